@@ -1,0 +1,3 @@
+module github.com/dgen-go/dgen
+
+go 1.24.0
