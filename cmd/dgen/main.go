@@ -1,0 +1,62 @@
+// Command dgen generates the registration and access code for a package's
+// //dgen: directives, and explores the runtime's devices and caches.
+//
+// Usage:
+//
+//	dgen                  generate for the package in the working directory (as go generate runs it)
+//	dgen devices [-json]  list every platform and device, and the one DGEN_DEVICE picks
+//	dgen help             print this summary
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// A command is one subcommand of dgen.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{
+	"devices": {"list every platform and device, and the one DGEN_DEVICE picks", runDevices},
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if gen, ok := commands["generate"]; ok {
+			return gen.run(args, stdout, stderr)
+		}
+		usage(stderr)
+		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" {
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "dgen: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: dgen [command] [arguments]\n\nWith no command, dgen generates code for the package in the working directory.\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+}

@@ -1,0 +1,250 @@
+package rt
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"unsafe"
+)
+
+// Backend is the device mechanism beneath rt: it lists devices and opens
+// contexts on them. It makes no decisions; rt does. rt/opencl provides the
+// OpenCL backend and registers it under the name "opencl".
+type Backend interface {
+	// Platforms lists every platform with its devices.
+	Platforms() ([]PlatformInfo, error)
+	// NewContext opens a driver context over devices, which all belong to
+	// one platform.
+	NewContext(devices []DeviceInfo) (DriverContext, error)
+}
+
+// DriverContext is a backend context over one or more devices. Device
+// indices in its methods index the devices it was opened with.
+type DriverContext interface {
+	// NewQueue creates an in-order queue on device dev.
+	NewQueue(dev int, profiling bool) (DriverQueue, error)
+	// NewBuffer allocates size bytes of device memory, readable and
+	// writable by kernels.
+	NewBuffer(size int64) (DriverBuffer, error)
+	// BuildProgram compiles and links source for every device of the
+	// context. A failed build returns a *DeviceError carrying the log.
+	BuildProgram(source, options string) (DriverProgram, error)
+	// LoadProgram creates a program from binaries, one per device in
+	// device order, as returned by DriverProgram.Binaries, and builds it.
+	LoadProgram(binaries [][]byte, options string) (DriverProgram, error)
+	// Release releases the context.
+	Release() error
+}
+
+// DriverQueue is an in-order command queue on one device. Its methods are
+// safe for concurrent use. Enqueue methods return an event the caller
+// releases; wait lists may be empty.
+type DriverQueue interface {
+	// EnqueueKernel launches k over r after wait.
+	EnqueueKernel(k DriverKernel, r Range, wait []DriverEvent) (DriverEvent, error)
+	// ReadBuffer copies size bytes at offset of b to dst. When blocking is
+	// false, dst must stay valid and unmoved until the event completes.
+	ReadBuffer(b DriverBuffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []DriverEvent) (DriverEvent, error)
+	// WriteBuffer copies size bytes from src to offset of b. When blocking
+	// is false, src must stay valid and unmoved until the event completes.
+	WriteBuffer(b DriverBuffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []DriverEvent) (DriverEvent, error)
+	// FillBuffer repeats pattern over size bytes at offset of b.
+	FillBuffer(b DriverBuffer, pattern []byte, offset, size int64, wait []DriverEvent) (DriverEvent, error)
+	// CopyBuffer copies size bytes from src at srcOffset to dst at dstOffset.
+	CopyBuffer(src, dst DriverBuffer, srcOffset, dstOffset, size int64, wait []DriverEvent) (DriverEvent, error)
+	// Marker enqueues a command that completes when wait (or, if empty,
+	// everything enqueued before it) has completed.
+	Marker(wait []DriverEvent) (DriverEvent, error)
+	// Flush submits enqueued commands to the device.
+	Flush() error
+	// Finish blocks until every enqueued command has completed.
+	Finish() error
+	// Release releases the queue.
+	Release() error
+}
+
+// DriverBuffer is a region of device memory.
+type DriverBuffer interface {
+	// Release releases the memory.
+	Release() error
+}
+
+// DriverProgram is a program built for the devices of its context.
+type DriverProgram interface {
+	// Binaries returns the built program for each device, in device order.
+	Binaries() ([][]byte, error)
+	// KernelNames lists the kernels that the program defines.
+	KernelNames() ([]string, error)
+	// NewKernel creates a kernel object for the kernel called name.
+	NewKernel(name string) (DriverKernel, error)
+	// Release releases the program.
+	Release() error
+}
+
+// DriverKernel is a kernel object with its argument values. Setting
+// arguments mutates it: it must not be used by two goroutines at once.
+type DriverKernel interface {
+	// SetArgBuffer sets argument i to buffer b.
+	SetArgBuffer(i int, b DriverBuffer) error
+	// SetArgScalar sets argument i to the first size bytes (size <= 8) of
+	// v in the machine's byte order.
+	SetArgScalar(i int, size uintptr, v uint64) error
+	// SetArgBytes sets argument i to size bytes at p.
+	SetArgBytes(i int, size uintptr, p unsafe.Pointer) error
+	// SetArgLocal sets argument i to size bytes of local memory.
+	SetArgLocal(i int, size uintptr) error
+	// NumArgs returns the number of arguments the kernel takes.
+	NumArgs() (int, error)
+	// Release releases the kernel object.
+	Release() error
+}
+
+// DriverEvent is the completion status of one enqueued command.
+type DriverEvent interface {
+	// Wait blocks until the command has completed; it returns an error
+	// when the command failed.
+	Wait() error
+	// Status returns the command's execution status.
+	Status() (EventStatus, error)
+	// Profile returns the device timestamps of the command in nanoseconds;
+	// the queue must have been created with profiling on.
+	Profile() (Timing, error)
+	// Release releases the event.
+	Release() error
+}
+
+// EventStatus is the execution status of a command.
+type EventStatus int
+
+// Execution statuses, in the order a command passes through them.
+const (
+	StatusComplete EventStatus = iota
+	StatusRunning
+	StatusSubmitted
+	StatusQueued
+)
+
+func (s EventStatus) String() string {
+	switch s {
+	case StatusComplete:
+		return "complete"
+	case StatusRunning:
+		return "running"
+	case StatusSubmitted:
+		return "submitted"
+	case StatusQueued:
+		return "queued"
+	}
+	return fmt.Sprintf("EventStatus(%d)", int(s))
+}
+
+// Timing holds the device timestamps of a command, in nanoseconds of the
+// device's clock.
+type Timing struct {
+	Queued, Submitted, Started, Ended uint64
+}
+
+// PlatformInfo describes a platform and its devices.
+type PlatformInfo struct {
+	Index   int
+	Name    string
+	Vendor  string
+	Version string
+	Devices []DeviceInfo
+}
+
+// DeviceType is the kind of a device.
+type DeviceType int
+
+// Device kinds.
+const (
+	DeviceOther DeviceType = iota
+	DeviceCPU
+	DeviceGPU
+	DeviceAccelerator
+)
+
+func (t DeviceType) String() string {
+	switch t {
+	case DeviceCPU:
+		return "cpu"
+	case DeviceGPU:
+		return "gpu"
+	case DeviceAccelerator:
+		return "accelerator"
+	}
+	return "other"
+}
+
+// DeviceInfo describes a device.
+type DeviceInfo struct {
+	// PlatformIndex and Index locate the device: Index counts the
+	// platform's devices from 0.
+	PlatformIndex, Index int
+	Platform             string // platform name
+	PlatformVersion      string
+	Name                 string
+	Vendor               string
+	Type                 DeviceType
+	Version              string // device version, "OpenCL 3.0 CUDA"
+	DriverVersion        string
+	OpenCLCVersion       string
+	GlobalMemSize        int64
+	MaxAllocSize         int64
+	ComputeUnits         int
+	MaxWorkGroupSize     int
+	Extensions           []string
+	// Handle is the backend's own device handle.
+	Handle uintptr
+}
+
+// Label returns the device's name and platform for messages.
+func (d DeviceInfo) Label() string { return fmt.Sprintf("%s (%s)", d.Name, d.Platform) }
+
+var backends struct {
+	sync.RWMutex
+	m map[string]Backend
+}
+
+// Register makes a backend available under name. It is called from the
+// init function of a backend package such as rt/opencl; registering a name
+// twice panics, as database/sql does, since it is a programming error.
+func Register(name string, b Backend) {
+	backends.Lock()
+	defer backends.Unlock()
+	if b == nil {
+		panic("rt: Register backend is nil")
+	}
+	if _, dup := backends.m[name]; dup {
+		panic("rt: Register called twice for backend " + name)
+	}
+	if backends.m == nil {
+		backends.m = make(map[string]Backend)
+	}
+	backends.m[name] = b
+}
+
+// Backends returns the names of the registered backends, sorted.
+func Backends() []string {
+	backends.RLock()
+	defer backends.RUnlock()
+	names := make([]string, 0, len(backends.m))
+	for n := range backends.m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func lookupBackend(name string) (Backend, error) {
+	backends.RLock()
+	defer backends.RUnlock()
+	if name == "" {
+		name = "opencl"
+	}
+	b, ok := backends.m[name]
+	if !ok {
+		return nil, fmt.Errorf("open backend %q: %w (import github.com/dgen-go/dgen/rt/opencl)", name, ErrNoBackend)
+	}
+	return b, nil
+}

@@ -1,0 +1,268 @@
+package rt
+
+import (
+	"fmt"
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Mem is an untyped region of device memory: the storage behind a Buffer.
+// A Mem is freed once; every later use is an error wrapping ErrFreed.
+type Mem struct {
+	ctx   *Context
+	drv   DriverBuffer // nil for a zero-sized region
+	size  int64        // bytes usable, at least the buffer's length
+	freed atomic.Bool
+	// release gives the storage back: to the driver, or to the allocator
+	// that handed it out. It is called once.
+	release func(*Mem) error
+}
+
+// Size returns the size of the region in bytes.
+func (m *Mem) Size() int64 { return m.size }
+
+// Driver returns the backend buffer, or an error if m is nil or freed.
+func (m *Mem) Driver() (DriverBuffer, error) {
+	if m == nil {
+		return nil, fmt.Errorf("buffer: %w: nil buffer", ErrInvalidArgument)
+	}
+	if m.freed.Load() {
+		return nil, fmt.Errorf("buffer: %w", ErrFreed)
+	}
+	return m.drv, nil
+}
+
+// NewMem allocates size bytes from the driver, without any pool. The
+// allocator and device globals build on it.
+func (c *Context) NewMem(size int64) (*Mem, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("allocate %d bytes: %w: negative size", size, ErrInvalidArgument)
+	}
+	m := &Mem{ctx: c, size: size, release: releaseToDriver}
+	if size == 0 {
+		return m, nil
+	}
+	drv, err := c.drv.NewBuffer(size)
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err)
+	}
+	m.drv = drv
+	return m, nil
+}
+
+func releaseToDriver(m *Mem) error {
+	if m.drv == nil {
+		return nil
+	}
+	if err := m.drv.Release(); err != nil {
+		return fmt.Errorf("release %d bytes: %w", m.size, err)
+	}
+	return nil
+}
+
+// Free gives the memory back. A second Free returns an error wrapping
+// ErrFreed and changes nothing.
+func (m *Mem) Free() error {
+	if m == nil {
+		return fmt.Errorf("free buffer: %w: nil buffer", ErrInvalidArgument)
+	}
+	if m.freed.Swap(true) {
+		return fmt.Errorf("free buffer: %w", ErrFreed)
+	}
+	return m.release(m)
+}
+
+// Buffer is a typed array of n elements of T in device memory. T must be
+// plain data (numbers, booleans, arrays and structs of them). A Buffer is a
+// small handle: copies refer to the same memory. The zero Buffer is nil.
+type Buffer[T any] struct {
+	m *Mem
+	n int
+}
+
+// NewBuffer allocates a buffer of n elements of T directly from the driver.
+func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
+	size, err := byteSize[T](n)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	m, err := c.NewMem(size)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	return Buffer[T]{m: m, n: n}, nil
+}
+
+// BufferOf returns a Buffer of n elements of T over m, which must hold at
+// least n elements. Allocators use it to hand out typed buffers.
+func BufferOf[T any](m *Mem, n int) (Buffer[T], error) {
+	size, err := byteSize[T](n)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	if m == nil || m.size < size {
+		return Buffer[T]{}, fmt.Errorf("buffer of %d elements: %w: memory too small", n, ErrInvalidArgument)
+	}
+	return Buffer[T]{m: m, n: n}, nil
+}
+
+func byteSize[T any](n int) (int64, error) {
+	t := reflect.TypeFor[T]()
+	if err := checkPlain(t); err != nil {
+		return 0, fmt.Errorf("buffer of %v: %w", t, err)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("buffer of %d %v: %w: negative length", n, t, ErrInvalidArgument)
+	}
+	es := int64(t.Size())
+	if es > 0 && int64(n) > (1<<62)/es {
+		return 0, fmt.Errorf("buffer of %d %v: %w: too large", n, t, ErrInvalidArgument)
+	}
+	return int64(n) * es, nil
+}
+
+// Len returns the number of elements.
+func (b Buffer[T]) Len() int { return b.n }
+
+// Bytes returns the size of the elements in bytes.
+func (b Buffer[T]) Bytes() int64 { return int64(b.n) * elemSize[T]() }
+
+// Mem returns the memory behind the buffer; nil for the zero Buffer.
+func (b Buffer[T]) Mem() *Mem { return b.m }
+
+// IsNil reports whether b is the zero Buffer.
+func (b Buffer[T]) IsNil() bool { return b.m == nil }
+
+// Free gives the buffer's memory back. Later uses of b, or of any copy of
+// it, and a second Free, return errors wrapping ErrFreed.
+func (b Buffer[T]) Free() error { return b.m.Free() }
+
+func elemSize[T any]() int64 {
+	var z T
+	return int64(unsafe.Sizeof(z))
+}
+
+// span checks that elements [off, off+n) lie in b and returns their byte
+// offset and length.
+func (b Buffer[T]) span(op string, off, n int) (DriverBuffer, int64, int64, error) {
+	drv, err := b.m.Driver()
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%s: %w", op, err)
+	}
+	if off < 0 || n < 0 || off > b.n || n > b.n-off {
+		return nil, 0, 0, fmt.Errorf("%s: %w: elements [%d, %d) of a buffer of %d", op, ErrOutOfRange, off, off+n, b.n)
+	}
+	es := elemSize[T]()
+	return drv, int64(off) * es, int64(n) * es, nil
+}
+
+// Write copies src into the buffer from element 0 and waits until it is
+// done. src may be shorter than the buffer.
+func (b Buffer[T]) Write(q *Queue, src []T, wait ...*Event) error {
+	return b.WriteAt(q, 0, src, wait...)
+}
+
+// WriteAt copies src into the buffer from element off and waits until it
+// is done. A span outside the buffer is an error wrapping ErrOutOfRange,
+// and nothing is written.
+func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
+	drv, boff, size, err := b.span("write buffer", off, len(src))
+	if err != nil {
+		return err
+	}
+	return q.transfer("write buffer", func(dw []DriverEvent) (DriverEvent, error) {
+		return q.drv.WriteBuffer(drv, true, boff, size, unsafe.Pointer(unsafe.SliceData(src)), dw)
+	}, size, wait)
+}
+
+// Read copies the first len(dst) elements of the buffer into dst and waits
+// until it is done.
+func (b Buffer[T]) Read(q *Queue, dst []T, wait ...*Event) error {
+	return b.ReadAt(q, 0, dst, wait...)
+}
+
+// ReadAt copies len(dst) elements from element off into dst and waits
+// until it is done. A span outside the buffer is an error wrapping
+// ErrOutOfRange, and dst is left alone.
+func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
+	drv, boff, size, err := b.span("read buffer", off, len(dst))
+	if err != nil {
+		return err
+	}
+	return q.transfer("read buffer", func(dw []DriverEvent) (DriverEvent, error) {
+		return q.drv.ReadBuffer(drv, true, boff, size, unsafe.Pointer(unsafe.SliceData(dst)), dw)
+	}, size, wait)
+}
+
+// Fill sets every element to v. It returns at once with the command's event.
+func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
+	drv, _, size, err := b.span("fill buffer", 0, b.n)
+	if err != nil {
+		return nil, err
+	}
+	pattern := unsafe.Slice((*byte)(unsafe.Pointer(&v)), elemSize[T]())
+	return q.command("fill buffer", func(dw []DriverEvent) (DriverEvent, error) {
+		if size == 0 {
+			return q.drv.Marker(dw)
+		}
+		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
+	}, wait)
+}
+
+// CopyTo copies the whole buffer to the start of dst, which must be at least
+// as long. It returns at once with the command's event.
+func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+	src, _, size, err := b.span("copy buffer", 0, b.n)
+	if err != nil {
+		return nil, err
+	}
+	d, _, _, err := dst.span("copy buffer", 0, b.n)
+	if err != nil {
+		return nil, err
+	}
+	return q.command("copy buffer", func(dw []DriverEvent) (DriverEvent, error) {
+		if size == 0 {
+			return q.drv.Marker(dw)
+		}
+		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
+	}, wait)
+}
+
+// transfer runs a blocking transfer of size bytes; an empty one only
+// waits for wait.
+func (q *Queue) transfer(op string, do func([]DriverEvent) (DriverEvent, error), size int64, wait []*Event) error {
+	if size == 0 {
+		for _, e := range wait {
+			if err := e.Wait(); err != nil {
+				return fmt.Errorf("%s: %w", op, err)
+			}
+		}
+		return nil
+	}
+	ev, err := q.command(op, do, wait)
+	if err != nil {
+		return err
+	}
+	return ev.Release()
+}
+
+// command enqueues one command and wraps its event.
+func (q *Queue) command(op string, do func([]DriverEvent) (DriverEvent, error), wait []*Event) (*Event, error) {
+	if err := q.ctx.check(); err != nil {
+		return nil, err
+	}
+	var buf [8]DriverEvent
+	dw, err := driverEvents(buf[:0], wait)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	ev, err := do(dw)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+	}
+	return newEvent(q, ev, op), nil
+}

@@ -1,0 +1,169 @@
+package rt
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Config says which backend and devices a context opens, and how.
+type Config struct {
+	// Backend names a registered backend; empty means "opencl".
+	Backend string
+	// Device is a device selector in the form SelectDevices documents.
+	// It is ignored when Devices is set.
+	Device string
+	// Devices, if set, are the devices to open, all of one platform.
+	Devices []DeviceInfo
+	// Profiling turns on device timestamps for every queue of the context.
+	Profiling bool
+}
+
+// ConfigFromEnv returns the configuration that the environment asks for,
+// reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
+// selector), DGEN_BACKEND and DGEN_PROFILE (1 or 0). A malformed value is an
+// error that names the variable.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg := Config{Backend: getenv("DGEN_BACKEND"), Device: getenv("DGEN_DEVICE")}
+	if v := getenv("DGEN_PROFILE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return cfg, fmt.Errorf("DGEN_PROFILE=%q: want 1 or 0", v)
+		}
+		cfg.Profiling = b
+	}
+	return cfg, nil
+}
+
+// Context is an open backend context over one or more devices of one
+// platform, with a default queue on its first device. It is safe for
+// concurrent use. Close it when done.
+type Context struct {
+	drv       DriverContext
+	devices   []*Device
+	queue     *Queue
+	profiling bool
+
+	closed atomic.Bool
+	mu     sync.Mutex // guards queues
+	queues []*Queue
+}
+
+// Open opens a context on the device that the environment selects
+// (DGEN_DEVICE; by default the first GPU, else the first CPU device).
+func Open() (*Context, error) {
+	cfg, err := ConfigFromEnv(nil)
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	return OpenConfig(cfg)
+}
+
+// OpenConfig opens a context as cfg says.
+func OpenConfig(cfg Config) (*Context, error) {
+	b, err := lookupBackend(cfg.Backend)
+	if err != nil {
+		return nil, err
+	}
+	devs := cfg.Devices
+	if len(devs) == 0 {
+		ps, err := b.Platforms()
+		if err != nil {
+			return nil, fmt.Errorf("open context: list platforms: %w", err)
+		}
+		if devs, err = SelectDevices(ps, cfg.Device); err != nil {
+			return nil, fmt.Errorf("open context: %w", err)
+		}
+	}
+	for _, d := range devs[1:] {
+		if d.PlatformIndex != devs[0].PlatformIndex {
+			return nil, fmt.Errorf("open context on %s and %s: %w: devices of different platforms", devs[0].Label(), d.Label(), ErrInvalidArgument)
+		}
+	}
+	drv, err := b.NewContext(devs)
+	if err != nil {
+		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
+	}
+	c := &Context{drv: drv, profiling: cfg.Profiling}
+	for i, d := range devs {
+		c.devices = append(c.devices, &Device{DeviceInfo: d, index: i})
+	}
+	if c.queue, err = c.NewQueue(c.devices[0]); err != nil {
+		drv.Release()
+		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
+	}
+	return c, nil
+}
+
+func labels(devs []DeviceInfo) string {
+	var s []string
+	for _, d := range devs {
+		s = append(s, strconv.Quote(d.Name))
+	}
+	return strings.Join(s, ", ")
+}
+
+// Devices returns the context's devices.
+func (c *Context) Devices() []*Device { return c.devices }
+
+// Queue returns the context's default queue, on its first device.
+func (c *Context) Queue() *Queue { return c.queue }
+
+// NewQueue creates an in-order queue on dev, which must be one of the
+// context's devices. The context releases it on Close.
+func (c *Context) NewQueue(dev *Device) (*Queue, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if dev == nil || dev.index >= len(c.devices) || c.devices[dev.index] != dev {
+		return nil, fmt.Errorf("create queue: %w: device not of this context", ErrInvalidArgument)
+	}
+	dq, err := c.drv.NewQueue(dev.index, c.profiling)
+	if err != nil {
+		return nil, fmt.Errorf("create queue on %q: %w", dev.Name, err)
+	}
+	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling}
+	c.mu.Lock()
+	c.queues = append(c.queues, q)
+	c.mu.Unlock()
+	return q, nil
+}
+
+func (c *Context) check() error {
+	if c == nil || c.closed.Load() {
+		return fmt.Errorf("context: %w", ErrClosed)
+	}
+	return nil
+}
+
+// Close finishes and releases every queue of the context, then the context.
+// Buffers, programs and events of the context must not be used afterwards.
+func (c *Context) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.mu.Lock()
+	qs := c.queues
+	c.queues = nil
+	c.mu.Unlock()
+	var errs []error
+	for _, q := range qs {
+		if err := q.drv.Finish(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err))
+		}
+		if err := q.drv.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
+		}
+	}
+	if err := c.drv.Release(); err != nil {
+		errs = append(errs, fmt.Errorf("close context: %w", err))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,107 @@
+package rt
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Device is a device of an open context.
+type Device struct {
+	DeviceInfo
+	index int // position among the context's devices
+}
+
+// Devices lists the devices of every platform of the named backend ("" is
+// "opencl").
+func Devices(backend string) ([]PlatformInfo, error) {
+	b, err := lookupBackend(backend)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := b.Platforms()
+	if err != nil {
+		return nil, fmt.Errorf("list platforms: %w", err)
+	}
+	return ps, nil
+}
+
+// SelectDevices returns the devices that selector picks among platforms.
+// The selector is the value of DGEN_DEVICE:
+//
+//	""              the first GPU, else the first CPU device, else the first device
+//	gpu, cpu, accelerator
+//	                the first device of that type
+//	P:D             device D of platform P (indices from 0, as `dgen devices` prints)
+//	P:*             every device of platform P, in one context
+//	anything else   the first device whose name, or else whose platform's
+//	                name, contains it (case-insensitive)
+func SelectDevices(platforms []PlatformInfo, selector string) ([]DeviceInfo, error) {
+	var all []DeviceInfo
+	for _, p := range platforms {
+		all = append(all, p.Devices...)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("select device %q: %w: no platform lists a device", selector, ErrNoDevice)
+	}
+	firstOfType := func(t DeviceType) []DeviceInfo {
+		for _, d := range all {
+			if d.Type == t {
+				return []DeviceInfo{d}
+			}
+		}
+		return nil
+	}
+	sel := strings.TrimSpace(selector)
+	switch strings.ToLower(sel) {
+	case "":
+		if d := firstOfType(DeviceGPU); d != nil {
+			return d, nil
+		}
+		if d := firstOfType(DeviceCPU); d != nil {
+			return d, nil
+		}
+		return all[:1], nil
+	case "gpu", "cpu", "accelerator":
+		t := map[string]DeviceType{"gpu": DeviceGPU, "cpu": DeviceCPU, "accelerator": DeviceAccelerator}[strings.ToLower(sel)]
+		if d := firstOfType(t); d != nil {
+			return d, nil
+		}
+		return nil, fmt.Errorf("select device %q: %w: there is no %s device", selector, ErrNoDevice, t)
+	}
+	if ps, ds, ok := strings.Cut(sel, ":"); ok {
+		pi, err := strconv.Atoi(ps)
+		if err == nil {
+			if pi < 0 || pi >= len(platforms) {
+				return nil, fmt.Errorf("select device %q: %w: platform %d of %d", selector, ErrNoDevice, pi, len(platforms))
+			}
+			devs := platforms[pi].Devices
+			if ds == "*" {
+				if len(devs) == 0 {
+					return nil, fmt.Errorf("select device %q: %w: platform %d has no device", selector, ErrNoDevice, pi)
+				}
+				return append([]DeviceInfo(nil), devs...), nil
+			}
+			di, err := strconv.Atoi(ds)
+			if err != nil {
+				return nil, fmt.Errorf("select device %q: device index %q is not a number or *", selector, ds)
+			}
+			if di < 0 || di >= len(devs) {
+				return nil, fmt.Errorf("select device %q: %w: device %d of %d on platform %d", selector, ErrNoDevice, di, len(devs), pi)
+			}
+			return []DeviceInfo{devs[di]}, nil
+		}
+	}
+	low := strings.ToLower(sel)
+	for _, d := range all {
+		if strings.Contains(strings.ToLower(d.Name), low) {
+			return []DeviceInfo{d}, nil
+		}
+	}
+	for _, d := range all {
+		if strings.Contains(strings.ToLower(d.Platform), low) {
+			return []DeviceInfo{d}, nil
+		}
+	}
+	return nil, fmt.Errorf("select device %q: %w: no device or platform name contains it", selector, ErrNoDevice)
+}

@@ -1,0 +1,113 @@
+package rt
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestSelectDevices(t *testing.T) {
+	cpu := DeviceInfo{PlatformIndex: 0, Index: 0, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: DeviceCPU}
+	cpu2 := DeviceInfo{PlatformIndex: 0, Index: 1, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: DeviceCPU}
+	gpu := DeviceInfo{PlatformIndex: 1, Index: 0, Name: "NVIDIA H200", Platform: "NVIDIA CUDA", Type: DeviceGPU}
+	both := []PlatformInfo{{Index: 0, Devices: []DeviceInfo{cpu, cpu2}}, {Index: 1, Devices: []DeviceInfo{gpu}}}
+	cpuOnly := both[:1]
+	tests := []struct {
+		selector  string
+		platforms []PlatformInfo
+		want      []DeviceInfo
+		err       error
+	}{
+		{"", both, []DeviceInfo{gpu}, nil},
+		{"", cpuOnly, []DeviceInfo{cpu}, nil},
+		{"cpu", both, []DeviceInfo{cpu}, nil},
+		{"GPU", both, []DeviceInfo{gpu}, nil},
+		{"gpu", cpuOnly, nil, ErrNoDevice},
+		{"0:1", both, []DeviceInfo{cpu2}, nil},
+		{"1:0", both, []DeviceInfo{gpu}, nil},
+		{"0:*", both, []DeviceInfo{cpu, cpu2}, nil},
+		{"2:0", both, nil, ErrNoDevice},
+		{"0:5", both, nil, ErrNoDevice},
+		{"h200", both, []DeviceInfo{gpu}, nil},
+		{"portable", both, []DeviceInfo{cpu}, nil},
+		{"nvidia", both, []DeviceInfo{gpu}, nil},
+		{"tpu", both, nil, ErrNoDevice},
+		{"", nil, nil, ErrNoDevice},
+	}
+	for _, tt := range tests {
+		got, err := SelectDevices(tt.platforms, tt.selector)
+		if tt.err != nil {
+			if !errors.Is(err, tt.err) {
+				t.Errorf("SelectDevices(%q) error = %v, want %v", tt.selector, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("SelectDevices(%q): %v", tt.selector, err)
+			continue
+		}
+		if len(got) != len(tt.want) {
+			t.Errorf("SelectDevices(%q) = %d devices, want %d", tt.selector, len(got), len(tt.want))
+			continue
+		}
+		for i := range got {
+			if got[i].PlatformIndex != tt.want[i].PlatformIndex || got[i].Index != tt.want[i].Index {
+				t.Errorf("SelectDevices(%q)[%d] = %d:%d, want %d:%d", tt.selector, i, got[i].PlatformIndex, got[i].Index, tt.want[i].PlatformIndex, tt.want[i].Index)
+			}
+		}
+	}
+}
+
+func TestRangeCheck(t *testing.T) {
+	tests := []struct {
+		r  Range
+		ok bool
+	}{
+		{Range1(10), true},
+		{Range2(16, 16).WithLocal(16, 16), true},
+		{Range3(4, 4, 4).WithLocal(2, 2, 2), true},
+		{Range1(0), false},
+		{Range2(16, 16).WithLocal(16), false},
+		{Range1(10).WithLocal(4), false},
+		{Range{Dims: 4}, false},
+		{Range{}, false},
+	}
+	for _, tt := range tests {
+		if err := tt.r.check(); (err == nil) != tt.ok {
+			t.Errorf("%v.check() = %v, want ok=%v", tt.r, err, tt.ok)
+		}
+	}
+}
+
+func TestDeviceErrorIs(t *testing.T) {
+	tests := []struct {
+		code   int32
+		target error
+		want   bool
+	}{
+		{-4, ErrOutOfMemory, true},
+		{-5, ErrOutOfMemory, true},
+		{-6, ErrOutOfMemory, true},
+		{-11, ErrBuildFailed, true},
+		{-46, ErrNoKernel, true},
+		{-30, ErrOutOfMemory, false},
+		{-11, ErrOutOfMemory, false},
+	}
+	for _, tt := range tests {
+		err := error(&DeviceError{Call: "clX", Code: tt.code})
+		if got := errors.Is(err, tt.target); got != tt.want {
+			t.Errorf("errors.Is(code %d, %v) = %v, want %v", tt.code, tt.target, got, tt.want)
+		}
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	env := map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}
+	cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil || cfg.Device != "gpu" || !cfg.Profiling {
+		t.Errorf("ConfigFromEnv = %+v, %v", cfg, err)
+	}
+	env["DGEN_PROFILE"] = "maybe"
+	if _, err := ConfigFromEnv(func(k string) string { return env[k] }); err == nil {
+		t.Errorf("DGEN_PROFILE=maybe accepted")
+	}
+}

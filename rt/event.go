@@ -1,0 +1,100 @@
+package rt
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Event is the completion status of one enqueued command. Pass it in a wait
+// list to order commands, or Wait for it. The backend event is released
+// when the Event becomes unreachable, or earlier by Release.
+type Event struct {
+	q    *Queue
+	name string
+
+	mu       sync.Mutex
+	drv      DriverEvent
+	cleanup  runtime.Cleanup
+	released bool
+}
+
+type eventHandle struct{ drv DriverEvent }
+
+func newEvent(q *Queue, drv DriverEvent, name string) *Event {
+	e := &Event{q: q, drv: drv, name: name}
+	e.cleanup = runtime.AddCleanup(e, func(h eventHandle) { h.drv.Release() }, eventHandle{drv})
+	return e
+}
+
+// Name returns the name of the command: the kernel name or the transfer.
+func (e *Event) Name() string { return e.name }
+
+// Wait blocks until the command has completed and returns its error, if
+// it failed.
+func (e *Event) Wait() error {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.released {
+		return fmt.Errorf("wait for %s: %w", e.name, ErrClosed)
+	}
+	if err := e.drv.Wait(); err != nil {
+		return fmt.Errorf("wait for %s on %q: %w", e.name, e.q.dev.Name, err)
+	}
+	return nil
+}
+
+// Status returns the command's execution status.
+func (e *Event) Status() (EventStatus, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.released {
+		return 0, fmt.Errorf("status of %s: %w", e.name, ErrClosed)
+	}
+	s, err := e.drv.Status()
+	if err != nil {
+		return 0, fmt.Errorf("status of %s on %q: %w", e.name, e.q.dev.Name, err)
+	}
+	return s, nil
+}
+
+// Timing returns the command's device timestamps. The queue must profile
+// (Config.Profiling); Timing waits for the command first.
+func (e *Event) Timing() (Timing, error) {
+	if !e.q.profiling {
+		return Timing{}, fmt.Errorf("timing of %s: %w: queue on %q does not profile", e.name, ErrInvalidArgument, e.q.dev.Name)
+	}
+	if err := e.Wait(); err != nil {
+		return Timing{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, err := e.drv.Profile()
+	if err != nil {
+		return Timing{}, fmt.Errorf("timing of %s on %q: %w", e.name, e.q.dev.Name, err)
+	}
+	return t, nil
+}
+
+// Release releases the backend event now rather than when the Event
+// becomes unreachable. The command itself is not affected. Using the Event
+// afterwards is an error; releasing it again does nothing.
+func (e *Event) Release() error {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.released {
+		return nil
+	}
+	e.released = true
+	e.cleanup.Stop()
+	if err := e.drv.Release(); err != nil {
+		return fmt.Errorf("release event of %s: %w", e.name, err)
+	}
+	return nil
+}

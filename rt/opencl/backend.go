@@ -1,0 +1,462 @@
+package opencl
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "dgen_cl.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+func init() { rt.Register("opencl", Backend{}) }
+
+// Backend is the OpenCL implementation of rt.Backend.
+type Backend struct{}
+
+// Platforms lists every OpenCL platform the ICD loader finds, with its
+// devices. No platform at all is not an error: the list is empty.
+func (Backend) Platforms() ([]rt.PlatformInfo, error) {
+	ids, err := platformIDs()
+	if err != nil {
+		return nil, err
+	}
+	var out []rt.PlatformInfo
+	for i, p := range ids {
+		info, err := platformInfo(i, p)
+		if err != nil {
+			return nil, fmt.Errorf("platform %d: %w", i, err)
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// NewContext creates an OpenCL context over devices of one platform.
+func (Backend) NewContext(devices []rt.DeviceInfo) (rt.DriverContext, error) {
+	if len(devices) == 0 {
+		return nil, fmt.Errorf("clCreateContext: no devices")
+	}
+	ids, err := platformIDs()
+	if err != nil {
+		return nil, err
+	}
+	pi := devices[0].PlatformIndex
+	if pi < 0 || pi >= len(ids) {
+		return nil, fmt.Errorf("clCreateContext: platform %d of %d", pi, len(ids))
+	}
+	devs := make([]C.cl_device_id, len(devices))
+	for i, d := range devices {
+		devs[i] = *(*C.cl_device_id)(unsafe.Pointer(&d.Handle))
+	}
+	var code C.cl_int
+	h := C.dgen_create_context(ids[pi], C.cl_uint(len(devs)), &devs[0], &code)
+	if err := check("clCreateContext", code); err != nil {
+		return nil, err
+	}
+	return &context{h: h, devs: devs}, nil
+}
+
+type context struct {
+	h    C.cl_context
+	devs []C.cl_device_id
+}
+
+func (c *context) NewQueue(dev int, profiling bool) (rt.DriverQueue, error) {
+	var props C.cl_command_queue_properties
+	if profiling {
+		props = C.CL_QUEUE_PROFILING_ENABLE
+	}
+	var code C.cl_int
+	h := C.clCreateCommandQueue(c.h, c.devs[dev], props, &code)
+	if err := check("clCreateCommandQueue", code); err != nil {
+		return nil, err
+	}
+	return queue{h}, nil
+}
+
+func (c *context) NewBuffer(size int64) (rt.DriverBuffer, error) {
+	var code C.cl_int
+	h := C.clCreateBuffer(c.h, C.CL_MEM_READ_WRITE, C.size_t(size), nil, &code)
+	if err := check("clCreateBuffer", code); err != nil {
+		return nil, err
+	}
+	return buffer{h}, nil
+}
+
+func (c *context) BuildProgram(source, options string) (rt.DriverProgram, error) {
+	src := C.CString(source)
+	defer C.free(unsafe.Pointer(src))
+	length := C.size_t(len(source))
+	var code C.cl_int
+	h := C.clCreateProgramWithSource(c.h, 1, &src, &length, &code)
+	if err := check("clCreateProgramWithSource", code); err != nil {
+		return nil, err
+	}
+	return c.buildProgram(h, options)
+}
+
+func (c *context) LoadProgram(binaries [][]byte, options string) (rt.DriverProgram, error) {
+	n := len(binaries)
+	if n != len(c.devs) {
+		return nil, fmt.Errorf("clCreateProgramWithBinary: %d binaries for %d devices", n, len(c.devs))
+	}
+	// The array of binary pointers must live in C memory: cgo forbids
+	// passing Go memory that holds Go pointers.
+	ptrs := (*[1 << 20]*C.uchar)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.uchar)(nil)))))[:n:n]
+	defer func() {
+		for _, p := range ptrs {
+			C.free(unsafe.Pointer(p))
+		}
+		C.free(unsafe.Pointer(&ptrs[0]))
+	}()
+	lengths := make([]C.size_t, n)
+	status := make([]C.cl_int, n)
+	for i, b := range binaries {
+		if len(b) == 0 {
+			return nil, &rt.DeviceError{Call: "clCreateProgramWithBinary", Code: C.CL_INVALID_BINARY, Name: CodeName(C.CL_INVALID_BINARY)}
+		}
+		ptrs[i] = (*C.uchar)(C.CBytes(b))
+		lengths[i] = C.size_t(len(b))
+	}
+	var code C.cl_int
+	h := C.clCreateProgramWithBinary(c.h, C.cl_uint(n), &c.devs[0], &lengths[0], &ptrs[0], &status[0], &code)
+	if err := check("clCreateProgramWithBinary", code); err != nil {
+		return nil, err
+	}
+	return c.buildProgram(h, options)
+}
+
+// buildProgram builds h for every device, releasing it on failure.
+func (c *context) buildProgram(h C.cl_program, options string) (rt.DriverProgram, error) {
+	opts := C.CString(options)
+	defer C.free(unsafe.Pointer(opts))
+	code := C.clBuildProgram(h, C.cl_uint(len(c.devs)), &c.devs[0], opts, nil, nil)
+	if code != C.CL_SUCCESS {
+		err := &rt.DeviceError{Call: "clBuildProgram", Code: int32(code), Name: CodeName(int32(code)), Log: c.buildLog(h)}
+		C.clReleaseProgram(h)
+		return nil, err
+	}
+	return &program{h: h, ndev: len(c.devs)}, nil
+}
+
+// buildLog returns the build logs of every device that has one.
+func (c *context) buildLog(h C.cl_program) string {
+	var logs []string
+	for _, d := range c.devs {
+		var size C.size_t
+		if C.clGetProgramBuildInfo(h, d, C.CL_PROGRAM_BUILD_LOG, 0, nil, &size) != C.CL_SUCCESS || size <= 1 {
+			continue
+		}
+		buf := make([]byte, size)
+		if C.clGetProgramBuildInfo(h, d, C.CL_PROGRAM_BUILD_LOG, size, unsafe.Pointer(&buf[0]), nil) != C.CL_SUCCESS {
+			continue
+		}
+		if s := cString(buf); s != "" {
+			logs = append(logs, s)
+		}
+	}
+	return strings.Join(logs, "\n")
+}
+
+func (c *context) Release() error {
+	return check("clReleaseContext", C.clReleaseContext(c.h))
+}
+
+type program struct {
+	h    C.cl_program
+	ndev int
+}
+
+func (p *program) Binaries() ([][]byte, error) {
+	sizes := make([]C.size_t, p.ndev)
+	if err := check("clGetProgramInfo", C.clGetProgramInfo(p.h, C.CL_PROGRAM_BINARY_SIZES,
+		C.size_t(len(sizes))*C.size_t(unsafe.Sizeof(sizes[0])), unsafe.Pointer(&sizes[0]), nil)); err != nil {
+		return nil, err
+	}
+	n := p.ndev
+	ptrs := (*[1 << 20]*C.uchar)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.uchar)(nil)))))[:n:n]
+	defer func() {
+		for _, q := range ptrs {
+			C.free(unsafe.Pointer(q))
+		}
+		C.free(unsafe.Pointer(&ptrs[0]))
+	}()
+	for i, s := range sizes {
+		ptrs[i] = (*C.uchar)(C.malloc(s + 1))
+	}
+	if err := check("clGetProgramInfo", C.clGetProgramInfo(p.h, C.CL_PROGRAM_BINARIES,
+		C.size_t(n)*C.size_t(unsafe.Sizeof(ptrs[0])), unsafe.Pointer(&ptrs[0]), nil)); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, n)
+	for i, s := range sizes {
+		out[i] = C.GoBytes(unsafe.Pointer(ptrs[i]), C.int(s))
+	}
+	return out, nil
+}
+
+func (p *program) KernelNames() ([]string, error) {
+	var size C.size_t
+	if err := check("clGetProgramInfo", C.clGetProgramInfo(p.h, C.CL_PROGRAM_KERNEL_NAMES, 0, nil, &size)); err != nil {
+		return nil, err
+	}
+	if size <= 1 {
+		return nil, nil
+	}
+	buf := make([]byte, size)
+	if err := check("clGetProgramInfo", C.clGetProgramInfo(p.h, C.CL_PROGRAM_KERNEL_NAMES, size, unsafe.Pointer(&buf[0]), nil)); err != nil {
+		return nil, err
+	}
+	return strings.Split(cString(buf), ";"), nil
+}
+
+func (p *program) NewKernel(name string) (rt.DriverKernel, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var code C.cl_int
+	h := C.clCreateKernel(p.h, cname, &code)
+	if err := check("clCreateKernel", code); err != nil {
+		return nil, err
+	}
+	return kernel{h}, nil
+}
+
+func (p *program) Release() error { return check("clReleaseProgram", C.clReleaseProgram(p.h)) }
+
+type kernel struct{ h C.cl_kernel }
+
+func (k kernel) SetArgBuffer(i int, b rt.DriverBuffer) error {
+	var m C.cl_mem
+	if b != nil {
+		bb, ok := b.(buffer)
+		if !ok {
+			return fmt.Errorf("clSetKernelArg: buffer of another backend (%T)", b)
+		}
+		m = bb.h
+	}
+	return check("clSetKernelArg", C.dgen_set_arg_mem(k.h, C.cl_uint(i), m))
+}
+
+func (k kernel) SetArgScalar(i int, size uintptr, v uint64) error {
+	return check("clSetKernelArg", C.dgen_set_arg_scalar(k.h, C.cl_uint(i), C.size_t(size), C.cl_ulong(v)))
+}
+
+func (k kernel) SetArgBytes(i int, size uintptr, p unsafe.Pointer) error {
+	return check("clSetKernelArg", C.clSetKernelArg(k.h, C.cl_uint(i), C.size_t(size), p))
+}
+
+func (k kernel) SetArgLocal(i int, size uintptr) error {
+	return check("clSetKernelArg", C.dgen_set_arg_local(k.h, C.cl_uint(i), C.size_t(size)))
+}
+
+func (k kernel) NumArgs() (int, error) {
+	var n C.cl_uint
+	if err := check("clGetKernelInfo", C.clGetKernelInfo(k.h, C.CL_KERNEL_NUM_ARGS, C.size_t(unsafe.Sizeof(n)), unsafe.Pointer(&n), nil)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+func (k kernel) Release() error { return check("clReleaseKernel", C.clReleaseKernel(k.h)) }
+
+type buffer struct{ h C.cl_mem }
+
+func (b buffer) Release() error { return check("clReleaseMemObject", C.clReleaseMemObject(b.h)) }
+
+type queue struct{ h C.cl_command_queue }
+
+// waitList converts wait into OpenCL events in buf (grown if needed).
+func waitList(buf []C.cl_event, wait []rt.DriverEvent) ([]C.cl_event, *C.cl_event, error) {
+	for _, e := range wait {
+		ev, ok := e.(event)
+		if !ok {
+			return nil, nil, fmt.Errorf("wait list: event of another backend (%T)", e)
+		}
+		buf = append(buf, ev.h)
+	}
+	if len(buf) == 0 {
+		return buf, nil, nil
+	}
+	return buf, &buf[0], nil
+}
+
+func (q queue) EnqueueKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+	kk, ok := k.(kernel)
+	if !ok {
+		return nil, fmt.Errorf("clEnqueueNDRangeKernel: kernel of another backend (%T)", k)
+	}
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	var global, local [3]C.size_t
+	for i := 0; i < 3; i++ {
+		global[i], local[i] = C.size_t(r.Global[i]), C.size_t(r.Local[i])
+	}
+	lp := &local[0]
+	if !r.HasLocal() {
+		lp = nil
+	}
+	var ev C.cl_event
+	code := C.clEnqueueNDRangeKernel(q.h, kk.h, C.cl_uint(r.Dims), nil, &global[0], lp, C.cl_uint(len(wl)), wp, &ev)
+	if err := check("clEnqueueNDRangeKernel", code); err != nil {
+		return nil, err
+	}
+	return event{ev}, nil
+}
+
+func asBuffer(call string, b rt.DriverBuffer) (C.cl_mem, error) {
+	bb, ok := b.(buffer)
+	if !ok {
+		return nil, fmt.Errorf("%s: buffer of another backend (%T)", call, b)
+	}
+	return bb.h, nil
+}
+
+func clBool(b bool) C.cl_bool {
+	if b {
+		return C.CL_TRUE
+	}
+	return C.CL_FALSE
+}
+
+func (q queue) ReadBuffer(b rt.DriverBuffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+	m, err := asBuffer("clEnqueueReadBuffer", b)
+	if err != nil {
+		return nil, err
+	}
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	var ev C.cl_event
+	code := C.clEnqueueReadBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), dst, C.cl_uint(len(wl)), wp, &ev)
+	if err := check("clEnqueueReadBuffer", code); err != nil {
+		return nil, err
+	}
+	return event{ev}, nil
+}
+
+func (q queue) WriteBuffer(b rt.DriverBuffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+	m, err := asBuffer("clEnqueueWriteBuffer", b)
+	if err != nil {
+		return nil, err
+	}
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	var ev C.cl_event
+	code := C.clEnqueueWriteBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), src, C.cl_uint(len(wl)), wp, &ev)
+	if err := check("clEnqueueWriteBuffer", code); err != nil {
+		return nil, err
+	}
+	return event{ev}, nil
+}
+
+func (q queue) FillBuffer(b rt.DriverBuffer, pattern []byte, offset, size int64, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+	m, err := asBuffer("clEnqueueFillBuffer", b)
+	if err != nil {
+		return nil, err
+	}
+	if len(pattern) == 0 {
+		return nil, check("clEnqueueFillBuffer", C.CL_INVALID_VALUE)
+	}
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	var ev C.cl_event
+	code := C.clEnqueueFillBuffer(q.h, m, unsafe.Pointer(&pattern[0]), C.size_t(len(pattern)), C.size_t(offset), C.size_t(size), C.cl_uint(len(wl)), wp, &ev)
+	if err := check("clEnqueueFillBuffer", code); err != nil {
+		return nil, err
+	}
+	return event{ev}, nil
+}
+
+func (q queue) CopyBuffer(src, dst rt.DriverBuffer, srcOffset, dstOffset, size int64, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+	s, err := asBuffer("clEnqueueCopyBuffer", src)
+	if err != nil {
+		return nil, err
+	}
+	d, err := asBuffer("clEnqueueCopyBuffer", dst)
+	if err != nil {
+		return nil, err
+	}
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	var ev C.cl_event
+	code := C.clEnqueueCopyBuffer(q.h, s, d, C.size_t(srcOffset), C.size_t(dstOffset), C.size_t(size), C.cl_uint(len(wl)), wp, &ev)
+	if err := check("clEnqueueCopyBuffer", code); err != nil {
+		return nil, err
+	}
+	return event{ev}, nil
+}
+
+func (q queue) Marker(wait []rt.DriverEvent) (rt.DriverEvent, error) {
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	var ev C.cl_event
+	if err := check("clEnqueueMarkerWithWaitList", C.clEnqueueMarkerWithWaitList(q.h, C.cl_uint(len(wl)), wp, &ev)); err != nil {
+		return nil, err
+	}
+	return event{ev}, nil
+}
+
+func (q queue) Flush() error   { return check("clFlush", C.clFlush(q.h)) }
+func (q queue) Finish() error  { return check("clFinish", C.clFinish(q.h)) }
+func (q queue) Release() error { return check("clReleaseCommandQueue", C.clReleaseCommandQueue(q.h)) }
+
+type event struct{ h C.cl_event }
+
+func (e event) Wait() error {
+	code := C.clWaitForEvents(1, &e.h)
+	if code == C.CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST {
+		// The command failed: its status is the error.
+		if _, err := e.Status(); err != nil {
+			return err
+		}
+	}
+	return check("clWaitForEvents", code)
+}
+
+func (e event) Status() (rt.EventStatus, error) {
+	var s C.cl_int
+	if err := check("clGetEventInfo", C.clGetEventInfo(e.h, C.CL_EVENT_COMMAND_EXECUTION_STATUS, C.size_t(unsafe.Sizeof(s)), unsafe.Pointer(&s), nil)); err != nil {
+		return 0, err
+	}
+	if s < 0 {
+		return 0, check("command execution", s)
+	}
+	return rt.EventStatus(s), nil
+}
+
+func (e event) Profile() (rt.Timing, error) {
+	var t [4]C.cl_ulong
+	params := [4]C.cl_profiling_info{C.CL_PROFILING_COMMAND_QUEUED, C.CL_PROFILING_COMMAND_SUBMIT, C.CL_PROFILING_COMMAND_START, C.CL_PROFILING_COMMAND_END}
+	for i, p := range params {
+		if err := check("clGetEventProfilingInfo", C.clGetEventProfilingInfo(e.h, p, C.size_t(unsafe.Sizeof(t[i])), unsafe.Pointer(&t[i]), nil)); err != nil {
+			return rt.Timing{}, err
+		}
+	}
+	return rt.Timing{Queued: uint64(t[0]), Submitted: uint64(t[1]), Started: uint64(t[2]), Ended: uint64(t[3])}, nil
+}
+
+func (e event) Release() error { return check("clReleaseEvent", C.clReleaseEvent(e.h)) }

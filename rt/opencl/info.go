@@ -1,0 +1,173 @@
+package opencl
+
+/*
+#include <CL/cl.h>
+*/
+import "C"
+
+import (
+	"strings"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+func platformIDs() ([]C.cl_platform_id, error) {
+	var n C.cl_uint
+	code := C.clGetPlatformIDs(0, nil, &n)
+	if code == -1001 || n == 0 { // CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no platform
+		return nil, nil
+	}
+	if err := check("clGetPlatformIDs", code); err != nil {
+		return nil, err
+	}
+	ids := make([]C.cl_platform_id, n)
+	if err := check("clGetPlatformIDs", C.clGetPlatformIDs(n, &ids[0], nil)); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+func deviceIDs(p C.cl_platform_id) ([]C.cl_device_id, error) {
+	var n C.cl_uint
+	code := C.clGetDeviceIDs(p, C.CL_DEVICE_TYPE_ALL, 0, nil, &n)
+	if code == C.CL_DEVICE_NOT_FOUND || n == 0 {
+		return nil, nil
+	}
+	if err := check("clGetDeviceIDs", code); err != nil {
+		return nil, err
+	}
+	ids := make([]C.cl_device_id, n)
+	if err := check("clGetDeviceIDs", C.clGetDeviceIDs(p, C.CL_DEVICE_TYPE_ALL, n, &ids[0], nil)); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+func platformString(p C.cl_platform_id, param C.cl_platform_info) (string, error) {
+	var size C.size_t
+	if err := check("clGetPlatformInfo", C.clGetPlatformInfo(p, param, 0, nil, &size)); err != nil {
+		return "", err
+	}
+	if size == 0 {
+		return "", nil
+	}
+	buf := make([]byte, size)
+	if err := check("clGetPlatformInfo", C.clGetPlatformInfo(p, param, size, unsafe.Pointer(&buf[0]), nil)); err != nil {
+		return "", err
+	}
+	return cString(buf), nil
+}
+
+func deviceString(d C.cl_device_id, param C.cl_device_info) (string, error) {
+	var size C.size_t
+	if err := check("clGetDeviceInfo", C.clGetDeviceInfo(d, param, 0, nil, &size)); err != nil {
+		return "", err
+	}
+	if size == 0 {
+		return "", nil
+	}
+	buf := make([]byte, size)
+	if err := check("clGetDeviceInfo", C.clGetDeviceInfo(d, param, size, unsafe.Pointer(&buf[0]), nil)); err != nil {
+		return "", err
+	}
+	return cString(buf), nil
+}
+
+// deviceValue reads a fixed-size device property into v.
+func deviceValue[T any](d C.cl_device_id, param C.cl_device_info, v *T) error {
+	return check("clGetDeviceInfo", C.clGetDeviceInfo(d, param, C.size_t(unsafe.Sizeof(*v)), unsafe.Pointer(v), nil))
+}
+
+func cString(b []byte) string {
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		b = b[:i]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func platformInfo(index int, p C.cl_platform_id) (rt.PlatformInfo, error) {
+	info := rt.PlatformInfo{Index: index}
+	var err error
+	if info.Name, err = platformString(p, C.CL_PLATFORM_NAME); err != nil {
+		return info, err
+	}
+	if info.Vendor, err = platformString(p, C.CL_PLATFORM_VENDOR); err != nil {
+		return info, err
+	}
+	if info.Version, err = platformString(p, C.CL_PLATFORM_VERSION); err != nil {
+		return info, err
+	}
+	devs, err := deviceIDs(p)
+	if err != nil {
+		return info, err
+	}
+	for i, d := range devs {
+		di, err := deviceInfo(d)
+		if err != nil {
+			return info, err
+		}
+		di.PlatformIndex, di.Index = index, i
+		di.Platform, di.PlatformVersion = info.Name, info.Version
+		info.Devices = append(info.Devices, di)
+	}
+	return info, nil
+}
+
+func deviceInfo(d C.cl_device_id) (rt.DeviceInfo, error) {
+	info := rt.DeviceInfo{Handle: uintptr(unsafe.Pointer(d))}
+	strs := []struct {
+		param C.cl_device_info
+		dst   *string
+	}{
+		{C.CL_DEVICE_NAME, &info.Name},
+		{C.CL_DEVICE_VENDOR, &info.Vendor},
+		{C.CL_DEVICE_VERSION, &info.Version},
+		{C.CL_DRIVER_VERSION, &info.DriverVersion},
+		{C.CL_DEVICE_OPENCL_C_VERSION, &info.OpenCLCVersion},
+	}
+	for _, s := range strs {
+		v, err := deviceString(d, s.param)
+		if err != nil {
+			return info, err
+		}
+		*s.dst = v
+	}
+	ext, err := deviceString(d, C.CL_DEVICE_EXTENSIONS)
+	if err != nil {
+		return info, err
+	}
+	info.Extensions = strings.Fields(ext)
+	var (
+		typ          C.cl_device_type
+		gmem, maxa   C.cl_ulong
+		units        C.cl_uint
+		maxWorkGroup C.size_t
+	)
+	if err := deviceValue(d, C.CL_DEVICE_TYPE, &typ); err != nil {
+		return info, err
+	}
+	switch {
+	case typ&C.CL_DEVICE_TYPE_GPU != 0:
+		info.Type = rt.DeviceGPU
+	case typ&C.CL_DEVICE_TYPE_CPU != 0:
+		info.Type = rt.DeviceCPU
+	case typ&C.CL_DEVICE_TYPE_ACCELERATOR != 0:
+		info.Type = rt.DeviceAccelerator
+	}
+	if err := deviceValue(d, C.CL_DEVICE_GLOBAL_MEM_SIZE, &gmem); err != nil {
+		return info, err
+	}
+	if err := deviceValue(d, C.CL_DEVICE_MAX_MEM_ALLOC_SIZE, &maxa); err != nil {
+		return info, err
+	}
+	if err := deviceValue(d, C.CL_DEVICE_MAX_COMPUTE_UNITS, &units); err != nil {
+		return info, err
+	}
+	if err := deviceValue(d, C.CL_DEVICE_MAX_WORK_GROUP_SIZE, &maxWorkGroup); err != nil {
+		return info, err
+	}
+	info.GlobalMemSize, info.MaxAllocSize = int64(gmem), int64(maxa)
+	info.ComputeUnits, info.MaxWorkGroupSize = int(units), int(maxWorkGroup)
+	return info, nil
+}

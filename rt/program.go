@@ -1,0 +1,237 @@
+package rt
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+)
+
+// BuiltProgram is a program built for every device of its context: the
+// executable form of a device image.
+type BuiltProgram struct {
+	ctx      *Context
+	drv      DriverProgram
+	name     string
+	options  string
+	released atomic.Bool
+}
+
+// buildRequest is what the build seam receives: source to compile, or
+// binaries to load.
+type buildRequest struct {
+	name     string
+	source   string
+	binaries [][]byte
+	options  string
+}
+
+// BuildProgram compiles source with the build options for every device of
+// the context. name names the program in errors. A compile error is
+// returned wrapping ErrBuildFailed, with the build log.
+func (c *Context) BuildProgram(name, source, options string) (*BuiltProgram, error) {
+	return c.build(buildRequest{name: name, source: source, options: options})
+}
+
+// LoadProgram creates a program from binaries, one per device of the
+// context in order, as BuiltProgram.Binaries returned them.
+func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*BuiltProgram, error) {
+	if len(binaries) != len(c.devices) {
+		return nil, fmt.Errorf("load program %q: %w: %d binaries for %d devices", name, ErrInvalidArgument, len(binaries), len(c.devices))
+	}
+	return c.build(buildRequest{name: name, binaries: binaries, options: options})
+}
+
+// build is the one function through which every program is made.
+func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	var (
+		drv DriverProgram
+		err error
+		op  = "build"
+	)
+	if req.binaries != nil {
+		op = "load"
+		drv, err = c.drv.LoadProgram(req.binaries, req.options)
+	} else {
+		drv, err = c.drv.BuildProgram(req.source, req.options)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s program %q for %s: %w", op, req.name, c.deviceLabel(), err)
+	}
+	return &BuiltProgram{ctx: c, drv: drv, name: req.name, options: req.options}, nil
+}
+
+func (c *Context) deviceLabel() string {
+	if len(c.devices) == 1 {
+		return fmt.Sprintf("device %q", c.devices[0].Name)
+	}
+	var infos []DeviceInfo
+	for _, d := range c.devices {
+		infos = append(infos, d.DeviceInfo)
+	}
+	return "devices " + labels(infos)
+}
+
+// Name returns the program's name.
+func (p *BuiltProgram) Name() string { return p.name }
+
+// Binaries returns the built program for each device of the context.
+func (p *BuiltProgram) Binaries() ([][]byte, error) {
+	if p.released.Load() {
+		return nil, fmt.Errorf("binaries of program %q: %w", p.name, ErrClosed)
+	}
+	b, err := p.drv.Binaries()
+	if err != nil {
+		return nil, fmt.Errorf("binaries of program %q: %w", p.name, err)
+	}
+	return b, nil
+}
+
+// KernelNames lists the kernels that the program defines.
+func (p *BuiltProgram) KernelNames() ([]string, error) {
+	if p.released.Load() {
+		return nil, fmt.Errorf("kernels of program %q: %w", p.name, ErrClosed)
+	}
+	names, err := p.drv.KernelNames()
+	if err != nil {
+		return nil, fmt.Errorf("kernels of program %q: %w", p.name, err)
+	}
+	return names, nil
+}
+
+// Release releases the program. Kernels made from it stay usable.
+func (p *BuiltProgram) Release() error {
+	if p.released.Swap(true) {
+		return nil
+	}
+	if err := p.drv.Release(); err != nil {
+		return fmt.Errorf("release program %q: %w", p.name, err)
+	}
+	return nil
+}
+
+// Kernel is a kernel of a built program with its argument values. Setting
+// arguments changes the Kernel, so one Kernel must not be set up by two
+// goroutines at once; Launch captures the arguments, after which they may
+// be changed again.
+type Kernel struct {
+	prog     *BuiltProgram
+	drv      DriverKernel
+	name     string
+	nargs    int
+	released atomic.Bool
+}
+
+// Kernel creates the kernel called name. A name that the program does not
+// define is an error wrapping ErrNoKernel.
+func (p *BuiltProgram) Kernel(name string) (*Kernel, error) {
+	if p.released.Load() {
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, ErrClosed)
+	}
+	drv, err := p.drv.NewKernel(name)
+	if err != nil {
+		if errors.Is(err, ErrNoKernel) {
+			if names, nerr := p.drv.KernelNames(); nerr == nil {
+				err = fmt.Errorf("%w (it defines %v)", err, names)
+			}
+		}
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+	}
+	n, err := drv.NumArgs()
+	if err != nil {
+		drv.Release()
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+	}
+	return &Kernel{prog: p, drv: drv, name: name, nargs: n}, nil
+}
+
+// Name returns the kernel's name.
+func (k *Kernel) Name() string { return k.name }
+
+// NumArgs returns the number of arguments the kernel takes.
+func (k *Kernel) NumArgs() int { return k.nargs }
+
+// Release releases the kernel object.
+func (k *Kernel) Release() error {
+	if k.released.Swap(true) {
+		return nil
+	}
+	if err := k.drv.Release(); err != nil {
+		return fmt.Errorf("release kernel %q: %w", k.name, err)
+	}
+	return nil
+}
+
+func (k *Kernel) checkArg(i int) error {
+	if k.released.Load() {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, ErrClosed)
+	}
+	if i < 0 || i >= k.nargs {
+		return fmt.Errorf("set argument %d of kernel %q: %w: it takes %d arguments", i, k.name, ErrOutOfRange, k.nargs)
+	}
+	return nil
+}
+
+// SetBuffer sets argument i to the memory m (a Buffer's Mem). A freed
+// buffer is an error wrapping ErrFreed.
+func (k *Kernel) SetBuffer(i int, m *Mem) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	drv, err := m.Driver()
+	if err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	if err := k.drv.SetArgBuffer(i, drv); err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	return nil
+}
+
+// SetLocal sets argument i, a __local pointer, to size bytes of local memory.
+func (k *Kernel) SetLocal(i int, size int) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	if size <= 0 {
+		return fmt.Errorf("set argument %d of kernel %q: %w: local size %d", i, k.name, ErrInvalidArgument, size)
+	}
+	if err := k.drv.SetArgLocal(i, uintptr(size)); err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	return nil
+}
+
+// SetArg sets argument i of k to the value v: a number, or an array or
+// struct of numbers laid out as the kernel's parameter type is.
+func SetArg[T any](k *Kernel, i int, v T) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	if t := reflect.TypeFor[T](); t.Kind() > reflect.Complex128 || t.Kind() == reflect.Uintptr || t.Kind() == reflect.Int || t.Kind() == reflect.Uint {
+		// Array, struct, or a type with no fixed device size.
+		if err := checkPlain(t); err != nil || t.Kind() <= reflect.Complex128 {
+			if err == nil {
+				err = fmt.Errorf("%w: %v has no fixed size on the device; use int32 or int64", ErrInvalidArgument, t)
+			}
+			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		}
+	}
+	var err error
+	size := unsafe.Sizeof(v)
+	if size <= 8 && unsafe.Alignof(v) <= 8 {
+		var u uint64
+		*(*T)(unsafe.Pointer(&u)) = v
+		err = k.drv.SetArgScalar(i, size, u)
+	} else {
+		err = k.drv.SetArgBytes(i, size, unsafe.Pointer(&v))
+	}
+	if err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	return nil
+}

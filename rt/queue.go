@@ -1,0 +1,104 @@
+package rt
+
+import (
+	"fmt"
+)
+
+// Queue is an in-order command queue on one device. It is safe for
+// concurrent use: commands from several goroutines are ordered as they
+// reach it.
+type Queue struct {
+	ctx       *Context
+	dev       *Device
+	drv       DriverQueue
+	profiling bool
+}
+
+// Context returns the queue's context.
+func (q *Queue) Context() *Context { return q.ctx }
+
+// Device returns the queue's device.
+func (q *Queue) Device() *Device { return q.dev }
+
+// Profiling reports whether the queue records device timestamps.
+func (q *Queue) Profiling() bool { return q.profiling }
+
+// Flush submits every enqueued command to the device.
+func (q *Queue) Flush() error {
+	if err := q.ctx.check(); err != nil {
+		return err
+	}
+	if err := q.drv.Flush(); err != nil {
+		return fmt.Errorf("flush queue on %q: %w", q.dev.Name, err)
+	}
+	return nil
+}
+
+// Finish blocks until every enqueued command has completed.
+func (q *Queue) Finish() error {
+	if err := q.ctx.check(); err != nil {
+		return err
+	}
+	if err := q.drv.Finish(); err != nil {
+		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, err)
+	}
+	return nil
+}
+
+// Marker enqueues a command that completes when every event of wait has
+// completed, or, with no events, when everything enqueued before it has.
+func (q *Queue) Marker(wait ...*Event) (*Event, error) {
+	if err := q.ctx.check(); err != nil {
+		return nil, err
+	}
+	var buf [8]DriverEvent
+	dw, err := driverEvents(buf[:0], wait)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue marker: %w", err)
+	}
+	ev, err := q.drv.Marker(dw)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue marker on %q: %w", q.dev.Name, err)
+	}
+	return newEvent(q, ev, "marker"), nil
+}
+
+// Launch enqueues kernel k over r after the events of wait. k's arguments
+// must have been set; Launch captures them, so k may be changed once
+// Launch returns.
+func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
+	if err := q.ctx.check(); err != nil {
+		return nil, err
+	}
+	if err := r.check(); err != nil {
+		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
+	}
+	var buf [8]DriverEvent
+	dw, err := driverEvents(buf[:0], wait)
+	if err != nil {
+		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
+	}
+	ev, err := q.drv.EnqueueKernel(k.drv, r, dw)
+	if err != nil {
+		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
+	}
+	return newEvent(q, ev, k.name), nil
+}
+
+// driverEvents appends the driver events of wait to dst, skipping nil
+// events. A released event is an error: its backend event is gone.
+func driverEvents(dst []DriverEvent, wait []*Event) ([]DriverEvent, error) {
+	for _, e := range wait {
+		if e == nil {
+			continue
+		}
+		e.mu.Lock()
+		released := e.released
+		e.mu.Unlock()
+		if released {
+			return nil, fmt.Errorf("wait list: event of %s: %w", e.name, ErrClosed)
+		}
+		dst = append(dst, e.drv)
+	}
+	return dst, nil
+}
