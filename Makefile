@@ -1,0 +1,50 @@
+# dgen: the two commands are `make demo` and `make test`. Both install what
+# is missing first (as root on Debian/Ubuntu; see scripts/deps.sh).
+
+GO      ?= go
+BENCH   ?= .
+BUNDLE  ?= gpu-bundle
+
+.PHONY: all deps demo test vet check-generated generate bench gpu-bundle clean
+
+all: test
+
+deps:
+	@sh scripts/deps.sh
+
+## demo: run the examples on the device DGEN_DEVICE selects (default: a GPU, else PoCL).
+demo: deps
+	$(GO) run ./examples/quickstart
+
+## test: vet, check that generated code is fresh, and run every test with the race detector.
+test: deps
+	$(GO) vet ./...
+	@$(MAKE) --no-print-directory check-generated
+	$(GO) test -race -count=1 ./...
+
+## generate: run go generate over the module.
+generate:
+	$(GO) generate ./...
+
+## check-generated: fail when go generate would change a committed file.
+check-generated:
+	@$(GO) generate ./...
+	@if [ -d .git ] && [ -n "$$(git status --porcelain -- '*.go')" ]; then \
+		echo "generated code is stale: run 'go generate ./...' and commit the result" >&2; \
+		git status --porcelain -- '*.go' >&2; exit 1; fi
+
+## bench: run the benchmarks (BENCH selects them by regexp).
+bench: deps
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
+
+## gpu-bundle: build test binaries, examples and dgen into $(BUNDLE)/ to run
+## on a GPU machine that has no Go: copy it there and run $(BUNDLE)/run.sh.
+gpu-bundle: deps
+	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
+	for p in $$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...); do \
+		$(GO) test -c -o $(BUNDLE)/$$(echo $$p | sed 's|github.com/dgen-go/dgen/||; s|/|_|g').test $$p || exit 1; done
+	for d in cmd/dgen examples/*/; do $(GO) build -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
+	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
+
+clean:
+	rm -rf $(BUNDLE) bin

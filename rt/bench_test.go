@@ -1,0 +1,143 @@
+package rt_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+// The micro-figures of the device layer, measured through rt on the device
+// that DGEN_DEVICE selects: what a kernel launch, a small transfer and a
+// buffer's life cost. The allocator has to beat the last.
+
+func openDefault(b *testing.B) *rt.Context {
+	b.Helper()
+	ctx, err := rt.Open()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ctx.Close() })
+	return ctx
+}
+
+const emptySrc = `__kernel void touch(__global int *p) { if (get_global_id(0) == 0) p[0] += 1; }`
+
+func touchKernel(b *testing.B, ctx *rt.Context) (*rt.Kernel, rt.Buffer[int32]) {
+	prog, err := ctx.BuildProgram("touch", emptySrc, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	k, err := prog.Kernel("touch")
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf, err := rt.NewBuffer[int32](ctx, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := k.SetBuffer(0, buf.Mem()); err != nil {
+		b.Fatal(err)
+	}
+	return k, buf
+}
+
+// BenchmarkLaunch measures the host cost of enqueueing a one-work-item
+// kernel; the queue is drained every 1024 launches.
+func BenchmarkLaunch(b *testing.B) {
+	ctx := openDefault(b)
+	q := ctx.Queue()
+	k, _ := touchKernel(b, ctx)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := q.Launch(k, rt.Range1(1)); err != nil {
+			b.Fatal(err)
+		}
+		if i%1024 == 1023 {
+			q.Finish()
+		}
+	}
+	q.Finish()
+}
+
+// BenchmarkLaunchFinish measures a launch and waiting for it.
+func BenchmarkLaunchFinish(b *testing.B) {
+	ctx := openDefault(b)
+	q := ctx.Queue()
+	k, _ := touchKernel(b, ctx)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := q.Launch(k, rt.Range1(1)); err != nil {
+			b.Fatal(err)
+		}
+		if err := q.Finish(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRead4 and BenchmarkWrite4 measure blocking 4-byte transfers.
+func BenchmarkRead4(b *testing.B) {
+	ctx := openDefault(b)
+	q := ctx.Queue()
+	_, buf := touchKernel(b, ctx)
+	dst := make([]int32, 1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := buf.Read(q, dst); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkWrite4(b *testing.B) {
+	ctx := openDefault(b)
+	q := ctx.Queue()
+	_, buf := touchKernel(b, ctx)
+	src := []int32{1}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := buf.Write(q, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBufferLifecycle measures creating a buffer, its first use (a
+// 4-byte write, which makes a lazy driver commit the memory) and its
+// release: what a loop that allocates its output each step pays.
+func BenchmarkBufferLifecycle(b *testing.B) {
+	ctx := openDefault(b)
+	q := ctx.Queue()
+	max := ctx.Devices()[0].MaxAllocSize
+	src := []byte{1, 2, 3, 4}
+	for size := int64(1 << 10); size <= 1<<30; size <<= 4 {
+		if size > max {
+			break
+		}
+		b.Run(fmt.Sprintf("%s", sizeName(size)), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				buf, err := rt.NewBuffer[byte](ctx, int(size))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := buf.Write(q, src); err != nil {
+					b.Fatal(err)
+				}
+				if err := buf.Free(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func sizeName(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%dMiB", n>>20)
+	}
+	return fmt.Sprintf("%dKiB", n>>10)
+}
