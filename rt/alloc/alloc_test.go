@@ -522,7 +522,7 @@ func TestConcurrent(t *testing.T) {
 		t.Run(cfg.name, func(t *testing.T) {
 			d := newFake()
 			d.nolog = true
-			d.capacity = 64 << 10 // out of memory now and then
+			d.capacity = 20 << 10 // out of memory now and then
 			a, _ := New(d, cfg.cfg)
 			var wg sync.WaitGroup
 			var mu sync.Mutex
