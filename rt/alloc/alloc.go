@@ -1,0 +1,855 @@
+package alloc
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// Block is an opaque driver buffer, such as rt's wrapper of a cl_mem. The
+// allocator never looks inside a Block; it only hands it back to the Device
+// that returned it and to the holder of a live [Allocation].
+type Block any
+
+// Device is what the allocator needs from a device: driver allocation and
+// release of buffers. The runtime implements it over OpenCL; tests implement
+// it with a fake.
+//
+// The allocator calls a Device from several goroutines at once (it holds no
+// lock during Device calls), so implementations must be safe for concurrent
+// use.
+type Device interface {
+	// Alloc returns a fresh driver buffer of exactly size bytes. Drivers
+	// that report exhaustion lazily, at first use (NVIDIA's OpenCL does),
+	// should force residency here so that failure is seen at once. An
+	// out-of-memory failure should wrap ErrDeviceOutOfMemory, or be
+	// recognised by Config.IsOutOfMemory.
+	Alloc(size int64) (Block, error)
+	// Release hands b back to the driver. The allocator releases every
+	// Block it obtained exactly once.
+	Release(b Block) error
+	// MaxAlloc reports the largest size a single Alloc may request, or a
+	// value <= 0 if there is no known limit. It is called once, by New.
+	MaxAlloc() int64
+}
+
+// Tag identifies an allocation site: a small integer id, assigned and named
+// by the runtime's registry (generated code registers one per //dgen:alloc
+// site and kernel output field). Tags should be dense: the allocator keeps
+// per-tag state in a slice indexed by the id.
+type Tag uint32
+
+// NoTag is the zero Tag: an allocation without a site. Untagged allocations
+// are served by the size-class pool, or straight from the driver when the
+// pool is disabled.
+const NoTag Tag = 0
+
+// MaxTag is the largest Tag the allocator accepts.
+const MaxTag Tag = 1<<20 - 1
+
+// minSize is the smallest block the allocator requests: Futhark's
+// sizeof(int).
+const minSize = 4
+
+var (
+	// ErrFreed reports the use of an Allocation that has been freed (or
+	// released by Close): a double free, or a use after free.
+	ErrFreed = errors.New("allocation already freed")
+	// ErrTooLarge reports a request above the device's maximum single
+	// allocation. No driver call is made.
+	ErrTooLarge = errors.New("size exceeds the device's maximum allocation")
+	// ErrClosed reports an allocation from a closed Allocator.
+	ErrClosed = errors.New("allocator closed")
+	// ErrInvalidSize reports a negative size.
+	ErrInvalidSize = errors.New("invalid size")
+	// ErrInvalidTag reports a Tag above MaxTag.
+	ErrInvalidTag = errors.New("invalid tag")
+	// ErrDeviceOutOfMemory is the sentinel a Device wraps in the error it
+	// returns when the driver is out of memory (CL_MEM_OBJECT_ALLOCATION_FAILURE,
+	// CL_OUT_OF_RESOURCES). Config.IsOutOfMemory can recognise other errors.
+	ErrDeviceOutOfMemory = errors.New("device out of memory")
+)
+
+// OutOfMemoryError is returned by Alloc when the driver is out of memory and
+// releasing held blocks did not help (or the retry is disabled). It wraps the
+// last driver error.
+type OutOfMemoryError struct {
+	Tag       Tag    // the allocation's tag
+	Name      string // the tag's readable name
+	Size      int64  // the requested size, rounded up to 4
+	AllocSize int64  // the size asked of the driver (larger for untagged bins)
+	Held      int64  // bytes held in free lists when the first driver call failed
+	Released  int64  // bytes released to the driver while retrying
+	InUse     int64  // bytes in live allocations when the allocation failed
+	Err       error  // the last driver error
+}
+
+// Error implements error.
+func (e *OutOfMemoryError) Error() string {
+	return fmt.Sprintf("alloc: tag %s: allocate %d bytes: out of device memory (%d bytes in use, %d held, %d released retrying): %v",
+		e.Name, e.AllocSize, e.InUse, e.Held, e.Released, e.Err)
+}
+
+// Unwrap returns the driver's error.
+func (e *OutOfMemoryError) Unwrap() error { return e.Err }
+
+// Config selects the policy. The zero Config is the full policy: the seed's
+// tagged free list plus every addition. SeedPolicy returns the plain policy.
+type Config struct {
+	// DisableUntaggedPool makes untagged allocations go straight to the
+	// driver and back on Free.
+	DisableUntaggedPool bool
+	// BinBits is the number of mantissa bits of the untagged pool's size
+	// classes: with 2, the bins of each octave are 1, 1.25, 1.5 and 1.75
+	// times a power of two. Zero selects 2; a negative value selects 0
+	// (pure powers of two); at most 8.
+	BinBits int
+	// DisableOOMRetry makes an out-of-memory driver failure final at once,
+	// without releasing held blocks.
+	DisableOOMRetry bool
+	// MaxHeld, when positive, bounds the bytes held in free lists (tagged
+	// and untagged together): after a Free, the least recently freed blocks
+	// are released until the bound holds.
+	MaxHeld int64
+	// IsOutOfMemory reports whether a Device.Alloc error means the device
+	// is out of memory. Nil means errors.Is(err, ErrDeviceOutOfMemory).
+	IsOutOfMemory func(error) bool
+	// Hook, if not nil, is told of every driver allocation, reuse and
+	// driver release.
+	Hook Hook
+	// TagName returns a tag's readable name, for statistics and errors.
+	// Nil names NoTag "untagged" and other tags "tag<id>".
+	TagName func(Tag) string
+}
+
+// SeedPolicy returns the Config of the plain policy of the seed (Futhark,
+// 2018): the tagged free list only, untagged allocations straight from the
+// driver, no retry on out of memory and no bound on bytes held.
+func SeedPolicy() Config {
+	return Config{DisableUntaggedPool: true, DisableOOMRetry: true}
+}
+
+// Reason says why a block was released to the driver.
+type Reason uint8
+
+// The reasons for a driver release.
+const (
+	ReasonMisfit      Reason = iota + 1 // the tag's free block was outside [min, 2*min]
+	ReasonReplaced                      // a Free under a tag that already held a block
+	ReasonBound                         // bytes held exceeded Config.MaxHeld
+	ReasonOutOfMemory                   // released to retry a failed driver allocation
+	ReasonReleaseAll                    // Allocator.ReleaseAll
+	ReasonUnpooled                      // Free of an untagged allocation with the pool disabled
+	ReasonClose                         // Allocator.Close, or a driver block obtained after Close
+)
+
+var reasonNames = [...]string{"", "misfit", "replaced", "bound", "out-of-memory", "release-all", "unpooled", "close"}
+
+// String returns the reason's name.
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) && r != 0 {
+		return reasonNames[r]
+	}
+	return "Reason(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Event describes one allocator decision, for a Hook.
+type Event struct {
+	Tag       Tag    // the tag of the block
+	Size      int64  // the requested size rounded up to 4; 0 for releases
+	BlockSize int64  // the size of the driver block
+	Reason    Reason // why a block was released; 0 otherwise
+}
+
+// Hook receives allocator events, for tracing. Its methods are called
+// without the allocator's lock held, possibly from several goroutines at
+// once, after the event has happened. A nil Hook costs one comparison per
+// event.
+type Hook interface {
+	// DriverAlloc is called after a new driver block was obtained.
+	DriverAlloc(e Event)
+	// Reuse is called after a request was served from a free list.
+	Reuse(e Event)
+	// DriverRelease is called after a block was handed back to the driver.
+	DriverRelease(e Event)
+}
+
+// TagStats are the statistics of one tag, or of all tags together.
+// Byte counts are of driver blocks, which may be larger than requested.
+type TagStats struct {
+	Tag            Tag
+	Name           string
+	Requests       uint64 // calls of Alloc
+	Reuses         uint64 // requests served from a free list
+	DriverAllocs   uint64 // requests served by a new driver block
+	DriverReleases uint64 // blocks handed back to the driver
+	Failures       uint64 // requests that returned an error
+	Held           int64  // bytes in free blocks now
+	HeldBlocks     int    // free blocks now
+	InUse          int64  // bytes in live allocations now
+	Peak           int64  // the highest Held+InUse (device bytes owned) so far
+}
+
+// Stats is a snapshot of an Allocator's statistics.
+type Stats struct {
+	// Total sums every tag; its Peak is the peak of the total.
+	Total TagStats
+	// Tags has one entry per tag that has been used, in ascending order,
+	// NoTag (the untagged pool) first.
+	Tags []TagStats
+	// OOMRetries counts driver allocations retried after releasing held
+	// blocks.
+	OOMRetries uint64
+}
+
+// Tag returns the statistics of tag t, or the zero TagStats (with Tag t) if
+// t has not been used.
+func (s Stats) Tag(t Tag) TagStats {
+	i := sort.Search(len(s.Tags), func(i int) bool { return s.Tags[i].Tag >= t })
+	if i < len(s.Tags) && s.Tags[i].Tag == t {
+		return s.Tags[i]
+	}
+	return TagStats{Tag: t}
+}
+
+// Block states.
+const (
+	stateInUse uint8 = iota + 1
+	stateFree
+	stateReleased
+)
+
+// record is the allocator's bookkeeping of one driver block.
+type record struct {
+	a     *Allocator
+	blk   Block
+	size  int64
+	tag   Tag
+	bin   int32         // size class of an untagged pooled block, else -1
+	gen   atomic.Uint64 // advanced by every Free; a handle is live while it matches
+	state uint8         // guarded by a.mu
+
+	prev, next   *record // a.lru (state free, LRU order) or a.used (state in use)
+	bprev, bnext *record // the bin's free stack (untagged pooled, state free)
+}
+
+// list is an intrusive doubly linked list of records through prev and next.
+type list struct {
+	head, tail *record
+	n          int
+}
+
+func (l *list) pushBack(r *record) {
+	r.next = nil
+	r.prev = l.tail
+	if l.tail != nil {
+		l.tail.next = r
+	} else {
+		l.head = r
+	}
+	l.tail = r
+	l.n++
+}
+
+func (l *list) remove(r *record) {
+	if r.prev != nil {
+		r.prev.next = r.next
+	} else {
+		l.head = r.next
+	}
+	if r.next != nil {
+		r.next.prev = r.prev
+	} else {
+		l.tail = r.prev
+	}
+	r.prev, r.next = nil, nil
+	l.n--
+}
+
+// bin is a LIFO stack of free blocks of one size class, through bprev and
+// bnext.
+type bin struct{ head *record }
+
+func (b *bin) push(r *record) {
+	r.bprev = nil
+	r.bnext = b.head
+	if b.head != nil {
+		b.head.bprev = r
+	}
+	b.head = r
+}
+
+func (b *bin) remove(r *record) {
+	if r.bprev != nil {
+		r.bprev.bnext = r.bnext
+	} else {
+		b.head = r.bnext
+	}
+	if r.bnext != nil {
+		r.bnext.bprev = r.bprev
+	}
+	r.bprev, r.bnext = nil, nil
+}
+
+// counters are one tag's statistics and free block.
+type counters struct {
+	free                                         *record // the tag's free block (tagged only)
+	requests, reuses, allocs, releases, failures uint64
+	held, inUse, peak                            int64
+	heldBlocks                                   int
+	used                                         bool
+}
+
+// An Allocator serves device buffers to allocation sites by the policy
+// described in the package documentation. Create one per context and device
+// with New. It is safe for concurrent use.
+type Allocator struct {
+	dev      Device
+	cfg      Config
+	maxAlloc int64
+	binBits  uint
+	pooled   bool
+	isOOM    func(error) bool
+	hook     Hook
+
+	mu         sync.Mutex
+	closed     bool
+	tags       []counters // indexed by Tag
+	bins       []bin      // indexed by size class
+	lru        list       // every free block, least recently freed first
+	used       list       // every block in use
+	held       int64
+	inUse      int64
+	peak       int64
+	oomRetries uint64
+}
+
+// New returns an Allocator over dev with the policy cfg.
+func New(dev Device, cfg Config) (*Allocator, error) {
+	if dev == nil {
+		return nil, errors.New("alloc: new allocator: nil Device")
+	}
+	if cfg.BinBits > 8 {
+		return nil, fmt.Errorf("alloc: new allocator: BinBits %d above 8", cfg.BinBits)
+	}
+	if cfg.MaxHeld < 0 {
+		return nil, fmt.Errorf("alloc: new allocator: negative MaxHeld %d", cfg.MaxHeld)
+	}
+	a := &Allocator{
+		dev:      dev,
+		cfg:      cfg,
+		maxAlloc: dev.MaxAlloc(),
+		pooled:   !cfg.DisableUntaggedPool,
+		isOOM:    cfg.IsOutOfMemory,
+		hook:     cfg.Hook,
+		tags:     make([]counters, 64),
+	}
+	switch {
+	case cfg.BinBits == 0:
+		a.binBits = 2
+	case cfg.BinBits > 0:
+		a.binBits = uint(cfg.BinBits)
+	}
+	if a.isOOM == nil {
+		a.isOOM = func(err error) bool { return errors.Is(err, ErrDeviceOutOfMemory) }
+	}
+	return a, nil
+}
+
+// Name returns the readable name of tag t, by Config.TagName.
+func (a *Allocator) Name(t Tag) string {
+	if a.cfg.TagName != nil {
+		return a.cfg.TagName(t)
+	}
+	if t == NoTag {
+		return "untagged"
+	}
+	return "tag" + strconv.FormatUint(uint64(t), 10)
+}
+
+// tagLocked returns tag t's counters, growing the table as needed.
+func (a *Allocator) tagLocked(t Tag) *counters {
+	if int(t) >= len(a.tags) {
+		n := 2 * len(a.tags)
+		for n <= int(t) {
+			n *= 2
+		}
+		tags := make([]counters, n)
+		copy(tags, a.tags)
+		a.tags = tags
+	}
+	c := &a.tags[t]
+	c.used = true
+	return c
+}
+
+// holdLocked puts r, no longer in use, in the free lists.
+func (a *Allocator) holdLocked(r *record, c *counters) {
+	r.state = stateFree
+	a.lru.pushBack(r)
+	a.held += r.size
+	c.held += r.size
+	c.heldBlocks++
+	if r.bin >= 0 {
+		a.bins[r.bin].push(r)
+	} else {
+		c.free = r
+	}
+}
+
+// unholdLocked takes the free block r out of every free list.
+func (a *Allocator) unholdLocked(r *record) *counters {
+	c := &a.tags[r.tag]
+	a.lru.remove(r)
+	a.held -= r.size
+	c.held -= r.size
+	c.heldBlocks--
+	if r.bin >= 0 {
+		a.bins[r.bin].remove(r)
+	} else if c.free == r {
+		c.free = nil
+	}
+	return c
+}
+
+// dropLocked takes the free block r out of the free lists to be released.
+func (a *Allocator) dropLocked(r *record) {
+	c := a.unholdLocked(r)
+	r.state = stateReleased
+	c.releases++
+}
+
+// useLocked hands out r as an allocation of size bytes.
+func (a *Allocator) useLocked(r *record, c *counters, size int64) Allocation {
+	r.state = stateInUse
+	a.used.pushBack(r)
+	a.inUse += r.size
+	c.inUse += r.size
+	return Allocation{r: r, gen: r.gen.Load(), size: size}
+}
+
+// release hands r back to the driver; r is already out of every list.
+func (a *Allocator) release(r *record, why Reason) error {
+	err := a.dev.Release(r.blk)
+	if a.hook != nil {
+		a.hook.DriverRelease(Event{Tag: r.tag, BlockSize: r.size, Reason: why})
+	}
+	if err != nil {
+		return fmt.Errorf("alloc: tag %s: release block of %d bytes (%s): %w", a.Name(r.tag), r.size, why, err)
+	}
+	return nil
+}
+
+// Alloc returns an allocation of at least size bytes under tag t (NoTag for
+// an untagged allocation). Sizes below 4 are rounded up to 4.
+//
+// A tagged request is served from the tag's free block if that block's size
+// lies in [size, 2*size]; otherwise the held block is released and a driver
+// block of exactly size bytes is allocated. An untagged request is served
+// from its size class. A request above the device's maximum allocation fails
+// with an error wrapping ErrTooLarge, without a driver call; a driver
+// out-of-memory failure that releasing held blocks does not cure returns an
+// *OutOfMemoryError.
+func (a *Allocator) Alloc(t Tag, size int64) (Allocation, error) {
+	if size < 0 {
+		return Allocation{}, fmt.Errorf("alloc: tag %s: allocate %d bytes: %w", a.Name(t), size, ErrInvalidSize)
+	}
+	if t > MaxTag {
+		return Allocation{}, fmt.Errorf("alloc: allocate %d bytes: tag %d: %w (above %d)", size, t, ErrInvalidTag, MaxTag)
+	}
+	if size < minSize {
+		size = minSize
+	}
+	allocSize, binNr := size, int32(-1)
+	pooled := t == NoTag && a.pooled
+	if pooled {
+		b := binNumber(size, a.binBits)
+		binNr, allocSize = int32(b), binSize(b, a.binBits)
+		if a.maxAlloc > 0 && allocSize > a.maxAlloc {
+			allocSize = a.maxAlloc // every request of this class that passes the check below fits
+		}
+	}
+
+	a.mu.Lock()
+	c := a.tagLocked(t)
+	c.requests++
+	if a.maxAlloc > 0 && size > a.maxAlloc {
+		c.failures++
+		a.mu.Unlock()
+		return Allocation{}, fmt.Errorf("alloc: tag %s: allocate %d bytes: %w (%d)", a.Name(t), size, ErrTooLarge, a.maxAlloc)
+	}
+	if a.closed {
+		c.failures++
+		a.mu.Unlock()
+		return Allocation{}, fmt.Errorf("alloc: tag %s: allocate %d bytes: %w", a.Name(t), size, ErrClosed)
+	}
+	var misfit *record
+	if pooled {
+		if int(binNr) >= len(a.bins) {
+			bins := make([]bin, binNr+1)
+			copy(bins, a.bins)
+			a.bins = bins
+		}
+		if r := a.bins[binNr].head; r != nil {
+			a.unholdLocked(r)
+			c.reuses++
+			h := a.useLocked(r, c, size)
+			a.mu.Unlock()
+			if a.hook != nil {
+				a.hook.Reuse(Event{Tag: t, Size: size, BlockSize: r.size})
+			}
+			return h, nil
+		}
+	} else if r := c.free; r != nil {
+		// The seed's free_list_find: the tag's block leaves the free list
+		// either way; it is reused if min <= size <= 2*min, with min the
+		// request and size the block's size, and released otherwise.
+		a.unholdLocked(r)
+		if r.size >= size && r.size-size <= size {
+			c.reuses++
+			h := a.useLocked(r, c, size)
+			a.mu.Unlock()
+			if a.hook != nil {
+				a.hook.Reuse(Event{Tag: t, Size: size, BlockSize: r.size})
+			}
+			return h, nil
+		}
+		r.state = stateReleased
+		c.releases++
+		misfit = r
+	}
+	a.mu.Unlock()
+
+	if misfit != nil {
+		if err := a.release(misfit, ReasonMisfit); err != nil {
+			a.fail(t)
+			return Allocation{}, err
+		}
+	}
+	return a.allocDriver(t, size, allocSize, binNr)
+}
+
+// fail counts a failed request of tag t.
+func (a *Allocator) fail(t Tag) {
+	a.mu.Lock()
+	a.tags[t].failures++
+	a.mu.Unlock()
+}
+
+// allocDriver serves a request from a new driver block, releasing held
+// blocks and retrying on out of memory.
+func (a *Allocator) allocDriver(t Tag, size, allocSize int64, binNr int32) (Allocation, error) {
+	blk, err := a.dev.Alloc(allocSize)
+	held, released := int64(-1), int64(0)
+	if err != nil && !a.cfg.DisableOOMRetry && a.isOOM(err) {
+		for {
+			a.mu.Lock()
+			if held < 0 {
+				held = a.held
+			}
+			victims := a.largestLocked(allocSize)
+			if len(victims) > 0 {
+				a.oomRetries++
+			}
+			a.mu.Unlock()
+			if len(victims) == 0 {
+				break
+			}
+			for i, v := range victims {
+				released += v.size
+				if rerr := a.release(v, ReasonOutOfMemory); rerr != nil {
+					for _, w := range victims[i+1:] {
+						_ = a.release(w, ReasonOutOfMemory) // already out of the lists; the first error is reported
+					}
+					a.fail(t)
+					return Allocation{}, rerr
+				}
+			}
+			blk, err = a.dev.Alloc(allocSize)
+			if err == nil || !a.isOOM(err) {
+				break
+			}
+		}
+	}
+
+	a.mu.Lock()
+	c := &a.tags[t]
+	if err != nil {
+		c.failures++
+		if held < 0 {
+			held = a.held
+		}
+		inUse := a.inUse
+		a.mu.Unlock()
+		if a.isOOM(err) {
+			return Allocation{}, &OutOfMemoryError{Tag: t, Name: a.Name(t), Size: size, AllocSize: allocSize,
+				Held: held, Released: released, InUse: inUse, Err: err}
+		}
+		return Allocation{}, fmt.Errorf("alloc: tag %s: allocate %d bytes: driver: %w", a.Name(t), allocSize, err)
+	}
+	r := &record{a: a, blk: blk, size: allocSize, tag: t, bin: binNr}
+	c.allocs++
+	if a.closed {
+		// Closed while the driver allocated: give the block straight back.
+		c.releases++
+		c.failures++
+		r.state = stateReleased
+		a.mu.Unlock()
+		if a.hook != nil {
+			a.hook.DriverAlloc(Event{Tag: t, Size: size, BlockSize: allocSize})
+		}
+		if rerr := a.release(r, ReasonClose); rerr != nil {
+			return Allocation{}, rerr
+		}
+		return Allocation{}, fmt.Errorf("alloc: tag %s: allocate %d bytes: %w", a.Name(t), size, ErrClosed)
+	}
+	h := a.useLocked(r, c, size)
+	if p := c.held + c.inUse; p > c.peak {
+		c.peak = p
+	}
+	if p := a.held + a.inUse; p > a.peak {
+		a.peak = p
+	}
+	a.mu.Unlock()
+	if a.hook != nil {
+		a.hook.DriverAlloc(Event{Tag: t, Size: size, BlockSize: allocSize})
+	}
+	return h, nil
+}
+
+// largestLocked takes free blocks out of the free lists, largest first (the
+// least recently freed first among equals), until at least need bytes are
+// taken or none is left, and returns them.
+func (a *Allocator) largestLocked(need int64) []*record {
+	if a.lru.n == 0 {
+		return nil
+	}
+	all := make([]*record, 0, a.lru.n)
+	for r := a.lru.head; r != nil; r = r.next {
+		all = append(all, r)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].size > all[j].size })
+	var got int64
+	n := 0
+	for n < len(all) && got < need {
+		got += all[n].size
+		a.dropLocked(all[n])
+		n++
+	}
+	return all[:n]
+}
+
+// free returns h's block to the free lists.
+func (a *Allocator) free(h Allocation) error {
+	r := h.r
+	a.mu.Lock()
+	if r.gen.Load() != h.gen || r.state != stateInUse {
+		a.mu.Unlock()
+		return fmt.Errorf("alloc: tag %s: free block of %d bytes: %w", a.Name(r.tag), r.size, ErrFreed)
+	}
+	r.gen.Add(1)
+	a.used.remove(r)
+	c := &a.tags[r.tag]
+	a.inUse -= r.size
+	c.inUse -= r.size
+
+	var old, direct *record
+	switch {
+	case r.bin >= 0:
+		a.holdLocked(r, c)
+	case r.tag != NoTag:
+		if old = c.free; old != nil {
+			a.dropLocked(old)
+		}
+		a.holdLocked(r, c)
+	default: // untagged with the pool disabled
+		r.state = stateReleased
+		c.releases++
+		direct = r
+	}
+	over := a.cfg.MaxHeld > 0 && a.held > a.cfg.MaxHeld
+	a.mu.Unlock()
+
+	var err error
+	if old != nil {
+		err = a.release(old, ReasonReplaced)
+	}
+	if direct != nil {
+		err = a.release(direct, ReasonUnpooled)
+	}
+	if over {
+		err = errors.Join(err, a.trim())
+	}
+	return err
+}
+
+// trim releases the least recently freed blocks until bytes held are within
+// Config.MaxHeld.
+func (a *Allocator) trim() error {
+	var errs []error
+	for {
+		a.mu.Lock()
+		if a.held <= a.cfg.MaxHeld || a.lru.head == nil {
+			a.mu.Unlock()
+			return errors.Join(errs...)
+		}
+		v := a.lru.head
+		a.dropLocked(v)
+		a.mu.Unlock()
+		if err := a.release(v, ReasonBound); err != nil {
+			errs = append(errs, err)
+		}
+	}
+}
+
+// ReleaseAll releases every block held in the free lists to the driver.
+// Allocations in use are not affected. It returns the driver's release
+// errors, joined.
+func (a *Allocator) ReleaseAll() error {
+	a.mu.Lock()
+	victims := a.takeFreeLocked()
+	a.mu.Unlock()
+	var errs []error
+	for _, v := range victims {
+		if err := a.release(v, ReasonReleaseAll); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// takeFreeLocked takes every free block out of the free lists.
+func (a *Allocator) takeFreeLocked() []*record {
+	victims := make([]*record, 0, a.lru.n)
+	for r := a.lru.head; r != nil; r = r.next {
+		victims = append(victims, r)
+	}
+	for _, v := range victims {
+		a.dropLocked(v)
+	}
+	return victims
+}
+
+// Close releases every block, held or in use, and makes later allocations
+// fail with ErrClosed. Allocations in use become stale: their methods return
+// errors wrapping ErrFreed. (OpenCL keeps a released buffer alive until the
+// commands enqueued on it complete.) Close is idempotent.
+func (a *Allocator) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	victims := a.takeFreeLocked()
+	for r := a.used.head; r != nil; {
+		next := r.next
+		a.used.remove(r)
+		r.gen.Add(1)
+		r.state = stateReleased
+		c := &a.tags[r.tag]
+		c.inUse -= r.size
+		c.releases++
+		a.inUse -= r.size
+		victims = append(victims, r)
+		r = next
+	}
+	a.mu.Unlock()
+	var errs []error
+	for _, v := range victims {
+		if err := a.release(v, ReasonClose); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Stats returns a snapshot of the allocator's statistics.
+func (a *Allocator) Stats() Stats {
+	a.mu.Lock()
+	s := Stats{OOMRetries: a.oomRetries}
+	for i := range a.tags {
+		c := &a.tags[i]
+		if !c.used {
+			continue
+		}
+		ts := TagStats{
+			Tag: Tag(i), Requests: c.requests, Reuses: c.reuses, DriverAllocs: c.allocs,
+			DriverReleases: c.releases, Failures: c.failures, Held: c.held, HeldBlocks: c.heldBlocks,
+			InUse: c.inUse, Peak: c.peak,
+		}
+		s.Tags = append(s.Tags, ts)
+		t := &s.Total
+		t.Requests += ts.Requests
+		t.Reuses += ts.Reuses
+		t.DriverAllocs += ts.DriverAllocs
+		t.DriverReleases += ts.DriverReleases
+		t.Failures += ts.Failures
+		t.Held += ts.Held
+		t.HeldBlocks += ts.HeldBlocks
+		t.InUse += ts.InUse
+	}
+	s.Total.Peak = a.peak
+	a.mu.Unlock()
+	s.Total.Name = "total"
+	for i := range s.Tags {
+		s.Tags[i].Name = a.Name(s.Tags[i].Tag)
+	}
+	return s
+}
+
+// Allocation is a handle to a block handed out by an Allocator. It is a
+// small value, to be copied freely; all copies are one allocation. Once the
+// allocation is freed, every copy is stale: Free and Block return errors
+// wrapping ErrFreed, even after the block has been handed to another
+// allocation. The zero Allocation is stale.
+type Allocation struct {
+	r    *record
+	gen  uint64
+	size int64
+}
+
+// Free returns the allocation's block to its tag's free list (or its size
+// class, or the driver, by the policy). Freeing a stale allocation returns an
+// error wrapping ErrFreed and changes nothing. Free may also return a driver
+// error from releasing a block the policy gave up.
+func (h Allocation) Free() error {
+	if h.r == nil {
+		return fmt.Errorf("alloc: free zero Allocation: %w", ErrFreed)
+	}
+	return h.r.a.free(h)
+}
+
+// Block returns the driver block of a live allocation, or an error wrapping
+// ErrFreed if the allocation is stale. It takes no lock.
+func (h Allocation) Block() (Block, error) {
+	if h.r == nil {
+		return nil, fmt.Errorf("alloc: use of zero Allocation: %w", ErrFreed)
+	}
+	if h.r.gen.Load() != h.gen {
+		return nil, fmt.Errorf("alloc: tag %s: use of block of %d bytes: %w", h.r.a.Name(h.r.tag), h.r.size, ErrFreed)
+	}
+	return h.r.blk, nil
+}
+
+// Live reports whether the allocation has not been freed.
+func (h Allocation) Live() bool { return h.r != nil && h.r.gen.Load() == h.gen }
+
+// Size returns the requested size, rounded up to 4.
+func (h Allocation) Size() int64 { return h.size }
+
+// Cap returns the size of the driver block, at least Size: up to twice Size
+// for a reused tagged block, the size class's size for an untagged one.
+func (h Allocation) Cap() int64 {
+	if h.r == nil {
+		return 0
+	}
+	return h.r.size
+}
+
+// Tag returns the tag the allocation was made under.
+func (h Allocation) Tag() Tag {
+	if h.r == nil {
+		return NoTag
+	}
+	return h.r.tag
+}
