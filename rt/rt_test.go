@@ -2,6 +2,7 @@ package rt_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,12 +15,18 @@ import (
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
-// openCPU opens a context on the first CPU device (PoCL) with profiling on.
+// openCPU opens a context with profiling on, on the device that
+// DGEN_DEVICE selects if set (to run the tests on a GPU), else on the first
+// CPU device (PoCL).
 func openCPU(t testing.TB) *rt.Context {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", Profiling: true})
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true})
 	if err != nil {
-		t.Fatalf("open PoCL context (apt-get install pocl-opencl-icd): %v", err)
+		t.Fatalf("open context on %q (apt-get install pocl-opencl-icd): %v", sel, err)
 	}
 	t.Cleanup(func() {
 		if err := ctx.Close(); err != nil {
@@ -320,7 +327,20 @@ func TestTwoDevices(t *testing.T) {
 		}
 		return
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: "0:*"})
+	ps, err := rt.Devices("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := ""
+	for _, p := range ps {
+		if strings.Contains(p.Name, "Portable Computing Language") {
+			sel = fmt.Sprintf("%d:*", p.Index)
+		}
+	}
+	if sel == "" {
+		t.Fatal("no PoCL platform")
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel})
 	if err != nil {
 		t.Fatal(err)
 	}
