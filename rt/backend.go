@@ -42,11 +42,16 @@ type DriverContext interface {
 type DriverQueue interface {
 	// EnqueueKernel launches k over r after wait.
 	EnqueueKernel(k DriverKernel, r Range, wait []DriverEvent) (DriverEvent, error)
+	// SubmitKernel launches k over r after wait without creating an event,
+	// which on some drivers costs as much as the launch itself.
+	SubmitKernel(k DriverKernel, r Range, wait []DriverEvent) error
 	// ReadBuffer copies size bytes at offset of b to dst. When blocking is
 	// false, dst must stay valid and unmoved until the event completes.
+	// A blocking transfer creates no event and returns nil.
 	ReadBuffer(b DriverBuffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []DriverEvent) (DriverEvent, error)
 	// WriteBuffer copies size bytes from src to offset of b. When blocking
 	// is false, src must stay valid and unmoved until the event completes.
+	// A blocking transfer creates no event and returns nil.
 	WriteBuffer(b DriverBuffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []DriverEvent) (DriverEvent, error)
 	// FillBuffer repeats pattern over size bytes at offset of b.
 	FillBuffer(b DriverBuffer, pattern []byte, offset, size int64, wait []DriverEvent) (DriverEvent, error)

@@ -60,6 +60,40 @@ func BenchmarkLaunch(b *testing.B) {
 	q.Finish()
 }
 
+// BenchmarkSubmit measures the host cost of enqueueing the same kernel
+// without an event.
+func BenchmarkSubmit(b *testing.B) {
+	ctx := openDefault(b)
+	q := ctx.Queue()
+	k, _ := touchKernel(b, ctx)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := q.Submit(k, rt.Range1(1)); err != nil {
+			b.Fatal(err)
+		}
+		if i%1024 == 1023 {
+			q.Finish()
+		}
+	}
+	q.Finish()
+}
+
+// BenchmarkSubmitFinish measures an event-less launch and waiting for it.
+func BenchmarkSubmitFinish(b *testing.B) {
+	ctx := openDefault(b)
+	q := ctx.Queue()
+	k, _ := touchKernel(b, ctx)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := q.Submit(k, rt.Range1(1)); err != nil {
+			b.Fatal(err)
+		}
+		if err := q.Finish(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkLaunchFinish measures a launch and waiting for it.
 func BenchmarkLaunchFinish(b *testing.B) {
 	ctx := openDefault(b)

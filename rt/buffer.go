@@ -46,12 +46,28 @@ func (c *Context) NewMem(size int64) (*Mem, error) {
 	if size == 0 {
 		return m, nil
 	}
+	if max := c.maxAlloc(); size > max {
+		// Some drivers (NVIDIA's) accept any size here and fail at first use.
+		return nil, fmt.Errorf("allocate %d bytes on %q: %w: the device allocates at most %d bytes at once", size, c.devices[0].Name, ErrOutOfMemory, max)
+	}
 	drv, err := c.drv.NewBuffer(size)
 	if err != nil {
 		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err)
 	}
 	m.drv = drv
 	return m, nil
+}
+
+// maxAlloc returns the largest single allocation every device of the
+// context allows.
+func (c *Context) maxAlloc() int64 {
+	max := int64(1<<63 - 1)
+	for _, d := range c.devices {
+		if d.MaxAllocSize > 0 && d.MaxAllocSize < max {
+			max = d.MaxAllocSize
+		}
+	}
+	return max
 }
 
 func releaseToDriver(m *Mem) error {
@@ -232,8 +248,8 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 	}, wait)
 }
 
-// transfer runs a blocking transfer of size bytes; an empty one only
-// waits for wait.
+// transfer runs a blocking transfer of size bytes, which creates no
+// event; an empty one only waits for wait.
 func (q *Queue) transfer(op string, do func([]DriverEvent) (DriverEvent, error), size int64, wait []*Event) error {
 	if size == 0 {
 		for _, e := range wait {
@@ -243,11 +259,17 @@ func (q *Queue) transfer(op string, do func([]DriverEvent) (DriverEvent, error),
 		}
 		return nil
 	}
-	ev, err := q.command(op, do, wait)
-	if err != nil {
+	if err := q.ctx.check(); err != nil {
 		return err
 	}
-	return ev.Release()
+	dw, err := driverEvents(wait)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if _, err := do(dw); err != nil {
+		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+	}
+	return nil
 }
 
 // command enqueues one command and wraps its event.
@@ -255,8 +277,7 @@ func (q *Queue) command(op string, do func([]DriverEvent) (DriverEvent, error), 
 	if err := q.ctx.check(); err != nil {
 		return nil, err
 	}
-	var buf [8]DriverEvent
-	dw, err := driverEvents(buf[:0], wait)
+	dw, err := driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}

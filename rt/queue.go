@@ -51,8 +51,7 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if err := q.ctx.check(); err != nil {
 		return nil, err
 	}
-	var buf [8]DriverEvent
-	dw, err := driverEvents(buf[:0], wait)
+	dw, err := driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue marker: %w", err)
 	}
@@ -73,8 +72,7 @@ func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
 	if err := r.check(); err != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
-	var buf [8]DriverEvent
-	dw, err := driverEvents(buf[:0], wait)
+	dw, err := driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
@@ -85,9 +83,34 @@ func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
 	return newEvent(q, ev, k.name), nil
 }
 
-// driverEvents appends the driver events of wait to dst, skipping nil
-// events. A released event is an error: its backend event is gone.
-func driverEvents(dst []DriverEvent, wait []*Event) ([]DriverEvent, error) {
+// Submit enqueues kernel k over r after the events of wait, like Launch,
+// but creates no event: use it where the queue's order is all that is
+// needed, since on some drivers an event costs as much as the launch.
+func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
+	if err := q.ctx.check(); err != nil {
+		return err
+	}
+	if err := r.check(); err != nil {
+		return fmt.Errorf("submit kernel %q: %w", k.name, err)
+	}
+	dw, err := driverEvents(wait)
+	if err != nil {
+		return fmt.Errorf("submit kernel %q: %w", k.name, err)
+	}
+	if err := q.drv.SubmitKernel(k.drv, r, dw); err != nil {
+		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
+	}
+	return nil
+}
+
+// driverEvents returns the driver events of wait, skipping nil events, and
+// nil (no allocation) when there are none. A released event is an error:
+// its backend event is gone.
+func driverEvents(wait []*Event) ([]DriverEvent, error) {
+	if len(wait) == 0 {
+		return nil, nil
+	}
+	dst := make([]DriverEvent, 0, len(wait))
 	for _, e := range wait {
 		if e == nil {
 			continue

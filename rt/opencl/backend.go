@@ -288,14 +288,27 @@ func waitList(buf []C.cl_event, wait []rt.DriverEvent) ([]C.cl_event, *C.cl_even
 }
 
 func (q queue) EnqueueKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+	var ev C.cl_event
+	if err := q.enqueueKernel(k, r, wait, &ev); err != nil {
+		return nil, err
+	}
+	return event{ev}, nil
+}
+
+func (q queue) SubmitKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEvent) error {
+	return q.enqueueKernel(k, r, wait, nil)
+}
+
+// enqueueKernel launches k, storing its event in ev unless ev is nil.
+func (q queue) enqueueKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEvent, ev *C.cl_event) error {
 	kk, ok := k.(kernel)
 	if !ok {
-		return nil, fmt.Errorf("clEnqueueNDRangeKernel: kernel of another backend (%T)", k)
+		return fmt.Errorf("clEnqueueNDRangeKernel: kernel of another backend (%T)", k)
 	}
 	var wb [8]C.cl_event
 	wl, wp, err := waitList(wb[:0], wait)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var global, local [3]C.size_t
 	for i := 0; i < 3; i++ {
@@ -305,12 +318,8 @@ func (q queue) EnqueueKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEven
 	if !r.HasLocal() {
 		lp = nil
 	}
-	var ev C.cl_event
-	code := C.clEnqueueNDRangeKernel(q.h, kk.h, C.cl_uint(r.Dims), nil, &global[0], lp, C.cl_uint(len(wl)), wp, &ev)
-	if err := check("clEnqueueNDRangeKernel", code); err != nil {
-		return nil, err
-	}
-	return event{ev}, nil
+	code := C.clEnqueueNDRangeKernel(q.h, kk.h, C.cl_uint(r.Dims), nil, &global[0], lp, C.cl_uint(len(wl)), wp, ev)
+	return check("clEnqueueNDRangeKernel", code)
 }
 
 func asBuffer(call string, b rt.DriverBuffer) (C.cl_mem, error) {
@@ -339,9 +348,16 @@ func (q queue) ReadBuffer(b rt.DriverBuffer, blocking bool, offset, size int64, 
 		return nil, err
 	}
 	var ev C.cl_event
-	code := C.clEnqueueReadBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), dst, C.cl_uint(len(wl)), wp, &ev)
+	evp := &ev
+	if blocking {
+		evp = nil
+	}
+	code := C.clEnqueueReadBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), dst, C.cl_uint(len(wl)), wp, evp)
 	if err := check("clEnqueueReadBuffer", code); err != nil {
 		return nil, err
+	}
+	if blocking {
+		return nil, nil
 	}
 	return event{ev}, nil
 }
@@ -357,9 +373,16 @@ func (q queue) WriteBuffer(b rt.DriverBuffer, blocking bool, offset, size int64,
 		return nil, err
 	}
 	var ev C.cl_event
-	code := C.clEnqueueWriteBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), src, C.cl_uint(len(wl)), wp, &ev)
+	evp := &ev
+	if blocking {
+		evp = nil
+	}
+	code := C.clEnqueueWriteBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), src, C.cl_uint(len(wl)), wp, evp)
 	if err := check("clEnqueueWriteBuffer", code); err != nil {
 		return nil, err
+	}
+	if blocking {
+		return nil, nil
 	}
 	return event{ev}, nil
 }
