@@ -25,6 +25,7 @@ const (
 	hostPid     = 1
 	laneStride  = 1000 // tid of lane l of queue q: 1 + q.Seq + l*laneStride
 	maxLanes    = 64
+	maxLaneOf   = 1 << 20
 	memTidBase  = 1_000_000
 	cacheTidBas = 2_000_000
 )
@@ -112,8 +113,6 @@ func (p *perfetto) HandleEvent(e Event) {
 		if tk.HostEnd != 0 {
 			p.flow++
 			hl := p.laneOf[[2]uint64{hostPid, tk.ID}]
-			delete(p.laneOf, [2]uint64{hostPid, tk.ID})
-			delete(p.laneOf, [2]uint64{uint64(pid), tk.ID})
 			p.flowEnd("s", catLaunch, hostPid, p.queueTid(hostPid, tk.Queue, hl), mid(tk.HostBegin, tk.HostEnd))
 			p.flowEnd("f", catLaunch, pid, tid, mid(tk.DevStart, tk.DevEnd))
 		}
@@ -219,6 +218,11 @@ func (p *perfetto) lane(pid int, q *Queue, begin, end int64, task uint64) int {
 		ends[l] = end
 	}
 	if l != 0 {
+		if len(p.laneOf) >= maxLaneOf {
+			// Bound the memory: flows from older tasks on extra
+			// lanes will point at lane 0.
+			clear(p.laneOf)
+		}
 		p.laneOf[[2]uint64{uint64(pid), task}] = l
 	}
 	return l

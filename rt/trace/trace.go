@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -360,7 +361,7 @@ func (c *clockFit) toHost(dev int64) int64 {
 	if c.rate == 1 {
 		return c.h0 + (dev - c.d0)
 	}
-	return c.h0 + int64(float64(dev-c.d0)*c.rate)
+	return c.h0 + int64(math.Round(float64(dev-c.d0)*c.rate))
 }
 
 // minDriftSpan is the smallest device time span over which SyncClock
