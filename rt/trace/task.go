@@ -17,19 +17,21 @@ import (
 // selects the Go source location recorded: 0 is the function that calls
 // Begin, 1 its caller, and so on, as the runtime's call depth requires to
 // reach user code. The location is cached by program counter, so a call site
-// is symbolised once.
+// is symbolised once. q must not be nil: a Tracer without subscribers still
+// hands out queues, so the runtime always has one.
 func (q *Queue) Begin(kind CmdKind, name string, skip int) Task {
-	if q == nil {
+	if q.task.subs.Load() == nil {
 		return Task{}
 	}
-	subs := q.t.task.subs.Load()
-	if subs == nil {
-		return Task{}
-	}
-	return q.begin(*subs, kind, name, skip)
+	return q.begin(kind, name, skip)
 }
 
-func (q *Queue) begin(subs []Subscriber, kind CmdKind, name string, skip int) Task {
+func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
+	sp := q.task.subs.Load()
+	if sp == nil {
+		return Task{}
+	}
+	subs := *sp
 	var pcs [1]uintptr
 	// Callers' frame 0 is Callers itself, 1 is begin, 2 is Begin, 3 is
 	// Begin's caller. Inlined frames count as frames, so inlining of
@@ -68,24 +70,30 @@ func (q *Queue) begin(subs []Subscriber, kind CmdKind, name string, skip int) Ta
 // list): it emits EdgeCreate. It does nothing for a zero task or a zero from
 // (a command enqueued while tracing was off).
 func (tk *Task) DependsOn(from Task) {
-	if tk.ID == 0 || from.ID == 0 {
-		return
+	if tk.ID != 0 && from.ID != 0 {
+		tk.dependsOn(&from)
 	}
+}
+
+func (tk *Task) dependsOn(from *Task) {
 	t := tk.Queue.t
 	subs := t.task.subs.Load()
 	if subs == nil {
 		return
 	}
-	e := Event{Kind: EdgeCreate, Stream: t.task, Time: t.Now(), Device: tk.Queue.Device, Task: *tk, From: from}
+	e := Event{Kind: EdgeCreate, Stream: t.task, Time: t.Now(), Device: tk.Queue.Device, Task: *tk, From: *from}
 	deliver(*subs, &e)
 }
 
 // End marks the end of the task's host-side enqueue: it sets tk.End (always
 // after tk.HostBegin) and emits TaskEnd. It does nothing for a zero task.
 func (tk *Task) End() {
-	if tk.ID == 0 {
-		return
+	if tk.ID != 0 {
+		tk.end()
 	}
+}
+
+func (tk *Task) end() {
 	q := tk.Queue
 	t := q.t
 	now := t.Now()
@@ -113,9 +121,12 @@ func (tk *Task) End() {
 // aligns them to the host clock (see Device.SyncClock), stores them in tk
 // and emits TaskComplete. It does nothing for a zero task.
 func (tk *Task) Complete(start, end int64) {
-	if tk.ID == 0 {
-		return
+	if tk.ID != 0 {
+		tk.complete(start, end)
 	}
+}
+
+func (tk *Task) complete(start, end int64) {
 	q := tk.Queue
 	t := q.t
 	d := q.Device
@@ -133,37 +144,40 @@ func (tk *Task) Complete(start, end int64) {
 }
 
 // MemAlloc emits a MemAlloc event for the device. It costs one atomic load
-// when StreamMem has no subscriber.
+// when StreamMem has no subscriber. d must not be nil, here and in
+// MemRelease and CacheEvent.
 func (d *Device) MemAlloc(m Mem) {
-	if d == nil {
-		return
-	}
-	if subs := d.t.mem.subs.Load(); subs != nil {
-		e := Event{Kind: MemAlloc, Stream: d.t.mem, Time: d.t.Now(), Device: d, Mem: m}
-		deliver(*subs, &e)
+	if d.t.mem.subs.Load() != nil {
+		d.emit(Event{Kind: MemAlloc, Mem: m})
 	}
 }
 
 // MemRelease emits a MemRelease event for the device. It costs one atomic
 // load when StreamMem has no subscriber.
 func (d *Device) MemRelease(m Mem) {
-	if d == nil {
-		return
-	}
-	if subs := d.t.mem.subs.Load(); subs != nil {
-		e := Event{Kind: MemRelease, Stream: d.t.mem, Time: d.t.Now(), Device: d, Mem: m}
-		deliver(*subs, &e)
+	if d.t.mem.subs.Load() != nil {
+		d.emit(Event{Kind: MemRelease, Mem: m})
 	}
 }
 
 // CacheEvent emits a CacheEvent for the device, at the end of the
 // operation. It costs one atomic load when StreamCache has no subscriber.
 func (d *Device) CacheEvent(c Cache) {
-	if d == nil {
-		return
+	if d.t.cache.subs.Load() != nil {
+		d.emit(Event{Kind: CacheEvent, Cache: c})
 	}
-	if subs := d.t.cache.subs.Load(); subs != nil {
-		e := Event{Kind: CacheEvent, Stream: d.t.cache, Time: d.t.Now(), Device: d, Cache: c}
+}
+
+// emit delivers e on the stream of its kind.
+func (d *Device) emit(e Event) {
+	s := d.t.mem
+	if e.Kind == CacheEvent {
+		s = d.t.cache
+	}
+	if subs := s.subs.Load(); subs != nil {
+		e.Stream = s
+		e.Time = d.t.Now()
+		e.Device = d
 		deliver(*subs, &e)
 	}
 }

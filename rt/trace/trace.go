@@ -418,7 +418,7 @@ func (d *Device) Queue(id int, name string, inOrder bool) *Queue {
 			return q
 		}
 	}
-	q := &Queue{ID: id, Name: name, InOrder: inOrder, Device: d, t: d.t}
+	q := &Queue{ID: id, Name: name, InOrder: inOrder, Device: d, t: d.t, task: d.t.task}
 	q.Seq = int(d.t.nextQueue())
 	d.queues = append(d.queues, q)
 	return q
@@ -437,6 +437,7 @@ type Queue struct {
 	Seq int
 
 	t    *Tracer
+	task *Stream    // t.task, one indirection less on the hot path
 	mu   sync.Mutex // guards last
 	last Task
 }

@@ -1,0 +1,5 @@
+package trace
+
+import "runtime"
+
+var runtimeCallers = runtime.Callers
