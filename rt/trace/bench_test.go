@@ -144,3 +144,46 @@ func BenchmarkEventsAt1Percent(b *testing.B) {
 }
 
 func callers(pcs []uintptr) int { return runtimeCallers(1, pcs) }
+
+// BenchmarkCommand measures the trace points of one realistic command on an
+// in-order queue: Begin (task_begin and the implicit edge_create), one
+// explicit dependency (edge_create), End (task_end) and Complete
+// (task_complete): five events, with one in-memory subscriber.
+func BenchmarkCommand(b *testing.B) {
+	tr := New()
+	tr.Subscribe(&countSub{})
+	d := tr.Device(0, "d")
+	q := d.Queue(0, "q", true)
+	dep := q.Begin(Write, "w", 0)
+	dep.End()
+	b.ReportAllocs()
+	var dev int64
+	for b.Loop() {
+		tk := q.Begin(Kernel, "k", 0)
+		tk.DependsOn(dep)
+		tk.End()
+		tk.Complete(dev, dev+100)
+		dev += 200
+	}
+	perEvent := float64(b.Elapsed().Nanoseconds()) / float64(5*b.N)
+	b.ReportMetric(perEvent, "ns/event")
+	b.ReportMetric(0.01e9/perEvent, "events/s@1%")
+}
+
+// BenchmarkCallerCapture measures runtime.Callers for one program counter a
+// few frames up, the part of Begin that locates the call site.
+func BenchmarkCallerCapture(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		callerPC()
+	}
+}
+
+// BenchmarkClock measures one read of the Tracer's clock; a pair reads it
+// twice.
+func BenchmarkClock(b *testing.B) {
+	tr := New()
+	for b.Loop() {
+		tr.Now()
+	}
+}

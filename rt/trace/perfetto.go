@@ -61,6 +61,7 @@ type perfetto struct {
 	laneOf  map[[2]uint64]int  // (pid, task id) -> lane, for lanes other than 0
 	pending map[uint64][]Event // edges by target task id, until the target ends
 	live    map[*Device]int64  // driver bytes per device
+	static  map[*Node][]byte   // per-node tail of slice events
 	flow    uint64
 }
 
@@ -73,6 +74,7 @@ func newPerfetto(w io.Writer, f *os.File) *perfetto {
 		laneOf:  make(map[[2]uint64]int),
 		pending: make(map[uint64][]Event),
 		live:    make(map[*Device]int64),
+		static:  make(map[*Node][]byte),
 	}
 	p.w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
 	p.meta(hostPid, 0, "process_name", "dgen host")
@@ -276,32 +278,40 @@ func (p *perfetto) meta(pid, tid int, kind, name string) {
 	p.end(b)
 }
 
-// slice writes a complete event for a task.
+// slice writes a complete event for a task. The part that depends on the
+// node only is formatted once per node.
 func (p *perfetto) slice(cat string, pid, tid int, begin, end int64, tk *Task) {
 	n := tk.Node
+	tail, ok := p.static[n]
+	if !ok {
+		tail = append(tail, `"node":"`...)
+		tail = appendHex(tail, n.ID)
+		tail = append(tail, `","kind":"`...)
+		tail = append(tail, n.Kind.String()...)
+		tail = append(tail, `","func":`...)
+		tail = appendJSONString(tail, n.Func)
+		tail = append(tail, `,"file":`...)
+		tail = appendJSONString(tail, n.File)
+		tail = append(tail, `,"line":`...)
+		tail = strconv.AppendInt(tail, int64(n.Line), 10)
+		tail = append(tail, `},"name":`...)
+		tail = appendJSONString(tail, n.Name)
+		tail = append(tail, '}')
+		p.static[n] = tail
+	}
 	b := p.begin()
 	b = append(b, `{"ph":"X","cat":"`...)
 	b = append(b, cat...)
-	b = append(b, `","name":`...)
-	b = appendJSONString(b, n.Name)
+	b = append(b, '"')
 	b = p.pos(b, pid, tid, begin)
 	b = append(b, `,"dur":`...)
 	b = appendMicros(b, end-begin)
-	b = append(b, `,"args":{"node":"`...)
-	b = appendHex(b, n.ID)
-	b = append(b, `","kind":"`...)
-	b = append(b, n.Kind.String()...)
-	b = append(b, `","task":`...)
+	b = append(b, `,"args":{"task":`...)
 	b = strconv.AppendUint(b, tk.ID, 10)
 	b = append(b, `,"instance":`...)
 	b = strconv.AppendUint(b, tk.Instance, 10)
-	b = append(b, `,"func":`...)
-	b = appendJSONString(b, n.Func)
-	b = append(b, `,"file":`...)
-	b = appendJSONString(b, n.File)
-	b = append(b, `,"line":`...)
-	b = strconv.AppendInt(b, int64(n.Line), 10)
-	b = append(b, "}}"...)
+	b = append(b, ',')
+	b = append(b, tail...)
 	p.end(b)
 }
 
