@@ -2,6 +2,7 @@ package trace
 
 import (
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -96,7 +97,7 @@ func BenchmarkFirstVisitNode(b *testing.B) {
 //go:noinline
 func callerPC() uintptr {
 	var pcs [1]uintptr
-	if n := callers(pcs[:]); n == 0 {
+	if n := runtime.Callers(2, pcs[:]); n == 0 {
 		return 0
 	}
 	return pcs[0]
@@ -142,8 +143,6 @@ func BenchmarkEventsAt1Percent(b *testing.B) {
 		}
 	})
 }
-
-func callers(pcs []uintptr) int { return runtimeCallers(1, pcs) }
 
 // BenchmarkCommand measures the trace points of one realistic command on an
 // in-order queue: Begin (task_begin and the implicit edge_create), one

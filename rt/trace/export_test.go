@@ -1,5 +1,0 @@
-package trace
-
-import "runtime"
-
-var runtimeCallers = runtime.Callers
