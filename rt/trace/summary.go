@@ -145,10 +145,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // when closed.
 type summaryWriter struct {
 	Summary
-	w      io.Writer
-	f      *os.File
-	once   sync.Once
-	closed bool
+	w    io.Writer
+	f    *os.File
+	once sync.Once
 }
 
 func newSummaryWriter(w io.Writer, f *os.File) *summaryWriter {
