@@ -1,0 +1,40 @@
+package trace_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// The runtime opens a Tracer per context from DGEN_TRACE and calls the
+// trace points at every enqueue.
+func Example() {
+	dir, _ := os.MkdirTemp("", "trace")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "trace.json")
+	tr, err := trace.Open("perfetto:"+path+",summary", os.Stdout)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	dev := tr.Device(0, "gpu0")
+	dev.SyncClock(tr.Now(), 5_000_000) // host time, device time of the same instant
+	q := dev.Queue(0, "default", true)
+
+	var prev trace.Task
+	for i := 0; i < 3; i++ {
+		tk := q.Begin(trace.Kernel, "hotspot_step", 0) // 0: this function's line
+		tk.DependsOn(prev)                             // an explicit wait-list entry
+		// ... the OpenCL enqueue ...
+		tk.End()
+		tk.Complete(5_000_000+int64(i)*1000, 5_000_000+int64(i)*1000+800) // profiling times
+		prev = tk
+	}
+	if err := tr.Close(); err != nil { // writes the file, prints the summary
+		fmt.Println(err)
+	}
+	_, err = trace.ReadSummary(path)
+	fmt.Println(err)
+}

@@ -1,0 +1,271 @@
+package trace
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"text/tabwriter"
+)
+
+// Row is one line of a summary: the tasks of one node.
+type Row struct {
+	Node uint64
+	Kind string
+	Name string
+	Func string
+	File string
+	Line int
+	// Count is the number of tasks whose enqueue ended, and HostTotal
+	// their total host enqueue time in nanoseconds.
+	Count     int64
+	HostTotal int64
+	// DeviceCount is the number of tasks with device times, and
+	// DeviceTotal their total device execution time in nanoseconds.
+	DeviceCount int64
+	DeviceTotal int64
+}
+
+// HostMean returns the mean host enqueue time in nanoseconds.
+func (r *Row) HostMean() int64 {
+	if r.Count == 0 {
+		return 0
+	}
+	return r.HostTotal / r.Count
+}
+
+// DeviceMean returns the mean device execution time in nanoseconds.
+func (r *Row) DeviceMean() int64 {
+	if r.DeviceCount == 0 {
+		return 0
+	}
+	return r.DeviceTotal / r.DeviceCount
+}
+
+// Summary is a Subscriber that aggregates task times per source location
+// (per node). It is safe for concurrent use; the zero Summary is ready.
+type Summary struct {
+	mu   sync.Mutex
+	rows map[uint64]*Row
+}
+
+func (s *Summary) row(n *Node) *Row {
+	if s.rows == nil {
+		s.rows = make(map[uint64]*Row)
+	}
+	r := s.rows[n.ID]
+	if r == nil {
+		r = &Row{Node: n.ID, Kind: n.Kind.String(), Name: n.Name, Func: n.Func, File: n.File, Line: n.Line}
+		s.rows[n.ID] = r
+	}
+	return r
+}
+
+// HandleEvent implements Subscriber.
+func (s *Summary) HandleEvent(e Event) {
+	switch e.Kind {
+	case NodeCreate:
+		s.mu.Lock()
+		s.row(e.Node)
+		s.mu.Unlock()
+	case TaskEnd:
+		s.mu.Lock()
+		r := s.row(e.Task.Node)
+		r.Count++
+		r.HostTotal += e.Task.HostEnd - e.Task.HostBegin
+		s.mu.Unlock()
+	case TaskComplete:
+		s.mu.Lock()
+		r := s.row(e.Task.Node)
+		r.DeviceCount++
+		r.DeviceTotal += e.Task.DevEnd - e.Task.DevStart
+		s.mu.Unlock()
+	}
+}
+
+// Rows returns a copy of the rows, by decreasing total host time, then by
+// decreasing total device time, then by node ID.
+func (s *Summary) Rows() []Row {
+	s.mu.Lock()
+	out := make([]Row, 0, len(s.rows))
+	for _, r := range s.rows {
+		out = append(out, *r)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := &out[i], &out[j]
+		if a.HostTotal != b.HostTotal {
+			return a.HostTotal > b.HostTotal
+		}
+		if a.DeviceTotal != b.DeviceTotal {
+			return a.DeviceTotal > b.DeviceTotal
+		}
+		return a.Node < b.Node
+	})
+	return out
+}
+
+// WriteTo writes the summary table to w.
+func (s *Summary) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "count\thost total\thost mean\tdevice count\tdevice total\tdevice mean\t kind\t name\t location\t\n")
+	for _, r := range s.Rows() {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t %s\t %s\t %s (%s:%d)\t\n",
+			r.Count, fmtNs(r.HostTotal), fmtNs(r.HostMean()),
+			r.DeviceCount, fmtNs(r.DeviceTotal), fmtNs(r.DeviceMean()),
+			r.Kind, r.Name, r.Func, r.File, r.Line)
+	}
+	err := tw.Flush()
+	return cw.n, err
+}
+
+// fmtNs formats nanoseconds as microseconds with three decimals.
+func fmtNs(ns int64) string {
+	b := make([]byte, 0, 24)
+	b = appendMicros(b, ns)
+	return string(append(b, "µs"...))
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// summaryWriter is the built-in "summary" subscriber: it prints the table
+// when closed.
+type summaryWriter struct {
+	Summary
+	w    io.Writer
+	f    *os.File
+	once sync.Once
+}
+
+func newSummaryWriter(w io.Writer, f *os.File) *summaryWriter {
+	return &summaryWriter{w: w, f: f}
+}
+
+func (s *summaryWriter) Close() error {
+	var err error
+	s.once.Do(func() {
+		_, err = s.WriteTo(s.w)
+		if s.f != nil {
+			if cerr := s.f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	})
+	return err
+}
+
+// SummarizeFile reads a trace written by the perfetto subscriber and writes
+// to w the summary table that the summary subscriber prints for the same run.
+func SummarizeFile(path string, w io.Writer) error {
+	s, err := ReadSummary(path)
+	if err != nil {
+		return err
+	}
+	_, err = s.WriteTo(w)
+	return err
+}
+
+// ReadSummary reads a trace written by the perfetto subscriber and returns
+// its summary.
+func ReadSummary(path string) (*Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	defer f.Close()
+	var file struct {
+		TraceEvents []fileEvent `json:"traceEvents"`
+	}
+	if err := json.NewDecoder(f).Decode(&file); err != nil {
+		return nil, fmt.Errorf("trace: %s: not a dgen trace file: %w", path, err)
+	}
+	s := &Summary{rows: make(map[uint64]*Row)}
+	for i := range file.TraceEvents {
+		e := &file.TraceEvents[i]
+		if e.Ph != "X" || (e.Cat != catHost && e.Cat != catDevice) {
+			continue
+		}
+		id, err := strconv.ParseUint(e.Args.Node, 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("trace: %s: event %d: bad node id %q", path, i, e.Args.Node)
+		}
+		r := s.rows[id]
+		if r == nil {
+			r = &Row{Node: id, Kind: e.Args.Kind, Name: e.Name, Func: e.Args.Func, File: e.Args.File, Line: e.Args.Line}
+			s.rows[id] = r
+		}
+		dur := parseMicros(e.Dur)
+		if e.Cat == catHost {
+			r.Count++
+			r.HostTotal += dur
+		} else {
+			r.DeviceCount++
+			r.DeviceTotal += dur
+		}
+	}
+	return s, nil
+}
+
+// fileEvent is the part of a trace file event that ReadSummary reads.
+type fileEvent struct {
+	Name string      `json:"name"`
+	Cat  string      `json:"cat"`
+	Ph   string      `json:"ph"`
+	Dur  json.Number `json:"dur"`
+	Args struct {
+		Node string `json:"node"`
+		Kind string `json:"kind"`
+		Func string `json:"func"`
+		File string `json:"file"`
+		Line int    `json:"line"`
+	} `json:"args"`
+}
+
+// parseMicros converts a decimal number of microseconds with up to three
+// decimals, as the perfetto subscriber writes them, to exact nanoseconds.
+func parseMicros(n json.Number) int64 {
+	s := string(n)
+	whole, frac, _ := cutByte(s, '.')
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	for len(frac) < 3 {
+		frac += "0"
+	}
+	f, _ := strconv.ParseInt(frac[:3], 10, 64)
+	if len(whole) > 0 && whole[0] == '-' {
+		return w*1000 - f
+	}
+	return w*1000 + f
+}
+
+func cutByte(s string, c byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// appendMicros appends ns as microseconds with exactly three decimals.
+func appendMicros(b []byte, ns int64) []byte {
+	if ns < 0 {
+		b = append(b, '-')
+		ns = -ns
+	}
+	b = strconv.AppendInt(b, ns/1000, 10)
+	f := ns % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+}

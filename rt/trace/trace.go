@@ -1,0 +1,453 @@
+// Package trace records the task graph of a dgen runtime context: which Go
+// source line enqueued which command, when the host enqueued it, when the
+// device ran it, what it depended on, and the memory and cache events around
+// it. It is the dgen counterpart of SYCL's XPTI instrumentation.
+//
+// A Tracer belongs to one runtime context. It delivers events on named
+// streams (StreamTask, StreamMem, StreamCache, or any other name) to
+// subscribers: values implementing Subscriber, registered by Go code with
+// Tracer.Subscribe or selected by a spec string (the DGEN_TRACE environment
+// variable) passed to Open. The built-in subscribers write a Chrome trace
+// event JSON file that ui.perfetto.dev opens, print a summary table per
+// source location, or log every event.
+//
+// A trace point whose stream has no subscriber costs one atomic load and
+// allocates nothing. With subscribers, a steady-state task (a call site seen
+// before) allocates nothing either: source locations are captured with
+// runtime.Callers and cached by program counter, and events are value
+// structs passed to subscribers.
+//
+// The runtime uses the package as follows at every enqueue:
+//
+//	tk := q.tq.Begin(trace.Kernel, name, 1) // q.tq is the queue's *trace.Queue
+//	for _, w := range waitList {
+//		tk.DependsOn(w.task) // the trace.Task kept with each rt event
+//	}
+//	ev, err := backend.Enqueue(...)
+//	tk.End()
+//	ev.task = tk
+//	// later, when the OpenCL event completes with profiling information:
+//	ev.task.Complete(start, end) // device clock, nanoseconds
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// EnvVar is the environment variable holding the subscriber spec that the
+// runtime passes to Open.
+const EnvVar = "DGEN_TRACE"
+
+// The names of the built-in streams.
+const (
+	// StreamTask carries GraphCreate, NodeCreate, TaskBegin, TaskEnd,
+	// TaskComplete and EdgeCreate events.
+	StreamTask = "dgen.task"
+	// StreamMem carries MemAlloc and MemRelease events.
+	StreamMem = "dgen.mem"
+	// StreamCache carries CacheEvent events.
+	StreamCache = "dgen.cache"
+)
+
+// Subscriber receives trace events. HandleEvent is called synchronously
+// at the trace point, possibly from many goroutines at once, so it must be
+// safe for concurrent use and should be quick. It must not call methods of
+// the Tracer that delivered the event, and must not retain pointers into the
+// event beyond the pointed-to objects themselves (Node, Queue, Device and
+// Stream values live as long as the Tracer).
+type Subscriber interface {
+	HandleEvent(e Event)
+}
+
+// Stream is a named channel of events. Its trace points are enabled exactly
+// when it has at least one subscriber.
+type Stream struct {
+	name string
+	t    *Tracer
+	subs atomic.Pointer[[]Subscriber]
+}
+
+// Name returns the stream's name.
+func (s *Stream) Name() string { return s.name }
+
+// Enabled reports whether s has a subscriber. It costs one atomic load.
+func (s *Stream) Enabled() bool { return s != nil && s.subs.Load() != nil }
+
+// Emit delivers e to the subscribers of s, setting e.Stream to s and, when
+// it is zero, e.Time to the current time. It lets packages beyond the
+// runtime publish their own events on their own streams.
+func (s *Stream) Emit(e Event) {
+	if s == nil {
+		return
+	}
+	subs := s.subs.Load()
+	if subs == nil {
+		return
+	}
+	e.Stream = s
+	if e.Time == 0 {
+		e.Time = s.t.Now()
+	}
+	deliver(*subs, &e)
+}
+
+func deliver(subs []Subscriber, e *Event) {
+	for _, sub := range subs {
+		sub.HandleEvent(*e)
+	}
+}
+
+type subscription struct {
+	id      int
+	sub     Subscriber
+	streams []string // nil means every stream
+}
+
+func (s *subscription) wants(name string) bool {
+	if s.streams == nil {
+		return true
+	}
+	for _, n := range s.streams {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Tracer records the events of one runtime context. Create it with New or
+// Open; its methods are safe for concurrent use.
+type Tracer struct {
+	start time.Time
+	graph uint64
+
+	task, mem, cache *Stream
+
+	nextTask atomic.Uint64
+	queueSeq atomic.Uint64
+	sites    atomic.Pointer[map[uintptr][]*Node]
+
+	mu       sync.Mutex // guards everything below
+	streams  map[string]*Stream
+	subs     []subscription
+	nextSub  int
+	nodes    map[uint64]*Node // by ID
+	nodeList []*Node          // in creation order
+	devices  []*Device
+	owned    []io.Closer // built-in subscribers opened by Open
+	closed   bool
+}
+
+// New returns a Tracer with no subscriber: every trace point is disabled
+// until Subscribe is called.
+func New() *Tracer {
+	t := &Tracer{
+		start:   time.Now(),
+		streams: make(map[string]*Stream),
+		nodes:   make(map[uint64]*Node),
+	}
+	t.graph = uint64(t.start.UnixNano())
+	t.task = t.streamLocked(StreamTask)
+	t.mem = t.streamLocked(StreamMem)
+	t.cache = t.streamLocked(StreamCache)
+	empty := map[uintptr][]*Node{}
+	t.sites.Store(&empty)
+	return t
+}
+
+// Open returns a Tracer with the built-in subscribers selected by spec (see
+// ParseSpec); an empty spec gives a Tracer with none. Subscribers that print
+// (summary and log without a path) write to stderr. Files named in spec are
+// created now, so that a bad path is reported when the context opens.
+func Open(spec string, stderr io.Writer) (*Tracer, error) {
+	specs, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	t := New()
+	for _, sp := range specs {
+		sub, err := sp.open(stderr)
+		if err != nil {
+			t.Close()
+			return nil, err
+		}
+		t.owned = append(t.owned, sub)
+		t.Subscribe(sub)
+	}
+	return t, nil
+}
+
+// Now returns the current host time on the Tracer's clock: monotonic
+// nanoseconds since the Tracer was created. Clock samples given to
+// Device.SyncClock use this clock.
+func (t *Tracer) Now() int64 { return int64(time.Since(t.start)) }
+
+// Start returns the wall-clock time at which the Tracer's clock reads 0.
+func (t *Tracer) Start() time.Time { return t.start }
+
+// Enabled reports whether any built-in stream has a subscriber.
+func (t *Tracer) Enabled() bool {
+	return t != nil && (t.task.Enabled() || t.mem.Enabled() || t.cache.Enabled())
+}
+
+// Stream returns the stream called name, creating it if needed.
+// Subscribers registered for every stream receive its events too.
+func (t *Tracer) Stream(name string) *Stream {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.streamLocked(name)
+}
+
+func (t *Tracer) streamLocked(name string) *Stream {
+	if s, ok := t.streams[name]; ok {
+		return s
+	}
+	s := &Stream{name: name, t: t}
+	t.streams[name] = s
+	t.publishLocked(s)
+	return s
+}
+
+// publishLocked recomputes the subscriber list of s.
+func (t *Tracer) publishLocked(s *Stream) {
+	if t.closed {
+		s.subs.Store(nil)
+		return
+	}
+	var list []Subscriber
+	for i := range t.subs {
+		if t.subs[i].wants(s.name) {
+			list = append(list, t.subs[i].sub)
+		}
+	}
+	if len(list) == 0 {
+		s.subs.Store(nil)
+		return
+	}
+	s.subs.Store(&list)
+}
+
+// Subscribe registers sub for the named streams, or for every stream
+// (present and future) when none is named. A subscriber of StreamTask first
+// receives GraphCreate and a NodeCreate for every node created so far, so
+// that it sees the whole graph whenever it joins. The returned function
+// cancels the subscription. Subscribing to a closed Tracer does nothing.
+func (t *Tracer) Subscribe(sub Subscriber, streams ...string) (unsubscribe func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || sub == nil {
+		return func() {}
+	}
+	s := subscription{id: t.nextSub, sub: sub}
+	t.nextSub++
+	if len(streams) > 0 {
+		s.streams = append([]string(nil), streams...)
+	}
+	if s.wants(StreamTask) {
+		sub.HandleEvent(Event{Kind: GraphCreate, Stream: t.task, Time: t.Now(), Graph: t.graph})
+		for _, n := range t.nodeList {
+			sub.HandleEvent(Event{Kind: NodeCreate, Stream: t.task, Time: t.Now(), Node: n})
+		}
+	}
+	t.subs = append(t.subs, s)
+	for _, name := range streams {
+		t.streamLocked(name)
+	}
+	for _, st := range t.streams {
+		t.publishLocked(st)
+	}
+	id := s.id
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		for i := range t.subs {
+			if t.subs[i].id == id {
+				t.subs = append(t.subs[:i], t.subs[i+1:]...)
+				break
+			}
+		}
+		for _, st := range t.streams {
+			t.publishLocked(st)
+		}
+	}
+}
+
+// Close disables every trace point and closes the built-in subscribers
+// opened by Open (writing the Perfetto file's end and printing the summary).
+// Subscribers registered with Subscribe are not closed. Close returns the
+// errors of the built-in subscribers; calling it again does nothing.
+func (t *Tracer) Close() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	for _, st := range t.streams {
+		st.subs.Store(nil)
+	}
+	owned := t.owned
+	t.owned = nil
+	t.mu.Unlock()
+	var errs []error
+	for _, c := range owned {
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Nodes returns the nodes created so far, sorted by ID.
+func (t *Tracer) Nodes() []*Node {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]*Node(nil), t.nodeList...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Device returns the trace handle of the device with the given small id,
+// creating it with name on first use. The runtime keeps it with its device.
+func (t *Tracer) Device(id int, name string) *Device {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, d := range t.devices {
+		if d.ID == id {
+			return d
+		}
+	}
+	d := &Device{ID: id, Name: name, Seq: len(t.devices), t: t}
+	t.devices = append(t.devices, d)
+	return d
+}
+
+// Device is the trace handle of one device. Its host clock alignment is set
+// with SyncClock.
+type Device struct {
+	// ID and Name are the runtime's identifiers of the device.
+	ID   int
+	Name string
+	// Seq is the device's index in its Tracer, from 0.
+	Seq int
+
+	t      *Tracer
+	clock  atomic.Pointer[clockFit]
+	mu     sync.Mutex // guards queues and samples
+	queues []*Queue
+	first  clockSample
+	nsamp  int
+}
+
+type clockSample struct{ host, dev int64 }
+
+// clockFit maps device time to host time: host = h0 + (dev-d0)*rate.
+type clockFit struct {
+	h0, d0 int64
+	rate   float64
+}
+
+func (c *clockFit) toHost(dev int64) int64 {
+	if c.rate == 1 {
+		return c.h0 + (dev - c.d0)
+	}
+	return c.h0 + int64(math.Round(float64(dev-c.d0)*c.rate))
+}
+
+// minDriftSpan is the smallest device time span over which SyncClock
+// estimates clock drift rather than a plain offset.
+const minDriftSpan = int64(10 * time.Millisecond)
+
+// SyncClock records a sample of the device clock: dev (device nanoseconds,
+// the clock of OpenCL profiling) read at host time host (Tracer.Now). With
+// one sample, device times are shifted by the offset host-dev; with more, the
+// first and latest samples also correct a rate difference, once they are at
+// least 10 ms apart. The runtime supplies a sample per device when it opens
+// the device (for example: host time after a marker completes, and the
+// marker's profiling end time) and may refresh it at any time.
+func (d *Device) SyncClock(host, dev int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.nsamp++
+	if d.nsamp == 1 {
+		d.first = clockSample{host, dev}
+		d.clock.Store(&clockFit{h0: host, d0: dev, rate: 1})
+		return
+	}
+	span := dev - d.first.dev
+	if span < minDriftSpan {
+		d.clock.Store(&clockFit{h0: host, d0: dev, rate: 1})
+		return
+	}
+	rate := float64(host-d.first.host) / float64(span)
+	if rate <= 0.5 || rate >= 2 { // not a clock: fall back to the offset
+		d.clock.Store(&clockFit{h0: host, d0: dev, rate: 1})
+		return
+	}
+	d.clock.Store(&clockFit{h0: d.first.host, d0: d.first.dev, rate: rate})
+}
+
+// ToHost converts a device time to the host clock. Without a clock sample
+// it returns dev unchanged.
+func (d *Device) ToHost(dev int64) int64 {
+	c := d.clock.Load()
+	if c == nil {
+		return dev
+	}
+	return c.toHost(dev)
+}
+
+// Queue returns the trace handle of the device's queue with the given small
+// id, creating it with name on first use. On an in-order queue each command
+// depends implicitly on the previous one, and Begin emits that edge.
+func (d *Device) Queue(id int, name string, inOrder bool) *Queue {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, q := range d.queues {
+		if q.ID == id {
+			return q
+		}
+	}
+	q := &Queue{ID: id, Name: name, InOrder: inOrder, Device: d, t: d.t, task: d.t.task}
+	q.Seq = int(d.t.nextQueue())
+	d.queues = append(d.queues, q)
+	return q
+}
+
+// Queue is the trace handle of one command queue. Its Begin method is the
+// trace point of every enqueued command.
+type Queue struct {
+	// ID and Name are the runtime's identifiers of the queue.
+	ID   int
+	Name string
+	// InOrder is set for in-order queues.
+	InOrder bool
+	Device  *Device
+	// Seq is the queue's index in its Tracer, from 0.
+	Seq int
+
+	t    *Tracer
+	task *Stream    // t.task, one indirection less on the hot path
+	mu   sync.Mutex // guards last
+	last Task
+}
+
+func (t *Tracer) nextQueue() uint64 { return t.queueSeq.Add(1) - 1 }
+
+// String returns a short description of the queue for logs.
+func (q *Queue) String() string {
+	if q == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%s/%s", q.Device.Name, q.Name)
+}
