@@ -237,10 +237,12 @@ func (c *Cache) Get(key Key) (bin []byte, ok bool, err error) {
 	return bin, ok, err
 }
 
-// release subtracts the bytes of removed entries from the recorded size.
+// release recounts the recorded size after entries were removed outside
+// the size lock (corrupt entries: their size on disk may not be the size
+// that was recorded).
 func (c *Cache) release(freed int64) {
 	if freed > 0 {
-		c.adjustSize(-freed, false)
+		c.updateSize(nil, 0, true, false)
 	}
 }
 
@@ -376,21 +378,21 @@ func (c *Cache) Put(key Key, bin []byte) error {
 	if err != nil {
 		return c.degradeOn(err)
 	}
-	delta, err := c.store(dir, &key, key.encode(), bin)
+	err = c.store(dir, &key, key.encode(), bin)
 	kl.unlock()
-	if err != nil {
-		return c.degradeOn(err)
-	}
-	return c.adjustSize(delta, true)
+	return c.degradeOn(err)
 }
 
-// store writes an entry; the caller holds the key lock exclusively. It
-// returns the change in total size.
-func (c *Cache) store(dir string, key *Key, src, bin []byte) (delta int64, err error) {
+// store writes an entry; the caller holds the key lock exclusively. The
+// files are written and synced under temporary names, then renamed into
+// place under the size lock together with the size update, so that the
+// recorded size stays exact.
+func (c *Cache) store(dir string, key *Key, src, bin []byte) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, opError("read directory", dir, err)
+		return opError("read directory", dir, err)
 	}
+	recount := false // something uncounted was removed
 	// Leftovers of writers that died: no writer is active but us.
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), tempPrefix) {
@@ -404,8 +406,9 @@ func (c *Cache) store(dir string, key *Key, src, bin []byte) (delta int64, err e
 		srcPath := entryPath(dir, n, ".src")
 		payload, _, serr := readEntryFile(srcPath, kindSrc, 0)
 		if serr != nil {
-			if errors.Is(serr, ErrCorrupt) || errors.Is(serr, fs.ErrPermission) {
-				delta -= c.drop(dir, n, serr)
+			if !errors.Is(serr, fs.ErrNotExist) {
+				c.drop(dir, n, serr)
+				recount = true
 			}
 			if _, err := os.Lstat(srcPath); err == nil {
 				used[n] = true // could not remove it: leave the slot alone
@@ -423,10 +426,8 @@ func (c *Cache) store(dir string, key *Key, src, bin []byte) (delta int64, err e
 	// .bin files without .src are leftovers of a crash between the renames.
 	for _, n := range entryNums(ents, ".bin") {
 		if !used[n] {
-			p := entryPath(dir, n, ".bin")
-			if st, err := os.Lstat(p); err == nil && os.Remove(p) == nil {
-				delta -= st.Size()
-			}
+			os.Remove(entryPath(dir, n, ".bin"))
+			recount = true
 		}
 	}
 	var old int64
@@ -436,22 +437,38 @@ func (c *Cache) store(dir string, key *Key, src, bin []byte) (delta int64, err e
 	} else {
 		old = entrySize(dir, slot)
 	}
-	now := c.now()
 	binPath, srcPath := entryPath(dir, slot, ".bin"), entryPath(dir, slot, ".src")
-	if err := writeFileAtomic(binPath, makeHeader(kindBin, bin, xxhash.Sum64(src)), bin, now, c.hooks); err != nil {
-		return delta, err
+	binTmp, err := writeTemp(binPath, makeHeader(kindBin, bin, xxhash.Sum64(src)), bin, c.now(), c.hooks)
+	if err != nil {
+		return err
 	}
-	if err := writeFileAtomic(srcPath, makeHeader(kindSrc, src, xxhash.Sum64(src)), src, time.Time{}, c.hooks); err != nil {
-		// The new .bin may not go with the old .src: remove both.
-		removeEntry(dir, slot)
-		return delta - old, err
+	srcTmp, err := writeTemp(srcPath, makeHeader(kindSrc, src, xxhash.Sum64(src)), src, time.Time{}, c.hooks)
+	if err != nil {
+		os.Remove(binTmp)
+		return err
 	}
-	if err := syncDir(dir); err != nil {
-		c.tracef("%v", err)
+	delta := int64(2*headerSize+len(bin)+len(src)) - old
+	var perr error
+	publish := func() error {
+		if perr = renameInto(binTmp, binPath, c.hooks); perr != nil {
+			os.Remove(srcTmp)
+			return perr
+		}
+		if perr = renameInto(srcTmp, srcPath, c.hooks); perr != nil {
+			// The new .bin may not go with the old .src: remove both.
+			removeEntry(dir, slot)
+			return perr
+		}
+		if err := syncDir(dir); err != nil {
+			c.tracef("%v", err)
+		}
+		c.tracef("store %s (%d bytes)", binPath, len(bin))
+		return nil
 	}
-	delta += int64(2*headerSize+len(bin)+len(src)) - old
-	c.tracef("store %s (%d bytes)", binPath, len(bin))
-	return delta, nil
+	if err := c.updateSize(publish, delta, recount, true); err != nil && perr == nil {
+		c.tracef("size not updated: %v", err)
+	}
+	return perr
 }
 
 // entrySize returns the total size of the files of entry n.
@@ -526,12 +543,10 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		// Store only if the key is free now.
 		if c.storable(len(b)) {
 			if kl, lerr := lockFile(nil, lockPath, true); lerr == nil {
-				delta, serr := c.store(dir, &key, src, b)
+				serr := c.store(dir, &key, src, b)
 				kl.unlock()
 				if serr != nil {
 					c.tracef("%v", c.degradeOn(serr))
-				} else {
-					c.adjustSize(delta, true)
 				}
 			}
 		}
@@ -550,15 +565,14 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		c.release(freed)
 		return nil, Built, err
 	}
-	var delta int64
 	var serr error
 	if c.storable(len(b)) {
-		delta, serr = c.store(dir, &key, src, b)
+		serr = c.store(dir, &key, src, b)
 	}
 	kl.unlock()
 	if serr != nil {
 		c.tracef("%v", c.degradeOn(serr))
 	}
-	c.adjustSize(delta-freed, serr == nil)
+	c.release(freed)
 	return b, Built, nil
 }

@@ -51,36 +51,37 @@ func writeSizeFile(path string, n int64) error {
 	return nil
 }
 
-// adjustSize adds delta to the recorded size under the size lock and, if
-// evict is set and eviction is on, evicts when over the maximum.
-func (c *Cache) adjustSize(delta int64, evict bool) error {
-	overMax := func(total int64) bool {
-		return evict && !c.cfg.EvictionDisabled && c.cfg.MaxSize > 0 && total > c.cfg.MaxSize
-	}
-	sizePath := filepath.Join(c.root, sizeFileName)
-	if delta == 0 {
-		if n, ok := readSizeFile(sizePath); ok && !overMax(n) {
-			return nil
-		}
-	}
+// updateSize takes the size lock, runs publish (if not nil), and then adds
+// delta to the recorded size, or recounts it by walking the tree if recount
+// is set or the size file is missing or malformed. If evict is set, eviction
+// is on and the total exceeds the maximum, it evicts. If the size lock
+// cannot be taken in time, publish runs anyway and the size is left to the
+// next recount.
+func (c *Cache) updateSize(publish func() error, delta int64, recount, evict bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
 	defer cancel()
-	l, err := lockFile(ctx, filepath.Join(c.root, sizeLockName), true)
-	if err != nil {
-		c.tracef("size not updated: %v", err)
-		return err
+	l, lerr := lockFile(ctx, filepath.Join(c.root, sizeLockName), true)
+	if publish != nil {
+		if err := publish(); err != nil {
+			recount = true
+			evict = false
+		}
+	}
+	if lerr != nil {
+		return lerr
 	}
 	defer l.unlock()
+	sizePath := filepath.Join(c.root, sizeFileName)
 	total, ok := readSizeFile(sizePath)
-	if ok {
-		total += delta
-	}
-	if !ok || total < 0 {
-		c.tracef("size file missing or malformed: recomputing")
+	total += delta
+	if !ok || recount || total < 0 {
+		if !ok {
+			c.tracef("size file missing or malformed: recounting")
+		}
 		entries, _ := c.scan(false)
 		total = sumSizes(entries)
 	}
-	if overMax(total) {
+	if evict && !c.cfg.EvictionDisabled && c.cfg.MaxSize > 0 && total > c.cfg.MaxSize {
 		var rep GCReport
 		total, rep = c.evictLocked(c.cfg.MaxSize/2, c.ageCutoff())
 		c.tracef("evicted %d entries (%d bytes), size now %d", rep.Removed, rep.Freed, total)

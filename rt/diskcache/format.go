@@ -103,16 +103,15 @@ type writeHooks struct {
 	beforeRename func(final string)
 }
 
-// writeFileAtomic writes header and payload to a temporary file in the
-// directory of path, syncs it, sets its modification time to mtime (if not
-// zero) and renames it to path.
-func writeFileAtomic(path string, header, payload []byte, mtime time.Time, hooks *writeHooks) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPrefix+"*")
+// writeTemp writes header and payload to a temporary file in the
+// directory of final, syncs it, sets its modification time to mtime (if not
+// zero) and returns its name.
+func writeTemp(final string, header, payload []byte, mtime time.Time, hooks *writeHooks) (tmp string, err error) {
+	f, err := os.CreateTemp(filepath.Dir(final), tempPrefix+"*")
 	if err != nil {
-		return opError("write entry", path, err)
+		return "", opError("write entry", final, err)
 	}
-	tmp := f.Name()
+	tmp = f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -121,33 +120,39 @@ func writeFileAtomic(path string, header, payload []byte, mtime time.Time, hooks
 	}()
 	half := len(payload) / 2
 	if _, err = f.Write(header); err != nil {
-		return opError("write entry", tmp, err)
+		return "", opError("write entry", tmp, err)
 	}
 	if _, err = f.Write(payload[:half]); err != nil {
-		return opError("write entry", tmp, err)
+		return "", opError("write entry", tmp, err)
 	}
 	if hooks != nil && hooks.midWrite != nil {
-		hooks.midWrite(path)
+		hooks.midWrite(final)
 	}
 	if _, err = f.Write(payload[half:]); err != nil {
-		return opError("write entry", tmp, err)
+		return "", opError("write entry", tmp, err)
 	}
 	if err = f.Sync(); err != nil {
-		return opError("sync entry", tmp, err)
+		return "", opError("sync entry", tmp, err)
 	}
 	if err = f.Close(); err != nil {
-		return opError("write entry", tmp, err)
+		return "", opError("write entry", tmp, err)
 	}
 	if !mtime.IsZero() {
 		if err = os.Chtimes(tmp, mtime, mtime); err != nil {
-			return opError("write entry", tmp, err)
+			return "", opError("write entry", tmp, err)
 		}
 	}
+	return tmp, nil
+}
+
+// renameInto renames a temporary file to its final name.
+func renameInto(tmp, final string, hooks *writeHooks) error {
 	if hooks != nil && hooks.beforeRename != nil {
-		hooks.beforeRename(path)
+		hooks.beforeRename(final)
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return opError("rename entry", path, err)
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return opError("rename entry", final, err)
 	}
 	return nil
 }

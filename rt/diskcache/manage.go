@@ -217,7 +217,7 @@ func (c *Cache) Clear(match string) (ClearReport, error) {
 	c.tracef("clear %q: removed %d entries (%d bytes)", match, rep.Removed, rep.Freed)
 	if _, err := os.Stat(c.root); err == nil {
 		c.prune()
-		c.release(rep.Freed)
+		c.release(rep.Freed + 1) // recount: leftovers were removed too
 	}
 	return rep, nil
 }
