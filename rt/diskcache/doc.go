@@ -40,8 +40,9 @@
 //   - <root>/tree.lock: held shared by every operation on an entry and
 //     exclusively only to remove key directories and their lock files
 //     (Clear and GC prune empty directories).
-//   - <root>/size.lock: held exclusively to update the size file and to
-//     evict.
+//   - <root>/size.lock: held exclusively to publish an entry (the two
+//     renames) together with the size update, so that the recorded size is
+//     exact, and to evict.
 //   - <key directory>/lock: held shared by readers and exclusively by
 //     writers of that key, and by a process that builds the key in
 //     GetOrBuild, so that a second process that needs the same key waits
