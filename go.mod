@@ -1,3 +1,9 @@
 module github.com/dgen-go/dgen
 
-go 1.24.0
+go 1.26.0
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dave/jennifer v1.7.1 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)
