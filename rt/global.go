@@ -19,7 +19,9 @@ type DeviceGlobal[T any] struct {
 }
 
 // RegisterDeviceGlobal registers g. Generated init functions call it.
+// The element size is T's.
 func RegisterDeviceGlobal[T any](g *DeviceGlobal[T], info *GlobalInfo) {
+	info.Size = elemSize[T]()
 	if got, ok := registerDecl(info.ID, info).(*GlobalInfo); ok {
 		g.info = got
 	}
