@@ -272,3 +272,44 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestUses(t *testing.T) {
+	src := `typedef float4 vec;
+#define ADD(Counter, y) (Counter + y + Table[0])
+void f(__global int *Table) __attribute__((always_inline)) {
+    vec Counter = (vec)(0);
+    x = Counter.x + Table[1];
+}
+kernel void k(int n) {
+    unsigned Counter2 = Counter;
+    if (n) { vec Table; Table.x = 1; }
+    else Table[n] = Counter;
+}
+`
+	f, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := func(us []Use) string {
+		var parts []string
+		for _, u := range us {
+			parts = append(parts, u.Name+"@"+u.Pos.String())
+		}
+		return strings.Join(parts, " ")
+	}
+	if got := show(f.Function("f").Uses("Counter", "Table")); got != "" {
+		t.Errorf("f: uses %s, want none (parameter and local shadow)", got)
+	}
+	if got, want := show(f.Function("k").Uses("Counter", "Table")), "Counter@8:25 Table@10:10 Counter@10:21"; got != want {
+		t.Errorf("k: uses %s, want %s", got, want)
+	}
+	if got, want := show(f.Macro("ADD").Uses("Counter", "Table")), "Table@2:40"; got != want {
+		t.Errorf("ADD: uses %s, want %s", got, want)
+	}
+	if fn := f.Function("f"); fn.Kernel || len(fn.Params) != 1 || !fn.HasBody {
+		t.Errorf("f = %+v", fn)
+	}
+	if !f.Macro("ADD").FuncLike || !reflect.DeepEqual(f.Macro("ADD").Params, []string{"Counter", "y"}) {
+		t.Errorf("ADD = %+v", f.Macro("ADD"))
+	}
+}
