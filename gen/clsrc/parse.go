@@ -591,7 +591,7 @@ func (m *Macro) Uses(names ...string) []Use {
 		if t.Kind != Ident || !want[t.Text] || contains(m.Params, t.Text) {
 			continue
 		}
-		if i > 0 && (m.body[i-1].Text == "." || m.body[i-1].Text == "->") {
+		if i > 0 && isMemberOrTag(m.body[i-1].Text) {
 			continue
 		}
 		us = append(us, Use{Name: t.Text, Pos: t.Pos, End: t.End})
@@ -715,7 +715,7 @@ func (f *File) uses(fn *Function, want map[string]bool, all bool) []Use {
 		if !all && !want[t.Text] {
 			continue
 		}
-		if prev == "." || prev == "->" {
+		if isMemberOrTag(prev) {
 			continue
 		}
 		if shadowed(t.Text) {
@@ -785,4 +785,14 @@ declarators:
 		j++
 	}
 	return names
+}
+
+// isMemberOrTag reports whether an identifier after prev is a member name
+// or a struct, union or enum tag rather than a use of a variable.
+func isMemberOrTag(prev string) bool {
+	switch prev {
+	case ".", "->", "struct", "union", "enum":
+		return true
+	}
+	return false
 }

@@ -16,6 +16,16 @@
 // hidden trailing __global T* parameter, calls pass it on, and uses of the
 // global's name read through it.
 //
+// The rewriting never inserts a newline, so the rewritten source keeps the
+// user's line numbers; [Image] puts generated declarations in front and a
+// "#line 1" directive naming the user's file after them, so that build logs
+// point at the user's file and lines. A light parser has limits, which the
+// OpenCL compiler then reports on the rewritten source: a local variable
+// declared with a type from an #include is not seen as shadowing a global;
+// a macro body's use of a global always means the global, even where a
+// local of the same name is in scope at the expansion; uses of a global at
+// file scope, outside functions and #define bodies, are not rewritten.
+//
 // Positions are 1-based lines and 1-based byte columns in the .cl file.
 // Errors are returned, never panics, whatever the input.
 package clsrc
