@@ -134,7 +134,7 @@ func (s *state) collect() {
 		}
 		for _, cg := range f.ast.Comments {
 			if !attached[cg] {
-				s.misplaced(cg, "no package-level declaration")
+				s.misplaced(cg, "a comment inside a function or detached from a declaration")
 			}
 		}
 	}
