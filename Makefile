@@ -15,6 +15,7 @@ deps:
 ## demo: run the examples on the device DGEN_DEVICE selects (default: a GPU, else PoCL).
 demo: deps
 	$(GO) run ./examples/quickstart
+	$(GO) run ./examples/devglobal
 
 ## test: vet, check that generated code is fresh, and run every test with the race detector.
 test: deps

@@ -54,6 +54,8 @@ type Context struct {
 	closed atomic.Bool
 	mu     sync.Mutex // guards queues
 	queues []*Queue
+
+	decls declState // built programs, kernels and device-global storage of registered declarations
 }
 
 // Open opens a context on the device that the environment selects
@@ -161,6 +163,9 @@ func (c *Context) Close() error {
 		if err := q.drv.Release(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
+	}
+	if err := c.releaseDecls(); err != nil {
+		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
 	if err := c.drv.Release(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))

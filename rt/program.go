@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -16,6 +17,7 @@ type BuiltProgram struct {
 	name     string
 	options  string
 	released atomic.Bool
+	decl     *ProgramInfo // the registered program it was built from, if any
 }
 
 // buildRequest is what the build seam receives: source to compile, or
@@ -124,6 +126,13 @@ type Kernel struct {
 	name     string
 	nargs    int
 	released atomic.Bool
+
+	// For kernels of registered specs: launchMu serialises setting the
+	// arguments and launching; hidden holds, per device index, the storage
+	// of the device globals bound as hidden arguments.
+	launchMu sync.Mutex
+	decl     *KernelInfo
+	hidden   [][]*Mem
 }
 
 // Kernel creates the kernel called name. A name that the program does not

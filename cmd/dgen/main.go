@@ -5,6 +5,7 @@
 //
 //	dgen                  generate for the package in the working directory (as go generate runs it)
 //	dgen devices [-json]  list every platform and device, and the one DGEN_DEVICE picks
+//	dgen markers          print the reference of every //dgen: directive
 //	dgen help             print this summary
 package main
 

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/dgen-go/dgen/annotations"
+	"github.com/dgen-go/dgen/gen"
+)
+
+func init() {
+	commands["generate"] = command{"generate for the package in the working directory (the default)", runGenerate}
+	commands["markers"] = command{"print the reference of every //dgen: directive", runMarkers}
+}
+
+// runGenerate generates the package in the directory given by -C (default
+// the working directory). Diagnostics go to stderr, one a line, and the
+// exit status is 1; nothing is written then.
+func runGenerate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("C", ".", "package `directory`")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	files, err := gen.Generate(*dir)
+	if err == nil {
+		err = gen.Write(*dir, files)
+	}
+	if err != nil {
+		var ds gen.Diagnostics
+		if errors.As(err, &ds) {
+			for _, d := range ds {
+				fmt.Fprintln(stderr, d)
+			}
+		} else {
+			fmt.Fprintf(stderr, "dgen: %v\n", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+func runMarkers(args []string, stdout, stderr io.Writer) int {
+	fmt.Fprint(stdout, annotations.Reference())
+	return 0
+}

@@ -1,0 +1,340 @@
+// Package clsrc is a light OpenCL C front end for the dgen generator.
+//
+// It tokenizes OpenCL C source (comments, string and character literals,
+// preprocessor lines with backslash continuations, numbers, identifiers and
+// punctuation), finds function definitions and prototypes with their
+// parameters, the calls and identifier uses inside function bodies and
+// #define bodies, and maps kernel parameter types to the Go types that a
+// kernel spec's fields must have. It does not preprocess: #include,
+// conditional compilation and macro expansion are not followed, except that
+// the identifiers a #define body mentions count as used wherever the macro's
+// name is used.
+//
+// [Rewrite] implements dgen's device-image rewriting for device globals:
+// OpenCL 1.2 has no program-scope variables, so every function that refers
+// to a global, directly or through the helpers and macros it uses, gains a
+// hidden trailing __global T* parameter, calls pass it on, and uses of the
+// global's name read through it.
+//
+// The rewriting never inserts a newline, so the rewritten source keeps the
+// user's line numbers; [Image] puts generated declarations in front and a
+// "#line 1" directive naming the user's file after them, so that build logs
+// point at the user's file and lines. A light parser has limits, which the
+// OpenCL compiler then reports on the rewritten source: a local variable
+// declared with a type from an #include is not seen as shadowing a global;
+// a macro body's use of a global always means the global, even where a
+// local of the same name is in scope at the expansion; uses of a global at
+// file scope, outside functions and #define bodies, are not rewritten.
+//
+// Positions are 1-based lines and 1-based byte columns in the .cl file.
+// Errors are returned, never panics, whatever the input.
+package clsrc
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Pos is a position in a source file.
+type Pos struct {
+	Offset int // byte offset, from 0
+	Line   int // line, from 1
+	Col    int // byte column, from 1
+}
+
+// String returns "line:col".
+func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
+
+// Error is a problem in OpenCL C source at a position.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+// Error returns "line:col: msg".
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+
+// ErrorList is a list of errors in source order; it is returned as an
+// error only when it is not empty.
+type ErrorList []*Error
+
+// Error returns the messages, one a line.
+func (l ErrorList) Error() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Unwrap returns the errors of the list, for errors.Is and errors.As.
+func (l ErrorList) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
+// Kind is the kind of a token.
+type Kind int
+
+// The token kinds.
+const (
+	Ident   Kind = iota // an identifier or keyword
+	Number              // a numeric literal, as the preprocessor sees it
+	String              // a string literal, quotes included
+	Char                // a character literal, quotes included
+	Punct               // an operator or punctuation
+	Preproc             // a whole preprocessor line, continuations included
+	Comment             // a // or /* */ comment
+)
+
+var kindNames = [...]string{"identifier", "number", "string", "char", "punctuation", "preprocessor line", "comment"}
+
+// String returns the kind's name.
+func (k Kind) String() string {
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Token is a token of the source.
+type Token struct {
+	Kind Kind
+	Text string // the token's source text
+	Pos  Pos    // the position of its first byte
+	End  int    // the byte offset just past it
+}
+
+// lineIndex maps offsets to positions.
+type lineIndex []int // offsets of line starts
+
+func newLineIndex(src []byte) lineIndex {
+	li := lineIndex{0}
+	for i, c := range src {
+		if c == '\n' {
+			li = append(li, i+1)
+		}
+	}
+	return li
+}
+
+func (li lineIndex) pos(off int) Pos {
+	i := sort.Search(len(li), func(i int) bool { return li[i] > off }) - 1
+	if i < 0 {
+		i = 0
+	}
+	return Pos{Offset: off, Line: i + 1, Col: off - li[i] + 1}
+}
+
+// puncts are the multi-byte punctuators, longest first.
+var puncts = []string{
+	"<<=", ">>=", "...", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
+	"+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=", "##",
+}
+
+func isLetter(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+
+type scanner struct {
+	src  []byte
+	li   lineIndex
+	errs ErrorList
+}
+
+func (s *scanner) errorf(off int, format string, args ...any) {
+	s.errs = append(s.errs, &Error{Pos: s.li.pos(off), Msg: fmt.Sprintf(format, args...)})
+}
+
+// Tokenize splits src into tokens, comments included. Problems
+// (an unterminated comment, string or character literal, a stray byte)
+// are returned as an ErrorList together with the tokens found.
+func Tokenize(src []byte) ([]Token, error) {
+	s := &scanner{src: src, li: newLineIndex(src)}
+	toks := s.scan(0, len(src), true)
+	if len(s.errs) > 0 {
+		return toks, s.errs
+	}
+	return toks, nil
+}
+
+// scan tokenizes src[from:to]. With directives set, a '#' that is the first
+// token of a line starts a Preproc token running to the end of the line.
+func (s *scanner) scan(from, to int, directives bool) []Token {
+	src := s.src[:to]
+	var toks []Token
+	lineStart := true
+	emit := func(k Kind, start, end int) {
+		toks = append(toks, Token{Kind: k, Text: string(src[start:end]), Pos: s.li.pos(start), End: end})
+	}
+	i := from
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '\n':
+			lineStart = true
+			i++
+			continue
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			i++
+			continue
+		case c == '\\' && i+1 < len(src) && src[i+1] == '\n':
+			i += 2
+			continue
+		case c == '\\' && i+2 < len(src) && src[i+1] == '\r' && src[i+2] == '\n':
+			i += 3
+			continue
+		}
+		start := i
+		switch {
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			i = s.lineComment(i)
+			emit(Comment, start, i)
+			continue // a comment does not end lineStart
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			i = s.blockComment(i)
+			emit(Comment, start, i)
+			continue
+		case c == '#' && lineStart && directives:
+			i = s.directive(i)
+			emit(Preproc, start, i)
+		case isLetter(c):
+			for i < len(src) && (isLetter(src[i]) || isDigit(src[i])) {
+				i++
+			}
+			emit(Ident, start, i)
+		case isDigit(c) || c == '.' && i+1 < len(src) && isDigit(src[i+1]):
+			i = s.number(i)
+			emit(Number, start, i)
+		case c == '"' || c == '\'':
+			i = s.quoted(i, c)
+			k := String
+			if c == '\'' {
+				k = Char
+			}
+			emit(k, start, i)
+		default:
+			n := 1
+			for _, p := range puncts {
+				if len(src)-i >= len(p) && string(src[i:i+len(p)]) == p {
+					n = len(p)
+					break
+				}
+			}
+			if c < 0x20 || c >= 0x7f || c == '`' || c == '@' || c == '$' {
+				s.errorf(i, "unexpected byte %q", c)
+			}
+			i += n
+			emit(Punct, start, i)
+		}
+		lineStart = false
+	}
+	return toks
+}
+
+func (s *scanner) lineComment(i int) int {
+	src := s.src
+	for i < len(src) && src[i] != '\n' {
+		if src[i] == '\\' && i+1 < len(src) && src[i+1] == '\n' {
+			i++ // a continued // comment goes on
+		}
+		i++
+	}
+	return min(i, len(src))
+}
+
+func (s *scanner) blockComment(i int) int {
+	src := s.src
+	start := i
+	i += 2
+	for i+1 < len(src) {
+		if src[i] == '*' && src[i+1] == '/' {
+			return i + 2
+		}
+		i++
+	}
+	s.errorf(start, "unterminated /* comment")
+	return len(src)
+}
+
+func (s *scanner) number(i int) int {
+	src := s.src
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case isLetter(c) || isDigit(c) || c == '.':
+			i++
+		case (c == '+' || c == '-') && strings.ContainsRune("eEpP", rune(src[i-1])):
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func (s *scanner) quoted(i int, q byte) int {
+	src := s.src
+	start := i
+	i++
+	for i < len(src) {
+		switch src[i] {
+		case q:
+			return i + 1
+		case '\\':
+			i += 2
+			continue
+		case '\n':
+			what := "string"
+			if q == '\'' {
+				what = "character"
+			}
+			s.errorf(start, "unterminated %s literal", what)
+			return i
+		}
+		i++
+	}
+	s.errorf(start, "unterminated literal")
+	return len(src)
+}
+
+// directive returns the end of the preprocessor line starting at i,
+// following backslash continuations and skipping comments and literals.
+func (s *scanner) directive(i int) int {
+	src := s.src
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '\n':
+			return i
+		case c == '\\' && i+1 < len(src) && src[i+1] == '\n':
+			i += 2
+		case c == '\\' && i+2 < len(src) && src[i+1] == '\r' && src[i+2] == '\n':
+			i += 3
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			return s.lineComment(i)
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			i = s.blockComment(i)
+		case c == '"' || c == '\'':
+			// In #include <...> or #error text an apostrophe may be
+			// unbalanced; only complain about unbalanced double quotes.
+			if c == '\'' {
+				j := i + 1
+				for j < len(src) && src[j] != '\'' && src[j] != '\n' {
+					j++
+				}
+				if j >= len(src) || src[j] == '\n' {
+					i = j
+					continue
+				}
+			}
+			i = s.quoted(i, c)
+		default:
+			i++
+		}
+	}
+	return i
+}

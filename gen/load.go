@@ -1,0 +1,267 @@
+// Package gen is dgen's generator as a library: it loads a package with
+// go/packages, collects its //dgen: directives, checks them against the Go
+// types and the OpenCL C sources, and emits zz_generated.dgen.go (and
+// companion files for declarations in build-constrained or test files).
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// RuntimePath is the import path of the runtime that generated code uses.
+const RuntimePath = "github.com/dgen-go/dgen/rt"
+
+// MainFile is the name of the generated file of a package.
+const MainFile = "zz_generated.dgen.go"
+
+// Diagnostic is a problem found in the user's package, at a position in a
+// Go or OpenCL C file.
+type Diagnostic struct {
+	Pos token.Position
+	Msg string
+}
+
+// String returns "file:line:col: message".
+func (d Diagnostic) String() string { return fmt.Sprintf("%v: %s", d.Pos, d.Msg) }
+
+// Diagnostics is every problem found in one run, sorted by position. It is
+// returned as an error only when not empty.
+type Diagnostics []Diagnostic
+
+// Error returns the diagnostics, one a line.
+func (ds Diagnostics) Error() string {
+	var b strings.Builder
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(d.String())
+	}
+	return b.String()
+}
+
+// File is one generated file.
+type File struct {
+	Name    string // base name, in the package directory
+	Content []byte
+}
+
+// isGenerated reports whether a base file name is one that dgen writes.
+func isGenerated(name string) bool {
+	return strings.HasPrefix(name, "zz_generated") && (strings.HasSuffix(name, ".dgen.go") || strings.HasSuffix(name, ".dgen_test.go"))
+}
+
+// srcFile is one Go file of the package with what is known about it.
+type srcFile struct {
+	path  string
+	ast   *ast.File
+	info  *types.Info // nil for a file outside the current build
+	pkg   *types.Package
+	test  bool
+	build string // the build constraint of the companion, "" for none
+}
+
+// loaded is the package as the generator sees it.
+type loaded struct {
+	dir   string
+	path  string // import path
+	name  string // package name
+	fset  *token.FileSet
+	files []*srcFile
+	scope *types.Scope // the package scope including internal test files
+}
+
+// load loads the package in dir, its test files and the files that build
+// constraints exclude. Generated files are replaced by their package clause
+// so that a stale or broken one cannot stop the load.
+func load(dir string) (*loaded, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	overlay := map[string][]byte{}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		if !isGenerated(e.Name()) {
+			continue
+		}
+		p := filepath.Join(abs, e.Name())
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil || f.Name == nil {
+			// Unreadable: hide it entirely behind a harmless clause of
+			// the name the other files use; fixed up below.
+			overlay[p] = nil
+			continue
+		}
+		var b strings.Builder
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				if strings.HasPrefix(c.Text, "//go:build") {
+					b.WriteString(c.Text + "\n\n")
+				}
+			}
+		}
+		// The package name of the user's files, not the stale file's.
+		name := guessPackageName(abs)
+		if strings.HasSuffix(f.Name.Name, "_test") {
+			name += "_test"
+		}
+		fmt.Fprintf(&b, "package %s\n", name)
+		overlay[p] = []byte(b.String())
+	}
+	pkgName := ""
+	for p, b := range overlay {
+		if b == nil {
+			if pkgName == "" {
+				pkgName = guessPackageName(abs)
+			}
+			overlay[p] = []byte("package " + pkgName + "\n")
+		}
+	}
+	fset := token.NewFileSet()
+	cfg := &packages.Config{
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
+			packages.NeedTypesInfo | packages.NeedCompiledGoFiles,
+		Dir:     abs,
+		Tests:   true,
+		Fset:    fset,
+		Overlay: overlay,
+	}
+	pkgs, err := packages.Load(cfg, ".")
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	var base, internal, external *packages.Package
+	for _, p := range pkgs {
+		switch {
+		case strings.HasSuffix(p.ID, ".test"):
+		case strings.HasSuffix(p.PkgPath, "_test"):
+			external = p
+		case strings.Contains(p.ID, "["):
+			internal = p
+		default:
+			base = p
+		}
+	}
+	if base == nil {
+		return nil, fmt.Errorf("load %s: no Go package", dir)
+	}
+	var errs []error
+	for _, p := range []*packages.Package{base, internal, external} {
+		if p == nil {
+			continue
+		}
+		for _, e := range p.Errors {
+			// Type errors are expected while the generated methods are
+			// missing: the declarations dgen needs still have their types.
+			if e.Kind == packages.TypeError || strings.HasPrefix(e.Msg, "# ") {
+				continue
+			}
+			errs = append(errs, errors.New(e.Error()))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("load %s: %w", dir, errors.Join(errs...))
+	}
+	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset}
+	main := base
+	if internal != nil {
+		main = internal
+	}
+	l.scope = main.Types.Scope()
+	seen := map[string]bool{}
+	add := func(p *packages.Package) {
+		for i, f := range p.Syntax {
+			path := p.CompiledGoFiles[i]
+			if seen[path] || isGenerated(filepath.Base(path)) {
+				continue
+			}
+			seen[path] = true
+			l.files = append(l.files, &srcFile{path: path, ast: f, info: p.TypesInfo, pkg: p.Types,
+				test: strings.HasSuffix(path, "_test.go"), build: constraint(path, f)})
+		}
+	}
+	add(main)
+	if external != nil {
+		add(external)
+	}
+	for _, path := range base.IgnoredFiles {
+		if seen[path] || isGenerated(filepath.Base(path)) || !strings.HasSuffix(path, ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return nil, fmt.Errorf("load %s: %w", dir, err)
+		}
+		if f.Name.Name != base.Name && f.Name.Name != base.Name+"_test" {
+			continue // a "package main" tool file and the like
+		}
+		l.files = append(l.files, &srcFile{path: path, ast: f, test: strings.HasSuffix(path, "_test.go"), build: constraint(path, f)})
+	}
+	sort.Slice(l.files, func(i, j int) bool { return l.files[i].path < l.files[j].path })
+	return l, nil
+}
+
+func guessPackageName(dir string) string {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".go") && !isGenerated(e.Name()) && !strings.HasSuffix(e.Name(), "_test.go") {
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.PackageClauseOnly)
+			if err == nil {
+				return f.Name.Name
+			}
+		}
+	}
+	return filepath.Base(dir)
+}
+
+var knownOS = map[string]bool{"aix": true, "android": true, "darwin": true, "dragonfly": true, "freebsd": true,
+	"hurd": true, "illumos": true, "ios": true, "js": true, "linux": true, "nacl": true, "netbsd": true,
+	"openbsd": true, "plan9": true, "solaris": true, "wasip1": true, "windows": true, "zos": true}
+
+var knownArch = map[string]bool{"386": true, "amd64": true, "arm": true, "arm64": true, "loong64": true,
+	"mips": true, "mipsle": true, "mips64": true, "mips64le": true, "ppc64": true, "ppc64le": true,
+	"riscv64": true, "s390x": true, "wasm": true}
+
+// constraint returns the build constraint of a file as one //go:build
+// expression: its //go:build line and its _GOOS_GOARCH name suffix.
+func constraint(path string, f *ast.File) string {
+	var parts []string
+	for _, cg := range f.Comments {
+		if cg.Pos() > f.Package {
+			break
+		}
+		for _, c := range cg.List {
+			if expr, ok := strings.CutPrefix(c.Text, "//go:build "); ok {
+				parts = append(parts, "("+strings.TrimSpace(expr)+")")
+			}
+		}
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), ".go")
+	stem = strings.TrimSuffix(stem, "_test")
+	elems := strings.Split(stem, "_")
+	n := len(elems)
+	if n >= 3 && knownOS[elems[n-2]] && knownArch[elems[n-1]] {
+		parts = append(parts, elems[n-2], elems[n-1])
+	} else if n >= 2 && (knownOS[elems[n-1]] || knownArch[elems[n-1]]) {
+		parts = append(parts, elems[n-1])
+	}
+	if len(parts) == 1 && strings.HasPrefix(parts[0], "(") {
+		return strings.TrimSuffix(strings.TrimPrefix(parts[0], "("), ")")
+	}
+	return strings.Join(parts, " && ")
+}

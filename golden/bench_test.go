@@ -1,0 +1,52 @@
+package golden
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/gen"
+)
+
+// writeBenchPackage writes a package with n globals and 100 kernels, each
+// kernel using one global, into a temporary directory inside the module.
+func writeBenchPackage(b *testing.B, n int) string {
+	dir, err := os.MkdirTemp("testdata", "bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	var g, cl strings.Builder
+	g.WriteString("package bench\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:program source=b.cl\nvar P rt.Program\n\n")
+	for i := range n {
+		fmt.Fprintf(&g, "//dgen:global\nvar G%d rt.DeviceGlobal[float32]\n\n", i)
+	}
+	for i := range 100 {
+		fmt.Fprintf(&g, "//dgen:kernel program=P name=k%d\ntype K%d struct {\n\tA rt.Buffer[float32]\n\tN int32\n}\n\n", i, i)
+		fmt.Fprintf(&cl, "__kernel void k%d(__global float* a, int n) { a[n] = G%d; }\n", i, i%n)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.go"), []byte(g.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.cl"), []byte(cl.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkGenerate times one dgen run (load, check, emit) over packages
+// with 50 to 500 device globals and 100 kernels.
+func BenchmarkGenerate(b *testing.B) {
+	for _, n := range []int{50, 100, 250, 500} {
+		b.Run(fmt.Sprintf("globals=%d", n), func(b *testing.B) {
+			dir := writeBenchPackage(b, n)
+			for b.Loop() {
+				if _, err := gen.Generate(dir); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,1 @@
+__kernel void k(__global int* x) { x[0] = G; }

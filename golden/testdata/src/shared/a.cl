@@ -1,0 +1,1 @@
+__kernel void inc(void) { Shared += 1; Mine += 1; }

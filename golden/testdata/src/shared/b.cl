@@ -1,0 +1,1 @@
+__kernel void get(__global uint* out) { out[0] = Shared; }

@@ -1,0 +1,2 @@
+// Package testfiles declares globals in its test files.
+package testfiles
