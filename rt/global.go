@@ -160,11 +160,8 @@ func (q *Queue) globalMem(g *GlobalInfo, prog *ProgramInfo) (*Mem, error) {
 		return nil, fmt.Errorf("storage of device global %s: %w", g.ID, err)
 	}
 	zero := make([]byte, size)
-	ev, err := q.drv.WriteBuffer(m.drv, true, 0, size, unsafe.Pointer(&zero[0]), nil)
-	if err == nil {
-		err = ev.Release()
-	}
-	if err != nil {
+	// A blocking write creates no event.
+	if _, err := q.drv.WriteBuffer(m.drv, true, 0, size, unsafe.Pointer(&zero[0]), nil); err != nil {
 		m.Free()
 		return nil, fmt.Errorf("zero device global %s on %q: %w", g.ID, q.dev.Name, err)
 	}
