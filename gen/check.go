@@ -190,6 +190,14 @@ func (s *state) attach(f *srcFile, gd *ast.GenDecl, sp ast.Spec, cg *ast.Comment
 		case *ast.TypeSpec:
 			dc.name, dc.pos, dc.ts = sp.Name.Name, sp.Name.Pos(), sp
 		}
+		if dc.name == "_" {
+			s.errorf(dc.pos, "//dgen:%s on the blank identifier: nothing can refer to it, give it a name", d.Verb)
+			continue
+		}
+		if strings.HasPrefix(dc.name, "_dgen") {
+			s.errorf(dc.pos, "//dgen:%s on %s: names starting with _dgen are reserved for generated code", d.Verb, dc.name)
+			continue
+		}
 		switch d.Verb {
 		case annotations.VerbProgram:
 			p, _ := d.Program()
