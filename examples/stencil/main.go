@@ -14,8 +14,8 @@
 //
 // With -json it prints one JSON object per mode and repetition, with keys
 // device, mode, size, iters, pyramid, rep, launches, seconds, us_per_iter,
-// driver_allocs, allocs_after_first, reuses, max_err and ok (true only if
-// verified); without, a table of the modes side by side. The exit status is
+// driver_allocs, allocs_after_first, reuses, max_err (null when the result is
+// not finite) and ok (true only if verified); without, a table of the modes side by side. The exit status is
 // 1 if a run fails or does not match the reference.
 package main
 
@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -51,8 +52,10 @@ type Record struct {
 	DriverAllocs     uint64  `json:"driver_allocs"`
 	AllocsAfterFirst uint64  `json:"allocs_after_first"`
 	Reuses           uint64  `json:"reuses"`
-	MaxErr           float64 `json:"max_err"`
-	OK               bool    `json:"ok"`
+	MaxErr           float64 `json:"-"`
+	// MaxErrJSON is MaxErr, null where it is not finite (JSON has no Inf).
+	MaxErrJSON *float64 `json:"max_err"`
+	OK         bool     `json:"ok"`
 }
 
 func main() {
@@ -66,7 +69,14 @@ func main() {
 	flag.Parse()
 	recs, err := run(*size, *iters, *pyramid, *mode, *reps, *verify, func(r Record) {
 		if *asJSON {
-			b, _ := json.Marshal(r)
+			if !math.IsInf(r.MaxErr, 0) && !math.IsNaN(r.MaxErr) {
+				r.MaxErrJSON = &r.MaxErr
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "stencil:", err)
+				return
+			}
 			fmt.Println(string(b))
 		}
 	})

@@ -13,6 +13,8 @@ for line in fileinput.input():
     if not line.startswith("{"):
         continue
     r = json.loads(line)
+    if r.get("max_err") is None:
+        r["max_err"] = float("inf")
     k = (r["device"], r["size"], r["iters"], r.get("pyramid", 1), r["mode"])
     if k not in runs:
         order.append(k)
