@@ -5,7 +5,7 @@ GO      ?= go
 BENCH   ?= .
 BUNDLE  ?= gpu-bundle
 
-.PHONY: all deps demo test vet check-generated generate bench gpu-bundle clean
+.PHONY: all deps demo test vet check-generated generate bench bench-go bench-stencil gpu-bundle clean
 
 all: test
 
@@ -16,6 +16,7 @@ deps:
 demo: deps
 	$(GO) run ./examples/quickstart
 	$(GO) run ./examples/devglobal
+	$(GO) run ./examples/stencil -alloc=all -size 256 -iters 60 -pyramid 2
 
 ## test: vet, check that generated code is fresh, and run every test with the race detector.
 test: deps
@@ -34,9 +35,16 @@ check-generated:
 		echo "generated code is stale: run 'go generate ./...' and commit the result" >&2; \
 		git status --porcelain -- '*.go' >&2; exit 1; fi
 
-## bench: run the benchmarks (BENCH selects them by regexp).
-bench: deps
+## bench: run the Go benchmarks (BENCH selects them by regexp), then the
+## Hotspot example in every mode beside PyOpenCL (SIZES, PYRAMIDS, ITERS,
+## REPS: see scripts/bench-stencil.sh).
+bench: bench-go bench-stencil
+
+bench-go: deps
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem ./...
+
+bench-stencil: deps
+	GO=$(GO) sh scripts/bench-stencil.sh
 
 ## gpu-bundle: build test binaries, examples and dgen into $(BUNDLE)/ to run
 ## on a GPU machine that has no Go: copy it there and run $(BUNDLE)/run.sh.

@@ -184,3 +184,62 @@ func sizeName(n int64) string {
 	}
 	return fmt.Sprintf("%dKiB", n>>10)
 }
+
+// BenchmarkAllocHit measures an allocation served from the allocator's
+// free list (a hit) and its Free, through rt: the cost a time loop pays per
+// step instead of a driver round trip.
+func BenchmarkAllocHit(b *testing.B) {
+	ctx := openDefault(b)
+	q := ctx.Queue()
+	for _, size := range []int{1 << 10, 1 << 20} {
+		for _, tc := range []struct {
+			name  string
+			alloc func(*rt.Queue, int) (rt.Buffer[byte], error)
+		}{{"tagged", siteBytes.Alloc}, {"untagged", rt.Alloc[byte]}} {
+			b.Run(tc.name+"/"+sizeName(int64(size)), func(b *testing.B) {
+				warm, err := tc.alloc(q, size)
+				if err != nil {
+					b.Fatal(err)
+				}
+				warm.Free()
+				before := ctx.AllocStats().DriverAllocs
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					buf, err := tc.alloc(q, size)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := buf.Free(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				if n := ctx.AllocStats().DriverAllocs - before; n != 0 {
+					b.Fatalf("%d driver allocations in the loop, want 0", n)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkNewBufferFree measures rt.NewBuffer and Free: a driver
+// allocation and release with no use in between (on a lazy driver this
+// does not even commit memory; BufferLifecycle includes a first use).
+func BenchmarkNewBufferFree(b *testing.B) {
+	ctx := openDefault(b)
+	for _, size := range []int{1 << 10, 1 << 20} {
+		b.Run(sizeName(int64(size)), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				buf, err := rt.NewBuffer[byte](ctx, size)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := buf.Free(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/alloc"
 )
 
 // Mem is an untyped region of device memory: the storage behind a Buffer.
@@ -17,6 +19,9 @@ type Mem struct {
 	// release gives the storage back: to the driver, or to the allocator
 	// that handed it out. It is called once.
 	release func(*Mem) error
+	// h is the allocator's handle of a pooled region; its zero value for
+	// memory straight from the driver.
+	h alloc.Allocation
 }
 
 // Size returns the size of the region in bytes.
@@ -29,6 +34,10 @@ func (m *Mem) Driver() (DriverBuffer, error) {
 	}
 	if m.freed.Load() {
 		return nil, fmt.Errorf("buffer: %w", ErrFreed)
+	}
+	if m.release != nil && m.h != (alloc.Allocation{}) && !m.h.Live() {
+		// The allocator took the block back: Context.Close.
+		return nil, fmt.Errorf("buffer: %w (released by the allocator)", ErrFreed)
 	}
 	return m.drv, nil
 }
@@ -54,6 +63,7 @@ func (c *Context) NewMem(size int64) (*Mem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err)
 	}
+	c.driverAllocs.Add(1)
 	m.drv = drv
 	return m, nil
 }
@@ -77,6 +87,7 @@ func releaseToDriver(m *Mem) error {
 	if err := m.drv.Release(); err != nil {
 		return fmt.Errorf("release %d bytes: %w", m.size, err)
 	}
+	m.ctx.driverReleases.Add(1)
 	return nil
 }
 

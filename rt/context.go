@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dgen-go/dgen/rt/alloc"
 )
 
 // Config says which backend and devices a context opens, and how.
@@ -21,12 +23,16 @@ type Config struct {
 	Devices []DeviceInfo
 	// Profiling turns on device timestamps for every queue of the context.
 	Profiling bool
+	// Alloc configures the allocator of each device (AllocSite.Alloc and
+	// Alloc).
+	Alloc AllocConfig
 }
 
 // ConfigFromEnv returns the configuration that the environment asks for,
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
-// selector), DGEN_BACKEND and DGEN_PROFILE (1 or 0). A malformed value is an
-// error that names the variable.
+// selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full or
+// seed) and DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no
+// bound). A malformed value is an error that names the variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -38,6 +44,19 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return cfg, fmt.Errorf("DGEN_PROFILE=%q: want 1 or 0", v)
 		}
 		cfg.Profiling = b
+	}
+	if v := getenv("DGEN_ALLOC_POLICY"); v != "" {
+		cfg.Alloc.Policy = AllocPolicy(strings.ToLower(strings.TrimSpace(v)))
+		if _, err := cfg.Alloc.policy(); err != nil {
+			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full or seed", v)
+		}
+	}
+	if v := getenv("DGEN_ALLOC_MAX_HELD"); v != "" {
+		n, err := parseBytes(v)
+		if err != nil {
+			return cfg, fmt.Errorf("DGEN_ALLOC_MAX_HELD: %w", err)
+		}
+		cfg.Alloc.MaxHeld = n
 	}
 	return cfg, nil
 }
@@ -52,10 +71,13 @@ type Context struct {
 	profiling bool
 
 	closed atomic.Bool
-	mu     sync.Mutex // guards queues
+	mu     sync.Mutex // guards queues and the creation of allocators
 	queues []*Queue
 
 	decls declState // built programs, kernels and device-global storage of registered declarations
+	allocCfg                     alloc.Config
+	allocs                       []allocSlot // by device index, created on first use
+	driverAllocs, driverReleases atomic.Uint64
 }
 
 // Open opens a context on the device that the environment selects
@@ -70,6 +92,10 @@ func Open() (*Context, error) {
 
 // OpenConfig opens a context as cfg says.
 func OpenConfig(cfg Config) (*Context, error) {
+	acfg, err := cfg.Alloc.policy()
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
 	b, err := lookupBackend(cfg.Backend)
 	if err != nil {
 		return nil, err
@@ -93,7 +119,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
-	c := &Context{drv: drv, profiling: cfg.Profiling}
+	c := &Context{drv: drv, profiling: cfg.Profiling, allocCfg: acfg, allocs: make([]allocSlot, len(devs))}
 	for i, d := range devs {
 		c.devices = append(c.devices, &Device{DeviceInfo: d, index: i})
 	}
@@ -145,17 +171,19 @@ func (c *Context) check() error {
 	return nil
 }
 
-// Close finishes and releases every queue of the context, then the context.
-// Buffers, programs and events of the context must not be used afterwards.
+// Close releases every buffer of the allocators, held or in use, finishes
+// and releases every queue of the context, then the context. Buffers,
+// programs and events of the context must not be used afterwards (a buffer
+// from the allocator reports ErrFreed; freeing it does nothing).
 func (c *Context) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	errs := c.closeAllocators()
 	c.mu.Lock()
 	qs := c.queues
 	c.queues = nil
 	c.mu.Unlock()
-	var errs []error
 	for _, q := range qs {
 		if err := q.drv.Finish(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err))

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -101,13 +102,27 @@ func TestDeviceErrorIs(t *testing.T) {
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	env := map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}
-	cfg, err := ConfigFromEnv(func(k string) string { return env[k] })
-	if err != nil || cfg.Device != "gpu" || !cfg.Profiling {
-		t.Errorf("ConfigFromEnv = %+v, %v", cfg, err)
+	tests := []struct {
+		env     map[string]string
+		want    Config
+		wantErr bool
+	}{
+		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", Profiling: true}},
+		{env: map[string]string{"DGEN_PROFILE": "maybe"}, wantErr: true},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "seed"}, want: Config{Alloc: AllocConfig{Policy: PolicySeed}}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "Full"}, want: Config{Alloc: AllocConfig{Policy: PolicyFull}}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, wantErr: true},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "512MiB"}, want: Config{Alloc: AllocConfig{MaxHeld: 512 << 20}}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "1g"}, want: Config{Alloc: AllocConfig{MaxHeld: 1 << 30}}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "4096"}, want: Config{Alloc: AllocConfig{MaxHeld: 4096}}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "0"}, want: Config{}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "-1"}, wantErr: true},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "lots"}, wantErr: true},
 	}
-	env["DGEN_PROFILE"] = "maybe"
-	if _, err := ConfigFromEnv(func(k string) string { return env[k] }); err == nil {
-		t.Errorf("DGEN_PROFILE=maybe accepted")
+	for _, tt := range tests {
+		cfg, err := ConfigFromEnv(func(k string) string { return tt.env[k] })
+		if (err != nil) != tt.wantErr || (!tt.wantErr && !reflect.DeepEqual(cfg, tt.want)) {
+			t.Errorf("ConfigFromEnv(%v) = %+v, %v; want %+v, error %v", tt.env, cfg, err, tt.want, tt.wantErr)
+		}
 	}
 }

@@ -1,0 +1,361 @@
+package rt
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/alloc"
+)
+
+// AllocPolicy selects the allocator's policy.
+type AllocPolicy string
+
+// The allocator policies.
+const (
+	// PolicyFull is the seed's tagged free list plus every addition: the
+	// untagged size-class pool and release-and-retry on out of memory. It
+	// is the default.
+	PolicyFull AllocPolicy = "full"
+	// PolicySeed is the plain policy of the seed (Futhark, 2018): the
+	// tagged free list only; untagged allocations go to the driver and back.
+	PolicySeed AllocPolicy = "seed"
+)
+
+// AllocConfig configures the allocator of every device of a context.
+type AllocConfig struct {
+	// Policy is PolicyFull (also when empty) or PolicySeed.
+	Policy AllocPolicy
+	// MaxHeld, when positive, bounds the bytes that one device's allocator
+	// holds in free lists; beyond it the least recently freed blocks are
+	// released to the driver.
+	MaxHeld int64
+}
+
+func (ac AllocConfig) policy() (alloc.Config, error) {
+	var cfg alloc.Config
+	switch ac.Policy {
+	case "", PolicyFull:
+	case PolicySeed:
+		cfg = alloc.SeedPolicy()
+	default:
+		return cfg, fmt.Errorf("allocator policy %q: %w: want %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicySeed)
+	}
+	if ac.MaxHeld < 0 {
+		return cfg, fmt.Errorf("allocator bound of %d bytes held: %w: negative", ac.MaxHeld, ErrInvalidArgument)
+	}
+	cfg.MaxHeld = ac.MaxHeld
+	cfg.IsOutOfMemory = isOutOfMemory
+	cfg.TagName = func(t alloc.Tag) string { return TagName(uint32(t)) }
+	return cfg, nil
+}
+
+// ErrTooLarge reports an allocation above the device's maximum single
+// allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE). No driver call is made.
+var ErrTooLarge = alloc.ErrTooLarge
+
+func isOutOfMemory(err error) bool {
+	return errors.Is(err, ErrOutOfMemory) || errors.Is(err, alloc.ErrDeviceOutOfMemory)
+}
+
+// parseBytes parses a byte count: a decimal integer with an optional
+// suffix K, M, G (powers of 1024; KiB, MiB, GiB and KB, MB, GB are the same).
+func parseBytes(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a byte count (like 512MiB)", s)
+	}
+	return n * mult, nil
+}
+
+// devAlloc is the allocator of one device of a context, with the queue on
+// which it forces new blocks to be resident.
+type devAlloc struct {
+	ctx *Context
+	dev *Device
+	q   DriverQueue // private: a residency write never waits for user work
+	a   *alloc.Allocator
+}
+
+// block is what the allocator holds: a driver buffer.
+type block struct{ drv DriverBuffer }
+
+// Alloc implements alloc.Device: a driver buffer, made resident by a
+// 4-byte blocking write so that a lazy driver (NVIDIA commits memory at
+// first use) reports exhaustion here rather than in a later kernel.
+func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
+	drv, err := d.ctx.drv.NewBuffer(size)
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, d.dev.Name, err)
+	}
+	d.ctx.driverAllocs.Add(1)
+	var zero uint32
+	ev, err := d.q.WriteBuffer(drv, true, 0, 4, unsafe.Pointer(&zero), nil)
+	if err == nil {
+		err = ev.Release()
+	}
+	if err != nil {
+		if rerr := drv.Release(); rerr == nil {
+			d.ctx.driverReleases.Add(1)
+		}
+		return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
+	}
+	return block{drv}, nil
+}
+
+// Release implements alloc.Device.
+func (d *devAlloc) Release(b alloc.Block) error {
+	if err := b.(block).drv.Release(); err != nil {
+		return fmt.Errorf("release buffer on %q: %w", d.dev.Name, err)
+	}
+	d.ctx.driverReleases.Add(1)
+	return nil
+}
+
+// MaxAlloc implements alloc.Device.
+func (d *devAlloc) MaxAlloc() int64 { return d.dev.MaxAllocSize }
+
+// allocator returns the allocator of q's device, creating it on first use.
+func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
+	if q == nil {
+		return nil, fmt.Errorf("allocate: %w: nil queue", ErrInvalidArgument)
+	}
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("allocate: %w", err)
+	}
+	slot := &c.allocs[q.dev.index]
+	if d := slot.Load(); d != nil {
+		return d.a, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := slot.Load(); d != nil {
+		return d.a, nil
+	}
+	if c.closed.Load() {
+		return nil, fmt.Errorf("allocate: context: %w", ErrClosed)
+	}
+	dq, err := c.drv.NewQueue(q.dev.index, false)
+	if err != nil {
+		return nil, fmt.Errorf("create allocator on %q: queue: %w", q.dev.Name, err)
+	}
+	d := &devAlloc{ctx: c, dev: q.dev, q: dq}
+	if d.a, err = alloc.New(d, c.allocCfg); err != nil {
+		dq.Release()
+		return nil, fmt.Errorf("create allocator on %q: %w", q.dev.Name, err)
+	}
+	slot.Store(d)
+	return d.a, nil
+}
+
+// allocMem allocates size bytes under tag on q's device through its
+// allocator.
+func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
+	if q == nil {
+		return nil, fmt.Errorf("allocate %d bytes: %w: nil queue", size, ErrInvalidArgument)
+	}
+	a, err := q.ctx.allocator(q)
+	if err != nil {
+		return nil, err
+	}
+	h, err := a.Alloc(tag, size)
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, TagName(uint32(tag)), q.dev.Name, err)
+	}
+	blk, err := h.Block()
+	if err != nil { // cannot happen for a fresh allocation
+		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, TagName(uint32(tag)), q.dev.Name, err)
+	}
+	return &Mem{ctx: q.ctx, drv: blk.(block).drv, size: size, h: h, release: releaseToAllocator}, nil
+}
+
+// releaseToAllocator gives m's block back to its allocator. After
+// Context.Close the block is gone already and there is nothing to do.
+func releaseToAllocator(m *Mem) error {
+	err := m.h.Free()
+	if err != nil && m.ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("free %d bytes: %w", m.size, err)
+	}
+	return nil
+}
+
+// Alloc allocates a buffer of n elements of T under the site's tag on q's
+// device. It is served from the tag's free block when that block holds
+// between n and 2n elements' worth of bytes, and otherwise from the driver,
+// the new block made resident at once so that out of memory shows here
+// (errors.Is(err, ErrOutOfMemory), after held blocks were released and the
+// allocation retried). A request above the device's maximum allocation is an
+// error wrapping ErrTooLarge; a site that dgen did not register is one
+// wrapping ErrNotGenerated. Free gives the buffer back to the tag's free list.
+func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
+	info, err := s.Info()
+	if err != nil {
+		return Buffer[T]{}, fmt.Errorf("allocate %d elements: %w", n, err)
+	}
+	size, err := byteSize[T](n)
+	if err != nil {
+		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
+	}
+	m, err := allocMem(q, alloc.Tag(info.Tag), size)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	return Buffer[T]{m: m, n: n}, nil
+}
+
+// Alloc allocates an untagged buffer of n elements of T on q's device
+// from the allocator's size-class pool (or, under PolicySeed, from the
+// driver). Free gives it back to the pool. Errors are as for
+// AllocSite.Alloc. NewBuffer, by contrast, always asks the driver.
+func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
+	size, err := byteSize[T](n)
+	if err != nil {
+		return Buffer[T]{}, fmt.Errorf("allocate: %w", err)
+	}
+	m, err := allocMem(q, alloc.NoTag, size)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	return Buffer[T]{m: m, n: n}, nil
+}
+
+// AllocStats is a snapshot of a context's device memory statistics.
+type AllocStats struct {
+	// Devices has the allocator statistics of every device of the context
+	// whose allocator has been used, in device order. Tag names come from
+	// TagName.
+	Devices []DeviceAllocStats
+	// DriverAllocs and DriverReleases count every driver buffer created and
+	// released through the context: by the allocators, NewBuffer and NewMem.
+	DriverAllocs, DriverReleases uint64
+}
+
+// DeviceAllocStats are the statistics of one device's allocator.
+type DeviceAllocStats struct {
+	Device *Device
+	alloc.Stats
+}
+
+// Total returns the statistics of every device together (Peak is the
+// largest device peak).
+func (s AllocStats) Total() alloc.TagStats {
+	t := alloc.TagStats{Name: "total"}
+	for _, d := range s.Devices {
+		x := d.Stats.Total
+		t.Requests += x.Requests
+		t.Reuses += x.Reuses
+		t.DriverAllocs += x.DriverAllocs
+		t.DriverReleases += x.DriverReleases
+		t.Failures += x.Failures
+		t.Held += x.Held
+		t.HeldBlocks += x.HeldBlocks
+		t.InUse += x.InUse
+		t.Peak = max(t.Peak, x.Peak)
+	}
+	return t
+}
+
+// Tag returns the statistics of one tag over every device.
+func (s AllocStats) Tag(tag uint32) alloc.TagStats {
+	t := alloc.TagStats{Tag: alloc.Tag(tag), Name: TagName(tag)}
+	for _, d := range s.Devices {
+		x := d.Stats.Tag(alloc.Tag(tag))
+		t.Requests += x.Requests
+		t.Reuses += x.Reuses
+		t.DriverAllocs += x.DriverAllocs
+		t.DriverReleases += x.DriverReleases
+		t.Failures += x.Failures
+		t.Held += x.Held
+		t.HeldBlocks += x.HeldBlocks
+		t.InUse += x.InUse
+		t.Peak = max(t.Peak, x.Peak)
+	}
+	return t
+}
+
+// String formats the statistics as a table, one line per device and tag.
+func (s AllocStats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-24s %-20s %9s %9s %7s %8s %12s %12s %12s\n", "device", "tag", "requests", "reuses", "allocs", "releases", "held", "in use", "peak")
+	for _, d := range s.Devices {
+		for _, t := range append(d.Tags, d.Stats.Total) {
+			fmt.Fprintf(&b, "%-24.24s %-20.20s %9d %9d %7d %8d %12d %12d %12d\n", d.Device.Name, t.Name, t.Requests, t.Reuses, t.DriverAllocs, t.DriverReleases, t.Held, t.InUse, t.Peak)
+		}
+	}
+	fmt.Fprintf(&b, "driver buffers created %d, released %d\n", s.DriverAllocs, s.DriverReleases)
+	return b.String()
+}
+
+// AllocStats returns the context's allocator statistics. It works after
+// Close too.
+func (c *Context) AllocStats() AllocStats {
+	var s AllocStats
+	for i := range c.allocs {
+		if d := c.allocs[i].Load(); d != nil {
+			s.Devices = append(s.Devices, DeviceAllocStats{Device: d.dev, Stats: d.a.Stats()})
+		}
+	}
+	s.DriverAllocs = c.driverAllocs.Load()
+	s.DriverReleases = c.driverReleases.Load()
+	return s
+}
+
+// ReleaseHeld gives every block held in the allocators' free lists back to
+// the driver. Buffers in use are not affected.
+func (c *Context) ReleaseHeld() error {
+	var errs []error
+	for i := range c.allocs {
+		if d := c.allocs[i].Load(); d != nil {
+			if err := d.a.ReleaseAll(); err != nil {
+				errs = append(errs, fmt.Errorf("release held memory on %q: %w", d.dev.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// closeAllocators releases every allocator's blocks, held or in use, and
+// its queue. Called by Close with c.closed set.
+func (c *Context) closeAllocators() []error {
+	c.mu.Lock() // no allocator is being created
+	c.mu.Unlock()
+	var errs []error
+	for i := range c.allocs {
+		d := c.allocs[i].Load()
+		if d == nil {
+			continue
+		}
+		if err := d.a.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator on %q: %w", d.dev.Name, err))
+		}
+		if err := d.q.Finish(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+		}
+		if err := d.q.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+		}
+	}
+	return errs
+}
+
+var _ alloc.Device = (*devAlloc)(nil)
+
+// allocSlot is one device's lazily created allocator.
+type allocSlot = atomic.Pointer[devAlloc]
