@@ -104,11 +104,8 @@ func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
 	}
 	d.ctx.driverAllocs.Add(1)
 	var zero uint32
-	ev, err := d.q.WriteBuffer(drv, true, 0, 4, unsafe.Pointer(&zero), nil)
-	if err == nil {
-		err = ev.Release()
-	}
-	if err != nil {
+	// A blocking write creates no event.
+	if _, err := d.q.WriteBuffer(drv, true, 0, 4, unsafe.Pointer(&zero), nil); err != nil {
 		if rerr := drv.Release(); rerr == nil {
 			d.ctx.driverReleases.Add(1)
 		}
