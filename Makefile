@@ -51,8 +51,8 @@ bench-stencil: deps
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	for p in $$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...); do \
-		$(GO) test -c -o $(BUNDLE)/$$(echo $$p | sed 's|github.com/dgen-go/dgen/||; s|/|_|g').test $$p || exit 1; done
-	for d in cmd/dgen examples/*/; do $(GO) build -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
+		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|github.com/dgen-go/dgen/||; s|/|_|g').test $$p || exit 1; done
+	for d in cmd/dgen examples/*/; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
 
 clean:
