@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // Config says which backend and devices a context opens, and how.
@@ -20,13 +22,21 @@ type Config struct {
 	// Devices, if set, are the devices to open, all of one platform.
 	Devices []DeviceInfo
 	// Profiling turns on device timestamps for every queue of the context.
+	// Tracing (Trace or Tracer set) turns it on too.
 	Profiling bool
+	// Trace selects the built-in trace subscribers, in the form of
+	// DGEN_TRACE (see trace.ParseSpec): "perfetto:PATH", "summary", "log",
+	// comma-separated. Empty means none. It is ignored when Tracer is set.
+	Trace string
+	// Tracer, if set, is the tracer the context reports to, with the
+	// subscribers Go code gave it; the context does not close it.
+	Tracer *trace.Tracer
 }
 
 // ConfigFromEnv returns the configuration that the environment asks for,
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
-// selector), DGEN_BACKEND and DGEN_PROFILE (1 or 0). A malformed value is an
-// error that names the variable.
+// selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0) and DGEN_TRACE (see
+// Config.Trace). A malformed value is an error that names the variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -39,6 +49,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		cfg.Profiling = b
 	}
+	if err := traceConfig(&cfg, getenv); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -50,6 +63,11 @@ type Context struct {
 	devices   []*Device
 	queue     *Queue
 	profiling bool
+
+	tr        *trace.Tracer // never nil; see tracing.go
+	ownTracer bool          // tr was made by the context, which closes it
+	traced    bool          // tracing configured: queues profile
+	nqueues   atomic.Int32  // queue ids
 
 	closed atomic.Bool
 	mu     sync.Mutex // guards queues
@@ -95,7 +113,12 @@ func OpenConfig(cfg Config) (*Context, error) {
 	for i, d := range devs {
 		c.devices = append(c.devices, &Device{DeviceInfo: d, index: i})
 	}
+	if err := c.openTracing(cfg); err != nil {
+		drv.Release()
+		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
+	}
 	if c.queue, err = c.NewQueue(c.devices[0]); err != nil {
+		c.closeTracing()
 		drv.Release()
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
@@ -129,7 +152,11 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create queue on %q: %w", dev.Name, err)
 	}
-	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling}
+	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling, id: int(c.nqueues.Add(1) - 1)}
+	if err := c.initQueueTrace(q); err != nil {
+		dq.Release()
+		return nil, err
+	}
 	c.mu.Lock()
 	c.queues = append(c.queues, q)
 	c.mu.Unlock()
@@ -158,9 +185,13 @@ func (c *Context) Close() error {
 		if err := q.drv.Finish(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err))
 		}
+		q.drainTrace()
 		if err := q.drv.Release(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
+	}
+	if err := c.closeTracing(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.drv.Release(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
