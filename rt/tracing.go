@@ -325,6 +325,8 @@ func (q *Queue) tracedTransfer(op string, tk *trace.Task, do func([]DriverEvent,
 	if err := ev.Wait(); err != nil {
 		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
 	}
+	// The queue is in order: what was enqueued before has completed too.
+	q.drainTrace()
 	if t, err := ev.Profile(); err == nil {
 		tk.Complete(int64(t.Started), int64(t.Ended))
 	}
