@@ -14,7 +14,7 @@ import (
 type Event struct {
 	q    *Queue
 	name string
-	task trace.Task // the command's trace task; zero when untraced
+	task *trace.Task // the command's trace task; nil when untraced
 
 	mu       sync.Mutex
 	drv      DriverEvent
@@ -42,7 +42,7 @@ func (e *Event) Wait() error {
 	if err := e.wait(); err != nil {
 		return err
 	}
-	if e.task.ID != 0 {
+	if e.task != nil {
 		e.q.drainTrace()
 	}
 	return nil

@@ -169,8 +169,8 @@ func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Eve
 	tk := q.tq.Begin(kind, name, skip+2)
 	if tk.ID != 0 {
 		for _, w := range wait {
-			if w != nil {
-				tk.DependsOn(w.task)
+			if w != nil && w.task != nil {
+				tk.DependsOn(*w.task)
 			}
 		}
 	}
@@ -305,7 +305,9 @@ func (c *Context) traceNow() int64 {
 func (q *Queue) newTracedEvent(drv DriverEvent, name string, tk trace.Task) *Event {
 	e := newEvent(q, drv, name)
 	if tk.ID != 0 {
-		e.task = tk
+		// A pointer keeps untraced Events small; only traced ones pay.
+		e.task = new(trace.Task)
+		*e.task = tk
 		if q.profiling {
 			q.addPending(tk, e, nil)
 		}
