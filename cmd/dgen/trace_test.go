@@ -25,8 +25,8 @@ func TestTraceSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		args       []string
-		code       int
+		args        []string
+		code        int
 		out, errOut string
 	}{
 		{[]string{"trace", "summary", file}, 0, "trace_test.go:", ""},
