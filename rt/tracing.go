@@ -40,9 +40,14 @@ import (
 // the completed prefix is read: the queue is in order). Blocking transfers
 // complete before they return, so they are reported at once. Submit, which
 // creates no event when tracing is off, creates one when it is on so that
-// its device time can be reported.
-
-// Config fields read here, documented on Config: Trace and Tracer.
+// its device time can be reported. An Event released by its owner before
+// its times were read loses them (no TaskComplete).
+//
+// Hooks for other rt code: traceMem (allocator: free-list reuses and
+// returns with Mem.Pooled set), traceCache (program caches: hits, disk
+// loads, evictions), beginTask with a skip (device-global accesses, with
+// trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
+// (device times of commands with events).
 
 // traceConfig reads DGEN_TRACE into cfg, validating it.
 func traceConfig(cfg *Config, getenv func(string) string) error {
