@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // Mem is an untyped region of device memory: the storage behind a Buffer.
@@ -65,6 +66,7 @@ func (c *Context) NewMem(size int64) (*Mem, error) {
 	}
 	c.driverAllocs.Add(1)
 	m.drv = drv
+	c.traceMem(0, memTrace(m), true)
 	return m, nil
 }
 
@@ -88,6 +90,7 @@ func releaseToDriver(m *Mem) error {
 		return fmt.Errorf("release %d bytes: %w", m.size, err)
 	}
 	m.ctx.driverReleases.Add(1)
+	m.ctx.traceMem(0, memTrace(m), false)
 	return nil
 }
 
@@ -190,39 +193,49 @@ func (b Buffer[T]) span(op string, off, n int) (DriverBuffer, int64, int64, erro
 // Write copies src into the buffer from element 0 and waits until it is
 // done. src may be shorter than the buffer.
 func (b Buffer[T]) Write(q *Queue, src []T, wait ...*Event) error {
-	return b.WriteAt(q, 0, src, wait...)
+	return b.writeAt(q, 0, src, wait, 1)
 }
 
 // WriteAt copies src into the buffer from element off and waits until it
 // is done. A span outside the buffer is an error wrapping ErrOutOfRange,
 // and nothing is written.
 func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
+	return b.writeAt(q, off, src, wait, 0)
+}
+
+// writeAt is WriteAt; skip is as for beginTask.
+func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) error {
 	drv, boff, size, err := b.span("write buffer", off, len(src))
 	if err != nil {
 		return err
 	}
-	return q.transfer("write buffer", func(dw []DriverEvent) (DriverEvent, error) {
-		return q.drv.WriteBuffer(drv, true, boff, size, unsafe.Pointer(unsafe.SliceData(src)), dw)
-	}, size, wait)
+	return q.transfer("write buffer", trace.Write, func(dw []DriverEvent, blocking bool) (DriverEvent, error) {
+		return q.drv.WriteBuffer(drv, blocking, boff, size, unsafe.Pointer(unsafe.SliceData(src)), dw)
+	}, size, wait, skip+1)
 }
 
 // Read copies the first len(dst) elements of the buffer into dst and waits
 // until it is done.
 func (b Buffer[T]) Read(q *Queue, dst []T, wait ...*Event) error {
-	return b.ReadAt(q, 0, dst, wait...)
+	return b.readAt(q, 0, dst, wait, 1)
 }
 
 // ReadAt copies len(dst) elements from element off into dst and waits
 // until it is done. A span outside the buffer is an error wrapping
 // ErrOutOfRange, and dst is left alone.
 func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
+	return b.readAt(q, off, dst, wait, 0)
+}
+
+// readAt is ReadAt; skip is as for beginTask.
+func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) error {
 	drv, boff, size, err := b.span("read buffer", off, len(dst))
 	if err != nil {
 		return err
 	}
-	return q.transfer("read buffer", func(dw []DriverEvent) (DriverEvent, error) {
-		return q.drv.ReadBuffer(drv, true, boff, size, unsafe.Pointer(unsafe.SliceData(dst)), dw)
-	}, size, wait)
+	return q.transfer("read buffer", trace.Read, func(dw []DriverEvent, blocking bool) (DriverEvent, error) {
+		return q.drv.ReadBuffer(drv, blocking, boff, size, unsafe.Pointer(unsafe.SliceData(dst)), dw)
+	}, size, wait, skip+1)
 }
 
 // Fill sets every element to v. It returns at once with the command's event.
@@ -232,12 +245,12 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 		return nil, err
 	}
 	pattern := unsafe.Slice((*byte)(unsafe.Pointer(&v)), elemSize[T]())
-	return q.command("fill buffer", func(dw []DriverEvent) (DriverEvent, error) {
+	return q.command("fill buffer", trace.Fill, func(dw []DriverEvent) (DriverEvent, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
-	}, wait)
+	}, wait, 0)
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at least
@@ -251,17 +264,19 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 	if err != nil {
 		return nil, err
 	}
-	return q.command("copy buffer", func(dw []DriverEvent) (DriverEvent, error) {
+	return q.command("copy buffer", trace.Copy, func(dw []DriverEvent) (DriverEvent, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
-	}, wait)
+	}, wait, 0)
 }
 
 // transfer runs a blocking transfer of size bytes, which creates no
-// event; an empty one only waits for wait.
-func (q *Queue) transfer(op string, do func([]DriverEvent) (DriverEvent, error), size int64, wait []*Event) error {
+// event; an empty one only waits for wait. do enqueues it, blocking or
+// not: when tracing reports device times, transfer enqueues it without
+// blocking and waits for its event. kind and skip are as for beginTask.
+func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []DriverEvent, blocking bool) (DriverEvent, error), size int64, wait []*Event, skip int) error {
 	if size == 0 {
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
@@ -277,14 +292,21 @@ func (q *Queue) transfer(op string, do func([]DriverEvent) (DriverEvent, error),
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	if _, err := do(dw); err != nil {
+	tk := q.beginTask(kind, op, skip+1, wait)
+	if q.wantsEvent(&tk) {
+		return q.tracedTransfer(op, &tk, do, dw)
+	}
+	_, err = do(dw, true)
+	tk.End()
+	if err != nil {
 		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
 	}
 	return nil
 }
 
-// command enqueues one command and wraps its event.
-func (q *Queue) command(op string, do func([]DriverEvent) (DriverEvent, error), wait []*Event) (*Event, error) {
+// command enqueues one command and wraps its event. kind and skip are as
+// for beginTask.
+func (q *Queue) command(op string, kind trace.CmdKind, do func([]DriverEvent) (DriverEvent, error), wait []*Event, skip int) (*Event, error) {
 	if err := q.ctx.check(); err != nil {
 		return nil, err
 	}
@@ -292,9 +314,11 @@ func (q *Queue) command(op string, do func([]DriverEvent) (DriverEvent, error), 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	tk := q.beginTask(kind, op, skip+1, wait)
 	ev, err := do(dw)
+	tk.End()
 	if err != nil {
 		return nil, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
 	}
-	return newEvent(q, ev, op), nil
+	return q.newTracedEvent(ev, op, tk), nil
 }

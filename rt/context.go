@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // Config says which backend and devices a context opens, and how.
@@ -22,17 +23,26 @@ type Config struct {
 	// Devices, if set, are the devices to open, all of one platform.
 	Devices []DeviceInfo
 	// Profiling turns on device timestamps for every queue of the context.
+	// Tracing (Trace or Tracer set) turns it on too.
 	Profiling bool
 	// Alloc configures the allocator of each device (AllocSite.Alloc and
 	// Alloc).
 	Alloc AllocConfig
+	// Trace selects the built-in trace subscribers, in the form of
+	// DGEN_TRACE (see trace.ParseSpec): "perfetto:PATH", "summary", "log",
+	// comma-separated. Empty means none. It is ignored when Tracer is set.
+	Trace string
+	// Tracer, if set, is the tracer the context reports to, with the
+	// subscribers Go code gave it; the context does not close it.
+	Tracer *trace.Tracer
 }
 
 // ConfigFromEnv returns the configuration that the environment asks for,
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
 // selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full or
-// seed) and DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no
-// bound). A malformed value is an error that names the variable.
+// seed), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound)
+// and DGEN_TRACE (see Config.Trace). A malformed value is an error that
+// names the variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -58,6 +68,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		cfg.Alloc.MaxHeld = n
 	}
+	if err := traceConfig(&cfg, getenv); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -69,6 +82,11 @@ type Context struct {
 	devices   []*Device
 	queue     *Queue
 	profiling bool
+
+	tr        *trace.Tracer // never nil; see tracing.go
+	ownTracer bool          // tr was made by the context, which closes it
+	traced    bool          // tracing configured: queues profile
+	nqueues   atomic.Int32  // queue ids
 
 	closed atomic.Bool
 	mu     sync.Mutex // guards queues and the creation of allocators
@@ -123,7 +141,12 @@ func OpenConfig(cfg Config) (*Context, error) {
 	for i, d := range devs {
 		c.devices = append(c.devices, &Device{DeviceInfo: d, index: i})
 	}
+	if err := c.openTracing(cfg); err != nil {
+		drv.Release()
+		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
+	}
 	if c.queue, err = c.NewQueue(c.devices[0]); err != nil {
+		c.closeTracing()
 		drv.Release()
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
@@ -157,7 +180,11 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create queue on %q: %w", dev.Name, err)
 	}
-	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling}
+	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling, id: int(c.nqueues.Add(1) - 1)}
+	if err := c.initQueueTrace(q); err != nil {
+		dq.Release()
+		return nil, err
+	}
 	c.mu.Lock()
 	c.queues = append(c.queues, q)
 	c.mu.Unlock()
@@ -188,12 +215,16 @@ func (c *Context) Close() error {
 		if err := q.drv.Finish(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err))
 		}
+		q.drainTrace()
 		if err := q.drv.Release(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
 	}
 	if err := c.releaseDecls(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
+	}
+	if err := c.closeTracing(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.drv.Release(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))

@@ -249,7 +249,9 @@ func (k *KernelDecl) Launch(q *Queue, kern *Kernel, r Range, setErr error, wait 
 			return nil, fmt.Errorf("enqueue %s: %w", k.info.ID, err)
 		}
 	}
-	return q.Launch(kern, r, wait...)
+	// The trace's call site is the user's: above this function and the
+	// generated Enqueue that calls it.
+	return q.LaunchSkip(2, kern, r, wait...)
 }
 
 // bindHidden sets the hidden arguments to the storage of the kernel's

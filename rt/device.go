@@ -4,12 +4,20 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // Device is a device of an open context.
 type Device struct {
 	DeviceInfo
 	index int // position among the context's devices
+
+	tr        *trace.Device // trace handle; see tracing.go
+	clockOnce sync.Once     // aligns the device clock for tracing
+	clockErr  time.Duration // bound on the aligned device times' error
 }
 
 // Devices lists the devices of every platform of the named backend ("" is

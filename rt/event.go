@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // Event is the completion status of one enqueued command. Pass it in a wait
@@ -12,6 +14,7 @@ import (
 type Event struct {
 	q    *Queue
 	name string
+	task *trace.Task // the command's trace task; nil when untraced
 
 	mu       sync.Mutex
 	drv      DriverEvent
@@ -36,6 +39,16 @@ func (e *Event) Wait() error {
 	if e == nil {
 		return nil
 	}
+	if err := e.wait(); err != nil {
+		return err
+	}
+	if e.task != nil {
+		e.q.drainTrace()
+	}
+	return nil
+}
+
+func (e *Event) wait() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {

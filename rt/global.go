@@ -1,6 +1,8 @@
 package rt
 
 import (
+	"github.com/dgen-go/dgen/rt/trace"
+
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -105,13 +107,18 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	if err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}
-	name := op + " device global"
-	return q.transfer(name, func(dw []DriverEvent) (DriverEvent, error) {
+	name, kind := op+" device global", trace.GlobalRead
+	if write {
+		kind = trace.GlobalWrite
+	}
+	// Frames between transfer's caller and the user: copy's caller, the
+	// exported Read, Write, ReadAt or WriteAt.
+	return q.transfer(name, kind, func(dw []DriverEvent, blocking bool) (DriverEvent, error) {
 		if write {
-			return q.drv.WriteBuffer(drv, true, off, n, p, dw)
+			return q.drv.WriteBuffer(drv, blocking, off, n, p, dw)
 		}
-		return q.drv.ReadBuffer(drv, true, off, n, p, dw)
-	}, n, wait)
+		return q.drv.ReadBuffer(drv, blocking, off, n, p, dw)
+	}, n, wait, 1)
 }
 
 // program returns, for an image-scope global, the one program that uses

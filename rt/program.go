@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // BuiltProgram is a program built for every device of its context: the
@@ -54,6 +56,7 @@ func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
 		drv DriverProgram
 		err error
 		op  = "build"
+		t0  = c.traceNow()
 	)
 	if req.binaries != nil {
 		op = "load"
@@ -63,6 +66,9 @@ func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s program %q for %s: %w", op, req.name, c.deviceLabel(), err)
+	}
+	if req.binaries == nil && t0 != 0 {
+		c.traceCache(0, trace.Cache{Op: trace.Build, Program: req.name, Duration: c.tr.Now() - t0})
 	}
 	return &BuiltProgram{ctx: c, drv: drv, name: req.name, options: req.options}, nil
 }

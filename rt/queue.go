@@ -2,6 +2,8 @@ package rt
 
 import (
 	"fmt"
+
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // Queue is an in-order command queue on one device. It is safe for
@@ -12,6 +14,10 @@ type Queue struct {
 	dev       *Device
 	drv       DriverQueue
 	profiling bool
+
+	id   int          // the queue's number in its context, from 0
+	tq   *trace.Queue // trace handle; see tracing.go
+	pend pendingList  // traced commands awaiting their device times
 }
 
 // Context returns the queue's context.
@@ -42,6 +48,7 @@ func (q *Queue) Finish() error {
 	if err := q.drv.Finish(); err != nil {
 		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, err)
 	}
+	q.drainTrace()
 	return nil
 }
 
@@ -55,17 +62,31 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("enqueue marker: %w", err)
 	}
+	tk := q.beginTask(trace.Marker, "marker", 0, wait)
 	ev, err := q.drv.Marker(dw)
+	tk.End()
 	if err != nil {
 		return nil, fmt.Errorf("enqueue marker on %q: %w", q.dev.Name, err)
 	}
-	return newEvent(q, ev, "marker"), nil
+	return q.newTracedEvent(ev, "marker", tk), nil
 }
 
 // Launch enqueues kernel k over r after the events of wait. k's arguments
 // must have been set; Launch captures them, so k may be changed once
 // Launch returns.
 func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
+	return q.launch(k, r, wait, 0)
+}
+
+// LaunchSkip is Launch for wrappers, such as generated kernel methods: the
+// trace records the source location skip frames above LaunchSkip's caller
+// (1 for a method that the user's code calls directly).
+func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
+	return q.launch(k, r, wait, skip)
+}
+
+// launch is Launch; skip is as for beginTask.
+func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {
 	if err := q.ctx.check(); err != nil {
 		return nil, err
 	}
@@ -76,17 +97,30 @@ func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
+	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	ev, err := q.drv.EnqueueKernel(k.drv, r, dw)
+	tk.End()
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 	}
-	return newEvent(q, ev, k.name), nil
+	return q.newTracedEvent(ev, k.name, tk), nil
 }
 
 // Submit enqueues kernel k over r after the events of wait, like Launch,
 // but creates no event: use it where the queue's order is all that is
 // needed, since on some drivers an event costs as much as the launch.
 func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
+	return q.submit(k, r, wait, 0)
+}
+
+// SubmitSkip is Submit for wrappers, with skip as for LaunchSkip.
+func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
+	return q.submit(k, r, wait, skip)
+}
+
+// submit is Submit; skip is as for beginTask. When tracing reports device
+// times it creates an event after all, kept in the pending list.
+func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 	if err := q.ctx.check(); err != nil {
 		return err
 	}
@@ -97,7 +131,19 @@ func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
 	if err != nil {
 		return fmt.Errorf("submit kernel %q: %w", k.name, err)
 	}
-	if err := q.drv.SubmitKernel(k.drv, r, dw); err != nil {
+	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	if q.wantsEvent(&tk) {
+		ev, err := q.drv.EnqueueKernel(k.drv, r, dw)
+		tk.End()
+		if err != nil {
+			return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
+		}
+		q.addPending(tk, nil, ev)
+		return nil
+	}
+	err = q.drv.SubmitKernel(k.drv, r, dw)
+	tk.End()
+	if err != nil {
 		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 	}
 	return nil

@@ -6,6 +6,8 @@
 //	dgen                  generate for the package in the working directory (as go generate runs it)
 //	dgen devices [-json]  list every platform and device, and the one DGEN_DEVICE picks
 //	dgen markers          print the reference of every //dgen: directive
+//	dgen trace summary FILE
+//	                      print the per-source-location table of a trace written with DGEN_TRACE=perfetto:FILE
 //	dgen help             print this summary
 package main
 
@@ -25,6 +27,7 @@ type command struct {
 
 var commands = map[string]command{
 	"devices": {"list every platform and device, and the one DGEN_DEVICE picks", runDevices},
+	"trace":   {"summary FILE: print the per-source-location table of a written trace", runTrace},
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

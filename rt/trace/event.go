@@ -73,6 +73,8 @@ const (
 	Copy
 	GlobalRead
 	GlobalWrite
+	// Marker is a command that only waits (OpenCL's marker).
+	Marker
 )
 
 var cmdNames = [...]string{
@@ -83,6 +85,7 @@ var cmdNames = [...]string{
 	Copy:        "copy",
 	GlobalRead:  "global_read",
 	GlobalWrite: "global_write",
+	Marker:      "marker",
 }
 
 // String returns the name of c, such as "kernel" or "global_write".

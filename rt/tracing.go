@@ -1,0 +1,341 @@
+package rt
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// Tracing in rt.
+//
+// Every context has a *trace.Tracer (Context.Tracer): the one given in
+// Config.Tracer, else one opened from Config.Trace (DGEN_TRACE), else an
+// empty one that Go code may subscribe to later. Every device has a
+// *trace.Device and every queue a *trace.Queue, so trace points never test
+// for nil: with no subscriber each costs one atomic load (trace.Queue.Begin,
+// trace.Device.MemAlloc, ...) and allocates nothing.
+//
+// Call sites. beginTask records the Go source location of the command. Its
+// skip argument, and the skip argument of every internal helper that passes
+// it on (command, transfer, launch), counts the rt frames between the
+// helper's caller and the user's code: 0 when the helper is called by the
+// exported method that the user called (Queue.Launch calls
+// q.launch(..., 0)); a function that adds a frame between the user and the
+// helper passes skip+1 (Buffer.Write calls writeAt(..., 1), Buffer.WriteAt
+// calls writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
+// Generated methods that wrap Launch in the user's package use
+// Queue.LaunchSkip and Queue.SubmitSkip with skip 1, so the location is the
+// user's call of the generated method.
+//
+// Device time. Queues profile when tracing is configured (Config.Trace or
+// Config.Tracer set). A traced command with an event is kept, with its task,
+// in its queue's pending list; the list is drained (device times read and
+// reported with trace.Task.Complete) on Queue.Finish, after Event.Wait, on
+// Context.Close, and without blocking when it reaches a threshold (only
+// the completed prefix is read: the queue is in order). Blocking transfers
+// complete before they return, so they are reported at once. Submit, which
+// creates no event when tracing is off, creates one when it is on so that
+// its device time can be reported. An Event released by its owner before
+// its times were read loses them (no TaskComplete).
+//
+// Hooks for other rt code: traceMem (allocator: free-list reuses and
+// returns with Mem.Pooled set), traceCache (program caches: hits, disk
+// loads, evictions), beginTask with a skip (device-global accesses, with
+// trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
+// (device times of commands with events).
+
+// traceConfig reads DGEN_TRACE into cfg, validating it.
+func traceConfig(cfg *Config, getenv func(string) string) error {
+	v := getenv(trace.EnvVar)
+	if _, err := trace.ParseSpec(v); err != nil {
+		return err
+	}
+	cfg.Trace = v
+	return nil
+}
+
+// traceStderr is where the built-in summary and log subscribers print.
+var traceStderr = os.Stderr
+
+// openTracing sets up the context's tracer and the trace handles of its
+// devices, before any queue is created.
+func (c *Context) openTracing(cfg Config) error {
+	switch {
+	case cfg.Tracer != nil:
+		c.tr = cfg.Tracer
+		c.traced = true
+	case cfg.Trace != "":
+		tr, err := trace.Open(cfg.Trace, traceStderr)
+		if err != nil {
+			return err
+		}
+		c.tr, c.ownTracer, c.traced = tr, true, true
+	default:
+		c.tr, c.ownTracer = trace.New(), true
+	}
+	if c.traced {
+		c.profiling = true
+	}
+	for _, d := range c.devices {
+		d.tr = c.tr.Device(d.index, d.Name)
+	}
+	return nil
+}
+
+// Tracer returns the context's tracer. Subscribe to it to receive the
+// context's trace events; device times are reported only when the context
+// was opened with tracing configured (Config.Trace or Config.Tracer), since
+// queues profile only then.
+func (c *Context) Tracer() *trace.Tracer { return c.tr }
+
+// closeTracing closes the tracer if the context opened it. Close has
+// drained the queues' pending tasks.
+func (c *Context) closeTracing() error {
+	if !c.ownTracer {
+		return nil
+	}
+	if err := c.tr.Close(); err != nil {
+		return fmt.Errorf("close context: %w", err)
+	}
+	return nil
+}
+
+// initQueueTrace gives a new queue its trace handle and, for the first
+// profiling queue of a traced device, aligns the device clock to the host
+// clock (see syncClock).
+func (c *Context) initQueueTrace(q *Queue) error {
+	d := q.dev
+	q.tq = d.tr.Queue(q.id, "queue "+strconv.Itoa(q.id), true)
+	if !c.traced || !q.profiling {
+		return nil
+	}
+	var err error
+	d.clockOnce.Do(func() { err = q.syncClock() })
+	return err
+}
+
+// clockSamples is the number of marker round trips syncClock makes.
+const clockSamples = 8
+
+// syncClock aligns the device's profiling clock to the tracer's host clock.
+// It enqueues a marker on an idle queue, reading the host clock h0 just
+// before and h1 just after waiting for it; the marker's profiling end time
+// lies between them in host time. The sample with the shortest round trip
+// is kept and its midpoint used, so device times are aligned to within
+// half that round trip (d.clockErr), plus the drift of the device clock
+// since the sample (trace.Device.SyncClock corrects drift once it has
+// samples 10 ms apart).
+func (q *Queue) syncClock() error {
+	d := q.dev
+	best := int64(-1)
+	var host, dev int64
+	for range clockSamples {
+		h0 := q.ctx.tr.Now()
+		ev, err := q.drv.Marker(nil)
+		if err != nil {
+			return fmt.Errorf("synchronise clock of %q: %w", d.Name, err)
+		}
+		err = ev.Wait()
+		h1 := q.ctx.tr.Now()
+		var t Timing
+		if err == nil {
+			t, err = ev.Profile()
+		}
+		ev.Release()
+		if err != nil {
+			return fmt.Errorf("synchronise clock of %q: %w", d.Name, err)
+		}
+		if rt := h1 - h0; best < 0 || rt < best {
+			best, host, dev = rt, h0+rt/2, int64(t.Ended)
+		}
+	}
+	d.clockErr = time.Duration(best / 2)
+	d.tr.SyncClock(host, dev)
+	return nil
+}
+
+// ClockError returns the bound on the error of the device times that
+// tracing reports for d: half the shortest marker round trip measured when
+// the clocks were aligned, 0 if they were not (tracing off).
+func (d *Device) ClockError() time.Duration { return d.clockErr }
+
+// beginTask is the trace point of every enqueued command: it returns the
+// command's task (the zero Task when tracing is off, after one atomic load)
+// and emits its edges: the in-order edge and one per event of wait. skip is
+// the number of rt frames between beginTask's caller and the user's code
+// (see the comment at the top of this file).
+func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) trace.Task {
+	// Begin's skip 0 is beginTask; +1 is beginTask's caller.
+	tk := q.tq.Begin(kind, name, skip+2)
+	if tk.ID != 0 {
+		for _, w := range wait {
+			if w != nil && w.task != nil {
+				tk.DependsOn(*w.task)
+			}
+		}
+	}
+	return tk
+}
+
+// wantsEvent reports whether tk is a traced task on a queue that reports
+// device times, so that its command needs an event.
+func (q *Queue) wantsEvent(tk *trace.Task) bool { return tk.ID != 0 && q.profiling }
+
+// pendingTask is a traced command whose device times are not yet known.
+type pendingTask struct {
+	task trace.Task
+	ev   *Event      // the command's Event; nil when drv is owned here
+	drv  DriverEvent // the driver event, released here when ev is nil
+}
+
+// pendingList is a queue's list of pending tasks, in enqueue order.
+type pendingList struct {
+	mu    sync.Mutex
+	tasks []pendingTask
+	next  int // drain when len(tasks) reaches next
+}
+
+// pendingDrainAt is the smallest length at which a pending list is drained
+// without blocking.
+const pendingDrainAt = 256
+
+// addPending keeps tk's command until its device times are known.
+func (q *Queue) addPending(tk trace.Task, ev *Event, drv DriverEvent) {
+	p := &q.pend
+	p.mu.Lock()
+	p.tasks = append(p.tasks, pendingTask{task: tk, ev: ev, drv: drv})
+	grow := len(p.tasks) >= max(p.next, pendingDrainAt)
+	p.mu.Unlock()
+	if grow {
+		q.drainTrace()
+	}
+}
+
+// drainTrace reports the device times of the pending tasks that have
+// completed. It stops at the first task not complete (the queue is in
+// order, so the rest are most likely not complete either) and never blocks.
+func (q *Queue) drainTrace() {
+	p := &q.pend
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for ; n < len(p.tasks); n++ {
+		pt := &p.tasks[n]
+		if !pt.report() {
+			break
+		}
+	}
+	rest := copy(p.tasks, p.tasks[n:])
+	clear(p.tasks[rest:])
+	p.tasks = p.tasks[:rest]
+	p.next = 2 * rest
+}
+
+// report reports the device times of a completed task and releases what it
+// holds; it returns false, changing nothing, if the command has not
+// completed.
+func (pt *pendingTask) report() bool {
+	if pt.ev != nil {
+		e := pt.ev
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.released { // released by its owner: its times are lost
+			return true
+		}
+		return reportDriver(&pt.task, e.drv)
+	}
+	if !reportDriver(&pt.task, pt.drv) {
+		return false
+	}
+	pt.drv.Release()
+	return true
+}
+
+// reportDriver reports the device times of drv's command to tk, unless the
+// command has not completed (false). A failed command is reported without
+// device times.
+func reportDriver(tk *trace.Task, drv DriverEvent) bool {
+	if s, err := drv.Status(); err == nil && s != StatusComplete {
+		return false
+	}
+	if t, err := drv.Profile(); err == nil {
+		tk.Complete(int64(t.Started), int64(t.Ended))
+	}
+	return true
+}
+
+// traceMem reports an allocation (alloc true) or release of device memory
+// on the context's device dev. NewMem and releaseToDriver report driver
+// allocations; an allocator reports reuses from its free list with
+// m.Pooled set. With no memory subscriber it costs one atomic load.
+func (c *Context) traceMem(dev int, m trace.Mem, alloc bool) {
+	d := c.devices[dev].tr
+	if alloc {
+		d.MemAlloc(m)
+	} else {
+		d.MemRelease(m)
+	}
+}
+
+// memTrace describes m for a memory event: its size, and its address as
+// the handle that pairs an allocation with its release.
+func memTrace(m *Mem) trace.Mem {
+	return trace.Mem{Size: m.size, Handle: uint64(uintptr(unsafe.Pointer(m)))}
+}
+
+// traceCache reports a program cache event on the context's device dev:
+// (*Context).build reports trace.Build with the build's duration; the
+// program caches report MemoryHit, DiskHit (with the load's duration) and
+// Eviction through it. With no cache subscriber it costs one atomic load.
+func (c *Context) traceCache(dev int, ev trace.Cache) {
+	c.devices[dev].tr.CacheEvent(ev)
+}
+
+// traceNow returns the tracer's clock, or 0 when no cache subscriber would
+// use it, so that untraced builds read no clock.
+func (c *Context) traceNow() int64 {
+	if !c.tr.Enabled() {
+		return 0
+	}
+	return c.tr.Now()
+}
+
+// newTracedEvent wraps a command's driver event with its task, which it
+// keeps in the queue's pending list when device times are reported.
+func (q *Queue) newTracedEvent(drv DriverEvent, name string, tk trace.Task) *Event {
+	e := newEvent(q, drv, name)
+	if tk.ID != 0 {
+		// A pointer keeps untraced Events small; only traced ones pay.
+		e.task = new(trace.Task)
+		*e.task = tk
+		if q.profiling {
+			q.addPending(tk, e, nil)
+		}
+	}
+	return e
+}
+
+// tracedTransfer runs a traced transfer without blocking, waits for its
+// event and reports its device times at once.
+func (q *Queue) tracedTransfer(op string, tk *trace.Task, do func([]DriverEvent, bool) (DriverEvent, error), dw []DriverEvent) error {
+	ev, err := do(dw, false)
+	tk.End()
+	if err != nil {
+		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+	}
+	defer ev.Release()
+	if err := ev.Wait(); err != nil {
+		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+	}
+	// The queue is in order: what was enqueued before has completed too.
+	q.drainTrace()
+	if t, err := ev.Profile(); err == nil {
+		tk.Complete(int64(t.Started), int64(t.Ended))
+	}
+	return nil
+}

@@ -1,0 +1,524 @@
+package rt_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// openTraced opens a context on the test device reporting to a fresh
+// tracer with a Recorder subscribed to every stream.
+func openTraced(t testing.TB) (*rt.Context, *trace.Recorder) {
+	t.Helper()
+	tr := trace.New()
+	rec := &trace.Recorder{}
+	tr.Subscribe(rec)
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Tracer: tr})
+	if err != nil {
+		t.Fatalf("open traced context on %q: %v", sel, err)
+	}
+	t.Cleanup(func() {
+		if err := ctx.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return ctx, rec
+}
+
+const addOneSrc = `__kernel void add_one(__global int *p) { p[get_global_id(0)] += 1; }`
+
+func addOne(t testing.TB, ctx *rt.Context, buf rt.Buffer[int32]) *rt.Kernel {
+	t.Helper()
+	prog, err := ctx.BuildProgram("add_one", addOneSrc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("add_one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.SetBuffer(0, buf.Mem()); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// taskLine describes a task-stream event for comparisons.
+func taskLine(e trace.Event) string {
+	switch e.Kind {
+	case trace.NodeCreate:
+		return e.Kind.String() + " " + e.Node.Name
+	case trace.EdgeCreate:
+		kind := "explicit"
+		if e.Implicit {
+			kind = "implicit"
+		}
+		return fmt.Sprintf("%s %s %s->%s", e.Kind, kind, e.From.Node.Name, e.Task.Node.Name)
+	case trace.TaskBegin, trace.TaskEnd, trace.TaskComplete:
+		return e.Kind.String() + " " + e.Task.Node.Name
+	}
+	return e.Kind.String()
+}
+
+func TestTraceSequence(t *testing.T) {
+	ctx, rec := openTraced(t)
+	q := ctx.Queue()
+	buf, err := rt.NewBuffer[int32](ctx, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := addOne(t, ctx, buf)
+	rec.Reset()
+
+	if err := buf.Write(q, make([]int32, 16)); err != nil {
+		t.Fatal(err)
+	}
+	fill, err := buf.Fill(q, 41)
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch, err := q.Launch(k, rt.Range1(16), fill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]int32, 16)
+	if err := buf.Read(q, dst, launch); err != nil {
+		t.Fatal(err)
+	}
+	if dst[3] != 42 {
+		t.Fatalf("dst[3] = %d, want 42", dst[3])
+	}
+	var got []string
+	for _, e := range rec.Events() {
+		if e.Stream.Name() == trace.StreamTask {
+			got = append(got, taskLine(e))
+		}
+	}
+	want := []string{
+		"node_create write buffer", "task_begin write buffer", "task_end write buffer", "task_complete write buffer",
+		"node_create fill buffer", "task_begin fill buffer", "edge_create implicit write buffer->fill buffer", "task_end fill buffer",
+		"node_create add_one", "task_begin add_one", "edge_create implicit fill buffer->add_one", "edge_create explicit fill buffer->add_one", "task_end add_one",
+		"node_create read buffer", "task_begin read buffer", "edge_create implicit add_one->read buffer", "edge_create explicit add_one->read buffer", "task_end read buffer",
+		"task_complete fill buffer", "task_complete add_one", "task_complete read buffer",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, e := range rec.Events() {
+		if e.Kind != trace.TaskComplete {
+			continue
+		}
+		tk := e.Task
+		if tk.DevEnd <= tk.DevStart || tk.HostEnd <= tk.HostBegin {
+			t.Errorf("%s: host [%d, %d] device [%d, %d]: want positive durations", tk.Node.Name, tk.HostBegin, tk.HostEnd, tk.DevStart, tk.DevEnd)
+		}
+		// The device cannot start a command before the host began to
+		// enqueue it, up to the clock alignment's error.
+		slack := int64(ctx.Devices()[0].ClockError()) + 1000
+		if tk.DevStart+slack < tk.HostBegin {
+			t.Errorf("%s: device start %d before host begin %d (clock error %v)", tk.Node.Name, tk.DevStart, tk.HostBegin, ctx.Devices()[0].ClockError())
+		}
+	}
+	if ctx.Devices()[0].ClockError() <= 0 {
+		t.Errorf("ClockError = %v, want a positive bound", ctx.Devices()[0].ClockError())
+	}
+}
+
+func TestTraceMemAndCache(t *testing.T) {
+	ctx, rec := openTraced(t)
+	buf, err := rt.NewBuffer[int32](ctx, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addOne(t, ctx, buf)
+	if err := buf.Free(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range rec.Events() {
+		switch e.Kind {
+		case trace.MemAlloc, trace.MemRelease:
+			got = append(got, fmt.Sprintf("%s %d pooled=%v", e.Kind, e.Mem.Size, e.Mem.Pooled))
+		case trace.CacheEvent:
+			got = append(got, fmt.Sprintf("%s %s %s", e.Kind, e.Cache.Op, e.Cache.Program))
+			if e.Cache.Duration <= 0 {
+				t.Errorf("build duration %d, want > 0", e.Cache.Duration)
+			}
+		}
+	}
+	want := "mem_alloc 1024 pooled=false\ncache build add_one\nmem_release 1024 pooled=false"
+	if g := strings.Join(got, "\n"); g != want {
+		t.Errorf("events:\n%s\nwant:\n%s", g, want)
+	}
+}
+
+// TestTraceCallSites checks that every command records the user's line,
+// whichever entry point it goes through, and that a call site makes one
+// node whose instances count its visits.
+func TestTraceCallSites(t *testing.T) {
+	ctx, rec := openTraced(t)
+	q := ctx.Queue()
+	buf, err := rt.NewBuffer[int32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := rt.NewBuffer[int32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := addOne(t, ctx, buf)
+	dst := make([]int32, 4)
+	tests := []struct {
+		name string
+		kind trace.CmdKind
+		do   func() error
+	}{
+		{"Launch", trace.Kernel, func() error { _, err := q.Launch(k, rt.Range1(4)); return err }},
+		{"LaunchSkip", trace.Kernel, func() error { return launchWrapper(q, k) }},
+		{"Submit", trace.Kernel, func() error { return q.Submit(k, rt.Range1(4)) }},
+		{"SubmitSkip", trace.Kernel, func() error { return submitWrapper(q, k) }},
+		{"Write", trace.Write, func() error { return buf.Write(q, dst) }},
+		{"WriteAt", trace.Write, func() error { return buf.WriteAt(q, 1, dst[:2]) }},
+		{"Read", trace.Read, func() error { return buf.Read(q, dst) }},
+		{"ReadAt", trace.Read, func() error { return buf.ReadAt(q, 1, dst[:2]) }},
+		{"Fill", trace.Fill, func() error { _, err := buf.Fill(q, 7); return err }},
+		{"CopyTo", trace.Copy, func() error { _, err := buf.CopyTo(q, other); return err }},
+		{"Marker", trace.Marker, func() error { _, err := q.Marker(); return err }},
+	}
+	const iters = 3
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec.Reset()
+			for range iters {
+				if err := tt.do(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var nodes []*trace.Node
+			begins := 0
+			for _, e := range rec.Events() {
+				switch e.Kind {
+				case trace.NodeCreate:
+					nodes = append(nodes, e.Node)
+				case trace.TaskBegin:
+					begins++
+				}
+			}
+			if len(nodes) != 1 || begins != iters {
+				t.Fatalf("%d node_create and %d task_begin, want 1 and %d", len(nodes), begins, iters)
+			}
+			n := nodes[0]
+			if n.Kind != tt.kind || filepath.Base(n.File) != "tracing_test.go" || !strings.Contains(n.Func, "TestTraceCallSites") {
+				t.Errorf("node %v %q at %s (%s:%d), want a %v in TestTraceCallSites in tracing_test.go", n.Kind, n.Name, n.Func, n.File, n.Line, tt.kind)
+			}
+			if n.Instances() != iters {
+				t.Errorf("node instances %d, want %d", n.Instances(), iters)
+			}
+		})
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// launchWrapper and submitWrapper stand for generated kernel methods.
+func launchWrapper(q *rt.Queue, k *rt.Kernel) error {
+	_, err := q.LaunchSkip(1, k, rt.Range1(4))
+	return err
+}
+
+func submitWrapper(q *rt.Queue, k *rt.Kernel) error { return q.SubmitSkip(1, k, rt.Range1(4)) }
+
+func TestTraceEdgesMatchWaitLists(t *testing.T) {
+	ctx, rec := openTraced(t)
+	q := ctx.Queue()
+	q2, err := ctx.NewQueue(ctx.Devices()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := rt.NewBuffer[int32](ctx, 8)
+	b, _ := rt.NewBuffer[int32](ctx, 8)
+	k := addOne(t, ctx, a)
+	fa, err := a.Fill(q, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := b.Fill(q2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		wait []*rt.Event
+		do   func(wait []*rt.Event) error
+	}{
+		{"launch none", nil, func(w []*rt.Event) error { _, err := q.Launch(k, rt.Range1(8), w...); return err }},
+		{"launch one", []*rt.Event{fb}, func(w []*rt.Event) error { _, err := q.Launch(k, rt.Range1(8), w...); return err }},
+		{"launch two", []*rt.Event{fa, fb}, func(w []*rt.Event) error { _, err := q.Launch(k, rt.Range1(8), w...); return err }},
+		{"submit two", []*rt.Event{fa, fb}, func(w []*rt.Event) error { return q.Submit(k, rt.Range1(8), w...) }},
+		{"marker two", []*rt.Event{fb, fa}, func(w []*rt.Event) error { _, err := q.Marker(w...); return err }},
+		{"read one", []*rt.Event{fb}, func(w []*rt.Event) error { return a.Read(q2, make([]int32, 8), w...) }},
+		{"copy nil entry", []*rt.Event{nil, fa}, func(w []*rt.Event) error { _, err := a.CopyTo(q2, b, w...); return err }},
+	}
+	taskOf := map[*rt.Event]uint64{}
+	for _, e := range rec.Events() {
+		if e.Kind == trace.TaskBegin && e.Task.Node.Kind == trace.Fill {
+			if e.Task.Queue.ID == 0 {
+				taskOf[fa] = e.Task.ID
+			} else {
+				taskOf[fb] = e.Task.ID
+			}
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec.Reset()
+			if err := tt.do(tt.wait); err != nil {
+				t.Fatal(err)
+			}
+			var want, got []uint64
+			for _, w := range tt.wait {
+				if w != nil {
+					want = append(want, taskOf[w])
+				}
+			}
+			implicit := 0
+			for _, e := range rec.Events() {
+				if e.Kind != trace.EdgeCreate {
+					continue
+				}
+				if e.Implicit {
+					implicit++
+				} else {
+					got = append(got, e.From.ID)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("explicit edges from tasks %v, want %v", got, want)
+			}
+			if implicit != 1 {
+				t.Errorf("%d implicit edges, want 1", implicit)
+			}
+		})
+	}
+}
+
+func TestTraceEnvPerfettoAndSummary(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "trace.json")
+	sum := filepath.Join(dir, "summary.txt")
+	env := map[string]string{"DGEN_DEVICE": os.Getenv("DGEN_DEVICE"), "DGEN_TRACE": "perfetto:" + file + ",summary:" + sum}
+	if env["DGEN_DEVICE"] == "" {
+		env["DGEN_DEVICE"] = "cpu"
+	}
+	cfg, err := rt.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := rt.OpenConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ctx.Queue().Profiling() {
+		t.Error("tracing context's queue does not profile")
+	}
+	q := ctx.Queue()
+	buf, _ := rt.NewBuffer[int32](ctx, 64)
+	k := addOne(t, ctx, buf)
+	var last *rt.Event
+	const iters = 20
+	for i := range iters {
+		if err := buf.Write(q, make([]int32, 64)); err != nil {
+			t.Fatal(err)
+		}
+		if last, err = q.Launch(k, rt.Range1(64), last); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := q.Submit(k, rt.Range1(64), last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := last.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		TraceEvents []struct {
+			Name string  `json:"name"`
+			Cat  string  `json:"cat"`
+			Ph   string  `json:"ph"`
+			Dur  float64 `json:"dur"`
+			ID   uint64  `json:"id"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatalf("trace file does not parse: %v", err)
+	}
+	flows := map[uint64]string{}
+	slices := map[string]int{}
+	for _, e := range f.TraceEvents {
+		switch e.Ph {
+		case "X":
+			if e.Dur <= 0 {
+				t.Errorf("%s slice %s has duration %v", e.Cat, e.Name, e.Dur)
+			}
+			slices[e.Cat]++
+		case "s", "f":
+			flows[e.ID] += e.Ph
+		}
+	}
+	wantTasks := iters*2 + iters/2 // writes, launches, submits
+	if slices["host"] != wantTasks || slices["device"] != wantTasks {
+		t.Errorf("%d host and %d device slices, want %d each", slices["host"], slices["device"], wantTasks)
+	}
+	if len(flows) == 0 {
+		t.Error("no flows")
+	}
+	for id, ph := range flows {
+		if ph != "sf" {
+			t.Errorf("flow %d has events %q, want s then f", id, ph)
+		}
+	}
+	text, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tracing_test.go:", "add_one", "write buffer"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	var from strings.Builder
+	if err := trace.SummarizeFile(file, &from); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(from.String(), "tracing_test.go:") {
+		t.Errorf("summary of the file lacks source locations:\n%s", from.String())
+	}
+}
+
+func TestTraceMalformedSpec(t *testing.T) {
+	tests := []string{"bogus", "perfetto", "summary,,log", "log,log"}
+	for _, spec := range tests {
+		t.Run(spec, func(t *testing.T) {
+			_, err := rt.ConfigFromEnv(func(k string) string {
+				if k == trace.EnvVar {
+					return spec
+				}
+				return ""
+			})
+			if err == nil || !strings.Contains(err.Error(), trace.EnvVar) {
+				t.Errorf("ConfigFromEnv with %s=%q: error %v, want one naming the variable", trace.EnvVar, spec, err)
+			}
+			ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", Trace: spec})
+			if err == nil {
+				ctx.Close()
+				t.Errorf("OpenConfig with Trace %q: no error", spec)
+			}
+		})
+	}
+}
+
+// TestTraceConcurrent emits from many goroutines, each with its own queue
+// and all on a shared one, with waits across queues.
+func TestTraceConcurrent(t *testing.T) {
+	ctx, rec := openTraced(t)
+	shared := ctx.Queue()
+	buf, _ := rt.NewBuffer[int32](ctx, 64)
+	const workers, iters = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			own, err := ctx.NewQueue(ctx.Devices()[0])
+			if err != nil {
+				errs <- err
+				return
+			}
+			prog, err := ctx.BuildProgram(fmt.Sprint("add_one_", w), addOneSrc, "")
+			if err != nil {
+				errs <- err
+				return
+			}
+			k, err := prog.Kernel("add_one")
+			if err == nil {
+				err = k.SetBuffer(0, buf.Mem())
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			var ev *rt.Event
+			for i := range iters {
+				if ev, err = own.Launch(k, rt.Range1(64), ev); err != nil {
+					errs <- err
+					return
+				}
+				if err = shared.Submit(k, rt.Range1(64), ev); err != nil {
+					errs <- err
+					return
+				}
+				if i%5 == 0 {
+					if err = own.Finish(); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+			if err := own.Finish(); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := shared.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[trace.Kind]int{}
+	ids := map[uint64]bool{}
+	for _, e := range rec.Events() {
+		counts[e.Kind]++
+		if e.Kind == trace.TaskBegin {
+			if ids[e.Task.ID] {
+				t.Errorf("task id %d begun twice", e.Task.ID)
+			}
+			ids[e.Task.ID] = true
+		}
+	}
+	n := workers * iters * 2
+	if counts[trace.TaskBegin] != n || counts[trace.TaskEnd] != n || counts[trace.TaskComplete] != n {
+		t.Errorf("begin %d end %d complete %d, want %d each", counts[trace.TaskBegin], counts[trace.TaskEnd], counts[trace.TaskComplete], n)
+	}
+	var kinds []string
+	for k, c := range counts {
+		kinds = append(kinds, fmt.Sprintf("%s=%d", k, c))
+	}
+	sort.Strings(kinds)
+	t.Logf("events: %v", kinds)
+}
