@@ -1,6 +1,8 @@
 package rt
 
 import (
+	"github.com/dgen-go/dgen/rt/trace"
+
 	"errors"
 	"fmt"
 	"strconv"
@@ -151,7 +153,9 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 		return nil, fmt.Errorf("create allocator on %q: queue: %w", q.dev.Name, err)
 	}
 	d := &devAlloc{ctx: c, dev: q.dev, q: dq}
-	if d.a, err = alloc.New(d, c.allocCfg); err != nil {
+	cfg := c.allocCfg
+	cfg.Hook = allocTracer{c: c, dev: q.dev.index}
+	if d.a, err = alloc.New(d, cfg); err != nil {
 		dq.Release()
 		return nil, fmt.Errorf("create allocator on %q: %w", q.dev.Name, err)
 	}
@@ -356,3 +360,27 @@ var _ alloc.Device = (*devAlloc)(nil)
 
 // allocSlot is one device's lazily created allocator.
 type allocSlot = atomic.Pointer[devAlloc]
+
+// allocTracer reports the allocator's decisions as memory events: driver
+// allocations and releases, and reuses from the free list (Pooled).
+type allocTracer struct {
+	c   *Context
+	dev int
+}
+
+func (h allocTracer) event(e alloc.Event, pooled bool) trace.Mem {
+	m := trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled}
+	if h.c.tr.Enabled() {
+		m.TagName = TagName(uint32(e.Tag))
+	}
+	return m
+}
+
+// DriverAlloc implements alloc.Hook.
+func (h allocTracer) DriverAlloc(e alloc.Event) { h.c.traceMem(h.dev, h.event(e, false), true) }
+
+// Reuse implements alloc.Hook.
+func (h allocTracer) Reuse(e alloc.Event) { h.c.traceMem(h.dev, h.event(e, true), true) }
+
+// DriverRelease implements alloc.Hook.
+func (h allocTracer) DriverRelease(e alloc.Event) { h.c.traceMem(h.dev, h.event(e, false), false) }
