@@ -21,12 +21,16 @@ type Config struct {
 	Devices []DeviceInfo
 	// Profiling turns on device timestamps for every queue of the context.
 	Profiling bool
+	// Cache configures the kernel/program cache; nil means what the
+	// environment asks for (CacheConfigFromEnv).
+	Cache *CacheConfig
 }
 
 // ConfigFromEnv returns the configuration that the environment asks for,
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
 // selector), DGEN_BACKEND and DGEN_PROFILE (1 or 0). A malformed value is an
-// error that names the variable.
+// error that names the variable. The cache variables are those of
+// CacheConfigFromEnv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -39,7 +43,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		cfg.Profiling = b
 	}
-	return cfg, nil
+	cc, err := CacheConfigFromEnv(getenv)
+	cfg.Cache = &cc
+	return cfg, err
 }
 
 // Context is an open backend context over one or more devices of one
@@ -54,6 +60,8 @@ type Context struct {
 	closed atomic.Bool
 	mu     sync.Mutex // guards queues
 	queues []*Queue
+
+	pc progCache // the kernel/program cache (progcache.go)
 }
 
 // Open opens a context on the device that the environment selects
@@ -68,6 +76,10 @@ func Open() (*Context, error) {
 
 // OpenConfig opens a context as cfg says.
 func OpenConfig(cfg Config) (*Context, error) {
+	cc, err := resolveCacheConfig(cfg.Cache)
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
 	b, err := lookupBackend(cfg.Backend)
 	if err != nil {
 		return nil, err
@@ -99,6 +111,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 		drv.Release()
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
+	c.pc.init(c, cc)
 	return c, nil
 }
 
@@ -162,6 +175,7 @@ func (c *Context) Close() error {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
 	}
+	errs = append(errs, c.pc.close()...)
 	if err := c.drv.Release(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}

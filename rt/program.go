@@ -43,8 +43,8 @@ func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*
 	return c.build(buildRequest{name: name, binaries: binaries, options: options})
 }
 
-// build is the one function through which every program is made.
-func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
+// buildDirect makes a program through the backend, bypassing the cache.
+func (c *Context) buildDirect(req buildRequest) (*BuiltProgram, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
