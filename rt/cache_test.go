@@ -280,28 +280,31 @@ func TestProgramCacheTransientFailureRetried(t *testing.T) {
 }
 
 func TestProgramCacheLRUCascade(t *testing.T) {
-	// Measure one binary to size the threshold at two and a half programs.
-	probe := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
-	p, err := probe.BuildProgram("probe", uniqueSource("0"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bins, err := p.Binaries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := int64(len(bins[0]))
-	ctx := openCache(t, func(c *rt.CacheConfig) {
-		c.Disk.Persistent = false
-		c.EvictionThreshold = size*5/2 + 64
-	})
-	q := ctx.Queue()
+	// Size the threshold so that any two of the three programs fit and
+	// all three do not.
 	imgs := map[string]*rt.ProgramImage{}
 	specs := map[string]*rt.KernelSpec{}
+	probe := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false; c.InMemory = false })
+	var total int64
 	for i, name := range []string{"A", "B", "C"} {
 		imgs[name] = &rt.ProgramImage{ID: "test." + name, Source: uniqueSource(fmt.Sprint(i + 1))}
 		specs[name] = rt.NewKernelSpec(imgs[name], "fill")
+		p, err := probe.ProgramFor(imgs[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bins, err := p.Binaries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += int64(len(bins[0]))
+		p.Release()
 	}
+	ctx := openCache(t, func(c *rt.CacheConfig) {
+		c.Disk.Persistent = false
+		c.EvictionThreshold = total - 1
+	})
+	q := ctx.Queue()
 	resetFaults(0)
 	ckA, err := ctx.KernelFor(specs["A"], q)
 	if err != nil {
