@@ -5,6 +5,8 @@
 //
 //	dgen                  generate for the package in the working directory (as go generate runs it)
 //	dgen devices [-json]  list every platform and device, and the one DGEN_DEVICE picks
+//	dgen cache ls|stat|verify|clear|gc [-json]
+//	                      explore and manage the persistent program cache
 //	dgen help             print this summary
 package main
 
@@ -24,6 +26,7 @@ type command struct {
 
 var commands = map[string]command{
 	"devices": {"list every platform and device, and the one DGEN_DEVICE picks", runDevices},
+	"cache":   {"explore and manage the persistent program cache: ls, stat, verify, clear, gc", runCache},
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
