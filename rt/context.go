@@ -35,14 +35,17 @@ type Config struct {
 	// Tracer, if set, is the tracer the context reports to, with the
 	// subscribers Go code gave it; the context does not close it.
 	Tracer *trace.Tracer
+	// Cache configures the kernel/program cache; nil means what the
+	// environment asks for (CacheConfigFromEnv).
+	Cache *CacheConfig
 }
 
 // ConfigFromEnv returns the configuration that the environment asks for,
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
 // selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full or
-// seed), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound)
-// and DGEN_TRACE (see Config.Trace). A malformed value is an error that
-// names the variable.
+// seed), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
+// DGEN_TRACE (see Config.Trace) and the cache variables of
+// CacheConfigFromEnv. A malformed value is an error that names the variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -71,7 +74,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err := traceConfig(&cfg, getenv); err != nil {
 		return cfg, err
 	}
-	return cfg, nil
+	cc, err := CacheConfigFromEnv(getenv)
+	cfg.Cache = &cc
+	return cfg, err
 }
 
 // Context is an open backend context over one or more devices of one
@@ -92,10 +97,11 @@ type Context struct {
 	mu     sync.Mutex // guards queues and the creation of allocators
 	queues []*Queue
 
-	decls declState // built programs, kernels and device-global storage of registered declarations
+	decls                        declState // built programs, kernels and device-global storage of registered declarations
 	allocCfg                     alloc.Config
 	allocs                       []allocSlot // by device index, created on first use
 	driverAllocs, driverReleases atomic.Uint64
+	pc                           progCache // the kernel/program cache (progcache.go)
 }
 
 // Open opens a context on the device that the environment selects
@@ -111,6 +117,10 @@ func Open() (*Context, error) {
 // OpenConfig opens a context as cfg says.
 func OpenConfig(cfg Config) (*Context, error) {
 	acfg, err := cfg.Alloc.policy()
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	cc, err := resolveCacheConfig(cfg.Cache)
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
@@ -150,6 +160,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 		drv.Release()
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
+	c.pc.init(c, cc)
 	return c, nil
 }
 
@@ -220,6 +231,7 @@ func (c *Context) Close() error {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
 	}
+	errs = append(errs, c.pc.close()...)
 	if err := c.releaseDecls(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}

@@ -36,6 +36,8 @@ type ProgramInfo struct {
 	Options string
 	// Globals is the program's table of the device globals it uses.
 	Globals []ProgramGlobal
+
+	image *ProgramImage // the program cache's key, made at registration
 }
 
 // ParamClass says how the host passes a kernel parameter.
@@ -76,6 +78,10 @@ type KernelInfo struct {
 	// Globals are the unique ids of the device globals that the kernel
 	// takes as hidden arguments, bound as arguments len(Params)+i.
 	Globals []string
+
+	specOnce sync.Once
+	spec     *KernelSpec // the fast kernel cache's key, made on first use
+	specErr  error
 }
 
 // HostAccess says what the host may do with a device global.
@@ -170,6 +176,7 @@ type Program struct {
 
 // RegisterProgram registers p. Generated init functions call it.
 func RegisterProgram(p *Program, info *ProgramInfo) {
+	info.image = &ProgramImage{ID: info.ID, Name: info.Name, Source: info.Source, Options: info.Options}
 	if got, ok := registerDecl(info.ID, info).(*ProgramInfo); ok {
 		p.info = got
 	}
@@ -184,14 +191,14 @@ func (p *Program) Info() (*ProgramInfo, error) {
 	return p.info, nil
 }
 
-// Build returns the program built for every device of c, building it on
-// first use. Every context builds a program once.
+// Build returns the program built for every device of c through the
+// context's program cache (memory, then disk, then a build).
 func (p *Program) Build(c *Context) (*BuiltProgram, error) {
 	info, err := p.Info()
 	if err != nil {
 		return nil, err
 	}
-	return c.declProgram(info)
+	return c.ProgramFor(info.image)
 }
 
 // KernelDecl is the registration of a kernel spec, held by its generated
@@ -217,30 +224,53 @@ func (k *KernelDecl) Info() (*KernelInfo, error) {
 	return k.info, nil
 }
 
-// Acquire returns the spec's kernel for q's context, creating it (and
-// building its program) on first use, locked for setting arguments: the
-// caller sets them, then calls Launch, which unlocks it.
+// Acquire returns the spec's kernel for q's device from the context's fast
+// kernel cache (building its program on first use), locked for setting
+// arguments: the caller sets them, then calls Launch, which unlocks it.
 func (k *KernelDecl) Acquire(q *Queue) (*Kernel, error) {
 	info, err := k.Info()
 	if err != nil {
 		return nil, err
 	}
-	if err := q.ctx.check(); err != nil {
-		return nil, err
-	}
-	kern, err := q.ctx.declKernel(info)
+	spec, err := info.kernelSpec()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kernel %s: %w", info.ID, err)
 	}
-	kern.launchMu.Lock()
+	ck, err := q.ctx.AcquireKernel(spec, q)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", info.ID, err)
+	}
+	kern := ck.Kernel()
+	if kern.decl != info {
+		// First use of this kernel object for the spec: check that the
+		// generated code and the image agree.
+		if want := len(info.Params) + len(info.Globals); kern.nargs != want {
+			ck.Unlock()
+			return nil, fmt.Errorf("kernel %s: %w: %q takes %d arguments, the spec %d: run go generate", info.ID, ErrInvalidArgument, info.Name, kern.nargs, want)
+		}
+		kern.decl = info
+	}
 	return kern, nil
+}
+
+// kernelSpec returns the fast-cache spec of the kernel, made once.
+func (info *KernelInfo) kernelSpec() (*KernelSpec, error) {
+	info.specOnce.Do(func() {
+		pinfo, err := info.Program.Info()
+		if err != nil {
+			info.specErr = err
+			return
+		}
+		info.spec = NewKernelSpec(pinfo.image, info.Name)
+	})
+	return info.spec, info.specErr
 }
 
 // Launch binds the hidden device-global arguments of kern, launches it over
 // r after wait and unlocks it. setErr is the first error of setting the
 // arguments, if any: then nothing is launched and the error is returned.
 func (k *KernelDecl) Launch(q *Queue, kern *Kernel, r Range, setErr error, wait ...*Event) (*Event, error) {
-	defer kern.launchMu.Unlock()
+	defer kern.cached.Unlock()
 	if setErr != nil {
 		return nil, fmt.Errorf("enqueue %s: %w", k.info.ID, setErr)
 	}
@@ -255,7 +285,7 @@ func (k *KernelDecl) Launch(q *Queue, kern *Kernel, r Range, setErr error, wait 
 }
 
 // bindHidden sets the hidden arguments to the storage of the kernel's
-// device globals on q's device. Called with launchMu held.
+// device globals on q's device. Called with the kernel locked.
 func (kern *Kernel) bindHidden(q *Queue) error {
 	dev := q.dev.index
 	if kern.hidden == nil {
@@ -263,7 +293,7 @@ func (kern *Kernel) bindHidden(q *Queue) error {
 	}
 	mems := kern.hidden[dev]
 	if mems == nil {
-		prog := kern.prog.decl
+		prog := kern.decl.Program.info
 		for _, id := range kern.decl.Globals {
 			v, _ := Lookup(id)
 			g, ok := v.(*GlobalInfo)
@@ -315,12 +345,9 @@ func (s *SpecConst[T]) Info() (*SpecConstInfo, error) {
 // Default returns the constant's default value.
 func (s *SpecConst[T]) Default() T { return s.def }
 
-// declState is a context's state for registered declarations. The kernel
-// and program cache replaces the maps by its own.
+// declState is a context's storage of device globals.
 type declState struct {
 	mu      sync.Mutex
-	progs   map[*ProgramInfo]*BuiltProgram
-	kernels map[*KernelInfo]*Kernel
 	globals map[globalKey]*Mem
 }
 
@@ -330,74 +357,15 @@ type globalKey struct {
 	dev  int
 }
 
-// declProgram builds info for c once, through c.build.
-func (c *Context) declProgram(info *ProgramInfo) (*BuiltProgram, error) {
-	c.decls.mu.Lock()
-	defer c.decls.mu.Unlock()
-	return c.declProgramLocked(info)
-}
-
-func (c *Context) declProgramLocked(info *ProgramInfo) (*BuiltProgram, error) {
-	if p, ok := c.decls.progs[info]; ok {
-		return p, nil
-	}
-	p, err := c.build(buildRequest{name: info.ID, source: info.Source, options: info.Options})
-	if err != nil {
-		return nil, err
-	}
-	p.decl = info
-	if c.decls.progs == nil {
-		c.decls.progs = make(map[*ProgramInfo]*BuiltProgram)
-	}
-	c.decls.progs[info] = p
-	return p, nil
-}
-
-func (c *Context) declKernel(info *KernelInfo) (*Kernel, error) {
-	c.decls.mu.Lock()
-	defer c.decls.mu.Unlock()
-	if k, ok := c.decls.kernels[info]; ok {
-		return k, nil
-	}
-	pinfo, err := info.Program.Info()
-	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", info.ID, err)
-	}
-	p, err := c.declProgramLocked(pinfo)
-	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", info.ID, err)
-	}
-	k, err := p.Kernel(info.Name)
-	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", info.ID, err)
-	}
-	if want := len(info.Params) + len(info.Globals); k.nargs != want {
-		k.Release()
-		return nil, fmt.Errorf("kernel %s: %w: %q takes %d arguments, the spec %d: run go generate", info.ID, ErrInvalidArgument, info.Name, k.nargs, want)
-	}
-	k.decl = info
-	if c.decls.kernels == nil {
-		c.decls.kernels = make(map[*KernelInfo]*Kernel)
-	}
-	c.decls.kernels[info] = k
-	return k, nil
-}
-
-// releaseDecls releases what the context made for declarations.
+// releaseDecls frees the storage of device globals.
 func (c *Context) releaseDecls() error {
 	c.decls.mu.Lock()
 	defer c.decls.mu.Unlock()
 	var errs []error
-	for _, k := range c.decls.kernels {
-		errs = append(errs, k.Release())
-	}
-	for _, p := range c.decls.progs {
-		errs = append(errs, p.Release())
-	}
 	for _, m := range c.decls.globals {
 		errs = append(errs, m.Free())
 	}
-	c.decls.kernels, c.decls.progs, c.decls.globals = nil, nil, nil
+	c.decls.globals = nil
 	return errors.Join(errs...)
 }
 

@@ -121,6 +121,10 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		cfg, err := ConfigFromEnv(func(k string) string { return tt.env[k] })
+		if err == nil && cfg.Cache == nil {
+			t.Errorf("ConfigFromEnv(%v): no cache configuration", tt.env)
+		}
+		cfg.Cache = nil // CacheConfigFromEnv has its own tests
 		if (err != nil) != tt.wantErr || (!tt.wantErr && !reflect.DeepEqual(cfg, tt.want)) {
 			t.Errorf("ConfigFromEnv(%v) = %+v, %v; want %+v, error %v", tt.env, cfg, err, tt.want, tt.wantErr)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -19,7 +18,6 @@ type BuiltProgram struct {
 	name     string
 	options  string
 	released atomic.Bool
-	decl     *ProgramInfo // the registered program it was built from, if any
 }
 
 // buildRequest is what the build seam receives: source to compile, or
@@ -47,8 +45,8 @@ func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*
 	return c.build(buildRequest{name: name, binaries: binaries, options: options})
 }
 
-// build is the one function through which every program is made.
-func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
+// buildDirect makes a program through the backend, bypassing the cache.
+func (c *Context) buildDirect(req buildRequest) (*BuiltProgram, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -133,12 +131,13 @@ type Kernel struct {
 	nargs    int
 	released atomic.Bool
 
-	// For kernels of registered specs: launchMu serialises setting the
-	// arguments and launching; hidden holds, per device index, the storage
-	// of the device globals bound as hidden arguments.
-	launchMu sync.Mutex
-	decl     *KernelInfo
-	hidden   [][]*Mem
+	// For kernels in the kernel cache: cached locks setting the arguments
+	// and launching; decl is the registered spec it serves, if any, and
+	// hidden holds, per device index, the storage of the device globals
+	// bound as hidden arguments.
+	cached *CachedKernel
+	decl   *KernelInfo
+	hidden [][]*Mem
 }
 
 // Kernel creates the kernel called name. A name that the program does not

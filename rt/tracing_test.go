@@ -158,7 +158,11 @@ func TestTraceMemAndCache(t *testing.T) {
 			}
 		}
 	}
+	// Another test may have put add_one in the persistent cache already.
 	want := "mem_alloc 1024 pooled=false\ncache build add_one\nmem_release 1024 pooled=false"
+	if g := strings.Join(got, "\n"); strings.Contains(g, "disk_hit add_one") {
+		want = strings.Replace(want, "build", "disk_hit", 1)
+	}
 	if g := strings.Join(got, "\n"); g != want {
 		t.Errorf("events:\n%s\nwant:\n%s", g, want)
 	}

@@ -8,6 +8,8 @@
 //	dgen markers          print the reference of every //dgen: directive
 //	dgen trace summary FILE
 //	                      print the per-source-location table of a trace written with DGEN_TRACE=perfetto:FILE
+//	dgen cache ls|stat|verify|clear|gc [-json]
+//	                      explore and manage the persistent program cache
 //	dgen help             print this summary
 package main
 
@@ -28,6 +30,7 @@ type command struct {
 var commands = map[string]command{
 	"devices": {"list every platform and device, and the one DGEN_DEVICE picks", runDevices},
 	"trace":   {"summary FILE: print the per-source-location table of a written trace", runTrace},
+	"cache":   {"explore and manage the persistent program cache: ls, stat, verify, clear, gc", runCache},
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dgen-go/dgen/rt/diskcache"
+)
+
+const cacheUsage = `usage: dgen cache <ls|stat|verify|clear|gc> [-json] [arguments]
+
+  ls               list entries, least recently used first
+  stat             totals, overall and per device
+  verify [-remove] check every checksum; -remove deletes bad entries
+  clear [DEVICE]   remove every entry, or those of devices whose hash starts
+                   with DEVICE or whose name or platform contains it
+  gc               evict now: entries older than DGEN_CACHE_THRESHOLD_DAYS,
+                   then least recently used ones down to half DGEN_CACHE_MAX_SIZE
+
+The cache is the one DGEN_CACHE_DIR names (default: the user cache directory + /dgen).
+`
+
+// runCache is `dgen cache`: explore and manage the persistent program cache.
+func runCache(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "help" {
+		fmt.Fprint(stderr, cacheUsage)
+		return 2
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("dgen cache "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	remove := fs.Bool("remove", false, "verify: remove bad entries")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	cfg, err := diskcache.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "dgen cache: %v\n", err)
+		return 1
+	}
+	if cfg.Dir == "" {
+		fmt.Fprintln(stderr, "dgen cache: no cache directory: set DGEN_CACHE_DIR")
+		return 1
+	}
+	cfg.Persistent = false // manage only: never create the root
+	c, err := diskcache.Open(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "dgen cache: %v\n", err)
+		return 1
+	}
+	var out any
+	var print func(w io.Writer)
+	switch sub {
+	case "ls":
+		ents, err := c.List()
+		if err != nil {
+			return fail(stderr, sub, err)
+		}
+		out = ents
+		print = func(w io.Writer) {
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "DEVICE\tIMAGE\tPROGRAM\tOPTIONS\tSIZE\tLAST ACCESS")
+			for _, e := range ents {
+				dev := e.DeviceHash[:min(8, len(e.DeviceHash))]
+				if e.Device.Name != "" {
+					dev += " " + e.Device.Name
+				}
+				img, prog := e.ImageID, e.ProgramName
+				if e.Err != "" {
+					img, prog = "?", "error: "+e.Err
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", dev, img, prog, e.Options, humanSize(e.Size), e.LastAccess.Format(time.DateTime))
+			}
+			tw.Flush()
+			fmt.Fprintf(w, "%d entries in %s\n", len(ents), c.Dir())
+		}
+	case "stat":
+		s, err := c.Stat()
+		if err != nil {
+			return fail(stderr, sub, err)
+		}
+		out = s
+		print = func(w io.Writer) {
+			fmt.Fprintf(w, "directory    %s\nentries      %d\nsize         %s (recorded %s)\nmax size     %s\nmax age      %v\n",
+				s.Dir, s.Entries, humanSize(s.Size), humanSize(s.RecordedSize), humanSize(s.MaxSize), s.MaxAge)
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "\nDEVICE\tNAME\tPLATFORM\tENTRIES\tSIZE")
+			for _, d := range s.Devices {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", d.Hash, d.Device.Name, d.Device.Platform, d.Entries, humanSize(d.Size))
+			}
+			tw.Flush()
+		}
+	case "verify":
+		r, err := c.Verify(*remove)
+		if err != nil {
+			return fail(stderr, sub, err)
+		}
+		out = r
+		print = func(w io.Writer) {
+			for _, b := range r.Bad {
+				fmt.Fprintf(w, "BAD %s: %s\n", b.Path, b.Error)
+			}
+			fmt.Fprintf(w, "%d checked, %d bad, %d removed, %d skipped (in use)\n", r.Checked, len(r.Bad), r.Removed, r.Skipped)
+		}
+	case "clear":
+		match := ""
+		if fs.NArg() > 0 {
+			match = fs.Arg(0)
+		}
+		r, err := c.Clear(match)
+		if err != nil {
+			return fail(stderr, sub, err)
+		}
+		out = r
+		print = func(w io.Writer) {
+			fmt.Fprintf(w, "removed %d entries (%s), %d skipped (in use)\n", r.Removed, humanSize(r.Freed), r.Skipped)
+		}
+	case "gc":
+		r, err := c.GC()
+		if err != nil {
+			return fail(stderr, sub, err)
+		}
+		out = r
+		print = func(w io.Writer) {
+			fmt.Fprintf(w, "removed %d entries (%s), %d left (%s), %d skipped (in use), %d directories pruned\n",
+				r.Removed, humanSize(r.Freed), r.Remaining, humanSize(r.Size), r.Skipped, r.Pruned)
+		}
+	default:
+		fmt.Fprintf(stderr, "dgen cache: unknown subcommand %q\n%s", sub, cacheUsage)
+		return 2
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return fail(stderr, sub, err)
+		}
+	} else {
+		print(stdout)
+	}
+	if sub == "verify" {
+		if r := out.(diskcache.VerifyReport); len(r.Bad) > 0 && !*remove {
+			return 1
+		}
+	}
+	return 0
+}
+
+func fail(w io.Writer, sub string, err error) int {
+	fmt.Fprintf(w, "dgen cache %s: %v\n", sub, err)
+	return 1
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n < 0:
+		return "?"
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}

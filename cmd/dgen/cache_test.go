@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt/diskcache"
+)
+
+func TestCacheCommand(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("DGEN_CACHE_DIR", dir)
+	c, err := diskcache.Open(diskcache.DefaultConfig(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dev := range []string{"gpu0", "cpu0"} {
+		key := diskcache.Key{Device: diskcache.Device{Platform: "P", Name: dev}, ImageID: "x.Prog", ImageHash: 1, ProgramName: "prog"}
+		if err := c.Put(key, []byte("binary of "+dev)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"ls"}, 0, "2 entries"},
+		{[]string{"ls", "-json"}, 0, `"image_id": "x.Prog"`},
+		{[]string{"stat"}, 0, "entries      2"},
+		{[]string{"stat", "-json"}, 0, `"entries": 2`},
+		{[]string{"verify"}, 0, "2 checked, 0 bad"},
+		{[]string{"clear", "gpu0"}, 0, "removed 1 entries"},
+		{[]string{"gc", "-json"}, 0, `"remaining": 1`},
+		{[]string{"clear", "-json"}, 0, `"removed": 1`},
+		{[]string{"bogus"}, 2, ""},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"cache"}, tc.args...), &out, &errb)
+		if code != tc.code || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("dgen cache %v: status %d, output %q, stderr %q; want %d and %q", tc.args, code, out.String(), errb.String(), tc.code, tc.want)
+		}
+		if strings.Contains(strings.Join(tc.args, " "), "-json") && code == 0 && !json.Valid(out.Bytes()) {
+			t.Errorf("dgen cache %v: invalid JSON %q", tc.args, out.String())
+		}
+	}
+}

@@ -1,0 +1,248 @@
+// Command cachebench measures the program cache in fresh processes: for a
+// real program (a Hotspot stencil step), the time until the program is
+// ready (built or loaded) and until its first kernel has run, cold, from
+// the persistent cache (warm disk) and from memory (warm memory), with the
+// driver's own cache off and on. With -py it runs the same source through
+// PyOpenCL (pyopencl_bench.py beside this file, or -pyscript) in the same
+// run. It prints one JSON document.
+//
+// Each figure comes from a child process (the command re-executes itself),
+// so that nothing is warm in memory that the figure says is cold.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/dgen-go/dgen/rt"
+	_ "github.com/dgen-go/dgen/rt/opencl"
+)
+
+// source is the measured program: one step of Rodinia Hotspot.
+const source = `
+#define AMB_TEMP 80.0f
+__kernel void hotspot_step(__global const float *power, __global const float *temp_in,
+		__global float *temp_out, int cols, int rows, float cap, float rx, float ry, float rz, float step) {
+	int c = get_global_id(0), r = get_global_id(1);
+	if (c >= cols || r >= rows) return;
+	int i = r * cols + c;
+	float t = temp_in[i];
+	float n = r > 0 ? temp_in[i - cols] : t;
+	float s = r < rows - 1 ? temp_in[i + cols] : t;
+	float w = c > 0 ? temp_in[i - 1] : t;
+	float e = c < cols - 1 ? temp_in[i + 1] : t;
+	float d = (step / cap) * (power[i] + (s + n - 2.0f * t) / ry + (e + w - 2.0f * t) / rx + (AMB_TEMP - t) / rz);
+	temp_out[i] = t + d;
+}
+__kernel void scale(__global float *x, float a, int n) {
+	int i = get_global_id(0);
+	if (i < n) x[i] *= a;
+}
+`
+
+// Phase is the measurement of one child process.
+type Phase struct {
+	Variant        string  `json:"variant"`
+	Phase          string  `json:"phase"` // cold, warm-disk
+	ProgramReadyMs float64 `json:"program_ready_ms"`
+	FirstKernelMs  float64 `json:"first_kernel_done_ms"`
+	WarmMemReadyUs float64 `json:"warm_memory_program_ready_us"`
+	WarmMemKernUs  float64 `json:"warm_memory_kernel_done_us"`
+	Builds         int64   `json:"builds"`
+	DiskHits       int64   `json:"disk_hits"`
+	Device         string  `json:"device"`
+	Error          string  `json:"error,omitempty"`
+}
+
+func main() {
+	child := flag.Bool("child", false, "measure once and print one Phase (internal)")
+	py := flag.Bool("py", false, "also run the same source through PyOpenCL")
+	pyscript := flag.String("pyscript", "", "path of pyopencl_bench.py (default: beside the source or the binary)")
+	flag.StringVar(&python, "python", "/usr/bin/python3", "the Python that has pyopencl (Debian python3-pyopencl)")
+	flag.Parse()
+	if *child {
+		p := measure()
+		json.NewEncoder(os.Stdout).Encode(p)
+		return
+	}
+	if err := run(*py, *pyscript); err != nil {
+		fmt.Fprintln(os.Stderr, "cachebench:", err)
+		os.Exit(1)
+	}
+}
+
+func measure() Phase {
+	var p Phase
+	fail := func(err error) Phase { p.Error = err.Error(); return p }
+	t0 := time.Now()
+	ctx, err := rt.Open()
+	if err != nil {
+		return fail(err)
+	}
+	defer ctx.Close()
+	p.Device = ctx.Devices()[0].Label()
+	img := &rt.ProgramImage{ID: "github.com/dgen-go/dgen/examples/cachebench.Hotspot", Name: "hotspot.cl", Source: source}
+	spec := rt.NewKernelSpec(img, "scale")
+	q := ctx.Queue()
+	x, err := rt.NewBuffer[float32](ctx, 1024)
+	if err != nil {
+		return fail(err)
+	}
+	defer x.Free()
+	launch := func() error {
+		ck, err := ctx.AcquireKernel(spec, q)
+		if err != nil {
+			return err
+		}
+		k := ck.Kernel()
+		err = k.SetBuffer(0, x.Mem())
+		if err == nil {
+			err = rt.SetArg(k, 1, float32(1.5))
+		}
+		if err == nil {
+			err = rt.SetArg(k, 2, int32(1024))
+		}
+		if err == nil {
+			err = q.Submit(k, rt.Range1(1024))
+		}
+		ck.Unlock()
+		if err != nil {
+			return err
+		}
+		return q.Finish()
+	}
+	t0 = time.Now() // context opening is not part of the figures
+	prog, err := ctx.ProgramFor(img)
+	if err != nil {
+		return fail(err)
+	}
+	prog.Release()
+	p.ProgramReadyMs = ms(time.Since(t0))
+	if err := launch(); err != nil {
+		return fail(err)
+	}
+	p.FirstKernelMs = ms(time.Since(t0))
+	t1 := time.Now()
+	if prog, err = ctx.ProgramFor(img); err != nil {
+		return fail(err)
+	}
+	prog.Release()
+	p.WarmMemReadyUs = float64(time.Since(t1).Nanoseconds()) / 1e3
+	t1 = time.Now()
+	if err := launch(); err != nil {
+		return fail(err)
+	}
+	p.WarmMemKernUs = float64(time.Since(t1).Nanoseconds()) / 1e3
+	s := ctx.CacheStats()
+	p.Builds, p.DiskHits = s.Builds, s.DiskHits
+	return p
+}
+
+var python string
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// Report is what cachebench prints.
+type Report struct {
+	Date     string           `json:"date"`
+	GOOS     string           `json:"goos"`
+	CPUs     int              `json:"cpus"`
+	Phases   []Phase          `json:"dgen"`
+	PyOpenCL []map[string]any `json:"pyopencl,omitempty"`
+}
+
+func run(py bool, pyscript string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "cachebench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	rep := Report{Date: time.Now().Format(time.DateOnly), GOOS: runtime.GOOS, CPUs: runtime.NumCPU()}
+	variants := []struct {
+		name string
+		env  func(dir string) []string
+	}{
+		{"driver-cache-off", func(string) []string { return []string{"POCL_KERNEL_CACHE=0", "CUDA_CACHE_DISABLE=1"} }},
+		{"driver-cache-on", func(dir string) []string {
+			return []string{"POCL_KERNEL_CACHE=1", "POCL_CACHE_DIR=" + filepath.Join(dir, "pocl"), "CUDA_CACHE_DISABLE=0", "CUDA_CACHE_PATH=" + filepath.Join(dir, "nv")}
+		}},
+	}
+	for _, v := range variants {
+		dir := filepath.Join(tmp, v.name)
+		env := append(os.Environ(), "DGEN_CACHE_DIR="+filepath.Join(dir, "dgen"), "DGEN_CACHE_PERSISTENT=1")
+		env = append(env, v.env(dir)...)
+		for _, phase := range []string{"cold", "warm-disk"} {
+			cmd := exec.Command(self, "-child")
+			cmd.Env = env
+			cmd.Stderr = os.Stderr
+			out, err := cmd.Output()
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", v.name, phase, err)
+			}
+			var p Phase
+			if err := json.Unmarshal(out, &p); err != nil {
+				return fmt.Errorf("%s %s: %w: %q", v.name, phase, err, out)
+			}
+			p.Variant, p.Phase = v.name, phase
+			rep.Phases = append(rep.Phases, p)
+		}
+		if py {
+			res, err := runPy(pyscript, dir, v.env(dir))
+			if err != nil {
+				return err
+			}
+			res["variant"] = v.name
+			rep.PyOpenCL = append(rep.PyOpenCL, res)
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// runPy times the same source through PyOpenCL: a cold build with an empty
+// PyOpenCL cache, then a warm one in a fresh interpreter.
+func runPy(script, dir string, env []string) (map[string]any, error) {
+	if script == "" {
+		for _, cand := range []string{"examples/cachebench/pyopencl_bench.py", "pyopencl_bench.py"} {
+			if _, err := os.Stat(cand); err == nil {
+				script = cand
+				break
+			}
+		}
+		if exe, err := os.Executable(); script == "" && err == nil {
+			script = filepath.Join(filepath.Dir(exe), "pyopencl_bench.py")
+		}
+	}
+	srcPath := filepath.Join(dir, "hotspot.cl")
+	if err := os.WriteFile(srcPath, []byte(source), 0o644); err != nil {
+		return nil, err
+	}
+	res := map[string]any{}
+	for _, phase := range []string{"cold", "warm"} {
+		cmd := exec.Command(python, script, srcPath)
+		cmd.Env = append(append(os.Environ(), env...), "PYOPENCL_CACHE_DIR="+filepath.Join(dir, "pyopencl"), "PYOPENCL_CTX=", "PYOPENCL_NO_CACHE=")
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("pyopencl %s: %w", phase, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimSpace(string(out))), &m); err != nil {
+			return nil, fmt.Errorf("pyopencl %s: %w: %q", phase, err, out)
+		}
+		res[phase] = m
+	}
+	return res, nil
+}

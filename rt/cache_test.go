@@ -1,0 +1,736 @@
+package rt_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/opencl"
+)
+
+// TestMain points the persistent cache at a temporary directory, so that
+// no test of this package writes to the user's cache directory.
+func TestMain(m *testing.M) {
+	if os.Getenv("DGEN_CACHE_DIR") == "" {
+		dir, err := os.MkdirTemp("", "dgen-rt-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Setenv("DGEN_CACHE_DIR", dir)
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// faults is the fault-injecting backend "faulty": the real OpenCL backend
+// with counted builds and loads, and failures injected on demand.
+var faults struct {
+	builds, loads atomic.Int64
+	mu            sync.Mutex
+	next          []error       // errors for the next builds, in order
+	delay         time.Duration // before every build
+}
+
+func init() { rt.Register("faulty", faultyBackend{}) }
+
+type faultyBackend struct{ opencl.Backend }
+
+func (b faultyBackend) NewContext(devs []rt.DeviceInfo) (rt.DriverContext, error) {
+	c, err := b.Backend.NewContext(devs)
+	if err != nil {
+		return nil, err
+	}
+	return faultyContext{c}, nil
+}
+
+type faultyContext struct{ rt.DriverContext }
+
+func (c faultyContext) BuildProgram(source, options string) (rt.DriverProgram, error) {
+	faults.builds.Add(1)
+	faults.mu.Lock()
+	d := faults.delay
+	var err error
+	if len(faults.next) > 0 {
+		err, faults.next = faults.next[0], faults.next[1:]
+	}
+	faults.mu.Unlock()
+	time.Sleep(d)
+	if err != nil {
+		return nil, err
+	}
+	return c.DriverContext.BuildProgram(source, options)
+}
+
+func (c faultyContext) LoadProgram(bins [][]byte, options string) (rt.DriverProgram, error) {
+	faults.loads.Add(1)
+	return c.DriverContext.LoadProgram(bins, options)
+}
+
+func resetFaults(delay time.Duration, next ...error) {
+	faults.builds.Store(0)
+	faults.loads.Store(0)
+	faults.mu.Lock()
+	faults.next, faults.delay = next, delay
+	faults.mu.Unlock()
+}
+
+// openCache opens a context on the faulty backend with cfg changed by
+// edit, on the CPU device (PoCL), with a fresh cache directory.
+func openCache(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
+	t.Helper()
+	cc := rt.DefaultCacheConfig()
+	cc.Disk = diskcache.DefaultConfig(t.TempDir())
+	if edit != nil {
+		edit(&cc)
+	}
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc})
+	if err != nil {
+		t.Fatalf("open context: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := ctx.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return ctx
+}
+
+// uniqueSource returns a kernel "fill" that writes value to every element,
+// made unique by a comment so that no earlier cache holds it.
+func uniqueSource(value string) string {
+	return fmt.Sprintf("// %x\n__kernel void fill(__global int *out) { out[get_global_id(0)] = %s; }\n", rand.Uint64(), value)
+}
+
+// runFill runs kernel k (fill) over n elements and returns the result.
+func runFill(t testing.TB, ctx *rt.Context, q *rt.Queue, k *rt.Kernel, n int) []int32 {
+	t.Helper()
+	out, err := rt.NewBuffer[int32](ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Free()
+	if err := k.SetBuffer(0, out.Mem()); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Submit(k, rt.Range1(n)); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int32, n)
+	if err := out.Read(q, got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestProgramCacheOneBuild(t *testing.T) {
+	for _, disk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("disk=%v", disk), func(t *testing.T) {
+			ctx := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = disk })
+			resetFaults(50 * time.Millisecond)
+			src := uniqueSource("7")
+			img := &rt.ProgramImage{ID: "test.Fill", Source: src}
+			spec := rt.NewKernelSpec(img, "fill")
+			const n = 64
+			var wg sync.WaitGroup
+			cks := make([]*rt.CachedKernel, n)
+			errs := make([]error, n)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if i%2 == 0 {
+						cks[i], errs[i] = ctx.KernelFor(spec, ctx.Queue())
+						return
+					}
+					var p *rt.BuiltProgram
+					if p, errs[i] = ctx.ProgramFor(img); errs[i] == nil {
+						errs[i] = p.Release()
+					}
+				}()
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("goroutine %d: %v", i, err)
+				}
+			}
+			if got := faults.builds.Load(); got != 1 {
+				t.Errorf("%d builds, want 1", got)
+			}
+			if s := ctx.CacheStats(); s.Builds != 1 || s.Programs != 1 {
+				t.Errorf("stats %+v, want 1 build and 1 program", s)
+			}
+			for i := 0; i < n; i += 2 {
+				if cks[i] != cks[0] {
+					t.Fatalf("goroutine %d got another kernel", i)
+				}
+			}
+			k, err := cks[0].Lock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runFill(t, ctx, ctx.Queue(), k, 16)
+			cks[0].Unlock()
+			for i, v := range got {
+				if v != 7 {
+					t.Fatalf("out[%d] = %d, want 7", i, v)
+				}
+			}
+		})
+	}
+}
+
+func TestProgramCacheBuildErrorToEveryWaiter(t *testing.T) {
+	ctx := openCache(t, nil)
+	resetFaults(50 * time.Millisecond)
+	src := uniqueSource("undeclared_identifier")
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = ctx.BuildProgram("broken", src, "")
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, rt.ErrBuildFailed) {
+			t.Fatalf("goroutine %d: %v, want ErrBuildFailed", i, err)
+		}
+		if err.Error() != errs[0].Error() {
+			t.Fatalf("goroutine %d: message %q differs from %q", i, err, errs[0])
+		}
+		var de *rt.DeviceError
+		if !errors.As(err, &de) || de.Log == "" {
+			t.Fatalf("goroutine %d: no build log in %v", i, err)
+		}
+	}
+	if got := faults.builds.Load(); got != 1 {
+		t.Errorf("%d builds, want 1", got)
+	}
+	// The error is stored: asking again builds nothing.
+	if _, err := ctx.BuildProgram("broken", src, ""); err == nil || err.Error() != errs[0].Error() {
+		t.Errorf("again: %v", err)
+	}
+	if got := faults.builds.Load(); got != 1 {
+		t.Errorf("%d builds after asking again, want 1", got)
+	}
+}
+
+func TestProgramCacheTransientFailureRetried(t *testing.T) {
+	ctx := openCache(t, nil)
+	transient := &rt.DeviceError{Call: "clBuildProgram", Code: -36, Name: "CL_INVALID_COMMAND_QUEUE"}
+	resetFaults(200*time.Millisecond, transient)
+	src := uniqueSource("1")
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := ctx.BuildProgram("flaky", src, "")
+			if err == nil {
+				p.Release()
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			if !errors.Is(err, transient) {
+				t.Errorf("error %v, want the injected one", err)
+			}
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d goroutines failed, want 1 (the builder): %v", failed, errs)
+	}
+	if got := faults.builds.Load(); got != 2 {
+		t.Errorf("%d builds, want 2", got)
+	}
+	if s := ctx.CacheStats(); s.Retries < 1 {
+		t.Errorf("stats %+v: no retry", s)
+	}
+}
+
+func TestProgramCacheLRUCascade(t *testing.T) {
+	// Size the threshold so that any two of the three programs fit and
+	// all three do not.
+	imgs := map[string]*rt.ProgramImage{}
+	specs := map[string]*rt.KernelSpec{}
+	probe := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false; c.InMemory = false })
+	var total int64
+	for i, name := range []string{"A", "B", "C"} {
+		imgs[name] = &rt.ProgramImage{ID: "test." + name, Source: uniqueSource(fmt.Sprint(i + 1))}
+		specs[name] = rt.NewKernelSpec(imgs[name], "fill")
+		p, err := probe.ProgramFor(imgs[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bins, err := p.Binaries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += int64(len(bins[0]))
+		p.Release()
+	}
+	ctx := openCache(t, func(c *rt.CacheConfig) {
+		c.Disk.Persistent = false
+		c.EvictionThreshold = total - 1
+	})
+	q := ctx.Queue()
+	resetFaults(0)
+	ckA, err := ctx.KernelFor(specs["A"], q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckB, err := ctx.KernelFor(specs["B"], q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A is used again through ProgramFor: B is now least recently used.
+	if p, err := ctx.ProgramFor(imgs["A"]); err != nil {
+		t.Fatal(err)
+	} else {
+		p.Release()
+	}
+	ckC, err := ctx.KernelFor(specs["C"], q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := ctx.CacheStats(); s.Evictions != 1 || s.Programs != 2 {
+		t.Fatalf("stats %+v, want 1 eviction and 2 programs", s)
+	}
+	if _, err := ckB.Lock(); !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("evicted B's kernel: Lock = %v, want ErrClosed", err)
+	}
+	for name, ck := range map[string]*rt.CachedKernel{"A": ckA, "C": ckC} {
+		k, err := ck.Lock()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		runFill(t, ctx, q, k, 4)
+		ck.Unlock()
+	}
+	builds := faults.builds.Load()
+	if ck, err := ctx.KernelFor(specs["A"], q); err != nil || ck != ckA {
+		t.Errorf("A: %p, %v; want the cached kernel %p", ck, err, ckA)
+	}
+	if faults.builds.Load() != builds {
+		t.Errorf("A was rebuilt")
+	}
+	// B comes back by building again, with a new kernel; its
+	// fast-cache entry went with the program.
+	ck, err := ctx.KernelFor(specs["B"], q)
+	if err != nil || ck == ckB {
+		t.Fatalf("B: %p, %v; want a new kernel", ck, err)
+	}
+	if faults.builds.Load() != builds+1 {
+		t.Errorf("B: %d builds, want 1", faults.builds.Load()-builds)
+	}
+	k, err := ck.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runFill(t, ctx, q, k, 4); got[3] != 2 {
+		t.Errorf("B computes %v", got)
+	}
+	ck.Unlock()
+}
+
+func TestProgramCacheOutOfMemoryFlush(t *testing.T) {
+	ctx := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
+	q := ctx.Queue()
+	resetFaults(0)
+	var cks []*rt.CachedKernel
+	for i := range 2 {
+		ck, err := ctx.KernelFor(rt.NewKernelSpec(&rt.ProgramImage{ID: fmt.Sprint("test.P", i), Source: uniqueSource("1")}, "fill"), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cks = append(cks, ck)
+	}
+	oom := &rt.DeviceError{Call: "clBuildProgram", Code: -5, Name: "CL_OUT_OF_RESOURCES"}
+	resetFaults(0, oom)
+	p, err := ctx.BuildProgram("after-oom", uniqueSource("9"), "")
+	if err != nil {
+		t.Fatalf("build after out of resources: %v", err)
+	}
+	defer p.Release()
+	if got := faults.builds.Load(); got != 2 {
+		t.Errorf("%d builds, want 2 (failed, retried)", got)
+	}
+	if s := ctx.CacheStats(); s.OOMFlushes != 1 || s.Programs != 1 || s.Evictions != 2 {
+		t.Errorf("stats %+v, want 1 flush, 2 evictions, 1 program left", s)
+	}
+	for i, ck := range cks {
+		if _, err := ck.Lock(); !errors.Is(err, rt.ErrClosed) {
+			t.Errorf("kernel %d survived the flush: %v", i, err)
+		}
+	}
+}
+
+func TestSpecValuesDistinctPrograms(t *testing.T) {
+	ctx := openCache(t, nil)
+	q := ctx.Queue()
+	img := &rt.ProgramImage{ID: "test.Spec", Source: uniqueSource("N * 2"), SpecConsts: []rt.SpecValue{{Name: "N", Value: "1"}}}
+	spec := rt.NewKernelSpec(img, "fill")
+	resetFaults(0)
+	first := map[string]*rt.CachedKernel{}
+	for _, step := range []struct {
+		value  string // "" = the default
+		want   int32
+		builds int64
+	}{
+		{"", 2, 1},
+		{"3", 6, 2},
+		{"-4", -8, 3},
+		{"3", 6, 3}, // cached
+		{"", 2, 3},  // cached
+	} {
+		if step.value == "" {
+			ctx.ClearSpecValue("N")
+		} else if err := ctx.SetSpecValue("N", step.value); err != nil {
+			t.Fatal(err)
+		}
+		ck, err := ctx.AcquireKernel(spec, q)
+		if err != nil {
+			t.Fatalf("N=%q: %v", step.value, err)
+		}
+		got := runFill(t, ctx, q, ck.Kernel(), 8)
+		ck.Unlock()
+		if got[0] != step.want || got[7] != step.want {
+			t.Errorf("N=%q: %v, want %d", step.value, got, step.want)
+		}
+		if b := faults.builds.Load(); b != step.builds {
+			t.Errorf("N=%q: %d builds, want %d", step.value, b, step.builds)
+		}
+		if f, ok := first[step.value]; ok && f != ck {
+			t.Errorf("N=%q: another kernel than the first time", step.value)
+		}
+		first[step.value] = ck
+	}
+}
+
+func TestSpecValueRejected(t *testing.T) {
+	ctx := openCache(t, nil)
+	for _, tc := range []struct{ name, value string }{
+		{"", "1"}, {"1N", "1"}, {"N-1", "1"}, {"N", ""}, {"N", "1 -DX"}, {"N", `"x"`},
+	} {
+		if err := ctx.SetSpecValue(tc.name, tc.value); !errors.Is(err, rt.ErrInvalidArgument) {
+			t.Errorf("SetSpecValue(%q, %q) = %v, want ErrInvalidArgument", tc.name, tc.value, err)
+		}
+	}
+}
+
+func TestSpecLiteral(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{int32(-3), "-3"}, {uint32(7), "7u"}, {int64(5), "5L"}, {uint64(5), "5UL"},
+		{float32(0.5), "5e-01f"}, {1.25, "1.25e+00"}, {true, "1"}, {false, "0"},
+	} {
+		var got string
+		var err error
+		switch v := tc.v.(type) {
+		case int32:
+			got, err = rt.SpecLiteral(v)
+		case uint32:
+			got, err = rt.SpecLiteral(v)
+		case int64:
+			got, err = rt.SpecLiteral(v)
+		case uint64:
+			got, err = rt.SpecLiteral(v)
+		case float32:
+			got, err = rt.SpecLiteral(v)
+		case float64:
+			got, err = rt.SpecLiteral(v)
+		case bool:
+			got, err = rt.SpecLiteral(v)
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("SpecLiteral(%v) = %q, %v; want %q", tc.v, got, err, tc.want)
+		}
+	}
+	if _, err := rt.SpecLiteral("x"); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("SpecLiteral(string): %v", err)
+	}
+}
+
+// TestConcurrentEnqueueOneSpec launches one kernel spec from 64 goroutines
+// over 4 queues, each with its own arguments, and checks every result.
+func TestConcurrentEnqueueOneSpec(t *testing.T) {
+	ctx := openCache(t, nil)
+	const scale = `__kernel void scale(__global const int *in, __global int *out, int f) {
+	size_t i = get_global_id(0); out[i] = in[i] * f; }`
+	spec := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.Scale", Source: scale}, "scale")
+	queues := []*rt.Queue{ctx.Queue()}
+	for range 3 {
+		q, err := ctx.NewQueue(ctx.Devices()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		queues = append(queues, q)
+	}
+	const n, iters = 256, 10
+	var wg sync.WaitGroup
+	errc := make(chan error, 64)
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errc <- func() error {
+				q := queues[g%len(queues)]
+				in, err := rt.NewBuffer[int32](ctx, n)
+				if err != nil {
+					return err
+				}
+				defer in.Free()
+				out, err := rt.NewBuffer[int32](ctx, n)
+				if err != nil {
+					return err
+				}
+				defer out.Free()
+				src := make([]int32, n)
+				for i := range src {
+					src[i] = int32(g*1000 + i)
+				}
+				if err := in.Write(q, src); err != nil {
+					return err
+				}
+				got := make([]int32, n)
+				for it := range iters {
+					f := int32(g + it + 1)
+					ck, err := ctx.AcquireKernel(spec, q)
+					if err != nil {
+						return err
+					}
+					k := ck.Kernel()
+					err = errors.Join(k.SetBuffer(0, in.Mem()), k.SetBuffer(1, out.Mem()), rt.SetArg(k, 2, f))
+					var ev *rt.Event
+					if err == nil {
+						ev, err = q.Launch(k, rt.Range1(n))
+					}
+					ck.Unlock()
+					if err != nil {
+						return err
+					}
+					if err := out.Read(q, got, ev); err != nil {
+						return err
+					}
+					ev.Release()
+					for i, v := range got {
+						if v != src[i]*f {
+							return fmt.Errorf("goroutine %d iteration %d: out[%d] = %d, want %d", g, it, i, v, src[i]*f)
+						}
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestKernelForHitAllocatesNothing(t *testing.T) {
+	ctx := openCache(t, nil)
+	spec := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.Hit", Source: uniqueSource("1")}, "fill")
+	q := ctx.Queue()
+	if _, err := ctx.KernelFor(spec, q); err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(1000, func() { ctx.KernelFor(spec, q) }); a != 0 {
+		t.Errorf("KernelFor hit: %v allocations, want 0", a)
+	}
+}
+
+func TestCacheConfigFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		ok   bool
+		test func(rt.CacheConfig) bool
+	}{
+		{map[string]string{}, true, func(c rt.CacheConfig) bool { return c.InMemory && c.EvictionThreshold == 0 && !c.Disk.Persistent }},
+		{map[string]string{"DGEN_CACHE_DIR": "/tmp/x"}, true, func(c rt.CacheConfig) bool { return c.Disk.Persistent && c.Disk.Dir == "/tmp/x" }},
+		{map[string]string{"DGEN_CACHE_IN_MEM": "0"}, true, func(c rt.CacheConfig) bool { return !c.InMemory }},
+		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "16M"}, true, func(c rt.CacheConfig) bool { return c.EvictionThreshold == 16<<20 }},
+		{map[string]string{"DGEN_PROGRAM_COMPILE_OPTIONS": " -cl-fast-relaxed-math "}, true, func(c rt.CacheConfig) bool { return c.CompileOptions == "-cl-fast-relaxed-math" }},
+		{map[string]string{"DGEN_CACHE_IN_MEM": "maybe"}, false, nil},
+		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "-1"}, false, nil},
+		{map[string]string{"DGEN_CACHE_MAX_SIZE": "lots"}, false, nil},
+		{map[string]string{"DGEN_CACHE_THRESHOLD_DAYS": "x"}, false, nil},
+		{map[string]string{"DGEN_CACHE_PERSISTENT": "2"}, false, nil},
+	} {
+		cfg, err := rt.CacheConfigFromEnv(func(k string) string { return tc.env[k] })
+		if tc.ok != (err == nil) || (tc.ok && !tc.test(cfg)) {
+			t.Errorf("%v: %+v, %v", tc.env, cfg, err)
+		}
+	}
+}
+
+func TestMalformedEnvFailsOpen(t *testing.T) {
+	t.Setenv("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD", "big")
+	if ctx, err := rt.Open(); err == nil {
+		ctx.Close()
+		t.Fatal("Open succeeded with a malformed DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD")
+	} else if !strings.Contains(err.Error(), "DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD") {
+		t.Errorf("error does not name the variable: %v", err)
+	}
+}
+
+func TestUnusableCacheDirWarnsOnce(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warn bytes.Buffer
+	ctx := openCache(t, func(c *rt.CacheConfig) {
+		c.Disk.Dir = filepath.Join(file, "cache")
+		c.Warnings = &warn
+	})
+	for i := range 3 {
+		p, err := ctx.BuildProgram("p", uniqueSource(fmt.Sprint(i)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+	}
+	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "warning") {
+		t.Errorf("warnings: %q, want one", warn.String())
+	}
+	if ctx.PersistentCache().Enabled() {
+		t.Error("persistent cache enabled on a file")
+	}
+}
+
+// childStats is what TestCacheChild prints.
+type childStats struct {
+	Stats rt.CacheStats
+	Value int32
+	Err   string
+}
+
+// TestCacheChild is the fresh process of TestPersistentAcrossProcesses: it
+// builds the program of DGEN_CACHETEST_SOURCE with the cache in
+// DGEN_CACHE_DIR, runs it and prints its cache statistics.
+func TestCacheChild(t *testing.T) {
+	src := os.Getenv("DGEN_CACHETEST_SOURCE")
+	if src == "" {
+		t.Skip("run by TestPersistentAcrossProcesses")
+	}
+	var out childStats
+	ctx, err := rt.Open()
+	if err == nil {
+		defer ctx.Close()
+		var ck *rt.CachedKernel
+		spec := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.Child", Source: src}, "fill")
+		if ck, err = ctx.AcquireKernel(spec, ctx.Queue()); err == nil {
+			out.Value = runFill(t, ctx, ctx.Queue(), ck.Kernel(), 4)[3]
+			ck.Unlock()
+		}
+		out.Stats = ctx.CacheStats()
+	}
+	if err != nil {
+		out.Err = err.Error()
+	}
+	b, _ := json.Marshal(out)
+	fmt.Printf("CHILD %s\n", b)
+}
+
+func runChild(t *testing.T, dir, src string) childStats {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCacheChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "DGEN_CACHE_DIR="+dir, "DGEN_CACHETEST_SOURCE="+src, "DGEN_DEVICE=cpu")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, b)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "CHILD "); ok {
+			var s childStats
+			if err := json.Unmarshal([]byte(rest), &s); err != nil {
+				t.Fatal(err)
+			}
+			if s.Err != "" {
+				t.Fatalf("child: %s", s.Err)
+			}
+			return s
+		}
+	}
+	t.Fatalf("child printed no statistics:\n%s", b)
+	return childStats{}
+}
+
+// TestPersistentAcrossProcesses runs fresh processes on one cache
+// directory: the first builds, the second loads from disk without
+// building; a corrupted binary is detected and rebuilt, then loaded again.
+func TestPersistentAcrossProcesses(t *testing.T) {
+	if os.Getenv("DGEN_DEVICE") != "" && os.Getenv("DGEN_DEVICE") != "cpu" {
+		t.Skip("runs on the CPU device")
+	}
+	dir := t.TempDir()
+	src := uniqueSource("42")
+	for _, step := range []struct {
+		what           string
+		corrupt        bool
+		builds, loaded int64
+	}{
+		{"cold", false, 1, 0},
+		{"warm", false, 0, 1},
+		{"corrupted", true, 1, 0},
+		{"rebuilt", false, 0, 1},
+	} {
+		if step.corrupt {
+			n := 0
+			filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && strings.HasSuffix(path, ".bin") {
+					b, _ := os.ReadFile(path)
+					b[len(b)/2] ^= 0xff
+					os.WriteFile(path, b, 0o644)
+					n++
+				}
+				return nil
+			})
+			if n != 1 {
+				t.Fatalf("%d binaries in the cache, want 1", n)
+			}
+		}
+		s := runChild(t, dir, src)
+		if s.Value != 42 || s.Stats.Builds != step.builds || s.Stats.DiskHits != step.loaded {
+			t.Errorf("%s: value %d, stats %+v; want 42, %d builds, %d disk hits", step.what, s.Value, s.Stats, step.builds, step.loaded)
+		}
+	}
+}

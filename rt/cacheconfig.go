@@ -1,0 +1,91 @@
+package rt
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt/diskcache"
+)
+
+// CacheConfig configures a context's kernel/program cache: the in-memory
+// level and the persistent level beneath it (package rt/diskcache).
+type CacheConfig struct {
+	// InMemory keeps built programs in the context so that a second
+	// BuildProgram or ProgramFor of the same key returns the first
+	// program (DGEN_CACHE_IN_MEM, default true). Kernel specs
+	// (KernelFor) keep their program in any case.
+	InMemory bool
+	// EvictionThreshold is the total size in bytes of program binaries
+	// above which the least recently used programs are evicted, with their
+	// kernels (DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD, default 0: never).
+	EvictionThreshold int64
+	// CompileOptions are appended to the options of every program built
+	// (DGEN_PROGRAM_COMPILE_OPTIONS) and are part of every cache key.
+	CompileOptions string
+	// Disk configures the persistent cache (DGEN_CACHE_DIR and the other
+	// DGEN_CACHE_ variables). Disk.Persistent false turns it off.
+	Disk diskcache.Config
+	// Warnings receives the one warning a context gives when its cache
+	// directory cannot be used; nil means os.Stderr.
+	Warnings io.Writer
+}
+
+// DefaultCacheConfig returns the configuration of an empty environment:
+// in-memory caching on without eviction, and the persistent cache on
+// under the user cache directory. In a test binary (testing.Testing) the
+// persistent cache is off unless DGEN_CACHE_DIR names a directory, so that
+// tests never write to the user's cache.
+func DefaultCacheConfig() CacheConfig {
+	cfg, _ := CacheConfigFromEnv(func(string) string { return "" })
+	return cfg
+}
+
+// CacheConfigFromEnv returns the cache configuration that the environment
+// asks for, reading variables through getenv (os.Getenv if nil):
+//
+//	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
+//	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)
+//	DGEN_PROGRAM_COMPILE_OPTIONS          extra build options (default none)
+//
+// and the variables of diskcache.ConfigFromEnv (DGEN_CACHE_DIR,
+// DGEN_CACHE_PERSISTENT, DGEN_CACHE_MAX_SIZE, DGEN_CACHE_THRESHOLD_DAYS,
+// DGEN_CACHE_EVICTION_DISABLE, DGEN_CACHE_MIN_IMAGE_SIZE,
+// DGEN_CACHE_MAX_IMAGE_SIZE, DGEN_CACHE_TRACE). A malformed value is an
+// error that names the variable.
+func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	disk, derr := diskcache.ConfigFromEnv(getenv)
+	cfg := CacheConfig{InMemory: true, Disk: disk}
+	var errs []error
+	if derr != nil {
+		errs = append(errs, derr)
+	}
+	if testing.Testing() && strings.TrimSpace(getenv("DGEN_CACHE_DIR")) == "" {
+		cfg.Disk.Persistent = false
+	}
+	if v := strings.TrimSpace(getenv("DGEN_CACHE_IN_MEM")); v != "" {
+		switch strings.ToLower(v) {
+		case "1", "true", "on", "yes":
+			cfg.InMemory = true
+		case "0", "false", "off", "no":
+			cfg.InMemory = false
+		default:
+			errs = append(errs, fmt.Errorf("DGEN_CACHE_IN_MEM=%q: want 1 or 0", v))
+		}
+	}
+	if v := strings.TrimSpace(getenv("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD")); v != "" {
+		n, err := diskcache.ParseSize(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD=%q: %v", v, err))
+		}
+		cfg.EvictionThreshold = n
+	}
+	cfg.CompileOptions = strings.TrimSpace(getenv("DGEN_PROGRAM_COMPILE_OPTIONS"))
+	return cfg, errors.Join(errs...)
+}
