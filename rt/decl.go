@@ -3,6 +3,8 @@ package rt
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -37,7 +39,49 @@ type ProgramInfo struct {
 	// Globals is the program's table of the device globals it uses.
 	Globals []ProgramGlobal
 
-	image *ProgramImage // the program cache's key, made at registration
+	imageOnce sync.Once
+	image     *ProgramImage // the program cache's key, made on first use
+}
+
+// programImage returns the program cache's image of info, made on first
+// use, when every init has registered its declarations: it lists the
+// specialization constants of info's package that the source names, with
+// their defaults, so that those and only those become -D macros.
+func (info *ProgramInfo) programImage() *ProgramImage {
+	info.imageOnce.Do(func() {
+		img := &ProgramImage{ID: info.ID, Name: info.Name, Source: info.Source, Options: info.Options, SpecConsts: []SpecValue{}}
+		pkg := info.ID[:strings.LastIndexByte(info.ID, '.')+1]
+		decls.RLock()
+		for id, v := range decls.byID {
+			sc, ok := v.(*SpecConstInfo)
+			if ok && strings.HasPrefix(id, pkg) && !strings.Contains(id[len(pkg):], ".") && namesIdent(info.Source, sc.Name) {
+				img.SpecConsts = append(img.SpecConsts, SpecValue{Name: sc.Name, Value: sc.Default})
+			}
+		}
+		decls.RUnlock()
+		slices.SortFunc(img.SpecConsts, func(a, b SpecValue) int { return strings.Compare(a.Name, b.Name) })
+		info.image = img
+	})
+	return info.image
+}
+
+// namesIdent reports whether src contains name as a whole identifier.
+func namesIdent(src, name string) bool {
+	isIdent := func(b byte) bool {
+		return b == '_' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+	}
+	for i := 0; ; {
+		j := strings.Index(src[i:], name)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(name)
+		if (j == 0 || !isIdent(src[j-1])) && (end == len(src) || !isIdent(src[end])) {
+			return true
+		}
+		i = j + 1
+	}
 }
 
 // ParamClass says how the host passes a kernel parameter.
@@ -176,7 +220,6 @@ type Program struct {
 
 // RegisterProgram registers p. Generated init functions call it.
 func RegisterProgram(p *Program, info *ProgramInfo) {
-	info.image = &ProgramImage{ID: info.ID, Name: info.Name, Source: info.Source, Options: info.Options}
 	if got, ok := registerDecl(info.ID, info).(*ProgramInfo); ok {
 		p.info = got
 	}
@@ -198,7 +241,7 @@ func (p *Program) Build(c *Context) (*BuiltProgram, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.ProgramFor(info.image)
+	return c.ProgramFor(info.programImage())
 }
 
 // KernelDecl is the registration of a kernel spec, held by its generated
@@ -261,7 +304,7 @@ func (info *KernelInfo) kernelSpec() (*KernelSpec, error) {
 			info.specErr = err
 			return
 		}
-		info.spec = NewKernelSpec(pinfo.image, info.Name)
+		info.spec = NewKernelSpec(pinfo.programImage(), info.Name)
 	})
 	return info.spec, info.specErr
 }
@@ -340,6 +383,21 @@ func (s *SpecConst[T]) Info() (*SpecConstInfo, error) {
 		return nil, fmt.Errorf("specialization constant: %w", ErrNotGenerated)
 	}
 	return s.info, nil
+}
+
+// SetSpecConst sets the value of s on every queue of c: programs that use
+// it are built (once per distinct value) with the macro defined to v, and
+// launches of their kernels from then on use that build.
+func SetSpecConst[T any](c *Context, s *SpecConst[T], v T) error {
+	info, err := s.Info()
+	if err != nil {
+		return err
+	}
+	lit, err := SpecLiteral(v)
+	if err != nil {
+		return fmt.Errorf("set specialization constant %s: %w", info.ID, err)
+	}
+	return c.SetSpecValue(info.Name, lit)
 }
 
 // Default returns the constant's default value.

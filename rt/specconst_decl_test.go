@@ -1,0 +1,80 @@
+package rt_test
+
+import (
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+// Declarations registered by hand as generated code would register them.
+var (
+	scaleProg  rt.Program
+	scaleKern  rt.KernelDecl
+	scaleConst rt.SpecConst[int32]
+	otherConst rt.SpecConst[int32]
+)
+
+func init() {
+	const pkg = "github.com/dgen-go/dgen/rt_test."
+	rt.RegisterProgram(&scaleProg, &rt.ProgramInfo{ID: pkg + "scaleProg", Name: "scaleProg",
+		Source: "__kernel void put_scale(__global int *out) { out[0] = SCALE; }\n"})
+	rt.RegisterKernel(&scaleKern, &rt.KernelInfo{ID: pkg + "PutScale", Program: &scaleProg, Name: "put_scale",
+		Params: []rt.ParamInfo{{Field: "Out", Class: rt.ParamBuffer, CLType: "int"}}})
+	rt.RegisterSpecConst(&scaleConst, &rt.SpecConstInfo{ID: pkg + "scaleConst", Name: "SCALE", Default: "1"}, 1)
+	rt.RegisterSpecConst(&otherConst, &rt.SpecConstInfo{ID: pkg + "otherConst", Name: "UNUSED_BY_SCALE", Default: "0"}, 0)
+}
+
+// TestSpecConst checks that a specialization constant reaches the kernel as
+// a macro, that each value builds once, that returning to a value reuses
+// its build, and that a constant the source does not name builds nothing.
+func TestSpecConst(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	out, err := rt.NewBuffer[int32](ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() int32 {
+		t.Helper()
+		k, err := scaleKern.Acquire(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scaleKern.Launch(q, k, rt.Range1(1), k.SetBuffer(0, out.Mem())); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]int32, 1)
+		if err := out.Read(q, got); err != nil {
+			t.Fatal(err)
+		}
+		return got[0]
+	}
+	builds := func() int64 { s := ctx.CacheStats(); return s.Builds + s.DiskHits }
+	steps := []struct {
+		set       *rt.SpecConst[int32]
+		value     int32
+		want      int32
+		newBuilds int64
+	}{
+		{nil, 0, 1, 1},         // the default
+		{&scaleConst, 3, 3, 1}, // a new value: a new program
+		{&scaleConst, 5, 5, 1},
+		{&scaleConst, 3, 3, 0}, // back to 3: the earlier program
+		{&otherConst, 9, 3, 0}, // a constant put_scale does not use
+		{&scaleConst, 1, 1, 0}, // the default again
+	}
+	for i, st := range steps {
+		if st.set != nil {
+			if err := rt.SetSpecConst(ctx, st.set, st.value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := builds()
+		if got := run(); got != st.want {
+			t.Errorf("step %d: kernel saw SCALE=%d, want %d", i, got, st.want)
+		}
+		if n := builds() - before; n != st.newBuilds {
+			t.Errorf("step %d: %d programs made, want %d", i, n, st.newBuilds)
+		}
+	}
+}
