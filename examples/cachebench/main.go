@@ -50,7 +50,7 @@ __kernel void scale(__global float *x, float a, int n) {
 // Phase is the measurement of one child process.
 type Phase struct {
 	Variant        string  `json:"variant"`
-	Phase          string  `json:"phase"` // cold, warm-disk
+	Phase          string  `json:"phase"` // cold, warm-disk, driver-only
 	ProgramReadyMs float64 `json:"program_ready_ms"`
 	FirstKernelMs  float64 `json:"first_kernel_done_ms"`
 	WarmMemReadyUs float64 `json:"warm_memory_program_ready_us"`
@@ -182,9 +182,14 @@ func run(py bool, pyscript string) error {
 		dir := filepath.Join(tmp, v.name)
 		env := append(os.Environ(), "DGEN_CACHE_DIR="+filepath.Join(dir, "dgen"), "DGEN_CACHE_PERSISTENT=1")
 		env = append(env, v.env(dir)...)
-		for _, phase := range []string{"cold", "warm-disk"} {
+		// driver-only: dgen's persistent cache off, the driver's own cache
+		// (if on) as warm as the earlier phases left it.
+		for _, phase := range []string{"cold", "warm-disk", "driver-only"} {
 			cmd := exec.Command(self, "-child")
 			cmd.Env = env
+			if phase == "driver-only" {
+				cmd.Env = append(env[:len(env):len(env)], "DGEN_CACHE_PERSISTENT=0")
+			}
 			cmd.Stderr = os.Stderr
 			out, err := cmd.Output()
 			if err != nil {
