@@ -20,6 +20,7 @@ type Event struct {
 	drv      DriverEvent
 	cleanup  runtime.Cleanup
 	released bool
+	pending  bool // in its queue's trace list: the list releases drv
 }
 
 type eventHandle struct{ drv DriverEvent }
@@ -106,6 +107,9 @@ func (e *Event) Release() error {
 	}
 	e.released = true
 	e.cleanup.Stop()
+	if e.pending {
+		return nil // the trace's pending list releases it once it has its times
+	}
 	if err := e.drv.Release(); err != nil {
 		return fmt.Errorf("release event of %s: %w", e.name, err)
 	}

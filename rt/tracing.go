@@ -41,7 +41,7 @@ import (
 // complete before they return, so they are reported at once. Submit, which
 // creates no event when tracing is off, creates one when it is on so that
 // its device time can be reported. An Event released by its owner before
-// its times were read loses them (no TaskComplete).
+// its times were read keeps its driver event in the list until they are.
 //
 // Hooks for other rt code: traceMem (allocator: free-list reuses and
 // returns with Mem.Pooled set), traceCache (program caches: hits, disk
@@ -244,10 +244,16 @@ func (pt *pendingTask) report() bool {
 		e := pt.ev
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		if e.released { // released by its owner: its times are lost
-			return true
+		if !reportDriver(&pt.task, e.drv) {
+			return false
 		}
-		return reportDriver(&pt.task, e.drv)
+		e.pending = false
+		if e.released {
+			// Its owner released it while its times were pending: the
+			// driver event was left to us.
+			e.drv.Release()
+		}
+		return true
 	}
 	if !reportDriver(&pt.task, pt.drv) {
 		return false
@@ -314,6 +320,7 @@ func (q *Queue) newTracedEvent(drv DriverEvent, name string, tk trace.Task) *Eve
 		e.task = new(trace.Task)
 		*e.task = tk
 		if q.profiling {
+			e.pending = true
 			q.addPending(tk, e, nil)
 		}
 	}

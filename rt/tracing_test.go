@@ -526,3 +526,38 @@ func TestTraceConcurrent(t *testing.T) {
 	sort.Strings(kinds)
 	t.Logf("events: %v", kinds)
 }
+
+// TestTraceReleasedEvent checks that an Event its owner releases at once
+// still has its device times reported: the trace keeps the driver event.
+func TestTraceReleasedEvent(t *testing.T) {
+	ctx, rec := openTraced(t)
+	buf, err := rt.NewBuffer[int32](ctx, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := addOne(t, ctx, buf)
+	q := ctx.Queue()
+	rec.Reset()
+	const n = 5
+	for i := 0; i < n; i++ {
+		ev, err := q.Launch(k, rt.Range1(256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	done := 0
+	for _, e := range rec.Events() {
+		if e.Kind == trace.TaskComplete && e.Task.Node.Name == "add_one" && e.Task.DevEnd > e.Task.DevStart {
+			done++
+		}
+	}
+	if done != n {
+		t.Errorf("%d launches with device times, want %d", done, n)
+	}
+}
