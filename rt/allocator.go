@@ -5,7 +5,6 @@ import (
 
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -61,27 +60,6 @@ var ErrTooLarge = alloc.ErrTooLarge
 
 func isOutOfMemory(err error) bool {
 	return errors.Is(err, ErrOutOfMemory) || errors.Is(err, alloc.ErrDeviceOutOfMemory)
-}
-
-// parseBytes parses a byte count: a decimal integer with an optional
-// suffix K, M, G (powers of 1024; KiB, MiB, GiB and KB, MB, GB are the same).
-func parseBytes(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("%q is not a byte count (like 512MiB)", s)
-	}
-	return n * mult, nil
 }
 
 // devAlloc is the allocator of one device of a context, with the queue on

@@ -1,6 +1,8 @@
 package rt
 
 import (
+	"github.com/dgen-go/dgen/rt/diskcache"
+
 	"errors"
 	"fmt"
 	"os"
@@ -65,9 +67,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	if v := getenv("DGEN_ALLOC_MAX_HELD"); v != "" {
-		n, err := parseBytes(v)
+		n, err := diskcache.ParseSize(v)
 		if err != nil {
-			return cfg, fmt.Errorf("DGEN_ALLOC_MAX_HELD: %w", err)
+			return cfg, fmt.Errorf("DGEN_ALLOC_MAX_HELD=%q: %w", v, err)
 		}
 		cfg.Alloc.MaxHeld = n
 	}
