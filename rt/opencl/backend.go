@@ -338,32 +338,21 @@ func clBool(b bool) C.cl_bool {
 }
 
 func (q queue) ReadBuffer(b rt.DriverBuffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
-	m, err := asBuffer("clEnqueueReadBuffer", b)
-	if err != nil {
-		return nil, err
-	}
-	var wb [8]C.cl_event
-	wl, wp, err := waitList(wb[:0], wait)
-	if err != nil {
-		return nil, err
-	}
-	var ev C.cl_event
-	evp := &ev
-	if blocking {
-		evp = nil
-	}
-	code := C.clEnqueueReadBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), dst, C.cl_uint(len(wl)), wp, evp)
-	if err := check("clEnqueueReadBuffer", code); err != nil {
-		return nil, err
-	}
-	if blocking {
-		return nil, nil
-	}
-	return event{ev}, nil
+	return q.transfer(true, b, blocking, offset, size, dst, wait)
 }
 
 func (q queue) WriteBuffer(b rt.DriverBuffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
-	m, err := asBuffer("clEnqueueWriteBuffer", b)
+	return q.transfer(false, b, blocking, offset, size, src, wait)
+}
+
+// transfer enqueues a read (into p) or a write (from p) of b. A blocking
+// transfer asks for no event and returns nil.
+func (q queue) transfer(read bool, b rt.DriverBuffer, blocking bool, offset, size int64, p unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+	call := "clEnqueueWriteBuffer"
+	if read {
+		call = "clEnqueueReadBuffer"
+	}
+	m, err := asBuffer(call, b)
 	if err != nil {
 		return nil, err
 	}
@@ -377,8 +366,13 @@ func (q queue) WriteBuffer(b rt.DriverBuffer, blocking bool, offset, size int64,
 	if blocking {
 		evp = nil
 	}
-	code := C.clEnqueueWriteBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), src, C.cl_uint(len(wl)), wp, evp)
-	if err := check("clEnqueueWriteBuffer", code); err != nil {
+	var code C.cl_int
+	if read {
+		code = C.clEnqueueReadBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, evp)
+	} else {
+		code = C.clEnqueueWriteBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, evp)
+	}
+	if err := check(call, code); err != nil {
 		return nil, err
 	}
 	if blocking {
