@@ -237,16 +237,7 @@ type DeviceAllocStats struct {
 func (s AllocStats) Total() alloc.TagStats {
 	t := alloc.TagStats{Name: "total"}
 	for _, d := range s.Devices {
-		x := d.Stats.Total
-		t.Requests += x.Requests
-		t.Reuses += x.Reuses
-		t.DriverAllocs += x.DriverAllocs
-		t.DriverReleases += x.DriverReleases
-		t.Failures += x.Failures
-		t.Held += x.Held
-		t.HeldBlocks += x.HeldBlocks
-		t.InUse += x.InUse
-		t.Peak = max(t.Peak, x.Peak)
+		addTagStats(&t, d.Stats.Total)
 	}
 	return t
 }
@@ -255,18 +246,22 @@ func (s AllocStats) Total() alloc.TagStats {
 func (s AllocStats) Tag(tag uint32) alloc.TagStats {
 	t := alloc.TagStats{Tag: alloc.Tag(tag), Name: TagName(tag)}
 	for _, d := range s.Devices {
-		x := d.Stats.Tag(alloc.Tag(tag))
-		t.Requests += x.Requests
-		t.Reuses += x.Reuses
-		t.DriverAllocs += x.DriverAllocs
-		t.DriverReleases += x.DriverReleases
-		t.Failures += x.Failures
-		t.Held += x.Held
-		t.HeldBlocks += x.HeldBlocks
-		t.InUse += x.InUse
-		t.Peak = max(t.Peak, x.Peak)
+		addTagStats(&t, d.Stats.Tag(alloc.Tag(tag)))
 	}
 	return t
+}
+
+// addTagStats adds the counts of x to t; Peak is the larger of the two.
+func addTagStats(t *alloc.TagStats, x alloc.TagStats) {
+	t.Requests += x.Requests
+	t.Reuses += x.Reuses
+	t.DriverAllocs += x.DriverAllocs
+	t.DriverReleases += x.DriverReleases
+	t.Failures += x.Failures
+	t.Held += x.Held
+	t.HeldBlocks += x.HeldBlocks
+	t.InUse += x.InUse
+	t.Peak = max(t.Peak, x.Peak)
 }
 
 // String formats the statistics as a table, one line per device and tag.
