@@ -484,17 +484,27 @@ func (pc *progCache) unlink(e *progEntry) {
 	}
 }
 
+// killKernels takes e's kernels out of the cache and releases each once no
+// goroutine holds it, returning the release errors.
+func (pc *progCache) killKernels(e *progEntry) []error {
+	pc.mu.Lock()
+	ks := e.kernels
+	e.kernels = nil
+	pc.mu.Unlock()
+	var errs []error
+	for _, ck := range ks {
+		if err := ck.kill(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
 // releaseVictims releases the kernels and programs of unlinked entries,
 // outside mu: a kernel is released once no goroutine holds it.
 func (pc *progCache) releaseVictims(victims []*progEntry) {
 	for _, e := range victims {
-		pc.mu.Lock()
-		ks := e.kernels
-		e.kernels = nil
-		pc.mu.Unlock()
-		for _, ck := range ks {
-			ck.kill()
-		}
+		pc.killKernels(e)
 		pc.mu.Lock()
 		pc.all[e.sp]--
 		if pc.all[e.sp] <= 0 {
@@ -658,14 +668,8 @@ func (pc *progCache) close() []error {
 	pc.mu.Unlock()
 	var errs []error
 	for _, e := range victims {
-		pc.mu.Lock()
-		ks := e.kernels
-		e.kernels = nil
-		pc.mu.Unlock()
-		for _, ck := range ks {
-			if err := ck.kill(); err != nil {
-				errs = append(errs, fmt.Errorf("close context: %w", err))
-			}
+		for _, err := range pc.killKernels(e) {
+			errs = append(errs, fmt.Errorf("close context: %w", err))
 		}
 	}
 	for _, sp := range sps {
