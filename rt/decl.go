@@ -67,9 +67,7 @@ func (info *ProgramInfo) programImage() *ProgramImage {
 
 // namesIdent reports whether src contains name as a whole identifier.
 func namesIdent(src, name string) bool {
-	isIdent := func(b byte) bool {
-		return b == '_' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
-	}
+	isIdent := func(b byte) bool { return identChar(rune(b), true) }
 	for i := 0; ; {
 		j := strings.Index(src[i:], name)
 		if j < 0 {

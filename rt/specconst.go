@@ -39,6 +39,12 @@ func encodeSpecs(vals []SpecValue) string {
 	return string(b)
 }
 
+// identChar reports whether r may appear in a C identifier: a letter or
+// underscore, or, where digit is true (not the first character), a digit.
+func identChar(r rune, digit bool) bool {
+	return r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || digit && '0' <= r && r <= '9'
+}
+
 // checkSpecValue reports whether name is a C identifier and value a
 // literal that can go on a build command line unquoted.
 func checkSpecValue(name, value string) error {
@@ -46,7 +52,7 @@ func checkSpecValue(name, value string) error {
 		return fmt.Errorf("%w: empty name", ErrInvalidArgument)
 	}
 	for i, r := range name {
-		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+		if !identChar(r, i > 0) {
 			return fmt.Errorf("%w: %q is not a C identifier", ErrInvalidArgument, name)
 		}
 	}
