@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/dgen-go/dgen/annotations"
-	"github.com/dgen-go/dgen/gen/clsrc"
+	"github.com/dgen-go/dgen/gen/internal/clsrc"
 )
 
 type decl struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/dgen-go/dgen/annotations"
-	"github.com/dgen-go/dgen/gen/clsrc"
+	"github.com/dgen-go/dgen/gen/internal/clsrc"
 )
 
 // Generate loads, checks and generates the package in dir. It returns the
