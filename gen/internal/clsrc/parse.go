@@ -145,7 +145,7 @@ type File struct {
 // Parse tokenizes and parses src. Lexical errors and unbalanced brackets
 // are returned as an ErrorList; the File is returned only without errors.
 func Parse(src []byte) (*File, error) {
-	s := &scanner{src: src, li: newLineIndex(src)}
+	s := &srcScanner{src: src, li: newLineIndex(src)}
 	all := s.scan(0, len(src), true)
 	f := &File{Src: src, li: s.li, typedefs: map[string]bool{}}
 	for _, t := range all {
@@ -509,7 +509,7 @@ func calls(toks []Token, lo, hi int, match []int) []Call {
 
 // parseDirective records a #define.
 func (f *File) parseDirective(t Token) {
-	s := &scanner{src: f.Src, li: f.li}
+	s := &srcScanner{src: f.Src, li: f.li}
 	sub := s.scan(t.Pos.Offset+1, t.End, false)
 	var toks []Token
 	for _, st := range sub {

@@ -118,7 +118,7 @@ func (f *File) Rewrite(globals []Global) (*Rewritten, error) {
 			errs = append(errs, &Error{Pos: m.Pos, Msg: fmt.Sprintf("macro %s has the name of a device global", m.Name)})
 		}
 	}
-	s := &scanner{src: f.Src, li: f.li}
+	s := &srcScanner{src: f.Src, li: f.li}
 	for _, t := range s.scan(0, len(f.Src), false) {
 		if t.Kind == Ident && strings.HasPrefix(t.Text, MangledPrefix) {
 			errs = append(errs, &Error{Pos: t.Pos, Msg: fmt.Sprintf("identifier %s uses dgen's reserved prefix %s", t.Text, MangledPrefix)})

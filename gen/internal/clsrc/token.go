@@ -139,13 +139,13 @@ var puncts = []string{
 func isLetter(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 
-type scanner struct {
+type srcScanner struct {
 	src  []byte
 	li   lineIndex
 	errs ErrorList
 }
 
-func (s *scanner) errorf(off int, format string, args ...any) {
+func (s *srcScanner) errorf(off int, format string, args ...any) {
 	s.errs = append(s.errs, &Error{Pos: s.li.pos(off), Msg: fmt.Sprintf(format, args...)})
 }
 
@@ -153,7 +153,7 @@ func (s *scanner) errorf(off int, format string, args ...any) {
 // (an unterminated comment, string or character literal, a stray byte)
 // are returned as an ErrorList together with the tokens found.
 func Tokenize(src []byte) ([]Token, error) {
-	s := &scanner{src: src, li: newLineIndex(src)}
+	s := &srcScanner{src: src, li: newLineIndex(src)}
 	toks := s.scan(0, len(src), true)
 	if len(s.errs) > 0 {
 		return toks, s.errs
@@ -163,7 +163,7 @@ func Tokenize(src []byte) ([]Token, error) {
 
 // scan tokenizes src[from:to]. With directives set, a '#' that is the first
 // token of a line starts a Preproc token running to the end of the line.
-func (s *scanner) scan(from, to int, directives bool) []Token {
+func (s *srcScanner) scan(from, to int, directives bool) []Token {
 	src := s.src[:to]
 	var toks []Token
 	lineStart := true
@@ -235,7 +235,7 @@ func (s *scanner) scan(from, to int, directives bool) []Token {
 	return toks
 }
 
-func (s *scanner) lineComment(i int) int {
+func (s *srcScanner) lineComment(i int) int {
 	src := s.src
 	for i < len(src) && src[i] != '\n' {
 		if src[i] == '\\' && i+1 < len(src) && src[i+1] == '\n' {
@@ -246,7 +246,7 @@ func (s *scanner) lineComment(i int) int {
 	return min(i, len(src))
 }
 
-func (s *scanner) blockComment(i int) int {
+func (s *srcScanner) blockComment(i int) int {
 	src := s.src
 	start := i
 	i += 2
@@ -260,7 +260,7 @@ func (s *scanner) blockComment(i int) int {
 	return len(src)
 }
 
-func (s *scanner) number(i int) int {
+func (s *srcScanner) number(i int) int {
 	src := s.src
 	for i < len(src) {
 		c := src[i]
@@ -276,7 +276,7 @@ func (s *scanner) number(i int) int {
 	return i
 }
 
-func (s *scanner) quoted(i int, q byte) int {
+func (s *srcScanner) quoted(i int, q byte) int {
 	src := s.src
 	start := i
 	i++
@@ -303,7 +303,7 @@ func (s *scanner) quoted(i int, q byte) int {
 
 // directive returns the end of the preprocessor line starting at i,
 // following backslash continuations and skipping comments and literals.
-func (s *scanner) directive(i int) int {
+func (s *srcScanner) directive(i int) int {
 	src := s.src
 	for i < len(src) {
 		c := src[i]
