@@ -24,8 +24,7 @@ func Generate(dir string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{},
-		sizes: types.SizesFor("gc", "amd64")}
+	s := newState(l)
 	s.collect()
 	s.checkDecls()
 	s.checkPrograms()

@@ -25,32 +25,6 @@ const RuntimePath = "github.com/dgen-go/dgen/rt"
 // MainFile is the name of the generated file of a package.
 const MainFile = "zz_generated.dgen.go"
 
-// Diagnostic is a problem found in the user's package, at a position in a
-// Go or OpenCL C file.
-type Diagnostic struct {
-	Pos token.Position
-	Msg string
-}
-
-// String returns "file:line:col: message".
-func (d Diagnostic) String() string { return fmt.Sprintf("%v: %s", d.Pos, d.Msg) }
-
-// Diagnostics is every problem found in one run, sorted by position. It is
-// returned as an error only when not empty.
-type Diagnostics []Diagnostic
-
-// Error returns the diagnostics, one a line.
-func (ds Diagnostics) Error() string {
-	var b strings.Builder
-	for i, d := range ds {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(d.String())
-	}
-	return b.String()
-}
-
 // File is one generated file.
 type File struct {
 	Name    string // base name, in the package directory

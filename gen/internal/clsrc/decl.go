@@ -122,8 +122,32 @@ func ParseUnit(toks []cpp.Token) *Unit {
 			p.toks = append(p.toks, t)
 		}
 	}
+	p.balance()
 	p.top()
 	return p.u
+}
+
+// balance reports brackets that do not match.
+func (p *declParser) balance() {
+	var stack []cpp.Token
+	for _, t := range p.toks {
+		if t.Kind != cpp.Punct {
+			continue
+		}
+		switch t.Text {
+		case "(", "[", "{":
+			stack = append(stack, t)
+		case ")", "]", "}":
+			if len(stack) == 0 || closer[stack[len(stack)-1].Text] != t.Text {
+				p.errorf(t.Pos, "unbalanced %s", t.Text)
+				return
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	for _, o := range stack {
+		p.errorf(o.Pos, "unclosed %s", o.Text)
+	}
 }
 
 type declParser struct {

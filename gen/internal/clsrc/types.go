@@ -2,6 +2,7 @@ package clsrc
 
 import (
 	"fmt"
+	"go/types"
 	"strconv"
 	"strings"
 )
@@ -319,4 +320,17 @@ func StructDecl(name string, fields []Field, structs map[string]*Layout) (string
 	}
 	fmt.Fprintf(&b, "}; /* size %d, align %d */\n", l.Size, l.Align)
 	return b.String(), l, nil
+}
+
+// ForGo returns the table entry of the OpenCL C scalar that a Go basic
+// type of kind k is: int32 is int, uint16 is ushort, float32 is float.
+// The sized integer and float kinds have one; no other kind has.
+func ForGo(k types.BasicKind) (TypeInfo, bool) {
+	name := types.Typ[k].Name()
+	for _, s := range scalarTable {
+		if s.goT == name {
+			return LookupType(s.name)
+		}
+	}
+	return TypeInfo{}, false
 }
