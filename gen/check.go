@@ -257,4 +257,3 @@ func (s *state) checkHostWrites() {
 		})
 	}
 }
-

@@ -143,4 +143,3 @@ func (s *state) attach(f *srcFile, gd *ast.GenDecl, sp ast.Spec, cg *ast.Comment
 		}
 	}
 }
-

@@ -29,10 +29,10 @@ type program struct {
 	decl
 	source, options string
 	clPath          string
-	pp              *cpp.Result          // the preprocessed source
-	unit            *clsrc.Unit          // its declarations
-	image           string               // the device image
-	table           []*global            // the globals the image uses
+	pp              *cpp.Result                    // the preprocessed source
+	unit            *clsrc.Unit                    // its declarations
+	image           string                         // the device image
+	table           []*global                      // the globals the image uses
 	kernels         map[string]clsrc.KernelGlobals // hidden arguments by kernel
 }
 
