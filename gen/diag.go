@@ -5,6 +5,7 @@ import (
 	"go/scanner"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -63,4 +64,7 @@ func (s *state) sortDiags() {
 		}
 		return a.Column < b.Column
 	})
+	// A Go type compared with one OpenCL C type from two kernels is
+	// reported once.
+	s.diags = slices.Compact(s.diags)
 }

@@ -255,13 +255,29 @@ func (m *matcher) matchStruct(g types.Type, c *clsrc.Type, pos token.Pos, what s
 		if !fpos.IsValid() {
 			fpos = pos
 		}
+		if j := fieldNamed(c, f.Name()); j >= 0 && j != i {
+			m.errorf(fpos, "field %s of %s is at offset %d but OpenCL C field %s of %s, of the same name, is at offset %d: the fields are in another order", f.Name(), gname, offs[i], c.Fields[j].Name, c.Name, c.Fields[j].Offset)
+			continue
+		}
 		if offs[i] != int64(cf.Offset) {
 			m.errorf(fpos, "field %s of %s is at offset %d but OpenCL C field %s of %s is at offset %d", f.Name(), gname, offs[i], cf.Name, c.Name, cf.Offset)
 			continue
 		}
-		m.match(f.Type(), cf.Type, fpos, fmt.Sprintf("field %s of %s (OpenCL C field %s of %s)", f.Name(), gname, cf.Name, c.Name))
+		m.match(f.Type(), cf.Type, fpos, fmt.Sprintf("field %s of %s (OpenCL C field %s of %s, both at offset %d)", f.Name(), gname, cf.Name, c.Name, cf.Offset))
 	}
 	if size := m.s.sizes.Sizeof(g); size != int64(c.Size) {
 		m.errorf(pos, "%s: Go type %s is %d bytes but OpenCL C %s is %d (aligned to %d)", what, gname, size, c.Name, c.Size, c.Align)
 	}
+}
+
+// fieldNamed returns the index of the field of c whose name is name up to
+// case and underscores, or -1.
+func fieldNamed(c *clsrc.Type, name string) int {
+	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	for i, f := range c.Fields {
+		if norm(f.Name) == norm(name) {
+			return i
+		}
+	}
+	return -1
 }
