@@ -84,37 +84,89 @@ func Rewrite(src []byte, globals []Global) (*Rewritten, error) {
 
 // Rewrite is the Rewrite function for an already parsed file.
 func (f *File) Rewrite(globals []Global) (*Rewritten, error) {
-	var errs ErrorList
-	gindex := map[string]int{}
-	names := make([]string, len(globals))
-	isArray := make([]bool, len(globals))
-	elem := make([]string, len(globals))
+	rw := &rewriter{f: f, gindex: map[string]int{}, nodes: map[string]*node{},
+		funcNames: map[string]bool{}, macroNames: map[string]bool{},
+		fnUses: map[*Function][]Use{}, macroUses: map[*Macro][]Use{}}
+	if err := rw.setGlobals(globals); err != nil {
+		return nil, err
+	}
+	if errs := rw.conflicts(); len(errs) > 0 {
+		return nil, errs
+	}
+	rw.graph()
+	rw.fixpoint()
+	rw.edit()
+	return rw.result(), nil
+}
+
+// node is a function or macro in the graph of who needs which globals.
+type node struct {
+	direct []Use
+	deps   []string // "f:name" or "m:name"
+	needs  map[int]bool
+}
+
+// edit replaces src[start:end] by text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+// rewriter is the state of one Rewrite.
+type rewriter struct {
+	f          *File
+	gindex     map[string]int
+	names      []string
+	isArray    []bool
+	elem       []string
+	nodes      map[string]*node
+	order      []string // node keys, for deterministic iteration
+	funcNames  map[string]bool
+	macroNames map[string]bool
+	fnUses     map[*Function][]Use
+	macroUses  map[*Macro][]Use
+	edits      []edit
+}
+
+// setGlobals checks and records the globals.
+func (rw *rewriter) setGlobals(globals []Global) error {
+	rw.names = make([]string, len(globals))
+	rw.isArray = make([]bool, len(globals))
+	rw.elem = make([]string, len(globals))
 	for i, g := range globals {
 		if !isCIdent(g.Name) {
-			return nil, fmt.Errorf("device global name %q is not an OpenCL C identifier", g.Name)
+			return fmt.Errorf("device global name %q is not an OpenCL C identifier", g.Name)
 		}
-		if _, dup := gindex[g.Name]; dup {
-			return nil, fmt.Errorf("device global %s given twice", g.Name)
+		if _, dup := rw.gindex[g.Name]; dup {
+			return fmt.Errorf("device global %s given twice", g.Name)
 		}
 		base, dims, err := splitArray(g.Type)
 		if err != nil || base == "" || strings.ContainsAny(base, "*;{}()") {
-			return nil, fmt.Errorf("device global %s: bad OpenCL C type %q", g.Name, g.Type)
+			return fmt.Errorf("device global %s: bad OpenCL C type %q", g.Name, g.Type)
 		}
 		if len(dims) > 1 {
-			return nil, fmt.Errorf("device global %s: only one-dimensional array types are supported, not %q", g.Name, g.Type)
+			return fmt.Errorf("device global %s: only one-dimensional array types are supported, not %q", g.Name, g.Type)
 		}
-		gindex[g.Name] = i
-		names[i] = g.Name
-		isArray[i] = len(dims) == 1
-		elem[i] = base
+		rw.gindex[g.Name] = i
+		rw.names[i] = g.Name
+		rw.isArray[i] = len(dims) == 1
+		rw.elem[i] = base
 	}
+	return nil
+}
+
+// conflicts reports functions and macros named like a global and uses of
+// the mangled prefix.
+func (rw *rewriter) conflicts() ErrorList {
+	var errs ErrorList
+	f := rw.f
 	for _, fn := range f.Functions {
-		if _, ok := gindex[fn.Name]; ok {
+		if _, ok := rw.gindex[fn.Name]; ok {
 			errs = append(errs, &Error{Pos: fn.Pos, Msg: fmt.Sprintf("function %s has the name of a device global", fn.Name)})
 		}
 	}
 	for _, m := range f.Macros {
-		if _, ok := gindex[m.Name]; ok {
+		if _, ok := rw.gindex[m.Name]; ok {
 			errs = append(errs, &Error{Pos: m.Pos, Msg: fmt.Sprintf("macro %s has the name of a device global", m.Name)})
 		}
 	}
@@ -124,85 +176,81 @@ func (f *File) Rewrite(globals []Global) (*Rewritten, error) {
 			errs = append(errs, &Error{Pos: t.Pos, Msg: fmt.Sprintf("identifier %s uses dgen's reserved prefix %s", t.Text, MangledPrefix)})
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
+	return errs
+}
 
-	// Nodes of the dependency graph: functions (by name) and macros.
-	type node struct {
-		direct []Use
-		deps   []string // "f:name" or "m:name"
-		needs  map[int]bool
-	}
-	nodes := map[string]*node{}
-	var order []string // deterministic iteration
-	add := func(key string) *node {
-		if n, ok := nodes[key]; ok {
-			return n
-		}
-		n := &node{needs: map[int]bool{}}
-		nodes[key] = n
-		order = append(order, key)
+func (rw *rewriter) add(key string) *node {
+	if n, ok := rw.nodes[key]; ok {
 		return n
 	}
-	funcNames := map[string]bool{}
-	for _, fn := range f.Functions {
-		funcNames[fn.Name] = true
+	n := &node{needs: map[int]bool{}}
+	rw.nodes[key] = n
+	rw.order = append(rw.order, key)
+	return n
+}
+
+func (rw *rewriter) depOf(name string) string {
+	switch {
+	case rw.macroNames[name]:
+		return "m:" + name
+	case rw.funcNames[name]:
+		return "f:" + name
 	}
-	macroNames := map[string]bool{}
+	return ""
+}
+
+// graph builds the nodes: each function's and macro's direct uses of
+// globals and the functions and macros it uses.
+func (rw *rewriter) graph() {
+	f := rw.f
+	for _, fn := range f.Functions {
+		rw.funcNames[fn.Name] = true
+	}
 	for _, m := range f.Macros {
-		macroNames[m.Name] = true
+		rw.macroNames[m.Name] = true
 	}
-	depOf := func(name string) string {
-		switch {
-		case macroNames[name]:
-			return "m:" + name
-		case funcNames[name]:
-			return "f:" + name
-		}
-		return ""
-	}
-	var fnUses = map[*Function][]Use{}
 	for _, fn := range f.Functions {
-		n := add("f:" + fn.Name)
+		n := rw.add("f:" + fn.Name)
 		if !fn.HasBody {
 			continue
 		}
 		for _, u := range fn.identifiers() {
-			if _, ok := gindex[u.Name]; ok {
+			if _, ok := rw.gindex[u.Name]; ok {
 				n.direct = append(n.direct, u)
-				fnUses[fn] = append(fnUses[fn], u)
-			} else if d := depOf(u.Name); d != "" {
+				rw.fnUses[fn] = append(rw.fnUses[fn], u)
+			} else if d := rw.depOf(u.Name); d != "" {
 				n.deps = append(n.deps, d)
 			}
 		}
 	}
-	macroUses := map[*Macro][]Use{}
 	for _, m := range f.Macros {
-		n := add("m:" + m.Name)
+		n := rw.add("m:" + m.Name)
 		for _, id := range m.idents() {
-			if d := depOf(id); d != "" && d != "m:"+m.Name {
+			if d := rw.depOf(id); d != "" && d != "m:"+m.Name {
 				n.deps = append(n.deps, d)
 			}
 		}
-		us := m.Uses(names...)
-		macroUses[m] = us
+		us := m.Uses(rw.names...)
+		rw.macroUses[m] = us
 		n.direct = append(n.direct, us...)
 	}
-	for _, key := range order {
-		n := nodes[key]
+	for _, key := range rw.order {
+		n := rw.nodes[key]
 		for _, u := range n.direct {
-			n.needs[gindex[u.Name]] = true
+			n.needs[rw.gindex[u.Name]] = true
 		}
 	}
-	// Fixpoint: needs only grow and are bounded, so this terminates even
-	// with recursion.
+}
+
+// fixpoint propagates needs along dependencies. Needs only grow and are
+// bounded, so this terminates even with recursion.
+func (rw *rewriter) fixpoint() {
 	for changed := true; changed; {
 		changed = false
-		for _, key := range order {
-			n := nodes[key]
+		for _, key := range rw.order {
+			n := rw.nodes[key]
 			for _, d := range n.deps {
-				for g := range nodes[d].needs {
+				for g := range rw.nodes[d].needs {
 					if !n.needs[g] {
 						n.needs[g] = true
 						changed = true
@@ -211,87 +259,101 @@ func (f *File) Rewrite(globals []Global) (*Rewritten, error) {
 			}
 		}
 	}
-	sorted := func(key string) []int {
-		n := nodes[key]
-		if n == nil {
-			return nil
-		}
-		var gs []int
-		for g := range n.needs {
-			gs = append(gs, g)
-		}
-		sort.Ints(gs)
-		return gs
-	}
+}
 
-	// Edits.
-	type edit struct {
-		start, end int
-		text       string
+// sorted returns the globals a node needs, in order.
+func (rw *rewriter) sorted(key string) []int {
+	n := rw.nodes[key]
+	if n == nil {
+		return nil
 	}
-	var edits []edit
-	useText := func(name string) string {
-		g := gindex[name]
-		if isArray[g] {
-			return Mangle(name)
-		}
-		return "(*" + Mangle(name) + ")"
+	var gs []int
+	for g := range n.needs {
+		gs = append(gs, g)
 	}
-	argList := func(gs []int) string {
-		parts := make([]string, len(gs))
-		for i, g := range gs {
-			parts[i] = Mangle(names[g])
-		}
-		return strings.Join(parts, ", ")
+	sort.Ints(gs)
+	return gs
+}
+
+func (rw *rewriter) useText(name string) string {
+	g := rw.gindex[name]
+	if rw.isArray[g] {
+		return Mangle(name)
 	}
-	rewriteCalls := func(cs []Call) {
-		for _, c := range cs {
-			if !funcNames[c.Name] || macroNames[c.Name] {
-				continue
-			}
-			gs := sorted("f:" + c.Name)
-			if len(gs) == 0 {
-				continue
-			}
-			sep := ", "
-			if c.NoArgs {
-				sep = ""
-			}
-			edits = append(edits, edit{c.RParen, c.RParen, sep + argList(gs)})
-		}
+	return "(*" + Mangle(name) + ")"
+}
+
+func (rw *rewriter) argList(gs []int) string {
+	parts := make([]string, len(gs))
+	for i, g := range gs {
+		parts[i] = Mangle(rw.names[g])
 	}
-	for _, fn := range f.Functions {
-		gs := sorted("f:" + fn.Name)
-		if len(gs) > 0 {
-			parts := make([]string, len(gs))
-			for i, g := range gs {
-				parts[i] = "__global " + elem[g] + "* " + Mangle(names[g])
-			}
-			params := strings.Join(parts, ", ")
-			switch {
-			case fn.VoidParam >= 0:
-				edits = append(edits, edit{fn.VoidParam, fn.VoidParam + len("void"), params})
-			case len(fn.Params) == 0:
-				edits = append(edits, edit{fn.RParen, fn.RParen, params})
-			default:
-				edits = append(edits, edit{fn.RParen, fn.RParen, ", " + params})
-			}
+	return strings.Join(parts, ", ")
+}
+
+// rewriteCalls passes the globals that callees need.
+func (rw *rewriter) rewriteCalls(cs []Call) {
+	for _, c := range cs {
+		if !rw.funcNames[c.Name] || rw.macroNames[c.Name] {
+			continue
 		}
-		for _, u := range fnUses[fn] {
-			edits = append(edits, edit{u.Pos.Offset, u.End, useText(u.Name)})
+		gs := rw.sorted("f:" + c.Name)
+		if len(gs) == 0 {
+			continue
 		}
-		rewriteCalls(fn.Calls)
+		sep := ", "
+		if c.NoArgs {
+			sep = ""
+		}
+		rw.edits = append(rw.edits, edit{c.RParen, c.RParen, sep + rw.argList(gs)})
 	}
-	for _, m := range f.Macros {
-		for _, u := range macroUses[m] {
-			edits = append(edits, edit{u.Pos.Offset, u.End, useText(u.Name)})
-		}
-		rewriteCalls(m.Calls)
+}
+
+// hiddenParams adds the hidden parameters of a function.
+func (rw *rewriter) hiddenParams(fn *Function) {
+	gs := rw.sorted("f:" + fn.Name)
+	if len(gs) == 0 {
+		return
 	}
-	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	parts := make([]string, len(gs))
+	for i, g := range gs {
+		parts[i] = "__global " + rw.elem[g] + "* " + Mangle(rw.names[g])
+	}
+	params := strings.Join(parts, ", ")
+	switch {
+	case fn.VoidParam >= 0:
+		rw.edits = append(rw.edits, edit{fn.VoidParam, fn.VoidParam + len("void"), params})
+	case len(fn.Params) == 0:
+		rw.edits = append(rw.edits, edit{fn.RParen, fn.RParen, params})
+	default:
+		rw.edits = append(rw.edits, edit{fn.RParen, fn.RParen, ", " + params})
+	}
+}
+
+// edit collects the edits of every function and macro.
+func (rw *rewriter) edit() {
+	for _, fn := range rw.f.Functions {
+		rw.hiddenParams(fn)
+		for _, u := range rw.fnUses[fn] {
+			rw.edits = append(rw.edits, edit{u.Pos.Offset, u.End, rw.useText(u.Name)})
+		}
+		rw.rewriteCalls(fn.Calls)
+	}
+	for _, m := range rw.f.Macros {
+		for _, u := range rw.macroUses[m] {
+			rw.edits = append(rw.edits, edit{u.Pos.Offset, u.End, rw.useText(u.Name)})
+		}
+		rw.rewriteCalls(m.Calls)
+	}
+}
+
+// result applies the edits and lists the kernels' and functions' globals.
+func (rw *rewriter) result() *Rewritten {
+	f := rw.f
+	sort.SliceStable(rw.edits, func(i, j int) bool { return rw.edits[i].start < rw.edits[j].start })
 	var b strings.Builder
 	last := 0
-	for _, e := range edits {
+	for _, e := range rw.edits {
 		if e.start < last {
 			continue // cannot happen: edits are at distinct tokens
 		}
@@ -300,35 +362,31 @@ func (f *File) Rewrite(globals []Global) (*Rewritten, error) {
 		last = e.end
 	}
 	b.Write(f.Src[last:])
-
 	r := &Rewritten{Source: []byte(b.String()), Functions: map[string][]string{}}
 	used := map[int]bool{}
 	for _, k := range f.Kernels() {
-		gs := sorted("f:" + k.Name)
 		kg := KernelGlobals{Kernel: k.Name, NumParams: len(k.Params)}
-		for _, g := range gs {
-			kg.Globals = append(kg.Globals, names[g])
+		for _, g := range rw.sorted("f:" + k.Name) {
+			kg.Globals = append(kg.Globals, rw.names[g])
 			used[g] = true
 		}
 		r.Kernels = append(r.Kernels, kg)
 	}
-	for g := range names {
+	for g := range rw.names {
 		if used[g] {
-			r.Globals = append(r.Globals, names[g])
+			r.Globals = append(r.Globals, rw.names[g])
 		}
 	}
-	for _, key := range order {
-		gs := sorted(key)
-		if len(gs) == 0 {
-			continue
-		}
+	for _, key := range rw.order {
 		var ns []string
-		for _, g := range gs {
-			ns = append(ns, names[g])
+		for _, g := range rw.sorted(key) {
+			ns = append(ns, rw.names[g])
 		}
-		r.Functions[key[2:]] = ns
+		if len(ns) > 0 {
+			r.Functions[key[2:]] = ns
+		}
 	}
-	return r, nil
+	return r
 }
 
 // Image assembles a device image: the prelude (such as the struct
