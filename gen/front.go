@@ -252,7 +252,7 @@ func (s *state) clErrorsAt(p *program, err error, lines []origin) {
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Pos.Offset < list[j].Pos.Offset })
 	for _, e := range list {
-		pos := token.Position{Filename: p.clPath, Line: e.Pos.Line, Column: e.Pos.Col}
+		pos := token.Position{Filename: p.clPath, Line: e.Pos.Line, Column: e.Pos.Column}
 		if e.Pos.Line >= 1 && e.Pos.Line <= len(lines) && lines[e.Pos.Line-1].line > 0 {
 			o := lines[e.Pos.Line-1]
 			pos.Filename, pos.Line = o.file, o.line

@@ -63,20 +63,11 @@ var notCalls = map[string]bool{
 	"case": true, "goto": true,
 }
 
-// Param is a parameter of a function.
+// Param is a parameter of a function, as the rewriting needs it.
 type Param struct {
-	Name      string    // the parameter's name; "" when unnamed
-	Pos       Pos       // position of the name, or of the first token when unnamed
-	AddrSpace AddrSpace // the address space qualifier, if any
-	Const     bool      // const was written (for a pointer: the pointee is const)
-	Volatile  bool      // volatile was written
-	Restrict  bool      // restrict was written
-	Pointer   int       // the number of '*' (an array parameter counts as one)
-	// Type is the canonical base type: a builtin ("uint" for "unsigned int",
-	// "float4"), "struct S", "union U", "enum E", or a typedef name.
-	Type string
-	// Text is the parameter's source text with spaces normalised.
-	Text string
+	Name string // the parameter's name; "" when unnamed
+	Pos  Pos    // position of the name, or of the first token when unnamed
+	Text string // the parameter's source text with spaces normalised
 }
 
 // Call is a call, or a function-like macro invocation, in a body.
@@ -405,56 +396,31 @@ func (f *File) param(lo, hi int) Param {
 	if lo < len(toks) {
 		p.Pos = toks[lo].Pos
 	}
-	var words, typeWordsSeen []string
+	var words []string
+	typeSeen := false
 	for i := lo; i < hi; i++ {
 		t := toks[i]
 		words = append(words, t.Text)
 		switch {
-		case t.Text == "*":
-			p.Pointer++
 		case t.Text == "[":
-			p.Pointer++
 			words = append(words, strings.Fields(string(f.Src[t.End:toks[f.match[i]].Pos.Offset]))...)
 			words = append(words, "]")
 			i = f.match[i]
-		case t.Text == "const":
-			p.Const = true
-		case t.Text == "volatile":
-			p.Volatile = true
-		case t.Text == "restrict" || t.Text == "__restrict" || t.Text == "__restrict__":
-			p.Restrict = true
-		case addrSpaces[t.Text] != AddrNone:
-			p.AddrSpace = addrSpaces[t.Text]
-		case qualifiers[t.Text]:
+		case t.Kind != Ident || qualifiers[t.Text] || addrSpaces[t.Text] != AddrNone:
 		case t.Text == "struct" || t.Text == "union" || t.Text == "enum":
 			if i+1 < hi && toks[i+1].Kind == Ident {
-				typeWordsSeen = append(typeWordsSeen, t.Text+" "+toks[i+1].Text)
 				words = append(words, toks[i+1].Text)
 				i++
 			}
-		case t.Kind == Ident:
-			if p.Pointer == 0 && (len(typeWordsSeen) == 0 || isTypeWord(t.Text) && isTypeWord(typeWordsSeen[len(typeWordsSeen)-1])) {
-				typeWordsSeen = append(typeWordsSeen, t.Text)
-			} else if p.Name == "" {
-				p.Name, p.Pos = t.Text, t.Pos
-			}
+			typeSeen = true
+		case !typeSeen:
+			typeSeen = true // the first word names the type: a builtin or a typedef
+		case isTypeWord(t.Text) && p.Name == "":
+			// "unsigned int": more of the type
+		default:
+			p.Name, p.Pos = t.Text, t.Pos
 		}
 	}
-	// A lone identifier after the type words may have been taken as a
-	// type word when the type has several words ("unsigned x"): the name
-	// is the last word if more than one word was seen and the last is
-	// not a builtin type word.
-	if p.Name == "" && len(typeWordsSeen) > 1 && !isTypeWord(typeWordsSeen[len(typeWordsSeen)-1]) {
-		last := typeWordsSeen[len(typeWordsSeen)-1]
-		typeWordsSeen = typeWordsSeen[:len(typeWordsSeen)-1]
-		for i := hi - 1; i >= lo; i-- {
-			if toks[i].Text == last {
-				p.Name, p.Pos = last, toks[i].Pos
-				break
-			}
-		}
-	}
-	p.Type = canonicalType(typeWordsSeen)
 	p.Text = joinTokens(words)
 	return p
 }

@@ -32,50 +32,23 @@ package clsrc
 
 import (
 	"fmt"
+	"go/scanner"
+	"go/token"
 	"sort"
 	"strings"
 )
 
-// Pos is a position in a source file.
-type Pos struct {
-	Offset int // byte offset, from 0
-	Line   int // line, from 1
-	Col    int // byte column, from 1
-}
+// Pos is a position in a source file: Offset, 1-based Line and byte
+// Column; String gives "line:col".
+type Pos = token.Position
 
-// String returns "line:col".
-func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
-
-// Error is a problem in OpenCL C source at a position.
-type Error struct {
-	Pos Pos
-	Msg string
-}
-
-// Error returns "line:col: msg".
-func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
+// Error is a problem in OpenCL C source at a position. It is the
+// diagnostic type of the whole generator, go/scanner's.
+type Error = scanner.Error
 
 // ErrorList is a list of errors in source order; it is returned as an
 // error only when it is not empty.
-type ErrorList []*Error
-
-// Error returns the messages, one a line.
-func (l ErrorList) Error() string {
-	msgs := make([]string, len(l))
-	for i, e := range l {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
-}
-
-// Unwrap returns the errors of the list, for errors.Is and errors.As.
-func (l ErrorList) Unwrap() []error {
-	errs := make([]error, len(l))
-	for i, e := range l {
-		errs[i] = e
-	}
-	return errs
-}
+type ErrorList = scanner.ErrorList
 
 // Kind is the kind of a token.
 type Kind int
@@ -127,7 +100,7 @@ func (li lineIndex) pos(off int) Pos {
 	if i < 0 {
 		i = 0
 	}
-	return Pos{Offset: off, Line: i + 1, Col: off - li[i] + 1}
+	return Pos{Offset: off, Line: i + 1, Column: off - li[i] + 1}
 }
 
 // puncts are the multi-byte punctuators, longest first.
