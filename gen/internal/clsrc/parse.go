@@ -623,107 +623,75 @@ func (f *File) uses(fn *Function, want map[string]bool, all bool) []Use {
 	toks, match := f.Tokens, f.match
 	scopes := []scope{{end: fn.tokHi, names: nameSet(fn.paramNames)}}
 	declAt := map[int]bool{}
-	shadowed := func(name string) bool {
-		for _, s := range scopes {
-			if s.names[name] {
-				return true
-			}
-		}
-		return false
-	}
 	var us []Use
 	for i := fn.tokLo; i < fn.tokHi; i++ {
 		for len(scopes) > 1 && scopes[len(scopes)-1].end < i {
 			scopes = scopes[:len(scopes)-1]
 		}
 		t := toks[i]
-		prev := ""
+		prev := "{"
 		if i > fn.tokLo {
 			prev = toks[i-1].Text
-		} else {
-			prev = "{"
 		}
-		// Statement starts: look for a declaration.
-		if t.Kind == Ident && (prev == "{" || prev == "}" || prev == ";" || prev == "(" && i >= 2 && toks[i-2].Text == "for") {
+		if t.Kind == Ident && f.stmtStart(i, prev) {
 			for _, k := range f.declNames(i, fn.tokHi) {
 				declAt[k] = true
 			}
 		}
-		if t.Kind == Punct {
-			switch t.Text {
-			case "{":
-				scopes = append(scopes, scope{end: match[i], names: map[string]bool{}})
-			}
-			continue
-		}
-		if t.Kind != Ident {
-			continue
-		}
-		if t.Text == "for" && f.is(i+1, "(") {
-			end := match[i+1]
-			if f.is(end+1, "{") {
-				end = match[end+1]
-			} else {
-				for end < fn.tokHi && !f.is(end, ";") {
-					if f.is(end, "(") || f.is(end, "[") || f.is(end, "{") {
-						end = match[end]
-					}
-					end++
-				}
-			}
-			scopes = append(scopes, scope{end: end, names: map[string]bool{}})
-			continue
-		}
-		if declAt[i] {
+		switch {
+		case t.Kind == Punct && t.Text == "{":
+			scopes = append(scopes, scope{end: match[i], names: map[string]bool{}})
+		case t.Kind != Ident:
+		case t.Text == "for" && f.is(i+1, "("):
+			scopes = append(scopes, scope{end: f.forEnd(i, fn.tokHi), names: map[string]bool{}})
+		case declAt[i]:
 			scopes[len(scopes)-1].names[t.Text] = true
-			continue
+		case (all || want[t.Text]) && !isMemberOrTag(prev) && !shadowed(scopes, t.Text):
+			us = append(us, Use{Name: t.Text, Pos: t.Pos, End: t.End})
 		}
-		if !all && !want[t.Text] {
-			continue
-		}
-		if isMemberOrTag(prev) {
-			continue
-		}
-		if shadowed(t.Text) {
-			continue
-		}
-		us = append(us, Use{Name: t.Text, Pos: t.Pos, End: t.End})
 	}
 	return us
+}
+
+func shadowed(scopes []scope, name string) bool {
+	for _, s := range scopes {
+		if s.names[name] {
+			return true
+		}
+	}
+	return false
+}
+
+// stmtStart reports whether toks[i], after prev, may start a declaration.
+func (f *File) stmtStart(i int, prev string) bool {
+	return prev == "{" || prev == "}" || prev == ";" || prev == "(" && i >= 2 && f.Tokens[i-2].Text == "for"
+}
+
+// forEnd returns the index of the last token of the for statement whose
+// keyword is toks[i].
+func (f *File) forEnd(i, hi int) int {
+	end := f.match[i+1]
+	if f.is(end+1, "{") {
+		return f.match[end+1]
+	}
+	for end < hi && !f.is(end, ";") {
+		if f.is(end, "(") || f.is(end, "[") || f.is(end, "{") {
+			end = f.match[end]
+		}
+		end++
+	}
+	return end
 }
 
 // declNames returns the token indices of the names declared by a
 // declaration starting at toks[i], or nil when toks[i] does not start a
 // recognisable declaration.
 func (f *File) declNames(i, hi int) []int {
-	toks := f.Tokens
-	j := i
-	sawType := false
-	for j < hi && toks[j].Kind == Ident {
-		w := toks[j].Text
-		switch {
-		case qualifiers[w] || addrSpaces[w] != AddrNone:
-		case w == "struct" || w == "union" || w == "enum":
-			if j+1 < hi && toks[j+1].Kind == Ident {
-				j++
-				sawType = true
-			} else {
-				return nil
-			}
-		case isTypeWord(w) || f.typedefs[w]:
-			if sawType && !isTypeWord(w) {
-				goto declarators
-			}
-			sawType = true
-		default:
-			goto declarators
-		}
-		j++
-	}
-declarators:
-	if !sawType {
+	j, ok := f.declSpecs(i, hi)
+	if !ok {
 		return nil
 	}
+	toks := f.Tokens
 	var names []int
 	for j < hi {
 		for j < hi && (f.is(j, "*") || toks[j].Kind == Ident && (qualifiers[toks[j].Text] || addrSpaces[toks[j].Text] != AddrNone)) {
@@ -733,24 +701,58 @@ declarators:
 			return names
 		}
 		names = append(names, j)
-		j++
-		for f.is(j, "[") {
-			j = f.match[j] + 1
-		}
-		if f.is(j, "=") {
-			for j < hi && !f.is(j, ",") && !f.is(j, ";") {
-				if f.is(j, "(") || f.is(j, "[") || f.is(j, "{") {
-					j = f.match[j]
-				}
-				j++
-			}
-		}
+		j = f.skipDeclarator(j+1, hi)
 		if !f.is(j, ",") {
 			return names
 		}
 		j++
 	}
 	return names
+}
+
+// declSpecs skips the declaration specifiers starting at toks[i] and
+// reports whether they name a type.
+func (f *File) declSpecs(i, hi int) (int, bool) {
+	toks := f.Tokens
+	j := i
+	sawType := false
+	for ; j < hi && toks[j].Kind == Ident; j++ {
+		w := toks[j].Text
+		switch {
+		case qualifiers[w] || addrSpaces[w] != AddrNone:
+		case w == "struct" || w == "union" || w == "enum":
+			if j+1 >= hi || toks[j+1].Kind != Ident {
+				return j, false
+			}
+			j++
+			sawType = true
+		case isTypeWord(w) || f.typedefs[w]:
+			if sawType && !isTypeWord(w) {
+				return j, true
+			}
+			sawType = true
+		default:
+			return j, sawType
+		}
+	}
+	return j, sawType
+}
+
+// skipDeclarator skips array suffixes and an initializer after a
+// declarator's name.
+func (f *File) skipDeclarator(j, hi int) int {
+	for f.is(j, "[") {
+		j = f.match[j] + 1
+	}
+	if f.is(j, "=") {
+		for j < hi && !f.is(j, ",") && !f.is(j, ";") {
+			if f.is(j, "(") || f.is(j, "[") || f.is(j, "{") {
+				j = f.match[j]
+			}
+			j++
+		}
+	}
+	return j
 }
 
 // isMemberOrTag reports whether an identifier after prev is a member name

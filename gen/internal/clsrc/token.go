@@ -140,72 +140,79 @@ func (s *srcScanner) scan(from, to int, directives bool) []Token {
 	src := s.src[:to]
 	var toks []Token
 	lineStart := true
-	emit := func(k Kind, start, end int) {
-		toks = append(toks, Token{Kind: k, Text: string(src[start:end]), Pos: s.li.pos(start), End: end})
-	}
-	i := from
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '\n':
-			lineStart = true
-			i++
-			continue
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
-			i++
-			continue
-		case c == '\\' && i+1 < len(src) && src[i+1] == '\n':
-			i += 2
-			continue
-		case c == '\\' && i+2 < len(src) && src[i+1] == '\r' && src[i+2] == '\n':
-			i += 3
+	for i := from; i < len(src); {
+		if n, newline := blank(src, i); n > 0 {
+			i += n
+			lineStart = lineStart || newline
 			continue
 		}
 		start := i
-		switch {
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			i = s.lineComment(i)
-			emit(Comment, start, i)
-			continue // a comment does not end lineStart
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			i = s.blockComment(i)
-			emit(Comment, start, i)
-			continue
-		case c == '#' && lineStart && directives:
-			i = s.directive(i)
-			emit(Preproc, start, i)
-		case isLetter(c):
-			for i < len(src) && (isLetter(src[i]) || isDigit(src[i])) {
-				i++
-			}
-			emit(Ident, start, i)
-		case isDigit(c) || c == '.' && i+1 < len(src) && isDigit(src[i+1]):
-			i = s.number(i)
-			emit(Number, start, i)
-		case c == '"' || c == '\'':
-			i = s.quoted(i, c)
-			k := String
-			if c == '\'' {
-				k = Char
-			}
-			emit(k, start, i)
-		default:
-			n := 1
-			for _, p := range puncts {
-				if len(src)-i >= len(p) && string(src[i:i+len(p)]) == p {
-					n = len(p)
-					break
-				}
-			}
-			if c < 0x20 || c >= 0x7f || c == '`' || c == '@' || c == '$' {
-				s.errorf(i, "unexpected byte %q", c)
-			}
-			i += n
-			emit(Punct, start, i)
+		var k Kind
+		i, k = s.token(src, i, lineStart && directives)
+		toks = append(toks, Token{Kind: k, Text: string(src[start:i]), Pos: s.li.pos(start), End: i})
+		if k != Comment { // a comment does not end lineStart
+			lineStart = false
 		}
-		lineStart = false
 	}
 	return toks
+}
+
+// blank returns the length of the white space or line splice at i, and
+// whether it is a newline.
+func blank(src []byte, i int) (int, bool) {
+	switch c := src[i]; {
+	case c == '\n':
+		return 1, true
+	case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+		return 1, false
+	case c == '\\' && i+1 < len(src) && src[i+1] == '\n':
+		return 2, false
+	case c == '\\' && i+2 < len(src) && src[i+1] == '\r' && src[i+2] == '\n':
+		return 3, false
+	}
+	return 0, false
+}
+
+// token scans the token at i, returning its end and kind; directive
+// reports that a '#' there starts a directive.
+func (s *srcScanner) token(src []byte, i int, directive bool) (int, Kind) {
+	c := src[i]
+	switch {
+	case c == '/' && i+1 < len(src) && src[i+1] == '/':
+		return s.lineComment(i), Comment
+	case c == '/' && i+1 < len(src) && src[i+1] == '*':
+		return s.blockComment(i), Comment
+	case c == '#' && directive:
+		return s.directive(i), Preproc
+	case isLetter(c):
+		for i < len(src) && (isLetter(src[i]) || isDigit(src[i])) {
+			i++
+		}
+		return i, Ident
+	case isDigit(c) || c == '.' && i+1 < len(src) && isDigit(src[i+1]):
+		return s.number(i), Number
+	case c == '"':
+		return s.quoted(i, c), String
+	case c == '\'':
+		return s.quoted(i, c), Char
+	}
+	return s.punct(src, i), Punct
+}
+
+// punct scans the punctuator at i, reporting a stray byte.
+func (s *srcScanner) punct(src []byte, i int) int {
+	c := src[i]
+	n := 1
+	for _, p := range puncts {
+		if len(src)-i >= len(p) && string(src[i:i+len(p)]) == p {
+			n = len(p)
+			break
+		}
+	}
+	if c < 0x20 || c >= 0x7f || c == '`' || c == '@' || c == '$' {
+		s.errorf(i, "unexpected byte %q", c)
+	}
+	return i + n
 }
 
 func (s *srcScanner) lineComment(i int) int {
