@@ -1,8 +1,6 @@
 package golden
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -16,102 +14,54 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/gen"
+	"github.com/dgen-go/dgen/internal/clcorpus"
+	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/opencl"
 )
-
-// corpusDir is the shared corpus of OpenCL C written by others: ../shared
-// relative to the module root.
-const corpusDir = "../../shared/cl-corpus"
-
-type corpusParam struct {
-	Name  string  `json:"name"`
-	Go    *string `json:"go"`
-	NoMap *string `json:"nomap"`
-}
-
-type corpusKernel struct {
-	Name   string        `json:"name"`
-	Params []corpusParam `json:"params"`
-}
-
-type corpusTruth struct {
-	File    string                `json:"file"`
-	Kernels []corpusKernel        `json:"kernels"`
-	Structs map[string][][]string `json:"structs"`
-}
-
-// onPoCL reports whether a kernel of src exists on PoCL's CPU device:
-// clang's truth defines every extension, PoCL has no half precision and no
-// integer dot products.
-func onPoCL(src string) bool {
-	return !strings.Contains(src, "defined(cl_khr_fp16)") && !strings.Contains(src, "defined(cl_khr_integer_dot_product)")
-}
 
 // corpusPackage declares every kernel of the corpus whose parameters all
 // have a Go mapping, as a user would, in one package: one program per
 // file, the file's structs as Go types. It returns the package directory,
-// the build options of each program, and the number of kernels declared
-// and left out.
+// the build options and declared kernels of each program, and the number
+// of kernels left out.
 func corpusPackage(t *testing.T) (dir string, options map[string]string, kernels map[string][]string, skipped int) {
-	truths, _ := filepath.Glob(filepath.Join(corpusDir, "truth", "*.json"))
-	if len(truths) == 0 {
-		t.Skipf("no corpus at %s: it lives in the shared folder beside the module", corpusDir)
+	files, err := clcorpus.Load()
+	if err != nil {
+		t.Skip(err)
 	}
-	opts := map[string]string{}
-	if f, err := os.Open(filepath.Join(corpusDir, "OPTIONS.tsv")); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if path, o, ok := strings.Cut(sc.Text(), "\t"); ok {
-				opts[path] = o
-			}
-		}
-		f.Close()
-	}
-	dir, err := os.MkdirTemp("testdata", "corpus-")
+	dir, err = os.MkdirTemp("testdata", "corpus-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	abs, _ := filepath.Abs(corpusDir)
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	options, kernels = map[string]string{}, map[string][]string{}
 	var g strings.Builder
 	g.WriteString("package corpus\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n")
-	for n, tp := range truths {
-		b, err := os.ReadFile(tp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var truth corpusTruth
-		if err := json.Unmarshal(b, &truth); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(abs, truth.File)
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prefix := fmt.Sprintf("C%d_", n)
-		o := strings.ReplaceAll(opts[truth.File], "@DIR@", filepath.Dir(path))
-		options[fmt.Sprintf("P%d", n)] = o
-		absDir, _ := filepath.Abs(dir)
-		rel, _ := filepath.Rel(absDir, path)
-		fmt.Fprintf(&g, "//dgen:program source=%s options=%s\nvar P%d rt.Program\n\n", strconv.Quote(filepath.ToSlash(rel)), strconv.Quote(o), n)
-		for name, fields := range truth.Structs {
+	for n, f := range files {
+		prefix, prog := fmt.Sprintf("C%d_", n), fmt.Sprintf("P%d", n)
+		options[prog] = f.Options
+		rel, _ := filepath.Rel(absDir, f.Abs)
+		fmt.Fprintf(&g, "//dgen:program source=%s options=%s\nvar %s rt.Program\n\n", strconv.Quote(filepath.ToSlash(rel)), strconv.Quote(f.Options), prog)
+		for name, fields := range f.Structs {
 			fmt.Fprintf(&g, "type %s%s struct {\n", prefix, name)
-			for _, f := range fields {
-				fmt.Fprintf(&g, "\tF_%s %s\n", f[0], corpusGoType(f[1], prefix, truth.Structs))
+			for _, fd := range fields {
+				fmt.Fprintf(&g, "\tF_%s %s\n", fd[0], corpusGoType(fd[1], prefix, f.Structs))
 			}
 			g.WriteString("}\n\n")
 		}
-		for _, k := range truth.Kernels {
-			if !onPoCL(string(src)) || !mappable(k) {
+		for _, k := range f.Kernels {
+			if !f.OnPoCL() || !k.Mappable() {
 				skipped++
 				continue
 			}
-			kernels[fmt.Sprintf("P%d", n)] = append(kernels[fmt.Sprintf("P%d", n)], k.Name)
-			fmt.Fprintf(&g, "//dgen:kernel program=P%d name=%s\ntype %sK_%s struct {\n", n, k.Name, prefix, k.Name)
+			kernels[prog] = append(kernels[prog], k.Name)
+			fmt.Fprintf(&g, "//dgen:kernel program=%s name=%s\ntype %sK_%s struct {\n", prog, k.Name, prefix, k.Name)
 			for _, p := range k.Params {
-				fmt.Fprintf(&g, "\tF_%s %s\n", p.Name, corpusGoType(*p.Go, prefix, truth.Structs))
+				fmt.Fprintf(&g, "\tF_%s %s\n", p.Name, corpusGoType(*p.Go, prefix, f.Structs))
 			}
 			g.WriteString("}\n\n")
 		}
@@ -120,15 +70,6 @@ func corpusPackage(t *testing.T) (dir string, options map[string]string, kernels
 		t.Fatal(err)
 	}
 	return dir, options, kernels, skipped
-}
-
-func mappable(k corpusKernel) bool {
-	for _, p := range k.Params {
-		if p.NoMap != nil || p.Go == nil {
-			return false
-		}
-	}
-	return true
 }
 
 // corpusGoType prefixes the struct names in a Go type of the truth files.
@@ -155,15 +96,7 @@ func TestCorpus(t *testing.T) {
 	}
 	t.Logf("generated %d of %d kernels with mappable parameters (%d left out: no mapping, or an extension PoCL lacks)", declared, declared, skipped)
 	images := imagesOf(t, files)
-	ps, err := opencl.Backend{}.Platforms()
-	if err != nil || len(ps) == 0 || len(ps[0].Devices) == 0 {
-		t.Skipf("no OpenCL device: %v", err)
-	}
-	ctx, err := opencl.Backend{}.NewContext(ps[0].Devices[:1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Release()
+	ctx := openDevice(t)
 	for name, image := range images {
 		prog, err := ctx.BuildProgram(image, options[name])
 		if err != nil {
@@ -181,6 +114,21 @@ func TestCorpus(t *testing.T) {
 		}
 		prog.Release()
 	}
+}
+
+// openDevice opens a driver context on the first OpenCL device, released
+// when the test ends; without a device the test is skipped.
+func openDevice(t *testing.T) rt.DriverContext {
+	ps, err := opencl.Backend{}.Platforms()
+	if err != nil || len(ps) == 0 || len(ps[0].Devices) == 0 {
+		t.Skipf("no OpenCL device: %v", err)
+	}
+	ctx, err := opencl.Backend{}.NewContext(ps[0].Devices[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctx.Release() })
+	return ctx
 }
 
 // imagesOf returns the device images of generated files by program name.

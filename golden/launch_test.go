@@ -9,7 +9,6 @@ import (
 
 	"github.com/dgen-go/dgen/gen"
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/opencl"
 )
 
 // launch builds the device image of program prog of a golden package on
@@ -27,15 +26,7 @@ func launch[T any](t *testing.T, pkg, prog, name string, n int, out []T, args ..
 	if !ok {
 		t.Fatalf("no image of %s in %s", prog, pkg)
 	}
-	ps, err := opencl.Backend{}.Platforms()
-	if err != nil || len(ps) == 0 || len(ps[0].Devices) == 0 {
-		t.Skipf("no OpenCL device: %v", err)
-	}
-	ctx, err := opencl.Backend{}.NewContext(ps[0].Devices[:1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Release()
+	ctx := openDevice(t)
 	p, err := ctx.BuildProgram(image, "-I"+filepath.Join(dir, "inc")+" -DSTEP=2")
 	if err != nil {
 		t.Fatal(err)

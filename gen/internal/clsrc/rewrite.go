@@ -1,6 +1,7 @@
 package clsrc
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strconv"
@@ -169,6 +170,9 @@ func (rw *rewriter) conflicts() ErrorList {
 		if _, ok := rw.gindex[m.Name]; ok {
 			errs = append(errs, &Error{Pos: m.Pos, Msg: fmt.Sprintf("macro %s has the name of a device global", m.Name)})
 		}
+	}
+	if !bytes.Contains(f.Src, []byte(MangledPrefix)) {
+		return errs
 	}
 	s := &srcScanner{src: f.Src, li: f.li}
 	for _, t := range s.scan(0, len(f.Src), false) {

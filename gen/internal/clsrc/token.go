@@ -1,33 +1,36 @@
-// Package clsrc is a light OpenCL C front end for the dgen generator.
+// Package clsrc is dgen's reading of OpenCL C, in two parts.
 //
-// It tokenizes OpenCL C source (comments, string and character literals,
-// preprocessor lines with backslash continuations, numbers, identifiers and
-// punctuation), finds function definitions and prototypes with their
-// parameters, the calls and identifier uses inside function bodies and
-// #define bodies, and maps kernel parameter types to the Go types that a
-// kernel spec's fields must have. It does not preprocess: #include,
-// conditional compilation and macro expansion are not followed, except that
-// the identifiers a #define body mentions count as used wherever the macro's
-// name is used.
+// [ParseUnit] reads a translation unit after preprocessing (package
+// gen/internal/cpp): kernel definitions with their parameters, typedefs,
+// and struct and union definitions laid out under OpenCL C's rules, every
+// type resolved through typedefs and macros ([Type]). [Classify] says how
+// the host passes a kernel parameter; the scalar and vector table
+// ([LookupType], [ForGo]) is the one map between Go and OpenCL C types.
 //
-// [Rewrite] implements dgen's device-image rewriting for device globals:
-// OpenCL 1.2 has no program-scope variables, so every function that refers
-// to a global, directly or through the helpers and macros it uses, gains a
-// hidden trailing __global T* parameter, calls pass it on, and uses of the
-// global's name read through it.
+// [Rewrite] implements dgen's device-image rewriting for device globals on
+// the unpreprocessed source (headers inlined): OpenCL 1.2 has no
+// program-scope variables, so every function that refers to a global,
+// directly or through the helpers and macros it uses, gains a hidden
+// trailing __global T* parameter, calls pass it on, and uses of the
+// global's name read through it. It tokenizes source text itself (a whole
+// preprocessor line is one token, #define bodies are read for uses and
+// calls) and finds function definitions and prototypes, the calls and the
+// identifier uses inside their bodies.
 //
 // The rewriting never inserts a newline, so the rewritten source keeps the
 // user's line numbers; [Image] puts generated declarations in front and a
 // "#line 1" directive naming the user's file after them, so that build logs
-// point at the user's file and lines. A light parser has limits, which the
-// OpenCL compiler then reports on the rewritten source: a local variable
-// declared with a type from an #include is not seen as shadowing a global;
-// a macro body's use of a global always means the global, even where a
-// local of the same name is in scope at the expansion; uses of a global at
-// file scope, outside functions and #define bodies, are not rewritten.
+// point at the user's file and lines. The rewriting's parser has limits,
+// which the OpenCL compiler then reports on the rewritten source: a local
+// variable declared with a type from an #include is not seen as shadowing a
+// global; a macro body's use of a global always means the global, even
+// where a local of the same name is in scope at the expansion; uses of a
+// global at file scope, outside functions and #define bodies, are not
+// rewritten; a source whose braces only balance after preprocessing cannot
+// be rewritten.
 //
-// Positions are 1-based lines and 1-based byte columns in the .cl file.
-// Errors are returned, never panics, whatever the input.
+// Errors are go/scanner's, the generator's one diagnostic type, and are
+// returned, never panics, whatever the input.
 package clsrc
 
 import (
@@ -138,7 +141,7 @@ func Tokenize(src []byte) ([]Token, error) {
 // token of a line starts a Preproc token running to the end of the line.
 func (s *srcScanner) scan(from, to int, directives bool) []Token {
 	src := s.src[:to]
-	var toks []Token
+	toks := make([]Token, 0, (to-from)/6)
 	lineStart := true
 	for i := from; i < len(src); {
 		if n, newline := blank(src, i); n > 0 {

@@ -1,54 +1,14 @@
 package cpp
 
 import (
-	"bufio"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/dgen-go/dgen/internal/clcorpus"
 )
 
-// corpusDir is the shared corpus of OpenCL C written by others, relative to
-// this package.
-const corpusDir = "../../../../shared/cl-corpus"
-
-// corpusOptions reads OPTIONS.tsv: build options by file.
-func corpusOptions(t testing.TB) map[string]string {
-	opts := map[string]string{}
-	f, err := os.Open(filepath.Join(corpusDir, "OPTIONS.tsv"))
-	if err != nil {
-		return opts
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		path, o, ok := strings.Cut(sc.Text(), "\t")
-		if ok {
-			opts[path] = o
-		}
-	}
-	return opts
-}
-
-func corpusFiles(t testing.TB) []string {
-	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skipf("no corpus at %s (%v): it lives in the shared folder beside the module", corpusDir, err)
-	}
-	var files []string
-	filepath.WalkDir(corpusDir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".cl") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	return files
-}
-
-func corpusConfig(t testing.TB, path string, opts map[string]string) *Config {
-	rel, _ := filepath.Rel(corpusDir, path)
-	o := strings.ReplaceAll(opts[filepath.ToSlash(rel)], "@DIR@", filepath.Dir(path))
-	defs, dirs, err := ParseOptions(o)
+func corpusConfig(t testing.TB, f *clcorpus.File) *Config {
+	defs, dirs, err := ParseOptions(f.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,20 +18,19 @@ func corpusConfig(t testing.TB, path string, opts map[string]string) *Config {
 // TestCorpusAgainstGCC preprocesses every file of the corpus and compares
 // the tokens with those of GCC's preprocessor given the same macros.
 func TestCorpusAgainstGCC(t *testing.T) {
-	files := corpusFiles(t)
+	files, err := clcorpus.Load()
+	if err != nil {
+		t.Skip(err)
+	}
 	if _, err := exec.LookPath("cpp"); err != nil {
 		t.Skip("no cpp on PATH")
 	}
-	opts := corpusOptions(t)
 	total := 0
 	defer func() { t.Logf("%d files, %d tokens compared", len(files), total) }()
-	for _, path := range files {
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := corpusConfig(t, path, opts)
-		r := Preprocess(cfg, path, src)
+	for _, f := range files {
+		path := f.Abs
+		cfg := corpusConfig(t, f)
+		r := Preprocess(cfg, path, []byte(f.Src))
 		if len(r.Errors) > 0 {
 			t.Errorf("%s: %v", path, r.Errors)
 			continue
