@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,11 +117,9 @@ func (u *Unit) Kernel(name string) *Kernel {
 // initializers is skipped; a declaration it cannot read is skipped up to
 // its ';' or body. Errors are for what it reads wrongly for certain.
 func ParseUnit(toks []cpp.Token) *Unit {
-	p := &declParser{u: &Unit{Typedefs: map[string]*Type{}, Tags: map[string]*Type{}}}
-	for _, t := range toks {
-		if t.Kind != cpp.Pragma {
-			p.toks = append(p.toks, t)
-		}
+	p := &declParser{u: &Unit{Typedefs: map[string]*Type{}, Tags: map[string]*Type{}}, toks: toks}
+	if slices.ContainsFunc(toks, func(t cpp.Token) bool { return t.Kind == cpp.Pragma }) {
+		p.toks = slices.DeleteFunc(slices.Clone(toks), func(t cpp.Token) bool { return t.Kind == cpp.Pragma })
 	}
 	p.balance()
 	p.top()

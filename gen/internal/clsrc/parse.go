@@ -138,7 +138,7 @@ type File struct {
 func Parse(src []byte) (*File, error) {
 	s := &srcScanner{src: src, li: newLineIndex(src)}
 	all := s.scan(0, len(src), true)
-	f := &File{Src: src, li: s.li, typedefs: map[string]bool{}}
+	f := &File{Src: src, li: s.li, typedefs: map[string]bool{}, Tokens: make([]Token, 0, len(all))}
 	for _, t := range all {
 		if t.Kind != Comment {
 			f.Tokens = append(f.Tokens, t)

@@ -139,7 +139,7 @@ func Preprocess(cfg *Config, path string, src []byte) *Result {
 	for _, d := range cfg.Defines {
 		p.define(d)
 	}
-	e := &expander{p: p, out: make([]Token, 0, len(src)/6)}
+	e := &expander{p: p, out: make([]Token, 0, len(src)/4)}
 	e.pushFile(path, string(src))
 	e.run()
 	return p.res

@@ -75,7 +75,7 @@ type lexer struct {
 // has BOL set.
 func lex(file, src string) ([]Token, []*scanner.Error) {
 	lx := &lexer{src: src, file: file, line: 1}
-	toks := make([]Token, 0, len(src)/6) // about one token in six bytes of C
+	toks := make([]Token, 0, len(src)/4) // about one token in four to six bytes of C
 	bol, space := true, false
 	for {
 		sp, nl := lx.skipSpace()
