@@ -191,7 +191,11 @@ func (s *state) thread(p *program, text string, lines []origin) ([]byte, bool) {
 	}
 	rw, err := clsrc.Rewrite([]byte(text), gs)
 	if err != nil {
-		s.clErrorsAt(p, err, lines)
+		names := make([]string, len(gs))
+		for i, g := range gs {
+			names[i] = g.Name
+		}
+		s.clErrorsAt(p, err, lines, fmt.Sprintf("cannot thread device globals (%s) through this source: ", strings.Join(names, ", ")))
 		return nil, false
 	}
 	for _, k := range rw.Kernels {
@@ -238,8 +242,8 @@ func (s *state) clErrors(p *program, errs scanner.ErrorList) {
 }
 
 // clErrorsAt reports errors of the rewriting, whose lines are lines of the
-// inlined source, at the user's files and lines.
-func (s *state) clErrorsAt(p *program, err error, lines []origin) {
+// inlined source, at the user's files and lines, each message after prefix.
+func (s *state) clErrorsAt(p *program, err error, lines []origin, prefix string) {
 	var list clsrc.ErrorList
 	var one *clsrc.Error
 	switch {
@@ -247,7 +251,7 @@ func (s *state) clErrorsAt(p *program, err error, lines []origin) {
 	case errors.As(err, &one):
 		list = clsrc.ErrorList{one}
 	default:
-		s.errorf(p.pos, "program %s: %v", p.name, err)
+		s.errorf(p.pos, "program %s: %s%v", p.name, prefix, err)
 		return
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Pos.Offset < list[j].Pos.Offset })
@@ -257,6 +261,6 @@ func (s *state) clErrorsAt(p *program, err error, lines []origin) {
 			o := lines[e.Pos.Line-1]
 			pos.Filename, pos.Line = o.file, o.line
 		}
-		s.diag(pos, e.Msg)
+		s.diag(pos, prefix+e.Msg)
 	}
 }
