@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 
 	"errors"
@@ -67,12 +68,12 @@ func isOutOfMemory(err error) bool {
 type devAlloc struct {
 	ctx *Context
 	dev *Device
-	q   DriverQueue // private: a residency write never waits for user work
+	q   driver.Queue // private: a residency write never waits for user work
 	a   *alloc.Allocator
 }
 
 // block is what the allocator holds: a driver buffer.
-type block struct{ drv DriverBuffer }
+type block struct{ drv driver.Buffer }
 
 // Alloc implements alloc.Device: a driver buffer, made resident by a
 // 4-byte blocking write so that a lazy driver (NVIDIA commits memory at

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
 )
 
@@ -47,11 +48,11 @@ var faults struct {
 	delay         time.Duration // before every build
 }
 
-func init() { rt.Register("faulty", faultyBackend{}) }
+func init() { driver.Register("faulty", faultyBackend{}) }
 
 type faultyBackend struct{ opencl.Backend }
 
-func (b faultyBackend) NewContext(devs []rt.DeviceInfo) (rt.DriverContext, error) {
+func (b faultyBackend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
 	c, err := b.Backend.NewContext(devs)
 	if err != nil {
 		return nil, err
@@ -59,9 +60,9 @@ func (b faultyBackend) NewContext(devs []rt.DeviceInfo) (rt.DriverContext, error
 	return faultyContext{c}, nil
 }
 
-type faultyContext struct{ rt.DriverContext }
+type faultyContext struct{ driver.Context }
 
-func (c faultyContext) BuildProgram(source, options string) (rt.DriverProgram, error) {
+func (c faultyContext) BuildProgram(source, options string) (driver.Program, error) {
 	faults.builds.Add(1)
 	faults.mu.Lock()
 	d := faults.delay
@@ -74,12 +75,12 @@ func (c faultyContext) BuildProgram(source, options string) (rt.DriverProgram, e
 	if err != nil {
 		return nil, err
 	}
-	return c.DriverContext.BuildProgram(source, options)
+	return c.Context.BuildProgram(source, options)
 }
 
-func (c faultyContext) LoadProgram(bins [][]byte, options string) (rt.DriverProgram, error) {
+func (c faultyContext) LoadProgram(bins [][]byte, options string) (driver.Program, error) {
 	faults.loads.Add(1)
-	return c.DriverContext.LoadProgram(bins, options)
+	return c.Context.LoadProgram(bins, options)
 }
 
 func resetFaults(delay time.Duration, next ...error) {
@@ -376,7 +377,7 @@ func TestProgramCacheOutOfMemoryFlush(t *testing.T) {
 		}
 		cks = append(cks, ck)
 	}
-	oom := &rt.DeviceError{Call: "clBuildProgram", Code: -5, Name: "CL_OUT_OF_RESOURCES"}
+	oom := &rt.DeviceError{Call: "clBuildProgram", Code: -5, Name: "CL_OUT_OF_RESOURCES", Kind: rt.ErrOutOfMemory}
 	resetFaults(0, oom)
 	p, err := ctx.BuildProgram("after-oom", uniqueSource("9"), "")
 	if err != nil {

@@ -1,8 +1,6 @@
 package rt
 
 import (
-	"github.com/dgen-go/dgen/rt/diskcache"
-
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -23,7 +23,7 @@ type Config struct {
 	// It is ignored when Devices is set.
 	Device string
 	// Devices, if set, are the devices to open, all of one platform.
-	Devices []DeviceInfo
+	Devices []driver.DeviceInfo
 	// Profiling turns on device timestamps for every queue of the context.
 	// Tracing (Trace or Tracer set) turns it on too.
 	Profiling bool
@@ -85,7 +85,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // platform, with a default queue on its first device. It is safe for
 // concurrent use. Close it when done.
 type Context struct {
-	drv       DriverContext
+	drv       driver.Context
 	devices   []*Device
 	queue     *Queue
 	profiling bool
@@ -126,7 +126,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	b, err := lookupBackend(cfg.Backend)
+	b, err := driver.Lookup(cfg.Backend)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	return c, nil
 }
 
-func labels(devs []DeviceInfo) string {
+func labels(devs []driver.DeviceInfo) string {
 	var s []string
 	for _, d := range devs {
 		s = append(s, strconv.Quote(d.Name))

@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 
 	"fmt"
@@ -113,7 +114,7 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	}
 	// Frames between transfer's caller and the user: copy's caller, the
 	// exported Read, Write, ReadAt or WriteAt.
-	return q.transfer(name, kind, func(dw []DriverEvent, blocking bool) (DriverEvent, error) {
+	return q.transfer(name, kind, func(dw []driver.Event, blocking bool) (driver.Event, error) {
 		if write {
 			return q.drv.WriteBuffer(drv, blocking, off, n, p, dw)
 		}

@@ -1,8 +1,6 @@
 package rt
 
 import (
-	"github.com/dgen-go/dgen/rt/trace"
-
 	"context"
 	"encoding/binary"
 	"errors"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // ProgramImage is a device image as the program cache sees it: what code
@@ -143,7 +143,7 @@ func (c *Context) PersistentCache() *diskcache.Cache { return c.pc.disk }
 // sharedProgram is a driver program shared by the cache and the handles it
 // gave out; it is released when the last of them lets go, or at Close.
 type sharedProgram struct {
-	drv      DriverProgram
+	drv      driver.Program
 	refs     atomic.Int32
 	released atomic.Bool
 }
@@ -163,15 +163,15 @@ func (sp *sharedProgram) release() error {
 }
 
 // programRef is one handle's reference to a shared program: a
-// DriverProgram whose Release drops the reference.
+// driver.Program whose Release drops the reference.
 type programRef struct {
 	sp   *sharedProgram
 	once atomic.Bool
 }
 
-func (r *programRef) Binaries() ([][]byte, error)                 { return r.sp.drv.Binaries() }
-func (r *programRef) KernelNames() ([]string, error)              { return r.sp.drv.KernelNames() }
-func (r *programRef) NewKernel(name string) (DriverKernel, error) { return r.sp.drv.NewKernel(name) }
+func (r *programRef) Binaries() ([][]byte, error)                  { return r.sp.drv.Binaries() }
+func (r *programRef) KernelNames() ([]string, error)               { return r.sp.drv.KernelNames() }
+func (r *programRef) NewKernel(name string) (driver.Kernel, error) { return r.sp.drv.NewKernel(name) }
 func (r *programRef) Release() error {
 	if r.once.Swap(true) {
 		return nil

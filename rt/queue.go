@@ -3,6 +3,7 @@ package rt
 import (
 	"fmt"
 
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -12,7 +13,7 @@ import (
 type Queue struct {
 	ctx       *Context
 	dev       *Device
-	drv       DriverQueue
+	drv       driver.Queue
 	profiling bool
 
 	id   int          // the queue's number in its context, from 0
@@ -98,7 +99,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, err
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
-	ev, err := q.drv.EnqueueKernel(k.drv, r, dw)
+	ev, err := q.drv.EnqueueKernel(k.drv, driver.NDRange(r), dw)
 	tk.End()
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
@@ -133,7 +134,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	if q.wantsEvent(&tk) {
-		ev, err := q.drv.EnqueueKernel(k.drv, r, dw)
+		ev, err := q.drv.EnqueueKernel(k.drv, driver.NDRange(r), dw)
 		tk.End()
 		if err != nil {
 			return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
@@ -141,7 +142,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 		q.addPending(tk, nil, ev)
 		return nil
 	}
-	err = q.drv.SubmitKernel(k.drv, r, dw)
+	err = q.drv.SubmitKernel(k.drv, driver.NDRange(r), dw)
 	tk.End()
 	if err != nil {
 		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
@@ -152,11 +153,11 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 // driverEvents returns the driver events of wait, skipping nil events, and
 // nil (no allocation) when there are none. A released event is an error:
 // its backend event is gone.
-func driverEvents(wait []*Event) ([]DriverEvent, error) {
+func driverEvents(wait []*Event) ([]driver.Event, error) {
 	if len(wait) == 0 {
 		return nil, nil
 	}
-	dst := make([]DriverEvent, 0, len(wait))
+	dst := make([]driver.Event, 0, len(wait))
 	for _, e := range wait {
 		if e == nil {
 			continue

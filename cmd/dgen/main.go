@@ -28,10 +28,13 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"devices": {"list every platform and device, and the one DGEN_DEVICE picks", runDevices},
-	"trace":   {"summary FILE: print the per-source-location table of a written trace", runTrace},
-	"cache":   {"explore and manage the persistent program cache: ls, stat, verify, clear, gc", runCache},
+	"trace": {"summary FILE: print the per-source-location table of a written trace", runTrace},
+	"cache": {"explore and manage the persistent program cache: ls, stat, verify, clear, gc", runCache},
 }
+
+// devicesSummary is the help line of dgen devices, which a build with cgo
+// implements (devices.go) and a build without it explains (devices_nocgo.go).
+const devicesSummary = "list every platform and device, and the one DGEN_DEVICE picks (needs cgo and OpenCL)"
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
