@@ -185,15 +185,15 @@ func releaseToAllocator(m *Mem) error {
 // error wrapping ErrTooLarge; a site that dgen did not register is one
 // wrapping ErrNotGenerated. Free gives the buffer back to the tag's free list.
 func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
-	info, err := s.Info()
+	info, err := s.registration()
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate %d elements: %w", n, err)
 	}
 	size, err := byteSize[T](n)
 	if err != nil {
-		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
+		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.name, err)
 	}
-	m, err := allocMem(q, alloc.Tag(info.Tag), size)
+	m, err := allocMem(q, alloc.Tag(info.tag), size)
 	if err != nil {
 		return Buffer[T]{}, err
 	}

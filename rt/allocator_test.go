@@ -8,42 +8,31 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
 )
 
-// Sites registered by hand, as a generated init would.
+// Sites registered by hand, as generated code registers them.
 var (
 	siteA, siteB rt.AllocSite[float32]
 	siteBytes    rt.AllocSite[byte]
 	unregistered rt.AllocSite[float32]
-)
 
-func init() {
-	for _, s := range []struct {
-		site any
-		name string
-	}{{&siteA, "siteA"}, {&siteB, "siteB"}, {&siteBytes, "siteBytes"}} {
-		id := "github.com/dgen-go/dgen/rt_test." + s.name
-		switch p := s.site.(type) {
-		case *rt.AllocSite[float32]:
-			rt.RegisterAllocSite(p, id, xxhash.Sum64String(id), s.name)
-		case *rt.AllocSite[byte]:
-			rt.RegisterAllocSite(p, id, xxhash.Sum64String(id), s.name)
-		}
-	}
-}
+	_ = codegen.RegisterAllocSite(&siteA, "github.com/dgen-go/dgen/rt_test.siteA", "siteA")
+	_ = codegen.RegisterAllocSite(&siteB, "github.com/dgen-go/dgen/rt_test.siteB", "siteB")
+	_ = codegen.RegisterAllocSite(&siteBytes, "github.com/dgen-go/dgen/rt_test.siteBytes", "siteBytes")
+)
 
 func tagOf[T any](t testing.TB, s *rt.AllocSite[T]) uint32 {
 	t.Helper()
-	info, err := s.Info()
-	if err != nil {
-		t.Fatal(err)
+	tag := s.Tag()
+	if tag == 0 {
+		t.Fatal("allocation site not registered")
 	}
-	return info.Tag
+	return tag
 }
 
 func openCPUConfig(t testing.TB, cfg rt.Config) *rt.Context {

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/dgen-go/dgen/rt/driver"
 )
@@ -35,7 +36,16 @@ var (
 	// ErrNotGenerated reports a declaration that dgen has not registered:
 	// its package needs `go generate`.
 	ErrNotGenerated = errors.New("declaration not registered: run go generate")
+	// ErrStale reports a program whose source files changed after go
+	// generate read them: the device image in the build is old. The error
+	// names the file; run go generate.
+	ErrStale = errors.New("program source changed since go generate")
 )
+
+// errNotRegistered is the error of using a declaration that is not
+// registered: its package was not generated, or a package-level variable
+// initializer used it before the generated registration ran.
+var errNotRegistered = fmt.Errorf("%w (or it was used by a package-level variable initializer, which Go may run before the generated registration: use it from an init function or later)", ErrNotGenerated)
 
 // DeviceError is the error a backend call returns: the call, the
 // backend's status code and name, and the build log where the call was a

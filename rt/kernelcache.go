@@ -6,38 +6,32 @@ import (
 	"sync/atomic"
 )
 
-// KernelSpec names a kernel of a device image for the fast kernel cache.
+// kernelKey names a kernel of a device image for the fast kernel cache.
 // Create one per kernel, once (generated code keeps it in a package-level
-// variable), with NewKernelSpec: registration gives it the dense index that
+// variable), with newKernelSpec: registration gives it the dense index that
 // makes a cache hit an array lookup.
-type KernelSpec struct {
-	image *ProgramImage
+type kernelKey struct {
+	image *programImage
 	name  string
 	index int
 }
 
 var kernelSpecs atomic.Int32
 
-// NewKernelSpec returns the spec of the kernel called name in img. Each
+// newKernelSpec returns the spec of the kernel called name in img. Each
 // call registers a new spec: call it once per kernel, from an init
 // function or a package-level variable's initializer.
-func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
-	return &KernelSpec{image: img, name: name, index: int(kernelSpecs.Add(1) - 1)}
+func newKernelSpec(img *programImage, name string) *kernelKey {
+	return &kernelKey{image: img, name: name, index: int(kernelSpecs.Add(1) - 1)}
 }
 
-// Image returns the spec's device image.
-func (s *KernelSpec) Image() *ProgramImage { return s.image }
-
-// Name returns the kernel's name.
-func (s *KernelSpec) Name() string { return s.name }
-
-// CachedKernel is a kernel object owned by a context's kernel cache: one
+// cachedKernel is a kernel object owned by a context's kernel cache: one
 // per (program, kernel name, device). Setting arguments mutates a kernel,
-// so a goroutine holds the CachedKernel's lock from setting the arguments
+// so a goroutine holds the cachedKernel's lock from setting the arguments
 // until the launch has been enqueued (the launch captures them), and
 // concurrent enqueues of one kernel spec on one device take turns; the
 // lock is held for microseconds, not for the kernel's run.
-type CachedKernel struct {
+type cachedKernel struct {
 	mu    sync.Mutex
 	k     *Kernel
 	entry *progEntry
@@ -47,8 +41,8 @@ type CachedKernel struct {
 
 // Lock locks ck for setting arguments and launching, and returns its
 // kernel. An evicted kernel is an error wrapping ErrClosed: get a new one
-// from KernelFor, or use AcquireKernel, which does.
-func (ck *CachedKernel) Lock() (*Kernel, error) {
+// from kernelFor, or use acquireKernel, which does.
+func (ck *cachedKernel) lock() (*Kernel, error) {
 	ck.mu.Lock()
 	if ck.dead {
 		ck.mu.Unlock()
@@ -57,15 +51,11 @@ func (ck *CachedKernel) Lock() (*Kernel, error) {
 	return ck.k, nil
 }
 
-// Kernel returns the kernel; use it only between Lock (or AcquireKernel)
-// and Unlock.
-func (ck *CachedKernel) Kernel() *Kernel { return ck.k }
-
 // Unlock unlocks ck once its launch has been enqueued.
-func (ck *CachedKernel) Unlock() { ck.mu.Unlock() }
+func (ck *cachedKernel) unlock() { ck.mu.Unlock() }
 
 // kill releases the kernel once no goroutine holds it.
-func (ck *CachedKernel) kill() error {
+func (ck *cachedKernel) kill() error {
 	ck.mu.Lock()
 	defer ck.mu.Unlock()
 	if ck.dead {
@@ -85,16 +75,16 @@ type fastTable struct {
 type fastEntry struct {
 	specs *specSet
 	dev   int
-	ck    *CachedKernel
+	ck    *cachedKernel
 }
 
-// KernelFor returns the cached kernel of spec for q's device under the
+// kernelFor returns the cached kernel of spec for q's device under the
 // context's current specialization-constant values, building its program
 // and creating the kernel on first use. A hit takes no lock and allocates
 // nothing: two atomic loads and an array lookup. The kernel is shared:
-// lock it (CachedKernel.Lock) around setting arguments and launching, or
-// use AcquireKernel.
-func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+// lock it (cachedKernel.Lock) around setting arguments and launching, or
+// use acquireKernel.
+func (c *Context) kernelFor(spec *kernelKey, q *Queue) (*cachedKernel, error) {
 	if spec != nil && q != nil {
 		t := c.pc.fast.Load()
 		if spec.index < len(t.slots) {
@@ -114,14 +104,14 @@ func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
 	return c.kernelSlow(spec, q)
 }
 
-// AcquireKernel returns the cached kernel of spec for q's device, locked:
-// set its arguments, launch it on q, then Unlock it. It is what generated
+// acquireKernel returns the cached kernel of spec for q's device, locked:
+// set its arguments, launch it on q, then unlock it. It is what generated
 // Enqueue methods call.
-func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+func (c *Context) acquireKernel(spec *kernelKey, q *Queue) (*cachedKernel, error) {
 	var err error
 	for range 4 {
-		var ck *CachedKernel
-		if ck, err = c.KernelFor(spec, q); err != nil {
+		var ck *cachedKernel
+		if ck, err = c.kernelFor(spec, q); err != nil {
 			return nil, err
 		}
 		ck.mu.Lock()
@@ -134,10 +124,10 @@ func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, erro
 	return nil, err
 }
 
-// kernelSlow is the miss path of KernelFor: the program through
+// kernelSlow is the miss path of kernelFor: the program through
 // getOrBuild, then the kernel of (program, name, device), then a new
 // fast table.
-func (c *Context) kernelSlow(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+func (c *Context) kernelSlow(spec *kernelKey, q *Queue) (*cachedKernel, error) {
 	if spec == nil || spec.image == nil {
 		return nil, fmt.Errorf("get kernel: %w: nil kernel spec", ErrInvalidArgument)
 	}
@@ -176,7 +166,7 @@ func (c *Context) kernelSlow(spec *KernelSpec, q *Queue) (*CachedKernel, error) 
 			return nil, fmt.Errorf("get kernel %q: %w: evicted from the cache", spec.name, ErrClosed)
 		}
 		if ck = findKernel(e, spec.name, dev); ck == nil {
-			ck = &CachedKernel{k: kern, entry: e, dev: dev}
+			ck = &cachedKernel{k: kern, entry: e, dev: dev}
 			kern.cached = ck
 			e.kernels = append(e.kernels, ck)
 			kern = nil
@@ -208,7 +198,7 @@ func (c *Context) kernelSlow(spec *KernelSpec, q *Queue) (*CachedKernel, error) 
 	return ck, nil
 }
 
-func findKernel(e *progEntry, name string, dev int) *CachedKernel {
+func findKernel(e *progEntry, name string, dev int) *cachedKernel {
 	for _, ck := range e.kernels {
 		if ck.k.name == name && ck.dev == dev {
 			return ck

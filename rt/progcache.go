@@ -17,10 +17,10 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// ProgramImage is a device image as the program cache sees it: what code
-// generated for a //dgen:program declaration hands to ProgramFor and
-// NewKernelSpec. Its fields must not change once it has been used.
-type ProgramImage struct {
+// programImage is a device image as the program cache sees it: what code
+// generated for a //dgen:program declaration hands to programFor and
+// newKernelSpec. Its fields must not change once it has been used.
+type programImage struct {
 	// ID is the image's unique id, "<import path>.<Name>".
 	ID string
 	// Name is a readable name for errors and cache listings; empty means ID.
@@ -201,7 +201,7 @@ type progEntry struct {
 	used       atomic.Bool // set by fast kernel cache hits since the last eviction pass
 	prev, next *progEntry  // LRU links, guarded by progCache.mu
 	inLRU      bool
-	kernels    []*CachedKernel // guarded by progCache.mu
+	kernels    []*cachedKernel // guarded by progCache.mu
 }
 
 // progList is an intrusive doubly linked list of entries.
@@ -247,16 +247,16 @@ func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
 	if req.binaries != nil {
 		return c.buildDirect(req)
 	}
-	img := &ProgramImage{ID: req.name, Name: req.name, Source: req.source, Options: req.options}
-	return c.ProgramFor(img)
+	img := &programImage{ID: req.name, Name: req.name, Source: req.source, Options: req.options}
+	return c.programFor(img)
 }
 
-// ProgramFor returns img built for every device of the context under the
+// programFor returns img built for every device of the context under the
 // context's specialization-constant values: from memory, else from the
 // persistent cache, else built (and stored in both). The caller may
 // Release the program it gets; the cache keeps its own reference. A
 // compile error wraps ErrBuildFailed and carries the build log.
-func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) {
+func (c *Context) programFor(img *programImage) (*BuiltProgram, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) {
 // progKey is everything that identifies a program of the context, and
 // what building it needs.
 type progKey struct {
-	img   *ProgramImage
+	img   *programImage
 	name  string
 	hash  uint64
 	specs []SpecValue
@@ -294,7 +294,7 @@ type progKey struct {
 	full  string // the map key
 }
 
-func (pc *progCache) keyOf(img *ProgramImage, specs *specSet) progKey {
+func (pc *progCache) keyOf(img *programImage, specs *specSet) progKey {
 	k := progKey{img: img, name: img.Name, hash: img.SourceHash}
 	if k.name == "" {
 		k.name = img.ID

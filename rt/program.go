@@ -136,8 +136,8 @@ type Kernel struct {
 	// and launching; decl is the registered spec it serves, if any, and
 	// hidden holds, per device index, the storage of the device globals
 	// bound as hidden arguments.
-	cached *CachedKernel
-	decl   *KernelInfo
+	cached *cachedKernel
+	decl   *kernelInfo
 	hidden [][]*Mem
 }
 

@@ -79,13 +79,6 @@ func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
 	return q.launch(k, r, wait, 0)
 }
 
-// LaunchSkip is Launch for wrappers, such as generated kernel methods: the
-// trace records the source location skip frames above LaunchSkip's caller
-// (1 for a method that the user's code calls directly).
-func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, r, wait, skip)
-}
-
 // launch is Launch; skip is as for beginTask.
 func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {
 	if err := q.ctx.check(); err != nil {
@@ -112,11 +105,6 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, err
 // needed, since on some drivers an event costs as much as the launch.
 func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
 	return q.submit(k, r, wait, 0)
-}
-
-// SubmitSkip is Submit for wrappers, with skip as for LaunchSkip.
-func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
-	return q.submit(k, r, wait, skip)
 }
 
 // submit is Submit; skip is as for beginTask. When tracing reports device

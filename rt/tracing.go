@@ -30,7 +30,7 @@ import (
 // helper passes skip+1 (Buffer.Write calls writeAt(..., 1), Buffer.WriteAt
 // calls writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
 // Generated methods that wrap Launch in the user's package use
-// Queue.LaunchSkip and Queue.SubmitSkip with skip 1, so the location is the
+// Queue.launch and Queue.submit with skip 1, so the location is the
 // user's call of the generated method.
 //
 // Device time. Queues profile when tracing is configured (Config.Trace or
