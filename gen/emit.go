@@ -111,11 +111,12 @@ func Diff(dir string, files []File) ([]string, error) {
 // out is one generated file under construction: vars are the
 // registrations, initialized with the package's variables.
 type out struct {
-	name  string
-	build string
-	pkg   string
-	vars  []jen.Code
-	decls []jen.Code
+	name   string
+	build  string
+	pkg    string
+	vars   []jen.Code
+	decls  []jen.Code
+	embeds []jen.Code // //go:embed variables, among decls
 }
 
 func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
@@ -219,8 +220,7 @@ func programSources(p *program) []string { return []string{p.source} }
 // runtime compares it with the sources embedded at build time.
 func (s *state) emitProgram(o *out, p *program) error {
 	var srcs, embeds []jen.Code
-	var patterns []string
-	for _, name := range programSources(p) {
+	for i, name := range programSources(p) {
 		b, err := os.ReadFile(filepath.Join(s.l.dir, filepath.FromSlash(name)))
 		if err != nil {
 			return fmt.Errorf("hash program source: %w", err)
@@ -228,8 +228,14 @@ func (s *state) emitProgram(o *out, p *program) error {
 		if !fs.ValidPath(name) {
 			continue // outside the package: go:embed cannot hold it
 		}
-		patterns = append(patterns, name)
-		srcs = append(srcs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(name), jen.Id("Hash"): jen.Id(fmt.Sprintf("%#016x", xxhash.Sum64(b)))}))
+		v := "_dgenSource_" + p.name
+		if i > 0 {
+			v += fmt.Sprint("_", i)
+		}
+		srcs = append(srcs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(name), jen.Id("Hash"): jen.Id(fmt.Sprintf("%#016x", xxhash.Sum64(b))), jen.Id("Embedded"): jen.Id(v)}))
+		embeds = append(embeds, jen.Comment(v+" is "+name+" as it is now, to compare with what dgen read.").Line().
+			Comment("//go:embed "+name).Line().
+			Var().Id(v).String())
 	}
 	dict := jen.Dict{
 		jen.Id("ID"):    jen.Lit(s.id(p.name)),
@@ -258,18 +264,14 @@ func (s *state) emitProgram(o *out, p *program) error {
 		dict[jen.Id("Owns")] = declList(owns)
 	}
 	if len(srcs) > 0 {
-		fsVar := "_dgenSources_" + p.name
 		dict[jen.Id("Sources")] = jen.Index().Qual(CodegenPath, "Source").Values(srcs...)
-		dict[jen.Id("FS")] = jen.Id(fsVar)
-		embeds = append(embeds, jen.Comment(fsVar+" holds the sources of "+p.name+" as they are now, to compare with what dgen read.").Line().
-			Comment("//go:embed "+strings.Join(patterns, " ")).Line().
-			Var().Id(fsVar).Qual("embed", "FS"))
 	}
 	o.reg(programVar(p.name), jen.Qual(CodegenPath, "RegisterProgram").Call(jen.Op("&").Id(p.name), jen.Qual(CodegenPath, "Program").Values(dict)))
 	o.decls = append(o.decls,
 		jen.Comment(fmt.Sprintf("_dgenImage_%s is the device image of %s: %s after dgen's rewriting.", p.name, p.name, p.source)).Line().
 			Const().Id("_dgenImage_"+p.name).Op("=").Lit(p.image))
 	o.decls = append(o.decls, embeds...)
+	o.embeds = append(o.embeds, embeds...)
 	return nil
 }
 
@@ -381,7 +383,9 @@ func (s *state) render(o *out) ([]byte, error) {
 	}
 	f.ImportAlias(RuntimePath, alias)
 	f.ImportAlias(CodegenPath, s.importName("codegen"))
-	f.ImportAlias("embed", s.importName("embed"))
+	if len(o.embeds) > 0 {
+		f.Anon("embed")
+	}
 	f.Comment("The generated code needs a runtime that implements the contract it was generated for.")
 	f.Var().Id("_").Qual(CodegenPath, "LatestVersion").Op("=").Qual(CodegenPath, "Version").Types(jen.Index(jen.Lit(0)).Index(jen.Lit(ContractMinor)).Struct()).
 		Call(jen.Lit(versionMessage))

@@ -102,7 +102,7 @@ func registerProgram(h any, p link.Program) any {
 		img.SpecConsts = append(img.SpecConsts, SpecValue{Name: sc.name, Value: sc.def})
 	}
 	slices.SortFunc(img.SpecConsts, func(a, b SpecValue) int { return strings.Compare(a.Name, b.Name) })
-	info := &programInfo{id: p.ID, image: img, stale: checkSources(p.ID, p.Sources, p.FS)}
+	info := &programInfo{id: p.ID, image: img, stale: checkSources(p.ID, p.Sources)}
 	for _, d := range p.Owns {
 		d.(*globalInfo).prog = info
 	}

@@ -2,7 +2,6 @@ package rt
 
 import (
 	"fmt"
-	"io/fs"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -13,16 +12,9 @@ import (
 // embedded in the build, with the hashes dgen recorded when it read them.
 // It returns nil, or an error wrapping ErrStale that names the first file
 // that differs: its program then fails every use.
-func checkSources(id string, srcs []link.Source, fsys fs.FS) error {
+func checkSources(id string, srcs []link.Source) error {
 	for _, s := range srcs {
-		if fsys == nil {
-			break
-		}
-		b, err := fs.ReadFile(fsys, s.Name)
-		if err != nil {
-			return fmt.Errorf("program %s: %w: read embedded %s: %v", id, ErrStale, s.Name, err)
-		}
-		if xxhash.Sum64(b) != s.Hash {
+		if xxhash.Sum64String(s.Embedded) != s.Hash {
 			return fmt.Errorf("program %s: %w: %s changed after go generate read it; run go generate", id, ErrStale, s.Name)
 		}
 	}

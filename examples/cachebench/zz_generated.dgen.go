@@ -3,7 +3,7 @@
 package main
 
 import (
-	embed "embed"
+	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
 )
@@ -14,10 +14,10 @@ var _ codegen.LatestVersion = codegen.Version[[0][1]struct{}]("ERROR: this file 
 // _dgenImage_Hotspot is the device image of Hotspot: hotspot.cl after dgen's rewriting.
 const _dgenImage_Hotspot = "#define AMB_TEMP 80.0f\n__kernel void hotspot_step(__global const float *power, __global const float *temp_in,\n\t\t__global float *temp_out, int cols, int rows, float cap, float rx, float ry, float rz, float step) {\n\tint c = get_global_id(0), r = get_global_id(1);\n\tif (c >= cols || r >= rows) return;\n\tint i = r * cols + c;\n\tfloat t = temp_in[i];\n\tfloat n = r > 0 ? temp_in[i - cols] : t;\n\tfloat s = r < rows - 1 ? temp_in[i + cols] : t;\n\tfloat w = c > 0 ? temp_in[i - 1] : t;\n\tfloat e = c < cols - 1 ? temp_in[i + 1] : t;\n\tfloat d = (step / cap) * (power[i] + (s + n - 2.0f * t) / ry + (e + w - 2.0f * t) / rx + (AMB_TEMP - t) / rz);\n\ttemp_out[i] = t + d;\n}\n__kernel void scale(__global float *x, float a, int n) {\n\tint i = get_global_id(0);\n\tif (i < n) x[i] *= a;\n}\n"
 
-// _dgenSources_Hotspot holds the sources of Hotspot as they are now, to compare with what dgen read.
+// _dgenSource_Hotspot is hotspot.cl as it is now, to compare with what dgen read.
 //
 //go:embed hotspot.cl
-var _dgenSources_Hotspot embed.FS
+var _dgenSource_Hotspot string
 
 // Enqueue sets the arguments of kernel scale from s and launches it over r after wait.
 func (s *Scale) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
@@ -38,13 +38,13 @@ func (s *Scale) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, 
 // Registration, while the package's variables are initialized: before any init function of the package runs.
 var (
 	_dgenProgram_Hotspot = codegen.RegisterProgram(&Hotspot, codegen.Program{
-		FS:    _dgenSources_Hotspot,
 		ID:    "github.com/dgen-go/dgen/examples/cachebench.Hotspot",
 		Image: _dgenImage_Hotspot,
 		Name:  "hotspot.cl",
 		Sources: []codegen.Source{{
-			Hash: 0xe5223152d786f9d5,
-			Name: "hotspot.cl",
+			Embedded: _dgenSource_Hotspot,
+			Hash:     0xe5223152d786f9d5,
+			Name:     "hotspot.cl",
 		}},
 	})
 	_dgenKernel_Scale = codegen.RegisterKernel(_dgenProgram_Hotspot, codegen.Kernel{

@@ -3,7 +3,7 @@
 package main
 
 import (
-	embed "embed"
+	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
 )
@@ -14,18 +14,18 @@ var _ codegen.LatestVersion = codegen.Version[[0][1]struct{}]("ERROR: this file 
 // _dgenImage_Counting is the device image of Counting: counter.cl after dgen's rewriting.
 const _dgenImage_Counting = "struct Params {\n\tfloat Gain; /* offset 0, size 4 */\n\tint N; /* offset 4, size 4 */\n\tfloat Offset[2]; /* offset 8, size 8 */\n}; /* size 16, align 4 */\n\n#line 1 \"counter.cl\"\n// Device globals: Counter is shared by every program on a device; Steps\n// and Seen have one instance per device image; P is a struct.\n\nvoid bump(uint n, __global uint* __dgen_g_Counter) {\n\tatomic_add(&(*__dgen_g_Counter), n);\n}\n\n__kernel void count(uint per, __global uint* __dgen_g_Counter, __global uint* __dgen_g_Steps) {\n\tbump(per, __dgen_g_Counter);\n\tif (get_global_id(0) == 0) {\n\t\t(*__dgen_g_Steps) += 1;\n\t}\n}\n\n__kernel void count_twice(uint per, __global uint* __dgen_g_Counter) {\n\tbump(2 * per, __dgen_g_Counter);\n}\n\n__kernel void scale(__global float* out, float k, __global struct Params* __dgen_g_P) {\n\tsize_t i = get_global_id(0);\n\tout[i] = k * (*__dgen_g_P).Gain * (float)i + (*__dgen_g_P).Offset[0] + (float)(*__dgen_g_P).N;\n}\n"
 
-// _dgenSources_Counting holds the sources of Counting as they are now, to compare with what dgen read.
+// _dgenSource_Counting is counter.cl as it is now, to compare with what dgen read.
 //
 //go:embed counter.cl
-var _dgenSources_Counting embed.FS
+var _dgenSource_Counting string
 
 // _dgenImage_Reporting is the device image of Reporting: report.cl after dgen's rewriting.
 const _dgenImage_Reporting = "// A second device image: it reads the shared Counter, and counts its own\n// launches in Seen, which is its alone.\n\n__kernel void report(__global uint* out, __global uint* __dgen_g_Counter, __global uint* __dgen_g_Seen) {\n\tout[0] = (*__dgen_g_Counter);\n\t(*__dgen_g_Seen) += 1;\n\tout[1] = (*__dgen_g_Seen);\n}\n"
 
-// _dgenSources_Reporting holds the sources of Reporting as they are now, to compare with what dgen read.
+// _dgenSource_Reporting is report.cl as it is now, to compare with what dgen read.
 //
 //go:embed report.cl
-var _dgenSources_Reporting embed.FS
+var _dgenSource_Reporting string
 
 // Enqueue sets the arguments of kernel count from s and launches it over r after wait.
 func (s *Count) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
@@ -101,26 +101,26 @@ var (
 	})
 	_dgenGlobal_P         = codegen.RegisterGlobal(&P, codegen.Global{ID: "github.com/dgen-go/dgen/examples/devglobal.P"})
 	_dgenProgram_Counting = codegen.RegisterProgram(&Counting, codegen.Program{
-		FS:      _dgenSources_Counting,
 		ID:      "github.com/dgen-go/dgen/examples/devglobal.Counting",
 		Image:   _dgenImage_Counting,
 		Name:    "counter.cl",
 		Options: "-cl-std=CL1.2",
 		Owns:    []codegen.Decl{_dgenGlobal_Steps},
 		Sources: []codegen.Source{{
-			Hash: 0x7787edd073602680,
-			Name: "counter.cl",
+			Embedded: _dgenSource_Counting,
+			Hash:     0x7787edd073602680,
+			Name:     "counter.cl",
 		}},
 	})
 	_dgenProgram_Reporting = codegen.RegisterProgram(&Reporting, codegen.Program{
-		FS:    _dgenSources_Reporting,
 		ID:    "github.com/dgen-go/dgen/examples/devglobal.Reporting",
 		Image: _dgenImage_Reporting,
 		Name:  "report.cl",
 		Owns:  []codegen.Decl{_dgenGlobal_Seen},
 		Sources: []codegen.Source{{
-			Hash: 0x9d6899824e808103,
-			Name: "report.cl",
+			Embedded: _dgenSource_Reporting,
+			Hash:     0x9d6899824e808103,
+			Name:     "report.cl",
 		}},
 	})
 	_dgenKernel_Count = codegen.RegisterKernel(_dgenProgram_Counting, codegen.Kernel{

@@ -27,7 +27,6 @@
 package codegen
 
 import (
-	"io/fs"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
@@ -92,12 +91,15 @@ func RegisterAllocSite[T any](s *rt.AllocSite[T], id, name string) Decl {
 	return Decl{link.RegisterAllocSite(s, id, name)}
 }
 
-// Source is a file that dgen read to make a program's image, with the
-// 64-bit xxhash of its content. The runtime hashes the file as embedded
-// in the build and reports rt.ErrStale when they differ.
+// Source is a file that dgen read to make a program's image: its name
+// relative to the package, the 64-bit xxhash of its content then, and its
+// content now, embedded in the build (a //go:embed string variable of the
+// generated file). The runtime hashes Embedded and reports rt.ErrStale when
+// the hashes differ.
 type Source struct {
-	Name string
-	Hash uint64
+	Name     string
+	Hash     uint64
+	Embedded string
 }
 
 // Program describes a //dgen:program declaration.
@@ -116,10 +118,8 @@ type Program struct {
 	// Owns are the device_image_scope globals whose one instance per
 	// device lives with this program.
 	Owns []Decl
-	// Sources lists the files read, and FS holds them as embedded in the
-	// build (a //go:embed variable of the generated file).
+	// Sources lists the files read.
 	Sources []Source
-	FS      fs.FS
 }
 
 // RegisterProgram registers the program p.
@@ -129,7 +129,7 @@ func RegisterProgram(p *rt.Program, info Program) Decl {
 		srcs[i] = link.Source(s)
 	}
 	return Decl{link.RegisterProgram(p, link.Program{ID: info.ID, Name: info.Name, Image: info.Image, Options: info.Options,
-		SpecConsts: decls(info.SpecConsts), Owns: decls(info.Owns), Sources: srcs, FS: info.FS})}
+		SpecConsts: decls(info.SpecConsts), Owns: decls(info.Owns), Sources: srcs})}
 }
 
 func decls(ds []Decl) []any {

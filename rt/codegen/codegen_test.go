@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -24,11 +23,9 @@ var (
 	fresh, stale rt.Program
 
 	freshProg = codegen.RegisterProgram(&fresh, codegen.Program{ID: pkg + "fresh", Name: "k.cl", Image: source,
-		Sources: []codegen.Source{{Name: "k.cl", Hash: xxhash.Sum64String(source)}},
-		FS:      fstest.MapFS{"k.cl": {Data: []byte(source)}}})
+		Sources: []codegen.Source{{Name: "k.cl", Hash: xxhash.Sum64String(source), Embedded: source}}})
 	staleProg = codegen.RegisterProgram(&stale, codegen.Program{ID: pkg + "stale", Name: "k.cl", Image: source,
-		Sources: []codegen.Source{{Name: "k.cl", Hash: xxhash.Sum64String(source)}},
-		FS:      fstest.MapFS{"k.cl": {Data: []byte(strings.Replace(source, "= 1", "= 2", 1))}}})
+		Sources: []codegen.Source{{Name: "k.cl", Hash: xxhash.Sum64String(source), Embedded: strings.Replace(source, "= 1", "= 2", 1)}}})
 	freshKernel = codegen.RegisterKernel(freshProg, codegen.Kernel{ID: pkg + "Fresh", Name: "fill", Params: 1})
 	staleKernel = codegen.RegisterKernel(staleProg, codegen.Kernel{ID: pkg + "Stale", Name: "fill", Params: 1})
 )

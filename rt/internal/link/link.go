@@ -6,8 +6,6 @@
 // as values of type any, since this package cannot name rt's types.
 package link
 
-import "io/fs"
-
 // Global is the registration of a //dgen:global declaration.
 type Global struct {
 	ID         string
@@ -22,10 +20,11 @@ type SpecConst struct {
 }
 
 // Source is one file a program's image was made from, with the xxhash of
-// its content when dgen read it.
+// its content when dgen read it and its content as embedded in the build.
 type Source struct {
-	Name string
-	Hash uint64
+	Name     string
+	Hash     uint64
+	Embedded string
 }
 
 // Program is the registration of a //dgen:program declaration.
@@ -34,9 +33,8 @@ type Program struct {
 	// SpecConsts are the descriptors of the specialization constants the
 	// image names; Owns those of the device_image_scope globals it owns.
 	SpecConsts, Owns []any
-	// Sources lists the files read; FS holds them as embedded at build.
+	// Sources lists the files read.
 	Sources []Source
-	FS      fs.FS
 }
 
 // Kernel is the registration of a //dgen:kernel spec.

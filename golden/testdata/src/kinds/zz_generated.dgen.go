@@ -3,7 +3,7 @@
 package kinds
 
 import (
-	embed "embed"
+	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
 )
@@ -14,10 +14,10 @@ var _ codegen.LatestVersion = codegen.Version[[0][1]struct{}]("ERROR: this file 
 // _dgenImage_K is the device image of K: k.cl after dgen's rewriting.
 const _dgenImage_K = "struct Point {\n\tfloat X; /* offset 0, size 4 */\n\tint Y; /* offset 4, size 4 */\n}; /* size 8, align 4 */\n\n#line 1 \"k.cl\"\nfloat helper(float x, __global float* __dgen_g_Scale, __global float* __dgen_g_Vec, __global struct Point* __dgen_g_Pt) { return x * (*__dgen_g_Scale) + __dgen_g_Vec[1] + (float)(*__dgen_g_Pt).Y; }\n\n__kernel void all(__global float* a, __global const int* b, __constant uint* c,\n                  __local float* tile, int i, uint u, long l, ulong ul, float f,\n                  double d, char ch, uchar uc, short s, ushort us, float4 v4, float3 v3, __global float* __dgen_g_Scale, __global uchar* __dgen_g_B8, __global short* __dgen_g_I16, __global ulong* __dgen_g_U64, __global long* __dgen_g_I64, __global double* __dgen_g_D, __global float* __dgen_g_Vec, __global struct Point* __dgen_g_Pt) {\n\ta[0] = helper(f, __dgen_g_Scale, __dgen_g_Vec, __dgen_g_Pt) + (float)(*__dgen_g_B8) + (float)(*__dgen_g_I16) + (float)(*__dgen_g_U64) + (float)(*__dgen_g_I64) + (float)(*__dgen_g_D);\n\ttile[0] = a[0];\n}\n"
 
-// _dgenSources_K holds the sources of K as they are now, to compare with what dgen read.
+// _dgenSource_K is k.cl as it is now, to compare with what dgen read.
 //
 //go:embed k.cl
-var _dgenSources_K embed.FS
+var _dgenSource_K string
 
 // Enqueue sets the arguments of kernel all from s and launches it over r after wait.
 func (s *All) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
@@ -102,14 +102,14 @@ var (
 	})
 	_dgenSpecConst_Block = codegen.RegisterSpecConst(&Block, "github.com/dgen-go/dgen/golden/testdata/src/kinds.Block", "Block", 0, "0")
 	_dgenProgram_K       = codegen.RegisterProgram(&K, codegen.Program{
-		FS:      _dgenSources_K,
 		ID:      "github.com/dgen-go/dgen/golden/testdata/src/kinds.K",
 		Image:   _dgenImage_K,
 		Name:    "k.cl",
 		Options: "-cl-fast-relaxed-math",
 		Sources: []codegen.Source{{
-			Hash: 0xede4a7504d4ce595,
-			Name: "k.cl",
+			Embedded: _dgenSource_K,
+			Hash:     0xede4a7504d4ce595,
+			Name:     "k.cl",
 		}},
 	})
 	_dgenKernel_All = codegen.RegisterKernel(_dgenProgram_K, codegen.Kernel{

@@ -3,7 +3,7 @@
 package rtname
 
 import (
-	embed "embed"
+	_ "embed"
 	dgenrt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
 )
@@ -14,10 +14,10 @@ var _ codegen.LatestVersion = codegen.Version[[0][1]struct{}]("ERROR: this file 
 // _dgenImage_P is the device image of P: r.cl after dgen's rewriting.
 const _dgenImage_P = "__kernel void k(__global int* x, __global int* __dgen_g_G) { x[0] = (*__dgen_g_G); }\n"
 
-// _dgenSources_P holds the sources of P as they are now, to compare with what dgen read.
+// _dgenSource_P is r.cl as it is now, to compare with what dgen read.
 //
 //go:embed r.cl
-var _dgenSources_P embed.FS
+var _dgenSource_P string
 
 // Enqueue sets the arguments of kernel k from s and launches it over r after wait.
 func (s *K) Enqueue(q *dgenrt.Queue, r dgenrt.Range, wait ...*dgenrt.Event) (*dgenrt.Event, error) {
@@ -33,13 +33,13 @@ func (s *K) Enqueue(q *dgenrt.Queue, r dgenrt.Range, wait ...*dgenrt.Event) (*dg
 var (
 	_dgenGlobal_G  = codegen.RegisterGlobal(&G, codegen.Global{ID: "github.com/dgen-go/dgen/golden/testdata/src/rtname.G"})
 	_dgenProgram_P = codegen.RegisterProgram(&P, codegen.Program{
-		FS:    _dgenSources_P,
 		ID:    "github.com/dgen-go/dgen/golden/testdata/src/rtname.P",
 		Image: _dgenImage_P,
 		Name:  "r.cl",
 		Sources: []codegen.Source{{
-			Hash: 0x59db1c3c285b5746,
-			Name: "r.cl",
+			Embedded: _dgenSource_P,
+			Hash:     0x59db1c3c285b5746,
+			Name:     "r.cl",
 		}},
 	})
 	_dgenKernel_K = codegen.RegisterKernel(_dgenProgram_P, codegen.Kernel{

@@ -3,7 +3,7 @@
 package shared
 
 import (
-	embed "embed"
+	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
 )
@@ -14,18 +14,18 @@ var _ codegen.LatestVersion = codegen.Version[[0][1]struct{}]("ERROR: this file 
 // _dgenImage_A is the device image of A: a.cl after dgen's rewriting.
 const _dgenImage_A = "__kernel void inc(__global uint* __dgen_g_Shared, __global uint* __dgen_g_Mine) { (*__dgen_g_Shared) += 1; (*__dgen_g_Mine) += 1; }\n"
 
-// _dgenSources_A holds the sources of A as they are now, to compare with what dgen read.
+// _dgenSource_A is a.cl as it is now, to compare with what dgen read.
 //
 //go:embed a.cl
-var _dgenSources_A embed.FS
+var _dgenSource_A string
 
 // _dgenImage_B is the device image of B: b.cl after dgen's rewriting.
 const _dgenImage_B = "__kernel void get(__global uint* out, __global uint* __dgen_g_Shared) { out[0] = (*__dgen_g_Shared); }\n"
 
-// _dgenSources_B holds the sources of B as they are now, to compare with what dgen read.
+// _dgenSource_B is b.cl as it is now, to compare with what dgen read.
 //
 //go:embed b.cl
-var _dgenSources_B embed.FS
+var _dgenSource_B string
 
 // Enqueue sets the arguments of kernel inc from s and launches it over r after wait.
 func (s *Inc) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
@@ -55,24 +55,24 @@ var (
 		ImageScope: true,
 	})
 	_dgenProgram_A = codegen.RegisterProgram(&A, codegen.Program{
-		FS:    _dgenSources_A,
 		ID:    "github.com/dgen-go/dgen/golden/testdata/src/shared.A",
 		Image: _dgenImage_A,
 		Name:  "a.cl",
 		Owns:  []codegen.Decl{_dgenGlobal_Mine},
 		Sources: []codegen.Source{{
-			Hash: 0xa2b1450adf870ec7,
-			Name: "a.cl",
+			Embedded: _dgenSource_A,
+			Hash:     0xa2b1450adf870ec7,
+			Name:     "a.cl",
 		}},
 	})
 	_dgenProgram_B = codegen.RegisterProgram(&B, codegen.Program{
-		FS:    _dgenSources_B,
 		ID:    "github.com/dgen-go/dgen/golden/testdata/src/shared.B",
 		Image: _dgenImage_B,
 		Name:  "b.cl",
 		Sources: []codegen.Source{{
-			Hash: 0x723bc2f43c4e427c,
-			Name: "b.cl",
+			Embedded: _dgenSource_B,
+			Hash:     0x723bc2f43c4e427c,
+			Name:     "b.cl",
 		}},
 	})
 	_dgenKernel_Inc = codegen.RegisterKernel(_dgenProgram_A, codegen.Kernel{

@@ -3,7 +3,7 @@
 package initorder
 
 import (
-	embed "embed"
+	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
 )
@@ -14,10 +14,10 @@ var _ codegen.LatestVersion = codegen.Version[[0][1]struct{}]("ERROR: this file 
 // _dgenImage_Prog is the device image of Prog: add.cl after dgen's rewriting.
 const _dgenImage_Prog = "__kernel void add_base(__global int *out, __global int* __dgen_g_Base) {\n\tout[get_global_id(0)] += (*__dgen_g_Base);\n}\n"
 
-// _dgenSources_Prog holds the sources of Prog as they are now, to compare with what dgen read.
+// _dgenSource_Prog is add.cl as it is now, to compare with what dgen read.
 //
 //go:embed add.cl
-var _dgenSources_Prog embed.FS
+var _dgenSource_Prog string
 
 // Enqueue sets the arguments of kernel add_base from s and launches it over r after wait.
 func (s *Add) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
@@ -33,13 +33,13 @@ func (s *Add) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, er
 var (
 	_dgenGlobal_Base  = codegen.RegisterGlobal(&Base, codegen.Global{ID: "github.com/dgen-go/dgen/rt/codegen/internal/initorder.Base"})
 	_dgenProgram_Prog = codegen.RegisterProgram(&Prog, codegen.Program{
-		FS:    _dgenSources_Prog,
 		ID:    "github.com/dgen-go/dgen/rt/codegen/internal/initorder.Prog",
 		Image: _dgenImage_Prog,
 		Name:  "add.cl",
 		Sources: []codegen.Source{{
-			Hash: 0x76ee27a53fa6773b,
-			Name: "add.cl",
+			Embedded: _dgenSource_Prog,
+			Hash:     0x76ee27a53fa6773b,
+			Name:     "add.cl",
 		}},
 	})
 	_dgenKernel_Add = codegen.RegisterKernel(_dgenProgram_Prog, codegen.Kernel{
