@@ -735,3 +735,97 @@ func TestPersistentAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+// openCacheUnclosed is openCache without closing the context at cleanup,
+// for tests whose failure may leave a kernel locked: they must fail, not
+// hang in Close.
+func openCacheUnclosed(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
+	t.Helper()
+	cc := rt.DefaultCacheConfig()
+	cc.Disk = diskcache.DefaultConfig(t.TempDir())
+	edit(&cc)
+	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: "cpu", Cache: &cc})
+	if err != nil {
+		t.Fatalf("open context: %v", err)
+	}
+	return ctx
+}
+
+// within runs f and fails the test if it does not return within 30 seconds.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not return within 30 seconds: deadlock", what)
+	}
+}
+
+// TestEvictionWhileHoldingKernel checks that a goroutine holding a kernel
+// can ask the cache for another whose build evicts the first: eviction
+// does not wait on the lock its own caller holds, and the evicted kernel is
+// released when it is unlocked.
+func TestEvictionWhileHoldingKernel(t *testing.T) {
+	ctx := openCacheUnclosed(t, func(c *rt.CacheConfig) {
+		c.Disk.Persistent = false
+		c.EvictionThreshold = 1
+	})
+	q := ctx.Queue()
+	a := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.DeadlockA", Source: uniqueSource("1")}, "fill")
+	b := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.DeadlockB", Source: uniqueSource("2")}, "fill")
+	ckA, err := ctx.AcquireKernel(a, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ckB *rt.CachedKernel
+	within(t, "KernelFor(B) while holding A", func() { ckB, err = ctx.KernelFor(b, q) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := ctx.CacheStats(); s.Evictions == 0 {
+		t.Errorf("stats %+v: want A evicted", s)
+	}
+	// A is still usable by its holder until it unlocks it.
+	runFill(t, ctx, q, ckA.Kernel(), 4)
+	ckA.Unlock()
+	if _, err := ckA.Lock(); !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("evicted A after unlock: Lock = %v, want ErrClosed", err)
+	}
+	k, err := ckB.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runFill(t, ctx, q, k, 4); got[0] != 2 {
+		t.Errorf("B computed %v, want 2s", got)
+	}
+	ckB.Unlock()
+	within(t, "Close", func() { err = ctx.Close() })
+	if err != nil {
+		t.Errorf("close: %v", err)
+	}
+}
+
+// TestCloseWhileHoldingKernel checks that Close does not wait for a kernel
+// that a goroutine holds, and that the holder's unlock releases it.
+func TestCloseWhileHoldingKernel(t *testing.T) {
+	ctx := openCacheUnclosed(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
+	q := ctx.Queue()
+	spec := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.CloseHeld", Source: uniqueSource("3")}, "fill")
+	ck, err := ctx.AcquireKernel(spec, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, "Close while a kernel is held", func() { err = ctx.Close() })
+	if err != nil {
+		t.Errorf("close: %v", err)
+	}
+	ck.Unlock()
+	if _, err := ck.Lock(); !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("kernel after Close: Lock = %v, want ErrClosed", err)
+	}
+}

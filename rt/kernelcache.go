@@ -31,33 +31,63 @@ func newKernelSpec(img *programImage, name string) *kernelKey {
 // until the launch has been enqueued (the launch captures them), and
 // concurrent enqueues of one kernel spec on one device take turns; the
 // lock is held for microseconds, not for the kernel's run.
+//
+// Eviction and Close never wait for the lock: they mark the kernel doomed,
+// and whoever holds the lock last releases it. A goroutine that holds one
+// kernel and asks the cache for another, which evicts the first, therefore
+// cannot deadlock, and a test that fails while holding a kernel does not
+// make Close hang.
 type cachedKernel struct {
-	mu    sync.Mutex
-	k     *Kernel
-	entry *progEntry
-	dev   int
-	dead  bool // evicted; k released. Guarded by mu.
+	mu     sync.Mutex
+	k      *Kernel
+	entry  *progEntry
+	dev    int
+	doomed atomic.Bool // evicted or closed: release k once unlocked
+	dead   bool        // k released. Guarded by mu.
 }
 
-// Lock locks ck for setting arguments and launching, and returns its
+// lock locks ck for setting arguments and launching, and returns its
 // kernel. An evicted kernel is an error wrapping ErrClosed: get a new one
 // from kernelFor, or use acquireKernel, which does.
 func (ck *cachedKernel) lock() (*Kernel, error) {
 	ck.mu.Lock()
-	if ck.dead {
-		ck.mu.Unlock()
+	if ck.dead || ck.doomed.Load() {
+		ck.unlock()
 		return nil, fmt.Errorf("lock kernel %q: %w: evicted from the cache", ck.k.name, ErrClosed)
 	}
 	return ck.k, nil
 }
 
-// Unlock unlocks ck once its launch has been enqueued.
-func (ck *cachedKernel) unlock() { ck.mu.Unlock() }
+// unlock unlocks ck once its launch has been enqueued, releasing the
+// kernel if it was evicted meanwhile.
+func (ck *cachedKernel) unlock() {
+	if ck.doomed.Load() {
+		ck.finish()
+	}
+	ck.mu.Unlock()
+	// kill may have failed to take the lock between the load above and
+	// the unlock: then no one else saw it held and doomed.
+	if ck.doomed.Load() && ck.mu.TryLock() {
+		ck.finish()
+		ck.mu.Unlock()
+	}
+}
 
-// kill releases the kernel once no goroutine holds it.
+// kill takes ck out of use: it releases the kernel now if no goroutine
+// holds it, and otherwise leaves that to the holder's unlock. It never
+// waits.
 func (ck *cachedKernel) kill() error {
-	ck.mu.Lock()
-	defer ck.mu.Unlock()
+	ck.doomed.Store(true)
+	if !ck.mu.TryLock() {
+		return nil
+	}
+	err := ck.finish()
+	ck.mu.Unlock()
+	return err
+}
+
+// finish releases the kernel of a doomed ck once. Called with mu held.
+func (ck *cachedKernel) finish() error {
 	if ck.dead {
 		return nil
 	}
@@ -115,10 +145,10 @@ func (c *Context) acquireKernel(spec *kernelKey, q *Queue) (*cachedKernel, error
 			return nil, err
 		}
 		ck.mu.Lock()
-		if !ck.dead {
+		if !ck.dead && !ck.doomed.Load() {
 			return ck, nil
 		}
-		ck.mu.Unlock()
+		ck.unlock()
 		err = fmt.Errorf("acquire kernel %q: %w: evicted from the cache", spec.name, ErrClosed)
 	}
 	return nil, err
