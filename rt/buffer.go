@@ -29,8 +29,8 @@ type Mem struct {
 // Size returns the size of the region in bytes.
 func (m *Mem) Size() int64 { return m.size }
 
-// Driver returns the backend buffer, or an error if m is nil or freed.
-func (m *Mem) Driver() (driver.Buffer, error) {
+// driverBuffer returns the backend buffer, or an error if m is nil or freed.
+func (m *Mem) driverBuffer() (driver.Buffer, error) {
 	if m == nil {
 		return nil, fmt.Errorf("buffer: %w: nil buffer", ErrInvalidArgument)
 	}
@@ -180,7 +180,7 @@ func elemSize[T any]() int64 {
 // span checks that elements [off, off+n) lie in b and returns their byte
 // offset and length.
 func (b Buffer[T]) span(op string, off, n int) (driver.Buffer, int64, int64, error) {
-	drv, err := b.m.Driver()
+	drv, err := b.m.driverBuffer()
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%s: %w", op, err)
 	}

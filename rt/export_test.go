@@ -1,5 +1,7 @@
 package rt
 
+import "github.com/dgen-go/dgen/rt/driver"
+
 // Test-only names for the program and kernel cache, which rt's external
 // tests (package rt_test) drive directly.
 
@@ -34,3 +36,5 @@ func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event
 func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
 	return q.submit(k, r, wait, skip)
 }
+
+func (m *Mem) Driver() (driver.Buffer, error) { return m.driverBuffer() }

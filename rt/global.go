@@ -87,7 +87,7 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	if err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
 	}
-	drv, err := m.Driver()
+	drv, err := m.driverBuffer()
 	if err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
 	}

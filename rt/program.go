@@ -197,7 +197,7 @@ func (k *Kernel) SetBuffer(i int, m *Mem) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
-	drv, err := m.Driver()
+	drv, err := m.driverBuffer()
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
