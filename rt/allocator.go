@@ -18,18 +18,18 @@ type AllocPolicy string
 
 // The allocator policies.
 const (
-	// PolicyFull is the seed's tagged free list plus every addition: the
-	// untagged size-class pool and release-and-retry on out of memory. It
-	// is the default.
+	// PolicyFull is the tagged free list plus the untagged size-class pool
+	// and release-and-retry on out of memory. It is the default.
 	PolicyFull AllocPolicy = "full"
-	// PolicySeed is the plain policy of the seed (Futhark, 2018): the
-	// tagged free list only; untagged allocations go to the driver and back.
-	PolicySeed AllocPolicy = "seed"
+	// PolicyTaggedOnly is the tagged free list only, as Futhark's
+	// allocator (2018) has it: untagged allocations go to the driver and
+	// back, and out of memory is not retried.
+	PolicyTaggedOnly AllocPolicy = "tagged"
 )
 
 // AllocConfig configures the allocator of every device of a context.
 type AllocConfig struct {
-	// Policy is PolicyFull (also when empty) or PolicySeed.
+	// Policy is PolicyFull (also when empty) or PolicyTaggedOnly.
 	Policy AllocPolicy
 	// MaxHeld, when positive, bounds the bytes that one device's allocator
 	// holds in free lists; beyond it the least recently freed blocks are
@@ -41,10 +41,10 @@ func (ac AllocConfig) policy() (alloc.Config, error) {
 	var cfg alloc.Config
 	switch ac.Policy {
 	case "", PolicyFull:
-	case PolicySeed:
+	case PolicyTaggedOnly:
 		cfg = alloc.SeedPolicy()
 	default:
-		return cfg, fmt.Errorf("allocator policy %q: %w: want %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicySeed)
+		return cfg, fmt.Errorf("allocator policy %q: %w: want %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicyTaggedOnly)
 	}
 	if ac.MaxHeld < 0 {
 		return cfg, fmt.Errorf("allocator bound of %d bytes held: %w: negative", ac.MaxHeld, ErrInvalidArgument)
@@ -201,7 +201,7 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 }
 
 // Alloc allocates an untagged buffer of n elements of T on q's device
-// from the allocator's size-class pool (or, under PolicySeed, from the
+// from the allocator's size-class pool (or, under PolicyTaggedOnly, from the
 // driver). Free gives it back to the pool. Errors are as for
 // AllocSite.Alloc. NewBuffer, by contrast, always asks the driver.
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {

@@ -342,7 +342,7 @@ func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
 }
 
 func TestAllocSeedPolicy(t *testing.T) {
-	ctx := openCPUConfig(t, rt.Config{Alloc: rt.AllocConfig{Policy: rt.PolicySeed}})
+	ctx := openCPUConfig(t, rt.Config{Alloc: rt.AllocConfig{Policy: rt.PolicyTaggedOnly}})
 	q := ctx.Queue()
 	for range 3 {
 		b, err := rt.Alloc[float32](q, 1000)

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/alloc"
-	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -54,20 +54,20 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	cfg := Config{Backend: getenv("DGEN_BACKEND"), Device: getenv("DGEN_DEVICE")}
 	if v := getenv("DGEN_PROFILE"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return cfg, fmt.Errorf("DGEN_PROFILE=%q: want 1 or 0", v)
+		b, ok := envconf.Bool(v)
+		if !ok {
+			return cfg, fmt.Errorf("DGEN_PROFILE=%q: %s", v, envconf.BoolSyntax)
 		}
 		cfg.Profiling = b
 	}
 	if v := getenv("DGEN_ALLOC_POLICY"); v != "" {
 		cfg.Alloc.Policy = AllocPolicy(strings.ToLower(strings.TrimSpace(v)))
 		if _, err := cfg.Alloc.policy(); err != nil {
-			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full or seed", v)
+			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full or tagged", v)
 		}
 	}
 	if v := getenv("DGEN_ALLOC_MAX_HELD"); v != "" {
-		n, err := diskcache.ParseSize(v)
+		n, err := envconf.Size(v)
 		if err != nil {
 			return cfg, fmt.Errorf("DGEN_ALLOC_MAX_HELD=%q: %w", v, err)
 		}

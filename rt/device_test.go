@@ -89,7 +89,8 @@ func TestConfigFromEnv(t *testing.T) {
 	}{
 		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", Profiling: true}},
 		{env: map[string]string{"DGEN_PROFILE": "maybe"}, wantErr: true},
-		{env: map[string]string{"DGEN_ALLOC_POLICY": "seed"}, want: Config{Alloc: AllocConfig{Policy: PolicySeed}}},
+		{env: map[string]string{"DGEN_PROFILE": "on"}, want: Config{Profiling: true}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "tagged"}, want: Config{Alloc: AllocConfig{Policy: PolicyTaggedOnly}}},
 		{env: map[string]string{"DGEN_ALLOC_POLICY": "Full"}, want: Config{Alloc: AllocConfig{Policy: PolicyFull}}},
 		{env: map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, wantErr: true},
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "512MiB"}, want: Config{Alloc: AllocConfig{MaxHeld: 512 << 20}}},
