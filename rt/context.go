@@ -99,7 +99,7 @@ type Context struct {
 	mu     sync.Mutex // guards queues and the creation of allocators
 	queues []*Queue
 
-	decls                        declState // built programs, kernels and device-global storage of registered declarations
+	decls                        declState // storage of the device globals of registered declarations
 	allocCfg                     alloc.Config
 	allocs                       []allocSlot // by device index, created on first use
 	driverAllocs, driverReleases atomic.Uint64

@@ -25,7 +25,7 @@ type kernelInfo struct {
 	prog    *programInfo
 	params  int
 	globals []*globalInfo
-	spec    *kernelKey // the fast kernel cache's key
+	key     *kernelKey // the fast kernel cache's key
 }
 
 // hostAccess says what the host may do with a device global: the values of
@@ -112,7 +112,7 @@ func registerProgram(h any, p link.Program) any {
 
 func registerKernel(k link.Kernel) any {
 	prog := k.Program.(*programInfo)
-	info := &kernelInfo{id: k.ID, name: k.Name, prog: prog, params: k.Params, spec: newKernelSpec(prog.image, k.Name)}
+	info := &kernelInfo{id: k.ID, name: k.Name, prog: prog, params: k.Params, key: newKernelKey(prog.image, k.Name)}
 	for _, d := range k.Globals {
 		info.globals = append(info.globals, d.(*globalInfo))
 	}
@@ -154,7 +154,7 @@ func (info *kernelInfo) Acquire(q *Queue) (*Kernel, error) {
 	if info.prog.stale != nil {
 		return nil, fmt.Errorf("kernel %s: %w", info.id, info.prog.stale)
 	}
-	ck, err := q.ctx.acquireKernel(info.spec, q)
+	ck, err := q.ctx.acquireKernel(info.key, q)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", info.id, err)
 	}

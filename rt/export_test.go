@@ -11,7 +11,7 @@ type (
 	CachedKernel = cachedKernel
 )
 
-func NewKernelSpec(img *ProgramImage, name string) *KernelSpec { return newKernelSpec(img, name) }
+func NewKernelSpec(img *ProgramImage, name string) *KernelSpec { return newKernelKey(img, name) }
 
 func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) { return c.programFor(img) }
 

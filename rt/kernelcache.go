@@ -7,22 +7,20 @@ import (
 )
 
 // kernelKey names a kernel of a device image for the fast kernel cache.
-// Create one per kernel, once (generated code keeps it in a package-level
-// variable), with newKernelSpec: registration gives it the dense index that
-// makes a cache hit an array lookup.
+// Registration of a kernel spec makes one, once, with newKernelKey, which
+// gives it the dense index that makes a cache hit an array lookup.
 type kernelKey struct {
 	image *programImage
 	name  string
 	index int
 }
 
-var kernelSpecs atomic.Int32
+var kernelKeys atomic.Int32
 
-// newKernelSpec returns the spec of the kernel called name in img. Each
-// call registers a new spec: call it once per kernel, from an init
-// function or a package-level variable's initializer.
-func newKernelSpec(img *programImage, name string) *kernelKey {
-	return &kernelKey{image: img, name: name, index: int(kernelSpecs.Add(1) - 1)}
+// newKernelKey returns the key of the kernel called name in img. Each
+// call takes a new index: call it once per kernel, at registration.
+func newKernelKey(img *programImage, name string) *kernelKey {
+	return &kernelKey{image: img, name: name, index: int(kernelKeys.Add(1) - 1)}
 }
 
 // cachedKernel is a kernel object owned by a context's kernel cache: one
@@ -95,8 +93,8 @@ func (ck *cachedKernel) finish() error {
 	return ck.k.Release()
 }
 
-// fastTable is the immutable fast kernel cache: slots[spec index] lists
-// the kernels of that spec per (specialization-constant set, device).
+// fastTable is the immutable fast kernel cache: slots[key index] lists
+// the kernels of that key per (specialization-constant set, device).
 // Writers copy it under progCache.mu and publish it atomically.
 type fastTable struct {
 	slots [][]fastEntry
@@ -108,19 +106,19 @@ type fastEntry struct {
 	ck    *cachedKernel
 }
 
-// kernelFor returns the cached kernel of spec for q's device under the
+// kernelFor returns the cached kernel of key for q's device under the
 // context's current specialization-constant values, building its program
 // and creating the kernel on first use. A hit takes no lock and allocates
 // nothing: two atomic loads and an array lookup. The kernel is shared:
 // lock it (cachedKernel.Lock) around setting arguments and launching, or
 // use acquireKernel.
-func (c *Context) kernelFor(spec *kernelKey, q *Queue) (*cachedKernel, error) {
-	if spec != nil && q != nil {
+func (c *Context) kernelFor(key *kernelKey, q *Queue) (*cachedKernel, error) {
+	if key != nil && q != nil {
 		t := c.pc.fast.Load()
-		if spec.index < len(t.slots) {
+		if key.index < len(t.slots) {
 			specs := c.pc.spec.Load()
 			dev := q.dev.index
-			slot := t.slots[spec.index]
+			slot := t.slots[key.index]
 			for i := range slot {
 				if e := &slot[i]; e.specs == specs && e.dev == dev {
 					if !e.ck.entry.used.Load() {
@@ -131,17 +129,18 @@ func (c *Context) kernelFor(spec *kernelKey, q *Queue) (*cachedKernel, error) {
 			}
 		}
 	}
-	return c.kernelSlow(spec, q)
+	return c.kernelSlow(key, q)
 }
 
-// acquireKernel returns the cached kernel of spec for q's device, locked:
-// set its arguments, launch it on q, then unlock it. It is what generated
-// Enqueue methods call.
-func (c *Context) acquireKernel(spec *kernelKey, q *Queue) (*cachedKernel, error) {
+// acquireKernel returns the cached kernel of key for q's device, locked:
+// set its arguments, launch it on q, then unlock it. A registered kernel
+// spec's Acquire, which generated Enqueue methods call through
+// rt/codegen, uses it.
+func (c *Context) acquireKernel(key *kernelKey, q *Queue) (*cachedKernel, error) {
 	var err error
 	for range 4 {
 		var ck *cachedKernel
-		if ck, err = c.kernelFor(spec, q); err != nil {
+		if ck, err = c.kernelFor(key, q); err != nil {
 			return nil, err
 		}
 		ck.mu.Lock()
@@ -149,7 +148,7 @@ func (c *Context) acquireKernel(spec *kernelKey, q *Queue) (*cachedKernel, error
 			return ck, nil
 		}
 		ck.unlock()
-		err = fmt.Errorf("acquire kernel %q: %w: evicted from the cache", spec.name, ErrClosed)
+		err = fmt.Errorf("acquire kernel %q: %w: evicted from the cache", key.name, ErrClosed)
 	}
 	return nil, err
 }
@@ -157,12 +156,12 @@ func (c *Context) acquireKernel(spec *kernelKey, q *Queue) (*cachedKernel, error
 // kernelSlow is the miss path of kernelFor: the program through
 // getOrBuild, then the kernel of (program, name, device), then a new
 // fast table.
-func (c *Context) kernelSlow(spec *kernelKey, q *Queue) (*cachedKernel, error) {
-	if spec == nil || spec.image == nil {
-		return nil, fmt.Errorf("get kernel: %w: nil kernel spec", ErrInvalidArgument)
+func (c *Context) kernelSlow(key *kernelKey, q *Queue) (*cachedKernel, error) {
+	if key == nil || key.image == nil {
+		return nil, fmt.Errorf("get kernel: %w: nil kernel key", ErrInvalidArgument)
 	}
 	if q == nil || q.ctx != c {
-		return nil, fmt.Errorf("get kernel %q: %w: queue not of this context", spec.name, ErrInvalidArgument)
+		return nil, fmt.Errorf("get kernel %q: %w: queue not of this context", key.name, ErrInvalidArgument)
 	}
 	if err := c.check(); err != nil {
 		return nil, err
@@ -170,22 +169,22 @@ func (c *Context) kernelSlow(spec *kernelKey, q *Queue) (*cachedKernel, error) {
 	pc := &c.pc
 	pc.kernelMisses.Add(1)
 	specs := pc.spec.Load()
-	k := pc.keyOf(spec.image, specs)
+	k := pc.keyOf(key.image, specs)
 	e, err := pc.getOrBuild(k)
 	if err != nil {
-		return nil, fmt.Errorf("get kernel %q: %w", spec.name, err)
+		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
 	defer e.sp.drop()
 	dev := q.dev.index
 
-	// The kernel of (program, name, device), if another spec or spec set
+	// The kernel of (program, name, device), if another key or spec-constant set
 	// made it already.
 	pc.mu.Lock()
-	ck := findKernel(e, spec.name, dev)
+	ck := findKernel(e, key.name, dev)
 	pc.mu.Unlock()
 	if ck == nil {
 		p := &BuiltProgram{ctx: c, drv: e.sp.drv, name: k.name, options: k.opts}
-		kern, err := p.Kernel(spec.name)
+		kern, err := p.Kernel(key.name)
 		if err != nil {
 			return nil, fmt.Errorf("get kernel: %w", err)
 		}
@@ -193,9 +192,9 @@ func (c *Context) kernelSlow(spec *kernelKey, q *Queue) (*cachedKernel, error) {
 		if !e.inLRU || pc.closed { // evicted or closed meanwhile
 			pc.mu.Unlock()
 			kern.Release()
-			return nil, fmt.Errorf("get kernel %q: %w: evicted from the cache", spec.name, ErrClosed)
+			return nil, fmt.Errorf("get kernel %q: %w: evicted from the cache", key.name, ErrClosed)
 		}
-		if ck = findKernel(e, spec.name, dev); ck == nil {
+		if ck = findKernel(e, key.name, dev); ck == nil {
 			ck = &cachedKernel{k: kern, entry: e, dev: dev}
 			kern.cached = ck
 			e.kernels = append(e.kernels, ck)
@@ -210,20 +209,20 @@ func (c *Context) kernelSlow(spec *kernelKey, q *Queue) (*cachedKernel, error) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if !e.inLRU || pc.closed {
-		return nil, fmt.Errorf("get kernel %q: %w: evicted from the cache", spec.name, ErrClosed)
+		return nil, fmt.Errorf("get kernel %q: %w: evicted from the cache", key.name, ErrClosed)
 	}
 	old := pc.fast.Load()
-	n := max(len(old.slots), spec.index+1)
+	n := max(len(old.slots), key.index+1)
 	t := &fastTable{slots: make([][]fastEntry, n)}
 	copy(t.slots, old.slots)
-	for _, fe := range t.slots[spec.index] {
+	for _, fe := range t.slots[key.index] {
 		if fe.specs == specs && fe.dev == dev {
 			return fe.ck, nil
 		}
 	}
-	slot := make([]fastEntry, 0, len(t.slots[spec.index])+1)
-	slot = append(slot, t.slots[spec.index]...)
-	t.slots[spec.index] = append(slot, fastEntry{specs: specs, dev: dev, ck: ck})
+	slot := make([]fastEntry, 0, len(t.slots[key.index])+1)
+	slot = append(slot, t.slots[key.index]...)
+	t.slots[key.index] = append(slot, fastEntry{specs: specs, dev: dev, ck: ck})
 	pc.fast.Store(t)
 	return ck, nil
 }

@@ -17,9 +17,10 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// programImage is a device image as the program cache sees it: what code
-// generated for a //dgen:program declaration hands to programFor and
-// newKernelSpec. Its fields must not change once it has been used.
+// programImage is a device image as the program cache sees it: the
+// registration of a //dgen:program declaration makes one, which
+// Program.Build hands to programFor and kernel registration to
+// newKernelKey. Its fields must not change once it has been used.
 type programImage struct {
 	// ID is the image's unique id, "<import path>.<Name>".
 	ID string

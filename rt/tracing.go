@@ -29,9 +29,9 @@ import (
 // q.launch(..., 0)); a function that adds a frame between the user and the
 // helper passes skip+1 (Buffer.Write calls writeAt(..., 1), Buffer.WriteAt
 // calls writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
-// Generated methods that wrap Launch in the user's package use
-// Queue.launch and Queue.submit with skip 1, so the location is the
-// user's call of the generated method.
+// A generated Enqueue reaches q.launch through codegen.KernelDecl.Launch
+// and the kernel spec's Launch, which passes skip 2, so the location is
+// the user's call of Enqueue.
 //
 // Device time. Queues profile when tracing is configured (Config.Trace or
 // Config.Tracer set). A traced command with an event is kept, with its task,
