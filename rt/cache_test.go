@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 // with counted builds and loads, and failures injected on demand.
 var faults struct {
 	builds, loads atomic.Int64
+	kernels       atomic.Int64 // kernel objects created
 	mu            sync.Mutex
 	next          []error       // errors for the next builds, in order
 	delay         time.Duration // before every build
@@ -75,12 +76,27 @@ func (c faultyContext) BuildProgram(source, options string) (driver.Program, err
 	if err != nil {
 		return nil, err
 	}
-	return c.Context.BuildProgram(source, options)
+	return countKernels(c.Context.BuildProgram(source, options))
 }
 
 func (c faultyContext) LoadProgram(bins [][]byte, options string) (driver.Program, error) {
 	faults.loads.Add(1)
-	return c.Context.LoadProgram(bins, options)
+	return countKernels(c.Context.LoadProgram(bins, options))
+}
+
+// countingProgram counts the kernel objects created from a program.
+type countingProgram struct{ driver.Program }
+
+func countKernels(p driver.Program, err error) (driver.Program, error) {
+	if err != nil {
+		return nil, err
+	}
+	return countingProgram{p}, nil
+}
+
+func (p countingProgram) NewKernel(name string) (driver.Kernel, error) {
+	faults.kernels.Add(1)
+	return p.Program.NewKernel(name)
 }
 
 func resetFaults(delay time.Duration, next ...error) {
@@ -827,5 +843,53 @@ func TestCloseWhileHoldingKernel(t *testing.T) {
 	ck.Unlock()
 	if _, err := ck.Lock(); !errors.Is(err, rt.ErrClosed) {
 		t.Errorf("kernel after Close: Lock = %v, want ErrClosed", err)
+	}
+}
+
+// TestKernelCreatedOnce checks that racing first uses of a kernel create
+// one kernel object, and that a kernel error is stored rather than asked
+// of the driver again.
+func TestKernelCreatedOnce(t *testing.T) {
+	ctx := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
+	q := ctx.Queue()
+	img := &rt.ProgramImage{ID: "test.Once", Source: uniqueSource("5")}
+	key := rt.NewKernelSpec(img, "fill")
+	if p, err := ctx.ProgramFor(img); err != nil { // built, no kernel yet
+		t.Fatal(err)
+	} else {
+		p.Release()
+	}
+	resetFaults(0)
+	faults.kernels.Store(0)
+	const n = 8
+	cks := make([]*rt.CachedKernel, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cks[i], errs[i] = ctx.KernelFor(key, q)
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || cks[i] != cks[0] {
+			t.Errorf("caller %d: %p, %v; want %p", i, cks[i], errs[i], cks[0])
+		}
+	}
+	if got := faults.kernels.Load(); got != 1 {
+		t.Errorf("%d kernel objects created for %d racing first uses, want 1", got, n)
+	}
+
+	faults.kernels.Store(0)
+	missing := rt.NewKernelSpec(img, "no_such_kernel")
+	for range 2 {
+		if _, err := ctx.KernelFor(missing, q); !errors.Is(err, rt.ErrNoKernel) {
+			t.Errorf("missing kernel: %v, want ErrNoKernel", err)
+		}
+	}
+	if got := faults.kernels.Load(); got != 1 {
+		t.Errorf("%d kernel creations asked of the driver for a missing kernel asked for twice, want 1", got)
 	}
 }

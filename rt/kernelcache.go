@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -177,33 +178,9 @@ func (c *Context) kernelSlow(key *kernelKey, q *Queue) (*cachedKernel, error) {
 	defer e.sp.drop()
 	dev := q.dev.index
 
-	// The kernel of (program, name, device), if another key or spec-constant set
-	// made it already.
-	pc.mu.Lock()
-	ck := findKernel(e, key.name, dev)
-	pc.mu.Unlock()
-	if ck == nil {
-		p := &BuiltProgram{ctx: c, drv: e.sp.drv, name: k.name, options: k.opts}
-		kern, err := p.Kernel(key.name)
-		if err != nil {
-			return nil, fmt.Errorf("get kernel: %w", err)
-		}
-		pc.mu.Lock()
-		if !e.inLRU || pc.closed { // evicted or closed meanwhile
-			pc.mu.Unlock()
-			kern.Release()
-			return nil, fmt.Errorf("get kernel %q: %w: evicted from the cache", key.name, ErrClosed)
-		}
-		if ck = findKernel(e, key.name, dev); ck == nil {
-			ck = &cachedKernel{k: kern, entry: e, dev: dev}
-			kern.cached = ck
-			e.kernels = append(e.kernels, ck)
-			kern = nil
-		}
-		pc.mu.Unlock()
-		if kern != nil {
-			kern.Release()
-		}
+	ck, err := pc.kernelOf(e, &BuiltProgram{ctx: c, drv: e.sp.drv, name: k.name, options: k.opts}, key.name, dev)
+	if err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
 
 	pc.mu.Lock()
@@ -227,13 +204,68 @@ func (c *Context) kernelSlow(key *kernelKey, q *Queue) (*cachedKernel, error) {
 	return ck, nil
 }
 
-func findKernel(e *progEntry, name string, dev int) *cachedKernel {
-	for _, ck := range e.kernels {
-		if ck.k.name == name && ck.dev == dev {
-			return ck
-		}
+// kernelID names a kernel object of a program: one per kernel name and
+// device.
+type kernelID struct {
+	name string
+	dev  int
+}
+
+// kernelMaking is the single-flight creation of one kernel object: its
+// outcome, once done is closed, is the cached kernel or the stored error.
+type kernelMaking struct {
+	done chan struct{}
+	ck   *cachedKernel
+	err  error
+}
+
+// kernelOf returns the kernel called name of e's program p on device dev,
+// creating it on first use: one kernel object per (program, name, device),
+// however many goroutines ask at once. A failure is stored and returned to
+// later callers, except out of memory, after which the cache evicts every
+// other program, retries once and, failing again, lets the next caller try
+// anew.
+func (pc *progCache) kernelOf(e *progEntry, p *BuiltProgram, name string, dev int) (*cachedKernel, error) {
+	id := kernelID{name, dev}
+	pc.mu.Lock()
+	if km, ok := e.making[id]; ok {
+		pc.mu.Unlock()
+		<-km.done
+		return km.ck, km.err
 	}
-	return nil
+	km := &kernelMaking{done: make(chan struct{})}
+	if e.making == nil {
+		e.making = make(map[kernelID]*kernelMaking)
+	}
+	e.making[id] = km
+	pc.mu.Unlock()
+	defer close(km.done)
+
+	kern, err := p.Kernel(name)
+	if err != nil && errors.Is(err, ErrOutOfMemory) {
+		pc.oomFlushes.Add(1)
+		pc.tracef("out of memory creating kernel %s: evict every other program and retry", name)
+		pc.evictAll(e)
+		kern, err = p.Kernel(name)
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	switch {
+	case err != nil:
+		km.err = err
+		if errors.Is(err, ErrOutOfMemory) {
+			delete(e.making, id)
+		}
+	case !e.inLRU || pc.closed: // evicted or closed meanwhile
+		kern.Release()
+		km.err = fmt.Errorf("%w: evicted from the cache", ErrClosed)
+		delete(e.making, id)
+	default:
+		km.ck = &cachedKernel{k: kern, entry: e, dev: dev}
+		kern.cached = km.ck
+		e.kernels = append(e.kernels, km.ck)
+	}
+	return km.ck, km.err
 }
 
 // dropFast publishes a fast table without the kernels of e. Called with

@@ -202,7 +202,8 @@ type progEntry struct {
 	used       atomic.Bool // set by fast kernel cache hits since the last eviction pass
 	prev, next *progEntry  // LRU links, guarded by progCache.mu
 	inLRU      bool
-	kernels    []*cachedKernel // guarded by progCache.mu
+	kernels    []*cachedKernel            // guarded by progCache.mu
+	making     map[kernelID]*kernelMaking // kernels made or being made, guarded by progCache.mu
 }
 
 // progList is an intrusive doubly linked list of entries.
@@ -406,7 +407,7 @@ func (pc *progCache) fill(e *progEntry, k progKey) {
 	if err != nil && errors.Is(err, ErrOutOfMemory) {
 		pc.oomFlushes.Add(1)
 		pc.tracef("out of memory building %s: evict everything and retry", k.name)
-		pc.evictAll()
+		pc.evictAll(nil)
 		sp, size, err = pc.produce(k)
 	}
 	pc.mu.Lock()
@@ -490,7 +491,7 @@ func (pc *progCache) unlink(e *progEntry) {
 func (pc *progCache) killKernels(e *progEntry) []error {
 	pc.mu.Lock()
 	ks := e.kernels
-	e.kernels = nil
+	e.kernels, e.making = nil, nil
 	pc.mu.Unlock()
 	var errs []error
 	for _, ck := range ks {
@@ -516,14 +517,17 @@ func (pc *progCache) releaseVictims(victims []*progEntry) {
 	}
 }
 
-// evictAll evicts every done program, as after an out-of-memory error.
-func (pc *progCache) evictAll() {
+// evictAll evicts every done program but keep (nil for none), as after an
+// out-of-memory error.
+func (pc *progCache) evictAll(keep *progEntry) {
 	pc.mu.Lock()
 	var victims []*progEntry
 	for e := pc.lru.head; e != nil; {
 		next := e.next
-		pc.unlink(e)
-		victims = append(victims, e)
+		if e != keep {
+			pc.unlink(e)
+			victims = append(victims, e)
+		}
 		e = next
 	}
 	pc.mu.Unlock()
