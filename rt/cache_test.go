@@ -111,19 +111,7 @@ func resetFaults(delay time.Duration, next ...error) {
 // edit, on the CPU device (PoCL), with a fresh cache directory.
 func openCache(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
 	t.Helper()
-	cc := rt.DefaultCacheConfig()
-	cc.Disk = diskcache.DefaultConfig(t.TempDir())
-	if edit != nil {
-		edit(&cc)
-	}
-	sel := os.Getenv("DGEN_DEVICE")
-	if sel == "" {
-		sel = "cpu"
-	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc})
-	if err != nil {
-		t.Fatalf("open context: %v", err)
-	}
+	ctx := openCacheUnclosed(t, edit)
 	t.Cleanup(func() {
 		if err := ctx.Close(); err != nil {
 			t.Errorf("close: %v", err)
@@ -759,8 +747,14 @@ func openCacheUnclosed(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
 	t.Helper()
 	cc := rt.DefaultCacheConfig()
 	cc.Disk = diskcache.DefaultConfig(t.TempDir())
-	edit(&cc)
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: "cpu", Cache: &cc})
+	if edit != nil {
+		edit(&cc)
+	}
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc})
 	if err != nil {
 		t.Fatalf("open context: %v", err)
 	}

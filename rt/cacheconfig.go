@@ -16,9 +16,9 @@ import (
 // level and the persistent level beneath it (package rt/diskcache).
 type CacheConfig struct {
 	// InMemory keeps built programs in the context so that a second
-	// BuildProgram or programFor of the same key returns the first
-	// program (DGEN_CACHE_IN_MEM, default true). Kernel specs
-	// (kernelFor) keep their program in any case.
+	// BuildProgram or Program.Build of the same program returns the first
+	// (DGEN_CACHE_IN_MEM, default true). The kernels of generated kernel
+	// specs keep their program in any case.
 	InMemory bool
 	// EvictionThreshold is the total size in bytes of program binaries
 	// above which the least recently used programs are evicted, with their
