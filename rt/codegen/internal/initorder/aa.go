@@ -34,6 +34,12 @@ var (
 	InitOut []int32
 )
 
+// VarOut and VarErr are what a package-level variable initializer in this
+// file, which sorts before the generated one, computes: it launches Add,
+// so Go initializes Add's registration, and those of its program and of
+// Base, first.
+var VarOut, VarErr = run()
+
 func init() {
 	InitOut, InitErr = run()
 }

@@ -15,3 +15,14 @@ func TestInitSeesRegistration(t *testing.T) {
 		t.Errorf("init of aa.go computed %v, want %v", InitOut, want)
 	}
 }
+
+// TestVarInitializerSeesKernelRegistration checks what a package-level
+// variable initializer of aa.go that launches a generated kernel saw.
+func TestVarInitializerSeesKernelRegistration(t *testing.T) {
+	if VarErr != nil {
+		t.Fatalf("variable initializer of aa.go: %v", VarErr)
+	}
+	if want := []int32{7, 7, 7, 7}; !slices.Equal(VarOut, want) {
+		t.Errorf("variable initializer of aa.go computed %v, want %v", VarOut, want)
+	}
+}
