@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 var faults struct {
 	builds, loads atomic.Int64
 	kernels       atomic.Int64 // kernel objects created
+	kernelErrs    []error      // errors for the next kernel creations, in order; guarded by mu
 	mu            sync.Mutex
 	next          []error       // errors for the next builds, in order
 	delay         time.Duration // before every build
@@ -96,6 +97,15 @@ func countKernels(p driver.Program, err error) (driver.Program, error) {
 
 func (p countingProgram) NewKernel(name string) (driver.Kernel, error) {
 	faults.kernels.Add(1)
+	faults.mu.Lock()
+	var err error
+	if len(faults.kernelErrs) > 0 {
+		err, faults.kernelErrs = faults.kernelErrs[0], faults.kernelErrs[1:]
+	}
+	faults.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	return p.Program.NewKernel(name)
 }
 
@@ -885,5 +895,40 @@ func TestKernelCreatedOnce(t *testing.T) {
 	}
 	if got := faults.kernels.Load(); got != 1 {
 		t.Errorf("%d kernel creations asked of the driver for a missing kernel asked for twice, want 1", got)
+	}
+}
+
+// TestKernelOutOfMemoryFlush checks that out of memory while creating a
+// kernel evicts the other programs and retries, and that the kernel's own
+// program stays.
+func TestKernelOutOfMemoryFlush(t *testing.T) {
+	ctx := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
+	q := ctx.Queue()
+	other := &rt.ProgramImage{ID: "test.OOMOther", Source: uniqueSource("6")}
+	if p, err := ctx.ProgramFor(other); err != nil {
+		t.Fatal(err)
+	} else {
+		p.Release()
+	}
+	key := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.OOMKernel", Source: uniqueSource("7")}, "fill")
+	oom := &rt.DeviceError{Call: "clCreateKernel", Code: -5, Name: "CL_OUT_OF_RESOURCES", Kind: rt.ErrOutOfMemory}
+	faults.mu.Lock()
+	faults.kernelErrs = []error{oom}
+	faults.mu.Unlock()
+	ck, err := ctx.KernelFor(key, q)
+	if err != nil {
+		t.Fatalf("kernel after one out-of-memory: %v", err)
+	}
+	k, err := ck.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runFill(t, ctx, q, k, 4)
+	ck.Unlock()
+	if got[0] != 7 {
+		t.Errorf("kernel computed %v, want 7s", got)
+	}
+	if s := ctx.CacheStats(); s.OOMFlushes != 1 || s.Programs != 1 {
+		t.Errorf("stats %+v: want 1 out-of-memory flush and only the kernel's program left", s)
 	}
 }
