@@ -12,7 +12,6 @@ import (
 
 // programInfo is the registration of a //dgen:program declaration.
 type programInfo struct {
-	id    string
 	image *programImage // the program cache's key, with the defaults of the spec constants the image names
 	stale error         // set when a source changed after go generate; see source.go
 }
@@ -102,7 +101,7 @@ func registerProgram(h any, p link.Program) any {
 		img.SpecConsts = append(img.SpecConsts, SpecValue{Name: sc.name, Value: sc.def})
 	}
 	slices.SortFunc(img.SpecConsts, func(a, b SpecValue) int { return strings.Compare(a.Name, b.Name) })
-	info := &programInfo{id: p.ID, image: img, stale: checkSources(p.ID, p.Sources)}
+	info := &programInfo{image: img, stale: checkSources(p.ID, p.Sources)}
 	for _, d := range p.Owns {
 		d.(*globalInfo).prog = info
 	}
