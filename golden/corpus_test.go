@@ -15,7 +15,7 @@ import (
 
 	"github.com/dgen-go/dgen/gen"
 	"github.com/dgen-go/dgen/internal/clcorpus"
-	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
 )
 
@@ -118,7 +118,7 @@ func TestCorpus(t *testing.T) {
 
 // openDevice opens a driver context on the first OpenCL device, released
 // when the test ends; without a device the test is skipped.
-func openDevice(t *testing.T) rt.DriverContext {
+func openDevice(t *testing.T) driver.Context {
 	ps, err := opencl.Backend{}.Platforms()
 	if err != nil || len(ps) == 0 || len(ps[0].Devices) == 0 {
 		t.Skipf("no OpenCL device: %v", err)

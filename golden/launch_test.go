@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/gen"
-	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 // launch builds the device image of program prog of a golden package on
@@ -61,7 +61,7 @@ func launch[T any](t *testing.T, pkg, prog, name string, n int, out []T, args ..
 			t.Fatalf("argument %d: %v", i, err)
 		}
 	}
-	if err := q.SubmitKernel(k, rt.Range1(n), nil); err != nil {
+	if err := q.SubmitKernel(k, driver.NDRange{Dims: 1, Global: [3]int{n, 1, 1}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	size := int64(len(out)) * int64(unsafe.Sizeof(out[0]))

@@ -137,6 +137,20 @@ func Tokenize(src []byte) ([]Token, error) {
 	return toks, nil
 }
 
+// Identifiers returns the identifiers of src, those on preprocessor lines
+// included (macro names and bodies, #if conditions); comments are left
+// out.
+func Identifiers(src []byte) map[string]bool {
+	s := &srcScanner{src: src, li: newLineIndex(src)}
+	ids := map[string]bool{}
+	for _, t := range s.scan(0, len(src), false) {
+		if t.Kind == Ident {
+			ids[t.Text] = true
+		}
+	}
+	return ids
+}
+
 // scan tokenizes src[from:to]. With directives set, a '#' that is the first
 // token of a line starts a Preproc token running to the end of the line.
 func (s *srcScanner) scan(from, to int, directives bool) []Token {
