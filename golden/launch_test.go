@@ -32,6 +32,14 @@ func launch[T any](t *testing.T, pkg, prog, name string, n int, out []T, args ..
 		t.Fatal(err)
 	}
 	defer p.Release()
+	runKernel(t, ctx, p, name, n, out, args...)
+}
+
+// runKernel runs kernel name of p over n work-items with buffers args (the
+// user's arguments, then the hidden globals), reading the first argument
+// back into out.
+func runKernel[T any](t *testing.T, ctx driver.Context, p driver.Program, name string, n int, out []T, args ...[]byte) {
+	t.Helper()
 	k, err := p.NewKernel(name)
 	if err != nil {
 		t.Fatal(err)
