@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,13 +64,13 @@ func (s *state) frontEnd(p *program) {
 		p.unit = nil // no kernel is reported missing from a source that did not preprocess
 		return
 	}
-	text, lines, err := s.inline(p, p.clPath, nil)
-	if err != nil {
+	in := &inlined{}
+	if err := s.inline(p, in, p.clPath, 0, nil); err != nil {
 		s.errorf(arg.ValuePos, "program %s: %v", p.name, err)
 		return
 	}
 	p.kernels = map[string]clsrc.KernelGlobals{}
-	rewritten, ok := s.thread(p, text, lines)
+	rewritten, ok := s.thread(p, in)
 	if !ok {
 		return
 	}
@@ -114,63 +115,91 @@ type origin struct {
 	line int // 0 for a line dgen wrote
 }
 
-// inline returns the text of path with every #include that the
-// preprocessor followed replaced by the included text, between #line
-// directives that keep the names and line numbers of the user's files, and
-// the origin of each line.
-func (s *state) inline(p *program, path string, stack []string) (string, []origin, error) {
-	for _, f := range stack {
-		if f == path {
-			return "", nil, fmt.Errorf("%s includes itself: a device image cannot hold a recursive #include", s.rel(path))
-		}
+// inlined is a program's source with its headers inlined: the text, the
+// same text with the tokens of #if branches not taken blanked out (for the
+// rewriting, which does not evaluate conditionals; offsets are the same),
+// and the origin of each line.
+type inlined struct {
+	text, masked strings.Builder
+	lines        []origin
+}
+
+func (in *inlined) write(text, masked string, o origin) {
+	in.text.WriteString(text)
+	in.masked.WriteString(masked)
+	in.lines = append(in.lines, o)
+}
+
+// inline writes path with every #include that the preprocessor followed
+// replaced by the included text, between #line directives that keep the
+// names and line numbers of the user's files.
+func (s *state) inline(p *program, in *inlined, path string, id int, stack []string) error {
+	if slices.Contains(stack, path) {
+		return fmt.Errorf("%s includes itself: a device image cannot hold a recursive #include", s.rel(path))
 	}
 	stack = append(stack, path)
 	byLine := map[int]cpp.Include{}
-	for _, in := range p.pp.Includes {
-		if in.From == path {
-			byLine[in.Line] = in
+	for _, inc := range p.pp.Includes {
+		if inc.FromID == id {
+			byLine[inc.Line] = inc
 		}
 	}
-	var b strings.Builder
-	var lines []origin
+	inactive := map[int][]cpp.Span{}
+	for _, sp := range p.pp.Inactive[id] {
+		inactive[sp.Line] = append(inactive[sp.Line], sp)
+	}
 	src := strings.SplitAfter(p.pp.Files[path], "\n")
 	for i := 0; i < len(src); i++ {
-		in, ok := byLine[i+1]
+		inc, ok := byLine[i+1]
 		if !ok {
-			b.WriteString(src[i])
-			lines = append(lines, origin{path, i + 1})
+			in.write(src[i], mask(src[i], inactive[i+1]), origin{path, i + 1})
 			continue
 		}
-		end := min(in.EndLine, len(src))
-		if in.Repeated {
+		end := min(inc.EndLine, len(src))
+		if inc.Repeated {
 			for ; i < end; i++ {
-				b.WriteString("\n") // #pragma once: nothing, on as many lines
-				lines = append(lines, origin{path, i + 1})
+				in.write("\n", "\n", origin{path, i + 1}) // #pragma once: nothing, on as many lines
 			}
 			i--
 			continue
 		}
-		text, sub, err := s.inline(p, in.Path, stack)
-		if err != nil {
-			return "", nil, err
+		dir := fmt.Sprintf("#line 1 %s\n", strconv.Quote(s.rel(inc.Path)))
+		in.write(dir, dir, origin{})
+		if err := s.inline(p, in, inc.Path, inc.ID, stack); err != nil {
+			return err
 		}
-		fmt.Fprintf(&b, "#line 1 %s\n%s", strconv.Quote(s.rel(in.Path)), text)
-		lines = append(append(lines, origin{}), sub...)
-		if !strings.HasSuffix(text, "\n") {
-			b.WriteString("\n")
+		if t := in.text.String(); !strings.HasSuffix(t, "\n") {
+			in.text.WriteString("\n")
+			in.masked.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "#line %d %s\n", end+1, strconv.Quote(s.rel(path)))
-		lines = append(lines, origin{})
+		dir = fmt.Sprintf("#line %d %s\n", end+1, strconv.Quote(s.rel(path)))
+		in.write(dir, dir, origin{})
 		i = end - 1
 	}
-	return b.String(), lines, nil
+	return nil
+}
+
+// mask blanks out the given tokens of a line.
+func mask(line string, spans []cpp.Span) string {
+	if len(spans) == 0 {
+		return line
+	}
+	b := []byte(line)
+	for _, sp := range spans {
+		for k := sp.Col - 1; k < sp.Col-1+sp.Len && k < len(b); k++ {
+			if b[k] != '\n' {
+				b[k] = ' '
+			}
+		}
+	}
+	return string(b)
 }
 
 // thread rewrites the inlined source for the device globals that the
 // preprocessed source names, and fills the program's table of globals. A
 // global that is named only where the rewriting cannot reach (a kernel
 // that a macro expansion defines) is diagnosed.
-func (s *state) thread(p *program, text string, lines []origin) ([]byte, bool) {
+func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 	named := map[string]bool{}
 	for _, t := range p.pp.Tokens {
 		if t.Kind == cpp.Ident {
@@ -187,15 +216,15 @@ func (s *state) thread(p *program, text string, lines []origin) ([]byte, bool) {
 		byName[g.name] = g
 	}
 	if len(gs) == 0 {
-		return []byte(text), true
+		return []byte(in.text.String()), true
 	}
-	rw, err := clsrc.Rewrite([]byte(text), gs)
+	rw, err := clsrc.RewriteMasked([]byte(in.text.String()), []byte(in.masked.String()), gs)
 	if err != nil {
 		names := make([]string, len(gs))
 		for i, g := range gs {
 			names[i] = g.Name
 		}
-		s.clErrorsAt(p, err, lines, fmt.Sprintf("cannot thread device globals (%s) through this source: ", strings.Join(names, ", ")))
+		s.clErrorsAt(p, err, in.lines, fmt.Sprintf("cannot thread device globals (%s) through this source: ", strings.Join(names, ", ")))
 		return nil, false
 	}
 	for _, k := range rw.Kernels {
@@ -211,13 +240,22 @@ func (s *state) thread(p *program, text string, lines []origin) ([]byte, bool) {
 		}
 		for _, t := range k.Body {
 			if g := byName[t.Text]; g != nil && t.Kind == cpp.Ident {
-				s.diag(k.Pos, fmt.Sprintf("kernel %s is defined by a macro expansion (%s): dgen cannot thread device global %s into it; define the kernel outside the macro", k.Name, t.Macro, g.name))
+				s.diag(k.Pos, unthreaded(k, t, g))
 				ok = false
 				break
 			}
 		}
 	}
 	return rw.Source, ok
+}
+
+// unthreaded says why the rewriting could not thread global g, named by t,
+// into kernel k.
+func unthreaded(k *clsrc.Kernel, t cpp.Token, g *global) string {
+	if t.Macro != "" {
+		return fmt.Sprintf("kernel %s is defined by a macro expansion (%s): dgen cannot thread device global %s into it; define the kernel outside the macro", k.Name, t.Macro, g.name)
+	}
+	return fmt.Sprintf("dgen cannot find the definition of kernel %s in its source text (macros around its body?), so cannot thread device global %s into it", k.Name, g.name)
 }
 
 func unwrapPath(err error) error {

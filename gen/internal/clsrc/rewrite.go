@@ -83,9 +83,27 @@ func Rewrite(src []byte, globals []Global) (*Rewritten, error) {
 	return f.Rewrite(globals)
 }
 
+// RewriteMasked is Rewrite for a source whose conditional code was
+// evaluated: masked is src with the tokens of #if branches not taken
+// replaced by spaces, so that the rewriting reads what the compiler will,
+// and the edits it finds in masked apply to src at the same offsets.
+func RewriteMasked(src, masked []byte, globals []Global) (*Rewritten, error) {
+	if len(src) != len(masked) {
+		return nil, fmt.Errorf("masked source has %d bytes, not %d", len(masked), len(src))
+	}
+	f, err := Parse(masked)
+	if err != nil {
+		return nil, err
+	}
+	return f.rewrite(src, globals)
+}
+
 // Rewrite is the Rewrite function for an already parsed file.
-func (f *File) Rewrite(globals []Global) (*Rewritten, error) {
-	rw := &rewriter{f: f, gindex: map[string]int{}, nodes: map[string]*node{},
+func (f *File) Rewrite(globals []Global) (*Rewritten, error) { return f.rewrite(f.Src, globals) }
+
+// rewrite rewrites out, which has f's offsets, for the globals.
+func (f *File) rewrite(out []byte, globals []Global) (*Rewritten, error) {
+	rw := &rewriter{f: f, out: out, gindex: map[string]int{}, nodes: map[string]*node{},
 		funcNames: map[string]bool{}, macroNames: map[string]bool{},
 		fnUses: map[*Function][]Use{}, macroUses: map[*Macro][]Use{}}
 	if err := rw.setGlobals(globals); err != nil {
@@ -116,6 +134,7 @@ type edit struct {
 // rewriter is the state of one Rewrite.
 type rewriter struct {
 	f          *File
+	out        []byte // the text the edits apply to
 	gindex     map[string]int
 	names      []string
 	isArray    []bool
@@ -361,11 +380,11 @@ func (rw *rewriter) result() *Rewritten {
 		if e.start < last {
 			continue // cannot happen: edits are at distinct tokens
 		}
-		b.Write(f.Src[last:e.start])
+		b.Write(rw.out[last:e.start])
 		b.WriteString(e.text)
 		last = e.end
 	}
-	b.Write(f.Src[last:])
+	b.Write(rw.out[last:])
 	r := &Rewritten{Source: []byte(b.String()), Functions: map[string][]string{}}
 	used := map[int]bool{}
 	for _, k := range f.Kernels() {

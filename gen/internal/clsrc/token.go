@@ -26,8 +26,10 @@
 // global; a macro body's use of a global always means the global, even
 // where a local of the same name is in scope at the expansion; uses of a
 // global at file scope, outside functions and #define bodies, are not
-// rewritten; a source whose braces only balance after preprocessing cannot
-// be rewritten.
+// rewritten; a source whose braces only balance after macro expansion
+// cannot be rewritten. [RewriteMasked] reads the source with the code of
+// #if branches not taken blanked out, so that alternative kernel headers
+// sharing one body are read as the compiler reads them.
 //
 // Errors are go/scanner's, the generator's one diagnostic type, and are
 // returned, never panics, whatever the input.

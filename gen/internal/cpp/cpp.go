@@ -48,6 +48,8 @@ type Config struct {
 type Include struct {
 	Pos      token.Position // the directive's '#', where the user sees it
 	From     string         // the including file, as opened
+	FromID   int            // the inclusion of From that holds the directive
+	ID       int            // this inclusion's number; -1 when Repeated
 	Line     int            // the directive's first physical line in From
 	EndLine  int            // its last physical line (continuations)
 	Path     string         // the included file, as opened
@@ -61,8 +63,18 @@ type Result struct {
 	Files map[string]string
 	// Includes lists every #include followed, in the order they were met.
 	Includes []Include
+	// Inactive lists, by inclusion (0 is the main file, then each
+	// Include.ID), the tokens that lie in #if branches not taken,
+	// directives left out.
+	Inactive map[int][]Span
 	// Errors are the problems found, in the order they were found.
 	Errors scanner.ErrorList
+}
+
+// Span is where a token is in its file: physical line, byte column and
+// length in bytes.
+type Span struct {
+	Line, Col, Len int
 }
 
 // IncludedFrom returns the positions of the #include directives through
@@ -106,6 +118,7 @@ type cond struct {
 
 // file is the state of a file being read.
 type file struct {
+	id    int    // the inclusion's number, 0 for the main file
 	path  string // as opened
 	name  string // as __FILE__ and positions name it (#line may change it)
 	delta int    // added to physical lines (#line)
@@ -126,6 +139,7 @@ type pp struct {
 	lexed  map[string][]Token
 	once   map[string]bool
 	depth  int
+	files  int // inclusions so far
 }
 
 // Preprocess preprocesses src, the text of the file at path.
@@ -134,7 +148,7 @@ func Preprocess(cfg *Config, path string, src []byte) *Result {
 		cfg = &Config{}
 	}
 	p := &pp{cfg: cfg, macros: map[string]*macro{}, lexed: map[string][]Token{}, once: map[string]bool{},
-		res: &Result{Files: map[string]string{}}}
+		res: &Result{Files: map[string]string{}, Inactive: map[int][]Span{}}}
 	p.builtins()
 	for _, d := range cfg.Defines {
 		p.define(d)
@@ -195,7 +209,8 @@ func (e *expander) pushFile(path, src string) {
 		e.p.lexed[path] = toks
 		e.p.res.Files[path] = src
 	}
-	e.stack = append(e.stack, &frame{toks: toks, file: &file{path: path, name: path}})
+	e.stack = append(e.stack, &frame{toks: toks, file: &file{id: e.p.files, path: path, name: path}})
+	e.p.files++
 	e.p.depth++
 }
 
@@ -244,6 +259,8 @@ func (e *expander) run() {
 			continue
 		}
 		if f.file != nil && f.file.skipping() {
+			raw := f.toks[f.i-1]
+			e.p.res.Inactive[f.file.id] = append(e.p.res.Inactive[f.file.id], Span{raw.Pos.Line, raw.Pos.Column, len(raw.Text)})
 			continue
 		}
 		if t.Kind == Ident && e.expand(t) {

@@ -135,7 +135,7 @@ func (e *expander) include(f *frame, hash Token, physLine int, args []Token) {
 		p.errorf(hash.Pos, "#include expects \"FILENAME\" or <FILENAME>")
 		return
 	}
-	in := Include{Pos: hash.Pos, From: f.file.path, Line: physLine, EndLine: physLine}
+	in := Include{Pos: hash.Pos, From: f.file.path, FromID: f.file.id, ID: -1, Line: physLine, EndLine: physLine}
 	if f.i > 0 {
 		in.EndLine = f.toks[f.i-1].Pos.Line
 	}
@@ -154,6 +154,7 @@ func (e *expander) include(f *frame, hash Token, physLine int, args []Token) {
 		p.errorf(hash.Pos, "#include nested more than %d deep", maxDepth)
 		return
 	}
+	in.ID = p.files
 	p.res.Includes = append(p.res.Includes, in)
 	e.pushFile(path, src)
 }

@@ -1,7 +1,4 @@
-#ifdef WIDE
-__kernel void alt(__global double* a) {
-#else
-__kernel void alt(__global float* a) {
-#endif
+#define OPEN {
+__kernel void alt(__global float* a) OPEN
 	a[0] = G;
 }

@@ -22,7 +22,7 @@ type Made struct{ A rt.Buffer[float32] }
 //dgen:program source=b.cl options="-DUNTERMINATED=\"x"
 var O rt.Program
 
-// A source whose braces balance only after preprocessing cannot be
+// A source whose braces balance only after macro expansion cannot be
 // rewritten for a global.
 //
 //dgen:program source=alt.cl

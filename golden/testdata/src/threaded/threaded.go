@@ -16,3 +16,8 @@ var T rt.Program
 
 //dgen:kernel program=T name=apply
 type Apply struct{ A rt.Buffer[float32] }
+
+// Alt's kernel has two headers, one per #if branch, and one body.
+//
+//dgen:kernel program=T name=alt
+type Alt struct{ A rt.Buffer[float32] }
