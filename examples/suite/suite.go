@@ -152,7 +152,7 @@ type Program struct {
 }
 
 // Programs is the suite, in the order of Futhark's table.
-var Programs = []Program{optionPricing}
+var Programs = []Program{crypt, optionPricing}
 
 // Lookup returns the program named name.
 func Lookup(name string) (Program, error) {
@@ -195,4 +195,12 @@ func near(what string, got, want []float32, abs, rel float64) error {
 		}
 	}
 	return nil
+}
+
+// launch releases the event of a launch that returned one.
+func launch(ev *rt.Event, err error) error {
+	if err != nil {
+		return err
+	}
+	return ev.Release()
 }

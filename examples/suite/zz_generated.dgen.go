@@ -7,8 +7,75 @@ import rt "github.com/dgen-go/dgen/rt"
 // The generated code needs a runtime of the same version.
 const _ = rt.GeneratedCodeV1
 
+// _dgenImage_Crypt is the device image of Crypt: crypt.cl after dgen's rewriting.
+const _dgenImage_Crypt = "struct IdeaKey {\n\tint Z[52]; /* offset 0, size 208 */\n}; /* size 208, align 4 */\n\n#line 1 \"crypt.cl\"\n// IDEA encryption and decryption of 8-byte blocks, after the Java Grande\n// Forum's crypt benchmark (JGFCryptBench), one block per work-item. The\n// two key schedules are device globals.\n\n// mul multiplies modulo 2^16+1, where 0 stands for 2^16.\nuint mul(uint a, uint b) {\n\tif (a == 0)\n\t\treturn (0x10001u - b) & 0xffffu;\n\tif (b == 0)\n\t\treturn (0x10001u - a) & 0xffffu;\n\tuint p = a * b;\n\tuint lo = p & 0xffffu, hi = p >> 16;\n\treturn (lo - hi + (lo < hi ? 1u : 0u)) & 0xffffu;\n}\n\nvoid idea_block(__global uchar *out, __global const uchar *in, int i, __global const int *key) {\n\tin += 8 * i;\n\tout += 8 * i;\n\tuint x1 = in[0] | (uint)in[1] << 8, x2 = in[2] | (uint)in[3] << 8;\n\tuint x3 = in[4] | (uint)in[5] << 8, x4 = in[6] | (uint)in[7] << 8;\n\tint k = 0;\n\tfor (int r = 0; r < 8; r++) {\n\t\tx1 = mul(x1, key[k++]);\n\t\tx2 = (x2 + key[k++]) & 0xffffu;\n\t\tx3 = (x3 + key[k++]) & 0xffffu;\n\t\tx4 = mul(x4, key[k++]);\n\t\tuint t2 = mul(x1 ^ x3, key[k++]);\n\t\tuint t1 = mul((t2 + (x2 ^ x4)) & 0xffffu, key[k++]);\n\t\tt2 = (t1 + t2) & 0xffffu;\n\t\tx1 ^= t1;\n\t\tx4 ^= t2;\n\t\tt2 ^= x2;\n\t\tx2 = x3 ^ t1;\n\t\tx3 = t2;\n\t}\n\tx1 = mul(x1, key[k++]);\n\tx3 = (x3 + key[k++]) & 0xffffu;\n\tx2 = (x2 + key[k++]) & 0xffffu;\n\tx4 = mul(x4, key[k++]);\n\tout[0] = x1; out[1] = x1 >> 8;\n\tout[2] = x3; out[3] = x3 >> 8;\n\tout[4] = x2; out[5] = x2 >> 8;\n\tout[6] = x4; out[7] = x4 >> 8;\n}\n\n__kernel void idea_encrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_EncryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_EncryptKey).Z);\n}\n\n__kernel void idea_decrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_DecryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_DecryptKey).Z);\n}\n"
+
 // _dgenImage_Pricing is the device image of Pricing: optionpricing.cl after dgen's rewriting.
 const _dgenImage_Pricing = "struct MarketParams {\n\tfloat Rate; /* offset 0, size 4 */\n\tfloat Volatility; /* offset 4, size 4 */\n}; /* size 8, align 4 */\n\n#line 1 \"optionpricing.cl\"\n// Black-Scholes pricing of European call and put options, standing in for\n// Futhark's finpar OptionPricing: one launch prices every option for one\n// trading day; the market (rate, volatility) is a device global.\n\n// Cumulative normal distribution: the polynomial approximation of\n// Abramowitz and Stegun (26.2.17), as in NVIDIA's BlackScholes sample.\nfloat cnd(float d) {\n\tconst float a1 = 0.31938153f, a2 = -0.356563782f, a3 = 1.781477937f,\n\t            a4 = -1.821255978f, a5 = 1.330274429f;\n\tfloat k = 1.0f / (1.0f + 0.2316419f * fabs(d));\n\tfloat c = 0.39894228040143267794f * exp(-0.5f * d * d) *\n\t          (k * (a1 + k * (a2 + k * (a3 + k * (a4 + k * a5)))));\n\treturn d > 0 ? 1.0f - c : c;\n}\n\n__kernel void black_scholes(__global float *call, __global float *put,\n                            __global const float *spot, __global const float *strike,\n                            __global const float *years, float elapsed, int n, __global struct MarketParams* __dgen_g_Market)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat s = spot[i], x = strike[i];\n\tfloat t = fmax(years[i] - elapsed, 1.0f / 365.0f);\n\tfloat sq = sqrt(t);\n\tfloat d1 = (log(s / x) + ((*__dgen_g_Market).Rate + 0.5f * (*__dgen_g_Market).Volatility * (*__dgen_g_Market).Volatility) * t) /\n\t           ((*__dgen_g_Market).Volatility * sq);\n\tfloat d2 = d1 - (*__dgen_g_Market).Volatility * sq;\n\tfloat disc = x * exp(-(*__dgen_g_Market).Rate * t);\n\tcall[i] = s * cnd(d1) - disc * cnd(d2);\n\tput[i] = disc * (1.0f - cnd(d2)) - s * (1.0f - cnd(d1));\n}\n"
+
+// _dgenKernel_Encrypt is the registration of kernel spec Encrypt.
+var _dgenKernel_Encrypt rt.KernelDecl
+
+// Enqueue sets the arguments of kernel idea_encrypt from s and launches it over r after wait.
+func (s *Encrypt) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Encrypt.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Out.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.In.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 2, s.Blocks)
+	}
+	return _dgenKernel_Encrypt.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Encrypt_Out is the allocation site of Encrypt.Out.
+var _dgenSite_Encrypt_Out rt.AllocSite[uint8]
+
+// AllocOut allocates n elements for s.Out under the field's own allocation tag.
+func (s *Encrypt) AllocOut(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Encrypt_Out.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Out = b
+	return nil
+}
+
+// _dgenKernel_Decrypt is the registration of kernel spec Decrypt.
+var _dgenKernel_Decrypt rt.KernelDecl
+
+// Enqueue sets the arguments of kernel idea_decrypt from s and launches it over r after wait.
+func (s *Decrypt) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Decrypt.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Out.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.In.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 2, s.Blocks)
+	}
+	return _dgenKernel_Decrypt.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Decrypt_Out is the allocation site of Decrypt.Out.
+var _dgenSite_Decrypt_Out rt.AllocSite[uint8]
+
+// AllocOut allocates n elements for s.Out under the field's own allocation tag.
+func (s *Decrypt) AllocOut(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Decrypt_Out.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Out = b
+	return nil
+}
 
 // _dgenKernel_BlackScholes is the registration of kernel spec BlackScholes.
 var _dgenKernel_BlackScholes rt.KernelDecl
@@ -67,11 +134,38 @@ func (s *BlackScholes) AllocPut(q *rt.Queue, n int) error {
 	return nil
 }
 func init() {
+	rt.RegisterDeviceGlobal(&EncryptKey, &rt.GlobalInfo{
+		Hash:       0x4c99fbadfad35958,
+		HostAccess: rt.HostWrite,
+		ID:         "github.com/dgen-go/dgen/examples/suite.EncryptKey",
+		ImageScope: false,
+	})
+	rt.RegisterDeviceGlobal(&DecryptKey, &rt.GlobalInfo{
+		Hash:       0x5fe74da9fa02b23f,
+		HostAccess: rt.HostWrite,
+		ID:         "github.com/dgen-go/dgen/examples/suite.DecryptKey",
+		ImageScope: false,
+	})
 	rt.RegisterDeviceGlobal(&Market, &rt.GlobalInfo{
 		Hash:       0xe44094c40b365fbd,
 		HostAccess: rt.HostWrite,
 		ID:         "github.com/dgen-go/dgen/examples/suite.Market",
 		ImageScope: false,
+	})
+	rt.RegisterProgram(&Crypt, &rt.ProgramInfo{
+		Globals: []rt.ProgramGlobal{{
+			ID:         "github.com/dgen-go/dgen/examples/suite.EncryptKey",
+			ImageScope: false,
+			Size:       int64(208),
+		}, {
+			ID:         "github.com/dgen-go/dgen/examples/suite.DecryptKey",
+			ImageScope: false,
+			Size:       int64(208),
+		}},
+		Hash:   0x7b7dd40c858572b5,
+		ID:     "github.com/dgen-go/dgen/examples/suite.Crypt",
+		Name:   "crypt.cl",
+		Source: _dgenImage_Crypt,
 	})
 	rt.RegisterProgram(&Pricing, &rt.ProgramInfo{
 		Globals: []rt.ProgramGlobal{{
@@ -84,6 +178,48 @@ func init() {
 		Name:   "optionpricing.cl",
 		Source: _dgenImage_Pricing,
 	})
+	rt.RegisterKernel(&_dgenKernel_Encrypt, &rt.KernelInfo{
+		Globals: []string{"github.com/dgen-go/dgen/examples/suite.EncryptKey"},
+		Hash:    0x38e954e60b5a8cfb,
+		ID:      "github.com/dgen-go/dgen/examples/suite.Encrypt",
+		Name:    "idea_encrypt",
+		Params: []rt.ParamInfo{{
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Out",
+		}, {
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "In",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "Blocks",
+		}},
+		Program: &Crypt,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Encrypt_Out, "github.com/dgen-go/dgen/examples/suite.Encrypt.Out", 0x4ee0a45bb50989ac, "Encrypt.Out")
+	rt.RegisterKernel(&_dgenKernel_Decrypt, &rt.KernelInfo{
+		Globals: []string{"github.com/dgen-go/dgen/examples/suite.DecryptKey"},
+		Hash:    0xf16b8032152235a5,
+		ID:      "github.com/dgen-go/dgen/examples/suite.Decrypt",
+		Name:    "idea_decrypt",
+		Params: []rt.ParamInfo{{
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Out",
+		}, {
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "In",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "Blocks",
+		}},
+		Program: &Crypt,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Decrypt_Out, "github.com/dgen-go/dgen/examples/suite.Decrypt.Out", 0x47f6659e077a7ebf, "Decrypt.Out")
 	rt.RegisterKernel(&_dgenKernel_BlackScholes, &rt.KernelInfo{
 		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Market"},
 		Hash:    0xe908b0d73e978d2c,
