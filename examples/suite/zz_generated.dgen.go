@@ -7,11 +7,96 @@ import rt "github.com/dgen-go/dgen/rt"
 // The generated code needs a runtime of the same version.
 const _ = rt.GeneratedCodeV1
 
+// _dgenImage_BFS is the device image of BFS: bfs.cl after dgen's rewriting.
+const _dgenImage_BFS = "// Breadth-first search, level by level, after Rodinia's bfs: expand marks\n// the unvisited neighbours of the frontier in a fresh array, update makes\n// them the next frontier and raises the device global Over.\n\n__kernel void bfs_expand(__global uchar *updating, __global const int *start,\n                         __global const int *degree, __global const int *edges,\n                         __global const uchar *frontier, __global const uchar *visited,\n                         __global int *cost, int n)\n{\n\tint i = get_global_id(0);\n\tif (i >= n || !frontier[i])\n\t\treturn;\n\tint end = start[i] + degree[i];\n\tfor (int e = start[i]; e < end; e++) {\n\t\tint id = edges[e];\n\t\tif (!visited[id]) {\n\t\t\tcost[id] = cost[i] + 1;\n\t\t\tupdating[id] = 1;\n\t\t}\n\t}\n}\n\n__kernel void bfs_update(__global uchar *next, __global const uchar *updating,\n                         __global uchar *visited, int n, __global int* __dgen_g_Over)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tuchar u = updating[i];\n\tnext[i] = u;\n\tif (u) {\n\t\tvisited[i] = 1;\n\t\t(*__dgen_g_Over) = 1;\n\t}\n}\n"
+
 // _dgenImage_Crypt is the device image of Crypt: crypt.cl after dgen's rewriting.
 const _dgenImage_Crypt = "struct IdeaKey {\n\tint Z[52]; /* offset 0, size 208 */\n}; /* size 208, align 4 */\n\n#line 1 \"crypt.cl\"\n// IDEA encryption and decryption of 8-byte blocks, after the Java Grande\n// Forum's crypt benchmark (JGFCryptBench), one block per work-item. The\n// two key schedules are device globals.\n\n// mul multiplies modulo 2^16+1, where 0 stands for 2^16.\nuint mul(uint a, uint b) {\n\tif (a == 0)\n\t\treturn (0x10001u - b) & 0xffffu;\n\tif (b == 0)\n\t\treturn (0x10001u - a) & 0xffffu;\n\tuint p = a * b;\n\tuint lo = p & 0xffffu, hi = p >> 16;\n\treturn (lo - hi + (lo < hi ? 1u : 0u)) & 0xffffu;\n}\n\nvoid idea_block(__global uchar *out, __global const uchar *in, int i, __global const int *key) {\n\tin += 8 * i;\n\tout += 8 * i;\n\tuint x1 = in[0] | (uint)in[1] << 8, x2 = in[2] | (uint)in[3] << 8;\n\tuint x3 = in[4] | (uint)in[5] << 8, x4 = in[6] | (uint)in[7] << 8;\n\tint k = 0;\n\tfor (int r = 0; r < 8; r++) {\n\t\tx1 = mul(x1, key[k++]);\n\t\tx2 = (x2 + key[k++]) & 0xffffu;\n\t\tx3 = (x3 + key[k++]) & 0xffffu;\n\t\tx4 = mul(x4, key[k++]);\n\t\tuint t2 = mul(x1 ^ x3, key[k++]);\n\t\tuint t1 = mul((t2 + (x2 ^ x4)) & 0xffffu, key[k++]);\n\t\tt2 = (t1 + t2) & 0xffffu;\n\t\tx1 ^= t1;\n\t\tx4 ^= t2;\n\t\tt2 ^= x2;\n\t\tx2 = x3 ^ t1;\n\t\tx3 = t2;\n\t}\n\tx1 = mul(x1, key[k++]);\n\tx3 = (x3 + key[k++]) & 0xffffu;\n\tx2 = (x2 + key[k++]) & 0xffffu;\n\tx4 = mul(x4, key[k++]);\n\tout[0] = x1; out[1] = x1 >> 8;\n\tout[2] = x3; out[3] = x3 >> 8;\n\tout[4] = x2; out[5] = x2 >> 8;\n\tout[6] = x4; out[7] = x4 >> 8;\n}\n\n__kernel void idea_encrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_EncryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_EncryptKey).Z);\n}\n\n__kernel void idea_decrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_DecryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_DecryptKey).Z);\n}\n"
 
 // _dgenImage_Pricing is the device image of Pricing: optionpricing.cl after dgen's rewriting.
 const _dgenImage_Pricing = "struct MarketParams {\n\tfloat Rate; /* offset 0, size 4 */\n\tfloat Volatility; /* offset 4, size 4 */\n}; /* size 8, align 4 */\n\n#line 1 \"optionpricing.cl\"\n// Black-Scholes pricing of European call and put options, standing in for\n// Futhark's finpar OptionPricing: one launch prices every option for one\n// trading day; the market (rate, volatility) is a device global.\n\n// Cumulative normal distribution: the polynomial approximation of\n// Abramowitz and Stegun (26.2.17), as in NVIDIA's BlackScholes sample.\nfloat cnd(float d) {\n\tconst float a1 = 0.31938153f, a2 = -0.356563782f, a3 = 1.781477937f,\n\t            a4 = -1.821255978f, a5 = 1.330274429f;\n\tfloat k = 1.0f / (1.0f + 0.2316419f * fabs(d));\n\tfloat c = 0.39894228040143267794f * exp(-0.5f * d * d) *\n\t          (k * (a1 + k * (a2 + k * (a3 + k * (a4 + k * a5)))));\n\treturn d > 0 ? 1.0f - c : c;\n}\n\n__kernel void black_scholes(__global float *call, __global float *put,\n                            __global const float *spot, __global const float *strike,\n                            __global const float *years, float elapsed, int n, __global struct MarketParams* __dgen_g_Market)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat s = spot[i], x = strike[i];\n\tfloat t = fmax(years[i] - elapsed, 1.0f / 365.0f);\n\tfloat sq = sqrt(t);\n\tfloat d1 = (log(s / x) + ((*__dgen_g_Market).Rate + 0.5f * (*__dgen_g_Market).Volatility * (*__dgen_g_Market).Volatility) * t) /\n\t           ((*__dgen_g_Market).Volatility * sq);\n\tfloat d2 = d1 - (*__dgen_g_Market).Volatility * sq;\n\tfloat disc = x * exp(-(*__dgen_g_Market).Rate * t);\n\tcall[i] = s * cnd(d1) - disc * cnd(d2);\n\tput[i] = disc * (1.0f - cnd(d2)) - s * (1.0f - cnd(d1));\n}\n"
+
+// _dgenKernel_Expand is the registration of kernel spec Expand.
+var _dgenKernel_Expand rt.KernelDecl
+
+// Enqueue sets the arguments of kernel bfs_expand from s and launches it over r after wait.
+func (s *Expand) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Expand.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Updating.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Start.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.Degree.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(3, s.Edges.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(4, s.Frontier.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(5, s.Visited.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(6, s.Cost.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 7, s.N)
+	}
+	return _dgenKernel_Expand.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Expand_Updating is the allocation site of Expand.Updating.
+var _dgenSite_Expand_Updating rt.AllocSite[uint8]
+
+// AllocUpdating allocates n elements for s.Updating under the field's own allocation tag.
+func (s *Expand) AllocUpdating(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Expand_Updating.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Updating = b
+	return nil
+}
+
+// _dgenKernel_Update is the registration of kernel spec Update.
+var _dgenKernel_Update rt.KernelDecl
+
+// Enqueue sets the arguments of kernel bfs_update from s and launches it over r after wait.
+func (s *Update) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Update.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Next.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Updating.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.Visited.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.N)
+	}
+	return _dgenKernel_Update.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Update_Next is the allocation site of Update.Next.
+var _dgenSite_Update_Next rt.AllocSite[uint8]
+
+// AllocNext allocates n elements for s.Next under the field's own allocation tag.
+func (s *Update) AllocNext(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Update_Next.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Next = b
+	return nil
+}
 
 // _dgenKernel_Encrypt is the registration of kernel spec Encrypt.
 var _dgenKernel_Encrypt rt.KernelDecl
@@ -134,6 +219,12 @@ func (s *BlackScholes) AllocPut(q *rt.Queue, n int) error {
 	return nil
 }
 func init() {
+	rt.RegisterDeviceGlobal(&Over, &rt.GlobalInfo{
+		Hash:       0xf6f80e2975589fbb,
+		HostAccess: rt.HostReadWrite,
+		ID:         "github.com/dgen-go/dgen/examples/suite.Over",
+		ImageScope: false,
+	})
 	rt.RegisterDeviceGlobal(&EncryptKey, &rt.GlobalInfo{
 		Hash:       0x4c99fbadfad35958,
 		HostAccess: rt.HostWrite,
@@ -151,6 +242,17 @@ func init() {
 		HostAccess: rt.HostWrite,
 		ID:         "github.com/dgen-go/dgen/examples/suite.Market",
 		ImageScope: false,
+	})
+	rt.RegisterProgram(&BFS, &rt.ProgramInfo{
+		Globals: []rt.ProgramGlobal{{
+			ID:         "github.com/dgen-go/dgen/examples/suite.Over",
+			ImageScope: false,
+			Size:       int64(4),
+		}},
+		Hash:   0xf924950a25d01636,
+		ID:     "github.com/dgen-go/dgen/examples/suite.BFS",
+		Name:   "bfs.cl",
+		Source: _dgenImage_BFS,
 	})
 	rt.RegisterProgram(&Crypt, &rt.ProgramInfo{
 		Globals: []rt.ProgramGlobal{{
@@ -178,6 +280,71 @@ func init() {
 		Name:   "optionpricing.cl",
 		Source: _dgenImage_Pricing,
 	})
+	rt.RegisterKernel(&_dgenKernel_Expand, &rt.KernelInfo{
+		Hash: 0xcd21c7056d781db0,
+		ID:   "github.com/dgen-go/dgen/examples/suite.Expand",
+		Name: "bfs_expand",
+		Params: []rt.ParamInfo{{
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Updating",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamBuffer,
+			Field:  "Start",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamBuffer,
+			Field:  "Degree",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamBuffer,
+			Field:  "Edges",
+		}, {
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Frontier",
+		}, {
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Visited",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamBuffer,
+			Field:  "Cost",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "N",
+		}},
+		Program: &BFS,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Expand_Updating, "github.com/dgen-go/dgen/examples/suite.Expand.Updating", 0xd8cab5774025492b, "Expand.Updating")
+	rt.RegisterKernel(&_dgenKernel_Update, &rt.KernelInfo{
+		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Over"},
+		Hash:    0xc6f324a2fc86704c,
+		ID:      "github.com/dgen-go/dgen/examples/suite.Update",
+		Name:    "bfs_update",
+		Params: []rt.ParamInfo{{
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Next",
+		}, {
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Updating",
+		}, {
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Visited",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "N",
+		}},
+		Program: &BFS,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Update_Next, "github.com/dgen-go/dgen/examples/suite.Update.Next", 0x2727e927ca25f227, "Update.Next")
 	rt.RegisterKernel(&_dgenKernel_Encrypt, &rt.KernelInfo{
 		Globals: []string{"github.com/dgen-go/dgen/examples/suite.EncryptKey"},
 		Hash:    0x38e954e60b5a8cfb,
@@ -258,4 +425,7 @@ func init() {
 	})
 	rt.RegisterAllocSite(&_dgenSite_BlackScholes_Call, "github.com/dgen-go/dgen/examples/suite.BlackScholes.Call", 0x1d214a7dfdc1ef2e, "BlackScholes.Call")
 	rt.RegisterAllocSite(&_dgenSite_BlackScholes_Put, "github.com/dgen-go/dgen/examples/suite.BlackScholes.Put", 0x1051a5a343d4773f, "BlackScholes.Put")
+	rt.RegisterAllocSite(&visitedSite, "github.com/dgen-go/dgen/examples/suite.visitedSite", 0x70f24fef558158b6, "visitedSite")
+	rt.RegisterAllocSite(&costSite, "github.com/dgen-go/dgen/examples/suite.costSite", 0x9a4b3c2b49a1b91b, "costSite")
+	rt.RegisterAllocSite(&frontierSite, "github.com/dgen-go/dgen/examples/suite.frontierSite", 0x5faeb3aafb5d4bc4, "frontierSite")
 }
