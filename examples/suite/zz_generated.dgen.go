@@ -13,6 +13,9 @@ const _dgenImage_BFS = "// Breadth-first search, level by level, after Rodinia's
 // _dgenImage_Crypt is the device image of Crypt: crypt.cl after dgen's rewriting.
 const _dgenImage_Crypt = "struct IdeaKey {\n\tint Z[52]; /* offset 0, size 208 */\n}; /* size 208, align 4 */\n\n#line 1 \"crypt.cl\"\n// IDEA encryption and decryption of 8-byte blocks, after the Java Grande\n// Forum's crypt benchmark (JGFCryptBench), one block per work-item. The\n// two key schedules are device globals.\n\n// mul multiplies modulo 2^16+1, where 0 stands for 2^16.\nuint mul(uint a, uint b) {\n\tif (a == 0)\n\t\treturn (0x10001u - b) & 0xffffu;\n\tif (b == 0)\n\t\treturn (0x10001u - a) & 0xffffu;\n\tuint p = a * b;\n\tuint lo = p & 0xffffu, hi = p >> 16;\n\treturn (lo - hi + (lo < hi ? 1u : 0u)) & 0xffffu;\n}\n\nvoid idea_block(__global uchar *out, __global const uchar *in, int i, __global const int *key) {\n\tin += 8 * i;\n\tout += 8 * i;\n\tuint x1 = in[0] | (uint)in[1] << 8, x2 = in[2] | (uint)in[3] << 8;\n\tuint x3 = in[4] | (uint)in[5] << 8, x4 = in[6] | (uint)in[7] << 8;\n\tint k = 0;\n\tfor (int r = 0; r < 8; r++) {\n\t\tx1 = mul(x1, key[k++]);\n\t\tx2 = (x2 + key[k++]) & 0xffffu;\n\t\tx3 = (x3 + key[k++]) & 0xffffu;\n\t\tx4 = mul(x4, key[k++]);\n\t\tuint t2 = mul(x1 ^ x3, key[k++]);\n\t\tuint t1 = mul((t2 + (x2 ^ x4)) & 0xffffu, key[k++]);\n\t\tt2 = (t1 + t2) & 0xffffu;\n\t\tx1 ^= t1;\n\t\tx4 ^= t2;\n\t\tt2 ^= x2;\n\t\tx2 = x3 ^ t1;\n\t\tx3 = t2;\n\t}\n\tx1 = mul(x1, key[k++]);\n\tx3 = (x3 + key[k++]) & 0xffffu;\n\tx2 = (x2 + key[k++]) & 0xffffu;\n\tx4 = mul(x4, key[k++]);\n\tout[0] = x1; out[1] = x1 >> 8;\n\tout[2] = x3; out[3] = x3 >> 8;\n\tout[4] = x2; out[5] = x2 >> 8;\n\tout[6] = x4; out[7] = x4 >> 8;\n}\n\n__kernel void idea_encrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_EncryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_EncryptKey).Z);\n}\n\n__kernel void idea_decrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_DecryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_DecryptKey).Z);\n}\n"
 
+// _dgenImage_KMeans is the device image of KMeans: kmeans.cl after dgen's rewriting.
+const _dgenImage_KMeans = "// k-means clustering of 2-D points, after Accelerate's kmeans: assign\n// gives each point its nearest centroid and counts the points that moved\n// in the device global Changed; update averages each cluster's points in\n// one work-group. The number of clusters is the specialization constant\n// Clusters.\n\n__kernel void kmeans_assign(__global int *membership, __global const float *xs,\n                            __global const float *ys, __global const float *centroids,\n                            __global const int *previous, int n, __global uint* __dgen_g_Changed)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat x = xs[i], y = ys[i];\n\tint best = 0;\n\tfloat bestd = INFINITY;\n\tfor (int c = 0; c < Clusters; c++) {\n\t\tfloat dx = x - centroids[2 * c], dy = y - centroids[2 * c + 1];\n\t\tfloat d = dx * dx + dy * dy;\n\t\tif (d < bestd) {\n\t\t\tbestd = d;\n\t\t\tbest = c;\n\t\t}\n\t}\n\tmembership[i] = best;\n\tif (best != previous[i])\n\t\tatomic_inc(&(*__dgen_g_Changed));\n}\n\n// One work-group per cluster: each work-item sums a strided share of the\n// cluster's points, then the group reduces in local memory.\n__kernel void kmeans_update(__global float *centroids, __global const float *xs,\n                            __global const float *ys, __global const int *membership,\n                            __global const float *previous, int n,\n                            __local float *sx, __local float *sy, __local int *count)\n{\n\tint c = get_group_id(0), l = get_local_id(0), size = get_local_size(0);\n\tfloat ax = 0, ay = 0;\n\tint k = 0;\n\tfor (int i = l; i < n; i += size) {\n\t\tif (membership[i] == c) {\n\t\t\tax += xs[i];\n\t\t\tay += ys[i];\n\t\t\tk++;\n\t\t}\n\t}\n\tsx[l] = ax;\n\tsy[l] = ay;\n\tcount[l] = k;\n\tbarrier(CLK_LOCAL_MEM_FENCE);\n\tfor (int s = size / 2; s > 0; s /= 2) {\n\t\tif (l < s) {\n\t\t\tsx[l] += sx[l + s];\n\t\t\tsy[l] += sy[l + s];\n\t\t\tcount[l] += count[l + s];\n\t\t}\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t}\n\tif (l == 0) {\n\t\t// An empty cluster keeps its centroid.\n\t\tcentroids[2 * c] = count[0] ? sx[0] / count[0] : previous[2 * c];\n\t\tcentroids[2 * c + 1] = count[0] ? sy[0] / count[0] : previous[2 * c + 1];\n\t}\n}\n"
+
 // _dgenImage_Pricing is the device image of Pricing: optionpricing.cl after dgen's rewriting.
 const _dgenImage_Pricing = "struct MarketParams {\n\tfloat Rate; /* offset 0, size 4 */\n\tfloat Volatility; /* offset 4, size 4 */\n}; /* size 8, align 4 */\n\n#line 1 \"optionpricing.cl\"\n// Black-Scholes pricing of European call and put options, standing in for\n// Futhark's finpar OptionPricing: one launch prices every option for one\n// trading day; the market (rate, volatility) is a device global.\n\n// Cumulative normal distribution: the polynomial approximation of\n// Abramowitz and Stegun (26.2.17), as in NVIDIA's BlackScholes sample.\nfloat cnd(float d) {\n\tconst float a1 = 0.31938153f, a2 = -0.356563782f, a3 = 1.781477937f,\n\t            a4 = -1.821255978f, a5 = 1.330274429f;\n\tfloat k = 1.0f / (1.0f + 0.2316419f * fabs(d));\n\tfloat c = 0.39894228040143267794f * exp(-0.5f * d * d) *\n\t          (k * (a1 + k * (a2 + k * (a3 + k * (a4 + k * a5)))));\n\treturn d > 0 ? 1.0f - c : c;\n}\n\n__kernel void black_scholes(__global float *call, __global float *put,\n                            __global const float *spot, __global const float *strike,\n                            __global const float *years, float elapsed, int n, __global struct MarketParams* __dgen_g_Market)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat s = spot[i], x = strike[i];\n\tfloat t = fmax(years[i] - elapsed, 1.0f / 365.0f);\n\tfloat sq = sqrt(t);\n\tfloat d1 = (log(s / x) + ((*__dgen_g_Market).Rate + 0.5f * (*__dgen_g_Market).Volatility * (*__dgen_g_Market).Volatility) * t) /\n\t           ((*__dgen_g_Market).Volatility * sq);\n\tfloat d2 = d1 - (*__dgen_g_Market).Volatility * sq;\n\tfloat disc = x * exp(-(*__dgen_g_Market).Rate * t);\n\tcall[i] = s * cnd(d1) - disc * cnd(d2);\n\tput[i] = disc * (1.0f - cnd(d2)) - s * (1.0f - cnd(d1));\n}\n"
 
@@ -162,6 +165,97 @@ func (s *Decrypt) AllocOut(q *rt.Queue, n int) error {
 	return nil
 }
 
+// _dgenKernel_Assign is the registration of kernel spec Assign.
+var _dgenKernel_Assign rt.KernelDecl
+
+// Enqueue sets the arguments of kernel kmeans_assign from s and launches it over r after wait.
+func (s *Assign) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Assign.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Membership.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Xs.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.Ys.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(3, s.Centroids.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(4, s.Previous.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 5, s.N)
+	}
+	return _dgenKernel_Assign.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Assign_Membership is the allocation site of Assign.Membership.
+var _dgenSite_Assign_Membership rt.AllocSite[int32]
+
+// AllocMembership allocates n elements for s.Membership under the field's own allocation tag.
+func (s *Assign) AllocMembership(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Assign_Membership.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Membership = b
+	return nil
+}
+
+// _dgenKernel_Recenter is the registration of kernel spec Recenter.
+var _dgenKernel_Recenter rt.KernelDecl
+
+// Enqueue sets the arguments of kernel kmeans_update from s and launches it over r after wait.
+func (s *Recenter) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Recenter.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Centroids.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Xs.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.Ys.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(3, s.Membership.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(4, s.Previous.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 5, s.N)
+	}
+	if err == nil {
+		err = k.SetLocal(6, s.SX.Bytes())
+	}
+	if err == nil {
+		err = k.SetLocal(7, s.SY.Bytes())
+	}
+	if err == nil {
+		err = k.SetLocal(8, s.Count.Bytes())
+	}
+	return _dgenKernel_Recenter.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Recenter_Centroids is the allocation site of Recenter.Centroids.
+var _dgenSite_Recenter_Centroids rt.AllocSite[float32]
+
+// AllocCentroids allocates n elements for s.Centroids under the field's own allocation tag.
+func (s *Recenter) AllocCentroids(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Recenter_Centroids.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Centroids = b
+	return nil
+}
+
 // _dgenKernel_BlackScholes is the registration of kernel spec BlackScholes.
 var _dgenKernel_BlackScholes rt.KernelDecl
 
@@ -237,6 +331,12 @@ func init() {
 		ID:         "github.com/dgen-go/dgen/examples/suite.DecryptKey",
 		ImageScope: false,
 	})
+	rt.RegisterDeviceGlobal(&Changed, &rt.GlobalInfo{
+		Hash:       0x52789b300244370d,
+		HostAccess: rt.HostReadWrite,
+		ID:         "github.com/dgen-go/dgen/examples/suite.Changed",
+		ImageScope: false,
+	})
 	rt.RegisterDeviceGlobal(&Market, &rt.GlobalInfo{
 		Hash:       0xe44094c40b365fbd,
 		HostAccess: rt.HostWrite,
@@ -268,6 +368,17 @@ func init() {
 		ID:     "github.com/dgen-go/dgen/examples/suite.Crypt",
 		Name:   "crypt.cl",
 		Source: _dgenImage_Crypt,
+	})
+	rt.RegisterProgram(&KMeans, &rt.ProgramInfo{
+		Globals: []rt.ProgramGlobal{{
+			ID:         "github.com/dgen-go/dgen/examples/suite.Changed",
+			ImageScope: false,
+			Size:       int64(4),
+		}},
+		Hash:   0x80248909ad9d3c3e,
+		ID:     "github.com/dgen-go/dgen/examples/suite.KMeans",
+		Name:   "kmeans.cl",
+		Source: _dgenImage_KMeans,
 	})
 	rt.RegisterProgram(&Pricing, &rt.ProgramInfo{
 		Globals: []rt.ProgramGlobal{{
@@ -387,6 +498,83 @@ func init() {
 		Program: &Crypt,
 	})
 	rt.RegisterAllocSite(&_dgenSite_Decrypt_Out, "github.com/dgen-go/dgen/examples/suite.Decrypt.Out", 0x47f6659e077a7ebf, "Decrypt.Out")
+	rt.RegisterKernel(&_dgenKernel_Assign, &rt.KernelInfo{
+		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Changed"},
+		Hash:    0x6ee6fc2d6646a0bb,
+		ID:      "github.com/dgen-go/dgen/examples/suite.Assign",
+		Name:    "kmeans_assign",
+		Params: []rt.ParamInfo{{
+			CLType: "int",
+			Class:  rt.ParamBuffer,
+			Field:  "Membership",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Xs",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Ys",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Centroids",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamBuffer,
+			Field:  "Previous",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "N",
+		}},
+		Program: &KMeans,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Assign_Membership, "github.com/dgen-go/dgen/examples/suite.Assign.Membership", 0xcf698c29dd79646b, "Assign.Membership")
+	rt.RegisterKernel(&_dgenKernel_Recenter, &rt.KernelInfo{
+		Hash: 0x57387a437f7ad0a0,
+		ID:   "github.com/dgen-go/dgen/examples/suite.Recenter",
+		Name: "kmeans_update",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Centroids",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Xs",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Ys",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamBuffer,
+			Field:  "Membership",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Previous",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "N",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamLocal,
+			Field:  "SX",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamLocal,
+			Field:  "SY",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamLocal,
+			Field:  "Count",
+		}},
+		Program: &KMeans,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Recenter_Centroids, "github.com/dgen-go/dgen/examples/suite.Recenter.Centroids", 0x329d64d4621f48fd, "Recenter.Centroids")
 	rt.RegisterKernel(&_dgenKernel_BlackScholes, &rt.KernelInfo{
 		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Market"},
 		Hash:    0xe908b0d73e978d2c,
@@ -428,4 +616,12 @@ func init() {
 	rt.RegisterAllocSite(&visitedSite, "github.com/dgen-go/dgen/examples/suite.visitedSite", 0x70f24fef558158b6, "visitedSite")
 	rt.RegisterAllocSite(&costSite, "github.com/dgen-go/dgen/examples/suite.costSite", 0x9a4b3c2b49a1b91b, "costSite")
 	rt.RegisterAllocSite(&frontierSite, "github.com/dgen-go/dgen/examples/suite.frontierSite", 0x5faeb3aafb5d4bc4, "frontierSite")
+	rt.RegisterAllocSite(&centroidSite, "github.com/dgen-go/dgen/examples/suite.centroidSite", 0xe968d5994c9a05ef, "centroidSite")
+	rt.RegisterAllocSite(&membershipSite, "github.com/dgen-go/dgen/examples/suite.membershipSite", 0x6b4769c62b6d0c01, "membershipSite")
+	rt.RegisterSpecConst(&Clusters, &rt.SpecConstInfo{
+		Default: "0",
+		Hash:    0x5e1a7804a2b4e8ec,
+		ID:      "github.com/dgen-go/dgen/examples/suite.Clusters",
+		Name:    "Clusters",
+	}, 0)
 }
