@@ -16,6 +16,9 @@ const _dgenImage_Crypt = "struct IdeaKey {\n\tint Z[52]; /* offset 0, size 208 *
 // _dgenImage_KMeans is the device image of KMeans: kmeans.cl after dgen's rewriting.
 const _dgenImage_KMeans = "// k-means clustering of 2-D points, after Accelerate's kmeans: assign\n// gives each point its nearest centroid and counts the points that moved\n// in the device global Changed; update averages each cluster's points in\n// one work-group. The number of clusters is the specialization constant\n// Clusters.\n\n__kernel void kmeans_assign(__global int *membership, __global const float *xs,\n                            __global const float *ys, __global const float *centroids,\n                            __global const int *previous, int n, __global uint* __dgen_g_Changed)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat x = xs[i], y = ys[i];\n\tint best = 0;\n\tfloat bestd = INFINITY;\n\tfor (int c = 0; c < Clusters; c++) {\n\t\tfloat dx = x - centroids[2 * c], dy = y - centroids[2 * c + 1];\n\t\tfloat d = dx * dx + dy * dy;\n\t\tif (d < bestd) {\n\t\t\tbestd = d;\n\t\t\tbest = c;\n\t\t}\n\t}\n\tmembership[i] = best;\n\tif (best != previous[i])\n\t\tatomic_inc(&(*__dgen_g_Changed));\n}\n\n// One work-group per cluster: each work-item sums a strided share of the\n// cluster's points, then the group reduces in local memory.\n__kernel void kmeans_update(__global float *centroids, __global const float *xs,\n                            __global const float *ys, __global const int *membership,\n                            __global const float *previous, int n,\n                            __local float *sx, __local float *sy, __local int *count)\n{\n\tint c = get_group_id(0), l = get_local_id(0), size = get_local_size(0);\n\tfloat ax = 0, ay = 0;\n\tint k = 0;\n\tfor (int i = l; i < n; i += size) {\n\t\tif (membership[i] == c) {\n\t\t\tax += xs[i];\n\t\t\tay += ys[i];\n\t\t\tk++;\n\t\t}\n\t}\n\tsx[l] = ax;\n\tsy[l] = ay;\n\tcount[l] = k;\n\tbarrier(CLK_LOCAL_MEM_FENCE);\n\tfor (int s = size / 2; s > 0; s /= 2) {\n\t\tif (l < s) {\n\t\t\tsx[l] += sx[l + s];\n\t\t\tsy[l] += sy[l + s];\n\t\t\tcount[l] += count[l + s];\n\t\t}\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t}\n\tif (l == 0) {\n\t\t// An empty cluster keeps its centroid.\n\t\tcentroids[2 * c] = count[0] ? sx[0] / count[0] : previous[2 * c];\n\t\tcentroids[2 * c + 1] = count[0] ? sy[0] / count[0] : previous[2 * c + 1];\n\t}\n}\n"
 
+// _dgenImage_LUD is the device image of LUD: lud.cl after dgen's rewriting.
+const _dgenImage_LUD = "// Blocked LU decomposition without pivoting, in place, after Rodinia's\n// lud: for each diagonal block, lud_diagonal factors it, lud_perimeter\n// solves the blocks right of it and below it, lud_internal updates the\n// trailing matrix. Each step's factors are also written to fresh strips\n// that the next kernel reads.\n\n#define BS 16\n\n__kernel void lud_diagonal(__global float *diag, __global float *a, int n, int k)\n{\n\t__local float t[BS][BS];\n\tint c = get_local_id(0);\n\tfor (int i = 0; i < BS; i++)\n\t\tt[i][c] = a[(k + i) * n + k + c];\n\tbarrier(CLK_LOCAL_MEM_FENCE);\n\tfor (int i = 0; i < BS - 1; i++) {\n\t\tif (c > i)\n\t\t\tt[c][i] /= t[i][i];\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t\tif (c > i)\n\t\t\tfor (int j = i + 1; j < BS; j++)\n\t\t\t\tt[c][j] -= t[c][i] * t[i][j];\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t}\n\tfor (int i = 0; i < BS; i++) {\n\t\ta[(k + i) * n + k + c] = t[i][c];\n\t\tdiag[i * BS + c] = t[i][c];\n\t}\n}\n\n// Work-items [0, w) solve L x = a for column k+BS+id of the block row;\n// work-items [w, 2w) solve x U = a for row k+BS+id-w of the block column,\n// where w = n-k-BS.\n__kernel void lud_perimeter(__global float *row, __global float *col, __global float *a,\n                            __global const float *diag, int n, int k)\n{\n\tint id = get_global_id(0), w = n - k - BS;\n\tfloat x[BS];\n\tif (id < w) {\n\t\tint c = k + BS + id;\n\t\tfor (int i = 0; i < BS; i++) {\n\t\t\tfloat v = a[(k + i) * n + c];\n\t\t\tfor (int p = 0; p < i; p++)\n\t\t\t\tv -= diag[i * BS + p] * x[p];\n\t\t\tx[i] = v;\n\t\t\ta[(k + i) * n + c] = v;\n\t\t\trow[i * w + id] = v;\n\t\t}\n\t} else if (id < 2 * w) {\n\t\tint r = k + BS + id - w;\n\t\tfor (int j = 0; j < BS; j++) {\n\t\t\tfloat v = a[r * n + k + j];\n\t\t\tfor (int p = 0; p < j; p++)\n\t\t\t\tv -= x[p] * diag[p * BS + j];\n\t\t\tx[j] = v / diag[j * BS + j];\n\t\t\ta[r * n + k + j] = x[j];\n\t\t\tcol[(id - w) * BS + j] = x[j];\n\t\t}\n\t}\n}\n\n// One BS x BS work-group per trailing block: a -= col * row.\n__kernel void lud_internal(__global float *a, __global const float *row,\n                           __global const float *col, int n, int k)\n{\n\t__local float lr[BS][BS], lc[BS][BS];\n\tint tx = get_local_id(0), ty = get_local_id(1);\n\tint x = get_global_id(0), y = get_global_id(1), w = n - k - BS;\n\tlr[ty][tx] = row[ty * w + x];\n\tlc[ty][tx] = col[y * BS + tx];\n\tbarrier(CLK_LOCAL_MEM_FENCE);\n\tfloat s = 0;\n\tfor (int p = 0; p < BS; p++)\n\t\ts += lc[ty][p] * lr[p][tx];\n\ta[(k + BS + y) * n + k + BS + x] -= s;\n}\n"
+
 // _dgenImage_Pricing is the device image of Pricing: optionpricing.cl after dgen's rewriting.
 const _dgenImage_Pricing = "struct MarketParams {\n\tfloat Rate; /* offset 0, size 4 */\n\tfloat Volatility; /* offset 4, size 4 */\n}; /* size 8, align 4 */\n\n#line 1 \"optionpricing.cl\"\n// Black-Scholes pricing of European call and put options, standing in for\n// Futhark's finpar OptionPricing: one launch prices every option for one\n// trading day; the market (rate, volatility) is a device global.\n\n// Cumulative normal distribution: the polynomial approximation of\n// Abramowitz and Stegun (26.2.17), as in NVIDIA's BlackScholes sample.\nfloat cnd(float d) {\n\tconst float a1 = 0.31938153f, a2 = -0.356563782f, a3 = 1.781477937f,\n\t            a4 = -1.821255978f, a5 = 1.330274429f;\n\tfloat k = 1.0f / (1.0f + 0.2316419f * fabs(d));\n\tfloat c = 0.39894228040143267794f * exp(-0.5f * d * d) *\n\t          (k * (a1 + k * (a2 + k * (a3 + k * (a4 + k * a5)))));\n\treturn d > 0 ? 1.0f - c : c;\n}\n\n__kernel void black_scholes(__global float *call, __global float *put,\n                            __global const float *spot, __global const float *strike,\n                            __global const float *years, float elapsed, int n, __global struct MarketParams* __dgen_g_Market)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat s = spot[i], x = strike[i];\n\tfloat t = fmax(years[i] - elapsed, 1.0f / 365.0f);\n\tfloat sq = sqrt(t);\n\tfloat d1 = (log(s / x) + ((*__dgen_g_Market).Rate + 0.5f * (*__dgen_g_Market).Volatility * (*__dgen_g_Market).Volatility) * t) /\n\t           ((*__dgen_g_Market).Volatility * sq);\n\tfloat d2 = d1 - (*__dgen_g_Market).Volatility * sq;\n\tfloat disc = x * exp(-(*__dgen_g_Market).Rate * t);\n\tcall[i] = s * cnd(d1) - disc * cnd(d2);\n\tput[i] = disc * (1.0f - cnd(d2)) - s * (1.0f - cnd(d1));\n}\n"
 
@@ -256,6 +259,120 @@ func (s *Recenter) AllocCentroids(q *rt.Queue, n int) error {
 	return nil
 }
 
+// _dgenKernel_Diagonal is the registration of kernel spec Diagonal.
+var _dgenKernel_Diagonal rt.KernelDecl
+
+// Enqueue sets the arguments of kernel lud_diagonal from s and launches it over r after wait.
+func (s *Diagonal) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Diagonal.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Diag.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.A.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 2, s.N)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.K)
+	}
+	return _dgenKernel_Diagonal.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Diagonal_Diag is the allocation site of Diagonal.Diag.
+var _dgenSite_Diagonal_Diag rt.AllocSite[float32]
+
+// AllocDiag allocates n elements for s.Diag under the field's own allocation tag.
+func (s *Diagonal) AllocDiag(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Diagonal_Diag.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Diag = b
+	return nil
+}
+
+// _dgenKernel_Perimeter is the registration of kernel spec Perimeter.
+var _dgenKernel_Perimeter rt.KernelDecl
+
+// Enqueue sets the arguments of kernel lud_perimeter from s and launches it over r after wait.
+func (s *Perimeter) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Perimeter.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Row.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Col.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.A.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(3, s.Diag.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 4, s.N)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 5, s.K)
+	}
+	return _dgenKernel_Perimeter.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Perimeter_Row is the allocation site of Perimeter.Row.
+var _dgenSite_Perimeter_Row rt.AllocSite[float32]
+
+// AllocRow allocates n elements for s.Row under the field's own allocation tag.
+func (s *Perimeter) AllocRow(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Perimeter_Row.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Row = b
+	return nil
+}
+
+// _dgenSite_Perimeter_Col is the allocation site of Perimeter.Col.
+var _dgenSite_Perimeter_Col rt.AllocSite[float32]
+
+// AllocCol allocates n elements for s.Col under the field's own allocation tag.
+func (s *Perimeter) AllocCol(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Perimeter_Col.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Col = b
+	return nil
+}
+
+// _dgenKernel_Internal is the registration of kernel spec Internal.
+var _dgenKernel_Internal rt.KernelDecl
+
+// Enqueue sets the arguments of kernel lud_internal from s and launches it over r after wait.
+func (s *Internal) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Internal.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.A.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Row.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.Col.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.N)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 4, s.K)
+	}
+	return _dgenKernel_Internal.Launch(q, k, r, err, wait...)
+}
+
 // _dgenKernel_BlackScholes is the registration of kernel spec BlackScholes.
 var _dgenKernel_BlackScholes rt.KernelDecl
 
@@ -379,6 +496,12 @@ func init() {
 		ID:     "github.com/dgen-go/dgen/examples/suite.KMeans",
 		Name:   "kmeans.cl",
 		Source: _dgenImage_KMeans,
+	})
+	rt.RegisterProgram(&LUD, &rt.ProgramInfo{
+		Hash:   0x76b406856abb305c,
+		ID:     "github.com/dgen-go/dgen/examples/suite.LUD",
+		Name:   "lud.cl",
+		Source: _dgenImage_LUD,
 	})
 	rt.RegisterProgram(&Pricing, &rt.ProgramInfo{
 		Globals: []rt.ProgramGlobal{{
@@ -575,6 +698,90 @@ func init() {
 		Program: &KMeans,
 	})
 	rt.RegisterAllocSite(&_dgenSite_Recenter_Centroids, "github.com/dgen-go/dgen/examples/suite.Recenter.Centroids", 0x329d64d4621f48fd, "Recenter.Centroids")
+	rt.RegisterKernel(&_dgenKernel_Diagonal, &rt.KernelInfo{
+		Hash: 0xf60b12f033bbce01,
+		ID:   "github.com/dgen-go/dgen/examples/suite.Diagonal",
+		Name: "lud_diagonal",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Diag",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "A",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "N",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "K",
+		}},
+		Program: &LUD,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Diagonal_Diag, "github.com/dgen-go/dgen/examples/suite.Diagonal.Diag", 0xaf2e5d267926f4d2, "Diagonal.Diag")
+	rt.RegisterKernel(&_dgenKernel_Perimeter, &rt.KernelInfo{
+		Hash: 0x8f761a852cdc2297,
+		ID:   "github.com/dgen-go/dgen/examples/suite.Perimeter",
+		Name: "lud_perimeter",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Row",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Col",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "A",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Diag",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "N",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "K",
+		}},
+		Program: &LUD,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Perimeter_Row, "github.com/dgen-go/dgen/examples/suite.Perimeter.Row", 0x66e39cc06fcdfa2e, "Perimeter.Row")
+	rt.RegisterAllocSite(&_dgenSite_Perimeter_Col, "github.com/dgen-go/dgen/examples/suite.Perimeter.Col", 0x7e533c4562171123, "Perimeter.Col")
+	rt.RegisterKernel(&_dgenKernel_Internal, &rt.KernelInfo{
+		Hash: 0x8b47cf3fb2556614,
+		ID:   "github.com/dgen-go/dgen/examples/suite.Internal",
+		Name: "lud_internal",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "A",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Row",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Col",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "N",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "K",
+		}},
+		Program: &LUD,
+	})
 	rt.RegisterKernel(&_dgenKernel_BlackScholes, &rt.KernelInfo{
 		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Market"},
 		Hash:    0xe908b0d73e978d2c,
@@ -618,6 +825,7 @@ func init() {
 	rt.RegisterAllocSite(&frontierSite, "github.com/dgen-go/dgen/examples/suite.frontierSite", 0x5faeb3aafb5d4bc4, "frontierSite")
 	rt.RegisterAllocSite(&centroidSite, "github.com/dgen-go/dgen/examples/suite.centroidSite", 0xe968d5994c9a05ef, "centroidSite")
 	rt.RegisterAllocSite(&membershipSite, "github.com/dgen-go/dgen/examples/suite.membershipSite", 0x6b4769c62b6d0c01, "membershipSite")
+	rt.RegisterAllocSite(&matrixSite, "github.com/dgen-go/dgen/examples/suite.matrixSite", 0x4591b161869535d1, "matrixSite")
 	rt.RegisterSpecConst(&Clusters, &rt.SpecConstInfo{
 		Default: "0",
 		Hash:    0x5e1a7804a2b4e8ec,
