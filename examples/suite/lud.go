@@ -66,11 +66,11 @@ var lud = Program{
 }
 
 type ludCase struct {
-	e    *Env
-	n    int
-	in   []float32
-	dIn  rt.Buffer[float32]
-	a    rt.Buffer[float32]
+	e   *Env
+	n   int
+	in  []float32
+	dIn rt.Buffer[float32]
+	a   rt.Buffer[float32]
 }
 
 func newLUD(e *Env, s Size, seed uint64) (Case, error) {
