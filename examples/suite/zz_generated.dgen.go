@@ -10,6 +10,9 @@ const _ = rt.GeneratedCodeV1
 // _dgenImage_BFS is the device image of BFS: bfs.cl after dgen's rewriting.
 const _dgenImage_BFS = "// Breadth-first search, level by level, after Rodinia's bfs: expand marks\n// the unvisited neighbours of the frontier in a fresh array, update makes\n// them the next frontier and raises the device global Over.\n\n__kernel void bfs_expand(__global uchar *updating, __global const int *start,\n                         __global const int *degree, __global const int *edges,\n                         __global const uchar *frontier, __global const uchar *visited,\n                         __global int *cost, int n)\n{\n\tint i = get_global_id(0);\n\tif (i >= n || !frontier[i])\n\t\treturn;\n\tint end = start[i] + degree[i];\n\tfor (int e = start[i]; e < end; e++) {\n\t\tint id = edges[e];\n\t\tif (!visited[id]) {\n\t\t\tcost[id] = cost[i] + 1;\n\t\t\tupdating[id] = 1;\n\t\t}\n\t}\n}\n\n__kernel void bfs_update(__global uchar *next, __global const uchar *updating,\n                         __global uchar *visited, int n, __global int* __dgen_g_Over)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tuchar u = updating[i];\n\tnext[i] = u;\n\tif (u) {\n\t\tvisited[i] = 1;\n\t\t(*__dgen_g_Over) = 1;\n\t}\n}\n"
 
+// _dgenImage_Canny is the device image of Canny: canny.cl after dgen's rewriting.
+const _dgenImage_Canny = "// Canny edge detection, after Accelerate's canny: grey scale, a separable\n// 5-tap Gaussian blur, the Sobel gradient, non-maximum suppression into\n// none/weak/strong, and hysteresis repeated until no weak pixel next to a\n// strong one is left (the device global Changed counts promotions). Every\n// stage writes a fresh image. Products are not contracted, so that the Go\n// reference reproduces every value exactly; magnitudes stay squared.\n\n#pragma OPENCL FP_CONTRACT OFF\n\n#define AT(img, x, y) img[clamp(y, 0, h - 1) * w + clamp(x, 0, w - 1)]\n\n__kernel void canny_grey(__global float *grey, __global const uint *rgba, int w, int h)\n{\n\tint x = get_global_id(0), y = get_global_id(1);\n\tif (x >= w || y >= h)\n\t\treturn;\n\tuint p = rgba[y * w + x];\n\tgrey[y * w + x] = 0.3f * (float)(p & 0xff) + 0.59f * (float)((p >> 8) & 0xff) +\n\t                  0.11f * (float)((p >> 16) & 0xff);\n}\n\nfloat blur(__global const float *in, int x, int y, int dx, int dy, int w, int h)\n{\n\treturn 0.0625f * AT(in, x - 2 * dx, y - 2 * dy) + 0.25f * AT(in, x - dx, y - dy) +\n\t       0.375f * AT(in, x, y) + 0.25f * AT(in, x + dx, y + dy) +\n\t       0.0625f * AT(in, x + 2 * dx, y + 2 * dy);\n}\n\n__kernel void canny_blur_x(__global float *out, __global const float *in, int w, int h)\n{\n\tint x = get_global_id(0), y = get_global_id(1);\n\tif (x < w && y < h)\n\t\tout[y * w + x] = blur(in, x, y, 1, 0, w, h);\n}\n\n__kernel void canny_blur_y(__global float *out, __global const float *in, int w, int h)\n{\n\tint x = get_global_id(0), y = get_global_id(1);\n\tif (x < w && y < h)\n\t\tout[y * w + x] = blur(in, x, y, 0, 1, w, h);\n}\n\n// Directions: 0 east-west, 1 north-south, 2 the diagonal through (x+1,\n// y+1), 3 the one through (x+1, y-1).\n__kernel void canny_gradient(__global float *mag2, __global uchar *dir,\n                             __global const float *in, int w, int h)\n{\n\tint x = get_global_id(0), y = get_global_id(1);\n\tif (x >= w || y >= h)\n\t\treturn;\n\tfloat gx = (AT(in, x + 1, y - 1) + 2.0f * AT(in, x + 1, y) + AT(in, x + 1, y + 1)) -\n\t           (AT(in, x - 1, y - 1) + 2.0f * AT(in, x - 1, y) + AT(in, x - 1, y + 1));\n\tfloat gy = (AT(in, x - 1, y + 1) + 2.0f * AT(in, x, y + 1) + AT(in, x + 1, y + 1)) -\n\t           (AT(in, x - 1, y - 1) + 2.0f * AT(in, x, y - 1) + AT(in, x + 1, y - 1));\n\tconst float t = 0.41421356f; // tan(22.5 degrees)\n\tfloat ax = fabs(gx), ay = fabs(gy);\n\tmag2[y * w + x] = gx * gx + gy * gy;\n\tdir[y * w + x] = ay <= t * ax ? 0 : ax <= t * ay ? 1 : (gx > 0) == (gy > 0) ? 2 : 3;\n}\n\n// Classes: 0 none, 1 weak, 2 strong.\n__kernel void canny_suppress(__global uchar *cls, __global const float *mag2,\n                             __global const uchar *dir, int w, int h, float low2, float high2)\n{\n\tint x = get_global_id(0), y = get_global_id(1);\n\tif (x >= w || y >= h)\n\t\treturn;\n\tconst int DX[4] = {1, 0, 1, 1}, DY[4] = {0, 1, 1, -1};\n\tint d = dir[y * w + x], dx = DX[d], dy = DY[d];\n\tfloat m = mag2[y * w + x];\n\tfloat a = AT(mag2, x + dx, y + dy), b = AT(mag2, x - dx, y - dy);\n\tcls[y * w + x] = m < low2 || m < a || m < b ? 0 : m >= high2 ? 2 : 1;\n}\n\n__kernel void canny_hysteresis(__global uchar *next, __global const uchar *cls, int w, int h, __global uint* __dgen_g_Changed)\n{\n\tint x = get_global_id(0), y = get_global_id(1);\n\tif (x >= w || y >= h)\n\t\treturn;\n\tuchar c = cls[y * w + x];\n\tif (c == 1) {\n\t\tfor (int j = -1; j <= 1; j++)\n\t\t\tfor (int i = -1; i <= 1; i++)\n\t\t\t\tif (AT(cls, x + i, y + j) == 2)\n\t\t\t\t\tc = 2;\n\t\tif (c == 2)\n\t\t\tatomic_inc(&(*__dgen_g_Changed));\n\t}\n\tnext[y * w + x] = c;\n}\n"
+
 // _dgenImage_Crypt is the device image of Crypt: crypt.cl after dgen's rewriting.
 const _dgenImage_Crypt = "struct IdeaKey {\n\tint Z[52]; /* offset 0, size 208 */\n}; /* size 208, align 4 */\n\n#line 1 \"crypt.cl\"\n// IDEA encryption and decryption of 8-byte blocks, after the Java Grande\n// Forum's crypt benchmark (JGFCryptBench), one block per work-item. The\n// two key schedules are device globals.\n\n// mul multiplies modulo 2^16+1, where 0 stands for 2^16.\nuint mul(uint a, uint b) {\n\tif (a == 0)\n\t\treturn (0x10001u - b) & 0xffffu;\n\tif (b == 0)\n\t\treturn (0x10001u - a) & 0xffffu;\n\tuint p = a * b;\n\tuint lo = p & 0xffffu, hi = p >> 16;\n\treturn (lo - hi + (lo < hi ? 1u : 0u)) & 0xffffu;\n}\n\nvoid idea_block(__global uchar *out, __global const uchar *in, int i, __global const int *key) {\n\tin += 8 * i;\n\tout += 8 * i;\n\tuint x1 = in[0] | (uint)in[1] << 8, x2 = in[2] | (uint)in[3] << 8;\n\tuint x3 = in[4] | (uint)in[5] << 8, x4 = in[6] | (uint)in[7] << 8;\n\tint k = 0;\n\tfor (int r = 0; r < 8; r++) {\n\t\tx1 = mul(x1, key[k++]);\n\t\tx2 = (x2 + key[k++]) & 0xffffu;\n\t\tx3 = (x3 + key[k++]) & 0xffffu;\n\t\tx4 = mul(x4, key[k++]);\n\t\tuint t2 = mul(x1 ^ x3, key[k++]);\n\t\tuint t1 = mul((t2 + (x2 ^ x4)) & 0xffffu, key[k++]);\n\t\tt2 = (t1 + t2) & 0xffffu;\n\t\tx1 ^= t1;\n\t\tx4 ^= t2;\n\t\tt2 ^= x2;\n\t\tx2 = x3 ^ t1;\n\t\tx3 = t2;\n\t}\n\tx1 = mul(x1, key[k++]);\n\tx3 = (x3 + key[k++]) & 0xffffu;\n\tx2 = (x2 + key[k++]) & 0xffffu;\n\tx4 = mul(x4, key[k++]);\n\tout[0] = x1; out[1] = x1 >> 8;\n\tout[2] = x3; out[3] = x3 >> 8;\n\tout[4] = x2; out[5] = x2 >> 8;\n\tout[6] = x4; out[7] = x4 >> 8;\n}\n\n__kernel void idea_encrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_EncryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_EncryptKey).Z);\n}\n\n__kernel void idea_decrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_DecryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_DecryptKey).Z);\n}\n"
 
@@ -97,6 +100,241 @@ var _dgenSite_Update_Next rt.AllocSite[uint8]
 // AllocNext allocates n elements for s.Next under the field's own allocation tag.
 func (s *Update) AllocNext(q *rt.Queue, n int) error {
 	b, err := _dgenSite_Update_Next.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Next = b
+	return nil
+}
+
+// _dgenKernel_Grey is the registration of kernel spec Grey.
+var _dgenKernel_Grey rt.KernelDecl
+
+// Enqueue sets the arguments of kernel canny_grey from s and launches it over r after wait.
+func (s *Grey) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Grey.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Grey.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.RGBA.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 2, s.W)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.H)
+	}
+	return _dgenKernel_Grey.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Grey_Grey is the allocation site of Grey.Grey.
+var _dgenSite_Grey_Grey rt.AllocSite[float32]
+
+// AllocGrey allocates n elements for s.Grey under the field's own allocation tag.
+func (s *Grey) AllocGrey(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Grey_Grey.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Grey = b
+	return nil
+}
+
+// _dgenKernel_BlurX is the registration of kernel spec BlurX.
+var _dgenKernel_BlurX rt.KernelDecl
+
+// Enqueue sets the arguments of kernel canny_blur_x from s and launches it over r after wait.
+func (s *BlurX) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_BlurX.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Out.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.In.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 2, s.W)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.H)
+	}
+	return _dgenKernel_BlurX.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_BlurX_Out is the allocation site of BlurX.Out.
+var _dgenSite_BlurX_Out rt.AllocSite[float32]
+
+// AllocOut allocates n elements for s.Out under the field's own allocation tag.
+func (s *BlurX) AllocOut(q *rt.Queue, n int) error {
+	b, err := _dgenSite_BlurX_Out.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Out = b
+	return nil
+}
+
+// _dgenKernel_BlurY is the registration of kernel spec BlurY.
+var _dgenKernel_BlurY rt.KernelDecl
+
+// Enqueue sets the arguments of kernel canny_blur_y from s and launches it over r after wait.
+func (s *BlurY) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_BlurY.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Out.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.In.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 2, s.W)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.H)
+	}
+	return _dgenKernel_BlurY.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_BlurY_Out is the allocation site of BlurY.Out.
+var _dgenSite_BlurY_Out rt.AllocSite[float32]
+
+// AllocOut allocates n elements for s.Out under the field's own allocation tag.
+func (s *BlurY) AllocOut(q *rt.Queue, n int) error {
+	b, err := _dgenSite_BlurY_Out.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Out = b
+	return nil
+}
+
+// _dgenKernel_Gradient is the registration of kernel spec Gradient.
+var _dgenKernel_Gradient rt.KernelDecl
+
+// Enqueue sets the arguments of kernel canny_gradient from s and launches it over r after wait.
+func (s *Gradient) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Gradient.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Mag2.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Dir.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.In.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.W)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 4, s.H)
+	}
+	return _dgenKernel_Gradient.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Gradient_Mag2 is the allocation site of Gradient.Mag2.
+var _dgenSite_Gradient_Mag2 rt.AllocSite[float32]
+
+// AllocMag2 allocates n elements for s.Mag2 under the field's own allocation tag.
+func (s *Gradient) AllocMag2(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Gradient_Mag2.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Mag2 = b
+	return nil
+}
+
+// _dgenSite_Gradient_Dir is the allocation site of Gradient.Dir.
+var _dgenSite_Gradient_Dir rt.AllocSite[uint8]
+
+// AllocDir allocates n elements for s.Dir under the field's own allocation tag.
+func (s *Gradient) AllocDir(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Gradient_Dir.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Dir = b
+	return nil
+}
+
+// _dgenKernel_Suppress is the registration of kernel spec Suppress.
+var _dgenKernel_Suppress rt.KernelDecl
+
+// Enqueue sets the arguments of kernel canny_suppress from s and launches it over r after wait.
+func (s *Suppress) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Suppress.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Class.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Mag2.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.Dir.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.W)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 4, s.H)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 5, s.Low2)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 6, s.High2)
+	}
+	return _dgenKernel_Suppress.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Suppress_Class is the allocation site of Suppress.Class.
+var _dgenSite_Suppress_Class rt.AllocSite[uint8]
+
+// AllocClass allocates n elements for s.Class under the field's own allocation tag.
+func (s *Suppress) AllocClass(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Suppress_Class.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Class = b
+	return nil
+}
+
+// _dgenKernel_Hysteresis is the registration of kernel spec Hysteresis.
+var _dgenKernel_Hysteresis rt.KernelDecl
+
+// Enqueue sets the arguments of kernel canny_hysteresis from s and launches it over r after wait.
+func (s *Hysteresis) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Hysteresis.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Next.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Class.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 2, s.W)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.H)
+	}
+	return _dgenKernel_Hysteresis.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Hysteresis_Next is the allocation site of Hysteresis.Next.
+var _dgenSite_Hysteresis_Next rt.AllocSite[uint8]
+
+// AllocNext allocates n elements for s.Next under the field's own allocation tag.
+func (s *Hysteresis) AllocNext(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Hysteresis_Next.Alloc(q, n)
 	if err != nil {
 		return err
 	}
@@ -471,6 +709,17 @@ func init() {
 		Name:   "bfs.cl",
 		Source: _dgenImage_BFS,
 	})
+	rt.RegisterProgram(&Canny, &rt.ProgramInfo{
+		Globals: []rt.ProgramGlobal{{
+			ID:         "github.com/dgen-go/dgen/examples/suite.Changed",
+			ImageScope: false,
+			Size:       int64(4),
+		}},
+		Hash:   0xabc0b8881e0fc7ad,
+		ID:     "github.com/dgen-go/dgen/examples/suite.Canny",
+		Name:   "canny.cl",
+		Source: _dgenImage_Canny,
+	})
 	rt.RegisterProgram(&Crypt, &rt.ProgramInfo{
 		Globals: []rt.ProgramGlobal{{
 			ID:         "github.com/dgen-go/dgen/examples/suite.EncryptKey",
@@ -579,6 +828,168 @@ func init() {
 		Program: &BFS,
 	})
 	rt.RegisterAllocSite(&_dgenSite_Update_Next, "github.com/dgen-go/dgen/examples/suite.Update.Next", 0x2727e927ca25f227, "Update.Next")
+	rt.RegisterKernel(&_dgenKernel_Grey, &rt.KernelInfo{
+		Hash: 0xa60a037fe0cf7465,
+		ID:   "github.com/dgen-go/dgen/examples/suite.Grey",
+		Name: "canny_grey",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Grey",
+		}, {
+			CLType: "uint",
+			Class:  rt.ParamBuffer,
+			Field:  "RGBA",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "W",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "H",
+		}},
+		Program: &Canny,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Grey_Grey, "github.com/dgen-go/dgen/examples/suite.Grey.Grey", 0xddfb60cbc627f345, "Grey.Grey")
+	rt.RegisterKernel(&_dgenKernel_BlurX, &rt.KernelInfo{
+		Hash: 0x81d22f23d74f6da3,
+		ID:   "github.com/dgen-go/dgen/examples/suite.BlurX",
+		Name: "canny_blur_x",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Out",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "In",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "W",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "H",
+		}},
+		Program: &Canny,
+	})
+	rt.RegisterAllocSite(&_dgenSite_BlurX_Out, "github.com/dgen-go/dgen/examples/suite.BlurX.Out", 0xc807bb9542cca32a, "BlurX.Out")
+	rt.RegisterKernel(&_dgenKernel_BlurY, &rt.KernelInfo{
+		Hash: 0xe96de11e2d92b1ba,
+		ID:   "github.com/dgen-go/dgen/examples/suite.BlurY",
+		Name: "canny_blur_y",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Out",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "In",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "W",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "H",
+		}},
+		Program: &Canny,
+	})
+	rt.RegisterAllocSite(&_dgenSite_BlurY_Out, "github.com/dgen-go/dgen/examples/suite.BlurY.Out", 0x17656626d05446fc, "BlurY.Out")
+	rt.RegisterKernel(&_dgenKernel_Gradient, &rt.KernelInfo{
+		Hash: 0x44d77d4dd707a92e,
+		ID:   "github.com/dgen-go/dgen/examples/suite.Gradient",
+		Name: "canny_gradient",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Mag2",
+		}, {
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Dir",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "In",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "W",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "H",
+		}},
+		Program: &Canny,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Gradient_Mag2, "github.com/dgen-go/dgen/examples/suite.Gradient.Mag2", 0x2498d039127331ac, "Gradient.Mag2")
+	rt.RegisterAllocSite(&_dgenSite_Gradient_Dir, "github.com/dgen-go/dgen/examples/suite.Gradient.Dir", 0xd55f96bfe825763d, "Gradient.Dir")
+	rt.RegisterKernel(&_dgenKernel_Suppress, &rt.KernelInfo{
+		Hash: 0x40a2fe148ef4ed3d,
+		ID:   "github.com/dgen-go/dgen/examples/suite.Suppress",
+		Name: "canny_suppress",
+		Params: []rt.ParamInfo{{
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Class",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Mag2",
+		}, {
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Dir",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "W",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "H",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamValue,
+			Field:  "Low2",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamValue,
+			Field:  "High2",
+		}},
+		Program: &Canny,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Suppress_Class, "github.com/dgen-go/dgen/examples/suite.Suppress.Class", 0x61d87a4100876d06, "Suppress.Class")
+	rt.RegisterKernel(&_dgenKernel_Hysteresis, &rt.KernelInfo{
+		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Changed"},
+		Hash:    0xc2743d8bcd607213,
+		ID:      "github.com/dgen-go/dgen/examples/suite.Hysteresis",
+		Name:    "canny_hysteresis",
+		Params: []rt.ParamInfo{{
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Next",
+		}, {
+			CLType: "uchar",
+			Class:  rt.ParamBuffer,
+			Field:  "Class",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "W",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "H",
+		}},
+		Program: &Canny,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Hysteresis_Next, "github.com/dgen-go/dgen/examples/suite.Hysteresis.Next", 0xfac7fd2008ef687f, "Hysteresis.Next")
 	rt.RegisterKernel(&_dgenKernel_Encrypt, &rt.KernelInfo{
 		Globals: []string{"github.com/dgen-go/dgen/examples/suite.EncryptKey"},
 		Hash:    0x38e954e60b5a8cfb,
