@@ -150,22 +150,22 @@ func (c *cannyCase) Run() error {
 		return errors.Join(err, g.Grey.Free())
 	}
 	bx := BlurX{In: g.Grey, W: w, H: h}
-	if err := stage(e, bx.AllocOut, &bx.Out, n*n, bx.Enqueue, r, g.Grey); err != nil {
+	if err := stage(e, bx.AllocOut, &bx.Out, n*n, bx.Enqueue, r, g.Grey.Mem()); err != nil {
 		return err
 	}
 	by := BlurY{In: bx.Out, W: w, H: h}
-	if err := stage(e, by.AllocOut, &by.Out, n*n, by.Enqueue, r, bx.Out); err != nil {
+	if err := stage(e, by.AllocOut, &by.Out, n*n, by.Enqueue, r, bx.Out.Mem()); err != nil {
 		return err
 	}
 	gr := Gradient{In: by.Out, W: w, H: h}
 	if err := allocOut(e, gr.AllocDir, &gr.Dir, n*n); err != nil {
 		return errors.Join(err, by.Out.Free())
 	}
-	if err := stage(e, gr.AllocMag2, &gr.Mag2, n*n, gr.Enqueue, r, by.Out); err != nil {
+	if err := stage(e, gr.AllocMag2, &gr.Mag2, n*n, gr.Enqueue, r, by.Out.Mem()); err != nil {
 		return errors.Join(err, gr.Dir.Free())
 	}
 	su := Suppress{Mag2: gr.Mag2, Dir: gr.Dir, W: w, H: h, Low2: cannyLow2, High2: cannyHigh2}
-	err := stage(e, su.AllocClass, &su.Class, n*n, su.Enqueue, r, gr.Mag2)
+	err := stage(e, su.AllocClass, &su.Class, n*n, su.Enqueue, r, gr.Mag2.Mem())
 	if err = errors.Join(err, gr.Dir.Free()); err != nil {
 		return errors.Join(err, su.Class.Free())
 	}
@@ -175,7 +175,7 @@ func (c *cannyCase) Run() error {
 			return err
 		}
 		hy := Hysteresis{Class: c.class, W: w, H: h}
-		err := stage(e, hy.AllocNext, &hy.Next, n*n, hy.Enqueue, r, c.class)
+		err := stage(e, hy.AllocNext, &hy.Next, n*n, hy.Enqueue, r, c.class.Mem())
 		c.class = hy.Next
 		if err != nil {
 			return err
@@ -188,14 +188,14 @@ func (c *cannyCase) Run() error {
 }
 
 // stage allocates n elements for a stage's output into out, launches the
-// stage over r and frees its input in. On error out is nil.
-func stage[T, U any](e *Env, allocField func(*rt.Queue, int) error, out *rt.Buffer[T], n int,
-	enqueue func(*rt.Queue, rt.Range, ...*rt.Event) (*rt.Event, error), r rt.Range, in rt.Buffer[U]) error {
+// stage over r and frees its input in (if not nil). On error out is nil.
+func stage[T any](e *Env, allocField func(*rt.Queue, int) error, out *rt.Buffer[T], n int,
+	enqueue func(*rt.Queue, rt.Range, ...*rt.Event) (*rt.Event, error), r rt.Range, in *rt.Mem) error {
 	if err := allocOut(e, allocField, out, n); err != nil {
 		*out = rt.Buffer[T]{}
-		return errors.Join(err, in.Free())
+		return errors.Join(err, free(in))
 	}
-	err := errors.Join(launch(enqueue(e.Q, r)), in.Free())
+	err := errors.Join(launch(enqueue(e.Q, r)), free(in))
 	if err != nil {
 		err = errors.Join(err, out.Free())
 		*out = rt.Buffer[T]{}

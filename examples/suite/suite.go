@@ -152,7 +152,7 @@ type Program struct {
 }
 
 // Programs is the suite, in the order of Futhark's table.
-var Programs = []Program{canny, kmeans, crypt, optionPricing, bfs, lud}
+var Programs = []Program{canny, kmeans, crypt, optionPricing, bfs, lud, hotspot}
 
 // Lookup returns the program named name.
 func Lookup(name string) (Program, error) {

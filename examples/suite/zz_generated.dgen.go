@@ -16,6 +16,9 @@ const _dgenImage_Canny = "// Canny edge detection, after Accelerate's canny: gre
 // _dgenImage_Crypt is the device image of Crypt: crypt.cl after dgen's rewriting.
 const _dgenImage_Crypt = "struct IdeaKey {\n\tint Z[52]; /* offset 0, size 208 */\n}; /* size 208, align 4 */\n\n#line 1 \"crypt.cl\"\n// IDEA encryption and decryption of 8-byte blocks, after the Java Grande\n// Forum's crypt benchmark (JGFCryptBench), one block per work-item. The\n// two key schedules are device globals.\n\n// mul multiplies modulo 2^16+1, where 0 stands for 2^16.\nuint mul(uint a, uint b) {\n\tif (a == 0)\n\t\treturn (0x10001u - b) & 0xffffu;\n\tif (b == 0)\n\t\treturn (0x10001u - a) & 0xffffu;\n\tuint p = a * b;\n\tuint lo = p & 0xffffu, hi = p >> 16;\n\treturn (lo - hi + (lo < hi ? 1u : 0u)) & 0xffffu;\n}\n\nvoid idea_block(__global uchar *out, __global const uchar *in, int i, __global const int *key) {\n\tin += 8 * i;\n\tout += 8 * i;\n\tuint x1 = in[0] | (uint)in[1] << 8, x2 = in[2] | (uint)in[3] << 8;\n\tuint x3 = in[4] | (uint)in[5] << 8, x4 = in[6] | (uint)in[7] << 8;\n\tint k = 0;\n\tfor (int r = 0; r < 8; r++) {\n\t\tx1 = mul(x1, key[k++]);\n\t\tx2 = (x2 + key[k++]) & 0xffffu;\n\t\tx3 = (x3 + key[k++]) & 0xffffu;\n\t\tx4 = mul(x4, key[k++]);\n\t\tuint t2 = mul(x1 ^ x3, key[k++]);\n\t\tuint t1 = mul((t2 + (x2 ^ x4)) & 0xffffu, key[k++]);\n\t\tt2 = (t1 + t2) & 0xffffu;\n\t\tx1 ^= t1;\n\t\tx4 ^= t2;\n\t\tt2 ^= x2;\n\t\tx2 = x3 ^ t1;\n\t\tx3 = t2;\n\t}\n\tx1 = mul(x1, key[k++]);\n\tx3 = (x3 + key[k++]) & 0xffffu;\n\tx2 = (x2 + key[k++]) & 0xffffu;\n\tx4 = mul(x4, key[k++]);\n\tout[0] = x1; out[1] = x1 >> 8;\n\tout[2] = x3; out[3] = x3 >> 8;\n\tout[4] = x2; out[5] = x2 >> 8;\n\tout[6] = x4; out[7] = x4 >> 8;\n}\n\n__kernel void idea_encrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_EncryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_EncryptKey).Z);\n}\n\n__kernel void idea_decrypt(__global uchar *out, __global const uchar *in, int blocks, __global struct IdeaKey* __dgen_g_DecryptKey) {\n\tint i = get_global_id(0);\n\tif (i < blocks)\n\t\tidea_block(out, in, i, (*__dgen_g_DecryptKey).Z);\n}\n"
 
+// _dgenImage_Hotspot is the device image of Hotspot: hotspot.cl after dgen's rewriting.
+const _dgenImage_Hotspot = "struct ChipParams {\n\tfloat Sdc; /* offset 0, size 4 */\n\tfloat Rx1; /* offset 4, size 4 */\n\tfloat Ry1; /* offset 8, size 4 */\n\tfloat Rz1; /* offset 12, size 4 */\n\tfloat Amb; /* offset 16, size 4 */\n}; /* size 20, align 4 */\n\n#line 1 \"hotspot.cl\"\n// Rodinia's Hotspot as Futhark writes it: one launch per time step, each\n// writing a fresh temperature grid. The chip's coefficients are the device\n// global Chip; neighbours outside the chip are the cell itself.\n\n#pragma OPENCL FP_CONTRACT OFF\n\n__kernel void hotspot_step(__global float *next, __global const float *temp,\n                           __global const float *power, int rows, int cols, __global struct ChipParams* __dgen_g_Chip)\n{\n\tint x = get_global_id(0), y = get_global_id(1);\n\tif (x >= cols || y >= rows)\n\t\treturn;\n\tint i = y * cols + x;\n\tfloat c = temp[i];\n\tfloat n = temp[max(y - 1, 0) * cols + x], s = temp[min(y + 1, rows - 1) * cols + x];\n\tfloat w = temp[y * cols + max(x - 1, 0)], e = temp[y * cols + min(x + 1, cols - 1)];\n\tnext[i] = c + (*__dgen_g_Chip).Sdc * (power[i] + (s + n - 2.0f * c) * (*__dgen_g_Chip).Ry1 +\n\t                          (e + w - 2.0f * c) * (*__dgen_g_Chip).Rx1 + ((*__dgen_g_Chip).Amb - c) * (*__dgen_g_Chip).Rz1);\n}\n"
+
 // _dgenImage_KMeans is the device image of KMeans: kmeans.cl after dgen's rewriting.
 const _dgenImage_KMeans = "// k-means clustering of 2-D points, after Accelerate's kmeans: assign\n// gives each point its nearest centroid and counts the points that moved\n// in the device global Changed; update averages each cluster's points in\n// one work-group. The number of clusters is the specialization constant\n// Clusters.\n\n__kernel void kmeans_assign(__global int *membership, __global const float *xs,\n                            __global const float *ys, __global const float *centroids,\n                            __global const int *previous, int n, __global uint* __dgen_g_Changed)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat x = xs[i], y = ys[i];\n\tint best = 0;\n\tfloat bestd = INFINITY;\n\tfor (int c = 0; c < Clusters; c++) {\n\t\tfloat dx = x - centroids[2 * c], dy = y - centroids[2 * c + 1];\n\t\tfloat d = dx * dx + dy * dy;\n\t\tif (d < bestd) {\n\t\t\tbestd = d;\n\t\t\tbest = c;\n\t\t}\n\t}\n\tmembership[i] = best;\n\tif (best != previous[i])\n\t\tatomic_inc(&(*__dgen_g_Changed));\n}\n\n// One work-group per cluster: each work-item sums a strided share of the\n// cluster's points, then the group reduces in local memory.\n__kernel void kmeans_update(__global float *centroids, __global const float *xs,\n                            __global const float *ys, __global const int *membership,\n                            __global const float *previous, int n,\n                            __local float *sx, __local float *sy, __local int *count)\n{\n\tint c = get_group_id(0), l = get_local_id(0), size = get_local_size(0);\n\tfloat ax = 0, ay = 0;\n\tint k = 0;\n\tfor (int i = l; i < n; i += size) {\n\t\tif (membership[i] == c) {\n\t\t\tax += xs[i];\n\t\t\tay += ys[i];\n\t\t\tk++;\n\t\t}\n\t}\n\tsx[l] = ax;\n\tsy[l] = ay;\n\tcount[l] = k;\n\tbarrier(CLK_LOCAL_MEM_FENCE);\n\tfor (int s = size / 2; s > 0; s /= 2) {\n\t\tif (l < s) {\n\t\t\tsx[l] += sx[l + s];\n\t\t\tsy[l] += sy[l + s];\n\t\t\tcount[l] += count[l + s];\n\t\t}\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t}\n\tif (l == 0) {\n\t\t// An empty cluster keeps its centroid.\n\t\tcentroids[2 * c] = count[0] ? sx[0] / count[0] : previous[2 * c];\n\t\tcentroids[2 * c + 1] = count[0] ? sy[0] / count[0] : previous[2 * c + 1];\n\t}\n}\n"
 
@@ -406,6 +409,44 @@ func (s *Decrypt) AllocOut(q *rt.Queue, n int) error {
 	return nil
 }
 
+// _dgenKernel_HotspotStep is the registration of kernel spec HotspotStep.
+var _dgenKernel_HotspotStep rt.KernelDecl
+
+// Enqueue sets the arguments of kernel hotspot_step from s and launches it over r after wait.
+func (s *HotspotStep) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_HotspotStep.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Next.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Temp.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.Power.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.Rows)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 4, s.Cols)
+	}
+	return _dgenKernel_HotspotStep.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_HotspotStep_Next is the allocation site of HotspotStep.Next.
+var _dgenSite_HotspotStep_Next rt.AllocSite[float32]
+
+// AllocNext allocates n elements for s.Next under the field's own allocation tag.
+func (s *HotspotStep) AllocNext(q *rt.Queue, n int) error {
+	b, err := _dgenSite_HotspotStep_Next.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Next = b
+	return nil
+}
+
 // _dgenKernel_Assign is the registration of kernel spec Assign.
 var _dgenKernel_Assign rt.KernelDecl
 
@@ -686,6 +727,12 @@ func init() {
 		ID:         "github.com/dgen-go/dgen/examples/suite.DecryptKey",
 		ImageScope: false,
 	})
+	rt.RegisterDeviceGlobal(&Chip, &rt.GlobalInfo{
+		Hash:       0x123b036cb9080226,
+		HostAccess: rt.HostWrite,
+		ID:         "github.com/dgen-go/dgen/examples/suite.Chip",
+		ImageScope: false,
+	})
 	rt.RegisterDeviceGlobal(&Changed, &rt.GlobalInfo{
 		Hash:       0x52789b300244370d,
 		HostAccess: rt.HostReadWrite,
@@ -734,6 +781,17 @@ func init() {
 		ID:     "github.com/dgen-go/dgen/examples/suite.Crypt",
 		Name:   "crypt.cl",
 		Source: _dgenImage_Crypt,
+	})
+	rt.RegisterProgram(&Hotspot, &rt.ProgramInfo{
+		Globals: []rt.ProgramGlobal{{
+			ID:         "github.com/dgen-go/dgen/examples/suite.Chip",
+			ImageScope: false,
+			Size:       int64(20),
+		}},
+		Hash:   0xa1bde1bedeaa4228,
+		ID:     "github.com/dgen-go/dgen/examples/suite.Hotspot",
+		Name:   "hotspot.cl",
+		Source: _dgenImage_Hotspot,
 	})
 	rt.RegisterProgram(&KMeans, &rt.ProgramInfo{
 		Globals: []rt.ProgramGlobal{{
@@ -1032,6 +1090,35 @@ func init() {
 		Program: &Crypt,
 	})
 	rt.RegisterAllocSite(&_dgenSite_Decrypt_Out, "github.com/dgen-go/dgen/examples/suite.Decrypt.Out", 0x47f6659e077a7ebf, "Decrypt.Out")
+	rt.RegisterKernel(&_dgenKernel_HotspotStep, &rt.KernelInfo{
+		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Chip"},
+		Hash:    0x6c8abaa107f957b8,
+		ID:      "github.com/dgen-go/dgen/examples/suite.HotspotStep",
+		Name:    "hotspot_step",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Next",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Temp",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Power",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "Rows",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "Cols",
+		}},
+		Program: &Hotspot,
+	})
+	rt.RegisterAllocSite(&_dgenSite_HotspotStep_Next, "github.com/dgen-go/dgen/examples/suite.HotspotStep.Next", 0xd8fa30d89388c9e2, "HotspotStep.Next")
 	rt.RegisterKernel(&_dgenKernel_Assign, &rt.KernelInfo{
 		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Changed"},
 		Hash:    0x6ee6fc2d6646a0bb,
