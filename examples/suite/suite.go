@@ -126,7 +126,11 @@ type Dataset struct {
 }
 
 // Size is a program's size parameters; each program documents its own.
-type Size struct{ N, M, K int }
+type Size struct {
+	N int `json:"n"`
+	M int `json:"m,omitempty"`
+	K int `json:"k,omitempty"`
+}
 
 // Case is one program on one dataset, its inputs on the device.
 type Case interface {
