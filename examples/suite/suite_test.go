@@ -3,6 +3,8 @@ package main
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dgen-go/dgen/rt"
 )
 
 // openEnvs opens one context per mode, closed when the test ends.
@@ -57,6 +59,73 @@ func TestPrograms(t *testing.T) {
 					t.Errorf("%s: %d driver allocations in the second run, driver mode %d", e.Mode, allocs, driverAllocs)
 				}
 				t.Logf("%s: %d driver allocations in the second run", e.Mode, allocs)
+			}
+		})
+	}
+}
+
+// result returns the memory holding a case's last result.
+func result(c Case) *rt.Mem {
+	switch c := c.(type) {
+	case *cannyCase:
+		return c.class.Mem()
+	case *kmeansCase:
+		return c.centroids.Mem()
+	case *cryptCase:
+		return c.cipher.Mem()
+	case *pricingCase:
+		return c.put.Mem()
+	case *bfsCase:
+		return c.cost.Mem()
+	case *ludCase:
+		return c.a.Mem()
+	case *hotspotCase:
+		return c.out.Mem()
+	}
+	return nil
+}
+
+// TestVerifyCatchesCorruption inverts four bytes in the middle of each
+// program's result on the device: Verify must fail.
+func TestVerifyCatchesCorruption(t *testing.T) {
+	e, err := OpenEnv(string(rt.PolicyFull))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, p := range Programs {
+		t.Run(p.Name, func(t *testing.T) {
+			c, err := p.New(e, p.Test, rand.Uint64())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Run(); err != nil {
+				t.Fatal(err)
+			}
+			m := result(c)
+			if m == nil {
+				t.Fatalf("no result for %T", c)
+			}
+			b, err := rt.BufferOf[uint8](m, int(m.Size()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			off := int(m.Size()/2) &^ 3
+			word := make([]uint8, 4)
+			if err := b.ReadAt(e.Q, off, word); err != nil {
+				t.Fatal(err)
+			}
+			for i := range word {
+				word[i] ^= 0xff
+			}
+			if err := b.WriteAt(e.Q, off, word); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Verify(); err == nil {
+				t.Errorf("Verify accepts a result with bytes %d-%d inverted", off, off+3)
+			} else {
+				t.Logf("caught: %v", err)
 			}
 		})
 	}
