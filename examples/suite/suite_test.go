@@ -77,6 +77,8 @@ func result(c Case) *rt.Mem {
 		return c.put.Mem()
 	case *bfsCase:
 		return c.cost.Mem()
+	case *lavaCase:
+		return c.fx.Mem()
 	case *ludCase:
 		return c.a.Mem()
 	case *hotspotCase:

@@ -22,6 +22,9 @@ const _dgenImage_Hotspot = "struct ChipParams {\n\tfloat Sdc; /* offset 0, size 
 // _dgenImage_KMeans is the device image of KMeans: kmeans.cl after dgen's rewriting.
 const _dgenImage_KMeans = "// k-means clustering of 2-D points, after Accelerate's kmeans: assign\n// gives each point its nearest centroid and counts the points that moved\n// in the device global Changed; update averages each cluster's points in\n// one work-group. The number of clusters is the specialization constant\n// Clusters.\n\n__kernel void kmeans_assign(__global int *membership, __global const float *xs,\n                            __global const float *ys, __global const float *centroids,\n                            __global const int *previous, int n, __global uint* __dgen_g_Changed)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat x = xs[i], y = ys[i];\n\tint best = 0;\n\tfloat bestd = INFINITY;\n\tfor (int c = 0; c < Clusters; c++) {\n\t\tfloat dx = x - centroids[2 * c], dy = y - centroids[2 * c + 1];\n\t\tfloat d = dx * dx + dy * dy;\n\t\tif (d < bestd) {\n\t\t\tbestd = d;\n\t\t\tbest = c;\n\t\t}\n\t}\n\tmembership[i] = best;\n\tif (best != previous[i])\n\t\tatomic_inc(&(*__dgen_g_Changed));\n}\n\n// One work-group per cluster: each work-item sums a strided share of the\n// cluster's points, then the group reduces in local memory.\n__kernel void kmeans_update(__global float *centroids, __global const float *xs,\n                            __global const float *ys, __global const int *membership,\n                            __global const float *previous, int n,\n                            __local float *sx, __local float *sy, __local int *count)\n{\n\tint c = get_group_id(0), l = get_local_id(0), size = get_local_size(0);\n\tfloat ax = 0, ay = 0;\n\tint k = 0;\n\tfor (int i = l; i < n; i += size) {\n\t\tif (membership[i] == c) {\n\t\t\tax += xs[i];\n\t\t\tay += ys[i];\n\t\t\tk++;\n\t\t}\n\t}\n\tsx[l] = ax;\n\tsy[l] = ay;\n\tcount[l] = k;\n\tbarrier(CLK_LOCAL_MEM_FENCE);\n\tfor (int s = size / 2; s > 0; s /= 2) {\n\t\tif (l < s) {\n\t\t\tsx[l] += sx[l + s];\n\t\t\tsy[l] += sy[l + s];\n\t\t\tcount[l] += count[l + s];\n\t\t}\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t}\n\tif (l == 0) {\n\t\t// An empty cluster keeps its centroid.\n\t\tcentroids[2 * c] = count[0] ? sx[0] / count[0] : previous[2 * c];\n\t\tcentroids[2 * c + 1] = count[0] ? sy[0] / count[0] : previous[2 * c + 1];\n\t}\n}\n"
 
+// _dgenImage_LavaMD is the device image of LavaMD: lavamd.cl after dgen's rewriting.
+const _dgenImage_LavaMD = "// Rodinia's lavaMD: particles in a cube of boxes interact with every\n// particle of their own and the 26 neighbouring boxes. One work-group per\n// home box, one work-item per particle; each neighbour box is staged in\n// local memory. PerBox, the particles per box, is a specialization\n// constant.\n\n__kernel void lavamd(__global float *fv, __global float *fx, __global float *fy, __global float *fz,\n                     __global const float *v, __global const float *x, __global const float *y,\n                     __global const float *z, __global const float *q,\n                     __global const int *neighbours, float a2,\n                     __local float *lv, __local float *lx, __local float *ly, __local float *lz,\n                     __local float *lq)\n{\n\tint box = get_group_id(0), t = get_local_id(0);\n\tint i = box * PerBox + t;\n\tfloat vi = 0, xi = 0, yi = 0, zi = 0;\n\tif (t < PerBox) {\n\t\tvi = v[i];\n\t\txi = x[i];\n\t\tyi = y[i];\n\t\tzi = z[i];\n\t}\n\tfloat sv = 0, sx = 0, sy = 0, sz = 0;\n\tfor (int k = 0; k < 27; k++) {\n\t\tint nb = neighbours[box * 27 + k];\n\t\tif (nb < 0)\n\t\t\tbreak;\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t\tif (t < PerBox) {\n\t\t\tint j = nb * PerBox + t;\n\t\t\tlv[t] = v[j];\n\t\t\tlx[t] = x[j];\n\t\t\tly[t] = y[j];\n\t\t\tlz[t] = z[j];\n\t\t\tlq[t] = q[j];\n\t\t}\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t\tif (t < PerBox) {\n\t\t\tfor (int j = 0; j < PerBox; j++) {\n\t\t\t\tfloat r2 = vi + lv[j] - (xi * lx[j] + yi * ly[j] + zi * lz[j]);\n\t\t\t\tfloat vij = exp(-a2 * r2);\n\t\t\t\tfloat fs = 2.0f * vij;\n\t\t\t\tsv += lq[j] * vij;\n\t\t\t\tsx += lq[j] * fs * (xi - lx[j]);\n\t\t\t\tsy += lq[j] * fs * (yi - ly[j]);\n\t\t\t\tsz += lq[j] * fs * (zi - lz[j]);\n\t\t\t}\n\t\t}\n\t}\n\tif (t < PerBox) {\n\t\tfv[i] = sv;\n\t\tfx[i] = sx;\n\t\tfy[i] = sy;\n\t\tfz[i] = sz;\n\t}\n}\n"
+
 // _dgenImage_LUD is the device image of LUD: lud.cl after dgen's rewriting.
 const _dgenImage_LUD = "// Blocked LU decomposition without pivoting, in place, after Rodinia's\n// lud: for each diagonal block, lud_diagonal factors it, lud_perimeter\n// solves the blocks right of it and below it, lud_internal updates the\n// trailing matrix. Each step's factors are also written to fresh strips\n// that the next kernel reads.\n\n#define BS 16\n\n__kernel void lud_diagonal(__global float *diag, __global float *a, int n, int k)\n{\n\t__local float t[BS][BS];\n\tint c = get_local_id(0);\n\tfor (int i = 0; i < BS; i++)\n\t\tt[i][c] = a[(k + i) * n + k + c];\n\tbarrier(CLK_LOCAL_MEM_FENCE);\n\tfor (int i = 0; i < BS - 1; i++) {\n\t\tif (c > i)\n\t\t\tt[c][i] /= t[i][i];\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t\tif (c > i)\n\t\t\tfor (int j = i + 1; j < BS; j++)\n\t\t\t\tt[c][j] -= t[c][i] * t[i][j];\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t}\n\tfor (int i = 0; i < BS; i++) {\n\t\ta[(k + i) * n + k + c] = t[i][c];\n\t\tdiag[i * BS + c] = t[i][c];\n\t}\n}\n\n// Work-items [0, w) solve L x = a for column k+BS+id of the block row;\n// work-items [w, 2w) solve x U = a for row k+BS+id-w of the block column,\n// where w = n-k-BS.\n__kernel void lud_perimeter(__global float *row, __global float *col, __global float *a,\n                            __global const float *diag, int n, int k)\n{\n\tint id = get_global_id(0), w = n - k - BS;\n\tfloat x[BS];\n\tif (id < w) {\n\t\tint c = k + BS + id;\n\t\tfor (int i = 0; i < BS; i++) {\n\t\t\tfloat v = a[(k + i) * n + c];\n\t\t\tfor (int p = 0; p < i; p++)\n\t\t\t\tv -= diag[i * BS + p] * x[p];\n\t\t\tx[i] = v;\n\t\t\ta[(k + i) * n + c] = v;\n\t\t\trow[i * w + id] = v;\n\t\t}\n\t} else if (id < 2 * w) {\n\t\tint r = k + BS + id - w;\n\t\tfor (int j = 0; j < BS; j++) {\n\t\t\tfloat v = a[r * n + k + j];\n\t\t\tfor (int p = 0; p < j; p++)\n\t\t\t\tv -= x[p] * diag[p * BS + j];\n\t\t\tx[j] = v / diag[j * BS + j];\n\t\t\ta[r * n + k + j] = x[j];\n\t\t\tcol[(id - w) * BS + j] = x[j];\n\t\t}\n\t}\n}\n\n// One BS x BS work-group per trailing block: a -= col * row.\n__kernel void lud_internal(__global float *a, __global const float *row,\n                           __global const float *col, int n, int k)\n{\n\t__local float lr[BS][BS], lc[BS][BS];\n\tint tx = get_local_id(0), ty = get_local_id(1);\n\tint x = get_global_id(0), y = get_global_id(1), w = n - k - BS;\n\tlr[ty][tx] = row[ty * w + x];\n\tlc[ty][tx] = col[y * BS + tx];\n\tbarrier(CLK_LOCAL_MEM_FENCE);\n\tfloat s = 0;\n\tfor (int p = 0; p < BS; p++)\n\t\ts += lc[ty][p] * lr[p][tx];\n\ta[(k + BS + y) * n + k + BS + x] -= s;\n}\n"
 
@@ -538,6 +541,116 @@ func (s *Recenter) AllocCentroids(q *rt.Queue, n int) error {
 	return nil
 }
 
+// _dgenKernel_Forces is the registration of kernel spec Forces.
+var _dgenKernel_Forces rt.KernelDecl
+
+// Enqueue sets the arguments of kernel lavamd from s and launches it over r after wait.
+func (s *Forces) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Forces.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.FV.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.FX.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.FY.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(3, s.FZ.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(4, s.V.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(5, s.X.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(6, s.Y.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(7, s.Z.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(8, s.Q.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(9, s.Neighbours.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 10, s.A2)
+	}
+	if err == nil {
+		err = k.SetLocal(11, s.LV.Bytes())
+	}
+	if err == nil {
+		err = k.SetLocal(12, s.LX.Bytes())
+	}
+	if err == nil {
+		err = k.SetLocal(13, s.LY.Bytes())
+	}
+	if err == nil {
+		err = k.SetLocal(14, s.LZ.Bytes())
+	}
+	if err == nil {
+		err = k.SetLocal(15, s.LQ.Bytes())
+	}
+	return _dgenKernel_Forces.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Forces_FV is the allocation site of Forces.FV.
+var _dgenSite_Forces_FV rt.AllocSite[float32]
+
+// AllocFV allocates n elements for s.FV under the field's own allocation tag.
+func (s *Forces) AllocFV(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Forces_FV.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.FV = b
+	return nil
+}
+
+// _dgenSite_Forces_FX is the allocation site of Forces.FX.
+var _dgenSite_Forces_FX rt.AllocSite[float32]
+
+// AllocFX allocates n elements for s.FX under the field's own allocation tag.
+func (s *Forces) AllocFX(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Forces_FX.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.FX = b
+	return nil
+}
+
+// _dgenSite_Forces_FY is the allocation site of Forces.FY.
+var _dgenSite_Forces_FY rt.AllocSite[float32]
+
+// AllocFY allocates n elements for s.FY under the field's own allocation tag.
+func (s *Forces) AllocFY(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Forces_FY.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.FY = b
+	return nil
+}
+
+// _dgenSite_Forces_FZ is the allocation site of Forces.FZ.
+var _dgenSite_Forces_FZ rt.AllocSite[float32]
+
+// AllocFZ allocates n elements for s.FZ under the field's own allocation tag.
+func (s *Forces) AllocFZ(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Forces_FZ.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.FZ = b
+	return nil
+}
+
 // _dgenKernel_Diagonal is the registration of kernel spec Diagonal.
 var _dgenKernel_Diagonal rt.KernelDecl
 
@@ -803,6 +916,12 @@ func init() {
 		ID:     "github.com/dgen-go/dgen/examples/suite.KMeans",
 		Name:   "kmeans.cl",
 		Source: _dgenImage_KMeans,
+	})
+	rt.RegisterProgram(&LavaMD, &rt.ProgramInfo{
+		Hash:   0xab149c26c03d5475,
+		ID:     "github.com/dgen-go/dgen/examples/suite.LavaMD",
+		Name:   "lavamd.cl",
+		Source: _dgenImage_LavaMD,
 	})
 	rt.RegisterProgram(&LUD, &rt.ProgramInfo{
 		Hash:   0x76b406856abb305c,
@@ -1196,6 +1315,81 @@ func init() {
 		Program: &KMeans,
 	})
 	rt.RegisterAllocSite(&_dgenSite_Recenter_Centroids, "github.com/dgen-go/dgen/examples/suite.Recenter.Centroids", 0x329d64d4621f48fd, "Recenter.Centroids")
+	rt.RegisterKernel(&_dgenKernel_Forces, &rt.KernelInfo{
+		Hash: 0x6e013293cad5096b,
+		ID:   "github.com/dgen-go/dgen/examples/suite.Forces",
+		Name: "lavamd",
+		Params: []rt.ParamInfo{{
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "FV",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "FX",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "FY",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "FZ",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "V",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "X",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Y",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Z",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Q",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamBuffer,
+			Field:  "Neighbours",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamValue,
+			Field:  "A2",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamLocal,
+			Field:  "LV",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamLocal,
+			Field:  "LX",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamLocal,
+			Field:  "LY",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamLocal,
+			Field:  "LZ",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamLocal,
+			Field:  "LQ",
+		}},
+		Program: &LavaMD,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Forces_FV, "github.com/dgen-go/dgen/examples/suite.Forces.FV", 0x27db6bf76da92ffe, "Forces.FV")
+	rt.RegisterAllocSite(&_dgenSite_Forces_FX, "github.com/dgen-go/dgen/examples/suite.Forces.FX", 0xcc9a88bb72a9ab52, "Forces.FX")
+	rt.RegisterAllocSite(&_dgenSite_Forces_FY, "github.com/dgen-go/dgen/examples/suite.Forces.FY", 0x46c54a05e78ed33a, "Forces.FY")
+	rt.RegisterAllocSite(&_dgenSite_Forces_FZ, "github.com/dgen-go/dgen/examples/suite.Forces.FZ", 0x119f35b4a09fc516, "Forces.FZ")
 	rt.RegisterKernel(&_dgenKernel_Diagonal, &rt.KernelInfo{
 		Hash: 0xf60b12f033bbce01,
 		ID:   "github.com/dgen-go/dgen/examples/suite.Diagonal",
@@ -1329,5 +1523,11 @@ func init() {
 		Hash:    0x5e1a7804a2b4e8ec,
 		ID:      "github.com/dgen-go/dgen/examples/suite.Clusters",
 		Name:    "Clusters",
+	}, 0)
+	rt.RegisterSpecConst(&PerBox, &rt.SpecConstInfo{
+		Default: "0",
+		Hash:    0xb49ad06304255374,
+		ID:      "github.com/dgen-go/dgen/examples/suite.PerBox",
+		Name:    "PerBox",
 	}, 0)
 }
