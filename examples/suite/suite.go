@@ -151,7 +151,7 @@ type Program struct {
 }
 
 // Programs is the suite, in the order of Futhark's table.
-var Programs = []Program{canny, kmeans, crypt, optionPricing, bfs, lavaMD, lud, hotspot}
+var Programs = []Program{canny, kmeans, ray, optionPricing, crypt, bfs, lavaMD, lud, hotspot}
 
 // Lookup returns the program named name.
 func Lookup(name string) (Program, error) {

@@ -71,6 +71,8 @@ func result(c Case) *rt.Mem {
 		return c.class.Mem()
 	case *kmeansCase:
 		return c.centroids.Mem()
+	case *rayCase:
+		return c.colour.Mem()
 	case *cryptCase:
 		return c.cipher.Mem()
 	case *pricingCase:

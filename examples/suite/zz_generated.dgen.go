@@ -31,6 +31,9 @@ const _dgenImage_LUD = "// Blocked LU decomposition without pivoting, in place, 
 // _dgenImage_Pricing is the device image of Pricing: optionpricing.cl after dgen's rewriting.
 const _dgenImage_Pricing = "struct MarketParams {\n\tfloat Rate; /* offset 0, size 4 */\n\tfloat Volatility; /* offset 4, size 4 */\n}; /* size 8, align 4 */\n\n#line 1 \"optionpricing.cl\"\n// Black-Scholes pricing of European call and put options, standing in for\n// Futhark's finpar OptionPricing: one launch prices every option for one\n// trading day; the market (rate, volatility) is a device global.\n\n// Cumulative normal distribution: the polynomial approximation of\n// Abramowitz and Stegun (26.2.17), as in NVIDIA's BlackScholes sample.\nfloat cnd(float d) {\n\tconst float a1 = 0.31938153f, a2 = -0.356563782f, a3 = 1.781477937f,\n\t            a4 = -1.821255978f, a5 = 1.330274429f;\n\tfloat k = 1.0f / (1.0f + 0.2316419f * fabs(d));\n\tfloat c = 0.39894228040143267794f * exp(-0.5f * d * d) *\n\t          (k * (a1 + k * (a2 + k * (a3 + k * (a4 + k * a5)))));\n\treturn d > 0 ? 1.0f - c : c;\n}\n\n__kernel void black_scholes(__global float *call, __global float *put,\n                            __global const float *spot, __global const float *strike,\n                            __global const float *years, float elapsed, int n, __global struct MarketParams* __dgen_g_Market)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat s = spot[i], x = strike[i];\n\tfloat t = fmax(years[i] - elapsed, 1.0f / 365.0f);\n\tfloat sq = sqrt(t);\n\tfloat d1 = (log(s / x) + ((*__dgen_g_Market).Rate + 0.5f * (*__dgen_g_Market).Volatility * (*__dgen_g_Market).Volatility) * t) /\n\t           ((*__dgen_g_Market).Volatility * sq);\n\tfloat d2 = d1 - (*__dgen_g_Market).Volatility * sq;\n\tfloat disc = x * exp(-(*__dgen_g_Market).Rate * t);\n\tcall[i] = s * cnd(d1) - disc * cnd(d2);\n\tput[i] = disc * (1.0f - cnd(d2)) - s * (1.0f - cnd(d1));\n}\n"
 
+// _dgenImage_Ray is the device image of Ray: ray.cl after dgen's rewriting.
+const _dgenImage_Ray = "struct SceneParams {\n\tfloat Eye[3]; /* offset 0, size 12 */\n\tfloat Light[3]; /* offset 12, size 12 */\n\tfloat Ambient; /* offset 24, size 4 */\n\tfloat FloorY; /* offset 28, size 4 */\n\tint Spheres; /* offset 32, size 4 */\n}; /* size 36, align 4 */\n\n#line 1 \"ray.cl\"\n// A ray tracer after Accelerate's ray: spheres over a floor, one point\n// light with shadows, and reflections. Rays advance one bounce per launch,\n// each launch writing fresh ray arrays: position, direction (w: the ray's\n// remaining weight, 0 when it is done) and the colour gathered so far.\n// Products are not contracted so that the Go reference follows closely.\n\n#pragma OPENCL FP_CONTRACT OFF\n\nfloat dot3(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }\n\n// nearest returns the distance along d from p to the nearest sphere, and\n// its index in *hit (-1: none).\nfloat nearest(float4 p, float4 d, __global const float4 *spheres, int *hit, __global struct SceneParams* __dgen_g_Scene)\n{\n\tfloat best = INFINITY;\n\t*hit = -1;\n\tfor (int s = 0; s < (*__dgen_g_Scene).Spheres; s++) {\n\t\tfloat4 oc = p - spheres[s];\n\t\tfloat b = dot3(oc, d);\n\t\tfloat disc = b * b - (dot3(oc, oc) - spheres[s].w * spheres[s].w);\n\t\tif (disc > 0.0f) {\n\t\t\tfloat t = -b - sqrt(disc);\n\t\t\tif (t > 1e-3f && t < best) {\n\t\t\t\tbest = t;\n\t\t\t\t*hit = s;\n\t\t\t}\n\t\t}\n\t}\n\treturn best;\n}\n\n__kernel void ray_primary(__global float4 *pos, __global float4 *dir, __global float4 *colour,\n                          int w, int h, __global struct SceneParams* __dgen_g_Scene)\n{\n\tint i = get_global_id(0);\n\tif (i >= w * h)\n\t\treturn;\n\tfloat4 eye = (float4)((*__dgen_g_Scene).Eye[0], (*__dgen_g_Scene).Eye[1], (*__dgen_g_Scene).Eye[2], 0.0f);\n\tfloat4 d = (float4)((float)(i % w) - (float)(w / 2), (float)(h / 2) - (float)(i / w), 0.0f, 0.0f) - eye;\n\tfloat len = sqrt(dot3(d, d));\n\tpos[i] = eye;\n\tdir[i] = (float4)(d.x / len, d.y / len, d.z / len, 1.0f);\n\tcolour[i] = (float4)(0.0f);\n}\n\n__kernel void ray_bounce(__global float4 *npos, __global float4 *ndir, __global float4 *ncolour,\n                         __global const float4 *pos, __global const float4 *dir,\n                         __global const float4 *colour, __global const float4 *spheres,\n                         __global const float4 *paint, int n, __global struct SceneParams* __dgen_g_Scene)\n{\n\tint i = get_global_id(0);\n\tif (i >= n)\n\t\treturn;\n\tfloat4 p = pos[i], d = dir[i], c = colour[i];\n\tif (d.w == 0.0f) {\n\t\tnpos[i] = p;\n\t\tndir[i] = d;\n\t\tncolour[i] = c;\n\t\treturn;\n\t}\n\tint hit;\n\tfloat t = nearest(p, d, spheres, &hit, __dgen_g_Scene);\n\tfloat4 normal = (float4)(0.0f, 1.0f, 0.0f, 0.0f), look = (float4)(0.6f, 0.6f, 0.6f, 0.3f);\n\tif (d.y < 0.0f) {\n\t\tfloat tf = ((*__dgen_g_Scene).FloorY - p.y) / d.y;\n\t\tif (tf > 1e-3f && tf < t) {\n\t\t\tt = tf;\n\t\t\thit = -2;\n\t\t}\n\t}\n\tif (hit == -1) { // the sky\n\t\tncolour[i] = c + d.w * (float4)(0.2f, 0.3f, 0.5f, 0.0f);\n\t\tnpos[i] = p;\n\t\tndir[i] = (float4)(d.x, d.y, d.z, 0.0f);\n\t\treturn;\n\t}\n\tfloat4 hp = p + t * d;\n\thp.w = 0.0f;\n\tif (hit >= 0) {\n\t\tfloat4 s = spheres[hit];\n\t\tnormal = (float4)((hp.x - s.x) / s.w, (hp.y - s.y) / s.w, (hp.z - s.z) / s.w, 0.0f);\n\t\tlook = paint[hit];\n\t}\n\tfloat4 l = (float4)((*__dgen_g_Scene).Light[0], (*__dgen_g_Scene).Light[1], (*__dgen_g_Scene).Light[2], 0.0f) - hp;\n\tfloat dist = sqrt(dot3(l, l));\n\tl = (float4)(l.x / dist, l.y / dist, l.z / dist, 0.0f);\n\tfloat diffuse = fmax(dot3(normal, l), 0.0f);\n\tint blocker;\n\tif (diffuse > 0.0f && nearest(hp, l, spheres, &blocker, __dgen_g_Scene) < dist)\n\t\tdiffuse = 0.0f;\n\tfloat shade = (*__dgen_g_Scene).Ambient + (1.0f - (*__dgen_g_Scene).Ambient) * diffuse;\n\tfloat k = d.w * (1.0f - look.w) * shade;\n\tncolour[i] = (float4)(c.x + k * look.x, c.y + k * look.y, c.z + k * look.z, 0.0f);\n\tfloat dn = 2.0f * dot3(d, normal);\n\tndir[i] = (float4)(d.x - dn * normal.x, d.y - dn * normal.y, d.z - dn * normal.z, d.w * look.w);\n\tnpos[i] = hp;\n}\n"
+
 // _dgenKernel_Expand is the registration of kernel spec Expand.
 var _dgenKernel_Expand rt.KernelDecl
 
@@ -821,6 +824,146 @@ func (s *BlackScholes) AllocPut(q *rt.Queue, n int) error {
 	s.Put = b
 	return nil
 }
+
+// _dgenKernel_Primary is the registration of kernel spec Primary.
+var _dgenKernel_Primary rt.KernelDecl
+
+// Enqueue sets the arguments of kernel ray_primary from s and launches it over r after wait.
+func (s *Primary) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Primary.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.Pos.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.Dir.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.Colour.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 3, s.W)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 4, s.H)
+	}
+	return _dgenKernel_Primary.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Primary_Pos is the allocation site of Primary.Pos.
+var _dgenSite_Primary_Pos rt.AllocSite[[4]float32]
+
+// AllocPos allocates n elements for s.Pos under the field's own allocation tag.
+func (s *Primary) AllocPos(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Primary_Pos.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Pos = b
+	return nil
+}
+
+// _dgenSite_Primary_Dir is the allocation site of Primary.Dir.
+var _dgenSite_Primary_Dir rt.AllocSite[[4]float32]
+
+// AllocDir allocates n elements for s.Dir under the field's own allocation tag.
+func (s *Primary) AllocDir(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Primary_Dir.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Dir = b
+	return nil
+}
+
+// _dgenSite_Primary_Colour is the allocation site of Primary.Colour.
+var _dgenSite_Primary_Colour rt.AllocSite[[4]float32]
+
+// AllocColour allocates n elements for s.Colour under the field's own allocation tag.
+func (s *Primary) AllocColour(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Primary_Colour.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.Colour = b
+	return nil
+}
+
+// _dgenKernel_Bounce is the registration of kernel spec Bounce.
+var _dgenKernel_Bounce rt.KernelDecl
+
+// Enqueue sets the arguments of kernel ray_bounce from s and launches it over r after wait.
+func (s *Bounce) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Bounce.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = k.SetBuffer(0, s.NPos.Mem())
+	if err == nil {
+		err = k.SetBuffer(1, s.NDir.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.NColour.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(3, s.Pos.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(4, s.Dir.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(5, s.Colour.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(6, s.Spheres.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(7, s.Paint.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 8, s.N)
+	}
+	return _dgenKernel_Bounce.Launch(q, k, r, err, wait...)
+}
+
+// _dgenSite_Bounce_NPos is the allocation site of Bounce.NPos.
+var _dgenSite_Bounce_NPos rt.AllocSite[[4]float32]
+
+// AllocNPos allocates n elements for s.NPos under the field's own allocation tag.
+func (s *Bounce) AllocNPos(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Bounce_NPos.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.NPos = b
+	return nil
+}
+
+// _dgenSite_Bounce_NDir is the allocation site of Bounce.NDir.
+var _dgenSite_Bounce_NDir rt.AllocSite[[4]float32]
+
+// AllocNDir allocates n elements for s.NDir under the field's own allocation tag.
+func (s *Bounce) AllocNDir(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Bounce_NDir.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.NDir = b
+	return nil
+}
+
+// _dgenSite_Bounce_NColour is the allocation site of Bounce.NColour.
+var _dgenSite_Bounce_NColour rt.AllocSite[[4]float32]
+
+// AllocNColour allocates n elements for s.NColour under the field's own allocation tag.
+func (s *Bounce) AllocNColour(q *rt.Queue, n int) error {
+	b, err := _dgenSite_Bounce_NColour.Alloc(q, n)
+	if err != nil {
+		return err
+	}
+	s.NColour = b
+	return nil
+}
 func init() {
 	rt.RegisterDeviceGlobal(&Over, &rt.GlobalInfo{
 		Hash:       0xf6f80e2975589fbb,
@@ -856,6 +999,12 @@ func init() {
 		Hash:       0xe44094c40b365fbd,
 		HostAccess: rt.HostWrite,
 		ID:         "github.com/dgen-go/dgen/examples/suite.Market",
+		ImageScope: false,
+	})
+	rt.RegisterDeviceGlobal(&Scene, &rt.GlobalInfo{
+		Hash:       0xd55cebaa1dadfd26,
+		HostAccess: rt.HostWrite,
+		ID:         "github.com/dgen-go/dgen/examples/suite.Scene",
 		ImageScope: false,
 	})
 	rt.RegisterProgram(&BFS, &rt.ProgramInfo{
@@ -939,6 +1088,18 @@ func init() {
 		ID:     "github.com/dgen-go/dgen/examples/suite.Pricing",
 		Name:   "optionpricing.cl",
 		Source: _dgenImage_Pricing,
+	})
+	rt.RegisterProgram(&Ray, &rt.ProgramInfo{
+		Globals: []rt.ProgramGlobal{{
+			ID:         "github.com/dgen-go/dgen/examples/suite.Scene",
+			ImageScope: false,
+			Size:       int64(36),
+		}},
+		Hash:    0xaa1ecf207073aaa3,
+		ID:      "github.com/dgen-go/dgen/examples/suite.Ray",
+		Name:    "ray.cl",
+		Options: "-cl-fp32-correctly-rounded-divide-sqrt",
+		Source:  _dgenImage_Ray,
 	})
 	rt.RegisterKernel(&_dgenKernel_Expand, &rt.KernelInfo{
 		Hash: 0xcd21c7056d781db0,
@@ -1512,6 +1673,84 @@ func init() {
 	})
 	rt.RegisterAllocSite(&_dgenSite_BlackScholes_Call, "github.com/dgen-go/dgen/examples/suite.BlackScholes.Call", 0x1d214a7dfdc1ef2e, "BlackScholes.Call")
 	rt.RegisterAllocSite(&_dgenSite_BlackScholes_Put, "github.com/dgen-go/dgen/examples/suite.BlackScholes.Put", 0x1051a5a343d4773f, "BlackScholes.Put")
+	rt.RegisterKernel(&_dgenKernel_Primary, &rt.KernelInfo{
+		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Scene"},
+		Hash:    0x9feaa0e9395199f8,
+		ID:      "github.com/dgen-go/dgen/examples/suite.Primary",
+		Name:    "ray_primary",
+		Params: []rt.ParamInfo{{
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "Pos",
+		}, {
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "Dir",
+		}, {
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "Colour",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "W",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "H",
+		}},
+		Program: &Ray,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Primary_Pos, "github.com/dgen-go/dgen/examples/suite.Primary.Pos", 0x04562731ad641586, "Primary.Pos")
+	rt.RegisterAllocSite(&_dgenSite_Primary_Dir, "github.com/dgen-go/dgen/examples/suite.Primary.Dir", 0xb930c5e92a328d4a, "Primary.Dir")
+	rt.RegisterAllocSite(&_dgenSite_Primary_Colour, "github.com/dgen-go/dgen/examples/suite.Primary.Colour", 0xa7ed51c5dd052e70, "Primary.Colour")
+	rt.RegisterKernel(&_dgenKernel_Bounce, &rt.KernelInfo{
+		Globals: []string{"github.com/dgen-go/dgen/examples/suite.Scene"},
+		Hash:    0xd3f871a7fee9af94,
+		ID:      "github.com/dgen-go/dgen/examples/suite.Bounce",
+		Name:    "ray_bounce",
+		Params: []rt.ParamInfo{{
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "NPos",
+		}, {
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "NDir",
+		}, {
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "NColour",
+		}, {
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "Pos",
+		}, {
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "Dir",
+		}, {
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "Colour",
+		}, {
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "Spheres",
+		}, {
+			CLType: "float4",
+			Class:  rt.ParamBuffer,
+			Field:  "Paint",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "N",
+		}},
+		Program: &Ray,
+	})
+	rt.RegisterAllocSite(&_dgenSite_Bounce_NPos, "github.com/dgen-go/dgen/examples/suite.Bounce.NPos", 0x1ca16f236187b88b, "Bounce.NPos")
+	rt.RegisterAllocSite(&_dgenSite_Bounce_NDir, "github.com/dgen-go/dgen/examples/suite.Bounce.NDir", 0x0195a1a244781f88, "Bounce.NDir")
+	rt.RegisterAllocSite(&_dgenSite_Bounce_NColour, "github.com/dgen-go/dgen/examples/suite.Bounce.NColour", 0x9de844ff333e6a3c, "Bounce.NColour")
 	rt.RegisterAllocSite(&visitedSite, "github.com/dgen-go/dgen/examples/suite.visitedSite", 0x70f24fef558158b6, "visitedSite")
 	rt.RegisterAllocSite(&costSite, "github.com/dgen-go/dgen/examples/suite.costSite", 0x9a4b3c2b49a1b91b, "costSite")
 	rt.RegisterAllocSite(&frontierSite, "github.com/dgen-go/dgen/examples/suite.frontierSite", 0x5faeb3aafb5d4bc4, "frontierSite")
