@@ -73,25 +73,7 @@ func newLavaMD(e *Env, s Size, seed uint64) (Case, error) {
 			c.in[k][i] = 0.1 + 0.9*r.Float32() // Rodinia's (rand()%10+1)/10, continuous
 		}
 	}
-	// Each box's neighbours, itself first, -1 after the last.
-	for b := range boxes {
-		bx, by, bz := b%s.N, b/s.N%s.N, b/(s.N*s.N)
-		nb := []int32{int32(b)}
-		for dz := -1; dz <= 1; dz++ {
-			for dy := -1; dy <= 1; dy++ {
-				for dx := -1; dx <= 1; dx++ {
-					x, y, z := bx+dx, by+dy, bz+dz
-					if (dx != 0 || dy != 0 || dz != 0) && x >= 0 && y >= 0 && z >= 0 && x < s.N && y < s.N && z < s.N {
-						nb = append(nb, int32((z*s.N+y)*s.N+x))
-					}
-				}
-			}
-		}
-		for len(nb) < 27 {
-			nb = append(nb, -1)
-		}
-		c.nbs = append(c.nbs, nb...)
-	}
+	c.nbs = neighbours(s.N)
 	if err := rt.SetSpecConst(e.Ctx, &PerBox, lavaPerBox); err != nil {
 		return nil, err
 	}
@@ -105,6 +87,32 @@ func newLavaMD(e *Env, s Size, seed uint64) (Case, error) {
 		return nil, errors.Join(err, c.Close())
 	}
 	return c, nil
+}
+
+// neighbours returns, for each box of a dim x dim x dim cube, 27 box
+// indices: itself, its neighbours, then -1 to fill.
+func neighbours(dim int) []int32 {
+	var nbs []int32
+	in := func(v int) bool { return v >= 0 && v < dim }
+	for b := range dim * dim * dim {
+		bx, by, bz := b%dim, b/dim%dim, b/(dim*dim)
+		nb := []int32{int32(b)}
+		for dz := -1; dz <= 1; dz++ {
+			for dy := -1; dy <= 1; dy++ {
+				for dx := -1; dx <= 1; dx++ {
+					x, y, z := bx+dx, by+dy, bz+dz
+					if (dx != 0 || dy != 0 || dz != 0) && in(x) && in(y) && in(z) {
+						nb = append(nb, int32((z*dim+y)*dim+x))
+					}
+				}
+			}
+		}
+		for len(nb) < 27 {
+			nb = append(nb, -1)
+		}
+		nbs = append(nbs, nb...)
+	}
+	return nbs
 }
 
 func (c *lavaCase) Run() error {

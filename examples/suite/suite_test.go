@@ -134,3 +134,20 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 		})
 	}
 }
+
+// TestNeighbours checks lavaMD's neighbour lists at the corners, edges and
+// centre of a 3 x 3 x 3 cube.
+func TestNeighbours(t *testing.T) {
+	nbs := neighbours(3)
+	tests := []struct{ box, want int }{{0, 8}, {1, 12}, {4, 18}, {13, 27}, {26, 8}}
+	for _, tt := range tests {
+		nb := nbs[tt.box*27 : tt.box*27+27]
+		n := 0
+		for n < 27 && nb[n] >= 0 {
+			n++
+		}
+		if n != tt.want || nb[0] != int32(tt.box) {
+			t.Errorf("box %d: %d neighbours %v, want %d, itself first", tt.box, n, nb, tt.want)
+		}
+	}
+}
