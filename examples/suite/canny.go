@@ -167,7 +167,7 @@ func (c *cannyCase) Run() error {
 	su := Suppress{Mag2: gr.Mag2, Dir: gr.Dir, W: w, H: h, Low2: cannyLow2, High2: cannyHigh2}
 	err := stage(e, su.AllocClass, &su.Class, n*n, su.Enqueue, r, gr.Mag2.Mem())
 	if err = errors.Join(err, gr.Dir.Free()); err != nil {
-		return errors.Join(err, su.Class.Free())
+		return errors.Join(err, free(su.Class.Mem()))
 	}
 	c.class = su.Class
 	for c.steps = 0; ; c.steps++ {
