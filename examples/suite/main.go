@@ -8,12 +8,12 @@
 // //dgen:kernel specs with dgen:"out" fields, //dgen:alloc sites, device
 // globals and a specialization constant; it allocates inside its loops as
 // Futhark's generated code does. Every mode runs in its own context, in
-// one process: DGEN_ALLOC_POLICY's values (full, seed) and driver, where
+// one process: DGEN_ALLOC_POLICY's values (full, tagged) and driver, where
 // every allocation is rt.NewBuffer and every free a driver release.
 //
 // Usage:
 //
-//	suite [-gpu] [-reps 5] [-programs all] [-modes driver,full,seed] [-json FILE] [-seed N]
+//	suite [-gpu] [-reps 5] [-programs all] [-modes driver,full,tagged] [-json FILE] [-seed N]
 //
 // For each program and dataset it makes fresh inputs, runs once in every
 // mode (building programs and leaving the free lists as Futhark's benchmark
