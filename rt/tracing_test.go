@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -184,22 +185,25 @@ func TestTraceCallSites(t *testing.T) {
 	}
 	k := addOne(t, ctx, buf)
 	dst := make([]int32, 4)
+	// Each command is called on the line of its table entry: line() is
+	// that line, and the node must record it exactly.
 	tests := []struct {
 		name string
 		kind trace.CmdKind
+		line int
 		do   func() error
 	}{
-		{"Launch", trace.Kernel, func() error { _, err := q.Launch(k, rt.Range1(4)); return err }},
-		{"LaunchSkip", trace.Kernel, func() error { return launchWrapper(q, k) }},
-		{"Submit", trace.Kernel, func() error { return q.Submit(k, rt.Range1(4)) }},
-		{"SubmitSkip", trace.Kernel, func() error { return submitWrapper(q, k) }},
-		{"Write", trace.Write, func() error { return buf.Write(q, dst) }},
-		{"WriteAt", trace.Write, func() error { return buf.WriteAt(q, 1, dst[:2]) }},
-		{"Read", trace.Read, func() error { return buf.Read(q, dst) }},
-		{"ReadAt", trace.Read, func() error { return buf.ReadAt(q, 1, dst[:2]) }},
-		{"Fill", trace.Fill, func() error { _, err := buf.Fill(q, 7); return err }},
-		{"CopyTo", trace.Copy, func() error { _, err := buf.CopyTo(q, other); return err }},
-		{"Marker", trace.Marker, func() error { _, err := q.Marker(); return err }},
+		{"Launch", trace.Kernel, line(), func() error { _, err := q.Launch(k, rt.Range1(4)); return err }},
+		{"LaunchSkip", trace.Kernel, line(), func() error { return launchWrapper(q, k) }},
+		{"Submit", trace.Kernel, line(), func() error { return q.Submit(k, rt.Range1(4)) }},
+		{"SubmitSkip", trace.Kernel, line(), func() error { return submitWrapper(q, k) }},
+		{"Write", trace.Write, line(), func() error { return buf.Write(q, dst) }},
+		{"WriteAt", trace.Write, line(), func() error { return buf.WriteAt(q, 1, dst[:2]) }},
+		{"Read", trace.Read, line(), func() error { return buf.Read(q, dst) }},
+		{"ReadAt", trace.Read, line(), func() error { return buf.ReadAt(q, 1, dst[:2]) }},
+		{"Fill", trace.Fill, line(), func() error { _, err := buf.Fill(q, 7); return err }},
+		{"CopyTo", trace.Copy, line(), func() error { _, err := buf.CopyTo(q, other); return err }},
+		{"Marker", trace.Marker, line(), func() error { _, err := q.Marker(); return err }},
 	}
 	const iters = 3
 	for _, tt := range tests {
@@ -224,8 +228,8 @@ func TestTraceCallSites(t *testing.T) {
 				t.Fatalf("%d node_create and %d task_begin, want 1 and %d", len(nodes), begins, iters)
 			}
 			n := nodes[0]
-			if n.Kind != tt.kind || filepath.Base(n.File) != "tracing_test.go" || !strings.Contains(n.Func, "TestTraceCallSites") {
-				t.Errorf("node %v %q at %s (%s:%d), want a %v in TestTraceCallSites in tracing_test.go", n.Kind, n.Name, n.Func, n.File, n.Line, tt.kind)
+			if n.Kind != tt.kind || filepath.Base(n.File) != "tracing_test.go" || n.Line != tt.line || !strings.Contains(n.Func, "TestTraceCallSites") {
+				t.Errorf("node %v %q at %s (%s:%d), want a %v in TestTraceCallSites at tracing_test.go:%d", n.Kind, n.Name, n.Func, n.File, n.Line, tt.kind, tt.line)
 			}
 			if n.Instances() != iters {
 				t.Errorf("node instances %d, want %d", n.Instances(), iters)
@@ -235,6 +239,12 @@ func TestTraceCallSites(t *testing.T) {
 	if err := q.Finish(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// line returns the line of its caller.
+func line() int {
+	_, _, l, _ := runtime.Caller(1)
+	return l
 }
 
 // launchWrapper and submitWrapper stand for generated kernel methods.
