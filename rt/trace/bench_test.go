@@ -77,7 +77,6 @@ func BenchmarkFirstVisitNode(b *testing.B) {
 	for i := range names {
 		names[i] = "kernel_" + strconv.Itoa(i)
 	}
-	var pcs [1]uintptr
 	b.ReportAllocs()
 	var tr *Tracer
 	i := 0
@@ -88,8 +87,9 @@ func BenchmarkFirstVisitNode(b *testing.B) {
 			tr.Subscribe(&countSub{})
 			b.StartTimer()
 		}
-		pcs[0] = callerPC()
-		tr.node(pcs[0], Kernel, names[i%len(names)])
+		var key siteKey
+		key[0] = callerPC()
+		tr.newNode(&key, 1, key[0], Kernel, names[i%len(names)])
 		i++
 	}
 }

@@ -166,6 +166,10 @@ type Task struct {
 	// DevStart and DevEnd are the device execution times, aligned to the
 	// host clock; both are 0 until Complete is called.
 	DevStart, DevEnd int64
+	// Sampled is set on the tasks whose device times the Tracer asks for:
+	// one instance in N of each node (Tracer.SetDeviceSampling), from the
+	// first. The runtime profiles only those commands.
+	Sampled bool
 }
 
 // Mem describes a memory event.

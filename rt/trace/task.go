@@ -32,22 +32,36 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
 		return Task{}
 	}
 	subs := *sp
-	var pcs [1]uintptr
-	// Callers' frame 0 is Callers itself, 1 is begin, 2 is Begin, 3 is
-	// Begin's caller. Inlined frames count as frames, so inlining of
-	// Begin does not change the count.
-	var pc uintptr
-	if runtime.Callers(skip+3, pcs[:]) == 1 {
-		pc = pcs[0]
-	}
 	t := q.t
-	n := t.node(pc, kind, name)
+	// The frames from begin up to the call site and a little beyond key
+	// the site cache; only a miss pays for runtime.Callers.
+	var key siteKey
+	depth := 0
+	if d := skip + 3 + siteMargin; d <= keyDepth {
+		depth = fpCallers(&key, d)
+	}
+	n := t.lookupSite(&key, depth, kind, name)
+	if n == nil {
+		// Callers' frame 0 is Callers itself, 1 is begin, 2 is Begin, 3
+		// is Begin's caller. Inlined frames count as frames, so inlining
+		// of Begin does not change the count.
+		var pcs [1]uintptr
+		var pc uintptr
+		if runtime.Callers(skip+3, pcs[:]) == 1 {
+			pc = pcs[0]
+		}
+		n = t.newNode(&key, depth, pc, kind, name)
+	}
+	inst := n.instances.Add(1)
 	tk := Task{
 		ID:        t.nextTask.Add(1),
 		Node:      n,
 		Queue:     q,
-		Instance:  n.instances.Add(1),
+		Instance:  inst,
 		HostBegin: t.Now(),
+	}
+	if every := uint64(t.every.Load()); every > 0 && (inst-1)%every == 0 {
+		tk.Sampled = true
 	}
 	e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk}
 	deliver(subs, &e)
@@ -182,27 +196,63 @@ func (d *Device) emit(e Event) {
 	}
 }
 
-// node returns the node of (pc, kind, name), creating it and emitting
-// NodeCreate on first use. The fast path is one atomic load and one map
-// lookup keyed by the program counter; it allocates nothing.
-func (t *Tracer) node(pc uintptr, kind CmdKind, name string) *Node {
-	for _, n := range (*t.sites.Load())[pc] {
-		if n.Name == name && n.Kind == kind {
-			return n
-		}
+// keyDepth is the largest number of frames that key the site cache; a
+// call site deeper than that above Begin is located with runtime.Callers
+// every time.
+const keyDepth = 16
+
+// siteMargin is the number of frames the site key covers beyond the call
+// site's depth in logical frames: wrapper frames (such as the wrappers of
+// generic instantiations) that runtime.Callers elides are in the frame
+// pointer chain, and push the call site up by one each.
+const siteMargin = 2
+
+// maxSites bounds the site cache. A call site reached through different
+// chains of callers has one entry per chain; past the bound, new chains
+// are located with runtime.Callers every time.
+const maxSites = 1 << 16
+
+// siteKey is the key of the site cache: the return addresses of the frames
+// from Begin up to and a little beyond the call site, zero-padded. Equal
+// keys have equal call sites, whatever was inlined where.
+type siteKey [keyDepth]uintptr
+
+// hash returns a hash of the first depth entries of k, the key of the site
+// map: hashing these few words is cheaper than the map's hash of the whole
+// array.
+func (k *siteKey) hash(depth int) uint64 {
+	h := uint64(depth)
+	for _, pc := range k[:depth] {
+		h = (h ^ uint64(pc)) * 0x100000001b3
 	}
-	return t.newNode(pc, kind, name)
+	return h
 }
 
-func (t *Tracer) newNode(pc uintptr, kind CmdKind, name string) *Node {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	sites := *t.sites.Load()
-	for _, n := range sites[pc] {
-		if n.Name == name && n.Kind == kind {
+// site is an entry of the site cache: a node and the key it was reached by.
+type site struct {
+	key  siteKey
+	node *Node
+}
+
+// lookupSite returns the cached node of (key, kind, name), or nil. It is
+// one atomic load and one map lookup, and allocates nothing.
+func (t *Tracer) lookupSite(key *siteKey, depth int, kind CmdKind, name string) *Node {
+	if depth == 0 {
+		return nil
+	}
+	for i, list := 0, (*t.sites.Load())[key.hash(depth)]; i < len(list); i++ {
+		if n := list[i].node; n.Name == name && n.Kind == kind && list[i].key == *key {
 			return n
 		}
 	}
+	return nil
+}
+
+// newNode returns the node of (pc, kind, name), creating it and emitting
+// NodeCreate on first use, and caches it under key unless depth is 0.
+func (t *Tracer) newNode(key *siteKey, depth int, pc uintptr, kind CmdKind, name string) *Node {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	fn, file, line := "unknown", "unknown", 0
 	if pc != 0 {
 		fr, _ := runtime.CallersFrames([]uintptr{pc}).Next()
@@ -225,12 +275,22 @@ func (t *Tracer) newNode(pc uintptr, kind CmdKind, name string) *Node {
 			deliver(*subs, &e)
 		}
 	}
+	sites := *t.sites.Load()
+	if depth == 0 || len(sites) >= maxSites {
+		return n
+	}
+	h := key.hash(depth)
+	for _, s := range sites[h] {
+		if s.node == n && s.key == *key {
+			return n
+		}
+	}
 	// Copy on write: readers never lock.
-	next := make(map[uintptr][]*Node, len(sites)+1)
+	next := make(map[uint64][]site, len(sites)+1)
 	for k, v := range sites {
 		next[k] = v
 	}
-	next[pc] = append(append([]*Node(nil), sites[pc]...), n)
+	next[h] = append(append([]site(nil), sites[h]...), site{key: *key, node: n})
 	t.sites.Store(&next)
 	return n
 }

@@ -132,7 +132,8 @@ type Tracer struct {
 
 	nextTask atomic.Uint64
 	queueSeq atomic.Uint64
-	sites    atomic.Pointer[map[uintptr][]*Node]
+	sites    atomic.Pointer[map[uint64][]site] // by siteKey.hash
+	every    atomic.Int32                      // device-time sampling: see SetDeviceSampling
 
 	mu       sync.Mutex // guards everything below
 	streams  map[string]*Stream
@@ -157,7 +158,7 @@ func New() *Tracer {
 	t.task = t.streamLocked(StreamTask)
 	t.mem = t.streamLocked(StreamMem)
 	t.cache = t.streamLocked(StreamCache)
-	empty := map[uintptr][]*Node{}
+	empty := map[uint64][]site{}
 	t.sites.Store(&empty)
 	return t
 }
