@@ -2,24 +2,29 @@ package rt_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // openTraced opens a context on the test device reporting to a fresh
-// tracer with a Recorder subscribed to every stream.
+// tracer with a Recorder subscribed to every stream, and device times for
+// every command.
 func openTraced(t testing.TB) (*rt.Context, *trace.Recorder) {
 	t.Helper()
 	tr := trace.New()
+	tr.SetDeviceSampling(1)
 	rec := &trace.Recorder{}
 	tr.Subscribe(rec)
 	sel := os.Getenv("DGEN_DEVICE")
@@ -329,11 +334,32 @@ func TestTraceEdgesMatchWaitLists(t *testing.T) {
 	}
 }
 
+// TestTraceEnvPerfettoAndSummary traces through DGEN_TRACE with the host
+// graph only, device times sampled and device times for every command.
 func TestTraceEnvPerfettoAndSummary(t *testing.T) {
+	const iters = 20
+	tests := []struct {
+		device    string // the device= item, if any
+		profiling bool
+		devSlices int // device slices expected
+	}{
+		{"", false, 0},
+		{",device=off", false, 0},
+		{",device=4", true, 5 + 5 + 3}, // 1 in 4 of 20 writes, 20 launches, 10 submits
+		{",device=all", true, iters*2 + iters/2},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimPrefix(tt.device, ","), func(t *testing.T) {
+			testTraceEnv(t, tt.device, tt.profiling, tt.devSlices)
+		})
+	}
+}
+
+func testTraceEnv(t *testing.T, device string, profiling bool, devSlices int) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "trace.json")
 	sum := filepath.Join(dir, "summary.txt")
-	env := map[string]string{"DGEN_DEVICE": os.Getenv("DGEN_DEVICE"), "DGEN_TRACE": "perfetto:" + file + ",summary:" + sum}
+	env := map[string]string{"DGEN_DEVICE": os.Getenv("DGEN_DEVICE"), "DGEN_TRACE": "perfetto:" + file + ",summary:" + sum + device}
 	if env["DGEN_DEVICE"] == "" {
 		env["DGEN_DEVICE"] = "cpu"
 	}
@@ -345,8 +371,8 @@ func TestTraceEnvPerfettoAndSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ctx.Queue().Profiling() {
-		t.Error("tracing context's queue does not profile")
+	if ctx.Queue().Profiling() != profiling {
+		t.Errorf("tracing context's queue profiles: %v, want %v", ctx.Queue().Profiling(), profiling)
 	}
 	q := ctx.Queue()
 	buf, _ := rt.NewBuffer[int32](ctx, 64)
@@ -377,15 +403,9 @@ func TestTraceEnvPerfettoAndSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	var f struct {
-		TraceEvents []struct {
-			Name string  `json:"name"`
-			Cat  string  `json:"cat"`
-			Ph   string  `json:"ph"`
-			Dur  float64 `json:"dur"`
-			ID   uint64  `json:"id"`
-		} `json:"traceEvents"`
+		TraceEvents []traceFileEvent
 	}
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := json.Unmarshal(data, &f.TraceEvents); err != nil {
 		t.Fatalf("trace file does not parse: %v", err)
 	}
 	flows := map[uint64]string{}
@@ -402,8 +422,8 @@ func TestTraceEnvPerfettoAndSummary(t *testing.T) {
 		}
 	}
 	wantTasks := iters*2 + iters/2 // writes, launches, submits
-	if slices["host"] != wantTasks || slices["device"] != wantTasks {
-		t.Errorf("%d host and %d device slices, want %d each", slices["host"], slices["device"], wantTasks)
+	if slices["host"] != wantTasks || slices["device"] != devSlices {
+		t.Errorf("%d host and %d device slices, want %d and %d", slices["host"], slices["device"], wantTasks, devSlices)
 	}
 	if len(flows) == 0 {
 		t.Error("no flows")
@@ -429,6 +449,16 @@ func TestTraceEnvPerfettoAndSummary(t *testing.T) {
 	if !strings.Contains(from.String(), "tracing_test.go:") {
 		t.Errorf("summary of the file lacks source locations:\n%s", from.String())
 	}
+}
+
+// traceFileEvent is the part of an event of a perfetto trace file that the
+// tests read.
+type traceFileEvent struct {
+	Name string  `json:"name"`
+	Cat  string  `json:"cat"`
+	Ph   string  `json:"ph"`
+	Dur  float64 `json:"dur"`
+	ID   uint64  `json:"id"`
 }
 
 func TestTraceMalformedSpec(t *testing.T) {
@@ -570,4 +600,91 @@ func TestTraceReleasedEvent(t *testing.T) {
 	if done != n {
 		t.Errorf("%d launches with device times, want %d", done, n)
 	}
+}
+
+// TestTraceSurvivesExit runs a traced process that ends without closing
+// its context, by os.Exit or by a crash, and checks that its perfetto file
+// loads with the commands it enqueued before its last 50 ms.
+func TestTraceSurvivesExit(t *testing.T) {
+	if mode := os.Getenv("DGEN_TEST_TRACE_CHILD"); mode != "" {
+		traceChild(t, mode)
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"exit", "panic"} {
+		t.Run(mode, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "trace.json")
+			cmd := exec.Command(exe, "-test.run=^TestTraceSurvivesExit$")
+			cmd.Env = append(os.Environ(), "DGEN_TEST_TRACE_CHILD="+mode, "DGEN_TRACE=perfetto:"+file+",summary")
+			if os.Getenv("DGEN_DEVICE") == "" {
+				cmd.Env = append(cmd.Env, "DGEN_DEVICE=cpu")
+			}
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("child: %v, want it to fail\n%s", err, out)
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The Chrome JSON Array Format allows the closing bracket to
+			// be missing; add it as trace viewers do.
+			text := strings.TrimRight(string(data), ",\n ")
+			if strings.HasSuffix(text, "]") {
+				t.Errorf("the trace of a process that did not close it ends with ]")
+			}
+			var events []traceFileEvent
+			if err := json.Unmarshal([]byte(text+"]"), &events); err != nil {
+				t.Fatalf("trace file does not load: %v\n%s", err, data)
+			}
+			host := 0
+			for _, e := range events {
+				if e.Ph == "X" && e.Cat == "host" {
+					host++
+				}
+			}
+			if host < 2*childCommands {
+				t.Errorf("%d host slices in the file, want at least %d", host, 2*childCommands)
+			}
+			if _, err := trace.ReadSummary(file); err != nil {
+				t.Errorf("ReadSummary: %v", err)
+			}
+		})
+	}
+}
+
+const childCommands = 10
+
+// traceChild is the child process of TestTraceSurvivesExit.
+func traceChild(t *testing.T, mode string) {
+	ctx, err := rt.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := ctx.Queue()
+	buf, err := rt.NewBuffer[int32](ctx, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := addOne(t, ctx, buf)
+	for range childCommands {
+		if err := buf.Write(q, make([]int32, 64)); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Submit(k, rt.Range1(64)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // several flush intervals
+	if mode == "exit" {
+		os.Exit(3)
+	}
+	panic("the traced child crashes")
 }

@@ -38,6 +38,13 @@ const (
 	MemRelease
 	// CacheEvent records a kernel/program cache event (Cache.Op).
 	CacheEvent
+	// UserRange records a range of Go code that the user named
+	// (Tracer.Range), at its end: Event.Name, from Event.Begin to
+	// Event.Time. It is delivered on StreamTask.
+	UserRange
+	// UserMark records an instant that the user named (Tracer.Mark):
+	// Event.Name at Event.Time. It is delivered on StreamTask.
+	UserMark
 )
 
 var kindNames = [...]string{
@@ -50,6 +57,8 @@ var kindNames = [...]string{
 	MemAlloc:     "mem_alloc",
 	MemRelease:   "mem_release",
 	CacheEvent:   "cache",
+	UserRange:    "range",
+	UserMark:     "mark",
 }
 
 // String returns the name of k as used in logs and trace files, such as
@@ -208,6 +217,7 @@ type Cache struct {
 //   - EdgeCreate: From (the source task) and Task (the target), Implicit.
 //   - MemAlloc, MemRelease: Device, Mem.
 //   - CacheEvent: Device, Cache.
+//   - UserRange: Name, Begin (and Time, its end); UserMark: Name.
 //
 // Time is the host time of the event on the Tracer's clock. Pointer fields
 // refer to objects shared by the Tracer and must not be modified.
@@ -226,4 +236,8 @@ type Event struct {
 	From   Task
 	Mem    Mem
 	Cache  Cache
+	// Name and Begin describe a user range or mark: its name, and the
+	// host time at which the range began.
+	Name  string
+	Begin int64
 }

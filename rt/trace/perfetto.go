@@ -1,11 +1,11 @@
 package trace
 
 import (
-	"bufio"
 	"io"
 	"os"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -18,6 +18,7 @@ const (
 	catCache  = "cache"
 	catDep    = "dep"
 	catLaunch = "launch"
+	catRange  = "range"
 )
 
 // Track ids (Chrome trace "tid") of the perfetto subscriber.
@@ -28,6 +29,14 @@ const (
 	maxLaneOf   = 1 << 20
 	memTidBase  = 1_000_000
 	cacheTidBas = 2_000_000
+	rangeTid    = 3_000_000 // user ranges and marks before any queue exists
+)
+
+// The perfetto subscriber writes its buffer when it holds flushSize bytes,
+// and at least every flushEvery when it holds anything.
+const (
+	flushSize  = 64 << 10
+	flushEvery = 50 * time.Millisecond
 )
 
 // perfetto is the built-in "perfetto" subscriber. It writes Chrome trace
@@ -42,17 +51,24 @@ const (
 //     from the middle of the source's host slice to the middle of the
 //     target's, and each launch a flow (cat "launch") from the host slice
 //     to the device slice;
+//   - user ranges (Tracer.Range) are slices (cat "range") and marks
+//     (Tracer.Mark) instant events on the host track of every queue, so
+//     that the commands enqueued within a range nest under it;
 //   - names are metadata events ("M" process_name and thread_name).
 //
-// Slices are written when they end, so the file is valid JSON only after
-// Close. Slices that overlap on one queue (concurrent enqueues from several
-// goroutines) go to extra lanes, named "QUEUE #2" and so on, so that every
-// track nests properly.
+// The file is in the JSON Array Format, whose closing "]" may be missing:
+// events are written whole, the buffer when it fills and at least every
+// 50 ms, so a process that exits without closing the tracer (os.Exit,
+// log.Fatal, a crash) leaves a file that loads, missing at most its last
+// 50 ms. Slices are written when they end. Slices that overlap on one queue
+// (concurrent enqueues from several goroutines) go to extra lanes, named
+// "QUEUE #2" and so on, so that every track nests properly.
 type perfetto struct {
 	mu      sync.Mutex
-	w       *bufio.Writer
+	w       io.Writer
 	f       *os.File
-	buf     []byte
+	out     []byte        // events not yet written to w, whole
+	stop    chan struct{} // closed by Close to end the flusher
 	n       int
 	closed  bool
 	err     error
@@ -62,13 +78,16 @@ type perfetto struct {
 	pending map[uint64][]Event // edges by target task id, until the target ends
 	live    map[*Device]int64  // driver bytes per device
 	static  map[*Node][]byte   // per-node tail of slice events
+	hosts   []int              // host tids of lane 0 of every queue, for ranges
 	flow    uint64
 }
 
 func newPerfetto(w io.Writer, f *os.File) *perfetto {
 	p := &perfetto{
-		w:       bufio.NewWriterSize(w, 64<<10),
+		w:       w,
 		f:       f,
+		out:     make([]byte, 0, 2*flushSize),
+		stop:    make(chan struct{}),
 		named:   make(map[[2]int]bool),
 		lanes:   make(map[[2]int][]int64),
 		laneOf:  make(map[[2]uint64]int),
@@ -76,9 +95,41 @@ func newPerfetto(w io.Writer, f *os.File) *perfetto {
 		live:    make(map[*Device]int64),
 		static:  make(map[*Node][]byte),
 	}
-	p.w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
+	p.out = append(p.out, '[')
 	p.meta(hostPid, 0, "process_name", "dgen host")
+	p.flushLocked()
+	go p.flusher()
 	return p
+}
+
+// flusher writes the buffer every flushEvery until Close.
+func (p *perfetto) flusher() {
+	tick := time.NewTicker(flushEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+			p.mu.Lock()
+			if !p.closed {
+				p.flushLocked()
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+// flushLocked writes the buffered events; a write error is kept for Close
+// and ends the writing.
+func (p *perfetto) flushLocked() {
+	if len(p.out) == 0 || p.err != nil {
+		return
+	}
+	if _, err := p.w.Write(p.out); err != nil {
+		p.err = err
+	}
+	p.out = p.out[:0]
 }
 
 // HandleEvent implements Subscriber.
@@ -155,6 +206,8 @@ func (p *perfetto) HandleEvent(e Event) {
 			b = append(b, "}}"...)
 		}
 		p.end(b)
+	case UserRange, UserMark:
+		p.userEvent(&e)
 	case CacheEvent:
 		d := e.Device
 		tid := cacheTidBas + d.Seq
@@ -179,6 +232,32 @@ func (p *perfetto) HandleEvent(e Event) {
 		b = append(b, `,"key":"`...)
 		b = appendHex(b, e.Cache.Key)
 		b = append(b, `"}}`...)
+		p.end(b)
+	}
+}
+
+// userEvent writes a user range or mark on the host track (lane 0) of
+// every queue seen so far, or on a track of its own before any.
+func (p *perfetto) userEvent(e *Event) {
+	tids := p.hosts
+	if len(tids) == 0 {
+		p.threadName(hostPid, rangeTid, "user ranges")
+		tids = []int{rangeTid}
+	}
+	for _, tid := range tids {
+		b := p.begin()
+		if e.Kind == UserRange {
+			b = append(b, `{"ph":"X","cat":"range","name":`...)
+			b = appendJSONString(b, e.Name)
+			b = p.pos(b, hostPid, tid, e.Begin)
+			b = append(b, `,"dur":`...)
+			b = appendMicros(b, e.Time-e.Begin)
+		} else {
+			b = append(b, `{"ph":"i","s":"t","cat":"range","name":`...)
+			b = appendJSONString(b, e.Name)
+			b = p.pos(b, hostPid, tid, e.Time)
+		}
+		b = append(b, '}')
 		p.end(b)
 	}
 }
@@ -240,6 +319,9 @@ func (p *perfetto) queueTid(pid int, q *Queue, lane int) int {
 		name := "queue " + q.Name
 		if pid == hostPid {
 			name += " (" + q.Device.Name + ")"
+			if lane == 0 {
+				p.hosts = append(p.hosts, tid)
+			}
 		}
 		if lane > 0 {
 			name += " #" + strconv.Itoa(lane+1)
@@ -343,9 +425,10 @@ func (p *perfetto) pos(b []byte, pid, tid int, ts int64) []byte {
 	return appendMicros(b, ts)
 }
 
-// begin returns the buffer for the next event, with its separator.
+// begin returns the buffer to append the next event to, with its
+// separator: the unwritten events, so that an event is formatted in place.
 func (p *perfetto) begin() []byte {
-	b := p.buf[:0]
+	b := p.out
 	if p.n > 0 {
 		b = append(b, ',')
 	}
@@ -353,14 +436,16 @@ func (p *perfetto) begin() []byte {
 	return append(b, '\n')
 }
 
+// end takes back the buffer with the event appended, and writes it when it
+// is full.
 func (p *perfetto) end(b []byte) {
-	p.buf = b
-	if _, err := p.w.Write(b); err != nil && p.err == nil {
-		p.err = err
+	p.out = b
+	if len(b) >= flushSize {
+		p.flushLocked()
 	}
 }
 
-// Close ends the JSON document, flushes it and closes the file. Edges whose
+// Close ends the JSON array, writes it out and closes the file. Edges whose
 // target never ended are dropped.
 func (p *perfetto) Close() error {
 	p.mu.Lock()
@@ -369,10 +454,9 @@ func (p *perfetto) Close() error {
 		return p.err
 	}
 	p.closed = true
-	p.w.WriteString("\n]}\n")
-	if err := p.w.Flush(); err != nil && p.err == nil {
-		p.err = err
-	}
+	close(p.stop)
+	p.out = append(p.out, "\n]\n"...)
+	p.flushLocked()
 	if p.f != nil {
 		if err := p.f.Close(); err != nil && p.err == nil {
 			p.err = err

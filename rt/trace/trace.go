@@ -163,17 +163,19 @@ func New() *Tracer {
 	return t
 }
 
-// Open returns a Tracer with the built-in subscribers selected by spec (see
-// ParseSpec); an empty spec gives a Tracer with none. Subscribers that print
+// Open returns a Tracer with the built-in subscribers and the device-time
+// sampling selected by spec (see ParseOptions); an empty spec gives a Tracer
+// with none. Subscribers that print
 // (summary and log without a path) write to stderr. Files named in spec are
 // created now, so that a bad path is reported when the context opens.
 func Open(spec string, stderr io.Writer) (*Tracer, error) {
-	specs, err := ParseSpec(spec)
+	o, err := ParseOptions(spec)
 	if err != nil {
 		return nil, err
 	}
 	t := New()
-	for _, sp := range specs {
+	t.SetDeviceSampling(o.DeviceEvery)
+	for _, sp := range o.Subscribers {
 		sub, err := sp.open(stderr)
 		if err != nil {
 			t.Close()
@@ -189,6 +191,19 @@ func Open(spec string, stderr io.Writer) (*Tracer, error) {
 // nanoseconds since the Tracer was created. Clock samples given to
 // Device.SyncClock use this clock.
 func (t *Tracer) Now() int64 { return int64(time.Since(t.start)) }
+
+// SetDeviceSampling sets which commands report device times, through
+// Task.Sampled: none when n is 0 (the default), else the first instance of
+// every node and one in n after it; 1 asks for every command. A runtime
+// context reads the setting when it opens: its queues profile only when it
+// is above 0, and then only sampled commands carry an event and profiling
+// queries. The host-side task graph (nodes, tasks with host times, edges,
+// memory and cache events) needs neither, so 0 costs the least. Negative
+// values count as 0.
+func (t *Tracer) SetDeviceSampling(n int) { t.every.Store(int32(max(0, min(n, math.MaxInt32)))) }
+
+// DeviceSampling returns the setting of SetDeviceSampling.
+func (t *Tracer) DeviceSampling() int { return int(t.every.Load()) }
 
 // Start returns the wall-clock time at which the Tracer's clock reads 0.
 func (t *Tracer) Start() time.Time { return t.start }
