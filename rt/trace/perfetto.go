@@ -32,11 +32,14 @@ const (
 	rangeTid    = 3_000_000 // user ranges and marks before any queue exists
 )
 
-// The perfetto subscriber writes its buffer when it holds flushSize bytes,
-// and at least every flushEvery when it holds anything.
+// The perfetto subscriber hands its batch of events to its writer
+// goroutine when it holds batchSize events, and the writer takes it at
+// least every flushEvery when it holds any; at most flushDepth batches wait
+// to be written.
 const (
-	flushSize  = 64 << 10
+	batchSize  = 1024
 	flushEvery = 50 * time.Millisecond
+	flushDepth = 4
 )
 
 // perfetto is the built-in "perfetto" subscriber. It writes Chrome trace
@@ -56,22 +59,33 @@ const (
 //     that the commands enqueued within a range nest under it;
 //   - names are metadata events ("M" process_name and thread_name).
 //
-// The file is in the JSON Array Format, whose closing "]" may be missing:
-// events are written whole, the buffer when it fills and at least every
-// 50 ms, so a process that exits without closing the tracer (os.Exit,
-// log.Fatal, a crash) leaves a file that loads, missing at most its last
-// 50 ms. Slices are written when they end. Slices that overlap on one queue
-// (concurrent enqueues from several goroutines) go to extra lanes, named
-// "QUEUE #2" and so on, so that every track nests properly.
+// The file is in the JSON Array Format, whose closing "]" may be missing.
+// HandleEvent only copies the event into a batch; a goroutine of the
+// subscriber's own formats the batches and writes them, whole events only,
+// when a batch fills and at least every 50 ms. So the traced goroutines pay
+// for a copy, and a process that exits without closing the tracer
+// (os.Exit, log.Fatal, a crash) leaves a file that loads, missing at most
+// its last 50 ms. Slices are written when they end. Slices that overlap on
+// one queue (concurrent enqueues from several goroutines) go to extra
+// lanes, named "QUEUE #2" and so on, so that every track nests properly.
 type perfetto struct {
-	mu      sync.Mutex
+	mu     sync.Mutex // guards batch and closed
+	batch  []Event    // events not yet handed to the writer
+	closed bool
+
+	full chan []Event  // batches for the writer goroutine, in order
+	free chan []Event  // formatted batches, for reuse
+	stop chan struct{} // closed by Close to end the writer
+	done chan struct{} // closed by the writer when it ends
+	once sync.Once     // Close
+	err  error         // Close's error
+
+	// The writer goroutine's state, and Close's once the writer has ended.
 	w       io.Writer
 	f       *os.File
-	out     []byte        // events not yet written to w, whole
-	stop    chan struct{} // closed by Close to end the flusher
+	out     []byte // formatted events not yet written
+	werr    error  // the first write error
 	n       int
-	closed  bool
-	err     error
 	named   map[[2]int]bool
 	lanes   map[[2]int][]int64 // (pid, queue seq) -> end of last slice per lane
 	laneOf  map[[2]uint64]int  // (pid, task id) -> lane, for lanes other than 0
@@ -86,8 +100,11 @@ func newPerfetto(w io.Writer, f *os.File) *perfetto {
 	p := &perfetto{
 		w:       w,
 		f:       f,
-		out:     make([]byte, 0, 2*flushSize),
+		batch:   make([]Event, 0, batchSize),
+		full:    make(chan []Event, flushDepth),
+		free:    make(chan []Event, flushDepth),
 		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
 		named:   make(map[[2]int]bool),
 		lanes:   make(map[[2]int][]int64),
 		laneOf:  make(map[[2]uint64]int),
@@ -97,54 +114,108 @@ func newPerfetto(w io.Writer, f *os.File) *perfetto {
 	}
 	p.out = append(p.out, '[')
 	p.meta(hostPid, 0, "process_name", "dgen host")
-	p.flushLocked()
-	go p.flusher()
+	p.writeOut()
+	go p.writer()
 	return p
 }
 
-// flusher writes the buffer every flushEvery until Close.
-func (p *perfetto) flusher() {
+// HandleEvent implements Subscriber: it keeps the events that the file
+// shows for the writer goroutine.
+func (p *perfetto) HandleEvent(e Event) {
+	switch e.Kind {
+	case GraphCreate, NodeCreate, TaskBegin:
+		return // drawn from the events that end a slice
+	}
+	p.mu.Lock()
+	if !p.closed {
+		p.batch = append(p.batch, e)
+		if len(p.batch) == cap(p.batch) {
+			p.handOff()
+		}
+	}
+	p.mu.Unlock()
+}
+
+// handOff queues the batch for the writer goroutine and starts a new one.
+// It waits while flushDepth batches are queued, so that producers faster
+// than the file wait for it rather than grow memory without bound. Called
+// with p.mu held.
+func (p *perfetto) handOff() {
+	if len(p.batch) == 0 {
+		return
+	}
+	p.full <- p.batch
+	select {
+	case b := <-p.free:
+		p.batch = b[:0]
+	default:
+		p.batch = make([]Event, 0, batchSize)
+	}
+}
+
+// writer formats and writes the queued batches in order, and every
+// flushEvery the batch being filled, until Close.
+func (p *perfetto) writer() {
+	defer close(p.done)
 	tick := time.NewTicker(flushEvery)
 	defer tick.Stop()
 	for {
 		select {
-		case <-p.stop:
-			return
+		case b := <-p.full:
+			p.writeBatch(b)
 		case <-tick.C:
-			p.mu.Lock()
-			if !p.closed {
-				p.flushLocked()
+			// A producer waiting in handOff holds p.mu; the queue is
+			// written first, on the next turns of the loop.
+			if len(p.full) < cap(p.full) && p.mu.TryLock() {
+				if !p.closed {
+					p.handOff()
+				}
+				p.mu.Unlock()
 			}
-			p.mu.Unlock()
+		case <-p.stop:
+			for {
+				select {
+				case b := <-p.full:
+					p.writeBatch(b)
+				default:
+					return
+				}
+			}
 		}
 	}
 }
 
-// flushLocked writes the buffered events; a write error is kept for Close
-// and ends the writing.
-func (p *perfetto) flushLocked() {
-	if len(p.out) == 0 || p.err != nil {
-		return
+// writeBatch formats the events of b, writes them and keeps b for reuse.
+func (p *perfetto) writeBatch(b []Event) {
+	for i := range b {
+		p.format(&b[i])
 	}
-	if _, err := p.w.Write(p.out); err != nil {
-		p.err = err
+	p.writeOut()
+	clear(b) // drop the references to names and nodes
+	select {
+	case p.free <- b[:0]:
+	default:
+	}
+}
+
+// writeOut writes the formatted events unless a write failed before.
+func (p *perfetto) writeOut() {
+	if p.werr == nil && len(p.out) > 0 {
+		if _, err := p.w.Write(p.out); err != nil {
+			p.werr = err
+		}
 	}
 	p.out = p.out[:0]
 }
 
-// HandleEvent implements Subscriber.
-func (p *perfetto) HandleEvent(e Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed || p.err != nil {
-		return
-	}
+// format appends the JSON of e to p.out.
+func (p *perfetto) format(e *Event) {
 	switch e.Kind {
 	case EdgeCreate:
 		if e.Task.HostEnd != 0 {
-			p.edge(&e)
+			p.edge(e)
 		} else {
-			p.pending[e.Task.ID] = append(p.pending[e.Task.ID], e)
+			p.pending[e.Task.ID] = append(p.pending[e.Task.ID], *e)
 		}
 	case TaskEnd:
 		tk := &e.Task
@@ -207,7 +278,7 @@ func (p *perfetto) HandleEvent(e Event) {
 		}
 		p.end(b)
 	case UserRange, UserMark:
-		p.userEvent(&e)
+		p.userEvent(e)
 	case CacheEvent:
 		d := e.Device
 		tid := cacheTidBas + d.Seq
@@ -436,36 +507,35 @@ func (p *perfetto) begin() []byte {
 	return append(b, '\n')
 }
 
-// end takes back the buffer with the event appended, and writes it when it
-// is full.
-func (p *perfetto) end(b []byte) {
-	p.out = b
-	if len(b) >= flushSize {
-		p.flushLocked()
-	}
+// end takes back the buffer with the event appended.
+func (p *perfetto) end(b []byte) { p.out = b }
+
+// Close ends the JSON array, waits for the writer to write everything and
+// closes the file. It returns the first error of writing or closing the
+// file. Edges whose target never ended are dropped.
+func (p *perfetto) Close() error {
+	p.once.Do(p.close)
+	return p.err
 }
 
-// Close ends the JSON array, writes it out and closes the file. Edges whose
-// target never ended are dropped.
-func (p *perfetto) Close() error {
+func (p *perfetto) close() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return p.err
-	}
 	p.closed = true
+	p.handOff()
+	p.mu.Unlock()
 	close(p.stop)
+	<-p.done
 	p.out = append(p.out, "\n]\n"...)
-	p.flushLocked()
+	p.writeOut()
+	err := p.werr
 	if p.f != nil {
-		if err := p.f.Close(); err != nil && p.err == nil {
-			p.err = err
+		if cerr := p.f.Close(); err == nil {
+			err = cerr
 		}
 	}
-	if p.err != nil {
-		p.err = &writeError{err: p.err}
+	if err != nil {
+		p.err = &writeError{err: err}
 	}
-	return p.err
 }
 
 type writeError struct{ err error }
