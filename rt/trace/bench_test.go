@@ -226,6 +226,48 @@ func BenchmarkCallerCapture(b *testing.B) {
 	}
 }
 
+// BenchmarkSiteCapture compares two ways of locating a command's call
+// site 5 frames above the trace point, as deep as a Launch in rt is (begin,
+// Begin, beginTask, launch, Launch): runtime.Callers with a skip, which
+// Begin used to call on every command, and the frame-pointer walk and site
+// cache lookup that it makes now.
+func BenchmarkSiteCapture(b *testing.B) {
+	const depth = 5
+	b.Run("runtime.Callers", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			nest(depth, func() {
+				var pcs [1]uintptr
+				runtime.Callers(depth+2, pcs[:])
+			})
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		tr := New()
+		b.ReportAllocs()
+		for b.Loop() {
+			nest(depth, func() {
+				var key siteKey
+				d := fpCallers(&key, depth+2+siteMargin)
+				if tr.lookupSite(&key, d, Kernel, "k") == nil {
+					tr.newNode(&key, d, key[depth], Kernel, "k")
+				}
+			})
+		}
+	})
+}
+
+// nest calls f n frames deeper.
+//
+//go:noinline
+func nest(n int, f func()) {
+	if n == 0 {
+		f()
+		return
+	}
+	nest(n-1, f)
+}
+
 // BenchmarkClock measures one read of the Tracer's clock; a pair reads it
 // twice.
 func BenchmarkClock(b *testing.B) {

@@ -16,8 +16,9 @@ import (
 // command's name otherwise: "read", a device global's name, ...). skip
 // selects the Go source location recorded: 0 is the function that calls
 // Begin, 1 its caller, and so on, as the runtime's call depth requires to
-// reach user code. The location is cached by program counter, so a call site
-// is symbolised once. q must not be nil: a Tracer without subscribers still
+// reach user code. The call site is found by a walk of a few frame pointers
+// and a lookup of their return addresses in a cache, so a site is located
+// with runtime.Callers and symbolised only on its first visit. q must not be nil: a Tracer without subscribers still
 // hands out queues, so the runtime always has one.
 func (q *Queue) Begin(kind CmdKind, name string, skip int) Task {
 	if q.task.subs.Load() == nil {

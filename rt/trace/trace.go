@@ -13,9 +13,15 @@
 //
 // A trace point whose stream has no subscriber costs one atomic load and
 // allocates nothing. With subscribers, a steady-state task (a call site seen
-// before) allocates nothing either: source locations are captured with
-// runtime.Callers and cached by program counter, and events are value
-// structs passed to subscribers.
+// before) allocates nothing either: the call site is found by walking a few
+// frame pointers and looking the return addresses up in a cache, so
+// runtime.Callers and symbolisation run only on a new site; events are
+// value structs passed to subscribers.
+//
+// Device times are optional (Tracer.SetDeviceSampling, DGEN_TRACE's
+// device=N): the task graph is complete without them, and the runtime
+// profiles only the commands of sampled tasks (Task.Sampled). Go code marks
+// its own ranges and instants with Tracer.Range and Tracer.Mark.
 //
 // The runtime uses the package as follows at every enqueue:
 //
@@ -23,10 +29,10 @@
 //	for _, w := range waitList {
 //		tk.DependsOn(w.task) // the trace.Task kept with each rt event
 //	}
-//	ev, err := backend.Enqueue(...)
+//	ev, err := backend.Enqueue(...) // with an event only if tk.Sampled
 //	tk.End()
 //	ev.task = tk
-//	// later, when the OpenCL event completes with profiling information:
+//	// later, when a sampled command completes with profiling information:
 //	ev.task.Complete(start, end) // device clock, nanoseconds
 package trace
 
