@@ -40,6 +40,7 @@ const (
 	batchSize  = 1024
 	flushEvery = 50 * time.Millisecond
 	flushDepth = 4
+	maxBatches = flushDepth + 2 // queued, being written, being filled
 )
 
 // perfetto is the built-in "perfetto" subscriber. It writes Chrome trace
@@ -69,8 +70,9 @@ const (
 // one queue (concurrent enqueues from several goroutines) go to extra
 // lanes, named "QUEUE #2" and so on, so that every track nests properly.
 type perfetto struct {
-	mu     sync.Mutex // guards batch and closed
+	mu     sync.Mutex // guards batch, nbatch and closed
 	batch  []Event    // events not yet handed to the writer
+	nbatch int        // batches made, at most maxBatches
 	closed bool
 
 	full chan []Event  // batches for the writer goroutine, in order
@@ -101,8 +103,9 @@ func newPerfetto(w io.Writer, f *os.File) *perfetto {
 		w:       w,
 		f:       f,
 		batch:   make([]Event, 0, batchSize),
+		nbatch:  1,
 		full:    make(chan []Event, flushDepth),
-		free:    make(chan []Event, flushDepth),
+		free:    make(chan []Event, maxBatches),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		named:   make(map[[2]int]bool),
@@ -137,20 +140,31 @@ func (p *perfetto) HandleEvent(e Event) {
 }
 
 // handOff queues the batch for the writer goroutine and starts a new one.
-// It waits while flushDepth batches are queued, so that producers faster
-// than the file wait for it rather than grow memory without bound. Called
-// with p.mu held.
+// At most maxBatches batches exist: when all are queued or being written it
+// waits for one, so that producers faster than the file wait for it rather
+// than grow memory without bound. Called with p.mu held.
 func (p *perfetto) handOff() {
 	if len(p.batch) == 0 {
 		return
 	}
 	p.full <- p.batch
-	select {
-	case b := <-p.free:
-		p.batch = b[:0]
-	default:
-		p.batch = make([]Event, 0, batchSize)
+	if p.nbatch < maxBatches {
+		select {
+		case b := <-p.free:
+			p.batch = b
+		default:
+			p.nbatch++
+			p.batch = make([]Event, 0, batchSize)
+		}
+		return
 	}
+	p.batch = <-p.free
+}
+
+// canHandOff reports whether handOff would not wait. Called with p.mu
+// held.
+func (p *perfetto) canHandOff() bool {
+	return len(p.full) < cap(p.full) && (p.nbatch < maxBatches || len(p.free) > 0)
 }
 
 // writer formats and writes the queued batches in order, and every
@@ -166,8 +180,8 @@ func (p *perfetto) writer() {
 		case <-tick.C:
 			// A producer waiting in handOff holds p.mu; the queue is
 			// written first, on the next turns of the loop.
-			if len(p.full) < cap(p.full) && p.mu.TryLock() {
-				if !p.closed {
+			if p.mu.TryLock() {
+				if !p.closed && p.canHandOff() {
 					p.handOff()
 				}
 				p.mu.Unlock()
@@ -192,10 +206,7 @@ func (p *perfetto) writeBatch(b []Event) {
 	}
 	p.writeOut()
 	clear(b) // drop the references to names and nodes
-	select {
-	case p.free <- b[:0]:
-	default:
-	}
+	p.free <- b[:0]
 }
 
 // writeOut writes the formatted events unless a write failed before.
