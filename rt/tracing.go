@@ -189,7 +189,7 @@ func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Eve
 
 // wantsEvent reports whether tk is a sampled task on a queue that reports
 // device times, so that its command needs an event.
-func (q *Queue) wantsEvent(tk *trace.Task) bool { return tk.Sampled && q.profiling }
+func (q *Queue) wantsEvent(tk *trace.Task) bool { return q.profiling && tk.Sampled() }
 
 // pendingTask is a traced command whose device times are not yet known.
 type pendingTask struct {

@@ -175,10 +175,18 @@ type Task struct {
 	// DevStart and DevEnd are the device execution times, aligned to the
 	// host clock; both are 0 until Complete is called.
 	DevStart, DevEnd int64
-	// Sampled is set on the tasks whose device times the Tracer asks for:
-	// one instance in N of each node (Tracer.SetDeviceSampling), from the
-	// first. The runtime profiles only those commands.
-	Sampled bool
+}
+
+// Sampled reports whether the Tracer asks for the device times of the
+// task: one instance in N of each node (Tracer.SetDeviceSampling), from the
+// first. The runtime profiles only those commands. It is false for the
+// zero Task.
+func (tk *Task) Sampled() bool {
+	if tk.ID == 0 {
+		return false
+	}
+	every := uint64(tk.Queue.t.every.Load())
+	return every > 0 && (tk.Instance-1)%every == 0
 }
 
 // Mem describes a memory event.

@@ -160,7 +160,7 @@ func TestDeviceSampling(t *testing.T) {
 		var got []string
 		for range 10 {
 			tk := enqueue(f.in, Kernel, "k")
-			if tk.Sampled {
+			if tk.Sampled() {
 				got = append(got, strconvU(tk.Instance))
 			}
 		}

@@ -61,9 +61,6 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
 		Instance:  inst,
 		HostBegin: t.Now(),
 	}
-	if every := uint64(t.every.Load()); every > 0 && (inst-1)%every == 0 {
-		tk.Sampled = true
-	}
 	e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk}
 	deliver(subs, &e)
 	if q.InOrder {

@@ -29,7 +29,7 @@
 //	for _, w := range waitList {
 //		tk.DependsOn(w.task) // the trace.Task kept with each rt event
 //	}
-//	ev, err := backend.Enqueue(...) // with an event only if tk.Sampled
+//	ev, err := backend.Enqueue(...) // with an event only if tk.Sampled()
 //	tk.End()
 //	ev.task = tk
 //	// later, when a sampled command completes with profiling information:
