@@ -79,8 +79,9 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
 }
 
 // DependsOn records that the task must wait for from (an entry of its wait
-// list): it emits EdgeCreate. It does nothing for a zero task or a zero from
-// (a command enqueued while tracing was off).
+// list): it emits EdgeCreate, at the task's HostBegin, so that it reads no
+// clock. It does nothing for a zero task or a zero from (a command enqueued
+// while tracing was off).
 func (tk *Task) DependsOn(from Task) {
 	if tk.ID != 0 && from.ID != 0 {
 		tk.dependsOn(&from)
@@ -93,7 +94,8 @@ func (tk *Task) dependsOn(from *Task) {
 	if subs == nil {
 		return
 	}
-	e := Event{Kind: EdgeCreate, Stream: t.task, Time: t.Now(), Device: tk.Queue.Device, Task: *tk, From: *from}
+	// The edge is part of the task's begin: its time, not a clock read.
+	e := Event{Kind: EdgeCreate, Stream: t.task, Time: tk.HostBegin, Device: tk.Queue.Device, Task: *tk, From: *from}
 	deliver(*subs, &e)
 }
 
