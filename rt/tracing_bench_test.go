@@ -174,3 +174,31 @@ func TestTraceOffAllocs(t *testing.T) {
 	}
 	q.Finish()
 }
+
+// TestTraceHostAllocs fails if a traced Submit allocates in the steady
+// state when tracing records the host task graph only, to the Perfetto
+// writer (whose goroutine's allocations count too).
+func TestTraceHostAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Trace: "perfetto:" + os.DevNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	q := ctx.Queue()
+	buf, _ := rt.NewBuffer[int32](ctx, 1)
+	k := addOne(t, ctx, buf)
+	for range 5000 { // past the writer's first batches
+		q.Submit(k, rt.Range1(1))
+	}
+	if n := testing.AllocsPerRun(1000, func() { q.Submit(k, rt.Range1(1)) }); n != 0 {
+		t.Errorf("traced Submit allocates %v times, want 0", n)
+	}
+	q.Finish()
+}

@@ -41,6 +41,7 @@ const (
 	flushEvery = 50 * time.Millisecond
 	flushDepth = 4
 	maxBatches = flushDepth + 2 // queued, being written, being filled
+	maxSpare   = 64             // emptied edge lists kept for reuse
 )
 
 // perfetto is the built-in "perfetto" subscriber. It writes Chrome trace
@@ -92,6 +93,7 @@ type perfetto struct {
 	lanes   map[[2]int][]int64 // (pid, queue seq) -> end of last slice per lane
 	laneOf  map[[2]uint64]int  // (pid, task id) -> lane, for lanes other than 0
 	pending map[uint64][]Event // edges by target task id, until the target ends
+	spare   [][]Event          // emptied lists of pending, for reuse
 	live    map[*Device]int64  // driver bytes per device
 	static  map[*Node][]byte   // per-node tail of slice events
 	hosts   []int              // host tids of lane 0 of every queue, for ranges
@@ -226,7 +228,11 @@ func (p *perfetto) format(e *Event) {
 		if e.Task.HostEnd != 0 {
 			p.edge(e)
 		} else {
-			p.pending[e.Task.ID] = append(p.pending[e.Task.ID], *e)
+			edges, ok := p.pending[e.Task.ID]
+			if !ok && len(p.spare) > 0 {
+				edges, p.spare = p.spare[len(p.spare)-1], p.spare[:len(p.spare)-1]
+			}
+			p.pending[e.Task.ID] = append(edges, *e)
 		}
 	case TaskEnd:
 		tk := &e.Task
@@ -237,6 +243,10 @@ func (p *perfetto) format(e *Event) {
 			for i := range edges {
 				edges[i].Task = *tk
 				p.edge(&edges[i])
+			}
+			if len(p.spare) < maxSpare {
+				clear(edges)
+				p.spare = append(p.spare, edges[:0])
 			}
 		}
 	case TaskComplete:
