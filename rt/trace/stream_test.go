@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -210,4 +211,38 @@ func TestParseOptions(t *testing.T) {
 		}
 		tr.Close()
 	}
+}
+
+// TestFrameWalk checks the frame-pointer walk against runtime.Callers: past
+// the calling function's own frame, the same return addresses (no frame is
+// inlined here), and a site cache that fills, so that Begin does not fall
+// back to runtime.Callers on every command.
+func TestFrameWalk(t *testing.T) {
+	var key siteKey
+	var want [4]uintptr
+	n, m := walkBoth(&key, want[:])
+	if n != 4 || m != 4 {
+		t.Fatalf("walked %d frames, runtime.Callers %d; want 4 each", n, m)
+	}
+	if got := key[1:4]; [3]uintptr(got) != [3]uintptr(want[1:4]) {
+		t.Errorf("frame walk %x, runtime.Callers %x", got, want[1:4])
+	}
+	f := newFixture()
+	for range 3 {
+		enqueue(f.in, Kernel, "k")
+	}
+	if sites := len(*f.t.sites.Load()); sites != 1 {
+		t.Errorf("site cache holds %d entries after 3 commands at one site, want 1", sites)
+	}
+}
+
+//go:noinline
+func walkBoth(key *siteKey, pcs []uintptr) (int, int) {
+	return walkNested(key, pcs)
+}
+
+//go:noinline
+func walkNested(key *siteKey, pcs []uintptr) (int, int) {
+	n := fpCallers(key, len(pcs))
+	return n, runtime.Callers(1, pcs)
 }

@@ -16,10 +16,11 @@ import (
 // command's name otherwise: "read", a device global's name, ...). skip
 // selects the Go source location recorded: 0 is the function that calls
 // Begin, 1 its caller, and so on, as the runtime's call depth requires to
-// reach user code. The call site is found by a walk of a few frame pointers
-// and a lookup of their return addresses in a cache, so a site is located
-// with runtime.Callers and symbolised only on its first visit. q must not be nil: a Tracer without subscribers still
-// hands out queues, so the runtime always has one.
+// reach user code. The call site is found by a walk of a few frame
+// pointers and a lookup of their return addresses in a cache, so a site is
+// located with runtime.Callers and symbolised only on its first visit. q
+// must not be nil: a Tracer without subscribers still hands out queues, so
+// the runtime always has one.
 func (q *Queue) Begin(kind CmdKind, name string, skip int) Task {
 	if q.task.subs.Load() == nil {
 		return Task{}
@@ -207,10 +208,11 @@ const keyDepth = 16
 // pointer chain, and push the call site up by one each.
 const siteMargin = 2
 
-// maxSites bounds the site cache. A call site reached through different
-// chains of callers has one entry per chain; past the bound, new chains
-// are located with runtime.Callers every time.
-const maxSites = 1 << 16
+// maxSites bounds the site cache, which is copied on every addition. A
+// call site reached through different chains of callers has one entry per
+// chain; past the bound, new chains are located with runtime.Callers every
+// time.
+const maxSites = 4096
 
 // siteKey is the key of the site cache: the return addresses of the frames
 // from Begin up to and a little beyond the call site, zero-padded. Equal
