@@ -188,8 +188,11 @@ func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Eve
 }
 
 // wantsEvent reports whether tk is a sampled task on a queue that reports
-// device times, so that its command needs an event.
-func (q *Queue) wantsEvent(tk *trace.Task) bool { return q.profiling && tk.Sampled() }
+// device times (its context opened with device-time sampling, so that its
+// clock is aligned), so that its command needs an event.
+func (q *Queue) wantsEvent(tk *trace.Task) bool {
+	return q.ctx.devTimes && q.profiling && tk.Sampled()
+}
 
 // pendingTask is a traced command whose device times are not yet known.
 type pendingTask struct {
