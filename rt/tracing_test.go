@@ -688,3 +688,64 @@ func traceChild(t *testing.T, mode string) {
 	}
 	panic("the traced child crashes")
 }
+
+// TestTraceRanges checks that a user range drawn by the perfetto writer
+// contains, on the same track, the commands enqueued within it.
+func TestTraceRanges(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "trace.json")
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Trace: "perfetto:" + file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := ctx.Queue()
+	buf, err := rt.NewBuffer[int32](ctx, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := addOne(t, ctx, buf)
+	r := ctx.Tracer().Range("solve")
+	if err := buf.Write(q, make([]int32, 64)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Submit(k, rt.Range1(64)); err != nil {
+		t.Fatal(err)
+	}
+	r.End()
+	if err := ctx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []struct {
+		Name string  `json:"name"`
+		Cat  string  `json:"cat"`
+		Ph   string  `json:"ph"`
+		Tid  int     `json:"tid"`
+		Ts   float64 `json:"ts"`
+		Dur  float64 `json:"dur"`
+	}
+	if err := json.Unmarshal(data, &events); err != nil {
+		t.Fatal(err)
+	}
+	var ranges, inside int
+	for _, r := range events {
+		if r.Cat != "range" || r.Name != "solve" {
+			continue
+		}
+		ranges++
+		for _, c := range events {
+			if c.Cat == "host" && c.Tid == r.Tid && c.Ts >= r.Ts && c.Ts+c.Dur <= r.Ts+r.Dur {
+				inside++
+			}
+		}
+	}
+	if ranges != 1 || inside != 2 {
+		t.Errorf("%d ranges holding %d commands, want 1 holding the write and the launch", ranges, inside)
+	}
+}
