@@ -45,6 +45,8 @@ const (
 	// UserMark records an instant that the user named (Tracer.Mark):
 	// Event.Name at Event.Time. It is delivered on StreamTask.
 	UserMark
+
+	numKinds = iota + 1 // the number of kinds, 0 included
 )
 
 var kindNames = [...]string{

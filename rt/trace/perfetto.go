@@ -124,12 +124,17 @@ func newPerfetto(w io.Writer, f *os.File) *perfetto {
 	return p
 }
 
-// HandleEvent implements Subscriber: it keeps the events that the file
-// shows for the writer goroutine.
+// Wants implements KindSubscriber: a slice is drawn from the event that
+// ends it, and a node from its tasks.
+func (p *perfetto) Wants(k Kind) bool {
+	return k != GraphCreate && k != NodeCreate && k != TaskBegin
+}
+
+// HandleEvent implements Subscriber: it keeps the event for the writer
+// goroutine.
 func (p *perfetto) HandleEvent(e Event) {
-	switch e.Kind {
-	case GraphCreate, NodeCreate, TaskBegin:
-		return // drawn from the events that end a slice
+	if !p.Wants(e.Kind) {
+		return
 	}
 	p.mu.Lock()
 	if !p.closed {

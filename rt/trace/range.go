@@ -29,7 +29,7 @@ func (r Range) End() {
 	if r.t == nil {
 		return
 	}
-	subs := r.t.task.subs.Load()
+	subs := r.t.task.wanting(UserRange)
 	if subs == nil {
 		return
 	}
@@ -38,7 +38,7 @@ func (r Range) End() {
 		now = r.begin + 1
 	}
 	e := Event{Kind: UserRange, Stream: r.t.task, Time: now, Begin: r.begin, Name: r.name}
-	deliver(*subs, &e)
+	deliver(subs, &e)
 }
 
 // Mark emits UserMark: an instant called name, at the current host time.
@@ -47,8 +47,8 @@ func (t *Tracer) Mark(name string) {
 	if t == nil {
 		return
 	}
-	if subs := t.task.subs.Load(); subs != nil {
+	if subs := t.task.wanting(UserMark); subs != nil {
 		e := Event{Kind: UserMark, Stream: t.task, Time: t.Now(), Name: name}
-		deliver(*subs, &e)
+		deliver(subs, &e)
 	}
 }

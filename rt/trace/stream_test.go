@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -245,4 +246,40 @@ func walkBoth(key *siteKey, pcs []uintptr) (int, int) {
 func walkNested(key *siteKey, pcs []uintptr) (int, int) {
 	n := fpCallers(key, len(pcs))
 	return n, runtime.Callers(1, pcs)
+}
+
+// kindRecorder is a Recorder that wants some kinds only.
+type kindRecorder struct {
+	Recorder
+	kinds []Kind
+}
+
+func (r *kindRecorder) Wants(k Kind) bool { return slices.Contains(r.kinds, k) }
+
+// TestKindSubscriber checks that a KindSubscriber receives the kinds it
+// wants and no other, beside a subscriber that wants everything.
+func TestKindSubscriber(t *testing.T) {
+	f := newFixture()
+	kr := &kindRecorder{kinds: []Kind{TaskEnd, UserMark}}
+	f.t.Subscribe(kr)
+	a := enqueue(f.in, Write, "w")
+	enqueue(f.in, Kernel, "k", a)
+	f.t.Mark("m")
+	f.dev.MemAlloc(Mem{Size: 4})
+	var got []string
+	for _, e := range kr.Events() {
+		got = append(got, e.Kind.String())
+	}
+	if want := "task_end task_end mark"; strings.Join(got, " ") != want {
+		t.Errorf("kind subscriber got %q, want %q", strings.Join(got, " "), want)
+	}
+	all := map[Kind]bool{}
+	for _, e := range f.rec.Events() {
+		all[e.Kind] = true
+	}
+	for _, k := range []Kind{GraphCreate, NodeCreate, TaskBegin, EdgeCreate, TaskEnd, UserMark, MemAlloc} {
+		if !all[k] {
+			t.Errorf("the subscriber of everything got no %v", k)
+		}
+	}
 }

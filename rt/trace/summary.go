@@ -65,6 +65,12 @@ func (s *Summary) row(n *Node) *Row {
 	return r
 }
 
+// Wants implements KindSubscriber: a summary reads nodes and the events
+// that end a task's host and device times.
+func (s *Summary) Wants(k Kind) bool {
+	return k == NodeCreate || k == TaskEnd || k == TaskComplete
+}
+
 // HandleEvent implements Subscriber.
 func (s *Summary) HandleEvent(e Event) {
 	switch e.Kind {

@@ -29,11 +29,6 @@ func (q *Queue) Begin(kind CmdKind, name string, skip int) Task {
 }
 
 func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
-	sp := q.task.subs.Load()
-	if sp == nil {
-		return Task{}
-	}
-	subs := *sp
 	t := q.t
 	// The frames from begin up to the call site and a little beyond key
 	// the site cache; only a miss pays for runtime.Callers.
@@ -62,17 +57,17 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
 		Instance:  inst,
 		HostBegin: t.Now(),
 	}
-	e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk}
-	deliver(subs, &e)
+	if subs := q.task.wanting(TaskBegin); subs != nil {
+		e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk}
+		deliver(subs, &e)
+	}
 	if q.InOrder {
 		q.mu.Lock()
 		prev := q.last
 		q.last = tk
 		q.mu.Unlock()
-		if prev.ID != 0 {
-			e.Kind = EdgeCreate
-			e.Implicit = true
-			e.From = prev
+		if subs := q.task.wanting(EdgeCreate); prev.ID != 0 && subs != nil {
+			e := Event{Kind: EdgeCreate, Implicit: true, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk, From: prev}
 			deliver(subs, &e)
 		}
 	}
@@ -91,13 +86,13 @@ func (tk *Task) DependsOn(from Task) {
 
 func (tk *Task) dependsOn(from *Task) {
 	t := tk.Queue.t
-	subs := t.task.subs.Load()
+	subs := t.task.wanting(EdgeCreate)
 	if subs == nil {
 		return
 	}
 	// The edge is part of the task's begin: its time, not a clock read.
 	e := Event{Kind: EdgeCreate, Stream: t.task, Time: tk.HostBegin, Device: tk.Queue.Device, Task: *tk, From: *from}
-	deliver(*subs, &e)
+	deliver(subs, &e)
 }
 
 // End marks the end of the task's host-side enqueue: it sets tk.End (always
@@ -123,12 +118,10 @@ func (tk *Task) end() {
 		}
 		q.mu.Unlock()
 	}
-	subs := t.task.subs.Load()
-	if subs == nil {
-		return
+	if subs := t.task.wanting(TaskEnd); subs != nil {
+		e := Event{Kind: TaskEnd, Stream: t.task, Time: now, Device: q.Device, Task: *tk}
+		deliver(subs, &e)
 	}
-	e := Event{Kind: TaskEnd, Stream: t.task, Time: now, Device: q.Device, Task: *tk}
-	deliver(*subs, &e)
 }
 
 // Complete reports the device execution times of the task, start and end in
@@ -150,12 +143,10 @@ func (tk *Task) complete(start, end int64) {
 	if tk.DevEnd <= tk.DevStart {
 		tk.DevEnd = tk.DevStart + 1
 	}
-	subs := t.task.subs.Load()
-	if subs == nil {
-		return
+	if subs := t.task.wanting(TaskComplete); subs != nil {
+		e := Event{Kind: TaskComplete, Stream: t.task, Time: t.Now(), Device: d, Task: *tk}
+		deliver(subs, &e)
 	}
-	e := Event{Kind: TaskComplete, Stream: t.task, Time: t.Now(), Device: d, Task: *tk}
-	deliver(*subs, &e)
 }
 
 // MemAlloc emits a MemAlloc event for the device. It costs one atomic load
@@ -189,11 +180,11 @@ func (d *Device) emit(e Event) {
 	if e.Kind == CacheEvent {
 		s = d.t.cache
 	}
-	if subs := s.subs.Load(); subs != nil {
+	if subs := s.wanting(e.Kind); subs != nil {
 		e.Stream = s
 		e.Time = d.t.Now()
 		e.Device = d
-		deliver(*subs, &e)
+		deliver(subs, &e)
 	}
 }
 
@@ -272,9 +263,9 @@ func (t *Tracer) newNode(key *siteKey, depth int, pc uintptr, kind CmdKind, name
 		n = &Node{ID: id, Kind: kind, Name: name, Func: fn, File: file, Line: line}
 		t.nodes[id] = n
 		t.nodeList = append(t.nodeList, n)
-		if subs := t.task.subs.Load(); subs != nil {
+		if subs := t.task.wanting(NodeCreate); subs != nil {
 			e := Event{Kind: NodeCreate, Stream: t.task, Time: t.Now(), Node: n}
-			deliver(*subs, &e)
+			deliver(subs, &e)
 		}
 	}
 	sites := *t.sites.Load()

@@ -72,12 +72,43 @@ type Subscriber interface {
 	HandleEvent(e Event)
 }
 
+// A KindSubscriber is a Subscriber that receives only the kinds of events
+// for which Wants reports true. The Tracer asks when the subscriber joins
+// and does not build the events of kinds that no subscriber wants (the
+// perfetto and summary subscribers, for example, draw a task from its
+// TaskEnd and want no TaskBegin). Wants must not change its answers.
+type KindSubscriber interface {
+	Subscriber
+	Wants(k Kind) bool
+}
+
 // Stream is a named channel of events. Its trace points are enabled exactly
 // when it has at least one subscriber.
 type Stream struct {
-	name string
-	t    *Tracer
-	subs atomic.Pointer[[]Subscriber]
+	name  string
+	t     *Tracer
+	subs  atomic.Pointer[[]Subscriber]
+	kinds [numKinds]atomic.Pointer[[]Subscriber] // subs that want each kind
+}
+
+// wanting returns the subscribers of s that want events of kind k, or nil.
+func (s *Stream) wanting(k Kind) []Subscriber {
+	if int(k) >= len(s.kinds) {
+		if l := s.subs.Load(); l != nil {
+			return *l
+		}
+		return nil
+	}
+	if l := s.kinds[k].Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+// wants reports whether sub wants events of kind k.
+func wants(sub Subscriber, k Kind) bool {
+	ks, ok := sub.(KindSubscriber)
+	return !ok || int(k) >= numKinds || ks.Wants(k)
 }
 
 // Name returns the stream's name.
@@ -93,7 +124,7 @@ func (s *Stream) Emit(e Event) {
 	if s == nil {
 		return
 	}
-	subs := s.subs.Load()
+	subs := s.wanting(e.Kind)
 	if subs == nil {
 		return
 	}
@@ -101,7 +132,7 @@ func (s *Stream) Emit(e Event) {
 	if e.Time == 0 {
 		e.Time = s.t.Now()
 	}
-	deliver(*subs, &e)
+	deliver(subs, &e)
 }
 
 func deliver(subs []Subscriber, e *Event) {
@@ -239,14 +270,23 @@ func (t *Tracer) streamLocked(name string) *Stream {
 
 // publishLocked recomputes the subscriber list of s.
 func (t *Tracer) publishLocked(s *Stream) {
-	if t.closed {
-		s.subs.Store(nil)
-		return
-	}
 	var list []Subscriber
 	for i := range t.subs {
-		if t.subs[i].wants(s.name) {
+		if !t.closed && t.subs[i].wants(s.name) {
 			list = append(list, t.subs[i].sub)
+		}
+	}
+	for k := range s.kinds {
+		var kl []Subscriber
+		for _, sub := range list {
+			if wants(sub, Kind(k)) {
+				kl = append(kl, sub)
+			}
+		}
+		if kl == nil {
+			s.kinds[k].Store(nil)
+		} else {
+			s.kinds[k].Store(&kl)
 		}
 	}
 	if len(list) == 0 {
@@ -273,9 +313,13 @@ func (t *Tracer) Subscribe(sub Subscriber, streams ...string) (unsubscribe func(
 		s.streams = append([]string(nil), streams...)
 	}
 	if s.wants(StreamTask) {
-		sub.HandleEvent(Event{Kind: GraphCreate, Stream: t.task, Time: t.Now(), Graph: t.graph})
+		if wants(sub, GraphCreate) {
+			sub.HandleEvent(Event{Kind: GraphCreate, Stream: t.task, Time: t.Now(), Graph: t.graph})
+		}
 		for _, n := range t.nodeList {
-			sub.HandleEvent(Event{Kind: NodeCreate, Stream: t.task, Time: t.Now(), Node: n})
+			if wants(sub, NodeCreate) {
+				sub.HandleEvent(Event{Kind: NodeCreate, Stream: t.task, Time: t.Now(), Node: n})
+			}
 		}
 	}
 	t.subs = append(t.subs, s)
@@ -316,7 +360,7 @@ func (t *Tracer) Close() error {
 	}
 	t.closed = true
 	for _, st := range t.streams {
-		st.subs.Store(nil)
+		t.publishLocked(st)
 	}
 	owned := t.owned
 	t.owned = nil
