@@ -16,7 +16,8 @@
 // before) allocates nothing either: the call site is found by walking a few
 // frame pointers and looking the return addresses up in a cache, so
 // runtime.Callers and symbolisation run only on a new site; events are
-// value structs passed to subscribers.
+// value structs passed to subscribers, built only for the kinds that some
+// subscriber wants (KindSubscriber).
 //
 // Device times are optional (Tracer.SetDeviceSampling, DGEN_TRACE's
 // device=N): the task graph is complete without them, and the runtime
