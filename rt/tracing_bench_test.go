@@ -184,11 +184,7 @@ func TestTraceHostAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	sel := os.Getenv("DGEN_DEVICE")
-	if sel == "" {
-		sel = "cpu"
-	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Trace: "perfetto:" + os.DevNull})
+	ctx, err := rt.OpenConfig(rt.Config{Device: testDevice(), Trace: "perfetto:" + os.DevNull})
 	if err != nil {
 		t.Fatal(err)
 	}

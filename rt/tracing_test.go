@@ -18,6 +18,37 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
+// testDevice returns the device selector of the tests: DGEN_DEVICE, or the
+// CPU (PoCL).
+func testDevice() string {
+	if sel := os.Getenv("DGEN_DEVICE"); sel != "" {
+		return sel
+	}
+	return "cpu"
+}
+
+// addOneSetup returns the default queue of ctx, a buffer of 64 elements and
+// add_one bound to it.
+func addOneSetup(t testing.TB, ctx *rt.Context) (*rt.Queue, rt.Buffer[int32], *rt.Kernel) {
+	t.Helper()
+	buf, err := rt.NewBuffer[int32](ctx, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx.Queue(), buf, addOne(t, ctx, buf)
+}
+
+// writeThenAdd enqueues a write of buf and a launch of k over it.
+func writeThenAdd(t testing.TB, q *rt.Queue, buf rt.Buffer[int32], k *rt.Kernel) {
+	t.Helper()
+	if err := buf.Write(q, make([]int32, buf.Len())); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Submit(k, rt.Range1(buf.Len())); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // openTraced opens a context on the test device reporting to a fresh
 // tracer with a Recorder subscribed to every stream, and device times for
 // every command.
@@ -27,10 +58,7 @@ func openTraced(t testing.TB) (*rt.Context, *trace.Recorder) {
 	tr.SetDeviceSampling(1)
 	rec := &trace.Recorder{}
 	tr.Subscribe(rec)
-	sel := os.Getenv("DGEN_DEVICE")
-	if sel == "" {
-		sel = "cpu"
-	}
+	sel := testDevice()
 	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Tracer: tr})
 	if err != nil {
 		t.Fatalf("open traced context on %q: %v", sel, err)
@@ -665,19 +693,9 @@ func traceChild(t *testing.T, mode string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := ctx.Queue()
-	buf, err := rt.NewBuffer[int32](ctx, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := addOne(t, ctx, buf)
+	q, buf, k := addOneSetup(t, ctx)
 	for range childCommands {
-		if err := buf.Write(q, make([]int32, 64)); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Submit(k, rt.Range1(64)); err != nil {
-			t.Fatal(err)
-		}
+		writeThenAdd(t, q, buf, k)
 	}
 	if err := q.Finish(); err != nil {
 		t.Fatal(err)
@@ -693,27 +711,13 @@ func traceChild(t *testing.T, mode string) {
 // contains, on the same track, the commands enqueued within it.
 func TestTraceRanges(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "trace.json")
-	sel := os.Getenv("DGEN_DEVICE")
-	if sel == "" {
-		sel = "cpu"
-	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Trace: "perfetto:" + file})
+	ctx, err := rt.OpenConfig(rt.Config{Device: testDevice(), Trace: "perfetto:" + file})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := ctx.Queue()
-	buf, err := rt.NewBuffer[int32](ctx, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := addOne(t, ctx, buf)
+	q, buf, k := addOneSetup(t, ctx)
 	r := ctx.Tracer().Range("solve")
-	if err := buf.Write(q, make([]int32, 64)); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Submit(k, rt.Range1(64)); err != nil {
-		t.Fatal(err)
-	}
+	writeThenAdd(t, q, buf, k)
 	r.End()
 	if err := ctx.Close(); err != nil {
 		t.Fatal(err)
