@@ -168,7 +168,7 @@ func (s *state) inline(p *program, in *inlined, path string, id int, stack []str
 		if err := s.inline(p, in, inc.Path, inc.ID, stack); err != nil {
 			return err
 		}
-		if t := in.text.String(); !strings.HasSuffix(t, "\n") {
+		if t := p.pp.Files[inc.Path]; !strings.HasSuffix(t, "\n") {
 			in.text.WriteString("\n")
 			in.masked.WriteString("\n")
 		}
