@@ -24,11 +24,17 @@ const (
 	// PolicySeed is the plain policy of the seed (Futhark, 2018): the
 	// tagged free list only; untagged allocations go to the driver and back.
 	PolicySeed AllocPolicy = "seed"
+	// PolicyBestFit is the policy Futhark's runtime moved to in 2020: one
+	// free list across tags, every freed block held, and a request served
+	// by the smallest held block that is large enough and has the request's
+	// tag, is under 4096 bytes, or would be less than half empty (see
+	// alloc.Config.BestFit). Release-and-retry on out of memory is on.
+	PolicyBestFit AllocPolicy = "bestfit"
 )
 
 // AllocConfig configures the allocator of every device of a context.
 type AllocConfig struct {
-	// Policy is PolicyFull (also when empty) or PolicySeed.
+	// Policy is PolicyFull (also when empty), PolicySeed or PolicyBestFit.
 	Policy AllocPolicy
 	// MaxHeld, when positive, bounds the bytes that one device's allocator
 	// holds in free lists; beyond it the least recently freed blocks are
@@ -42,8 +48,10 @@ func (ac AllocConfig) policy() (alloc.Config, error) {
 	case "", PolicyFull:
 	case PolicySeed:
 		cfg = alloc.SeedPolicy()
+	case PolicyBestFit:
+		cfg.BestFit = true
 	default:
-		return cfg, fmt.Errorf("allocator policy %q: %w: want %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicySeed)
+		return cfg, fmt.Errorf("allocator policy %q: %w: want %q, %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicySeed, PolicyBestFit)
 	}
 	if ac.MaxHeld < 0 {
 		return cfg, fmt.Errorf("allocator bound of %d bytes held: %w: negative", ac.MaxHeld, ErrInvalidArgument)
@@ -151,7 +159,7 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := a.Alloc(tag, size)
+	h, err := a.AllocOn(q, tag, size)
 	if err != nil {
 		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, TagName(uint32(tag)), q.dev.Name, err)
 	}
@@ -159,13 +167,15 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 	if err != nil { // cannot happen for a fresh allocation
 		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, TagName(uint32(tag)), q.dev.Name, err)
 	}
-	return &Mem{ctx: q.ctx, drv: blk.(block).drv, size: size, h: h, release: releaseToAllocator}, nil
+	return &Mem{ctx: q.ctx, drv: blk.(block).drv, size: size, h: h, pooled: true, release: releaseToAllocator}, nil
 }
 
-// releaseToAllocator gives m's block back to its allocator. After
-// Context.Close the block is gone already and there is nothing to do.
+// releaseToAllocator gives m's block back to its allocator with the uses
+// recorded on it. After Context.Close the block is gone already and there is
+// nothing to do.
 func releaseToAllocator(m *Mem) error {
-	err := m.h.Free()
+	var buf [4]alloc.Use
+	err := m.h.FreeAfter(m.uses.appendTo(buf[:0]))
 	if err != nil && m.ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {
 		return nil
 	}
@@ -261,7 +271,9 @@ func addTagStats(t *alloc.TagStats, x alloc.TagStats) {
 	t.Held += x.Held
 	t.HeldBlocks += x.HeldBlocks
 	t.InUse += x.InUse
+	t.Ordered += x.Ordered
 	t.Peak = max(t.Peak, x.Peak)
+	t.PeakInUse = max(t.PeakInUse, x.PeakInUse)
 }
 
 // String formats the statistics as a table, one line per device and tag.

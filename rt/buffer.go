@@ -21,8 +21,11 @@ type Mem struct {
 	// that handed it out. It is called once.
 	release func(*Mem) error
 	// h is the allocator's handle of a pooled region; its zero value for
-	// memory straight from the driver.
-	h alloc.Allocation
+	// memory straight from the driver. pooled is set for the former, whose
+	// uses are recorded in uses for stream-ordered reuse (use.go).
+	h      alloc.Allocation
+	pooled bool
+	uses   useLog
 }
 
 // Size returns the size of the region in bytes.
@@ -245,12 +248,16 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 		return nil, err
 	}
 	pattern := unsafe.Slice((*byte)(unsafe.Pointer(&v)), elemSize[T]())
-	return q.command("fill buffer", trace.Fill, func(dw []DriverEvent) (DriverEvent, error) {
+	ev, err := q.command("fill buffer", trace.Fill, func(dw []DriverEvent) (DriverEvent, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
 	}, wait, 0)
+	if err == nil {
+		q.record(b.m)
+	}
+	return ev, err
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at least
@@ -264,12 +271,16 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 	if err != nil {
 		return nil, err
 	}
-	return q.command("copy buffer", trace.Copy, func(dw []DriverEvent) (DriverEvent, error) {
+	ev, err := q.command("copy buffer", trace.Copy, func(dw []DriverEvent) (DriverEvent, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
 	}, wait, 0)
+	if err == nil {
+		q.record(b.m, dst.m)
+	}
+	return ev, err
 }
 
 // transfer runs a blocking transfer of size bytes, which creates no
@@ -293,15 +304,20 @@ func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []DriverEvent
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	tk := q.beginTask(kind, op, skip+1, wait)
+	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
 	if q.wantsEvent(&tk) {
-		return q.tracedTransfer(op, &tk, do, dw)
+		err = q.tracedTransfer(op, &tk, do, dw)
+	} else {
+		_, err = do(dw, true)
+		tk.End()
+		if err != nil {
+			err = fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+		}
 	}
-	_, err = do(dw, true)
-	tk.End()
-	if err != nil {
-		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+	if err == nil {
+		q.pts.complete(n)
 	}
-	return nil
+	return err
 }
 
 // command enqueues one command and wraps its event. kind and skip are as

@@ -44,8 +44,8 @@ type Config struct {
 
 // ConfigFromEnv returns the configuration that the environment asks for,
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
-// selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full or
-// seed), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
+// selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full,
+// seed or bestfit), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
 // DGEN_TRACE (see Config.Trace) and the cache variables of
 // CacheConfigFromEnv. A malformed value is an error that names the variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
@@ -63,7 +63,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if v := getenv("DGEN_ALLOC_POLICY"); v != "" {
 		cfg.Alloc.Policy = AllocPolicy(strings.ToLower(strings.TrimSpace(v)))
 		if _, err := cfg.Alloc.policy(); err != nil {
-			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full or seed", v)
+			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full, seed or bestfit", v)
 		}
 	}
 	if v := getenv("DGEN_ALLOC_MAX_HELD"); v != "" {

@@ -138,6 +138,12 @@ type Kernel struct {
 	cached *CachedKernel
 	decl   *KernelInfo
 	hidden [][]*Mem
+
+	// bufs holds, by argument index, the memory of buffer arguments, and
+	// pooledArgs how many of them are allocator memory: launches record
+	// their use (use.go).
+	bufs       []*Mem
+	pooledArgs int
 }
 
 // Kernel creates the kernel called name. A name that the program does not
@@ -203,7 +209,25 @@ func (k *Kernel) SetBuffer(i int, m *Mem) error {
 	if err := k.drv.SetArgBuffer(i, drv); err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
+	k.bind(i, m)
 	return nil
+}
+
+// bind notes that argument i is now m (nil for no buffer).
+func (k *Kernel) bind(i int, m *Mem) {
+	if k.bufs == nil {
+		if m == nil {
+			return
+		}
+		k.bufs = make([]*Mem, k.nargs)
+	}
+	if old := k.bufs[i]; old != nil && old.pooled {
+		k.pooledArgs--
+	}
+	if m != nil && m.pooled {
+		k.pooledArgs++
+	}
+	k.bufs[i] = m
 }
 
 // SetLocal sets argument i, a __local pointer, to size bytes of local memory.
@@ -217,6 +241,7 @@ func (k *Kernel) SetLocal(i int, size int) error {
 	if err := k.drv.SetArgLocal(i, uintptr(size)); err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
+	k.bind(i, nil)
 	return nil
 }
 
@@ -247,5 +272,6 @@ func SetArg[T any](k *Kernel, i int, v T) error {
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
+	k.bind(i, nil)
 	return nil
 }

@@ -18,6 +18,7 @@ type Queue struct {
 	id   int          // the queue's number in its context, from 0
 	tq   *trace.Queue // trace handle; see tracing.go
 	pend pendingList  // traced commands awaiting their device times
+	pts  queuePoints  // use points, for stream-ordered reuse (use.go)
 }
 
 // Context returns the queue's context.
@@ -45,9 +46,11 @@ func (q *Queue) Finish() error {
 	if err := q.ctx.check(); err != nil {
 		return err
 	}
+	n := q.pts.enq.Load()
 	if err := q.drv.Finish(); err != nil {
 		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, err)
 	}
+	q.pts.complete(n)
 	q.drainTrace()
 	return nil
 }
@@ -103,6 +106,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, err
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 	}
+	q.recordArgs(k)
 	return q.newTracedEvent(ev, k.name, tk), nil
 }
 
@@ -138,6 +142,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 		if err != nil {
 			return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 		}
+		q.recordArgs(k)
 		q.addPending(tk, nil, ev)
 		return nil
 	}
@@ -146,6 +151,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 	if err != nil {
 		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 	}
+	q.recordArgs(k)
 	return nil
 }
 
