@@ -2,11 +2,14 @@ package rt_test
 
 import (
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/opencl"
 )
 
 // outSite stands for the site that generated code registers for a
@@ -41,7 +44,11 @@ type crossQueueRig struct {
 }
 
 func newCrossQueueRig(t testing.TB, policy rt.AllocPolicy) *crossQueueRig {
-	ctx := openCPUConfig(t, rt.Config{Alloc: rt.AllocConfig{Policy: policy}})
+	return newCrossQueueRigConfig(t, rt.Config{Alloc: rt.AllocConfig{Policy: policy}})
+}
+
+func newCrossQueueRigConfig(t testing.TB, cfg rt.Config) *crossQueueRig {
+	ctx := openCPUConfig(t, cfg)
 	qb, err := ctx.NewQueue(ctx.Devices()[0])
 	if err != nil {
 		t.Fatal(err)
@@ -157,5 +164,105 @@ func TestCrossQueueReuse(t *testing.T) {
 				t.Logf("%d reuses, %d ordered", s.Reuses, s.Ordered)
 			})
 		}
+	}
+}
+
+// counting is a backend over OpenCL that counts the markers its queues
+// enqueue: stream-ordered reuse makes its waits with markers.
+type counting struct{ markers atomic.Int64 }
+
+func (c *counting) Platforms() ([]rt.PlatformInfo, error) { return opencl.Backend{}.Platforms() }
+
+func (c *counting) NewContext(devs []rt.DeviceInfo) (rt.DriverContext, error) {
+	d, err := opencl.Backend{}.NewContext(devs)
+	if err != nil {
+		return nil, err
+	}
+	return countingCtx{d, c}, nil
+}
+
+type countingCtx struct {
+	rt.DriverContext
+	c *counting
+}
+
+func (c countingCtx) NewQueue(dev int, profiling bool) (rt.DriverQueue, error) {
+	q, err := c.DriverContext.NewQueue(dev, profiling)
+	return countingQueue{q, c.c}, err
+}
+
+type countingQueue struct {
+	rt.DriverQueue
+	c *counting
+}
+
+func (q countingQueue) Marker(wait []rt.DriverEvent) (rt.DriverEvent, error) {
+	q.c.markers.Add(1)
+	return q.DriverQueue.Marker(wait)
+}
+
+// TestSameQueueReuseNoMarker checks that reuse on the queue of the last use
+// enqueues no marker, and that reuse on another queue enqueues two (one on
+// each queue), on every allocation path.
+func TestSameQueueReuseNoMarker(t *testing.T) {
+	c := &counting{}
+	name := fmt.Sprintf("counting%d", faultyN.Add(1))
+	rt.Register(name, c)
+	r := newCrossQueueRigConfig(t, rt.Config{Backend: name})
+	const n = 1024
+	for _, path := range crossQueuePaths {
+		t.Run(path.name, func(t *testing.T) {
+			in, err := path.alloc(r.qa, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 20 {
+				out, err := path.alloc(r.qa, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := in.CopyTo(r.qa, out); err != nil {
+					t.Fatal(err)
+				}
+				if err := errors.Join(r.set.SetBuffer(0, out.Mem()), rt.SetArg(r.set, 1, float32(1))); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.qa.Submit(r.set, rt.Range1(n)); err != nil {
+					t.Fatal(err)
+				}
+				if err := in.Free(); err != nil {
+					t.Fatal(err)
+				}
+				in = out
+			}
+			if got := c.markers.Swap(0); got != 0 {
+				t.Errorf("same queue: %d markers, want 0", got)
+			}
+			if err := in.Free(); err != nil {
+				t.Fatal(err)
+			}
+			other, err := path.alloc(r.qb, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.markers.Swap(0); got != 2 {
+				t.Errorf("other queue: %d markers, want 2", got)
+			}
+			if err := other.Free(); err != nil {
+				t.Fatal(err)
+			}
+			// Once queue B has finished, its uses are known complete.
+			if err := r.qb.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			again, err := path.alloc(r.qa, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.markers.Swap(0); got != 0 {
+				t.Errorf("after Finish: %d markers, want 0", got)
+			}
+			again.Free()
+		})
 	}
 }

@@ -1,0 +1,79 @@
+package rt_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+// mixedStep is one step of a program with allocations of mixed sizes: six
+// temporaries under four sites and the untagged pool, sizes log-uniform
+// from 64 to 256Ki float32 (256 B to 1 MiB), each filled on the device and
+// freed in the step, and a state buffer carried to the next step. Step i
+// draws the same sizes under every policy.
+func mixedStep(q *rt.Queue, i int, state rt.Buffer[float32]) (rt.Buffer[float32], error) {
+	rng := rand.New(rand.NewPCG(uint64(i), 12))
+	sites := []func(*rt.Queue, int) (rt.Buffer[float32], error){siteA.Alloc, siteB.Alloc, outSite.Alloc, rt.Alloc[float32]}
+	size := func() int { return 64 << rng.IntN(13) * (4 + rng.IntN(4)) / 4 }
+	var tmps []rt.Buffer[float32]
+	defer func() {
+		for _, t := range tmps {
+			t.Free()
+		}
+	}()
+	for range 6 {
+		b, err := sites[rng.IntN(len(sites))](q, size())
+		if err != nil {
+			return state, err
+		}
+		tmps = append(tmps, b)
+		if _, err := b.Fill(q, 1); err != nil {
+			return state, err
+		}
+	}
+	next, err := siteB.Alloc(q, size()) // the state shares a site with temporaries, as a kernel's do
+	if err != nil {
+		return state, err
+	}
+	if _, err := next.Fill(q, 2); err != nil {
+		return state, err
+	}
+	if !state.IsNil() {
+		state.Free()
+	}
+	return next, nil
+}
+
+// BenchmarkPolicyMixed runs mixedStep under each allocator policy side by
+// side on one queue. Beside the time per step it reports the peak device
+// bytes owned (held + in use) and in use, and the driver allocations per
+// step.
+//
+//	go test ./rt -run '^$' -bench PolicyMixed -benchtime 400x -count 5
+func BenchmarkPolicyMixed(b *testing.B) {
+	for _, policy := range []rt.AllocPolicy{rt.PolicyFull, rt.PolicySeed, rt.PolicyBestFit} {
+		b.Run(string(policy), func(b *testing.B) {
+			ctx := openCPUConfig(b, rt.Config{Alloc: rt.AllocConfig{Policy: policy}})
+			q := ctx.Queue()
+			var state rt.Buffer[float32]
+			var err error
+			i := 0
+			for b.Loop() {
+				if state, err = mixedStep(q, i, state); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			if err := q.Finish(); err != nil {
+				b.Fatal(err)
+			}
+			state.Free()
+			s := ctx.AllocStats()
+			t := s.Total()
+			b.ReportMetric(float64(t.Peak), "peak-owned-B")
+			b.ReportMetric(float64(t.PeakInUse), "peak-inuse-B")
+			b.ReportMetric(float64(s.DriverAllocs)/float64(i), "driver-allocs/step")
+		})
+	}
+}
