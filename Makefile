@@ -5,7 +5,7 @@ GO      ?= go
 BENCH   ?= .
 BUNDLE  ?= gpu-bundle
 
-.PHONY: all deps demo test vet check-generated generate bench bench-go bench-stencil gpu-bundle clean
+.PHONY: all deps demo test vet check-generated generate bench bench-go bench-stencil gpu-bundle rawcl clean
 
 all: test
 
@@ -54,6 +54,12 @@ gpu-bundle: deps
 		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|github.com/dgen-go/dgen/||; s|/|_|g').test $$p || exit 1; done
 	for d in cmd/dgen examples/*/; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
+	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
+	cp examples/stencil/hotspot.cl $(BUNDLE)/
+
+## rawcl: the raw C yardstick of the GPU figures (bench/rawcl/rawcl.c).
+rawcl: deps
+	mkdir -p bin && cc -O2 -Wall -o bin/rawcl bench/rawcl/rawcl.c -lOpenCL
 
 clean:
 	rm -rf $(BUNDLE) bin

@@ -7,6 +7,122 @@ import rt "github.com/dgen-go/dgen/rt"
 // The generated code needs a runtime of the same version.
 const _ = rt.GeneratedCodeV1
 
+// _dgenImage_Hotspot is the device image of Hotspot: hotspot.cl after dgen's rewriting.
+const _dgenImage_Hotspot = "// Rodinia Hotspot: one launch advances the chip's temperature by\n// `iteration` time steps (the pyramid height) in 16x16 work-groups. Each\n// group loads a 16x16 tile with a halo of `iteration` cells on every side\n// into local memory, steps it `iteration` times, the valid region\n// shrinking by one cell per side per step, and writes the inner\n// (16 - 2*iteration)^2 cells. Neighbours outside the chip are the cell\n// itself (an insulated edge). The structure follows Rodinia 3.1's\n// opencl/hotspot/hotspot_kernel.cl; the code is dgen's.\n\n#define BLOCK 16\n#define IN_RANGE(x, lo, hi) ((x) >= (lo) && (x) <= (hi))\n\n__kernel void hotspot(int iteration,\n                      __global const float *power,\n                      __global const float *temp_src,\n                      __global float *temp_dst,\n                      int cols, int rows,\n                      int border_cols, int border_rows,\n                      float cap, float rx, float ry, float rz, float step)\n{\n\t__local float t[BLOCK][BLOCK];\n\t__local float p[BLOCK][BLOCK];\n\t__local float next[BLOCK][BLOCK];\n\n\tconst float amb = 80.0f;\n\tconst float sdc = step / cap;\n\tconst float rx1 = 1.0f / rx, ry1 = 1.0f / ry, rz1 = 1.0f / rz;\n\n\tint tx = get_local_id(0), ty = get_local_id(1);\n\t// Tiles are laid out for the pyramid height (border = height); a last\n\t// launch may take fewer steps (iteration < border) and still writes\n\t// only its tile's inner cells. (Rodinia sizes the inner tile by\n\t// iteration, which is wrong for such a last launch.)\n\tint y0 = (BLOCK - 2 * border_rows) * (int)get_group_id(1) - border_rows;\n\tint x0 = (BLOCK - 2 * border_cols) * (int)get_group_id(0) - border_cols;\n\tint y = y0 + ty, x = x0 + tx;\n\tint idx = cols * y + x;\n\n\tif (IN_RANGE(y, 0, rows - 1) && IN_RANGE(x, 0, cols - 1)) {\n\t\tt[ty][tx] = temp_src[idx];\n\t\tp[ty][tx] = power[idx];\n\t}\n\tbarrier(CLK_LOCAL_MEM_FENCE);\n\n\t// The part of the tile that lies on the chip.\n\tint vymin = y0 < 0 ? -y0 : 0;\n\tint vymax = y0 + BLOCK - 1 > rows - 1 ? BLOCK - 1 - (y0 + BLOCK - rows) : BLOCK - 1;\n\tint vxmin = x0 < 0 ? -x0 : 0;\n\tint vxmax = x0 + BLOCK - 1 > cols - 1 ? BLOCK - 1 - (x0 + BLOCK - cols) : BLOCK - 1;\n\n\tint n = max(ty - 1, vymin), s = min(ty + 1, vymax);\n\tint w = max(tx - 1, vxmin), e = min(tx + 1, vxmax);\n\n\tbool computed = false;\n\tfor (int i = 0; i < iteration; i++) {\n\t\tcomputed = false;\n\t\tif (IN_RANGE(tx, i + 1, BLOCK - i - 2) && IN_RANGE(ty, i + 1, BLOCK - i - 2) &&\n\t\t    IN_RANGE(tx, vxmin, vxmax) && IN_RANGE(ty, vymin, vymax)) {\n\t\t\tcomputed = true;\n\t\t\tfloat c = t[ty][tx];\n\t\t\tnext[ty][tx] = c + sdc * (p[ty][tx] +\n\t\t\t\t(t[s][tx] + t[n][tx] - 2.0f * c) * ry1 +\n\t\t\t\t(t[ty][e] + t[ty][w] - 2.0f * c) * rx1 +\n\t\t\t\t(amb - c) * rz1);\n\t\t}\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t\tif (i == iteration - 1)\n\t\t\tbreak;\n\t\tif (computed)\n\t\t\tt[ty][tx] = next[ty][tx];\n\t\tbarrier(CLK_LOCAL_MEM_FENCE);\n\t}\n\tif (computed && IN_RANGE(tx, border_cols, BLOCK - border_cols - 1) &&\n\t    IN_RANGE(ty, border_rows, BLOCK - border_rows - 1))\n\t\ttemp_dst[idx] = next[ty][tx];\n}\n"
+
+// _dgenKernel_Step is the registration of kernel spec Step.
+var _dgenKernel_Step rt.KernelDecl
+
+// Enqueue sets the arguments of kernel hotspot from s and launches it over r after wait.
+func (s *Step) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Step.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	err = rt.SetArg(k, 0, s.Iteration)
+	if err == nil {
+		err = k.SetBuffer(1, s.Power.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(2, s.TempSrc.Mem())
+	}
+	if err == nil {
+		err = k.SetBuffer(3, s.TempDst.Mem())
+	}
+	if err == nil {
+		err = rt.SetArg(k, 4, s.Cols)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 5, s.Rows)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 6, s.BorderCols)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 7, s.BorderRows)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 8, s.Cap)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 9, s.Rx)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 10, s.Ry)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 11, s.Rz)
+	}
+	if err == nil {
+		err = rt.SetArg(k, 12, s.Dt)
+	}
+	return _dgenKernel_Step.Launch(q, k, r, err, wait...)
+}
 func init() {
+	rt.RegisterProgram(&Hotspot, &rt.ProgramInfo{
+		Hash:   0xe8a03394651af410,
+		ID:     "github.com/dgen-go/dgen/examples/stencil.Hotspot",
+		Name:   "hotspot.cl",
+		Source: _dgenImage_Hotspot,
+	})
+	rt.RegisterKernel(&_dgenKernel_Step, &rt.KernelInfo{
+		Hash: 0x64aea9319d3646ec,
+		ID:   "github.com/dgen-go/dgen/examples/stencil.Step",
+		Name: "hotspot",
+		Params: []rt.ParamInfo{{
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "Iteration",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "Power",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "TempSrc",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamBuffer,
+			Field:  "TempDst",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "Cols",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "Rows",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "BorderCols",
+		}, {
+			CLType: "int",
+			Class:  rt.ParamValue,
+			Field:  "BorderRows",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamValue,
+			Field:  "Cap",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamValue,
+			Field:  "Rx",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamValue,
+			Field:  "Ry",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamValue,
+			Field:  "Rz",
+		}, {
+			CLType: "float",
+			Class:  rt.ParamValue,
+			Field:  "Dt",
+		}},
+		Program: &Hotspot,
+	})
 	rt.RegisterAllocSite(&tempSite, "github.com/dgen-go/dgen/examples/stencil.tempSite", 0x434173b43ec7c40f, "tempSite")
 }
