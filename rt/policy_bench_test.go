@@ -28,7 +28,7 @@ func mixedStep(q *rt.Queue, i int, state rt.Buffer[float32]) (rt.Buffer[float32]
 			return state, err
 		}
 		tmps = append(tmps, b)
-		if _, err := b.Fill(q, 1); err != nil {
+		if err := released(b.Fill(q, 1)); err != nil {
 			return state, err
 		}
 	}
@@ -36,7 +36,7 @@ func mixedStep(q *rt.Queue, i int, state rt.Buffer[float32]) (rt.Buffer[float32]
 	if err != nil {
 		return state, err
 	}
-	if _, err := next.Fill(q, 2); err != nil {
+	if err := released(next.Fill(q, 2)); err != nil {
 		return state, err
 	}
 	if !state.IsNil() {
@@ -74,6 +74,61 @@ func BenchmarkPolicyMixed(b *testing.B) {
 			b.ReportMetric(float64(t.Peak), "peak-owned-B")
 			b.ReportMetric(float64(t.PeakInUse), "peak-inuse-B")
 			b.ReportMetric(float64(s.DriverAllocs)/float64(i), "driver-allocs/step")
+		})
+	}
+}
+
+// BenchmarkReuseOrder measures a reuse that needs ordering against one that
+// does not: each op fills a 1 KiB buffer from a tagged site on one queue,
+// frees it, and allocates it again, on the same queue ("same") or on the
+// other of two queues ("cross", where the fill is not known complete, so
+// the reuse enqueues a marker on each queue). The fill is in both; the
+// difference is the cost of ordering.
+//
+//	go test ./rt -run '^$' -bench ReuseOrder -benchmem -count 5
+func BenchmarkReuseOrder(b *testing.B) {
+	for _, cross := range []bool{false, true} {
+		name := "same"
+		if cross {
+			name = "cross"
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := openCPUConfig(b, rt.Config{})
+			qs := []*rt.Queue{ctx.Queue(), ctx.Queue()}
+			if cross {
+				q, err := ctx.NewQueue(ctx.Devices()[0])
+				if err != nil {
+					b.Fatal(err)
+				}
+				qs[1] = q
+			}
+			buf, err := siteBytes.Alloc(qs[0], 1024)
+			if err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				q := qs[i&1]
+				if err := released(buf.Fill(q, 1)); err != nil {
+					b.Fatal(err)
+				}
+				if err := buf.Free(); err != nil {
+					b.Fatal(err)
+				}
+				if buf, err = siteBytes.Alloc(qs[(i+1)&1], 1024); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.StopTimer()
+			for _, q := range qs {
+				q.Finish()
+			}
+			buf.Free()
+			if s := ctx.AllocStats().Total(); cross && s.Ordered == 0 || !cross && s.Ordered != 0 {
+				b.Fatalf("%d ordered reuses", s.Ordered)
+			}
 		})
 	}
 }

@@ -75,7 +75,7 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 	if err != nil {
 		return 0, err
 	}
-	if _, err := in.Fill(r.qa, 1); err != nil {
+	if err := released(in.Fill(r.qa, 1)); err != nil {
 		return 0, err
 	}
 	sum, err := rt.NewBuffer[float32](r.ctx, n)
@@ -221,7 +221,7 @@ func TestSameQueueReuseNoMarker(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := in.CopyTo(r.qa, out); err != nil {
+				if err := released(in.CopyTo(r.qa, out)); err != nil {
 					t.Fatal(err)
 				}
 				if err := errors.Join(r.set.SetBuffer(0, out.Mem()), rt.SetArg(r.set, 1, float32(1))); err != nil {
@@ -265,4 +265,13 @@ func TestSameQueueReuseNoMarker(t *testing.T) {
 			again.Free()
 		})
 	}
+}
+
+// released releases the event of a command that succeeded: nothing waits
+// for it.
+func released(ev *rt.Event, err error) error {
+	if err != nil {
+		return err
+	}
+	return ev.Release()
 }
