@@ -119,9 +119,10 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 	if q == nil {
 		return nil, fmt.Errorf("allocate: %w: nil queue", ErrInvalidArgument)
 	}
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("allocate: %w", err)
 	}
+	defer c.exit()
 	slot := &c.allocs[q.dev.index]
 	if d := slot.Load(); d != nil {
 		return d.a, nil
@@ -155,6 +156,10 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 	if q == nil {
 		return nil, fmt.Errorf("allocate %d bytes: %w: nil queue", size, ErrInvalidArgument)
 	}
+	if err := q.ctx.enter(); err != nil {
+		return nil, fmt.Errorf("allocate %d bytes: %w", size, err)
+	}
+	defer q.ctx.exit()
 	a, err := q.ctx.allocator(q)
 	if err != nil {
 		return nil, err
@@ -293,6 +298,9 @@ func (s AllocStats) String() string {
 // Close too.
 func (c *Context) AllocStats() AllocStats {
 	var s AllocStats
+	if c == nil {
+		return s
+	}
 	for i := range c.allocs {
 		if d := c.allocs[i].Load(); d != nil {
 			s.Devices = append(s.Devices, DeviceAllocStats{Device: d.dev, Stats: d.a.Stats()})
@@ -306,6 +314,9 @@ func (c *Context) AllocStats() AllocStats {
 // ReleaseHeld gives every block held in the allocators' free lists back to
 // the driver. Buffers in use are not affected.
 func (c *Context) ReleaseHeld() error {
+	if c == nil {
+		return fmt.Errorf("release held memory: %w: nil context", ErrInvalidArgument)
+	}
 	var errs []error
 	for i := range c.allocs {
 		if d := c.allocs[i].Load(); d != nil {

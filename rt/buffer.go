@@ -29,7 +29,12 @@ type Mem struct {
 }
 
 // Size returns the size of the region in bytes.
-func (m *Mem) Size() int64 { return m.size }
+func (m *Mem) Size() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.size
+}
 
 // Driver returns the backend buffer, or an error if m is nil or freed.
 func (m *Mem) Driver() (DriverBuffer, error) {
@@ -39,9 +44,9 @@ func (m *Mem) Driver() (DriverBuffer, error) {
 	if m.freed.Load() {
 		return nil, fmt.Errorf("buffer: %w", ErrFreed)
 	}
-	if m.release != nil && m.h != (alloc.Allocation{}) && !m.h.Live() {
+	if m.pooled && !m.h.Live() {
 		// The allocator took the block back: Context.Close.
-		return nil, fmt.Errorf("buffer: %w (released by the allocator)", ErrFreed)
+		return nil, fmt.Errorf("buffer: %w: %w (released by Close)", ErrClosed, ErrFreed)
 	}
 	return m.drv, nil
 }
@@ -49,9 +54,10 @@ func (m *Mem) Driver() (DriverBuffer, error) {
 // NewMem allocates size bytes from the driver, without any pool. The
 // allocator and device globals build on it.
 func (c *Context) NewMem(size int64) (*Mem, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	if size < 0 {
 		return nil, fmt.Errorf("allocate %d bytes: %w: negative size", size, ErrInvalidArgument)
 	}
@@ -179,10 +185,13 @@ func elemSize[T any]() int64 {
 	return int64(unsafe.Sizeof(z))
 }
 
-// span checks that elements [off, off+n) lie in b and returns their byte
-// offset and length.
-func (b Buffer[T]) span(op string, off, n int) (DriverBuffer, int64, int64, error) {
+// span checks that elements [off, off+n) lie in b, and that b may be used on
+// q, and returns their byte offset and length.
+func (b Buffer[T]) span(q *Queue, op string, off, n int) (DriverBuffer, int64, int64, error) {
 	drv, err := b.m.Driver()
+	if err == nil && q != nil {
+		err = q.ctx.sameContext("the buffer", b.m.ctx)
+	}
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%s: %w", op, err)
 	}
@@ -208,7 +217,7 @@ func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
 
 // writeAt is WriteAt; skip is as for beginTask.
 func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) error {
-	drv, boff, size, err := b.span("write buffer", off, len(src))
+	drv, boff, size, err := b.span(q, "write buffer", off, len(src))
 	if err != nil {
 		return err
 	}
@@ -232,7 +241,7 @@ func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
 
 // readAt is ReadAt; skip is as for beginTask.
 func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) error {
-	drv, boff, size, err := b.span("read buffer", off, len(dst))
+	drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
 	if err != nil {
 		return err
 	}
@@ -243,7 +252,7 @@ func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) e
 
 // Fill sets every element to v. It returns at once with the command's event.
 func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
-	drv, _, size, err := b.span("fill buffer", 0, b.n)
+	drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
@@ -263,11 +272,11 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 // CopyTo copies the whole buffer to the start of dst, which must be at least
 // as long. It returns at once with the command's event.
 func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
-	src, _, size, err := b.span("copy buffer", 0, b.n)
+	src, _, size, err := b.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
-	d, _, _, err := dst.span("copy buffer", 0, b.n)
+	d, _, _, err := dst.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
@@ -296,10 +305,11 @@ func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []DriverEvent
 		}
 		return nil
 	}
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return err
 	}
-	dw, err := driverEvents(wait)
+	defer q.ctx.exit()
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -323,10 +333,11 @@ func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []DriverEvent
 // command enqueues one command and wraps its event. kind and skip are as
 // for beginTask.
 func (q *Queue) command(op string, kind trace.CmdKind, do func([]DriverEvent) (DriverEvent, error), wait []*Event, skip int) (*Event, error) {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	dw, err := driverEvents(wait)
+	defer q.ctx.exit()
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}

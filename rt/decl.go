@@ -277,6 +277,9 @@ func (k *KernelDecl) Acquire(q *Queue) (*Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", info.ID, err)
 	}
+	if q == nil {
+		return nil, fmt.Errorf("kernel %s: %w: nil queue", info.ID, ErrInvalidArgument)
+	}
 	ck, err := q.ctx.AcquireKernel(spec, q)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", info.ID, err)
@@ -311,9 +314,19 @@ func (info *KernelInfo) kernelSpec() (*KernelSpec, error) {
 // r after wait and unlocks it. setErr is the first error of setting the
 // arguments, if any: then nothing is launched and the error is returned.
 func (k *KernelDecl) Launch(q *Queue, kern *Kernel, r Range, setErr error, wait ...*Event) (*Event, error) {
+	info, err := k.Info()
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	if kern == nil || kern.cached == nil {
+		return nil, fmt.Errorf("enqueue %s: %w: no kernel from Acquire", info.ID, ErrInvalidArgument)
+	}
 	defer kern.cached.Unlock()
 	if setErr != nil {
 		return nil, fmt.Errorf("enqueue %s: %w", k.info.ID, setErr)
+	}
+	if q == nil {
+		return nil, fmt.Errorf("enqueue %s: %w: nil queue", k.info.ID, ErrInvalidArgument)
 	}
 	if len(k.info.Globals) > 0 {
 		if err := kern.bindHidden(q); err != nil {

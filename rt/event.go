@@ -32,7 +32,15 @@ func newEvent(q *Queue, drv DriverEvent, name string) *Event {
 }
 
 // Name returns the name of the command: the kernel name or the transfer.
-func (e *Event) Name() string { return e.name }
+func (e *Event) Name() string {
+	if e == nil {
+		return ""
+	}
+	return e.name
+}
+
+// nilEvent is the error of an operation on a nil *Event.
+func nilEvent(op string) error { return fmt.Errorf("%s: %w: nil event", op, ErrInvalidArgument) }
 
 // Wait blocks until the command has completed and returns its error, if
 // it failed.
@@ -63,6 +71,9 @@ func (e *Event) wait() error {
 
 // Status returns the command's execution status.
 func (e *Event) Status() (EventStatus, error) {
+	if e == nil {
+		return 0, nilEvent("status")
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
@@ -78,6 +89,9 @@ func (e *Event) Status() (EventStatus, error) {
 // Timing returns the command's device timestamps. The queue must profile
 // (Config.Profiling); Timing waits for the command first.
 func (e *Event) Timing() (Timing, error) {
+	if e == nil {
+		return Timing{}, nilEvent("timing")
+	}
 	if !e.q.profiling {
 		return Timing{}, fmt.Errorf("timing of %s: %w: queue on %q does not profile", e.name, ErrInvalidArgument, e.q.dev.Name)
 	}

@@ -49,6 +49,9 @@ type CachedKernel struct {
 // kernel. An evicted kernel is an error wrapping ErrClosed: get a new one
 // from KernelFor, or use AcquireKernel, which does.
 func (ck *CachedKernel) Lock() (*Kernel, error) {
+	if ck == nil {
+		return nil, fmt.Errorf("lock kernel: %w: nil cached kernel", ErrInvalidArgument)
+	}
 	ck.mu.Lock()
 	if ck.dead {
 		ck.mu.Unlock()
@@ -59,10 +62,19 @@ func (ck *CachedKernel) Lock() (*Kernel, error) {
 
 // Kernel returns the kernel; use it only between Lock (or AcquireKernel)
 // and Unlock.
-func (ck *CachedKernel) Kernel() *Kernel { return ck.k }
+func (ck *CachedKernel) Kernel() *Kernel {
+	if ck == nil {
+		return nil
+	}
+	return ck.k
+}
 
 // Unlock unlocks ck once its launch has been enqueued.
-func (ck *CachedKernel) Unlock() { ck.mu.Unlock() }
+func (ck *CachedKernel) Unlock() {
+	if ck != nil {
+		ck.mu.Unlock()
+	}
+}
 
 // kill releases the kernel once no goroutine holds it.
 func (ck *CachedKernel) kill() error {
@@ -95,6 +107,9 @@ type fastEntry struct {
 // lock it (CachedKernel.Lock) around setting arguments and launching, or
 // use AcquireKernel.
 func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+	if c == nil {
+		return nil, fmt.Errorf("get kernel: %w: nil context", ErrInvalidArgument)
+	}
 	if spec != nil && q != nil {
 		t := c.pc.fast.Load()
 		if spec.index < len(t.slots) {
@@ -141,12 +156,16 @@ func (c *Context) kernelSlow(spec *KernelSpec, q *Queue) (*CachedKernel, error) 
 	if spec == nil || spec.image == nil {
 		return nil, fmt.Errorf("get kernel: %w: nil kernel spec", ErrInvalidArgument)
 	}
-	if q == nil || q.ctx != c {
-		return nil, fmt.Errorf("get kernel %q: %w: queue not of this context", spec.name, ErrInvalidArgument)
+	if q == nil {
+		return nil, fmt.Errorf("get kernel %q: %w: nil queue", spec.name, ErrInvalidArgument)
 	}
-	if err := c.check(); err != nil {
+	if err := c.sameContext("the queue", q.ctx); err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", spec.name, err)
+	}
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	pc := &c.pc
 	pc.kernelMisses.Add(1)
 	specs := pc.spec.Load()

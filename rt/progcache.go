@@ -124,6 +124,9 @@ func (pc *progCache) tracef(format string, args ...any) {
 
 // Stats returns the counters of the context's program cache.
 func (c *Context) CacheStats() CacheStats {
+	if c == nil {
+		return CacheStats{}
+	}
 	pc := &c.pc
 	pc.mu.Lock()
 	n, b := pc.lru.len, pc.bytes
@@ -138,7 +141,12 @@ func (c *Context) CacheStats() CacheStats {
 // PersistentCache returns the persistent cache beneath the context's
 // program cache; it is disabled (Enabled false) when the configuration
 // turns it off or its directory cannot be used.
-func (c *Context) PersistentCache() *diskcache.Cache { return c.pc.disk }
+func (c *Context) PersistentCache() *diskcache.Cache {
+	if c == nil {
+		return nil
+	}
+	return c.pc.disk
+}
 
 // sharedProgram is a driver program shared by the cache and the handles it
 // gave out; it is released when the last of them lets go, or at Close.
@@ -257,9 +265,10 @@ func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
 // Release the program it gets; the cache keeps its own reference. A
 // compile error wraps ErrBuildFailed and carries the build log.
 func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	if img == nil {
 		return nil, fmt.Errorf("build program: %w: nil image", ErrInvalidArgument)
 	}

@@ -22,19 +22,30 @@ type Queue struct {
 }
 
 // Context returns the queue's context.
-func (q *Queue) Context() *Context { return q.ctx }
+func (q *Queue) Context() *Context {
+	if q == nil {
+		return nil
+	}
+	return q.ctx
+}
 
 // Device returns the queue's device.
-func (q *Queue) Device() *Device { return q.dev }
+func (q *Queue) Device() *Device {
+	if q == nil {
+		return nil
+	}
+	return q.dev
+}
 
 // Profiling reports whether the queue records device timestamps.
-func (q *Queue) Profiling() bool { return q.profiling }
+func (q *Queue) Profiling() bool { return q != nil && q.profiling }
 
 // Flush submits every enqueued command to the device.
 func (q *Queue) Flush() error {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return err
 	}
+	defer q.ctx.exit()
 	if err := q.drv.Flush(); err != nil {
 		return fmt.Errorf("flush queue on %q: %w", q.dev.Name, err)
 	}
@@ -43,9 +54,10 @@ func (q *Queue) Flush() error {
 
 // Finish blocks until every enqueued command has completed.
 func (q *Queue) Finish() error {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return err
 	}
+	defer q.ctx.exit()
 	n := q.pts.enq.Load()
 	if err := q.drv.Finish(); err != nil {
 		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, err)
@@ -58,10 +70,11 @@ func (q *Queue) Finish() error {
 // Marker enqueues a command that completes when every event of wait has
 // completed, or, with no events, when everything enqueued before it has.
 func (q *Queue) Marker(wait ...*Event) (*Event, error) {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	dw, err := driverEvents(wait)
+	defer q.ctx.exit()
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue marker: %w", err)
 	}
@@ -90,13 +103,20 @@ func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event
 
 // launch is Launch; skip is as for beginTask.
 func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	if err := r.check(); err != nil {
+	defer q.ctx.exit()
+	if k == nil {
+		return nil, nilKernel("launch")
+	}
+	if err := q.ctx.sameContext("the kernel", k.prog.ctx); err != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
-	dw, err := driverEvents(wait)
+	if err := k.checkRange(q, r); err != nil {
+		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
+	}
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
@@ -125,13 +145,20 @@ func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
 // submit is Submit; skip is as for beginTask. When tracing reports device
 // times it creates an event after all, kept in the pending list.
 func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return err
 	}
-	if err := r.check(); err != nil {
+	defer q.ctx.exit()
+	if k == nil {
+		return nilKernel("submit")
+	}
+	if err := q.ctx.sameContext("the kernel", k.prog.ctx); err != nil {
 		return fmt.Errorf("submit kernel %q: %w", k.name, err)
 	}
-	dw, err := driverEvents(wait)
+	if err := k.checkRange(q, r); err != nil {
+		return fmt.Errorf("submit kernel %q: %w", k.name, err)
+	}
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("submit kernel %q: %w", k.name, err)
 	}
@@ -157,8 +184,8 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 
 // driverEvents returns the driver events of wait, skipping nil events, and
 // nil (no allocation) when there are none. A released event is an error:
-// its backend event is gone.
-func driverEvents(wait []*Event) ([]DriverEvent, error) {
+// its backend event is gone; so is an event of another context.
+func (q *Queue) driverEvents(wait []*Event) ([]DriverEvent, error) {
 	if len(wait) == 0 {
 		return nil, nil
 	}
@@ -172,6 +199,9 @@ func driverEvents(wait []*Event) ([]DriverEvent, error) {
 		e.mu.Unlock()
 		if released {
 			return nil, fmt.Errorf("wait list: event of %s: %w", e.name, ErrClosed)
+		}
+		if err := q.ctx.sameContext("the event of "+e.name, e.q.ctx); err != nil {
+			return nil, fmt.Errorf("wait list: %w", err)
 		}
 		dst = append(dst, e.drv)
 	}
