@@ -49,7 +49,8 @@ type ProgramInfo struct {
 // their defaults, so that those and only those become -D macros.
 func (info *ProgramInfo) programImage() *ProgramImage {
 	info.imageOnce.Do(func() {
-		img := &ProgramImage{ID: info.ID, Name: info.Name, Source: info.Source, Options: info.Options, SpecConsts: []SpecValue{}}
+		img := &ProgramImage{ID: info.ID, Name: info.Name, Source: info.Source, Options: info.Options, SpecConsts: []SpecValue{},
+			origin: "the //dgen:program directive of " + info.ID}
 		pkg := info.ID[:strings.LastIndexByte(info.ID, '.')+1]
 		decls.RLock()
 		for id, v := range decls.byID {

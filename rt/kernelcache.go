@@ -166,6 +166,9 @@ func (c *Context) kernelSlow(spec *KernelSpec, q *Queue) (*CachedKernel, error) 
 		return nil, err
 	}
 	defer c.exit()
+	if err := spec.image.checkOptions(); err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", spec.name, err)
+	}
 	pc := &c.pc
 	pc.kernelMisses.Add(1)
 	specs := pc.spec.Load()

@@ -31,6 +31,9 @@ type ProgramImage struct {
 	SourceHash uint64
 	// Options are the program's own build options.
 	Options string
+	// origin says where Options came from, for errors: a //dgen:program
+	// directive, or (empty) the API.
+	origin string
 	// SpecConsts are the specialization constants the image uses, with
 	// their default values; the context's values (SetSpecValue) override
 	// the defaults. Nil means every value set on the context applies.
@@ -85,7 +88,7 @@ type progCache struct {
 
 func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
 	if cc != nil {
-		return *cc, nil
+		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
 	}
 	return CacheConfigFromEnv(nil)
 }
@@ -271,6 +274,9 @@ func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) {
 	defer c.exit()
 	if img == nil {
 		return nil, fmt.Errorf("build program: %w: nil image", ErrInvalidArgument)
+	}
+	if err := img.checkOptions(); err != nil {
+		return nil, fmt.Errorf("build program %s: %w", img.Name, err)
 	}
 	k := c.pc.keyOf(img, c.pc.spec.Load())
 	if !c.pc.cfg.InMemory {

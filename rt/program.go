@@ -50,6 +50,11 @@ func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*
 
 // buildDirect makes a program through the backend, bypassing the cache.
 func (c *Context) buildDirect(req buildRequest) (*BuiltProgram, error) {
+	if req.binaries != nil { // a program from source had its options checked by ProgramFor
+		if err := checkOptions(req.options, optionsFromAPI); err != nil {
+			return nil, fmt.Errorf("load program %q: %w", req.name, err)
+		}
+	}
 	if err := c.enter(); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,64 @@
+package rt_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+// A program whose directive has a bare -D, registered as generated code
+// would register it.
+var (
+	badOptsProg rt.Program
+	badOptsKern rt.KernelDecl
+)
+
+func init() {
+	const pkg = "github.com/dgen-go/dgen/rt_test."
+	rt.RegisterProgram(&badOptsProg, &rt.ProgramInfo{ID: pkg + "badOptsProg", Name: "badOptsProg", Options: "-D",
+		Source: "__kernel void nothing(__global int *out) { out[0] = 0; }\n"})
+	rt.RegisterKernel(&badOptsKern, &rt.KernelInfo{ID: pkg + "Nothing", Program: &badOptsProg, Name: "nothing",
+		Params: []rt.ParamInfo{{Field: "Out", Class: rt.ParamBuffer, CLType: "int"}}})
+}
+
+// TestBuildOptionsChecked gives PoCL a bare -D (which aborts it inside
+// clBuildProgram) from each origin: each is an error wrapping
+// ErrBuildFailed that names where the option came from, and no driver
+// build happens.
+func TestBuildOptionsChecked(t *testing.T) {
+	want := func(t *testing.T, err error, from string) {
+		t.Helper()
+		if !errors.Is(err, rt.ErrBuildFailed) || !strings.Contains(err.Error(), from) || !strings.Contains(err.Error(), `"-D"`) {
+			t.Errorf("error %v, want one wrapping ErrBuildFailed that names %q and the option", err, from)
+		}
+	}
+	t.Run("environment", func(t *testing.T) {
+		_, err := rt.ConfigFromEnv(func(v string) string {
+			if v == "DGEN_PROGRAM_COMPILE_OPTIONS" {
+				return "-cl-mad-enable -D"
+			}
+			return ""
+		})
+		want(t, err, "DGEN_PROGRAM_COMPILE_OPTIONS")
+	})
+	t.Run("config", func(t *testing.T) {
+		_, err := rt.OpenConfig(rt.Config{Device: "cpu", Cache: &rt.CacheConfig{InMemory: true, CompileOptions: "-D"}})
+		want(t, err, "CacheConfig.CompileOptions")
+	})
+	ctx := openCPU(t)
+	t.Run("api", func(t *testing.T) {
+		_, err := ctx.BuildProgram("bad", "__kernel void k(void) {}", "-D")
+		want(t, err, "BuildProgram")
+	})
+	t.Run("directive", func(t *testing.T) {
+		_, err := badOptsProg.Build(ctx)
+		want(t, err, "//dgen:program directive of github.com/dgen-go/dgen/rt_test.badOptsProg")
+		_, err = badOptsKern.Acquire(ctx.Queue())
+		want(t, err, "//dgen:program directive")
+	})
+	if s := ctx.CacheStats(); s.Builds != 0 {
+		t.Errorf("%d driver builds, want 0", s.Builds)
+	}
+}
