@@ -68,7 +68,7 @@ func checkDefine(def string) string {
 }
 
 // checkOptions checks the image's own options, naming their origin.
-func (img *ProgramImage) checkOptions() error {
+func (img *programImage) checkOptions() error {
 	from := img.origin
 	if from == "" {
 		from = optionsFromAPI

@@ -6,22 +6,17 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
 )
 
 // A program whose directive has a bare -D, registered as generated code
-// would register it.
+// registers it.
 var (
 	badOptsProg rt.Program
-	badOptsKern rt.KernelDecl
+	badOptsKern = codegen.RegisterKernel(codegen.RegisterProgram(&badOptsProg, codegen.Program{ID: pkg + "badOptsProg", Name: "badOptsProg",
+		Options: "-D", Image: "__kernel void nothing(__global int *out) { out[0] = 0; }\n"}),
+		codegen.Kernel{ID: pkg + "Nothing", Name: "nothing", Params: 1})
 )
-
-func init() {
-	const pkg = "github.com/dgen-go/dgen/rt_test."
-	rt.RegisterProgram(&badOptsProg, &rt.ProgramInfo{ID: pkg + "badOptsProg", Name: "badOptsProg", Options: "-D",
-		Source: "__kernel void nothing(__global int *out) { out[0] = 0; }\n"})
-	rt.RegisterKernel(&badOptsKern, &rt.KernelInfo{ID: pkg + "Nothing", Program: &badOptsProg, Name: "nothing",
-		Params: []rt.ParamInfo{{Field: "Out", Class: rt.ParamBuffer, CLType: "int"}}})
-}
 
 // TestBuildOptionsChecked gives PoCL a bare -D (which aborts it inside
 // clBuildProgram) from each origin: each is an error wrapping

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -14,7 +15,7 @@ import (
 // executable form of a device image.
 type BuiltProgram struct {
 	ctx      *Context
-	drv      DriverProgram
+	drv      driver.Program
 	name     string
 	options  string
 	released atomic.Bool
@@ -60,7 +61,7 @@ func (c *Context) buildDirect(req buildRequest) (*BuiltProgram, error) {
 	}
 	defer c.exit()
 	var (
-		drv DriverProgram
+		drv driver.Program
 		err error
 		op  = "build"
 		t0  = c.traceNow()
@@ -84,7 +85,7 @@ func (c *Context) deviceLabel() string {
 	if len(c.devices) == 1 {
 		return fmt.Sprintf("device %q", c.devices[0].Name)
 	}
-	var infos []DeviceInfo
+	var infos []driver.DeviceInfo
 	for _, d := range c.devices {
 		infos = append(infos, d.DeviceInfo)
 	}
@@ -154,7 +155,7 @@ func (p *BuiltProgram) Release() error {
 // be changed again.
 type Kernel struct {
 	prog     *BuiltProgram
-	drv      DriverKernel
+	drv      driver.Kernel
 	name     string
 	nargs    int
 	released atomic.Bool
@@ -163,8 +164,8 @@ type Kernel struct {
 	// and launching; decl is the registered spec it serves, if any, and
 	// hidden holds, per device index, the storage of the device globals
 	// bound as hidden arguments.
-	cached *CachedKernel
-	decl   *KernelInfo
+	cached *cachedKernel
+	decl   *kernelInfo
 	hidden [][]*Mem
 
 	// bufs holds, by argument index, the memory of buffer arguments, and
@@ -259,7 +260,7 @@ func (k *Kernel) SetBuffer(i int, m *Mem) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
-	drv, err := m.Driver()
+	drv, err := m.driverBuffer()
 	if err == nil {
 		err = k.prog.ctx.sameContext("the buffer", m.ctx)
 	}

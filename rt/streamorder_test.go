@@ -6,20 +6,18 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
 )
 
 // outSite stands for the site that generated code registers for a
-// dgen:"out" field (Spec.Out), by hand as a generated init would.
-var outSite rt.AllocSite[float32]
-
-func init() {
-	id := "github.com/dgen-go/dgen/rt_test.Spec.Out"
-	rt.RegisterAllocSite(&outSite, id, xxhash.Sum64String(id), "Spec.Out")
-}
+// dgen:"out" field (Spec.Out), registered by hand as a generated init would.
+var (
+	outSite rt.AllocSite[float32]
+	_       = codegen.RegisterAllocSite(&outSite, "github.com/dgen-go/dgen/rt_test.Spec.Out", "Spec.Out")
+)
 
 // crossSource reads its input slowly on one queue, while another queue
 // may write the same block: slow_sum re-reads in[i] iters times through a
@@ -171,9 +169,9 @@ func TestCrossQueueReuse(t *testing.T) {
 // enqueue: stream-ordered reuse makes its waits with markers.
 type counting struct{ markers atomic.Int64 }
 
-func (c *counting) Platforms() ([]rt.PlatformInfo, error) { return opencl.Backend{}.Platforms() }
+func (c *counting) Platforms() ([]driver.PlatformInfo, error) { return opencl.Backend{}.Platforms() }
 
-func (c *counting) NewContext(devs []rt.DeviceInfo) (rt.DriverContext, error) {
+func (c *counting) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
 	d, err := opencl.Backend{}.NewContext(devs)
 	if err != nil {
 		return nil, err
@@ -182,23 +180,23 @@ func (c *counting) NewContext(devs []rt.DeviceInfo) (rt.DriverContext, error) {
 }
 
 type countingCtx struct {
-	rt.DriverContext
+	driver.Context
 	c *counting
 }
 
-func (c countingCtx) NewQueue(dev int, profiling bool) (rt.DriverQueue, error) {
-	q, err := c.DriverContext.NewQueue(dev, profiling)
+func (c countingCtx) NewQueue(dev int, profiling bool) (driver.Queue, error) {
+	q, err := c.Context.NewQueue(dev, profiling)
 	return countingQueue{q, c.c}, err
 }
 
 type countingQueue struct {
-	rt.DriverQueue
+	driver.Queue
 	c *counting
 }
 
-func (q countingQueue) Marker(wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q countingQueue) Marker(wait []driver.Event) (driver.Event, error) {
 	q.c.markers.Add(1)
-	return q.DriverQueue.Marker(wait)
+	return q.Queue.Marker(wait)
 }
 
 // TestSameQueueReuseNoMarker checks that reuse on the queue of the last use
@@ -207,7 +205,7 @@ func (q countingQueue) Marker(wait []rt.DriverEvent) (rt.DriverEvent, error) {
 func TestSameQueueReuseNoMarker(t *testing.T) {
 	c := &counting{}
 	name := fmt.Sprintf("counting%d", faultyN.Add(1))
-	rt.Register(name, c)
+	driver.Register(name, c)
 	r := newCrossQueueRigConfig(t, rt.Config{Backend: name})
 	const n = 1024
 	for _, path := range crossQueuePaths {

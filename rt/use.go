@@ -2,6 +2,7 @@ package rt
 
 import (
 	"fmt"
+	"github.com/dgen-go/dgen/rt/driver"
 	"sync"
 	"sync/atomic"
 
@@ -141,7 +142,7 @@ func (d *devAlloc) Completed(u alloc.Use) bool {
 // only when that marker has completed. Nothing blocks the host, except for
 // the nil queue (the host), for which Order waits for the markers.
 func (d *devAlloc) Order(q alloc.Queue, uses []alloc.Use) (err error) {
-	evs := make([]DriverEvent, 0, len(uses))
+	evs := make([]driver.Event, 0, len(uses))
 	defer func() {
 		for _, ev := range evs {
 			ev.Release()

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"fmt"
+	"github.com/dgen-go/dgen/rt/driver"
 	"sync/atomic"
 )
 
@@ -17,7 +18,7 @@ type kernelLimits struct {
 // wgInfo is a kernel's work-group info on one device, with the local memory
 // of its own __local variables (without arguments).
 type wgInfo struct {
-	KernelWorkGroupInfo
+	driver.KernelWorkGroupInfo
 	static int64
 }
 
@@ -36,13 +37,13 @@ func (k *Kernel) setLocal(i int, size int64) {
 
 // WorkGroupInfo returns the kernel's work-group limits on d, one of its
 // context's devices, asked of the driver once per device.
-func (k *Kernel) WorkGroupInfo(d *Device) (KernelWorkGroupInfo, error) {
+func (k *Kernel) WorkGroupInfo(d *Device) (driver.KernelWorkGroupInfo, error) {
 	if k == nil {
-		return KernelWorkGroupInfo{}, nilKernel("work-group info")
+		return driver.KernelWorkGroupInfo{}, nilKernel("work-group info")
 	}
 	info, err := k.workGroup(d)
 	if err != nil {
-		return KernelWorkGroupInfo{}, err
+		return driver.KernelWorkGroupInfo{}, err
 	}
 	return info.KernelWorkGroupInfo, nil
 }
@@ -99,7 +100,7 @@ func (k *Kernel) checkRange(q *Queue, r Range) error {
 // kernel allows, or more local memory than the device has, is an error
 // wrapping ErrInvalidArgument that gives the limits.
 func (k *Kernel) checkLaunch(q *Queue, r Range) error {
-	if k.lim.localBytes == 0 && !r.HasLocal() {
+	if k.lim.localBytes == 0 && !r.hasLocal() {
 		return nil
 	}
 	d := q.dev
@@ -107,7 +108,7 @@ func (k *Kernel) checkLaunch(q *Queue, r Range) error {
 	if err != nil {
 		return err
 	}
-	if r.HasLocal() {
+	if r.hasLocal() {
 		n := 1
 		for i := range r.Dims {
 			n *= r.Local[i]
