@@ -24,6 +24,7 @@ func init() { driver.Register("fake", fakeBackend{}) }
 // fakeStats counts what the fake driver was asked to do.
 var fakeStats struct {
 	builds, loads, kernels, launches atomic.Int64
+	markers, flushes                 atomic.Int64
 }
 
 type fakeBackend struct{}
@@ -219,10 +220,13 @@ func (fakeQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size i
 	return fakeEvent{}, nil
 }
 
-func (fakeQueue) Marker(wait []driver.Event) (driver.Event, error) { return fakeEvent{}, nil }
-func (fakeQueue) Flush() error                                     { return nil }
-func (fakeQueue) Finish() error                                    { return nil }
-func (fakeQueue) Release() error                                   { return nil }
+func (fakeQueue) Marker(wait []driver.Event) (driver.Event, error) {
+	fakeStats.markers.Add(1)
+	return fakeEvent{}, nil
+}
+func (fakeQueue) Flush() error   { fakeStats.flushes.Add(1); return nil }
+func (fakeQueue) Finish() error  { return nil }
+func (fakeQueue) Release() error { return nil }
 
 // openFake opens a context on the fake backend with the persistent cache
 // off unless edit turns it on.

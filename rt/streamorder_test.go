@@ -273,3 +273,64 @@ func released(ev *rt.Event, err error) error {
 	}
 	return ev.Release()
 }
+
+// TestReuseMarkersFakeDriver counts the fake driver's calls: reuse on the
+// queue of the last use makes none beyond the launch's; reuse on another
+// queue makes two markers (one on each queue) and one flush (of the old
+// queue), on every allocation path.
+func TestReuseMarkersFakeDriver(t *testing.T) {
+	ctx := openFake(t, nil)
+	qa := ctx.Queue()
+	qb, err := ctx.NewQueue(ctx.Devices()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := ctx.BuildProgram("set", "__kernel void set(__global float* b, float v) {}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("set")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := func() [2]int64 { return [2]int64{fakeStats.markers.Load(), fakeStats.flushes.Load()} }
+	for _, path := range crossQueuePaths {
+		t.Run(path.name, func(t *testing.T) {
+			use := func(q *rt.Queue, b rt.Buffer[float32]) {
+				t.Helper()
+				if err := errors.Join(k.SetBuffer(0, b.Mem()), q.Submit(k, rt.Range1(b.Len()))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := path.alloc(qa, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			use(qa, b)
+			before := calls()
+			for range 10 {
+				if err := b.Free(); err != nil {
+					t.Fatal(err)
+				}
+				if b, err = path.alloc(qa, 64); err != nil {
+					t.Fatal(err)
+				}
+				use(qa, b)
+			}
+			if got := calls(); got != before {
+				t.Errorf("same queue: %d markers, %d flushes; want none", got[0]-before[0], got[1]-before[1])
+			}
+			if err := b.Free(); err != nil {
+				t.Fatal(err)
+			}
+			before = calls()
+			if b, err = path.alloc(qb, 64); err != nil {
+				t.Fatal(err)
+			}
+			if got := calls(); got[0]-before[0] != 2 || got[1]-before[1] != 1 {
+				t.Errorf("other queue: %d markers, %d flushes; want 2 and 1", got[0]-before[0], got[1]-before[1])
+			}
+			b.Free()
+		})
+	}
+}
