@@ -16,14 +16,7 @@ import (
 func BenchmarkSubmitAllocArgs(b *testing.B) {
 	ctx := openDefault(b)
 	q := ctx.Queue()
-	prog, err := ctx.BuildProgram("copy1", `__kernel void copy1(__global const int* a, __global int* b) { b[get_global_id(0)] = a[get_global_id(0)]; }`, "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	k, err := prog.Kernel("copy1")
-	if err != nil {
-		b.Fatal(err)
-	}
+	k := kernelOf(b, ctx, `__kernel void copy1(__global const int* a, __global int* b) { b[get_global_id(0)] = a[get_global_id(0)]; }`, "copy1")
 	in, err := siteBytes.Alloc(q, 256)
 	if err != nil {
 		b.Fatal(err)
@@ -53,6 +46,4 @@ func BenchmarkSubmitAllocArgs(b *testing.B) {
 	b.StopTimer()
 	in.Free()
 	out.Free()
-	k.Release()
-	prog.Release()
 }

@@ -21,14 +21,7 @@ func TestNilArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Free()
-	prog, err := ctx.BuildProgram("nilargs", "__kernel void k(__global float* b) { b[0] = 1; }", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kern, err := prog.Kernel("k")
-	if err != nil {
-		t.Fatal(err)
-	}
+	kern := kernelOf(t, ctx, "__kernel void k(__global float* b) { b[0] = 1; }", "k")
 	var (
 		nc *rt.Context
 		nq *rt.Queue
@@ -146,14 +139,7 @@ func TestForeignContext(t *testing.T) {
 	ctx1, ctx2 := openCPU(t), openCPU(t)
 	q1, q2 := ctx1.Queue(), ctx2.Queue()
 	src := "__kernel void k(__global float* b) { b[0] = 1; }"
-	p1, err := ctx1.BuildProgram("foreign", src, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k1, err := p1.Kernel("k")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k1 := kernelOf(t, ctx1, src, "k")
 	b1, err := rt.NewBuffer[float32](ctx1, 4)
 	if err != nil {
 		t.Fatal(err)

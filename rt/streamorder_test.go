@@ -3,6 +3,7 @@ package rt_test
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"sync/atomic"
 	"testing"
 
@@ -51,19 +52,8 @@ func newCrossQueueRigConfig(t testing.TB, cfg rt.Config) *crossQueueRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := ctx.BuildProgram("cross", crossSource, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	slowSum, err := prog.Kernel("slow_sum")
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := prog.Kernel("set")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &crossQueueRig{ctx: ctx, qa: ctx.Queue(), qb: qb, slowSum: slowSum, set: set}
+	return &crossQueueRig{ctx: ctx, qa: ctx.Queue(), qb: qb,
+		slowSum: kernelOf(t, ctx, crossSource, "slow_sum"), set: kernelOf(t, ctx, crossSource, "set")}
 }
 
 // trial runs the program once with n elements and iters re-reads, and
@@ -285,14 +275,7 @@ func TestReuseMarkersFakeDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := ctx.BuildProgram("set", "__kernel void set(__global float* b, float v) {}", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel("set")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := kernelOf(t, ctx, "__kernel void set(__global float* b, float v) {}", "set")
 	calls := func() [2]int64 { return [2]int64{fakeStats.markers.Load(), fakeStats.flushes.Load()} }
 	for _, path := range crossQueuePaths {
 		t.Run(path.name, func(t *testing.T) {
@@ -333,4 +316,22 @@ func TestReuseMarkersFakeDriver(t *testing.T) {
 			b.Free()
 		})
 	}
+}
+
+// kernelOf builds src on ctx (once: the program is named by its source's
+// checksum) and returns its kernel called name, released when the test
+// ends.
+func kernelOf(t testing.TB, ctx *rt.Context, src, name string) *rt.Kernel {
+	t.Helper()
+	prog, err := ctx.BuildProgram(fmt.Sprintf("src%08x", crc32.ChecksumIEEE([]byte(src))), src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Release()
+	k, err := prog.Kernel(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Release() })
+	return k
 }

@@ -30,14 +30,7 @@ func TestLocalMemoryAndWorkGroupLimits(t *testing.T) {
 	if dev.LocalMemSize <= 0 || dev.MaxWorkGroupSize <= 0 {
 		t.Fatalf("device %q: local memory %d, max work-group %d", dev.Name, dev.LocalMemSize, dev.MaxWorkGroupSize)
 	}
-	prog, err := ctx.BuildProgram("locals", localSource, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel("two_locals")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := kernelOf(t, ctx, localSource, "two_locals")
 	info, err := k.WorkGroupInfo(dev)
 	if err != nil {
 		t.Fatal(err)
