@@ -2,11 +2,11 @@ package rt
 
 import (
 	"fmt"
-	"github.com/dgen-go/dgen/rt/driver"
 	"sync"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 // Use recording for stream-ordered reuse (see the rt/alloc package

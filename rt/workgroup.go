@@ -2,8 +2,9 @@ package rt
 
 import (
 	"fmt"
-	"github.com/dgen-go/dgen/rt/driver"
 	"sync/atomic"
+
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 // kernelLimits are what a Kernel knows of its work-group limits: the
