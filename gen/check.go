@@ -42,6 +42,8 @@ func (s *state) checkDecls() {
 		if t := s.varType(d); t != nil {
 			if e, ok := rtArg(t, "AllocSite"); !ok || e == nil {
 				s.errorf(d.pos, "//dgen:alloc variable %s must have type rt.AllocSite[T], not %s", d.name, typeString(t, s.l.path))
+			} else if err := plain(e); err != nil {
+				s.errorf(d.pos, "allocation site %s: element type %s is not plain data: %v", d.name, typeString(e, s.l.path), err)
 			}
 		}
 	}
@@ -140,8 +142,11 @@ func (s *state) checkFields(k *kernel, fn *clsrc.Kernel) {
 			continue
 		}
 		fd.out = reflectTag(st.Tag(i)) == "out"
-		if fd.out && fd.class != clsrc.ArgBuffer {
+		switch {
+		case fd.out && fd.class != clsrc.ArgBuffer:
 			s.errorf(fpos[i], "kernel spec %s: field %s is tagged dgen:\"out\" but is not a buffer", k.name, fd.name)
+		case fd.out && fn.Params[i].Type.Const:
+			s.errorf(fpos[i], "kernel spec %s: field %s is tagged dgen:\"out\" but parameter %d (%s) of %s is const: the kernel cannot write it", k.name, fd.name, i, fn.Params[i].Text, k.clName)
 		}
 		k.fields = append(k.fields, fd)
 	}
@@ -167,6 +172,10 @@ func (s *state) checkField(k *kernel, f *types.Var, pos token.Pos, i int, param 
 			return field{}, false
 		}
 		fd.elem = e
+		if err := plain(e); err != nil {
+			s.errorf(pos, "kernel spec %s: field %s: element type %s is not plain data: %v", k.name, f.Name(), typeString(e, s.l.path), err)
+			return field{}, false
+		}
 	}
 	switch elem.Kind {
 	case clsrc.Void:

@@ -28,6 +28,7 @@ func Generate(dir string) ([]File, error) {
 	}
 	s := newState(l)
 	s.collect()
+	s.checkShapes()
 	s.checkDecls()
 	s.checkPrograms()
 	s.checkKernels()
@@ -45,7 +46,7 @@ func Write(dir string, files []File) error {
 	keep := map[string]bool{}
 	for _, f := range files {
 		keep[f.Name] = true
-		tmp, err := os.CreateTemp(dir, ".dgen-*.tmp")
+		tmp, err := createTemp(dir)
 		if err != nil {
 			return fmt.Errorf("write %s: %w", f.Name, err)
 		}

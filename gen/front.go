@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"go/scanner"
@@ -45,7 +46,11 @@ func (s *state) checkPrograms() {
 func (s *state) frontEnd(p *program) {
 	p.clPath = filepath.Join(s.l.dir, filepath.FromSlash(p.source))
 	arg, _ := p.dir.Arg("source")
-	src, err := os.ReadFile(p.clPath)
+	if !filepath.IsLocal(filepath.FromSlash(p.source)) {
+		s.errorf(arg.ValuePos, "program %s: source %s is outside the package directory: a source must be in it or below it, as for go:embed", p.name, p.source)
+		return
+	}
+	src, err := readSource(p.clPath)
 	if err != nil {
 		s.errorf(arg.ValuePos, "program %s: cannot read source %s: %v", p.name, p.source, unwrapPath(err))
 		return
@@ -106,8 +111,28 @@ func (s *state) cppConfig(p *program) (*cpp.Config, error) {
 			dirs[i] = filepath.Join(s.l.dir, d)
 		}
 	}
-	return &cpp.Config{Defines: append(all, defs...), IncludeDirs: dirs}, nil
+	return &cpp.Config{Defines: append(all, defs...), IncludeDirs: dirs, ReadFile: readSource}, nil
 }
+
+// bom is the UTF-8 byte order mark, which clang accepts at the start of a
+// source file.
+const bom = "\xef\xbb\xbf"
+
+// readSource reads an OpenCL C file, refusing what is not a regular file
+// (a FIFO would block the generator) and dropping a byte order mark.
+func readSource(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: errNotRegular}
+	}
+	src, err := os.ReadFile(path)
+	return bytes.TrimPrefix(src, []byte(bom)), err
+}
+
+var errNotRegular = errors.New("not a regular file")
 
 // origin is where a line of the inlined source comes from.
 type origin struct {
