@@ -238,7 +238,12 @@ func specs() []Spec {
 			Decl:   DeclVar,
 			GoType: "rt.SpecConst[T]",
 			Doc: "Declares a specialization constant of scalar type T, seen by the kernel source " +
-				"as the macro named like the variable; each value set builds its own program.",
+				"as the macro named like the variable; each value set builds its own program. " +
+				"A build of a program that uses it fails, naming it, when it has neither a value set nor a default.",
+			Args: []ArgSpec{
+				{Name: "default", Kind: ArgString,
+					Doc: "The value when none is set: a Go constant of type T (16, -3, 0.5, true), checked to fit T."},
+			},
 		},
 	}
 }

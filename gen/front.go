@@ -104,7 +104,7 @@ func (s *state) cppConfig(p *program) (*cpp.Config, error) {
 	}
 	all := cpp.OpenCL()
 	for _, sc := range s.specs {
-		all = append(all, cpp.Define{Name: sc.name, Value: "0"})
+		all = append(all, cpp.Define{Name: sc.name, Value: s.specDefaultOr0(sc.name).cl})
 	}
 	for i, d := range dirs {
 		if !filepath.IsAbs(d) {

@@ -80,3 +80,15 @@ var Upper rt.DeviceGlobal[int32]
 
 /*dgen:global*/
 var Block rt.DeviceGlobal[int32]
+
+//dgen:specconst default=300
+var Narrow rt.SpecConst[uint8]
+
+//dgen:specconst default=1.5
+var Whole rt.SpecConst[int32]
+
+//dgen:specconst default=1e39
+var Huge rt.SpecConst[float32]
+
+//dgen:specconst default=yes
+var Word rt.SpecConst[int16]
