@@ -73,7 +73,7 @@ type state struct {
 	globals      []*global
 	allocs       []decl
 	specs        []decl
-	specDefaults map[string]specDefault // by spec constant name, for those with default=
+	specDefaults map[string]specDefault   // by spec constant name, for those with default=
 	structs      map[string]*clsrc.Layout // generated OpenCL C structs by "struct name"
 	prelude      map[string]string        // struct name -> declaration
 	preludeOrder []string

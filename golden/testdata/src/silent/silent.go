@@ -75,7 +75,7 @@ var kernel rt.SpecConst[int32]
 // dgen:global
 var Spaced rt.DeviceGlobal[int32]
 
-//Dgen:global
+// Dgen:global
 var Upper rt.DeviceGlobal[int32]
 
 /*dgen:global*/
