@@ -135,4 +135,3 @@ func position(tf *token.File, p token.Position) token.Pos {
 	off := tf.Offset(pos) + max(p.Column-1, 0)
 	return tf.Pos(min(off, tf.Size()))
 }
-
