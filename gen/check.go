@@ -31,6 +31,10 @@ func (s *state) checkDecls() {
 			s.errorf(g.pos, "device global %s: element type %s is not plain data: %v", g.name, typeString(elem, s.l.path), err)
 			continue
 		}
+		if z := zeroLength(elem); z != nil {
+			s.errorf(g.pos, "device global %s: %s has length 0, which OpenCL C has no type for", g.name, typeString(z, s.l.path))
+			continue
+		}
 		c, err := s.clType(elem)
 		if err != nil {
 			s.errorf(g.pos, "device global %s: %v", g.name, err)
@@ -89,6 +93,10 @@ func (s *state) checkKernels() {
 			continue
 		}
 		k.prog = p
+		if p.file.test && !k.file.test {
+			s.errorf(kd.Program.ValuePos, "kernel spec %s: program %s is declared in test file %s, which the package's own build does not see; declare it in a non-test file", k.name, p.name, s.rel(p.file.path))
+			continue
+		}
 		if p.unit == nil {
 			continue // already reported
 		}
@@ -267,4 +275,22 @@ func (s *state) checkHostWrites() {
 			return true
 		})
 	}
+}
+
+// zeroLength returns an array type of length 0 in t, or nil.
+func zeroLength(t types.Type) types.Type {
+	switch u := t.Underlying().(type) {
+	case *types.Array:
+		if u.Len() == 0 {
+			return t
+		}
+		return zeroLength(u.Elem())
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if z := zeroLength(u.Field(i).Type()); z != nil {
+				return z
+			}
+		}
+	}
+	return nil
 }

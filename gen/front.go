@@ -44,6 +44,9 @@ func (s *state) checkPrograms() {
 
 // frontEnd reads one program's source and makes its device image.
 func (s *state) frontEnd(p *program) {
+	if p.source == "" {
+		return // the directive's error is reported
+	}
 	p.clPath = filepath.Join(s.l.dir, filepath.FromSlash(p.source))
 	arg, _ := p.dir.Arg("source")
 	if !filepath.IsLocal(filepath.FromSlash(p.source)) {
@@ -234,6 +237,9 @@ func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 	var gs []clsrc.Global
 	byName := map[string]*global{}
 	for _, g := range s.globals {
+		if named[g.name] && g.file.test && !p.file.test {
+			s.errorf(g.pos, "device global %s is declared in a test file but used by program %s, whose image is in the package's own build; declare it in a non-test file", g.name, p.name)
+		}
 		if g.cl == "" || !named[g.name] || (g.file.test && !p.file.test) || g.file.build != "" && g.file.build != p.file.build {
 			continue
 		}
