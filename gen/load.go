@@ -89,6 +89,9 @@ func load(dir string) (*loaded, error) {
 		return nil, fmt.Errorf("load %s: no Go package", dir)
 	}
 	if err := loadErrors(base, internal, external); err != nil {
+		if ds := packageClauses(abs, base.GoFiles, base.Name); len(ds) > 0 {
+			return nil, ds
+		}
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
 	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset}
@@ -267,4 +270,24 @@ func constraint(path string, f *ast.File) string {
 		return strings.TrimSuffix(strings.TrimPrefix(parts[0], "("), ")")
 	}
 	return strings.Join(parts, " && ")
+}
+
+// packageClauses reports, at its package clause, each file of the build
+// whose package is not the package's (go list names none of them).
+func packageClauses(abs string, files []string, name string) Diagnostics {
+	var ds Diagnostics
+	fset := token.NewFileSet()
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, parser.PackageClauseOnly)
+		if err != nil || f.Name.Name == name || f.Name.Name == name+"_test" {
+			continue
+		}
+		p := fset.Position(f.Name.Pos())
+		if rel, err := filepath.Rel(abs, p.Filename); err == nil {
+			p.Filename = filepath.ToSlash(rel)
+		}
+		p.Offset = 0
+		ds = append(ds, Diagnostic{Pos: p, Msg: fmt.Sprintf("package %s, but the other files of this directory are package %s: a directory holds one package", f.Name.Name, name)})
+	}
+	return ds
 }
