@@ -414,7 +414,7 @@ func TestProgramCacheOutOfMemoryFlush(t *testing.T) {
 func TestSpecValuesDistinctPrograms(t *testing.T) {
 	ctx := openCache(t, nil)
 	q := ctx.Queue()
-	img := &rt.ProgramImage{ID: "test.Spec", Source: uniqueSource("N * 2"), SpecConsts: []rt.SpecValue{{Name: "N", Value: "1"}}}
+	img := &rt.ProgramImage{ID: "test.Spec", Source: uniqueSource("N * 2"), SpecConsts: []rt.CacheSpecValue{{Name: "N", Value: "1"}}}
 	spec := rt.NewKernelSpec(img, "fill")
 	resetFaults(0)
 	first := map[string]*rt.CachedKernel{}
@@ -438,7 +438,7 @@ func TestSpecValuesDistinctPrograms(t *testing.T) {
 		if err != nil {
 			t.Fatalf("N=%q: %v", step.value, err)
 		}
-		got := runFill(t, ctx, q, ck.Kernel(), 8)
+		got := runFill(t, ctx, q, ck.Object(), 8)
 		ck.Unlock()
 		if got[0] != step.want || got[7] != step.want {
 			t.Errorf("N=%q: %v, want %d", step.value, got, step.want)
@@ -547,7 +547,7 @@ func TestConcurrentEnqueueOneSpec(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					k := ck.Kernel()
+					k := ck.Object()
 					err = errors.Join(k.SetBuffer(0, in.Mem()), k.SetBuffer(1, out.Mem()), rt.SetArg(k, 2, f))
 					var ev *rt.Event
 					if err == nil {
@@ -673,7 +673,7 @@ func TestCacheChild(t *testing.T) {
 		var ck *rt.CachedKernel
 		spec := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.Child", Source: src}, "fill")
 		if ck, err = ctx.AcquireKernel(spec, ctx.Queue()); err == nil {
-			out.Value = runFill(t, ctx, ctx.Queue(), ck.Kernel(), 4)[3]
+			out.Value = runFill(t, ctx, ctx.Queue(), ck.Object(), 4)[3]
 			ck.Unlock()
 		}
 		out.Stats = ctx.CacheStats()
@@ -811,7 +811,7 @@ func TestEvictionWhileHoldingKernel(t *testing.T) {
 		t.Errorf("stats %+v: want A evicted", s)
 	}
 	// A is still usable by its holder until it unlocks it.
-	runFill(t, ctx, q, ckA.Kernel(), 4)
+	runFill(t, ctx, q, ckA.Object(), 4)
 	ckA.Unlock()
 	if _, err := ckA.Lock(); !errors.Is(err, rt.ErrClosed) {
 		t.Errorf("evicted A after unlock: Lock = %v, want ErrClosed", err)

@@ -11,7 +11,9 @@ import (
 
 	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -106,7 +108,8 @@ type Context struct {
 	allocCfg                     alloc.Config
 	allocs                       []allocSlot // by device index, created on first use
 	driverAllocs, driverReleases atomic.Uint64
-	pc                           progCache // the kernel/program cache (progcache.go)
+	pc                           progcache.Cache[*Kernel] // the kernel/program cache (cache.go)
+	disk                         *diskcache.Cache         // beneath pc
 }
 
 // Open opens a context on the device that the environment selects
@@ -165,7 +168,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 		drv.Release()
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
-	c.pc.init(c, cc)
+	c.initCache(cc)
 	return c, nil
 }
 
@@ -236,7 +239,9 @@ func (c *Context) Close() error {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
 	}
-	errs = append(errs, c.pc.close()...)
+	for _, err := range c.pc.Close() {
+		errs = append(errs, fmt.Errorf("close context: %w", err))
+	}
 	if err := c.releaseDecls(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}

@@ -1,17 +1,24 @@
 package rt
 
-import "github.com/dgen-go/dgen/rt/driver"
-
-// Test-only names for the program and kernel cache, which rt's external
-// tests (package rt_test) drive directly.
-
-type (
-	ProgramImage = programImage
-	KernelSpec   = kernelKey
-	CachedKernel = cachedKernel
+import (
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
-func NewKernelSpec(img *ProgramImage, name string) *KernelSpec { return newKernelKey(img, name) }
+// Test-only names for the program and kernel cache (package
+// rt/internal/progcache), which rt's external tests (package rt_test)
+// drive through a context on a real device.
+
+type (
+	ProgramImage = progcache.Image
+	KernelSpec   = progcache.KernelKey
+	CachedKernel = progcache.Kernel[*Kernel]
+	CacheSpecValue = progcache.SpecValue
+)
+
+func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
+	return progcache.NewKernelKey(img, name)
+}
 
 func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) { return c.programFor(img) }
 
@@ -22,12 +29,6 @@ func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
 func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
 	return c.acquireKernel(spec, q)
 }
-
-func (ck *cachedKernel) Lock() (*Kernel, error) { return ck.lock() }
-func (ck *cachedKernel) Unlock()                { ck.unlock() }
-func (ck *cachedKernel) Kernel() *Kernel        { return ck.k }
-
-func (s *kernelKey) Name() string { return s.name }
 
 func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
 	return q.launch(k, r, wait, skip)
