@@ -113,37 +113,12 @@ func (c *Context) programFor(img *progcache.Image) (*BuiltProgram, error) {
 	return &BuiltProgram{ctx: c, drv: p, name: name}, nil
 }
 
-// kernelFor returns the cached kernel of key for q's device; a hit takes
-// no lock and allocates nothing.
-func (c *Context) kernelFor(key *progcache.KernelKey, q *Queue) (*progcache.Kernel[*Kernel], error) {
+// devIndex returns the index of q's device in the context, or -1 when q is
+// not a queue of the context, which the cache reports as an invalid
+// argument.
+func (c *Context) devIndex(q *Queue) int {
 	if q == nil || q.ctx != c {
-		return nil, errForeignQueue(key)
+		return -1
 	}
-	return c.pc.Kernel(key, q.dev.index)
-}
-
-// acquireKernel returns the cached kernel of key for q's device, locked:
-// set its arguments, launch it on q, then unlock it. A registered kernel
-// spec's Acquire, which generated Enqueue methods call through
-// rt/codegen, uses it.
-func (c *Context) acquireKernel(key *progcache.KernelKey, q *Queue) (*progcache.Kernel[*Kernel], error) {
-	if q == nil || q.ctx != c {
-		return nil, errForeignQueue(key)
-	}
-	ck, err := c.pc.Acquire(key, q.dev.index)
-	if err != nil {
-		return nil, err
-	}
-	if k := ck.Object(); k.slot == nil {
-		k.slot = ck
-	}
-	return ck, nil
-}
-
-func errForeignQueue(key *progcache.KernelKey) error {
-	name := ""
-	if key != nil {
-		name = key.Name()
-	}
-	return fmt.Errorf("get kernel %q: %w: queue not of this context", name, ErrInvalidArgument)
+	return q.dev.index
 }

@@ -153,19 +153,20 @@ func (info *kernelInfo) Acquire(q *Queue) (*Kernel, error) {
 	if info.prog.stale != nil {
 		return nil, fmt.Errorf("kernel %s: %w", info.id, info.prog.stale)
 	}
-	ck, err := q.ctx.acquireKernel(info.key, q)
+	ck, err := q.ctx.pc.Acquire(info.key, q.dev.index)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", info.id, err)
 	}
 	kern := ck.Object()
 	if kern.decl != info {
 		// First use of this kernel object for the spec: check that the
-		// generated code and the image agree.
+		// generated code and the image agree, and keep the cache's kernel
+		// for Launch to unlock.
 		if want := info.params + len(info.globals); kern.nargs != want {
 			ck.Unlock()
 			return nil, fmt.Errorf("kernel %s: %w: %q takes %d arguments, the spec %d: run go generate", info.id, ErrInvalidArgument, info.key.Name(), kern.nargs, want)
 		}
-		kern.decl = info
+		kern.decl, kern.slot = info, ck
 	}
 	return kern, nil
 }

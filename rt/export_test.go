@@ -10,9 +10,9 @@ import (
 // drive through a context on a real device.
 
 type (
-	ProgramImage = progcache.Image
-	KernelSpec   = progcache.KernelKey
-	CachedKernel = progcache.Kernel[*Kernel]
+	ProgramImage   = progcache.Image
+	KernelSpec     = progcache.KernelKey
+	CachedKernel   = progcache.Kernel[*Kernel]
 	CacheSpecValue = progcache.SpecValue
 )
 
@@ -23,11 +23,11 @@ func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
 func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) { return c.programFor(img) }
 
 func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	return c.kernelFor(spec, q)
+	return c.pc.Kernel(spec, c.devIndex(q))
 }
 
 func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	return c.acquireKernel(spec, q)
+	return c.pc.Acquire(spec, c.devIndex(q))
 }
 
 func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {

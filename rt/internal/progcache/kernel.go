@@ -101,7 +101,9 @@ type fastEntry[K Object] struct {
 // current specialization-constant values, building its program and
 // creating the kernel on first use. A hit takes no lock and allocates
 // nothing: two atomic loads and an array lookup. The kernel is shared:
-// lock it around setting arguments and launching, or use Acquire.
+// lock it around setting arguments and launching, or use Acquire. A
+// negative dev (the caller's device is not one of the cache's) is an
+// error wrapping ErrInvalidArgument.
 func (c *Cache[K]) Kernel(key *KernelKey, dev int) (*Kernel[K], error) {
 	if key != nil {
 		t := c.fast.Load()
@@ -145,6 +147,9 @@ func (c *Cache[K]) Acquire(key *KernelKey, dev int) (*Kernel[K], error) {
 func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
 	if key == nil || key.image == nil {
 		return nil, fmt.Errorf("get kernel: %w: nil kernel key", ErrInvalidArgument)
+	}
+	if dev < 0 {
+		return nil, fmt.Errorf("get kernel %q: %w: queue not of this context", key.name, ErrInvalidArgument)
 	}
 	if err := c.b.Check(); err != nil {
 		return nil, err
