@@ -29,12 +29,22 @@ type CacheStats struct {
 }
 
 // CacheStats returns the counters of the context's program cache.
-func (c *Context) CacheStats() CacheStats { return CacheStats(c.pc.Stats()) }
+func (c *Context) CacheStats() CacheStats {
+	if c == nil {
+		return CacheStats{}
+	}
+	return CacheStats(c.pc.Stats())
+}
 
 // PersistentCache returns the persistent cache beneath the context's
 // program cache; it is disabled (Enabled false) when the configuration
 // turns it off or its directory cannot be used.
-func (c *Context) PersistentCache() *diskcache.Cache { return c.disk }
+func (c *Context) PersistentCache() *diskcache.Cache {
+	if c == nil {
+		return nil
+	}
+	return c.disk
+}
 
 // initCache opens the persistent cache that cfg configures, warning when
 // it cannot be used, and sets up the context's program cache over it.
@@ -68,7 +78,21 @@ func (c *Context) initCache(cfg CacheConfig) {
 // cacheBuilder is the context as the program cache's builder.
 type cacheBuilder Context
 
-func (b *cacheBuilder) Check() error { return (*Context)(b).check() }
+func (b *cacheBuilder) Enter(img *progcache.Image) error {
+	c := (*Context)(b)
+	if err := c.enter(); err != nil {
+		return err
+	}
+	if img != nil {
+		if err := checkImageOptions(img); err != nil {
+			c.exit()
+			return fmt.Errorf("build program %s: %w", img.Name, err)
+		}
+	}
+	return nil
+}
+
+func (b *cacheBuilder) Exit() { (*Context)(b).exit() }
 
 func (b *cacheBuilder) Build(name, source, options string) (driver.Program, error) {
 	p, err := (*Context)(b).buildDirect(buildRequest{name: name, source: source, options: options})
@@ -106,6 +130,9 @@ func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
 // its own reference. A compile error wraps ErrBuildFailed and carries the
 // build log.
 func (c *Context) programFor(img *progcache.Image) (*BuiltProgram, error) {
+	if c == nil {
+		return nil, c.enter() // the error of a nil context
+	}
 	p, name, err := c.pc.Program(img)
 	if err != nil {
 		return nil, err

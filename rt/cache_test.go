@@ -621,4 +621,3 @@ func TestCloseWhileHoldingKernel(t *testing.T) {
 		t.Errorf("kernel after Close: Lock = %v, want ErrClosed", err)
 	}
 }
-

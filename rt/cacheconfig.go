@@ -39,7 +39,7 @@ type CacheConfig struct {
 // when cc is nil.
 func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
 	if cc != nil {
-		return *cc, nil
+		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
 	}
 	return CacheConfigFromEnv(nil)
 }
@@ -94,6 +94,9 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 		cfg.EvictionThreshold = n
 	}
 	cfg.CompileOptions = strings.TrimSpace(getenv("DGEN_PROGRAM_COMPILE_OPTIONS"))
+	if err := checkOptions(cfg.CompileOptions, optionsFromEnv); err != nil {
+		errs = append(errs, err)
+	}
 	return cfg, errors.Join(errs...)
 }
 

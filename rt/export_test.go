@@ -1,6 +1,8 @@
 package rt
 
 import (
+	"fmt"
+
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
@@ -23,11 +25,25 @@ func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
 func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) { return c.programFor(img) }
 
 func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+	if err := c.foreignQueue(spec, q); err != nil {
+		return nil, err
+	}
 	return c.pc.Kernel(spec, c.devIndex(q))
 }
 
 func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+	if err := c.foreignQueue(spec, q); err != nil {
+		return nil, err
+	}
 	return c.pc.Acquire(spec, c.devIndex(q))
+}
+
+// foreignQueue is the error of a queue of another context, naming both.
+func (c *Context) foreignQueue(spec *KernelSpec, q *Queue) error {
+	if q == nil || spec == nil || q.ctx == c {
+		return nil
+	}
+	return fmt.Errorf("get kernel %q: %w", spec.Name(), c.sameContext("the queue", q.ctx))
 }
 
 func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {

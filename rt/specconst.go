@@ -50,9 +50,10 @@ func checkSpecValue(name, value string) error {
 // SetSpecConst, for a //dgen:specconst declaration, calls it with the
 // constant's name and SpecLiteral of its value.
 func (c *Context) SetSpecValue(name, value string) error {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return err
 	}
+	defer c.exit()
 	if err := checkSpecValue(name, value); err != nil {
 		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}
@@ -63,9 +64,10 @@ func (c *Context) SetSpecValue(name, value string) error {
 // ClearSpecValue removes the value of the specialization constant name, so
 // that programs see its default again.
 func (c *Context) ClearSpecValue(name string) error {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return err
 	}
+	defer c.exit()
 	c.pc.ClearSpec(name)
 	return nil
 }
@@ -73,6 +75,9 @@ func (c *Context) ClearSpecValue(name string) error {
 // SpecValues returns the specialization-constant values set on the
 // context, sorted by name.
 func (c *Context) SpecValues() []SpecValue {
+	if c == nil {
+		return nil
+	}
 	set := c.pc.Specs()
 	if len(set) == 0 {
 		return nil

@@ -36,9 +36,13 @@ type Object interface {
 // error and driver.ErrOutOfMemory when the device is out of memory; the
 // cache stores the former and flushes itself on the latter.
 type Builder[K Object] interface {
-	// Check returns an error when the owner of the cache can no longer be
-	// used (a closed context).
-	Check() error
+	// Enter begins an operation of the cache on img (nil for none), which
+	// Exit ends; the owner's Close waits for the operations inside. It
+	// fails, and the operation with it, when the owner is closed or img
+	// cannot be built as it stands (malformed options).
+	Enter(img *Image) error
+	// Exit ends an operation that Enter began.
+	Exit()
 	// Build compiles source with options for every device.
 	Build(name, source, options string) (driver.Program, error)
 	// Load creates a program from binaries, one per device.
@@ -282,9 +286,10 @@ func (l *list[K]) remove(e *entry[K]) {
 // program, which the caller releases, and the program's name; the cache
 // keeps its own reference. A compile error wraps driver.ErrBuildFailed.
 func (c *Cache[K]) Program(img *Image) (driver.Program, string, error) {
-	if err := c.b.Check(); err != nil {
+	if err := c.b.Enter(img); err != nil {
 		return nil, "", err
 	}
+	defer c.b.Exit()
 	if img == nil {
 		return nil, "", fmt.Errorf("build program: %w: nil image", ErrInvalidArgument)
 	}

@@ -53,7 +53,8 @@ func pop(errs *[]error) error {
 	return err
 }
 
-func (b *testBuilder) Check() error { return nil }
+func (b *testBuilder) Enter(*Image) error { return nil }
+func (b *testBuilder) Exit()              {}
 
 func (b *testBuilder) Build(name, source, options string) (driver.Program, error) {
 	b.builds.Add(1)

@@ -24,6 +24,9 @@ type Image struct {
 	SourceHash uint64
 	// Options are the program's own build options.
 	Options string
+	// Origin says where Options came from, for the owner's errors: a
+	// //dgen:program directive, or (empty) the API.
+	Origin string
 	// SpecConsts are the specialization constants the image uses, with
 	// their default values, sorted by name; the cache's values (SetSpec)
 	// override the defaults. Nil means every value set on the cache applies.

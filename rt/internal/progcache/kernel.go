@@ -151,9 +151,10 @@ func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
 	if dev < 0 {
 		return nil, fmt.Errorf("get kernel %q: %w: queue not of this context", key.name, ErrInvalidArgument)
 	}
-	if err := c.b.Check(); err != nil {
-		return nil, err
+	if err := c.b.Enter(key.image); err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
+	defer c.b.Exit()
 	c.kernelMisses.Add(1)
 	specs := c.spec.Load()
 	k := c.keyOf(key.image, specs)
