@@ -25,23 +25,26 @@ func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
 func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) { return c.programFor(img) }
 
 func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	if err := c.foreignQueue(spec, q); err != nil {
-		return nil, err
+	ck, err := c.pc.Kernel(spec, c.devIndex(q))
+	if err != nil {
+		return nil, c.foreignQueue(spec, q, err)
 	}
-	return c.pc.Kernel(spec, c.devIndex(q))
+	return ck, nil
 }
 
 func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	if err := c.foreignQueue(spec, q); err != nil {
-		return nil, err
+	ck, err := c.pc.Acquire(spec, c.devIndex(q))
+	if err != nil {
+		return nil, c.foreignQueue(spec, q, err)
 	}
-	return c.pc.Acquire(spec, c.devIndex(q))
+	return ck, nil
 }
 
-// foreignQueue is the error of a queue of another context, naming both.
-func (c *Context) foreignQueue(spec *KernelSpec, q *Queue) error {
+// foreignQueue returns err, or for a queue of another context an error
+// that names both contexts' devices.
+func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
 	if q == nil || spec == nil || q.ctx == c {
-		return nil
+		return err
 	}
 	return fmt.Errorf("get kernel %q: %w", spec.Name(), c.sameContext("the queue", q.ctx))
 }
@@ -53,5 +56,9 @@ func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event
 func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
 	return q.submit(k, r, wait, skip)
 }
+
+// UnlockAcquired unlocks a kernel that a registered kernel's Acquire
+// returned, as its Launch does last.
+func UnlockAcquired(k *Kernel) { k.slot.Unlock() }
 
 func (m *Mem) Driver() (driver.Buffer, error) { return m.driverBuffer() }
