@@ -31,9 +31,12 @@ const (
 	// building or writing it) and the binary was loaded from the cache
 	// once it was done.
 	Waited
+	// Fetched means the binary came from the remote tier (Config.Remote),
+	// and was stored locally.
+	Fetched
 )
 
-// String returns "built", "hit" or "waited".
+// String returns "built", "hit", "waited" or "fetched".
 func (o Outcome) String() string {
 	switch o {
 	case Built:
@@ -42,6 +45,8 @@ func (o Outcome) String() string {
 		return "hit"
 	case Waited:
 		return "waited"
+	case Fetched:
+		return "fetched"
 	}
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
@@ -227,14 +232,36 @@ func (c *Cache) Get(key Key) (bin []byte, ok bool, err error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			c.tracef("miss %s", dir)
-			return nil, false, nil
+			return c.getRemote(ctx, dir, &key)
 		}
 		return nil, false, err
 	}
 	bin, ok, freed, err := c.lookup(dir, &key, key.encode())
 	kl.unlock()
 	c.release(freed)
+	if !ok && err == nil {
+		return c.getRemote(ctx, dir, &key)
+	}
 	return bin, ok, err
+}
+
+// getRemote is Get's remote step after a local miss: a binary the remote
+// returns is stored locally under the key's lock.
+func (c *Cache) getRemote(ctx context.Context, dir string, key *Key) ([]byte, bool, error) {
+	if c.cfg.Remote == nil {
+		return nil, false, nil
+	}
+	bin, ok := c.cfg.Remote.Fetch(ctx, *key)
+	if !ok {
+		return nil, false, nil
+	}
+	if os.MkdirAll(dir, 0o755) == nil {
+		if kl, err := lockFile(nil, filepath.Join(dir, keyLockName), true); err == nil {
+			c.storeFetched(dir, key, key.encode(), bin)
+			kl.unlock()
+		}
+	}
+	return bin, true, nil
 }
 
 // release recounts the recorded size after entries were removed outside
@@ -360,6 +387,9 @@ func removeEntry(dir string, n int) int64 {
 // write failure that shows the disk unusable (full, read-only, permission)
 // disables the cache and returns an error wrapping ErrUnavailable.
 func (c *Cache) Put(key Key, bin []byte) error {
+	if c.cfg.Remote != nil {
+		c.cfg.Remote.Publish(key, bin)
+	}
 	if !c.Enabled() || !c.storable(len(bin)) {
 		return nil
 	}
@@ -491,7 +521,10 @@ func entrySize(dir string, n int) int64 {
 // never prevent the build.
 func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, error)) ([]byte, Outcome, error) {
 	if !c.Enabled() {
-		b, err := build()
+		b, fetched, err := c.claimRemote(ctx, "", &key, nil, build)
+		if fetched {
+			return b, Fetched, nil
+		}
 		return b, Built, err
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, c.cfg.BuildWait)
@@ -558,12 +591,19 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		c.release(freed)
 		return bin, outcome, nil
 	}
-	c.tracef("build %s", dir)
-	b, err := build()
+	b, fetched, err := c.claimRemote(waitCtx, dir, &key, src, func() ([]byte, error) {
+		c.tracef("build %s", dir)
+		return build()
+	})
 	if err != nil {
 		kl.unlock()
 		c.release(freed)
 		return nil, Built, err
+	}
+	if fetched {
+		kl.unlock()
+		c.release(freed)
+		return b, Fetched, nil
 	}
 	var serr error
 	if c.storable(len(b)) {

@@ -53,6 +53,9 @@ type Config struct {
 	// Trace, if not nil, receives one line for every cache decision.
 	// Writes to it are serialized.
 	Trace io.Writer
+	// Remote, if not nil, is the shared tier beneath the cache: a local
+	// miss asks it, and what is built or stored is published to it.
+	Remote Remote
 }
 
 // DefaultConfig returns the default configuration with the given root

@@ -1,0 +1,74 @@
+package diskcache
+
+import "context"
+
+// Remote is a shared tier beneath the cache, such as the one package
+// rt/fleetcache connects to. A Remote never returns errors: it counts and
+// reports its own failures, and a failure is a miss.
+//
+// The cache asks the remote after a local miss and stores what it returns
+// locally, through the local checks; it publishes what it builds or is given.
+type Remote interface {
+	// Fetch returns the remote's binary for key, checked against the full
+	// key, or ok false.
+	Fetch(ctx context.Context, key Key) (bin []byte, ok bool)
+	// Claim is Fetch before a build: on a miss it may wait, within ctx,
+	// for another process that builds key, and return its binary. If it
+	// returns ok false, the caller builds and then calls done once with
+	// the binary, or with nil if the build failed.
+	Claim(ctx context.Context, key Key) (bin []byte, ok bool, done func(bin []byte))
+	// Publish stores bin under key in the background.
+	Publish(key Key, bin []byte)
+}
+
+// Encode returns the full key as the cache stores it: every field, the
+// program name included, in a stable binary encoding.
+func (k *Key) Encode() []byte { return k.encode() }
+
+// fetchRemote asks the remote after a local miss and stores a binary it
+// returns locally; the caller holds the key lock exclusively (or dir is
+// empty when the local cache is off).
+func (c *Cache) fetchRemote(ctx context.Context, dir string, key *Key, src []byte) ([]byte, bool) {
+	if c.cfg.Remote == nil {
+		return nil, false
+	}
+	bin, ok := c.cfg.Remote.Fetch(ctx, *key)
+	if !ok {
+		return nil, false
+	}
+	c.storeFetched(dir, key, src, bin)
+	return bin, true
+}
+
+func (c *Cache) storeFetched(dir string, key *Key, src, bin []byte) {
+	c.tracef("fetched %s (%d bytes)", dir, len(bin))
+	if dir != "" && c.storable(len(bin)) {
+		if err := c.store(dir, key, src, bin); err != nil {
+			c.tracef("%v", c.degradeOn(err))
+		}
+	}
+}
+
+// claimRemote is GetOrBuild's remote step: with the key lock held
+// exclusively, it asks the remote for key and otherwise runs build and
+// hands the result to the remote.
+func (c *Cache) claimRemote(ctx context.Context, dir string, key *Key, src []byte, build func() ([]byte, error)) (bin []byte, fetched bool, err error) {
+	if c.cfg.Remote == nil {
+		b, err := build()
+		return b, false, err
+	}
+	bin, ok, done := c.cfg.Remote.Claim(ctx, *key)
+	if ok {
+		c.storeFetched(dir, key, src, bin)
+		return bin, true, nil
+	}
+	b, err := build()
+	if done != nil {
+		if err != nil {
+			done(nil)
+		} else {
+			done(b)
+		}
+	}
+	return b, false, err
+}
