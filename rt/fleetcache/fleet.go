@@ -148,7 +148,11 @@ func (f *Fleet) Fetch(ctx context.Context, key diskcache.Key) ([]byte, bool) {
 		return nil, false
 	}
 	kb := key.Encode()
-	return f.fetch(ctx, &key, kb, address(kb))
+	bin, ok := f.fetch(ctx, &key, kb, address(kb))
+	if !ok {
+		f.misses.Add(1)
+	}
+	return bin, ok
 }
 
 func (f *Fleet) fetch(ctx context.Context, key *diskcache.Key, kb []byte, addr string) ([]byte, bool) {
@@ -173,7 +177,6 @@ func (f *Fleet) fetch(ctx context.Context, key *diskcache.Key, kb []byte, addr s
 		f.fail("fetch", err)
 		return nil, false
 	}
-	f.misses.Add(1)
 	f.tracef("miss %s %s", key.ProgramName, addr)
 	return nil, false
 }
@@ -247,14 +250,23 @@ func (f *Fleet) publish(key *diskcache.Key, kb []byte, addr string, bin []byte, 
 func (f *Fleet) Claim(ctx context.Context, key diskcache.Key) (bin []byte, ok bool, done func([]byte)) {
 	kb := key.Encode()
 	addr := address(kb)
-	noLease := func(b []byte) { f.publish(&key, kb, addr, b, "") }
 	if !f.usable() {
 		return nil, false, func([]byte) {}
 	}
 	if !f.cfg.Mode.reads() {
-		return nil, false, noLease
+		return nil, false, func(b []byte) { f.publish(&key, kb, addr, b, "") }
 	}
-	if bin, ok := f.fetch(ctx, &key, kb, addr); ok {
+	bin, ok, done = f.claim(ctx, &key, kb, addr)
+	if !ok {
+		f.misses.Add(1)
+	}
+	return bin, ok, done
+}
+
+// claim is Claim for a reading Fleet.
+func (f *Fleet) claim(ctx context.Context, key *diskcache.Key, kb []byte, addr string) ([]byte, bool, func([]byte)) {
+	noLease := func(b []byte) { f.publish(key, kb, addr, b, "") }
+	if bin, ok := f.fetch(ctx, key, kb, addr); ok {
 		return bin, true, nil
 	}
 	token := newToken()
@@ -271,7 +283,7 @@ func (f *Fleet) Claim(ctx context.Context, key diskcache.Key) (bin []byte, ok bo
 		}
 		if won {
 			f.tracef("lease %s %s", key.ProgramName, addr)
-			return nil, false, f.holdLease(&key, kb, addr, token)
+			return nil, false, f.holdLease(key, kb, addr, token)
 		}
 		if !waited {
 			waited = true
@@ -287,7 +299,7 @@ func (f *Fleet) Claim(ctx context.Context, key diskcache.Key) (bin []byte, ok bo
 		case <-t.C:
 		}
 		poll = min(2*poll, maxPoll)
-		if bin, ok := f.fetch(ctx, &key, kb, addr); ok {
+		if bin, ok := f.fetch(ctx, key, kb, addr); ok {
 			return bin, true, nil
 		}
 	}
