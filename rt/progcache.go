@@ -15,6 +15,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/fleetcache"
 )
 
 // ProgramImage is a device image as the program cache sees it: what code
@@ -49,6 +50,8 @@ type CacheStats struct {
 	KernelMisses int64 `json:"kernel_misses"` // fast kernel cache misses
 	Programs     int   `json:"programs"`      // programs in memory now
 	Bytes        int64 `json:"bytes"`         // their binary sizes
+	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
+	Remote fleetcache.Stats `json:"remote"`
 }
 
 // maxWaitRetries bounds how often a goroutine that waited on another's
@@ -62,6 +65,7 @@ type progCache struct {
 	cfg CacheConfig
 
 	disk    *diskcache.Cache
+	fleet   *fleetcache.Fleet // nil without DGEN_CACHE_REMOTE
 	devKeys []diskcache.Device
 
 	traceMu sync.Mutex
@@ -102,15 +106,19 @@ func (pc *progCache) init(c *Context, cfg CacheConfig) {
 	for _, d := range c.devices {
 		pc.devKeys = append(pc.devKeys, diskcache.Device{Platform: d.Platform, Name: d.Name, Version: d.Version, DriverVersion: d.DriverVersion})
 	}
+	pc.openRemote(&cfg) // fleet.go
 	disk, err := diskcache.Open(cfg.Disk)
 	pc.disk = disk
 	if err != nil {
-		w := cfg.Warnings
-		if w == nil {
-			w = os.Stderr
-		}
-		fmt.Fprintf(w, "dgen: warning: persistent program cache off: %v\n", err)
+		fmt.Fprintf(warnings(&cfg), "dgen: warning: persistent program cache off: %v\n", err)
 	}
+}
+
+func warnings(cfg *CacheConfig) io.Writer {
+	if cfg.Warnings == nil {
+		return os.Stderr
+	}
+	return cfg.Warnings
 }
 
 func (pc *progCache) tracef(format string, args ...any) {
@@ -132,6 +140,7 @@ func (c *Context) CacheStats() CacheStats {
 		Builds: pc.builds.Load(), DiskHits: pc.diskHits.Load(), MemHits: pc.memHits.Load(),
 		BuildErrors: pc.buildErrors.Load(), Retries: pc.retries.Load(), Evictions: pc.evictions.Load(),
 		OOMFlushes: pc.oomFlushes.Load(), KernelMisses: pc.kernelMisses.Load(), Programs: n, Bytes: b,
+		Remote: pc.fleet.Stats(),
 	}
 }
 
@@ -666,6 +675,7 @@ func (pc *progCache) close() []error {
 		sps = append(sps, sp)
 	}
 	pc.mu.Unlock()
+	pc.closeRemote() // fleet.go
 	var errs []error
 	for _, e := range victims {
 		for _, err := range pc.killKernels(e) {
