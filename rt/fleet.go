@@ -48,9 +48,17 @@ func (pc *progCache) remoteEvent(e fleetcache.Event) {
 	pc.ctx.traceCache(0, trace.Cache{Op: op, Program: e.Program, Duration: e.Duration.Nanoseconds()})
 }
 
-// closeRemote waits a little for publishes in flight and disconnects.
+// closeRemote waits a little for publishes in flight, disconnects, and
+// adds the counters to those recorded in the cache directory, which
+// `dgen cache stat` shows.
 func (pc *progCache) closeRemote() {
-	if pc.fleet != nil {
-		pc.fleet.Close(remoteFlushWait)
+	if pc.fleet == nil {
+		return
+	}
+	pc.fleet.Close(remoteFlushWait)
+	if pc.disk.Enabled() {
+		if err := fleetcache.Record(pc.disk.Dir(), pc.fleet.Stats()); err != nil {
+			pc.tracef("%v", err)
+		}
 	}
 }

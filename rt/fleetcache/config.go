@@ -119,7 +119,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if v := get("DGEN_CACHE_REMOTE"); v != "" {
 		if err := checkURL(v); err != nil {
-			bad("DGEN_CACHE_REMOTE", redact(v), err.Error())
+			bad("DGEN_CACHE_REMOTE", Redact(v), err.Error())
 		}
 		cfg.URL = v
 	}
@@ -172,8 +172,8 @@ func checkURL(s string) error {
 	return nil
 }
 
-// redact hides the password of a URL for messages.
-func redact(s string) string {
+// Redact returns the URL s with its password hidden, for messages.
+func Redact(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "(malformed URL)"

@@ -68,7 +68,7 @@ func Open(cfg Config) (*Fleet, error) {
 		return nil, nil
 	}
 	if err := checkURL(cfg.URL); err != nil {
-		return nil, fmt.Errorf("fleetcache: open %s: %v: %w", redact(cfg.URL), err, ErrConfig)
+		return nil, fmt.Errorf("fleetcache: open %s: %v: %w", Redact(cfg.URL), err, ErrConfig)
 	}
 	cfg.fill()
 	st, err := openStore(&cfg)
@@ -76,7 +76,7 @@ func Open(cfg Config) (*Fleet, error) {
 		return nil, err
 	}
 	f := &Fleet{cfg: cfg, st: st, slots: make(chan struct{}, publishSlots)}
-	f.tracef("remote %s, mode %s, signed %v", redact(cfg.URL), cfg.Mode, len(cfg.Secret) > 0)
+	f.tracef("remote %s, mode %s, signed %v", Redact(cfg.URL), cfg.Mode, len(cfg.Secret) > 0)
 	return f, nil
 }
 
@@ -127,7 +127,7 @@ func (f *Fleet) fail(op string, err error) {
 	f.tracef("%s: %v; remote out of use for %v", op, err, f.cfg.Backoff)
 	if f.cfg.Warnings != nil && !f.warned.Swap(true) {
 		fmt.Fprintf(f.cfg.Warnings, "dgen: warning: remote program cache %s: %s: %v; going on with the local cache\n",
-			redact(f.cfg.URL), op, err)
+			Redact(f.cfg.URL), op, err)
 	}
 }
 

@@ -35,13 +35,13 @@ type store interface {
 func openStore(cfg *Config) (store, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("fleetcache: open %s: %w", redact(cfg.URL), ErrConfig)
+		return nil, fmt.Errorf("fleetcache: open %s: %w", Redact(cfg.URL), ErrConfig)
 	}
 	switch u.Scheme {
 	case "redis", "rediss":
 		opt, err := redis.ParseURL(cfg.URL)
 		if err != nil {
-			return nil, fmt.Errorf("fleetcache: open %s: %v: %w", redact(cfg.URL), err, ErrConfig)
+			return nil, fmt.Errorf("fleetcache: open %s: %v: %w", Redact(cfg.URL), err, ErrConfig)
 		}
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = cfg.Timeout, cfg.Timeout, cfg.Timeout
 		opt.MaxRetries = -1 // one try: a failure takes the remote out of use
@@ -55,7 +55,7 @@ func openStore(cfg *Config) (store, error) {
 			settle: cfg.Settle,
 		}, nil
 	}
-	return nil, fmt.Errorf("fleetcache: open %s: unknown scheme %q: %w", redact(cfg.URL), u.Scheme, ErrConfig)
+	return nil, fmt.Errorf("fleetcache: open %s: unknown scheme %q: %w", Redact(cfg.URL), u.Scheme, ErrConfig)
 }
 
 // redisStore keeps entries as strings and leases as keys with an expiry.
