@@ -107,6 +107,9 @@ func (pc *progCache) init(c *Context, cfg CacheConfig) {
 		pc.devKeys = append(pc.devKeys, diskcache.Device{Platform: d.Platform, Name: d.Name, Version: d.Version, DriverVersion: d.DriverVersion})
 	}
 	pc.openRemote(&cfg) // fleet.go
+	if cfg.Disk.Warnings == nil {
+		cfg.Disk.Warnings = warnings(&cfg)
+	}
 	disk, err := diskcache.Open(cfg.Disk)
 	pc.disk = disk
 	if err != nil {

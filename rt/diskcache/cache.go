@@ -165,13 +165,17 @@ func (c *Cache) Err() error {
 // Dir returns the cache root.
 func (c *Cache) Dir() string { return c.root }
 
-func (c *Cache) setErr(err error) {
+// setErr disables the cache and records why; it reports whether err is the
+// first reason.
+func (c *Cache) setErr(err error) bool {
 	c.enabled.Store(false)
 	c.errMu.Lock()
+	defer c.errMu.Unlock()
 	if c.err == nil {
 		c.err = err
+		return true
 	}
-	c.errMu.Unlock()
+	return false
 }
 
 // degradeOn disables the cache if err says the disk cannot take more
@@ -179,7 +183,9 @@ func (c *Cache) setErr(err error) {
 func (c *Cache) degradeOn(err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
 		werr := &Error{Op: "write", Path: c.root, Err: unavailable{err}}
-		c.setErr(werr)
+		if c.setErr(werr) && c.cfg.Warnings != nil {
+			fmt.Fprintf(c.cfg.Warnings, "dgen: warning: persistent program cache off: %v\n", werr)
+		}
 		c.tracef("disabled: %v", err)
 		return werr
 	}
@@ -200,6 +206,15 @@ func (c *Cache) tracef(format string, args ...any) {
 func (c *Cache) keyDir(k *Key) string {
 	p := keyDirParts(c.hash, k)
 	return filepath.Join(c.root, p[0], p[1], p[2], p[3])
+}
+
+// maxBin bounds what a read of a .bin file may allocate: the maximum image
+// size, or DefaultMaxImageSize times 4 when there is none.
+func (c *Cache) maxBin() int64 {
+	if c.cfg.MaxImageSize > 0 {
+		return c.cfg.MaxImageSize
+	}
+	return 4 * DefaultMaxImageSize
 }
 
 // storable reports whether a binary of n bytes is within the size limits.
@@ -311,7 +326,7 @@ func (c *Cache) lookup(dir string, key *Key, src []byte) (bin []byte, ok bool, f
 	}
 	for _, n := range entryNums(ents, ".src") {
 		srcPath := entryPath(dir, n, ".src")
-		payload, _, serr := readEntryFile(srcPath, kindSrc, 0)
+		payload, _, serr := readEntryFile(srcPath, kindSrc, 0, maxSrcPayload)
 		if serr != nil {
 			if errors.Is(serr, fs.ErrNotExist) {
 				continue
@@ -334,7 +349,7 @@ func (c *Cache) lookup(dir string, key *Key, src []byte) (bin []byte, ok bool, f
 			}
 		}
 		binPath := entryPath(dir, n, ".bin")
-		b, _, berr := readEntryFile(binPath, kindBin, xxhash.Sum64(payload))
+		b, _, berr := readEntryFile(binPath, kindBin, xxhash.Sum64(payload), c.maxBin())
 		if berr != nil {
 			if errors.Is(berr, fs.ErrNotExist) {
 				berr = opError("read entry", binPath, corruption("missing binary"))
@@ -374,12 +389,21 @@ func removeEntry(dir string, n int) int64 {
 	for _, ext := range [...]string{".src", ".bin"} {
 		p := entryPath(dir, n, ext)
 		if st, err := os.Lstat(p); err == nil {
-			if os.Remove(p) == nil {
+			if removeAny(p, st) == nil {
 				freed += st.Size()
 			}
 		}
 	}
 	return freed
+}
+
+// removeAny removes what is at p: a file, a link, or a directory that
+// stands where a file should be, with its contents.
+func removeAny(p string, st os.FileInfo) error {
+	if st.IsDir() {
+		return os.RemoveAll(p)
+	}
+	return os.Remove(p)
 }
 
 // Put stores bin under key, replacing an entry with the same key. A binary
@@ -434,7 +458,7 @@ func (c *Cache) store(dir string, key *Key, src, bin []byte) error {
 	slot := -1
 	for _, n := range srcNums {
 		srcPath := entryPath(dir, n, ".src")
-		payload, _, serr := readEntryFile(srcPath, kindSrc, 0)
+		payload, _, serr := readEntryFile(srcPath, kindSrc, 0, maxSrcPayload)
 		if serr != nil {
 			if !errors.Is(serr, fs.ErrNotExist) {
 				c.drop(dir, n, serr)

@@ -3,6 +3,7 @@ package diskcache
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,7 +23,12 @@ const (
 // readSizeFile returns the recorded total size; ok is false if the file is
 // missing or malformed.
 func readSizeFile(path string) (n int64, ok bool) {
-	b, err := os.ReadFile(path)
+	f, _, err := openRegular(path)
+	if err != nil {
+		return 0, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 33))
+	f.Close()
 	if err != nil || len(b) > 32 {
 		return 0, false
 	}
