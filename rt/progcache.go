@@ -620,7 +620,9 @@ func (pc *progCache) produce(k progKey) (*sharedProgram, int64, error) {
 	}
 	if bins != nil {
 		t0 := c.traceNow()
+		loaded := pc.markLoads(keys, bins)
 		p, err := c.buildDirect(buildRequest{name: k.name, binaries: bins, options: opts})
+		loaded()
 		if err == nil {
 			pc.diskHits.Add(1)
 			if t0 != 0 {
@@ -649,6 +651,21 @@ func (pc *progCache) produce(k progKey) (*sharedProgram, int64, error) {
 		}
 	}
 	return wrap(p, binSize(bs))
+}
+
+// markLoads marks the loads of bins into the driver in the persistent
+// cache, so that a crash during one quarantines the binary (see
+// diskcache.Cache.Loading), and returns the function that ends them.
+func (pc *progCache) markLoads(keys []diskcache.Key, bins [][]byte) (done func()) {
+	dones := make([]func(), len(keys))
+	for i := range keys {
+		dones[i] = pc.disk.Loading(keys[i], bins[i])
+	}
+	return func() {
+		for _, d := range dones {
+			d()
+		}
+	}
 }
 
 func binSize(bins [][]byte) int64 {

@@ -128,7 +128,7 @@ func (c *Cache) probe() error {
 		return &Error{Op: "open", Path: "(no cache directory)", Err: unavailable{errors.New("no user cache directory; set DGEN_CACHE_DIR")}}
 	}
 	fail := func(err error) error { return &Error{Op: "open", Path: c.root, Err: unavailable{err}} }
-	if err := os.MkdirAll(c.root, 0o755); err != nil {
+	if err := c.claimRoot(); err != nil {
 		return fail(err)
 	}
 	f, err := os.CreateTemp(c.root, tempPrefix+"probe-*")
@@ -267,7 +267,7 @@ func (c *Cache) getRemote(ctx context.Context, dir string, key *Key) ([]byte, bo
 		return nil, false, nil
 	}
 	bin, ok := c.cfg.Remote.Fetch(ctx, *key)
-	if !ok {
+	if !ok || isQuarantined(dir, bin) {
 		return nil, false, nil
 	}
 	if os.MkdirAll(dir, 0o755) == nil {
@@ -324,6 +324,7 @@ func (c *Cache) lookup(dir string, key *Key, src []byte) (bin []byte, ok bool, f
 		}
 		return nil, false, 0, opError("read directory", dir, rerr)
 	}
+	drop, _ := c.checkLoads(dir, ents)
 	for _, n := range entryNums(ents, ".src") {
 		srcPath := entryPath(dir, n, ".src")
 		payload, _, serr := readEntryFile(srcPath, kindSrc, 0, maxSrcPayload)
@@ -356,6 +357,11 @@ func (c *Cache) lookup(dir string, key *Key, src []byte) (bin []byte, ok bool, f
 			}
 			freed += c.drop(dir, n, berr)
 			return nil, false, freed, berr
+		}
+		if drop != nil && drop[xxhash.Sum64(b)] {
+			freed += c.drop(dir, n, errCrashed)
+			c.tracef("miss %s", dir)
+			return nil, false, freed, nil
 		}
 		c.touch(binPath)
 		c.tracef("hit %s (%d bytes)", binPath, len(b))
@@ -491,6 +497,10 @@ func (c *Cache) store(dir string, key *Key, src, bin []byte) error {
 	} else {
 		old = entrySize(dir, slot)
 	}
+	if isQuarantined(dir, bin) {
+		c.tracef("not stored %s: binary quarantined", dir)
+		return nil
+	}
 	binPath, srcPath := entryPath(dir, slot, ".bin"), entryPath(dir, slot, ".src")
 	binTmp, err := writeTemp(binPath, makeHeader(kindBin, bin, xxhash.Sum64(src)), bin, c.now(), c.hooks)
 	if err != nil {
@@ -592,7 +602,7 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		if ctx.Err() != nil {
 			return nil, Built, ctx.Err()
 		}
-		c.tracef("wait for %s timed out; building anyway", dir)
+		c.tracef("wait for %s timed out after %v (DGEN_CACHE_LOCK_TIMEOUT); building anyway", dir, c.cfg.BuildWait)
 		b, err := build()
 		if err != nil {
 			return nil, Built, err

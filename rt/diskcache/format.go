@@ -144,11 +144,12 @@ func writeTemp(final string, header, payload []byte, mtime time.Time, hooks *wri
 	if err != nil {
 		return "", opError("write entry", final, err)
 	}
-	tmp = f.Name()
+	name := f.Name() // not tmp: a failing return sets tmp to ""
+	tmp = name
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			os.Remove(name)
 		}
 	}()
 	half := len(payload) / 2

@@ -25,21 +25,9 @@ type Remote interface {
 // program name included, in a stable binary encoding.
 func (k *Key) Encode() []byte { return k.encode() }
 
-// fetchRemote asks the remote after a local miss and stores a binary it
-// returns locally; the caller holds the key lock exclusively (or dir is
-// empty when the local cache is off).
-func (c *Cache) fetchRemote(ctx context.Context, dir string, key *Key, src []byte) ([]byte, bool) {
-	if c.cfg.Remote == nil {
-		return nil, false
-	}
-	bin, ok := c.cfg.Remote.Fetch(ctx, *key)
-	if !ok {
-		return nil, false
-	}
-	c.storeFetched(dir, key, src, bin)
-	return bin, true
-}
-
+// storeFetched stores locally a binary the remote returned; the caller
+// holds the key lock exclusively (or dir is empty when the local cache is
+// off).
 func (c *Cache) storeFetched(dir string, key *Key, src, bin []byte) {
 	c.tracef("fetched %s (%d bytes)", dir, len(bin))
 	if dir != "" && c.storable(len(bin)) {
@@ -58,9 +46,17 @@ func (c *Cache) claimRemote(ctx context.Context, dir string, key *Key, src []byt
 		return b, false, err
 	}
 	bin, ok, done := c.cfg.Remote.Claim(ctx, *key)
-	if ok {
+	if ok && !isQuarantined(dir, bin) {
 		c.storeFetched(dir, key, src, bin)
 		return bin, true, nil
+	}
+	if ok { // the remote's binary crashed this node's driver: replace it
+		c.tracef("remote binary for %s quarantined; building", dir)
+		done = func(b []byte) {
+			if b != nil {
+				c.cfg.Remote.Publish(*key, b)
+			}
+		}
 	}
 	b, err := build()
 	if done != nil {
