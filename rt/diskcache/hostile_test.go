@@ -59,30 +59,31 @@ func TestHostileFiles(t *testing.T) {
 		return syscall.Mkfifo(p, 0o644)
 	}
 	cases := []struct {
-		name   string
-		file   string // in the key directory
-		mutate func(p string) error
+		name    string
+		file    string // in the key directory
+		mutate  func(p string) error
+		wantErr string // what Get says, if it says something specific
 	}{
-		{"sparse 30 GB binary", "0.bin", func(p string) error { return os.Truncate(p, 30<<30) }},
-		{"header claims 30 GB", "0.bin", func(p string) error { return setHeaderSize(p, 30<<30) }},
-		{"header claims less than the file", "0.bin", func(p string) error { return setHeaderSize(p, 100) }},
-		{"FIFO as .src", "0.src", replaceFIFO},
-		{"FIFO as .bin", "0.bin", replaceFIFO},
-		{"FIFO as lock", "lock", replaceFIFO},
-		{"directory as .bin", "0.bin", replaceDir},
-		{"directory as .src", "0.src", replaceDir},
-		{"directory as lock", "lock", replaceDir},
+		{"sparse 30 GB binary", "0.bin", func(p string) error { return os.Truncate(p, 30<<30) }, "larger than its header says"},
+		{"header claims 30 GB", "0.bin", func(p string) error { return setHeaderSize(p, 30<<30) }, "exceeds the maximum"},
+		{"header claims less than the file", "0.bin", func(p string) error { return setHeaderSize(p, 100) }, "larger than its header says"},
+		{"FIFO as .src", "0.src", replaceFIFO, ""},
+		{"FIFO as .bin", "0.bin", replaceFIFO, ""},
+		{"FIFO as lock", "lock", replaceFIFO, ""},
+		{"directory as .bin", "0.bin", replaceDir, ""},
+		{"directory as .src", "0.src", replaceDir, ""},
+		{"directory as lock", "lock", replaceDir, ""},
 		{"dangling .src link", "0.src", func(p string) error {
 			os.Remove(p)
 			return os.Symlink(filepath.Join(filepath.Dir(p), "nowhere"), p)
-		}},
+		}, ""},
 		{".bin link to another file", "0.bin", func(p string) error {
 			other := filepath.Join(t.TempDir(), "other")
 			b, _ := os.ReadFile(p)
 			os.WriteFile(other, b, 0o644)
 			os.Remove(p)
 			return os.Symlink(other, p)
-		}},
+		}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,8 +102,12 @@ func TestHostileFiles(t *testing.T) {
 				c.Verify(false)
 			})
 			within(t, 10*time.Second, "Get", func() {
-				if got, ok, _ := c.Get(k); ok && !bytes.Equal(got, want) {
+				got, ok, err := c.Get(k)
+				if ok && !bytes.Equal(got, want) {
 					t.Errorf("Get returned a wrong binary")
+				}
+				if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+					t.Errorf("Get: %v; want an error saying %q", err, tc.wantErr)
 				}
 			})
 			within(t, 10*time.Second, "GetOrBuild", func() {
@@ -261,7 +266,7 @@ func TestCrashDuringLoad(t *testing.T) {
 	if err := c.Put(k, bad); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := c.Get(k); ok {
+	if _, err := os.Lstat(filepath.Join(c.keyDir(&k), "0.bin")); err == nil {
 		t.Fatal("a quarantined binary was stored again")
 	}
 	good := payload(k, 9<<10)

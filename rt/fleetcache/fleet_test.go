@@ -341,3 +341,23 @@ func TestConfigFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestWarnOnce: failures after the backoff are counted again, but warned
+// about only once.
+func TestWarnOnce(t *testing.T) {
+	var warn syncBuffer
+	url := "redis://127.0.0.1:" + strconv.Itoa(fleettest.FreePort(t))
+	f := openFleet(t, url, func(c *Config) { c.Backoff = time.Nanosecond; c.Warnings = &warn })
+	for i := 0; i < 3; i++ {
+		time.Sleep(time.Millisecond)
+		if _, ok := f.Fetch(context.Background(), testKey(i)); ok {
+			t.Fatal("hit on a refused connection")
+		}
+	}
+	if s := f.Stats(); s.Errors != 3 {
+		t.Errorf("stats %+v; want 3 errors", s)
+	}
+	if n := strings.Count(warn.String(), "warning"); n != 1 {
+		t.Errorf("%d warnings; want 1:\n%s", n, warn.String())
+	}
+}
