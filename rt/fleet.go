@@ -56,6 +56,7 @@ func (pc *progCache) closeRemote() {
 		return
 	}
 	pc.fleet.Close(remoteFlushWait)
+	pc.disk.Wait()
 	if pc.disk.Enabled() {
 		if err := fleetcache.Record(pc.disk.Dir(), pc.fleet.Stats()); err != nil {
 			pc.tracef("%v", err)

@@ -8,6 +8,13 @@
 //
 // Each figure comes from a child process (the command re-executes itself),
 // so that nothing is warm in memory that the figure says is cold.
+//
+// With -fleet it measures the shared remote tier instead (fleet.go): it
+// starts a redis-server (-redis-server) on a loopback port and reports
+// program ready with an empty local cache and a warm remote against a warm
+// local cache and a cold build, and -procs processes starting cold at once
+// against the one Redis: builds per key and the slowest process's program
+// ready time against one cold build.
 package main
 
 import (
@@ -57,6 +64,8 @@ type Phase struct {
 	WarmMemKernUs  float64 `json:"warm_memory_kernel_done_us"`
 	Builds         int64   `json:"builds"`
 	DiskHits       int64   `json:"disk_hits"`
+	RemoteHits     int64   `json:"remote_hits,omitempty"`
+	RemoteErrors   int64   `json:"remote_errors,omitempty"`
 	Device         string  `json:"device"`
 	Error          string  `json:"error,omitempty"`
 }
@@ -66,10 +75,21 @@ func main() {
 	py := flag.Bool("py", false, "also run the same source through PyOpenCL")
 	pyscript := flag.String("pyscript", "", "path of pyopencl_bench.py (default: beside the source or the binary)")
 	flag.StringVar(&python, "python", "/usr/bin/python3", "the Python that has pyopencl (Debian python3-pyopencl)")
+	fleet := flag.Bool("fleet", false, "measure the remote tier against a redis-server started here")
+	redisServer := flag.String("redis-server", "redis-server", "-fleet: the redis-server program")
+	procs := flag.Int("procs", 32, "-fleet: processes that start cold at once")
+	reps := flag.Int("reps", 5, "-fleet: repetitions of each single-process phase")
 	flag.Parse()
 	if *child {
 		p := measure()
 		json.NewEncoder(os.Stdout).Encode(p)
+		return
+	}
+	if *fleet {
+		if err := runFleet(*redisServer, *procs, *reps); err != nil {
+			fmt.Fprintln(os.Stderr, "cachebench:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	if err := run(*py, *pyscript); err != nil {
@@ -88,7 +108,9 @@ func measure() Phase {
 	}
 	defer ctx.Close()
 	p.Device = ctx.Devices()[0].Label()
-	img := &rt.ProgramImage{ID: "github.com/dgen-go/dgen/examples/cachebench.Hotspot", Name: "hotspot.cl", Source: source}
+	// CACHEBENCH_NONCE makes the source, and so the cache key, new.
+	img := &rt.ProgramImage{ID: "github.com/dgen-go/dgen/examples/cachebench.Hotspot", Name: "hotspot.cl",
+		Source: source + "// " + os.Getenv("CACHEBENCH_NONCE") + "\n"}
 	spec := rt.NewKernelSpec(img, "scale")
 	q := ctx.Queue()
 	x, err := rt.NewBuffer[float32](ctx, 1024)
@@ -142,6 +164,7 @@ func measure() Phase {
 	p.WarmMemKernUs = float64(time.Since(t1).Nanoseconds()) / 1e3
 	s := ctx.CacheStats()
 	p.Builds, p.DiskHits = s.Builds, s.DiskHits
+	p.RemoteHits, p.RemoteErrors = s.Remote.Hits, s.Remote.Errors
 	return p
 }
 

@@ -67,6 +67,7 @@ type Cache struct {
 	err     error // why the cache is disabled
 
 	traceMu sync.Mutex
+	bg      sync.WaitGroup // local stores of fetched binaries
 
 	// Test hooks.
 	now   func() time.Time
@@ -261,7 +262,7 @@ func (c *Cache) Get(key Key) (bin []byte, ok bool, err error) {
 }
 
 // getRemote is Get's remote step after a local miss: a binary the remote
-// returns is stored locally under the key's lock.
+// returns is stored locally in the background.
 func (c *Cache) getRemote(ctx context.Context, dir string, key *Key) ([]byte, bool, error) {
 	if c.cfg.Remote == nil {
 		return nil, false, nil
@@ -270,12 +271,7 @@ func (c *Cache) getRemote(ctx context.Context, dir string, key *Key) ([]byte, bo
 	if !ok || isQuarantined(dir, bin) {
 		return nil, false, nil
 	}
-	if os.MkdirAll(dir, 0o755) == nil {
-		if kl, err := lockFile(nil, filepath.Join(dir, keyLockName), true); err == nil {
-			c.storeFetched(dir, key, key.encode(), bin)
-			kl.unlock()
-		}
-	}
+	c.storeFetched(dir, key, key.encode(), bin)
 	return bin, true, nil
 }
 
@@ -590,6 +586,15 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 	} else if errors.Is(err, ErrBusy) {
 		outcome = Waited
 		c.tracef("wait for %s", dir)
+	}
+	// A local miss asks the remote before it creates the key's directory
+	// and lock: a remote hit then costs the request and nothing more. (A
+	// key that a local process holds is waited for instead.)
+	if outcome == Hit && c.cfg.Remote != nil {
+		if bin, ok := c.cfg.Remote.Fetch(waitCtx, key); ok && !isQuarantined(dir, bin) {
+			c.storeFetched(dir, &key, src, bin)
+			return bin, Fetched, nil
+		}
 	}
 
 	if err := os.MkdirAll(dir, 0o755); err != nil {

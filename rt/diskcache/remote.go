@@ -1,6 +1,10 @@
 package diskcache
 
-import "context"
+import (
+	"context"
+	"os"
+	"path/filepath"
+)
 
 // Remote is a shared tier beneath the cache, such as the one package
 // rt/fleetcache connects to. A Remote never returns errors: it counts and
@@ -25,17 +29,45 @@ type Remote interface {
 // program name included, in a stable binary encoding.
 func (k *Key) Encode() []byte { return k.encode() }
 
-// storeFetched stores locally a binary the remote returned; the caller
-// holds the key lock exclusively (or dir is empty when the local cache is
-// off).
+// storeFetched stores locally, in the background, a binary the remote
+// returned, so that the caller can load it at once: a local write and its
+// syncs cost more than the fetch. The store takes the locks it needs; Wait
+// waits for it. A process that exits first loses only the local copy.
 func (c *Cache) storeFetched(dir string, key *Key, src, bin []byte) {
 	c.tracef("fetched %s (%d bytes)", dir, len(bin))
-	if dir != "" && c.storable(len(bin)) {
-		if err := c.store(dir, key, src, bin); err != nil {
+	if dir == "" || !c.storable(len(bin)) {
+		return
+	}
+	k := *key
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
+		defer cancel()
+		tree, err := lockFile(ctx, filepath.Join(c.root, treeLockName), false)
+		if err != nil {
+			c.tracef("store fetched %s: %v", dir, err)
+			return
+		}
+		defer tree.unlock()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			c.tracef("%v", c.degradeOn(opError("create directory", dir, err)))
+			return
+		}
+		kl, err := lockFile(ctx, filepath.Join(dir, keyLockName), true)
+		if err != nil {
+			c.tracef("store fetched %s: %v", dir, err)
+			return
+		}
+		defer kl.unlock()
+		if err := c.store(dir, &k, src, bin); err != nil {
 			c.tracef("%v", c.degradeOn(err))
 		}
-	}
+	}()
 }
+
+// Wait waits for the local stores of fetched binaries still in progress.
+func (c *Cache) Wait() { c.bg.Wait() }
 
 // claimRemote is GetOrBuild's remote step: with the key lock held
 // exclusively, it asks the remote for key and otherwise runs build and

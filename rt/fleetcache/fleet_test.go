@@ -361,3 +361,6 @@ func TestWarnOnce(t *testing.T) {
 		t.Errorf("%d warnings; want 1:\n%s", n, warn.String())
 	}
 }
+
+func startRedisURL(t testing.TB) string { return fleettest.StartRedis(t).URL }
+func startNginxURL(t testing.TB) string { return fleettest.StartNginx(t).URL }
