@@ -80,20 +80,4 @@ func marked(dir string) bool {
 	return bytes.HasPrefix(b, []byte(tagPrefix))
 }
 
-func writeTag(dir string) error {
-	f, err := os.CreateTemp(dir, tempPrefix+"tag-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.WriteString(tagText)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), filepath.Join(dir, tagName)); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
-}
+func writeTag(dir string) error { return replaceFile(filepath.Join(dir, tagName), []byte(tagText)) }

@@ -22,7 +22,7 @@ const publishSlots = 4
 // Poll intervals of a process that waits for another's build.
 const (
 	minPoll = 20 * time.Millisecond
-	maxPoll = 200 * time.Millisecond
+	maxPoll = 50 * time.Millisecond
 )
 
 // Stats counts what a Fleet did.
