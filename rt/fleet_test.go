@@ -2,11 +2,16 @@ package rt_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"io/fs"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
@@ -112,3 +117,52 @@ func TestRemoteDownWarnsOnce(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestDriverCrashQuarantined forges an entry whose checksum is valid but
+// whose binary is truncated to a quarter: loading it makes PoCL abort. The process that
+// loads it dies; the next one finds the marker of that load, drops the
+// binary, rebuilds and runs correctly.
+func TestDriverCrashQuarantined(t *testing.T) {
+	if os.Getenv("DGEN_DEVICE") != "" && os.Getenv("DGEN_DEVICE") != "cpu" {
+		t.Skip("runs on the CPU device")
+	}
+	dir := t.TempDir()
+	src := uniqueSource("42")
+	if s := runChild(t, dir, src); s.Stats.Builds != 1 {
+		t.Fatalf("first run: %+v", s.Stats)
+	}
+	var bins []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".bin") {
+			bins = append(bins, p)
+		}
+		return nil
+	})
+	if len(bins) != 1 {
+		t.Fatalf("%d binaries in the cache; want 1", len(bins))
+	}
+	// Reseal the binary truncated to a few bytes, with a valid header.
+	b, err := os.ReadFile(bins[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := b[40 : 40+(len(b)-40)/4]
+	h := bytes.Clone(b[:40])
+	binary.LittleEndian.PutUint64(h[16:], uint64(len(payload)))
+	binary.LittleEndian.PutUint64(h[24:], xxhash.Sum64(payload))
+	if err := os.WriteFile(bins[0], append(h, payload...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCacheChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "DGEN_CACHE_DIR="+dir, "DGEN_CACHETEST_SOURCE="+src, "DGEN_DEVICE=cpu")
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("PoCL loaded a binary truncated to a quarter without crashing; the test needs a binary that crashes it:\n%s", out)
+	}
+	s := runChild(t, dir, src)
+	if s.Value != 42 {
+		t.Fatalf("after the crash: value %d; want 42", s.Value)
+	}
+	if s.Stats.Builds != 1 {
+		t.Errorf("after the crash: %+v; want the binary dropped and rebuilt", s.Stats)
+	}
+}
