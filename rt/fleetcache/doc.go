@@ -45,9 +45,11 @@
 // token, renewed and released only by its holder (a Lua compare-and-set).
 // HTTP stores have no atomic create, so the lease there is optimistic: a
 // claimer PUTs a lease record with its token, waits Config.Settle, and reads
-// it back; the claimer whose token is read back builds. Claimers that arrive
-// within the settle time of each other agree on one builder; a claimer that
-// arrives later sees the lease and waits.
+// it back, twice; the claimer whose token is read back both times builds.
+// Claimers whose writes land within the settle time of each other agree on
+// one builder; a claimer that arrives later sees the lease and waits. A
+// claimer that wins a lease looks for the entry once more before it builds,
+// since the previous holder publishes before it lets go.
 //
 // # Failures
 //

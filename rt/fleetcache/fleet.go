@@ -282,6 +282,12 @@ func (f *Fleet) claim(ctx context.Context, key *diskcache.Key, kb []byte, addr s
 			break
 		}
 		if won {
+			// The previous holder publishes before it lets go: look
+			// once more, so that its entry is not built again.
+			if bin, ok := f.fetch(ctx, key, kb, addr); ok {
+				f.publish(key, kb, addr, nil, token)
+				return bin, true, nil
+			}
 			f.tracef("lease %s %s", key.ProgramName, addr)
 			return nil, false, f.holdLease(key, kb, addr, token)
 		}

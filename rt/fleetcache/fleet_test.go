@@ -56,7 +56,7 @@ func (s *syncBuffer) String() string {
 
 func openFleet(t *testing.T, url string, mutate func(*Config)) *Fleet {
 	t.Helper()
-	cfg := Config{URL: url, Settle: 20 * time.Millisecond}
+	cfg := Config{URL: url}
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -201,15 +201,21 @@ func (s *httpStore) claim(ctx context.Context, addr, token string, ttl time.Dura
 	if err := s.writeLease(ctx, addr, token, time.Now().Add(ttl)); err != nil {
 		return false, err
 	}
-	t := time.NewTimer(s.settle)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false, ctx.Err()
-	case <-t.C:
+	// Read the record back twice, a settle time apart: a claimer that
+	// wrote over ours after the first read shows at the second.
+	for _, wait := range []time.Duration{s.settle, s.settle / 2} {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, ctx.Err()
+		case <-t.C:
+		}
+		if tok, _, err = s.readLease(ctx, addr); err != nil || tok != token {
+			return false, err
+		}
 	}
-	tok, _, err = s.readLease(ctx, addr)
-	return tok == token, err
+	return true, nil
 }
 
 func (s *httpStore) renew(ctx context.Context, addr, token string, ttl time.Duration) error {
