@@ -31,8 +31,8 @@ const (
 	// building or writing it) and the binary was loaded from the cache
 	// once it was done.
 	Waited
-	// Fetched means the binary came from the remote tier (Config.Remote),
-	// and was stored locally.
+	// Fetched means the binary came from the remote tier (Config.Remote);
+	// it is stored locally in the background.
 	Fetched
 )
 
