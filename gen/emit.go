@@ -2,9 +2,11 @@ package gen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/format"
 	"go/types"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,13 +76,47 @@ func Write(dir string, files []File) error {
 	return nil
 }
 
-// out is one generated file under construction.
+// Diff compares files with the generated files in dir and returns what
+// Write would change, one line a file ("zz_generated.dgen.go: out of
+// date", "...: would be created", "...: would be removed"), sorted; none
+// when dir is up to date.
+func Diff(dir string, files []File) ([]string, error) {
+	var changes []string
+	keep := map[string]bool{}
+	for _, f := range files {
+		keep[f.Name] = true
+		old, err := os.ReadFile(filepath.Join(dir, f.Name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			changes = append(changes, f.Name+": would be created")
+		case err != nil:
+			return nil, fmt.Errorf("compare %s: %w", f.Name, err)
+		case !bytes.Equal(old, f.Content):
+			changes = append(changes, f.Name+": out of date")
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		if isGenerated(e.Name()) && !keep[e.Name()] {
+			changes = append(changes, e.Name()+": would be removed")
+		}
+	}
+	sort.Strings(changes)
+	return changes, nil
+}
+
+// out is one generated file under construction: vars are the
+// registrations, initialized with the package's variables.
 type out struct {
-	name  string
-	build string
-	pkg   string
-	init  []jen.Code
-	decls []jen.Code
+	name   string
+	build  string
+	pkg    string
+	vars   []jen.Code
+	decls  []jen.Code
+	embeds []jen.Code // //go:embed variables, among decls
 }
 
 func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
@@ -104,8 +140,9 @@ func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
 
 func (s *state) id(name string) string { return s.l.path + "." + name }
 
-func hashLit(id string) jen.Code {
-	return jen.Id(fmt.Sprintf("%#016x", xxhash.Sum64String(id)))
+// reg appends the registration "var name = value" to o.
+func (o *out) reg(name string, value jen.Code) {
+	o.vars = append(o.vars, jen.Id(name).Op("=").Add(value))
 }
 
 var accessName = map[string]string{
@@ -113,45 +150,40 @@ var accessName = map[string]string{
 	annotations.HostAccessWrite: "HostWrite", annotations.HostAccessNone: "HostNone", "": "HostReadWrite",
 }
 
+// Names of the generated registration variables, which later
+// registrations name so that Go initializes them first.
+func globalVar(name string) string  { return "_dgenGlobal_" + name }
+func specVar(name string) string    { return "_dgenSpecConst_" + name }
+func programVar(name string) string { return "_dgenProgram_" + name }
+
+// decls returns a []codegen.Decl literal of the registration variables.
+func declList(names []string) jen.Code {
+	vals := make([]jen.Code, len(names))
+	for i, n := range names {
+		vals[i] = jen.Id(n)
+	}
+	return jen.Index().Qual(CodegenPath, "Decl").Values(vals...)
+}
+
 func (s *state) emit() ([]File, error) {
 	outs := map[string]*out{}
 	for _, g := range s.globals {
-		o := s.fileFor(outs, g.file)
-		id := s.id(g.name)
-		o.init = append(o.init, jen.Qual(RuntimePath, "RegisterDeviceGlobal").Call(jen.Op("&").Id(g.name), jen.Op("&").Qual(RuntimePath, "GlobalInfo").Values(jen.Dict{
-			jen.Id("ID"):         jen.Lit(id),
-			jen.Id("Hash"):       hashLit(id),
-			jen.Id("ImageScope"): jen.Lit(g.imageScope),
-			jen.Id("HostAccess"): jen.Qual(RuntimePath, accessName[g.access]),
-		})))
+		dict := jen.Dict{jen.Id("ID"): jen.Lit(s.id(g.name))}
+		if g.imageScope {
+			dict[jen.Id("ImageScope")] = jen.True()
+		}
+		if a := accessName[g.access]; a != "HostReadWrite" {
+			dict[jen.Id("HostAccess")] = jen.Qual(CodegenPath, a)
+		}
+		s.fileFor(outs, g.file).reg(globalVar(g.name), jen.Qual(CodegenPath, "RegisterGlobal").Call(jen.Op("&").Id(g.name), jen.Qual(CodegenPath, "Global").Values(dict)))
+	}
+	for _, sc := range s.specs {
+		s.fileFor(outs, sc.file).reg(specVar(sc.name), jen.Qual(CodegenPath, "RegisterSpecConst").Call(jen.Op("&").Id(sc.name), jen.Lit(s.id(sc.name)), jen.Lit(sc.name), jen.Lit(0), jen.Lit("0")))
 	}
 	for _, p := range s.programs {
-		o := s.fileFor(outs, p.file)
-		id := s.id(p.name)
-		var table []jen.Code
-		for _, g := range p.table {
-			table = append(table, jen.Values(jen.Dict{
-				jen.Id("ID"):         jen.Lit(s.id(g.name)),
-				jen.Id("Size"):       jen.Lit(g.size),
-				jen.Id("ImageScope"): jen.Lit(g.imageScope),
-			}))
+		if err := s.emitProgram(s.fileFor(outs, p.file), p); err != nil {
+			return nil, err
 		}
-		dict := jen.Dict{
-			jen.Id("ID"):     jen.Lit(id),
-			jen.Id("Hash"):   hashLit(id),
-			jen.Id("Name"):   jen.Lit(p.source),
-			jen.Id("Source"): jen.Id("_dgenImage_" + p.name),
-		}
-		if p.options != "" {
-			dict[jen.Id("Options")] = jen.Lit(p.options)
-		}
-		if len(table) > 0 {
-			dict[jen.Id("Globals")] = jen.Index().Qual(RuntimePath, "ProgramGlobal").Values(table...)
-		}
-		o.init = append(o.init, jen.Qual(RuntimePath, "RegisterProgram").Call(jen.Op("&").Id(p.name), jen.Op("&").Qual(RuntimePath, "ProgramInfo").Values(dict)))
-		o.decls = append(o.decls,
-			jen.Comment(fmt.Sprintf("_dgenImage_%s is the device image of %s: %s after dgen's rewriting.", p.name, p.name, p.source)).Line().
-				Const().Id("_dgenImage_"+p.name).Op("=").Lit(p.image))
 	}
 	for _, k := range s.kernels {
 		if k.prog == nil {
@@ -160,16 +192,7 @@ func (s *state) emit() ([]File, error) {
 		s.emitKernel(s.fileFor(outs, k.file), k)
 	}
 	for _, a := range s.allocs {
-		o := s.fileFor(outs, a.file)
-		id := s.id(a.name)
-		o.init = append(o.init, jen.Qual(RuntimePath, "RegisterAllocSite").Call(jen.Op("&").Id(a.name), jen.Lit(id), hashLit(id), jen.Lit(a.name)))
-	}
-	for _, sc := range s.specs {
-		o := s.fileFor(outs, sc.file)
-		id := s.id(sc.name)
-		o.init = append(o.init, jen.Qual(RuntimePath, "RegisterSpecConst").Call(jen.Op("&").Id(sc.name), jen.Op("&").Qual(RuntimePath, "SpecConstInfo").Values(jen.Dict{
-			jen.Id("ID"): jen.Lit(id), jen.Id("Hash"): hashLit(id), jen.Id("Name"): jen.Lit(sc.name), jen.Id("Default"): jen.Lit("0"),
-		}), jen.Lit(0)))
+		s.fileFor(outs, a.file).reg("_", jen.Qual(CodegenPath, "RegisterAllocSite").Call(jen.Op("&").Id(a.name), jen.Lit(s.id(a.name)), jen.Lit(a.name)))
 	}
 	names := make([]string, 0, len(outs))
 	for n := range outs {
@@ -185,6 +208,84 @@ func (s *state) emit() ([]File, error) {
 		files = append(files, File{Name: n, Content: b})
 	}
 	return files, nil
+}
+
+// programSources returns the files, relative to the package directory in
+// slash form, that p's image was made from: its .cl file (and, once the
+// front end follows #include, the headers it reads).
+func programSources(p *program) []string { return []string{p.source} }
+
+// emitProgram emits p's image, its embedded sources and its registration.
+// The registration records the xxhash of every source as read now; the
+// runtime compares it with the sources embedded at build time.
+func (s *state) emitProgram(o *out, p *program) error {
+	var srcs, embeds []jen.Code
+	for i, name := range programSources(p) {
+		b, err := os.ReadFile(filepath.Join(s.l.dir, filepath.FromSlash(name)))
+		if err != nil {
+			return fmt.Errorf("hash program source: %w", err)
+		}
+		if !fs.ValidPath(name) {
+			continue // outside the package: go:embed cannot hold it
+		}
+		v := "_dgenSource_" + p.name
+		if i > 0 {
+			v += fmt.Sprint("_", i)
+		}
+		srcs = append(srcs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(name), jen.Id("Hash"): jen.Id(fmt.Sprintf("%#016x", xxhash.Sum64(b))), jen.Id("Embedded"): jen.Id(v)}))
+		embeds = append(embeds, jen.Comment(v+" is "+name+" as it is now, to compare with what dgen read.").Line().
+			Comment("//go:embed "+name).Line().
+			Var().Id(v).String())
+	}
+	dict := jen.Dict{
+		jen.Id("ID"):    jen.Lit(s.id(p.name)),
+		jen.Id("Name"):  jen.Lit(p.source),
+		jen.Id("Image"): jen.Id("_dgenImage_" + p.name),
+	}
+	if p.options != "" {
+		dict[jen.Id("Options")] = jen.Lit(p.options)
+	}
+	var specs, owns []string
+	used := identifiers(p.image)
+	for _, sc := range s.specs {
+		if used[sc.name] {
+			specs = append(specs, specVar(sc.name))
+		}
+	}
+	for _, g := range p.table {
+		if g.imageScope {
+			owns = append(owns, globalVar(g.name))
+		}
+	}
+	if len(specs) > 0 {
+		dict[jen.Id("SpecConsts")] = declList(specs)
+	}
+	if len(owns) > 0 {
+		dict[jen.Id("Owns")] = declList(owns)
+	}
+	if len(srcs) > 0 {
+		dict[jen.Id("Sources")] = jen.Index().Qual(CodegenPath, "Source").Values(srcs...)
+	}
+	o.reg(programVar(p.name), jen.Qual(CodegenPath, "RegisterProgram").Call(jen.Op("&").Id(p.name), jen.Qual(CodegenPath, "Program").Values(dict)))
+	o.decls = append(o.decls,
+		jen.Comment(fmt.Sprintf("_dgenImage_%s is the device image of %s: %s after dgen's rewriting.", p.name, p.name, p.source)).Line().
+			Const().Id("_dgenImage_"+p.name).Op("=").Lit(p.image))
+	o.decls = append(o.decls, embeds...)
+	o.embeds = append(o.embeds, embeds...)
+	return nil
+}
+
+// identifiers returns the identifiers of an OpenCL C source, comments
+// left out.
+func identifiers(src string) map[string]bool {
+	toks, _ := clsrc.Tokenize([]byte(src))
+	ids := map[string]bool{}
+	for _, t := range toks {
+		if t.Kind == clsrc.Ident {
+			ids[t.Text] = true
+		}
+	}
+	return ids
 }
 
 func (s *state) typeCode(t types.Type) jen.Code {
@@ -203,32 +304,22 @@ func (s *state) typeCode(t types.Type) jen.Code {
 }
 
 func (s *state) emitKernel(o *out, k *kernel) {
-	id := s.id(k.name)
 	hidden := "_dgenKernel_" + k.name
-	var params, globals []jen.Code
-	for _, f := range k.fields {
-		class := map[clsrc.ArgClass]string{clsrc.ArgValue: "ParamValue", clsrc.ArgBuffer: "ParamBuffer", clsrc.ArgLocal: "ParamLocal"}[f.class]
-		params = append(params, jen.Values(jen.Dict{
-			jen.Id("Field"): jen.Lit(f.name), jen.Id("Class"): jen.Qual(RuntimePath, class), jen.Id("CLType"): jen.Lit(f.cl),
-		}))
-	}
-	for _, g := range k.globals {
-		globals = append(globals, jen.Lit(s.id(g.name)))
-	}
 	dict := jen.Dict{
-		jen.Id("ID"):      jen.Lit(id),
-		jen.Id("Hash"):    hashLit(id),
-		jen.Id("Program"): jen.Op("&").Id(k.prog.name),
-		jen.Id("Name"):    jen.Lit(k.clName),
+		jen.Id("ID"):   jen.Lit(s.id(k.name)),
+		jen.Id("Name"): jen.Lit(k.clName),
 	}
-	if len(params) > 0 {
-		dict[jen.Id("Params")] = jen.Index().Qual(RuntimePath, "ParamInfo").Values(params...)
+	if len(k.fields) > 0 {
+		dict[jen.Id("Params")] = jen.Lit(len(k.fields))
 	}
-	if len(globals) > 0 {
-		dict[jen.Id("Globals")] = jen.Index().String().Values(globals...)
+	if len(k.globals) > 0 {
+		names := make([]string, len(k.globals))
+		for i, g := range k.globals {
+			names[i] = globalVar(g.name)
+		}
+		dict[jen.Id("Globals")] = declList(names)
 	}
-	o.init = append(o.init, jen.Qual(RuntimePath, "RegisterKernel").Call(jen.Op("&").Id(hidden), jen.Op("&").Qual(RuntimePath, "KernelInfo").Values(dict)))
-	o.decls = append(o.decls, jen.Comment(hidden+" is the registration of kernel spec "+k.name+".").Line().Var().Id(hidden).Qual(RuntimePath, "KernelDecl"))
+	o.reg(hidden, jen.Qual(CodegenPath, "RegisterKernel").Call(jen.Id(programVar(k.prog.name)), jen.Qual(CodegenPath, "Kernel").Values(dict)))
 
 	body := []jen.Code{
 		jen.List(jen.Id("k"), jen.Err()).Op(":=").Id(hidden).Dot("Acquire").Call(jen.Id("q")),
@@ -250,9 +341,9 @@ func (s *state) emitKernel(o *out, k *kernel) {
 			body = append(body, jen.If(jen.Err().Op("==").Nil()).Block(jen.Err().Op("=").Add(set)))
 		}
 	}
-	body = append(body, jen.Return(jen.Id(hidden).Dot("Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Err(), jen.Id("wait").Op("..."))))
+	body = append(body, jen.Return(jen.Id(hidden).Dot("Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Err(), jen.Id("wait"))))
 	if len(k.fields) == 0 {
-		body[len(body)-1] = jen.Return(jen.Id(hidden).Dot("Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Nil(), jen.Id("wait").Op("...")))
+		body[len(body)-1] = jen.Return(jen.Id(hidden).Dot("Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Nil(), jen.Id("wait")))
 	}
 	o.decls = append(o.decls, jen.Comment(fmt.Sprintf("Enqueue sets the arguments of kernel %s from s and launches it over r after wait.", k.clName)).Line().
 		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("Enqueue").
@@ -266,7 +357,7 @@ func (s *state) emitKernel(o *out, k *kernel) {
 		sid := s.id(k.name + "." + f.name)
 		o.decls = append(o.decls, jen.Comment(site+" is the allocation site of "+k.name+"."+f.name+".").Line().
 			Var().Id(site).Qual(RuntimePath, "AllocSite").Types(s.typeCode(f.elem)))
-		o.init = append(o.init, jen.Qual(RuntimePath, "RegisterAllocSite").Call(jen.Op("&").Id(site), jen.Lit(sid), hashLit(sid), jen.Lit(k.name+"."+f.name)))
+		o.reg("_", jen.Qual(CodegenPath, "RegisterAllocSite").Call(jen.Op("&").Id(site), jen.Lit(sid), jen.Lit(k.name+"."+f.name)))
 		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("Alloc%s allocates n elements for s.%s under the field's own allocation tag.", f.name, f.name)).Line().
 			Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("Alloc"+f.name).
 			Params(jen.Id("q").Op("*").Qual(RuntimePath, "Queue"), jen.Id("n").Int()).Error().Block(
@@ -281,10 +372,7 @@ func (s *state) emitKernel(o *out, k *kernel) {
 // render writes one file. The runtime is imported under the name "rt",
 // or under an alias when the package declares "rt" itself.
 func (s *state) render(o *out) ([]byte, error) {
-	alias := "rt"
-	if s.l.scope.Lookup("rt") != nil {
-		alias = "dgenrt"
-	}
+	alias := s.importName("rt")
 	f := jen.NewFilePathName(s.l.path, o.pkg)
 	if strings.HasSuffix(o.pkg, "_test") {
 		f = jen.NewFilePathName(s.l.path+"_test", o.pkg)
@@ -294,12 +382,20 @@ func (s *state) render(o *out) ([]byte, error) {
 		f.HeaderComment("//go:build " + o.build)
 	}
 	f.ImportAlias(RuntimePath, alias)
-	f.Comment("The generated code needs a runtime of the same version.")
-	f.Const().Id("_").Op("=").Qual(RuntimePath, "GeneratedCodeV1")
+	f.ImportAlias(CodegenPath, s.importName("codegen"))
+	if len(o.embeds) > 0 {
+		f.Anon("embed")
+	}
+	f.Comment("The generated code needs a runtime that implements the contract it was generated for.")
+	f.Var().Id("_").Qual(CodegenPath, "LatestVersion").Op("=").Qual(CodegenPath, "Version").Types(jen.Index(jen.Lit(0)).Index(jen.Lit(ContractMinor)).Struct()).
+		Call(jen.Lit(versionMessage))
 	for _, d := range o.decls {
 		f.Add(d)
 	}
-	f.Func().Id("init").Params().Block(o.init...)
+	if len(o.vars) > 0 {
+		f.Comment("Registration, while the package's variables are initialized: before any init function of the package runs.")
+		f.Var().Defs(o.vars...)
+	}
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("render %s: %w", o.name, err)
@@ -311,3 +407,22 @@ func (s *state) render(o *out) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// importName returns name, or "dgen"+name when the package declares name
+// itself, as the name under which generated files import a package.
+func (s *state) importName(name string) string {
+	if s.l.scope.Lookup(name) != nil {
+		return "dgen" + name
+	}
+	return name
+}
+
+// ContractMinor is the minor version of the rt/codegen contract that
+// generated files are written for (codegen.LatestVersion); its major
+// version is 0. The golden packages compile only when the two agree.
+const ContractMinor = 1
+
+// versionMessage is what the compiler shows when rt/codegen implements
+// another contract than the generated file's.
+var versionMessage = fmt.Sprintf("ERROR: this file was generated by a dgen that targets rt/codegen contract v0.%d, which the rt in this build does not implement. "+
+	"Run go generate with the dgen of the module's dgen version (go run github.com/dgen-go/dgen/cmd/dgen).", ContractMinor)

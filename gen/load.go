@@ -22,6 +22,9 @@ import (
 // RuntimePath is the import path of the runtime that generated code uses.
 const RuntimePath = "github.com/dgen-go/dgen/rt"
 
+// CodegenPath is the import path of the contract that generated code uses.
+const CodegenPath = "github.com/dgen-go/dgen/rt/codegen"
+
 // MainFile is the name of the generated file of a package.
 const MainFile = "zz_generated.dgen.go"
 

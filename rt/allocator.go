@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 
 	"errors"
@@ -17,18 +18,18 @@ type AllocPolicy string
 
 // The allocator policies.
 const (
-	// PolicyFull is the seed's tagged free list plus every addition: the
-	// untagged size-class pool and release-and-retry on out of memory. It
-	// is the default.
+	// PolicyFull is the tagged free list plus the untagged size-class pool
+	// and release-and-retry on out of memory. It is the default.
 	PolicyFull AllocPolicy = "full"
-	// PolicySeed is the plain policy of the seed (Futhark, 2018): the
-	// tagged free list only; untagged allocations go to the driver and back.
-	PolicySeed AllocPolicy = "seed"
+	// PolicyTaggedOnly is the tagged free list only, as Futhark's
+	// allocator (2018) has it: untagged allocations go to the driver and
+	// back, and out of memory is not retried.
+	PolicyTaggedOnly AllocPolicy = "tagged"
 )
 
 // AllocConfig configures the allocator of every device of a context.
 type AllocConfig struct {
-	// Policy is PolicyFull (also when empty) or PolicySeed.
+	// Policy is PolicyFull (also when empty) or PolicyTaggedOnly.
 	Policy AllocPolicy
 	// MaxHeld, when positive, bounds the bytes that one device's allocator
 	// holds in free lists; beyond it the least recently freed blocks are
@@ -40,10 +41,10 @@ func (ac AllocConfig) policy() (alloc.Config, error) {
 	var cfg alloc.Config
 	switch ac.Policy {
 	case "", PolicyFull:
-	case PolicySeed:
+	case PolicyTaggedOnly:
 		cfg = alloc.SeedPolicy()
 	default:
-		return cfg, fmt.Errorf("allocator policy %q: %w: want %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicySeed)
+		return cfg, fmt.Errorf("allocator policy %q: %w: want %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicyTaggedOnly)
 	}
 	if ac.MaxHeld < 0 {
 		return cfg, fmt.Errorf("allocator bound of %d bytes held: %w: negative", ac.MaxHeld, ErrInvalidArgument)
@@ -67,12 +68,12 @@ func isOutOfMemory(err error) bool {
 type devAlloc struct {
 	ctx *Context
 	dev *Device
-	q   DriverQueue // private: a residency write never waits for user work
+	q   driver.Queue // private: a residency write never waits for user work
 	a   *alloc.Allocator
 }
 
 // block is what the allocator holds: a driver buffer.
-type block struct{ drv DriverBuffer }
+type block struct{ drv driver.Buffer }
 
 // Alloc implements alloc.Device: a driver buffer, made resident by a
 // 4-byte blocking write so that a lazy driver (NVIDIA commits memory at
@@ -184,15 +185,15 @@ func releaseToAllocator(m *Mem) error {
 // error wrapping ErrTooLarge; a site that dgen did not register is one
 // wrapping ErrNotGenerated. Free gives the buffer back to the tag's free list.
 func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
-	info, err := s.Info()
+	info, err := s.registration()
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate %d elements: %w", n, err)
 	}
 	size, err := byteSize[T](n)
 	if err != nil {
-		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
+		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.name, err)
 	}
-	m, err := allocMem(q, alloc.Tag(info.Tag), size)
+	m, err := allocMem(q, alloc.Tag(info.tag), size)
 	if err != nil {
 		return Buffer[T]{}, err
 	}
@@ -200,7 +201,7 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 }
 
 // Alloc allocates an untagged buffer of n elements of T on q's device
-// from the allocator's size-class pool (or, under PolicySeed, from the
+// from the allocator's size-class pool (or, under PolicyTaggedOnly, from the
 // driver). Free gives it back to the pool. Errors are as for
 // AllocSite.Alloc. NewBuffer, by contrast, always asks the driver.
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {

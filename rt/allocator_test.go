@@ -8,42 +8,31 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
 )
 
-// Sites registered by hand, as a generated init would.
+// Sites registered by hand, as generated code registers them.
 var (
 	siteA, siteB rt.AllocSite[float32]
 	siteBytes    rt.AllocSite[byte]
 	unregistered rt.AllocSite[float32]
-)
 
-func init() {
-	for _, s := range []struct {
-		site any
-		name string
-	}{{&siteA, "siteA"}, {&siteB, "siteB"}, {&siteBytes, "siteBytes"}} {
-		id := "github.com/dgen-go/dgen/rt_test." + s.name
-		switch p := s.site.(type) {
-		case *rt.AllocSite[float32]:
-			rt.RegisterAllocSite(p, id, xxhash.Sum64String(id), s.name)
-		case *rt.AllocSite[byte]:
-			rt.RegisterAllocSite(p, id, xxhash.Sum64String(id), s.name)
-		}
-	}
-}
+	_ = codegen.RegisterAllocSite(&siteA, "github.com/dgen-go/dgen/rt_test.siteA", "siteA")
+	_ = codegen.RegisterAllocSite(&siteB, "github.com/dgen-go/dgen/rt_test.siteB", "siteB")
+	_ = codegen.RegisterAllocSite(&siteBytes, "github.com/dgen-go/dgen/rt_test.siteBytes", "siteBytes")
+)
 
 func tagOf[T any](t testing.TB, s *rt.AllocSite[T]) uint32 {
 	t.Helper()
-	info, err := s.Info()
-	if err != nil {
-		t.Fatal(err)
+	tag := s.Tag()
+	if tag == 0 {
+		t.Fatal("allocation site not registered")
 	}
-	return info.Tag
+	return tag
 }
 
 func openCPUConfig(t testing.TB, cfg rt.Config) *rt.Context {
@@ -353,7 +342,7 @@ func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
 }
 
 func TestAllocSeedPolicy(t *testing.T) {
-	ctx := openCPUConfig(t, rt.Config{Alloc: rt.AllocConfig{Policy: rt.PolicySeed}})
+	ctx := openCPUConfig(t, rt.Config{Alloc: rt.AllocConfig{Policy: rt.PolicyTaggedOnly}})
 	q := ctx.Queue()
 	for range 3 {
 		b, err := rt.Alloc[float32](q, 1000)
@@ -434,87 +423,87 @@ type faulty struct {
 	used     atomic.Int64
 }
 
-func (f *faulty) Platforms() ([]rt.PlatformInfo, error) { return opencl.Backend{}.Platforms() }
+func (f *faulty) Platforms() ([]driver.PlatformInfo, error) { return opencl.Backend{}.Platforms() }
 
-func (f *faulty) NewContext(devs []rt.DeviceInfo) (rt.DriverContext, error) {
+func (f *faulty) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
 	c, err := opencl.Backend{}.NewContext(devs)
 	if err != nil {
 		return nil, err
 	}
-	return &faultyCtx{DriverContext: c, f: f}, nil
+	return &faultyCtx{Context: c, f: f}, nil
 }
 
-var oom = &rt.DeviceError{Call: "clCreateBuffer", Code: -4, Name: "CL_MEM_OBJECT_ALLOCATION_FAILURE"}
+var oom = &rt.DeviceError{Call: "clCreateBuffer", Code: -4, Name: "CL_MEM_OBJECT_ALLOCATION_FAILURE", Kind: rt.ErrOutOfMemory}
 
 type faultyCtx struct {
-	rt.DriverContext
+	driver.Context
 	f *faulty
 }
 
 type faultyBuf struct {
-	rt.DriverBuffer
+	driver.Buffer
 	f       *faulty
 	size    int64
 	overrun bool // lazy: fails at first use
 }
 
-func (c *faultyCtx) NewBuffer(size int64) (rt.DriverBuffer, error) {
+func (c *faultyCtx) NewBuffer(size int64) (driver.Buffer, error) {
 	over := c.f.used.Add(size) > c.f.capacity
 	if over && !c.f.lazy {
 		c.f.used.Add(-size)
 		return nil, oom
 	}
-	b, err := c.DriverContext.NewBuffer(size)
+	b, err := c.Context.NewBuffer(size)
 	if err != nil {
 		c.f.used.Add(-size)
 		return nil, err
 	}
-	return &faultyBuf{DriverBuffer: b, f: c.f, size: size, overrun: over}, nil
+	return &faultyBuf{Buffer: b, f: c.f, size: size, overrun: over}, nil
 }
 
 func (b *faultyBuf) Release() error {
 	b.f.used.Add(-b.size)
-	return b.DriverBuffer.Release()
+	return b.Buffer.Release()
 }
 
-func (c *faultyCtx) NewQueue(dev int, profiling bool) (rt.DriverQueue, error) {
-	q, err := c.DriverContext.NewQueue(dev, profiling)
+func (c *faultyCtx) NewQueue(dev int, profiling bool) (driver.Queue, error) {
+	q, err := c.Context.NewQueue(dev, profiling)
 	return faultyQueue{q}, err
 }
 
-type faultyQueue struct{ rt.DriverQueue }
+type faultyQueue struct{ driver.Queue }
 
-func unwrap(b rt.DriverBuffer) (rt.DriverBuffer, error) {
+func unwrap(b driver.Buffer) (driver.Buffer, error) {
 	if fb, ok := b.(*faultyBuf); ok {
 		if fb.overrun {
-			return nil, &rt.DeviceError{Call: "clEnqueueWriteBuffer", Code: -4, Name: "CL_MEM_OBJECT_ALLOCATION_FAILURE"}
+			return nil, &rt.DeviceError{Call: "clEnqueueWriteBuffer", Code: -4, Name: "CL_MEM_OBJECT_ALLOCATION_FAILURE", Kind: rt.ErrOutOfMemory}
 		}
-		return fb.DriverBuffer, nil
+		return fb.Buffer, nil
 	}
 	return b, nil
 }
 
-func (q faultyQueue) WriteBuffer(b rt.DriverBuffer, blocking bool, off, size int64, src unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q faultyQueue) WriteBuffer(b driver.Buffer, blocking bool, off, size int64, src unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
 	d, err := unwrap(b)
 	if err != nil {
 		return nil, err
 	}
-	return q.DriverQueue.WriteBuffer(d, blocking, off, size, src, wait)
+	return q.Queue.WriteBuffer(d, blocking, off, size, src, wait)
 }
 
-func (q faultyQueue) ReadBuffer(b rt.DriverBuffer, blocking bool, off, size int64, dst unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q faultyQueue) ReadBuffer(b driver.Buffer, blocking bool, off, size int64, dst unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
 	d, err := unwrap(b)
 	if err != nil {
 		return nil, err
 	}
-	return q.DriverQueue.ReadBuffer(d, blocking, off, size, dst, wait)
+	return q.Queue.ReadBuffer(d, blocking, off, size, dst, wait)
 }
 
 var faultyN atomic.Int32
 
 func openFaulty(t *testing.T, f *faulty) *rt.Context {
 	name := fmt.Sprintf("faulty%d", faultyN.Add(1))
-	rt.Register(name, f)
+	driver.Register(name, f)
 	return openCPUConfig(t, rt.Config{Backend: name})
 }
 

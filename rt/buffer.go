@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -14,8 +15,8 @@ import (
 // A Mem is freed once; every later use is an error wrapping ErrFreed.
 type Mem struct {
 	ctx   *Context
-	drv   DriverBuffer // nil for a zero-sized region
-	size  int64        // bytes usable, at least the buffer's length
+	drv   driver.Buffer // nil for a zero-sized region
+	size  int64         // bytes usable, at least the buffer's length
 	freed atomic.Bool
 	// release gives the storage back: to the driver, or to the allocator
 	// that handed it out. It is called once.
@@ -28,8 +29,8 @@ type Mem struct {
 // Size returns the size of the region in bytes.
 func (m *Mem) Size() int64 { return m.size }
 
-// Driver returns the backend buffer, or an error if m is nil or freed.
-func (m *Mem) Driver() (DriverBuffer, error) {
+// driverBuffer returns the backend buffer, or an error if m is nil or freed.
+func (m *Mem) driverBuffer() (driver.Buffer, error) {
 	if m == nil {
 		return nil, fmt.Errorf("buffer: %w: nil buffer", ErrInvalidArgument)
 	}
@@ -178,8 +179,8 @@ func elemSize[T any]() int64 {
 
 // span checks that elements [off, off+n) lie in b and returns their byte
 // offset and length.
-func (b Buffer[T]) span(op string, off, n int) (DriverBuffer, int64, int64, error) {
-	drv, err := b.m.Driver()
+func (b Buffer[T]) span(op string, off, n int) (driver.Buffer, int64, int64, error) {
+	drv, err := b.m.driverBuffer()
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%s: %w", op, err)
 	}
@@ -209,7 +210,7 @@ func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) 
 	if err != nil {
 		return err
 	}
-	return q.transfer("write buffer", trace.Write, func(dw []DriverEvent, blocking bool) (DriverEvent, error) {
+	return q.transfer("write buffer", trace.Write, func(dw []driver.Event, blocking bool) (driver.Event, error) {
 		return q.drv.WriteBuffer(drv, blocking, boff, size, unsafe.Pointer(unsafe.SliceData(src)), dw)
 	}, size, wait, skip+1)
 }
@@ -233,7 +234,7 @@ func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) e
 	if err != nil {
 		return err
 	}
-	return q.transfer("read buffer", trace.Read, func(dw []DriverEvent, blocking bool) (DriverEvent, error) {
+	return q.transfer("read buffer", trace.Read, func(dw []driver.Event, blocking bool) (driver.Event, error) {
 		return q.drv.ReadBuffer(drv, blocking, boff, size, unsafe.Pointer(unsafe.SliceData(dst)), dw)
 	}, size, wait, skip+1)
 }
@@ -245,7 +246,7 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 		return nil, err
 	}
 	pattern := unsafe.Slice((*byte)(unsafe.Pointer(&v)), elemSize[T]())
-	return q.command("fill buffer", trace.Fill, func(dw []DriverEvent) (DriverEvent, error) {
+	return q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
@@ -264,7 +265,7 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 	if err != nil {
 		return nil, err
 	}
-	return q.command("copy buffer", trace.Copy, func(dw []DriverEvent) (DriverEvent, error) {
+	return q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
@@ -276,7 +277,7 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 // event; an empty one only waits for wait. do enqueues it, blocking or
 // not: when tracing reports device times, transfer enqueues it without
 // blocking and waits for its event. kind and skip are as for beginTask.
-func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []DriverEvent, blocking bool) (DriverEvent, error), size int64, wait []*Event, skip int) error {
+func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []driver.Event, blocking bool) (driver.Event, error), size int64, wait []*Event, skip int) error {
 	if size == 0 {
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
@@ -306,7 +307,7 @@ func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []DriverEvent
 
 // command enqueues one command and wraps its event. kind and skip are as
 // for beginTask.
-func (q *Queue) command(op string, kind trace.CmdKind, do func([]DriverEvent) (DriverEvent, error), wait []*Event, skip int) (*Event, error) {
+func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (driver.Event, error), wait []*Event, skip int) (*Event, error) {
 	if err := q.ctx.check(); err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
 )
 
@@ -42,16 +43,18 @@ func TestMain(m *testing.M) {
 // with counted builds and loads, and failures injected on demand.
 var faults struct {
 	builds, loads atomic.Int64
+	kernels       atomic.Int64 // kernel objects created
+	kernelErrs    []error      // errors for the next kernel creations, in order; guarded by mu
 	mu            sync.Mutex
 	next          []error       // errors for the next builds, in order
 	delay         time.Duration // before every build
 }
 
-func init() { rt.Register("faulty", faultyBackend{}) }
+func init() { driver.Register("faulty", faultyBackend{}) }
 
 type faultyBackend struct{ opencl.Backend }
 
-func (b faultyBackend) NewContext(devs []rt.DeviceInfo) (rt.DriverContext, error) {
+func (b faultyBackend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
 	c, err := b.Backend.NewContext(devs)
 	if err != nil {
 		return nil, err
@@ -59,9 +62,9 @@ func (b faultyBackend) NewContext(devs []rt.DeviceInfo) (rt.DriverContext, error
 	return faultyContext{c}, nil
 }
 
-type faultyContext struct{ rt.DriverContext }
+type faultyContext struct{ driver.Context }
 
-func (c faultyContext) BuildProgram(source, options string) (rt.DriverProgram, error) {
+func (c faultyContext) BuildProgram(source, options string) (driver.Program, error) {
 	faults.builds.Add(1)
 	faults.mu.Lock()
 	d := faults.delay
@@ -74,12 +77,36 @@ func (c faultyContext) BuildProgram(source, options string) (rt.DriverProgram, e
 	if err != nil {
 		return nil, err
 	}
-	return c.DriverContext.BuildProgram(source, options)
+	return countKernels(c.Context.BuildProgram(source, options))
 }
 
-func (c faultyContext) LoadProgram(bins [][]byte, options string) (rt.DriverProgram, error) {
+func (c faultyContext) LoadProgram(bins [][]byte, options string) (driver.Program, error) {
 	faults.loads.Add(1)
-	return c.DriverContext.LoadProgram(bins, options)
+	return countKernels(c.Context.LoadProgram(bins, options))
+}
+
+// countingProgram counts the kernel objects created from a program.
+type countingProgram struct{ driver.Program }
+
+func countKernels(p driver.Program, err error) (driver.Program, error) {
+	if err != nil {
+		return nil, err
+	}
+	return countingProgram{p}, nil
+}
+
+func (p countingProgram) NewKernel(name string) (driver.Kernel, error) {
+	faults.kernels.Add(1)
+	faults.mu.Lock()
+	var err error
+	if len(faults.kernelErrs) > 0 {
+		err, faults.kernelErrs = faults.kernelErrs[0], faults.kernelErrs[1:]
+	}
+	faults.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return p.Program.NewKernel(name)
 }
 
 func resetFaults(delay time.Duration, next ...error) {
@@ -94,19 +121,7 @@ func resetFaults(delay time.Duration, next ...error) {
 // edit, on the CPU device (PoCL), with a fresh cache directory.
 func openCache(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
 	t.Helper()
-	cc := rt.DefaultCacheConfig()
-	cc.Disk = diskcache.DefaultConfig(t.TempDir())
-	if edit != nil {
-		edit(&cc)
-	}
-	sel := os.Getenv("DGEN_DEVICE")
-	if sel == "" {
-		sel = "cpu"
-	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc})
-	if err != nil {
-		t.Fatalf("open context: %v", err)
-	}
+	ctx := openCacheUnclosed(t, edit)
 	t.Cleanup(func() {
 		if err := ctx.Close(); err != nil {
 			t.Errorf("close: %v", err)
@@ -376,7 +391,7 @@ func TestProgramCacheOutOfMemoryFlush(t *testing.T) {
 		}
 		cks = append(cks, ck)
 	}
-	oom := &rt.DeviceError{Call: "clBuildProgram", Code: -5, Name: "CL_OUT_OF_RESOURCES"}
+	oom := &rt.DeviceError{Call: "clBuildProgram", Code: -5, Name: "CL_OUT_OF_RESOURCES", Kind: rt.ErrOutOfMemory}
 	resetFaults(0, oom)
 	p, err := ctx.BuildProgram("after-oom", uniqueSource("9"), "")
 	if err != nil {
@@ -732,5 +747,188 @@ func TestPersistentAcrossProcesses(t *testing.T) {
 		if s.Value != 42 || s.Stats.Builds != step.builds || s.Stats.DiskHits != step.loaded {
 			t.Errorf("%s: value %d, stats %+v; want 42, %d builds, %d disk hits", step.what, s.Value, s.Stats, step.builds, step.loaded)
 		}
+	}
+}
+
+// openCacheUnclosed is openCache without closing the context at cleanup,
+// for tests whose failure may leave a kernel locked: they must fail, not
+// hang in Close.
+func openCacheUnclosed(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
+	t.Helper()
+	cc := rt.DefaultCacheConfig()
+	cc.Disk = diskcache.DefaultConfig(t.TempDir())
+	if edit != nil {
+		edit(&cc)
+	}
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc})
+	if err != nil {
+		t.Fatalf("open context: %v", err)
+	}
+	return ctx
+}
+
+// within runs f and fails the test if it does not return within 30 seconds.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not return within 30 seconds: deadlock", what)
+	}
+}
+
+// TestEvictionWhileHoldingKernel checks that a goroutine holding a kernel
+// can ask the cache for another whose build evicts the first: eviction
+// does not wait on the lock its own caller holds, and the evicted kernel is
+// released when it is unlocked.
+func TestEvictionWhileHoldingKernel(t *testing.T) {
+	ctx := openCacheUnclosed(t, func(c *rt.CacheConfig) {
+		c.Disk.Persistent = false
+		c.EvictionThreshold = 1
+	})
+	q := ctx.Queue()
+	a := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.DeadlockA", Source: uniqueSource("1")}, "fill")
+	b := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.DeadlockB", Source: uniqueSource("2")}, "fill")
+	ckA, err := ctx.AcquireKernel(a, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ckB *rt.CachedKernel
+	within(t, "KernelFor(B) while holding A", func() { ckB, err = ctx.KernelFor(b, q) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := ctx.CacheStats(); s.Evictions == 0 {
+		t.Errorf("stats %+v: want A evicted", s)
+	}
+	// A is still usable by its holder until it unlocks it.
+	runFill(t, ctx, q, ckA.Kernel(), 4)
+	ckA.Unlock()
+	if _, err := ckA.Lock(); !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("evicted A after unlock: Lock = %v, want ErrClosed", err)
+	}
+	k, err := ckB.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runFill(t, ctx, q, k, 4); got[0] != 2 {
+		t.Errorf("B computed %v, want 2s", got)
+	}
+	ckB.Unlock()
+	within(t, "Close", func() { err = ctx.Close() })
+	if err != nil {
+		t.Errorf("close: %v", err)
+	}
+}
+
+// TestCloseWhileHoldingKernel checks that Close does not wait for a kernel
+// that a goroutine holds, and that the holder's unlock releases it.
+func TestCloseWhileHoldingKernel(t *testing.T) {
+	ctx := openCacheUnclosed(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
+	q := ctx.Queue()
+	spec := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.CloseHeld", Source: uniqueSource("3")}, "fill")
+	ck, err := ctx.AcquireKernel(spec, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, "Close while a kernel is held", func() { err = ctx.Close() })
+	if err != nil {
+		t.Errorf("close: %v", err)
+	}
+	ck.Unlock()
+	if _, err := ck.Lock(); !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("kernel after Close: Lock = %v, want ErrClosed", err)
+	}
+}
+
+// TestKernelCreatedOnce checks that racing first uses of a kernel create
+// one kernel object, and that a kernel error is stored rather than asked
+// of the driver again.
+func TestKernelCreatedOnce(t *testing.T) {
+	ctx := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
+	q := ctx.Queue()
+	img := &rt.ProgramImage{ID: "test.Once", Source: uniqueSource("5")}
+	key := rt.NewKernelSpec(img, "fill")
+	if p, err := ctx.ProgramFor(img); err != nil { // built, no kernel yet
+		t.Fatal(err)
+	} else {
+		p.Release()
+	}
+	resetFaults(0)
+	faults.kernels.Store(0)
+	const n = 8
+	cks := make([]*rt.CachedKernel, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cks[i], errs[i] = ctx.KernelFor(key, q)
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || cks[i] != cks[0] {
+			t.Errorf("caller %d: %p, %v; want %p", i, cks[i], errs[i], cks[0])
+		}
+	}
+	if got := faults.kernels.Load(); got != 1 {
+		t.Errorf("%d kernel objects created for %d racing first uses, want 1", got, n)
+	}
+
+	faults.kernels.Store(0)
+	missing := rt.NewKernelSpec(img, "no_such_kernel")
+	for range 2 {
+		if _, err := ctx.KernelFor(missing, q); !errors.Is(err, rt.ErrNoKernel) {
+			t.Errorf("missing kernel: %v, want ErrNoKernel", err)
+		}
+	}
+	if got := faults.kernels.Load(); got != 1 {
+		t.Errorf("%d kernel creations asked of the driver for a missing kernel asked for twice, want 1", got)
+	}
+}
+
+// TestKernelOutOfMemoryFlush checks that out of memory while creating a
+// kernel evicts the other programs and retries, and that the kernel's own
+// program stays.
+func TestKernelOutOfMemoryFlush(t *testing.T) {
+	ctx := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
+	q := ctx.Queue()
+	other := &rt.ProgramImage{ID: "test.OOMOther", Source: uniqueSource("6")}
+	if p, err := ctx.ProgramFor(other); err != nil {
+		t.Fatal(err)
+	} else {
+		p.Release()
+	}
+	key := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.OOMKernel", Source: uniqueSource("7")}, "fill")
+	oom := &rt.DeviceError{Call: "clCreateKernel", Code: -5, Name: "CL_OUT_OF_RESOURCES", Kind: rt.ErrOutOfMemory}
+	faults.mu.Lock()
+	faults.kernelErrs = []error{oom}
+	faults.mu.Unlock()
+	ck, err := ctx.KernelFor(key, q)
+	if err != nil {
+		t.Fatalf("kernel after one out-of-memory: %v", err)
+	}
+	k, err := ck.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runFill(t, ctx, q, k, 4)
+	ck.Unlock()
+	if got[0] != 7 {
+		t.Errorf("kernel computed %v, want 7s", got)
+	}
+	if s := ctx.CacheStats(); s.OOMFlushes != 1 || s.Programs != 1 {
+		t.Errorf("stats %+v: want 1 out-of-memory flush and only the kernel's program left", s)
 	}
 }

@@ -2,12 +2,13 @@ package rt
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"testing"
 
+	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/fleetcache"
 )
@@ -16,9 +17,9 @@ import (
 // level and the persistent level beneath it (package rt/diskcache).
 type CacheConfig struct {
 	// InMemory keeps built programs in the context so that a second
-	// BuildProgram or ProgramFor of the same key returns the first
-	// program (DGEN_CACHE_IN_MEM, default true). Kernel specs
-	// (KernelFor) keep their program in any case.
+	// BuildProgram or Program.Build of the same program returns the first
+	// (DGEN_CACHE_IN_MEM, default true). The kernels of generated kernel
+	// specs keep their program in any case.
 	InMemory bool
 	// EvictionThreshold is the total size in bytes of program binaries
 	// above which the least recently used programs are evicted, with their
@@ -42,7 +43,7 @@ type CacheConfig struct {
 
 // DefaultCacheConfig returns the configuration of an empty environment:
 // in-memory caching on without eviction, and the persistent cache on
-// under the user cache directory. In a test binary (testing.Testing) the
+// under the user cache directory. In a test binary (inTestBinary) the
 // persistent cache is off unless DGEN_CACHE_DIR names a directory, so that
 // tests never write to the user's cache.
 func DefaultCacheConfig() CacheConfig {
@@ -79,21 +80,18 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	if rerr != nil {
 		errs = append(errs, rerr)
 	}
-	if testing.Testing() && strings.TrimSpace(getenv("DGEN_CACHE_DIR")) == "" {
+	if inTestBinary() && strings.TrimSpace(getenv("DGEN_CACHE_DIR")) == "" {
 		cfg.Disk.Persistent = false
 	}
 	if v := strings.TrimSpace(getenv("DGEN_CACHE_IN_MEM")); v != "" {
-		switch strings.ToLower(v) {
-		case "1", "true", "on", "yes":
-			cfg.InMemory = true
-		case "0", "false", "off", "no":
-			cfg.InMemory = false
-		default:
-			errs = append(errs, fmt.Errorf("DGEN_CACHE_IN_MEM=%q: want 1 or 0", v))
+		b, ok := envconf.Bool(v)
+		if !ok {
+			errs = append(errs, fmt.Errorf("DGEN_CACHE_IN_MEM=%q: %s", v, envconf.BoolSyntax))
 		}
+		cfg.InMemory = b || !ok
 	}
 	if v := strings.TrimSpace(getenv("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD")); v != "" {
-		n, err := diskcache.ParseSize(v)
+		n, err := envconf.Size(v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD=%q: %v", v, err))
 		}
@@ -102,3 +100,8 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	cfg.CompileOptions = strings.TrimSpace(getenv("DGEN_PROGRAM_COMPILE_OPTIONS"))
 	return cfg, errors.Join(errs...)
 }
+
+// inTestBinary reports whether the program is a test binary built by go
+// test, whose testing package has registered its -test.v flag, without
+// importing testing into applications.
+func inTestBinary() bool { return flag.Lookup("test.v") != nil }

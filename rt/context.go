@@ -1,8 +1,6 @@
 package rt
 
 import (
-	"github.com/dgen-go/dgen/rt/diskcache"
-
 	"errors"
 	"fmt"
 	"os"
@@ -11,7 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -23,7 +23,7 @@ type Config struct {
 	// It is ignored when Devices is set.
 	Device string
 	// Devices, if set, are the devices to open, all of one platform.
-	Devices []DeviceInfo
+	Devices []driver.DeviceInfo
 	// Profiling turns on device timestamps for every queue of the context.
 	// Tracing (Trace or Tracer set) turns it on too.
 	Profiling bool
@@ -54,20 +54,20 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	cfg := Config{Backend: getenv("DGEN_BACKEND"), Device: getenv("DGEN_DEVICE")}
 	if v := getenv("DGEN_PROFILE"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return cfg, fmt.Errorf("DGEN_PROFILE=%q: want 1 or 0", v)
+		b, ok := envconf.Bool(v)
+		if !ok {
+			return cfg, fmt.Errorf("DGEN_PROFILE=%q: %s", v, envconf.BoolSyntax)
 		}
 		cfg.Profiling = b
 	}
 	if v := getenv("DGEN_ALLOC_POLICY"); v != "" {
 		cfg.Alloc.Policy = AllocPolicy(strings.ToLower(strings.TrimSpace(v)))
 		if _, err := cfg.Alloc.policy(); err != nil {
-			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full or seed", v)
+			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full or tagged", v)
 		}
 	}
 	if v := getenv("DGEN_ALLOC_MAX_HELD"); v != "" {
-		n, err := diskcache.ParseSize(v)
+		n, err := envconf.Size(v)
 		if err != nil {
 			return cfg, fmt.Errorf("DGEN_ALLOC_MAX_HELD=%q: %w", v, err)
 		}
@@ -85,7 +85,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // platform, with a default queue on its first device. It is safe for
 // concurrent use. Close it when done.
 type Context struct {
-	drv       DriverContext
+	drv       driver.Context
 	devices   []*Device
 	queue     *Queue
 	profiling bool
@@ -99,7 +99,7 @@ type Context struct {
 	mu     sync.Mutex // guards queues and the creation of allocators
 	queues []*Queue
 
-	decls                        declState // built programs, kernels and device-global storage of registered declarations
+	decls                        declState // storage of the device globals of registered declarations
 	allocCfg                     alloc.Config
 	allocs                       []allocSlot // by device index, created on first use
 	driverAllocs, driverReleases atomic.Uint64
@@ -126,7 +126,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	b, err := lookupBackend(cfg.Backend)
+	b, err := driver.Lookup(cfg.Backend)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	return c, nil
 }
 
-func labels(devs []DeviceInfo) string {
+func labels(devs []driver.DeviceInfo) string {
 	var s []string
 	for _, d := range devs {
 		s = append(s, strconv.Quote(d.Name))

@@ -7,12 +7,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // Device is a device of an open context.
 type Device struct {
-	DeviceInfo
+	driver.DeviceInfo
 	index int // position among the context's devices
 
 	tr        *trace.Device // trace handle; see tracing.go
@@ -22,8 +23,8 @@ type Device struct {
 
 // Devices lists the devices of every platform of the named backend ("" is
 // "opencl").
-func Devices(backend string) ([]PlatformInfo, error) {
-	b, err := lookupBackend(backend)
+func Devices(backend string) ([]driver.PlatformInfo, error) {
+	b, err := driver.Lookup(backend)
 	if err != nil {
 		return nil, err
 	}
@@ -44,18 +45,18 @@ func Devices(backend string) ([]PlatformInfo, error) {
 //	P:*             every device of platform P, in one context
 //	anything else   the first device whose name, or else whose platform's
 //	                name, contains it (case-insensitive)
-func SelectDevices(platforms []PlatformInfo, selector string) ([]DeviceInfo, error) {
-	var all []DeviceInfo
+func SelectDevices(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceInfo, error) {
+	var all []driver.DeviceInfo
 	for _, p := range platforms {
 		all = append(all, p.Devices...)
 	}
 	if len(all) == 0 {
 		return nil, fmt.Errorf("select device %q: %w: no platform lists a device", selector, ErrNoDevice)
 	}
-	firstOfType := func(t DeviceType) []DeviceInfo {
+	firstOfType := func(t driver.DeviceType) []driver.DeviceInfo {
 		for _, d := range all {
 			if d.Type == t {
-				return []DeviceInfo{d}
+				return []driver.DeviceInfo{d}
 			}
 		}
 		return nil
@@ -63,15 +64,15 @@ func SelectDevices(platforms []PlatformInfo, selector string) ([]DeviceInfo, err
 	sel := strings.TrimSpace(selector)
 	switch strings.ToLower(sel) {
 	case "":
-		if d := firstOfType(DeviceGPU); d != nil {
+		if d := firstOfType(driver.DeviceGPU); d != nil {
 			return d, nil
 		}
-		if d := firstOfType(DeviceCPU); d != nil {
+		if d := firstOfType(driver.DeviceCPU); d != nil {
 			return d, nil
 		}
 		return all[:1], nil
 	case "gpu", "cpu", "accelerator":
-		t := map[string]DeviceType{"gpu": DeviceGPU, "cpu": DeviceCPU, "accelerator": DeviceAccelerator}[strings.ToLower(sel)]
+		t := map[string]driver.DeviceType{"gpu": driver.DeviceGPU, "cpu": driver.DeviceCPU, "accelerator": driver.DeviceAccelerator}[strings.ToLower(sel)]
 		if d := firstOfType(t); d != nil {
 			return d, nil
 		}
@@ -88,7 +89,7 @@ func SelectDevices(platforms []PlatformInfo, selector string) ([]DeviceInfo, err
 				if len(devs) == 0 {
 					return nil, fmt.Errorf("select device %q: %w: platform %d has no device", selector, ErrNoDevice, pi)
 				}
-				return append([]DeviceInfo(nil), devs...), nil
+				return append([]driver.DeviceInfo(nil), devs...), nil
 			}
 			di, err := strconv.Atoi(ds)
 			if err != nil {
@@ -97,18 +98,18 @@ func SelectDevices(platforms []PlatformInfo, selector string) ([]DeviceInfo, err
 			if di < 0 || di >= len(devs) {
 				return nil, fmt.Errorf("select device %q: %w: device %d of %d on platform %d", selector, ErrNoDevice, di, len(devs), pi)
 			}
-			return []DeviceInfo{devs[di]}, nil
+			return []driver.DeviceInfo{devs[di]}, nil
 		}
 	}
 	low := strings.ToLower(sel)
 	for _, d := range all {
 		if strings.Contains(strings.ToLower(d.Name), low) {
-			return []DeviceInfo{d}, nil
+			return []driver.DeviceInfo{d}, nil
 		}
 	}
 	for _, d := range all {
 		if strings.Contains(strings.ToLower(d.Platform), low) {
-			return []DeviceInfo{d}, nil
+			return []driver.DeviceInfo{d}, nil
 		}
 	}
 	return nil, fmt.Errorf("select device %q: %w: no device or platform name contains it", selector, ErrNoDevice)

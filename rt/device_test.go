@@ -4,33 +4,35 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 func TestSelectDevices(t *testing.T) {
-	cpu := DeviceInfo{PlatformIndex: 0, Index: 0, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: DeviceCPU}
-	cpu2 := DeviceInfo{PlatformIndex: 0, Index: 1, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: DeviceCPU}
-	gpu := DeviceInfo{PlatformIndex: 1, Index: 0, Name: "NVIDIA H200", Platform: "NVIDIA CUDA", Type: DeviceGPU}
-	both := []PlatformInfo{{Index: 0, Devices: []DeviceInfo{cpu, cpu2}}, {Index: 1, Devices: []DeviceInfo{gpu}}}
+	cpu := driver.DeviceInfo{PlatformIndex: 0, Index: 0, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: driver.DeviceCPU}
+	cpu2 := driver.DeviceInfo{PlatformIndex: 0, Index: 1, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: driver.DeviceCPU}
+	gpu := driver.DeviceInfo{PlatformIndex: 1, Index: 0, Name: "NVIDIA H200", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU}
+	both := []driver.PlatformInfo{{Index: 0, Devices: []driver.DeviceInfo{cpu, cpu2}}, {Index: 1, Devices: []driver.DeviceInfo{gpu}}}
 	cpuOnly := both[:1]
 	tests := []struct {
 		selector  string
-		platforms []PlatformInfo
-		want      []DeviceInfo
+		platforms []driver.PlatformInfo
+		want      []driver.DeviceInfo
 		err       error
 	}{
-		{"", both, []DeviceInfo{gpu}, nil},
-		{"", cpuOnly, []DeviceInfo{cpu}, nil},
-		{"cpu", both, []DeviceInfo{cpu}, nil},
-		{"GPU", both, []DeviceInfo{gpu}, nil},
+		{"", both, []driver.DeviceInfo{gpu}, nil},
+		{"", cpuOnly, []driver.DeviceInfo{cpu}, nil},
+		{"cpu", both, []driver.DeviceInfo{cpu}, nil},
+		{"GPU", both, []driver.DeviceInfo{gpu}, nil},
 		{"gpu", cpuOnly, nil, ErrNoDevice},
-		{"0:1", both, []DeviceInfo{cpu2}, nil},
-		{"1:0", both, []DeviceInfo{gpu}, nil},
-		{"0:*", both, []DeviceInfo{cpu, cpu2}, nil},
+		{"0:1", both, []driver.DeviceInfo{cpu2}, nil},
+		{"1:0", both, []driver.DeviceInfo{gpu}, nil},
+		{"0:*", both, []driver.DeviceInfo{cpu, cpu2}, nil},
 		{"2:0", both, nil, ErrNoDevice},
 		{"0:5", both, nil, ErrNoDevice},
-		{"h200", both, []DeviceInfo{gpu}, nil},
-		{"portable", both, []DeviceInfo{cpu}, nil},
-		{"nvidia", both, []DeviceInfo{gpu}, nil},
+		{"h200", both, []driver.DeviceInfo{gpu}, nil},
+		{"portable", both, []driver.DeviceInfo{cpu}, nil},
+		{"nvidia", both, []driver.DeviceInfo{gpu}, nil},
 		{"tpu", both, nil, ErrNoDevice},
 		{"", nil, nil, ErrNoDevice},
 	}
@@ -79,28 +81,6 @@ func TestRangeCheck(t *testing.T) {
 	}
 }
 
-func TestDeviceErrorIs(t *testing.T) {
-	tests := []struct {
-		code   int32
-		target error
-		want   bool
-	}{
-		{-4, ErrOutOfMemory, true},
-		{-5, ErrOutOfMemory, true},
-		{-6, ErrOutOfMemory, true},
-		{-11, ErrBuildFailed, true},
-		{-46, ErrNoKernel, true},
-		{-30, ErrOutOfMemory, false},
-		{-11, ErrOutOfMemory, false},
-	}
-	for _, tt := range tests {
-		err := error(&DeviceError{Call: "clX", Code: tt.code})
-		if got := errors.Is(err, tt.target); got != tt.want {
-			t.Errorf("errors.Is(code %d, %v) = %v, want %v", tt.code, tt.target, got, tt.want)
-		}
-	}
-}
-
 func TestConfigFromEnv(t *testing.T) {
 	tests := []struct {
 		env     map[string]string
@@ -109,7 +89,8 @@ func TestConfigFromEnv(t *testing.T) {
 	}{
 		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", Profiling: true}},
 		{env: map[string]string{"DGEN_PROFILE": "maybe"}, wantErr: true},
-		{env: map[string]string{"DGEN_ALLOC_POLICY": "seed"}, want: Config{Alloc: AllocConfig{Policy: PolicySeed}}},
+		{env: map[string]string{"DGEN_PROFILE": "on"}, want: Config{Profiling: true}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "tagged"}, want: Config{Alloc: AllocConfig{Policy: PolicyTaggedOnly}}},
 		{env: map[string]string{"DGEN_ALLOC_POLICY": "Full"}, want: Config{Alloc: AllocConfig{Policy: PolicyFull}}},
 		{env: map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, wantErr: true},
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "512MiB"}, want: Config{Alloc: AllocConfig{MaxHeld: 512 << 20}}},

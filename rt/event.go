@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -17,15 +18,15 @@ type Event struct {
 	task *trace.Task // the command's trace task; nil when untraced
 
 	mu       sync.Mutex
-	drv      DriverEvent
+	drv      driver.Event
 	cleanup  runtime.Cleanup
 	released bool
 	pending  bool // in its queue's trace list: the list releases drv
 }
 
-type eventHandle struct{ drv DriverEvent }
+type eventHandle struct{ drv driver.Event }
 
-func newEvent(q *Queue, drv DriverEvent, name string) *Event {
+func newEvent(q *Queue, drv driver.Event, name string) *Event {
 	e := &Event{q: q, drv: drv, name: name}
 	e.cleanup = runtime.AddCleanup(e, func(h eventHandle) { h.drv.Release() }, eventHandle{drv})
 	return e
@@ -62,7 +63,7 @@ func (e *Event) wait() error {
 }
 
 // Status returns the command's execution status.
-func (e *Event) Status() (EventStatus, error) {
+func (e *Event) Status() (driver.EventStatus, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
@@ -75,20 +76,20 @@ func (e *Event) Status() (EventStatus, error) {
 	return s, nil
 }
 
-// Timing returns the command's device timestamps. The queue must profile
-// (Config.Profiling); Timing waits for the command first.
-func (e *Event) Timing() (Timing, error) {
+// driver.Timing returns the command's device timestamps. The queue must profile
+// (Config.Profiling); driver.Timing waits for the command first.
+func (e *Event) Timing() (driver.Timing, error) {
 	if !e.q.profiling {
-		return Timing{}, fmt.Errorf("timing of %s: %w: queue on %q does not profile", e.name, ErrInvalidArgument, e.q.dev.Name)
+		return driver.Timing{}, fmt.Errorf("timing of %s: %w: queue on %q does not profile", e.name, ErrInvalidArgument, e.q.dev.Name)
 	}
 	if err := e.Wait(); err != nil {
-		return Timing{}, err
+		return driver.Timing{}, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t, err := e.drv.Profile()
 	if err != nil {
-		return Timing{}, fmt.Errorf("timing of %s on %q: %w", e.name, e.q.dev.Name, err)
+		return driver.Timing{}, fmt.Errorf("timing of %s on %q: %w", e.name, e.q.dev.Name, err)
 	}
 	return t, nil
 }

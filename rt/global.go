@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 
 	"fmt"
@@ -17,26 +18,10 @@ import (
 // The host instance caches its registration, so that reaching a global's
 // storage from its address takes no registry lookup.
 type DeviceGlobal[T any] struct {
-	info *GlobalInfo
+	info *globalInfo
 }
 
-// RegisterDeviceGlobal registers g. Generated init functions call it.
-// The element size is T's.
-func RegisterDeviceGlobal[T any](g *DeviceGlobal[T], info *GlobalInfo) {
-	info.Size = elemSize[T]()
-	if got, ok := registerDecl(info.ID, info).(*GlobalInfo); ok {
-		g.info = got
-	}
-}
-
-// Info returns the global's registration, or an error wrapping
-// ErrNotGenerated.
-func (g *DeviceGlobal[T]) Info() (*GlobalInfo, error) {
-	if g == nil || g.info == nil {
-		return nil, fmt.Errorf("device global %v: %w", reflect.TypeFor[T](), ErrNotGenerated)
-	}
-	return g.info, nil
-}
+func (g *DeviceGlobal[T]) bind(info *globalInfo) { g.info = info }
 
 // Read returns the global's value on q's device.
 func (g *DeviceGlobal[T]) Read(q *Queue, wait ...*Event) (T, error) {
@@ -67,29 +52,28 @@ func (g *DeviceGlobal[T]) WriteAt(q *Queue, off int, src []byte, wait ...*Event)
 func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer, n int64, write bool, wait []*Event) error {
 	info := g.info
 	if info == nil {
-		_, err := g.Info()
-		return fmt.Errorf("%s %w", op, err)
+		return fmt.Errorf("%s device global %v: %w", op, reflect.TypeFor[T](), errNotRegistered)
 	}
 	switch {
-	case write && (info.HostAccess == HostRead || info.HostAccess == HostNone):
-		return fmt.Errorf("%s device global %s: %w: host_access=%v", op, info.ID, ErrInvalidArgument, info.HostAccess)
-	case !write && (info.HostAccess == HostWrite || info.HostAccess == HostNone):
-		return fmt.Errorf("%s device global %s: %w: host_access=%v", op, info.ID, ErrInvalidArgument, info.HostAccess)
+	case write && (info.access == hostRead || info.access == hostNone):
+		return fmt.Errorf("%s device global %s: %w: host_access=%v", op, info.id, ErrInvalidArgument, info.access)
+	case !write && (info.access == hostWrite || info.access == hostNone):
+		return fmt.Errorf("%s device global %s: %w: host_access=%v", op, info.id, ErrInvalidArgument, info.access)
 	}
-	if off < 0 || n < 0 || off > info.Size || n > info.Size-off {
-		return fmt.Errorf("%s device global %s: %w: bytes [%d, %d) of %d", op, info.ID, ErrOutOfRange, off, off+n, info.Size)
+	if off < 0 || n < 0 || off > info.size || n > info.size-off {
+		return fmt.Errorf("%s device global %s: %w: bytes [%d, %d) of %d", op, info.id, ErrOutOfRange, off, off+n, info.size)
 	}
-	if info.ImageScope && info.program() == nil {
+	if info.imageScope && info.prog == nil {
 		// In no program: the value lives in host memory.
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
-				return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
+				return fmt.Errorf("%s device global %s: %w", op, info.id, err)
 			}
 		}
 		info.hmu.Lock()
 		defer info.hmu.Unlock()
 		if info.host == nil {
-			info.host = make([]byte, info.Size)
+			info.host = make([]byte, info.size)
 		}
 		b := unsafe.Slice((*byte)(p), n)
 		if write {
@@ -99,13 +83,13 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 		}
 		return nil
 	}
-	m, err := q.globalMem(info, info.program())
+	m, err := q.globalMem(info, info.prog)
 	if err != nil {
-		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
+		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
 	}
-	drv, err := m.Driver()
+	drv, err := m.driverBuffer()
 	if err != nil {
-		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
+		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
 	}
 	name, kind := op+" device global", trace.GlobalRead
 	if write {
@@ -113,7 +97,7 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	}
 	// Frames between transfer's caller and the user: copy's caller, the
 	// exported Read, Write, ReadAt or WriteAt.
-	return q.transfer(name, kind, func(dw []DriverEvent, blocking bool) (DriverEvent, error) {
+	return q.transfer(name, kind, func(dw []driver.Event, blocking bool) (driver.Event, error) {
 		if write {
 			return q.drv.WriteBuffer(drv, blocking, off, n, p, dw)
 		}
@@ -121,38 +105,12 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	}, n, wait, 1)
 }
 
-// program returns, for an image-scope global, the one program that uses
-// it, or nil. The generator rejects an image-scope global in two programs.
-func (g *GlobalInfo) program() *ProgramInfo {
-	if !g.ImageScope {
-		return nil
-	}
-	g.once.Do(func() {
-		decls.RLock()
-		defer decls.RUnlock()
-		var best *ProgramInfo
-		for _, v := range decls.byID {
-			p, ok := v.(*ProgramInfo)
-			if !ok {
-				continue
-			}
-			for _, pg := range p.Globals {
-				if pg.ID == g.ID && (best == nil || p.ID < best.ID) {
-					best = p
-				}
-			}
-		}
-		g.prog = best
-	})
-	return g.prog
-}
-
 // globalMem returns the storage of g on q's device: one zero-initialised
 // buffer per (global, device), or per (global, program, device) for image
 // scope. prog is the program whose image holds an image-scope global.
-func (q *Queue) globalMem(g *GlobalInfo, prog *ProgramInfo) (*Mem, error) {
+func (q *Queue) globalMem(g *globalInfo, prog *programInfo) (*Mem, error) {
 	c := q.ctx
-	if !g.ImageScope {
+	if !g.imageScope {
 		prog = nil
 	}
 	key := globalKey{g: g, prog: prog, dev: q.dev.index}
@@ -161,16 +119,16 @@ func (q *Queue) globalMem(g *GlobalInfo, prog *ProgramInfo) (*Mem, error) {
 	if m, ok := c.decls.globals[key]; ok {
 		return m, nil
 	}
-	size := max(g.Size, 4)
+	size := max(g.size, 4)
 	m, err := c.NewMem(size)
 	if err != nil {
-		return nil, fmt.Errorf("storage of device global %s: %w", g.ID, err)
+		return nil, fmt.Errorf("storage of device global %s: %w", g.id, err)
 	}
 	zero := make([]byte, size)
 	// A blocking write creates no event.
 	if _, err := q.drv.WriteBuffer(m.drv, true, 0, size, unsafe.Pointer(&zero[0]), nil); err != nil {
 		m.Free()
-		return nil, fmt.Errorf("zero device global %s on %q: %w", g.ID, q.dev.Name, err)
+		return nil, fmt.Errorf("zero device global %s on %q: %w", g.id, q.dev.Name, err)
 	}
 	if c.decls.globals == nil {
 		c.decls.globals = make(map[globalKey]*Mem)

@@ -1,8 +1,6 @@
 package rt
 
 import (
-	"github.com/dgen-go/dgen/rt/trace"
-
 	"context"
 	"encoding/binary"
 	"errors"
@@ -15,13 +13,16 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/fleetcache"
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// ProgramImage is a device image as the program cache sees it: what code
-// generated for a //dgen:program declaration hands to ProgramFor and
-// NewKernelSpec. Its fields must not change once it has been used.
-type ProgramImage struct {
+// programImage is a device image as the program cache sees it: the
+// registration of a //dgen:program declaration makes one, which
+// Program.Build hands to programFor and kernel registration to
+// newKernelKey. Its fields must not change once it has been used.
+type programImage struct {
 	// ID is the image's unique id, "<import path>.<Name>".
 	ID string
 	// Name is a readable name for errors and cache listings; empty means ID.
@@ -155,7 +156,7 @@ func (c *Context) PersistentCache() *diskcache.Cache { return c.pc.disk }
 // sharedProgram is a driver program shared by the cache and the handles it
 // gave out; it is released when the last of them lets go, or at Close.
 type sharedProgram struct {
-	drv      DriverProgram
+	drv      driver.Program
 	refs     atomic.Int32
 	released atomic.Bool
 }
@@ -175,15 +176,15 @@ func (sp *sharedProgram) release() error {
 }
 
 // programRef is one handle's reference to a shared program: a
-// DriverProgram whose Release drops the reference.
+// driver.Program whose Release drops the reference.
 type programRef struct {
 	sp   *sharedProgram
 	once atomic.Bool
 }
 
-func (r *programRef) Binaries() ([][]byte, error)                 { return r.sp.drv.Binaries() }
-func (r *programRef) KernelNames() ([]string, error)              { return r.sp.drv.KernelNames() }
-func (r *programRef) NewKernel(name string) (DriverKernel, error) { return r.sp.drv.NewKernel(name) }
+func (r *programRef) Binaries() ([][]byte, error)                  { return r.sp.drv.Binaries() }
+func (r *programRef) KernelNames() ([]string, error)               { return r.sp.drv.KernelNames() }
+func (r *programRef) NewKernel(name string) (driver.Kernel, error) { return r.sp.drv.NewKernel(name) }
 func (r *programRef) Release() error {
 	if r.once.Swap(true) {
 		return nil
@@ -213,7 +214,8 @@ type progEntry struct {
 	used       atomic.Bool // set by fast kernel cache hits since the last eviction pass
 	prev, next *progEntry  // LRU links, guarded by progCache.mu
 	inLRU      bool
-	kernels    []*CachedKernel // guarded by progCache.mu
+	kernels    []*cachedKernel            // guarded by progCache.mu
+	making     map[kernelID]*kernelMaking // kernels made or being made, guarded by progCache.mu
 }
 
 // progList is an intrusive doubly linked list of entries.
@@ -259,16 +261,16 @@ func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
 	if req.binaries != nil {
 		return c.buildDirect(req)
 	}
-	img := &ProgramImage{ID: req.name, Name: req.name, Source: req.source, Options: req.options}
-	return c.ProgramFor(img)
+	img := &programImage{ID: req.name, Name: req.name, Source: req.source, Options: req.options}
+	return c.programFor(img)
 }
 
-// ProgramFor returns img built for every device of the context under the
+// programFor returns img built for every device of the context under the
 // context's specialization-constant values: from memory, else from the
 // persistent cache, else built (and stored in both). The caller may
 // Release the program it gets; the cache keeps its own reference. A
 // compile error wraps ErrBuildFailed and carries the build log.
-func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) {
+func (c *Context) programFor(img *programImage) (*BuiltProgram, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -297,7 +299,7 @@ func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) {
 // progKey is everything that identifies a program of the context, and
 // what building it needs.
 type progKey struct {
-	img   *ProgramImage
+	img   *programImage
 	name  string
 	hash  uint64
 	specs []SpecValue
@@ -306,7 +308,7 @@ type progKey struct {
 	full  string // the map key
 }
 
-func (pc *progCache) keyOf(img *ProgramImage, specs *specSet) progKey {
+func (pc *progCache) keyOf(img *programImage, specs *specSet) progKey {
 	k := progKey{img: img, name: img.Name, hash: img.SourceHash}
 	if k.name == "" {
 		k.name = img.ID
@@ -417,7 +419,7 @@ func (pc *progCache) fill(e *progEntry, k progKey) {
 	if err != nil && errors.Is(err, ErrOutOfMemory) {
 		pc.oomFlushes.Add(1)
 		pc.tracef("out of memory building %s: evict everything and retry", k.name)
-		pc.evictAll()
+		pc.evictAll(nil)
 		sp, size, err = pc.produce(k)
 	}
 	pc.mu.Lock()
@@ -501,7 +503,7 @@ func (pc *progCache) unlink(e *progEntry) {
 func (pc *progCache) killKernels(e *progEntry) []error {
 	pc.mu.Lock()
 	ks := e.kernels
-	e.kernels = nil
+	e.kernels, e.making = nil, nil
 	pc.mu.Unlock()
 	var errs []error
 	for _, ck := range ks {
@@ -527,14 +529,17 @@ func (pc *progCache) releaseVictims(victims []*progEntry) {
 	}
 }
 
-// evictAll evicts every done program, as after an out-of-memory error.
-func (pc *progCache) evictAll() {
+// evictAll evicts every done program but keep (nil for none), as after an
+// out-of-memory error.
+func (pc *progCache) evictAll(keep *progEntry) {
 	pc.mu.Lock()
 	var victims []*progEntry
 	for e := pc.lru.head; e != nil; {
 		next := e.next
-		pc.unlink(e)
-		victims = append(victims, e)
+		if e != keep {
+			pc.unlink(e)
+			victims = append(victims, e)
+		}
 		e = next
 	}
 	pc.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -14,7 +15,7 @@ import (
 // executable form of a device image.
 type BuiltProgram struct {
 	ctx      *Context
-	drv      DriverProgram
+	drv      driver.Program
 	name     string
 	options  string
 	released atomic.Bool
@@ -51,7 +52,7 @@ func (c *Context) buildDirect(req buildRequest) (*BuiltProgram, error) {
 		return nil, err
 	}
 	var (
-		drv DriverProgram
+		drv driver.Program
 		err error
 		op  = "build"
 		t0  = c.traceNow()
@@ -75,7 +76,7 @@ func (c *Context) deviceLabel() string {
 	if len(c.devices) == 1 {
 		return fmt.Sprintf("device %q", c.devices[0].Name)
 	}
-	var infos []DeviceInfo
+	var infos []driver.DeviceInfo
 	for _, d := range c.devices {
 		infos = append(infos, d.DeviceInfo)
 	}
@@ -126,7 +127,7 @@ func (p *BuiltProgram) Release() error {
 // be changed again.
 type Kernel struct {
 	prog     *BuiltProgram
-	drv      DriverKernel
+	drv      driver.Kernel
 	name     string
 	nargs    int
 	released atomic.Bool
@@ -135,8 +136,8 @@ type Kernel struct {
 	// and launching; decl is the registered spec it serves, if any, and
 	// hidden holds, per device index, the storage of the device globals
 	// bound as hidden arguments.
-	cached *CachedKernel
-	decl   *KernelInfo
+	cached *cachedKernel
+	decl   *kernelInfo
 	hidden [][]*Mem
 }
 
@@ -196,7 +197,7 @@ func (k *Kernel) SetBuffer(i int, m *Mem) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
-	drv, err := m.Driver()
+	drv, err := m.driverBuffer()
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}

@@ -3,6 +3,7 @@ package rt
 import (
 	"fmt"
 
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -12,7 +13,7 @@ import (
 type Queue struct {
 	ctx       *Context
 	dev       *Device
-	drv       DriverQueue
+	drv       driver.Queue
 	profiling bool
 
 	id   int          // the queue's number in its context, from 0
@@ -78,13 +79,6 @@ func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
 	return q.launch(k, r, wait, 0)
 }
 
-// LaunchSkip is Launch for wrappers, such as generated kernel methods: the
-// trace records the source location skip frames above LaunchSkip's caller
-// (1 for a method that the user's code calls directly).
-func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, r, wait, skip)
-}
-
 // launch is Launch; skip is as for beginTask.
 func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {
 	if err := q.ctx.check(); err != nil {
@@ -98,7 +92,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, err
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
-	ev, err := q.drv.EnqueueKernel(k.drv, r, dw)
+	ev, err := q.drv.EnqueueKernel(k.drv, driver.NDRange(r), dw)
 	tk.End()
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
@@ -111,11 +105,6 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, err
 // needed, since on some drivers an event costs as much as the launch.
 func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
 	return q.submit(k, r, wait, 0)
-}
-
-// SubmitSkip is Submit for wrappers, with skip as for LaunchSkip.
-func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
-	return q.submit(k, r, wait, skip)
 }
 
 // submit is Submit; skip is as for beginTask. When tracing reports device
@@ -133,7 +122,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	if q.wantsEvent(&tk) {
-		ev, err := q.drv.EnqueueKernel(k.drv, r, dw)
+		ev, err := q.drv.EnqueueKernel(k.drv, driver.NDRange(r), dw)
 		tk.End()
 		if err != nil {
 			return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
@@ -141,7 +130,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 		q.addPending(tk, nil, ev)
 		return nil
 	}
-	err = q.drv.SubmitKernel(k.drv, r, dw)
+	err = q.drv.SubmitKernel(k.drv, driver.NDRange(r), dw)
 	tk.End()
 	if err != nil {
 		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
@@ -152,11 +141,11 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 // driverEvents returns the driver events of wait, skipping nil events, and
 // nil (no allocation) when there are none. A released event is an error:
 // its backend event is gone.
-func driverEvents(wait []*Event) ([]DriverEvent, error) {
+func driverEvents(wait []*Event) ([]driver.Event, error) {
 	if len(wait) == 0 {
 		return nil, nil
 	}
-	dst := make([]DriverEvent, 0, len(wait))
+	dst := make([]driver.Event, 0, len(wait))
 	for _, e := range wait {
 		if e == nil {
 			continue

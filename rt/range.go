@@ -34,8 +34,8 @@ func (r Range) WithLocal(sizes ...int) Range {
 	return r
 }
 
-// HasLocal reports whether r sets a work-group size.
-func (r Range) HasLocal() bool { return r.Local != [3]int{} }
+// hasLocal reports whether r sets a work-group size.
+func (r Range) hasLocal() bool { return r.Local != [3]int{} }
 
 func (r Range) check() error {
 	if r.Dims < 1 || r.Dims > 3 {
@@ -45,7 +45,7 @@ func (r Range) check() error {
 		if r.Global[i] <= 0 {
 			return fmt.Errorf("range %v: %w: global size %d in dimension %d", r, ErrInvalidArgument, r.Global[i], i)
 		}
-		if r.HasLocal() && (r.Local[i] <= 0 || r.Global[i]%r.Local[i] != 0) {
+		if r.hasLocal() && (r.Local[i] <= 0 || r.Global[i]%r.Local[i] != 0) {
 			return fmt.Errorf("range %v: %w: local size %d does not divide global size %d in dimension %d", r, ErrInvalidArgument, r.Local[i], r.Global[i], i)
 		}
 	}
@@ -55,7 +55,7 @@ func (r Range) check() error {
 func (r Range) String() string {
 	d := min(max(r.Dims, 0), 3)
 	s := fmt.Sprint(r.Global[:d])
-	if r.HasLocal() {
+	if r.hasLocal() {
 		s += "/" + fmt.Sprint(r.Local[:d])
 	}
 	return s

@@ -70,7 +70,7 @@ func checkSpecValue(name, value string) error {
 // at build and part of every cache key, so that a changed value builds
 // (once) and caches another program, and setting an earlier value again
 // finds the earlier program. Commands already enqueued are not affected.
-// Generated code for a //dgen:specconst declaration calls it with the
+// SetSpecConst, for a //dgen:specconst declaration, calls it with the
 // constant's name and SpecLiteral of its value.
 func (c *Context) SetSpecValue(name, value string) error {
 	if err := c.check(); err != nil {

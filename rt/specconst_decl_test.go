@@ -4,25 +4,23 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
 )
 
-// Declarations registered by hand as generated code would register them.
+// Declarations registered by hand as generated code registers them.
 var (
 	scaleProg  rt.Program
-	scaleKern  rt.KernelDecl
 	scaleConst rt.SpecConst[int32]
 	otherConst rt.SpecConst[int32]
+
+	_scaleConst = codegen.RegisterSpecConst(&scaleConst, pkg+"scaleConst", "SCALE", 1, "1")
+	_           = codegen.RegisterSpecConst(&otherConst, pkg+"otherConst", "UNUSED_BY_SCALE", 0, "0")
+	_scaleProg  = codegen.RegisterProgram(&scaleProg, codegen.Program{ID: pkg + "scaleProg", Name: "scaleProg",
+		Image: "__kernel void put_scale(__global int *out) { out[0] = SCALE; }\n", SpecConsts: []codegen.Decl{_scaleConst}})
+	scaleKern = codegen.RegisterKernel(_scaleProg, codegen.Kernel{ID: pkg + "PutScale", Name: "put_scale", Params: 1})
 )
 
-func init() {
-	const pkg = "github.com/dgen-go/dgen/rt_test."
-	rt.RegisterProgram(&scaleProg, &rt.ProgramInfo{ID: pkg + "scaleProg", Name: "scaleProg",
-		Source: "__kernel void put_scale(__global int *out) { out[0] = SCALE; }\n"})
-	rt.RegisterKernel(&scaleKern, &rt.KernelInfo{ID: pkg + "PutScale", Program: &scaleProg, Name: "put_scale",
-		Params: []rt.ParamInfo{{Field: "Out", Class: rt.ParamBuffer, CLType: "int"}}})
-	rt.RegisterSpecConst(&scaleConst, &rt.SpecConstInfo{ID: pkg + "scaleConst", Name: "SCALE", Default: "1"}, 1)
-	rt.RegisterSpecConst(&otherConst, &rt.SpecConstInfo{ID: pkg + "otherConst", Name: "UNUSED_BY_SCALE", Default: "0"}, 0)
-}
+const pkg = "github.com/dgen-go/dgen/rt_test."
 
 // TestSpecConst checks that a specialization constant reaches the kernel as
 // a macro, that each value builds once, that returning to a value reuses
@@ -40,7 +38,7 @@ func TestSpecConst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := scaleKern.Launch(q, k, rt.Range1(1), k.SetBuffer(0, out.Mem())); err != nil {
+		if _, err := scaleKern.Launch(q, k, rt.Range1(1), k.SetBuffer(0, out.Mem()), nil); err != nil {
 			t.Fatal(err)
 		}
 		got := make([]int32, 1)

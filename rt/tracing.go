@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -28,9 +29,9 @@ import (
 // q.launch(..., 0)); a function that adds a frame between the user and the
 // helper passes skip+1 (Buffer.Write calls writeAt(..., 1), Buffer.WriteAt
 // calls writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
-// Generated methods that wrap Launch in the user's package use
-// Queue.LaunchSkip and Queue.SubmitSkip with skip 1, so the location is the
-// user's call of the generated method.
+// A generated Enqueue reaches q.launch through codegen.KernelDecl.Launch
+// and the kernel spec's Launch, which passes skip 2, so the location is
+// the user's call of Enqueue.
 //
 // Device time. Queues profile when tracing is configured (Config.Trace or
 // Config.Tracer set). A traced command with an event is kept, with its task,
@@ -142,7 +143,7 @@ func (q *Queue) syncClock() error {
 		}
 		err = ev.Wait()
 		h1 := q.ctx.tr.Now()
-		var t Timing
+		var t driver.Timing
 		if err == nil {
 			t, err = ev.Profile()
 		}
@@ -189,8 +190,8 @@ func (q *Queue) wantsEvent(tk *trace.Task) bool { return tk.ID != 0 && q.profili
 // pendingTask is a traced command whose device times are not yet known.
 type pendingTask struct {
 	task trace.Task
-	ev   *Event      // the command's Event; nil when drv is owned here
-	drv  DriverEvent // the driver event, released here when ev is nil
+	ev   *Event       // the command's Event; nil when drv is owned here
+	drv  driver.Event // the driver event, released here when ev is nil
 }
 
 // pendingList is a queue's list of pending tasks, in enqueue order.
@@ -205,7 +206,7 @@ type pendingList struct {
 const pendingDrainAt = 256
 
 // addPending keeps tk's command until its device times are known.
-func (q *Queue) addPending(tk trace.Task, ev *Event, drv DriverEvent) {
+func (q *Queue) addPending(tk trace.Task, ev *Event, drv driver.Event) {
 	p := &q.pend
 	p.mu.Lock()
 	p.tasks = append(p.tasks, pendingTask{task: tk, ev: ev, drv: drv})
@@ -265,8 +266,8 @@ func (pt *pendingTask) report() bool {
 // reportDriver reports the device times of drv's command to tk, unless the
 // command has not completed (false). A failed command is reported without
 // device times.
-func reportDriver(tk *trace.Task, drv DriverEvent) bool {
-	if s, err := drv.Status(); err == nil && s != StatusComplete {
+func reportDriver(tk *trace.Task, drv driver.Event) bool {
+	if s, err := drv.Status(); err == nil && s != driver.StatusComplete {
 		return false
 	}
 	if t, err := drv.Profile(); err == nil {
@@ -313,7 +314,7 @@ func (c *Context) traceNow() int64 {
 
 // newTracedEvent wraps a command's driver event with its task, which it
 // keeps in the queue's pending list when device times are reported.
-func (q *Queue) newTracedEvent(drv DriverEvent, name string, tk trace.Task) *Event {
+func (q *Queue) newTracedEvent(drv driver.Event, name string, tk trace.Task) *Event {
 	e := newEvent(q, drv, name)
 	if tk.ID != 0 {
 		// A pointer keeps untraced Events small; only traced ones pay.
@@ -329,7 +330,7 @@ func (q *Queue) newTracedEvent(drv DriverEvent, name string, tk trace.Task) *Eve
 
 // tracedTransfer runs a traced transfer without blocking, waits for its
 // event and reports its device times at once.
-func (q *Queue) tracedTransfer(op string, tk *trace.Task, do func([]DriverEvent, bool) (DriverEvent, error), dw []DriverEvent) error {
+func (q *Queue) tracedTransfer(op string, tk *trace.Task, do func([]driver.Event, bool) (driver.Event, error), dw []driver.Event) error {
 	ev, err := do(dw, false)
 	tk.End()
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package main
 
 import (
@@ -9,9 +11,16 @@ import (
 	"text/tabwriter"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
+func init() {
+	commands["devices"] = command{devicesSummary, runDevices}
+}
+
+// runDevices lists the OpenCL platforms and devices and marks the one
+// DGEN_DEVICE selects.
 func runDevices(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dgen devices", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -26,7 +35,7 @@ func runDevices(args []string, stdout, stderr io.Writer) int {
 	}
 	selector := os.Getenv("DGEN_DEVICE")
 	chosen, selErr := rt.SelectDevices(ps, selector)
-	picked := func(d rt.DeviceInfo) bool {
+	picked := func(d driver.DeviceInfo) bool {
 		for _, c := range chosen {
 			if c.PlatformIndex == d.PlatformIndex && c.Index == d.Index {
 				return true
@@ -36,7 +45,7 @@ func runDevices(args []string, stdout, stderr io.Writer) int {
 	}
 	if *asJSON {
 		type dev struct {
-			rt.DeviceInfo
+			driver.DeviceInfo
 			Type     string `json:"type"`
 			Selected bool   `json:"selected"`
 		}

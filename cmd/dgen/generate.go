@@ -17,16 +17,31 @@ func init() {
 
 // runGenerate generates the package in the directory given by -C (default
 // the working directory). Diagnostics go to stderr, one a line, and the
-// exit status is 1; nothing is written then.
+// exit status is 1; nothing is written then. With -check it writes nothing
+// and lists on stdout what generating would change, exiting 1 if anything.
 func runGenerate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("C", ".", "package `directory`")
+	check := fs.Bool("check", false, "write nothing; list what generating would change and exit 1 if anything")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	files, err := gen.Generate(*dir)
-	if err == nil {
+	if err == nil && *check {
+		var changes []string
+		if changes, err = gen.Diff(*dir, files); err == nil {
+			for _, c := range changes {
+				fmt.Fprintf(stdout, "%s: %s\n", *dir, c)
+			}
+			if len(changes) > 0 {
+				fmt.Fprintf(stderr, "dgen -check: %s is stale: run go generate\n", *dir)
+				return 1
+			}
+			return 0
+		}
+	}
+	if err == nil && !*check {
 		err = gen.Write(*dir, files)
 	}
 	if err != nil {

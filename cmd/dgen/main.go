@@ -4,6 +4,7 @@
 // Usage:
 //
 //	dgen                  generate for the package in the working directory (as go generate runs it)
+//	dgen -check           write nothing; list what generating would change, exit 1 if anything (for CI)
 //	dgen devices [-json]  list every platform and device, and the one DGEN_DEVICE picks
 //	dgen markers          print the reference of every //dgen: directive
 //	dgen trace summary FILE
@@ -28,10 +29,13 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"devices": {"list every platform and device, and the one DGEN_DEVICE picks", runDevices},
-	"trace":   {"summary FILE: print the per-source-location table of a written trace", runTrace},
-	"cache":   {"explore and manage the persistent program cache: ls, stat, verify, clear, gc", runCache},
+	"trace": {"summary FILE: print the per-source-location table of a written trace", runTrace},
+	"cache": {"explore and manage the persistent program cache: ls, stat, verify, clear, gc", runCache},
 }
+
+// devicesSummary is the help line of dgen devices, which a build with cgo
+// implements (devices.go) and a build without it explains (devices_nocgo.go).
+const devicesSummary = "list every platform and device, and the one DGEN_DEVICE picks (needs cgo and OpenCL)"
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 

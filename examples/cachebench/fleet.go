@@ -82,8 +82,10 @@ func runFleet(redisServer string, procs, reps int) error {
 		if err != nil {
 			return Phase{}, err
 		}
-		cmd.Env = append(base[:len(base):len(base)], "DGEN_CACHE_DIR="+dir, "CACHEBENCH_NONCE="+nonce,
-			"POCL_CACHE_DIR="+pocl)
+		// The nonce, a build option, makes the cache key new (options
+		// are part of every key).
+		cmd.Env = append(base[:len(base):len(base)], "DGEN_CACHE_DIR="+dir, "POCL_CACHE_DIR="+pocl,
+			"DGEN_PROGRAM_COMPILE_OPTIONS=-D CACHEBENCH_NONCE_"+nonce)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		var p Phase
@@ -97,9 +99,9 @@ func runFleet(redisServer string, procs, reps int) error {
 	}
 	rep := FleetReport{Date: time.Now().Format(time.DateOnly), CPUs: runtime.NumCPU(), Reps: reps, Procs: procs}
 	var cold, remote, disk, ratio []float64
-	run0 := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run0 := strconv.FormatInt(time.Now().UnixNano(), 36) // an identifier part
 	for r := 0; r < reps; r++ {
-		nonce := run0 + "-" + strconv.Itoa(r)
+		nonce := run0 + "_" + strconv.Itoa(r)
 		c, err := child(filepath.Join(tmp, nonce, "a"), nonce) // builds and publishes
 		if err != nil {
 			return fmt.Errorf("cold: %w", err)
@@ -123,8 +125,8 @@ func runFleet(redisServer string, procs, reps int) error {
 	rep.Cold, rep.WarmRemote, rep.WarmDisk, rep.RemoteOverDisk = spread(cold), spread(remote), spread(disk), spread(ratio)
 
 	// One cold build of the fleet's program shape, then the fleet.
-	nonce := run0 + "-fleet"
-	c, err := child(filepath.Join(tmp, "fleet-one"), nonce+"-one")
+	nonce := run0 + "_fleet"
+	c, err := child(filepath.Join(tmp, "fleet-one"), nonce+"_one")
 	if err != nil {
 		return fmt.Errorf("fleet cold: %w", err)
 	}

@@ -18,6 +18,7 @@
 package main
 
 import (
+	_ "embed"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -32,27 +33,27 @@ import (
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
-// source is the measured program: one step of Rodinia Hotspot.
-const source = `
-#define AMB_TEMP 80.0f
-__kernel void hotspot_step(__global const float *power, __global const float *temp_in,
-		__global float *temp_out, int cols, int rows, float cap, float rx, float ry, float rz, float step) {
-	int c = get_global_id(0), r = get_global_id(1);
-	if (c >= cols || r >= rows) return;
-	int i = r * cols + c;
-	float t = temp_in[i];
-	float n = r > 0 ? temp_in[i - cols] : t;
-	float s = r < rows - 1 ? temp_in[i + cols] : t;
-	float w = c > 0 ? temp_in[i - 1] : t;
-	float e = c < cols - 1 ? temp_in[i + 1] : t;
-	float d = (step / cap) * (power[i] + (s + n - 2.0f * t) / ry + (e + w - 2.0f * t) / rx + (AMB_TEMP - t) / rz);
-	temp_out[i] = t + d;
+//go:generate go run github.com/dgen-go/dgen/cmd/dgen
+
+// source is the measured program: one step of Rodinia Hotspot, and a
+// kernel that scales a vector, the one launched.
+//
+//go:embed hotspot.cl
+var source string
+
+// Hotspot is the measured program as dgen declares it.
+//
+//dgen:program source=hotspot.cl
+var Hotspot rt.Program
+
+// Scale multiplies the first N elements of X by A.
+//
+//dgen:kernel program=Hotspot name=scale
+type Scale struct {
+	X rt.Buffer[float32]
+	A float32
+	N int32
 }
-__kernel void scale(__global float *x, float a, int n) {
-	int i = get_global_id(0);
-	if (i < n) x[i] *= a;
-}
-`
 
 // Phase is the measurement of one child process.
 type Phase struct {
@@ -108,10 +109,6 @@ func measure() Phase {
 	}
 	defer ctx.Close()
 	p.Device = ctx.Devices()[0].Label()
-	// CACHEBENCH_NONCE makes the source, and so the cache key, new.
-	img := &rt.ProgramImage{ID: "github.com/dgen-go/dgen/examples/cachebench.Hotspot", Name: "hotspot.cl",
-		Source: source + "// " + os.Getenv("CACHEBENCH_NONCE") + "\n"}
-	spec := rt.NewKernelSpec(img, "scale")
 	q := ctx.Queue()
 	x, err := rt.NewBuffer[float32](ctx, 1024)
 	if err != nil {
@@ -119,29 +116,15 @@ func measure() Phase {
 	}
 	defer x.Free()
 	launch := func() error {
-		ck, err := ctx.AcquireKernel(spec, q)
+		ev, err := (&Scale{X: x, A: 1.5, N: 1024}).Enqueue(q, rt.Range1(1024))
 		if err != nil {
 			return err
 		}
-		k := ck.Kernel()
-		err = k.SetBuffer(0, x.Mem())
-		if err == nil {
-			err = rt.SetArg(k, 1, float32(1.5))
-		}
-		if err == nil {
-			err = rt.SetArg(k, 2, int32(1024))
-		}
-		if err == nil {
-			err = q.Submit(k, rt.Range1(1024))
-		}
-		ck.Unlock()
-		if err != nil {
-			return err
-		}
-		return q.Finish()
+		defer ev.Release()
+		return ev.Wait()
 	}
 	t0 = time.Now() // context opening is not part of the figures
-	prog, err := ctx.ProgramFor(img)
+	prog, err := Hotspot.Build(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -152,7 +135,7 @@ func measure() Phase {
 	}
 	p.FirstKernelMs = ms(time.Since(t0))
 	t1 := time.Now()
-	if prog, err = ctx.ProgramFor(img); err != nil {
+	if prog, err = Hotspot.Build(ctx); err != nil {
 		return fail(err)
 	}
 	prog.Release()

@@ -1,11 +1,11 @@
 package main
 
 import (
-	_ "embed"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
@@ -13,15 +13,33 @@ import (
 
 //go:generate go run github.com/dgen-go/dgen/cmd/dgen
 
+// Hotspot is the device image: hotspot.cl, read and checked by dgen at
+// generate time and embedded in the generated file.
+//
+//dgen:program source=hotspot.cl
+var Hotspot rt.Program
+
+// Step is one launch of the hotspot kernel: Iteration time steps of the
+// chip's temperatures from TempSrc into TempDst. Its fields map, in order,
+// to the kernel's parameters; dgen checked their types against hotspot.cl
+// and generated Step.Enqueue.
+//
+//dgen:kernel program=Hotspot name=hotspot
+type Step struct {
+	Iteration              int32
+	Power, TempSrc         rt.Buffer[float32]
+	TempDst                rt.Buffer[float32]
+	Cols, Rows             int32
+	BorderCols, BorderRows int32
+	Cap, Rx, Ry, Rz, Dt    float32
+}
+
 // tempSite is where the time loop allocates each step's output
 // temperatures: its tag keys the allocator's free list, so the block that
 // the previous step's input freed serves the next output.
 //
 //dgen:alloc
 var tempSite rt.AllocSite[float32]
-
-//go:embed hotspot.cl
-var hotspotSource string
 
 // Block is the work-group edge: 16x16 work-items.
 const Block = 16
@@ -137,26 +155,28 @@ func MaxAbsErr(a, b []float32) float64 {
 	return m
 }
 
-// Modes are the ways the time loop gets its output buffer each launch.
-var Modes = []string{"tagged", "untagged", "driver", "swap"}
+// Modes are the ways the time loop gets its output buffer each launch; raw
+// is the yardstick: swap's double buffer on rt's lowest calls, with no
+// event per launch.
+var Modes = []string{"tagged", "untagged", "driver", "swap", "raw"}
 
-// Sim is a Hotspot simulation on one context: the built kernel and the
-// power map, uploaded once.
+// Sim is a Hotspot simulation on one context: the power map, uploaded
+// once, and the kernel object that raw mode drives by hand.
 type Sim struct {
 	ctx        *rt.Context
 	q          *rt.Queue
-	k          *rt.Kernel
+	raw        *rt.Kernel
 	power      rt.Buffer[float32]
 	rows, cols int
 	p          Params
 }
 
-// NewSim builds the kernel and uploads the power map of a rows x cols chip.
+// NewSim builds the program and uploads the power map of a rows x cols chip.
 func NewSim(ctx *rt.Context, power []float32, rows, cols int) (*Sim, error) {
 	if rows <= 0 || cols <= 0 || len(power) != rows*cols {
 		return nil, fmt.Errorf("hotspot: %w: %d power values for a %dx%d grid", rt.ErrInvalidArgument, len(power), rows, cols)
 	}
-	prog, err := ctx.BuildProgram("hotspot", hotspotSource, "")
+	prog, err := Hotspot.Build(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -166,18 +186,20 @@ func NewSim(ctx *rt.Context, power []float32, rows, cols int) (*Sim, error) {
 	}
 	pb, err := rt.NewBuffer[float32](ctx, rows*cols)
 	if err != nil {
+		k.Release()
 		return nil, err
 	}
 	q := ctx.Queue()
 	if err := pb.Write(q, power); err != nil {
+		k.Release()
 		pb.Free()
 		return nil, err
 	}
-	return &Sim{ctx: ctx, q: q, k: k, power: pb, rows: rows, cols: cols, p: ParamsFor(rows, cols)}, nil
+	return &Sim{ctx: ctx, q: q, raw: k, power: pb, rows: rows, cols: cols, p: ParamsFor(rows, cols)}, nil
 }
 
-// Close frees the power map.
-func (s *Sim) Close() error { return s.power.Free() }
+// Close frees the power map and the raw kernel object.
+func (s *Sim) Close() error { return errors.Join(s.raw.Release(), s.power.Free()) }
 
 // Result is the outcome of one run of the time loop.
 type Result struct {
@@ -188,6 +210,19 @@ type Result struct {
 	// included; AllocsAfterFirst those created after the first launch's
 	// allocation and free. Reuses counts allocations served from a free list.
 	DriverAllocs, AllocsAfterFirst, Reuses uint64
+}
+
+// allocator returns how mode gets a buffer of n temperatures.
+func (s *Sim) allocator(mode string, n int) (func() (rt.Buffer[float32], error), error) {
+	switch mode {
+	case "tagged":
+		return func() (rt.Buffer[float32], error) { return tempSite.Alloc(s.q, n) }, nil
+	case "untagged":
+		return func() (rt.Buffer[float32], error) { return rt.Alloc[float32](s.q, n) }, nil
+	case "driver", "swap", "raw":
+		return func() (rt.Buffer[float32], error) { return rt.NewBuffer[float32](s.ctx, n) }, nil
+	}
+	return nil, fmt.Errorf("hotspot: %w: mode %q (want %s)", rt.ErrInvalidArgument, mode, strings.Join(Modes, ", "))
 }
 
 // Run advances temp by iters time steps, pyramid steps per launch, getting
@@ -203,17 +238,10 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 	if iters < 0 {
 		return Result{}, fmt.Errorf("hotspot: %w: %d iterations", rt.ErrInvalidArgument, iters)
 	}
-	var next func() (rt.Buffer[float32], error)
 	n := s.rows * s.cols
-	switch mode {
-	case "tagged":
-		next = func() (rt.Buffer[float32], error) { return tempSite.Alloc(s.q, n) }
-	case "untagged":
-		next = func() (rt.Buffer[float32], error) { return rt.Alloc[float32](s.q, n) }
-	case "driver", "swap":
-		next = func() (rt.Buffer[float32], error) { return rt.NewBuffer[float32](s.ctx, n) }
-	default:
-		return Result{}, fmt.Errorf("hotspot: %w: mode %q (want tagged, untagged, driver or swap)", rt.ErrInvalidArgument, mode)
+	next, err := s.allocator(mode, n)
+	if err != nil {
+		return Result{}, err
 	}
 	if err := s.ctx.ReleaseHeld(); err != nil {
 		return Result{}, err
@@ -223,14 +251,14 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
-	var spare rt.Buffer[float32] // swap's second buffer
+	var spare rt.Buffer[float32] // the double buffer's second half
 	defer func() {
 		in.Free()
 		if !spare.IsNil() {
 			spare.Free()
 		}
 	}()
-	if mode == "swap" {
+	if mode == "swap" || mode == "raw" {
 		if spare, err = next(); err != nil {
 			return Result{}, err
 		}
@@ -238,59 +266,21 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 	if err := in.Write(s.q, temp); err != nil {
 		return Result{}, err
 	}
-
-	small := Block - 2*pyramid
-	gx := (s.cols + small - 1) / small * Block
-	gy := (s.rows + small - 1) / small * Block
-	r := rt.Range2(gx, gy).WithLocal(Block, Block)
-	k, p := s.k, s.p
-	err = errors.Join(k.SetBuffer(1, s.power.Mem()), rt.SetArg(k, 4, int32(s.cols)), rt.SetArg(k, 5, int32(s.rows)),
-		rt.SetArg(k, 6, int32(pyramid)), rt.SetArg(k, 7, int32(pyramid)),
-		rt.SetArg(k, 8, p.Cap), rt.SetArg(k, 9, p.Rx), rt.SetArg(k, 10, p.Ry), rt.SetArg(k, 11, p.Rz), rt.SetArg(k, 12, p.Step))
+	l := loop{s: s, mode: mode, iters: iters, pyramid: pyramid, in: in, spare: spare, next: next}
+	if mode == "raw" {
+		err = l.raw()
+	} else {
+		err = l.steps()
+	}
+	in, spare = l.in, l.spare
 	if err != nil {
 		return Result{}, err
 	}
-
-	var res Result
-	var afterFirst uint64
-	start := time.Now()
-	for t := 0; t < iters; t += pyramid {
-		var out rt.Buffer[float32]
-		if mode == "swap" {
-			out = spare
-		} else if out, err = next(); err != nil {
-			return Result{}, err
-		}
-		err := errors.Join(rt.SetArg(k, 0, int32(min(pyramid, iters-t))), k.SetBuffer(2, in.Mem()), k.SetBuffer(3, out.Mem()))
-		if err != nil {
-			return Result{}, err
-		}
-		ev, err := s.q.Launch(k, r)
-		if err != nil {
-			return Result{}, err
-		}
-		ev.Release()
-		if mode == "swap" {
-			spare = in
-		} else if err := in.Free(); err != nil {
-			// The in-order queue runs the next launch, which may write this
-			// block, only after this one has read it.
-			return Result{}, err
-		}
-		in = out
-		res.Launches++
-		if res.Launches == 1 {
-			afterFirst = s.ctx.AllocStats().DriverAllocs
-		}
-	}
-	if err := s.q.Finish(); err != nil {
-		return Result{}, err
-	}
-	res.Elapsed = time.Since(start)
+	res := l.res
 	after := s.ctx.AllocStats()
 	res.DriverAllocs = after.DriverAllocs - before.DriverAllocs
 	if res.Launches > 0 {
-		res.AllocsAfterFirst = after.DriverAllocs - afterFirst
+		res.AllocsAfterFirst = after.DriverAllocs - l.afterFirst
 	}
 	res.Reuses = after.Total().Reuses - before.Total().Reuses
 	res.Temp = make([]float32, n)
@@ -298,4 +288,101 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 		return Result{}, err
 	}
 	return res, nil
+}
+
+// loop is one run of the time loop: in holds the current temperatures.
+type loop struct {
+	s              *Sim
+	mode           string
+	iters, pyramid int
+	in, spare      rt.Buffer[float32]
+	next           func() (rt.Buffer[float32], error)
+	res            Result
+	afterFirst     uint64 // driver allocations after the first launch
+}
+
+// grid returns the launch range: one 16x16 work-group per inner tile.
+func (l *loop) grid() rt.Range {
+	small := Block - 2*l.pyramid
+	gx := (l.s.cols + small - 1) / small * Block
+	gy := (l.s.rows + small - 1) / small * Block
+	return rt.Range2(gx, gy).WithLocal(Block, Block)
+}
+
+// steps runs the loop through the generated Step.Enqueue, as an application
+// would write it: each launch's output from the mode's allocator, its input
+// freed once the launch is enqueued.
+func (l *loop) steps() error {
+	s, p := l.s, l.s.p
+	st := Step{
+		Power: s.power, Cols: int32(s.cols), Rows: int32(s.rows),
+		BorderCols: int32(l.pyramid), BorderRows: int32(l.pyramid),
+		Cap: p.Cap, Rx: p.Rx, Ry: p.Ry, Rz: p.Rz, Dt: p.Step,
+	}
+	r := l.grid()
+	start := time.Now()
+	for t := 0; t < l.iters; t += l.pyramid {
+		out := l.spare
+		if l.mode != "swap" {
+			var err error
+			if out, err = l.next(); err != nil {
+				return err
+			}
+		}
+		st.Iteration, st.TempSrc, st.TempDst = int32(min(l.pyramid, l.iters-t)), l.in, out
+		ev, err := st.Enqueue(s.q, r)
+		if err != nil {
+			return err
+		}
+		ev.Release()
+		if l.mode == "swap" {
+			l.spare = l.in
+		} else if err := l.in.Free(); err != nil {
+			// The in-order queue runs the next launch, which may write this
+			// block, only after this one has read it.
+			return err
+		}
+		l.in = out
+		if l.res.Launches++; l.res.Launches == 1 {
+			l.afterFirst = s.ctx.AllocStats().DriverAllocs
+		}
+	}
+	if err := s.q.Finish(); err != nil {
+		return err
+	}
+	l.res.Elapsed = time.Since(start)
+	return nil
+}
+
+// raw runs the same loop on rt's lowest calls: one kernel object whose
+// constant arguments are set once, two buffers swapped, and launches that
+// create no event.
+func (l *loop) raw() error {
+	s, k, p := l.s, l.s.raw, l.s.p
+	err := errors.Join(k.SetBuffer(1, s.power.Mem()), rt.SetArg(k, 4, int32(s.cols)), rt.SetArg(k, 5, int32(s.rows)),
+		rt.SetArg(k, 6, int32(l.pyramid)), rt.SetArg(k, 7, int32(l.pyramid)),
+		rt.SetArg(k, 8, p.Cap), rt.SetArg(k, 9, p.Rx), rt.SetArg(k, 10, p.Ry), rt.SetArg(k, 11, p.Rz), rt.SetArg(k, 12, p.Step))
+	if err != nil {
+		return err
+	}
+	r := l.grid()
+	start := time.Now()
+	for t := 0; t < l.iters; t += l.pyramid {
+		err := errors.Join(rt.SetArg(k, 0, int32(min(l.pyramid, l.iters-t))), k.SetBuffer(2, l.in.Mem()), k.SetBuffer(3, l.spare.Mem()))
+		if err != nil {
+			return err
+		}
+		if err := s.q.Submit(k, r); err != nil {
+			return err
+		}
+		l.in, l.spare = l.spare, l.in
+		if l.res.Launches++; l.res.Launches == 1 {
+			l.afterFirst = s.ctx.AllocStats().DriverAllocs
+		}
+	}
+	if err := s.q.Finish(); err != nil {
+		return err
+	}
+	l.res.Elapsed = time.Since(start)
+	return nil
 }

@@ -1,12 +1,15 @@
 // Command stencil runs Rodinia's Hotspot thermal simulation on the device
 // that DGEN_DEVICE selects, allocating each launch's output inside the time
-// loop, and verifies it against a Go reference. It compares four ways of
-// getting the output buffer:
+// loop, and verifies it against a Go reference. Every launch but raw's goes
+// through the generated Step.Enqueue; the modes differ in how they get each
+// launch's output buffer:
 //
 //	tagged    from a //dgen:alloc site: the allocator's tagged free list
 //	untagged  from the allocator's untagged size-class pool
 //	driver    a fresh driver buffer each launch, released after
 //	swap      Rodinia's hand-written double buffer
+//	raw       swap's double buffer on rt's lowest calls (SetArg, Submit),
+//	          with no event per launch: the yardstick for the others
 //
 // Usage:
 //
@@ -62,7 +65,7 @@ func main() {
 	size := flag.Int("size", 512, "grid edge: the chip is size x size cells")
 	iters := flag.Int("iters", 360, "time steps")
 	pyramid := flag.Int("pyramid", 1, "time steps per launch (1 to 7)")
-	mode := flag.String("alloc", "all", "tagged, untagged, driver, swap, or all; a comma-separated list runs several")
+	mode := flag.String("alloc", "all", "tagged, untagged, driver, swap, raw, or all; a comma-separated list runs several")
 	reps := flag.Int("reps", 1, "runs of each mode")
 	asJSON := flag.Bool("json", false, "print one JSON object per run")
 	verify := flag.Bool("verify", true, "compare with the Go reference")

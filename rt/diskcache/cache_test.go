@@ -498,16 +498,6 @@ func TestConfigFromEnv(t *testing.T) {
 			t.Errorf("%s=%s: %v", name, val, err)
 		}
 	}
-	for in, want := range map[string]int64{"0": 0, "10": 10, "1k": 1024, "3MB": 3 << 20, "1GiB": 1 << 30, "2T": 2 << 40} {
-		if got, err := ParseSize(in); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v", in, got, err)
-		}
-	}
-	for _, in := range []string{"", "K", "-1", "+1", "1e3", "99999999999T"} {
-		if _, err := ParseSize(in); err == nil {
-			t.Errorf("ParseSize(%q) accepted", in)
-		}
-	}
 }
 
 func TestDecodeKeyNoPanic(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dgen-go/dgen/internal/envconf"
 )
 
 // Default values of the configuration.
@@ -122,14 +124,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		cfg.Dir = filepath.Join(base, defaultSubdirectory)
 	}
 	if name, v := get("PERSISTENT"); v != "" {
-		if b, ok := parseBool(v); ok {
+		if b, ok := envconf.Bool(v); ok {
 			cfg.Persistent = b
 		} else {
 			bad(name, v, "want 1 or 0")
 		}
 	}
 	if name, v := get("MAX_SIZE"); v != "" {
-		if n, err := ParseSize(v); err == nil {
+		if n, err := envconf.Size(v); err == nil {
 			cfg.MaxSize = n
 		} else {
 			bad(name, v, err.Error())
@@ -147,18 +149,18 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	if _, v := get("EVICTION_DISABLE"); v != "" {
-		b, ok := parseBool(v)
+		b, ok := envconf.Bool(v)
 		cfg.EvictionDisabled = !ok || b
 	}
 	if name, v := get("MIN_IMAGE_SIZE"); v != "" {
-		if n, err := ParseSize(v); err == nil {
+		if n, err := envconf.Size(v); err == nil {
 			cfg.MinImageSize = n
 		} else {
 			bad(name, v, err.Error())
 		}
 	}
 	if name, v := get("MAX_IMAGE_SIZE"); v != "" {
-		if n, err := ParseSize(v); err == nil {
+		if n, err := envconf.Size(v); err == nil {
 			cfg.MaxImageSize = n
 		} else {
 			bad(name, v, err.Error())
@@ -178,7 +180,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		case "stderr":
 			cfg.Trace = os.Stderr
 		default:
-			if b, ok := parseBool(v); !ok {
+			if b, ok := envconf.Bool(v); !ok {
 				bad(name, v, "want 1, 0, stderr or stdout")
 			} else if b {
 				cfg.Trace = os.Stderr
@@ -192,49 +194,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return cfg, errors.Join(errs...)
 	}
 	return cfg, nil
-}
-
-func parseBool(s string) (value, ok bool) {
-	switch strings.ToLower(s) {
-	case "1", "t", "true", "on", "yes", "y":
-		return true, true
-	case "0", "f", "false", "off", "no", "n":
-		return false, true
-	}
-	return false, false
-}
-
-// ParseSize parses a size in bytes: a decimal number of bytes, optionally
-// followed by K, M, G or T (powers of 1024), which may be followed by B or
-// iB ("64M", "1GiB", "512KB"). It is the syntax of DGEN_CACHE_MAX_SIZE.
-func ParseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	t = strings.TrimSuffix(t, "IB")
-	t = strings.TrimSuffix(t, "B")
-	shift := 0
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'K':
-			shift = 10
-		case 'M':
-			shift = 20
-		case 'G':
-			shift = 30
-		case 'T':
-			shift = 40
-		}
-		if shift != 0 {
-			t = t[:n-1]
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || t == "" || t[0] == '+' {
-		return 0, fmt.Errorf("want a size in bytes with an optional K, M, G or T suffix")
-	}
-	if n > (1<<62)>>shift {
-		return 0, fmt.Errorf("size too large")
-	}
-	return n << shift, nil
 }
 
 // userCacheDir mirrors os.UserCacheDir but reads the environment through

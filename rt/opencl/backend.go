@@ -12,22 +12,22 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
-func init() { rt.Register("opencl", Backend{}) }
+func init() { driver.Register("opencl", Backend{}) }
 
-// Backend is the OpenCL implementation of rt.Backend.
+// Backend is the OpenCL implementation of driver.Backend.
 type Backend struct{}
 
 // Platforms lists every OpenCL platform the ICD loader finds, with its
 // devices. No platform at all is not an error: the list is empty.
-func (Backend) Platforms() ([]rt.PlatformInfo, error) {
+func (Backend) Platforms() ([]driver.PlatformInfo, error) {
 	ids, err := platformIDs()
 	if err != nil {
 		return nil, err
 	}
-	var out []rt.PlatformInfo
+	var out []driver.PlatformInfo
 	for i, p := range ids {
 		info, err := platformInfo(i, p)
 		if err != nil {
@@ -39,7 +39,7 @@ func (Backend) Platforms() ([]rt.PlatformInfo, error) {
 }
 
 // NewContext creates an OpenCL context over devices of one platform.
-func (Backend) NewContext(devices []rt.DeviceInfo) (rt.DriverContext, error) {
+func (Backend) NewContext(devices []driver.DeviceInfo) (driver.Context, error) {
 	if len(devices) == 0 {
 		return nil, fmt.Errorf("clCreateContext: no devices")
 	}
@@ -68,7 +68,7 @@ type context struct {
 	devs []C.cl_device_id
 }
 
-func (c *context) NewQueue(dev int, profiling bool) (rt.DriverQueue, error) {
+func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
 	var props C.cl_command_queue_properties
 	if profiling {
 		props = C.CL_QUEUE_PROFILING_ENABLE
@@ -81,7 +81,7 @@ func (c *context) NewQueue(dev int, profiling bool) (rt.DriverQueue, error) {
 	return queue{h}, nil
 }
 
-func (c *context) NewBuffer(size int64) (rt.DriverBuffer, error) {
+func (c *context) NewBuffer(size int64) (driver.Buffer, error) {
 	var code C.cl_int
 	h := C.clCreateBuffer(c.h, C.CL_MEM_READ_WRITE, C.size_t(size), nil, &code)
 	if err := check("clCreateBuffer", code); err != nil {
@@ -90,7 +90,7 @@ func (c *context) NewBuffer(size int64) (rt.DriverBuffer, error) {
 	return buffer{h}, nil
 }
 
-func (c *context) BuildProgram(source, options string) (rt.DriverProgram, error) {
+func (c *context) BuildProgram(source, options string) (driver.Program, error) {
 	src := C.CString(source)
 	defer C.free(unsafe.Pointer(src))
 	length := C.size_t(len(source))
@@ -102,7 +102,7 @@ func (c *context) BuildProgram(source, options string) (rt.DriverProgram, error)
 	return c.buildProgram(h, options)
 }
 
-func (c *context) LoadProgram(binaries [][]byte, options string) (rt.DriverProgram, error) {
+func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program, error) {
 	n := len(binaries)
 	if n != len(c.devs) {
 		return nil, fmt.Errorf("clCreateProgramWithBinary: %d binaries for %d devices", n, len(c.devs))
@@ -120,7 +120,7 @@ func (c *context) LoadProgram(binaries [][]byte, options string) (rt.DriverProgr
 	status := make([]C.cl_int, n)
 	for i, b := range binaries {
 		if len(b) == 0 {
-			return nil, &rt.DeviceError{Call: "clCreateProgramWithBinary", Code: C.CL_INVALID_BINARY, Name: CodeName(C.CL_INVALID_BINARY)}
+			return nil, newError("clCreateProgramWithBinary", C.CL_INVALID_BINARY, "")
 		}
 		ptrs[i] = (*C.uchar)(C.CBytes(b))
 		lengths[i] = C.size_t(len(b))
@@ -134,12 +134,12 @@ func (c *context) LoadProgram(binaries [][]byte, options string) (rt.DriverProgr
 }
 
 // buildProgram builds h for every device, releasing it on failure.
-func (c *context) buildProgram(h C.cl_program, options string) (rt.DriverProgram, error) {
+func (c *context) buildProgram(h C.cl_program, options string) (driver.Program, error) {
 	opts := C.CString(options)
 	defer C.free(unsafe.Pointer(opts))
 	code := C.clBuildProgram(h, C.cl_uint(len(c.devs)), &c.devs[0], opts, nil, nil)
 	if code != C.CL_SUCCESS {
-		err := &rt.DeviceError{Call: "clBuildProgram", Code: int32(code), Name: CodeName(int32(code)), Log: c.buildLog(h)}
+		err := newError("clBuildProgram", int32(code), c.buildLog(h))
 		C.clReleaseProgram(h)
 		return nil, err
 	}
@@ -217,7 +217,7 @@ func (p *program) KernelNames() ([]string, error) {
 	return strings.Split(cString(buf), ";"), nil
 }
 
-func (p *program) NewKernel(name string) (rt.DriverKernel, error) {
+func (p *program) NewKernel(name string) (driver.Kernel, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var code C.cl_int
@@ -232,7 +232,7 @@ func (p *program) Release() error { return check("clReleaseProgram", C.clRelease
 
 type kernel struct{ h C.cl_kernel }
 
-func (k kernel) SetArgBuffer(i int, b rt.DriverBuffer) error {
+func (k kernel) SetArgBuffer(i int, b driver.Buffer) error {
 	var m C.cl_mem
 	if b != nil {
 		bb, ok := b.(buffer)
@@ -273,7 +273,7 @@ func (b buffer) Release() error { return check("clReleaseMemObject", C.clRelease
 type queue struct{ h C.cl_command_queue }
 
 // waitList converts wait into OpenCL events in buf (grown if needed).
-func waitList(buf []C.cl_event, wait []rt.DriverEvent) ([]C.cl_event, *C.cl_event, error) {
+func waitList(buf []C.cl_event, wait []driver.Event) ([]C.cl_event, *C.cl_event, error) {
 	for _, e := range wait {
 		ev, ok := e.(event)
 		if !ok {
@@ -287,7 +287,7 @@ func waitList(buf []C.cl_event, wait []rt.DriverEvent) ([]C.cl_event, *C.cl_even
 	return buf, &buf[0], nil
 }
 
-func (q queue) EnqueueKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q queue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
 	var ev C.cl_event
 	if err := q.enqueueKernel(k, r, wait, &ev); err != nil {
 		return nil, err
@@ -295,12 +295,12 @@ func (q queue) EnqueueKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEven
 	return event{ev}, nil
 }
 
-func (q queue) SubmitKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEvent) error {
+func (q queue) SubmitKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) error {
 	return q.enqueueKernel(k, r, wait, nil)
 }
 
 // enqueueKernel launches k, storing its event in ev unless ev is nil.
-func (q queue) enqueueKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEvent, ev *C.cl_event) error {
+func (q queue) enqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event, ev *C.cl_event) error {
 	kk, ok := k.(kernel)
 	if !ok {
 		return fmt.Errorf("clEnqueueNDRangeKernel: kernel of another backend (%T)", k)
@@ -315,14 +315,14 @@ func (q queue) enqueueKernel(k rt.DriverKernel, r rt.Range, wait []rt.DriverEven
 		global[i], local[i] = C.size_t(r.Global[i]), C.size_t(r.Local[i])
 	}
 	lp := &local[0]
-	if !r.HasLocal() {
+	if r.Local == [3]int{} {
 		lp = nil
 	}
 	code := C.clEnqueueNDRangeKernel(q.h, kk.h, C.cl_uint(r.Dims), nil, &global[0], lp, C.cl_uint(len(wl)), wp, ev)
 	return check("clEnqueueNDRangeKernel", code)
 }
 
-func asBuffer(call string, b rt.DriverBuffer) (C.cl_mem, error) {
+func asBuffer(call string, b driver.Buffer) (C.cl_mem, error) {
 	bb, ok := b.(buffer)
 	if !ok {
 		return nil, fmt.Errorf("%s: buffer of another backend (%T)", call, b)
@@ -337,17 +337,17 @@ func clBool(b bool) C.cl_bool {
 	return C.CL_FALSE
 }
 
-func (q queue) ReadBuffer(b rt.DriverBuffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q queue) ReadBuffer(b driver.Buffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
 	return q.transfer(true, b, blocking, offset, size, dst, wait)
 }
 
-func (q queue) WriteBuffer(b rt.DriverBuffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q queue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
 	return q.transfer(false, b, blocking, offset, size, src, wait)
 }
 
 // transfer enqueues a read (into p) or a write (from p) of b. A blocking
 // transfer asks for no event and returns nil.
-func (q queue) transfer(read bool, b rt.DriverBuffer, blocking bool, offset, size int64, p unsafe.Pointer, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q queue) transfer(read bool, b driver.Buffer, blocking bool, offset, size int64, p unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
 	call := "clEnqueueWriteBuffer"
 	if read {
 		call = "clEnqueueReadBuffer"
@@ -381,7 +381,7 @@ func (q queue) transfer(read bool, b rt.DriverBuffer, blocking bool, offset, siz
 	return event{ev}, nil
 }
 
-func (q queue) FillBuffer(b rt.DriverBuffer, pattern []byte, offset, size int64, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q queue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) (driver.Event, error) {
 	m, err := asBuffer("clEnqueueFillBuffer", b)
 	if err != nil {
 		return nil, err
@@ -402,7 +402,7 @@ func (q queue) FillBuffer(b rt.DriverBuffer, pattern []byte, offset, size int64,
 	return event{ev}, nil
 }
 
-func (q queue) CopyBuffer(src, dst rt.DriverBuffer, srcOffset, dstOffset, size int64, wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q queue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
 	s, err := asBuffer("clEnqueueCopyBuffer", src)
 	if err != nil {
 		return nil, err
@@ -424,7 +424,7 @@ func (q queue) CopyBuffer(src, dst rt.DriverBuffer, srcOffset, dstOffset, size i
 	return event{ev}, nil
 }
 
-func (q queue) Marker(wait []rt.DriverEvent) (rt.DriverEvent, error) {
+func (q queue) Marker(wait []driver.Event) (driver.Event, error) {
 	var wb [8]C.cl_event
 	wl, wp, err := waitList(wb[:0], wait)
 	if err != nil {
@@ -454,7 +454,7 @@ func (e event) Wait() error {
 	return check("clWaitForEvents", code)
 }
 
-func (e event) Status() (rt.EventStatus, error) {
+func (e event) Status() (driver.EventStatus, error) {
 	var s C.cl_int
 	if err := check("clGetEventInfo", C.clGetEventInfo(e.h, C.CL_EVENT_COMMAND_EXECUTION_STATUS, C.size_t(unsafe.Sizeof(s)), unsafe.Pointer(&s), nil)); err != nil {
 		return 0, err
@@ -462,18 +462,18 @@ func (e event) Status() (rt.EventStatus, error) {
 	if s < 0 {
 		return 0, check("command execution", s)
 	}
-	return rt.EventStatus(s), nil
+	return driver.EventStatus(s), nil
 }
 
-func (e event) Profile() (rt.Timing, error) {
+func (e event) Profile() (driver.Timing, error) {
 	var t [4]C.cl_ulong
 	params := [4]C.cl_profiling_info{C.CL_PROFILING_COMMAND_QUEUED, C.CL_PROFILING_COMMAND_SUBMIT, C.CL_PROFILING_COMMAND_START, C.CL_PROFILING_COMMAND_END}
 	for i, p := range params {
 		if err := check("clGetEventProfilingInfo", C.clGetEventProfilingInfo(e.h, p, C.size_t(unsafe.Sizeof(t[i])), unsafe.Pointer(&t[i]), nil)); err != nil {
-			return rt.Timing{}, err
+			return driver.Timing{}, err
 		}
 	}
-	return rt.Timing{Queued: uint64(t[0]), Submitted: uint64(t[1]), Started: uint64(t[2]), Ended: uint64(t[3])}, nil
+	return driver.Timing{Queued: uint64(t[0]), Submitted: uint64(t[1]), Started: uint64(t[2]), Ended: uint64(t[3])}, nil
 }
 
 func (e event) Release() error { return check("clReleaseEvent", C.clReleaseEvent(e.h)) }

@@ -1,6 +1,6 @@
 // Package opencl is dgen's OpenCL backend: a thin cgo binding of the OpenCL
 // 1.2 API, against the Khronos headers and the ICD loader, and the
-// implementation of rt.Backend over it. It translates and makes no
+// implementation of rt/driver over it. It translates and makes no
 // decisions; policy lives in rt.
 //
 // Importing it registers the backend under the name "opencl":
@@ -41,7 +41,7 @@ import "C"
 import (
 	"fmt"
 
-	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 // codeNames maps OpenCL 1.2 status codes to their names.
@@ -83,10 +83,32 @@ func CodeName(code int32) string {
 	return fmt.Sprintf("CL_ERROR(%d)", code)
 }
 
-// check turns a status code into nil or an *rt.DeviceError naming call.
+// check turns a status code into nil or a *driver.Error naming call.
 func check(call string, code C.cl_int) error {
 	if code == C.CL_SUCCESS {
 		return nil
 	}
-	return &rt.DeviceError{Call: call, Code: int32(code), Name: CodeName(int32(code))}
+	return newError(call, int32(code), "")
+}
+
+// newError returns the *driver.Error of a failed call, classified by the
+// sentinel of rt/driver that its code means.
+func newError(call string, code int32, log string) *driver.Error {
+	return &driver.Error{Call: call, Code: code, Name: CodeName(code), Log: log, Kind: kindOf(code)}
+}
+
+// kindOf returns the sentinel of rt/driver that an OpenCL status code
+// means, or nil.
+func kindOf(code int32) error {
+	switch C.cl_int(code) {
+	case C.CL_MEM_OBJECT_ALLOCATION_FAILURE, C.CL_OUT_OF_RESOURCES, C.CL_OUT_OF_HOST_MEMORY:
+		return driver.ErrOutOfMemory
+	case C.CL_BUILD_PROGRAM_FAILURE, C.CL_COMPILE_PROGRAM_FAILURE, C.CL_LINK_PROGRAM_FAILURE:
+		return driver.ErrBuildFailed
+	case C.CL_INVALID_BINARY:
+		return driver.ErrInvalidBinary
+	case C.CL_INVALID_KERNEL_NAME:
+		return driver.ErrNoKernel
+	}
+	return nil
 }

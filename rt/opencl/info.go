@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 func platformIDs() ([]C.cl_platform_id, error) {
@@ -86,8 +86,8 @@ func cString(b []byte) string {
 	return strings.TrimSpace(string(b))
 }
 
-func platformInfo(index int, p C.cl_platform_id) (rt.PlatformInfo, error) {
-	info := rt.PlatformInfo{Index: index}
+func platformInfo(index int, p C.cl_platform_id) (driver.PlatformInfo, error) {
+	info := driver.PlatformInfo{Index: index}
 	var err error
 	if info.Name, err = platformString(p, C.CL_PLATFORM_NAME); err != nil {
 		return info, err
@@ -114,8 +114,8 @@ func platformInfo(index int, p C.cl_platform_id) (rt.PlatformInfo, error) {
 	return info, nil
 }
 
-func deviceInfo(d C.cl_device_id) (rt.DeviceInfo, error) {
-	info := rt.DeviceInfo{Handle: uintptr(unsafe.Pointer(d))}
+func deviceInfo(d C.cl_device_id) (driver.DeviceInfo, error) {
+	info := driver.DeviceInfo{Handle: uintptr(unsafe.Pointer(d))}
 	strs := []struct {
 		param C.cl_device_info
 		dst   *string
@@ -149,11 +149,11 @@ func deviceInfo(d C.cl_device_id) (rt.DeviceInfo, error) {
 	}
 	switch {
 	case typ&C.CL_DEVICE_TYPE_GPU != 0:
-		info.Type = rt.DeviceGPU
+		info.Type = driver.DeviceGPU
 	case typ&C.CL_DEVICE_TYPE_CPU != 0:
-		info.Type = rt.DeviceCPU
+		info.Type = driver.DeviceCPU
 	case typ&C.CL_DEVICE_TYPE_ACCELERATOR != 0:
-		info.Type = rt.DeviceAccelerator
+		info.Type = driver.DeviceAccelerator
 	}
 	if err := deviceValue(d, C.CL_DEVICE_GLOBAL_MEM_SIZE, &gmem); err != nil {
 		return info, err

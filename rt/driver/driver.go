@@ -1,4 +1,12 @@
-package rt
+// Package driver defines the interfaces that a dgen backend implements,
+// in the manner of database/sql/driver: rt/opencl implements them and
+// registers itself; applications use package rt and never this one.
+//
+// A backend is mechanism only. It translates its own status codes into
+// errors that wrap the sentinels of this package (ErrOutOfMemory,
+// ErrBuildFailed, ...), so that rt gives them a meaning without knowing any
+// backend's code numbers.
+package driver
 
 import (
 	"fmt"
@@ -15,51 +23,51 @@ type Backend interface {
 	Platforms() ([]PlatformInfo, error)
 	// NewContext opens a driver context over devices, which all belong to
 	// one platform.
-	NewContext(devices []DeviceInfo) (DriverContext, error)
+	NewContext(devices []DeviceInfo) (Context, error)
 }
 
-// DriverContext is a backend context over one or more devices. Device
+// Context is a backend context over one or more devices. Device
 // indices in its methods index the devices it was opened with.
-type DriverContext interface {
+type Context interface {
 	// NewQueue creates an in-order queue on device dev.
-	NewQueue(dev int, profiling bool) (DriverQueue, error)
+	NewQueue(dev int, profiling bool) (Queue, error)
 	// NewBuffer allocates size bytes of device memory, readable and
 	// writable by kernels.
-	NewBuffer(size int64) (DriverBuffer, error)
+	NewBuffer(size int64) (Buffer, error)
 	// BuildProgram compiles and links source for every device of the
-	// context. A failed build returns a *DeviceError carrying the log.
-	BuildProgram(source, options string) (DriverProgram, error)
+	// context. A failed build returns an *Error that wraps ErrBuildFailed and carries the log.
+	BuildProgram(source, options string) (Program, error)
 	// LoadProgram creates a program from binaries, one per device in
-	// device order, as returned by DriverProgram.Binaries, and builds it.
-	LoadProgram(binaries [][]byte, options string) (DriverProgram, error)
+	// device order, as returned by Program.Binaries, and builds it.
+	LoadProgram(binaries [][]byte, options string) (Program, error)
 	// Release releases the context.
 	Release() error
 }
 
-// DriverQueue is an in-order command queue on one device. Its methods are
+// Queue is an in-order command queue on one device. Its methods are
 // safe for concurrent use. Enqueue methods return an event the caller
 // releases; wait lists may be empty.
-type DriverQueue interface {
+type Queue interface {
 	// EnqueueKernel launches k over r after wait.
-	EnqueueKernel(k DriverKernel, r Range, wait []DriverEvent) (DriverEvent, error)
+	EnqueueKernel(k Kernel, r NDRange, wait []Event) (Event, error)
 	// SubmitKernel launches k over r after wait without creating an event,
 	// which on some drivers costs as much as the launch itself.
-	SubmitKernel(k DriverKernel, r Range, wait []DriverEvent) error
+	SubmitKernel(k Kernel, r NDRange, wait []Event) error
 	// ReadBuffer copies size bytes at offset of b to dst. When blocking is
 	// false, dst must stay valid and unmoved until the event completes.
 	// A blocking transfer creates no event and returns nil.
-	ReadBuffer(b DriverBuffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []DriverEvent) (DriverEvent, error)
+	ReadBuffer(b Buffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []Event) (Event, error)
 	// WriteBuffer copies size bytes from src to offset of b. When blocking
 	// is false, src must stay valid and unmoved until the event completes.
 	// A blocking transfer creates no event and returns nil.
-	WriteBuffer(b DriverBuffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []DriverEvent) (DriverEvent, error)
+	WriteBuffer(b Buffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []Event) (Event, error)
 	// FillBuffer repeats pattern over size bytes at offset of b.
-	FillBuffer(b DriverBuffer, pattern []byte, offset, size int64, wait []DriverEvent) (DriverEvent, error)
+	FillBuffer(b Buffer, pattern []byte, offset, size int64, wait []Event) (Event, error)
 	// CopyBuffer copies size bytes from src at srcOffset to dst at dstOffset.
-	CopyBuffer(src, dst DriverBuffer, srcOffset, dstOffset, size int64, wait []DriverEvent) (DriverEvent, error)
+	CopyBuffer(src, dst Buffer, srcOffset, dstOffset, size int64, wait []Event) (Event, error)
 	// Marker enqueues a command that completes when wait (or, if empty,
 	// everything enqueued before it) has completed.
-	Marker(wait []DriverEvent) (DriverEvent, error)
+	Marker(wait []Event) (Event, error)
 	// Flush submits enqueued commands to the device.
 	Flush() error
 	// Finish blocks until every enqueued command has completed.
@@ -68,29 +76,29 @@ type DriverQueue interface {
 	Release() error
 }
 
-// DriverBuffer is a region of device memory.
-type DriverBuffer interface {
+// Buffer is a region of device memory.
+type Buffer interface {
 	// Release releases the memory.
 	Release() error
 }
 
-// DriverProgram is a program built for the devices of its context.
-type DriverProgram interface {
+// Program is a program built for the devices of its context.
+type Program interface {
 	// Binaries returns the built program for each device, in device order.
 	Binaries() ([][]byte, error)
 	// KernelNames lists the kernels that the program defines.
 	KernelNames() ([]string, error)
 	// NewKernel creates a kernel object for the kernel called name.
-	NewKernel(name string) (DriverKernel, error)
+	NewKernel(name string) (Kernel, error)
 	// Release releases the program.
 	Release() error
 }
 
-// DriverKernel is a kernel object with its argument values. Setting
+// Kernel is a kernel object with its argument values. Setting
 // arguments mutates it: it must not be used by two goroutines at once.
-type DriverKernel interface {
+type Kernel interface {
 	// SetArgBuffer sets argument i to buffer b.
-	SetArgBuffer(i int, b DriverBuffer) error
+	SetArgBuffer(i int, b Buffer) error
 	// SetArgScalar sets argument i to the first size bytes (size <= 8) of
 	// v in the machine's byte order.
 	SetArgScalar(i int, size uintptr, v uint64) error
@@ -104,8 +112,8 @@ type DriverKernel interface {
 	Release() error
 }
 
-// DriverEvent is the completion status of one enqueued command.
-type DriverEvent interface {
+// Event is the completion status of one enqueued command.
+type Event interface {
 	// Wait blocks until the command has completed; it returns an error
 	// when the command failed.
 	Wait() error
@@ -218,10 +226,10 @@ func Register(name string, b Backend) {
 	backends.Lock()
 	defer backends.Unlock()
 	if b == nil {
-		panic("rt: Register backend is nil")
+		panic("driver: Register backend is nil")
 	}
 	if _, dup := backends.m[name]; dup {
-		panic("rt: Register called twice for backend " + name)
+		panic("driver: Register called twice for backend " + name)
 	}
 	if backends.m == nil {
 		backends.m = make(map[string]Backend)
@@ -241,7 +249,9 @@ func Backends() []string {
 	return names
 }
 
-func lookupBackend(name string) (Backend, error) {
+// Lookup returns the backend registered under name, "" meaning "opencl".
+// The error wraps ErrNoBackend when there is none.
+func Lookup(name string) (Backend, error) {
 	backends.RLock()
 	defer backends.RUnlock()
 	if name == "" {
@@ -252,4 +262,13 @@ func lookupBackend(name string) (Backend, error) {
 		return nil, fmt.Errorf("open backend %q: %w (import github.com/dgen-go/dgen/rt/opencl)", name, ErrNoBackend)
 	}
 	return b, nil
+}
+
+// NDRange is the index space of a kernel launch: the global size in Dims
+// dimensions and the work-group size, all zero when the device chooses.
+// rt checks it before a backend sees it.
+type NDRange struct {
+	Dims   int
+	Global [3]int
+	Local  [3]int
 }

@@ -1,0 +1,32 @@
+package envconf
+
+import "testing"
+
+func TestBool(t *testing.T) {
+	tests := []struct {
+		in        string
+		value, ok bool
+	}{
+		{"1", true, true}, {"true", true, true}, {" On ", true, true}, {"YES", true, true}, {"y", true, true},
+		{"0", false, true}, {"False", false, true}, {"off", false, true}, {"no", false, true},
+		{"", false, false}, {"maybe", false, false}, {"2", false, false},
+	}
+	for _, tt := range tests {
+		if v, ok := Bool(tt.in); v != tt.value || ok != tt.ok {
+			t.Errorf("Bool(%q) = %v, %v; want %v, %v", tt.in, v, ok, tt.value, tt.ok)
+		}
+	}
+}
+
+func TestSize(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "10": 10, "1k": 1024, "3MB": 3 << 20, "1GiB": 1 << 30, "2T": 2 << 40, " 512KB ": 512 << 10} {
+		if got, err := Size(in); err != nil || got != want {
+			t.Errorf("Size(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "K", "-1", "+1", "1e3", "99999999999T", "lots"} {
+		if _, err := Size(in); err == nil {
+			t.Errorf("Size(%q) accepted", in)
+		}
+	}
+}

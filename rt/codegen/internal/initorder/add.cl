@@ -1,0 +1,3 @@
+__kernel void add_base(__global int *out) {
+	out[get_global_id(0)] += Base;
+}
