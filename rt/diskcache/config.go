@@ -167,10 +167,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	if name, v := get("LOCK_TIMEOUT"); v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		if d, err := envconf.Duration(v); err == nil {
 			cfg.BuildWait = d
 		} else {
-			bad(name, v, "want a positive duration such as 30s")
+			bad(name, v, err.Error())
 		}
 	}
 	if name, v := get("TRACE"); v != "" {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/dgen-go/dgen/internal/envconf"
 )
 
 // Mode says which way entries flow between a node and the remote.
@@ -143,9 +145,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if v == "" {
 			continue
 		}
-		t, err := time.ParseDuration(v)
-		if err != nil || t <= 0 {
-			bad(d.name, v, "want a positive duration such as 2s or 500ms")
+		t, err := envconf.Duration(v)
+		if err != nil {
+			bad(d.name, v, err.Error())
 			continue
 		}
 		*d.dst = t
