@@ -56,6 +56,7 @@ gpu-bundle: deps
 		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|github.com/dgen-go/dgen/||; s|/|_|g').test $$p || exit 1; done
 	for d in cmd/dgen examples/*/; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
+	cp scripts/bench-trace.sh $(BUNDLE)/bench-trace.sh
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cp examples/stencil/hotspot.cl $(BUNDLE)/
 

@@ -194,7 +194,7 @@ func (b Buffer[T]) span(op string, off, n int) (driver.Buffer, int64, int64, err
 // Write copies src into the buffer from element 0 and waits until it is
 // done. src may be shorter than the buffer.
 func (b Buffer[T]) Write(q *Queue, src []T, wait ...*Event) error {
-	return b.writeAt(q, 0, src, wait, 1)
+	return b.writeAt(q, 0, src, wait, 0)
 }
 
 // WriteAt copies src into the buffer from element off and waits until it
@@ -218,7 +218,7 @@ func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) 
 // Read copies the first len(dst) elements of the buffer into dst and waits
 // until it is done.
 func (b Buffer[T]) Read(q *Queue, dst []T, wait ...*Event) error {
-	return b.readAt(q, 0, dst, wait, 1)
+	return b.readAt(q, 0, dst, wait, 0)
 }
 
 // ReadAt copies len(dst) elements from element off into dst and waits

@@ -25,14 +25,16 @@ type Config struct {
 	// Devices, if set, are the devices to open, all of one platform.
 	Devices []driver.DeviceInfo
 	// Profiling turns on device timestamps for every queue of the context.
-	// Tracing (Trace or Tracer set) turns it on too.
+	// Tracing (Trace or Tracer set) with device-time sampling turns it on
+	// too.
 	Profiling bool
 	// Alloc configures the allocator of each device (AllocSite.Alloc and
 	// Alloc).
 	Alloc AllocConfig
-	// Trace selects the built-in trace subscribers, in the form of
-	// DGEN_TRACE (see trace.ParseSpec): "perfetto:PATH", "summary", "log",
-	// comma-separated. Empty means none. It is ignored when Tracer is set.
+	// Trace selects the built-in trace subscribers and the device-time
+	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
+	// "perfetto:PATH", "summary", "log", "device=16", comma-separated.
+	// Empty means none. It is ignored when Tracer is set.
 	Trace string
 	// Tracer, if set, is the tracer the context reports to, with the
 	// subscribers Go code gave it; the context does not close it.
@@ -92,7 +94,8 @@ type Context struct {
 
 	tr        *trace.Tracer // never nil; see tracing.go
 	ownTracer bool          // tr was made by the context, which closes it
-	traced    bool          // tracing configured: queues profile
+	traced    bool          // tracing configured
+	devTimes  bool          // traced with device-time sampling: queues profile
 	nqueues   atomic.Int32  // queue ids
 
 	closed atomic.Bool

@@ -27,22 +27,26 @@ import (
 // helper's caller and the user's code: 0 when the helper is called by the
 // exported method that the user called (Queue.Launch calls
 // q.launch(..., 0)); a function that adds a frame between the user and the
-// helper passes skip+1 (Buffer.Write calls writeAt(..., 1), Buffer.WriteAt
-// calls writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
+// helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
+// writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
 // A generated Enqueue reaches q.launch through codegen.KernelDecl.Launch
 // and the kernel spec's Launch, which passes skip 2, so the location is
 // the user's call of Enqueue.
 //
-// Device time. Queues profile when tracing is configured (Config.Trace or
-// Config.Tracer set). A traced command with an event is kept, with its task,
-// in its queue's pending list; the list is drained (device times read and
-// reported with trace.Task.Complete) on Queue.Finish, after Event.Wait, on
-// Context.Close, and without blocking when it reaches a threshold (only
-// the completed prefix is read: the queue is in order). Blocking transfers
-// complete before they return, so they are reported at once. Submit, which
-// creates no event when tracing is off, creates one when it is on so that
-// its device time can be reported. An Event released by its owner before
-// its times were read keeps its driver event in the list until they are.
+// Device time. The host-side task graph needs no profiling queue and no
+// event. Queues profile when tracing is configured (Config.Trace or
+// Config.Tracer set) with device-time sampling above 0
+// (trace.Tracer.SetDeviceSampling, DGEN_TRACE's device=N), and then only
+// the sampled tasks (trace.Task.Sampled) need an event. A sampled command
+// with an event is kept, with its task, in its queue's pending list; the
+// list is drained (device times read and reported with
+// trace.Task.Complete) on Queue.Finish, after Event.Wait, on Context.Close,
+// and without blocking when it reaches a threshold (only the completed
+// prefix is read: the queue is in order). A sampled transfer is enqueued
+// without blocking and waited for, so that it is reported at once. Submit,
+// which creates no event, creates one for a sampled task. An Event released
+// by its owner before its times were read keeps its driver event in the
+// list until they are.
 //
 // Hooks for other rt code: traceMem (allocator: free-list reuses and
 // returns with Mem.Pooled set), traceCache (program caches: hits, disk
@@ -79,8 +83,8 @@ func (c *Context) openTracing(cfg Config) error {
 	default:
 		c.tr, c.ownTracer = trace.New(), true
 	}
-	if c.traced {
-		c.profiling = true
+	if c.traced && c.tr.DeviceSampling() > 0 {
+		c.profiling, c.devTimes = true, true
 	}
 	for _, d := range c.devices {
 		d.tr = c.tr.Device(d.index, d.Name)
@@ -89,9 +93,10 @@ func (c *Context) openTracing(cfg Config) error {
 }
 
 // Tracer returns the context's tracer. Subscribe to it to receive the
-// context's trace events; device times are reported only when the context
-// was opened with tracing configured (Config.Trace or Config.Tracer), since
-// queues profile only then.
+// context's trace events, and mark ranges of Go code with its Range and
+// Mark methods. Device times are reported only when the context was opened
+// with tracing configured (Config.Trace or Config.Tracer) and device-time
+// sampling above 0, since queues profile only then.
 func (c *Context) Tracer() *trace.Tracer { return c.tr }
 
 // closeTracing closes the tracer if the context opened it. Close has
@@ -112,7 +117,7 @@ func (c *Context) closeTracing() error {
 func (c *Context) initQueueTrace(q *Queue) error {
 	d := q.dev
 	q.tq = d.tr.Queue(q.id, "queue "+strconv.Itoa(q.id), true)
-	if !c.traced || !q.profiling {
+	if !c.devTimes || !q.profiling {
 		return nil
 	}
 	var err error
@@ -183,9 +188,12 @@ func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Eve
 	return tk
 }
 
-// wantsEvent reports whether tk is a traced task on a queue that reports
-// device times, so that its command needs an event.
-func (q *Queue) wantsEvent(tk *trace.Task) bool { return tk.ID != 0 && q.profiling }
+// wantsEvent reports whether tk is a sampled task on a queue that reports
+// device times (its context opened with device-time sampling, so that its
+// clock is aligned), so that its command needs an event.
+func (q *Queue) wantsEvent(tk *trace.Task) bool {
+	return q.ctx.devTimes && q.profiling && tk.Sampled()
+}
 
 // pendingTask is a traced command whose device times are not yet known.
 type pendingTask struct {
@@ -320,7 +328,7 @@ func (q *Queue) newTracedEvent(drv driver.Event, name string, tk trace.Task) *Ev
 		// A pointer keeps untraced Events small; only traced ones pay.
 		e.task = new(trace.Task)
 		*e.task = tk
-		if q.profiling {
+		if q.wantsEvent(&tk) {
 			e.pending = true
 			q.addPending(tk, e, nil)
 		}

@@ -2,43 +2,63 @@ package rt_test
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgen-go/dgen/rt"
 )
 
-// The cost of tracing through rt. The Off benchmarks run on the context of
-// the other benchmarks (tracing off: one atomic load per trace point); the
-// On benchmarks on a second context that traces to the built-in Perfetto
-// writer, whose output goes to /dev/null (the formatting is done, the
-// disk is left out).
+// The cost of tracing through rt, side by side for the tracing settings:
+// off (the context of the other benchmarks: one atomic load per trace
+// point), the host task graph only, device times sampled one in 16, and
+// device times for every command. The traced contexts write to the built-in
+// Perfetto writer, whose output goes to /dev/null (the formatting is done,
+// the disk is left out).
 
-// tracedContext is the traced context of the benchmarks.
-var tracedContext = sync.OnceValues(func() (*rt.Context, error) {
-	cfg, err := rt.ConfigFromEnv(nil)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Trace = "perfetto:" + os.DevNull
-	return rt.OpenConfig(cfg)
-})
+// traceSettings are the settings the benchmarks compare: a name and the
+// DGEN_TRACE value ("" for off).
+var traceSettings = []struct{ name, spec string }{
+	{"off", ""},
+	{"host", "perfetto:" + os.DevNull},
+	{"device=16", "perfetto:" + os.DevNull + ",device=16"},
+	{"device=all", "perfetto:" + os.DevNull + ",device=all"},
+}
 
-func benchContextFor(b *testing.B, traced bool) *rt.Context {
+var (
+	tracedMu       sync.Mutex
+	tracedContexts = map[string]*rt.Context{}
+)
+
+// benchContextFor returns the context of the benchmarks with tracing spec
+// (the default context for ""), opened once.
+func benchContextFor(b *testing.B, spec string) *rt.Context {
 	b.Helper()
-	if !traced {
+	if spec == "" {
 		return openDefault(b)
 	}
-	ctx, err := tracedContext()
+	tracedMu.Lock()
+	defer tracedMu.Unlock()
+	if ctx := tracedContexts[spec]; ctx != nil {
+		return ctx
+	}
+	cfg, err := rt.ConfigFromEnv(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
+	cfg.Trace = spec
+	ctx, err := rt.OpenConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tracedContexts[spec] = ctx
 	return ctx
 }
 
-func benchLaunches(b *testing.B, traced, submit bool) {
-	ctx := benchContextFor(b, traced)
+func benchLaunches(b *testing.B, spec string, submit bool) {
+	ctx := benchContextFor(b, spec)
 	q := ctx.Queue()
 	k, _ := touchKernel(b, ctx)
 	b.ReportAllocs()
@@ -60,37 +80,34 @@ func benchLaunches(b *testing.B, traced, submit bool) {
 	q.Finish()
 }
 
-// BenchmarkLaunchTraceOff is BenchmarkLaunch: it is the figure to compare
-// with BenchmarkLaunch before tracing was wired in (same allocations).
-func BenchmarkLaunchTraceOff(b *testing.B) { benchLaunches(b, false, false) }
+// BenchmarkLaunchTraced measures a 1-item Launch under each tracing
+// setting; "off" is BenchmarkLaunch.
+func BenchmarkLaunchTraced(b *testing.B) {
+	for _, ts := range traceSettings {
+		b.Run(ts.name, func(b *testing.B) { benchLaunches(b, ts.spec, false) })
+	}
+}
 
-// BenchmarkLaunchTraceOn measures a launch traced to the Perfetto writer,
-// with its device times read from the pending list.
-func BenchmarkLaunchTraceOn(b *testing.B) { benchLaunches(b, true, false) }
-
-// BenchmarkSubmitTraceOff is BenchmarkSubmit with tracing off.
-func BenchmarkSubmitTraceOff(b *testing.B) { benchLaunches(b, false, true) }
-
-// BenchmarkSubmitTraceOn measures a traced Submit, which creates an event
-// to read its device times.
-func BenchmarkSubmitTraceOn(b *testing.B) { benchLaunches(b, true, true) }
+// BenchmarkSubmitTraced measures a 1-item Submit under each tracing
+// setting: with device times, a sampled Submit creates an event.
+func BenchmarkSubmitTraced(b *testing.B) {
+	for _, ts := range traceSettings {
+		b.Run(ts.name, func(b *testing.B) { benchLaunches(b, ts.spec, true) })
+	}
+}
 
 // BenchmarkTracedLoop runs a loop of launches of a kernel over
 // DGEN_BENCH_ITEMS work items (default 1<<20), DGEN_BENCH_LOOP launches
-// (default 100) then Finish per operation, with tracing off and on side by
-// side: the application-level overhead of tracing, the stencil-independent
-// half of the Hotspot measurement. On a GPU:
+// (default 100) then Finish per operation, under each tracing setting side
+// by side: the application-level overhead of tracing, the
+// stencil-independent half of the Hotspot measurement. On a GPU:
 //
 //	go test -run XXX -bench TracedLoop -count 5 ./rt
 func BenchmarkTracedLoop(b *testing.B) {
 	items, loop := envInt(b, "DGEN_BENCH_ITEMS", 1<<20), envInt(b, "DGEN_BENCH_LOOP", 100)
-	for _, traced := range []bool{false, true} {
-		name := "off"
-		if traced {
-			name = "on"
-		}
-		b.Run(name, func(b *testing.B) {
-			ctx := benchContextFor(b, traced)
+	for _, ts := range traceSettings {
+		b.Run(ts.name, func(b *testing.B) {
+			ctx := benchContextFor(b, ts.spec)
 			q := ctx.Queue()
 			buf, err := rt.NewBuffer[int32](ctx, items)
 			if err != nil {
@@ -158,4 +175,40 @@ func TestTraceOffAllocs(t *testing.T) {
 		})
 	}
 	q.Finish()
+}
+
+// TestTraceHostAllocs fails if a traced Submit allocates in the steady
+// state when tracing records the host task graph only, to the Perfetto
+// writer (whose goroutine's allocations count too).
+func TestTraceHostAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Device: testDevice(), Trace: "perfetto:" + os.DevNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	q := ctx.Queue()
+	buf, _ := rt.NewBuffer[int32](ctx, 1)
+	k := addOne(t, ctx, buf)
+	submits := func(n int) {
+		for range n {
+			if err := q.Submit(k, rt.Range1(1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		q.Finish()
+		time.Sleep(200 * time.Millisecond) // the writer formats what is left
+	}
+	submits(5000) // past the writer's first batches
+	const n = 4000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	submits(n)
+	runtime.ReadMemStats(&after)
+	// A little slack for the runtime's own allocations in the meantime.
+	if got := after.Mallocs - before.Mallocs; got > n/100 {
+		t.Errorf("%d traced Submits allocate %d times, want none", n, got)
+	}
 }

@@ -2,29 +2,63 @@ package rt_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
+// testDevice returns the device selector of the tests: DGEN_DEVICE, or the
+// CPU (PoCL).
+func testDevice() string {
+	if sel := os.Getenv("DGEN_DEVICE"); sel != "" {
+		return sel
+	}
+	return "cpu"
+}
+
+// addOneSetup returns the default queue of ctx, a buffer of 64 elements and
+// add_one bound to it.
+func addOneSetup(t testing.TB, ctx *rt.Context) (*rt.Queue, rt.Buffer[int32], *rt.Kernel) {
+	t.Helper()
+	buf, err := rt.NewBuffer[int32](ctx, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx.Queue(), buf, addOne(t, ctx, buf)
+}
+
+// writeThenAdd enqueues a write of buf and a launch of k over it.
+func writeThenAdd(t testing.TB, q *rt.Queue, buf rt.Buffer[int32], k *rt.Kernel) {
+	t.Helper()
+	if err := buf.Write(q, make([]int32, buf.Len())); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Submit(k, rt.Range1(buf.Len())); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // openTraced opens a context on the test device reporting to a fresh
-// tracer with a Recorder subscribed to every stream.
+// tracer with a Recorder subscribed to every stream, and device times for
+// every command.
 func openTraced(t testing.TB) (*rt.Context, *trace.Recorder) {
 	t.Helper()
 	tr := trace.New()
+	tr.SetDeviceSampling(1)
 	rec := &trace.Recorder{}
 	tr.Subscribe(rec)
-	sel := os.Getenv("DGEN_DEVICE")
-	if sel == "" {
-		sel = "cpu"
-	}
+	sel := testDevice()
 	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Tracer: tr})
 	if err != nil {
 		t.Fatalf("open traced context on %q: %v", sel, err)
@@ -184,22 +218,25 @@ func TestTraceCallSites(t *testing.T) {
 	}
 	k := addOne(t, ctx, buf)
 	dst := make([]int32, 4)
+	// Each command is called on the line of its table entry: line() is
+	// that line, and the node must record it exactly.
 	tests := []struct {
 		name string
 		kind trace.CmdKind
+		line int
 		do   func() error
 	}{
-		{"Launch", trace.Kernel, func() error { _, err := q.Launch(k, rt.Range1(4)); return err }},
-		{"LaunchSkip", trace.Kernel, func() error { return launchWrapper(q, k) }},
-		{"Submit", trace.Kernel, func() error { return q.Submit(k, rt.Range1(4)) }},
-		{"SubmitSkip", trace.Kernel, func() error { return submitWrapper(q, k) }},
-		{"Write", trace.Write, func() error { return buf.Write(q, dst) }},
-		{"WriteAt", trace.Write, func() error { return buf.WriteAt(q, 1, dst[:2]) }},
-		{"Read", trace.Read, func() error { return buf.Read(q, dst) }},
-		{"ReadAt", trace.Read, func() error { return buf.ReadAt(q, 1, dst[:2]) }},
-		{"Fill", trace.Fill, func() error { _, err := buf.Fill(q, 7); return err }},
-		{"CopyTo", trace.Copy, func() error { _, err := buf.CopyTo(q, other); return err }},
-		{"Marker", trace.Marker, func() error { _, err := q.Marker(); return err }},
+		{"Launch", trace.Kernel, line(), func() error { _, err := q.Launch(k, rt.Range1(4)); return err }},
+		{"LaunchSkip", trace.Kernel, line(), func() error { return launchWrapper(q, k) }},
+		{"Submit", trace.Kernel, line(), func() error { return q.Submit(k, rt.Range1(4)) }},
+		{"SubmitSkip", trace.Kernel, line(), func() error { return submitWrapper(q, k) }},
+		{"Write", trace.Write, line(), func() error { return buf.Write(q, dst) }},
+		{"WriteAt", trace.Write, line(), func() error { return buf.WriteAt(q, 1, dst[:2]) }},
+		{"Read", trace.Read, line(), func() error { return buf.Read(q, dst) }},
+		{"ReadAt", trace.Read, line(), func() error { return buf.ReadAt(q, 1, dst[:2]) }},
+		{"Fill", trace.Fill, line(), func() error { _, err := buf.Fill(q, 7); return err }},
+		{"CopyTo", trace.Copy, line(), func() error { _, err := buf.CopyTo(q, other); return err }},
+		{"Marker", trace.Marker, line(), func() error { _, err := q.Marker(); return err }},
 	}
 	const iters = 3
 	for _, tt := range tests {
@@ -224,8 +261,8 @@ func TestTraceCallSites(t *testing.T) {
 				t.Fatalf("%d node_create and %d task_begin, want 1 and %d", len(nodes), begins, iters)
 			}
 			n := nodes[0]
-			if n.Kind != tt.kind || filepath.Base(n.File) != "tracing_test.go" || !strings.Contains(n.Func, "TestTraceCallSites") {
-				t.Errorf("node %v %q at %s (%s:%d), want a %v in TestTraceCallSites in tracing_test.go", n.Kind, n.Name, n.Func, n.File, n.Line, tt.kind)
+			if n.Kind != tt.kind || filepath.Base(n.File) != "tracing_test.go" || n.Line != tt.line || !strings.Contains(n.Func, "TestTraceCallSites") {
+				t.Errorf("node %v %q at %s (%s:%d), want a %v in TestTraceCallSites at tracing_test.go:%d", n.Kind, n.Name, n.Func, n.File, n.Line, tt.kind, tt.line)
 			}
 			if n.Instances() != iters {
 				t.Errorf("node instances %d, want %d", n.Instances(), iters)
@@ -235,6 +272,12 @@ func TestTraceCallSites(t *testing.T) {
 	if err := q.Finish(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// line returns the line of its caller.
+func line() int {
+	_, _, l, _ := runtime.Caller(1)
+	return l
 }
 
 // launchWrapper and submitWrapper stand for generated kernel methods.
@@ -319,11 +362,32 @@ func TestTraceEdgesMatchWaitLists(t *testing.T) {
 	}
 }
 
+// TestTraceEnvPerfettoAndSummary traces through DGEN_TRACE with the host
+// graph only, device times sampled and device times for every command.
 func TestTraceEnvPerfettoAndSummary(t *testing.T) {
+	const iters = 20
+	tests := []struct {
+		device    string // the device= item, if any
+		profiling bool
+		devSlices int // device slices expected
+	}{
+		{"", false, 0},
+		{",device=off", false, 0},
+		{",device=4", true, 5 + 5 + 3}, // 1 in 4 of 20 writes, 20 launches, 10 submits
+		{",device=all", true, iters*2 + iters/2},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimPrefix(tt.device, ","), func(t *testing.T) {
+			testTraceEnv(t, tt.device, tt.profiling, tt.devSlices)
+		})
+	}
+}
+
+func testTraceEnv(t *testing.T, device string, profiling bool, devSlices int) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "trace.json")
 	sum := filepath.Join(dir, "summary.txt")
-	env := map[string]string{"DGEN_DEVICE": os.Getenv("DGEN_DEVICE"), "DGEN_TRACE": "perfetto:" + file + ",summary:" + sum}
+	env := map[string]string{"DGEN_DEVICE": os.Getenv("DGEN_DEVICE"), "DGEN_TRACE": "perfetto:" + file + ",summary:" + sum + device}
 	if env["DGEN_DEVICE"] == "" {
 		env["DGEN_DEVICE"] = "cpu"
 	}
@@ -335,8 +399,8 @@ func TestTraceEnvPerfettoAndSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ctx.Queue().Profiling() {
-		t.Error("tracing context's queue does not profile")
+	if ctx.Queue().Profiling() != profiling {
+		t.Errorf("tracing context's queue profiles: %v, want %v", ctx.Queue().Profiling(), profiling)
 	}
 	q := ctx.Queue()
 	buf, _ := rt.NewBuffer[int32](ctx, 64)
@@ -367,15 +431,9 @@ func TestTraceEnvPerfettoAndSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	var f struct {
-		TraceEvents []struct {
-			Name string  `json:"name"`
-			Cat  string  `json:"cat"`
-			Ph   string  `json:"ph"`
-			Dur  float64 `json:"dur"`
-			ID   uint64  `json:"id"`
-		} `json:"traceEvents"`
+		TraceEvents []traceFileEvent
 	}
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := json.Unmarshal(data, &f.TraceEvents); err != nil {
 		t.Fatalf("trace file does not parse: %v", err)
 	}
 	flows := map[uint64]string{}
@@ -392,8 +450,8 @@ func TestTraceEnvPerfettoAndSummary(t *testing.T) {
 		}
 	}
 	wantTasks := iters*2 + iters/2 // writes, launches, submits
-	if slices["host"] != wantTasks || slices["device"] != wantTasks {
-		t.Errorf("%d host and %d device slices, want %d each", slices["host"], slices["device"], wantTasks)
+	if slices["host"] != wantTasks || slices["device"] != devSlices {
+		t.Errorf("%d host and %d device slices, want %d and %d", slices["host"], slices["device"], wantTasks, devSlices)
 	}
 	if len(flows) == 0 {
 		t.Error("no flows")
@@ -419,6 +477,16 @@ func TestTraceEnvPerfettoAndSummary(t *testing.T) {
 	if !strings.Contains(from.String(), "tracing_test.go:") {
 		t.Errorf("summary of the file lacks source locations:\n%s", from.String())
 	}
+}
+
+// traceFileEvent is the part of an event of a perfetto trace file that the
+// tests read.
+type traceFileEvent struct {
+	Name string  `json:"name"`
+	Cat  string  `json:"cat"`
+	Ph   string  `json:"ph"`
+	Dur  float64 `json:"dur"`
+	ID   uint64  `json:"id"`
 }
 
 func TestTraceMalformedSpec(t *testing.T) {
@@ -559,5 +627,129 @@ func TestTraceReleasedEvent(t *testing.T) {
 	}
 	if done != n {
 		t.Errorf("%d launches with device times, want %d", done, n)
+	}
+}
+
+// TestTraceSurvivesExit runs a traced process that ends without closing
+// its context, by os.Exit or by a crash, and checks that its perfetto file
+// loads with the commands it enqueued before its last 50 ms.
+func TestTraceSurvivesExit(t *testing.T) {
+	if mode := os.Getenv("DGEN_TEST_TRACE_CHILD"); mode != "" {
+		traceChild(t, mode)
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"exit", "panic"} {
+		t.Run(mode, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "trace.json")
+			cmd := exec.Command(exe, "-test.run=^TestTraceSurvivesExit$")
+			cmd.Env = append(os.Environ(), "DGEN_TEST_TRACE_CHILD="+mode, "DGEN_TRACE=perfetto:"+file+",summary")
+			if os.Getenv("DGEN_DEVICE") == "" {
+				cmd.Env = append(cmd.Env, "DGEN_DEVICE=cpu")
+			}
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("child: %v, want it to fail\n%s", err, out)
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The Chrome JSON Array Format allows the closing bracket to
+			// be missing; add it as trace viewers do.
+			text := strings.TrimRight(string(data), ",\n ")
+			if strings.HasSuffix(text, "]") {
+				t.Errorf("the trace of a process that did not close it ends with ]")
+			}
+			var events []traceFileEvent
+			if err := json.Unmarshal([]byte(text+"]"), &events); err != nil {
+				t.Fatalf("trace file does not load: %v\n%s", err, data)
+			}
+			host := 0
+			for _, e := range events {
+				if e.Ph == "X" && e.Cat == "host" {
+					host++
+				}
+			}
+			if host < 2*childCommands {
+				t.Errorf("%d host slices in the file, want at least %d", host, 2*childCommands)
+			}
+			if _, err := trace.ReadSummary(file); err != nil {
+				t.Errorf("ReadSummary: %v", err)
+			}
+		})
+	}
+}
+
+const childCommands = 10
+
+// traceChild is the child process of TestTraceSurvivesExit.
+func traceChild(t *testing.T, mode string) {
+	ctx, err := rt.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, buf, k := addOneSetup(t, ctx)
+	for range childCommands {
+		writeThenAdd(t, q, buf, k)
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // several flush intervals
+	if mode == "exit" {
+		os.Exit(3)
+	}
+	panic("the traced child crashes")
+}
+
+// TestTraceRanges checks that a user range drawn by the perfetto writer
+// contains, on the same track, the commands enqueued within it.
+func TestTraceRanges(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "trace.json")
+	ctx, err := rt.OpenConfig(rt.Config{Device: testDevice(), Trace: "perfetto:" + file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, buf, k := addOneSetup(t, ctx)
+	r := ctx.Tracer().Range("solve")
+	writeThenAdd(t, q, buf, k)
+	r.End()
+	if err := ctx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []struct {
+		Name string  `json:"name"`
+		Cat  string  `json:"cat"`
+		Ph   string  `json:"ph"`
+		Tid  int     `json:"tid"`
+		Ts   float64 `json:"ts"`
+		Dur  float64 `json:"dur"`
+	}
+	if err := json.Unmarshal(data, &events); err != nil {
+		t.Fatal(err)
+	}
+	var ranges, inside int
+	for _, r := range events {
+		if r.Cat != "range" || r.Name != "solve" {
+			continue
+		}
+		ranges++
+		for _, c := range events {
+			if c.Cat == "host" && c.Tid == r.Tid && c.Ts >= r.Ts && c.Ts+c.Dur <= r.Ts+r.Dur {
+				inside++
+			}
+		}
+	}
+	if ranges != 1 || inside != 2 {
+		t.Errorf("%d ranges holding %d commands, want 1 holding the write and the launch", ranges, inside)
 	}
 }

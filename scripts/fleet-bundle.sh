@@ -6,7 +6,7 @@
 #
 #   sh scripts/fleet-bundle.sh
 #   # then, there (carry bin/fleet):
-#   sh bin/fleet/run.sh -procs 32 -reps 7
+#   sh bin/fleet/run.sh -procs 32 -runs 7
 set -eu
 out=bin/fleet
 rm -rf "$out" && mkdir -p "$out/lib"

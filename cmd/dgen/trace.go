@@ -13,7 +13,7 @@ import (
 // perfetto subscriber wrote.
 func runTrace(args []string, stdout, stderr io.Writer) int {
 	usage := func() {
-		fmt.Fprintln(stderr, "usage: dgen trace summary FILE\n\nsummary prints, per source location, the count and the total and mean\nhost and device times of the commands in FILE, a trace written with\nDGEN_TRACE=perfetto:FILE.")
+		fmt.Fprintln(stderr, "usage: dgen trace summary FILE\n\nsummary prints, per source location, the count and the total and mean\nhost and device times of the commands in FILE, a trace written with\nDGEN_TRACE=perfetto:FILE (device times with device=N or device=all), also\nthe file of a program that exited without closing its context.")
 	}
 	if len(args) == 0 {
 		usage()

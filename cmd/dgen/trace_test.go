@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,12 +25,23 @@ func TestTraceSummary(t *testing.T) {
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The file of a process that exited without closing its tracer: no
+	// closing bracket.
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(t.TempDir(), "unclosed.json")
+	if err := os.WriteFile(open, bytes.TrimRight(data, "]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args        []string
 		code        int
 		out, errOut string
 	}{
 		{[]string{"trace", "summary", file}, 0, "trace_test.go:", ""},
+		{[]string{"trace", "summary", open}, 0, "trace_test.go:", ""},
 		{[]string{"trace", "summary", filepath.Join(t.TempDir(), "none.json")}, 1, "", "dgen trace summary:"},
 		{[]string{"trace", "summary"}, 2, "", "usage: dgen trace summary FILE"},
 		{[]string{"trace"}, 2, "", "usage: dgen trace summary FILE"},

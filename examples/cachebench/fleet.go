@@ -15,7 +15,7 @@ import (
 )
 
 // FleetReport is what cachebench -fleet prints. Times are program ready
-// (ProgramFor) in milliseconds: median, min and max over the repetitions.
+// (Build) in milliseconds: median, min and max over the repetitions (-runs).
 type FleetReport struct {
 	Date   string `json:"date"`
 	CPUs   int    `json:"cpus"`

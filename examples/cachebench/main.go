@@ -4,7 +4,10 @@
 // the persistent cache (warm disk) and from memory (warm memory), with the
 // driver's own cache off and on. With -py it runs the same source through
 // PyOpenCL (pyopencl_bench.py beside this file, or -pyscript) in the same
-// run. It prints one JSON document.
+// run, with PyOpenCL's binary cache on (its cold run on fresh PyOpenCL and
+// driver cache directories, its warm run on the same ones). With -runs N
+// it repeats everything N times on fresh directories and adds the median
+// and range of each figure. It prints one JSON document.
 //
 // Each figure comes from a child process (the command re-executes itself),
 // so that nothing is warm in memory that the figure says is cold.
@@ -26,6 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,12 +78,12 @@ type Phase struct {
 func main() {
 	child := flag.Bool("child", false, "measure once and print one Phase (internal)")
 	py := flag.Bool("py", false, "also run the same source through PyOpenCL")
+	runs := flag.Int("runs", 1, "repeat everything `N` times on fresh cache directories")
 	pyscript := flag.String("pyscript", "", "path of pyopencl_bench.py (default: beside the source or the binary)")
 	flag.StringVar(&python, "python", "/usr/bin/python3", "the Python that has pyopencl (Debian python3-pyopencl)")
 	fleet := flag.Bool("fleet", false, "measure the remote tier against a redis-server started here")
 	redisServer := flag.String("redis-server", "redis-server", "-fleet: the redis-server program")
 	procs := flag.Int("procs", 32, "-fleet: processes that start cold at once")
-	reps := flag.Int("reps", 5, "-fleet: repetitions of each single-process phase")
 	flag.Parse()
 	if *child {
 		p := measure()
@@ -87,13 +91,13 @@ func main() {
 		return
 	}
 	if *fleet {
-		if err := runFleet(*redisServer, *procs, *reps); err != nil {
+		if err := runFleet(*redisServer, *procs, max(1, *runs)); err != nil {
 			fmt.Fprintln(os.Stderr, "cachebench:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	if err := run(*py, *pyscript); err != nil {
+	if err := run(*py, *pyscript, max(1, *runs)); err != nil {
 		fmt.Fprintln(os.Stderr, "cachebench:", err)
 		os.Exit(1)
 	}
@@ -153,6 +157,26 @@ func measure() Phase {
 
 var python string
 
+// pyEnv returns env for a PyOpenCL run: without PYOPENCL_NO_CACHE and
+// PYOPENCL_CTX, with PyOpenCL's cache and the drivers' caches (where env
+// turns them on) under dir.
+func pyEnv(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "PYOPENCL_NO_CACHE", "PYOPENCL_CTX", "PYOPENCL_CACHE_DIR":
+			continue
+		case "POCL_CACHE_DIR":
+			kv = name + "=" + filepath.Join(dir, "pocl")
+		case "CUDA_CACHE_PATH":
+			kv = name + "=" + filepath.Join(dir, "nv")
+		}
+		out = append(out, kv)
+	}
+	return append(out, "PYOPENCL_CACHE_DIR="+filepath.Join(dir, "cache"))
+}
+
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
 // Report is what cachebench prints.
@@ -160,11 +184,57 @@ type Report struct {
 	Date     string           `json:"date"`
 	GOOS     string           `json:"goos"`
 	CPUs     int              `json:"cpus"`
+	Runs     int              `json:"runs"`
 	Phases   []Phase          `json:"dgen"`
 	PyOpenCL []map[string]any `json:"pyopencl,omitempty"`
+	// Medians holds, per "variant phase figure", the median and range of
+	// the figure over the runs, such as "driver-cache-on warm-disk
+	// program_ready_ms": "1.02 (0.95–1.30)".
+	Medians map[string]string `json:"medians"`
 }
 
-func run(py bool, pyscript string) error {
+func run(py bool, pyscript string, runs int) error {
+	rep := Report{Date: time.Now().Format(time.DateOnly), GOOS: runtime.GOOS, CPUs: runtime.NumCPU(), Runs: runs}
+	for range runs {
+		if err := runOnce(&rep, py, pyscript); err != nil {
+			return err
+		}
+	}
+	rep.Medians = medians(&rep)
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// medians returns the median and range of each figure over the runs.
+func medians(rep *Report) map[string]string {
+	vals := map[string][]float64{}
+	for _, p := range rep.Phases {
+		k := p.Variant + " " + p.Phase + " "
+		vals[k+"program_ready_ms"] = append(vals[k+"program_ready_ms"], p.ProgramReadyMs)
+		vals[k+"first_kernel_done_ms"] = append(vals[k+"first_kernel_done_ms"], p.FirstKernelMs)
+	}
+	for _, res := range rep.PyOpenCL {
+		for _, phase := range []string{"cold", "warm"} {
+			m, _ := res[phase].(map[string]any)
+			for _, fig := range []string{"program_ready_ms", "first_kernel_done_ms"} {
+				if v, ok := m[fig].(float64); ok {
+					k := fmt.Sprintf("%v pyopencl-%s %s", res["variant"], phase, fig)
+					vals[k] = append(vals[k], v)
+				}
+			}
+		}
+	}
+	out := make(map[string]string, len(vals))
+	for k, v := range vals {
+		slices.Sort(v)
+		out[k] = fmt.Sprintf("%.3g (%.3g–%.3g)", v[len(v)/2], v[0], v[len(v)-1])
+	}
+	return out
+}
+
+// runOnce measures every variant and phase once, on fresh directories.
+func runOnce(rep *Report, py bool, pyscript string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -174,7 +244,6 @@ func run(py bool, pyscript string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	rep := Report{Date: time.Now().Format(time.DateOnly), GOOS: runtime.GOOS, CPUs: runtime.NumCPU()}
 	variants := []struct {
 		name string
 		env  func(dir string) []string
@@ -217,13 +286,14 @@ func run(py bool, pyscript string) error {
 			rep.PyOpenCL = append(rep.PyOpenCL, res)
 		}
 	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return nil
 }
 
-// runPy times the same source through PyOpenCL: a cold build with an empty
-// PyOpenCL cache, then a warm one in a fresh interpreter.
+// runPy times the same source through PyOpenCL with its binary cache on: a
+// cold build with empty PyOpenCL and driver cache directories of its own,
+// then a warm one in a fresh interpreter on the same directories. env is
+// the variant's; PYOPENCL_NO_CACHE is removed, since PyOpenCL turns its
+// cache off when the variable is present, whatever its value.
 func runPy(script, dir string, env []string) (map[string]any, error) {
 	if script == "" {
 		for _, cand := range []string{"examples/cachebench/pyopencl_bench.py", "pyopencl_bench.py"} {
@@ -243,7 +313,7 @@ func runPy(script, dir string, env []string) (map[string]any, error) {
 	res := map[string]any{}
 	for _, phase := range []string{"cold", "warm"} {
 		cmd := exec.Command(python, script, srcPath)
-		cmd.Env = append(append(os.Environ(), env...), "PYOPENCL_CACHE_DIR="+filepath.Join(dir, "pyopencl"), "PYOPENCL_CTX=", "PYOPENCL_NO_CACHE=")
+		cmd.Env = pyEnv(append(os.Environ(), env...), filepath.Join(dir, "pyopencl"))
 		cmd.Stderr = os.Stderr
 		out, err := cmd.Output()
 		if err != nil {

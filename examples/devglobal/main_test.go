@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -25,8 +26,9 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestTraceCallSite checks that a generated Enqueue is traced at the line
-// of the user's code that called it, not inside rt or generated code.
+// TestTraceCallSite checks that a generated Enqueue and the device-global
+// accessors are traced at the exact line of the user's code that called
+// them, not inside rt or generated code.
 func TestTraceCallSite(t *testing.T) {
 	tr := trace.New()
 	var rec trace.Recorder
@@ -37,24 +39,46 @@ func TestTraceCallSite(t *testing.T) {
 	}
 	defer ctx.Close()
 	q := ctx.Queue()
-	for i := 0; i < 3; i++ {
-		if _, err := (&Count{Per: 1}).Enqueue(q, rt.Range1(4)); err != nil { // the traced line
-			t.Fatal(err)
+	var b4 [4]byte
+	// Each call is on the line of its table entry, which line() returns.
+	tests := []struct {
+		name string // the node's command name
+		line int
+		do   func() error
+	}{
+		{"count", line(), func() error { _, err := (&Count{Per: 1}).Enqueue(q, rt.Range1(4)); return err }},
+		{"write device global", line(), func() error { return Counter.Write(q, 5) }},
+		{"read device global", line(), func() error { _, err := P.Read(q); return err }},
+		{"write device global", line(), func() error { return Seen.WriteAt(q, 0, b4[:]) }},
+		{"read device global", line(), func() error { return Steps.ReadAt(q, 0, b4[:]) }},
+	}
+	for _, tt := range tests {
+		for range 3 {
+			if err := tt.do(); err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
 		}
 	}
 	if err := q.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	want := make(map[int]string)
+	for _, tt := range tests {
+		want[tt.line] = tt.name
+	}
 	for _, n := range tr.Nodes() {
-		if n.Name == "count" {
-			found = true
-			if !strings.HasSuffix(n.File, "main_test.go") || !strings.Contains(n.Func, "TestTraceCallSite") {
-				t.Errorf("count traced at %s (%s:%d), want this test", n.Func, n.File, n.Line)
-			}
+		if !strings.HasSuffix(n.File, "main_test.go") || want[n.Line] != n.Name || !strings.Contains(n.Func, "TestTraceCallSite") {
+			t.Errorf("%s traced at %s (%s:%d), want this test at one of the lines %v", n.Name, n.Func, n.File, n.Line, want)
 		}
+		delete(want, n.Line)
 	}
-	if !found {
-		t.Errorf("no node for kernel count among %d nodes", len(tr.Nodes()))
+	if len(want) != 0 {
+		t.Errorf("no node for the calls at lines %v", want)
 	}
+}
+
+// line returns the line of its caller.
+func line() int {
+	_, _, l, _ := runtime.Caller(1)
+	return l
 }

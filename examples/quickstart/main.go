@@ -32,12 +32,13 @@ func main() {
 	}
 }
 
-func run(n int) error {
+func run(n int) (err error) {
 	ctx, err := rt.Open()
 	if err != nil {
 		return err
 	}
-	defer ctx.Close()
+	// Close reports what went wrong at the end, a trace's write errors too.
+	defer func() { err = errors.Join(err, ctx.Close()) }()
 	dev := ctx.Devices()[0]
 	fmt.Printf("device: %s, %s, %d compute units\n", dev.Label(), dev.Version, dev.ComputeUnits)
 

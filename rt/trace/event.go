@@ -38,6 +38,15 @@ const (
 	MemRelease
 	// CacheEvent records a kernel/program cache event (Cache.Op).
 	CacheEvent
+	// UserRange records a range of Go code that the user named
+	// (Tracer.Range), at its end: Event.Name, from Event.Begin to
+	// Event.Time. It is delivered on StreamTask.
+	UserRange
+	// UserMark records an instant that the user named (Tracer.Mark):
+	// Event.Name at Event.Time. It is delivered on StreamTask.
+	UserMark
+
+	numKinds = iota + 1 // the number of kinds, 0 included
 )
 
 var kindNames = [...]string{
@@ -50,6 +59,8 @@ var kindNames = [...]string{
 	MemAlloc:     "mem_alloc",
 	MemRelease:   "mem_release",
 	CacheEvent:   "cache",
+	UserRange:    "range",
+	UserMark:     "mark",
 }
 
 // String returns the name of k as used in logs and trace files, such as
@@ -175,6 +186,18 @@ type Task struct {
 	DevStart, DevEnd int64
 }
 
+// Sampled reports whether the Tracer asks for the device times of the
+// task: one instance in N of each node (Tracer.SetDeviceSampling), from the
+// first. The runtime profiles only those commands. It is false for the
+// zero Task.
+func (tk *Task) Sampled() bool {
+	if tk.ID == 0 {
+		return false
+	}
+	every := uint64(tk.Queue.t.every.Load())
+	return every > 0 && (tk.Instance-1)%every == 0
+}
+
 // Mem describes a memory event.
 type Mem struct {
 	// Tag and TagName identify the allocation tag (0 and "" when untagged).
@@ -212,6 +235,7 @@ type Cache struct {
 //   - EdgeCreate: From (the source task) and Task (the target), Implicit.
 //   - MemAlloc, MemRelease: Device, Mem.
 //   - CacheEvent: Device, Cache.
+//   - UserRange: Name, Begin (and Time, its end); UserMark: Name.
 //
 // Time is the host time of the event on the Tracer's clock. Pointer fields
 // refer to objects shared by the Tracer and must not be modified.
@@ -230,4 +254,8 @@ type Event struct {
 	From   Task
 	Mem    Mem
 	Cache  Cache
+	// Name and Begin describe a user range or mark: its name, and the
+	// host time at which the range began.
+	Name  string
+	Begin int64
 }

@@ -38,3 +38,34 @@ func Example() {
 	_, err = trace.ReadSummary(path)
 	fmt.Println(err)
 }
+
+// Ranges name parts of a program on the host track, with the commands
+// enqueued inside them nested under them; marks name instants. A Recorder
+// shows the events, which a range emits when it ends.
+func ExampleTracer_Range() {
+	tr := trace.New()
+	rec := &trace.Recorder{}
+	tr.Subscribe(rec)
+	q := tr.Device(0, "gpu0").Queue(0, "default", true)
+
+	solve := tr.Range("solve")
+	for i := 0; i < 2; i++ {
+		step := tr.Range("step")
+		tk := q.Begin(trace.Kernel, "hotspot_step", 0)
+		tk.End()
+		step.End()
+	}
+	tr.Mark("converged")
+	solve.End()
+
+	for _, e := range rec.Events() {
+		if e.Kind == trace.UserRange || e.Kind == trace.UserMark {
+			fmt.Println(e.Kind, e.Name)
+		}
+	}
+	// Output:
+	// range step
+	// range step
+	// mark converged
+	// range solve
+}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -14,6 +15,7 @@ type logger struct {
 	f      *os.File
 	buf    []byte
 	closed bool
+	err    error // the first write error, returned by Close
 }
 
 func newLogger(w io.Writer, f *os.File) *logger { return &logger{w: w, f: f} }
@@ -26,14 +28,18 @@ func NewLogger(w io.Writer) Subscriber { return newLogger(w, nil) }
 func (l *logger) HandleEvent(e Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.closed || l.err != nil {
 		return
 	}
 	l.buf = AppendEvent(l.buf[:0], &e)
 	l.buf = append(l.buf, '\n')
-	l.w.Write(l.buf)
+	if _, err := l.w.Write(l.buf); err != nil {
+		l.err = err
+	}
 }
 
+// Close closes the file, if the logger has one, and returns the first
+// error of writing or closing it; the logger stops writing at the first.
 func (l *logger) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -42,7 +48,12 @@ func (l *logger) Close() error {
 	}
 	l.closed = true
 	if l.f != nil {
-		return l.f.Close()
+		if err := l.f.Close(); err != nil && l.err == nil {
+			l.err = err
+		}
+	}
+	if l.err != nil {
+		return fmt.Errorf("trace: log: %w", l.err)
 	}
 	return nil
 }
@@ -99,6 +110,15 @@ func AppendEvent(b []byte, e *Event) []byte {
 		} else {
 			b = append(b, " driver"...)
 		}
+	case UserRange:
+		b = append(b, " name="...)
+		b = append(b, e.Name...)
+		b = append(b, " duration="...)
+		b = appendMicros(b, e.Time-e.Begin)
+		b = append(b, "µs"...)
+	case UserMark:
+		b = append(b, " name="...)
+		b = append(b, e.Name...)
 	case CacheEvent:
 		b = append(b, " device="...)
 		b = append(b, e.Device.Name...)

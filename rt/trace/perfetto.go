@@ -1,11 +1,11 @@
 package trace
 
 import (
-	"bufio"
 	"io"
 	"os"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -18,6 +18,7 @@ const (
 	catCache  = "cache"
 	catDep    = "dep"
 	catLaunch = "launch"
+	catRange  = "range"
 )
 
 // Track ids (Chrome trace "tid") of the perfetto subscriber.
@@ -28,6 +29,19 @@ const (
 	maxLaneOf   = 1 << 20
 	memTidBase  = 1_000_000
 	cacheTidBas = 2_000_000
+	rangeTid    = 3_000_000 // user ranges and marks before any queue exists
+)
+
+// The perfetto subscriber hands its batch of events to its writer
+// goroutine when it holds batchSize events, and the writer takes it at
+// least every flushEvery when it holds any; at most flushDepth batches wait
+// to be written.
+const (
+	batchSize  = 1024
+	flushEvery = 50 * time.Millisecond
+	flushDepth = 4
+	maxBatches = flushDepth + 2 // queued, being written, being filled
+	maxSpare   = 64             // emptied edge lists kept for reuse
 )
 
 // perfetto is the built-in "perfetto" subscriber. It writes Chrome trace
@@ -42,33 +56,60 @@ const (
 //     from the middle of the source's host slice to the middle of the
 //     target's, and each launch a flow (cat "launch") from the host slice
 //     to the device slice;
+//   - user ranges (Tracer.Range) are slices (cat "range") and marks
+//     (Tracer.Mark) instant events on the host track of every queue, so
+//     that the commands enqueued within a range nest under it;
 //   - names are metadata events ("M" process_name and thread_name).
 //
-// Slices are written when they end, so the file is valid JSON only after
-// Close. Slices that overlap on one queue (concurrent enqueues from several
-// goroutines) go to extra lanes, named "QUEUE #2" and so on, so that every
-// track nests properly.
+// The file is in the JSON Array Format, whose closing "]" may be missing.
+// HandleEvent only copies the event into a batch; a goroutine of the
+// subscriber's own formats the batches and writes them, whole events only,
+// when a batch fills and at least every 50 ms. So the traced goroutines pay
+// for a copy, and a process that exits without closing the tracer
+// (os.Exit, log.Fatal, a crash) leaves a file that loads, missing at most
+// its last 50 ms. Slices are written when they end. Slices that overlap on
+// one queue (concurrent enqueues from several goroutines) go to extra
+// lanes, named "QUEUE #2" and so on, so that every track nests properly.
 type perfetto struct {
-	mu      sync.Mutex
-	w       *bufio.Writer
+	mu     sync.Mutex // guards batch, nbatch and closed
+	batch  []Event    // events not yet handed to the writer
+	nbatch int        // batches made, at most maxBatches
+	closed bool
+
+	full chan []Event  // batches for the writer goroutine, in order
+	free chan []Event  // formatted batches, for reuse
+	stop chan struct{} // closed by Close to end the writer
+	done chan struct{} // closed by the writer when it ends
+	once sync.Once     // Close
+	err  error         // Close's error
+
+	// The writer goroutine's state, and Close's once the writer has ended.
+	w       io.Writer
 	f       *os.File
-	buf     []byte
+	out     []byte // formatted events not yet written
+	werr    error  // the first write error
 	n       int
-	closed  bool
-	err     error
 	named   map[[2]int]bool
 	lanes   map[[2]int][]int64 // (pid, queue seq) -> end of last slice per lane
 	laneOf  map[[2]uint64]int  // (pid, task id) -> lane, for lanes other than 0
 	pending map[uint64][]Event // edges by target task id, until the target ends
+	spare   [][]Event          // emptied lists of pending, for reuse
 	live    map[*Device]int64  // driver bytes per device
 	static  map[*Node][]byte   // per-node tail of slice events
+	hosts   []int              // host tids of lane 0 of every queue, for ranges
 	flow    uint64
 }
 
 func newPerfetto(w io.Writer, f *os.File) *perfetto {
 	p := &perfetto{
-		w:       bufio.NewWriterSize(w, 64<<10),
+		w:       w,
 		f:       f,
+		batch:   make([]Event, 0, batchSize),
+		nbatch:  1,
+		full:    make(chan []Event, flushDepth),
+		free:    make(chan []Event, maxBatches),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
 		named:   make(map[[2]int]bool),
 		lanes:   make(map[[2]int][]int64),
 		laneOf:  make(map[[2]uint64]int),
@@ -76,24 +117,127 @@ func newPerfetto(w io.Writer, f *os.File) *perfetto {
 		live:    make(map[*Device]int64),
 		static:  make(map[*Node][]byte),
 	}
-	p.w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
+	p.out = append(p.out, '[')
 	p.meta(hostPid, 0, "process_name", "dgen host")
+	p.writeOut()
+	go p.writer()
 	return p
 }
 
-// HandleEvent implements Subscriber.
+// Wants implements KindSubscriber: a slice is drawn from the event that
+// ends it, and a node from its tasks.
+func (p *perfetto) Wants(k Kind) bool {
+	return k != GraphCreate && k != NodeCreate && k != TaskBegin
+}
+
+// HandleEvent implements Subscriber: it keeps the event for the writer
+// goroutine.
 func (p *perfetto) HandleEvent(e Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed || p.err != nil {
+	if !p.Wants(e.Kind) {
 		return
 	}
+	p.mu.Lock()
+	if !p.closed {
+		p.batch = append(p.batch, e)
+		if len(p.batch) == cap(p.batch) {
+			p.handOff()
+		}
+	}
+	p.mu.Unlock()
+}
+
+// handOff queues the batch for the writer goroutine and starts a new one.
+// At most maxBatches batches exist: when all are queued or being written it
+// waits for one, so that producers faster than the file wait for it rather
+// than grow memory without bound. Called with p.mu held.
+func (p *perfetto) handOff() {
+	if len(p.batch) == 0 {
+		return
+	}
+	p.full <- p.batch
+	if p.nbatch < maxBatches {
+		select {
+		case b := <-p.free:
+			p.batch = b
+		default:
+			p.nbatch++
+			p.batch = make([]Event, 0, batchSize)
+		}
+		return
+	}
+	p.batch = <-p.free
+}
+
+// canHandOff reports whether handOff would not wait. Called with p.mu
+// held.
+func (p *perfetto) canHandOff() bool {
+	return len(p.full) < cap(p.full) && (p.nbatch < maxBatches || len(p.free) > 0)
+}
+
+// writer formats and writes the queued batches in order, and every
+// flushEvery the batch being filled, until Close.
+func (p *perfetto) writer() {
+	defer close(p.done)
+	tick := time.NewTicker(flushEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case b := <-p.full:
+			p.writeBatch(b)
+		case <-tick.C:
+			// A producer waiting in handOff holds p.mu; the queue is
+			// written first, on the next turns of the loop.
+			if p.mu.TryLock() {
+				if !p.closed && p.canHandOff() {
+					p.handOff()
+				}
+				p.mu.Unlock()
+			}
+		case <-p.stop:
+			for {
+				select {
+				case b := <-p.full:
+					p.writeBatch(b)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// writeBatch formats the events of b, writes them and keeps b for reuse.
+func (p *perfetto) writeBatch(b []Event) {
+	for i := range b {
+		p.format(&b[i])
+	}
+	p.writeOut()
+	clear(b) // drop the references to names and nodes
+	p.free <- b[:0]
+}
+
+// writeOut writes the formatted events unless a write failed before.
+func (p *perfetto) writeOut() {
+	if p.werr == nil && len(p.out) > 0 {
+		if _, err := p.w.Write(p.out); err != nil {
+			p.werr = err
+		}
+	}
+	p.out = p.out[:0]
+}
+
+// format appends the JSON of e to p.out.
+func (p *perfetto) format(e *Event) {
 	switch e.Kind {
 	case EdgeCreate:
 		if e.Task.HostEnd != 0 {
-			p.edge(&e)
+			p.edge(e)
 		} else {
-			p.pending[e.Task.ID] = append(p.pending[e.Task.ID], e)
+			edges, ok := p.pending[e.Task.ID]
+			if !ok && len(p.spare) > 0 {
+				edges, p.spare = p.spare[len(p.spare)-1], p.spare[:len(p.spare)-1]
+			}
+			p.pending[e.Task.ID] = append(edges, *e)
 		}
 	case TaskEnd:
 		tk := &e.Task
@@ -104,6 +248,10 @@ func (p *perfetto) HandleEvent(e Event) {
 			for i := range edges {
 				edges[i].Task = *tk
 				p.edge(&edges[i])
+			}
+			if len(p.spare) < maxSpare {
+				clear(edges)
+				p.spare = append(p.spare, edges[:0])
 			}
 		}
 	case TaskComplete:
@@ -155,6 +303,8 @@ func (p *perfetto) HandleEvent(e Event) {
 			b = append(b, "}}"...)
 		}
 		p.end(b)
+	case UserRange, UserMark:
+		p.userEvent(e)
 	case CacheEvent:
 		d := e.Device
 		tid := cacheTidBas + d.Seq
@@ -179,6 +329,32 @@ func (p *perfetto) HandleEvent(e Event) {
 		b = append(b, `,"key":"`...)
 		b = appendHex(b, e.Cache.Key)
 		b = append(b, `"}}`...)
+		p.end(b)
+	}
+}
+
+// userEvent writes a user range or mark on the host track (lane 0) of
+// every queue seen so far, or on a track of its own before any.
+func (p *perfetto) userEvent(e *Event) {
+	tids := p.hosts
+	if len(tids) == 0 {
+		p.threadName(hostPid, rangeTid, "user ranges")
+		tids = []int{rangeTid}
+	}
+	for _, tid := range tids {
+		b := p.begin()
+		if e.Kind == UserRange {
+			b = append(b, `{"ph":"X","cat":"range","name":`...)
+			b = appendJSONString(b, e.Name)
+			b = p.pos(b, hostPid, tid, e.Begin)
+			b = append(b, `,"dur":`...)
+			b = appendMicros(b, e.Time-e.Begin)
+		} else {
+			b = append(b, `{"ph":"i","s":"t","cat":"range","name":`...)
+			b = appendJSONString(b, e.Name)
+			b = p.pos(b, hostPid, tid, e.Time)
+		}
+		b = append(b, '}')
 		p.end(b)
 	}
 }
@@ -240,6 +416,9 @@ func (p *perfetto) queueTid(pid int, q *Queue, lane int) int {
 		name := "queue " + q.Name
 		if pid == hostPid {
 			name += " (" + q.Device.Name + ")"
+			if lane == 0 {
+				p.hosts = append(p.hosts, tid)
+			}
 		}
 		if lane > 0 {
 			name += " #" + strconv.Itoa(lane+1)
@@ -343,9 +522,10 @@ func (p *perfetto) pos(b []byte, pid, tid int, ts int64) []byte {
 	return appendMicros(b, ts)
 }
 
-// begin returns the buffer for the next event, with its separator.
+// begin returns the buffer to append the next event to, with its
+// separator: the unwritten events, so that an event is formatted in place.
 func (p *perfetto) begin() []byte {
-	b := p.buf[:0]
+	b := p.out
 	if p.n > 0 {
 		b = append(b, ',')
 	}
@@ -353,35 +533,35 @@ func (p *perfetto) begin() []byte {
 	return append(b, '\n')
 }
 
-func (p *perfetto) end(b []byte) {
-	p.buf = b
-	if _, err := p.w.Write(b); err != nil && p.err == nil {
-		p.err = err
-	}
+// end takes back the buffer with the event appended.
+func (p *perfetto) end(b []byte) { p.out = b }
+
+// Close ends the JSON array, waits for the writer to write everything and
+// closes the file. It returns the first error of writing or closing the
+// file. Edges whose target never ended are dropped.
+func (p *perfetto) Close() error {
+	p.once.Do(p.close)
+	return p.err
 }
 
-// Close ends the JSON document, flushes it and closes the file. Edges whose
-// target never ended are dropped.
-func (p *perfetto) Close() error {
+func (p *perfetto) close() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return p.err
-	}
 	p.closed = true
-	p.w.WriteString("\n]}\n")
-	if err := p.w.Flush(); err != nil && p.err == nil {
-		p.err = err
-	}
+	p.handOff()
+	p.mu.Unlock()
+	close(p.stop)
+	<-p.done
+	p.out = append(p.out, "\n]\n"...)
+	p.writeOut()
+	err := p.werr
 	if p.f != nil {
-		if err := p.f.Close(); err != nil && p.err == nil {
-			p.err = err
+		if cerr := p.f.Close(); err == nil {
+			err = cerr
 		}
 	}
-	if p.err != nil {
-		p.err = &writeError{err: p.err}
+	if err != nil {
+		p.err = &writeError{err: err}
 	}
-	return p.err
 }
 
 type writeError struct{ err error }

@@ -3,7 +3,9 @@ package trace
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -24,48 +26,107 @@ func (s Spec) String() string {
 	return s.Name + ":" + s.Path
 }
 
-// ParseSpec parses a subscriber spec, the value of DGEN_TRACE: a
-// comma-separated list of items, each "perfetto:PATH", "summary",
-// "summary:PATH", "log" or "log:PATH". Spaces around items are ignored; an
-// empty or blank spec selects nothing (tracing off). An empty item, an
-// unknown name, perfetto without a path, and an item given twice are errors.
-// Paths cannot contain commas.
-func ParseSpec(spec string) ([]Spec, error) {
+// Options is a parsed DGEN_TRACE value.
+type Options struct {
+	// Subscribers are the built-in subscribers selected.
+	Subscribers []Spec
+	// DeviceEvery is the device-time sampling that the item "device="
+	// selects (see Tracer.SetDeviceSampling): 0 (the default: the host-side
+	// task graph only, no profiling), N for one command in N per node, 1
+	// (written "device=all") for every command.
+	DeviceEvery int
+}
+
+// ParseOptions parses a DGEN_TRACE value: a comma-separated list of items,
+// each a subscriber ("perfetto:PATH", "summary", "summary:PATH", "log" or
+// "log:PATH") or the device-time sampling ("device=N", "device=all" for
+// every command, "device=0" or "device=off" for none). Spaces around items
+// are ignored; an empty or blank spec selects nothing (tracing off). An
+// empty item, an unknown name, perfetto without a path, an item given
+// twice, and a device setting without a subscriber are errors. Paths
+// cannot contain commas.
+func ParseOptions(spec string) (Options, error) {
+	var o Options
 	if strings.TrimSpace(spec) == "" {
-		return nil, nil
+		return o, nil
 	}
-	var out []Spec
+	sawDevice := false
 	for i, item := range strings.Split(spec, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
-			return nil, fmt.Errorf("trace: %s=%q: item %d is empty", EnvVar, spec, i+1)
+			return Options{}, fmt.Errorf("trace: %s=%q: item %d is empty", EnvVar, spec, i+1)
 		}
-		name, path, hasPath := strings.Cut(item, ":")
-		name = strings.TrimSpace(name)
-		s := Spec{Name: name, Path: path}
-		switch name {
-		case "perfetto":
-			if path == "" {
-				return nil, fmt.Errorf("trace: %s=%q: item %q needs a file: perfetto:PATH", EnvVar, spec, item)
+		if v, ok := strings.CutPrefix(item, "device="); ok {
+			if sawDevice {
+				return Options{}, fmt.Errorf("trace: %s=%q: device= is given twice", EnvVar, spec)
 			}
-		case "summary", "log":
-			if hasPath && path == "" {
-				return nil, fmt.Errorf("trace: %s=%q: item %q has an empty path: write %s or %s:PATH", EnvVar, spec, item, name, name)
+			n, err := parseEvery(v)
+			if err != nil {
+				return Options{}, fmt.Errorf("trace: %s=%q: %w", EnvVar, spec, err)
 			}
-		default:
-			return nil, fmt.Errorf("trace: %s=%q: unknown subscriber %q (want perfetto:PATH, summary[:PATH] or log[:PATH])", EnvVar, spec, name)
+			o.DeviceEvery, sawDevice = n, true
+			continue
 		}
-		for _, prev := range out {
+		s, err := parseSubscriber(item)
+		if err != nil {
+			return Options{}, fmt.Errorf("trace: %s=%q: %w", EnvVar, spec, err)
+		}
+		for _, prev := range o.Subscribers {
 			if prev == s {
-				return nil, fmt.Errorf("trace: %s=%q: %q is given twice", EnvVar, spec, item)
+				return Options{}, fmt.Errorf("trace: %s=%q: %q is given twice", EnvVar, spec, item)
 			}
 			if s.Path != "" && prev.Path == s.Path {
-				return nil, fmt.Errorf("trace: %s=%q: %q and %q write the same file", EnvVar, spec, prev.String(), s.String())
+				return Options{}, fmt.Errorf("trace: %s=%q: %q and %q write the same file", EnvVar, spec, prev.String(), s.String())
 			}
 		}
-		out = append(out, s)
+		o.Subscribers = append(o.Subscribers, s)
 	}
-	return out, nil
+	if sawDevice && len(o.Subscribers) == 0 {
+		return Options{}, fmt.Errorf("trace: %s=%q: device= needs a subscriber (perfetto:PATH, summary or log)", EnvVar, spec)
+	}
+	return o, nil
+}
+
+// ParseSpec parses a DGEN_TRACE value as ParseOptions does and returns its
+// subscribers.
+func ParseSpec(spec string) ([]Spec, error) {
+	o, err := ParseOptions(spec)
+	return o.Subscribers, err
+}
+
+// parseEvery parses the value of a device= item.
+func parseEvery(v string) (int, error) {
+	switch v {
+	case "all":
+		return 1, nil
+	case "off", "none":
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > math.MaxInt32 {
+		return 0, fmt.Errorf("device=%s: want a count of commands (device=16), all or off", v)
+	}
+	return n, nil
+}
+
+// parseSubscriber parses a subscriber item.
+func parseSubscriber(item string) (Spec, error) {
+	name, path, hasPath := strings.Cut(item, ":")
+	name = strings.TrimSpace(name)
+	s := Spec{Name: name, Path: path}
+	switch name {
+	case "perfetto":
+		if path == "" {
+			return s, fmt.Errorf("item %q needs a file: perfetto:PATH", item)
+		}
+	case "summary", "log":
+		if hasPath && path == "" {
+			return s, fmt.Errorf("item %q has an empty path: write %s or %s:PATH", item, name, name)
+		}
+	default:
+		return s, fmt.Errorf("unknown subscriber %q (want perfetto:PATH, summary[:PATH], log[:PATH] or device=N)", name)
+	}
+	return s, nil
 }
 
 // subCloser is a built-in subscriber.

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,6 +63,12 @@ func (s *Summary) row(n *Node) *Row {
 		s.rows[n.ID] = r
 	}
 	return r
+}
+
+// Wants implements KindSubscriber: a summary reads nodes and the events
+// that end a task's host and device times.
+func (s *Summary) Wants(k Kind) bool {
+	return k == NodeCreate || k == TaskEnd || k == TaskComplete
 }
 
 // HandleEvent implements Subscriber.
@@ -163,6 +170,9 @@ func (s *summaryWriter) Close() error {
 				err = cerr
 			}
 		}
+		if err != nil {
+			err = fmt.Errorf("trace: summary: %w", err)
+		}
 	})
 	return err
 }
@@ -181,17 +191,15 @@ func SummarizeFile(path string, w io.Writer) error {
 // ReadSummary reads a trace written by the perfetto subscriber and returns
 // its summary.
 func ReadSummary(path string) (*Summary, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
-	defer f.Close()
-	var file struct {
-		TraceEvents []fileEvent `json:"traceEvents"`
-	}
-	if err := json.NewDecoder(f).Decode(&file); err != nil {
+	events, err := decodeEvents(data)
+	if err != nil {
 		return nil, fmt.Errorf("trace: %s: not a dgen trace file: %w", path, err)
 	}
+	file := struct{ TraceEvents []fileEvent }{events}
 	s := &Summary{rows: make(map[uint64]*Row)}
 	for i := range file.TraceEvents {
 		e := &file.TraceEvents[i]
@@ -217,6 +225,27 @@ func ReadSummary(path string) (*Summary, error) {
 		}
 	}
 	return s, nil
+}
+
+// decodeEvents decodes the events of a trace file in either of Chrome's
+// formats: the JSON Object Format ({"traceEvents":[...]}) or the JSON Array
+// Format, whose closing "]" may be missing, as it is in the file of a
+// process that exited without closing its tracer.
+func decodeEvents(data []byte) ([]fileEvent, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '{' {
+		var file struct {
+			TraceEvents []fileEvent `json:"traceEvents"`
+		}
+		err := json.Unmarshal(data, &file)
+		return file.TraceEvents, err
+	}
+	if len(data) > 0 && data[0] == '[' && data[len(data)-1] != ']' {
+		data = append(bytes.TrimRight(data, ", \t\r\n"), ']')
+	}
+	var events []fileEvent
+	err := json.Unmarshal(data, &events)
+	return events, err
 }
 
 // fileEvent is the part of a trace file event that ReadSummary reads.

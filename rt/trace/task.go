@@ -16,9 +16,11 @@ import (
 // command's name otherwise: "read", a device global's name, ...). skip
 // selects the Go source location recorded: 0 is the function that calls
 // Begin, 1 its caller, and so on, as the runtime's call depth requires to
-// reach user code. The location is cached by program counter, so a call site
-// is symbolised once. q must not be nil: a Tracer without subscribers still
-// hands out queues, so the runtime always has one.
+// reach user code. The call site is found by a walk of a few frame
+// pointers and a lookup of their return addresses in a cache, so a site is
+// located with runtime.Callers and symbolised only on its first visit. q
+// must not be nil: a Tracer without subscribers still hands out queues, so
+// the runtime always has one.
 func (q *Queue) Begin(kind CmdKind, name string, skip int) Task {
 	if q.task.subs.Load() == nil {
 		return Task{}
@@ -27,39 +29,45 @@ func (q *Queue) Begin(kind CmdKind, name string, skip int) Task {
 }
 
 func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
-	sp := q.task.subs.Load()
-	if sp == nil {
-		return Task{}
-	}
-	subs := *sp
-	var pcs [1]uintptr
-	// Callers' frame 0 is Callers itself, 1 is begin, 2 is Begin, 3 is
-	// Begin's caller. Inlined frames count as frames, so inlining of
-	// Begin does not change the count.
-	var pc uintptr
-	if runtime.Callers(skip+3, pcs[:]) == 1 {
-		pc = pcs[0]
-	}
 	t := q.t
-	n := t.node(pc, kind, name)
+	// The frames from begin up to the call site and a little beyond key
+	// the site cache; only a miss pays for runtime.Callers.
+	var key siteKey
+	depth := 0
+	if d := skip + 3 + siteMargin; d <= keyDepth {
+		depth = fpCallers(&key, d)
+	}
+	n := t.lookupSite(&key, depth, kind, name)
+	if n == nil {
+		// Callers' frame 0 is Callers itself, 1 is begin, 2 is Begin, 3
+		// is Begin's caller. Inlined frames count as frames, so inlining
+		// of Begin does not change the count.
+		var pcs [1]uintptr
+		var pc uintptr
+		if runtime.Callers(skip+3, pcs[:]) == 1 {
+			pc = pcs[0]
+		}
+		n = t.newNode(&key, depth, pc, kind, name)
+	}
+	inst := n.instances.Add(1)
 	tk := Task{
 		ID:        t.nextTask.Add(1),
 		Node:      n,
 		Queue:     q,
-		Instance:  n.instances.Add(1),
+		Instance:  inst,
 		HostBegin: t.Now(),
 	}
-	e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk}
-	deliver(subs, &e)
+	if subs := q.task.wanting(TaskBegin); subs != nil {
+		e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk}
+		deliver(subs, &e)
+	}
 	if q.InOrder {
 		q.mu.Lock()
 		prev := q.last
 		q.last = tk
 		q.mu.Unlock()
-		if prev.ID != 0 {
-			e.Kind = EdgeCreate
-			e.Implicit = true
-			e.From = prev
+		if subs := q.task.wanting(EdgeCreate); prev.ID != 0 && subs != nil {
+			e := Event{Kind: EdgeCreate, Implicit: true, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk, From: prev}
 			deliver(subs, &e)
 		}
 	}
@@ -67,8 +75,9 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
 }
 
 // DependsOn records that the task must wait for from (an entry of its wait
-// list): it emits EdgeCreate. It does nothing for a zero task or a zero from
-// (a command enqueued while tracing was off).
+// list): it emits EdgeCreate, at the task's HostBegin, so that it reads no
+// clock. It does nothing for a zero task or a zero from (a command enqueued
+// while tracing was off).
 func (tk *Task) DependsOn(from Task) {
 	if tk.ID != 0 && from.ID != 0 {
 		tk.dependsOn(&from)
@@ -77,12 +86,13 @@ func (tk *Task) DependsOn(from Task) {
 
 func (tk *Task) dependsOn(from *Task) {
 	t := tk.Queue.t
-	subs := t.task.subs.Load()
+	subs := t.task.wanting(EdgeCreate)
 	if subs == nil {
 		return
 	}
-	e := Event{Kind: EdgeCreate, Stream: t.task, Time: t.Now(), Device: tk.Queue.Device, Task: *tk, From: *from}
-	deliver(*subs, &e)
+	// The edge is part of the task's begin: its time, not a clock read.
+	e := Event{Kind: EdgeCreate, Stream: t.task, Time: tk.HostBegin, Device: tk.Queue.Device, Task: *tk, From: *from}
+	deliver(subs, &e)
 }
 
 // End marks the end of the task's host-side enqueue: it sets tk.End (always
@@ -108,12 +118,10 @@ func (tk *Task) end() {
 		}
 		q.mu.Unlock()
 	}
-	subs := t.task.subs.Load()
-	if subs == nil {
-		return
+	if subs := t.task.wanting(TaskEnd); subs != nil {
+		e := Event{Kind: TaskEnd, Stream: t.task, Time: now, Device: q.Device, Task: *tk}
+		deliver(subs, &e)
 	}
-	e := Event{Kind: TaskEnd, Stream: t.task, Time: now, Device: q.Device, Task: *tk}
-	deliver(*subs, &e)
 }
 
 // Complete reports the device execution times of the task, start and end in
@@ -135,12 +143,10 @@ func (tk *Task) complete(start, end int64) {
 	if tk.DevEnd <= tk.DevStart {
 		tk.DevEnd = tk.DevStart + 1
 	}
-	subs := t.task.subs.Load()
-	if subs == nil {
-		return
+	if subs := t.task.wanting(TaskComplete); subs != nil {
+		e := Event{Kind: TaskComplete, Stream: t.task, Time: t.Now(), Device: d, Task: *tk}
+		deliver(subs, &e)
 	}
-	e := Event{Kind: TaskComplete, Stream: t.task, Time: t.Now(), Device: d, Task: *tk}
-	deliver(*subs, &e)
 }
 
 // MemAlloc emits a MemAlloc event for the device. It costs one atomic load
@@ -174,35 +180,72 @@ func (d *Device) emit(e Event) {
 	if e.Kind == CacheEvent {
 		s = d.t.cache
 	}
-	if subs := s.subs.Load(); subs != nil {
+	if subs := s.wanting(e.Kind); subs != nil {
 		e.Stream = s
 		e.Time = d.t.Now()
 		e.Device = d
-		deliver(*subs, &e)
+		deliver(subs, &e)
 	}
 }
 
-// node returns the node of (pc, kind, name), creating it and emitting
-// NodeCreate on first use. The fast path is one atomic load and one map
-// lookup keyed by the program counter; it allocates nothing.
-func (t *Tracer) node(pc uintptr, kind CmdKind, name string) *Node {
-	for _, n := range (*t.sites.Load())[pc] {
-		if n.Name == name && n.Kind == kind {
+// keyDepth is the largest number of frames that key the site cache; a
+// call site deeper than that above Begin is located with runtime.Callers
+// every time.
+const keyDepth = 16
+
+// siteMargin is the number of frames the site key covers beyond the call
+// site's depth in logical frames: wrapper frames (such as the wrappers of
+// generic instantiations) that runtime.Callers elides are in the frame
+// pointer chain, and push the call site up by one each.
+const siteMargin = 2
+
+// maxSites bounds the site cache, which is copied on every addition. A
+// call site reached through different chains of callers has one entry per
+// chain; past the bound, new chains are located with runtime.Callers every
+// time.
+const maxSites = 4096
+
+// siteKey is the key of the site cache: the return addresses of the frames
+// from Begin up to and a little beyond the call site, zero-padded. Equal
+// keys have equal call sites, whatever was inlined where.
+type siteKey [keyDepth]uintptr
+
+// hash returns a hash of the first depth entries of k, the key of the site
+// map: hashing these few words is cheaper than the map's hash of the whole
+// array.
+func (k *siteKey) hash(depth int) uint64 {
+	h := uint64(depth)
+	for _, pc := range k[:depth] {
+		h = (h ^ uint64(pc)) * 0x100000001b3
+	}
+	return h
+}
+
+// site is an entry of the site cache: a node and the key it was reached by.
+type site struct {
+	key  siteKey
+	node *Node
+}
+
+// lookupSite returns the cached node of (key, kind, name), or nil. It is
+// one atomic load and one map lookup, and allocates nothing.
+func (t *Tracer) lookupSite(key *siteKey, depth int, kind CmdKind, name string) *Node {
+	if depth == 0 {
+		return nil
+	}
+	for i, list := 0, (*t.sites.Load())[key.hash(depth)]; i < len(list); i++ {
+		if n := list[i].node; n.Name == name && n.Kind == kind && list[i].key == *key {
 			return n
 		}
 	}
-	return t.newNode(pc, kind, name)
+	return nil
 }
 
-func (t *Tracer) newNode(pc uintptr, kind CmdKind, name string) *Node {
+// newNode returns the node of (pc, kind, name), creating it and emitting
+// NodeCreate on first use, and caches it under key unless depth is 0.
+func (t *Tracer) newNode(key *siteKey, depth int, pc uintptr, kind CmdKind, name string) *Node {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	sites := *t.sites.Load()
-	for _, n := range sites[pc] {
-		if n.Name == name && n.Kind == kind {
-			return n
-		}
-	}
 	fn, file, line := "unknown", "unknown", 0
 	if pc != 0 {
 		fr, _ := runtime.CallersFrames([]uintptr{pc}).Next()
@@ -220,17 +263,27 @@ func (t *Tracer) newNode(pc uintptr, kind CmdKind, name string) *Node {
 		n = &Node{ID: id, Kind: kind, Name: name, Func: fn, File: file, Line: line}
 		t.nodes[id] = n
 		t.nodeList = append(t.nodeList, n)
-		if subs := t.task.subs.Load(); subs != nil {
+		if subs := t.task.wanting(NodeCreate); subs != nil {
 			e := Event{Kind: NodeCreate, Stream: t.task, Time: t.Now(), Node: n}
-			deliver(*subs, &e)
+			deliver(subs, &e)
+		}
+	}
+	sites := *t.sites.Load()
+	if depth == 0 || len(sites) >= maxSites {
+		return n
+	}
+	h := key.hash(depth)
+	for _, s := range sites[h] {
+		if s.node == n && s.key == *key {
+			return n
 		}
 	}
 	// Copy on write: readers never lock.
-	next := make(map[uintptr][]*Node, len(sites)+1)
+	next := make(map[uint64][]site, len(sites)+1)
 	for k, v := range sites {
 		next[k] = v
 	}
-	next[pc] = append(append([]*Node(nil), sites[pc]...), n)
+	next[h] = append(append([]site(nil), sites[h]...), site{key: *key, node: n})
 	t.sites.Store(&next)
 	return n
 }

@@ -13,9 +13,16 @@
 //
 // A trace point whose stream has no subscriber costs one atomic load and
 // allocates nothing. With subscribers, a steady-state task (a call site seen
-// before) allocates nothing either: source locations are captured with
-// runtime.Callers and cached by program counter, and events are value
-// structs passed to subscribers.
+// before) allocates nothing either: the call site is found by walking a few
+// frame pointers and looking the return addresses up in a cache, so
+// runtime.Callers and symbolisation run only on a new site; events are
+// value structs passed to subscribers, built only for the kinds that some
+// subscriber wants (KindSubscriber).
+//
+// Device times are optional (Tracer.SetDeviceSampling, DGEN_TRACE's
+// device=N): the task graph is complete without them, and the runtime
+// profiles only the commands of sampled tasks (Task.Sampled). Go code marks
+// its own ranges and instants with Tracer.Range and Tracer.Mark.
 //
 // The runtime uses the package as follows at every enqueue:
 //
@@ -23,10 +30,10 @@
 //	for _, w := range waitList {
 //		tk.DependsOn(w.task) // the trace.Task kept with each rt event
 //	}
-//	ev, err := backend.Enqueue(...)
+//	ev, err := backend.Enqueue(...) // with an event only if tk.Sampled()
 //	tk.End()
 //	ev.task = tk
-//	// later, when the OpenCL event completes with profiling information:
+//	// later, when a sampled command completes with profiling information:
 //	ev.task.Complete(start, end) // device clock, nanoseconds
 package trace
 
@@ -66,12 +73,43 @@ type Subscriber interface {
 	HandleEvent(e Event)
 }
 
+// A KindSubscriber is a Subscriber that receives only the kinds of events
+// for which Wants reports true. The Tracer asks when the subscriber joins
+// and does not build the events of kinds that no subscriber wants (the
+// perfetto and summary subscribers, for example, draw a task from its
+// TaskEnd and want no TaskBegin). Wants must not change its answers.
+type KindSubscriber interface {
+	Subscriber
+	Wants(k Kind) bool
+}
+
 // Stream is a named channel of events. Its trace points are enabled exactly
 // when it has at least one subscriber.
 type Stream struct {
-	name string
-	t    *Tracer
-	subs atomic.Pointer[[]Subscriber]
+	name  string
+	t     *Tracer
+	subs  atomic.Pointer[[]Subscriber]
+	kinds [numKinds]atomic.Pointer[[]Subscriber] // subs that want each kind
+}
+
+// wanting returns the subscribers of s that want events of kind k, or nil.
+func (s *Stream) wanting(k Kind) []Subscriber {
+	if int(k) >= len(s.kinds) {
+		if l := s.subs.Load(); l != nil {
+			return *l
+		}
+		return nil
+	}
+	if l := s.kinds[k].Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+// wants reports whether sub wants events of kind k.
+func wants(sub Subscriber, k Kind) bool {
+	ks, ok := sub.(KindSubscriber)
+	return !ok || int(k) >= numKinds || ks.Wants(k)
 }
 
 // Name returns the stream's name.
@@ -87,7 +125,7 @@ func (s *Stream) Emit(e Event) {
 	if s == nil {
 		return
 	}
-	subs := s.subs.Load()
+	subs := s.wanting(e.Kind)
 	if subs == nil {
 		return
 	}
@@ -95,7 +133,7 @@ func (s *Stream) Emit(e Event) {
 	if e.Time == 0 {
 		e.Time = s.t.Now()
 	}
-	deliver(*subs, &e)
+	deliver(subs, &e)
 }
 
 func deliver(subs []Subscriber, e *Event) {
@@ -132,7 +170,8 @@ type Tracer struct {
 
 	nextTask atomic.Uint64
 	queueSeq atomic.Uint64
-	sites    atomic.Pointer[map[uintptr][]*Node]
+	sites    atomic.Pointer[map[uint64][]site] // by siteKey.hash
+	every    atomic.Int32                      // device-time sampling: see SetDeviceSampling
 
 	mu       sync.Mutex // guards everything below
 	streams  map[string]*Stream
@@ -157,22 +196,24 @@ func New() *Tracer {
 	t.task = t.streamLocked(StreamTask)
 	t.mem = t.streamLocked(StreamMem)
 	t.cache = t.streamLocked(StreamCache)
-	empty := map[uintptr][]*Node{}
+	empty := map[uint64][]site{}
 	t.sites.Store(&empty)
 	return t
 }
 
-// Open returns a Tracer with the built-in subscribers selected by spec (see
-// ParseSpec); an empty spec gives a Tracer with none. Subscribers that print
+// Open returns a Tracer with the built-in subscribers and the device-time
+// sampling selected by spec (see ParseOptions); an empty spec gives a Tracer
+// with none. Subscribers that print
 // (summary and log without a path) write to stderr. Files named in spec are
 // created now, so that a bad path is reported when the context opens.
 func Open(spec string, stderr io.Writer) (*Tracer, error) {
-	specs, err := ParseSpec(spec)
+	o, err := ParseOptions(spec)
 	if err != nil {
 		return nil, err
 	}
 	t := New()
-	for _, sp := range specs {
+	t.SetDeviceSampling(o.DeviceEvery)
+	for _, sp := range o.Subscribers {
 		sub, err := sp.open(stderr)
 		if err != nil {
 			t.Close()
@@ -188,6 +229,19 @@ func Open(spec string, stderr io.Writer) (*Tracer, error) {
 // nanoseconds since the Tracer was created. Clock samples given to
 // Device.SyncClock use this clock.
 func (t *Tracer) Now() int64 { return int64(time.Since(t.start)) }
+
+// SetDeviceSampling sets which commands report device times, through
+// Task.Sampled: none when n is 0 (the default), else the first instance of
+// every node and one in n after it; 1 asks for every command. A runtime
+// context reads the setting when it opens: its queues profile only when it
+// is above 0, and then only sampled commands carry an event and profiling
+// queries. The host-side task graph (nodes, tasks with host times, edges,
+// memory and cache events) needs neither, so 0 costs the least. Negative
+// values count as 0.
+func (t *Tracer) SetDeviceSampling(n int) { t.every.Store(int32(max(0, min(n, math.MaxInt32)))) }
+
+// DeviceSampling returns the setting of SetDeviceSampling.
+func (t *Tracer) DeviceSampling() int { return int(t.every.Load()) }
 
 // Start returns the wall-clock time at which the Tracer's clock reads 0.
 func (t *Tracer) Start() time.Time { return t.start }
@@ -217,14 +271,23 @@ func (t *Tracer) streamLocked(name string) *Stream {
 
 // publishLocked recomputes the subscriber list of s.
 func (t *Tracer) publishLocked(s *Stream) {
-	if t.closed {
-		s.subs.Store(nil)
-		return
-	}
 	var list []Subscriber
 	for i := range t.subs {
-		if t.subs[i].wants(s.name) {
+		if !t.closed && t.subs[i].wants(s.name) {
 			list = append(list, t.subs[i].sub)
+		}
+	}
+	for k := range s.kinds {
+		var kl []Subscriber
+		for _, sub := range list {
+			if wants(sub, Kind(k)) {
+				kl = append(kl, sub)
+			}
+		}
+		if kl == nil {
+			s.kinds[k].Store(nil)
+		} else {
+			s.kinds[k].Store(&kl)
 		}
 	}
 	if len(list) == 0 {
@@ -251,9 +314,13 @@ func (t *Tracer) Subscribe(sub Subscriber, streams ...string) (unsubscribe func(
 		s.streams = append([]string(nil), streams...)
 	}
 	if s.wants(StreamTask) {
-		sub.HandleEvent(Event{Kind: GraphCreate, Stream: t.task, Time: t.Now(), Graph: t.graph})
+		if wants(sub, GraphCreate) {
+			sub.HandleEvent(Event{Kind: GraphCreate, Stream: t.task, Time: t.Now(), Graph: t.graph})
+		}
 		for _, n := range t.nodeList {
-			sub.HandleEvent(Event{Kind: NodeCreate, Stream: t.task, Time: t.Now(), Node: n})
+			if wants(sub, NodeCreate) {
+				sub.HandleEvent(Event{Kind: NodeCreate, Stream: t.task, Time: t.Now(), Node: n})
+			}
 		}
 	}
 	t.subs = append(t.subs, s)
@@ -294,7 +361,7 @@ func (t *Tracer) Close() error {
 	}
 	t.closed = true
 	for _, st := range t.streams {
-		st.subs.Store(nil)
+		t.publishLocked(st)
 	}
 	owned := t.owned
 	t.owned = nil

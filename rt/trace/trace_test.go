@@ -449,13 +449,12 @@ func readJSON(t *testing.T, path string) []jsonEvent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var file struct {
-		TraceEvents []jsonEvent `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(data, &file); err != nil {
+	// A closed file is a whole JSON array.
+	var events []jsonEvent
+	if err := json.Unmarshal(data, &events); err != nil {
 		t.Fatalf("trace file does not parse: %v", err)
 	}
-	return file.TraceEvents
+	return events
 }
 
 // checkPerfetto checks the structural properties of a written trace.

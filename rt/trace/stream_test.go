@@ -1,0 +1,285 @@
+package trace
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestPerfettoStreamed checks that the perfetto file holds the events
+// before Close, whole, in a form that loads without the closing bracket.
+func TestPerfettoStreamed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.json")
+	tr, err := Open("perfetto:"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	const iters = 5
+	workload(tr, iters)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events, err := decodeEvents(data)
+		if err != nil {
+			t.Fatalf("unclosed trace file does not load: %v\n%s", err, data)
+		}
+		host := 0
+		for _, e := range events {
+			if e.Ph == "X" && e.Cat == catHost {
+				host++
+			}
+		}
+		if host == 3*iters {
+			if strings.HasSuffix(strings.TrimSpace(string(data)), "]") {
+				t.Error("unclosed trace file ends with ]")
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d host slices written after 10 s, want %d", host, 3*iters)
+		}
+		time.Sleep(flushEvery)
+	}
+}
+
+// TestSubscriberWriteErrors checks that Close returns the write errors of
+// the built-in subscribers: /dev/full fails every write with ENOSPC.
+func TestSubscriberWriteErrors(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	for _, spec := range []string{"log:/dev/full", "perfetto:/dev/full", "summary:/dev/full"} {
+		t.Run(spec, func(t *testing.T) {
+			tr, err := Open(spec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			workload(tr, 3)
+			err = tr.Close()
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("Close() = %v, want an error wrapping ENOSPC", err)
+			}
+			name, _, _ := strings.Cut(spec, ":")
+			if !strings.Contains(err.Error(), name) {
+				t.Errorf("error %q does not name the %s subscriber", err, name)
+			}
+		})
+	}
+}
+
+// TestRanges checks user ranges and marks: their events, and the perfetto
+// slices that contain the commands enqueued within them.
+func TestRanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.json")
+	tr, err := Open("perfetto:"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &Recorder{}
+	tr.Subscribe(rec)
+	q := tr.Device(0, "gpu0").Queue(0, "q0", true)
+	enqueue(q, Write, "before") // names the queue's track
+	outer := tr.Range("solve")
+	inner := tr.Range("step")
+	enqueue(q, Kernel, "k")
+	tr.Mark("converged")
+	inner.End()
+	outer.End()
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range rec.Events() {
+		switch e.Kind {
+		case UserRange:
+			if e.Begin <= 0 || e.Time <= e.Begin {
+				t.Errorf("range %s from %d to %d", e.Name, e.Begin, e.Time)
+			}
+			got = append(got, "range "+e.Name)
+		case UserMark:
+			got = append(got, "mark "+e.Name)
+		}
+	}
+	if want := "mark converged,range step,range solve"; strings.Join(got, ",") != want {
+		t.Errorf("user events %q, want %q", strings.Join(got, ","), want)
+	}
+	evs := readJSON(t, path)
+	var k jsonEvent
+	ranges := map[string]jsonEvent{}
+	for _, e := range evs {
+		switch {
+		case e.Cat == catHost && e.Name == "k":
+			k = e
+		case e.Cat == catRange:
+			ranges[e.Name] = e
+		}
+	}
+	for _, name := range []string{"solve", "step"} {
+		r, ok := ranges[name]
+		if !ok || r.Ph != "X" {
+			t.Fatalf("no range slice %s in %v", name, ranges)
+		}
+		if r.Tid != k.Tid || r.Pid != k.Pid || r.Ts > k.Ts || r.Ts+r.Dur < k.Ts+k.Dur {
+			t.Errorf("range %s (pid %d tid %d, %v+%v) does not contain command k (pid %d tid %d, %v+%v)", name, r.Pid, r.Tid, r.Ts, r.Dur, k.Pid, k.Tid, k.Ts, k.Dur)
+		}
+	}
+	if m, ok := ranges["converged"]; !ok || m.Ph != "i" || m.Tid != k.Tid {
+		t.Errorf("mark converged: %+v, want an instant on the queue's track", m)
+	}
+	// Disabled: no subscriber, nothing emitted, nothing allocated.
+	off := New()
+	if n := testing.AllocsPerRun(100, func() { off.Range("r").End(); off.Mark("m") }); n != 0 {
+		t.Errorf("disabled range and mark allocate %v times", n)
+	}
+}
+
+// TestDeviceSampling checks which tasks are sampled for device times.
+func TestDeviceSampling(t *testing.T) {
+	tests := []struct {
+		every int
+		want  string // sampled instances of one node over 10 tasks
+	}{
+		{0, ""},
+		{1, "1 2 3 4 5 6 7 8 9 10"},
+		{4, "1 5 9"},
+		{16, "1"},
+		{-3, ""},
+	}
+	for _, tt := range tests {
+		f := newFixture()
+		f.t.SetDeviceSampling(tt.every)
+		var got []string
+		for range 10 {
+			tk := enqueue(f.in, Kernel, "k")
+			if tk.Sampled() {
+				got = append(got, strconvU(tk.Instance))
+			}
+		}
+		if s := strings.Join(got, " "); s != tt.want {
+			t.Errorf("SetDeviceSampling(%d): sampled instances %q, want %q", tt.every, s, tt.want)
+		}
+	}
+}
+
+func strconvU(v uint64) string { return strconv.FormatUint(v, 10) }
+
+func TestParseOptions(t *testing.T) {
+	tests := []struct {
+		spec      string
+		subs      int
+		every     int
+		wantError string
+	}{
+		{"perfetto:/tmp/t.json", 1, 0, ""},
+		{"perfetto:/tmp/t.json,device=16", 1, 16, ""},
+		{"summary, device=all", 1, 1, ""},
+		{"device=off,log", 1, 0, ""},
+		{"summary,device=0", 1, 0, ""},
+		{"device=16", 0, 0, "needs a subscriber"},
+		{"summary,device=-1", 0, 0, "want a count"},
+		{"summary,device=x", 0, 0, "want a count"},
+		{"summary,device=", 0, 0, "want a count"},
+		{"summary,device=1,device=2", 0, 0, "given twice"},
+	}
+	for _, tt := range tests {
+		o, err := ParseOptions(tt.spec)
+		if tt.wantError != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantError) || !strings.Contains(err.Error(), EnvVar) {
+				t.Errorf("ParseOptions(%q) error = %v, want one containing %q and %s", tt.spec, err, tt.wantError, EnvVar)
+			}
+			continue
+		}
+		if err != nil || len(o.Subscribers) != tt.subs || o.DeviceEvery != tt.every {
+			t.Errorf("ParseOptions(%q) = %+v, %v; want %d subscribers, device every %d", tt.spec, o, err, tt.subs, tt.every)
+		}
+		tr, err := Open(strings.ReplaceAll(tt.spec, "/tmp/t.json", filepath.Join(t.TempDir(), "t.json")), nil)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", tt.spec, err)
+		}
+		if tr.DeviceSampling() != tt.every {
+			t.Errorf("Open(%q): sampling %d, want %d", tt.spec, tr.DeviceSampling(), tt.every)
+		}
+		tr.Close()
+	}
+}
+
+// TestFrameWalk checks the frame-pointer walk against runtime.Callers: past
+// the calling function's own frame, the same return addresses (no frame is
+// inlined here), and a site cache that fills, so that Begin does not fall
+// back to runtime.Callers on every command.
+func TestFrameWalk(t *testing.T) {
+	var key siteKey
+	var want [4]uintptr
+	n, m := walkBoth(&key, want[:])
+	if n != 4 || m != 4 {
+		t.Fatalf("walked %d frames, runtime.Callers %d; want 4 each", n, m)
+	}
+	if got := key[1:4]; [3]uintptr(got) != [3]uintptr(want[1:4]) {
+		t.Errorf("frame walk %x, runtime.Callers %x", got, want[1:4])
+	}
+	f := newFixture()
+	for range 3 {
+		enqueue(f.in, Kernel, "k")
+	}
+	if sites := len(*f.t.sites.Load()); sites != 1 {
+		t.Errorf("site cache holds %d entries after 3 commands at one site, want 1", sites)
+	}
+}
+
+//go:noinline
+func walkBoth(key *siteKey, pcs []uintptr) (int, int) {
+	return walkNested(key, pcs)
+}
+
+//go:noinline
+func walkNested(key *siteKey, pcs []uintptr) (int, int) {
+	n := fpCallers(key, len(pcs))
+	return n, runtime.Callers(1, pcs)
+}
+
+// kindRecorder is a Recorder that wants some kinds only.
+type kindRecorder struct {
+	Recorder
+	kinds []Kind
+}
+
+func (r *kindRecorder) Wants(k Kind) bool { return slices.Contains(r.kinds, k) }
+
+// TestKindSubscriber checks that a KindSubscriber receives the kinds it
+// wants and no other, beside a subscriber that wants everything.
+func TestKindSubscriber(t *testing.T) {
+	f := newFixture()
+	kr := &kindRecorder{kinds: []Kind{TaskEnd, UserMark}}
+	f.t.Subscribe(kr)
+	a := enqueue(f.in, Write, "w")
+	enqueue(f.in, Kernel, "k", a)
+	f.t.Mark("m")
+	f.dev.MemAlloc(Mem{Size: 4})
+	var got []string
+	for _, e := range kr.Events() {
+		got = append(got, e.Kind.String())
+	}
+	if want := "task_end task_end mark"; strings.Join(got, " ") != want {
+		t.Errorf("kind subscriber got %q, want %q", strings.Join(got, " "), want)
+	}
+	all := map[Kind]bool{}
+	for _, e := range f.rec.Events() {
+		all[e.Kind] = true
+	}
+	for _, k := range []Kind{GraphCreate, NodeCreate, TaskBegin, EdgeCreate, TaskEnd, UserMark, MemAlloc} {
+		if !all[k] {
+			t.Errorf("the subscriber of everything got no %v", k)
+		}
+	}
+}
