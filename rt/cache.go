@@ -2,10 +2,12 @@ package rt
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/fleetcache"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -26,6 +28,8 @@ type CacheStats struct {
 	KernelMisses int64 `json:"kernel_misses"` // fast kernel cache misses
 	Programs     int   `json:"programs"`      // programs in memory now
 	Bytes        int64 `json:"bytes"`         // their binary sizes
+	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
+	Remote fleetcache.Stats `json:"remote"`
 }
 
 // CacheStats returns the counters of the context's program cache.
@@ -33,7 +37,12 @@ func (c *Context) CacheStats() CacheStats {
 	if c == nil {
 		return CacheStats{}
 	}
-	return CacheStats(c.pc.Stats())
+	s := c.pc.Stats()
+	return CacheStats{
+		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
+		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
+		Programs: s.Programs, Bytes: s.Bytes, Remote: c.fleet.Stats(),
+	}
 }
 
 // PersistentCache returns the persistent cache beneath the context's
@@ -46,17 +55,18 @@ func (c *Context) PersistentCache() *diskcache.Cache {
 	return c.disk
 }
 
-// initCache opens the persistent cache that cfg configures, warning when
-// it cannot be used, and sets up the context's program cache over it.
+// initCache opens the remote tier and the persistent cache that cfg
+// configures, warning when one cannot be used, and sets up the context's
+// program cache over them.
 func (c *Context) initCache(cfg CacheConfig) {
+	c.openRemote(&cfg) // fleet.go
+	if cfg.Disk.Warnings == nil {
+		cfg.Disk.Warnings = warnings(&cfg)
+	}
 	disk, err := diskcache.Open(cfg.Disk)
 	c.disk = disk
 	if err != nil {
-		w := cfg.Warnings
-		if w == nil {
-			w = os.Stderr
-		}
-		fmt.Fprintf(w, "dgen: warning: persistent program cache off: %v\n", err)
+		fmt.Fprintf(warnings(&cfg), "dgen: warning: persistent program cache off: %v\n", err)
 	}
 	pcfg := progcache.Config{
 		InMemory:          cfg.InMemory,
@@ -73,6 +83,14 @@ func (c *Context) initCache(cfg CacheConfig) {
 		pcfg.Devices = append(pcfg.Devices, diskcache.Device{Platform: d.Platform, Name: d.Name, Version: d.Version, DriverVersion: d.DriverVersion})
 	}
 	c.pc.Init((*cacheBuilder)(c), pcfg)
+}
+
+// warnings returns where cfg's warnings go.
+func warnings(cfg *CacheConfig) io.Writer {
+	if cfg.Warnings == nil {
+		return os.Stderr
+	}
+	return cfg.Warnings
 }
 
 // cacheBuilder is the context as the program cache's builder.

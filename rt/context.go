@@ -13,6 +13,7 @@ import (
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/fleetcache"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -111,6 +112,7 @@ type Context struct {
 	driverAllocs, driverReleases atomic.Uint64
 	pc                           progcache.Cache[*Kernel] // the kernel/program cache (cache.go)
 	disk                         *diskcache.Cache         // beneath pc
+	fleet                        *fleetcache.Fleet        // beneath disk; nil without DGEN_CACHE_REMOTE
 }
 
 // Open opens a context on the device that the environment selects
@@ -255,7 +257,9 @@ func (c *Context) Close() error {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
 	}
-	for _, err := range c.pc.Close() {
+	cacheErrs := c.pc.Close()
+	c.closeRemote() // fleet.go
+	for _, err := range cacheErrs {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
 	if err := c.releaseDecls(); err != nil {

@@ -140,7 +140,9 @@ func (c *Cache[K]) Init(b Builder[K], cfg Config) {
 	c.fast.Store(&fastTable[K]{})
 }
 
-func (c *Cache[K]) logf(format string, args ...any) {
+// Logf writes a line to the Log hook, if any, as the cache's own
+// decisions are.
+func (c *Cache[K]) Logf(format string, args ...any) {
 	if c.hooks.Log == nil {
 		return
 	}
@@ -403,7 +405,7 @@ func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
 		case <-e.done:
 		default:
 			c.mu.Unlock()
-			c.logf("wait for %s", k.name)
+			c.Logf("wait for %s", k.name)
 			<-e.done
 			c.mu.Lock()
 		}
@@ -424,7 +426,7 @@ func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
 		}
 		attempt++
 		c.retries.Add(1)
-		c.logf("retry %s after: %v", k.name, e.err)
+		c.Logf("retry %s after: %v", k.name, e.err)
 	}
 }
 
@@ -434,7 +436,7 @@ func (c *Cache[K]) fill(e *entry[K], k key) {
 	sp, size, err := c.produce(k)
 	if err != nil && errors.Is(err, driver.ErrOutOfMemory) {
 		c.oomFlushes.Add(1)
-		c.logf("out of memory building %s: evict everything and retry", k.name)
+		c.Logf("out of memory building %s: evict everything and retry", k.name)
 		c.evictAll(nil)
 		sp, size, err = c.produce(k)
 	}
@@ -507,7 +509,7 @@ func (c *Cache[K]) unlink(e *entry[K]) {
 		delete(c.progs, e.key)
 	}
 	c.evictions.Add(1)
-	c.logf("evict %s (%d bytes)", e.name, e.size)
+	c.Logf("evict %s (%d bytes)", e.name, e.size)
 	c.event(trace.Cache{Op: trace.Eviction, Program: e.name})
 	if len(e.kernels) > 0 {
 		c.dropFast(e)
@@ -569,7 +571,7 @@ func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
 	opts := k.buildOptions()
 	build := func() (driver.Program, error) {
 		c.builds.Add(1)
-		c.logf("build %s", k.name)
+		c.Logf("build %s", k.name)
 		return c.b.Build(k.name, k.img.Source, opts)
 	}
 	if c.cfg.Disk == nil || !c.cfg.Disk.Enabled() {
@@ -612,7 +614,7 @@ func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
 		case berr != nil:
 			return nil, 0, berr
 		case err != nil && built != nil:
-			c.logf("store %s: %v", k.name, err)
+			c.Logf("store %s: %v", k.name, err)
 			return newShared(built), 0, nil
 		case err != nil:
 			return nil, 0, err
@@ -624,7 +626,7 @@ func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
 		for _, key := range keys {
 			bin, ok, err := c.cfg.Disk.Get(key)
 			if err != nil {
-				c.logf("load %s: %v", k.name, err)
+				c.Logf("load %s: %v", k.name, err)
 			}
 			if !ok {
 				bins = nil
@@ -635,19 +637,21 @@ func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
 	}
 	if bins != nil {
 		t0 := c.now()
+		loaded := c.markLoads(keys, bins)
 		p, err := c.b.Load(k.name, bins, opts)
+		loaded()
 		if err == nil {
 			c.diskHits.Add(1)
 			if t0 != 0 {
 				c.event(trace.Cache{Op: trace.DiskHit, Program: k.name, Duration: c.now() - t0})
 			}
-			c.logf("load %s from disk", k.name)
+			c.Logf("load %s from disk", k.name)
 			return newShared(p), binSize(bins), nil
 		}
 		if errors.Is(err, driver.ErrOutOfMemory) {
 			return nil, 0, err
 		}
-		c.logf("load %s from disk failed, building: %v", k.name, err)
+		c.Logf("load %s from disk failed, building: %v", k.name, err)
 	}
 	p, err := build()
 	if err != nil {
@@ -655,15 +659,30 @@ func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
 	}
 	bs, err := p.Binaries()
 	if err != nil {
-		c.logf("binaries of %s: %v", k.name, err)
+		c.Logf("binaries of %s: %v", k.name, err)
 		return newShared(p), 0, nil
 	}
 	for i, key := range keys {
 		if err := c.cfg.Disk.Put(key, bs[i]); err != nil {
-			c.logf("store %s: %v", k.name, err)
+			c.Logf("store %s: %v", k.name, err)
 		}
 	}
 	return newShared(p), binSize(bs), nil
+}
+
+// markLoads marks the loads of bins into the driver in the persistent
+// cache, so that a crash during one quarantines the binary (see
+// diskcache.Cache.Loading), and returns the function that ends them.
+func (c *Cache[K]) markLoads(keys []diskcache.Key, bins [][]byte) (done func()) {
+	dones := make([]func(), len(keys))
+	for i := range keys {
+		dones[i] = c.cfg.Disk.Loading(keys[i], bins[i])
+	}
+	return func() {
+		for _, d := range dones {
+			d()
+		}
+	}
 }
 
 func binSize(bins [][]byte) int64 {

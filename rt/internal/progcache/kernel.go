@@ -230,7 +230,7 @@ func (c *Cache[K]) kernelOf(e *entry[K], prog, name string, dev int) (*Kernel[K]
 	kern, err := c.b.NewKernel(e.sp.drv, prog, name)
 	if err != nil && errors.Is(err, driver.ErrOutOfMemory) {
 		c.oomFlushes.Add(1)
-		c.logf("out of memory creating kernel %s: evict every other program and retry", name)
+		c.Logf("out of memory creating kernel %s: evict every other program and retry", name)
 		c.evictAll(e)
 		kern, err = c.b.NewKernel(e.sp.drv, prog, name)
 	}
