@@ -1,8 +1,8 @@
 package progcache
 
 import (
-	"fmt"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 )
