@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +31,7 @@ func TestWriteMode(t *testing.T) {
 
 // writePackage writes a package that declares one program over src.cl,
 // inside the module so that it imports rt.
-func writePackage(t *testing.T) string {
+func writePackage(t testing.TB) string {
 	t.Helper()
 	if err := os.MkdirAll("testdata", 0o755); err != nil {
 		t.Fatal(err)
@@ -67,30 +68,57 @@ func TestFIFOSource(t *testing.T) {
 	}
 }
 
-// TestMalformedLarge checks that a megabyte of malformed OpenCL C is
-// diagnosed, capped, in under a second of checking (more under the race
-// detector).
-func TestMalformedLarge(t *testing.T) {
-	dir := writePackage(t)
+// malformed writes a package whose source is n bytes of malformed OpenCL
+// C, each line an error, and loads it.
+func malformed(tb testing.TB, n int) *loaded {
+	dir := writePackage(tb)
 	line := "#error boom\n#if 1 +\n#endif\nstruct S { int x } ;\n__kernel void k(__global foo_t* a, ) {}\n"
-	src := strings.Repeat(line, (1<<20)/len(line)+1)
+	src := strings.Repeat(line, n/len(line)+1)
 	if err := os.WriteFile(filepath.Join(dir, "src.cl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	l, err := load(dir)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	start := time.Now()
+	return l
+}
+
+// check runs the phases of Generate that read the OpenCL C source.
+func check(l *loaded) *state {
 	s := newState(l)
 	s.collect()
 	s.checkPrograms()
 	s.sortDiags()
+	return s
+}
+
+// TestMalformedLarge checks that a megabyte of malformed OpenCL C is
+// diagnosed, capped, in under a second of checking (more under the race
+// detector).
+func TestMalformedLarge(t *testing.T) {
+	l := malformed(t, 1<<20)
+	start := time.Now()
+	s := check(l)
 	elapsed := time.Since(start)
 	if n := len(s.diags); n != maxDiags+1 || s.diags[n-1].Msg != "too many errors" {
 		t.Errorf("%d diagnostics %v; want %d, the last \"too many errors\"", n, s.diags, maxDiags+1)
 	}
 	if elapsed > raceSlowdown*time.Second {
 		t.Errorf("checking 1 MB of malformed OpenCL C took %v, want under 1s", elapsed)
+	}
+}
+
+// BenchmarkMalformed measures checking malformed OpenCL C of growing
+// size: the time should grow linearly.
+func BenchmarkMalformed(b *testing.B) {
+	for _, kb := range []int{120, 240, 1024} {
+		b.Run(strconv.Itoa(kb)+"KB", func(b *testing.B) {
+			l := malformed(b, kb<<10)
+			b.ResetTimer()
+			for b.Loop() {
+				check(l)
+			}
+		})
 	}
 }
