@@ -210,9 +210,8 @@ func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) 
 	if err != nil {
 		return err
 	}
-	return q.transfer("write buffer", trace.Write, func(dw []driver.Event, blocking bool) (driver.Event, error) {
-		return q.drv.WriteBuffer(drv, blocking, boff, size, unsafe.Pointer(unsafe.SliceData(src)), dw)
-	}, size, wait, skip+1)
+	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src))}
+	return q.transfer(x, wait, skip+1)
 }
 
 // Read copies the first len(dst) elements of the buffer into dst and waits
@@ -234,9 +233,8 @@ func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) e
 	if err != nil {
 		return err
 	}
-	return q.transfer("read buffer", trace.Read, func(dw []driver.Event, blocking bool) (driver.Event, error) {
-		return q.drv.ReadBuffer(drv, blocking, boff, size, unsafe.Pointer(unsafe.SliceData(dst)), dw)
-	}, size, wait, skip+1)
+	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
+	return q.transfer(x, wait, skip+1)
 }
 
 // Fill sets every element to v. It returns at once with the command's event.
@@ -273,15 +271,38 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 	}, wait, 0)
 }
 
-// transfer runs a blocking transfer of size bytes, which creates no
-// event; an empty one only waits for wait. do enqueues it, blocking or
-// not: when tracing reports device times, transfer enqueues it without
-// blocking and waits for its event. kind and skip are as for beginTask.
-func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []driver.Event, blocking bool) (driver.Event, error), size int64, wait []*Event, skip int) error {
-	if size == 0 {
+// xfer is a transfer between host and device memory: a value, not a
+// closure, so that a blocking transfer allocates nothing.
+type xfer struct {
+	op   string        // "read buffer", "write device global", ...
+	kind trace.CmdKind // trace.Read, trace.Write, trace.GlobalRead or trace.GlobalWrite
+	buf  driver.Buffer
+	off  int64
+	size int64
+	host unsafe.Pointer // the host memory read into or written from
+}
+
+// read reports whether x copies from the device to the host.
+func (x *xfer) read() bool { return x.kind == trace.Read || x.kind == trace.GlobalRead }
+
+// enqueue enqueues x on q after dw, blocking or not; a blocking transfer
+// returns no event.
+func (x *xfer) enqueue(q *Queue, dw []driver.Event, blocking bool) (driver.Event, error) {
+	if x.read() {
+		return q.drv.ReadBuffer(x.buf, blocking, x.off, x.size, x.host, dw)
+	}
+	return q.drv.WriteBuffer(x.buf, blocking, x.off, x.size, x.host, dw)
+}
+
+// transfer runs the blocking transfer x, which creates no event; an empty
+// one only waits for wait. When tracing reports device times, transfer
+// enqueues it without blocking and waits for its event. skip is as for
+// beginTask.
+func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
+	if x.size == 0 {
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
-				return fmt.Errorf("%s: %w", op, err)
+				return fmt.Errorf("%s: %w", x.op, err)
 			}
 		}
 		return nil
@@ -291,16 +312,16 @@ func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []driver.Even
 	}
 	dw, err := driverEvents(wait)
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return fmt.Errorf("%s: %w", x.op, err)
 	}
-	tk := q.beginTask(kind, op, skip+1, wait)
+	tk := q.beginTask(x.kind, x.op, skip+1, wait)
 	if q.wantsEvent(&tk) {
-		return q.tracedTransfer(op, &tk, do, dw)
+		return q.tracedTransfer(&x, &tk, dw)
 	}
-	_, err = do(dw, true)
+	_, err = x.enqueue(q, dw, true)
 	tk.End()
 	if err != nil {
-		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+		return fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 	}
 	return nil
 }

@@ -338,15 +338,15 @@ func (q *Queue) newTracedEvent(drv driver.Event, name string, tk trace.Task) *Ev
 
 // tracedTransfer runs a traced transfer without blocking, waits for its
 // event and reports its device times at once.
-func (q *Queue) tracedTransfer(op string, tk *trace.Task, do func([]driver.Event, bool) (driver.Event, error), dw []driver.Event) error {
-	ev, err := do(dw, false)
+func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error {
+	ev, err := x.enqueue(q, dw, false)
 	tk.End()
 	if err != nil {
-		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+		return fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 	}
 	defer ev.Release()
 	if err := ev.Wait(); err != nil {
-		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+		return fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 	}
 	// The queue is in order: what was enqueued before has completed too.
 	q.drainTrace()
