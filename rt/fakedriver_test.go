@@ -24,6 +24,7 @@ func init() { driver.Register("fake", fakeBackend{}) }
 // fakeStats counts what the fake driver was asked to do.
 var fakeStats struct {
 	builds, loads, kernels, launches atomic.Int64
+	events                           atomic.Int64 // driver events created
 }
 
 type fakeBackend struct{}
@@ -131,6 +132,12 @@ type fakeQueue struct{}
 
 type fakeEvent struct{}
 
+// newFakeEvent returns an event, counting it.
+func newFakeEvent() fakeEvent {
+	fakeStats.events.Add(1)
+	return fakeEvent{}
+}
+
 func (fakeEvent) Wait() error                         { return nil }
 func (fakeEvent) Status() (driver.EventStatus, error) { return driver.StatusComplete, nil }
 func (fakeEvent) Profile() (driver.Timing, error) {
@@ -140,7 +147,7 @@ func (fakeEvent) Release() error { return nil }
 
 func (fakeQueue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
 	fakeStats.launches.Add(1)
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) SubmitKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) error {
@@ -167,7 +174,7 @@ func (fakeQueue) ReadBuffer(b driver.Buffer, blocking bool, offset, size int64, 
 	if blocking {
 		return nil, nil
 	}
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
@@ -181,7 +188,7 @@ func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64,
 	if blocking {
 		return nil, nil
 	}
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) (driver.Event, error) {
@@ -194,7 +201,7 @@ func (fakeQueue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64,
 		span[i] = pattern[i%len(pattern)]
 	}
 	fb.mu.Unlock()
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
@@ -213,10 +220,10 @@ func (fakeQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size i
 	db.mu.Lock()
 	copy(d, tmp)
 	db.mu.Unlock()
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
-func (fakeQueue) Marker(wait []driver.Event) (driver.Event, error) { return fakeEvent{}, nil }
+func (fakeQueue) Marker(wait []driver.Event) (driver.Event, error) { return newFakeEvent(), nil }
 func (fakeQueue) Flush() error                                     { return nil }
 func (fakeQueue) Finish() error                                    { return nil }
 func (fakeQueue) Release() error                                   { return nil }
