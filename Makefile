@@ -5,7 +5,7 @@ GO      ?= go
 BENCH   ?= .
 BUNDLE  ?= gpu-bundle
 
-.PHONY: all deps demo test vet check-generated generate bench bench-go bench-stencil gpu-bundle rawcl clean
+.PHONY: all deps demo test vet check-generated generate bench bench-go bench-stencil bench-table gpu-bundle rawcl clean
 
 all: test
 
@@ -47,6 +47,16 @@ bench-go: deps
 
 bench-stencil: deps
 	GO=$(GO) sh scripts/bench-stencil.sh
+
+## bench-table: Futhark's allocator table on dgen (examples/suite): per
+## program and dataset, each allocator policy's speedup over allocating from
+## the driver, beside Futhark's figure; rows also as JSON lines in
+## TABLE_JSON. TABLE_REPS timed runs per mode; TABLE_FLAGS=-gpu for the
+## table's sizes (on a GPU: gpu-bundle/run.sh gpu-bundle/suite -gpu).
+TABLE_REPS ?= 5
+TABLE_JSON ?= bench-table.jsonl
+bench-table: deps
+	$(GO) run ./examples/suite -reps $(TABLE_REPS) -json $(TABLE_JSON) $(TABLE_FLAGS)
 
 ## gpu-bundle: build test binaries, examples and dgen into $(BUNDLE)/ to run
 ## on a GPU machine that has no Go: copy it there and run $(BUNDLE)/run.sh.

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+// openEnvs opens one context per mode, closed when the test ends.
+func openEnvs(t *testing.T) []*Env {
+	t.Helper()
+	var envs []*Env
+	for _, m := range Modes() {
+		e, err := OpenEnv(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		envs = append(envs, e)
+	}
+	return envs
+}
+
+// TestPrograms runs every program on its first dataset at a test size, on
+// fresh random inputs, in every mode, twice (the second run meets the free
+// lists the first left), and verifies each result against the Go
+// reference. Under an allocator policy the second run must ask the driver
+// for less memory than DriverMode does.
+func TestPrograms(t *testing.T) {
+	envs := openEnvs(t)
+	for _, p := range Programs {
+		t.Run(p.Name, func(t *testing.T) {
+			seed := rand.Uint64()
+			s := p.Test
+			var driverAllocs uint64
+			for _, e := range envs {
+				c, err := p.New(e, s, seed)
+				if err != nil {
+					t.Fatalf("%s: %v", e.Mode, err)
+				}
+				var allocs uint64
+				for run := range 2 {
+					before := e.Ctx.AllocStats().DriverAllocs
+					if err := c.Run(); err != nil {
+						t.Fatalf("%s: run %d: %v", e.Mode, run, err)
+					}
+					allocs = e.Ctx.AllocStats().DriverAllocs - before
+					if err := c.Verify(); err != nil {
+						t.Errorf("%s: run %d, size %+v, seed %d: %v", e.Mode, run, s, seed, err)
+					}
+				}
+				if err := c.Close(); err != nil {
+					t.Errorf("%s: close: %v", e.Mode, err)
+				}
+				if e.Driver {
+					driverAllocs = allocs
+				} else if allocs >= max(driverAllocs, 1) && driverAllocs > 0 {
+					t.Errorf("%s: %d driver allocations in the second run, driver mode %d", e.Mode, allocs, driverAllocs)
+				}
+				t.Logf("%s: %d driver allocations in the second run", e.Mode, allocs)
+			}
+		})
+	}
+}
+
+// result returns the memory holding a case's last result.
+func result(c Case) *rt.Mem {
+	switch c := c.(type) {
+	case *cannyCase:
+		return c.class.Mem()
+	case *kmeansCase:
+		return c.centroids.Mem()
+	case *rayCase:
+		return c.colour.Mem()
+	case *cryptCase:
+		return c.cipher.Mem()
+	case *pricingCase:
+		return c.put.Mem()
+	case *bfsCase:
+		return c.cost.Mem()
+	case *lavaCase:
+		return c.fx.Mem()
+	case *ludCase:
+		return c.a.Mem()
+	case *hotspotCase:
+		return c.out.Mem()
+	}
+	return nil
+}
+
+// TestVerifyCatchesCorruption inverts four bytes in the middle of each
+// program's result on the device: Verify must fail.
+func TestVerifyCatchesCorruption(t *testing.T) {
+	e, err := OpenEnv(string(rt.PolicyFull))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, p := range Programs {
+		t.Run(p.Name, func(t *testing.T) {
+			c, err := p.New(e, p.Test, rand.Uint64())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Run(); err != nil {
+				t.Fatal(err)
+			}
+			m := result(c)
+			if m == nil {
+				t.Fatalf("no result for %T", c)
+			}
+			b, err := rt.BufferOf[uint8](m, int(m.Size()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			off := int(m.Size()/2) &^ 3
+			word := make([]uint8, 4)
+			if err := b.ReadAt(e.Q, off, word); err != nil {
+				t.Fatal(err)
+			}
+			for i := range word {
+				word[i] ^= 0xff
+			}
+			if err := b.WriteAt(e.Q, off, word); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Verify(); err == nil {
+				t.Errorf("Verify accepts a result with bytes %d-%d inverted", off, off+3)
+			} else {
+				t.Logf("caught: %v", err)
+			}
+		})
+	}
+}
+
+// TestNeighbours checks lavaMD's neighbour lists at the corners, edges and
+// centre of a 3 x 3 x 3 cube.
+func TestNeighbours(t *testing.T) {
+	nbs := neighbours(3)
+	tests := []struct{ box, want int }{{0, 8}, {1, 12}, {4, 18}, {13, 27}, {26, 8}}
+	for _, tt := range tests {
+		nb := nbs[tt.box*27 : tt.box*27+27]
+		n := 0
+		for n < 27 && nb[n] >= 0 {
+			n++
+		}
+		if n != tt.want || nb[0] != int32(tt.box) {
+			t.Errorf("box %d: %d neighbours %v, want %d, itself first", tt.box, n, nb, tt.want)
+		}
+	}
+}
