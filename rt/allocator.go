@@ -25,11 +25,18 @@ const (
 	// allocator (2018) has it: untagged allocations go to the driver and
 	// back, and out of memory is not retried.
 	PolicyTaggedOnly AllocPolicy = "tagged"
+	// PolicyBestFit is the policy Futhark's runtime moved to in 2020: one
+	// free list across tags, every freed block held, and a request served
+	// by the smallest held block that is large enough and has the request's
+	// tag, is under 4096 bytes, or would be less than half empty (see
+	// alloc.Config.BestFit). Release-and-retry on out of memory is on.
+	PolicyBestFit AllocPolicy = "bestfit"
 )
 
 // AllocConfig configures the allocator of every device of a context.
 type AllocConfig struct {
-	// Policy is PolicyFull (also when empty) or PolicyTaggedOnly.
+	// Policy is PolicyFull (also when empty), PolicyTaggedOnly or
+	// PolicyBestFit.
 	Policy AllocPolicy
 	// MaxHeld, when positive, bounds the bytes that one device's allocator
 	// holds in free lists; beyond it the least recently freed blocks are
@@ -43,8 +50,10 @@ func (ac AllocConfig) policy() (alloc.Config, error) {
 	case "", PolicyFull:
 	case PolicyTaggedOnly:
 		cfg = alloc.SeedPolicy()
+	case PolicyBestFit:
+		cfg.BestFit = true
 	default:
-		return cfg, fmt.Errorf("allocator policy %q: %w: want %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicyTaggedOnly)
+		return cfg, fmt.Errorf("allocator policy %q: %w: want %q, %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicyTaggedOnly, PolicyBestFit)
 	}
 	if ac.MaxHeld < 0 {
 		return cfg, fmt.Errorf("allocator bound of %d bytes held: %w: negative", ac.MaxHeld, ErrInvalidArgument)
@@ -112,9 +121,10 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 	if q == nil {
 		return nil, fmt.Errorf("allocate: %w: nil queue", ErrInvalidArgument)
 	}
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("allocate: %w", err)
 	}
+	defer c.exit()
 	slot := &c.allocs[q.dev.index]
 	if d := slot.Load(); d != nil {
 		return d.a, nil
@@ -148,11 +158,15 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 	if q == nil {
 		return nil, fmt.Errorf("allocate %d bytes: %w: nil queue", size, ErrInvalidArgument)
 	}
+	if err := q.ctx.enter(); err != nil {
+		return nil, fmt.Errorf("allocate %d bytes: %w", size, err)
+	}
+	defer q.ctx.exit()
 	a, err := q.ctx.allocator(q)
 	if err != nil {
 		return nil, err
 	}
-	h, err := a.Alloc(tag, size)
+	h, err := a.AllocOn(q, tag, size)
 	if err != nil {
 		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, TagName(uint32(tag)), q.dev.Name, err)
 	}
@@ -160,13 +174,15 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 	if err != nil { // cannot happen for a fresh allocation
 		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, TagName(uint32(tag)), q.dev.Name, err)
 	}
-	return &Mem{ctx: q.ctx, drv: blk.(block).drv, size: size, h: h, release: releaseToAllocator}, nil
+	return &Mem{ctx: q.ctx, drv: blk.(block).drv, size: size, h: h, pooled: true, release: releaseToAllocator}, nil
 }
 
-// releaseToAllocator gives m's block back to its allocator. After
-// Context.Close the block is gone already and there is nothing to do.
+// releaseToAllocator gives m's block back to its allocator with the uses
+// recorded on it. After Context.Close the block is gone already and there is
+// nothing to do.
 func releaseToAllocator(m *Mem) error {
-	err := m.h.Free()
+	var buf [4]alloc.Use
+	err := m.h.FreeAfter(m.uses.appendTo(buf[:0]))
 	if err != nil && m.ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {
 		return nil
 	}
@@ -262,7 +278,9 @@ func addTagStats(t *alloc.TagStats, x alloc.TagStats) {
 	t.Held += x.Held
 	t.HeldBlocks += x.HeldBlocks
 	t.InUse += x.InUse
+	t.Ordered += x.Ordered
 	t.Peak = max(t.Peak, x.Peak)
+	t.PeakInUse = max(t.PeakInUse, x.PeakInUse)
 }
 
 // String formats the statistics as a table, one line per device and tag.
@@ -282,6 +300,9 @@ func (s AllocStats) String() string {
 // Close too.
 func (c *Context) AllocStats() AllocStats {
 	var s AllocStats
+	if c == nil {
+		return s
+	}
 	for i := range c.allocs {
 		if d := c.allocs[i].Load(); d != nil {
 			s.Devices = append(s.Devices, DeviceAllocStats{Device: d.dev, Stats: d.a.Stats()})
@@ -295,6 +316,9 @@ func (c *Context) AllocStats() AllocStats {
 // ReleaseHeld gives every block held in the allocators' free lists back to
 // the driver. Buffers in use are not affected.
 func (c *Context) ReleaseHeld() error {
+	if c == nil {
+		return fmt.Errorf("release held memory: %w: nil context", ErrInvalidArgument)
+	}
 	var errs []error
 	for i := range c.allocs {
 		if d := c.allocs[i].Load(); d != nil {

@@ -22,12 +22,20 @@ type Mem struct {
 	// that handed it out. It is called once.
 	release func(*Mem) error
 	// h is the allocator's handle of a pooled region; its zero value for
-	// memory straight from the driver.
-	h alloc.Allocation
+	// memory straight from the driver. pooled is set for the former, whose
+	// uses are recorded in uses for stream-ordered reuse (use.go).
+	h      alloc.Allocation
+	pooled bool
+	uses   useLog
 }
 
 // Size returns the size of the region in bytes.
-func (m *Mem) Size() int64 { return m.size }
+func (m *Mem) Size() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.size
+}
 
 // driverBuffer returns the backend buffer, or an error if m is nil or freed.
 func (m *Mem) driverBuffer() (driver.Buffer, error) {
@@ -37,9 +45,9 @@ func (m *Mem) driverBuffer() (driver.Buffer, error) {
 	if m.freed.Load() {
 		return nil, fmt.Errorf("buffer: %w", ErrFreed)
 	}
-	if m.release != nil && m.h != (alloc.Allocation{}) && !m.h.Live() {
+	if m.pooled && !m.h.Live() {
 		// The allocator took the block back: Context.Close.
-		return nil, fmt.Errorf("buffer: %w (released by the allocator)", ErrFreed)
+		return nil, fmt.Errorf("buffer: %w: %w (released by Close)", ErrClosed, ErrFreed)
 	}
 	return m.drv, nil
 }
@@ -47,9 +55,10 @@ func (m *Mem) driverBuffer() (driver.Buffer, error) {
 // NewMem allocates size bytes from the driver, without any pool. The
 // allocator and device globals build on it.
 func (c *Context) NewMem(size int64) (*Mem, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	if size < 0 {
 		return nil, fmt.Errorf("allocate %d bytes: %w: negative size", size, ErrInvalidArgument)
 	}
@@ -177,10 +186,13 @@ func elemSize[T any]() int64 {
 	return int64(unsafe.Sizeof(z))
 }
 
-// span checks that elements [off, off+n) lie in b and returns their byte
-// offset and length.
-func (b Buffer[T]) span(op string, off, n int) (driver.Buffer, int64, int64, error) {
+// span checks that elements [off, off+n) lie in b, and that b may be used on
+// q, and returns their byte offset and length.
+func (b Buffer[T]) span(q *Queue, op string, off, n int) (driver.Buffer, int64, int64, error) {
 	drv, err := b.m.driverBuffer()
+	if err == nil && q != nil {
+		err = q.ctx.sameContext("the buffer", b.m.ctx)
+	}
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%s: %w", op, err)
 	}
@@ -206,7 +218,7 @@ func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
 
 // writeAt is WriteAt; skip is as for beginTask.
 func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) error {
-	drv, boff, size, err := b.span("write buffer", off, len(src))
+	drv, boff, size, err := b.span(q, "write buffer", off, len(src))
 	if err != nil {
 		return err
 	}
@@ -229,7 +241,7 @@ func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
 
 // readAt is ReadAt; skip is as for beginTask.
 func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) error {
-	drv, boff, size, err := b.span("read buffer", off, len(dst))
+	drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
 	if err != nil {
 		return err
 	}
@@ -239,36 +251,44 @@ func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) e
 
 // Fill sets every element to v. It returns at once with the command's event.
 func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
-	drv, _, size, err := b.span("fill buffer", 0, b.n)
+	drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
 	pattern := unsafe.Slice((*byte)(unsafe.Pointer(&v)), elemSize[T]())
-	return q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
+	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
 	}, wait, 0)
+	if err == nil {
+		q.record(b.m)
+	}
+	return ev, err
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at least
 // as long. It returns at once with the command's event.
 func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
-	src, _, size, err := b.span("copy buffer", 0, b.n)
+	src, _, size, err := b.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
-	d, _, _, err := dst.span("copy buffer", 0, b.n)
+	d, _, _, err := dst.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
-	return q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
+	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
 	}, wait, 0)
+	if err == nil {
+		q.record(b.m, dst.m)
+	}
+	return ev, err
 }
 
 // xfer is a transfer between host and device memory: a value, not a
@@ -307,32 +327,39 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 		}
 		return nil
 	}
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return err
 	}
-	dw, err := driverEvents(wait)
+	defer q.ctx.exit()
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("%s: %w", x.op, err)
 	}
 	tk := q.beginTask(x.kind, x.op, skip+1, wait)
+	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
 	if q.wantsEvent(&tk) {
-		return q.tracedTransfer(&x, &tk, dw)
+		err = q.tracedTransfer(&x, &tk, dw)
+	} else {
+		_, err = x.enqueue(q, dw, true)
+		tk.End()
+		if err != nil {
+			err = fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
+		}
 	}
-	_, err = x.enqueue(q, dw, true)
-	tk.End()
-	if err != nil {
-		return fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
+	if err == nil {
+		q.pts.complete(n)
 	}
-	return nil
+	return err
 }
 
 // command enqueues one command and wraps its event. kind and skip are as
 // for beginTask.
 func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (driver.Event, error), wait []*Event, skip int) (*Event, error) {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	dw, err := driverEvents(wait)
+	defer q.ctx.exit()
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}

@@ -85,6 +85,9 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 		cfg.EvictionThreshold = n
 	}
 	cfg.CompileOptions = strings.TrimSpace(getenv("DGEN_PROGRAM_COMPILE_OPTIONS"))
+	if err := checkOptions(cfg.CompileOptions, optionsFromEnv); err != nil {
+		errs = append(errs, err)
+	}
 	return cfg, errors.Join(errs...)
 }
 

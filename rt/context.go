@@ -46,8 +46,8 @@ type Config struct {
 
 // ConfigFromEnv returns the configuration that the environment asks for,
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
-// selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full or
-// seed), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
+// selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full,
+// tagged or bestfit), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
 // DGEN_TRACE (see Config.Trace) and the cache variables of
 // CacheConfigFromEnv. A malformed value is an error that names the variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
@@ -65,7 +65,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if v := getenv("DGEN_ALLOC_POLICY"); v != "" {
 		cfg.Alloc.Policy = AllocPolicy(strings.ToLower(strings.TrimSpace(v)))
 		if _, err := cfg.Alloc.policy(); err != nil {
-			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full or tagged", v)
+			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full, tagged or bestfit", v)
 		}
 	}
 	if v := getenv("DGEN_ALLOC_MAX_HELD"); v != "" {
@@ -99,6 +99,7 @@ type Context struct {
 	nqueues   atomic.Int32  // queue ids
 
 	closed atomic.Bool
+	guard  closeGuard // calls in progress, which Close waits for (guard.go)
 	mu     sync.Mutex // guards queues and the creation of allocators
 	queues []*Queue
 
@@ -178,19 +179,30 @@ func labels(devs []driver.DeviceInfo) string {
 }
 
 // Devices returns the context's devices.
-func (c *Context) Devices() []*Device { return c.devices }
+func (c *Context) Devices() []*Device {
+	if c == nil {
+		return nil
+	}
+	return c.devices
+}
 
 // Queue returns the context's default queue, on its first device.
-func (c *Context) Queue() *Queue { return c.queue }
+func (c *Context) Queue() *Queue {
+	if c == nil {
+		return nil
+	}
+	return c.queue
+}
 
 // NewQueue creates an in-order queue on dev, which must be one of the
 // context's devices. The context releases it on Close.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	if dev == nil || dev.index >= len(c.devices) || c.devices[dev.index] != dev {
-		return nil, fmt.Errorf("create queue: %w: device not of this context", ErrInvalidArgument)
+		return nil, fmt.Errorf("create queue: %w: the device is not one of this context's (%s)", ErrInvalidArgument, c.deviceLabel())
 	}
 	dq, err := c.drv.NewQueue(dev.index, c.profiling)
 	if err != nil {
@@ -207,31 +219,35 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	return q, nil
 }
 
-func (c *Context) check() error {
-	if c == nil || c.closed.Load() {
-		return fmt.Errorf("context: %w", ErrClosed)
-	}
-	return nil
-}
-
-// Close releases every buffer of the allocators, held or in use, finishes
-// and releases every queue of the context, then the context. Buffers,
-// programs and events of the context must not be used afterwards (a buffer
-// from the allocator reports ErrFreed; freeing it does nothing).
+// Close waits for every command enqueued on the context's queues, releases
+// every buffer of the allocators, held or in use, and the queues, then the
+// context. It is safe to call while other goroutines use the context: it
+// waits for the calls in progress, and every later call returns an error
+// wrapping ErrClosed (a buffer from the allocator reports ErrClosed and
+// ErrFreed; freeing it does nothing). Close is idempotent; a nil Context is
+// an error wrapping ErrInvalidArgument.
 func (c *Context) Close() error {
+	if c == nil {
+		return fmt.Errorf("close context: %w: nil context", ErrInvalidArgument)
+	}
 	if c.closed.Swap(true) {
 		return nil
 	}
-	errs := c.closeAllocators()
+	c.drain()
 	c.mu.Lock()
 	qs := c.queues
 	c.queues = nil
 	c.mu.Unlock()
+	// Drain the queues before anything they use is released.
+	var errs []error
 	for _, q := range qs {
 		if err := q.drv.Finish(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err))
 		}
 		q.drainTrace()
+	}
+	errs = append(errs, c.closeAllocators()...)
+	for _, q := range qs {
 		if err := q.drv.Release(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}

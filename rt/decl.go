@@ -95,7 +95,8 @@ func registerSpecConst(h any, c link.SpecConst, def any) any {
 }
 
 func registerProgram(h any, p link.Program) any {
-	img := &programImage{ID: p.ID, Name: p.Name, Source: p.Image, Options: p.Options, SpecConsts: []SpecValue{}}
+	img := &programImage{ID: p.ID, Name: p.Name, Source: p.Image, Options: p.Options, SpecConsts: []SpecValue{},
+		origin: "the //dgen:program directive of " + p.ID}
 	for _, d := range p.SpecConsts {
 		sc := d.(*specConstInfo)
 		img.SpecConsts = append(img.SpecConsts, SpecValue{Name: sc.name, Value: sc.def})
@@ -153,6 +154,9 @@ func (info *kernelInfo) Acquire(q *Queue) (*Kernel, error) {
 	if info.prog.stale != nil {
 		return nil, fmt.Errorf("kernel %s: %w", info.id, info.prog.stale)
 	}
+	if q == nil {
+		return nil, fmt.Errorf("kernel %s: %w: nil queue", info.id, ErrInvalidArgument)
+	}
 	ck, err := q.ctx.acquireKernel(info.key, q)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", info.id, err)
@@ -175,6 +179,9 @@ func (info *kernelInfo) Acquire(q *Queue) (*Kernel, error) {
 // setting the arguments, if any: then nothing is launched and the error is
 // returned.
 func (info *kernelInfo) Launch(q *Queue, kern *Kernel, r Range, setErr error, wait []*Event) (*Event, error) {
+	if kern == nil || kern.cached == nil {
+		return nil, fmt.Errorf("enqueue %s: %w: no kernel from Acquire", info.id, ErrInvalidArgument)
+	}
 	defer kern.cached.unlock()
 	if err := info.prepare(q, kern, setErr); err != nil {
 		return nil, err
@@ -187,6 +194,9 @@ func (info *kernelInfo) Launch(q *Queue, kern *Kernel, r Range, setErr error, wa
 
 // Submit is Launch without an event: what the generated Enqueue calls.
 func (info *kernelInfo) Submit(q *Queue, kern *Kernel, r Range, setErr error, wait []*Event) error {
+	if kern == nil || kern.cached == nil {
+		return fmt.Errorf("enqueue %s: %w: no kernel from Acquire", info.id, ErrInvalidArgument)
+	}
 	defer kern.cached.unlock()
 	if err := info.prepare(q, kern, setErr); err != nil {
 		return err
@@ -200,6 +210,9 @@ func (info *kernelInfo) Submit(q *Queue, kern *Kernel, r Range, setErr error, wa
 func (info *kernelInfo) prepare(q *Queue, kern *Kernel, setErr error) error {
 	if setErr != nil {
 		return fmt.Errorf("enqueue %s: %w", info.id, setErr)
+	}
+	if q == nil {
+		return fmt.Errorf("enqueue %s: %w: nil queue", info.id, ErrInvalidArgument)
 	}
 	if len(info.globals) > 0 {
 		if err := kern.bindHidden(q); err != nil {

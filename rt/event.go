@@ -33,7 +33,15 @@ func newEvent(q *Queue, drv driver.Event, name string) *Event {
 }
 
 // Name returns the name of the command: the kernel name or the transfer.
-func (e *Event) Name() string { return e.name }
+func (e *Event) Name() string {
+	if e == nil {
+		return ""
+	}
+	return e.name
+}
+
+// nilEvent is the error of an operation on a nil *Event.
+func nilEvent(op string) error { return fmt.Errorf("%s: %w: nil event", op, ErrInvalidArgument) }
 
 // Wait blocks until the command has completed and returns its error, if
 // it failed.
@@ -64,6 +72,9 @@ func (e *Event) wait() error {
 
 // Status returns the command's execution status.
 func (e *Event) Status() (driver.EventStatus, error) {
+	if e == nil {
+		return 0, nilEvent("status")
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
@@ -76,9 +87,12 @@ func (e *Event) Status() (driver.EventStatus, error) {
 	return s, nil
 }
 
-// driver.Timing returns the command's device timestamps. The queue must profile
-// (Config.Profiling); driver.Timing waits for the command first.
+// Timing returns the command's device timestamps. The queue must profile
+// (Config.Profiling); Timing waits for the command first.
 func (e *Event) Timing() (driver.Timing, error) {
+	if e == nil {
+		return driver.Timing{}, nilEvent("timing")
+	}
 	if !e.q.profiling {
 		return driver.Timing{}, fmt.Errorf("timing of %s: %w: queue on %q does not profile", e.name, ErrInvalidArgument, e.q.dev.Name)
 	}

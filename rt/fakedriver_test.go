@@ -24,6 +24,7 @@ func init() { driver.Register("fake", fakeBackend{}) }
 // fakeStats counts what the fake driver was asked to do.
 var fakeStats struct {
 	builds, loads, kernels, launches atomic.Int64
+	markers, flushes                 atomic.Int64
 	events                           atomic.Int64 // driver events created
 }
 
@@ -118,7 +119,10 @@ func (k *fakeKernel) SetArgScalar(i int, size uintptr, v uint64) error        { 
 func (k *fakeKernel) SetArgBytes(i int, size uintptr, p unsafe.Pointer) error { return nil }
 func (k *fakeKernel) SetArgLocal(i int, size uintptr) error                   { return nil }
 func (k *fakeKernel) NumArgs() (int, error)                                   { return k.nargs, nil }
-func (k *fakeKernel) Release() error                                          { return nil }
+func (k *fakeKernel) WorkGroupInfo(uintptr) (driver.KernelWorkGroupInfo, error) {
+	return driver.KernelWorkGroupInfo{WorkGroupSize: 256, PreferredMultiple: 1}, nil
+}
+func (k *fakeKernel) Release() error { return nil }
 
 type fakeBuffer struct {
 	mu sync.Mutex
@@ -223,10 +227,13 @@ func (fakeQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size i
 	return newFakeEvent(), nil
 }
 
-func (fakeQueue) Marker(wait []driver.Event) (driver.Event, error) { return newFakeEvent(), nil }
-func (fakeQueue) Flush() error                                     { return nil }
-func (fakeQueue) Finish() error                                    { return nil }
-func (fakeQueue) Release() error                                   { return nil }
+func (fakeQueue) Marker(wait []driver.Event) (driver.Event, error) {
+	fakeStats.markers.Add(1)
+	return newFakeEvent(), nil
+}
+func (fakeQueue) Flush() error   { fakeStats.flushes.Add(1); return nil }
+func (fakeQueue) Finish() error  { return nil }
+func (fakeQueue) Release() error { return nil }
 
 // openFake opens a context on the fake backend with the persistent cache
 // off unless edit turns it on.

@@ -49,6 +49,9 @@ func (g *DeviceGlobal[T]) WriteAt(q *Queue, off int, src []byte, wait ...*Event)
 }
 
 func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer, n int64, write bool, wait []*Event) error {
+	if g == nil {
+		return fmt.Errorf("%s device global: %w: nil global", op, ErrInvalidArgument)
+	}
 	info := g.info
 	if info == nil {
 		return fmt.Errorf("%s device global %v: %w", op, reflect.TypeFor[T](), errNotRegistered)
@@ -82,6 +85,12 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 		}
 		return nil
 	}
+	// The storage must outlive the transfer: hold Close off until it is
+	// done.
+	if err := q.enter(); err != nil {
+		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
+	}
+	defer q.ctx.exit()
 	m, err := q.globalMem(info, info.prog)
 	if err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.id, err)

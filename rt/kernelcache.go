@@ -161,11 +161,18 @@ func (c *Context) kernelSlow(key *kernelKey, q *Queue) (*cachedKernel, error) {
 	if key == nil || key.image == nil {
 		return nil, fmt.Errorf("get kernel: %w: nil kernel key", ErrInvalidArgument)
 	}
-	if q == nil || q.ctx != c {
-		return nil, fmt.Errorf("get kernel %q: %w: queue not of this context", key.name, ErrInvalidArgument)
+	if q == nil {
+		return nil, fmt.Errorf("get kernel %q: %w: nil queue", key.name, ErrInvalidArgument)
 	}
-	if err := c.check(); err != nil {
+	if err := c.sameContext("the queue", q.ctx); err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
+	}
+	if err := c.enter(); err != nil {
 		return nil, err
+	}
+	defer c.exit()
+	if err := key.image.checkOptions(); err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
 	pc := &c.pc
 	pc.kernelMisses.Add(1)

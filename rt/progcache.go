@@ -32,6 +32,9 @@ type programImage struct {
 	SourceHash uint64
 	// Options are the program's own build options.
 	Options string
+	// origin says where Options came from, for errors: a //dgen:program
+	// directive, or (empty) the API.
+	origin string
 	// SpecConsts are the specialization constants the image uses, with
 	// their default values; the context's values (SetSpecValue) override
 	// the defaults. Nil means every value set on the context applies.
@@ -86,7 +89,7 @@ type progCache struct {
 
 func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
 	if cc != nil {
-		return *cc, nil
+		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
 	}
 	return CacheConfigFromEnv(nil)
 }
@@ -125,6 +128,9 @@ func (pc *progCache) tracef(format string, args ...any) {
 
 // Stats returns the counters of the context's program cache.
 func (c *Context) CacheStats() CacheStats {
+	if c == nil {
+		return CacheStats{}
+	}
 	pc := &c.pc
 	pc.mu.Lock()
 	n, b := pc.lru.len, pc.bytes
@@ -139,7 +145,12 @@ func (c *Context) CacheStats() CacheStats {
 // PersistentCache returns the persistent cache beneath the context's
 // program cache; it is disabled (Enabled false) when the configuration
 // turns it off or its directory cannot be used.
-func (c *Context) PersistentCache() *diskcache.Cache { return c.pc.disk }
+func (c *Context) PersistentCache() *diskcache.Cache {
+	if c == nil {
+		return nil
+	}
+	return c.pc.disk
+}
 
 // sharedProgram is a driver program shared by the cache and the handles it
 // gave out; it is released when the last of them lets go, or at Close.
@@ -259,11 +270,15 @@ func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
 // Release the program it gets; the cache keeps its own reference. A
 // compile error wraps ErrBuildFailed and carries the build log.
 func (c *Context) programFor(img *programImage) (*BuiltProgram, error) {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	if img == nil {
 		return nil, fmt.Errorf("build program: %w: nil image", ErrInvalidArgument)
+	}
+	if err := img.checkOptions(); err != nil {
+		return nil, fmt.Errorf("build program %s: %w", img.Name, err)
 	}
 	k := c.pc.keyOf(img, c.pc.spec.Load())
 	if !c.pc.cfg.InMemory {

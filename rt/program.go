@@ -40,6 +40,9 @@ func (c *Context) BuildProgram(name, source, options string) (*BuiltProgram, err
 // LoadProgram creates a program from binaries, one per device of the
 // context in order, as BuiltProgram.Binaries returned them.
 func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*BuiltProgram, error) {
+	if c == nil {
+		return nil, fmt.Errorf("load program %q: %w: nil context", name, ErrInvalidArgument)
+	}
 	if len(binaries) != len(c.devices) {
 		return nil, fmt.Errorf("load program %q: %w: %d binaries for %d devices", name, ErrInvalidArgument, len(binaries), len(c.devices))
 	}
@@ -48,9 +51,15 @@ func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*
 
 // buildDirect makes a program through the backend, bypassing the cache.
 func (c *Context) buildDirect(req buildRequest) (*BuiltProgram, error) {
-	if err := c.check(); err != nil {
+	if req.binaries != nil { // a program from source had its options checked by ProgramFor
+		if err := checkOptions(req.options, optionsFromAPI); err != nil {
+			return nil, fmt.Errorf("load program %q: %w", req.name, err)
+		}
+	}
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
+	defer c.exit()
 	var (
 		drv driver.Program
 		err error
@@ -84,10 +93,23 @@ func (c *Context) deviceLabel() string {
 }
 
 // Name returns the program's name.
-func (p *BuiltProgram) Name() string { return p.name }
+func (p *BuiltProgram) Name() string {
+	if p == nil {
+		return ""
+	}
+	return p.name
+}
+
+// nilProgram is the error of a method called on a nil *BuiltProgram.
+func nilProgram(op string) error {
+	return fmt.Errorf("%s: %w: nil program", op, ErrInvalidArgument)
+}
 
 // Binaries returns the built program for each device of the context.
 func (p *BuiltProgram) Binaries() ([][]byte, error) {
+	if p == nil {
+		return nil, nilProgram("binaries of program")
+	}
 	if p.released.Load() {
 		return nil, fmt.Errorf("binaries of program %q: %w", p.name, ErrClosed)
 	}
@@ -100,6 +122,9 @@ func (p *BuiltProgram) Binaries() ([][]byte, error) {
 
 // KernelNames lists the kernels that the program defines.
 func (p *BuiltProgram) KernelNames() ([]string, error) {
+	if p == nil {
+		return nil, nilProgram("kernels of program")
+	}
 	if p.released.Load() {
 		return nil, fmt.Errorf("kernels of program %q: %w", p.name, ErrClosed)
 	}
@@ -112,6 +137,9 @@ func (p *BuiltProgram) KernelNames() ([]string, error) {
 
 // Release releases the program. Kernels made from it stay usable.
 func (p *BuiltProgram) Release() error {
+	if p == nil {
+		return nilProgram("release program")
+	}
 	if p.released.Swap(true) {
 		return nil
 	}
@@ -139,14 +167,28 @@ type Kernel struct {
 	cached *cachedKernel
 	decl   *kernelInfo
 	hidden [][]*Mem
+
+	// bufs holds, by argument index, the memory of buffer arguments, and
+	// pooledArgs how many of them are allocator memory: launches record
+	// their use (use.go).
+	bufs       []*Mem
+	pooledArgs int
+	lim        kernelLimits // local memory and work-group limits (workgroup.go)
 }
 
 // Kernel creates the kernel called name. A name that the program does not
 // define is an error wrapping ErrNoKernel.
 func (p *BuiltProgram) Kernel(name string) (*Kernel, error) {
+	if p == nil {
+		return nil, nilProgram(fmt.Sprintf("create kernel %q", name))
+	}
 	if p.released.Load() {
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, ErrClosed)
 	}
+	if err := p.ctx.enter(); err != nil {
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+	}
+	defer p.ctx.exit()
 	drv, err := p.drv.NewKernel(name)
 	if err != nil {
 		if errors.Is(err, ErrNoKernel) {
@@ -161,17 +203,35 @@ func (p *BuiltProgram) Kernel(name string) (*Kernel, error) {
 		drv.Release()
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
 	}
-	return &Kernel{prog: p, drv: drv, name: name, nargs: n}, nil
+	k := &Kernel{prog: p, drv: drv, name: name, nargs: n}
+	k.lim.wg = make([]atomic.Pointer[wgInfo], len(p.ctx.devices))
+	return k, nil
 }
 
 // Name returns the kernel's name.
-func (k *Kernel) Name() string { return k.name }
+func (k *Kernel) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.name
+}
 
 // NumArgs returns the number of arguments the kernel takes.
-func (k *Kernel) NumArgs() int { return k.nargs }
+func (k *Kernel) NumArgs() int {
+	if k == nil {
+		return 0
+	}
+	return k.nargs
+}
+
+// nilKernel is the error of an operation on a nil *Kernel.
+func nilKernel(op string) error { return fmt.Errorf("%s: %w: nil kernel", op, ErrInvalidArgument) }
 
 // Release releases the kernel object.
 func (k *Kernel) Release() error {
+	if k == nil {
+		return nilKernel("release kernel")
+	}
 	if k.released.Swap(true) {
 		return nil
 	}
@@ -182,6 +242,9 @@ func (k *Kernel) Release() error {
 }
 
 func (k *Kernel) checkArg(i int) error {
+	if k == nil {
+		return nilKernel(fmt.Sprintf("set argument %d", i))
+	}
 	if k.released.Load() {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, ErrClosed)
 	}
@@ -198,13 +261,36 @@ func (k *Kernel) SetBuffer(i int, m *Mem) error {
 		return err
 	}
 	drv, err := m.driverBuffer()
+	if err == nil {
+		err = k.prog.ctx.sameContext("the buffer", m.ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
 	if err := k.drv.SetArgBuffer(i, drv); err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
+	k.bind(i, m)
 	return nil
+}
+
+// bind notes that argument i is now m (nil for no buffer), and not a
+// __local argument.
+func (k *Kernel) bind(i int, m *Mem) {
+	k.setLocal(i, 0)
+	if k.bufs == nil {
+		if m == nil {
+			return
+		}
+		k.bufs = make([]*Mem, k.nargs)
+	}
+	if old := k.bufs[i]; old != nil && old.pooled {
+		k.pooledArgs--
+	}
+	if m != nil && m.pooled {
+		k.pooledArgs++
+	}
+	k.bufs[i] = m
 }
 
 // SetLocal sets argument i, a __local pointer, to size bytes of local memory.
@@ -215,9 +301,14 @@ func (k *Kernel) SetLocal(i int, size int) error {
 	if size <= 0 {
 		return fmt.Errorf("set argument %d of kernel %q: %w: local size %d", i, k.name, ErrInvalidArgument, size)
 	}
+	if max := k.prog.ctx.maxLocalMem(); max > 0 && int64(size) > max {
+		return fmt.Errorf("set argument %d of kernel %q: %w: %d bytes of local memory, more than a device of the context has (%d)", i, k.name, ErrInvalidArgument, size, max)
+	}
 	if err := k.drv.SetArgLocal(i, uintptr(size)); err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
+	k.bind(i, nil)
+	k.setLocal(i, int64(size))
 	return nil
 }
 
@@ -248,5 +339,6 @@ func SetArg[T any](k *Kernel, i int, v T) error {
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
+	k.bind(i, nil)
 	return nil
 }

@@ -19,22 +19,34 @@ type Queue struct {
 	id   int          // the queue's number in its context, from 0
 	tq   *trace.Queue // trace handle; see tracing.go
 	pend pendingList  // traced commands awaiting their device times
+	pts  queuePoints  // use points, for stream-ordered reuse (use.go)
 }
 
 // Context returns the queue's context.
-func (q *Queue) Context() *Context { return q.ctx }
+func (q *Queue) Context() *Context {
+	if q == nil {
+		return nil
+	}
+	return q.ctx
+}
 
 // Device returns the queue's device.
-func (q *Queue) Device() *Device { return q.dev }
+func (q *Queue) Device() *Device {
+	if q == nil {
+		return nil
+	}
+	return q.dev
+}
 
 // Profiling reports whether the queue records device timestamps.
-func (q *Queue) Profiling() bool { return q.profiling }
+func (q *Queue) Profiling() bool { return q != nil && q.profiling }
 
 // Flush submits every enqueued command to the device.
 func (q *Queue) Flush() error {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return err
 	}
+	defer q.ctx.exit()
 	if err := q.drv.Flush(); err != nil {
 		return fmt.Errorf("flush queue on %q: %w", q.dev.Name, err)
 	}
@@ -43,12 +55,15 @@ func (q *Queue) Flush() error {
 
 // Finish blocks until every enqueued command has completed.
 func (q *Queue) Finish() error {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return err
 	}
+	defer q.ctx.exit()
+	n := q.pts.enq.Load()
 	if err := q.drv.Finish(); err != nil {
 		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, err)
 	}
+	q.pts.complete(n)
 	q.drainTrace()
 	return nil
 }
@@ -56,10 +71,11 @@ func (q *Queue) Finish() error {
 // Marker enqueues a command that completes when every event of wait has
 // completed, or, with no events, when everything enqueued before it has.
 func (q *Queue) Marker(wait ...*Event) (*Event, error) {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	dw, err := driverEvents(wait)
+	defer q.ctx.exit()
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue marker: %w", err)
 	}
@@ -81,13 +97,20 @@ func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
 
 // launch is Launch; skip is as for beginTask.
 func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	if err := r.check(); err != nil {
+	defer q.ctx.exit()
+	if k == nil {
+		return nil, nilKernel("launch")
+	}
+	if err := q.ctx.sameContext("the kernel", k.prog.ctx); err != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
-	dw, err := driverEvents(wait)
+	if err := k.checkRange(q, r); err != nil {
+		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
+	}
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
@@ -97,6 +120,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, err
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 	}
+	q.recordArgs(k)
 	return q.newTracedEvent(ev, k.name, tk), nil
 }
 
@@ -110,13 +134,20 @@ func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
 // submit is Submit; skip is as for beginTask. When tracing reports device
 // times it creates an event after all, kept in the pending list.
 func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
-	if err := q.ctx.check(); err != nil {
+	if err := q.enter(); err != nil {
 		return err
 	}
-	if err := r.check(); err != nil {
+	defer q.ctx.exit()
+	if k == nil {
+		return nilKernel("submit")
+	}
+	if err := q.ctx.sameContext("the kernel", k.prog.ctx); err != nil {
 		return fmt.Errorf("submit kernel %q: %w", k.name, err)
 	}
-	dw, err := driverEvents(wait)
+	if err := k.checkRange(q, r); err != nil {
+		return fmt.Errorf("submit kernel %q: %w", k.name, err)
+	}
+	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("submit kernel %q: %w", k.name, err)
 	}
@@ -127,6 +158,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 		if err != nil {
 			return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 		}
+		q.recordArgs(k)
 		q.addPending(tk, nil, ev)
 		return nil
 	}
@@ -135,13 +167,14 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 	if err != nil {
 		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 	}
+	q.recordArgs(k)
 	return nil
 }
 
 // driverEvents returns the driver events of wait, skipping nil events, and
 // nil (no allocation) when there are none. A released event is an error:
-// its backend event is gone.
-func driverEvents(wait []*Event) ([]driver.Event, error) {
+// its backend event is gone; so is an event of another context.
+func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
 	if len(wait) == 0 {
 		return nil, nil
 	}
@@ -155,6 +188,9 @@ func driverEvents(wait []*Event) ([]driver.Event, error) {
 		e.mu.Unlock()
 		if released {
 			return nil, fmt.Errorf("wait list: event of %s: %w", e.name, ErrClosed)
+		}
+		if err := q.ctx.sameContext("the event of "+e.name, e.q.ctx); err != nil {
+			return nil, fmt.Errorf("wait list: %w", err)
 		}
 		dst = append(dst, e.drv)
 	}

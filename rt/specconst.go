@@ -73,9 +73,10 @@ func checkSpecValue(name, value string) error {
 // SetSpecConst, for a //dgen:specconst declaration, calls it with the
 // constant's name and SpecLiteral of its value.
 func (c *Context) SetSpecValue(name, value string) error {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return err
 	}
+	defer c.exit()
 	if err := checkSpecValue(name, value); err != nil {
 		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}
@@ -96,9 +97,10 @@ func (c *Context) SetSpecValue(name, value string) error {
 // ClearSpecValue removes the value of the specialization constant name, so
 // that programs see its default again.
 func (c *Context) ClearSpecValue(name string) error {
-	if err := c.check(); err != nil {
+	if err := c.enter(); err != nil {
 		return err
 	}
+	defer c.exit()
 	c.pc.specMu.Lock()
 	defer c.pc.specMu.Unlock()
 	cur := c.pc.spec.Load()
@@ -110,6 +112,9 @@ func (c *Context) ClearSpecValue(name string) error {
 // SpecValues returns the specialization-constant values set on the
 // context, sorted by name.
 func (c *Context) SpecValues() []SpecValue {
+	if c == nil {
+		return nil
+	}
 	return slices.Clone(c.pc.spec.Load().vals)
 }
 

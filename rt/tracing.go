@@ -97,7 +97,12 @@ func (c *Context) openTracing(cfg Config) error {
 // Mark methods. Device times are reported only when the context was opened
 // with tracing configured (Config.Trace or Config.Tracer) and device-time
 // sampling above 0, since queues profile only then.
-func (c *Context) Tracer() *trace.Tracer { return c.tr }
+func (c *Context) Tracer() *trace.Tracer {
+	if c == nil {
+		return nil
+	}
+	return c.tr
+}
 
 // closeTracing closes the tracer if the context opened it. Close has
 // drained the queues' pending tasks.
@@ -168,7 +173,12 @@ func (q *Queue) syncClock() error {
 // ClockError returns the bound on the error of the device times that
 // tracing reports for d: half the shortest marker round trip measured when
 // the clocks were aligned, 0 if they were not (tracing off).
-func (d *Device) ClockError() time.Duration { return d.clockErr }
+func (d *Device) ClockError() time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.clockErr
+}
 
 // beginTask is the trace point of every enqueued command: it returns the
 // command's task (the zero Task when tracing is off, after one atomic load)

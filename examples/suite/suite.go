@@ -16,7 +16,7 @@ const DriverMode = "driver"
 
 // Policies are the allocator policies (DGEN_ALLOC_POLICY values) a run
 // compares with DriverMode.
-var Policies = []rt.AllocPolicy{rt.PolicyFull, rt.PolicyTaggedOnly}
+var Policies = []rt.AllocPolicy{rt.PolicyFull, rt.PolicyTaggedOnly, rt.PolicyBestFit}
 
 // Modes returns every mode of a run: DriverMode, then each policy.
 func Modes() []string {

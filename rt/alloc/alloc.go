@@ -34,6 +34,31 @@ type Device interface {
 	// MaxAlloc reports the largest size a single Alloc may request, or a
 	// value <= 0 if there is no known limit. It is called once, by New.
 	MaxAlloc() int64
+	// Completed reports whether the use u is known to have completed. It
+	// must be cheap (the allocator calls it on every reuse of a block used
+	// on another queue) and may answer false when it cannot tell without
+	// asking the driver.
+	Completed(u Use) bool
+	// Order makes every command enqueued on q from now on wait until the
+	// uses have completed, without blocking the host: on OpenCL, a marker
+	// on each use's queue and a barrier on q that waits for the markers.
+	// The uses are on queues other than q and not known to have completed.
+	// A nil q means the host: Order then blocks until the uses have
+	// completed.
+	Order(q Queue, uses []Use) error
+}
+
+// Queue is an in-order device queue as the allocator sees one: a value the
+// runtime hands to AllocOn and FreeAfter, compared with == and otherwise
+// passed back to the Device untouched. The nil Queue is the host.
+type Queue any
+
+// Use is a point in a queue at which a block was used: the commands
+// enqueued on Queue up to Point (a count the runtime keeps per queue) include
+// every use of the block there.
+type Use struct {
+	Queue Queue
+	Point uint64
 }
 
 // Tag identifies an allocation site: a small integer id, assigned and named
@@ -123,6 +148,14 @@ type Config struct {
 	// TagName returns a tag's readable name, for statistics and errors.
 	// Nil names NoTag "untagged" and other tags "tag<id>".
 	TagName func(Tag) string
+	// BestFit replaces the tagged free lists and the size-class pool by
+	// one free list across tags, searched for the best fit: the policy
+	// Futhark's runtime moved to in 2020 (rts/c/free_list.h). Every freed
+	// block is held; a request takes the smallest held block that is at
+	// least its size and either has its tag, is smaller than 4096 bytes,
+	// or would be less than half empty. DisableUntaggedPool and BinBits
+	// are ignored.
+	BestFit bool
 }
 
 // SeedPolicy returns the Config of the plain policy of the seed (Futhark,
@@ -144,9 +177,10 @@ const (
 	ReasonReleaseAll                    // Allocator.ReleaseAll
 	ReasonUnpooled                      // Free of an untagged allocation with the pool disabled
 	ReasonClose                         // Allocator.Close, or a driver block obtained after Close
+	ReasonUnordered                     // Device.Order failed for a block about to be reused
 )
 
-var reasonNames = [...]string{"", "misfit", "replaced", "bound", "out-of-memory", "release-all", "unpooled", "close"}
+var reasonNames = [...]string{"", "misfit", "replaced", "bound", "out-of-memory", "release-all", "unpooled", "close", "unordered"}
 
 // String returns the reason's name.
 func (r Reason) String() string {
@@ -191,6 +225,11 @@ type TagStats struct {
 	HeldBlocks     int    // free blocks now
 	InUse          int64  // bytes in live allocations now
 	Peak           int64  // the highest Held+InUse (device bytes owned) so far
+	PeakInUse      int64  // the highest InUse so far
+	// Ordered counts reuses of a block last used on another queue, not
+	// known to have completed, for which Device.Order made the new queue
+	// wait.
+	Ordered uint64
 }
 
 // Stats is a snapshot of an Allocator's statistics.
@@ -231,6 +270,7 @@ type record struct {
 	bin   int32         // size class of an untagged pooled block, else -1
 	gen   atomic.Uint64 // advanced by every Free; a handle is live while it matches
 	state uint8         // guarded by a.mu
+	uses  []Use         // where the block was last used, set by FreeAfter; guarded by a.mu while free
 
 	prev, next   *record // a.lru (state free, LRU order) or a.used (state in use)
 	bprev, bnext *record // the bin's free stack (untagged pooled, state free)
@@ -296,11 +336,11 @@ func (b *bin) remove(r *record) {
 
 // counters are one tag's statistics and free block.
 type counters struct {
-	free                                         *record // the tag's free block (tagged only)
-	requests, reuses, allocs, releases, failures uint64
-	held, inUse, peak                            int64
-	heldBlocks                                   int
-	used                                         bool
+	free                                                  *record // the tag's free block (tagged only)
+	requests, reuses, allocs, releases, failures, ordered uint64
+	held, inUse, peak, peakInUse                          int64
+	heldBlocks                                            int
+	used                                                  bool
 }
 
 // An Allocator serves device buffers to allocation sites by the policy
@@ -324,6 +364,7 @@ type Allocator struct {
 	held       int64
 	inUse      int64
 	peak       int64
+	peakInUse  int64
 	oomRetries uint64
 }
 
@@ -393,9 +434,10 @@ func (a *Allocator) holdLocked(r *record, c *counters) {
 	a.held += r.size
 	c.held += r.size
 	c.heldBlocks++
-	if r.bin >= 0 {
+	switch {
+	case r.bin >= 0:
 		a.bins[r.bin].push(r)
-	} else {
+	case !a.cfg.BestFit:
 		c.free = r
 	}
 }
@@ -422,13 +464,17 @@ func (a *Allocator) dropLocked(r *record) {
 	c.releases++
 }
 
-// useLocked hands out r as an allocation of size bytes.
-func (a *Allocator) useLocked(r *record, c *counters, size int64) Allocation {
+// useLocked hands out r as an allocation of size bytes under tag t, whose
+// counters are c.
+func (a *Allocator) useLocked(r *record, c *counters, t Tag, size int64) Allocation {
 	r.state = stateInUse
+	r.tag = t // another tag only under BestFit
 	a.used.pushBack(r)
 	a.inUse += r.size
 	c.inUse += r.size
-	return Allocation{r: r, gen: r.gen.Load(), size: size}
+	c.peakInUse = max(c.peakInUse, c.inUse)
+	a.peakInUse = max(a.peakInUse, a.inUse)
+	return Allocation{r: r, gen: r.gen.Load(), size: size, tag: t}
 }
 
 // release hands r back to the driver; r is already out of every list.
@@ -443,17 +489,32 @@ func (a *Allocator) release(r *record, why Reason) error {
 	return nil
 }
 
-// Alloc returns an allocation of at least size bytes under tag t (NoTag for
-// an untagged allocation). Sizes below 4 are rounded up to 4.
+// Alloc is AllocOn with the nil Queue: an allocation first used by the host,
+// or by a caller that orders its queues itself. A reused block whose last
+// use on some queue is not known to have completed is waited for on the
+// host.
+func (a *Allocator) Alloc(t Tag, size int64) (Allocation, error) {
+	return a.AllocOn(nil, t, size)
+}
+
+// AllocOn returns an allocation of at least size bytes under tag t (NoTag
+// for an untagged allocation), to be used first on queue q. Sizes below 4
+// are rounded up to 4.
 //
 // A tagged request is served from the tag's free block if that block's size
 // lies in [size, 2*size]; otherwise the held block is released and a driver
 // block of exactly size bytes is allocated. An untagged request is served
-// from its size class. A request above the device's maximum allocation fails
-// with an error wrapping ErrTooLarge, without a driver call; a driver
+// from its size class. Under Config.BestFit, any request is served by the
+// best-fitting held block. A request above the device's maximum allocation
+// fails with an error wrapping ErrTooLarge, without a driver call; a driver
 // out-of-memory failure that releasing held blocks does not cure returns an
 // *OutOfMemoryError.
-func (a *Allocator) Alloc(t Tag, size int64) (Allocation, error) {
+//
+// A reused block whose last uses (given to FreeAfter) were on queues other
+// than q and are not known to have completed is ordered by Device.Order:
+// commands enqueued on q after AllocOn returns run after those uses. Reuse
+// on the queue that last used the block calls no Device method.
+func (a *Allocator) AllocOn(q Queue, t Tag, size int64) (Allocation, error) {
 	if size < 0 {
 		return Allocation{}, fmt.Errorf("alloc: tag %s: allocate %d bytes: %w", a.Name(t), size, ErrInvalidSize)
 	}
@@ -464,7 +525,7 @@ func (a *Allocator) Alloc(t Tag, size int64) (Allocation, error) {
 		size = minSize
 	}
 	allocSize, binNr := size, int32(-1)
-	pooled := t == NoTag && a.pooled
+	pooled := t == NoTag && a.pooled && !a.cfg.BestFit
 	if pooled {
 		b := binNumber(size, a.binBits)
 		binNr, allocSize = int32(b), binSize(b, a.binBits)
@@ -486,40 +547,20 @@ func (a *Allocator) Alloc(t Tag, size int64) (Allocation, error) {
 		a.mu.Unlock()
 		return Allocation{}, fmt.Errorf("alloc: tag %s: allocate %d bytes: %w", a.Name(t), size, ErrClosed)
 	}
-	var misfit *record
-	if pooled {
-		if int(binNr) >= len(a.bins) {
-			bins := make([]bin, binNr+1)
-			copy(bins, a.bins)
-			a.bins = bins
-		}
-		if r := a.bins[binNr].head; r != nil {
-			a.unholdLocked(r)
-			c.reuses++
-			h := a.useLocked(r, c, size)
-			a.mu.Unlock()
-			if a.hook != nil {
-				a.hook.Reuse(Event{Tag: t, Size: size, BlockSize: r.size})
+	r, misfit := a.findLocked(q, c, t, size, binNr)
+	if r != nil {
+		c.reuses++
+		h := a.useLocked(r, c, t, size)
+		a.mu.Unlock()
+		if len(r.uses) > 0 {
+			if err := a.order(q, r); err != nil {
+				return Allocation{}, err
 			}
-			return h, nil
 		}
-	} else if r := c.free; r != nil {
-		// The seed's free_list_find: the tag's block leaves the free list
-		// either way; it is reused if min <= size <= 2*min, with min the
-		// request and size the block's size, and released otherwise.
-		a.unholdLocked(r)
-		if r.size >= size && r.size-size <= size {
-			c.reuses++
-			h := a.useLocked(r, c, size)
-			a.mu.Unlock()
-			if a.hook != nil {
-				a.hook.Reuse(Event{Tag: t, Size: size, BlockSize: r.size})
-			}
-			return h, nil
+		if a.hook != nil {
+			a.hook.Reuse(Event{Tag: t, Size: size, BlockSize: r.size})
 		}
-		r.state = stateReleased
-		c.releases++
-		misfit = r
+		return h, nil
 	}
 	a.mu.Unlock()
 
@@ -530,6 +571,136 @@ func (a *Allocator) Alloc(t Tag, size int64) (Allocation, error) {
 		}
 	}
 	return a.allocDriver(t, size, allocSize, binNr)
+}
+
+// findLocked takes the free block that serves a request of size bytes under
+// tag t (with counters c; size class binNr for a pooled untagged request)
+// out of the free lists and returns it, or nil. Under the seed's tagged
+// policy the tag's block leaves the free list even when it does not fit:
+// then it is returned as misfit, to be released.
+func (a *Allocator) findLocked(q Queue, c *counters, t Tag, size int64, binNr int32) (r, misfit *record) {
+	switch {
+	case a.cfg.BestFit:
+		r = a.bestFitLocked(q, t, size)
+	case binNr >= 0:
+		if int(binNr) >= len(a.bins) {
+			bins := make([]bin, binNr+1)
+			copy(bins, a.bins)
+			a.bins = bins
+		}
+		r = a.bins[binNr].head
+	default:
+		// The seed's free_list_find: the tag's block leaves the free list
+		// either way; it is reused if min <= size <= 2*min, with min the
+		// request and size the block's size, and released otherwise.
+		if r = c.free; r != nil && (r.size < size || r.size-size > size) {
+			a.unholdLocked(r)
+			r.state = stateReleased
+			c.releases++
+			return nil, r
+		}
+	}
+	if r != nil {
+		a.unholdLocked(r)
+	}
+	return r, nil
+}
+
+// bestFitLocked returns the smallest held block that serves a request of
+// size bytes under tag t by Futhark's rule (the same tag, under 4096 bytes,
+// or less than half wasted), or nil. Among blocks of one size it prefers one
+// that needs no ordering on q, then the most recently freed.
+func (a *Allocator) bestFitLocked(q Queue, t Tag, size int64) *record {
+	var best *record
+	bestOrdered := false
+	for r := a.lru.tail; r != nil; r = r.prev {
+		if r.size < size || r.tag != t && r.size >= bestFitSmall && 2*(r.size-size) >= r.size {
+			continue
+		}
+		ordered := !usedOnlyOn(r.uses, q)
+		if best == nil || r.size < best.size || r.size == best.size && bestOrdered && !ordered {
+			best, bestOrdered = r, ordered
+		}
+	}
+	return best
+}
+
+// bestFitSmall is the size below which a held block serves any tag under
+// Config.BestFit: Futhark's free_list.h.
+const bestFitSmall = 4096
+
+// usedOnlyOn reports whether every use is on q or on the host.
+func usedOnlyOn(uses []Use, q Queue) bool {
+	for _, u := range uses {
+		if u.Queue != q && u.Queue != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// order makes q wait for the last uses of r, just taken from the free
+// lists and handed out, that are on other queues and not known to have
+// completed. If the device cannot order them, the allocation is taken back
+// and its block released.
+func (a *Allocator) order(q Queue, r *record) error {
+	var pending []Use
+	for _, u := range r.uses {
+		if u.Queue != q && u.Queue != nil && !a.dev.Completed(u) {
+			pending = append(pending, u)
+		}
+	}
+	r.uses = r.uses[:0]
+	if len(pending) == 0 {
+		return nil
+	}
+	err := a.dev.Order(q, pending)
+	a.mu.Lock()
+	c := &a.tags[r.tag]
+	if err == nil {
+		c.ordered++
+		a.mu.Unlock()
+		return nil
+	}
+	c.reuses--
+	c.failures++
+	a.retireLocked(r)
+	a.mu.Unlock()
+	return errors.Join(fmt.Errorf("alloc: tag %s: reuse block of %d bytes after %d uses on other queues: %w", a.Name(r.tag), r.size, len(pending), err),
+		a.release(r, ReasonUnordered))
+}
+
+// retireLocked takes r, in use, out of use to be released; every handle of
+// it becomes stale.
+func (a *Allocator) retireLocked(r *record) {
+	a.used.remove(r)
+	r.gen.Add(1)
+	r.state = stateReleased
+	c := &a.tags[r.tag]
+	c.inUse -= r.size
+	c.releases++
+	a.inUse -= r.size
+}
+
+// settle waits on the host until the last uses of victims, blocks taken
+// out of the free lists to be released, have completed, so that releasing
+// them frees device memory at once.
+func (a *Allocator) settle(victims []*record) error {
+	var pending []Use
+	for _, v := range victims {
+		for _, u := range v.uses {
+			if u.Queue != nil && !a.dev.Completed(u) {
+				pending = append(pending, u)
+			}
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	if err := a.dev.Order(nil, pending); err != nil {
+		return fmt.Errorf("alloc: wait for %d uses of blocks to release: %w", len(pending), err)
+	}
+	return nil
 }
 
 // fail counts a failed request of tag t.
@@ -557,6 +728,9 @@ func (a *Allocator) allocDriver(t Tag, size, allocSize int64, binNr int32) (Allo
 			a.mu.Unlock()
 			if len(victims) == 0 {
 				break
+			}
+			if serr := a.settle(victims); serr != nil {
+				err = errors.Join(err, serr)
 			}
 			for i, v := range victims {
 				released += v.size
@@ -606,7 +780,7 @@ func (a *Allocator) allocDriver(t Tag, size, allocSize int64, binNr int32) (Allo
 		}
 		return Allocation{}, fmt.Errorf("alloc: tag %s: allocate %d bytes: %w", a.Name(t), size, ErrClosed)
 	}
-	h := a.useLocked(r, c, size)
+	h := a.useLocked(r, c, t, size)
 	if p := c.held + c.inUse; p > c.peak {
 		c.peak = p
 	}
@@ -642,15 +816,16 @@ func (a *Allocator) largestLocked(need int64) []*record {
 	return all[:n]
 }
 
-// free returns h's block to the free lists.
-func (a *Allocator) free(h Allocation) error {
+// free returns h's block to the free lists, last used at uses.
+func (a *Allocator) free(h Allocation, uses []Use) error {
 	r := h.r
 	a.mu.Lock()
 	if r.gen.Load() != h.gen || r.state != stateInUse {
 		a.mu.Unlock()
-		return fmt.Errorf("alloc: tag %s: free block of %d bytes: %w", a.Name(r.tag), r.size, ErrFreed)
+		return fmt.Errorf("alloc: tag %s: free block of %d bytes: %w", a.Name(h.tag), r.size, ErrFreed)
 	}
 	r.gen.Add(1)
+	r.uses = append(r.uses[:0], uses...)
 	a.used.remove(r)
 	c := &a.tags[r.tag]
 	a.inUse -= r.size
@@ -658,7 +833,7 @@ func (a *Allocator) free(h Allocation) error {
 
 	var old, direct *record
 	switch {
-	case r.bin >= 0:
+	case r.bin >= 0, a.cfg.BestFit:
 		a.holdLocked(r, c)
 	case r.tag != NoTag:
 		if old = c.free; old != nil {
@@ -743,13 +918,7 @@ func (a *Allocator) Close() error {
 	victims := a.takeFreeLocked()
 	for r := a.used.head; r != nil; {
 		next := r.next
-		a.used.remove(r)
-		r.gen.Add(1)
-		r.state = stateReleased
-		c := &a.tags[r.tag]
-		c.inUse -= r.size
-		c.releases++
-		a.inUse -= r.size
+		a.retireLocked(r)
 		victims = append(victims, r)
 		r = next
 	}
@@ -775,7 +944,7 @@ func (a *Allocator) Stats() Stats {
 		ts := TagStats{
 			Tag: Tag(i), Requests: c.requests, Reuses: c.reuses, DriverAllocs: c.allocs,
 			DriverReleases: c.releases, Failures: c.failures, Held: c.held, HeldBlocks: c.heldBlocks,
-			InUse: c.inUse, Peak: c.peak,
+			InUse: c.inUse, Peak: c.peak, PeakInUse: c.peakInUse, Ordered: c.ordered,
 		}
 		s.Tags = append(s.Tags, ts)
 		t := &s.Total
@@ -787,8 +956,10 @@ func (a *Allocator) Stats() Stats {
 		t.Held += ts.Held
 		t.HeldBlocks += ts.HeldBlocks
 		t.InUse += ts.InUse
+		t.Ordered += ts.Ordered
 	}
 	s.Total.Peak = a.peak
+	s.Total.PeakInUse = a.peakInUse
 	a.mu.Unlock()
 	s.Total.Name = "total"
 	for i := range s.Tags {
@@ -806,17 +977,26 @@ type Allocation struct {
 	r    *record
 	gen  uint64
 	size int64
+	tag  Tag
 }
 
-// Free returns the allocation's block to its tag's free list (or its size
-// class, or the driver, by the policy). Freeing a stale allocation returns an
-// error wrapping ErrFreed and changes nothing. Free may also return a driver
-// error from releasing a block the policy gave up.
-func (h Allocation) Free() error {
+// Free is FreeAfter with no uses: the block is free to reuse on any queue
+// at once.
+func (h Allocation) Free() error { return h.FreeAfter(nil) }
+
+// FreeAfter returns the allocation's block to its tag's free list (or its
+// size class, or the driver, by the policy), recording uses: for each queue
+// on which the block was used, the point up to which its commands include
+// every use. A later AllocOn on another queue that reuses the block makes
+// that queue wait for those points (see the package documentation). The
+// allocator keeps a copy of uses. Freeing a stale allocation returns an
+// error wrapping ErrFreed and changes nothing. FreeAfter may also return a
+// driver error from releasing a block the policy gave up.
+func (h Allocation) FreeAfter(uses []Use) error {
 	if h.r == nil {
 		return fmt.Errorf("alloc: free zero Allocation: %w", ErrFreed)
 	}
-	return h.r.a.free(h)
+	return h.r.a.free(h, uses)
 }
 
 // Block returns the driver block of a live allocation, or an error wrapping
@@ -826,7 +1006,7 @@ func (h Allocation) Block() (Block, error) {
 		return nil, fmt.Errorf("alloc: use of zero Allocation: %w", ErrFreed)
 	}
 	if h.r.gen.Load() != h.gen {
-		return nil, fmt.Errorf("alloc: tag %s: use of block of %d bytes: %w", h.r.a.Name(h.r.tag), h.r.size, ErrFreed)
+		return nil, fmt.Errorf("alloc: tag %s: use of block of %d bytes: %w", h.r.a.Name(h.tag), h.r.size, ErrFreed)
 	}
 	return h.r.blk, nil
 }
@@ -847,9 +1027,4 @@ func (h Allocation) Cap() int64 {
 }
 
 // Tag returns the tag the allocation was made under.
-func (h Allocation) Tag() Tag {
-	if h.r == nil {
-		return NoTag
-	}
-	return h.r.tag
-}
+func (h Allocation) Tag() Tag { return h.tag }

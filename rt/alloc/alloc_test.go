@@ -11,10 +11,12 @@ import (
 
 // step is one operation of a sequence test:
 //
-//	a NAME TAG SIZE   allocate under TAG and call the allocation NAME
-//	f NAME            free NAME
-//	releaseall        Allocator.ReleaseAll
+//	a NAME TAG SIZE [Q]   allocate under TAG (on queue Q) and call the allocation NAME
+//	f NAME [Q@P...]       free NAME, last used on queue Q up to point P
+//	done Q P              the commands of queue Q up to point P have completed
+//	releaseall            Allocator.ReleaseAll
 //
+// Queues are named by the test and made on first mention.
 // dev is the device log the step must produce ("" for none: a reuse), cap
 // the Cap the allocation must have (when not zero), err the error it must
 // return (errors.Is).
@@ -28,6 +30,13 @@ type step struct {
 func runSteps(t *testing.T, a *Allocator, d *fakeDevice, steps []step) map[string]Allocation {
 	t.Helper()
 	hs := map[string]Allocation{}
+	qs := map[string]*fakeQueue{}
+	queue := func(name string) *fakeQueue {
+		if qs[name] == nil {
+			qs[name] = &fakeQueue{name: name}
+		}
+		return qs[name]
+	}
 	for i, s := range steps {
 		f := strings.Fields(s.do)
 		var err error
@@ -36,7 +45,11 @@ func runSteps(t *testing.T, a *Allocator, d *fakeDevice, steps []step) map[strin
 			tag, _ := strconv.Atoi(f[2])
 			size, _ := strconv.ParseInt(f[3], 10, 64)
 			var h Allocation
-			h, err = a.Alloc(Tag(tag), size)
+			if len(f) > 4 {
+				h, err = a.AllocOn(queue(f[4]), Tag(tag), size)
+			} else {
+				h, err = a.Alloc(Tag(tag), size)
+			}
 			if err == nil {
 				hs[f[1]] = h
 				if s.cap != 0 && h.Cap() != s.cap {
@@ -47,7 +60,16 @@ func runSteps(t *testing.T, a *Allocator, d *fakeDevice, steps []step) map[strin
 				}
 			}
 		case "f":
-			err = hs[f[1]].Free()
+			var uses []Use
+			for _, u := range f[2:] {
+				name, p, _ := strings.Cut(u, "@")
+				point, _ := strconv.ParseUint(p, 10, 64)
+				uses = append(uses, Use{Queue: queue(name), Point: point})
+			}
+			err = hs[f[1]].FreeAfter(uses)
+		case "done":
+			point, _ := strconv.ParseUint(f[2], 10, 64)
+			queue(f[1]).done.Store(point)
 		case "releaseall":
 			err = a.ReleaseAll()
 		default:
@@ -413,9 +435,9 @@ func TestStats(t *testing.T) {
 	})
 	s := a.Stats()
 	want := []TagStats{
-		{Tag: 0, Name: "site0", Requests: 2, Reuses: 1, DriverAllocs: 1, InUse: 11, Peak: 11},
-		{Tag: 1, Name: "site1", Requests: 4, Reuses: 1, DriverAllocs: 3, DriverReleases: 1, Held: 300, HeldBlocks: 1, InUse: 100, Peak: 400},
-		{Tag: 2, Name: "site2", Requests: 1, DriverAllocs: 1, InUse: 10, Peak: 10},
+		{Tag: 0, Name: "site0", Requests: 2, Reuses: 1, DriverAllocs: 1, InUse: 11, Peak: 11, PeakInUse: 11},
+		{Tag: 1, Name: "site1", Requests: 4, Reuses: 1, DriverAllocs: 3, DriverReleases: 1, Held: 300, HeldBlocks: 1, InUse: 100, Peak: 400, PeakInUse: 400},
+		{Tag: 2, Name: "site2", Requests: 1, DriverAllocs: 1, InUse: 10, Peak: 10, PeakInUse: 10},
 	}
 	if len(s.Tags) != len(want) {
 		t.Fatalf("tags %+v", s.Tags)
@@ -425,7 +447,7 @@ func TestStats(t *testing.T) {
 			t.Errorf("tag %d:\n got %+v\nwant %+v", i, s.Tags[i], want[i])
 		}
 	}
-	total := TagStats{Name: "total", Requests: 7, Reuses: 2, DriverAllocs: 5, DriverReleases: 1, Held: 300, HeldBlocks: 1, InUse: 121, Peak: 421}
+	total := TagStats{Name: "total", Requests: 7, Reuses: 2, DriverAllocs: 5, DriverReleases: 1, Held: 300, HeldBlocks: 1, InUse: 121, Peak: 421, PeakInUse: 400}
 	if s.Total != total {
 		t.Errorf("total:\n got %+v\nwant %+v", s.Total, total)
 	}
@@ -518,7 +540,7 @@ func TestConcurrent(t *testing.T) {
 	for _, cfg := range []struct {
 		name string
 		cfg  Config
-	}{{"full", Config{}}, {"bounded", Config{MaxHeld: 4 << 10}}, {"seed", SeedPolicy()}} {
+	}{{"full", Config{}}, {"bounded", Config{MaxHeld: 4 << 10}}, {"seed", SeedPolicy()}, {"bestfit", Config{BestFit: true}}} {
 		t.Run(cfg.name, func(t *testing.T) {
 			d := newFake()
 			d.nolog = true
@@ -594,4 +616,164 @@ func TestConcurrent(t *testing.T) {
 			t.Logf("%+v, %d OOM retries", s.Total, s.OOMRetries)
 		})
 	}
+}
+
+// TestStreamOrder checks stream-ordered reuse under every policy: reuse on
+// the queue of the last use calls no Device method; reuse on another queue
+// orders the uses not known to have completed; the host waits for them.
+func TestStreamOrder(t *testing.T) {
+	policies := []struct {
+		name string
+		cfg  Config
+		tag  string
+	}{
+		{"tagged", Config{}, "1"},
+		{"untagged", Config{}, "0"},
+		{"bestfit", Config{BestFit: true}, "1"},
+	}
+	cases := []struct {
+		name  string
+		steps []step
+		// orders is the number of Order calls; completed whether Completed
+		// may be called at all.
+		orders    int
+		completed bool
+	}{
+		{name: "same-queue", steps: []step{
+			{do: "a x T 100 qa", dev: "+D"},
+			{do: "f x qa@3"},
+			{do: "a y T 100 qa"},
+			{do: "f y qa@9"},
+			{do: "a z T 100 qa"},
+		}},
+		{name: "other-queue", orders: 1, completed: true, steps: []step{
+			{do: "a x T 100 qa", dev: "+D"},
+			{do: "f x qa@3"},
+			{do: "a y T 100 qb", dev: "qb<qa@3"},
+			{do: "f y qb@1"},
+			{do: "a z T 100 qb"}, // the order is in qb now
+		}},
+		{name: "other-queue-completed", completed: true, steps: []step{
+			{do: "a x T 100 qa", dev: "+D"},
+			{do: "f x qa@3"},
+			{do: "done qa 3"},
+			{do: "a y T 100 qb"},
+		}},
+		{name: "several-queues", orders: 2, completed: true, steps: []step{
+			{do: "a x T 100 qa", dev: "+D"},
+			{do: "f x qa@3 qb@2"},
+			{do: "a y T 100 qc", dev: "qc<qa@3,qb@2"},
+			{do: "f y qc@1 qb@5"},
+			{do: "done qb 5"},
+			{do: "a z T 100 qa", dev: "qa<qc@1"},
+		}},
+		{name: "host", orders: 1, completed: true, steps: []step{
+			{do: "a x T 100 qa", dev: "+D"},
+			{do: "f x qa@3"},
+			{do: "a y T 100", dev: "host<qa@3"},
+			{do: "f y"},
+			{do: "a z T 100 qb"},
+		}},
+	}
+	for _, p := range policies {
+		for _, tc := range cases {
+			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
+				d := newFake()
+				a, err := New(d, p.cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				size := "100"
+				if p.tag == "0" {
+					size = "111" // the size class of 100
+				}
+				steps := make([]step, len(tc.steps))
+				for i, s := range tc.steps {
+					s.do = strings.Replace(s.do, " T ", " "+p.tag+" ", 1)
+					s.dev = strings.Replace(s.dev, "D", size, 1)
+					steps[i] = s
+				}
+				runSteps(t, a, d, steps)
+				if d.orders != tc.orders {
+					t.Errorf("%d Order calls, want %d", d.orders, tc.orders)
+				}
+				if !tc.completed && d.completedCalls != 0 {
+					t.Errorf("%d Completed calls on same-queue reuse, want 0", d.completedCalls)
+				}
+				if s := a.Stats().Total; s.Ordered != uint64(tc.orders) || s.DriverAllocs != 1 {
+					t.Errorf("stats %+v", s)
+				}
+			})
+		}
+	}
+}
+
+// TestStreamOrderFailures checks that a block the device cannot order is
+// released rather than handed out, and that out of memory waits for the
+// last uses of the blocks it releases before retrying.
+func TestStreamOrderFailures(t *testing.T) {
+	t.Run("order-fails", func(t *testing.T) {
+		d := newFake()
+		a, _ := New(d, Config{})
+		errQ := errors.New("CL_INVALID_COMMAND_QUEUE")
+		runSteps(t, a, d, []step{
+			{do: "a x 1 100 qa", dev: "+100"},
+			{do: "f x qa@3"},
+		})
+		d.orderErr = errQ
+		runSteps(t, a, d, []step{{do: "a y 1 100 qb", dev: "qb<qa@3 -100", err: errQ}})
+		d.orderErr = nil
+		runSteps(t, a, d, []step{{do: "a z 1 100 qb", dev: "+100"}})
+		s := a.Stats().Total
+		if s.Requests != s.Reuses+s.DriverAllocs+s.Failures || s.Failures != 1 || s.InUse != 100 || s.Held != 0 || s.Ordered != 0 {
+			t.Errorf("stats %+v", s)
+		}
+	})
+	t.Run("out-of-memory-waits", func(t *testing.T) {
+		d := newFake()
+		d.capacity = 300
+		a, _ := New(d, Config{})
+		runSteps(t, a, d, []step{
+			{do: "a x 1 200 qa", dev: "+200"},
+			{do: "f x qa@3"},
+			{do: "a y 2 200 qb", dev: "!200 host<qa@3 -200 +200"},
+		})
+	})
+}
+
+// TestBestFit checks Futhark's best-fit rule across tags.
+func TestBestFit(t *testing.T) {
+	d := newFake()
+	a, _ := New(d, Config{BestFit: true})
+	runSteps(t, a, d, []step{
+		{do: "a x 1 10000", dev: "+10000"},
+		{do: "a y 2 8000", dev: "+8000"},
+		{do: "a s 3 100", dev: "+100"},
+		{do: "f x"}, {do: "f y"}, {do: "f s"},
+		// Smallest fit across tags: 8000 (less than half wasted) before 10000.
+		{do: "a a 4 6000", cap: 8000},
+		// 10000 would waste more than half of itself on tag 5: a new block.
+		{do: "a b 5 4000", dev: "+4000"},
+		// ... but serves its own tag whatever the waste.
+		{do: "a c 1 4000", cap: 10000},
+		// A block under 4096 bytes serves any tag.
+		{do: "a e 6 8", cap: 100},
+		{do: "f a"}, {do: "f b"}, {do: "f c"}, {do: "f e"},
+		// Every freed block is held: no per-tag limit, no misfit release.
+		{do: "a f 7 20000", dev: "+20000"},
+	})
+	if s := a.Stats().Total; s.HeldBlocks != 4 || s.DriverReleases != 0 {
+		t.Errorf("stats %+v", s)
+	}
+	// Of two equal blocks, the one that needs no ordering on the queue.
+	d2 := newFake()
+	b, _ := New(d2, Config{BestFit: true})
+	runSteps(t, b, d2, []step{
+		{do: "a x 1 100 qa", dev: "+100"},
+		{do: "a y 1 100 qb", dev: "+100"},
+		{do: "f y qb@1"},
+		{do: "f x qa@1"},
+		{do: "a z 1 100 qb"},
+		{do: "a w 1 100 qb", dev: "qb<qa@1"},
+	})
 }

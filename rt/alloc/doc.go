@@ -46,6 +46,60 @@
 //     releases everything, blocks in use included.
 //   - [Allocator.Stats] returns a snapshot of per-tag statistics.
 //
+// # Stream-ordered reuse
+//
+// dgen has many in-order queues, and OpenCL orders nothing between them: a
+// block freed while a kernel on queue A still reads it, then reused at once
+// by a kernel on queue B, would be overwritten under A's feet. Reuse is
+// therefore stream-ordered, as CUDA's cudaFreeAsync and cudaMallocAsync
+// are:
+//
+//   - [Allocation.FreeAfter] records the block's last uses: for each [Queue]
+//     that used it, a point in that queue (a count the runtime keeps of
+//     commands enqueued there) up to which its commands include every use.
+//     [Allocation.Free] records none: the host used the block, and is done.
+//   - [Allocator.AllocOn] names the queue q on which the allocation will be
+//     used first. A held block whose uses are all on q is handed out as
+//     before, with no Device call: q is in order, so whatever q runs next
+//     runs after them. Uses on another queue for which [Device.Completed]
+//     answers true (the runtime knows a point complete after a Finish or a
+//     blocking transfer on that queue) need nothing either.
+//   - Otherwise [Device.Order] makes q wait for the remaining uses on the
+//     device, without blocking the host. The runtime's OpenCL device
+//     enqueues a marker on each use's queue (it completes once everything
+//     enqueued there so far has, the use included), flushes that queue (an
+//     event of one queue is waited for by another only once its queue is
+//     flushed), and enqueues on q a marker whose wait list is those markers:
+//     q is in order, so the commands enqueued on it afterwards start after
+//     that marker. A marker rather than an event per use: a use costs no
+//     event (on NVIDIA an event costs as much as a launch), and the marker
+//     is only paid for on a cross-queue reuse. It may wait for more than the
+//     use (everything enqueued on the old queue until the reuse), never less.
+//   - If Order fails, the block is released, not handed out, and AllocOn
+//     returns the error.
+//   - A block released to the driver (misfit, replaced, bound, Close) may
+//     still be in use on a queue: OpenCL's clReleaseMemObject frees the
+//     memory only once the commands that use it have completed (OpenCL 1.2,
+//     section 5.4.1), so nothing is overwritten. When a driver allocation
+//     fails for lack of memory, the blocks released to retry it are first
+//     waited for on the host (Order with the nil queue), so that their
+//     memory is really free when the allocation is retried.
+//
+// The allocation is ready on q. Used first on another queue, it must be
+// ordered after q by the caller (an event of q in its wait list), as with
+// cudaMallocAsync.
+//
+// # Best fit
+//
+// Config.BestFit selects the policy that Futhark's runtime uses since 2020
+// (rts/c/free_list.h; Futhark issues 1006 and 1014, the waste cap after
+// 1715): one free list across tags, in which every freed block is held. A
+// request takes the smallest held block that is at least its size and
+// either has its tag, is under 4096 bytes, or would be less than half empty;
+// among blocks of one size, one that needs no ordering on the request's
+// queue. Held blocks are released only on out of memory, by Config.MaxHeld,
+// ReleaseAll and Close. Stream-ordered reuse applies unchanged.
+//
 // # Handles
 //
 // [Allocator.Alloc] returns an [Allocation], a small value that names its

@@ -17,6 +17,10 @@ func (d *hostDevice) Alloc(size int64) (alloc.Block, error) {
 func (d *hostDevice) Release(alloc.Block) error { return nil }
 func (d *hostDevice) MaxAlloc() int64           { return 1 << 30 }
 
+// Host memory has one queue, the host's, so every use is complete.
+func (d *hostDevice) Completed(alloc.Use) bool             { return true }
+func (d *hostDevice) Order(alloc.Queue, []alloc.Use) error { return nil }
+
 // A time loop that allocates its output every step, as Futhark's generated
 // code and the Hotspot example do: after the first steps, every allocation is
 // served from the tag's free block.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // fakeBlock is a driver block of the fake device.
@@ -26,6 +27,7 @@ type fakeDevice struct {
 	allocErr   error // returned by every Alloc while set
 	releaseErr error // returned by every Release while set (the block is still released)
 	nolog      bool
+	orderErr   error // returned by every Order while set
 
 	next       int
 	live       map[*fakeBlock]bool
@@ -36,7 +38,10 @@ type fakeDevice struct {
 	allocCalls int
 	releases   int
 	badRelease int
-	released   map[int]int // block id → times released
+	orders     int // calls of Order
+	// completedCalls counts calls of Completed.
+	completedCalls int
+	released       map[int]int // block id → times released
 }
 
 func newFake() *fakeDevice {
@@ -91,6 +96,40 @@ func (d *fakeDevice) Release(blk Block) error {
 }
 
 func (d *fakeDevice) MaxAlloc() int64 { return d.maxAlloc }
+
+// fakeQueue is a queue of the fake device: the commands up to done have
+// completed.
+type fakeQueue struct {
+	name string
+	done atomic.Uint64
+}
+
+func (d *fakeDevice) Completed(u Use) bool {
+	d.mu.Lock()
+	d.completedCalls++
+	d.mu.Unlock()
+	return u.Queue.(*fakeQueue).done.Load() >= u.Point
+}
+
+// Order logs "q<a@3,b@5" (q waits for a up to point 3 and b up to 5), or
+// "host<a@3" for the nil queue, and fails while orderErr is set.
+func (d *fakeDevice) Order(q Queue, uses []Use) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.orders++
+	var b strings.Builder
+	if q == nil {
+		b.WriteString("host")
+	} else {
+		b.WriteString(q.(*fakeQueue).name)
+	}
+	for i, u := range uses {
+		b.WriteString([]string{"<", ","}[min(i, 1)])
+		fmt.Fprintf(&b, "%s@%d", u.Queue.(*fakeQueue).name, u.Point)
+	}
+	d.logf("%s", b.String())
+	return d.orderErr
+}
 
 func (d *fakeDevice) logf(format string, args ...any) {
 	if !d.nolog {

@@ -108,8 +108,29 @@ type Kernel interface {
 	SetArgLocal(i int, size uintptr) error
 	// NumArgs returns the number of arguments the kernel takes.
 	NumArgs() (int, error)
+	// WorkGroupInfo returns the kernel's work-group limits on the device
+	// whose DeviceInfo.Handle is device.
+	WorkGroupInfo(device uintptr) (KernelWorkGroupInfo, error)
 	// Release releases the kernel object.
 	Release() error
+}
+
+// KernelWorkGroupInfo are a kernel's work-group limits on one device.
+type KernelWorkGroupInfo struct {
+	// WorkGroupSize is the largest work-group the kernel can run in on
+	// the device (CL_KERNEL_WORK_GROUP_SIZE), at most the device's
+	// MaxWorkGroupSize.
+	WorkGroupSize int
+	// PreferredMultiple is the work-group size multiple that performs best
+	// (CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE).
+	PreferredMultiple int
+	// LocalMemSize is the local memory the kernel uses, in bytes
+	// (CL_KERNEL_LOCAL_MEM_SIZE): its __local variables, and its __local
+	// arguments as set when it was asked.
+	LocalMemSize int64
+	// PrivateMemSize is the private memory each work-item uses, in bytes
+	// (CL_KERNEL_PRIVATE_MEM_SIZE).
+	PrivateMemSize int64
 }
 
 // Event is the completion status of one enqueued command.
@@ -206,6 +227,7 @@ type DeviceInfo struct {
 	MaxAllocSize         int64
 	ComputeUnits         int
 	MaxWorkGroupSize     int
+	LocalMemSize         int64 // bytes of local memory per work-group (CL_DEVICE_LOCAL_MEM_SIZE)
 	Extensions           []string
 	// Handle is the backend's own device handle.
 	Handle uintptr

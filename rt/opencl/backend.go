@@ -8,6 +8,7 @@ package opencl
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -262,6 +263,25 @@ func (k kernel) NumArgs() (int, error) {
 		return 0, err
 	}
 	return int(n), nil
+}
+
+// kernelValue reads a fixed-size work-group property of k on d into v.
+func kernelValue[T any](k kernel, d C.cl_device_id, param C.cl_kernel_work_group_info, v *T) error {
+	return check("clGetKernelWorkGroupInfo", C.clGetKernelWorkGroupInfo(k.h, d, param, C.size_t(unsafe.Sizeof(*v)), unsafe.Pointer(v), nil))
+}
+
+func (k kernel) WorkGroupInfo(device uintptr) (driver.KernelWorkGroupInfo, error) {
+	d := *(*C.cl_device_id)(unsafe.Pointer(&device))
+	var (
+		wg, mult    C.size_t
+		local, priv C.cl_ulong
+	)
+	err := errors.Join(
+		kernelValue(k, d, C.CL_KERNEL_WORK_GROUP_SIZE, &wg),
+		kernelValue(k, d, C.CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, &mult),
+		kernelValue(k, d, C.CL_KERNEL_LOCAL_MEM_SIZE, &local),
+		kernelValue(k, d, C.CL_KERNEL_PRIVATE_MEM_SIZE, &priv))
+	return driver.KernelWorkGroupInfo{WorkGroupSize: int(wg), PreferredMultiple: int(mult), LocalMemSize: int64(local), PrivateMemSize: int64(priv)}, err
 }
 
 func (k kernel) Release() error { return check("clReleaseKernel", C.clReleaseKernel(k.h)) }

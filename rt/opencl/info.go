@@ -141,6 +141,7 @@ func deviceInfo(d C.cl_device_id) (driver.DeviceInfo, error) {
 	var (
 		typ          C.cl_device_type
 		gmem, maxa   C.cl_ulong
+		lmem         C.cl_ulong
 		units        C.cl_uint
 		maxWorkGroup C.size_t
 	)
@@ -167,7 +168,10 @@ func deviceInfo(d C.cl_device_id) (driver.DeviceInfo, error) {
 	if err := deviceValue(d, C.CL_DEVICE_MAX_WORK_GROUP_SIZE, &maxWorkGroup); err != nil {
 		return info, err
 	}
-	info.GlobalMemSize, info.MaxAllocSize = int64(gmem), int64(maxa)
+	if err := deviceValue(d, C.CL_DEVICE_LOCAL_MEM_SIZE, &lmem); err != nil {
+		return info, err
+	}
+	info.GlobalMemSize, info.MaxAllocSize, info.LocalMemSize = int64(gmem), int64(maxa), int64(lmem)
 	info.ComputeUnits, info.MaxWorkGroupSize = int(units), int(maxWorkGroup)
 	return info, nil
 }

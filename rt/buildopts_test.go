@@ -1,0 +1,59 @@
+package rt_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
+)
+
+// A program whose directive has a bare -D, registered as generated code
+// registers it.
+var (
+	badOptsProg rt.Program
+	badOptsKern = codegen.RegisterKernel(codegen.RegisterProgram(&badOptsProg, codegen.Program{ID: pkg + "badOptsProg", Name: "badOptsProg",
+		Options: "-D", Image: "__kernel void nothing(__global int *out) { out[0] = 0; }\n"}),
+		codegen.Kernel{ID: pkg + "Nothing", Name: "nothing", Params: 1})
+)
+
+// TestBuildOptionsChecked gives PoCL a bare -D (which aborts it inside
+// clBuildProgram) from each origin: each is an error wrapping
+// ErrBuildFailed that names where the option came from, and no driver
+// build happens.
+func TestBuildOptionsChecked(t *testing.T) {
+	want := func(t *testing.T, err error, from string) {
+		t.Helper()
+		if !errors.Is(err, rt.ErrBuildFailed) || !strings.Contains(err.Error(), from) || !strings.Contains(err.Error(), `"-D"`) {
+			t.Errorf("error %v, want one wrapping ErrBuildFailed that names %q and the option", err, from)
+		}
+	}
+	t.Run("environment", func(t *testing.T) {
+		_, err := rt.ConfigFromEnv(func(v string) string {
+			if v == "DGEN_PROGRAM_COMPILE_OPTIONS" {
+				return "-cl-mad-enable -D"
+			}
+			return ""
+		})
+		want(t, err, "DGEN_PROGRAM_COMPILE_OPTIONS")
+	})
+	t.Run("config", func(t *testing.T) {
+		_, err := rt.OpenConfig(rt.Config{Device: "cpu", Cache: &rt.CacheConfig{InMemory: true, CompileOptions: "-D"}})
+		want(t, err, "CacheConfig.CompileOptions")
+	})
+	ctx := openCPU(t)
+	t.Run("api", func(t *testing.T) {
+		_, err := ctx.BuildProgram("bad", "__kernel void k(void) {}", "-D")
+		want(t, err, "BuildProgram")
+	})
+	t.Run("directive", func(t *testing.T) {
+		_, err := badOptsProg.Build(ctx)
+		want(t, err, "//dgen:program directive of github.com/dgen-go/dgen/rt_test.badOptsProg")
+		_, err = badOptsKern.Acquire(ctx.Queue())
+		want(t, err, "//dgen:program directive")
+	})
+	if s := ctx.CacheStats(); s.Builds != 0 {
+		t.Errorf("%d driver builds, want 0", s.Builds)
+	}
+}

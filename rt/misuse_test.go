@@ -1,0 +1,188 @@
+package rt_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+// TestNilArguments calls every exported method that returns an error with
+// a nil receiver or a nil pointer argument: each must return an error
+// wrapping ErrInvalidArgument (ErrFreed for the zero Buffer, which is a nil
+// buffer), never panic. Methods without an error return their zero value.
+func TestNilArguments(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	buf, err := rt.NewBuffer[float32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	kern := kernelOf(t, ctx, "__kernel void k(__global float* b) { b[0] = 1; }", "k")
+	var (
+		nc *rt.Context
+		nq *rt.Queue
+		nk *rt.Kernel
+		np *rt.BuiltProgram
+		ne *rt.Event
+		nm *rt.Mem
+		ng *rt.DeviceGlobal[float32]
+		nb rt.Buffer[float32]
+	)
+	invalid := []struct {
+		name string
+		call func() error
+	}{
+		{"Context.Close", func() error { return nc.Close() }},
+		{"Context.NewQueue", func() error { _, err := nc.NewQueue(nil); return err }},
+		{"Context.NewQueue(nil)", func() error { _, err := ctx.NewQueue(nil); return err }},
+		{"Context.NewMem", func() error { _, err := nc.NewMem(4); return err }},
+		{"Context.ReleaseHeld", func() error { return nc.ReleaseHeld() }},
+		{"Context.BuildProgram", func() error { _, err := nc.BuildProgram("x", "", ""); return err }},
+		{"Context.LoadProgram", func() error { _, err := nc.LoadProgram("x", [][]byte{{1}}, ""); return err }},
+		{"Context.SetSpecValue", func() error { return nc.SetSpecValue("A", "1") }},
+		{"Context.ClearSpecValue", func() error { return nc.ClearSpecValue("A") }},
+		{"NewBuffer(nil)", func() error { _, err := rt.NewBuffer[float32](nil, 4); return err }},
+		{"Queue.Flush", func() error { return nq.Flush() }},
+		{"Queue.Finish", func() error { return nq.Finish() }},
+		{"Queue.Marker", func() error { _, err := nq.Marker(); return err }},
+		{"Queue.Launch", func() error { _, err := nq.Launch(kern, rt.Range1(1)); return err }},
+		{"Queue.Launch(nil kernel)", func() error { _, err := q.Launch(nk, rt.Range1(1)); return err }},
+		{"Queue.Submit", func() error { return nq.Submit(kern, rt.Range1(1)) }},
+		{"Queue.Submit(nil kernel)", func() error { return q.Submit(nk, rt.Range1(1)) }},
+		{"Buffer.Write(nil queue)", func() error { return buf.Write(nq, []float32{1}) }},
+		{"Buffer.Read(nil queue)", func() error { return buf.Read(nq, []float32{1}) }},
+		{"Buffer.Fill(nil queue)", func() error { _, err := buf.Fill(nq, 1); return err }},
+		{"Buffer.CopyTo(nil queue)", func() error { _, err := buf.CopyTo(nq, buf); return err }},
+		{"Alloc(nil queue)", func() error { _, err := rt.Alloc[float32](nq, 4); return err }},
+		{"AllocSite.Alloc(nil queue)", func() error { _, err := siteA.Alloc(nq, 4); return err }},
+		{"Mem.Free", func() error { return nm.Free() }},
+		{"Mem.Driver", func() error { _, err := nm.Driver(); return err }},
+		{"Kernel.SetBuffer", func() error { return nk.SetBuffer(0, buf.Mem()) }},
+		{"Kernel.SetBuffer(nil mem)", func() error { return kern.SetBuffer(0, nm) }},
+		{"Kernel.SetLocal", func() error { return nk.SetLocal(0, 4) }},
+		{"SetArg", func() error { return rt.SetArg(nk, 0, int32(1)) }},
+		{"Kernel.Release", func() error { return nk.Release() }},
+		{"BuiltProgram.Kernel", func() error { _, err := np.Kernel("k"); return err }},
+		{"BuiltProgram.Binaries", func() error { _, err := np.Binaries(); return err }},
+		{"BuiltProgram.KernelNames", func() error { _, err := np.KernelNames(); return err }},
+		{"BuiltProgram.Release", func() error { return np.Release() }},
+		{"Event.Status", func() error { _, err := ne.Status(); return err }},
+		{"Event.Timing", func() error { _, err := ne.Timing(); return err }},
+		{"KernelDecl.Launch(nil kernel)", func() error { _, err := scaleKern.Launch(q, nil, rt.Range1(1), nil, nil); return err }},
+		{"DeviceGlobal.Write", func() error { return ng.Write(q, 1) }},
+		{"DeviceGlobal.Read", func() error { _, err := ng.Read(q); return err }},
+		{"Program.Build(nil context)", func() error { _, err := scaleProg.Build(nil); return err }},
+		{"KernelDecl.Acquire(nil queue)", func() error { _, err := scaleKern.Acquire(nq); return err }},
+	}
+	for _, tc := range invalid {
+		t.Run(tc.name, func(t *testing.T) {
+			err := call(tc.call)
+			if !errors.Is(err, rt.ErrInvalidArgument) && !errors.Is(err, rt.ErrNotGenerated) {
+				t.Errorf("error %v, want one wrapping ErrInvalidArgument", err)
+			}
+		})
+	}
+	freed := []struct {
+		name string
+		call func() error
+	}{
+		{"zero Buffer.Write", func() error { return nb.Write(q, []float32{1}) }},
+		{"zero Buffer.Free", func() error { return nb.Free() }},
+		{"zero Buffer.CopyTo", func() error { _, err := buf.CopyTo(q, nb); return err }},
+	}
+	for _, tc := range freed {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := call(tc.call); !errors.Is(err, rt.ErrInvalidArgument) && !errors.Is(err, rt.ErrFreed) {
+				t.Errorf("error %v, want one wrapping ErrInvalidArgument or ErrFreed", err)
+			}
+		})
+	}
+	// Accessors return zero values; Wait and Release of a nil Event do nothing.
+	noPanic := map[string]func() error{
+		"accessors": func() error {
+			_, _, _ = nc.Devices(), nc.Queue(), nc.AllocStats()
+			_, _ = nc.CacheStats(), nc.SpecValues()
+			_, _, _ = nq.Context(), nq.Device(), nq.Profiling()
+			_, _ = nk.Name(), nk.NumArgs()
+			_, _ = np.Name(), nm.Size()
+			_ = ne.Name()
+			return nil
+		},
+		"Event.Wait":    func() error { return ne.Wait() },
+		"Event.Release": func() error { return ne.Release() },
+	}
+	for name, f := range noPanic {
+		if err := call(f); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// call runs f and turns a panic into an error.
+func call(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return f()
+}
+
+// TestForeignContext uses objects of one context with another: every use
+// is an error wrapping ErrInvalidArgument that names both contexts'
+// devices, and nothing reaches the driver.
+func TestForeignContext(t *testing.T) {
+	ctx1, ctx2 := openCPU(t), openCPU(t)
+	q1, q2 := ctx1.Queue(), ctx2.Queue()
+	src := "__kernel void k(__global float* b) { b[0] = 1; }"
+	k1 := kernelOf(t, ctx1, src, "k")
+	b1, err := rt.NewBuffer[float32](ctx1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b1.Free()
+	b2, err := siteA.Alloc(q2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Free()
+	ev1, err := q1.Marker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev1.Release()
+	if err := k1.SetBuffer(0, b1.Mem()); err != nil {
+		t.Fatal(err)
+	}
+	spec := rt.NewKernelSpec(&rt.ProgramImage{ID: "foreign", Name: "foreign", Source: src}, "k")
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"Kernel.SetBuffer", func() error { return k1.SetBuffer(0, b2.Mem()) }},
+		{"Queue.Launch", func() error { _, err := q2.Launch(k1, rt.Range1(1)); return err }},
+		{"Queue.Submit", func() error { return q2.Submit(k1, rt.Range1(1)) }},
+		{"Buffer.Write", func() error { return b1.Write(q2, []float32{1}) }},
+		{"Buffer.Read", func() error { return b2.Read(q1, []float32{1}) }},
+		{"Buffer.Fill", func() error { _, err := b1.Fill(q2, 1); return err }},
+		{"Buffer.CopyTo", func() error { _, err := b1.CopyTo(q1, b2); return err }},
+		{"wait list", func() error { _, err := q2.Marker(ev1); return err }},
+		{"Context.NewQueue", func() error { _, err := ctx2.NewQueue(ctx1.Devices()[0]); return err }},
+		{"Context.KernelFor", func() error { _, err := ctx2.KernelFor(spec, q1); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := call(tc.call)
+			if !errors.Is(err, rt.ErrInvalidArgument) {
+				t.Fatalf("error %v, want one wrapping ErrInvalidArgument", err)
+			}
+			dev := ctx1.Devices()[0].Name
+			if got := err.Error(); strings.Count(got, dev) < 2 && tc.name != "Context.NewQueue" {
+				t.Errorf("error %q does not name both contexts' devices (%q)", got, dev)
+			}
+		})
+	}
+}

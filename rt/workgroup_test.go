@@ -1,0 +1,98 @@
+package rt_test
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+const localSource = `
+__kernel void two_locals(__global float* out, __local float* a, __local float* b) {
+	size_t l = get_local_id(0);
+	a[l] = 1.0f; b[l] = 2.0f;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	out[get_global_id(0)] = a[l] + b[l];
+}
+`
+
+// TestLocalMemoryAndWorkGroupLimits checks, on PoCL, that local memory and
+// work-group sizes beyond the device's or the kernel's limits are errors
+// that give the limits, before the driver sees them (PoCL aborts the
+// process on an oversized __local argument), and that the limits are
+// exposed.
+func TestLocalMemoryAndWorkGroupLimits(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	dev := q.Device()
+	if dev.LocalMemSize <= 0 || dev.MaxWorkGroupSize <= 0 {
+		t.Fatalf("device %q: local memory %d, max work-group %d", dev.Name, dev.LocalMemSize, dev.MaxWorkGroupSize)
+	}
+	k := kernelOf(t, ctx, localSource, "two_locals")
+	info, err := k.WorkGroupInfo(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.WorkGroupSize <= 0 || info.WorkGroupSize > dev.MaxWorkGroupSize {
+		t.Errorf("kernel work-group size %d, device maximum %d", info.WorkGroupSize, dev.MaxWorkGroupSize)
+	}
+	out, err := rt.NewBuffer[float32](ctx, 2*info.WorkGroupSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Free()
+	if err := k.SetBuffer(0, out.Mem()); err != nil {
+		t.Fatal(err)
+	}
+	lm := int(dev.LocalMemSize)
+	tooBig := rt.Local[float32]{Len: 1 << 24}
+	wantErr := func(t *testing.T, err error, limits ...int) {
+		t.Helper()
+		if !errors.Is(err, rt.ErrInvalidArgument) {
+			t.Fatalf("error %v, want one wrapping ErrInvalidArgument", err)
+		}
+		for _, n := range limits {
+			if !strings.Contains(err.Error(), strconv.Itoa(n)) {
+				t.Errorf("error %q does not give the limit %d", err, n)
+			}
+		}
+	}
+	t.Run("argument-larger-than-device", func(t *testing.T) {
+		wantErr(t, k.SetLocal(1, tooBig.Bytes()), tooBig.Bytes(), lm)
+	})
+	t.Run("arguments-together-larger", func(t *testing.T) {
+		// Each fits; together they do not.
+		half := lm/2 + 64
+		if err := errors.Join(k.SetLocal(1, half), k.SetLocal(2, half)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := q.Launch(k, rt.Range1(64).WithLocal(64))
+		wantErr(t, err, 2*half, lm)
+		wantErr(t, q.Submit(k, rt.Range1(64).WithLocal(64)), 2*half, lm)
+	})
+	if err := errors.Join(k.SetLocal(1, 4*info.WorkGroupSize), k.SetLocal(2, 4*info.WorkGroupSize)); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("work-group-larger-than-kernel", func(t *testing.T) {
+		n := 2 * info.WorkGroupSize
+		_, err := q.Launch(k, rt.Range1(n).WithLocal(n))
+		wantErr(t, err, n, info.WorkGroupSize)
+	})
+	t.Run("within-limits", func(t *testing.T) {
+		n := info.WorkGroupSize
+		if err := q.Submit(k, rt.Range1(2*n).WithLocal(n)); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, 2*n)
+		if err := out.Read(q, got); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range got {
+			if v != 3 {
+				t.Fatalf("out[%d] = %v, want 3", i, v)
+			}
+		}
+	})
+}
