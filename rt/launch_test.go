@@ -88,9 +88,17 @@ func TestLaunchEvents(t *testing.T) {
 	}
 }
 
+// allocFree frees what an allocation returned.
+func allocFree(b rt.Buffer[byte], err error) error {
+	if err != nil {
+		return err
+	}
+	return b.Free()
+}
+
 // TestLaunchAllocs checks that the hot paths allocate nothing on the Go
 // heap, on PoCL: a launch without an event, through rt and through the
-// kernel spec, and blocking 4-byte transfers.
+// kernel spec, blocking 4-byte transfers and allocator hits.
 func TestLaunchAllocs(t *testing.T) {
 	if os.Getenv(trace.EnvVar) != "" {
 		t.Skip("tracing is on (" + trace.EnvVar + ")")
@@ -121,6 +129,8 @@ func TestLaunchAllocs(t *testing.T) {
 		{"generated Enqueue", func() error { return enqueueTouch(q, buf) }},
 		{"Buffer.Write 4 bytes", func() error { return buf.Write(q, v) }},
 		{"Buffer.Read 4 bytes", func() error { return buf.Read(q, v) }},
+		{"allocator hit and Free, tagged", func() error { return allocFree(siteBytes.Alloc(q, 1024)) }},
+		{"allocator hit and Free, untagged", func() error { return allocFree(rt.Alloc[byte](q, 1024)) }},
 	}
 	for _, tt := range tests {
 		if err := tt.do(); err != nil { // first use: builds, binds
