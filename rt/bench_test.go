@@ -27,7 +27,9 @@ func openDefault(b *testing.B) *rt.Context {
 
 const emptySrc = `__kernel void touch(__global int *p) { if (get_global_id(0) == 0) p[0] += 1; }`
 
-func touchKernel(b *testing.B, ctx *rt.Context) (*rt.Kernel, rt.Buffer[int32]) {
+// touchKernel builds the kernel touch of emptySrc with its argument set
+// to a new 1-element buffer, released when b ends.
+func touchKernel(b testing.TB, ctx *rt.Context) (*rt.Kernel, rt.Buffer[int32]) {
 	prog, err := ctx.BuildProgram("touch", emptySrc, "")
 	if err != nil {
 		b.Fatal(err)

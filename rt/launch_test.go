@@ -41,21 +41,7 @@ func enqueueTouchEvent(q *rt.Queue, out rt.Buffer[int32]) (*rt.Event, error) {
 func TestLaunchEvents(t *testing.T) {
 	ctx := openFake(t, nil)
 	q := ctx.Queue()
-	buf, err := rt.NewBuffer[int32](ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := ctx.BuildProgram("touch", "__kernel void touch(__global int *p) {}", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel("touch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.SetBuffer(0, buf.Mem()); err != nil {
-		t.Fatal(err)
-	}
+	k, buf := touchKernel(t, ctx)
 	v := []int32{1}
 	release := func(ev *rt.Event, err error) error {
 		if rerr := ev.Release(); err == nil {
@@ -105,21 +91,7 @@ func TestLaunchAllocs(t *testing.T) {
 	}
 	ctx := openCPUConfig(t, rt.Config{})
 	q := ctx.Queue()
-	buf, err := rt.NewBuffer[int32](ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := ctx.BuildProgram("touch", emptySrc, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := prog.Kernel("touch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.SetBuffer(0, buf.Mem()); err != nil {
-		t.Fatal(err)
-	}
+	k, buf := touchKernel(t, ctx)
 	v := []int32{1}
 	tests := []struct {
 		name string
