@@ -16,7 +16,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/dgen-go/dgen/annotations"
-	"github.com/dgen-go/dgen/gen/clsrc"
+	"github.com/dgen-go/dgen/gen/internal/clsrc"
 )
 
 // Generate loads, checks and generates the package in dir. It returns the
@@ -26,8 +26,7 @@ func Generate(dir string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{},
-		sizes: types.SizesFor("gc", "amd64")}
+	s := newState(l)
 	s.collect()
 	s.checkDecls()
 	s.checkPrograms()
@@ -211,16 +210,25 @@ func (s *state) emit() ([]File, error) {
 }
 
 // programSources returns the files, relative to the package directory in
-// slash form, that p's image was made from: its .cl file (and, once the
-// front end follows #include, the headers it reads).
-func programSources(p *program) []string { return []string{p.source} }
+// slash form, that p's image was made from: its .cl file, then the headers
+// the preprocessor read, sorted.
+func (s *state) programSources(p *program) []string {
+	var hdrs []string
+	for path := range p.pp.Files {
+		if rel, err := filepath.Rel(s.l.dir, path); err == nil && path != p.clPath {
+			hdrs = append(hdrs, filepath.ToSlash(rel))
+		}
+	}
+	sort.Strings(hdrs)
+	return append([]string{p.source}, hdrs...)
+}
 
 // emitProgram emits p's image, its embedded sources and its registration.
 // The registration records the xxhash of every source as read now; the
 // runtime compares it with the sources embedded at build time.
 func (s *state) emitProgram(o *out, p *program) error {
 	var srcs, embeds []jen.Code
-	for i, name := range programSources(p) {
+	for i, name := range s.programSources(p) {
 		b, err := os.ReadFile(filepath.Join(s.l.dir, filepath.FromSlash(name)))
 		if err != nil {
 			return fmt.Errorf("hash program source: %w", err)
@@ -278,14 +286,7 @@ func (s *state) emitProgram(o *out, p *program) error {
 // identifiers returns the identifiers of an OpenCL C source, comments
 // left out.
 func identifiers(src string) map[string]bool {
-	toks, _ := clsrc.Tokenize([]byte(src))
-	ids := map[string]bool{}
-	for _, t := range toks {
-		if t.Kind == clsrc.Ident {
-			ids[t.Text] = true
-		}
-	}
-	return ids
+	return clsrc.Identifiers([]byte(src))
 }
 
 func (s *state) typeCode(t types.Type) jen.Code {

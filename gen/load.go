@@ -28,32 +28,6 @@ const CodegenPath = "github.com/dgen-go/dgen/rt/codegen"
 // MainFile is the name of the generated file of a package.
 const MainFile = "zz_generated.dgen.go"
 
-// Diagnostic is a problem found in the user's package, at a position in a
-// Go or OpenCL C file.
-type Diagnostic struct {
-	Pos token.Position
-	Msg string
-}
-
-// String returns "file:line:col: message".
-func (d Diagnostic) String() string { return fmt.Sprintf("%v: %s", d.Pos, d.Msg) }
-
-// Diagnostics is every problem found in one run, sorted by position. It is
-// returned as an error only when not empty.
-type Diagnostics []Diagnostic
-
-// Error returns the diagnostics, one a line.
-func (ds Diagnostics) Error() string {
-	var b strings.Builder
-	for i, d := range ds {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(d.String())
-	}
-	return b.String()
-}
-
 // File is one generated file.
 type File struct {
 	Name    string // base name, in the package directory
@@ -93,47 +67,9 @@ func load(dir string) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	overlay := map[string][]byte{}
-	ents, err := os.ReadDir(abs)
+	overlay, err := generatedOverlay(abs)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
-	}
-	for _, e := range ents {
-		if !isGenerated(e.Name()) {
-			continue
-		}
-		p := filepath.Join(abs, e.Name())
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.PackageClauseOnly|parser.ParseComments)
-		if err != nil || f.Name == nil {
-			// Unreadable: hide it entirely behind a harmless clause of
-			// the name the other files use; fixed up below.
-			overlay[p] = nil
-			continue
-		}
-		var b strings.Builder
-		for _, cg := range f.Comments {
-			for _, c := range cg.List {
-				if strings.HasPrefix(c.Text, "//go:build") {
-					b.WriteString(c.Text + "\n\n")
-				}
-			}
-		}
-		// The package name of the user's files, not the stale file's.
-		name := guessPackageName(abs)
-		if strings.HasSuffix(f.Name.Name, "_test") {
-			name += "_test"
-		}
-		fmt.Fprintf(&b, "package %s\n", name)
-		overlay[p] = []byte(b.String())
-	}
-	pkgName := ""
-	for p, b := range overlay {
-		if b == nil {
-			if pkgName == "" {
-				pkgName = guessPackageName(abs)
-			}
-			overlay[p] = []byte("package " + pkgName + "\n")
-		}
 	}
 	fset := token.NewFileSet()
 	cfg := &packages.Config{
@@ -148,7 +84,76 @@ func load(dir string) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	var base, internal, external *packages.Package
+	base, internal, external := classify(pkgs)
+	if base == nil {
+		return nil, fmt.Errorf("load %s: no Go package", dir)
+	}
+	if err := loadErrors(base, internal, external); err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset}
+	main := base
+	if internal != nil {
+		main = internal
+	}
+	l.scope = main.Types.Scope()
+	seen := map[string]bool{}
+	l.addFiles(main, seen)
+	if external != nil {
+		l.addFiles(external, seen)
+	}
+	if err := l.addIgnored(base, seen); err != nil {
+		return nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	sort.Slice(l.files, func(i, j int) bool { return l.files[i].path < l.files[j].path })
+	return l, nil
+}
+
+// generatedOverlay replaces every generated file of the package directory
+// by its package clause (and build constraints), so that a stale or broken
+// one cannot stop the load.
+func generatedOverlay(abs string) (map[string][]byte, error) {
+	overlay := map[string][]byte{}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if isGenerated(e.Name()) {
+			p := filepath.Join(abs, e.Name())
+			overlay[p] = generatedStub(abs, p)
+		}
+	}
+	return overlay, nil
+}
+
+// generatedStub returns the package clause, with the build constraints, of
+// a generated file; the package name is the user's files', not the stale
+// file's. An unreadable file gets the plain clause.
+func generatedStub(abs, p string) []byte {
+	f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.PackageClauseOnly|parser.ParseComments)
+	if err != nil || f.Name == nil {
+		return []byte("package " + guessPackageName(abs) + "\n")
+	}
+	var b strings.Builder
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "//go:build") {
+				b.WriteString(c.Text + "\n\n")
+			}
+		}
+	}
+	name := guessPackageName(abs)
+	if strings.HasSuffix(f.Name.Name, "_test") {
+		name += "_test"
+	}
+	fmt.Fprintf(&b, "package %s\n", name)
+	return []byte(b.String())
+}
+
+// classify finds the package, its variant with internal tests and its
+// external test package among what go/packages loaded.
+func classify(pkgs []*packages.Package) (base, internal, external *packages.Package) {
 	for _, p := range pkgs {
 		switch {
 		case strings.HasSuffix(p.ID, ".test"):
@@ -160,63 +165,58 @@ func load(dir string) (*loaded, error) {
 			base = p
 		}
 	}
-	if base == nil {
-		return nil, fmt.Errorf("load %s: no Go package", dir)
-	}
+	return base, internal, external
+}
+
+// loadErrors returns the errors that stop generation: type errors are
+// expected while the generated methods are missing, and the declarations
+// dgen needs still have their types.
+func loadErrors(pkgs ...*packages.Package) error {
 	var errs []error
-	for _, p := range []*packages.Package{base, internal, external} {
+	for _, p := range pkgs {
 		if p == nil {
 			continue
 		}
 		for _, e := range p.Errors {
-			// Type errors are expected while the generated methods are
-			// missing: the declarations dgen needs still have their types.
 			if e.Kind == packages.TypeError || strings.HasPrefix(e.Msg, "# ") {
 				continue
 			}
 			errs = append(errs, errors.New(e.Error()))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("load %s: %w", dir, errors.Join(errs...))
-	}
-	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset}
-	main := base
-	if internal != nil {
-		main = internal
-	}
-	l.scope = main.Types.Scope()
-	seen := map[string]bool{}
-	add := func(p *packages.Package) {
-		for i, f := range p.Syntax {
-			path := p.CompiledGoFiles[i]
-			if seen[path] || isGenerated(filepath.Base(path)) {
-				continue
-			}
-			seen[path] = true
-			l.files = append(l.files, &srcFile{path: path, ast: f, info: p.TypesInfo, pkg: p.Types,
-				test: strings.HasSuffix(path, "_test.go"), build: constraint(path, f)})
+	return errors.Join(errs...)
+}
+
+// addFiles adds the Go files of p that are not generated.
+func (l *loaded) addFiles(p *packages.Package, seen map[string]bool) {
+	for i, f := range p.Syntax {
+		path := p.CompiledGoFiles[i]
+		if seen[path] || isGenerated(filepath.Base(path)) {
+			continue
 		}
+		seen[path] = true
+		l.files = append(l.files, &srcFile{path: path, ast: f, info: p.TypesInfo, pkg: p.Types,
+			test: strings.HasSuffix(path, "_test.go"), build: constraint(path, f)})
 	}
-	add(main)
-	if external != nil {
-		add(external)
-	}
+}
+
+// addIgnored parses the files of the package that build constraints
+// exclude, without types.
+func (l *loaded) addIgnored(base *packages.Package, seen map[string]bool) error {
 	for _, path := range base.IgnoredFiles {
 		if seen[path] || isGenerated(filepath.Base(path)) || !strings.HasSuffix(path, ".go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		f, err := parser.ParseFile(l.fset, path, nil, parser.ParseComments)
 		if err != nil {
-			return nil, fmt.Errorf("load %s: %w", dir, err)
+			return err
 		}
 		if f.Name.Name != base.Name && f.Name.Name != base.Name+"_test" {
 			continue // a "package main" tool file and the like
 		}
 		l.files = append(l.files, &srcFile{path: path, ast: f, test: strings.HasSuffix(path, "_test.go"), build: constraint(path, f)})
 	}
-	sort.Slice(l.files, func(i, j int) bool { return l.files[i].path < l.files[j].path })
-	return l, nil
+	return nil
 }
 
 func guessPackageName(dir string) string {

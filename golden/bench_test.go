@@ -50,3 +50,51 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+// writeLargePackage writes a package whose one program source is about
+// size bytes: blocks of a macro, a typedef, a helper that reads the device
+// global Bias and a kernel calling it; ten of the kernels have specs.
+func writeLargePackage(b *testing.B, size int) string {
+	dir, err := os.MkdirTemp("testdata", "bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	var g, cl strings.Builder
+	g.WriteString("package bench\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:global\nvar Bias rt.DeviceGlobal[float32]\n\n//dgen:program source=large.cl\nvar P rt.Program\n\n")
+	for i := range 10 {
+		fmt.Fprintf(&g, "//dgen:kernel program=P name=k_%d\ntype K%d struct {\n\tA rt.Buffer[float32]\n\tN int32\n}\n\n", i*100, i)
+	}
+	for n := 0; cl.Len() < size; n++ {
+		fmt.Fprintf(&cl, `#define SCALE_%[1]d 2.0f
+typedef float real_%[1]d;
+float helper_%[1]d(float x) { return x * SCALE_%[1]d + Bias; }
+__kernel void k_%[1]d(__global float* a, const int n) {
+    real_%[1]d unused = 0;
+    int i = get_global_id(0);
+    if (i < n) {
+        a[i] = helper_%[1]d(a[i]);
+    }
+}
+`, n)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.go"), []byte(g.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "large.cl"), []byte(cl.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkGenerateLarge times one dgen run over a package whose program
+// source is 5 MB of OpenCL C.
+func BenchmarkGenerateLarge(b *testing.B) {
+	dir := writeLargePackage(b, 5<<20)
+	b.SetBytes(5 << 20)
+	for b.Loop() {
+		if _, err := gen.Generate(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -54,12 +54,29 @@ func main() {
 `
 
 // TestStaleSourceEndToEnd generates a program in a module of its own, edits
-// its .cl file without running go generate, and checks that dgen -check
-// and the compiled program both report it, the program naming the file.
+// its .cl file, or a header the .cl file includes, without running go
+// generate, and checks that dgen -check and the compiled program both
+// report it, the program naming the file.
 func TestStaleSourceEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
 	}
+	tests := []struct {
+		name         string
+		files        map[string]string
+		edit, edited string
+	}{
+		{name: "source", files: map[string]string{"k.cl": "__kernel void put(__global float *out) { out[0] = 2.0f; }\n"},
+			edit: "k.cl", edited: "__kernel void put(__global float *out) { out[0] = 3.0f; }\n"},
+		{name: "header", files: map[string]string{"k.cl": "#include \"v.h\"\n__kernel void put(__global float *out) { out[0] = VALUE; }\n", "v.h": "#define VALUE 2.0f\n"},
+			edit: "v.h", edited: "#define VALUE 3.0f\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { staleEndToEnd(t, tt.files, tt.edit, tt.edited) })
+	}
+}
+
+func staleEndToEnd(t *testing.T, sources map[string]string, edit, edited string) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +92,9 @@ func TestStaleSourceEndToEnd(t *testing.T) {
 		"go.mod":  "module stale\n\ngo 1.24\n\nrequire github.com/dgen-go/dgen v0.0.0\n\nreplace github.com/dgen-go/dgen => " + root + "\n",
 		"go.sum":  string(sum),
 		"main.go": staleProgram,
-		"k.cl":    "__kernel void put(__global float *out) { out[0] = 2.0f; }\n",
+	}
+	for name, content := range sources {
+		files[name] = content
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
@@ -103,15 +122,15 @@ func TestStaleSourceEndToEnd(t *testing.T) {
 		t.Fatalf("generated program: %v: %s, want 2", err, out)
 	}
 
-	// Edit the kernel and forget go generate.
-	if err := os.WriteFile(filepath.Join(dir, "k.cl"), []byte("__kernel void put(__global float *out) { out[0] = 3.0f; }\n"), 0o644); err != nil {
+	// Edit the kernel or its header and forget go generate.
+	if err := os.WriteFile(filepath.Join(dir, edit), []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, out := dgen("-check"); code != 1 || !strings.Contains(out, "zz_generated.dgen.go") {
-		t.Errorf("dgen -check after editing k.cl: exit %d: %q, want exit 1 naming zz_generated.dgen.go", code, out)
+		t.Errorf("dgen -check after editing %s: exit %d: %q, want exit 1 naming zz_generated.dgen.go", edit, code, out)
 	}
 	out, err := goRun()
-	if err == nil || !strings.Contains(out, "k.cl") || !strings.Contains(out, "go generate") {
-		t.Errorf("stale program: %v: %q, want a failure naming k.cl and saying to run go generate", err, out)
+	if err == nil || !strings.Contains(out, edit) || !strings.Contains(out, "go generate") {
+		t.Errorf("stale program: %v: %q, want a failure naming %s and saying to run go generate", err, out, edit)
 	}
 }

@@ -2,6 +2,7 @@ package clsrc
 
 import (
 	"fmt"
+	"go/types"
 	"strconv"
 	"strings"
 )
@@ -111,70 +112,6 @@ func (c ArgClass) String() string {
 		return "local memory"
 	}
 	return fmt.Sprintf("ArgClass(%d)", int(c))
-}
-
-// GoArg is what a kernel parameter expects from the host.
-type GoArg struct {
-	Class ArgClass
-	// CLType is the value type, or the pointee type of a buffer or local
-	// parameter, as canonicalised by the parser ("float", "struct P", "T").
-	CLType string
-	// Go is the Go type of the value or of the buffer's elements: "int32",
-	// "[4]float32". It is "" where the generator must decide: a struct or
-	// typedef type (compare layouts), or a void pointee (any element type).
-	Go string
-	// Info is the table entry of a scalar or vector CLType; zero otherwise.
-	Info TypeInfo
-	// ReadOnly reports a const or __constant pointee.
-	ReadOnly bool
-}
-
-// GoArg returns what a kernel parameter expects from the host, or an
-// error, at the parameter, when the parameter cannot be a kernel argument
-// (a private pointer, a pointer to pointer, bool, size_t, images and the
-// like, which dgen does not bind).
-func (p *Param) GoArg() (GoArg, error) {
-	errf := func(format string, args ...any) (GoArg, error) {
-		return GoArg{}, &Error{Pos: p.Pos, Msg: fmt.Sprintf("parameter %s (%s): ", p.Name, p.Text) + fmt.Sprintf(format, args...)}
-	}
-	a := GoArg{CLType: p.Type}
-	if p.Type == "" {
-		return errf("no type")
-	}
-	info, isBuiltin := LookupType(p.Type)
-	switch {
-	case p.Pointer > 1:
-		return errf("a pointer to a pointer cannot be a kernel argument")
-	case p.Pointer == 1:
-		switch p.AddrSpace {
-		case AddrGlobal, AddrConstant:
-			a.Class = ArgBuffer
-			a.ReadOnly = p.Const || p.AddrSpace == AddrConstant
-		case AddrLocal:
-			a.Class = ArgLocal
-		default:
-			return errf("a kernel's pointer parameter must be __global, __constant or __local")
-		}
-		if p.Type == "void" {
-			return a, nil
-		}
-	default:
-		if p.AddrSpace == AddrGlobal || p.AddrSpace == AddrConstant || p.AddrSpace == AddrLocal {
-			return errf("a %s parameter must be a pointer", p.AddrSpace)
-		}
-		a.Class = ArgValue
-	}
-	switch {
-	case isBuiltin:
-		a.Info, a.Go = info, info.Go
-		return a, nil
-	case typeWords[p.Type] || p.Type == "unsigned" || p.Type == "signed":
-		return errf("type %s is not supported as a kernel argument", p.Type)
-	case strings.HasPrefix(p.Type, "enum "):
-		a.Go = "int32"
-		return a, nil
-	}
-	return a, nil // struct, union or typedef: the generator compares layouts
 }
 
 // Field is a member of a struct for layout and declaration: its name and
@@ -319,4 +256,17 @@ func StructDecl(name string, fields []Field, structs map[string]*Layout) (string
 	}
 	fmt.Fprintf(&b, "}; /* size %d, align %d */\n", l.Size, l.Align)
 	return b.String(), l, nil
+}
+
+// ForGo returns the table entry of the OpenCL C scalar that a Go basic
+// type of kind k is: int32 is int, uint16 is ushort, float32 is float.
+// The sized integer and float kinds have one; no other kind has.
+func ForGo(k types.BasicKind) (TypeInfo, bool) {
+	name := types.Typ[k].Name()
+	for _, s := range scalarTable {
+		if s.goT == name {
+			return LookupType(s.name)
+		}
+	}
+	return TypeInfo{}, false
 }

@@ -202,9 +202,9 @@ func TestRewriteErrors(t *testing.T) {
 		}
 	}
 	_, err := Rewrite([]byte("void Counter(void) {}"), counterGlobals)
-	var e *Error
-	if !errors.As(err, &e) || e.Pos.Line != 1 || e.Pos.Col != 6 {
-		t.Errorf("errors.As(*Error) = %v", e)
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Pos.Line != 1 || list[0].Pos.Column != 6 {
+		t.Errorf("errors.As(ErrorList) = %v", list)
 	}
 }
 
@@ -236,7 +236,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		toks, _ := Tokenize([]byte(src))
 		for _, tk := range toks {
-			if tk.Pos.Offset < 0 || tk.End > len(src) || tk.Pos.Offset >= tk.End || tk.Pos.Line < 1 || tk.Pos.Col < 1 {
+			if tk.Pos.Offset < 0 || tk.End > len(src) || tk.Pos.Offset >= tk.End || tk.Pos.Line < 1 || tk.Pos.Column < 1 {
 				t.Fatalf("token %+v outside input of %d bytes", tk, len(src))
 			}
 		}
@@ -247,16 +247,13 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse error %T is not an ErrorList", err)
 			}
 			for _, e := range list {
-				if e.Pos.Offset < 0 || e.Pos.Offset > len(src) || e.Pos.Line < 1 || e.Pos.Col < 1 {
+				if e.Pos.Offset < 0 || e.Pos.Offset > len(src) || e.Pos.Line < 1 || e.Pos.Column < 1 {
 					t.Fatalf("error position %v outside input", e.Pos)
 				}
 			}
 			return
 		}
 		for _, fn := range file.Functions {
-			for _, p := range fn.Params {
-				p.GoArg()
-			}
 			if fn.Pos.Offset < 0 || fn.Pos.Offset >= len(src) {
 				t.Fatalf("function %s at %v outside input", fn.Name, fn.Pos)
 			}

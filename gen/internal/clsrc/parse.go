@@ -63,20 +63,11 @@ var notCalls = map[string]bool{
 	"case": true, "goto": true,
 }
 
-// Param is a parameter of a function.
+// Param is a parameter of a function, as the rewriting needs it.
 type Param struct {
-	Name      string    // the parameter's name; "" when unnamed
-	Pos       Pos       // position of the name, or of the first token when unnamed
-	AddrSpace AddrSpace // the address space qualifier, if any
-	Const     bool      // const was written (for a pointer: the pointee is const)
-	Volatile  bool      // volatile was written
-	Restrict  bool      // restrict was written
-	Pointer   int       // the number of '*' (an array parameter counts as one)
-	// Type is the canonical base type: a builtin ("uint" for "unsigned int",
-	// "float4"), "struct S", "union U", "enum E", or a typedef name.
-	Type string
-	// Text is the parameter's source text with spaces normalised.
-	Text string
+	Name string // the parameter's name; "" when unnamed
+	Pos  Pos    // position of the name, or of the first token when unnamed
+	Text string // the parameter's source text with spaces normalised
 }
 
 // Call is a call, or a function-like macro invocation, in a body.
@@ -145,9 +136,9 @@ type File struct {
 // Parse tokenizes and parses src. Lexical errors and unbalanced brackets
 // are returned as an ErrorList; the File is returned only without errors.
 func Parse(src []byte) (*File, error) {
-	s := &scanner{src: src, li: newLineIndex(src)}
+	s := &srcScanner{src: src, li: newLineIndex(src)}
 	all := s.scan(0, len(src), true)
-	f := &File{Src: src, li: s.li, typedefs: map[string]bool{}}
+	f := &File{Src: src, li: s.li, typedefs: map[string]bool{}, Tokens: make([]Token, 0, len(all))}
 	for _, t := range all {
 		if t.Kind != Comment {
 			f.Tokens = append(f.Tokens, t)
@@ -405,56 +396,31 @@ func (f *File) param(lo, hi int) Param {
 	if lo < len(toks) {
 		p.Pos = toks[lo].Pos
 	}
-	var words, typeWordsSeen []string
+	var words []string
+	typeSeen := false
 	for i := lo; i < hi; i++ {
 		t := toks[i]
 		words = append(words, t.Text)
 		switch {
-		case t.Text == "*":
-			p.Pointer++
 		case t.Text == "[":
-			p.Pointer++
 			words = append(words, strings.Fields(string(f.Src[t.End:toks[f.match[i]].Pos.Offset]))...)
 			words = append(words, "]")
 			i = f.match[i]
-		case t.Text == "const":
-			p.Const = true
-		case t.Text == "volatile":
-			p.Volatile = true
-		case t.Text == "restrict" || t.Text == "__restrict" || t.Text == "__restrict__":
-			p.Restrict = true
-		case addrSpaces[t.Text] != AddrNone:
-			p.AddrSpace = addrSpaces[t.Text]
-		case qualifiers[t.Text]:
+		case t.Kind != Ident || qualifiers[t.Text] || addrSpaces[t.Text] != AddrNone:
 		case t.Text == "struct" || t.Text == "union" || t.Text == "enum":
 			if i+1 < hi && toks[i+1].Kind == Ident {
-				typeWordsSeen = append(typeWordsSeen, t.Text+" "+toks[i+1].Text)
 				words = append(words, toks[i+1].Text)
 				i++
 			}
-		case t.Kind == Ident:
-			if p.Pointer == 0 && (len(typeWordsSeen) == 0 || isTypeWord(t.Text) && isTypeWord(typeWordsSeen[len(typeWordsSeen)-1])) {
-				typeWordsSeen = append(typeWordsSeen, t.Text)
-			} else if p.Name == "" {
-				p.Name, p.Pos = t.Text, t.Pos
-			}
+			typeSeen = true
+		case !typeSeen:
+			typeSeen = true // the first word names the type: a builtin or a typedef
+		case isTypeWord(t.Text) && p.Name == "":
+			// "unsigned int": more of the type
+		default:
+			p.Name, p.Pos = t.Text, t.Pos
 		}
 	}
-	// A lone identifier after the type words may have been taken as a
-	// type word when the type has several words ("unsigned x"): the name
-	// is the last word if more than one word was seen and the last is
-	// not a builtin type word.
-	if p.Name == "" && len(typeWordsSeen) > 1 && !isTypeWord(typeWordsSeen[len(typeWordsSeen)-1]) {
-		last := typeWordsSeen[len(typeWordsSeen)-1]
-		typeWordsSeen = typeWordsSeen[:len(typeWordsSeen)-1]
-		for i := hi - 1; i >= lo; i-- {
-			if toks[i].Text == last {
-				p.Name, p.Pos = last, toks[i].Pos
-				break
-			}
-		}
-	}
-	p.Type = canonicalType(typeWordsSeen)
 	p.Text = joinTokens(words)
 	return p
 }
@@ -509,7 +475,7 @@ func calls(toks []Token, lo, hi int, match []int) []Call {
 
 // parseDirective records a #define.
 func (f *File) parseDirective(t Token) {
-	s := &scanner{src: f.Src, li: f.li}
+	s := &srcScanner{src: f.Src, li: f.li}
 	sub := s.scan(t.Pos.Offset+1, t.End, false)
 	var toks []Token
 	for _, st := range sub {
@@ -657,107 +623,75 @@ func (f *File) uses(fn *Function, want map[string]bool, all bool) []Use {
 	toks, match := f.Tokens, f.match
 	scopes := []scope{{end: fn.tokHi, names: nameSet(fn.paramNames)}}
 	declAt := map[int]bool{}
-	shadowed := func(name string) bool {
-		for _, s := range scopes {
-			if s.names[name] {
-				return true
-			}
-		}
-		return false
-	}
 	var us []Use
 	for i := fn.tokLo; i < fn.tokHi; i++ {
 		for len(scopes) > 1 && scopes[len(scopes)-1].end < i {
 			scopes = scopes[:len(scopes)-1]
 		}
 		t := toks[i]
-		prev := ""
+		prev := "{"
 		if i > fn.tokLo {
 			prev = toks[i-1].Text
-		} else {
-			prev = "{"
 		}
-		// Statement starts: look for a declaration.
-		if t.Kind == Ident && (prev == "{" || prev == "}" || prev == ";" || prev == "(" && i >= 2 && toks[i-2].Text == "for") {
+		if t.Kind == Ident && f.stmtStart(i, prev) {
 			for _, k := range f.declNames(i, fn.tokHi) {
 				declAt[k] = true
 			}
 		}
-		if t.Kind == Punct {
-			switch t.Text {
-			case "{":
-				scopes = append(scopes, scope{end: match[i], names: map[string]bool{}})
-			}
-			continue
-		}
-		if t.Kind != Ident {
-			continue
-		}
-		if t.Text == "for" && f.is(i+1, "(") {
-			end := match[i+1]
-			if f.is(end+1, "{") {
-				end = match[end+1]
-			} else {
-				for end < fn.tokHi && !f.is(end, ";") {
-					if f.is(end, "(") || f.is(end, "[") || f.is(end, "{") {
-						end = match[end]
-					}
-					end++
-				}
-			}
-			scopes = append(scopes, scope{end: end, names: map[string]bool{}})
-			continue
-		}
-		if declAt[i] {
+		switch {
+		case t.Kind == Punct && t.Text == "{":
+			scopes = append(scopes, scope{end: match[i], names: map[string]bool{}})
+		case t.Kind != Ident:
+		case t.Text == "for" && f.is(i+1, "("):
+			scopes = append(scopes, scope{end: f.forEnd(i, fn.tokHi), names: map[string]bool{}})
+		case declAt[i]:
 			scopes[len(scopes)-1].names[t.Text] = true
-			continue
+		case (all || want[t.Text]) && !isMemberOrTag(prev) && !shadowed(scopes, t.Text):
+			us = append(us, Use{Name: t.Text, Pos: t.Pos, End: t.End})
 		}
-		if !all && !want[t.Text] {
-			continue
-		}
-		if isMemberOrTag(prev) {
-			continue
-		}
-		if shadowed(t.Text) {
-			continue
-		}
-		us = append(us, Use{Name: t.Text, Pos: t.Pos, End: t.End})
 	}
 	return us
+}
+
+func shadowed(scopes []scope, name string) bool {
+	for _, s := range scopes {
+		if s.names[name] {
+			return true
+		}
+	}
+	return false
+}
+
+// stmtStart reports whether toks[i], after prev, may start a declaration.
+func (f *File) stmtStart(i int, prev string) bool {
+	return prev == "{" || prev == "}" || prev == ";" || prev == "(" && i >= 2 && f.Tokens[i-2].Text == "for"
+}
+
+// forEnd returns the index of the last token of the for statement whose
+// keyword is toks[i].
+func (f *File) forEnd(i, hi int) int {
+	end := f.match[i+1]
+	if f.is(end+1, "{") {
+		return f.match[end+1]
+	}
+	for end < hi && !f.is(end, ";") {
+		if f.is(end, "(") || f.is(end, "[") || f.is(end, "{") {
+			end = f.match[end]
+		}
+		end++
+	}
+	return end
 }
 
 // declNames returns the token indices of the names declared by a
 // declaration starting at toks[i], or nil when toks[i] does not start a
 // recognisable declaration.
 func (f *File) declNames(i, hi int) []int {
-	toks := f.Tokens
-	j := i
-	sawType := false
-	for j < hi && toks[j].Kind == Ident {
-		w := toks[j].Text
-		switch {
-		case qualifiers[w] || addrSpaces[w] != AddrNone:
-		case w == "struct" || w == "union" || w == "enum":
-			if j+1 < hi && toks[j+1].Kind == Ident {
-				j++
-				sawType = true
-			} else {
-				return nil
-			}
-		case isTypeWord(w) || f.typedefs[w]:
-			if sawType && !isTypeWord(w) {
-				goto declarators
-			}
-			sawType = true
-		default:
-			goto declarators
-		}
-		j++
-	}
-declarators:
-	if !sawType {
+	j, ok := f.declSpecs(i, hi)
+	if !ok {
 		return nil
 	}
+	toks := f.Tokens
 	var names []int
 	for j < hi {
 		for j < hi && (f.is(j, "*") || toks[j].Kind == Ident && (qualifiers[toks[j].Text] || addrSpaces[toks[j].Text] != AddrNone)) {
@@ -767,24 +701,58 @@ declarators:
 			return names
 		}
 		names = append(names, j)
-		j++
-		for f.is(j, "[") {
-			j = f.match[j] + 1
-		}
-		if f.is(j, "=") {
-			for j < hi && !f.is(j, ",") && !f.is(j, ";") {
-				if f.is(j, "(") || f.is(j, "[") || f.is(j, "{") {
-					j = f.match[j]
-				}
-				j++
-			}
-		}
+		j = f.skipDeclarator(j+1, hi)
 		if !f.is(j, ",") {
 			return names
 		}
 		j++
 	}
 	return names
+}
+
+// declSpecs skips the declaration specifiers starting at toks[i] and
+// reports whether they name a type.
+func (f *File) declSpecs(i, hi int) (int, bool) {
+	toks := f.Tokens
+	j := i
+	sawType := false
+	for ; j < hi && toks[j].Kind == Ident; j++ {
+		w := toks[j].Text
+		switch {
+		case qualifiers[w] || addrSpaces[w] != AddrNone:
+		case w == "struct" || w == "union" || w == "enum":
+			if j+1 >= hi || toks[j+1].Kind != Ident {
+				return j, false
+			}
+			j++
+			sawType = true
+		case isTypeWord(w) || f.typedefs[w]:
+			if sawType && !isTypeWord(w) {
+				return j, true
+			}
+			sawType = true
+		default:
+			return j, sawType
+		}
+	}
+	return j, sawType
+}
+
+// skipDeclarator skips array suffixes and an initializer after a
+// declarator's name.
+func (f *File) skipDeclarator(j, hi int) int {
+	for f.is(j, "[") {
+		j = f.match[j] + 1
+	}
+	if f.is(j, "=") {
+		for j < hi && !f.is(j, ",") && !f.is(j, ";") {
+			if f.is(j, "(") || f.is(j, "[") || f.is(j, "{") {
+				j = f.match[j]
+			}
+			j++
+		}
+	}
+	return j
 }
 
 // isMemberOrTag reports whether an identifier after prev is a member name

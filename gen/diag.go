@@ -1,0 +1,70 @@
+package gen
+
+import (
+	"fmt"
+	"go/scanner"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Diagnostic is a problem found in the user's package, at a position in a
+// Go or OpenCL C file. It is the one diagnostic type of the generator: the
+// OpenCL C front end reports with it too. Error returns
+// "file:line:col: message".
+type Diagnostic = scanner.Error
+
+// Diagnostics is every problem found in one run, sorted by position. It is
+// returned as an error only when not empty.
+type Diagnostics []Diagnostic
+
+// Error returns the diagnostics, one a line.
+func (ds Diagnostics) Error() string {
+	var b strings.Builder
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(d.Error())
+	}
+	return b.String()
+}
+
+func (s *state) errorf(pos token.Pos, format string, args ...any) {
+	p := s.l.fset.Position(pos)
+	s.diag(p, fmt.Sprintf(format, args...))
+}
+
+// diag records a diagnostic, naming the file relative to the package
+// directory when it is inside it.
+func (s *state) diag(p token.Position, msg string) {
+	p.Filename = s.rel(p.Filename)
+	p.Offset = 0
+	s.diags = append(s.diags, Diagnostic{Pos: p, Msg: msg})
+}
+
+// rel returns path relative to the package directory when it is inside it.
+func (s *state) rel(path string) string {
+	if rel, err := filepath.Rel(s.l.dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}
+
+func (s *state) sortDiags() {
+	sort.SliceStable(s.diags, func(i, j int) bool {
+		a, b := s.diags[i].Pos, s.diags[j].Pos
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	// A Go type compared with one OpenCL C type from two kernels is
+	// reported once.
+	s.diags = slices.Compact(s.diags)
+}

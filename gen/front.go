@@ -1,0 +1,304 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"go/scanner"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dgen-go/dgen/gen/internal/clsrc"
+	"github.com/dgen-go/dgen/gen/internal/cpp"
+)
+
+// The OpenCL C phase: each program's source is preprocessed under the
+// program's options, its declarations read, its included headers inlined
+// into the device image and the device globals it uses threaded through
+// it.
+
+// checkPrograms runs the front end over every program's source.
+func (s *state) checkPrograms() {
+	uses := map[*global][]*program{}
+	for _, p := range s.programs {
+		s.frontEnd(p)
+		for _, g := range p.table {
+			uses[g] = append(uses[g], p)
+		}
+	}
+	for _, g := range s.globals {
+		if ps := uses[g]; g.imageScope && len(ps) > 1 {
+			var names []string
+			for _, p := range ps {
+				names = append(names, p.name)
+			}
+			s.errorf(g.pos, "device global %s with device_image_scope is used in more than one device image (%s)", g.name, strings.Join(names, ", "))
+		}
+	}
+}
+
+// frontEnd reads one program's source and makes its device image.
+func (s *state) frontEnd(p *program) {
+	p.clPath = filepath.Join(s.l.dir, filepath.FromSlash(p.source))
+	arg, _ := p.dir.Arg("source")
+	src, err := os.ReadFile(p.clPath)
+	if err != nil {
+		s.errorf(arg.ValuePos, "program %s: cannot read source %s: %v", p.name, p.source, unwrapPath(err))
+		return
+	}
+	cfg, err := s.cppConfig(p)
+	if err != nil {
+		opt, _ := p.dir.Arg("options")
+		s.errorf(opt.ValuePos, "program %s: %v", p.name, err)
+		return
+	}
+	p.pp = cpp.Preprocess(cfg, p.clPath, src)
+	p.unit = clsrc.ParseUnit(p.pp.Tokens)
+	s.clErrors(p, p.pp.Errors)
+	s.clErrors(p, p.unit.Errors)
+	if len(p.pp.Errors) > 0 {
+		p.unit = nil // no kernel is reported missing from a source that did not preprocess
+		return
+	}
+	in := &inlined{}
+	if err := s.inline(p, in, p.clPath, 0, nil); err != nil {
+		s.errorf(arg.ValuePos, "program %s: %v", p.name, err)
+		return
+	}
+	p.kernels = map[string]clsrc.KernelGlobals{}
+	rewritten, ok := s.thread(p, in)
+	if !ok {
+		return
+	}
+	var prelude strings.Builder
+	need := map[string]bool{}
+	for _, g := range p.table {
+		s.structDeps(g.cl, need)
+	}
+	for _, key := range s.preludeOrder {
+		if need[key] {
+			prelude.WriteString(s.prelude[key])
+			prelude.WriteString("\n")
+		}
+	}
+	p.image = string(clsrc.Image(prelude.String(), filepath.Base(p.source), rewritten))
+}
+
+// cppConfig returns the preprocessor's configuration for a program: OpenCL
+// C's predefined macros, the spec constants at their defaults, then the
+// -D, -U and -I of the program's options; -I directories are relative to
+// the package directory.
+func (s *state) cppConfig(p *program) (*cpp.Config, error) {
+	defs, dirs, err := cpp.ParseOptions(p.options)
+	if err != nil {
+		return nil, err
+	}
+	all := cpp.OpenCL()
+	for _, sc := range s.specs {
+		all = append(all, cpp.Define{Name: sc.name, Value: "0"})
+	}
+	for i, d := range dirs {
+		if !filepath.IsAbs(d) {
+			dirs[i] = filepath.Join(s.l.dir, d)
+		}
+	}
+	return &cpp.Config{Defines: append(all, defs...), IncludeDirs: dirs}, nil
+}
+
+// origin is where a line of the inlined source comes from.
+type origin struct {
+	file string
+	line int // 0 for a line dgen wrote
+}
+
+// inlined is a program's source with its headers inlined: the text, the
+// same text with the tokens of #if branches not taken blanked out (for the
+// rewriting, which does not evaluate conditionals; offsets are the same),
+// and the origin of each line.
+type inlined struct {
+	text, masked strings.Builder
+	lines        []origin
+}
+
+func (in *inlined) write(text, masked string, o origin) {
+	in.text.WriteString(text)
+	in.masked.WriteString(masked)
+	in.lines = append(in.lines, o)
+}
+
+// inline writes path with every #include that the preprocessor followed
+// replaced by the included text, between #line directives that keep the
+// names and line numbers of the user's files.
+func (s *state) inline(p *program, in *inlined, path string, id int, stack []string) error {
+	if slices.Contains(stack, path) {
+		return fmt.Errorf("%s includes itself: a device image cannot hold a recursive #include", s.rel(path))
+	}
+	stack = append(stack, path)
+	byLine := map[int]cpp.Include{}
+	for _, inc := range p.pp.Includes {
+		if inc.FromID == id {
+			byLine[inc.Line] = inc
+		}
+	}
+	inactive := map[int][]cpp.Span{}
+	for _, sp := range p.pp.Inactive[id] {
+		inactive[sp.Line] = append(inactive[sp.Line], sp)
+	}
+	src := strings.SplitAfter(p.pp.Files[path], "\n")
+	for i := 0; i < len(src); i++ {
+		inc, ok := byLine[i+1]
+		if !ok {
+			in.write(src[i], mask(src[i], inactive[i+1]), origin{path, i + 1})
+			continue
+		}
+		end := min(inc.EndLine, len(src))
+		if inc.Repeated {
+			for ; i < end; i++ {
+				in.write("\n", "\n", origin{path, i + 1}) // #pragma once: nothing, on as many lines
+			}
+			i--
+			continue
+		}
+		dir := fmt.Sprintf("#line 1 %s\n", strconv.Quote(s.rel(inc.Path)))
+		in.write(dir, dir, origin{})
+		if err := s.inline(p, in, inc.Path, inc.ID, stack); err != nil {
+			return err
+		}
+		if t := p.pp.Files[inc.Path]; !strings.HasSuffix(t, "\n") {
+			in.text.WriteString("\n")
+			in.masked.WriteString("\n")
+		}
+		dir = fmt.Sprintf("#line %d %s\n", end+1, strconv.Quote(s.rel(path)))
+		in.write(dir, dir, origin{})
+		i = end - 1
+	}
+	return nil
+}
+
+// mask blanks out the given tokens of a line.
+func mask(line string, spans []cpp.Span) string {
+	if len(spans) == 0 {
+		return line
+	}
+	b := []byte(line)
+	for _, sp := range spans {
+		for k := sp.Col - 1; k < sp.Col-1+sp.Len && k < len(b); k++ {
+			if b[k] != '\n' {
+				b[k] = ' '
+			}
+		}
+	}
+	return string(b)
+}
+
+// thread rewrites the inlined source for the device globals that the
+// preprocessed source names, and fills the program's table of globals. A
+// global that is named only where the rewriting cannot reach (a kernel
+// that a macro expansion defines) is diagnosed.
+func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
+	named := map[string]bool{}
+	for _, t := range p.pp.Tokens {
+		if t.Kind == cpp.Ident {
+			named[t.Text] = true
+		}
+	}
+	var gs []clsrc.Global
+	byName := map[string]*global{}
+	for _, g := range s.globals {
+		if g.cl == "" || !named[g.name] || (g.file.test && !p.file.test) || g.file.build != "" && g.file.build != p.file.build {
+			continue
+		}
+		gs = append(gs, clsrc.Global{Name: g.name, Type: g.cl})
+		byName[g.name] = g
+	}
+	if len(gs) == 0 {
+		return []byte(in.text.String()), true
+	}
+	rw, err := clsrc.RewriteMasked([]byte(in.text.String()), []byte(in.masked.String()), gs)
+	if err != nil {
+		names := make([]string, len(gs))
+		for i, g := range gs {
+			names[i] = g.Name
+		}
+		s.clErrorsAt(p, err, in.lines, fmt.Sprintf("cannot thread device globals (%s) through this source: ", strings.Join(names, ", ")))
+		return nil, false
+	}
+	for _, k := range rw.Kernels {
+		p.kernels[k.Kernel] = k
+	}
+	for _, name := range rw.Globals {
+		p.table = append(p.table, byName[name])
+	}
+	ok := true
+	for _, k := range p.unit.Kernels {
+		if _, seen := p.kernels[k.Name]; seen {
+			continue
+		}
+		for _, t := range k.Body {
+			if g := byName[t.Text]; g != nil && t.Kind == cpp.Ident {
+				s.diag(k.Pos, unthreaded(k, t, g))
+				ok = false
+				break
+			}
+		}
+	}
+	return rw.Source, ok
+}
+
+// unthreaded says why the rewriting could not thread global g, named by t,
+// into kernel k.
+func unthreaded(k *clsrc.Kernel, t cpp.Token, g *global) string {
+	if t.Macro != "" {
+		return fmt.Sprintf("kernel %s is defined by a macro expansion (%s): dgen cannot thread device global %s into it; define the kernel outside the macro", k.Name, t.Macro, g.name)
+	}
+	return fmt.Sprintf("dgen cannot find the definition of kernel %s in its source text (macros around its body?), so cannot thread device global %s into it", k.Name, g.name)
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// clErrors reports errors of the front end at their positions, naming
+// the #include directives through which a header was reached.
+func (s *state) clErrors(p *program, errs scanner.ErrorList) {
+	for _, e := range errs {
+		msg := e.Msg
+		for _, at := range p.pp.IncludedFrom(e.Pos.Filename) {
+			at.Filename = s.rel(at.Filename)
+			msg += fmt.Sprintf(" (in file included from %s:%d)", at.Filename, at.Line)
+		}
+		s.diag(e.Pos, msg)
+	}
+}
+
+// clErrorsAt reports errors of the rewriting, whose lines are lines of the
+// inlined source, at the user's files and lines, each message after prefix.
+func (s *state) clErrorsAt(p *program, err error, lines []origin, prefix string) {
+	var list clsrc.ErrorList
+	var one *clsrc.Error
+	switch {
+	case errors.As(err, &list):
+	case errors.As(err, &one):
+		list = clsrc.ErrorList{one}
+	default:
+		s.errorf(p.pos, "program %s: %s%v", p.name, prefix, err)
+		return
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Pos.Offset < list[j].Pos.Offset })
+	for _, e := range list {
+		pos := token.Position{Filename: p.clPath, Line: e.Pos.Line, Column: e.Pos.Column}
+		if e.Pos.Line >= 1 && e.Pos.Line <= len(lines) && lines[e.Pos.Line-1].line > 0 {
+			o := lines[e.Pos.Line-1]
+			pos.Filename, pos.Line = o.file, o.line
+		}
+		s.diag(pos, prefix+e.Msg)
+	}
+}

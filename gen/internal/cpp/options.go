@@ -1,0 +1,129 @@
+package cpp
+
+import (
+	"fmt"
+	"strings"
+)
+
+// OpenCL returns the macros that an OpenCL C 1.2 compiler predefines for a
+// little-endian device with image support and the extensions that every
+// device dgen targets has (PoCL's CPU device and NVIDIA's GPUs): what the
+// device's compiler will see when it builds the image.
+func OpenCL() []Define {
+	defs := []Define{
+		{Name: "__OPENCL_VERSION__", Value: "120"},
+		{Name: "__OPENCL_C_VERSION__", Value: "120"},
+		{Name: "CL_VERSION_1_0", Value: "100"},
+		{Name: "CL_VERSION_1_1", Value: "110"},
+		{Name: "CL_VERSION_1_2", Value: "120"},
+		{Name: "__ENDIAN_LITTLE__", Value: "1"},
+		{Name: "__IMAGE_SUPPORT__", Value: "1"},
+		{Name: "__STDC__", Value: "1"},
+		{Name: "__STDC_VERSION__", Value: "199901L"},
+		{Name: "__OPENCL_C__", Value: "1"},
+		{Name: "FP_FAST_FMAF", Value: "1"},
+	}
+	for _, ext := range []string{"cl_khr_fp64", "cl_khr_byte_addressable_store",
+		"cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
+		"cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
+		"cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"} {
+		defs = append(defs, Define{Name: ext, Value: "1"})
+	}
+	return defs
+}
+
+// ParseOptions reads the preprocessor's options out of an OpenCL build
+// options string: -D NAME, -D NAME=VALUE, -U NAME and -I DIR, attached or
+// separate, with single or double quotes and backslashes as a shell has
+// them. Other options are ignored; -cl-fast-relaxed-math defines
+// __FAST_RELAXED_MATH__, as the compiler does.
+func ParseOptions(options string) (defs []Define, dirs []string, err error) {
+	words, err := splitWords(options)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		flag := ""
+		for _, f := range []string{"-D", "-U", "-I"} {
+			if strings.HasPrefix(w, f) {
+				flag = f
+			}
+		}
+		if w == "-cl-fast-relaxed-math" {
+			defs = append(defs, Define{Name: "__FAST_RELAXED_MATH__", Value: "1"})
+		}
+		if flag == "" {
+			continue
+		}
+		arg := w[2:]
+		if arg == "" {
+			if i+1 >= len(words) {
+				return nil, nil, fmt.Errorf("option %s needs an argument", flag)
+			}
+			i++
+			arg = words[i]
+		}
+		switch flag {
+		case "-I":
+			dirs = append(dirs, arg)
+		case "-U":
+			defs = append(defs, Define{Name: arg, Undef: true})
+		default:
+			name, value, ok := strings.Cut(arg, "=")
+			if !ok {
+				value = "1"
+			}
+			defs = append(defs, Define{Name: name, Value: value})
+		}
+	}
+	return defs, dirs, nil
+}
+
+// splitWords splits s as a POSIX shell splits words.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var b strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+				continue
+			}
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+				continue
+			}
+			if c == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+				i++
+				c = s[i]
+			}
+		case c == '\'' || c == '"':
+			quote, in = c, true
+			continue
+		case c == '\\' && i+1 < len(s):
+			i++
+			c = s[i]
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				words = append(words, b.String())
+				b.Reset()
+				in = false
+			}
+			continue
+		}
+		b.WriteByte(c)
+		in = true
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated %c quote in options %q", quote, s)
+	}
+	if in {
+		words = append(words, b.String())
+	}
+	return words, nil
+}

@@ -1,0 +1,3 @@
+#ifndef WIDTH
+#error WIDTH must be defined, with -DWIDTH=n
+#endif
