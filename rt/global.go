@@ -99,9 +99,9 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	if err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
 	}
-	name, kind := op+" device global", trace.GlobalRead
+	name, kind := "read device global", trace.GlobalRead // constants: no concatenation per call
 	if write {
-		kind = trace.GlobalWrite
+		name, kind = "write device global", trace.GlobalWrite
 	}
 	// Frames between transfer's caller and the user: copy's caller, the
 	// exported Read, Write, ReadAt or WriteAt.
