@@ -245,3 +245,35 @@ func BenchmarkNewBufferFree(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSetBuffer measures setting a kernel's buffer argument to the
+// buffer it holds already (same: no driver call) against alternating two
+// buffers (changed: a clSetKernelArg each time), side by side.
+func BenchmarkSetBuffer(b *testing.B) {
+	ctx := openDefault(b)
+	k, buf := touchKernel(b, ctx)
+	other, err := rt.NewBuffer[int32](ctx, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { other.Free() })
+	bufs := [2]*rt.Mem{buf.Mem(), other.Mem()}
+	for _, bc := range []struct {
+		name string
+		pick func(i int) *rt.Mem
+	}{
+		{"same", func(int) *rt.Mem { return bufs[0] }},
+		{"changed", func(i int) *rt.Mem { return bufs[i&1] }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := k.SetBuffer(0, bc.pick(i)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

@@ -26,6 +26,7 @@ var fakeStats struct {
 	builds, loads, kernels, launches atomic.Int64
 	markers, flushes                 atomic.Int64
 	events                           atomic.Int64 // driver events created
+	setArgs                          atomic.Int64 // kernel arguments set
 }
 
 type fakeBackend struct{}
@@ -114,11 +115,17 @@ func (p *fakeProgram) Release() error { return nil }
 
 type fakeKernel struct{ nargs int }
 
-func (k *fakeKernel) SetArgBuffer(i int, b driver.Buffer) error               { return nil }
-func (k *fakeKernel) SetArgScalar(i int, size uintptr, v uint64) error        { return nil }
-func (k *fakeKernel) SetArgBytes(i int, size uintptr, p unsafe.Pointer) error { return nil }
-func (k *fakeKernel) SetArgLocal(i int, size uintptr) error                   { return nil }
-func (k *fakeKernel) NumArgs() (int, error)                                   { return k.nargs, nil }
+func (k *fakeKernel) SetArgBuffer(i int, b driver.Buffer) error { fakeStats.setArgs.Add(1); return nil }
+func (k *fakeKernel) SetArgScalar(i int, size uintptr, v uint64) error {
+	fakeStats.setArgs.Add(1)
+	return nil
+}
+func (k *fakeKernel) SetArgBytes(i int, size uintptr, p unsafe.Pointer) error {
+	fakeStats.setArgs.Add(1)
+	return nil
+}
+func (k *fakeKernel) SetArgLocal(i int, size uintptr) error { fakeStats.setArgs.Add(1); return nil }
+func (k *fakeKernel) NumArgs() (int, error)                 { return k.nargs, nil }
 func (k *fakeKernel) WorkGroupInfo(uintptr) (driver.KernelWorkGroupInfo, error) {
 	return driver.KernelWorkGroupInfo{WorkGroupSize: 256, PreferredMultiple: 1}, nil
 }

@@ -125,3 +125,50 @@ func TestLaunchAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestSetArgUnchanged checks, on the fake driver, that setting an argument
+// to the value it already holds makes no driver call, and that every other
+// setting does: a new value, a buffer after a scalar, and the same value
+// after SetLocal, which the Kernel does not track.
+func TestSetArgUnchanged(t *testing.T) {
+	ctx := openFake(t, nil)
+	prog, err := ctx.BuildProgram("args", "__kernel void args(__global int *p, int n, __local int *l) {}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := rt.NewBuffer[int32](ctx, 1)
+	b, _ := rt.NewBuffer[int32](ctx, 1)
+	tests := []struct {
+		name  string
+		calls int64
+		set   func() error
+	}{
+		{"buffer a", 1, func() error { return k.SetBuffer(0, a.Mem()) }},
+		{"buffer a again", 0, func() error { return k.SetBuffer(0, a.Mem()) }},
+		{"buffer b", 1, func() error { return k.SetBuffer(0, b.Mem()) }},
+		{"buffer a after b", 1, func() error { return k.SetBuffer(0, a.Mem()) }},
+		{"int32 1", 1, func() error { return rt.SetArg(k, 1, int32(1)) }},
+		{"int32 1 again", 0, func() error { return rt.SetArg(k, 1, int32(1)) }},
+		{"int32 2", 1, func() error { return rt.SetArg(k, 1, int32(2)) }},
+		{"uint32 2 (same bits)", 0, func() error { return rt.SetArg(k, 1, uint32(2)) }},
+		{"int64 2 (another size)", 1, func() error { return rt.SetArg(k, 1, int64(2)) }},
+		{"local", 1, func() error { return k.SetLocal(2, 64) }},
+		{"local again", 1, func() error { return k.SetLocal(2, 64) }},
+		{"buffer a on the local's index", 1, func() error { return k.SetBuffer(2, a.Mem()) }},
+		{"local over it", 1, func() error { return k.SetLocal(2, 64) }},
+		{"buffer a again after the local", 1, func() error { return k.SetBuffer(2, a.Mem()) }},
+	}
+	for _, tt := range tests {
+		before := fakeStats.setArgs.Load()
+		if err := tt.set(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if n := fakeStats.setArgs.Load() - before; n != tt.calls {
+			t.Errorf("%s: %d driver calls, want %d", tt.name, n, tt.calls)
+		}
+	}
+}
