@@ -14,6 +14,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/fleetcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -53,6 +54,8 @@ type CacheStats struct {
 	KernelMisses int64 `json:"kernel_misses"` // fast kernel cache misses
 	Programs     int   `json:"programs"`      // programs in memory now
 	Bytes        int64 `json:"bytes"`         // their binary sizes
+	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
+	Remote fleetcache.Stats `json:"remote"`
 }
 
 // maxWaitRetries bounds how often a goroutine that waited on another's
@@ -66,6 +69,7 @@ type progCache struct {
 	cfg CacheConfig
 
 	disk    *diskcache.Cache
+	fleet   *fleetcache.Fleet // nil without DGEN_CACHE_REMOTE
 	devKeys []diskcache.Device
 
 	traceMu sync.Mutex
@@ -106,15 +110,22 @@ func (pc *progCache) init(c *Context, cfg CacheConfig) {
 	for _, d := range c.devices {
 		pc.devKeys = append(pc.devKeys, diskcache.Device{Platform: d.Platform, Name: d.Name, Version: d.Version, DriverVersion: d.DriverVersion})
 	}
+	pc.openRemote(&cfg) // fleet.go
+	if cfg.Disk.Warnings == nil {
+		cfg.Disk.Warnings = warnings(&cfg)
+	}
 	disk, err := diskcache.Open(cfg.Disk)
 	pc.disk = disk
 	if err != nil {
-		w := cfg.Warnings
-		if w == nil {
-			w = os.Stderr
-		}
-		fmt.Fprintf(w, "dgen: warning: persistent program cache off: %v\n", err)
+		fmt.Fprintf(warnings(&cfg), "dgen: warning: persistent program cache off: %v\n", err)
 	}
+}
+
+func warnings(cfg *CacheConfig) io.Writer {
+	if cfg.Warnings == nil {
+		return os.Stderr
+	}
+	return cfg.Warnings
 }
 
 func (pc *progCache) tracef(format string, args ...any) {
@@ -139,6 +150,7 @@ func (c *Context) CacheStats() CacheStats {
 		Builds: pc.builds.Load(), DiskHits: pc.diskHits.Load(), MemHits: pc.memHits.Load(),
 		BuildErrors: pc.buildErrors.Load(), Retries: pc.retries.Load(), Evictions: pc.evictions.Load(),
 		OOMFlushes: pc.oomFlushes.Load(), KernelMisses: pc.kernelMisses.Load(), Programs: n, Bytes: b,
+		Remote: pc.fleet.Stats(),
 	}
 }
 
@@ -628,7 +640,9 @@ func (pc *progCache) produce(k progKey) (*sharedProgram, int64, error) {
 	}
 	if bins != nil {
 		t0 := c.traceNow()
+		loaded := pc.markLoads(keys, bins)
 		p, err := c.buildDirect(buildRequest{name: k.name, binaries: bins, options: opts})
+		loaded()
 		if err == nil {
 			pc.diskHits.Add(1)
 			if t0 != 0 {
@@ -659,6 +673,21 @@ func (pc *progCache) produce(k progKey) (*sharedProgram, int64, error) {
 	return wrap(p, binSize(bs))
 }
 
+// markLoads marks the loads of bins into the driver in the persistent
+// cache, so that a crash during one quarantines the binary (see
+// diskcache.Cache.Loading), and returns the function that ends them.
+func (pc *progCache) markLoads(keys []diskcache.Key, bins [][]byte) (done func()) {
+	dones := make([]func(), len(keys))
+	for i := range keys {
+		dones[i] = pc.disk.Loading(keys[i], bins[i])
+	}
+	return func() {
+		for _, d := range dones {
+			d()
+		}
+	}
+}
+
 func binSize(bins [][]byte) int64 {
 	var n int64
 	for _, b := range bins {
@@ -686,6 +715,7 @@ func (pc *progCache) close() []error {
 		sps = append(sps, sp)
 	}
 	pc.mu.Unlock()
+	pc.closeRemote() // fleet.go
 	var errs []error
 	for _, e := range victims {
 		for _, err := range pc.killKernels(e) {

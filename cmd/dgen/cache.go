@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/fleetcache"
 )
 
 const cacheUsage = `usage: dgen cache <ls|stat|verify|clear|gc> [-json] [arguments]
 
   ls               list entries, least recently used first
-  stat             totals, overall and per device
+  stat             totals, overall and per device, and the counters of the
+                   remote tier (DGEN_CACHE_REMOTE) that processes recorded
   verify [-remove] check every checksum; -remove deletes bad entries
   clear [DEVICE]   remove every entry, or those of devices whose hash starts
                    with DEVICE or whose name or platform contains it
@@ -24,6 +26,21 @@ const cacheUsage = `usage: dgen cache <ls|stat|verify|clear|gc> [-json] [argumen
 
 The cache is the one DGEN_CACHE_DIR names (default: the user cache directory + /dgen).
 `
+
+// remoteStats is what `dgen cache stat` says of the remote tier.
+type remoteStats struct {
+	URL string `json:"url"` // DGEN_CACHE_REMOTE, without its password
+	fleetcache.Stats
+}
+
+func remoteStat(dir string) remoteStats {
+	r := remoteStats{URL: "none"}
+	if cfg, err := fleetcache.ConfigFromEnv(os.Getenv); err == nil && cfg.URL != "" {
+		r.URL = fleetcache.Redact(cfg.URL)
+	}
+	r.Stats, _ = fleetcache.Recorded(dir)
+	return r
+}
 
 // runCache is `dgen cache`: explore and manage the persistent program cache.
 func runCache(args []string, stdout, stderr io.Writer) int {
@@ -85,10 +102,17 @@ func runCache(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, sub, err)
 		}
-		out = s
+		remote := remoteStat(c.Dir())
+		out = struct {
+			diskcache.Stats
+			Remote remoteStats `json:"remote"`
+		}{s, remote}
 		print = func(w io.Writer) {
 			fmt.Fprintf(w, "directory    %s\nentries      %d\nsize         %s (recorded %s)\nmax size     %s\nmax age      %v\n",
 				s.Dir, s.Entries, humanSize(s.Size), humanSize(s.RecordedSize), humanSize(s.MaxSize), s.MaxAge)
+			r := remote.Stats
+			fmt.Fprintf(w, "remote       %s\n             %d hits, %d misses, %d publishes, %d errors, %d rejected, %d waits\n",
+				remote.URL, r.Hits, r.Misses, r.Publishes, r.Errors, r.Rejected, r.Waits)
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "\nDEVICE\tNAME\tPLATFORM\tENTRIES\tSIZE")
 			for _, d := range s.Devices {

@@ -50,11 +50,18 @@ type Config struct {
 	MaxImageSize int64
 	// BuildWait is how long GetOrBuild, and Get, wait for another process
 	// that holds the key (building or writing it) before they go on
-	// without it. Zero means DefaultBuildWait.
+	// without it (DGEN_CACHE_LOCK_TIMEOUT). Zero means DefaultBuildWait.
 	BuildWait time.Duration
 	// Trace, if not nil, receives one line for every cache decision.
 	// Writes to it are serialized.
 	Trace io.Writer
+	// Warnings, if not nil, receives the one warning that a cache gives
+	// when a write shows the disk unusable (full, read-only) and it turns
+	// itself off. Open's errors are returned, not written here.
+	Warnings io.Writer
+	// Remote, if not nil, is the shared tier beneath the cache: a local
+	// miss asks it, and what is built or stored is published to it.
+	Remote Remote
 }
 
 // DefaultConfig returns the default configuration with the given root
@@ -84,6 +91,9 @@ func DefaultConfig(dir string) Config {
 //	DGEN_CACHE_MAX_IMAGE_SIZE    bytes, suffixes as above (default 1G; 0 = no limit)
 //	DGEN_CACHE_TRACE             1/true/stderr or stdout logs every cache decision
 //	                             (default off)
+//	DGEN_CACHE_LOCK_TIMEOUT      how long to wait for a key that another process holds,
+//	                             a Go duration such as 30s (default 2m); the trace says
+//	                             when a wait expires
 //
 // A malformed value is an error that names the variable and the value; the
 // other fields still hold their defaults or parsed values.
@@ -152,6 +162,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if name, v := get("MAX_IMAGE_SIZE"); v != "" {
 		if n, err := envconf.Size(v); err == nil {
 			cfg.MaxImageSize = n
+		} else {
+			bad(name, v, err.Error())
+		}
+	}
+	if name, v := get("LOCK_TIMEOUT"); v != "" {
+		if d, err := envconf.Duration(v); err == nil {
+			cfg.BuildWait = d
 		} else {
 			bad(name, v, err.Error())
 		}
