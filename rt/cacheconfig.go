@@ -41,6 +41,15 @@ type CacheConfig struct {
 	Warnings io.Writer
 }
 
+// resolveCacheConfig returns *cc, or the environment's configuration
+// when cc is nil.
+func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
+	if cc != nil {
+		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
+	}
+	return CacheConfigFromEnv(nil)
+}
+
 // DefaultCacheConfig returns the configuration of an empty environment:
 // in-memory caching on without eviction, and the persistent cache on
 // under the user cache directory. In a test binary (inTestBinary) the

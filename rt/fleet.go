@@ -16,7 +16,7 @@ const remoteFlushWait = 2 * time.Second
 // cfg.Remote names, if any, and puts it beneath the persistent cache
 // (cfg.Disk.Remote). A remote that cannot be opened is reported once and
 // left out.
-func (pc *progCache) openRemote(cfg *CacheConfig) {
+func (c *Context) openRemote(cfg *CacheConfig) {
 	rc := cfg.Remote
 	if rc.URL == "" {
 		return
@@ -28,38 +28,38 @@ func (pc *progCache) openRemote(cfg *CacheConfig) {
 		rc.Trace = cfg.Disk.Trace
 	}
 	if rc.Events == nil {
-		rc.Events = pc.remoteEvent
+		rc.Events = c.remoteEvent
 	}
 	f, err := fleetcache.Open(rc)
 	if err != nil {
 		fmt.Fprintf(rc.Warnings, "dgen: warning: remote program cache off: %v\n", err)
 		return
 	}
-	pc.fleet = f
+	c.fleet = f
 	cfg.Disk.Remote = f
 }
 
 // remoteEvent traces remote hits and publishes as cache events.
-func (pc *progCache) remoteEvent(e fleetcache.Event) {
+func (c *Context) remoteEvent(e fleetcache.Event) {
 	op := trace.RemoteHit
 	if e.Op == fleetcache.Publish {
 		op = trace.RemotePublish
 	}
-	pc.ctx.traceCache(0, trace.Cache{Op: op, Program: e.Program, Duration: e.Duration.Nanoseconds()})
+	c.traceCache(0, trace.Cache{Op: op, Program: e.Program, Duration: e.Duration.Nanoseconds()})
 }
 
 // closeRemote waits a little for publishes in flight, disconnects, and
 // adds the counters to those recorded in the cache directory, which
 // `dgen cache stat` shows.
-func (pc *progCache) closeRemote() {
-	if pc.fleet == nil {
+func (c *Context) closeRemote() {
+	if c.fleet == nil {
 		return
 	}
-	pc.fleet.Close(remoteFlushWait)
-	pc.disk.Wait()
-	if pc.disk.Enabled() {
-		if err := fleetcache.Record(pc.disk.Dir(), pc.fleet.Stats()); err != nil {
-			pc.tracef("%v", err)
+	c.fleet.Close(remoteFlushWait)
+	c.disk.Wait()
+	if c.disk.Enabled() {
+		if err := fleetcache.Record(c.disk.Dir(), c.fleet.Stats()); err != nil {
+			c.pc.Logf("%v", err)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func TestRemoteTier(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := runFill(t, ctx, ctx.Queue(), ck.Kernel(), 4)[3]; got != 7 {
+				if got := runFill(t, ctx, ctx.Queue(), ck.Object(), 4)[3]; got != 7 {
 					t.Errorf("context %d: value %d; want 7", i, got)
 				}
 				ck.Unlock()

@@ -102,98 +102,120 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	var errs []error
-	bad := func(name, val, why string) {
-		errs = append(errs, fmt.Errorf("diskcache: %s=%q: %s: %w", name, val, why, ErrConfig))
-	}
-	get := func(name string) (string, string) {
-		name = environmentVarPrefix + name
-		return name, strings.TrimSpace(getenv(name))
-	}
-
-	if name, v := get("DIR"); v != "" {
-		cfg.Dir = v
-		if !filepath.IsAbs(v) {
-			if abs, err := filepath.Abs(v); err == nil {
-				cfg.Dir = abs
-			} else {
-				bad(name, v, err.Error())
-			}
-		}
-	} else if base := userCacheDir(getenv); base != "" {
-		cfg.Dir = filepath.Join(base, defaultSubdirectory)
-	}
-	if name, v := get("PERSISTENT"); v != "" {
-		if b, ok := envconf.Bool(v); ok {
-			cfg.Persistent = b
-		} else {
-			bad(name, v, "want 1 or 0")
-		}
-	}
-	if name, v := get("MAX_SIZE"); v != "" {
-		if n, err := envconf.Size(v); err == nil {
-			cfg.MaxSize = n
-		} else {
-			bad(name, v, err.Error())
-		}
-	}
-	if name, v := get("THRESHOLD_DAYS"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		switch {
-		case err != nil || n < 0:
-			bad(name, v, "want a number of days, 0 or more")
-		case n > 100*365:
-			bad(name, v, "more than 100 years")
-		default:
-			cfg.MaxAge = time.Duration(n) * 24 * time.Hour
-		}
-	}
-	if _, v := get("EVICTION_DISABLE"); v != "" {
+	e := &envReader{getenv: getenv}
+	cfg.Dir = e.dir()
+	e.boolean("PERSISTENT", &cfg.Persistent)
+	e.size("MAX_SIZE", &cfg.MaxSize)
+	e.days("THRESHOLD_DAYS", &cfg.MaxAge)
+	if _, v := e.get("EVICTION_DISABLE"); v != "" {
 		b, ok := envconf.Bool(v)
 		cfg.EvictionDisabled = !ok || b
 	}
-	if name, v := get("MIN_IMAGE_SIZE"); v != "" {
-		if n, err := envconf.Size(v); err == nil {
-			cfg.MinImageSize = n
+	e.size("MIN_IMAGE_SIZE", &cfg.MinImageSize)
+	e.size("MAX_IMAGE_SIZE", &cfg.MaxImageSize)
+	e.duration("LOCK_TIMEOUT", &cfg.BuildWait)
+	e.trace("TRACE", &cfg.Trace)
+	return cfg, errors.Join(e.errs...)
+}
+
+// envReader reads the DGEN_CACHE_ variables, collecting every malformed
+// value as an error that names the variable.
+type envReader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (e *envReader) get(name string) (string, string) {
+	name = environmentVarPrefix + name
+	return name, strings.TrimSpace(e.getenv(name))
+}
+
+func (e *envReader) bad(name, val, why string) {
+	e.errs = append(e.errs, fmt.Errorf("diskcache: %s=%q: %s: %w", name, val, why, ErrConfig))
+}
+
+// dir returns the cache root: DGEN_CACHE_DIR made absolute, else the user
+// cache directory's subdirectory, else "".
+func (e *envReader) dir() string {
+	name, v := e.get("DIR")
+	if v == "" {
+		if base := userCacheDir(e.getenv); base != "" {
+			return filepath.Join(base, defaultSubdirectory)
+		}
+		return ""
+	}
+	if filepath.IsAbs(v) {
+		return v
+	}
+	abs, err := filepath.Abs(v)
+	if err != nil {
+		e.bad(name, v, err.Error())
+		return v
+	}
+	return abs
+}
+
+func (e *envReader) boolean(suffix string, dst *bool) {
+	if name, v := e.get(suffix); v != "" {
+		if b, ok := envconf.Bool(v); ok {
+			*dst = b
 		} else {
-			bad(name, v, err.Error())
+			e.bad(name, v, "want 1 or 0")
 		}
 	}
-	if name, v := get("MAX_IMAGE_SIZE"); v != "" {
+}
+
+func (e *envReader) size(suffix string, dst *int64) {
+	if name, v := e.get(suffix); v != "" {
 		if n, err := envconf.Size(v); err == nil {
-			cfg.MaxImageSize = n
+			*dst = n
 		} else {
-			bad(name, v, err.Error())
+			e.bad(name, v, err.Error())
 		}
 	}
-	if name, v := get("LOCK_TIMEOUT"); v != "" {
+}
+
+func (e *envReader) duration(suffix string, dst *time.Duration) {
+	if name, v := e.get(suffix); v != "" {
 		if d, err := envconf.Duration(v); err == nil {
-			cfg.BuildWait = d
+			*dst = d
 		} else {
-			bad(name, v, err.Error())
+			e.bad(name, v, err.Error())
 		}
 	}
-	if name, v := get("TRACE"); v != "" {
-		switch strings.ToLower(v) {
-		case "stdout":
-			cfg.Trace = os.Stdout
-		case "stderr":
-			cfg.Trace = os.Stderr
-		default:
-			if b, ok := envconf.Bool(v); !ok {
-				bad(name, v, "want 1, 0, stderr or stdout")
-			} else if b {
-				cfg.Trace = os.Stderr
-			}
+}
+
+func (e *envReader) days(suffix string, dst *time.Duration) {
+	name, v := e.get(suffix)
+	if v == "" {
+		return
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	switch {
+	case err != nil || n < 0:
+		e.bad(name, v, "want a number of days, 0 or more")
+	case n > 100*365:
+		e.bad(name, v, "more than 100 years")
+	default:
+		*dst = time.Duration(n) * 24 * time.Hour
+	}
+}
+
+func (e *envReader) trace(suffix string, dst *io.Writer) {
+	name, v := e.get(suffix)
+	switch strings.ToLower(v) {
+	case "":
+	case "stdout":
+		*dst = os.Stdout
+	case "stderr":
+		*dst = os.Stderr
+	default:
+		if b, ok := envconf.Bool(v); !ok {
+			e.bad(name, v, "want 1, 0, stderr or stdout")
+		} else if b {
+			*dst = os.Stderr
 		}
 	}
-	if len(errs) == 1 {
-		return cfg, errs[0]
-	}
-	if len(errs) > 1 {
-		return cfg, errors.Join(errs...)
-	}
-	return cfg, nil
 }
 
 // userCacheDir mirrors os.UserCacheDir but reads the environment through
