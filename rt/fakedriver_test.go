@@ -66,6 +66,7 @@ var fakeHandles struct {
 	reuse    bool
 	released []*fakeBuffer
 }
+
 func (c *fakeContext) Release() error { return nil }
 
 var fakeKernelRE = regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(([^)]*)\)`)
