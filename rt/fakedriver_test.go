@@ -25,6 +25,8 @@ func init() { driver.Register("fake", fakeBackend{}) }
 var fakeStats struct {
 	builds, loads, kernels, launches atomic.Int64
 	markers, flushes                 atomic.Int64
+	events                           atomic.Int64 // driver events created
+	setArgs                          atomic.Int64 // kernel arguments set
 }
 
 type fakeBackend struct{}
@@ -45,8 +47,26 @@ func (c *fakeContext) NewQueue(dev int, profiling bool) (driver.Queue, error) {
 	return fakeQueue{}, nil
 }
 func (c *fakeContext) NewBuffer(size int64) (driver.Buffer, error) {
+	fakeHandles.Lock()
+	defer fakeHandles.Unlock()
+	if n := len(fakeHandles.released); fakeHandles.reuse && n > 0 {
+		b := fakeHandles.released[n-1]
+		fakeHandles.released = fakeHandles.released[:n-1]
+		b.b = make([]byte, size)
+		return b, nil
+	}
 	return &fakeBuffer{b: make([]byte, size)}, nil
 }
+
+// fakeHandles, when reuse is set, makes NewBuffer hand out the handle of
+// the buffer released last, as a real driver may reuse a freed handle's
+// address: a fault that PoCL and NVIDIA produce only by chance.
+var fakeHandles struct {
+	sync.Mutex
+	reuse    bool
+	released []*fakeBuffer
+}
+
 func (c *fakeContext) Release() error { return nil }
 
 var fakeKernelRE = regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(([^)]*)\)`)
@@ -113,11 +133,17 @@ func (p *fakeProgram) Release() error { return nil }
 
 type fakeKernel struct{ nargs int }
 
-func (k *fakeKernel) SetArgBuffer(i int, b driver.Buffer) error               { return nil }
-func (k *fakeKernel) SetArgScalar(i int, size uintptr, v uint64) error        { return nil }
-func (k *fakeKernel) SetArgBytes(i int, size uintptr, p unsafe.Pointer) error { return nil }
-func (k *fakeKernel) SetArgLocal(i int, size uintptr) error                   { return nil }
-func (k *fakeKernel) NumArgs() (int, error)                                   { return k.nargs, nil }
+func (k *fakeKernel) SetArgBuffer(i int, b driver.Buffer) error { fakeStats.setArgs.Add(1); return nil }
+func (k *fakeKernel) SetArgScalar(i int, size uintptr, v uint64) error {
+	fakeStats.setArgs.Add(1)
+	return nil
+}
+func (k *fakeKernel) SetArgBytes(i int, size uintptr, p unsafe.Pointer) error {
+	fakeStats.setArgs.Add(1)
+	return nil
+}
+func (k *fakeKernel) SetArgLocal(i int, size uintptr) error { fakeStats.setArgs.Add(1); return nil }
+func (k *fakeKernel) NumArgs() (int, error)                 { return k.nargs, nil }
 func (k *fakeKernel) WorkGroupInfo(uintptr) (driver.KernelWorkGroupInfo, error) {
 	return driver.KernelWorkGroupInfo{WorkGroupSize: 256, PreferredMultiple: 1}, nil
 }
@@ -128,12 +154,25 @@ type fakeBuffer struct {
 	b  []byte
 }
 
-func (b *fakeBuffer) Release() error { return nil }
+func (b *fakeBuffer) Release() error {
+	fakeHandles.Lock()
+	defer fakeHandles.Unlock()
+	if fakeHandles.reuse {
+		fakeHandles.released = append(fakeHandles.released, b)
+	}
+	return nil
+}
 
 // fakeQueue runs every command at once, in order; its events are complete.
 type fakeQueue struct{}
 
 type fakeEvent struct{}
+
+// newFakeEvent returns an event, counting it.
+func newFakeEvent() fakeEvent {
+	fakeStats.events.Add(1)
+	return fakeEvent{}
+}
 
 func (fakeEvent) Wait() error                         { return nil }
 func (fakeEvent) Status() (driver.EventStatus, error) { return driver.StatusComplete, nil }
@@ -144,7 +183,7 @@ func (fakeEvent) Release() error { return nil }
 
 func (fakeQueue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
 	fakeStats.launches.Add(1)
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) SubmitKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) error {
@@ -171,7 +210,7 @@ func (fakeQueue) ReadBuffer(b driver.Buffer, blocking bool, offset, size int64, 
 	if blocking {
 		return nil, nil
 	}
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
@@ -185,7 +224,7 @@ func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64,
 	if blocking {
 		return nil, nil
 	}
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) (driver.Event, error) {
@@ -198,7 +237,7 @@ func (fakeQueue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64,
 		span[i] = pattern[i%len(pattern)]
 	}
 	fb.mu.Unlock()
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
@@ -217,12 +256,12 @@ func (fakeQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size i
 	db.mu.Lock()
 	copy(d, tmp)
 	db.mu.Unlock()
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) Marker(wait []driver.Event) (driver.Event, error) {
 	fakeStats.markers.Add(1)
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 func (fakeQueue) Flush() error   { fakeStats.flushes.Add(1); return nil }
 func (fakeQueue) Finish() error  { return nil }
