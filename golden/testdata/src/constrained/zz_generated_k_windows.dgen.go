@@ -20,17 +20,31 @@ const _dgenImage_PW = "__kernel void k(__global float* a, int n) { a[0] = (float
 //go:embed k.cl
 var _dgenSource_PW string
 
-// Enqueue sets the arguments of kernel k from s and launches it over r after wait.
-func (s *WinK) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_WinK sets the arguments of kernel k from s and returns the first error.
+func _dgenArgs_WinK(s *WinK, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.A.Mem())
+	if err == nil {
+		err = rt.SetArg(k, 1, s.N)
+	}
+	return err
+}
+
+// Enqueue sets the arguments of kernel k from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *WinK) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_WinK.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_WinK.Submit(q, k, r, _dgenArgs_WinK(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *WinK) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_WinK.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.A.Mem())
-	if err == nil {
-		err = rt.SetArg(k, 1, s.N)
-	}
-	return _dgenKernel_WinK.Launch(q, k, r, err, wait)
+	return _dgenKernel_WinK.Launch(q, k, r, _dgenArgs_WinK(s, k), wait)
 }
 
 // _dgenSite_WinK_A is the allocation site of WinK.A.

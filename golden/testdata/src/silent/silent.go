@@ -47,6 +47,9 @@ type WithEnqueue struct {
 // Enqueue is the user's own.
 func (WithEnqueue) Enqueue() {}
 
+// EnqueueEvent is the user's own.
+func (*WithEnqueue) EnqueueEvent() {}
+
 //dgen:kernel program=P name=v
 type PtrBuf struct {
 	P rt.Buffer[*int]
