@@ -169,19 +169,43 @@ func IsDirective(text string) bool {
 }
 
 // NearMiss reports whether a comment's text looks like a directive but is
-// not one, such as "// dgen:kernel ..." or "//dgen :kernel": the generator
-// may warn about it. "//dgenerate" and other words that merely start with
-// "dgen" are not near misses.
+// not one, such as "// dgen:kernel ...", "//dgen :kernel", "//Dgen:kernel"
+// or "/*dgen:kernel*/": Fix returns the directive meant. "//dgenerate" and
+// other words that merely start with "dgen" are not near misses.
 func NearMiss(text string) bool {
-	if IsDirective(text) || !strings.HasPrefix(text, "//") {
-		return false
+	_, ok := Fix(text)
+	return ok
+}
+
+// Fix returns the directive that a near-miss comment means, and whether
+// text is a near miss.
+func Fix(text string) (string, bool) {
+	if IsDirective(text) {
+		return "", false
 	}
-	t := strings.TrimLeft(text[2:], " \t")
-	if !strings.HasPrefix(t, "dgen") {
-		return false
+	var t string
+	switch {
+	case strings.HasPrefix(text, "//"):
+		t = text[2:]
+	case strings.HasPrefix(text, "/*"):
+		t = strings.TrimSuffix(text[2:], "*/")
+	default:
+		return "", false
+	}
+	t = strings.TrimLeft(t, " \t")
+	if len(t) < 4 || !strings.EqualFold(t[:4], "dgen") {
+		return "", false
 	}
 	t = strings.TrimLeft(t[4:], " \t")
-	return strings.HasPrefix(t, ":")
+	rest, ok := strings.CutPrefix(t, ":")
+	if !ok {
+		return "", false
+	}
+	rest = strings.TrimSpace(rest)
+	if i := strings.IndexByte(rest, '\n'); i >= 0 {
+		rest = strings.TrimSpace(rest[:i])
+	}
+	return Prefix + rest, true
 }
 
 // ParseCommentGroup parses every directive in a comment group. Comments

@@ -172,13 +172,28 @@ func TestNotDirectives(t *testing.T) {
 			t.Errorf("ParseComment(%q) = %v, %v, %v", text, d, ok, err)
 		}
 	}
-	near := map[string]bool{
-		"// dgen:kernel program=X": true, "//  dgen :global": true, "//\tdgen:alloc": true,
-		"//dgenerate": false, "//dgen:global": false, "// dgenerate: x": false, "/* dgen:global */": false,
+	near := []struct {
+		text, fix string // fix is "" for no near miss
+	}{
+		{"// dgen:kernel program=X", "//dgen:kernel program=X"},
+		{"//  dgen :global", "//dgen:global"},
+		{"//\tdgen:alloc", "//dgen:alloc"},
+		{"//Dgen:global", "//dgen:global"},
+		{"//DGEN : specconst", "//dgen:specconst"},
+		{"/*dgen:global*/", "//dgen:global"},
+		{"/* dgen:kernel program=P */", "//dgen:kernel program=P"},
+		{"/* dgen:global\nmore */", "//dgen:global"},
+		{"//dgenerate", ""},
+		{"//dgen:global", ""},
+		{"// dgenerate: x", ""},
+		{"// dgen is the generator", ""},
+		{"/* dgen */", ""},
+		{"//go:generate dgen", ""},
 	}
-	for text, want := range near {
-		if got := NearMiss(text); got != want {
-			t.Errorf("NearMiss(%q) = %v, want %v", text, got, want)
+	for _, c := range near {
+		fix, ok := Fix(c.text)
+		if fix != c.fix || ok != (c.fix != "") || NearMiss(c.text) != ok {
+			t.Errorf("Fix(%q) = %q, %v, want %q", c.text, fix, ok, c.fix)
 		}
 	}
 }
@@ -289,10 +304,14 @@ func FuzzParse(f *testing.F) {
 		`//dgen:alloc`, `//dgen:specconst`, `//dgen:`, `//dgen:global host_access=`,
 		`//dgen:program source=a.cl options="\"\\`, `//dgen:program options="a"b"c" ="`,
 		"//dgen:global\x00\xff", `// dgen:kernel`, `//dgenerate`,
+		`/*dgen:global*/`, `//DGEN :x`, "/* dgen:\n*/", `/*dgen`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
+		if fix, ok := Fix(text); ok && (!IsDirective(fix) || IsDirective(text) || strings.Contains(fix, "\n")) {
+			t.Fatalf("Fix(%q) = %q", text, fix)
+		}
 		const base = token.Pos(1000)
 		end := base + token.Pos(len(text))
 		inside := func(p token.Pos) bool { return p == token.NoPos || base <= p && p <= end }

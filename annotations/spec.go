@@ -13,7 +13,8 @@
 // double-quoted Go string literal (with Go escapes). Like //go: directives,
 // a directive has no space between "//" and "dgen:": "// dgen:kernel" is an
 // ordinary comment, as are "//dgenerate" and block comments. Such near misses
-// are not directives, but [NearMiss] reports them so that a tool can warn.
+// are not directives, but [NearMiss] reports them and [Fix] returns the
+// directive meant: dgen reports each as an error.
 //
 // The table returned by [Specs] lists every directive with the declaration it
 // applies to and its arguments; [Reference] renders it as the text that
@@ -238,7 +239,12 @@ func specs() []Spec {
 			Decl:   DeclVar,
 			GoType: "rt.SpecConst[T]",
 			Doc: "Declares a specialization constant of scalar type T, seen by the kernel source " +
-				"as the macro named like the variable; each value set builds its own program.",
+				"as the macro named like the variable; each value set builds its own program. " +
+				"A build of a program that uses it fails, naming it, when it has neither a value set nor a default.",
+			Args: []ArgSpec{
+				{Name: "default", Kind: ArgString,
+					Doc: "The value when none is set: a Go constant of type T (16, -3, 0.5, true), checked to fit T."},
+			},
 		},
 	}
 }
@@ -295,5 +301,27 @@ func Reference() string {
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", a.Name, kind, req, doc)
 		}
 	}
+	b.WriteString(typeTable)
 	return b.String()
 }
+
+// typeTable is the reference's table of the Go types of kernel spec
+// fields for OpenCL C parameter types.
+const typeTable = `
+## Go and OpenCL C types
+
+The fields of a kernel spec have, in order, the Go types of the kernel's parameters;
+device globals, spec constants and buffer elements use the same table.
+
+| OpenCL C | Go |
+| --- | --- |
+| ` + "`char` `uchar` `short` `ushort` `int` `uint` `long` `ulong`" + ` | ` + "`int8` `uint8` `int16` `uint16` `int32` `uint32` `int64` `uint64`" + ` |
+| ` + "`float` `double` `half`" + ` | ` + "`float32` `float64` `uint16` (the bits)" + ` |
+| ` + "`floatN` `intN` … (N = 2, 3, 4, 8, 16)" + ` | ` + "`[N]float32` `[N]int32` …, with `[4]` for N = 3" + ` |
+| ` + "`struct S`" + ` | a Go struct with the same fields, offsets and size |
+| ` + "`__global T*`, `__global const T*`, `__constant T*`" + ` | ` + "`rt.Buffer[T']`" + `, T' the Go type of T; any ` + "`rt.Buffer`" + ` for ` + "`void*`" + ` |
+| ` + "`__local T*`" + ` | ` + "`rt.Local[T']`" + ` |
+
+The one struct tag is ` + "`dgen:\"out\"`" + `, on a ` + "`__global`" + ` buffer that the kernel writes (not a
+` + "`const`" + ` one): dgen generates ` + "`Alloc<Field>`" + ` for it.
+`

@@ -31,6 +31,10 @@ func (s *state) checkDecls() {
 			s.errorf(g.pos, "device global %s: element type %s is not plain data: %v", g.name, typeString(elem, s.l.path), err)
 			continue
 		}
+		if z := zeroLength(elem); z != nil {
+			s.errorf(g.pos, "device global %s: %s has length 0, which OpenCL C has no type for", g.name, typeString(z, s.l.path))
+			continue
+		}
 		c, err := s.clType(elem)
 		if err != nil {
 			s.errorf(g.pos, "device global %s: %v", g.name, err)
@@ -42,6 +46,8 @@ func (s *state) checkDecls() {
 		if t := s.varType(d); t != nil {
 			if e, ok := rtArg(t, "AllocSite"); !ok || e == nil {
 				s.errorf(d.pos, "//dgen:alloc variable %s must have type rt.AllocSite[T], not %s", d.name, typeString(t, s.l.path))
+			} else if err := plain(e); err != nil {
+				s.errorf(d.pos, "allocation site %s: element type %s is not plain data: %v", d.name, typeString(e, s.l.path), err)
 			}
 		}
 	}
@@ -52,6 +58,8 @@ func (s *state) checkDecls() {
 				s.errorf(d.pos, "//dgen:specconst variable %s must have type rt.SpecConst[T], not %s", d.name, typeString(t, s.l.path))
 			} else if b, ok := e.Underlying().(*types.Basic); !ok || !hasCL(b) {
 				s.errorf(d.pos, "specialization constant %s: %s is not a fixed-size number type", d.name, typeString(e, s.l.path))
+			} else if v, ok := s.specDefault(d, b); ok && v.cl != "" {
+				s.specDefaults[d.name] = v
 			}
 		}
 	}
@@ -85,6 +93,10 @@ func (s *state) checkKernels() {
 			continue
 		}
 		k.prog = p
+		if p.file.test && !k.file.test {
+			s.errorf(kd.Program.ValuePos, "kernel spec %s: program %s is declared in test file %s, which the package's own build does not see; declare it in a non-test file", k.name, p.name, s.rel(p.file.path))
+			continue
+		}
 		if p.unit == nil {
 			continue // already reported
 		}
@@ -140,8 +152,11 @@ func (s *state) checkFields(k *kernel, fn *clsrc.Kernel) {
 			continue
 		}
 		fd.out = reflectTag(st.Tag(i)) == "out"
-		if fd.out && fd.class != clsrc.ArgBuffer {
+		switch {
+		case fd.out && fd.class != clsrc.ArgBuffer:
 			s.errorf(fpos[i], "kernel spec %s: field %s is tagged dgen:\"out\" but is not a buffer", k.name, fd.name)
+		case fd.out && fn.Params[i].Type.Const:
+			s.errorf(fpos[i], "kernel spec %s: field %s is tagged dgen:\"out\" but parameter %d (%s) of %s is const: the kernel cannot write it", k.name, fd.name, i, fn.Params[i].Text, k.clName)
 		}
 		k.fields = append(k.fields, fd)
 	}
@@ -167,6 +182,10 @@ func (s *state) checkField(k *kernel, f *types.Var, pos token.Pos, i int, param 
 			return field{}, false
 		}
 		fd.elem = e
+		if err := plain(e); err != nil {
+			s.errorf(pos, "kernel spec %s: field %s: element type %s is not plain data: %v", k.name, f.Name(), typeString(e, s.l.path), err)
+			return field{}, false
+		}
 	}
 	switch elem.Kind {
 	case clsrc.Void:
@@ -256,4 +275,22 @@ func (s *state) checkHostWrites() {
 			return true
 		})
 	}
+}
+
+// zeroLength returns an array type of length 0 in t, or nil.
+func zeroLength(t types.Type) types.Type {
+	switch u := t.Underlying().(type) {
+	case *types.Array:
+		if u.Len() == 0 {
+			return t
+		}
+		return zeroLength(u.Elem())
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if z := zeroLength(u.Field(i).Type()); z != nil {
+				return z
+			}
+		}
+	}
+	return nil
 }

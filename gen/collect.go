@@ -52,7 +52,9 @@ func (s *state) collect() {
 				s.attach(f, gd, sp, cg)
 			}
 			if gd.Doc != nil && !attached[gd.Doc] {
+				// Every spec has its own doc, which hides the group's.
 				attached[gd.Doc] = true
+				s.misplaced(gd.Doc, "the doc of a grouped declaration whose spec has its own doc (move it into that doc)")
 			}
 			_ = groups
 		}
@@ -60,6 +62,7 @@ func (s *state) collect() {
 			if !attached[cg] {
 				s.misplaced(cg, "a comment inside a function or detached from a declaration")
 			}
+			s.nearMisses(cg)
 		}
 	}
 }
@@ -142,4 +145,23 @@ func (s *state) attach(f *srcFile, gd *ast.GenDecl, sp ast.Spec, cg *ast.Comment
 			s.specs = append(s.specs, dc)
 		}
 	}
+}
+
+// nearMisses reports comments that look like directives but are not
+// read as ones: ignoring them would only move the failure to run time.
+func (s *state) nearMisses(cg *ast.CommentGroup) {
+	for _, c := range cg.List {
+		if fix, ok := annotations.Fix(c.Text); ok {
+			s.errorf(c.Pos(), "%q is not a directive; write %s (no space, lower case, a line comment)", firstLine(c.Text), fix)
+		}
+	}
+}
+
+// firstLine returns text up to its first newline, shortened.
+func firstLine(text string) string {
+	text, _, _ = strings.Cut(text, "\n")
+	if len(text) > 40 {
+		text = text[:40] + "…"
+	}
+	return text
 }

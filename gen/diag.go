@@ -67,4 +67,12 @@ func (s *state) sortDiags() {
 	// A Go type compared with one OpenCL C type from two kernels is
 	// reported once.
 	s.diags = slices.Compact(s.diags)
+	if len(s.diags) > maxDiags {
+		last := s.diags[maxDiags-1].Pos
+		s.diags = append(s.diags[:maxDiags], Diagnostic{Pos: last, Msg: "too many errors"})
+	}
 }
+
+// maxDiags is how many diagnostics one run reports, the first in position
+// order, before "too many errors", as the go command reports type errors.
+const maxDiags = 50

@@ -28,6 +28,7 @@ func Generate(dir string) ([]File, error) {
 	}
 	s := newState(l)
 	s.collect()
+	s.checkShapes()
 	s.checkDecls()
 	s.checkPrograms()
 	s.checkKernels()
@@ -45,7 +46,7 @@ func Write(dir string, files []File) error {
 	keep := map[string]bool{}
 	for _, f := range files {
 		keep[f.Name] = true
-		tmp, err := os.CreateTemp(dir, ".dgen-*.tmp")
+		tmp, err := createTemp(dir)
 		if err != nil {
 			return fmt.Errorf("write %s: %w", f.Name, err)
 		}
@@ -177,7 +178,7 @@ func (s *state) emit() ([]File, error) {
 		s.fileFor(outs, g.file).reg(globalVar(g.name), jen.Qual(CodegenPath, "RegisterGlobal").Call(jen.Op("&").Id(g.name), jen.Qual(CodegenPath, "Global").Values(dict)))
 	}
 	for _, sc := range s.specs {
-		s.fileFor(outs, sc.file).reg(specVar(sc.name), jen.Qual(CodegenPath, "RegisterSpecConst").Call(jen.Op("&").Id(sc.name), jen.Lit(s.id(sc.name)), jen.Lit(sc.name), jen.Lit(0), jen.Lit("0")))
+		s.fileFor(outs, sc.file).reg(specVar(sc.name), jen.Qual(CodegenPath, "RegisterSpecConst").Call(jen.Op("&").Id(sc.name), jen.Lit(s.id(sc.name)), jen.Lit(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit), jen.Lit(s.specDefaults[sc.name].cl)))
 	}
 	for _, p := range s.programs {
 		if err := s.emitProgram(s.fileFor(outs, p.file), p); err != nil {

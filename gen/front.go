@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"go/scanner"
@@ -43,9 +44,16 @@ func (s *state) checkPrograms() {
 
 // frontEnd reads one program's source and makes its device image.
 func (s *state) frontEnd(p *program) {
+	if p.source == "" {
+		return // the directive's error is reported
+	}
 	p.clPath = filepath.Join(s.l.dir, filepath.FromSlash(p.source))
 	arg, _ := p.dir.Arg("source")
-	src, err := os.ReadFile(p.clPath)
+	if !filepath.IsLocal(filepath.FromSlash(p.source)) {
+		s.errorf(arg.ValuePos, "program %s: source %s is outside the package directory: a source must be in it or below it, as for go:embed", p.name, p.source)
+		return
+	}
+	src, err := readSource(p.clPath)
 	if err != nil {
 		s.errorf(arg.ValuePos, "program %s: cannot read source %s: %v", p.name, p.source, unwrapPath(err))
 		return
@@ -99,15 +107,35 @@ func (s *state) cppConfig(p *program) (*cpp.Config, error) {
 	}
 	all := cpp.OpenCL()
 	for _, sc := range s.specs {
-		all = append(all, cpp.Define{Name: sc.name, Value: "0"})
+		all = append(all, cpp.Define{Name: sc.name, Value: s.specDefaultOr0(sc.name).cl})
 	}
 	for i, d := range dirs {
 		if !filepath.IsAbs(d) {
 			dirs[i] = filepath.Join(s.l.dir, d)
 		}
 	}
-	return &cpp.Config{Defines: append(all, defs...), IncludeDirs: dirs}, nil
+	return &cpp.Config{Defines: append(all, defs...), IncludeDirs: dirs, ReadFile: readSource}, nil
 }
+
+// bom is the UTF-8 byte order mark, which clang accepts at the start of a
+// source file.
+const bom = "\xef\xbb\xbf"
+
+// readSource reads an OpenCL C file, refusing what is not a regular file
+// (a FIFO would block the generator) and dropping a byte order mark.
+func readSource(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: errNotRegular}
+	}
+	src, err := os.ReadFile(path)
+	return bytes.TrimPrefix(src, []byte(bom)), err
+}
+
+var errNotRegular = errors.New("not a regular file")
 
 // origin is where a line of the inlined source comes from.
 type origin struct {
@@ -209,6 +237,9 @@ func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 	var gs []clsrc.Global
 	byName := map[string]*global{}
 	for _, g := range s.globals {
+		if named[g.name] && g.file.test && !p.file.test {
+			s.errorf(g.pos, "device global %s is declared in a test file but used by program %s, whose image is in the package's own build; declare it in a non-test file", g.name, p.name)
+		}
 		if g.cl == "" || !named[g.name] || (g.file.test && !p.file.test) || g.file.build != "" && g.file.build != p.file.build {
 			continue
 		}

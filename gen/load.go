@@ -89,6 +89,9 @@ func load(dir string) (*loaded, error) {
 		return nil, fmt.Errorf("load %s: no Go package", dir)
 	}
 	if err := loadErrors(base, internal, external); err != nil {
+		if ds := packageClauses(abs, base.GoFiles, base.Name); len(ds) > 0 {
+			return nil, ds
+		}
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
 	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset}
@@ -105,6 +108,7 @@ func load(dir string) (*loaded, error) {
 	if err := l.addIgnored(base, seen); err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
+	l.typeIgnored(cfg)
 	sort.Slice(l.files, func(i, j int) bool { return l.files[i].path < l.files[j].path })
 	return l, nil
 }
@@ -267,4 +271,85 @@ func constraint(path string, f *ast.File) string {
 		return strings.TrimSuffix(strings.TrimPrefix(parts[0], "("), ")")
 	}
 	return strings.Join(parts, " && ")
+}
+
+// packageClauses reports, at its package clause, each file of the build
+// whose package is not the package's (go list names none of them).
+func packageClauses(abs string, files []string, name string) Diagnostics {
+	var ds Diagnostics
+	fset := token.NewFileSet()
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, parser.PackageClauseOnly)
+		if err != nil || f.Name.Name == name || f.Name.Name == name+"_test" {
+			continue
+		}
+		p := fset.Position(f.Name.Pos())
+		if rel, err := filepath.Rel(abs, p.Filename); err == nil {
+			p.Filename = filepath.ToSlash(rel)
+		}
+		p.Offset = 0
+		ds = append(ds, Diagnostic{Pos: p, Msg: fmt.Sprintf("package %s, but the other files of this directory are package %s: a directory holds one package", f.Name.Name, name)})
+	}
+	return ds
+}
+
+// typeIgnored gives types to the files of other systems that declare
+// kernel specs, whose fields the generated Enqueue sets: each such file is
+// loaded again with GOOS (and GOARCH) set from its name or build line.
+// A file that does not load so keeps no types, as before.
+func (l *loaded) typeIgnored(cfg *packages.Config) {
+	for _, f := range l.files {
+		if f.info != nil || !declaresKernel(f.ast) {
+			continue
+		}
+		goos, goarch := platformOf(f.build)
+		if goos == "" && goarch == "" {
+			continue
+		}
+		c := *cfg
+		c.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if goos != "" {
+			c.Env = append(c.Env, "GOOS="+goos)
+		}
+		if goarch != "" {
+			c.Env = append(c.Env, "GOARCH="+goarch)
+		}
+		pkgs, err := packages.Load(&c, ".")
+		if err != nil {
+			continue
+		}
+		for _, p := range pkgs {
+			for i, path := range p.CompiledGoFiles {
+				if path == f.path && i < len(p.Syntax) && p.TypesInfo != nil {
+					f.ast, f.info, f.pkg = p.Syntax[i], p.TypesInfo, p.Types
+				}
+			}
+		}
+	}
+}
+
+// declaresKernel reports whether a file has a //dgen:kernel directive.
+func declaresKernel(f *ast.File) bool {
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "//dgen:kernel") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// platformOf returns the GOOS and GOARCH that a build constraint of
+// constraint's form names first, "" for none.
+func platformOf(build string) (goos, goarch string) {
+	for _, w := range strings.FieldsFunc(build, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
+		switch {
+		case goos == "" && knownOS[w]:
+			goos = w
+		case goarch == "" && knownArch[w]:
+			goarch = w
+		}
+	}
+	return goos, goarch
 }

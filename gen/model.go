@@ -73,6 +73,7 @@ type state struct {
 	globals      []*global
 	allocs       []decl
 	specs        []decl
+	specDefaults map[string]specDefault   // by spec constant name, for those with default=
 	structs      map[string]*clsrc.Layout // generated OpenCL C structs by "struct name"
 	prelude      map[string]string        // struct name -> declaration
 	preludeOrder []string
@@ -80,6 +81,6 @@ type state struct {
 }
 
 func newState(l *loaded) *state {
-	return &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{},
+	return &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{}, specDefaults: map[string]specDefault{},
 		sizes: types.SizesFor("gc", "amd64")}
 }

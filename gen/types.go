@@ -109,6 +109,9 @@ func (s *state) declareStruct(u *types.Named, st *types.Struct) (string, error) 
 	var fields []clsrc.Field
 	for i := range st.NumFields() {
 		f := st.Field(i)
+		if clReserved[f.Name()] {
+			return "", fmt.Errorf("field %s of %s: %s is a reserved word in OpenCL C, where dgen declares the struct; rename it", f.Name(), name, f.Name())
+		}
 		c, err := s.clType(f.Type())
 		if err != nil {
 			return "", fmt.Errorf("field %s of %s: %w", f.Name(), name, err)

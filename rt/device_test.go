@@ -3,6 +3,7 @@ package rt
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -62,22 +63,28 @@ func TestSelectDevices(t *testing.T) {
 
 func TestRangeCheck(t *testing.T) {
 	tests := []struct {
-		r  Range
-		ok bool
+		r    Range
+		want string // "" for no error, else a part of its text
 	}{
-		{Range1(10), true},
-		{Range2(16, 16).WithLocal(16, 16), true},
-		{Range3(4, 4, 4).WithLocal(2, 2, 2), true},
-		{Range1(0), false},
-		{Range2(16, 16).WithLocal(16), false},
-		{Range1(10).WithLocal(4), false},
-		{Range{Dims: 4}, false},
-		{Range{}, false},
+		{Range1(10), ""},
+		{Range2(16, 16).WithLocal(16, 16), ""},
+		{Range3(4, 4, 4).WithLocal(2, 2, 2), ""},
+		{Range1(0), "global size 0 in dimension 0"},
+		{Range2(32, 32).WithLocal(8), "range [32 32]: invalid argument: 2-D range given 1 local size"},
+		{Range1(32).WithLocal(8, 4), "1-D range given 2 local sizes"},
+		{Range3(4, 4, 4).WithLocal(), "3-D range given 0 local sizes"},
+		{Range1(10).WithLocal(4), "local size 4 does not divide global size 10"},
+		{Range{Dims: 4}, "4 dimensions"},
+		{Range{}, "0 dimensions"},
 	}
 	for _, tt := range tests {
-		if err := tt.r.check(); (err == nil) != tt.ok {
-			t.Errorf("%v.check() = %v, want ok=%v", tt.r, err, tt.ok)
+		err := tt.r.check()
+		if tt.want == "" && err != nil || tt.want != "" && (!errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%v.check() = %v, want %q", tt.r, err, tt.want)
 		}
+	}
+	if s := Range2(32, 32).WithLocal(8).String(); s != "[32 32]" {
+		t.Errorf("String() = %q, want [32 32]", s)
 	}
 }
 

@@ -1,6 +1,9 @@
 package rt
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Range is an NDRange: the global size in up to three dimensions and,
 // optionally, the local (work-group) size. Dimension 0 is the one that
@@ -29,10 +32,15 @@ func (r Range) WithLocal(sizes ...int) Range {
 		r.Local[i] = sizes[i]
 	}
 	if len(sizes) != r.Dims {
-		r.Local[0] = -1 // caught by check
+		r.Local = [3]int{len(sizes), wrongCount} // caught by check
 	}
 	return r
 }
+
+// wrongCount in Local[1] marks a range that WithLocal was given the wrong
+// number of sizes, their number in Local[0]. (Range converts to the
+// driver's NDRange, so it can have no field of its own for this.)
+const wrongCount = math.MinInt
 
 // hasLocal reports whether r sets a work-group size.
 func (r Range) hasLocal() bool { return r.Local != [3]int{} }
@@ -40,6 +48,9 @@ func (r Range) hasLocal() bool { return r.Local != [3]int{} }
 func (r Range) check() error {
 	if r.Dims < 1 || r.Dims > 3 {
 		return fmt.Errorf("range %v: %w: %d dimensions", r, ErrInvalidArgument, r.Dims)
+	}
+	if r.Local[1] == wrongCount {
+		return fmt.Errorf("range %v: %w: %d-D range given %d local size%s", r, ErrInvalidArgument, r.Dims, r.Local[0], plural(r.Local[0]))
 	}
 	for i := 0; i < r.Dims; i++ {
 		if r.Global[i] <= 0 {
@@ -55,8 +66,16 @@ func (r Range) check() error {
 func (r Range) String() string {
 	d := min(max(r.Dims, 0), 3)
 	s := fmt.Sprint(r.Global[:d])
-	if r.hasLocal() {
+	if r.hasLocal() && r.Local[1] != wrongCount {
 		s += "/" + fmt.Sprint(r.Local[:d])
 	}
 	return s
+}
+
+// plural returns "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -1,6 +1,8 @@
 package rt_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
@@ -74,5 +76,33 @@ func TestSpecConst(t *testing.T) {
 		if n := builds() - before; n != st.newBuilds {
 			t.Errorf("step %d: %d programs made, want %d", i, n, st.newBuilds)
 		}
+	}
+}
+
+// A constant without a default, as dgen registers one without default=.
+var (
+	unsetProg  rt.Program
+	unsetConst rt.SpecConst[int32]
+
+	_unsetConst = codegen.RegisterSpecConst(&unsetConst, pkg+"unsetConst", "WIDTH", 0, "")
+	_unsetProg  = codegen.RegisterProgram(&unsetProg, codegen.Program{ID: pkg + "unsetProg", Name: "unsetProg",
+		Image: "__kernel void put_width(__global int *out) { out[0] = WIDTH; }\n", SpecConsts: []codegen.Decl{_unsetConst}})
+	unsetKern = codegen.RegisterKernel(_unsetProg, codegen.Kernel{ID: pkg + "PutWidth", Name: "put_width", Params: 1})
+)
+
+// TestSpecConstUnset checks that a constant with neither a value set nor a
+// default fails the build, naming it, and builds once a value is set.
+func TestSpecConstUnset(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	_, err := unsetKern.Acquire(q)
+	if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "specialization constant WIDTH has neither a value set") {
+		t.Fatalf("Acquire with WIDTH unset = %v, want ErrInvalidArgument naming WIDTH", err)
+	}
+	if err := rt.SetSpecConst(ctx, &unsetConst, 7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unsetKern.Acquire(q); err != nil {
+		t.Fatalf("Acquire with WIDTH set: %v", err)
 	}
 }

@@ -1258,8 +1258,8 @@ var (
 		HostAccess: codegen.HostWrite,
 		ID:         "github.com/dgen-go/dgen/examples/suite.Scene",
 	})
-	_dgenSpecConst_Clusters = codegen.RegisterSpecConst(&Clusters, "github.com/dgen-go/dgen/examples/suite.Clusters", "Clusters", 0, "0")
-	_dgenSpecConst_PerBox   = codegen.RegisterSpecConst(&PerBox, "github.com/dgen-go/dgen/examples/suite.PerBox", "PerBox", 0, "0")
+	_dgenSpecConst_Clusters = codegen.RegisterSpecConst(&Clusters, "github.com/dgen-go/dgen/examples/suite.Clusters", "Clusters", 0, "")
+	_dgenSpecConst_PerBox   = codegen.RegisterSpecConst(&PerBox, "github.com/dgen-go/dgen/examples/suite.PerBox", "PerBox", 0, "")
 	_dgenProgram_BFS        = codegen.RegisterProgram(&BFS, codegen.Program{
 		ID:    "github.com/dgen-go/dgen/examples/suite.BFS",
 		Image: _dgenImage_BFS,

@@ -80,7 +80,8 @@ func RegisterGlobal[T any](g *rt.DeviceGlobal[T], info Global) Decl {
 
 // RegisterSpecConst registers the specialization constant c, whose
 // default is def, written as the OpenCL C literal lit; the kernel source
-// sees it as the macro name.
+// sees it as the macro name. An empty lit means no default: a program
+// that uses c then fails to build, naming it, until a value is set.
 func RegisterSpecConst[T any](c *rt.SpecConst[T], id, name string, def T, lit string) Decl {
 	return Decl{link.RegisterSpecConst(c, link.SpecConst{ID: id, Name: name, Default: lit}, def)}
 }

@@ -296,6 +296,9 @@ func (c *Cache[K]) Program(img *Image) (driver.Program, string, error) {
 		return nil, "", fmt.Errorf("build program: %w: nil image", ErrInvalidArgument)
 	}
 	k := c.keyOf(img, c.spec.Load())
+	if err := k.checkSet(); err != nil {
+		return nil, "", err
+	}
 	if !c.cfg.InMemory {
 		sp, _, err := c.produce(k)
 		if err != nil {

@@ -29,7 +29,9 @@ type Image struct {
 	Origin string
 	// SpecConsts are the specialization constants the image uses, with
 	// their default values, sorted by name; the cache's values (SetSpec)
-	// override the defaults. Nil means every value set on the cache applies.
+	// override the defaults. An empty default is none: building the image
+	// without a value set for it is an error naming it. Nil means every
+	// value set on the cache applies.
 	SpecConsts []SpecValue
 }
 

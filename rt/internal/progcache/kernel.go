@@ -158,6 +158,9 @@ func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
 	c.kernelMisses.Add(1)
 	specs := c.spec.Load()
 	k := c.keyOf(key.image, specs)
+	if err := k.checkSet(); err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
+	}
 	e, err := c.getOrBuild(k)
 	if err != nil {
 		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)

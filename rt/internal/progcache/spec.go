@@ -2,6 +2,7 @@ package progcache
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -86,4 +87,17 @@ func (s *specSet) resolve(uses []SpecValue) []SpecValue {
 	}
 	slices.SortFunc(out, func(a, b SpecValue) int { return strings.Compare(a.Name, b.Name) })
 	return slices.CompactFunc(out, func(a, b SpecValue) bool { return a.Name == b.Name })
+}
+
+// checkSet reports the first specialization constant of k that has neither
+// a value set nor a default (an empty Value): building with it would
+// define the macro empty, or leave it undefined, and compute with a
+// constant nobody chose.
+func (k *key) checkSet() error {
+	for _, v := range k.specs {
+		if v.Value == "" {
+			return fmt.Errorf("build program %q: %w: specialization constant %s has neither a value set (rt.SetSpecConst) nor a default (//dgen:specconst default=VALUE)", k.name, ErrInvalidArgument, v.Name)
+		}
+	}
+	return nil
 }

@@ -62,3 +62,12 @@ var site rt.AllocSite[float32]
 
 //dgen:specconst
 var Block rt.SpecConst[int32]
+
+//dgen:specconst default=16
+var Width rt.SpecConst[uint32]
+
+//dgen:specconst default=-0.5
+var Gain rt.SpecConst[float32]
+
+//dgen:specconst default=-9223372036854775808
+var Least rt.SpecConst[int64]

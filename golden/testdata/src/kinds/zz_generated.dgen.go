@@ -114,7 +114,10 @@ var (
 		HostAccess: codegen.HostWrite,
 		ID:         "github.com/dgen-go/dgen/golden/testdata/src/kinds.Pt",
 	})
-	_dgenSpecConst_Block = codegen.RegisterSpecConst(&Block, "github.com/dgen-go/dgen/golden/testdata/src/kinds.Block", "Block", 0, "0")
+	_dgenSpecConst_Block = codegen.RegisterSpecConst(&Block, "github.com/dgen-go/dgen/golden/testdata/src/kinds.Block", "Block", 0, "")
+	_dgenSpecConst_Width = codegen.RegisterSpecConst(&Width, "github.com/dgen-go/dgen/golden/testdata/src/kinds.Width", "Width", 16, "16u")
+	_dgenSpecConst_Gain  = codegen.RegisterSpecConst(&Gain, "github.com/dgen-go/dgen/golden/testdata/src/kinds.Gain", "Gain", -0.5, "-5e-01f")
+	_dgenSpecConst_Least = codegen.RegisterSpecConst(&Least, "github.com/dgen-go/dgen/golden/testdata/src/kinds.Least", "Least", -9223372036854775808, "(-9223372036854775807L-1)")
 	_dgenProgram_K       = codegen.RegisterProgram(&K, codegen.Program{
 		ID:      "github.com/dgen-go/dgen/golden/testdata/src/kinds.K",
 		Image:   _dgenImage_K,

@@ -1,0 +1,124 @@
+package gen
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestWriteMode checks that generated files get 0666 less the umask, as
+// files that go generate writes usually do.
+func TestWriteMode(t *testing.T) {
+	dir := t.TempDir()
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	if err := Write(dir, []File{{Name: MainFile, Content: []byte("package p\n")}}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, MainFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != 0o644 {
+		t.Errorf("mode %v, want -rw-r--r--", got)
+	}
+}
+
+// writePackage writes a package that declares one program over src.cl,
+// inside the module so that it imports rt.
+func writePackage(t testing.TB) string {
+	t.Helper()
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("testdata", "pkg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	src := "package p\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:program source=src.cl\nvar P rt.Program\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestFIFOSource checks that a FIFO named as a source is refused, not
+// read (which would block until a writer came).
+func TestFIFOSource(t *testing.T) {
+	dir := writePackage(t)
+	if err := syscall.Mkfifo(filepath.Join(dir, "src.cl"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Generate(dir); done <- err }()
+	select {
+	case err := <-done:
+		var ds Diagnostics
+		if !errors.As(err, &ds) || len(ds) != 1 || !strings.Contains(ds[0].Msg, "cannot read source src.cl: not a regular file") {
+			t.Errorf("Generate = %v, want one diagnostic naming a non-regular file", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("Generate blocked on a FIFO source")
+	}
+}
+
+// malformed writes a package whose source is n bytes of malformed OpenCL
+// C, each line an error, and loads it.
+func malformed(tb testing.TB, n int) *loaded {
+	dir := writePackage(tb)
+	line := "#error boom\n#if 1 +\n#endif\nstruct S { int x } ;\n__kernel void k(__global foo_t* a, ) {}\n"
+	src := strings.Repeat(line, n/len(line)+1)
+	if err := os.WriteFile(filepath.Join(dir, "src.cl"), []byte(src), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	l, err := load(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l
+}
+
+// check runs the phases of Generate that read the OpenCL C source.
+func check(l *loaded) *state {
+	s := newState(l)
+	s.collect()
+	s.checkPrograms()
+	s.sortDiags()
+	return s
+}
+
+// TestMalformedLarge checks that a megabyte of malformed OpenCL C is
+// diagnosed, capped, in under a second of checking (more under the race
+// detector).
+func TestMalformedLarge(t *testing.T) {
+	l := malformed(t, 1<<20)
+	start := time.Now()
+	s := check(l)
+	elapsed := time.Since(start)
+	if n := len(s.diags); n != maxDiags+1 || s.diags[n-1].Msg != "too many errors" {
+		t.Errorf("%d diagnostics %v; want %d, the last \"too many errors\"", n, s.diags, maxDiags+1)
+	}
+	if elapsed > raceSlowdown*time.Second {
+		t.Errorf("checking 1 MB of malformed OpenCL C took %v, want under 1s", elapsed)
+	}
+}
+
+// BenchmarkMalformed measures checking malformed OpenCL C of growing
+// size: the time should grow linearly.
+func BenchmarkMalformed(b *testing.B) {
+	for _, kb := range []int{120, 240, 1024} {
+		b.Run(strconv.Itoa(kb)+"KB", func(b *testing.B) {
+			l := malformed(b, kb<<10)
+			b.ResetTimer()
+			for b.Loop() {
+				check(l)
+			}
+		})
+	}
+}

@@ -1,0 +1,1 @@
+__kernel void m2(__global float* a) { a[0] = TestOnly; }

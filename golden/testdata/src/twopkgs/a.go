@@ -1,0 +1,6 @@
+package a
+
+import "github.com/dgen-go/dgen/rt"
+
+//dgen:alloc
+var S rt.AllocSite[float32]

@@ -1,0 +1,2 @@
+// Package b is the second package in the directory.
+package b
