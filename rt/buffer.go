@@ -3,6 +3,7 @@ package rt
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -27,6 +28,11 @@ type Mem struct {
 	h      alloc.Allocation
 	pooled bool
 	uses   useLog
+	// parent is the memory a view (view.go) lies in, at byte offset;
+	// cleanup releases the view's sub-buffer if it becomes unreachable.
+	parent  *Mem
+	offset  int64
+	cleanup runtime.Cleanup
 }
 
 // Size returns the size of the region in bytes.
@@ -44,6 +50,9 @@ func (m *Mem) driverBuffer() (driver.Buffer, error) {
 	}
 	if m.freed.Load() {
 		return nil, fmt.Errorf("buffer: %w", ErrFreed)
+	}
+	if m.parent != nil && m.parent.freed.Load() {
+		return nil, fmt.Errorf("buffer: %w: the buffer this view lies in was freed", ErrFreed)
 	}
 	if m.pooled && !m.h.Live() {
 		// The allocator took the block back: Context.Close.
