@@ -74,11 +74,17 @@ func (p *Pinned[T]) Slice() []T {
 }
 
 // Free waits for the asynchronous transfers that use the memory, unmaps it
-// and releases it. A second Free returns an error wrapping ErrFreed.
+// and releases it. A second Free returns an error wrapping ErrFreed; Free
+// after the context's Close, one wrapping ErrClosed (Close has released
+// the queue that would unmap it).
 func (p *Pinned[T]) Free() error {
 	if p == nil {
 		return fmt.Errorf("free pinned memory: %w: nil", ErrInvalidArgument)
 	}
+	if err := p.q.enter(); err != nil {
+		return fmt.Errorf("free pinned memory: %w", err)
+	}
+	defer p.q.ctx.exit()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.freed {

@@ -198,3 +198,25 @@ func (q unmapHookQueue) UnmapBuffer(b driver.Buffer, p unsafe.Pointer) error {
 	q.u.hook()
 	return q.Queue.(driver.MapQueue).UnmapBuffer(b, p)
 }
+
+// TestPinnedAfterClose frees pinned memory after its context is closed:
+// an error, not a crash.
+func TestPinnedAfterClose(t *testing.T) {
+	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rt.NewPinned[float64](ctx.Queue(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Free(); !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("Free after Close: %v, want ErrClosed", err)
+	}
+	if _, err := rt.NewPinned[float64](ctx.Queue(), 10); !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("NewPinned after Close: %v, want ErrClosed", err)
+	}
+}
