@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
 // The origins of build options, for checkOptions' errors.
@@ -67,9 +69,9 @@ func checkDefine(def string) string {
 	return ""
 }
 
-// checkOptions checks the image's own options, naming their origin.
-func (img *programImage) checkOptions() error {
-	from := img.origin
+// checkImageOptions checks an image's own options, naming their origin.
+func checkImageOptions(img *progcache.Image) error {
+	from := img.Origin
 	if from == "" {
 		from = optionsFromAPI
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
 )
 
 // BenchmarkKernelForHit measures a fast kernel cache hit: the lookup that
@@ -41,5 +42,35 @@ func BenchmarkAcquireKernel(b *testing.B) {
 			b.Fatal(err)
 		}
 		ck.Unlock()
+	}
+}
+
+// A kernel registered as generated code registers one, for
+// BenchmarkGeneratedAcquire.
+var (
+	benchTouchProg rt.Program
+	benchTouchKern = codegen.RegisterKernel(codegen.RegisterProgram(&benchTouchProg, codegen.Program{ID: pkg + "benchTouchProg", Name: "benchTouchProg",
+		Image: emptySrc}), codegen.Kernel{ID: pkg + "BenchTouch", Name: "touch", Params: 1})
+)
+
+// BenchmarkGeneratedAcquire measures what a generated Enqueue does around
+// setting arguments, through rt/codegen: Acquire (the fast kernel cache hit
+// and the kernel's lock) and the unlock that its Launch does last.
+func BenchmarkGeneratedAcquire(b *testing.B) {
+	ctx := openDefault(b)
+	q := ctx.Queue()
+	k, err := benchTouchKern.Acquire(q) // builds the program
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt.UnlockAcquired(k)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		k, err := benchTouchKern.Acquire(q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt.UnlockAcquired(k)
 	}
 }

@@ -39,14 +39,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// faults is the fault-injecting backend "faulty": the real OpenCL backend
-// with counted builds and loads, and failures injected on demand.
+// faults is the backend "faulty": the real OpenCL backend with counted
+// builds and loads and a delay before every build, so that goroutines meet
+// in the cache. The cache's own logic (failures, eviction, out of memory)
+// is tested in rt/internal/progcache.
 var faults struct {
 	builds, loads atomic.Int64
-	kernels       atomic.Int64 // kernel objects created
-	kernelErrs    []error      // errors for the next kernel creations, in order; guarded by mu
 	mu            sync.Mutex
-	next          []error       // errors for the next builds, in order
 	delay         time.Duration // before every build
 }
 
@@ -68,52 +67,21 @@ func (c faultyContext) BuildProgram(source, options string) (driver.Program, err
 	faults.builds.Add(1)
 	faults.mu.Lock()
 	d := faults.delay
-	var err error
-	if len(faults.next) > 0 {
-		err, faults.next = faults.next[0], faults.next[1:]
-	}
 	faults.mu.Unlock()
 	time.Sleep(d)
-	if err != nil {
-		return nil, err
-	}
-	return countKernels(c.Context.BuildProgram(source, options))
+	return c.Context.BuildProgram(source, options)
 }
 
 func (c faultyContext) LoadProgram(bins [][]byte, options string) (driver.Program, error) {
 	faults.loads.Add(1)
-	return countKernels(c.Context.LoadProgram(bins, options))
+	return c.Context.LoadProgram(bins, options)
 }
 
-// countingProgram counts the kernel objects created from a program.
-type countingProgram struct{ driver.Program }
-
-func countKernels(p driver.Program, err error) (driver.Program, error) {
-	if err != nil {
-		return nil, err
-	}
-	return countingProgram{p}, nil
-}
-
-func (p countingProgram) NewKernel(name string) (driver.Kernel, error) {
-	faults.kernels.Add(1)
-	faults.mu.Lock()
-	var err error
-	if len(faults.kernelErrs) > 0 {
-		err, faults.kernelErrs = faults.kernelErrs[0], faults.kernelErrs[1:]
-	}
-	faults.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	return p.Program.NewKernel(name)
-}
-
-func resetFaults(delay time.Duration, next ...error) {
+func resetFaults(delay time.Duration) {
 	faults.builds.Store(0)
 	faults.loads.Store(0)
 	faults.mu.Lock()
-	faults.next, faults.delay = next, delay
+	faults.delay = delay
 	faults.mu.Unlock()
 }
 
@@ -215,206 +183,10 @@ func TestProgramCacheOneBuild(t *testing.T) {
 	}
 }
 
-func TestProgramCacheBuildErrorToEveryWaiter(t *testing.T) {
-	ctx := openCache(t, nil)
-	resetFaults(50 * time.Millisecond)
-	src := uniqueSource("undeclared_identifier")
-	const n = 16
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = ctx.BuildProgram("broken", src, "")
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if !errors.Is(err, rt.ErrBuildFailed) {
-			t.Fatalf("goroutine %d: %v, want ErrBuildFailed", i, err)
-		}
-		if err.Error() != errs[0].Error() {
-			t.Fatalf("goroutine %d: message %q differs from %q", i, err, errs[0])
-		}
-		var de *rt.DeviceError
-		if !errors.As(err, &de) || de.Log == "" {
-			t.Fatalf("goroutine %d: no build log in %v", i, err)
-		}
-	}
-	if got := faults.builds.Load(); got != 1 {
-		t.Errorf("%d builds, want 1", got)
-	}
-	// The error is stored: asking again builds nothing.
-	if _, err := ctx.BuildProgram("broken", src, ""); err == nil || err.Error() != errs[0].Error() {
-		t.Errorf("again: %v", err)
-	}
-	if got := faults.builds.Load(); got != 1 {
-		t.Errorf("%d builds after asking again, want 1", got)
-	}
-}
-
-func TestProgramCacheTransientFailureRetried(t *testing.T) {
-	ctx := openCache(t, nil)
-	transient := &rt.DeviceError{Call: "clBuildProgram", Code: -36, Name: "CL_INVALID_COMMAND_QUEUE"}
-	resetFaults(200*time.Millisecond, transient)
-	src := uniqueSource("1")
-	const n = 8
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p, err := ctx.BuildProgram("flaky", src, "")
-			if err == nil {
-				p.Release()
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
-	failed := 0
-	for _, err := range errs {
-		if err != nil {
-			if !errors.Is(err, transient) {
-				t.Errorf("error %v, want the injected one", err)
-			}
-			failed++
-		}
-	}
-	if failed != 1 {
-		t.Errorf("%d goroutines failed, want 1 (the builder): %v", failed, errs)
-	}
-	if got := faults.builds.Load(); got != 2 {
-		t.Errorf("%d builds, want 2", got)
-	}
-	if s := ctx.CacheStats(); s.Retries < 1 {
-		t.Errorf("stats %+v: no retry", s)
-	}
-}
-
-func TestProgramCacheLRUCascade(t *testing.T) {
-	// Size the threshold so that any two of the three programs fit and
-	// all three do not.
-	imgs := map[string]*rt.ProgramImage{}
-	specs := map[string]*rt.KernelSpec{}
-	probe := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false; c.InMemory = false })
-	var total int64
-	for i, name := range []string{"A", "B", "C"} {
-		imgs[name] = &rt.ProgramImage{ID: "test." + name, Source: uniqueSource(fmt.Sprint(i + 1))}
-		specs[name] = rt.NewKernelSpec(imgs[name], "fill")
-		p, err := probe.ProgramFor(imgs[name])
-		if err != nil {
-			t.Fatal(err)
-		}
-		bins, err := p.Binaries()
-		if err != nil {
-			t.Fatal(err)
-		}
-		total += int64(len(bins[0]))
-		p.Release()
-	}
-	ctx := openCache(t, func(c *rt.CacheConfig) {
-		c.Disk.Persistent = false
-		c.EvictionThreshold = total - 1
-	})
-	q := ctx.Queue()
-	resetFaults(0)
-	ckA, err := ctx.KernelFor(specs["A"], q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ckB, err := ctx.KernelFor(specs["B"], q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A is used again through ProgramFor: B is now least recently used.
-	if p, err := ctx.ProgramFor(imgs["A"]); err != nil {
-		t.Fatal(err)
-	} else {
-		p.Release()
-	}
-	ckC, err := ctx.KernelFor(specs["C"], q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := ctx.CacheStats(); s.Evictions != 1 || s.Programs != 2 {
-		t.Fatalf("stats %+v, want 1 eviction and 2 programs", s)
-	}
-	if _, err := ckB.Lock(); !errors.Is(err, rt.ErrClosed) {
-		t.Errorf("evicted B's kernel: Lock = %v, want ErrClosed", err)
-	}
-	for name, ck := range map[string]*rt.CachedKernel{"A": ckA, "C": ckC} {
-		k, err := ck.Lock()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		runFill(t, ctx, q, k, 4)
-		ck.Unlock()
-	}
-	builds := faults.builds.Load()
-	if ck, err := ctx.KernelFor(specs["A"], q); err != nil || ck != ckA {
-		t.Errorf("A: %p, %v; want the cached kernel %p", ck, err, ckA)
-	}
-	if faults.builds.Load() != builds {
-		t.Errorf("A was rebuilt")
-	}
-	// B comes back by building again, with a new kernel; its
-	// fast-cache entry went with the program.
-	ck, err := ctx.KernelFor(specs["B"], q)
-	if err != nil || ck == ckB {
-		t.Fatalf("B: %p, %v; want a new kernel", ck, err)
-	}
-	if faults.builds.Load() != builds+1 {
-		t.Errorf("B: %d builds, want 1", faults.builds.Load()-builds)
-	}
-	k, err := ck.Lock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := runFill(t, ctx, q, k, 4); got[3] != 2 {
-		t.Errorf("B computes %v", got)
-	}
-	ck.Unlock()
-}
-
-func TestProgramCacheOutOfMemoryFlush(t *testing.T) {
-	ctx := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
-	q := ctx.Queue()
-	resetFaults(0)
-	var cks []*rt.CachedKernel
-	for i := range 2 {
-		ck, err := ctx.KernelFor(rt.NewKernelSpec(&rt.ProgramImage{ID: fmt.Sprint("test.P", i), Source: uniqueSource("1")}, "fill"), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cks = append(cks, ck)
-	}
-	oom := &rt.DeviceError{Call: "clBuildProgram", Code: -5, Name: "CL_OUT_OF_RESOURCES", Kind: rt.ErrOutOfMemory}
-	resetFaults(0, oom)
-	p, err := ctx.BuildProgram("after-oom", uniqueSource("9"), "")
-	if err != nil {
-		t.Fatalf("build after out of resources: %v", err)
-	}
-	defer p.Release()
-	if got := faults.builds.Load(); got != 2 {
-		t.Errorf("%d builds, want 2 (failed, retried)", got)
-	}
-	if s := ctx.CacheStats(); s.OOMFlushes != 1 || s.Programs != 1 || s.Evictions != 2 {
-		t.Errorf("stats %+v, want 1 flush, 2 evictions, 1 program left", s)
-	}
-	for i, ck := range cks {
-		if _, err := ck.Lock(); !errors.Is(err, rt.ErrClosed) {
-			t.Errorf("kernel %d survived the flush: %v", i, err)
-		}
-	}
-}
-
 func TestSpecValuesDistinctPrograms(t *testing.T) {
 	ctx := openCache(t, nil)
 	q := ctx.Queue()
-	img := &rt.ProgramImage{ID: "test.Spec", Source: uniqueSource("N * 2"), SpecConsts: []rt.SpecValue{{Name: "N", Value: "1"}}}
+	img := &rt.ProgramImage{ID: "test.Spec", Source: uniqueSource("N * 2"), SpecConsts: []rt.CacheSpecValue{{Name: "N", Value: "1"}}}
 	spec := rt.NewKernelSpec(img, "fill")
 	resetFaults(0)
 	first := map[string]*rt.CachedKernel{}
@@ -438,7 +210,7 @@ func TestSpecValuesDistinctPrograms(t *testing.T) {
 		if err != nil {
 			t.Fatalf("N=%q: %v", step.value, err)
 		}
-		got := runFill(t, ctx, q, ck.Kernel(), 8)
+		got := runFill(t, ctx, q, ck.Object(), 8)
 		ck.Unlock()
 		if got[0] != step.want || got[7] != step.want {
 			t.Errorf("N=%q: %v, want %d", step.value, got, step.want)
@@ -547,7 +319,7 @@ func TestConcurrentEnqueueOneSpec(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					k := ck.Kernel()
+					k := ck.Object()
 					err = errors.Join(k.SetBuffer(0, in.Mem()), k.SetBuffer(1, out.Mem()), rt.SetArg(k, 2, f))
 					var ev *rt.Event
 					if err == nil {
@@ -673,7 +445,7 @@ func TestCacheChild(t *testing.T) {
 		var ck *rt.CachedKernel
 		spec := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.Child", Source: src}, "fill")
 		if ck, err = ctx.AcquireKernel(spec, ctx.Queue()); err == nil {
-			out.Value = runFill(t, ctx, ctx.Queue(), ck.Kernel(), 4)[3]
+			out.Value = runFill(t, ctx, ctx.Queue(), ck.Object(), 4)[3]
 			ck.Unlock()
 		}
 		out.Stats = ctx.CacheStats()
@@ -811,7 +583,7 @@ func TestEvictionWhileHoldingKernel(t *testing.T) {
 		t.Errorf("stats %+v: want A evicted", s)
 	}
 	// A is still usable by its holder until it unlocks it.
-	runFill(t, ctx, q, ckA.Kernel(), 4)
+	runFill(t, ctx, q, ckA.Object(), 4)
 	ckA.Unlock()
 	if _, err := ckA.Lock(); !errors.Is(err, rt.ErrClosed) {
 		t.Errorf("evicted A after unlock: Lock = %v, want ErrClosed", err)
@@ -847,88 +619,5 @@ func TestCloseWhileHoldingKernel(t *testing.T) {
 	ck.Unlock()
 	if _, err := ck.Lock(); !errors.Is(err, rt.ErrClosed) {
 		t.Errorf("kernel after Close: Lock = %v, want ErrClosed", err)
-	}
-}
-
-// TestKernelCreatedOnce checks that racing first uses of a kernel create
-// one kernel object, and that a kernel error is stored rather than asked
-// of the driver again.
-func TestKernelCreatedOnce(t *testing.T) {
-	ctx := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
-	q := ctx.Queue()
-	img := &rt.ProgramImage{ID: "test.Once", Source: uniqueSource("5")}
-	key := rt.NewKernelSpec(img, "fill")
-	if p, err := ctx.ProgramFor(img); err != nil { // built, no kernel yet
-		t.Fatal(err)
-	} else {
-		p.Release()
-	}
-	resetFaults(0)
-	faults.kernels.Store(0)
-	const n = 8
-	cks := make([]*rt.CachedKernel, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cks[i], errs[i] = ctx.KernelFor(key, q)
-		}()
-	}
-	wg.Wait()
-	for i := range n {
-		if errs[i] != nil || cks[i] != cks[0] {
-			t.Errorf("caller %d: %p, %v; want %p", i, cks[i], errs[i], cks[0])
-		}
-	}
-	if got := faults.kernels.Load(); got != 1 {
-		t.Errorf("%d kernel objects created for %d racing first uses, want 1", got, n)
-	}
-
-	faults.kernels.Store(0)
-	missing := rt.NewKernelSpec(img, "no_such_kernel")
-	for range 2 {
-		if _, err := ctx.KernelFor(missing, q); !errors.Is(err, rt.ErrNoKernel) {
-			t.Errorf("missing kernel: %v, want ErrNoKernel", err)
-		}
-	}
-	if got := faults.kernels.Load(); got != 1 {
-		t.Errorf("%d kernel creations asked of the driver for a missing kernel asked for twice, want 1", got)
-	}
-}
-
-// TestKernelOutOfMemoryFlush checks that out of memory while creating a
-// kernel evicts the other programs and retries, and that the kernel's own
-// program stays.
-func TestKernelOutOfMemoryFlush(t *testing.T) {
-	ctx := openCache(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
-	q := ctx.Queue()
-	other := &rt.ProgramImage{ID: "test.OOMOther", Source: uniqueSource("6")}
-	if p, err := ctx.ProgramFor(other); err != nil {
-		t.Fatal(err)
-	} else {
-		p.Release()
-	}
-	key := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.OOMKernel", Source: uniqueSource("7")}, "fill")
-	oom := &rt.DeviceError{Call: "clCreateKernel", Code: -5, Name: "CL_OUT_OF_RESOURCES", Kind: rt.ErrOutOfMemory}
-	faults.mu.Lock()
-	faults.kernelErrs = []error{oom}
-	faults.mu.Unlock()
-	ck, err := ctx.KernelFor(key, q)
-	if err != nil {
-		t.Fatalf("kernel after one out-of-memory: %v", err)
-	}
-	k, err := ck.Lock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := runFill(t, ctx, q, k, 4)
-	ck.Unlock()
-	if got[0] != 7 {
-		t.Errorf("kernel computed %v, want 7s", got)
-	}
-	if s := ctx.CacheStats(); s.OOMFlushes != 1 || s.Programs != 1 {
-		t.Errorf("stats %+v: want 1 out-of-memory flush and only the kernel's program left", s)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/fleetcache"
 )
 
 // CacheConfig configures a context's kernel/program cache: the in-memory
@@ -30,9 +31,23 @@ type CacheConfig struct {
 	// Disk configures the persistent cache (DGEN_CACHE_DIR and the other
 	// DGEN_CACHE_ variables). Disk.Persistent false turns it off.
 	Disk diskcache.Config
+	// Remote configures the shared tier beneath the persistent cache
+	// (DGEN_CACHE_REMOTE and the other DGEN_CACHE_REMOTE_ variables; see
+	// package rt/fleetcache). An empty Remote.URL turns it off. The
+	// context fills in Remote.Warnings, Trace and Events where they are nil.
+	Remote fleetcache.Config
 	// Warnings receives the one warning a context gives when its cache
 	// directory cannot be used; nil means os.Stderr.
 	Warnings io.Writer
+}
+
+// resolveCacheConfig returns *cc, or the environment's configuration
+// when cc is nil.
+func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
+	if cc != nil {
+		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
+	}
+	return CacheConfigFromEnv(nil)
 }
 
 // DefaultCacheConfig returns the configuration of an empty environment:
@@ -55,8 +70,10 @@ func DefaultCacheConfig() CacheConfig {
 // and the variables of diskcache.ConfigFromEnv (DGEN_CACHE_DIR,
 // DGEN_CACHE_PERSISTENT, DGEN_CACHE_MAX_SIZE, DGEN_CACHE_THRESHOLD_DAYS,
 // DGEN_CACHE_EVICTION_DISABLE, DGEN_CACHE_MIN_IMAGE_SIZE,
-// DGEN_CACHE_MAX_IMAGE_SIZE, DGEN_CACHE_TRACE). A malformed value is an
-// error that names the variable.
+// DGEN_CACHE_MAX_IMAGE_SIZE, DGEN_CACHE_TRACE) and of
+// fleetcache.ConfigFromEnv (DGEN_CACHE_REMOTE, DGEN_CACHE_REMOTE_MODE,
+// DGEN_CACHE_REMOTE_KEY, DGEN_CACHE_REMOTE_TIMEOUT, DGEN_CACHE_REMOTE_LEASE).
+// A malformed value is an error that names the variable.
 func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -66,6 +83,11 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	var errs []error
 	if derr != nil {
 		errs = append(errs, derr)
+	}
+	remote, rerr := fleetcache.ConfigFromEnv(getenv)
+	cfg.Remote = remote
+	if rerr != nil {
+		errs = append(errs, rerr)
 	}
 	if inTestBinary() && strings.TrimSpace(getenv("DGEN_CACHE_DIR")) == "" {
 		cfg.Disk.Persistent = false

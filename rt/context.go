@@ -11,7 +11,10 @@ import (
 
 	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/fleetcache"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -107,7 +110,9 @@ type Context struct {
 	allocCfg                     alloc.Config
 	allocs                       []allocSlot // by device index, created on first use
 	driverAllocs, driverReleases atomic.Uint64
-	pc                           progCache // the kernel/program cache (progcache.go)
+	pc                           progcache.Cache[*Kernel] // the kernel/program cache (cache.go)
+	disk                         *diskcache.Cache         // beneath pc
+	fleet                        *fleetcache.Fleet        // beneath disk; nil without DGEN_CACHE_REMOTE
 }
 
 // Open opens a context on the device that the environment selects
@@ -166,7 +171,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 		drv.Release()
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
-	c.pc.init(c, cc)
+	c.initCache(cc)
 	return c, nil
 }
 
@@ -252,7 +257,11 @@ func (c *Context) Close() error {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
 	}
-	errs = append(errs, c.pc.close()...)
+	cacheErrs := c.pc.Close()
+	c.closeRemote() // fleet.go
+	for _, err := range cacheErrs {
+		errs = append(errs, fmt.Errorf("close context: %w", err))
+	}
 	if err := c.releaseDecls(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}

@@ -8,23 +8,23 @@ import (
 	"sync"
 
 	"github.com/dgen-go/dgen/rt/internal/link"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
 // programInfo is the registration of a //dgen:program declaration.
 type programInfo struct {
-	image *programImage // the program cache's key, with the defaults of the spec constants the image names
-	stale error         // set when a source changed after go generate; see source.go
+	image *progcache.Image // the program cache's key, with the defaults of the spec constants the image names
+	stale error            // set when a source changed after go generate; see source.go
 }
 
 // kernelInfo is the registration of a //dgen:kernel spec. It implements
 // link.KernelImpl for rt/codegen.
 type kernelInfo struct {
 	id      string
-	name    string
 	prog    *programInfo
 	params  int
 	globals []*globalInfo
-	key     *kernelKey // the fast kernel cache's key
+	key     *progcache.KernelKey // the kernel as the cache knows it: image and name
 }
 
 // hostAccess says what the host may do with a device global: the values of
@@ -95,13 +95,13 @@ func registerSpecConst(h any, c link.SpecConst, def any) any {
 }
 
 func registerProgram(h any, p link.Program) any {
-	img := &programImage{ID: p.ID, Name: p.Name, Source: p.Image, Options: p.Options, SpecConsts: []SpecValue{},
-		origin: "the //dgen:program directive of " + p.ID}
+	img := &progcache.Image{ID: p.ID, Name: p.Name, Source: p.Image, Options: p.Options, SpecConsts: []progcache.SpecValue{},
+		Origin: "the //dgen:program directive of " + p.ID}
 	for _, d := range p.SpecConsts {
 		sc := d.(*specConstInfo)
-		img.SpecConsts = append(img.SpecConsts, SpecValue{Name: sc.name, Value: sc.def})
+		img.SpecConsts = append(img.SpecConsts, progcache.SpecValue{Name: sc.name, Value: sc.def})
 	}
-	slices.SortFunc(img.SpecConsts, func(a, b SpecValue) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(img.SpecConsts, func(a, b progcache.SpecValue) int { return strings.Compare(a.Name, b.Name) })
 	info := &programInfo{image: img, stale: checkSources(p.ID, p.Sources)}
 	for _, d := range p.Owns {
 		d.(*globalInfo).prog = info
@@ -112,7 +112,7 @@ func registerProgram(h any, p link.Program) any {
 
 func registerKernel(k link.Kernel) any {
 	prog := k.Program.(*programInfo)
-	info := &kernelInfo{id: k.ID, name: k.Name, prog: prog, params: k.Params, key: newKernelKey(prog.image, k.Name)}
+	info := &kernelInfo{id: k.ID, prog: prog, params: k.Params, key: progcache.NewKernelKey(prog.image, k.Name)}
 	for _, d := range k.Globals {
 		info.globals = append(info.globals, d.(*globalInfo))
 	}
@@ -157,19 +157,20 @@ func (info *kernelInfo) Acquire(q *Queue) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", info.id, ErrInvalidArgument)
 	}
-	ck, err := q.ctx.acquireKernel(info.key, q)
+	ck, err := q.ctx.pc.Acquire(info.key, q.dev.index)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", info.id, err)
 	}
-	kern := ck.k
+	kern := ck.Object()
 	if kern.decl != info {
 		// First use of this kernel object for the spec: check that the
-		// generated code and the image agree.
+		// generated code and the image agree, and keep the cache's kernel
+		// for Launch to unlock.
 		if want := info.params + len(info.globals); kern.nargs != want {
-			ck.unlock()
-			return nil, fmt.Errorf("kernel %s: %w: %q takes %d arguments, the spec %d: run go generate", info.id, ErrInvalidArgument, info.name, kern.nargs, want)
+			ck.Unlock()
+			return nil, fmt.Errorf("kernel %s: %w: %q takes %d arguments, the spec %d: run go generate", info.id, ErrInvalidArgument, info.key.Name(), kern.nargs, want)
 		}
-		kern.decl = info
+		kern.decl, kern.slot = info, ck
 	}
 	return kern, nil
 }
@@ -178,10 +179,10 @@ func (info *kernelInfo) Acquire(q *Queue) (*Kernel, error) {
 // r after wait and unlocks it. setErr is the first error of setting the
 // arguments, if any: then nothing is launched and the error is returned.
 func (info *kernelInfo) Launch(q *Queue, kern *Kernel, r Range, setErr error, wait []*Event) (*Event, error) {
-	if kern == nil || kern.cached == nil {
+	if kern == nil || kern.slot == nil {
 		return nil, fmt.Errorf("enqueue %s: %w: no kernel from Acquire", info.id, ErrInvalidArgument)
 	}
-	defer kern.cached.unlock()
+	defer kern.slot.Unlock()
 	if setErr != nil {
 		return nil, fmt.Errorf("enqueue %s: %w", info.id, setErr)
 	}

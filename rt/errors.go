@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
 // Sentinel errors. Errors returned by rt wrap one of these where it applies,
@@ -29,10 +30,10 @@ var (
 	// asked for; import rt/opencl to register the OpenCL backend.
 	ErrNoBackend = driver.ErrNoBackend
 	// ErrClosed reports the use of a closed context or released object.
-	ErrClosed = errors.New("closed")
+	ErrClosed = progcache.ErrClosed
 	// ErrInvalidArgument reports an argument that cannot be right whatever
 	// the device says (a nil buffer, a zero-sized range, ...).
-	ErrInvalidArgument = errors.New("invalid argument")
+	ErrInvalidArgument = progcache.ErrInvalidArgument
 	// ErrNotGenerated reports a declaration that dgen has not registered:
 	// its package needs `go generate`.
 	ErrNotGenerated = errors.New("declaration not registered: run go generate")

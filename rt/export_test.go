@@ -1,33 +1,53 @@
 package rt
 
-import "github.com/dgen-go/dgen/rt/driver"
+import (
+	"fmt"
 
-// Test-only names for the program and kernel cache, which rt's external
-// tests (package rt_test) drive directly.
-
-type (
-	ProgramImage = programImage
-	KernelSpec   = kernelKey
-	CachedKernel = cachedKernel
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
-func NewKernelSpec(img *ProgramImage, name string) *KernelSpec { return newKernelKey(img, name) }
+// Test-only names for the program and kernel cache (package
+// rt/internal/progcache), which rt's external tests (package rt_test)
+// drive through a context on a real device.
+
+type (
+	ProgramImage   = progcache.Image
+	KernelSpec     = progcache.KernelKey
+	CachedKernel   = progcache.Kernel[*Kernel]
+	CacheSpecValue = progcache.SpecValue
+)
+
+func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
+	return progcache.NewKernelKey(img, name)
+}
 
 func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) { return c.programFor(img) }
 
 func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	return c.kernelFor(spec, q)
+	ck, err := c.pc.Kernel(spec, c.devIndex(q))
+	if err != nil {
+		return nil, c.foreignQueue(spec, q, err)
+	}
+	return ck, nil
 }
 
 func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	return c.acquireKernel(spec, q)
+	ck, err := c.pc.Acquire(spec, c.devIndex(q))
+	if err != nil {
+		return nil, c.foreignQueue(spec, q, err)
+	}
+	return ck, nil
 }
 
-func (ck *cachedKernel) Lock() (*Kernel, error) { return ck.lock() }
-func (ck *cachedKernel) Unlock()                { ck.unlock() }
-func (ck *cachedKernel) Kernel() *Kernel        { return ck.k }
-
-func (s *kernelKey) Name() string { return s.name }
+// foreignQueue returns err, or for a queue of another context an error
+// that names both contexts' devices.
+func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
+	if q == nil || spec == nil || q.ctx == c {
+		return err
+	}
+	return fmt.Errorf("get kernel %q: %w", spec.Name(), c.sameContext("the queue", q.ctx))
+}
 
 func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
 	return q.launch(k, r, wait, skip)
@@ -36,5 +56,9 @@ func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event
 func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
 	return q.submit(k, r, wait, skip)
 }
+
+// UnlockAcquired unlocks a kernel that a registered kernel's Acquire
+// returned, as its Launch does last.
+func UnlockAcquired(k *Kernel) { k.slot.Unlock() }
 
 func (m *Mem) Driver() (driver.Buffer, error) { return m.driverBuffer() }

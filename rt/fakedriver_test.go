@@ -296,7 +296,7 @@ func TestFakeProgramCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := ck.Kernel(); k.NumArgs() != 2 {
+	if k := ck.Object(); k.NumArgs() != 2 {
 		t.Errorf("kernel k takes %d arguments, want 2", k.NumArgs())
 	}
 	if s := ctx.CacheStats(); s.Evictions == 0 {

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -17,7 +18,6 @@ type BuiltProgram struct {
 	ctx      *Context
 	drv      driver.Program
 	name     string
-	options  string
 	released atomic.Bool
 }
 
@@ -78,7 +78,7 @@ func (c *Context) buildDirect(req buildRequest) (*BuiltProgram, error) {
 	if req.binaries == nil && t0 != 0 {
 		c.traceCache(0, trace.Cache{Op: trace.Build, Program: req.name, Duration: c.tr.Now() - t0})
 	}
-	return &BuiltProgram{ctx: c, drv: drv, name: req.name, options: req.options}, nil
+	return &BuiltProgram{ctx: c, drv: drv, name: req.name}, nil
 }
 
 func (c *Context) deviceLabel() string {
@@ -160,11 +160,11 @@ type Kernel struct {
 	nargs    int
 	released atomic.Bool
 
-	// For kernels in the kernel cache: cached locks setting the arguments
-	// and launching; decl is the registered spec it serves, if any, and
-	// hidden holds, per device index, the storage of the device globals
-	// bound as hidden arguments.
-	cached *cachedKernel
+	// For kernels of registered specs: slot is the cache's kernel, whose
+	// lock Acquire takes and Launch releases; decl is the spec it serves,
+	// and hidden holds, per device index, the storage of the device
+	// globals bound as hidden arguments.
+	slot   *progcache.Kernel[*Kernel]
 	decl   *kernelInfo
 	hidden [][]*Mem
 

@@ -1,11 +1,9 @@
 package rt
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,27 +14,6 @@ import (
 type SpecValue struct {
 	Name  string
 	Value string
-}
-
-// specSet is an immutable set of specialization-constant values, sorted by
-// name, interned per context: equal sets are the same pointer, which the
-// fast kernel cache compares.
-type specSet struct {
-	vals []SpecValue
-	enc  string // canonical encoding
-}
-
-// encodeSpecs returns the canonical encoding of vals, sorted by name: for
-// each value, its name and value, each preceded by its length as a uvarint.
-func encodeSpecs(vals []SpecValue) string {
-	var b []byte
-	for _, v := range vals {
-		b = binary.AppendUvarint(b, uint64(len(v.Name)))
-		b = append(b, v.Name...)
-		b = binary.AppendUvarint(b, uint64(len(v.Value)))
-		b = append(b, v.Value...)
-	}
-	return string(b)
 }
 
 // identChar reports whether r may appear in a C identifier: a letter or
@@ -80,17 +57,7 @@ func (c *Context) SetSpecValue(name, value string) error {
 	if err := checkSpecValue(name, value); err != nil {
 		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}
-	c.pc.specMu.Lock()
-	defer c.pc.specMu.Unlock()
-	cur := c.pc.spec.Load()
-	vals := slices.Clone(cur.vals)
-	i, found := slices.BinarySearchFunc(vals, name, func(v SpecValue, n string) int { return strings.Compare(v.Name, n) })
-	if found {
-		vals[i].Value = value
-	} else {
-		vals = slices.Insert(vals, i, SpecValue{name, value})
-	}
-	c.pc.spec.Store(c.pc.internSpecs(vals))
+	c.pc.SetSpec(name, value)
 	return nil
 }
 
@@ -101,11 +68,7 @@ func (c *Context) ClearSpecValue(name string) error {
 		return err
 	}
 	defer c.exit()
-	c.pc.specMu.Lock()
-	defer c.pc.specMu.Unlock()
-	cur := c.pc.spec.Load()
-	vals := slices.DeleteFunc(slices.Clone(cur.vals), func(v SpecValue) bool { return v.Name == name })
-	c.pc.spec.Store(c.pc.internSpecs(vals))
+	c.pc.ClearSpec(name)
 	return nil
 }
 
@@ -115,38 +78,15 @@ func (c *Context) SpecValues() []SpecValue {
 	if c == nil {
 		return nil
 	}
-	return slices.Clone(c.pc.spec.Load().vals)
-}
-
-// internSpecs returns the interned set of vals (sorted); called with
-// specMu held.
-func (pc *progCache) internSpecs(vals []SpecValue) *specSet {
-	enc := encodeSpecs(vals)
-	if s, ok := pc.specSets[enc]; ok {
-		return s
+	set := c.pc.Specs()
+	if len(set) == 0 {
+		return nil
 	}
-	s := &specSet{vals: vals, enc: enc}
-	pc.specSets[enc] = s
-	return s
-}
-
-// resolve returns the values that a program using the constants uses sees:
-// uses gives the constants with their defaults, which the context's values
-// override; nil uses means every value set on the context.
-func (s *specSet) resolve(uses []SpecValue) []SpecValue {
-	if uses == nil {
-		return s.vals
+	vals := make([]SpecValue, len(set))
+	for i, v := range set {
+		vals[i] = SpecValue(v)
 	}
-	out := make([]SpecValue, 0, len(uses))
-	for _, u := range uses {
-		v := u
-		if i, ok := slices.BinarySearchFunc(s.vals, u.Name, func(v SpecValue, n string) int { return strings.Compare(v.Name, n) }); ok {
-			v.Value = s.vals[i].Value
-		}
-		out = append(out, v)
-	}
-	slices.SortFunc(out, func(a, b SpecValue) int { return strings.Compare(a.Name, b.Name) })
-	return slices.CompactFunc(out, func(a, b SpecValue) bool { return a.Name == b.Name })
+	return vals
 }
 
 // SpecLiteral formats v, a boolean or number, as the OpenCL C literal that

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/fleetcache"
 )
 
 const cacheUsage = `usage: dgen cache <ls|stat|verify|clear|gc> [-json] [arguments]
 
   ls               list entries, least recently used first
-  stat             totals, overall and per device
+  stat             totals, overall and per device, and the counters of the
+                   remote tier (DGEN_CACHE_REMOTE) that processes recorded
   verify [-remove] check every checksum; -remove deletes bad entries
   clear [DEVICE]   remove every entry, or those of devices whose hash starts
                    with DEVICE or whose name or platform contains it
@@ -24,6 +26,21 @@ const cacheUsage = `usage: dgen cache <ls|stat|verify|clear|gc> [-json] [argumen
 
 The cache is the one DGEN_CACHE_DIR names (default: the user cache directory + /dgen).
 `
+
+// remoteStats is what `dgen cache stat` says of the remote tier.
+type remoteStats struct {
+	URL string `json:"url"` // DGEN_CACHE_REMOTE, without its password
+	fleetcache.Stats
+}
+
+func remoteStat(dir string) remoteStats {
+	r := remoteStats{URL: "none"}
+	if cfg, err := fleetcache.ConfigFromEnv(os.Getenv); err == nil && cfg.URL != "" {
+		r.URL = fleetcache.Redact(cfg.URL)
+	}
+	r.Stats, _ = fleetcache.Recorded(dir)
+	return r
+}
 
 // runCache is `dgen cache`: explore and manage the persistent program cache.
 func runCache(args []string, stdout, stderr io.Writer) int {
@@ -54,86 +71,14 @@ func runCache(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dgen cache: %v\n", err)
 		return 1
 	}
-	var out any
-	var print func(w io.Writer)
-	switch sub {
-	case "ls":
-		ents, err := c.List()
-		if err != nil {
-			return fail(stderr, sub, err)
-		}
-		out = ents
-		print = func(w io.Writer) {
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "DEVICE\tIMAGE\tPROGRAM\tOPTIONS\tSIZE\tLAST ACCESS")
-			for _, e := range ents {
-				dev := e.DeviceHash[:min(8, len(e.DeviceHash))]
-				if e.Device.Name != "" {
-					dev += " " + e.Device.Name
-				}
-				img, prog := e.ImageID, e.ProgramName
-				if e.Err != "" {
-					img, prog = "?", "error: "+e.Err
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", dev, img, prog, e.Options, humanSize(e.Size), e.LastAccess.Format(time.DateTime))
-			}
-			tw.Flush()
-			fmt.Fprintf(w, "%d entries in %s\n", len(ents), c.Dir())
-		}
-	case "stat":
-		s, err := c.Stat()
-		if err != nil {
-			return fail(stderr, sub, err)
-		}
-		out = s
-		print = func(w io.Writer) {
-			fmt.Fprintf(w, "directory    %s\nentries      %d\nsize         %s (recorded %s)\nmax size     %s\nmax age      %v\n",
-				s.Dir, s.Entries, humanSize(s.Size), humanSize(s.RecordedSize), humanSize(s.MaxSize), s.MaxAge)
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "\nDEVICE\tNAME\tPLATFORM\tENTRIES\tSIZE")
-			for _, d := range s.Devices {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", d.Hash, d.Device.Name, d.Device.Platform, d.Entries, humanSize(d.Size))
-			}
-			tw.Flush()
-		}
-	case "verify":
-		r, err := c.Verify(*remove)
-		if err != nil {
-			return fail(stderr, sub, err)
-		}
-		out = r
-		print = func(w io.Writer) {
-			for _, b := range r.Bad {
-				fmt.Fprintf(w, "BAD %s: %s\n", b.Path, b.Error)
-			}
-			fmt.Fprintf(w, "%d checked, %d bad, %d removed, %d skipped (in use)\n", r.Checked, len(r.Bad), r.Removed, r.Skipped)
-		}
-	case "clear":
-		match := ""
-		if fs.NArg() > 0 {
-			match = fs.Arg(0)
-		}
-		r, err := c.Clear(match)
-		if err != nil {
-			return fail(stderr, sub, err)
-		}
-		out = r
-		print = func(w io.Writer) {
-			fmt.Fprintf(w, "removed %d entries (%s), %d skipped (in use)\n", r.Removed, humanSize(r.Freed), r.Skipped)
-		}
-	case "gc":
-		r, err := c.GC()
-		if err != nil {
-			return fail(stderr, sub, err)
-		}
-		out = r
-		print = func(w io.Writer) {
-			fmt.Fprintf(w, "removed %d entries (%s), %d left (%s), %d skipped (in use), %d directories pruned\n",
-				r.Removed, humanSize(r.Freed), r.Remaining, humanSize(r.Size), r.Skipped, r.Pruned)
-		}
-	default:
+	report, ok := cacheReports[sub]
+	if !ok {
 		fmt.Fprintf(stderr, "dgen cache: unknown subcommand %q\n%s", sub, cacheUsage)
 		return 2
+	}
+	out, print, err := report(c, fs, *remove)
+	if err != nil {
+		return fail(stderr, sub, err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -150,6 +95,86 @@ func runCache(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// A cacheReport runs one `dgen cache` subcommand on c and returns its
+// result for -json and the function that prints it as text.
+type cacheReport func(c *diskcache.Cache, fs *flag.FlagSet, remove bool) (any, func(io.Writer), error)
+
+var cacheReports = map[string]cacheReport{
+	"ls":     cacheList,
+	"stat":   cacheStat,
+	"verify": cacheVerify,
+	"clear":  cacheClear,
+	"gc":     cacheGC,
+}
+
+func cacheList(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer), error) {
+	ents, err := c.List()
+	return ents, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "DEVICE\tIMAGE\tPROGRAM\tOPTIONS\tSIZE\tLAST ACCESS")
+		for _, e := range ents {
+			dev := e.DeviceHash[:min(8, len(e.DeviceHash))]
+			if e.Device.Name != "" {
+				dev += " " + e.Device.Name
+			}
+			img, prog := e.ImageID, e.ProgramName
+			if e.Err != "" {
+				img, prog = "?", "error: "+e.Err
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", dev, img, prog, e.Options, humanSize(e.Size), e.LastAccess.Format(time.DateTime))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "%d entries in %s\n", len(ents), c.Dir())
+	}, err
+}
+
+func cacheStat(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer), error) {
+	s, err := c.Stat()
+	remote := remoteStat(c.Dir())
+	out := struct {
+		diskcache.Stats
+		Remote remoteStats `json:"remote"`
+	}{s, remote}
+	return out, func(w io.Writer) {
+		fmt.Fprintf(w, "directory    %s\nentries      %d\nsize         %s (recorded %s)\nmax size     %s\nmax age      %v\n",
+			s.Dir, s.Entries, humanSize(s.Size), humanSize(s.RecordedSize), humanSize(s.MaxSize), s.MaxAge)
+		r := remote.Stats
+		fmt.Fprintf(w, "remote       %s\n             %d hits, %d misses, %d publishes, %d errors, %d rejected, %d waits\n",
+			remote.URL, r.Hits, r.Misses, r.Publishes, r.Errors, r.Rejected, r.Waits)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nDEVICE\tNAME\tPLATFORM\tENTRIES\tSIZE")
+		for _, d := range s.Devices {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", d.Hash, d.Device.Name, d.Device.Platform, d.Entries, humanSize(d.Size))
+		}
+		tw.Flush()
+	}, err
+}
+
+func cacheVerify(c *diskcache.Cache, _ *flag.FlagSet, remove bool) (any, func(io.Writer), error) {
+	r, err := c.Verify(remove)
+	return r, func(w io.Writer) {
+		for _, b := range r.Bad {
+			fmt.Fprintf(w, "BAD %s: %s\n", b.Path, b.Error)
+		}
+		fmt.Fprintf(w, "%d checked, %d bad, %d removed, %d skipped (in use)\n", r.Checked, len(r.Bad), r.Removed, r.Skipped)
+	}, err
+}
+
+func cacheClear(c *diskcache.Cache, fs *flag.FlagSet, _ bool) (any, func(io.Writer), error) {
+	r, err := c.Clear(fs.Arg(0))
+	return r, func(w io.Writer) {
+		fmt.Fprintf(w, "removed %d entries (%s), %d skipped (in use)\n", r.Removed, humanSize(r.Freed), r.Skipped)
+	}, err
+}
+
+func cacheGC(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer), error) {
+	r, err := c.GC()
+	return r, func(w io.Writer) {
+		fmt.Fprintf(w, "removed %d entries (%s), %d left (%s), %d skipped (in use), %d directories pruned\n",
+			r.Removed, humanSize(r.Freed), r.Remaining, humanSize(r.Size), r.Skipped, r.Pruned)
+	}, err
 }
 
 func fail(w io.Writer, sub string, err error) int {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/fleetcache"
 )
 
 func TestCacheCommand(t *testing.T) {
@@ -22,6 +23,12 @@ func TestCacheCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	t.Setenv("DGEN_CACHE_REMOTE", "redis://u:secretpw@cache.example:6379")
+	for range 2 {
+		if err := fleetcache.Record(dir, fleetcache.Stats{Hits: 3, Misses: 1, Publishes: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -31,6 +38,9 @@ func TestCacheCommand(t *testing.T) {
 		{[]string{"ls", "-json"}, 0, `"image_id": "x.Prog"`},
 		{[]string{"stat"}, 0, "entries      2"},
 		{[]string{"stat", "-json"}, 0, `"entries": 2`},
+		{[]string{"stat"}, 0, "6 hits, 2 misses, 4 publishes, 0 errors"},
+		{[]string{"stat"}, 0, "remote       redis://u:xxxxx@cache.example:6379"},
+		{[]string{"stat", "-json"}, 0, `"publishes": 4`},
 		{[]string{"verify"}, 0, "2 checked, 0 bad"},
 		{[]string{"clear", "gpu0"}, 0, "removed 1 entries"},
 		{[]string{"gc", "-json"}, 0, `"remaining": 1`},

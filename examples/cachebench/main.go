@@ -11,6 +11,13 @@
 //
 // Each figure comes from a child process (the command re-executes itself),
 // so that nothing is warm in memory that the figure says is cold.
+//
+// With -fleet it measures the shared remote tier instead (fleet.go): it
+// starts a redis-server (-redis-server) on a loopback port and reports
+// program ready with an empty local cache and a warm remote against a warm
+// local cache and a cold build, and -procs processes starting cold at once
+// against the one Redis: builds per key and the slowest process's program
+// ready time against one cold build.
 package main
 
 import (
@@ -62,6 +69,8 @@ type Phase struct {
 	WarmMemKernUs  float64 `json:"warm_memory_kernel_done_us"`
 	Builds         int64   `json:"builds"`
 	DiskHits       int64   `json:"disk_hits"`
+	RemoteHits     int64   `json:"remote_hits,omitempty"`
+	RemoteErrors   int64   `json:"remote_errors,omitempty"`
 	Device         string  `json:"device"`
 	Error          string  `json:"error,omitempty"`
 }
@@ -72,10 +81,20 @@ func main() {
 	runs := flag.Int("runs", 1, "repeat everything `N` times on fresh cache directories")
 	pyscript := flag.String("pyscript", "", "path of pyopencl_bench.py (default: beside the source or the binary)")
 	flag.StringVar(&python, "python", "/usr/bin/python3", "the Python that has pyopencl (Debian python3-pyopencl)")
+	fleet := flag.Bool("fleet", false, "measure the remote tier against a redis-server started here")
+	redisServer := flag.String("redis-server", "redis-server", "-fleet: the redis-server program")
+	procs := flag.Int("procs", 32, "-fleet: processes that start cold at once")
 	flag.Parse()
 	if *child {
 		p := measure()
 		json.NewEncoder(os.Stdout).Encode(p)
+		return
+	}
+	if *fleet {
+		if err := runFleet(*redisServer, *procs, max(1, *runs)); err != nil {
+			fmt.Fprintln(os.Stderr, "cachebench:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	if err := run(*py, *pyscript, max(1, *runs)); err != nil {
@@ -132,6 +151,7 @@ func measure() Phase {
 	p.WarmMemKernUs = float64(time.Since(t1).Nanoseconds()) / 1e3
 	s := ctx.CacheStats()
 	p.Builds, p.DiskHits = s.Builds, s.DiskHits
+	p.RemoteHits, p.RemoteErrors = s.Remote.Hits, s.Remote.Errors
 	return p
 }
 

@@ -1,5 +1,5 @@
 // Package envconf is the one grammar of dgen's DGEN_ environment
-// variables: every boolean and every size is parsed here, so that a value
+// variables: every boolean, size and duration is parsed here, so that a value
 // that one variable accepts, every variable of its kind accepts.
 package envconf
 
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Bool parses a boolean, ignoring case and surrounding space: 1, t, true,
@@ -57,3 +58,16 @@ func Size(s string) (int64, error) {
 	}
 	return n << shift, nil
 }
+
+// Duration parses a positive Go duration ("2s", "500ms", "1m30s"),
+// ignoring surrounding space.
+func Duration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil || d <= 0 {
+		return 0, errors.New(DurationSyntax)
+	}
+	return d, nil
+}
+
+// DurationSyntax describes what Duration accepts, for error messages.
+const DurationSyntax = "want a positive duration such as 2s, 500ms or 1m30s"

@@ -1,6 +1,9 @@
 package envconf
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestBool(t *testing.T) {
 	tests := []struct {
@@ -27,6 +30,28 @@ func TestSize(t *testing.T) {
 	for _, in := range []string{"", "K", "-1", "+1", "1e3", "99999999999T", "lots"} {
 		if _, err := Size(in); err == nil {
 			t.Errorf("Size(%q) accepted", in)
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"2s", 2 * time.Second, true},
+		{" 500ms ", 500 * time.Millisecond, true},
+		{"1m30s", 90 * time.Second, true},
+		{"0s", 0, false},
+		{"-1s", 0, false},
+		{"2", 0, false},
+		{"soon", 0, false},
+		{"", 0, false},
+	} {
+		got, err := Duration(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("Duration(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 }

@@ -31,9 +31,12 @@ const (
 	// building or writing it) and the binary was loaded from the cache
 	// once it was done.
 	Waited
+	// Fetched means the binary came from the remote tier (Config.Remote);
+	// it is stored locally in the background.
+	Fetched
 )
 
-// String returns "built", "hit" or "waited".
+// String returns "built", "hit", "waited" or "fetched".
 func (o Outcome) String() string {
 	switch o {
 	case Built:
@@ -42,6 +45,8 @@ func (o Outcome) String() string {
 		return "hit"
 	case Waited:
 		return "waited"
+	case Fetched:
+		return "fetched"
 	}
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
@@ -62,6 +67,7 @@ type Cache struct {
 	err     error // why the cache is disabled
 
 	traceMu sync.Mutex
+	bg      sync.WaitGroup // local stores of fetched binaries
 
 	// Test hooks.
 	now   func() time.Time
@@ -123,7 +129,7 @@ func (c *Cache) probe() error {
 		return &Error{Op: "open", Path: "(no cache directory)", Err: unavailable{errors.New("no user cache directory; set DGEN_CACHE_DIR")}}
 	}
 	fail := func(err error) error { return &Error{Op: "open", Path: c.root, Err: unavailable{err}} }
-	if err := os.MkdirAll(c.root, 0o755); err != nil {
+	if err := c.claimRoot(); err != nil {
 		return fail(err)
 	}
 	f, err := os.CreateTemp(c.root, tempPrefix+"probe-*")
@@ -160,13 +166,17 @@ func (c *Cache) Err() error {
 // Dir returns the cache root.
 func (c *Cache) Dir() string { return c.root }
 
-func (c *Cache) setErr(err error) {
+// setErr disables the cache and records why; it reports whether err is the
+// first reason.
+func (c *Cache) setErr(err error) bool {
 	c.enabled.Store(false)
 	c.errMu.Lock()
+	defer c.errMu.Unlock()
 	if c.err == nil {
 		c.err = err
+		return true
 	}
-	c.errMu.Unlock()
+	return false
 }
 
 // degradeOn disables the cache if err says the disk cannot take more
@@ -174,7 +184,9 @@ func (c *Cache) setErr(err error) {
 func (c *Cache) degradeOn(err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
 		werr := &Error{Op: "write", Path: c.root, Err: unavailable{err}}
-		c.setErr(werr)
+		if c.setErr(werr) && c.cfg.Warnings != nil {
+			fmt.Fprintf(c.cfg.Warnings, "dgen: warning: persistent program cache off: %v\n", werr)
+		}
 		c.tracef("disabled: %v", err)
 		return werr
 	}
@@ -195,6 +207,15 @@ func (c *Cache) tracef(format string, args ...any) {
 func (c *Cache) keyDir(k *Key) string {
 	p := keyDirParts(c.hash, k)
 	return filepath.Join(c.root, p[0], p[1], p[2], p[3])
+}
+
+// maxBin bounds what a read of a .bin file may allocate: the maximum image
+// size, or DefaultMaxImageSize times 4 when there is none.
+func (c *Cache) maxBin() int64 {
+	if c.cfg.MaxImageSize > 0 {
+		return c.cfg.MaxImageSize
+	}
+	return 4 * DefaultMaxImageSize
 }
 
 // storable reports whether a binary of n bytes is within the size limits.
@@ -227,14 +248,31 @@ func (c *Cache) Get(key Key) (bin []byte, ok bool, err error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			c.tracef("miss %s", dir)
-			return nil, false, nil
+			return c.getRemote(ctx, dir, &key)
 		}
 		return nil, false, err
 	}
 	bin, ok, freed, err := c.lookup(dir, &key, key.encode())
 	kl.unlock()
 	c.release(freed)
+	if !ok && err == nil {
+		return c.getRemote(ctx, dir, &key)
+	}
 	return bin, ok, err
+}
+
+// getRemote is Get's remote step after a local miss: a binary the remote
+// returns is stored locally in the background.
+func (c *Cache) getRemote(ctx context.Context, dir string, key *Key) ([]byte, bool, error) {
+	if c.cfg.Remote == nil {
+		return nil, false, nil
+	}
+	bin, ok := c.cfg.Remote.Fetch(ctx, *key)
+	if !ok || isQuarantined(dir, bin) {
+		return nil, false, nil
+	}
+	c.storeFetched(dir, key, key.encode(), bin)
+	return bin, true, nil
 }
 
 // release recounts the recorded size after entries were removed outside
@@ -282,9 +320,10 @@ func (c *Cache) lookup(dir string, key *Key, src []byte) (bin []byte, ok bool, f
 		}
 		return nil, false, 0, opError("read directory", dir, rerr)
 	}
+	drop, _ := c.checkLoads(dir, ents)
 	for _, n := range entryNums(ents, ".src") {
 		srcPath := entryPath(dir, n, ".src")
-		payload, _, serr := readEntryFile(srcPath, kindSrc, 0)
+		payload, _, serr := readEntryFile(srcPath, kindSrc, 0, maxSrcPayload)
 		if serr != nil {
 			if errors.Is(serr, fs.ErrNotExist) {
 				continue
@@ -307,13 +346,18 @@ func (c *Cache) lookup(dir string, key *Key, src []byte) (bin []byte, ok bool, f
 			}
 		}
 		binPath := entryPath(dir, n, ".bin")
-		b, _, berr := readEntryFile(binPath, kindBin, xxhash.Sum64(payload))
+		b, _, berr := readEntryFile(binPath, kindBin, xxhash.Sum64(payload), c.maxBin())
 		if berr != nil {
 			if errors.Is(berr, fs.ErrNotExist) {
 				berr = opError("read entry", binPath, corruption("missing binary"))
 			}
 			freed += c.drop(dir, n, berr)
 			return nil, false, freed, berr
+		}
+		if drop != nil && drop[xxhash.Sum64(b)] {
+			freed += c.drop(dir, n, errCrashed)
+			c.tracef("miss %s", dir)
+			return nil, false, freed, nil
 		}
 		c.touch(binPath)
 		c.tracef("hit %s (%d bytes)", binPath, len(b))
@@ -347,7 +391,7 @@ func removeEntry(dir string, n int) int64 {
 	for _, ext := range [...]string{".src", ".bin"} {
 		p := entryPath(dir, n, ext)
 		if st, err := os.Lstat(p); err == nil {
-			if os.Remove(p) == nil {
+			if removeAny(p, st) == nil {
 				freed += st.Size()
 			}
 		}
@@ -355,11 +399,23 @@ func removeEntry(dir string, n int) int64 {
 	return freed
 }
 
+// removeAny removes what is at p: a file, a link, or a directory that
+// stands where a file should be, with its contents.
+func removeAny(p string, st os.FileInfo) error {
+	if st.IsDir() {
+		return os.RemoveAll(p)
+	}
+	return os.Remove(p)
+}
+
 // Put stores bin under key, replacing an entry with the same key. A binary
 // outside the configured size limits is not stored and Put returns nil. A
 // write failure that shows the disk unusable (full, read-only, permission)
 // disables the cache and returns an error wrapping ErrUnavailable.
 func (c *Cache) Put(key Key, bin []byte) error {
+	if c.cfg.Remote != nil {
+		c.cfg.Remote.Publish(key, bin)
+	}
 	if !c.Enabled() || !c.storable(len(bin)) {
 		return nil
 	}
@@ -404,7 +460,7 @@ func (c *Cache) store(dir string, key *Key, src, bin []byte) error {
 	slot := -1
 	for _, n := range srcNums {
 		srcPath := entryPath(dir, n, ".src")
-		payload, _, serr := readEntryFile(srcPath, kindSrc, 0)
+		payload, _, serr := readEntryFile(srcPath, kindSrc, 0, maxSrcPayload)
 		if serr != nil {
 			if !errors.Is(serr, fs.ErrNotExist) {
 				c.drop(dir, n, serr)
@@ -436,6 +492,10 @@ func (c *Cache) store(dir string, key *Key, src, bin []byte) error {
 		}
 	} else {
 		old = entrySize(dir, slot)
+	}
+	if isQuarantined(dir, bin) {
+		c.tracef("not stored %s: binary quarantined", dir)
+		return nil
 	}
 	binPath, srcPath := entryPath(dir, slot, ".bin"), entryPath(dir, slot, ".src")
 	binTmp, err := writeTemp(binPath, makeHeader(kindBin, bin, xxhash.Sum64(src)), bin, c.now(), c.hooks)
@@ -491,7 +551,10 @@ func entrySize(dir string, n int) int64 {
 // never prevent the build.
 func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, error)) ([]byte, Outcome, error) {
 	if !c.Enabled() {
-		b, err := build()
+		b, fetched, err := c.claimRemote(ctx, "", &key, nil, build)
+		if fetched {
+			return b, Fetched, nil
+		}
 		return b, Built, err
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, c.cfg.BuildWait)
@@ -524,6 +587,15 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		outcome = Waited
 		c.tracef("wait for %s", dir)
 	}
+	// A local miss asks the remote before it creates the key's directory
+	// and lock: a remote hit then costs the request and nothing more. (A
+	// key that a local process holds is waited for instead.)
+	if outcome == Hit && c.cfg.Remote != nil {
+		if bin, ok := c.cfg.Remote.Fetch(waitCtx, key); ok && !isQuarantined(dir, bin) {
+			c.storeFetched(dir, &key, src, bin)
+			return bin, Fetched, nil
+		}
+	}
 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		c.tracef("build without cache: %v", c.degradeOn(opError("create directory", dir, err)))
@@ -535,7 +607,7 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		if ctx.Err() != nil {
 			return nil, Built, ctx.Err()
 		}
-		c.tracef("wait for %s timed out; building anyway", dir)
+		c.tracef("wait for %s timed out after %v (DGEN_CACHE_LOCK_TIMEOUT); building anyway", dir, c.cfg.BuildWait)
 		b, err := build()
 		if err != nil {
 			return nil, Built, err
@@ -558,12 +630,19 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		c.release(freed)
 		return bin, outcome, nil
 	}
-	c.tracef("build %s", dir)
-	b, err := build()
+	b, fetched, err := c.claimRemote(waitCtx, dir, &key, src, func() ([]byte, error) {
+		c.tracef("build %s", dir)
+		return build()
+	})
 	if err != nil {
 		kl.unlock()
 		c.release(freed)
 		return nil, Built, err
+	}
+	if fetched {
+		kl.unlock()
+		c.release(freed)
+		return b, Fetched, nil
 	}
 	var serr error
 	if c.storable(len(b)) {

@@ -50,11 +50,18 @@ type Config struct {
 	MaxImageSize int64
 	// BuildWait is how long GetOrBuild, and Get, wait for another process
 	// that holds the key (building or writing it) before they go on
-	// without it. Zero means DefaultBuildWait.
+	// without it (DGEN_CACHE_LOCK_TIMEOUT). Zero means DefaultBuildWait.
 	BuildWait time.Duration
 	// Trace, if not nil, receives one line for every cache decision.
 	// Writes to it are serialized.
 	Trace io.Writer
+	// Warnings, if not nil, receives the one warning that a cache gives
+	// when a write shows the disk unusable (full, read-only) and it turns
+	// itself off. Open's errors are returned, not written here.
+	Warnings io.Writer
+	// Remote, if not nil, is the shared tier beneath the cache: a local
+	// miss asks it, and what is built or stored is published to it.
+	Remote Remote
 }
 
 // DefaultConfig returns the default configuration with the given root
@@ -84,6 +91,9 @@ func DefaultConfig(dir string) Config {
 //	DGEN_CACHE_MAX_IMAGE_SIZE    bytes, suffixes as above (default 1G; 0 = no limit)
 //	DGEN_CACHE_TRACE             1/true/stderr or stdout logs every cache decision
 //	                             (default off)
+//	DGEN_CACHE_LOCK_TIMEOUT      how long to wait for a key that another process holds,
+//	                             a Go duration such as 30s (default 2m); the trace says
+//	                             when a wait expires
 //
 // A malformed value is an error that names the variable and the value; the
 // other fields still hold their defaults or parsed values.
@@ -92,91 +102,120 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	var errs []error
-	bad := func(name, val, why string) {
-		errs = append(errs, fmt.Errorf("diskcache: %s=%q: %s: %w", name, val, why, ErrConfig))
-	}
-	get := func(name string) (string, string) {
-		name = environmentVarPrefix + name
-		return name, strings.TrimSpace(getenv(name))
-	}
-
-	if name, v := get("DIR"); v != "" {
-		cfg.Dir = v
-		if !filepath.IsAbs(v) {
-			if abs, err := filepath.Abs(v); err == nil {
-				cfg.Dir = abs
-			} else {
-				bad(name, v, err.Error())
-			}
-		}
-	} else if base := userCacheDir(getenv); base != "" {
-		cfg.Dir = filepath.Join(base, defaultSubdirectory)
-	}
-	if name, v := get("PERSISTENT"); v != "" {
-		if b, ok := envconf.Bool(v); ok {
-			cfg.Persistent = b
-		} else {
-			bad(name, v, "want 1 or 0")
-		}
-	}
-	if name, v := get("MAX_SIZE"); v != "" {
-		if n, err := envconf.Size(v); err == nil {
-			cfg.MaxSize = n
-		} else {
-			bad(name, v, err.Error())
-		}
-	}
-	if name, v := get("THRESHOLD_DAYS"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		switch {
-		case err != nil || n < 0:
-			bad(name, v, "want a number of days, 0 or more")
-		case n > 100*365:
-			bad(name, v, "more than 100 years")
-		default:
-			cfg.MaxAge = time.Duration(n) * 24 * time.Hour
-		}
-	}
-	if _, v := get("EVICTION_DISABLE"); v != "" {
+	e := &envReader{getenv: getenv}
+	cfg.Dir = e.dir()
+	e.boolean("PERSISTENT", &cfg.Persistent)
+	e.size("MAX_SIZE", &cfg.MaxSize)
+	e.days("THRESHOLD_DAYS", &cfg.MaxAge)
+	if _, v := e.get("EVICTION_DISABLE"); v != "" {
 		b, ok := envconf.Bool(v)
 		cfg.EvictionDisabled = !ok || b
 	}
-	if name, v := get("MIN_IMAGE_SIZE"); v != "" {
-		if n, err := envconf.Size(v); err == nil {
-			cfg.MinImageSize = n
+	e.size("MIN_IMAGE_SIZE", &cfg.MinImageSize)
+	e.size("MAX_IMAGE_SIZE", &cfg.MaxImageSize)
+	e.duration("LOCK_TIMEOUT", &cfg.BuildWait)
+	e.trace("TRACE", &cfg.Trace)
+	return cfg, errors.Join(e.errs...)
+}
+
+// envReader reads the DGEN_CACHE_ variables, collecting every malformed
+// value as an error that names the variable.
+type envReader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (e *envReader) get(name string) (string, string) {
+	name = environmentVarPrefix + name
+	return name, strings.TrimSpace(e.getenv(name))
+}
+
+func (e *envReader) bad(name, val, why string) {
+	e.errs = append(e.errs, fmt.Errorf("diskcache: %s=%q: %s: %w", name, val, why, ErrConfig))
+}
+
+// dir returns the cache root: DGEN_CACHE_DIR made absolute, else the user
+// cache directory's subdirectory, else "".
+func (e *envReader) dir() string {
+	name, v := e.get("DIR")
+	if v == "" {
+		if base := userCacheDir(e.getenv); base != "" {
+			return filepath.Join(base, defaultSubdirectory)
+		}
+		return ""
+	}
+	if filepath.IsAbs(v) {
+		return v
+	}
+	abs, err := filepath.Abs(v)
+	if err != nil {
+		e.bad(name, v, err.Error())
+		return v
+	}
+	return abs
+}
+
+func (e *envReader) boolean(suffix string, dst *bool) {
+	if name, v := e.get(suffix); v != "" {
+		if b, ok := envconf.Bool(v); ok {
+			*dst = b
 		} else {
-			bad(name, v, err.Error())
+			e.bad(name, v, "want 1 or 0")
 		}
 	}
-	if name, v := get("MAX_IMAGE_SIZE"); v != "" {
+}
+
+func (e *envReader) size(suffix string, dst *int64) {
+	if name, v := e.get(suffix); v != "" {
 		if n, err := envconf.Size(v); err == nil {
-			cfg.MaxImageSize = n
+			*dst = n
 		} else {
-			bad(name, v, err.Error())
+			e.bad(name, v, err.Error())
 		}
 	}
-	if name, v := get("TRACE"); v != "" {
-		switch strings.ToLower(v) {
-		case "stdout":
-			cfg.Trace = os.Stdout
-		case "stderr":
-			cfg.Trace = os.Stderr
-		default:
-			if b, ok := envconf.Bool(v); !ok {
-				bad(name, v, "want 1, 0, stderr or stdout")
-			} else if b {
-				cfg.Trace = os.Stderr
-			}
+}
+
+func (e *envReader) duration(suffix string, dst *time.Duration) {
+	if name, v := e.get(suffix); v != "" {
+		if d, err := envconf.Duration(v); err == nil {
+			*dst = d
+		} else {
+			e.bad(name, v, err.Error())
 		}
 	}
-	if len(errs) == 1 {
-		return cfg, errs[0]
+}
+
+func (e *envReader) days(suffix string, dst *time.Duration) {
+	name, v := e.get(suffix)
+	if v == "" {
+		return
 	}
-	if len(errs) > 1 {
-		return cfg, errors.Join(errs...)
+	n, err := strconv.ParseInt(v, 10, 32)
+	switch {
+	case err != nil || n < 0:
+		e.bad(name, v, "want a number of days, 0 or more")
+	case n > 100*365:
+		e.bad(name, v, "more than 100 years")
+	default:
+		*dst = time.Duration(n) * 24 * time.Hour
 	}
-	return cfg, nil
+}
+
+func (e *envReader) trace(suffix string, dst *io.Writer) {
+	name, v := e.get(suffix)
+	switch strings.ToLower(v) {
+	case "":
+	case "stdout":
+		*dst = os.Stdout
+	case "stderr":
+		*dst = os.Stderr
+	default:
+		if b, ok := envconf.Bool(v); !ok {
+			e.bad(name, v, "want 1, 0, stderr or stdout")
+		} else if b {
+			*dst = os.Stderr
+		}
+	}
 }
 
 // userCacheDir mirrors os.UserCacheDir but reads the environment through

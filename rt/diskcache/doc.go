@@ -31,6 +31,33 @@
 // Every file is written to a temporary name in its final directory, synced,
 // and renamed into place, and the directory is synced after the rename.
 //
+// # Files of any shape
+//
+// The cache writes only inside a root that it created, or that was empty,
+// or that holds its tag (CACHEDIR.TAG, see https://bford.info/cachedir/);
+// Open refuses any other directory with ErrUnavailable. Reads open regular
+// files only, without following links and without blocking (a FIFO in
+// place of a file is refused, not waited on), read the header first and
+// then only the payload that it announces, up to Config.MaxImageSize: a
+// file larger or smaller than its header says is dropped unread. A
+// directory, link or FIFO where the cache expects a file, lock files
+// included, is removed like a corrupt entry.
+//
+// A binary that passes every check can still crash the driver that loads
+// it. The caller brackets each load with Loading, which leaves a locked
+// marker in the key's directory for the duration; a marker found unlocked
+// belongs to a process that died during the load, and the binary it names
+// is dropped, and after a second such death quarantined for that key (see
+// quarantine.go).
+//
+// # Remote tier
+//
+// Config.Remote (package rt/fleetcache) is asked after a local miss,
+// before the key's directory is created; a binary it returns is stored
+// locally in the background (Wait waits for it). GetOrBuild claims the key
+// on the remote before it builds, so that one process of a fleet builds
+// while the others wait for its entry, and publishes what it built.
+//
 // # Locking
 //
 // All locks are advisory locks taken with flock(2) through

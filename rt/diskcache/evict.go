@@ -3,6 +3,7 @@ package diskcache
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,7 +23,12 @@ const (
 // readSizeFile returns the recorded total size; ok is false if the file is
 // missing or malformed.
 func readSizeFile(path string) (n int64, ok bool) {
-	b, err := os.ReadFile(path)
+	f, _, err := openRegular(path)
+	if err != nil {
+		return 0, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 33))
+	f.Close()
 	if err != nil || len(b) > 32 {
 		return 0, false
 	}
@@ -34,19 +40,25 @@ func readSizeFile(path string) (n int64, ok bool) {
 }
 
 func writeSizeFile(path string, n int64) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix+"size-*")
+	return opError("write size", path, replaceFile(path, []byte(strconv.FormatInt(n, 10)+"\n")))
+}
+
+// replaceFile writes data to a temporary file beside path and renames it
+// to path, so that readers see the old content or the new, never a part.
+func replaceFile(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix+"*")
 	if err != nil {
-		return opError("write size", path, err)
+		return err
 	}
-	_, werr := f.WriteString(strconv.FormatInt(n, 10) + "\n")
+	_, werr := f.Write(data)
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(f.Name())
-		return opError("write size", path, err)
+		return err
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		os.Remove(f.Name())
-		return opError("write size", path, err)
+		return err
 	}
 	return nil
 }

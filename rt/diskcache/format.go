@@ -2,10 +2,12 @@ package diskcache
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -41,49 +43,80 @@ func makeHeader(kind uint16, payload []byte, keySum uint64) []byte {
 	return h
 }
 
+// maxSrcPayload bounds the full key that a .src file holds.
+const maxSrcPayload = 1 << 20
+
+// openRegular opens path for reading only if it is a regular file: it
+// follows no symbolic link and never blocks (a FIFO or a device in place of
+// a file is refused, not waited on). A file of another type gives an error
+// that matches ErrCorrupt.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) {
+			return nil, nil, corruption("not a regular file")
+		}
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, corruption("not a regular file")
+	}
+	return f, st, nil
+}
+
 // readEntryFile reads and checks a .src or .bin file and returns its
-// payload. wantKey, if not zero, is the key sum the header must carry. A
-// file that fails a check gives an error that matches ErrCorrupt.
-func readEntryFile(path string, kind uint16, wantKey uint64) (payload []byte, keySum uint64, err error) {
-	f, err := os.Open(path)
+// payload. wantKey, if not zero, is the key sum the header must carry; max
+// bounds the payload size. It reads the header first and then only the
+// payload that the header announces: a file whose size is not exactly
+// that, or whose payload would exceed max, is refused unread. A file that
+// fails a check gives an error that matches ErrCorrupt.
+func readEntryFile(path string, kind uint16, wantKey uint64, max int64) (payload []byte, keySum uint64, err error) {
+	f, st, err := openRegular(path)
 	if err != nil {
 		return nil, 0, opError("read entry", path, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, opError("read entry", path, err)
-	}
 	size := st.Size()
 	switch {
-	case !st.Mode().IsRegular():
-		return nil, 0, opError("read entry", path, corruption("not a regular file"))
 	case size == 0:
 		return nil, 0, opError("read entry", path, corruption("empty file"))
 	case size < headerSize:
 		return nil, 0, opError("read entry", path, corruption("truncated header"))
-	case size > 1<<40:
-		return nil, 0, opError("read entry", path, corruption("implausible size"))
 	}
-	buf := make([]byte, size)
-	if _, err := io.ReadFull(f, buf); err != nil {
+	h := make([]byte, headerSize)
+	if _, err := io.ReadFull(f, h); err != nil {
+		return nil, 0, opError("read entry", path, corruption("truncated header"))
+	}
+	n := binary.LittleEndian.Uint64(h[16:])
+	switch {
+	case string(h[:8]) != fileMagic:
+		return nil, 0, opError("read entry", path, corruption("bad magic"))
+	case n > uint64(max):
+		return nil, 0, opError("read entry", path, corruption(fmt.Sprintf("payload of %d bytes exceeds the maximum %d", n, max)))
+	case uint64(size) > headerSize+n:
+		return nil, 0, opError("read entry", path, corruption("file larger than its header says"))
+	case uint64(size) < headerSize+n:
+		return nil, 0, opError("read entry", path, corruption("truncated"))
+	}
+	payload = make([]byte, n)
+	if _, err := io.ReadFull(f, payload); err != nil {
 		if err == io.ErrUnexpectedEOF || err == io.EOF {
 			return nil, 0, opError("read entry", path, corruption("truncated"))
 		}
 		return nil, 0, opError("read entry", path, err)
 	}
-	h := buf[:headerSize]
-	payload = buf[headerSize:]
 	switch {
-	case string(h[:8]) != fileMagic:
-		return nil, 0, opError("read entry", path, corruption("bad magic"))
 	case binary.LittleEndian.Uint16(h[8:]) != formatVersion:
 		return nil, 0, opError("read entry", path,
 			corruption(fmt.Sprintf("unsupported format version %d", binary.LittleEndian.Uint16(h[8:]))))
 	case binary.LittleEndian.Uint16(h[10:]) != kind || binary.LittleEndian.Uint32(h[12:]) != 0:
 		return nil, 0, opError("read entry", path, corruption("bad header"))
-	case binary.LittleEndian.Uint64(h[16:]) != uint64(len(payload)):
-		return nil, 0, opError("read entry", path, corruption("size mismatch"))
 	case binary.LittleEndian.Uint64(h[24:]) != xxhash.Sum64(payload):
 		return nil, 0, opError("read entry", path, corruption("checksum mismatch"))
 	}
@@ -111,11 +144,12 @@ func writeTemp(final string, header, payload []byte, mtime time.Time, hooks *wri
 	if err != nil {
 		return "", opError("write entry", final, err)
 	}
-	tmp = f.Name()
+	name := f.Name() // not tmp: a failing return sets tmp to ""
+	tmp = name
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			os.Remove(name)
 		}
 	}()
 	half := len(payload) / 2

@@ -168,6 +168,14 @@ func runHelper(mode string) error {
 			err = fmt.Errorf("got %q", bin)
 		}
 		return err
+	case "crashload": // get DC_KEY and die "in the driver" while loading it
+		k := testKey(envInt("DC_KEY", 0))
+		bin, ok, err := c.Get(k)
+		if !ok {
+			return fmt.Errorf("crashload: miss (%v)", err)
+		}
+		c.Loading(k, bin)
+		os.Exit(3) // as a driver that segfaults on the binary would
 	case "hammer":
 		return hammer(c, envInt("DC_ID", 0), envInt("DC_KEYS", 40), envInt("DC_ROUNDS", 3))
 	}

@@ -2,6 +2,7 @@ package diskcache
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -27,7 +28,15 @@ func (l *fileLock) unlock() {
 // lockFile takes a shared or exclusive flock on path, creating the file if
 // missing. It retries until ctx is done; a nil ctx means a single try. If
 // the lock was not taken it returns an error wrapping ErrBusy.
+//
+// Whatever stands at path that is not a regular file (a directory, a
+// symbolic link, a FIFO) is removed first: a lock file is the cache's own.
 func lockFile(ctx context.Context, path string, exclusive bool) (*fileLock, error) {
+	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
+		if err := removeAny(path, st); err != nil {
+			return nil, opError("lock", path, err)
+		}
+	}
 	f := flock.New(path, flock.SetPermissions(0o644))
 	try := f.TryRLock
 	if exclusive {

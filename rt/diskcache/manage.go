@@ -49,7 +49,7 @@ func (c *Cache) info(e entryStat) EntryInfo {
 	rel, _ := filepath.Rel(c.root, e.dir)
 	devHash, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
 	info := EntryInfo{Path: entryPath(e.dir, e.n, ".bin"), DeviceHash: devHash, Size: e.size, LastAccess: e.access}
-	payload, _, err := readEntryFile(entryPath(e.dir, e.n, ".src"), kindSrc, 0)
+	payload, _, err := readEntryFile(entryPath(e.dir, e.n, ".src"), kindSrc, 0, maxSrcPayload)
 	if err == nil {
 		var k Key
 		if k, err = decodeKey(payload); err == nil {
@@ -148,14 +148,14 @@ func (c *Cache) Verify(remove bool) (VerifyReport, error) {
 		}
 		rep.Checked++
 		srcPath := entryPath(e.dir, e.n, ".src")
-		payload, _, err := readEntryFile(srcPath, kindSrc, 0)
+		payload, _, err := readEntryFile(srcPath, kindSrc, 0, maxSrcPayload)
 		if err == nil {
 			if _, derr := decodeKey(payload); derr != nil {
 				err = opError("read entry", srcPath, derr)
 			}
 		}
 		if err == nil {
-			_, _, err = readEntryFile(entryPath(e.dir, e.n, ".bin"), kindBin, xxhash.Sum64(payload))
+			_, _, err = readEntryFile(entryPath(e.dir, e.n, ".bin"), kindBin, xxhash.Sum64(payload), c.maxBin())
 			if errors.Is(err, fs.ErrNotExist) {
 				err = opError("read entry", entryPath(e.dir, e.n, ".bin"), corruption("missing binary"))
 			}

@@ -120,13 +120,20 @@ const (
 	Build
 	// Eviction is a program evicted from the in-memory or persistent cache.
 	Eviction
+	// RemoteHit is a program binary fetched from the shared remote tier
+	// (DGEN_CACHE_REMOTE).
+	RemoteHit
+	// RemotePublish is a program binary stored on the shared remote tier.
+	RemotePublish
 )
 
 var cacheNames = [...]string{
-	MemoryHit: "memory_hit",
-	DiskHit:   "disk_hit",
-	Build:     "build",
-	Eviction:  "eviction",
+	MemoryHit:     "memory_hit",
+	DiskHit:       "disk_hit",
+	Build:         "build",
+	Eviction:      "eviction",
+	RemoteHit:     "remote_hit",
+	RemotePublish: "remote_publish",
 }
 
 // String returns the name of op, such as "disk_hit".
@@ -214,7 +221,8 @@ type Cache struct {
 	// Key is an optional hash of the full cache key.
 	Key uint64
 	// Duration is the time the operation took, in nanoseconds: the build
-	// time for Build, the load time for DiskHit.
+	// time for Build, the load time for DiskHit, the transfer time for
+	// RemoteHit and RemotePublish.
 	Duration int64
 }
 

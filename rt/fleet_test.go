@@ -1,0 +1,168 @@
+package rt_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// TestRemoteTier builds a program in one context and loads it in a second
+// one with an empty local cache from a real store (Redis, nginx WebDAV):
+// the second builds nothing, runs correctly, and traces the remote hit; the
+// first traces the publish.
+func TestRemoteTier(t *testing.T) {
+	stores := map[string]*fleettest.Server{"redis": fleettest.StartRedis(t), "http": fleettest.StartNginx(t)}
+	for name, srv := range stores {
+		t.Run(name, func(t *testing.T) {
+			src := uniqueSource("7")
+			open := func() (*rt.Context, *trace.Recorder, *bytes.Buffer) {
+				var warn bytes.Buffer
+				cc := rt.DefaultCacheConfig()
+				cc.Disk = diskcache.DefaultConfig(t.TempDir())
+				cc.Remote.URL = srv.URL
+				cc.Remote.Secret = []byte("test key")
+				cc.Warnings = &warn
+				tr := trace.New()
+				rec := &trace.Recorder{}
+				tr.Subscribe(rec)
+				sel := os.Getenv("DGEN_DEVICE")
+				if sel == "" {
+					sel = "cpu"
+				}
+				ctx, err := rt.OpenConfig(rt.Config{Device: sel, Cache: &cc, Tracer: tr})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ctx, rec, &warn
+			}
+			cacheOps := func(rec *trace.Recorder) string {
+				var ops []string
+				for _, e := range rec.Events() {
+					if e.Kind == trace.CacheEvent {
+						ops = append(ops, e.Cache.Op.String())
+					}
+				}
+				return strings.Join(ops, " ")
+			}
+			img := &rt.ProgramImage{ID: "test.Remote", Source: src}
+			for i, want := range []struct {
+				builds, remoteHits, publishes int64
+				ops                           string
+			}{
+				{1, 0, 1, "build remote_publish"},
+				{0, 1, 0, "remote_hit disk_hit"},
+			} {
+				ctx, rec, warn := open()
+				spec := rt.NewKernelSpec(img, "fill")
+				ck, err := ctx.AcquireKernel(spec, ctx.Queue())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := runFill(t, ctx, ctx.Queue(), ck.Object(), 4)[3]; got != 7 {
+					t.Errorf("context %d: value %d; want 7", i, got)
+				}
+				ck.Unlock()
+				if err := ctx.Close(); err != nil { // waits for the publish
+					t.Fatal(err)
+				}
+				s := ctx.CacheStats()
+				if s.Builds != want.builds || s.Remote.Hits != want.remoteHits || s.Remote.Publishes != want.publishes || s.Remote.Errors != 0 {
+					t.Errorf("context %d: stats %+v; want %d builds, %d remote hits, %d publishes", i, s, want.builds, want.remoteHits, want.publishes)
+				}
+				if got := cacheOps(rec); got != want.ops {
+					t.Errorf("context %d: cache events %q; want %q", i, got, want.ops)
+				}
+				if warn.Len() != 0 {
+					t.Errorf("context %d warned: %s", i, warn.String())
+				}
+			}
+		})
+	}
+}
+
+// TestRemoteDownWarnsOnce: a remote that refuses connections costs one
+// warning and no failed build.
+func TestRemoteDownWarnsOnce(t *testing.T) {
+	var warn bytes.Buffer
+	port := fleettest.FreePort(t)
+	ctx := openCache(t, func(c *rt.CacheConfig) {
+		c.Remote.URL = "redis://127.0.0.1:" + itoa(port)
+		c.Warnings = &warn
+	})
+	for i := range 3 {
+		p, err := ctx.BuildProgram("p", uniqueSource(itoa(i)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+	}
+	if n := strings.Count(warn.String(), "warning"); n != 1 {
+		t.Errorf("%d warnings; want 1:\n%s", n, warn.String())
+	}
+	if s := ctx.CacheStats(); s.Builds != 3 || s.Remote.Errors != 1 {
+		t.Errorf("stats %+v; want 3 builds, 1 remote error", s)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestDriverCrashQuarantined forges an entry whose checksum is valid but
+// whose binary is truncated to a quarter: loading it makes PoCL abort. The process that
+// loads it dies; the next one finds the marker of that load, drops the
+// binary, rebuilds and runs correctly.
+func TestDriverCrashQuarantined(t *testing.T) {
+	if os.Getenv("DGEN_DEVICE") != "" && os.Getenv("DGEN_DEVICE") != "cpu" {
+		t.Skip("runs on the CPU device")
+	}
+	dir := t.TempDir()
+	src := uniqueSource("42")
+	if s := runChild(t, dir, src); s.Stats.Builds != 1 {
+		t.Fatalf("first run: %+v", s.Stats)
+	}
+	var bins []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".bin") {
+			bins = append(bins, p)
+		}
+		return nil
+	})
+	if len(bins) != 1 {
+		t.Fatalf("%d binaries in the cache; want 1", len(bins))
+	}
+	// Reseal the binary truncated to a few bytes, with a valid header.
+	b, err := os.ReadFile(bins[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := b[40 : 40+(len(b)-40)/4]
+	h := bytes.Clone(b[:40])
+	binary.LittleEndian.PutUint64(h[16:], uint64(len(payload)))
+	binary.LittleEndian.PutUint64(h[24:], xxhash.Sum64(payload))
+	if err := os.WriteFile(bins[0], append(h, payload...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCacheChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "DGEN_CACHE_DIR="+dir, "DGEN_CACHETEST_SOURCE="+src, "DGEN_DEVICE=cpu")
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("PoCL loaded a binary truncated to a quarter without crashing; the test needs a binary that crashes it:\n%s", out)
+	}
+	s := runChild(t, dir, src)
+	if s.Value != 42 {
+		t.Fatalf("after the crash: value %d; want 42", s.Value)
+	}
+	if s.Stats.Builds != 1 {
+		t.Errorf("after the crash: %+v; want the binary dropped and rebuilt", s.Stats)
+	}
+}

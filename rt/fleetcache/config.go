@@ -1,0 +1,202 @@
+package fleetcache
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/dgen-go/dgen/internal/envconf"
+)
+
+// Mode says which way entries flow between a node and the remote.
+type Mode uint8
+
+const (
+	// ReadWrite fetches entries and publishes the programs the node
+	// builds. It is the default.
+	ReadWrite Mode = iota
+	// ReadOnly fetches entries and publishes nothing: a node that runs
+	// code but must not supply it.
+	ReadOnly
+	// WriteOnly publishes and never fetches: a node that warms the cache.
+	WriteOnly
+)
+
+// String returns "read_write", "read" or "write".
+func (m Mode) String() string {
+	switch m {
+	case ReadOnly:
+		return "read"
+	case WriteOnly:
+		return "write"
+	}
+	return "read_write"
+}
+
+func (m Mode) reads() bool  { return m != WriteOnly }
+func (m Mode) writes() bool { return m != ReadOnly }
+
+// Default values of the configuration.
+const (
+	DefaultTimeout = 2 * time.Second
+	DefaultLease   = 10 * time.Second
+	DefaultSettle  = 100 * time.Millisecond
+	DefaultBackoff = 30 * time.Second
+	// DefaultMaxEntrySize bounds what a fetch reads: the default maximum
+	// image size of the local cache plus room for the key.
+	DefaultMaxEntrySize = 1<<30 + 1<<20
+)
+
+// Config configures a Fleet. Zero durations and sizes mean the defaults.
+type Config struct {
+	// URL is the store: redis://, rediss://, http:// or https://. An empty
+	// URL means no remote.
+	URL string
+	// Mode restricts the direction of transfers.
+	Mode Mode
+	// Secret, if not empty, signs published entries with HMAC-SHA-256 and
+	// makes fetches ignore entries without a valid signature.
+	Secret []byte
+	// Timeout bounds every request to the store.
+	Timeout time.Duration
+	// Lease is how long a builder's claim on a key lasts without renewal:
+	// the most that a builder that died costs the processes that wait.
+	Lease time.Duration
+	// Settle is how long a claimer on an HTTP store waits before it reads
+	// its lease record back.
+	Settle time.Duration
+	// Backoff is how long the remote stays out of use after a failure.
+	Backoff time.Duration
+	// MaxEntrySize is the largest entry read or written, in bytes.
+	MaxEntrySize int64
+	// Warnings receives the one warning that a failing remote gives; nil
+	// means no warning.
+	Warnings io.Writer
+	// Trace, if not nil, receives one line per remote decision.
+	Trace io.Writer
+	// Events, if not nil, is called on every remote hit and publish, for
+	// tracing. It must not block.
+	Events func(Event)
+}
+
+// Event reports a remote hit or a completed publish.
+type Event struct {
+	Op       EventOp
+	Program  string        // the key's program name
+	Bytes    int           // the binary's size
+	Duration time.Duration // the time the fetch or the upload took
+}
+
+// EventOp is the kind of an Event.
+type EventOp uint8
+
+// The event kinds.
+const (
+	// Hit is a binary fetched from the remote.
+	Hit EventOp = iota + 1
+	// Publish is a binary stored on the remote.
+	Publish
+)
+
+// ConfigFromEnv returns the remote configuration that the environment
+// describes, reading through getenv:
+//
+//	DGEN_CACHE_REMOTE          redis://, rediss://, http:// or https:// URL (default: none)
+//	DGEN_CACHE_REMOTE_MODE     read, write or read_write (default read_write)
+//	DGEN_CACHE_REMOTE_KEY      secret that signs and checks entries (default: unsigned)
+//	DGEN_CACHE_REMOTE_TIMEOUT  per-request deadline, a Go duration such as 2s (default 2s)
+//	DGEN_CACHE_REMOTE_LEASE    build lease, a Go duration (default 10s)
+//
+// A malformed value is an error that names the variable; the remote is then
+// off (URL empty).
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	var cfg Config
+	var errs []error
+	get := func(name string) string { return strings.TrimSpace(getenv(name)) }
+	bad := func(name, val, why string) {
+		errs = append(errs, fmt.Errorf("fleetcache: %s=%q: %s: %w", name, val, why, ErrConfig))
+	}
+	if v := get("DGEN_CACHE_REMOTE"); v != "" {
+		if err := checkURL(v); err != nil {
+			bad("DGEN_CACHE_REMOTE", Redact(v), err.Error())
+		}
+		cfg.URL = v
+	}
+	switch v := get("DGEN_CACHE_REMOTE_MODE"); strings.ToLower(v) {
+	case "", "read_write", "rw", "readwrite":
+	case "read", "r", "read_only":
+		cfg.Mode = ReadOnly
+	case "write", "w", "write_only":
+		cfg.Mode = WriteOnly
+	default:
+		bad("DGEN_CACHE_REMOTE_MODE", v, "want read, write or read_write")
+	}
+	if v := getenv("DGEN_CACHE_REMOTE_KEY"); v != "" {
+		cfg.Secret = []byte(v)
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"DGEN_CACHE_REMOTE_TIMEOUT", &cfg.Timeout}, {"DGEN_CACHE_REMOTE_LEASE", &cfg.Lease}} {
+		v := get(d.name)
+		if v == "" {
+			continue
+		}
+		t, err := envconf.Duration(v)
+		if err != nil {
+			bad(d.name, v, err.Error())
+			continue
+		}
+		*d.dst = t
+	}
+	if len(errs) > 0 {
+		cfg.URL = ""
+	}
+	return cfg, errors.Join(errs...)
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	switch u.Scheme {
+	case "redis", "rediss", "http", "https":
+	default:
+		return errors.New("want a redis://, rediss://, http:// or https:// URL")
+	}
+	if u.Host == "" {
+		return errors.New("no host")
+	}
+	return nil
+}
+
+// Redact returns the URL s with its password hidden, for messages.
+func Redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(malformed URL)"
+	}
+	return u.Redacted()
+}
+
+func (c *Config) fill() {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Lease <= 0 {
+		c.Lease = DefaultLease
+	}
+	if c.Settle <= 0 {
+		c.Settle = DefaultSettle
+	}
+	if c.Backoff <= 0 {
+		c.Backoff = DefaultBackoff
+	}
+	if c.MaxEntrySize <= 0 {
+		c.MaxEntrySize = DefaultMaxEntrySize
+	}
+}

@@ -1,0 +1,725 @@
+package progcache
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// Errors of the cache. rt exports them as its own sentinels.
+var (
+	// ErrClosed reports the use of a closed cache, or of a kernel that was
+	// evicted.
+	ErrClosed = errors.New("closed")
+	// ErrInvalidArgument reports a nil image or kernel key.
+	ErrInvalidArgument = errors.New("invalid argument")
+)
+
+// Object is what the cache keeps of a kernel: rt's *Kernel.
+type Object interface {
+	// Release releases the kernel object.
+	Release() error
+}
+
+// Builder makes what the cache holds, through the driver: rt implements
+// it for a context. Its errors wrap driver.ErrBuildFailed for a compile
+// error and driver.ErrOutOfMemory when the device is out of memory; the
+// cache stores the former and flushes itself on the latter.
+type Builder[K Object] interface {
+	// Enter begins an operation of the cache on img (nil for none), which
+	// Exit ends; the owner's Close waits for the operations inside. It
+	// fails, and the operation with it, when the owner is closed or img
+	// cannot be built as it stands (malformed options).
+	Enter(img *Image) error
+	// Exit ends an operation that Enter began.
+	Exit()
+	// Build compiles source with options for every device.
+	Build(name, source, options string) (driver.Program, error)
+	// Load creates a program from binaries, one per device.
+	Load(name string, binaries [][]byte, options string) (driver.Program, error)
+	// NewKernel creates the kernel called name of p, the program called
+	// program.
+	NewKernel(p driver.Program, program, name string) (K, error)
+}
+
+// Hooks receive what the cache does, for tracing. Nil fields are off.
+type Hooks struct {
+	// Event receives memory hits, disk hits (with the load's duration) and
+	// evictions.
+	Event func(trace.Cache)
+	// Now returns the clock that durations are measured on, or 0 when no
+	// one would use them.
+	Now func() int64
+	// Log receives one line for every cache decision (DGEN_CACHE_TRACE).
+	Log io.Writer
+}
+
+// Config configures a cache.
+type Config struct {
+	// InMemory keeps built programs so that a second request for one
+	// returns the first. Kernels keep their program in any case.
+	InMemory bool
+	// EvictionThreshold is the total size in bytes of program binaries
+	// above which the least recently used programs are evicted, with
+	// their kernels; 0 means never.
+	EvictionThreshold int64
+	// CompileOptions are appended to the options of every program built
+	// and are part of every key.
+	CompileOptions string
+	// Disk is the persistent cache beneath; nil or disabled means none.
+	Disk *diskcache.Cache
+	// Devices are the devices that programs are built for, in order, as
+	// the persistent cache's keys name them.
+	Devices []diskcache.Device
+	// Hooks receive the cache's trace events.
+	Hooks Hooks
+}
+
+// Stats counts what a cache did.
+type Stats struct {
+	Builds       int64 // programs compiled from source
+	DiskHits     int64 // programs loaded from the persistent cache
+	MemHits      int64 // programs found in memory (done or being built)
+	BuildErrors  int64 // builds that failed with ErrBuildFailed
+	Retries      int64 // waiters that retried after a failure that was not a build error
+	Evictions    int64 // programs evicted from memory
+	OOMFlushes   int64 // flushes of the whole cache on ErrOutOfMemory
+	KernelMisses int64 // fast kernel cache misses
+	Programs     int   // programs in memory now
+	Bytes        int64 // their binary sizes
+}
+
+// maxWaitRetries bounds how often a goroutine that waited on another's
+// build retries after a failure that was not a build error.
+const maxWaitRetries = 3
+
+// Cache is a context's kernel/program cache. The zero value is not usable;
+// Init sets it up. It is safe for concurrent use.
+type Cache[K Object] struct {
+	b     Builder[K]
+	cfg   Config
+	hooks Hooks
+
+	logMu sync.Mutex
+
+	mu     sync.Mutex             // guards the fields below and fast's writers
+	progs  map[string]*entry[K]   // by full key
+	lru    list[K]                // done entries, least recently used first
+	bytes  int64                  // binary sizes of the entries in lru
+	all    map[*sharedProgram]int // every live program, for close
+	closed bool
+
+	fast atomic.Pointer[fastTable[K]] // kernel.go
+
+	specMu   sync.Mutex // guards specSets and writes of spec
+	spec     atomic.Pointer[specSet]
+	specSets map[string]*specSet
+
+	builds, diskHits, memHits, buildErrors, retries, evictions, oomFlushes, kernelMisses atomic.Int64
+}
+
+// Init sets up c to make programs and kernels with b as cfg says.
+func (c *Cache[K]) Init(b Builder[K], cfg Config) {
+	c.b = b
+	c.cfg = cfg
+	c.hooks = cfg.Hooks
+	c.progs = make(map[string]*entry[K])
+	c.all = make(map[*sharedProgram]int)
+	c.specSets = make(map[string]*specSet)
+	c.spec.Store(c.internSpecs(nil))
+	c.fast.Store(&fastTable[K]{})
+}
+
+// Logf writes a line to the Log hook, if any, as the cache's own
+// decisions are.
+func (c *Cache[K]) Logf(format string, args ...any) {
+	if c.hooks.Log == nil {
+		return
+	}
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	fmt.Fprintf(c.hooks.Log, "dgen cache: "+format+"\n", args...)
+}
+
+func (c *Cache[K]) event(ev trace.Cache) {
+	if c.hooks.Event != nil {
+		c.hooks.Event(ev)
+	}
+}
+
+func (c *Cache[K]) now() int64 {
+	if c.hooks.Now == nil {
+		return 0
+	}
+	return c.hooks.Now()
+}
+
+// Stats returns the cache's counters.
+func (c *Cache[K]) Stats() Stats {
+	c.mu.Lock()
+	n, b := c.lru.len, c.bytes
+	c.mu.Unlock()
+	return Stats{
+		Builds: c.builds.Load(), DiskHits: c.diskHits.Load(), MemHits: c.memHits.Load(),
+		BuildErrors: c.buildErrors.Load(), Retries: c.retries.Load(), Evictions: c.evictions.Load(),
+		OOMFlushes: c.oomFlushes.Load(), KernelMisses: c.kernelMisses.Load(), Programs: n, Bytes: b,
+	}
+}
+
+// sharedProgram is a driver program shared by the cache and the handles it
+// gave out; it is released when the last of them lets go, or at Close.
+type sharedProgram struct {
+	drv      driver.Program
+	refs     atomic.Int32
+	released atomic.Bool
+}
+
+func newShared(p driver.Program) *sharedProgram {
+	sp := &sharedProgram{drv: p}
+	sp.refs.Store(1)
+	return sp
+}
+
+func (sp *sharedProgram) drop() error {
+	if sp.refs.Add(-1) == 0 {
+		return sp.release()
+	}
+	return nil
+}
+
+func (sp *sharedProgram) release() error {
+	if sp.released.Swap(true) {
+		return nil
+	}
+	return sp.drv.Release()
+}
+
+// programRef is one handle's reference to a shared program: a
+// driver.Program whose Release drops the reference.
+type programRef struct {
+	sp   *sharedProgram
+	once atomic.Bool
+}
+
+func (r *programRef) Binaries() ([][]byte, error)                  { return r.sp.drv.Binaries() }
+func (r *programRef) KernelNames() ([]string, error)               { return r.sp.drv.KernelNames() }
+func (r *programRef) NewKernel(name string) (driver.Kernel, error) { return r.sp.drv.NewKernel(name) }
+func (r *programRef) Release() error {
+	if r.once.Swap(true) {
+		return nil
+	}
+	return r.sp.drop()
+}
+
+// ref returns a new reference to sp.
+func ref(sp *sharedProgram) driver.Program {
+	sp.refs.Add(1)
+	return &programRef{sp: sp}
+}
+
+// entry is one program of the cache. done is closed when the build has
+// finished; the fields after it are then fixed (but for the list links
+// and kernels, guarded by Cache.mu).
+type entry[K Object] struct {
+	key  string
+	name string
+	done chan struct{}
+
+	sp    *sharedProgram // on success
+	size  int64          // binary bytes
+	err   error          // the stored build error, or the failure waiters retry after
+	retry bool           // err is not a build error: waiters retry
+
+	used       atomic.Bool // set by fast kernel cache hits since the last eviction pass
+	prev, next *entry[K]   // LRU links, guarded by Cache.mu
+	inLRU      bool
+	kernels    []*Kernel[K]            // guarded by Cache.mu
+	making     map[kernelID]*making[K] // kernels made or being made, guarded by Cache.mu
+}
+
+// list is an intrusive doubly linked list of entries.
+type list[K Object] struct {
+	head, tail *entry[K]
+	len        int
+}
+
+func (l *list[K]) pushBack(e *entry[K]) {
+	e.prev, e.next, e.inLRU = l.tail, nil, true
+	if l.tail != nil {
+		l.tail.next = e
+	} else {
+		l.head = e
+	}
+	l.tail = e
+	l.len++
+}
+
+func (l *list[K]) remove(e *entry[K]) {
+	if !e.inLRU {
+		return
+	}
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		l.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		l.tail = e.prev
+	}
+	e.prev, e.next, e.inLRU = nil, nil, false
+	l.len--
+}
+
+// Program returns img built for every device under the cache's
+// specialization-constant values: from memory, else from the persistent
+// cache, else built (and stored in both). It returns a reference to the
+// program, which the caller releases, and the program's name; the cache
+// keeps its own reference. A compile error wraps driver.ErrBuildFailed.
+func (c *Cache[K]) Program(img *Image) (driver.Program, string, error) {
+	if err := c.b.Enter(img); err != nil {
+		return nil, "", err
+	}
+	defer c.b.Exit()
+	if img == nil {
+		return nil, "", fmt.Errorf("build program: %w: nil image", ErrInvalidArgument)
+	}
+	k := c.keyOf(img, c.spec.Load())
+	if !c.cfg.InMemory {
+		sp, _, err := c.produce(k)
+		if err != nil {
+			return nil, "", err
+		}
+		p := ref(sp)
+		sp.drop() // the handle's reference is the only one
+		return p, k.name, nil
+	}
+	e, err := c.getOrBuild(k)
+	if err != nil {
+		return nil, "", err
+	}
+	p := ref(e.sp)
+	e.sp.drop() // getOrBuild's reference; the handle holds its own
+	return p, k.name, nil
+}
+
+// key is everything that identifies a program of the cache, and what
+// building it needs.
+type key struct {
+	img   *Image
+	name  string
+	hash  uint64
+	specs []SpecValue
+	enc   string // canonical encoding of specs
+	opts  string // program, API and environment options, without the spec defines
+	full  string // the map key
+}
+
+func (c *Cache[K]) keyOf(img *Image, specs *specSet) key {
+	k := key{img: img, name: img.Name, hash: img.SourceHash}
+	if k.name == "" {
+		k.name = img.ID
+	}
+	if k.hash == 0 {
+		k.hash = xxhash.Sum64String(img.Source)
+	}
+	k.specs = specs.resolve(img.SpecConsts)
+	k.enc = encodeSpecs(k.specs)
+	k.opts = joinOptions(img.Options, c.cfg.CompileOptions)
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(img.ID)))
+	b = append(b, img.ID...)
+	b = binary.LittleEndian.AppendUint64(b, k.hash)
+	b = binary.AppendUvarint(b, uint64(len(k.enc)))
+	b = append(b, k.enc...)
+	b = append(b, k.opts...)
+	k.full = string(b)
+	return k
+}
+
+func joinOptions(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// buildOptions returns the options to build with: k's options and one -D
+// per specialization constant.
+func (k *key) buildOptions() string {
+	var b strings.Builder
+	b.WriteString(k.opts)
+	for _, v := range k.specs {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("-D ")
+		b.WriteString(v.Name)
+		b.WriteByte('=')
+		b.WriteString(v.Value)
+	}
+	return b.String()
+}
+
+// getOrBuild returns the done entry for k, building it if no goroutine
+// has, with a reference to its program that the caller drops: one
+// goroutine builds, outside the cache's lock, while the others wait on the
+// entry. A build error is stored and every waiter gets it; a failure that
+// is not a build error removes the entry, so that waiters retry (at most
+// maxWaitRetries times).
+func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
+	for attempt := 0; ; {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("build program %q: %w", k.name, ErrClosed)
+		}
+		e, ok := c.progs[k.full]
+		if !ok {
+			e = &entry[K]{key: k.full, name: k.name, done: make(chan struct{})}
+			c.progs[k.full] = e
+			c.mu.Unlock()
+			c.fill(e, k)
+			if e.err != nil {
+				return nil, e.err
+			}
+			return e, nil
+		}
+		c.memHits.Add(1)
+		c.event(trace.Cache{Op: trace.MemoryHit, Program: k.name})
+		select {
+		case <-e.done:
+		default:
+			c.mu.Unlock()
+			c.Logf("wait for %s", k.name)
+			<-e.done
+			c.mu.Lock()
+		}
+		if e.err == nil {
+			if !e.inLRU { // evicted meanwhile: look again
+				c.mu.Unlock()
+				continue
+			}
+			e.sp.refs.Add(1)
+			c.lru.remove(e)
+			c.lru.pushBack(e)
+			c.mu.Unlock()
+			return e, nil
+		}
+		c.mu.Unlock()
+		if !e.retry || attempt >= maxWaitRetries {
+			return nil, e.err
+		}
+		attempt++
+		c.retries.Add(1)
+		c.Logf("retry %s after: %v", k.name, e.err)
+	}
+}
+
+// fill builds the entry e, which this goroutine inserted, and publishes the
+// outcome.
+func (c *Cache[K]) fill(e *entry[K], k key) {
+	sp, size, err := c.produce(k)
+	if err != nil && errors.Is(err, driver.ErrOutOfMemory) {
+		c.oomFlushes.Add(1)
+		c.Logf("out of memory building %s: evict everything and retry", k.name)
+		c.evictAll(nil)
+		sp, size, err = c.produce(k)
+	}
+	c.mu.Lock()
+	var victims []*entry[K]
+	switch {
+	case err == nil && c.closed:
+		sp.release()
+		err = fmt.Errorf("build program %q: %w", k.name, ErrClosed)
+		fallthrough
+	case err != nil:
+		e.err = err
+		if errors.Is(err, driver.ErrBuildFailed) {
+			c.buildErrors.Add(1)
+		} else {
+			e.retry = true
+			delete(c.progs, k.full)
+		}
+	default:
+		e.sp, e.size = sp, size
+		sp.refs.Add(1) // the caller's
+		c.all[sp]++
+		c.lru.pushBack(e)
+		c.bytes += size
+		victims = c.overThreshold(e)
+	}
+	c.mu.Unlock()
+	close(e.done)
+	c.releaseVictims(victims)
+}
+
+// overThreshold unlinks the least recently used entries until the total
+// binary size is at most the threshold, never keep, and returns them.
+// Entries that fast kernel cache hits used since the last pass count as
+// more recent than those that no one used. Called with mu held.
+func (c *Cache[K]) overThreshold(keep *entry[K]) []*entry[K] {
+	t := c.cfg.EvictionThreshold
+	if t <= 0 || c.bytes <= t {
+		return nil
+	}
+	var used []*entry[K]
+	for e := c.lru.head; e != nil; e = e.next {
+		if e.used.Load() {
+			used = append(used, e)
+		}
+	}
+	for _, e := range used {
+		e.used.Store(false)
+		c.lru.remove(e)
+		c.lru.pushBack(e)
+	}
+	var victims []*entry[K]
+	for e := c.lru.head; e != nil && c.bytes > t; {
+		next := e.next
+		if e != keep {
+			c.unlink(e)
+			victims = append(victims, e)
+		}
+		e = next
+	}
+	return victims
+}
+
+// unlink removes a done entry from the maps, the list and the fast kernel
+// cache. Called with mu held.
+func (c *Cache[K]) unlink(e *entry[K]) {
+	c.lru.remove(e)
+	c.bytes -= e.size
+	if c.progs[e.key] == e {
+		delete(c.progs, e.key)
+	}
+	c.evictions.Add(1)
+	c.Logf("evict %s (%d bytes)", e.name, e.size)
+	c.event(trace.Cache{Op: trace.Eviction, Program: e.name})
+	if len(e.kernels) > 0 {
+		c.dropFast(e)
+	}
+}
+
+// killKernels takes e's kernels out of the cache and releases each once no
+// goroutine holds it, returning the release errors.
+func (c *Cache[K]) killKernels(e *entry[K]) []error {
+	c.mu.Lock()
+	ks := e.kernels
+	e.kernels, e.making = nil, nil
+	c.mu.Unlock()
+	var errs []error
+	for _, ck := range ks {
+		if err := ck.kill(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// releaseVictims releases the kernels and programs of unlinked entries,
+// outside mu: a kernel is released once no goroutine holds it.
+func (c *Cache[K]) releaseVictims(victims []*entry[K]) {
+	for _, e := range victims {
+		c.killKernels(e)
+		c.mu.Lock()
+		c.all[e.sp]--
+		if c.all[e.sp] <= 0 {
+			delete(c.all, e.sp)
+		}
+		c.mu.Unlock()
+		e.sp.drop()
+	}
+}
+
+// evictAll evicts every done program but keep (nil for none), as after an
+// out-of-memory error.
+func (c *Cache[K]) evictAll(keep *entry[K]) {
+	c.mu.Lock()
+	var victims []*entry[K]
+	for e := c.lru.head; e != nil; {
+		next := e.next
+		if e != keep {
+			c.unlink(e)
+			victims = append(victims, e)
+		}
+		e = next
+	}
+	c.mu.Unlock()
+	c.releaseVictims(victims)
+}
+
+// produce makes the program of k: from the persistent cache if it holds a
+// binary for every device, else by building it from source, storing the
+// binaries. It returns the program with one reference and its binary size.
+func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
+	opts := k.buildOptions()
+	build := func() (driver.Program, error) {
+		c.builds.Add(1)
+		c.Logf("build %s", k.name)
+		return c.b.Build(k.name, k.img.Source, opts)
+	}
+	if c.cfg.Disk == nil || !c.cfg.Disk.Enabled() {
+		p, err := build()
+		if err != nil {
+			return nil, 0, err
+		}
+		var size int64
+		if c.cfg.EvictionThreshold > 0 {
+			if bins, err := p.Binaries(); err == nil {
+				size = binSize(bins)
+			}
+		}
+		return newShared(p), size, nil
+	}
+	keys := make([]diskcache.Key, len(c.cfg.Devices))
+	for i, d := range c.cfg.Devices {
+		keys[i] = diskcache.Key{Device: d, ImageID: k.img.ID, ImageHash: k.hash, SpecConsts: []byte(k.enc), Options: k.opts, ProgramName: k.name}
+	}
+	// Load: every device's binary must be there. With one device,
+	// GetOrBuild makes a second process wait for the first one's build.
+	var (
+		bins  [][]byte
+		built driver.Program
+	)
+	if len(keys) == 1 {
+		var berr error
+		bin, outcome, err := c.cfg.Disk.GetOrBuild(context.Background(), keys[0], func() ([]byte, error) {
+			built, berr = build()
+			if berr != nil {
+				return nil, berr
+			}
+			bs, err := built.Binaries()
+			if err != nil {
+				return nil, fmt.Errorf("binaries of program %q: %w", k.name, err)
+			}
+			return bs[0], nil
+		})
+		switch {
+		case berr != nil:
+			return nil, 0, berr
+		case err != nil && built != nil:
+			c.Logf("store %s: %v", k.name, err)
+			return newShared(built), 0, nil
+		case err != nil:
+			return nil, 0, err
+		case outcome == diskcache.Built:
+			return newShared(built), int64(len(bin)), nil
+		}
+		bins = [][]byte{bin}
+	} else {
+		for _, key := range keys {
+			bin, ok, err := c.cfg.Disk.Get(key)
+			if err != nil {
+				c.Logf("load %s: %v", k.name, err)
+			}
+			if !ok {
+				bins = nil
+				break
+			}
+			bins = append(bins, bin)
+		}
+	}
+	if bins != nil {
+		t0 := c.now()
+		loaded := c.markLoads(keys, bins)
+		p, err := c.b.Load(k.name, bins, opts)
+		loaded()
+		if err == nil {
+			c.diskHits.Add(1)
+			if t0 != 0 {
+				c.event(trace.Cache{Op: trace.DiskHit, Program: k.name, Duration: c.now() - t0})
+			}
+			c.Logf("load %s from disk", k.name)
+			return newShared(p), binSize(bins), nil
+		}
+		if errors.Is(err, driver.ErrOutOfMemory) {
+			return nil, 0, err
+		}
+		c.Logf("load %s from disk failed, building: %v", k.name, err)
+	}
+	p, err := build()
+	if err != nil {
+		return nil, 0, err
+	}
+	bs, err := p.Binaries()
+	if err != nil {
+		c.Logf("binaries of %s: %v", k.name, err)
+		return newShared(p), 0, nil
+	}
+	for i, key := range keys {
+		if err := c.cfg.Disk.Put(key, bs[i]); err != nil {
+			c.Logf("store %s: %v", k.name, err)
+		}
+	}
+	return newShared(p), binSize(bs), nil
+}
+
+// markLoads marks the loads of bins into the driver in the persistent
+// cache, so that a crash during one quarantines the binary (see
+// diskcache.Cache.Loading), and returns the function that ends them.
+func (c *Cache[K]) markLoads(keys []diskcache.Key, bins [][]byte) (done func()) {
+	dones := make([]func(), len(keys))
+	for i := range keys {
+		dones[i] = c.cfg.Disk.Loading(keys[i], bins[i])
+	}
+	return func() {
+		for _, d := range dones {
+			d()
+		}
+	}
+}
+
+func binSize(bins [][]byte) int64 {
+	var n int64
+	for _, b := range bins {
+		n += int64(len(b))
+	}
+	return n
+}
+
+// Close releases every cached kernel and program; references given out
+// become unusable. It returns the release errors.
+func (c *Cache[K]) Close() []error {
+	c.mu.Lock()
+	if c.closed || c.progs == nil {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	var victims []*entry[K]
+	for e := c.lru.head; e != nil; e = e.next {
+		victims = append(victims, e)
+	}
+	c.fast.Store(&fastTable[K]{})
+	sps := make([]*sharedProgram, 0, len(c.all))
+	for sp := range c.all {
+		sps = append(sps, sp)
+	}
+	c.mu.Unlock()
+	var errs []error
+	for _, e := range victims {
+		errs = append(errs, c.killKernels(e)...)
+	}
+	for _, sp := range sps {
+		if err := sp.release(); err != nil {
+			errs = append(errs, fmt.Errorf("release program: %w", err))
+		}
+	}
+	return errs
+}

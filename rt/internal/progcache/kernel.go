@@ -1,0 +1,271 @@
+package progcache
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// Kernel is a kernel object owned by the cache: one per (program, kernel
+// name, device). Setting arguments mutates a kernel, so a goroutine holds
+// the Kernel's lock from setting the arguments until the launch has been
+// enqueued (the launch captures them), and concurrent enqueues of one
+// kernel on one device take turns; the lock is held for microseconds, not
+// for the kernel's run.
+//
+// Eviction and Close never wait for the lock: they mark the kernel doomed,
+// and whoever holds the lock last releases it. A goroutine that holds one
+// kernel and asks the cache for another, which evicts the first, therefore
+// cannot deadlock, and a test that fails while holding a kernel does not
+// make Close hang.
+type Kernel[K Object] struct {
+	mu     sync.Mutex
+	k      K
+	entry  *entry[K]
+	doomed atomic.Bool // evicted or closed: release k once unlocked
+	dead   bool        // k released. Guarded by mu.
+	name   string
+}
+
+// Object returns the kernel object, which only the holder of the lock may
+// use.
+func (ck *Kernel[K]) Object() K { return ck.k }
+
+// Lock locks ck for setting arguments and launching, and returns its
+// kernel. An evicted kernel is an error wrapping ErrClosed: get a new one
+// from Kernel, or use Acquire, which does.
+func (ck *Kernel[K]) Lock() (K, error) {
+	ck.mu.Lock()
+	if ck.dead || ck.doomed.Load() {
+		ck.Unlock()
+		var zero K
+		return zero, fmt.Errorf("lock kernel %q: %w: evicted from the cache", ck.name, ErrClosed)
+	}
+	return ck.k, nil
+}
+
+// Unlock unlocks ck once its launch has been enqueued, releasing the
+// kernel if it was evicted meanwhile.
+func (ck *Kernel[K]) Unlock() {
+	if ck.doomed.Load() {
+		ck.finish()
+	}
+	ck.mu.Unlock()
+	// kill may have failed to take the lock between the load above and
+	// the unlock: then no one else saw it held and doomed.
+	if ck.doomed.Load() && ck.mu.TryLock() {
+		ck.finish()
+		ck.mu.Unlock()
+	}
+}
+
+// kill takes ck out of use: it releases the kernel now if no goroutine
+// holds it, and otherwise leaves that to the holder's Unlock. It never
+// waits.
+func (ck *Kernel[K]) kill() error {
+	ck.doomed.Store(true)
+	if !ck.mu.TryLock() {
+		return nil
+	}
+	err := ck.finish()
+	ck.mu.Unlock()
+	return err
+}
+
+// finish releases the kernel of a doomed ck once. Called with mu held.
+func (ck *Kernel[K]) finish() error {
+	if ck.dead {
+		return nil
+	}
+	ck.dead = true
+	return ck.k.Release()
+}
+
+// fastTable is the immutable fast kernel cache: slots[key index] lists
+// the kernels of that key per (specialization-constant set, device).
+// Writers copy it under Cache.mu and publish it atomically.
+type fastTable[K Object] struct {
+	slots [][]fastEntry[K]
+}
+
+type fastEntry[K Object] struct {
+	specs *specSet
+	dev   int
+	ck    *Kernel[K]
+}
+
+// Kernel returns the kernel of key for device dev under the cache's
+// current specialization-constant values, building its program and
+// creating the kernel on first use. A hit takes no lock and allocates
+// nothing: two atomic loads and an array lookup. The kernel is shared:
+// lock it around setting arguments and launching, or use Acquire. A
+// negative dev (the caller's device is not one of the cache's) is an
+// error wrapping ErrInvalidArgument.
+func (c *Cache[K]) Kernel(key *KernelKey, dev int) (*Kernel[K], error) {
+	if key != nil {
+		t := c.fast.Load()
+		if key.index < len(t.slots) {
+			specs := c.spec.Load()
+			slot := t.slots[key.index]
+			for i := range slot {
+				if e := &slot[i]; e.specs == specs && e.dev == dev {
+					if !e.ck.entry.used.Load() {
+						e.ck.entry.used.Store(true)
+					}
+					return e.ck, nil
+				}
+			}
+		}
+	}
+	return c.kernelSlow(key, dev)
+}
+
+// Acquire returns the kernel of key for device dev, locked: set its
+// arguments, launch it, then Unlock it.
+func (c *Cache[K]) Acquire(key *KernelKey, dev int) (*Kernel[K], error) {
+	var err error
+	for range 4 {
+		var ck *Kernel[K]
+		if ck, err = c.Kernel(key, dev); err != nil {
+			return nil, err
+		}
+		ck.mu.Lock()
+		if !ck.dead && !ck.doomed.Load() {
+			return ck, nil
+		}
+		ck.Unlock()
+		err = fmt.Errorf("acquire kernel %q: %w: evicted from the cache", key.name, ErrClosed)
+	}
+	return nil, err
+}
+
+// kernelSlow is the miss path of Kernel: the program through getOrBuild,
+// then the kernel of (program, name, device), then a new fast table.
+func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
+	if key == nil || key.image == nil {
+		return nil, fmt.Errorf("get kernel: %w: nil kernel key", ErrInvalidArgument)
+	}
+	if dev < 0 {
+		return nil, fmt.Errorf("get kernel %q: %w: queue not of this context", key.name, ErrInvalidArgument)
+	}
+	if err := c.b.Enter(key.image); err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
+	}
+	defer c.b.Exit()
+	c.kernelMisses.Add(1)
+	specs := c.spec.Load()
+	k := c.keyOf(key.image, specs)
+	e, err := c.getOrBuild(k)
+	if err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
+	}
+	defer e.sp.drop()
+
+	ck, err := c.kernelOf(e, k.name, key.name, dev)
+	if err != nil {
+		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !e.inLRU || c.closed {
+		return nil, fmt.Errorf("get kernel %q: %w: evicted from the cache", key.name, ErrClosed)
+	}
+	old := c.fast.Load()
+	n := max(len(old.slots), key.index+1)
+	t := &fastTable[K]{slots: make([][]fastEntry[K], n)}
+	copy(t.slots, old.slots)
+	for _, fe := range t.slots[key.index] {
+		if fe.specs == specs && fe.dev == dev {
+			return fe.ck, nil
+		}
+	}
+	slot := make([]fastEntry[K], 0, len(t.slots[key.index])+1)
+	slot = append(slot, t.slots[key.index]...)
+	t.slots[key.index] = append(slot, fastEntry[K]{specs: specs, dev: dev, ck: ck})
+	c.fast.Store(t)
+	return ck, nil
+}
+
+// kernelID names a kernel object of a program: one per kernel name and
+// device.
+type kernelID struct {
+	name string
+	dev  int
+}
+
+// making is the single-flight creation of one kernel object: its outcome,
+// once done is closed, is the cached kernel or the stored error.
+type making[K Object] struct {
+	done chan struct{}
+	ck   *Kernel[K]
+	err  error
+}
+
+// kernelOf returns the kernel called name of e's program, the program
+// called prog, on device dev, creating it on first use: one kernel object
+// per (program, name, device), however many goroutines ask at once. A
+// failure is stored and returned to later callers, except out of memory,
+// after which the cache evicts every other program, retries once and,
+// failing again, lets the next caller try anew.
+func (c *Cache[K]) kernelOf(e *entry[K], prog, name string, dev int) (*Kernel[K], error) {
+	id := kernelID{name, dev}
+	c.mu.Lock()
+	if km, ok := e.making[id]; ok {
+		c.mu.Unlock()
+		<-km.done
+		return km.ck, km.err
+	}
+	km := &making[K]{done: make(chan struct{})}
+	if e.making == nil {
+		e.making = make(map[kernelID]*making[K])
+	}
+	e.making[id] = km
+	c.mu.Unlock()
+	defer close(km.done)
+
+	kern, err := c.b.NewKernel(e.sp.drv, prog, name)
+	if err != nil && errors.Is(err, driver.ErrOutOfMemory) {
+		c.oomFlushes.Add(1)
+		c.Logf("out of memory creating kernel %s: evict every other program and retry", name)
+		c.evictAll(e)
+		kern, err = c.b.NewKernel(e.sp.drv, prog, name)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case err != nil:
+		km.err = err
+		if errors.Is(err, driver.ErrOutOfMemory) {
+			delete(e.making, id)
+		}
+	case !e.inLRU || c.closed: // evicted or closed meanwhile
+		kern.Release()
+		km.err = fmt.Errorf("%w: evicted from the cache", ErrClosed)
+		delete(e.making, id)
+	default:
+		km.ck = &Kernel[K]{k: kern, entry: e, name: name}
+		e.kernels = append(e.kernels, km.ck)
+	}
+	return km.ck, km.err
+}
+
+// dropFast publishes a fast table without the kernels of e. Called with
+// Cache.mu held.
+func (c *Cache[K]) dropFast(e *entry[K]) {
+	old := c.fast.Load()
+	t := &fastTable[K]{slots: make([][]fastEntry[K], len(old.slots))}
+	for i, slot := range old.slots {
+		var kept []fastEntry[K]
+		for _, fe := range slot {
+			if fe.ck.entry != e {
+				kept = append(kept, fe)
+			}
+		}
+		t.slots[i] = kept
+	}
+	c.fast.Store(t)
+}
