@@ -51,7 +51,9 @@ func (m *Mem) driverBuffer() (driver.Buffer, error) {
 	if m.freed.Load() {
 		return nil, fmt.Errorf("buffer: %w", ErrFreed)
 	}
-	if m.parent != nil && m.parent.freed.Load() {
+	if p := m.parent; p != nil && (p.freed.Load() || m.pooled && !m.h.Live()) {
+		// A pooled parent's block may be in use again, even through the same
+		// Mem: its handle, copied into the view, tells.
 		return nil, fmt.Errorf("buffer: %w: the buffer this view lies in was freed", ErrFreed)
 	}
 	if m.pooled && !m.h.Live() {

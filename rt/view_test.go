@@ -153,6 +153,27 @@ func TestViewErrors(t *testing.T) {
 	if err := v.Free(); !errors.Is(err, rt.ErrFreed) {
 		t.Errorf("second free of a view: %v, want ErrFreed", err)
 	}
+	// A view of allocator memory fails once its buffer is freed, even when
+	// the block serves the next allocation.
+	pb, err := siteA.Alloc(q, 4*step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv, err := pb.View(step, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pb.Free(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := siteA.Alloc(q, 4*step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Free()
+	if err := pv.Write(q, make([]float32, step)); !errors.Is(err, rt.ErrFreed) || !strings.Contains(err.Error(), "view lies in") {
+		t.Errorf("write a view of a freed allocator buffer whose block was reused: %v, want ErrFreed", err)
+	}
 	var zero rt.Buffer[int32]
 	if _, err := zero.View(0, 0); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("view of the zero Buffer: %v, want ErrInvalidArgument", err)
