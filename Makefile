@@ -58,15 +58,26 @@ TABLE_JSON ?= bench-table.jsonl
 bench-table: deps
 	$(GO) run ./examples/suite -reps $(TABLE_REPS) -json $(TABLE_JSON) $(TABLE_FLAGS)
 
-## gpu-bundle: build test binaries, examples and dgen into $(BUNDLE)/ to run
-## on a GPU machine that has no Go: copy it there and run $(BUNDLE)/run.sh.
+## gpu-bundle: build, stripped, into $(BUNDLE)/ the test binaries of
+## BUNDLE_TESTS, the commands of BUNDLE_CMDS, rawcl and the scripts, to run
+## on a GPU machine that has no Go: copy it there and run $(BUNDLE)/run.sh,
+## or $(BUNDLE)/bench-gpu.sh for the launch and Hotspot figures against
+## rawcl. The defaults are what those scripts and docs/BENCHMARKS.md run
+## (about 55 MB); BUNDLE_TESTS=all takes every package whose tests use a
+## device (they import rt/opencl; cmd/dgen's need Go), BUNDLE_CMDS=all
+## every example.
+BUNDLE_TESTS ?= rt rt/opencl examples/devglobal examples/stencil
+BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
-	for p in $$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...); do \
-		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|github.com/dgen-go/dgen/||; s|/|_|g').test $$p || exit 1; done
-	for d in cmd/dgen examples/*/; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
+	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \
+			awk '/dgen\/rt\/opencl/ && $$1 !~ /cmd\/dgen$$/ {print $$1}'); \
+	for p in $$tests; do p=$${p#github.com/dgen-go/dgen/}; \
+		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|/|_|g').test ./$$p || exit 1; done
+	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
+	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh $(BUNDLE)/bench-trace.sh
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cp examples/stencil/hotspot.cl $(BUNDLE)/
 

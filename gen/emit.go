@@ -322,34 +322,49 @@ func (s *state) emitKernel(o *out, k *kernel) {
 	}
 	o.reg(hidden, jen.Qual(CodegenPath, "RegisterKernel").Call(jen.Id(programVar(k.prog.name)), jen.Qual(CodegenPath, "Kernel").Values(dict)))
 
-	body := []jen.Code{
-		jen.List(jen.Id("k"), jen.Err()).Op(":=").Id(hidden).Dot("Acquire").Call(jen.Id("q")),
+	// The arguments are set by a function of their own, which Enqueue and
+	// EnqueueEvent share; a spec with no fields has none.
+	setErr := jen.Code(jen.Nil())
+	if len(k.fields) > 0 {
+		args := "_dgenArgs_" + k.name
+		setErr = jen.Id(args).Call(jen.Id("s"), jen.Id("k"))
+		sets := make([]jen.Code, len(k.fields))
+		for i, f := range k.fields {
+			switch f.class {
+			case clsrc.ArgBuffer:
+				sets[i] = jen.Id("k").Dot("SetBuffer").Call(jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Mem").Call())
+			case clsrc.ArgLocal:
+				sets[i] = jen.Id("k").Dot("SetLocal").Call(jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Bytes").Call())
+			default:
+				sets[i] = jen.Qual(RuntimePath, "SetArg").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
+			}
+		}
+		body := []jen.Code{jen.Return(sets[0])}
+		if len(sets) > 1 {
+			body = []jen.Code{jen.Err().Op(":=").Add(sets[0])}
+			for _, set := range sets[1:] {
+				body = append(body, jen.If(jen.Err().Op("==").Nil()).Block(jen.Err().Op("=").Add(set)))
+			}
+			body = append(body, jen.Return(jen.Err()))
+		}
+		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("%s sets the arguments of kernel %s from s and returns the first error.", args, k.clName)).Line().
+			Func().Id(args).Params(jen.Id("s").Op("*").Id(k.name), jen.Id("k").Op("*").Qual(RuntimePath, "Kernel")).Error().Block(body...))
+	}
+	params := []jen.Code{jen.Id("q").Op("*").Qual(RuntimePath, "Queue"), jen.Id("r").Qual(RuntimePath, "Range"), jen.Id("wait").Op("...").Op("*").Qual(RuntimePath, "Event")}
+	acquire := jen.List(jen.Id("k"), jen.Err()).Op(":=").Id(hidden).Dot("Acquire").Call(jen.Id("q"))
+	o.decls = append(o.decls, jen.Comment(fmt.Sprintf("Enqueue sets the arguments of kernel %s from s and launches it over r after wait, creating no event; EnqueueEvent returns one.", k.clName)).Line().
+		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("Enqueue").Params(params...).Error().Block(
+		acquire,
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Return(jen.Id(hidden).Dot("Submit").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), setErr, jen.Id("wait"))),
+	))
+	o.decls = append(o.decls, jen.Comment("EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.").Line().
+		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("EnqueueEvent").Params(params...).
+		Params(jen.Op("*").Qual(RuntimePath, "Event"), jen.Error()).Block(
+		acquire,
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-	}
-	for i, f := range k.fields {
-		var set jen.Code
-		switch f.class {
-		case clsrc.ArgBuffer:
-			set = jen.Id("k").Dot("SetBuffer").Call(jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Mem").Call())
-		case clsrc.ArgLocal:
-			set = jen.Id("k").Dot("SetLocal").Call(jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Bytes").Call())
-		default:
-			set = jen.Qual(RuntimePath, "SetArg").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
-		}
-		if i == 0 {
-			body = append(body, jen.Err().Op("=").Add(set))
-		} else {
-			body = append(body, jen.If(jen.Err().Op("==").Nil()).Block(jen.Err().Op("=").Add(set)))
-		}
-	}
-	body = append(body, jen.Return(jen.Id(hidden).Dot("Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Err(), jen.Id("wait"))))
-	if len(k.fields) == 0 {
-		body[len(body)-1] = jen.Return(jen.Id(hidden).Dot("Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Nil(), jen.Id("wait")))
-	}
-	o.decls = append(o.decls, jen.Comment(fmt.Sprintf("Enqueue sets the arguments of kernel %s from s and launches it over r after wait.", k.clName)).Line().
-		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("Enqueue").
-		Params(jen.Id("q").Op("*").Qual(RuntimePath, "Queue"), jen.Id("r").Qual(RuntimePath, "Range"), jen.Id("wait").Op("...").Op("*").Qual(RuntimePath, "Event")).
-		Params(jen.Op("*").Qual(RuntimePath, "Event"), jen.Error()).Block(body...))
+		jen.Return(jen.Id(hidden).Dot("Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), setErr, jen.Id("wait"))),
+	))
 	for _, f := range k.fields {
 		if !f.out {
 			continue

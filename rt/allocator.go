@@ -81,8 +81,14 @@ type devAlloc struct {
 	a   *alloc.Allocator
 }
 
-// block is what the allocator holds: a driver buffer.
-type block struct{ drv driver.Buffer }
+// block is what the allocator holds: a driver buffer, and the Mem that
+// allocMem hands out for it, again at every reuse, so that a hit
+// allocates nothing on the Go heap (Buffer.gen tells the Buffers of
+// earlier uses apart).
+type block struct {
+	drv driver.Buffer
+	mem Mem
+}
 
 // Alloc implements alloc.Device: a driver buffer, made resident by a
 // 4-byte blocking write so that a lazy driver (NVIDIA commits memory at
@@ -101,12 +107,12 @@ func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
 		}
 		return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
 	}
-	return block{drv}, nil
+	return &block{drv: drv}, nil
 }
 
 // Release implements alloc.Device.
 func (d *devAlloc) Release(b alloc.Block) error {
-	if err := b.(block).drv.Release(); err != nil {
+	if err := b.(*block).drv.Release(); err != nil {
 		return fmt.Errorf("release buffer on %q: %w", d.dev.Name, err)
 	}
 	d.ctx.driverReleases.Add(1)
@@ -174,7 +180,13 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 	if err != nil { // cannot happen for a fresh allocation
 		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, TagName(uint32(tag)), q.dev.Name, err)
 	}
-	return &Mem{ctx: q.ctx, drv: blk.(block).drv, size: size, h: h, pooled: true, release: releaseToAllocator}, nil
+	b := blk.(*block)
+	m := &b.mem
+	// m is free: its last Free returned it, with the block, to the allocator.
+	m.ctx, m.drv, m.size, m.h, m.pooled, m.release = q.ctx, b.drv, size, h, true, releaseToAllocator
+	m.uses.reset()
+	m.freed.Store(false)
+	return m, nil
 }
 
 // releaseToAllocator gives m's block back to its allocator with the uses
@@ -182,12 +194,14 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 // nothing to do.
 func releaseToAllocator(m *Mem) error {
 	var buf [4]alloc.Use
-	err := m.h.FreeAfter(m.uses.appendTo(buf[:0]))
-	if err != nil && m.ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {
+	// Once FreeAfter returns, allocMem may hand m out again: read it first.
+	ctx, size, uses := m.ctx, m.size, m.uses.appendTo(buf[:0])
+	err := m.h.FreeAfter(uses)
+	if err != nil && ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("free %d bytes: %w", m.size, err)
+		return fmt.Errorf("free %d bytes: %w", size, err)
 	}
 	return nil
 }
@@ -213,7 +227,7 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	if err != nil {
 		return Buffer[T]{}, err
 	}
-	return Buffer[T]{m: m, n: n}, nil
+	return bufferOver[T](m, n), nil
 }
 
 // Alloc allocates an untagged buffer of n elements of T on q's device
@@ -229,7 +243,7 @@ func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	if err != nil {
 		return Buffer[T]{}, err
 	}
-	return Buffer[T]{m: m, n: n}, nil
+	return bufferOver[T](m, n), nil
 }
 
 // AllocStats is a snapshot of a context's device memory statistics.

@@ -27,7 +27,9 @@ func openDefault(b *testing.B) *rt.Context {
 
 const emptySrc = `__kernel void touch(__global int *p) { if (get_global_id(0) == 0) p[0] += 1; }`
 
-func touchKernel(b *testing.B, ctx *rt.Context) (*rt.Kernel, rt.Buffer[int32]) {
+// touchKernel builds the kernel touch of emptySrc with its argument set
+// to a new 1-element buffer, released when b ends.
+func touchKernel(b testing.TB, ctx *rt.Context) (*rt.Kernel, rt.Buffer[int32]) {
 	prog, err := ctx.BuildProgram("touch", emptySrc, "")
 	if err != nil {
 		b.Fatal(err)
@@ -239,6 +241,38 @@ func BenchmarkNewBufferFree(b *testing.B) {
 				if err := buf.Free(); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkSetBuffer measures setting a kernel's buffer argument to the
+// buffer it holds already (same: no driver call) against alternating two
+// buffers (changed: a clSetKernelArg each time), side by side.
+func BenchmarkSetBuffer(b *testing.B) {
+	ctx := openDefault(b)
+	k, buf := touchKernel(b, ctx)
+	other, err := rt.NewBuffer[int32](ctx, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { other.Free() })
+	bufs := [2]*rt.Mem{buf.Mem(), other.Mem()}
+	for _, bc := range []struct {
+		name string
+		pick func(i int) *rt.Mem
+	}{
+		{"same", func(int) *rt.Mem { return bufs[0] }},
+		{"changed", func(i int) *rt.Mem { return bufs[i&1] }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := k.SetBuffer(0, bc.pick(i)); err != nil {
+					b.Fatal(err)
+				}
+				i++
 			}
 		})
 	}

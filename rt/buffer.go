@@ -33,6 +33,11 @@ type Mem struct {
 	parent  *Mem
 	offset  int64
 	cleanup runtime.Cleanup
+	// gen counts the Frees of m. A Buffer records it when it is made, so
+	// that a Buffer whose memory was freed sees the difference even after
+	// the allocator has handed the same Mem out again (allocMem reuses a
+	// pooled block's Mem, so that a hit allocates nothing).
+	gen atomic.Uint32
 }
 
 // Size returns the size of the region in bytes.
@@ -124,15 +129,39 @@ func (m *Mem) Free() error {
 	if m.freed.Swap(true) {
 		return fmt.Errorf("free buffer: %w", ErrFreed)
 	}
+	m.gen.Add(1)
 	return m.release(m)
 }
+
+// freedMem stands for the memory of a Buffer that has been freed: every
+// use of it is an error wrapping ErrFreed.
+var freedMem = func() *Mem {
+	m := &Mem{}
+	m.freed.Store(true)
+	return m
+}()
 
 // Buffer is a typed array of n elements of T in device memory. T must be
 // plain data (numbers, booleans, arrays and structs of them). A Buffer is a
 // small handle: copies refer to the same memory. The zero Buffer is nil.
 type Buffer[T any] struct {
-	m *Mem
-	n int
+	m   *Mem
+	n   int
+	gen uint32 // m.gen when the buffer was made
+}
+
+// bufferOver returns a Buffer of n elements over m.
+func bufferOver[T any](m *Mem, n int) Buffer[T] {
+	return Buffer[T]{m: m, n: n, gen: m.gen.Load()}
+}
+
+// mem returns the buffer's memory: nil for the zero Buffer, freedMem once
+// it has been freed.
+func (b Buffer[T]) mem() *Mem {
+	if b.m != nil && b.m.gen.Load() != b.gen {
+		return freedMem
+	}
+	return b.m
 }
 
 // NewBuffer allocates a buffer of n elements of T directly from the driver.
@@ -145,7 +174,7 @@ func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 	if err != nil {
 		return Buffer[T]{}, err
 	}
-	return Buffer[T]{m: m, n: n}, nil
+	return bufferOver[T](m, n), nil
 }
 
 // BufferOf returns a Buffer of n elements of T over m, which must hold at
@@ -158,7 +187,7 @@ func BufferOf[T any](m *Mem, n int) (Buffer[T], error) {
 	if m == nil || m.size < size {
 		return Buffer[T]{}, fmt.Errorf("buffer of %d elements: %w: memory too small", n, ErrInvalidArgument)
 	}
-	return Buffer[T]{m: m, n: n}, nil
+	return bufferOver[T](m, n), nil
 }
 
 func byteSize[T any](n int) (int64, error) {
@@ -182,15 +211,18 @@ func (b Buffer[T]) Len() int { return b.n }
 // Bytes returns the size of the elements in bytes.
 func (b Buffer[T]) Bytes() int64 { return int64(b.n) * elemSize[T]() }
 
-// Mem returns the memory behind the buffer; nil for the zero Buffer.
-func (b Buffer[T]) Mem() *Mem { return b.m }
+// Mem returns the memory behind the buffer; nil for the zero Buffer. The
+// Mem stands for the buffer until the buffer is freed: an allocator may
+// then hand the same Mem out again, so do not keep it beyond that. A
+// freed Buffer's Mem is one whose every use is an error wrapping ErrFreed.
+func (b Buffer[T]) Mem() *Mem { return b.mem() }
 
 // IsNil reports whether b is the zero Buffer.
 func (b Buffer[T]) IsNil() bool { return b.m == nil }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
 // it, and a second Free, return errors wrapping ErrFreed.
-func (b Buffer[T]) Free() error { return b.m.Free() }
+func (b Buffer[T]) Free() error { return b.mem().Free() }
 
 func elemSize[T any]() int64 {
 	var z T
@@ -200,9 +232,10 @@ func elemSize[T any]() int64 {
 // span checks that elements [off, off+n) lie in b, and that b may be used on
 // q, and returns their byte offset and length.
 func (b Buffer[T]) span(q *Queue, op string, off, n int) (driver.Buffer, int64, int64, error) {
-	drv, err := b.m.driverBuffer()
+	m := b.mem()
+	drv, err := m.driverBuffer()
 	if err == nil && q != nil {
-		err = q.ctx.sameContext("the buffer", b.m.ctx)
+		err = q.ctx.sameContext("the buffer", m.ctx)
 	}
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%s: %w", op, err)
@@ -233,9 +266,8 @@ func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) 
 	if err != nil {
 		return err
 	}
-	return q.transfer("write buffer", trace.Write, func(dw []driver.Event, blocking bool) (driver.Event, error) {
-		return q.drv.WriteBuffer(drv, blocking, boff, size, unsafe.Pointer(unsafe.SliceData(src)), dw)
-	}, size, wait, skip+1)
+	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src))}
+	return q.transfer(x, wait, skip+1)
 }
 
 // Read copies the first len(dst) elements of the buffer into dst and waits
@@ -257,9 +289,8 @@ func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) e
 	if err != nil {
 		return err
 	}
-	return q.transfer("read buffer", trace.Read, func(dw []driver.Event, blocking bool) (driver.Event, error) {
-		return q.drv.ReadBuffer(drv, blocking, boff, size, unsafe.Pointer(unsafe.SliceData(dst)), dw)
-	}, size, wait, skip+1)
+	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
+	return q.transfer(x, wait, skip+1)
 }
 
 // Fill sets every element to v. It returns at once with the command's event.
@@ -276,7 +307,7 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
 	}, wait, 0)
 	if err == nil {
-		q.record(b.m)
+		q.record(b.mem())
 	}
 	return ev, err
 }
@@ -299,20 +330,43 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
 	}, wait, 0)
 	if err == nil {
-		q.record(b.m, dst.m)
+		q.record(b.mem(), dst.mem())
 	}
 	return ev, err
 }
 
-// transfer runs a blocking transfer of size bytes, which creates no
-// event; an empty one only waits for wait. do enqueues it, blocking or
-// not: when tracing reports device times, transfer enqueues it without
-// blocking and waits for its event. kind and skip are as for beginTask.
-func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []driver.Event, blocking bool) (driver.Event, error), size int64, wait []*Event, skip int) error {
-	if size == 0 {
+// xfer is a transfer between host and device memory: a value, not a
+// closure, so that a blocking transfer allocates nothing.
+type xfer struct {
+	op   string        // "read buffer", "write device global", ...
+	kind trace.CmdKind // trace.Read, trace.Write, trace.GlobalRead or trace.GlobalWrite
+	buf  driver.Buffer
+	off  int64
+	size int64
+	host unsafe.Pointer // the host memory read into or written from
+}
+
+// read reports whether x copies from the device to the host.
+func (x *xfer) read() bool { return x.kind == trace.Read || x.kind == trace.GlobalRead }
+
+// enqueue enqueues x on q after dw, blocking or not; a blocking transfer
+// returns no event.
+func (x *xfer) enqueue(q *Queue, dw []driver.Event, blocking bool) (driver.Event, error) {
+	if x.read() {
+		return q.drv.ReadBuffer(x.buf, blocking, x.off, x.size, x.host, dw)
+	}
+	return q.drv.WriteBuffer(x.buf, blocking, x.off, x.size, x.host, dw)
+}
+
+// transfer runs the blocking transfer x, which creates no event; an empty
+// one only waits for wait. When tracing reports device times, transfer
+// enqueues it without blocking and waits for its event. skip is as for
+// beginTask.
+func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
+	if x.size == 0 {
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
-				return fmt.Errorf("%s: %w", op, err)
+				return fmt.Errorf("%s: %w", x.op, err)
 			}
 		}
 		return nil
@@ -323,17 +377,17 @@ func (q *Queue) transfer(op string, kind trace.CmdKind, do func(dw []driver.Even
 	defer q.ctx.exit()
 	dw, err := q.driverEvents(wait)
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return fmt.Errorf("%s: %w", x.op, err)
 	}
-	tk := q.beginTask(kind, op, skip+1, wait)
+	tk := q.beginTask(x.kind, x.op, skip+1, wait)
 	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
 	if q.wantsEvent(&tk) {
-		err = q.tracedTransfer(op, &tk, do, dw)
+		err = q.tracedTransfer(&x, &tk, dw)
 	} else {
-		_, err = do(dw, true)
+		_, err = x.enqueue(q, dw, true)
 		tk.End()
 		if err != nil {
-			err = fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+			err = fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 		}
 	}
 	if err == nil {

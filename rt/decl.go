@@ -176,28 +176,51 @@ func (info *kernelInfo) Acquire(q *Queue) (*Kernel, error) {
 }
 
 // Launch binds the hidden device-global arguments of kern, launches it over
-// r after wait and unlocks it. setErr is the first error of setting the
-// arguments, if any: then nothing is launched and the error is returned.
+// r after wait with an event and unlocks it. setErr is the first error of
+// setting the arguments, if any: then nothing is launched and the error is
+// returned.
 func (info *kernelInfo) Launch(q *Queue, kern *Kernel, r Range, setErr error, wait []*Event) (*Event, error) {
 	if kern == nil || kern.slot == nil {
 		return nil, fmt.Errorf("enqueue %s: %w: no kernel from Acquire", info.id, ErrInvalidArgument)
 	}
 	defer kern.slot.Unlock()
-	if setErr != nil {
-		return nil, fmt.Errorf("enqueue %s: %w", info.id, setErr)
-	}
-	if q == nil {
-		return nil, fmt.Errorf("enqueue %s: %w: nil queue", info.id, ErrInvalidArgument)
-	}
-	if len(info.globals) > 0 {
-		if err := kern.bindHidden(q); err != nil {
-			return nil, fmt.Errorf("enqueue %s: %w", info.id, err)
-		}
+	if err := info.prepare(q, kern, setErr); err != nil {
+		return nil, err
 	}
 	// The trace's call site is the user's: two frames above this method's
 	// caller, codegen.KernelDecl.Launch, is the caller of the generated
-	// Enqueue.
+	// EnqueueEvent.
 	return q.launch(kern, r, wait, 2)
+}
+
+// Submit is Launch without an event: what the generated Enqueue calls.
+func (info *kernelInfo) Submit(q *Queue, kern *Kernel, r Range, setErr error, wait []*Event) error {
+	if kern == nil || kern.slot == nil {
+		return fmt.Errorf("enqueue %s: %w: no kernel from Acquire", info.id, ErrInvalidArgument)
+	}
+	defer kern.slot.Unlock()
+	if err := info.prepare(q, kern, setErr); err != nil {
+		return err
+	}
+	// As for Launch: two frames above codegen.KernelDecl.Submit is the
+	// caller of the generated Enqueue.
+	return q.submit(kern, r, wait, 2)
+}
+
+// prepare returns setErr, wrapped, or binds the hidden arguments of kern.
+func (info *kernelInfo) prepare(q *Queue, kern *Kernel, setErr error) error {
+	if setErr != nil {
+		return fmt.Errorf("enqueue %s: %w", info.id, setErr)
+	}
+	if q == nil {
+		return fmt.Errorf("enqueue %s: %w: nil queue", info.id, ErrInvalidArgument)
+	}
+	if len(info.globals) > 0 {
+		if err := kern.bindHidden(q); err != nil {
+			return fmt.Errorf("enqueue %s: %w", info.id, err)
+		}
+	}
+	return nil
 }
 
 // bindHidden sets the hidden arguments to the storage of the kernel's

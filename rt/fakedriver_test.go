@@ -25,6 +25,8 @@ func init() { driver.Register("fake", fakeBackend{}) }
 var fakeStats struct {
 	builds, loads, kernels, launches atomic.Int64
 	markers, flushes                 atomic.Int64
+	events                           atomic.Int64 // driver events created
+	setArgs                          atomic.Int64 // kernel arguments set
 }
 
 type fakeBackend struct{}
@@ -113,11 +115,17 @@ func (p *fakeProgram) Release() error { return nil }
 
 type fakeKernel struct{ nargs int }
 
-func (k *fakeKernel) SetArgBuffer(i int, b driver.Buffer) error               { return nil }
-func (k *fakeKernel) SetArgScalar(i int, size uintptr, v uint64) error        { return nil }
-func (k *fakeKernel) SetArgBytes(i int, size uintptr, p unsafe.Pointer) error { return nil }
-func (k *fakeKernel) SetArgLocal(i int, size uintptr) error                   { return nil }
-func (k *fakeKernel) NumArgs() (int, error)                                   { return k.nargs, nil }
+func (k *fakeKernel) SetArgBuffer(i int, b driver.Buffer) error { fakeStats.setArgs.Add(1); return nil }
+func (k *fakeKernel) SetArgScalar(i int, size uintptr, v uint64) error {
+	fakeStats.setArgs.Add(1)
+	return nil
+}
+func (k *fakeKernel) SetArgBytes(i int, size uintptr, p unsafe.Pointer) error {
+	fakeStats.setArgs.Add(1)
+	return nil
+}
+func (k *fakeKernel) SetArgLocal(i int, size uintptr) error { fakeStats.setArgs.Add(1); return nil }
+func (k *fakeKernel) NumArgs() (int, error)                 { return k.nargs, nil }
 func (k *fakeKernel) WorkGroupInfo(uintptr) (driver.KernelWorkGroupInfo, error) {
 	return driver.KernelWorkGroupInfo{WorkGroupSize: 256, PreferredMultiple: 1}, nil
 }
@@ -135,6 +143,12 @@ type fakeQueue struct{}
 
 type fakeEvent struct{}
 
+// newFakeEvent returns an event, counting it.
+func newFakeEvent() fakeEvent {
+	fakeStats.events.Add(1)
+	return fakeEvent{}
+}
+
 func (fakeEvent) Wait() error                         { return nil }
 func (fakeEvent) Status() (driver.EventStatus, error) { return driver.StatusComplete, nil }
 func (fakeEvent) Profile() (driver.Timing, error) {
@@ -144,7 +158,7 @@ func (fakeEvent) Release() error { return nil }
 
 func (fakeQueue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
 	fakeStats.launches.Add(1)
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) SubmitKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) error {
@@ -171,7 +185,7 @@ func (fakeQueue) ReadBuffer(b driver.Buffer, blocking bool, offset, size int64, 
 	if blocking {
 		return nil, nil
 	}
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
@@ -185,7 +199,7 @@ func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64,
 	if blocking {
 		return nil, nil
 	}
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) (driver.Event, error) {
@@ -198,7 +212,7 @@ func (fakeQueue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64,
 		span[i] = pattern[i%len(pattern)]
 	}
 	fb.mu.Unlock()
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
@@ -217,12 +231,12 @@ func (fakeQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size i
 	db.mu.Lock()
 	copy(d, tmp)
 	db.mu.Unlock()
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 
 func (fakeQueue) Marker(wait []driver.Event) (driver.Event, error) {
 	fakeStats.markers.Add(1)
-	return fakeEvent{}, nil
+	return newFakeEvent(), nil
 }
 func (fakeQueue) Flush() error   { fakeStats.flushes.Add(1); return nil }
 func (fakeQueue) Finish() error  { return nil }

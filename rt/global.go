@@ -1,7 +1,6 @@
 package rt
 
 import (
-	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 
 	"fmt"
@@ -100,18 +99,13 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	if err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
 	}
-	name, kind := op+" device global", trace.GlobalRead
+	name, kind := "read device global", trace.GlobalRead // constants: no concatenation per call
 	if write {
-		kind = trace.GlobalWrite
+		name, kind = "write device global", trace.GlobalWrite
 	}
 	// Frames between transfer's caller and the user: copy's caller, the
 	// exported Read, Write, ReadAt or WriteAt.
-	return q.transfer(name, kind, func(dw []driver.Event, blocking bool) (driver.Event, error) {
-		if write {
-			return q.drv.WriteBuffer(drv, blocking, off, n, p, dw)
-		}
-		return q.drv.ReadBuffer(drv, blocking, off, n, p, dw)
-	}, n, wait, 1)
+	return q.transfer(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p}, wait, 1)
 }
 
 // globalMem returns the storage of g on q's device: one zero-initialised

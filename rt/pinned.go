@@ -150,7 +150,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 	if err != nil {
 		return nil, err
 	}
-	q.record(b.m)
+	q.record(b.mem())
 	h.pending = append(pruneDone(h.pending), ev)
 	return ev, nil
 }

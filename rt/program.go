@@ -174,6 +174,35 @@ type Kernel struct {
 	bufs       []*Mem
 	pooledArgs int
 	lim        kernelLimits // local memory and work-group limits (workgroup.go)
+
+	// last holds, by argument index, the value each argument was last set
+	// to, so that setting it to the same value again (a generated Enqueue
+	// sets every argument at every launch) makes no driver call.
+	last []argValue
+}
+
+// argValue is a kernel argument's value as set through SetBuffer or
+// SetArg: a buffer, or a scalar of size bytes. The zero argValue is an
+// argument whose value is not known here.
+type argValue struct {
+	known bool
+	buf   driver.Buffer
+	size  uintptr
+	bits  uint64
+}
+
+// holds reports whether argument i is known to be set to v already.
+func (k *Kernel) holds(i int, v argValue) bool { return k.last != nil && k.last[i] == v }
+
+// remember records that argument i is set to v; the zero argValue forgets.
+func (k *Kernel) remember(i int, v argValue) {
+	if k.last == nil {
+		if !v.known {
+			return
+		}
+		k.last = make([]argValue, k.nargs)
+	}
+	k.last[i] = v
 }
 
 // Kernel creates the kernel called name. A name that the program does not
@@ -267,8 +296,12 @@ func (k *Kernel) SetBuffer(i int, m *Mem) error {
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
-	if err := k.drv.SetArgBuffer(i, drv); err != nil {
-		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	if v := (argValue{known: true, buf: drv}); !k.holds(i, v) {
+		if err := k.drv.SetArgBuffer(i, drv); err != nil {
+			k.remember(i, argValue{})
+			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		}
+		k.remember(i, v)
 	}
 	k.bind(i, m)
 	return nil
@@ -304,6 +337,7 @@ func (k *Kernel) SetLocal(i int, size int) error {
 	if max := k.prog.ctx.maxLocalMem(); max > 0 && int64(size) > max {
 		return fmt.Errorf("set argument %d of kernel %q: %w: %d bytes of local memory, more than a device of the context has (%d)", i, k.name, ErrInvalidArgument, size, max)
 	}
+	k.remember(i, argValue{})
 	if err := k.drv.SetArgLocal(i, uintptr(size)); err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
@@ -332,11 +366,18 @@ func SetArg[T any](k *Kernel, i int, v T) error {
 	if size <= 8 && unsafe.Alignof(v) <= 8 {
 		var u uint64
 		*(*T)(unsafe.Pointer(&u)) = v
-		err = k.drv.SetArgScalar(i, size, u)
+		av := argValue{known: true, size: size, bits: u}
+		if !k.holds(i, av) {
+			if err = k.drv.SetArgScalar(i, size, u); err == nil {
+				k.remember(i, av)
+			}
+		}
 	} else {
+		k.remember(i, argValue{})
 		err = k.drv.SetArgBytes(i, size, unsafe.Pointer(&v))
 	}
 	if err != nil {
+		k.remember(i, argValue{})
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
 	k.bind(i, nil)

@@ -80,6 +80,7 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 	if err := r.qa.Flush(); err != nil {
 		return 0, err
 	}
+	inMem := in.Mem()
 	if err := in.Free(); err != nil {
 		return 0, err
 	}
@@ -88,7 +89,7 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 		return 0, err
 	}
 	defer reused.Free()
-	if reused.Mem().Size() != in.Mem().Size() {
+	if reused.Mem() != inMem { // allocMem hands out a reused block's Mem again
 		return 0, errors.New("not the same block")
 	}
 	if err := errors.Join(r.set.SetBuffer(0, reused.Mem()), rt.SetArg(r.set, 1, float32(2))); err != nil {

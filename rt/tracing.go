@@ -29,9 +29,10 @@ import (
 // q.launch(..., 0)); a function that adds a frame between the user and the
 // helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
 // writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
-// A generated Enqueue reaches q.launch through codegen.KernelDecl.Launch
-// and the kernel spec's Launch, which passes skip 2, so the location is
-// the user's call of Enqueue.
+// A generated Enqueue reaches q.submit through codegen.KernelDecl.Submit
+// and the kernel spec's Submit, which passes skip 2, so the location is
+// the user's call of Enqueue; EnqueueEvent reaches q.launch the same way
+// through Launch.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or
@@ -348,15 +349,15 @@ func (q *Queue) newTracedEvent(drv driver.Event, name string, tk trace.Task) *Ev
 
 // tracedTransfer runs a traced transfer without blocking, waits for its
 // event and reports its device times at once.
-func (q *Queue) tracedTransfer(op string, tk *trace.Task, do func([]driver.Event, bool) (driver.Event, error), dw []driver.Event) error {
-	ev, err := do(dw, false)
+func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error {
+	ev, err := x.enqueue(q, dw, false)
 	tk.End()
 	if err != nil {
-		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+		return fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 	}
 	defer ev.Release()
 	if err := ev.Wait(); err != nil {
-		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+		return fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 	}
 	// The queue is in order: what was enqueued before has completed too.
 	q.drainTrace()

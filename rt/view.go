@@ -22,11 +22,11 @@ import (
 // becomes unreachable, too. Using a view after b is freed is an error
 // wrapping ErrFreed.
 func (b Buffer[T]) View(off, n int) (Buffer[T], error) {
-	v, err := b.m.view(off, n, elemSize[T](), b.n)
+	v, err := b.mem().view(off, n, elemSize[T](), b.n)
 	if err != nil {
 		return Buffer[T]{}, err
 	}
-	return Buffer[T]{m: v, n: n}, nil
+	return bufferOver[T](v, n), nil
 }
 
 // view returns the memory of elements [off, off+n) of size es of m, which

@@ -39,7 +39,7 @@ func main() {
 	q := ctx.Queue()
 	out, err := rt.NewBuffer[float32](ctx, 1)
 	if err == nil {
-		_, err = (&Put{Out: out}).Enqueue(q, rt.Range1(1))
+		err = (&Put{Out: out}).Enqueue(q, rt.Range1(1))
 	}
 	got := make([]float32, 1)
 	if err == nil {

@@ -120,12 +120,10 @@ func measure() Phase {
 	}
 	defer x.Free()
 	launch := func() error {
-		ev, err := (&Scale{X: x, A: 1.5, N: 1024}).Enqueue(q, rt.Range1(1024))
-		if err != nil {
+		if err := (&Scale{X: x, A: 1.5, N: 1024}).Enqueue(q, rt.Range1(1024)); err != nil {
 			return err
 		}
-		defer ev.Release()
-		return ev.Wait()
+		return q.Finish()
 	}
 	t0 = time.Now() // context opening is not part of the figures
 	prog, err := Hotspot.Build(ctx)

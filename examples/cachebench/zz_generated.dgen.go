@@ -19,20 +19,34 @@ const _dgenImage_Hotspot = "#define AMB_TEMP 80.0f\n__kernel void hotspot_step(_
 //go:embed hotspot.cl
 var _dgenSource_Hotspot string
 
-// Enqueue sets the arguments of kernel scale from s and launches it over r after wait.
-func (s *Scale) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Scale.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.X.Mem())
+// _dgenArgs_Scale sets the arguments of kernel scale from s and returns the first error.
+func _dgenArgs_Scale(s *Scale, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.X.Mem())
 	if err == nil {
 		err = rt.SetArg(k, 1, s.A)
 	}
 	if err == nil {
 		err = rt.SetArg(k, 2, s.N)
 	}
-	return _dgenKernel_Scale.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel scale from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Scale) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Scale.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Scale.Submit(q, k, r, _dgenArgs_Scale(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Scale) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Scale.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Scale.Launch(q, k, r, _dgenArgs_Scale(s, k), wait)
 }
 
 // Registration, while the package's variables are initialized: before any init function of the package runs.

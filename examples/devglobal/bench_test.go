@@ -7,9 +7,17 @@ import (
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
-// BenchmarkLaunch compares a generated Enqueue with a raw rt launch of the
-// same kernel, and a 4-byte DeviceGlobal Read/Write with a raw 4-byte Buffer
-// Read/Write.
+// launchEvery is how many launches a launch benchmark enqueues before it
+// drains the queue with Finish.
+const launchEvery = 256
+
+// BenchmarkLaunch compares the host cost of a generated launch of the
+// kernel report (one buffer argument and two device globals, bound as
+// hidden arguments) with rt's lowest calls doing the same: setting the
+// three arguments on a kernel object and launching it. enqueue and submit
+// create no event (the generated Enqueue and Queue.Submit);
+// enqueue-event and launch create one and release it (EnqueueEvent and
+// Queue.Launch). The queue is drained every launchEvery launches.
 func BenchmarkLaunch(b *testing.B) {
 	ctx, err := rt.Open()
 	if err != nil {
@@ -19,15 +27,6 @@ func BenchmarkLaunch(b *testing.B) {
 	q := ctx.Queue()
 	out, _ := rt.NewBuffer[uint32](ctx, 2)
 	defer out.Free()
-	b.Run("generated", func(b *testing.B) {
-		for b.Loop() {
-			ev, err := (&Report{Out: out}).Enqueue(q, rt.Range1(1))
-			if err != nil {
-				b.Fatal(err)
-			}
-			ev.Wait()
-		}
-	})
 	p, err := Reporting.Build(ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -36,22 +35,56 @@ func BenchmarkLaunch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer k.Release()
 	c, _ := rt.NewBuffer[uint32](ctx, 1)
 	s, _ := rt.NewBuffer[uint32](ctx, 1)
-	b.Run("raw", func(b *testing.B) {
-		for b.Loop() {
-			k.SetBuffer(0, out.Mem())
-			k.SetBuffer(1, c.Mem())
-			k.SetBuffer(2, s.Mem())
+	defer c.Free()
+	defer s.Free()
+	rawArgs := func() {
+		k.SetBuffer(0, out.Mem())
+		k.SetBuffer(1, c.Mem())
+		k.SetBuffer(2, s.Mem())
+	}
+	for _, bc := range []struct {
+		name   string
+		launch func() error
+	}{
+		{"enqueue", func() error { return (&Report{Out: out}).Enqueue(q, rt.Range1(1)) }},
+		{"submit", func() error { rawArgs(); return q.Submit(k, rt.Range1(1)) }},
+		{"enqueue-event", func() error {
+			ev, err := (&Report{Out: out}).EnqueueEvent(q, rt.Range1(1))
+			ev.Release()
+			return err
+		}},
+		{"launch", func() error {
+			rawArgs()
 			ev, err := q.Launch(k, rt.Range1(1))
-			if err != nil {
+			ev.Release()
+			return err
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			if err := bc.launch(); err != nil { // first use builds and binds
 				b.Fatal(err)
 			}
-			ev.Wait()
-		}
-	})
+			q.Finish()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := bc.launch(); err != nil {
+					b.Fatal(err)
+				}
+				if i++; i%launchEvery == 0 {
+					q.Finish()
+				}
+			}
+			q.Finish()
+		})
+	}
 }
 
+// BenchmarkGlobalRW compares a 4-byte DeviceGlobal Write and Read with a
+// 4-byte Buffer Write and Read.
 func BenchmarkGlobalRW(b *testing.B) {
 	ctx, err := rt.Open()
 	if err != nil {
@@ -60,6 +93,7 @@ func BenchmarkGlobalRW(b *testing.B) {
 	defer ctx.Close()
 	q := ctx.Queue()
 	b.Run("global", func(b *testing.B) {
+		b.ReportAllocs()
 		for b.Loop() {
 			Counter.Write(q, 1)
 			Counter.Read(q)
@@ -68,6 +102,7 @@ func BenchmarkGlobalRW(b *testing.B) {
 	buf, _ := rt.NewBuffer[uint32](ctx, 1)
 	v := []uint32{1}
 	b.Run("buffer", func(b *testing.B) {
+		b.ReportAllocs()
 		for b.Loop() {
 			buf.Write(q, v)
 			buf.Read(q, v)

@@ -21,7 +21,7 @@ var closeRaceCalls = []struct {
 	{"global-write", func(_ *rt.Context, q *rt.Queue) error { return Counter.Write(q, 1) }},
 	{"global-read", func(_ *rt.Context, q *rt.Queue) error { _, err := P.Read(q); return err }},
 	{"enqueue", func(_ *rt.Context, q *rt.Queue) error {
-		return released((&Count{Per: 1}).Enqueue(q, rt.Range1(64)))
+		return (&Count{Per: 1}).Enqueue(q, rt.Range1(64))
 	}},
 	{"out-field", func(_ *rt.Context, q *rt.Queue) error {
 		s := &Scale{K: 2}
@@ -29,7 +29,7 @@ var closeRaceCalls = []struct {
 			return err
 		}
 		defer s.Out.Free()
-		return released(s.Enqueue(q, rt.Range1(256)))
+		return released(s.EnqueueEvent(q, rt.Range1(256)))
 	}},
 	{"alloc-write-read", func(_ *rt.Context, q *rt.Queue) error {
 		b, err := rt.Alloc[float32](q, 1024)

@@ -57,10 +57,10 @@ func run(say func(string, ...any)) (map[string]any, error) {
 		return res, fmt.Errorf("initial counter %d: %v", v, err)
 	}
 	const n = 64
-	if _, err := (&Count{Per: 1}).Enqueue(q, rt.Range1(n)); err != nil {
+	if err := (&Count{Per: 1}).Enqueue(q, rt.Range1(n)); err != nil {
 		return res, err
 	}
-	if _, err := (&CountTwice{Per: 3}).Enqueue(q, rt.Range1(n)); err != nil {
+	if err := (&CountTwice{Per: 3}).Enqueue(q, rt.Range1(n)); err != nil {
 		return res, err
 	}
 	out, err := rt.NewBuffer[uint32](ctx, 2)
@@ -70,7 +70,7 @@ func run(say func(string, ...any)) (map[string]any, error) {
 	defer out.Free()
 	want := uint32(n*1 + n*6)
 	for i := 1; i <= 2; i++ {
-		if _, err := (&Report{Out: out}).Enqueue(q, rt.Range1(1)); err != nil {
+		if err := (&Report{Out: out}).Enqueue(q, rt.Range1(1)); err != nil {
 			return res, err
 		}
 		got := make([]uint32, 2)
@@ -110,7 +110,7 @@ func run(say func(string, ...any)) (map[string]any, error) {
 	if err := Counter.Write(q, 1000); err != nil {
 		return res, err
 	}
-	if _, err := (&Count{Per: 2}).Enqueue(q, rt.Range1(10)); err != nil {
+	if err := (&Count{Per: 2}).Enqueue(q, rt.Range1(10)); err != nil {
 		return res, err
 	}
 	back, err := Counter.Read(q)
@@ -134,7 +134,7 @@ func run(say func(string, ...any)) (map[string]any, error) {
 		return res, err
 	}
 	defer sc.Out.Free()
-	if _, err := sc.Enqueue(q, rt.Range1(8)); err != nil {
+	if err := sc.Enqueue(q, rt.Range1(8)); err != nil {
 		return res, err
 	}
 	vals := make([]float32, 8)

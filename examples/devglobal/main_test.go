@@ -46,7 +46,8 @@ func TestTraceCallSite(t *testing.T) {
 		line int
 		do   func() error
 	}{
-		{"count", line(), func() error { _, err := (&Count{Per: 1}).Enqueue(q, rt.Range1(4)); return err }},
+		{"count", line(), func() error { return (&Count{Per: 1}).Enqueue(q, rt.Range1(4)) }},
+		{"count", line(), func() error { ev, err := (&Count{Per: 1}).EnqueueEvent(q, rt.Range1(4)); ev.Release(); return err }},
 		{"write device global", line(), func() error { return Counter.Write(q, 5) }},
 		{"read device global", line(), func() error { _, err := P.Read(q); return err }},
 		{"write device global", line(), func() error { return Seen.WriteAt(q, 0, b4[:]) }},

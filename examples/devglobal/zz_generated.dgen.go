@@ -27,37 +27,77 @@ const _dgenImage_Reporting = "// A second device image: it reads the shared Coun
 //go:embed report.cl
 var _dgenSource_Reporting string
 
-// Enqueue sets the arguments of kernel count from s and launches it over r after wait.
-func (s *Count) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_Count sets the arguments of kernel count from s and returns the first error.
+func _dgenArgs_Count(s *Count, k *rt.Kernel) error {
+	return rt.SetArg(k, 0, s.Per)
+}
+
+// Enqueue sets the arguments of kernel count from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Count) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Count.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Count.Submit(q, k, r, _dgenArgs_Count(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Count) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_Count.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = rt.SetArg(k, 0, s.Per)
-	return _dgenKernel_Count.Launch(q, k, r, err, wait)
+	return _dgenKernel_Count.Launch(q, k, r, _dgenArgs_Count(s, k), wait)
 }
 
-// Enqueue sets the arguments of kernel count_twice from s and launches it over r after wait.
-func (s *CountTwice) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_CountTwice sets the arguments of kernel count_twice from s and returns the first error.
+func _dgenArgs_CountTwice(s *CountTwice, k *rt.Kernel) error {
+	return rt.SetArg(k, 0, s.Per)
+}
+
+// Enqueue sets the arguments of kernel count_twice from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *CountTwice) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_CountTwice.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_CountTwice.Submit(q, k, r, _dgenArgs_CountTwice(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *CountTwice) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_CountTwice.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = rt.SetArg(k, 0, s.Per)
-	return _dgenKernel_CountTwice.Launch(q, k, r, err, wait)
+	return _dgenKernel_CountTwice.Launch(q, k, r, _dgenArgs_CountTwice(s, k), wait)
 }
 
-// Enqueue sets the arguments of kernel scale from s and launches it over r after wait.
-func (s *Scale) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_Scale sets the arguments of kernel scale from s and returns the first error.
+func _dgenArgs_Scale(s *Scale, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Out.Mem())
+	if err == nil {
+		err = rt.SetArg(k, 1, s.K)
+	}
+	return err
+}
+
+// Enqueue sets the arguments of kernel scale from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Scale) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Scale.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Scale.Submit(q, k, r, _dgenArgs_Scale(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Scale) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_Scale.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.Out.Mem())
-	if err == nil {
-		err = rt.SetArg(k, 1, s.K)
-	}
-	return _dgenKernel_Scale.Launch(q, k, r, err, wait)
+	return _dgenKernel_Scale.Launch(q, k, r, _dgenArgs_Scale(s, k), wait)
 }
 
 // _dgenSite_Scale_Out is the allocation site of Scale.Out.
@@ -73,14 +113,27 @@ func (s *Scale) AllocOut(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel report from s and launches it over r after wait.
-func (s *Report) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_Report sets the arguments of kernel report from s and returns the first error.
+func _dgenArgs_Report(s *Report, k *rt.Kernel) error {
+	return k.SetBuffer(0, s.Out.Mem())
+}
+
+// Enqueue sets the arguments of kernel report from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Report) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Report.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Report.Submit(q, k, r, _dgenArgs_Report(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Report) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_Report.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.Out.Mem())
-	return _dgenKernel_Report.Launch(q, k, r, err, wait)
+	return _dgenKernel_Report.Launch(q, k, r, _dgenArgs_Report(s, k), wait)
 }
 
 // Registration, while the package's variables are initialized: before any init function of the package runs.

@@ -330,11 +330,9 @@ func (l *loop) steps() error {
 			}
 		}
 		st.Iteration, st.TempSrc, st.TempDst = int32(min(l.pyramid, l.iters-t)), l.in, out
-		ev, err := st.Enqueue(s.q, r)
-		if err != nil {
+		if err := st.Enqueue(s.q, r); err != nil {
 			return err
 		}
-		ev.Release()
 		if l.mode == "swap" {
 			l.spare = l.in
 		} else if err := l.in.Free(); err != nil {

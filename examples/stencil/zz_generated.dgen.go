@@ -19,13 +19,9 @@ const _dgenImage_Hotspot = "// Rodinia Hotspot: one launch advances the chip's t
 //go:embed hotspot.cl
 var _dgenSource_Hotspot string
 
-// Enqueue sets the arguments of kernel hotspot from s and launches it over r after wait.
-func (s *Step) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Step.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = rt.SetArg(k, 0, s.Iteration)
+// _dgenArgs_Step sets the arguments of kernel hotspot from s and returns the first error.
+func _dgenArgs_Step(s *Step, k *rt.Kernel) error {
+	err := rt.SetArg(k, 0, s.Iteration)
 	if err == nil {
 		err = k.SetBuffer(1, s.Power.Mem())
 	}
@@ -62,7 +58,25 @@ func (s *Step) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, e
 	if err == nil {
 		err = rt.SetArg(k, 12, s.Dt)
 	}
-	return _dgenKernel_Step.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel hotspot from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Step) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Step.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Step.Submit(q, k, r, _dgenArgs_Step(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Step) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Step.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Step.Launch(q, k, r, _dgenArgs_Step(s, k), wait)
 }
 
 // Registration, while the package's variables are initialized: before any init function of the package runs.

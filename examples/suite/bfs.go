@@ -158,13 +158,13 @@ func (c *bfsCase) Run() (err error) {
 		up := Update{Updating: ex.Updating, Visited: visited, N: int32(n)}
 		err := launch(ex.Updating.Fill(e.Q, 0))
 		if err == nil {
-			err = launch(ex.Enqueue(e.Q, r))
+			err = ex.Enqueue(e.Q, r)
 		}
 		if err == nil {
 			err = allocOut(e, up.AllocNext, &up.Next, n)
 		}
 		if err == nil {
-			err = launch(up.Enqueue(e.Q, r))
+			err = up.Enqueue(e.Q, r)
 		}
 		err = errors.Join(err, free(ex.Updating.Mem(), frontier.Mem()))
 		frontier = up.Next

@@ -146,7 +146,7 @@ func (c *cannyCase) Run() error {
 	if err := allocOut(e, g.AllocGrey, &g.Grey, n*n); err != nil {
 		return err
 	}
-	if err := launch(g.Enqueue(e.Q, r)); err != nil {
+	if err := g.Enqueue(e.Q, r); err != nil {
 		return errors.Join(err, g.Grey.Free())
 	}
 	bx := BlurX{In: g.Grey, W: w, H: h}
@@ -190,12 +190,12 @@ func (c *cannyCase) Run() error {
 // stage allocates n elements for a stage's output into out, launches the
 // stage over r and frees its input in (if not nil). On error out is nil.
 func stage[T any](e *Env, allocField func(*rt.Queue, int) error, out *rt.Buffer[T], n int,
-	enqueue func(*rt.Queue, rt.Range, ...*rt.Event) (*rt.Event, error), r rt.Range, in *rt.Mem) error {
+	enqueue func(*rt.Queue, rt.Range, ...*rt.Event) error, r rt.Range, in *rt.Mem) error {
 	if err := allocOut(e, allocField, out, n); err != nil {
 		*out = rt.Buffer[T]{}
 		return errors.Join(err, free(in))
 	}
-	err := errors.Join(launch(enqueue(e.Q, r)), free(in))
+	err := errors.Join(enqueue(e.Q, r), free(in))
 	if err != nil {
 		err = errors.Join(err, out.Free())
 		*out = rt.Buffer[T]{}

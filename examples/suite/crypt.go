@@ -99,7 +99,7 @@ func (c *cryptCase) Run() error {
 		return err
 	}
 	c.cipher = enc.Out
-	if err := launch(enc.Enqueue(c.e.Q, rt.Range1(n))); err != nil {
+	if err := enc.Enqueue(c.e.Q, rt.Range1(n)); err != nil {
 		return err
 	}
 	dec := Decrypt{In: enc.Out, Blocks: int32(n)}
@@ -107,7 +107,7 @@ func (c *cryptCase) Run() error {
 		return err
 	}
 	c.clear = dec.Out
-	if err := launch(dec.Enqueue(c.e.Q, rt.Range1(n))); err != nil {
+	if err := dec.Enqueue(c.e.Q, rt.Range1(n)); err != nil {
 		return err
 	}
 	return c.e.Q.Finish()

@@ -138,7 +138,7 @@ func (c *kmeansCase) Run() error {
 		if err := allocOut(e, as.AllocMembership, &as.Membership, n); err != nil {
 			return err
 		}
-		err := launch(as.Enqueue(e.Q, rt.Range1(n)))
+		err := as.Enqueue(e.Q, rt.Range1(n))
 		err = errors.Join(err, c.membership.Free())
 		c.membership = as.Membership
 		if err != nil {
@@ -149,7 +149,7 @@ func (c *kmeansCase) Run() error {
 		if err := allocOut(e, re.AllocCentroids, &re.Centroids, 2*c.k); err != nil {
 			return err
 		}
-		err = launch(re.Enqueue(e.Q, rt.Range1(c.k*updateGroup).WithLocal(updateGroup)))
+		err = re.Enqueue(e.Q, rt.Range1(c.k*updateGroup).WithLocal(updateGroup))
 		err = errors.Join(err, c.centroids.Free())
 		c.centroids = re.Centroids
 		if err != nil {

@@ -135,7 +135,7 @@ func (c *lavaCase) Run() error {
 		*o.keep = *o.field
 	}
 	boxes := n / lavaPerBox
-	if err := launch(k.Enqueue(c.e.Q, rt.Range1(boxes*lavaGroup).WithLocal(lavaGroup))); err != nil {
+	if err := k.Enqueue(c.e.Q, rt.Range1(boxes*lavaGroup).WithLocal(lavaGroup)); err != nil {
 		return err
 	}
 	return c.e.Q.Finish()

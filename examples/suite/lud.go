@@ -121,7 +121,7 @@ func (c *ludCase) step(k int) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, d.Diag.Free()) }()
-	if err := launch(d.Enqueue(e.Q, rt.Range1(ludBlock).WithLocal(ludBlock))); err != nil {
+	if err := d.Enqueue(e.Q, rt.Range1(ludBlock).WithLocal(ludBlock)); err != nil {
 		return err
 	}
 	w := c.n - k - ludBlock
@@ -137,11 +137,11 @@ func (c *ludCase) step(k int) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, p.Col.Free()) }()
-	if err := launch(p.Enqueue(e.Q, rt.Range1(2*w))); err != nil {
+	if err := p.Enqueue(e.Q, rt.Range1(2*w)); err != nil {
 		return err
 	}
 	in := Internal{A: a, Row: p.Row, Col: p.Col, N: n, K: int32(k)}
-	return launch(in.Enqueue(e.Q, rt.Range2(w, w).WithLocal(ludBlock, ludBlock)))
+	return in.Enqueue(e.Q, rt.Range2(w, w).WithLocal(ludBlock, ludBlock))
 }
 
 // Verify factors the input in float64 (Doolittle, no pivoting) and

@@ -104,7 +104,7 @@ func (c *pricingCase) Run() error {
 		if err := allocOut(c.e, k.AllocPut, &k.Put, n); err != nil {
 			return errors.Join(err, k.Call.Free())
 		}
-		err := launch(k.Enqueue(c.e.Q, rt.Range1(n)))
+		err := k.Enqueue(c.e.Q, rt.Range1(n))
 		// A day's prices live until the next day's are computed.
 		err = errors.Join(err, free(c.call.Mem(), c.put.Mem()))
 		c.call, c.put = k.Call, k.Put

@@ -103,7 +103,7 @@ func (c *rayCase) Run() error {
 		return err
 	}
 	c.pos, c.dir, c.colour = p.Pos, p.Dir, p.Colour
-	if err := launch(p.Enqueue(e.Q, r)); err != nil {
+	if err := p.Enqueue(e.Q, r); err != nil {
 		return err
 	}
 	for range c.bounces {
@@ -111,7 +111,7 @@ func (c *rayCase) Run() error {
 		if err := c.allocRays(b.AllocNPos, &b.NPos, b.AllocNDir, &b.NDir, b.AllocNColour, &b.NColour); err != nil {
 			return err
 		}
-		err := launch(b.Enqueue(e.Q, r))
+		err := b.Enqueue(e.Q, r)
 		err = errors.Join(err, c.freeRays())
 		c.pos, c.dir, c.colour = b.NPos, b.NDir, b.NColour
 		if err != nil {

@@ -83,13 +83,9 @@ const _dgenImage_Ray = "/* github.com/dgen-go/dgen/examples/suite.SceneParams */
 //go:embed ray.cl
 var _dgenSource_Ray string
 
-// Enqueue sets the arguments of kernel bfs_expand from s and launches it over r after wait.
-func (s *Expand) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Expand.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Updating.Mem())
+// _dgenArgs_Expand sets the arguments of kernel bfs_expand from s and returns the first error.
+func _dgenArgs_Expand(s *Expand, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Updating.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Start.Mem())
 	}
@@ -111,7 +107,25 @@ func (s *Expand) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event,
 	if err == nil {
 		err = rt.SetArg(k, 7, s.N)
 	}
-	return _dgenKernel_Expand.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel bfs_expand from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Expand) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Expand.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Expand.Submit(q, k, r, _dgenArgs_Expand(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Expand) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Expand.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Expand.Launch(q, k, r, _dgenArgs_Expand(s, k), wait)
 }
 
 // _dgenSite_Expand_Updating is the allocation site of Expand.Updating.
@@ -127,13 +141,9 @@ func (s *Expand) AllocUpdating(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel bfs_update from s and launches it over r after wait.
-func (s *Update) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Update.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Next.Mem())
+// _dgenArgs_Update sets the arguments of kernel bfs_update from s and returns the first error.
+func _dgenArgs_Update(s *Update, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Next.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Updating.Mem())
 	}
@@ -143,7 +153,25 @@ func (s *Update) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event,
 	if err == nil {
 		err = rt.SetArg(k, 3, s.N)
 	}
-	return _dgenKernel_Update.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel bfs_update from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Update) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Update.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Update.Submit(q, k, r, _dgenArgs_Update(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Update) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Update.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Update.Launch(q, k, r, _dgenArgs_Update(s, k), wait)
 }
 
 // _dgenSite_Update_Next is the allocation site of Update.Next.
@@ -159,13 +187,9 @@ func (s *Update) AllocNext(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel canny_grey from s and launches it over r after wait.
-func (s *Grey) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Grey.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Grey.Mem())
+// _dgenArgs_Grey sets the arguments of kernel canny_grey from s and returns the first error.
+func _dgenArgs_Grey(s *Grey, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Grey.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.RGBA.Mem())
 	}
@@ -175,7 +199,25 @@ func (s *Grey) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, e
 	if err == nil {
 		err = rt.SetArg(k, 3, s.H)
 	}
-	return _dgenKernel_Grey.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel canny_grey from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Grey) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Grey.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Grey.Submit(q, k, r, _dgenArgs_Grey(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Grey) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Grey.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Grey.Launch(q, k, r, _dgenArgs_Grey(s, k), wait)
 }
 
 // _dgenSite_Grey_Grey is the allocation site of Grey.Grey.
@@ -191,13 +233,9 @@ func (s *Grey) AllocGrey(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel canny_blur_x from s and launches it over r after wait.
-func (s *BlurX) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_BlurX.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Out.Mem())
+// _dgenArgs_BlurX sets the arguments of kernel canny_blur_x from s and returns the first error.
+func _dgenArgs_BlurX(s *BlurX, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Out.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.In.Mem())
 	}
@@ -207,7 +245,25 @@ func (s *BlurX) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, 
 	if err == nil {
 		err = rt.SetArg(k, 3, s.H)
 	}
-	return _dgenKernel_BlurX.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel canny_blur_x from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *BlurX) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_BlurX.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_BlurX.Submit(q, k, r, _dgenArgs_BlurX(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *BlurX) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_BlurX.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_BlurX.Launch(q, k, r, _dgenArgs_BlurX(s, k), wait)
 }
 
 // _dgenSite_BlurX_Out is the allocation site of BlurX.Out.
@@ -223,13 +279,9 @@ func (s *BlurX) AllocOut(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel canny_blur_y from s and launches it over r after wait.
-func (s *BlurY) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_BlurY.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Out.Mem())
+// _dgenArgs_BlurY sets the arguments of kernel canny_blur_y from s and returns the first error.
+func _dgenArgs_BlurY(s *BlurY, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Out.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.In.Mem())
 	}
@@ -239,7 +291,25 @@ func (s *BlurY) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, 
 	if err == nil {
 		err = rt.SetArg(k, 3, s.H)
 	}
-	return _dgenKernel_BlurY.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel canny_blur_y from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *BlurY) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_BlurY.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_BlurY.Submit(q, k, r, _dgenArgs_BlurY(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *BlurY) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_BlurY.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_BlurY.Launch(q, k, r, _dgenArgs_BlurY(s, k), wait)
 }
 
 // _dgenSite_BlurY_Out is the allocation site of BlurY.Out.
@@ -255,13 +325,9 @@ func (s *BlurY) AllocOut(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel canny_gradient from s and launches it over r after wait.
-func (s *Gradient) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Gradient.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Mag2.Mem())
+// _dgenArgs_Gradient sets the arguments of kernel canny_gradient from s and returns the first error.
+func _dgenArgs_Gradient(s *Gradient, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Mag2.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Dir.Mem())
 	}
@@ -274,7 +340,25 @@ func (s *Gradient) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Even
 	if err == nil {
 		err = rt.SetArg(k, 4, s.H)
 	}
-	return _dgenKernel_Gradient.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel canny_gradient from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Gradient) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Gradient.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Gradient.Submit(q, k, r, _dgenArgs_Gradient(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Gradient) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Gradient.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Gradient.Launch(q, k, r, _dgenArgs_Gradient(s, k), wait)
 }
 
 // _dgenSite_Gradient_Mag2 is the allocation site of Gradient.Mag2.
@@ -303,13 +387,9 @@ func (s *Gradient) AllocDir(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel canny_suppress from s and launches it over r after wait.
-func (s *Suppress) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Suppress.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Class.Mem())
+// _dgenArgs_Suppress sets the arguments of kernel canny_suppress from s and returns the first error.
+func _dgenArgs_Suppress(s *Suppress, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Class.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Mag2.Mem())
 	}
@@ -328,7 +408,25 @@ func (s *Suppress) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Even
 	if err == nil {
 		err = rt.SetArg(k, 6, s.High2)
 	}
-	return _dgenKernel_Suppress.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel canny_suppress from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Suppress) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Suppress.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Suppress.Submit(q, k, r, _dgenArgs_Suppress(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Suppress) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Suppress.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Suppress.Launch(q, k, r, _dgenArgs_Suppress(s, k), wait)
 }
 
 // _dgenSite_Suppress_Class is the allocation site of Suppress.Class.
@@ -344,13 +442,9 @@ func (s *Suppress) AllocClass(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel canny_hysteresis from s and launches it over r after wait.
-func (s *Hysteresis) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Hysteresis.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Next.Mem())
+// _dgenArgs_Hysteresis sets the arguments of kernel canny_hysteresis from s and returns the first error.
+func _dgenArgs_Hysteresis(s *Hysteresis, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Next.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Class.Mem())
 	}
@@ -360,7 +454,25 @@ func (s *Hysteresis) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Ev
 	if err == nil {
 		err = rt.SetArg(k, 3, s.H)
 	}
-	return _dgenKernel_Hysteresis.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel canny_hysteresis from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Hysteresis) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Hysteresis.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Hysteresis.Submit(q, k, r, _dgenArgs_Hysteresis(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Hysteresis) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Hysteresis.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Hysteresis.Launch(q, k, r, _dgenArgs_Hysteresis(s, k), wait)
 }
 
 // _dgenSite_Hysteresis_Next is the allocation site of Hysteresis.Next.
@@ -376,20 +488,34 @@ func (s *Hysteresis) AllocNext(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel idea_encrypt from s and launches it over r after wait.
-func (s *Encrypt) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Encrypt.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Out.Mem())
+// _dgenArgs_Encrypt sets the arguments of kernel idea_encrypt from s and returns the first error.
+func _dgenArgs_Encrypt(s *Encrypt, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Out.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.In.Mem())
 	}
 	if err == nil {
 		err = rt.SetArg(k, 2, s.Blocks)
 	}
-	return _dgenKernel_Encrypt.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel idea_encrypt from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Encrypt) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Encrypt.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Encrypt.Submit(q, k, r, _dgenArgs_Encrypt(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Encrypt) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Encrypt.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Encrypt.Launch(q, k, r, _dgenArgs_Encrypt(s, k), wait)
 }
 
 // _dgenSite_Encrypt_Out is the allocation site of Encrypt.Out.
@@ -405,20 +531,34 @@ func (s *Encrypt) AllocOut(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel idea_decrypt from s and launches it over r after wait.
-func (s *Decrypt) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Decrypt.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Out.Mem())
+// _dgenArgs_Decrypt sets the arguments of kernel idea_decrypt from s and returns the first error.
+func _dgenArgs_Decrypt(s *Decrypt, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Out.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.In.Mem())
 	}
 	if err == nil {
 		err = rt.SetArg(k, 2, s.Blocks)
 	}
-	return _dgenKernel_Decrypt.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel idea_decrypt from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Decrypt) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Decrypt.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Decrypt.Submit(q, k, r, _dgenArgs_Decrypt(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Decrypt) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Decrypt.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Decrypt.Launch(q, k, r, _dgenArgs_Decrypt(s, k), wait)
 }
 
 // _dgenSite_Decrypt_Out is the allocation site of Decrypt.Out.
@@ -434,13 +574,9 @@ func (s *Decrypt) AllocOut(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel hotspot_step from s and launches it over r after wait.
-func (s *HotspotStep) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_HotspotStep.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Next.Mem())
+// _dgenArgs_HotspotStep sets the arguments of kernel hotspot_step from s and returns the first error.
+func _dgenArgs_HotspotStep(s *HotspotStep, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Next.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Temp.Mem())
 	}
@@ -453,7 +589,25 @@ func (s *HotspotStep) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.E
 	if err == nil {
 		err = rt.SetArg(k, 4, s.Cols)
 	}
-	return _dgenKernel_HotspotStep.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel hotspot_step from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *HotspotStep) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_HotspotStep.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_HotspotStep.Submit(q, k, r, _dgenArgs_HotspotStep(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *HotspotStep) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_HotspotStep.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_HotspotStep.Launch(q, k, r, _dgenArgs_HotspotStep(s, k), wait)
 }
 
 // _dgenSite_HotspotStep_Next is the allocation site of HotspotStep.Next.
@@ -469,13 +623,9 @@ func (s *HotspotStep) AllocNext(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel kmeans_assign from s and launches it over r after wait.
-func (s *Assign) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Assign.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Membership.Mem())
+// _dgenArgs_Assign sets the arguments of kernel kmeans_assign from s and returns the first error.
+func _dgenArgs_Assign(s *Assign, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Membership.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Xs.Mem())
 	}
@@ -491,7 +641,25 @@ func (s *Assign) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event,
 	if err == nil {
 		err = rt.SetArg(k, 5, s.N)
 	}
-	return _dgenKernel_Assign.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel kmeans_assign from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Assign) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Assign.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Assign.Submit(q, k, r, _dgenArgs_Assign(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Assign) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Assign.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Assign.Launch(q, k, r, _dgenArgs_Assign(s, k), wait)
 }
 
 // _dgenSite_Assign_Membership is the allocation site of Assign.Membership.
@@ -507,13 +675,9 @@ func (s *Assign) AllocMembership(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel kmeans_update from s and launches it over r after wait.
-func (s *Recenter) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Recenter.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Centroids.Mem())
+// _dgenArgs_Recenter sets the arguments of kernel kmeans_update from s and returns the first error.
+func _dgenArgs_Recenter(s *Recenter, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Centroids.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Xs.Mem())
 	}
@@ -538,7 +702,25 @@ func (s *Recenter) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Even
 	if err == nil {
 		err = k.SetLocal(8, s.Count.Bytes())
 	}
-	return _dgenKernel_Recenter.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel kmeans_update from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Recenter) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Recenter.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Recenter.Submit(q, k, r, _dgenArgs_Recenter(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Recenter) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Recenter.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Recenter.Launch(q, k, r, _dgenArgs_Recenter(s, k), wait)
 }
 
 // _dgenSite_Recenter_Centroids is the allocation site of Recenter.Centroids.
@@ -554,13 +736,9 @@ func (s *Recenter) AllocCentroids(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel lavamd from s and launches it over r after wait.
-func (s *Forces) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Forces.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.FV.Mem())
+// _dgenArgs_Forces sets the arguments of kernel lavamd from s and returns the first error.
+func _dgenArgs_Forces(s *Forces, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.FV.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.FX.Mem())
 	}
@@ -606,7 +784,25 @@ func (s *Forces) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event,
 	if err == nil {
 		err = k.SetLocal(15, s.LQ.Bytes())
 	}
-	return _dgenKernel_Forces.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel lavamd from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Forces) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Forces.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Forces.Submit(q, k, r, _dgenArgs_Forces(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Forces) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Forces.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Forces.Launch(q, k, r, _dgenArgs_Forces(s, k), wait)
 }
 
 // _dgenSite_Forces_FV is the allocation site of Forces.FV.
@@ -661,13 +857,9 @@ func (s *Forces) AllocFZ(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel lud_diagonal from s and launches it over r after wait.
-func (s *Diagonal) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Diagonal.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Diag.Mem())
+// _dgenArgs_Diagonal sets the arguments of kernel lud_diagonal from s and returns the first error.
+func _dgenArgs_Diagonal(s *Diagonal, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Diag.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.A.Mem())
 	}
@@ -677,7 +869,25 @@ func (s *Diagonal) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Even
 	if err == nil {
 		err = rt.SetArg(k, 3, s.K)
 	}
-	return _dgenKernel_Diagonal.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel lud_diagonal from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Diagonal) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Diagonal.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Diagonal.Submit(q, k, r, _dgenArgs_Diagonal(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Diagonal) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Diagonal.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Diagonal.Launch(q, k, r, _dgenArgs_Diagonal(s, k), wait)
 }
 
 // _dgenSite_Diagonal_Diag is the allocation site of Diagonal.Diag.
@@ -693,13 +903,9 @@ func (s *Diagonal) AllocDiag(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel lud_perimeter from s and launches it over r after wait.
-func (s *Perimeter) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Perimeter.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Row.Mem())
+// _dgenArgs_Perimeter sets the arguments of kernel lud_perimeter from s and returns the first error.
+func _dgenArgs_Perimeter(s *Perimeter, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Row.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Col.Mem())
 	}
@@ -715,7 +921,25 @@ func (s *Perimeter) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Eve
 	if err == nil {
 		err = rt.SetArg(k, 5, s.K)
 	}
-	return _dgenKernel_Perimeter.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel lud_perimeter from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Perimeter) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Perimeter.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Perimeter.Submit(q, k, r, _dgenArgs_Perimeter(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Perimeter) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Perimeter.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Perimeter.Launch(q, k, r, _dgenArgs_Perimeter(s, k), wait)
 }
 
 // _dgenSite_Perimeter_Row is the allocation site of Perimeter.Row.
@@ -744,13 +968,9 @@ func (s *Perimeter) AllocCol(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel lud_internal from s and launches it over r after wait.
-func (s *Internal) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Internal.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.A.Mem())
+// _dgenArgs_Internal sets the arguments of kernel lud_internal from s and returns the first error.
+func _dgenArgs_Internal(s *Internal, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.A.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Row.Mem())
 	}
@@ -763,16 +983,30 @@ func (s *Internal) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Even
 	if err == nil {
 		err = rt.SetArg(k, 4, s.K)
 	}
-	return _dgenKernel_Internal.Launch(q, k, r, err, wait)
+	return err
 }
 
-// Enqueue sets the arguments of kernel black_scholes from s and launches it over r after wait.
-func (s *BlackScholes) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_BlackScholes.Acquire(q)
+// Enqueue sets the arguments of kernel lud_internal from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Internal) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Internal.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Internal.Submit(q, k, r, _dgenArgs_Internal(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Internal) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Internal.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.Call.Mem())
+	return _dgenKernel_Internal.Launch(q, k, r, _dgenArgs_Internal(s, k), wait)
+}
+
+// _dgenArgs_BlackScholes sets the arguments of kernel black_scholes from s and returns the first error.
+func _dgenArgs_BlackScholes(s *BlackScholes, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Call.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Put.Mem())
 	}
@@ -791,7 +1025,25 @@ func (s *BlackScholes) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.
 	if err == nil {
 		err = rt.SetArg(k, 6, s.N)
 	}
-	return _dgenKernel_BlackScholes.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel black_scholes from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *BlackScholes) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_BlackScholes.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_BlackScholes.Submit(q, k, r, _dgenArgs_BlackScholes(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *BlackScholes) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_BlackScholes.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_BlackScholes.Launch(q, k, r, _dgenArgs_BlackScholes(s, k), wait)
 }
 
 // _dgenSite_BlackScholes_Call is the allocation site of BlackScholes.Call.
@@ -820,13 +1072,9 @@ func (s *BlackScholes) AllocPut(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel ray_primary from s and launches it over r after wait.
-func (s *Primary) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Primary.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.Pos.Mem())
+// _dgenArgs_Primary sets the arguments of kernel ray_primary from s and returns the first error.
+func _dgenArgs_Primary(s *Primary, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.Pos.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.Dir.Mem())
 	}
@@ -839,7 +1087,25 @@ func (s *Primary) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event
 	if err == nil {
 		err = rt.SetArg(k, 4, s.H)
 	}
-	return _dgenKernel_Primary.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel ray_primary from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Primary) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Primary.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Primary.Submit(q, k, r, _dgenArgs_Primary(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Primary) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Primary.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Primary.Launch(q, k, r, _dgenArgs_Primary(s, k), wait)
 }
 
 // _dgenSite_Primary_Pos is the allocation site of Primary.Pos.
@@ -881,13 +1147,9 @@ func (s *Primary) AllocColour(q *rt.Queue, n int) error {
 	return nil
 }
 
-// Enqueue sets the arguments of kernel ray_bounce from s and launches it over r after wait.
-func (s *Bounce) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_Bounce.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.NPos.Mem())
+// _dgenArgs_Bounce sets the arguments of kernel ray_bounce from s and returns the first error.
+func _dgenArgs_Bounce(s *Bounce, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.NPos.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.NDir.Mem())
 	}
@@ -912,7 +1174,25 @@ func (s *Bounce) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event,
 	if err == nil {
 		err = rt.SetArg(k, 8, s.N)
 	}
-	return _dgenKernel_Bounce.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel ray_bounce from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Bounce) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Bounce.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Bounce.Submit(q, k, r, _dgenArgs_Bounce(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Bounce) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_Bounce.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_Bounce.Launch(q, k, r, _dgenArgs_Bounce(s, k), wait)
 }
 
 // _dgenSite_Bounce_NPos is the allocation site of Bounce.NPos.

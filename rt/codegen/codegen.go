@@ -153,8 +153,9 @@ type Kernel struct {
 	Globals []Decl
 }
 
-// KernelDecl is a registered kernel spec: the generated Enqueue method
-// acquires its kernel, sets the arguments and launches it.
+// KernelDecl is a registered kernel spec: the generated Enqueue and
+// EnqueueEvent methods acquire its kernel, set the arguments and submit or
+// launch it.
 type KernelDecl struct {
 	impl link.KernelImpl[*rt.Queue, *rt.Kernel, rt.Range, *rt.Event]
 }
@@ -172,9 +173,14 @@ func RegisterKernel(prog Decl, info Kernel) *KernelDecl {
 func (k *KernelDecl) Acquire(q *rt.Queue) (*rt.Kernel, error) { return k.impl.Acquire(q) }
 
 // Launch binds the hidden device-global arguments of kern, launches it
-// over r after wait and unlocks it. setErr is the first error of setting
-// the arguments, if any: then nothing is launched and the error is
-// returned.
+// over r after wait with an event, as rt.Queue.Launch does, and unlocks it.
+// setErr is the first error of setting the arguments, if any: then nothing
+// is launched and the error is returned.
 func (k *KernelDecl) Launch(q *rt.Queue, kern *rt.Kernel, r rt.Range, setErr error, wait []*rt.Event) (*rt.Event, error) {
 	return k.impl.Launch(q, kern, r, setErr, wait)
+}
+
+// Submit is Launch without an event, as rt.Queue.Submit is.
+func (k *KernelDecl) Submit(q *rt.Queue, kern *rt.Kernel, r rt.Range, setErr error, wait []*rt.Event) error {
+	return k.impl.Submit(q, kern, r, setErr, wait)
 }

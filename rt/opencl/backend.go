@@ -350,13 +350,6 @@ func asBuffer(call string, b driver.Buffer) (C.cl_mem, error) {
 	return bb.h, nil
 }
 
-func clBool(b bool) C.cl_bool {
-	if b {
-		return C.CL_TRUE
-	}
-	return C.CL_FALSE
-}
-
 func (q queue) ReadBuffer(b driver.Buffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
 	return q.transfer(true, b, blocking, offset, size, dst, wait)
 }
@@ -376,27 +369,41 @@ func (q queue) transfer(read bool, b driver.Buffer, blocking bool, offset, size 
 	if err != nil {
 		return nil, err
 	}
+	if !blocking {
+		return q.transferAsync(call, read, m, offset, size, p, wait)
+	}
+	// Every pointer here is used only during the call (noescape).
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	var code C.cl_int
+	if read {
+		code = C.clEnqueueReadBuffer(q.h, m, C.CL_TRUE, C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, nil)
+	} else {
+		code = C.clEnqueueWriteBuffer(q.h, m, C.CL_TRUE, C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, nil)
+	}
+	return nil, check(call, code)
+}
+
+// transferAsync is transfer without blocking, through the bindings that
+// are not noescape: the device uses p after the call returns.
+func (q queue) transferAsync(call string, read bool, m C.cl_mem, offset, size int64, p unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
 	var wb [8]C.cl_event
 	wl, wp, err := waitList(wb[:0], wait)
 	if err != nil {
 		return nil, err
 	}
 	var ev C.cl_event
-	evp := &ev
-	if blocking {
-		evp = nil
-	}
 	var code C.cl_int
 	if read {
-		code = C.clEnqueueReadBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, evp)
+		code = C.dgen_read_async(q.h, m, C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, &ev)
 	} else {
-		code = C.clEnqueueWriteBuffer(q.h, m, clBool(blocking), C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, evp)
+		code = C.dgen_write_async(q.h, m, C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, &ev)
 	}
 	if err := check(call, code); err != nil {
 		return nil, err
-	}
-	if blocking {
-		return nil, nil
 	}
 	return event{ev}, nil
 }

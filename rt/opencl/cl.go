@@ -9,6 +9,12 @@
 package opencl
 
 /*
+// Hot calls are marked noescape (their pointer arguments do not outlive
+// the call, so Go need not move them to the heap) and nocallback (they
+// never call back into Go). clEnqueueReadBuffer and clEnqueueWriteBuffer
+// are called directly only for blocking transfers; a non-blocking one
+// goes through dgen_read_async and dgen_write_async, which are not
+// noescape, since the device uses the host memory after the call returns.
 #cgo CFLAGS: -DCL_TARGET_OPENCL_VERSION=120 -DCL_USE_DEPRECATED_OPENCL_1_2_APIS
 #cgo LDFLAGS: -lOpenCL
 #cgo noescape clGetPlatformIDs
@@ -33,6 +39,30 @@ package opencl
 #cgo nocallback clCreateBuffer
 #cgo noescape clGetKernelInfo
 #cgo nocallback clGetKernelInfo
+#cgo noescape clEnqueueReadBuffer
+#cgo nocallback clEnqueueReadBuffer
+#cgo noescape clEnqueueWriteBuffer
+#cgo nocallback clEnqueueWriteBuffer
+#cgo noescape clSetKernelArg
+#cgo nocallback clSetKernelArg
+#cgo noescape dgen_set_arg_scalar
+#cgo nocallback dgen_set_arg_scalar
+#cgo noescape dgen_set_arg_mem
+#cgo nocallback dgen_set_arg_mem
+#cgo noescape dgen_set_arg_local
+#cgo nocallback dgen_set_arg_local
+#cgo noescape clReleaseEvent
+#cgo nocallback clReleaseEvent
+#cgo noescape clFinish
+#cgo nocallback clFinish
+#cgo noescape clFlush
+#cgo nocallback clFlush
+#cgo noescape clReleaseMemObject
+#cgo nocallback clReleaseMemObject
+#cgo noescape clReleaseKernel
+#cgo nocallback clReleaseKernel
+#cgo noescape clReleaseCommandQueue
+#cgo nocallback clReleaseCommandQueue
 #include <stdlib.h>
 #include "dgen_cl.h"
 */

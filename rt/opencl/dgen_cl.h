@@ -17,4 +17,12 @@ static inline cl_context dgen_create_context(cl_platform_id p, cl_uint n, const 
 	cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)p, 0};
 	return clCreateContext(props, n, devs, NULL, NULL, err);
 }
+// Non-blocking transfers: the host memory p is used after the call
+// returns, so these are bound without noescape.
+static inline cl_int dgen_read_async(cl_command_queue q, cl_mem m, size_t off, size_t size, void *p, cl_uint n, const cl_event *wait, cl_event *ev) {
+	return clEnqueueReadBuffer(q, m, CL_FALSE, off, size, p, n, wait, ev);
+}
+static inline cl_int dgen_write_async(cl_command_queue q, cl_mem m, size_t off, size_t size, const void *p, cl_uint n, const cl_event *wait, cl_event *ev) {
+	return clEnqueueWriteBuffer(q, m, CL_FALSE, off, size, p, n, wait, ev);
+}
 #endif

@@ -56,9 +56,11 @@ type KernelImpl[Q, K, R, E any] interface {
 	// setting arguments.
 	Acquire(q Q) (K, error)
 	// Launch binds the hidden arguments of the locked kernel k, launches
-	// it over r after wait and unlocks it; setErr is the first error of
+	// it over r after wait with an event and unlocks it; setErr is the first error of
 	// setting the arguments, and then nothing is launched.
 	Launch(q Q, k K, r R, setErr error, wait []E) (E, error)
+	// Submit is Launch without an event.
+	Submit(q Q, k K, r R, setErr error, wait []E) error
 }
 
 // Hooks, set by rt's init. Each returns rt's descriptor of what it

@@ -19,13 +19,9 @@ const _dgenImage_K = "/* github.com/dgen-go/dgen/golden/testdata/src/kinds.Point
 //go:embed k.cl
 var _dgenSource_K string
 
-// Enqueue sets the arguments of kernel all from s and launches it over r after wait.
-func (s *All) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	k, err := _dgenKernel_All.Acquire(q)
-	if err != nil {
-		return nil, err
-	}
-	err = k.SetBuffer(0, s.A.Mem())
+// _dgenArgs_All sets the arguments of kernel all from s and returns the first error.
+func _dgenArgs_All(s *All, k *rt.Kernel) error {
+	err := k.SetBuffer(0, s.A.Mem())
 	if err == nil {
 		err = k.SetBuffer(1, s.B.Mem())
 	}
@@ -71,7 +67,25 @@ func (s *All) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, er
 	if err == nil {
 		err = rt.SetArg(k, 15, s.V3)
 	}
-	return _dgenKernel_All.Launch(q, k, r, err, wait)
+	return err
+}
+
+// Enqueue sets the arguments of kernel all from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *All) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_All.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_All.Submit(q, k, r, _dgenArgs_All(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *All) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := _dgenKernel_All.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return _dgenKernel_All.Launch(q, k, r, _dgenArgs_All(s, k), wait)
 }
 
 // _dgenSite_All_A is the allocation site of All.A.

@@ -19,14 +19,27 @@ const _dgenImage_N = "/* github.com/dgen-go/dgen/golden/testdata/src/names.RGBA 
 //go:embed n.cl
 var _dgenSource_N string
 
-// Enqueue sets the arguments of kernel read from s and launches it over r after wait.
-func (s *Read) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_Read sets the arguments of kernel read from s and returns the first error.
+func _dgenArgs_Read(s *Read, k *rt.Kernel) error {
+	return k.SetBuffer(0, s.Out.Mem())
+}
+
+// Enqueue sets the arguments of kernel read from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Read) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Read.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Read.Submit(q, k, r, _dgenArgs_Read(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Read) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_Read.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.Out.Mem())
-	return _dgenKernel_Read.Launch(q, k, r, err, wait)
+	return _dgenKernel_Read.Launch(q, k, r, _dgenArgs_Read(s, k), wait)
 }
 
 // Registration, while the package's variables are initialized: before any init function of the package runs.

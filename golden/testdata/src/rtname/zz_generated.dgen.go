@@ -19,14 +19,27 @@ const _dgenImage_P = "__kernel void k(__global int* x, __global int* __dgen_g_G)
 //go:embed r.cl
 var _dgenSource_P string
 
-// Enqueue sets the arguments of kernel k from s and launches it over r after wait.
-func (s *K) Enqueue(q *dgenrt.Queue, r dgenrt.Range, wait ...*dgenrt.Event) (*dgenrt.Event, error) {
+// _dgenArgs_K sets the arguments of kernel k from s and returns the first error.
+func _dgenArgs_K(s *K, k *dgenrt.Kernel) error {
+	return k.SetBuffer(0, s.X.Mem())
+}
+
+// Enqueue sets the arguments of kernel k from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *K) Enqueue(q *dgenrt.Queue, r dgenrt.Range, wait ...*dgenrt.Event) error {
+	k, err := _dgenKernel_K.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_K.Submit(q, k, r, _dgenArgs_K(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *K) EnqueueEvent(q *dgenrt.Queue, r dgenrt.Range, wait ...*dgenrt.Event) (*dgenrt.Event, error) {
 	k, err := _dgenKernel_K.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.X.Mem())
-	return _dgenKernel_K.Launch(q, k, r, err, wait)
+	return _dgenKernel_K.Launch(q, k, r, _dgenArgs_K(s, k), wait)
 }
 
 // Registration, while the package's variables are initialized: before any init function of the package runs.

@@ -27,8 +27,17 @@ const _dgenImage_B = "__kernel void get(__global uint* out, __global uint* __dge
 //go:embed b.cl
 var _dgenSource_B string
 
-// Enqueue sets the arguments of kernel inc from s and launches it over r after wait.
-func (s *Inc) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// Enqueue sets the arguments of kernel inc from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Inc) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Inc.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Inc.Submit(q, k, r, nil, wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Inc) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_Inc.Acquire(q)
 	if err != nil {
 		return nil, err
@@ -36,14 +45,27 @@ func (s *Inc) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, er
 	return _dgenKernel_Inc.Launch(q, k, r, nil, wait)
 }
 
-// Enqueue sets the arguments of kernel get from s and launches it over r after wait.
-func (s *Get) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_Get sets the arguments of kernel get from s and returns the first error.
+func _dgenArgs_Get(s *Get, k *rt.Kernel) error {
+	return k.SetBuffer(0, s.Out.Mem())
+}
+
+// Enqueue sets the arguments of kernel get from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Get) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Get.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Get.Submit(q, k, r, _dgenArgs_Get(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Get) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_Get.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.Out.Mem())
-	return _dgenKernel_Get.Launch(q, k, r, err, wait)
+	return _dgenKernel_Get.Launch(q, k, r, _dgenArgs_Get(s, k), wait)
 }
 
 // Registration, while the package's variables are initialized: before any init function of the package runs.

@@ -24,24 +24,50 @@ var _dgenSource_T string
 //go:embed inc/helpers.h
 var _dgenSource_T_1 string
 
-// Enqueue sets the arguments of kernel apply from s and launches it over r after wait.
-func (s *Apply) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_Apply sets the arguments of kernel apply from s and returns the first error.
+func _dgenArgs_Apply(s *Apply, k *rt.Kernel) error {
+	return k.SetBuffer(0, s.A.Mem())
+}
+
+// Enqueue sets the arguments of kernel apply from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Apply) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Apply.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Apply.Submit(q, k, r, _dgenArgs_Apply(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Apply) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_Apply.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.A.Mem())
-	return _dgenKernel_Apply.Launch(q, k, r, err, wait)
+	return _dgenKernel_Apply.Launch(q, k, r, _dgenArgs_Apply(s, k), wait)
 }
 
-// Enqueue sets the arguments of kernel alt from s and launches it over r after wait.
-func (s *Alt) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_Alt sets the arguments of kernel alt from s and returns the first error.
+func _dgenArgs_Alt(s *Alt, k *rt.Kernel) error {
+	return k.SetBuffer(0, s.A.Mem())
+}
+
+// Enqueue sets the arguments of kernel alt from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Alt) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Alt.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Alt.Submit(q, k, r, _dgenArgs_Alt(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Alt) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_Alt.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.A.Mem())
-	return _dgenKernel_Alt.Launch(q, k, r, err, wait)
+	return _dgenKernel_Alt.Launch(q, k, r, _dgenArgs_Alt(s, k), wait)
 }
 
 // Registration, while the package's variables are initialized: before any init function of the package runs.

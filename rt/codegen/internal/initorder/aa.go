@@ -64,7 +64,7 @@ func run() ([]int32, error) {
 	if err := out.Write(q, make([]int32, 4)); err != nil {
 		return nil, err
 	}
-	ev, err := (&Add{Out: out}).Enqueue(q, rt.Range1(4))
+	ev, err := (&Add{Out: out}).EnqueueEvent(q, rt.Range1(4))
 	if err != nil {
 		return nil, err
 	}

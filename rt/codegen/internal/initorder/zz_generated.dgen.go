@@ -19,14 +19,27 @@ const _dgenImage_Prog = "__kernel void add_base(__global int *out, __global int*
 //go:embed add.cl
 var _dgenSource_Prog string
 
-// Enqueue sets the arguments of kernel add_base from s and launches it over r after wait.
-func (s *Add) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+// _dgenArgs_Add sets the arguments of kernel add_base from s and returns the first error.
+func _dgenArgs_Add(s *Add, k *rt.Kernel) error {
+	return k.SetBuffer(0, s.Out.Mem())
+}
+
+// Enqueue sets the arguments of kernel add_base from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Add) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := _dgenKernel_Add.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return _dgenKernel_Add.Submit(q, k, r, _dgenArgs_Add(s, k), wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Add) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := _dgenKernel_Add.Acquire(q)
 	if err != nil {
 		return nil, err
 	}
-	err = k.SetBuffer(0, s.Out.Mem())
-	return _dgenKernel_Add.Launch(q, k, r, err, wait)
+	return _dgenKernel_Add.Launch(q, k, r, _dgenArgs_Add(s, k), wait)
 }
 
 // Registration, while the package's variables are initialized: before any init function of the package runs.

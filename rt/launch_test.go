@@ -1,0 +1,174 @@
+package rt_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// A kernel spec registered by hand as generated code registers it, for the
+// launch tests on the fake driver and on PoCL.
+var (
+	touchProg rt.Program
+	touchSpec = codegen.RegisterKernel(codegen.RegisterProgram(&touchProg, codegen.Program{ID: pkg + "touchProg", Name: "touchProg",
+		Image: "__kernel void touch1(__global int *p) { if (get_global_id(0) == 0) p[0] += 1; }\n"}),
+		codegen.Kernel{ID: pkg + "Touch", Name: "touch1", Params: 1})
+)
+
+// enqueueTouch and enqueueTouchEvent do what the generated Enqueue and
+// EnqueueEvent of the spec do.
+func enqueueTouch(q *rt.Queue, out rt.Buffer[int32]) error {
+	k, err := touchSpec.Acquire(q)
+	if err != nil {
+		return err
+	}
+	return touchSpec.Submit(q, k, rt.Range1(1), k.SetBuffer(0, out.Mem()), nil)
+}
+
+func enqueueTouchEvent(q *rt.Queue, out rt.Buffer[int32]) (*rt.Event, error) {
+	k, err := touchSpec.Acquire(q)
+	if err != nil {
+		return nil, err
+	}
+	return touchSpec.Launch(q, k, rt.Range1(1), k.SetBuffer(0, out.Mem()), nil)
+}
+
+// TestLaunchEvents checks, on the fake driver, which commands create a
+// driver event: only those that return an *rt.Event.
+func TestLaunchEvents(t *testing.T) {
+	ctx := openFake(t, nil)
+	q := ctx.Queue()
+	k, buf := touchKernel(t, ctx)
+	v := []int32{1}
+	release := func(ev *rt.Event, err error) error {
+		if rerr := ev.Release(); err == nil {
+			err = rerr
+		}
+		return err
+	}
+	tests := []struct {
+		name   string
+		events int64
+		do     func() error
+	}{
+		{"generated Enqueue", 0, func() error { return enqueueTouch(q, buf) }},
+		{"generated EnqueueEvent", 1, func() error { return release(enqueueTouchEvent(q, buf)) }},
+		{"Queue.Submit", 0, func() error { return q.Submit(k, rt.Range1(1)) }},
+		{"Queue.Launch", 1, func() error { return release(q.Launch(k, rt.Range1(1))) }},
+		{"Buffer.Write", 0, func() error { return buf.Write(q, v) }},
+		{"Buffer.Read", 0, func() error { return buf.Read(q, v) }},
+		{"Buffer.Fill", 1, func() error { return release(buf.Fill(q, 0)) }},
+		{"Queue.Marker", 1, func() error { return release(q.Marker()) }},
+	}
+	for _, tt := range tests {
+		before := fakeStats.events.Load()
+		if err := tt.do(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if n := fakeStats.events.Load() - before; n != tt.events {
+			t.Errorf("%s created %d driver events, want %d", tt.name, n, tt.events)
+		}
+	}
+}
+
+// allocFree frees what an allocation returned.
+func allocFree(b rt.Buffer[byte], err error) error {
+	if err != nil {
+		return err
+	}
+	return b.Free()
+}
+
+// TestLaunchAllocs checks that the hot paths allocate nothing on the Go
+// heap, on PoCL: a launch without an event, through rt and through the
+// kernel spec, blocking 4-byte transfers and allocator hits.
+func TestLaunchAllocs(t *testing.T) {
+	if os.Getenv(trace.EnvVar) != "" {
+		t.Skip("tracing is on (" + trace.EnvVar + ")")
+	}
+	ctx := openCPUConfig(t, rt.Config{})
+	q := ctx.Queue()
+	k, buf := touchKernel(t, ctx)
+	v := []int32{1}
+	tests := []struct {
+		name string
+		do   func() error
+	}{
+		{"Queue.Submit", func() error { return q.Submit(k, rt.Range1(1)) }},
+		{"generated Enqueue", func() error { return enqueueTouch(q, buf) }},
+		{"Buffer.Write 4 bytes", func() error { return buf.Write(q, v) }},
+		{"Buffer.Read 4 bytes", func() error { return buf.Read(q, v) }},
+		{"allocator hit and Free, tagged", func() error { return allocFree(siteBytes.Alloc(q, 1024)) }},
+		{"allocator hit and Free, untagged", func() error { return allocFree(rt.Alloc[byte](q, 1024)) }},
+	}
+	for _, tt := range tests {
+		if err := tt.do(); err != nil { // first use: builds, binds
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var err error
+		n := testing.AllocsPerRun(200, func() {
+			if e := tt.do(); e != nil {
+				err = e
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if n != 0 {
+			t.Errorf("%s: %v heap allocations per call, want 0", tt.name, n)
+		}
+		if err := q.Finish(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSetArgUnchanged checks, on the fake driver, that setting an argument
+// to the value it already holds makes no driver call, and that every other
+// setting does: a new value, a buffer after a scalar, and the same value
+// after SetLocal, which the Kernel does not track.
+func TestSetArgUnchanged(t *testing.T) {
+	ctx := openFake(t, nil)
+	prog, err := ctx.BuildProgram("args", "__kernel void args(__global int *p, int n, __local int *l) {}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := rt.NewBuffer[int32](ctx, 1)
+	b, _ := rt.NewBuffer[int32](ctx, 1)
+	tests := []struct {
+		name  string
+		calls int64
+		set   func() error
+	}{
+		{"buffer a", 1, func() error { return k.SetBuffer(0, a.Mem()) }},
+		{"buffer a again", 0, func() error { return k.SetBuffer(0, a.Mem()) }},
+		{"buffer b", 1, func() error { return k.SetBuffer(0, b.Mem()) }},
+		{"buffer a after b", 1, func() error { return k.SetBuffer(0, a.Mem()) }},
+		{"int32 1", 1, func() error { return rt.SetArg(k, 1, int32(1)) }},
+		{"int32 1 again", 0, func() error { return rt.SetArg(k, 1, int32(1)) }},
+		{"int32 2", 1, func() error { return rt.SetArg(k, 1, int32(2)) }},
+		{"uint32 2 (same bits)", 0, func() error { return rt.SetArg(k, 1, uint32(2)) }},
+		{"int64 2 (another size)", 1, func() error { return rt.SetArg(k, 1, int64(2)) }},
+		{"local", 1, func() error { return k.SetLocal(2, 64) }},
+		{"local again", 1, func() error { return k.SetLocal(2, 64) }},
+		{"buffer a on the local's index", 1, func() error { return k.SetBuffer(2, a.Mem()) }},
+		{"local over it", 1, func() error { return k.SetLocal(2, 64) }},
+		{"buffer a again after the local", 1, func() error { return k.SetBuffer(2, a.Mem()) }},
+	}
+	for _, tt := range tests {
+		before := fakeStats.setArgs.Load()
+		if err := tt.set(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if n := fakeStats.setArgs.Load() - before; n != tt.calls {
+			t.Errorf("%s: %d driver calls, want %d", tt.name, n, tt.calls)
+		}
+	}
+}
