@@ -107,7 +107,9 @@ func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
 		}
 		return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
 	}
-	return &block{drv: drv}, nil
+	b := &block{drv: drv}
+	b.mem.id = bufferIDs.Add(1) // allocMem keeps it: the block's buffer stays the same
+	return b, nil
 }
 
 // Release implements alloc.Device.

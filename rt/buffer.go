@@ -38,7 +38,15 @@ type Mem struct {
 	// the allocator has handed the same Mem out again (allocMem reuses a
 	// pooled block's Mem, so that a hit allocates nothing).
 	gen atomic.Uint32
+	// id names the driver buffer for as long as it lives, and never another:
+	// a kernel that skips setting an argument to the buffer it already holds
+	// compares ids, since a driver may hand a released buffer's handle to a
+	// new one. 0 for a zero-sized region.
+	id uint64
 }
+
+// bufferIDs numbers driver buffers for Mem.id.
+var bufferIDs atomic.Uint64
 
 // Size returns the size of the region in bytes.
 func (m *Mem) Size() int64 {
@@ -91,7 +99,7 @@ func (c *Context) NewMem(size int64) (*Mem, error) {
 		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err)
 	}
 	c.driverAllocs.Add(1)
-	m.drv = drv
+	m.drv, m.id = drv, bufferIDs.Add(1)
 	c.traceMem(0, memTrace(m), true)
 	return m, nil
 }

@@ -47,8 +47,26 @@ func (c *fakeContext) NewQueue(dev int, profiling bool) (driver.Queue, error) {
 	return fakeQueue{}, nil
 }
 func (c *fakeContext) NewBuffer(size int64) (driver.Buffer, error) {
+	fakeHandles.Lock()
+	defer fakeHandles.Unlock()
+	if n := len(fakeHandles.released); fakeHandles.reuse && n > 0 {
+		b := fakeHandles.released[n-1]
+		fakeHandles.released = fakeHandles.released[:n-1]
+		b.b = make([]byte, size)
+		return b, nil
+	}
 	return &fakeBuffer{b: make([]byte, size)}, nil
 }
+
+// fakeHandles, when reuse is set, makes NewBuffer hand out the handle of
+// the buffer released last, as a real driver may reuse a freed handle's
+// address: a fault that PoCL and NVIDIA produce only by chance.
+var fakeHandles struct {
+	sync.Mutex
+	reuse    bool
+	released []*fakeBuffer
+}
+
 func (c *fakeContext) Release() error { return nil }
 
 var fakeKernelRE = regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(([^)]*)\)`)
@@ -136,7 +154,14 @@ type fakeBuffer struct {
 	b  []byte
 }
 
-func (b *fakeBuffer) Release() error { return nil }
+func (b *fakeBuffer) Release() error {
+	fakeHandles.Lock()
+	defer fakeHandles.Unlock()
+	if fakeHandles.reuse {
+		fakeHandles.released = append(fakeHandles.released, b)
+	}
+	return nil
+}
 
 // fakeQueue runs every command at once, in order; its events are complete.
 type fakeQueue struct{}

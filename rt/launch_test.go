@@ -172,3 +172,42 @@ func TestSetArgUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// TestSetArgReusedHandle frees the buffer a kernel argument holds and
+// allocates another that the driver gives the same handle: the kernel must
+// set the argument again, since a driver may have resolved the old buffer's
+// device address when it was set.
+func TestSetArgReusedHandle(t *testing.T) {
+	fakeHandles.Lock()
+	fakeHandles.reuse, fakeHandles.released = true, nil
+	fakeHandles.Unlock()
+	t.Cleanup(func() {
+		fakeHandles.Lock()
+		fakeHandles.reuse, fakeHandles.released = false, nil
+		fakeHandles.Unlock()
+	})
+	ctx := openFake(t, nil)
+	prog, err := ctx.BuildProgram("args", "__kernel void args(__global int *p) {}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := rt.NewBuffer[int32](ctx, 1)
+	if err := k.SetBuffer(0, a.Mem()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Free(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := rt.NewBuffer[int32](ctx, 1)
+	before := fakeStats.setArgs.Load()
+	if err := k.SetBuffer(0, b.Mem()); err != nil {
+		t.Fatal(err)
+	}
+	if n := fakeStats.setArgs.Load() - before; n != 1 {
+		t.Errorf("a new buffer with a released buffer's handle: %d driver calls, want 1", n)
+	}
+}

@@ -187,6 +187,7 @@ type Kernel struct {
 type argValue struct {
 	known bool
 	buf   driver.Buffer
+	id    uint64 // the buffer's Mem.id: a driver may reuse a released handle
 	size  uintptr
 	bits  uint64
 }
@@ -296,7 +297,7 @@ func (k *Kernel) SetBuffer(i int, m *Mem) error {
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
-	if v := (argValue{known: true, buf: drv}); !k.holds(i, v) {
+	if v := (argValue{known: true, buf: drv, id: m.id}); !k.holds(i, v) {
 		if err := k.drv.SetArgBuffer(i, drv); err != nil {
 			k.remember(i, argValue{})
 			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
