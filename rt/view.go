@@ -65,7 +65,7 @@ func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s on %q: %w", op, c.devices[0].Name, err)
 	}
-	v.drv = drv
+	v.drv, v.id = drv, bufferIDs.Add(1)
 	v.cleanup = runtime.AddCleanup(v, func(d driver.Buffer) { d.Release() }, drv)
 	return v, nil
 }

@@ -236,3 +236,43 @@ func TestViewUsesRecordedOnParent(t *testing.T) {
 		t.Errorf("stats %+v: want a reuse per trial, some of them ordered", s)
 	}
 }
+
+// TestViewsInTurn launches on one view after another, each released before
+// the next is made: a driver may give the next sub-buffer the released
+// one's handle, and the kernel must still be set to the new view.
+func TestViewsInTurn(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	step := int(ctx.Devices()[0].MemBaseAddrAlign / 4)
+	const views = 32
+	b, err := rt.NewBuffer[float32](ctx, views*step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	if err := released(b.Fill(q, 0)); err != nil {
+		t.Fatal(err)
+	}
+	set := kernelOf(t, ctx, crossSource, "set")
+	for i := range views {
+		v, err := b.View(i*step, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(set.SetBuffer(0, v.Mem()), rt.SetArg(set, 1, float32(i+1))); err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(q.Submit(set, rt.Range1(1)), q.Finish(), v.Free()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([]float32, views*step)
+	if err := b.Read(q, got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range views {
+		if got[i*step] != float32(i+1) {
+			t.Errorf("first element of view %d = %v, want %d", i, got[i*step], i+1)
+		}
+	}
+}
