@@ -12,8 +12,8 @@ import (
 // b's memory: an OpenCL sub-buffer. Kernels and transfers use it as any
 // other buffer; commands that use it count as uses of b for the
 // allocator's stream-ordered reuse. The byte offset of element off must be
-// a multiple of every device's MemBaseAddrAlign (128 bytes on NVIDIA GPUs
-// and PoCL), since a kernel argument starts at an aligned address; a span
+// a multiple of every device's MemBaseAddrAlign (128 bytes on PoCL), since
+// a kernel argument starts at an aligned address; a span
 // outside b is an error wrapping ErrOutOfRange, a misaligned one an error
 // wrapping ErrInvalidArgument. A view of a view is a view of the same
 // memory.
