@@ -47,133 +47,168 @@ func run(say func(string, ...any)) (map[string]any, error) {
 		return res, err
 	}
 	defer ctx.Close()
-	q := ctx.Queue()
-	res["device"] = q.Device().Name
-	say("device: %s", q.Device().Name)
+	d := &demo{ctx: ctx, q: ctx.Queue(), res: res, say: say}
+	res["device"] = d.q.Device().Name
+	say("device: %s", d.q.Device().Name)
+	for _, step := range []func() error{d.sharedCounter, d.imageScope, d.hostWrite, d.structGlobal, d.hostMemory, d.misuse} {
+		if err := step(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
 
-	// The shared counter: zero at first, bumped by two kernels of Counting,
-	// read by the kernel of Reporting.
+// demo is one run of the steps below on one queue; each step records what
+// it saw in res and says it.
+type demo struct {
+	ctx *rt.Context
+	q   *rt.Queue
+	res map[string]any
+	say func(string, ...any)
+}
+
+// sharedCounter: the shared counter, zero at first, bumped by two kernels
+// of Counting and read by the kernel of Reporting.
+func (d *demo) sharedCounter() error {
+	q := d.q
 	if v, err := Counter.Read(q); err != nil || v != 0 {
-		return res, fmt.Errorf("initial counter %d: %v", v, err)
+		return fmt.Errorf("initial counter %d: %v", v, err)
 	}
 	const n = 64
 	if err := (&Count{Per: 1}).Enqueue(q, rt.Range1(n)); err != nil {
-		return res, err
+		return err
 	}
 	if err := (&CountTwice{Per: 3}).Enqueue(q, rt.Range1(n)); err != nil {
-		return res, err
+		return err
 	}
-	out, err := rt.NewBuffer[uint32](ctx, 2)
+	out, err := rt.NewBuffer[uint32](d.ctx, 2)
 	if err != nil {
-		return res, err
+		return err
 	}
 	defer out.Free()
 	want := uint32(n*1 + n*6)
 	for i := 1; i <= 2; i++ {
 		if err := (&Report{Out: out}).Enqueue(q, rt.Range1(1)); err != nil {
-			return res, err
+			return err
 		}
 		got := make([]uint32, 2)
 		if err := out.Read(q, got); err != nil {
-			return res, err
+			return err
 		}
 		if err := errors.Join(check("counter seen by report", got[0], want), check("report's own Seen", got[1], uint32(i))); err != nil {
-			return res, err
+			return err
 		}
 	}
 	host, err := Counter.Read(q)
 	if err != nil {
-		return res, err
+		return err
 	}
 	if err := check("counter read by the host", host, want); err != nil {
-		return res, err
+		return err
 	}
-	say("counter: %d work-items of count (+1) and of count_twice (+6): %d, seen by report and the host", n, host)
-	res["counter"] = host
+	d.say("counter: %d work-items of count (+1) and of count_twice (+6): %d, seen by report and the host", n, host)
+	d.res["counter"] = host
+	return nil
+}
 
-	// Image scope: Steps lives in Counting's image, Seen in Reporting's.
-	steps, err := Steps.Read(q)
+// imageScope: Steps lives in Counting's image, Seen in Reporting's.
+func (d *demo) imageScope() error {
+	steps, err := Steps.Read(d.q)
 	if err != nil {
-		return res, err
+		return err
 	}
-	seen, err := Seen.Read(q)
+	seen, err := Seen.Read(d.q)
 	if err != nil {
-		return res, err
+		return err
 	}
 	if err := errors.Join(check("Steps", steps, uint32(1)), check("Seen", seen, uint32(2))); err != nil {
-		return res, err
+		return err
 	}
-	say("image scope: Steps=%d in Counting's image, Seen=%d in Reporting's", steps, seen)
-	res["steps"], res["seen"] = steps, seen
+	d.say("image scope: Steps=%d in Counting's image, Seen=%d in Reporting's", steps, seen)
+	d.res["steps"], d.res["seen"] = steps, seen
+	return nil
+}
 
-	// Host write, kernel read, and back.
-	if err := Counter.Write(q, 1000); err != nil {
-		return res, err
+// hostWrite: a host write, a kernel's read, and back.
+func (d *demo) hostWrite() error {
+	if err := Counter.Write(d.q, 1000); err != nil {
+		return err
 	}
-	if err := (&Count{Per: 2}).Enqueue(q, rt.Range1(10)); err != nil {
-		return res, err
+	if err := (&Count{Per: 2}).Enqueue(d.q, rt.Range1(10)); err != nil {
+		return err
 	}
-	back, err := Counter.Read(q)
+	back, err := Counter.Read(d.q)
 	if err != nil {
-		return res, err
+		return err
 	}
 	if err := check("counter after host write and count", back, uint32(1020)); err != nil {
-		return res, err
+		return err
 	}
-	say("host wrote 1000, count added 10*2: %d", back)
+	d.say("host wrote 1000, count added 10*2: %d", back)
+	return nil
+}
 
-	// A struct global, written whole and in part.
+// structGlobal: a struct global, written whole and in part, read by scale.
+func (d *demo) structGlobal() error {
+	q := d.q
 	if err := P.Write(q, Params{Gain: 2, N: 1, Offset: [2]float32{0.5, 9}}); err != nil {
-		return res, err
+		return err
 	}
 	if err := P.WriteAt(q, 0, []byte{0, 0, 0x40, 0x40}); err != nil { // Gain = 3.0
-		return res, err
+		return err
 	}
 	sc := &Scale{K: 2}
 	if err := sc.AllocOut(q, 8); err != nil {
-		return res, err
+		return err
 	}
 	defer sc.Out.Free()
 	if err := sc.Enqueue(q, rt.Range1(8)); err != nil {
-		return res, err
+		return err
 	}
 	vals := make([]float32, 8)
 	if err := sc.Out.Read(q, vals); err != nil {
-		return res, err
+		return err
 	}
 	for i, v := range vals {
 		if err := check(fmt.Sprintf("scale[%d]", i), v, 2*3*float32(i)+0.5+1); err != nil {
-			return res, err
+			return err
 		}
 	}
-	say("struct global P{Gain: 3, N: 1, Offset: [0.5 9]}: scale wrote %v", vals)
-	res["scale"] = vals
+	d.say("struct global P{Gain: 3, N: 1, Offset: [0.5 9]}: scale wrote %v", vals)
+	d.res["scale"] = vals
+	return nil
+}
 
-	// The image-scope global in no program lives in host memory.
-	if err := Unused.Write(q, -7); err != nil {
-		return res, err
+// hostMemory: the image-scope global in no program lives in host memory.
+func (d *demo) hostMemory() error {
+	if err := Unused.Write(d.q, -7); err != nil {
+		return err
 	}
-	if v, err := Unused.Read(q); err != nil || v != -7 {
-		return res, fmt.Errorf("unused image-scope global: %d, %v", v, err)
+	if v, err := Unused.Read(d.q); err != nil || v != -7 {
+		return fmt.Errorf("unused image-scope global: %d, %v", v, err)
 	}
-	say("image-scope global in no program: host memory, wrote and read -7")
+	d.say("image-scope global in no program: host memory, wrote and read -7")
+	return nil
+}
 
-	// The errors: out of range, and a write to a read-only global.
-	err = Counter.WriteAt(q, 2, []byte{1, 2, 3})
+// misuse: an out-of-range write and a write to a read-only global are
+// errors that change nothing.
+func (d *demo) misuse() error {
+	err := Counter.WriteAt(d.q, 2, []byte{1, 2, 3})
 	if !errors.Is(err, rt.ErrOutOfRange) {
-		return res, fmt.Errorf("write past the end: got %v, want ErrOutOfRange", err)
+		return fmt.Errorf("write past the end: got %v, want ErrOutOfRange", err)
 	}
-	if v, _ := Counter.Read(q); v != 1020 {
-		return res, fmt.Errorf("out-of-range write changed the counter to %d", v)
+	if v, _ := Counter.Read(d.q); v != 1020 {
+		return fmt.Errorf("out-of-range write changed the counter to %d", v)
 	}
-	say("bounds: %v", err)
-	res["bounds_error"] = err.Error()
+	d.say("bounds: %v", err)
+	d.res["bounds_error"] = err.Error()
 	var steps2 rt.DeviceGlobal[uint32] = Steps // a copy shares the registration
-	err = steps2.WriteAt(q, 0, []byte{1, 0, 0, 0})
+	err = steps2.WriteAt(d.q, 0, []byte{1, 0, 0, 0})
 	if !errors.Is(err, rt.ErrInvalidArgument) {
-		return res, fmt.Errorf("write to a host_access=read global: got %v", err)
+		return fmt.Errorf("write to a host_access=read global: got %v", err)
 	}
-	say("host access: %v", err)
-	res["host_access_error"] = err.Error()
-	return res, nil
+	d.say("host access: %v", err)
+	d.res["host_access_error"] = err.Error()
+	return nil
 }

@@ -568,24 +568,8 @@ func (c *Cache[K]) evictAll(keep *entry[K]) {
 // binary for every device, else by building it from source, storing the
 // binaries. It returns the program with one reference and its binary size.
 func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
-	opts := k.buildOptions()
-	build := func() (driver.Program, error) {
-		c.builds.Add(1)
-		c.Logf("build %s", k.name)
-		return c.b.Build(k.name, k.img.Source, opts)
-	}
 	if c.cfg.Disk == nil || !c.cfg.Disk.Enabled() {
-		p, err := build()
-		if err != nil {
-			return nil, 0, err
-		}
-		var size int64
-		if c.cfg.EvictionThreshold > 0 {
-			if bins, err := p.Binaries(); err == nil {
-				size = binSize(bins)
-			}
-		}
-		return newShared(p), size, nil
+		return c.buildOnly(k)
 	}
 	keys := make([]diskcache.Key, len(c.cfg.Devices))
 	for i, d := range c.cfg.Devices {
@@ -593,67 +577,122 @@ func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
 	}
 	// Load: every device's binary must be there. With one device,
 	// GetOrBuild makes a second process wait for the first one's build.
-	var (
-		bins  [][]byte
-		built driver.Program
-	)
+	var bins [][]byte
 	if len(keys) == 1 {
-		var berr error
-		bin, outcome, err := c.cfg.Disk.GetOrBuild(context.Background(), keys[0], func() ([]byte, error) {
-			built, berr = build()
-			if berr != nil {
-				return nil, berr
-			}
-			bs, err := built.Binaries()
-			if err != nil {
-				return nil, fmt.Errorf("binaries of program %q: %w", k.name, err)
-			}
-			return bs[0], nil
-		})
-		switch {
-		case berr != nil:
-			return nil, 0, berr
-		case err != nil && built != nil:
-			c.Logf("store %s: %v", k.name, err)
-			return newShared(built), 0, nil
-		case err != nil:
-			return nil, 0, err
-		case outcome == diskcache.Built:
-			return newShared(built), int64(len(bin)), nil
+		bin, sp, size, err := c.getOrBuild1(k, keys[0])
+		if sp != nil || err != nil {
+			return sp, size, err
 		}
 		bins = [][]byte{bin}
 	} else {
-		for _, key := range keys {
-			bin, ok, err := c.cfg.Disk.Get(key)
-			if err != nil {
-				c.Logf("load %s: %v", k.name, err)
-			}
-			if !ok {
-				bins = nil
-				break
-			}
-			bins = append(bins, bin)
-		}
+		bins = c.getAll(k, keys)
 	}
 	if bins != nil {
-		t0 := c.now()
-		loaded := c.markLoads(keys, bins)
-		p, err := c.b.Load(k.name, bins, opts)
-		loaded()
-		if err == nil {
-			c.diskHits.Add(1)
-			if t0 != 0 {
-				c.event(trace.Cache{Op: trace.DiskHit, Program: k.name, Duration: c.now() - t0})
-			}
-			c.Logf("load %s from disk", k.name)
-			return newShared(p), binSize(bins), nil
+		if sp, size, done, err := c.load(k, keys, bins); done {
+			return sp, size, err
 		}
-		if errors.Is(err, driver.ErrOutOfMemory) {
-			return nil, 0, err
-		}
-		c.Logf("load %s from disk failed, building: %v", k.name, err)
 	}
-	p, err := build()
+	return c.buildAndStore(k, keys)
+}
+
+// build builds k's program from source.
+func (c *Cache[K]) build(k key) (driver.Program, error) {
+	c.builds.Add(1)
+	c.Logf("build %s", k.name)
+	return c.b.Build(k.name, k.img.Source, k.buildOptions())
+}
+
+// buildOnly builds k's program with no persistent cache; its size counts
+// only when the memory cache evicts by size.
+func (c *Cache[K]) buildOnly(k key) (*sharedProgram, int64, error) {
+	p, err := c.build(k)
+	if err != nil {
+		return nil, 0, err
+	}
+	var size int64
+	if c.cfg.EvictionThreshold > 0 {
+		if bins, err := p.Binaries(); err == nil {
+			size = binSize(bins)
+		}
+	}
+	return newShared(p), size, nil
+}
+
+// getOrBuild1 asks the persistent cache for the one device's binary,
+// building (once across processes) on a miss. It returns either the
+// binary to load or the program it built (or an error).
+func (c *Cache[K]) getOrBuild1(k key, dk diskcache.Key) ([]byte, *sharedProgram, int64, error) {
+	var (
+		built driver.Program
+		berr  error
+	)
+	bin, outcome, err := c.cfg.Disk.GetOrBuild(context.Background(), dk, func() ([]byte, error) {
+		built, berr = c.build(k)
+		if berr != nil {
+			return nil, berr
+		}
+		bs, err := built.Binaries()
+		if err != nil {
+			return nil, fmt.Errorf("binaries of program %q: %w", k.name, err)
+		}
+		return bs[0], nil
+	})
+	switch {
+	case berr != nil:
+		return nil, nil, 0, berr
+	case err != nil && built != nil:
+		c.Logf("store %s: %v", k.name, err)
+		return nil, newShared(built), 0, nil
+	case err != nil:
+		return nil, nil, 0, err
+	case outcome == diskcache.Built:
+		return nil, newShared(built), int64(len(bin)), nil
+	}
+	return bin, nil, 0, nil
+}
+
+// getAll returns every device's binary from the persistent cache, or nil
+// if one is missing.
+func (c *Cache[K]) getAll(k key, keys []diskcache.Key) [][]byte {
+	var bins [][]byte
+	for _, key := range keys {
+		bin, ok, err := c.cfg.Disk.Get(key)
+		if err != nil {
+			c.Logf("load %s: %v", k.name, err)
+		}
+		if !ok {
+			return nil
+		}
+		bins = append(bins, bin)
+	}
+	return bins
+}
+
+// load creates k's program from bins. done is false when the driver
+// refused them for another reason than memory: then the caller builds.
+func (c *Cache[K]) load(k key, keys []diskcache.Key, bins [][]byte) (sp *sharedProgram, size int64, done bool, err error) {
+	t0 := c.now()
+	loaded := c.markLoads(keys, bins)
+	p, err := c.b.Load(k.name, bins, k.buildOptions())
+	loaded()
+	if err == nil {
+		c.diskHits.Add(1)
+		if t0 != 0 {
+			c.event(trace.Cache{Op: trace.DiskHit, Program: k.name, Duration: c.now() - t0})
+		}
+		c.Logf("load %s from disk", k.name)
+		return newShared(p), binSize(bins), true, nil
+	}
+	if errors.Is(err, driver.ErrOutOfMemory) {
+		return nil, 0, true, err
+	}
+	c.Logf("load %s from disk failed, building: %v", k.name, err)
+	return nil, 0, false, nil
+}
+
+// buildAndStore builds k's program and stores its binaries.
+func (c *Cache[K]) buildAndStore(k key, keys []diskcache.Key) (*sharedProgram, int64, error) {
+	p, err := c.build(k)
 	if err != nil {
 		return nil, 0, err
 	}
