@@ -3,6 +3,7 @@ package rt
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -27,6 +28,11 @@ type Mem struct {
 	h      alloc.Allocation
 	pooled bool
 	uses   useLog
+	// parent is the memory a view (view.go) lies in, at byte offset;
+	// cleanup releases the view's sub-buffer if it becomes unreachable.
+	parent  *Mem
+	offset  int64
+	cleanup runtime.Cleanup
 	// gen counts the Frees of m. A Buffer records it when it is made, so
 	// that a Buffer whose memory was freed sees the difference even after
 	// the allocator has handed the same Mem out again (allocMem reuses a
@@ -57,6 +63,11 @@ func (m *Mem) driverBuffer() (driver.Buffer, error) {
 	}
 	if m.freed.Load() {
 		return nil, fmt.Errorf("buffer: %w", ErrFreed)
+	}
+	if p := m.parent; p != nil && (p.freed.Load() || m.pooled && !m.h.Live()) {
+		// A pooled parent's block may be in use again, even through the same
+		// Mem: its handle, copied into the view, tells.
+		return nil, fmt.Errorf("buffer: %w: the buffer this view lies in was freed", ErrFreed)
 	}
 	if m.pooled && !m.h.Live() {
 		// The allocator took the block back: Context.Close.

@@ -108,8 +108,11 @@ func (l *useLog) reset() {
 }
 
 // used records a use of m, if it is allocator memory, by the command of
-// point p on q.
+// point p on q; the use of a view is a use of its parent.
 func (m *Mem) used(q *Queue, p uint64) {
+	if m != nil && m.parent != nil {
+		m = m.parent
+	}
 	if m != nil && m.pooled {
 		m.uses.record(q, p)
 	}

@@ -171,7 +171,7 @@ func (c *bfsCase) Run() (err error) {
 		if err != nil {
 			return err
 		}
-		over, err := Over.Read(e.Q)
+		over, err := readFlag(e, &Over)
 		if err != nil {
 			return err
 		}

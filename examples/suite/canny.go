@@ -180,7 +180,7 @@ func (c *cannyCase) Run() error {
 		if err != nil {
 			return err
 		}
-		changed, err := Changed.Read(e.Q)
+		changed, err := readFlag(e, &Changed)
 		if err != nil || changed == 0 {
 			return err
 		}

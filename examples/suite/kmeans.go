@@ -155,7 +155,7 @@ func (c *kmeansCase) Run() error {
 		if err != nil {
 			return err
 		}
-		changed, err := Changed.Read(e.Q)
+		changed, err := readFlag(e, &Changed)
 		if err != nil {
 			return err
 		}

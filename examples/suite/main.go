@@ -71,6 +71,7 @@ type Options struct {
 	Programs []string // empty: all
 	Modes    []string // the first must be DriverMode
 	Seed     uint64
+	Pinned   bool // per-iteration flags read into pinned memory (Env.Pinned)
 }
 
 func main() {
@@ -80,6 +81,7 @@ func main() {
 	progs := flag.String("programs", "all", "comma-separated program names, or all")
 	modes := flag.String("modes", strings.Join(Modes(), ","), "comma-separated modes, driver first")
 	jsonPath := flag.String("json", "", "also write every row as a JSON line to this file")
+	flag.BoolVar(&o.Pinned, "pinned", false, "read the per-iteration flags of k-means, BFS and Canny into pinned memory")
 	flag.Uint64Var(&o.Seed, "seed", uint64(time.Now().UnixNano()), "seed of the inputs")
 	flag.Parse()
 	if *progs != "all" {
@@ -133,6 +135,7 @@ func Table(w, jw io.Writer, o Options) error {
 		if err != nil {
 			return err
 		}
+		e.Pinned = o.Pinned
 		envs = append(envs, e)
 	}
 	fmt.Fprintf(w, "device %s; seed %d; %d timed runs per mode; times in ms, median [min-max]; speedup = driver/mode per run, median [min-max]\n\n",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -34,6 +35,10 @@ type Env struct {
 	Q      *rt.Queue
 	Mode   string
 	Driver bool // every allocation from the driver
+	// Pinned makes the programs read their per-iteration flag into pinned
+	// memory (rt.NewPinned) rather than into a Go value.
+	Pinned bool
+	flag   *rt.Pinned[byte] // allocated at the first read when Pinned
 }
 
 // OpenEnv opens a context on the device that the environment selects, with
@@ -54,8 +59,36 @@ func OpenEnv(mode string) (*Env, error) {
 	return e, nil
 }
 
-// Close closes the context.
-func (e *Env) Close() error { return e.Ctx.Close() }
+// Close frees the flag's pinned memory and closes the context.
+func (e *Env) Close() error {
+	var err error
+	if e.flag != nil {
+		err = e.flag.Free()
+	}
+	return errors.Join(err, e.Ctx.Close())
+}
+
+// readFlag reads a 4-byte device global: the convergence flag that
+// k-means, BFS and Canny read every iteration. With e.Pinned it reads into
+// pinned memory, which spares a GPU driver the copy through its own
+// staging buffer.
+func readFlag[T int32 | uint32](e *Env, g *rt.DeviceGlobal[T]) (T, error) {
+	if !e.Pinned {
+		return g.Read(e.Q)
+	}
+	if e.flag == nil {
+		f, err := rt.NewPinned[byte](e.Q, 4)
+		if err != nil {
+			return 0, err
+		}
+		e.flag = f
+	}
+	b := e.flag.Slice()
+	if err := g.ReadAt(e.Q, 0, b); err != nil {
+		return 0, err
+	}
+	return T(binary.NativeEndian.Uint32(b)), nil
+}
 
 // alloc allocates n elements at site, or from the driver in DriverMode.
 func alloc[T any](e *Env, site *rt.AllocSite[T], n int) (rt.Buffer[T], error) {

@@ -151,3 +151,37 @@ func TestNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// TestPinnedFlags runs the programs that read a flag every iteration with
+// the flag read into pinned memory (Env.Pinned), and verifies them.
+func TestPinnedFlags(t *testing.T) {
+	e, err := OpenEnv(string(rt.PolicyFull))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.Pinned = true
+	for _, name := range []string{"kmeans", "bfs", "canny"} {
+		t.Run(name, func(t *testing.T) {
+			p, err := Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seed := rand.Uint64()
+			c, err := p.New(e, p.Test, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Verify(); err != nil {
+				t.Errorf("seed %d: %v", seed, err)
+			}
+		})
+	}
+	if e.flag == nil {
+		t.Error("no flag was read through pinned memory")
+	}
+}

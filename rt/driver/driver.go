@@ -228,6 +228,7 @@ type DeviceInfo struct {
 	ComputeUnits         int
 	MaxWorkGroupSize     int
 	LocalMemSize         int64 // bytes of local memory per work-group (CL_DEVICE_LOCAL_MEM_SIZE)
+	MemBaseAddrAlign     int64 // bytes to which a sub-buffer's offset is aligned (CL_DEVICE_MEM_BASE_ADDR_ALIGN, which OpenCL gives in bits)
 	Extensions           []string
 	// Handle is the backend's own device handle.
 	Handle uintptr

@@ -142,7 +142,7 @@ func deviceInfo(d C.cl_device_id) (driver.DeviceInfo, error) {
 		typ          C.cl_device_type
 		gmem, maxa   C.cl_ulong
 		lmem         C.cl_ulong
-		units        C.cl_uint
+		units, align C.cl_uint
 		maxWorkGroup C.size_t
 	)
 	if err := deviceValue(d, C.CL_DEVICE_TYPE, &typ); err != nil {
@@ -171,7 +171,11 @@ func deviceInfo(d C.cl_device_id) (driver.DeviceInfo, error) {
 	if err := deviceValue(d, C.CL_DEVICE_LOCAL_MEM_SIZE, &lmem); err != nil {
 		return info, err
 	}
+	if err := deviceValue(d, C.CL_DEVICE_MEM_BASE_ADDR_ALIGN, &align); err != nil {
+		return info, err
+	}
 	info.GlobalMemSize, info.MaxAllocSize, info.LocalMemSize = int64(gmem), int64(maxa), int64(lmem)
+	info.MemBaseAddrAlign = int64(align) / 8
 	info.ComputeUnits, info.MaxWorkGroupSize = int(units), int(maxWorkGroup)
 	return info, nil
 }

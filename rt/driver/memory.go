@@ -1,0 +1,35 @@
+package driver
+
+import "unsafe"
+
+// SubBufferContext is implemented by a Context whose buffers can have
+// views: regions of a buffer that kernels and transfers use as buffers of
+// their own. rt offers views only on backends that implement it.
+type SubBufferContext interface {
+	// NewSubBuffer creates a buffer of size bytes over parent from byte
+	// offset, sharing its memory. parent is a buffer from NewBuffer, not a
+	// sub-buffer; offset is a multiple of every device's
+	// DeviceInfo.MemBaseAddrAlign. Releasing the sub-buffer leaves parent
+	// alone.
+	NewSubBuffer(parent Buffer, offset, size int64) (Buffer, error)
+}
+
+// HostBufferContext is implemented by a Context that allocates buffers in
+// host memory that the devices reach directly (OpenCL's
+// CL_MEM_ALLOC_HOST_PTR: pinned, page-locked memory on GPUs), whose
+// contents the host reaches through MapQueue.
+type HostBufferContext interface {
+	// NewHostBuffer allocates size bytes of device-reachable host memory.
+	NewHostBuffer(size int64) (Buffer, error)
+}
+
+// MapQueue is implemented by a Queue that maps buffers into the host's
+// address space.
+type MapQueue interface {
+	// MapBuffer maps size bytes at offset of b for reading and writing by
+	// the host, after wait, and blocks until the mapping is usable.
+	MapBuffer(b Buffer, offset, size int64, wait []Event) (unsafe.Pointer, error)
+	// UnmapBuffer unmaps p, returned by MapBuffer for b, and blocks until
+	// it is unmapped.
+	UnmapBuffer(b Buffer, p unsafe.Pointer) error
+}
