@@ -65,8 +65,8 @@ type Arg struct {
 
 // Directive is a parsed and validated directive.
 type Directive struct {
-	// Spec is the directive's specification from the table.
-	Spec Spec
+	// Marker is the directive's entry in the table.
+	Marker Marker
 	// Verb is the directive's verb.
 	Verb string
 	// Pos is the position of the directive's "//".
@@ -101,7 +101,7 @@ func (d *Directive) Value(name string) string {
 	if a, ok := d.Arg(name); ok {
 		return a.Value
 	}
-	if s, ok := d.Spec.Arg(name); ok {
+	if s, ok := d.Marker.Arg(name); ok {
 		return s.Default
 	}
 	return ""
@@ -340,7 +340,7 @@ func (p *dirParser) parse() *Directive {
 		p.errorf(i, "unknown directive %s%s (known: %s)", Prefix, verb, knownVerbs())
 		return nil
 	}
-	d := &Directive{Spec: spec, Verb: verb, Pos: p.pos(0), VerbPos: p.pos(i), End: p.pos(len(text))}
+	d := &Directive{Marker: spec, Verb: verb, Pos: p.pos(0), VerbPos: p.pos(i), End: p.pos(len(text))}
 	seen := map[string]int{}
 	for off := j; ; {
 		for off < len(text) && isSpace(text[off]) {
@@ -483,7 +483,7 @@ func skipWord(text string, off int) int {
 }
 
 // check validates a's value against its specification.
-func (p *dirParser) check(as *ArgSpec, a *rawArg) bool {
+func (p *dirParser) check(as *MarkerArg, a *rawArg) bool {
 	if as.Kind == ArgFlag {
 		if a.HasValue {
 			p.errorf(a.start, "%s is a flag and takes no value", a.Name)
@@ -537,13 +537,13 @@ func (p *dirParser) check(as *ArgSpec, a *rawArg) bool {
 
 func knownVerbs() string {
 	var vs []string
-	for _, s := range specs() {
+	for _, s := range markers() {
 		vs = append(vs, s.Verb)
 	}
 	return strings.Join(vs, ", ")
 }
 
-func argList(s *Spec) string {
+func argList(s *Marker) string {
 	if len(s.Args) == 0 {
 		return " (it takes no arguments)"
 	}
@@ -583,9 +583,9 @@ func DeclKindOf(gd *ast.GenDecl, spec ast.Spec) DeclKind {
 // package-level declarations and reports directives found anywhere else
 // itself.
 func CheckDecl(d *Directive, kind DeclKind) error {
-	if d.Spec.Decl == kind {
+	if d.Marker.Decl == kind {
 		return nil
 	}
 	return &Error{Pos: d.Pos, Msg: fmt.Sprintf("%s%s applies to a %s (%s), not a %s",
-		Prefix, d.Verb, d.Spec.Decl, d.Spec.GoType, kind)}
+		Prefix, d.Verb, d.Marker.Decl, d.Marker.GoType, kind)}
 }

@@ -263,7 +263,7 @@ func TestCommentGroupsInFile(t *testing.T) {
 
 func TestReference(t *testing.T) {
 	ref := Reference()
-	for _, s := range Specs() {
+	for _, s := range Markers() {
 		if !strings.Contains(ref, "## "+Prefix+s.Verb) {
 			t.Errorf("reference lacks %s", s.Verb)
 		}
@@ -285,14 +285,14 @@ func TestReference(t *testing.T) {
 }
 
 func TestSpecsIsACopy(t *testing.T) {
-	s := Specs()
+	s := Markers()
 	s[0].Verb = "changed"
 	s[2].Args[1].Values[0] = "changed"
 	if _, ok := Lookup("program"); !ok {
-		t.Error("modifying Specs() changed the table")
+		t.Error("modifying Markers() changed the table")
 	}
 	if d, err := ParseText("//dgen:global host_access=read", 1); err != nil || d == nil {
-		t.Errorf("modifying Specs() changed the table: %v", err)
+		t.Errorf("modifying Markers() changed the table: %v", err)
 	}
 }
 

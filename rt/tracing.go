@@ -58,7 +58,7 @@ import (
 // traceConfig reads DGEN_TRACE into cfg, validating it.
 func traceConfig(cfg *Config, getenv func(string) string) error {
 	v := getenv(trace.EnvVar)
-	if _, err := trace.ParseSpec(v); err != nil {
+	if _, err := trace.ParseOptions(v); err != nil {
 		return err
 	}
 	cfg.Trace = v

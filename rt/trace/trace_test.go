@@ -358,17 +358,17 @@ func TestClockAlignment(t *testing.T) {
 	}
 }
 
-func TestParseSpec(t *testing.T) {
+func TestParseBuiltins(t *testing.T) {
 	tests := []struct {
 		spec    string
-		want    []Spec
+		want    []Builtin
 		wantErr string
 	}{
 		{"", nil, ""},
 		{"  ", nil, ""},
-		{"summary", []Spec{{Name: "summary"}}, ""},
-		{"perfetto:/tmp/x.json, summary ,log", []Spec{{"perfetto", "/tmp/x.json"}, {"summary", ""}, {"log", ""}}, ""},
-		{"log:/tmp/l.txt", []Spec{{"log", "/tmp/l.txt"}}, ""},
+		{"summary", []Builtin{{Name: "summary"}}, ""},
+		{"perfetto:/tmp/x.json, summary ,log", []Builtin{{"perfetto", "/tmp/x.json"}, {"summary", ""}, {"log", ""}}, ""},
+		{"log:/tmp/l.txt", []Builtin{{"log", "/tmp/l.txt"}}, ""},
 		{"perfetto", nil, "needs a file"},
 		{"perfetto:", nil, "needs a file"},
 		{"summary,,log", nil, "item 2 is empty"},
@@ -381,10 +381,11 @@ func TestParseSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
-			got, err := ParseSpec(tt.spec)
+			o, err := ParseOptions(tt.spec)
+			got := o.Subscribers
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "DGEN_TRACE") {
-					t.Fatalf("ParseSpec(%q) error = %v, want one containing %q and DGEN_TRACE", tt.spec, err, tt.wantErr)
+					t.Fatalf("ParseOptions(%q) error = %v, want one containing %q and DGEN_TRACE", tt.spec, err, tt.wantErr)
 				}
 				if _, err := Open(tt.spec, nil); err == nil {
 					t.Fatalf("Open(%q) succeeded", tt.spec)
@@ -392,7 +393,7 @@ func TestParseSpec(t *testing.T) {
 				return
 			}
 			if err != nil || !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("ParseSpec(%q) = %v, %v; want %v", tt.spec, got, err, tt.want)
+				t.Fatalf("ParseOptions(%q) = %v, %v; want %v", tt.spec, got, err, tt.want)
 			}
 		})
 	}

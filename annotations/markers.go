@@ -16,7 +16,7 @@
 // are not directives, but [NearMiss] reports them and [Fix] returns the
 // directive meant: dgen reports each as an error.
 //
-// The table returned by [Specs] lists every directive with the declaration it
+// The table returned by [Markers] lists every directive with the declaration it
 // applies to and its arguments; [Reference] renders it as the text that
 // "dgen markers" prints. [ParseComment] and [ParseCommentGroup] turn comments
 // into [Directive] values with exact positions; every problem (unknown verb,
@@ -72,7 +72,7 @@ const (
 	ArgGoIdent
 	// ArgCIdent accepts an OpenCL C identifier.
 	ArgCIdent
-	// ArgEnum accepts one of the values listed in ArgSpec.Values.
+	// ArgEnum accepts one of the values listed in MarkerArg.Values.
 	ArgEnum
 )
 
@@ -95,8 +95,8 @@ func (k ArgKind) String() string {
 	return fmt.Sprintf("ArgKind(%d)", int(k))
 }
 
-// ArgSpec describes one argument of a directive.
-type ArgSpec struct {
+// MarkerArg describes one argument of a directive.
+type MarkerArg struct {
 	// Name is the argument's key, as written before '=' (or the flag itself).
 	Name string
 	// Kind says which values the argument accepts.
@@ -111,8 +111,8 @@ type ArgSpec struct {
 	Doc string
 }
 
-// Spec describes one directive.
-type Spec struct {
+// Marker describes one directive.
+type Marker struct {
 	// Verb is the word after "//dgen:".
 	Verb string
 	// Decl is the kind of declaration the directive must be attached to.
@@ -122,13 +122,13 @@ type Spec struct {
 	// the generator's job.
 	GoType string
 	// Args lists the arguments, in the order the reference shows them.
-	Args []ArgSpec
+	Args []MarkerArg
 	// Doc describes the directive in full sentences.
 	Doc string
 }
 
 // Arg returns the specification of the named argument.
-func (s *Spec) Arg(name string) (*ArgSpec, bool) {
+func (s *Marker) Arg(name string) (*MarkerArg, bool) {
 	for i := range s.Args {
 		if s.Args[i].Name == name {
 			return &s.Args[i], true
@@ -139,7 +139,7 @@ func (s *Spec) Arg(name string) (*ArgSpec, bool) {
 
 // Synopsis returns the directive's syntax line, such as
 // "//dgen:kernel program=X [name=N]".
-func (s *Spec) Synopsis() string {
+func (s *Marker) Synopsis() string {
 	var b strings.Builder
 	b.WriteString(Prefix)
 	b.WriteString(s.Verb)
@@ -185,15 +185,15 @@ const (
 
 // specs builds the directive table. It is a function, not a package
 // variable, so that no caller can modify the table another caller sees.
-func specs() []Spec {
-	return []Spec{
+func markers() []Marker {
+	return []Marker{
 		{
 			Verb:   VerbProgram,
 			Decl:   DeclVar,
 			GoType: "rt.Program",
 			Doc: "Declares a device image: one OpenCL C source file, read at generate time, " +
 				"rewritten for device globals and embedded in the generated file.",
-			Args: []ArgSpec{
+			Args: []MarkerArg{
 				{Name: "source", Kind: ArgPath, Required: true,
 					Doc: "The OpenCL C file, relative to the package directory."},
 				{Name: "options", Kind: ArgString,
@@ -206,7 +206,7 @@ func specs() []Spec {
 			GoType: "struct",
 			Doc: "Declares a kernel spec: the struct's fields map, in order, to the kernel's " +
 				"parameters, and dgen checks each field's type against its parameter.",
-			Args: []ArgSpec{
+			Args: []MarkerArg{
 				{Name: "program", Kind: ArgGoIdent, Required: true,
 					Doc: "The rt.Program variable, in the same package, whose source holds the kernel."},
 				{Name: "name", Kind: ArgCIdent,
@@ -219,7 +219,7 @@ func specs() []Spec {
 			GoType: "rt.DeviceGlobal[T]",
 			Doc: "Declares a device global: a zero-initialised variable of plain-data type T " +
 				"that kernels refer to by the Go variable's name and the host reads and writes.",
-			Args: []ArgSpec{
+			Args: []MarkerArg{
 				{Name: "device_image_scope", Kind: ArgFlag,
 					Doc: "One instance per device image instead of one per device; at most one program may use it."},
 				{Name: "host_access", Kind: ArgEnum, Default: HostAccessReadWrite,
@@ -241,7 +241,7 @@ func specs() []Spec {
 			Doc: "Declares a specialization constant of scalar type T, seen by the kernel source " +
 				"as the macro named like the variable; each value set builds its own program. " +
 				"A build of a program that uses it fails, naming it, when it has neither a value set nor a default.",
-			Args: []ArgSpec{
+			Args: []MarkerArg{
 				{Name: "default", Kind: ArgString,
 					Doc: "The value when none is set: a Go constant of type T (16, -3, 0.5, true), checked to fit T."},
 			},
@@ -249,20 +249,20 @@ func specs() []Spec {
 	}
 }
 
-// Specs returns the table of every directive, in reference order. The
+// Markers returns the table of every directive, in reference order. The
 // result is a fresh copy that the caller may modify.
-func Specs() []Spec {
-	return specs()
+func Markers() []Marker {
+	return markers()
 }
 
 // Lookup returns the specification of the directive with the given verb.
-func Lookup(verb string) (Spec, bool) {
-	for _, s := range specs() {
+func Lookup(verb string) (Marker, bool) {
+	for _, s := range markers() {
 		if s.Verb == verb {
 			return s, true
 		}
 	}
-	return Spec{}, false
+	return Marker{}, false
 }
 
 // Reference renders the reference of every directive as Markdown, the text
@@ -274,7 +274,7 @@ func Reference() string {
 		"` (no space after `//`) directly above a package-level declaration. " +
 		"Arguments are bare flags or `key=value`; a value containing spaces or quotes " +
 		"is written as a double-quoted Go string. Unknown directives and arguments are errors.\n")
-	for _, s := range specs() {
+	for _, s := range markers() {
 		fmt.Fprintf(&b, "\n## %s%s\n\n", Prefix, s.Verb)
 		fmt.Fprintf(&b, "    %s\n", s.Synopsis())
 		fmt.Fprintf(&b, "    var or type: %s (%s)\n\n", s.Decl, s.GoType)

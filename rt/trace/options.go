@@ -10,7 +10,7 @@ import (
 )
 
 // Spec is one built-in subscriber selected by a DGEN_TRACE value.
-type Spec struct {
+type Builtin struct {
 	// Name is "perfetto", "summary" or "log".
 	Name string
 	// Path is the file to write: required for perfetto; optional for
@@ -18,18 +18,18 @@ type Spec struct {
 	Path string
 }
 
-// String returns the spec in the form ParseSpec reads.
-func (s Spec) String() string {
-	if s.Path == "" {
-		return s.Name
+// String returns b in the form ParseOptions reads.
+func (b Builtin) String() string {
+	if b.Path == "" {
+		return b.Name
 	}
-	return s.Name + ":" + s.Path
+	return b.Name + ":" + b.Path
 }
 
 // Options is a parsed DGEN_TRACE value.
 type Options struct {
 	// Subscribers are the built-in subscribers selected.
-	Subscribers []Spec
+	Subscribers []Builtin
 	// DeviceEvery is the device-time sampling that the item "device="
 	// selects (see Tracer.SetDeviceSampling): 0 (the default: the host-side
 	// task graph only, no profiling), N for one command in N per node, 1
@@ -87,13 +87,6 @@ func ParseOptions(spec string) (Options, error) {
 	return o, nil
 }
 
-// ParseSpec parses a DGEN_TRACE value as ParseOptions does and returns its
-// subscribers.
-func ParseSpec(spec string) ([]Spec, error) {
-	o, err := ParseOptions(spec)
-	return o.Subscribers, err
-}
-
 // parseEvery parses the value of a device= item.
 func parseEvery(v string) (int, error) {
 	switch v {
@@ -110,10 +103,10 @@ func parseEvery(v string) (int, error) {
 }
 
 // parseSubscriber parses a subscriber item.
-func parseSubscriber(item string) (Spec, error) {
+func parseSubscriber(item string) (Builtin, error) {
 	name, path, hasPath := strings.Cut(item, ":")
 	name = strings.TrimSpace(name)
-	s := Spec{Name: name, Path: path}
+	s := Builtin{Name: name, Path: path}
 	switch name {
 	case "perfetto":
 		if path == "" {
@@ -136,7 +129,7 @@ type subCloser interface {
 }
 
 // open creates the subscriber s describes.
-func (s Spec) open(stderr io.Writer) (subCloser, error) {
+func (s Builtin) open(stderr io.Writer) (subCloser, error) {
 	var w io.Writer = stderr
 	var f *os.File
 	if s.Path != "" {
