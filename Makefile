@@ -18,10 +18,13 @@ demo: deps
 	$(GO) run ./examples/devglobal
 	$(GO) run ./examples/stencil -alloc=all -size 256 -iters 60 -pyramid 2
 
-## test: vet, build dgen without cgo, check that generated code is fresh,
-## and run every test with the race detector.
+## test: vet (with dgen's analyzer on the examples too), build dgen without
+## cgo, check that generated code is fresh, and run every test with the race
+## detector.
 test: deps
 	$(GO) vet ./...
+	@mkdir -p bin && $(GO) build -o bin/dgen-vet ./cmd/dgen-vet
+	$(GO) vet -vettool=$(CURDIR)/bin/dgen-vet ./examples/...
 	@$(MAKE) --no-print-directory check-generated
 	$(GO) test -race -count=1 ./...
 

@@ -53,6 +53,10 @@ func (s *state) frontEnd(p *program) {
 		s.errorf(arg.ValuePos, "program %s: source %s is outside the package directory: a source must be in it or below it, as for go:embed", p.name, p.source)
 		return
 	}
+	if real, err := filepath.EvalSymlinks(p.clPath); err == nil && !within(s.l.dir, real) {
+		s.errorf(arg.ValuePos, "program %s: source %s is a link to a file outside the package directory: a source must be in it or below it, as for go:embed", p.name, p.source)
+		return
+	}
 	src, err := readSource(p.clPath)
 	if err != nil {
 		s.errorf(arg.ValuePos, "program %s: cannot read source %s: %v", p.name, p.source, unwrapPath(err))
@@ -121,8 +125,11 @@ func (s *state) cppConfig(p *program) (*cpp.Config, error) {
 // source file.
 const bom = "\xef\xbb\xbf"
 
-// readSource reads an OpenCL C file, refusing what is not a regular file
-// (a FIFO would block the generator) and dropping a byte order mark.
+// readSource reads an OpenCL C file, a source or a header, refusing what
+// is not a regular file (a FIFO would block the generator) and dropping a
+// byte order mark. Headers may lie outside the package directory (-I of a
+// shared directory): they are inlined into the image, but the generated
+// file cannot embed them, so the stale-source check does not see them.
 func readSource(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -136,6 +143,24 @@ func readSource(path string) ([]byte, error) {
 }
 
 var errNotRegular = errors.New("not a regular file")
+
+// within reports whether path, symbolic links resolved, lies in dir or
+// below it.
+func within(dir, path string) bool {
+	root, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		root, err = filepath.Abs(root)
+	}
+	if err != nil {
+		return false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(root, abs)
+	return err == nil && filepath.IsLocal(rel)
+}
 
 // origin is where a line of the inlined source comes from.
 type origin struct {

@@ -68,6 +68,42 @@ func TestFIFOSource(t *testing.T) {
 	}
 }
 
+// TestSourceOutsideByLink checks that a source that is a symbolic link to a
+// file outside the package directory is refused, as go:embed would refuse
+// it; a header there is allowed (it is inlined, not embedded).
+func TestSourceOutsideByLink(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.cl")
+	if err := os.WriteFile(outside, []byte("__kernel void k(int n) {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, src, link string
+		outside         bool
+	}{
+		{"source", "", "src.cl", true},
+		{"header", "#include \"h.h\"\n", "h.h", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writePackage(t)
+			if tt.src != "" {
+				if err := os.WriteFile(filepath.Join(dir, "src.cl"), []byte(tt.src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(outside, filepath.Join(dir, tt.link)); err != nil {
+				t.Skipf("symlink: %v", err)
+			}
+			_, err := Generate(dir)
+			var ds Diagnostics
+			refused := errors.As(err, &ds) && len(ds) > 0 && strings.Contains(ds[0].Msg, "outside the package directory")
+			if refused != tt.outside || (!tt.outside && err != nil) {
+				t.Errorf("Generate = %v; want refused %v", err, tt.outside)
+			}
+		})
+	}
+}
+
 // malformed writes a package whose source is n bytes of malformed OpenCL
 // C, each line an error, and loads it.
 func malformed(tb testing.TB, n int) *loaded {

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -434,6 +435,11 @@ func (p *pp) resolve(from, name string, angled bool) (string, string, error) {
 		b, err := p.readFile(path)
 		if err == nil {
 			return path, string(b), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			// There, but not to be read (a FIFO, a file outside the
+			// package): say so rather than look further.
+			return "", "", fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return "", "", fmt.Errorf("%s: %w", name, ErrNotFound)
