@@ -232,6 +232,14 @@ func (s *state) inline(p *program, in *inlined, path string, id int, stack []str
 	return nil
 }
 
+// constraintOf describes a file's build constraint for a message.
+func constraintOf(build string) string {
+	if build == "" {
+		return "in a file every build has"
+	}
+	return fmt.Sprintf("under %q", build)
+}
+
 // mask blanks out the given tokens of a line.
 func mask(line string, spans []cpp.Span) string {
 	if len(spans) == 0 {
@@ -264,6 +272,9 @@ func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 	for _, g := range s.globals {
 		if named[g.name] && g.file.test && !p.file.test {
 			s.errorf(g.pos, "device global %s is declared in a test file but used by program %s, whose image is in the package's own build; declare it in a non-test file", g.name, p.name)
+		}
+		if named[g.name] && g.file.build != "" && g.file.build != p.file.build {
+			s.errorf(g.pos, "device global %s is declared under the build constraint %q but used by program %s, declared %s; declare them under the same constraint", g.name, g.file.build, p.name, constraintOf(p.file.build))
 		}
 		if g.cl == "" || !named[g.name] || (g.file.test && !p.file.test) || g.file.build != "" && g.file.build != p.file.build {
 			continue

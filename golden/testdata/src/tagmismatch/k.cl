@@ -1,0 +1,1 @@
+__kernel void k(__global float *out) { out[0] = OnlyLinux; }
