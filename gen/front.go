@@ -261,27 +261,7 @@ func mask(line string, spans []cpp.Span) string {
 // global that is named only where the rewriting cannot reach (a kernel
 // that a macro expansion defines) is diagnosed.
 func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
-	named := map[string]bool{}
-	for _, t := range p.pp.Tokens {
-		if t.Kind == cpp.Ident {
-			named[t.Text] = true
-		}
-	}
-	var gs []clsrc.Global
-	byName := map[string]*global{}
-	for _, g := range s.globals {
-		if named[g.name] && g.file.test && !p.file.test {
-			s.errorf(g.pos, "device global %s is declared in a test file but used by program %s, whose image is in the package's own build; declare it in a non-test file", g.name, p.name)
-		}
-		if named[g.name] && g.file.build != "" && g.file.build != p.file.build {
-			s.errorf(g.pos, "device global %s is declared under the build constraint %q but used by program %s, declared %s; declare them under the same constraint", g.name, g.file.build, p.name, constraintOf(p.file.build))
-		}
-		if g.cl == "" || !named[g.name] || (g.file.test && !p.file.test) || g.file.build != "" && g.file.build != p.file.build {
-			continue
-		}
-		gs = append(gs, clsrc.Global{Name: g.name, Type: g.cl})
-		byName[g.name] = g
-	}
+	gs, byName := s.imageGlobals(p)
 	if len(gs) == 0 {
 		return []byte(in.text.String()), true
 	}
@@ -300,6 +280,46 @@ func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 	for _, name := range rw.Globals {
 		p.table = append(p.table, byName[name])
 	}
+	return rw.Source, s.allThreaded(p, byName)
+}
+
+// imageGlobals returns the device globals that p's preprocessed source
+// names and that p's build sees, to be threaded, by name too. A global the
+// source names but whose declaration p's build does not see (a test file's,
+// or one under another build constraint) is diagnosed at the global.
+func (s *state) imageGlobals(p *program) ([]clsrc.Global, map[string]*global) {
+	named := map[string]bool{}
+	for _, t := range p.pp.Tokens {
+		if t.Kind == cpp.Ident {
+			named[t.Text] = true
+		}
+	}
+	var gs []clsrc.Global
+	byName := map[string]*global{}
+	for _, g := range s.globals {
+		if !named[g.name] {
+			continue
+		}
+		testOnly := g.file.test && !p.file.test
+		otherBuild := g.file.build != "" && g.file.build != p.file.build
+		if testOnly {
+			s.errorf(g.pos, "device global %s is declared in a test file but used by program %s, whose image is in the package's own build; declare it in a non-test file", g.name, p.name)
+		}
+		if otherBuild {
+			s.errorf(g.pos, "device global %s is declared under the build constraint %q but used by program %s, declared %s; declare them under the same constraint", g.name, g.file.build, p.name, constraintOf(p.file.build))
+		}
+		if testOnly || otherBuild || g.cl == "" {
+			continue
+		}
+		gs = append(gs, clsrc.Global{Name: g.name, Type: g.cl})
+		byName[g.name] = g
+	}
+	return gs, byName
+}
+
+// allThreaded reports whether the rewriting reached every kernel of p that
+// uses a global of byName, diagnosing each it did not.
+func (s *state) allThreaded(p *program, byName map[string]*global) bool {
 	ok := true
 	for _, k := range p.unit.Kernels {
 		if _, seen := p.kernels[k.Name]; seen {
@@ -313,7 +333,7 @@ func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 			}
 		}
 	}
-	return rw.Source, ok
+	return ok
 }
 
 // unthreaded says why the rewriting could not thread global g, named by t,
