@@ -341,11 +341,21 @@ func (l *loop) steps() error {
 			return err
 		}
 		l.in = out
-		if l.res.Launches++; l.res.Launches == 1 {
-			l.afterFirst = s.ctx.AllocStats().DriverAllocs
-		}
+		l.launched()
 	}
-	if err := s.q.Finish(); err != nil {
+	return l.finish(start)
+}
+
+// launched counts a launch, noting the driver allocations after the first.
+func (l *loop) launched() {
+	if l.res.Launches++; l.res.Launches == 1 {
+		l.afterFirst = l.s.ctx.AllocStats().DriverAllocs
+	}
+}
+
+// finish drains the queue and records the time since start.
+func (l *loop) finish(start time.Time) error {
+	if err := l.s.q.Finish(); err != nil {
 		return err
 	}
 	l.res.Elapsed = time.Since(start)
@@ -374,13 +384,7 @@ func (l *loop) raw() error {
 			return err
 		}
 		l.in, l.spare = l.spare, l.in
-		if l.res.Launches++; l.res.Launches == 1 {
-			l.afterFirst = s.ctx.AllocStats().DriverAllocs
-		}
+		l.launched()
 	}
-	if err := s.q.Finish(); err != nil {
-		return err
-	}
-	l.res.Elapsed = time.Since(start)
-	return nil
+	return l.finish(start)
 }
