@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 )
@@ -81,5 +83,72 @@ func TestWaiterOnFailedBuildIsNoHit(t *testing.T) {
 	}
 	if s := ctx.CacheStats(); s.MemHits != 0 || s.Builds != 1 {
 		t.Errorf("stats %+v; want 1 build and no memory hit", s)
+	}
+}
+
+var (
+	slowGlobal, quickGlobal rt.DeviceGlobal[[3]uint32]
+	hostOnlyGlobal          rt.DeviceGlobal[int32]
+)
+
+func init() {
+	codegen.RegisterGlobal(&slowGlobal, codegen.Global{ID: pkg + "slowGlobal"})
+	codegen.RegisterGlobal(&quickGlobal, codegen.Global{ID: pkg + "quickGlobal"})
+	// An image-scope global that no program owns lives in host memory.
+	codegen.RegisterGlobal(&hostOnlyGlobal, codegen.Global{ID: pkg + "hostOnlyGlobal", ImageScope: true})
+}
+
+// TestGlobalStorageConcurrent: making one global's storage, which zeroes it
+// with a blocking write, does not hold up another global's.
+func TestGlobalStorageConcurrent(t *testing.T) {
+	ctx := openFake(t, nil)
+	q := ctx.Queue()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	hook := func(size int64) {
+		if !first.Swap(true) { // the first write blocks
+			close(entered)
+			<-release
+		}
+	}
+	fakeWriteHook.Store(&hook)
+	defer fakeWriteHook.Store(nil)
+	slow := make(chan error, 1)
+	go func() { _, err := slowGlobal.Read(q); slow <- err }()
+	<-entered
+	quick := make(chan error, 1)
+	go func() { quick <- quickGlobal.Write(q, [3]uint32{1, 2, 3}) }()
+	select {
+	case err := <-quick:
+		if err != nil {
+			t.Errorf("write of another global: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a global's storage waited for another global's zeroing write")
+		close(release)
+		<-quick
+		release = nil
+	}
+	if release != nil {
+		close(release)
+	}
+	if err := <-slow; err != nil {
+		t.Errorf("read of the global being zeroed: %v", err)
+	}
+}
+
+// TestHostGlobalPerContext: an image-scope global in no program lives in
+// host memory of each context, as its storage on a device would: a value
+// written in one context is not seen by another.
+func TestHostGlobalPerContext(t *testing.T) {
+	a, b := openFake(t, nil), openFake(t, nil)
+	if err := hostOnlyGlobal.Write(a.Queue(), 7); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := hostOnlyGlobal.Read(b.Queue()); err != nil || v != 0 {
+		t.Errorf("another context reads %d, %v; want 0", v, err)
+	}
+	if v, err := hostOnlyGlobal.Read(a.Queue()); err != nil || v != 7 {
+		t.Errorf("the context that wrote reads %d, %v; want 7", v, err)
 	}
 }

@@ -231,7 +231,14 @@ func (fakeQueue) ReadBuffer(b driver.Buffer, blocking bool, offset, size int64, 
 	return newFakeEvent(), nil
 }
 
+// fakeWriteHook, if set, is called at the start of every WriteBuffer with
+// its size: a test makes a write block with it.
+var fakeWriteHook atomic.Pointer[func(size int64)]
+
 func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
+	if h := fakeWriteHook.Load(); h != nil {
+		(*h)(size)
+	}
 	fb, span, err := fakeSpan(b, offset, size)
 	if err != nil {
 		return nil, err
