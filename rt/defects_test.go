@@ -152,3 +152,60 @@ func TestHostGlobalPerContext(t *testing.T) {
 		t.Errorf("the context that wrote reads %d, %v; want 7", v, err)
 	}
 }
+
+// TestReleasedEventError: after Release, waiting for an event or passing
+// it in a wait list is an error of its own, not ErrClosed: the context is
+// open.
+func TestReleasedEventError(t *testing.T) {
+	ctx := openFake(t, nil)
+	q := ctx.Queue()
+	ev, err := q.Marker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.Release(); err != nil {
+		t.Fatal(err)
+	}
+	_, listErr := q.Marker(ev)
+	for what, err := range map[string]error{"Wait": ev.Wait(), "wait list": listErr} {
+		if !errors.Is(err, rt.ErrReleased) || errors.Is(err, rt.ErrClosed) {
+			t.Errorf("%s after Release: %v; want ErrReleased, not ErrClosed", what, err)
+		}
+	}
+}
+
+// TestLocalSizeZero: a work-group size with a zero dimension never reaches
+// the driver: WithLocal(0) is an error, not "the device chooses".
+func TestLocalSizeZero(t *testing.T) {
+	ctx := openFake(t, nil)
+	p, err := ctx.BuildProgram("zero", "__kernel void k(int n) {}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := p.Kernel("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.SetArg(k, 0, int32(1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []rt.Range{
+		rt.Range1(64).WithLocal(0),
+		rt.Range2(64, 64).WithLocal(0, 0),
+		rt.Range2(64, 64).WithLocal(16, 0),
+		rt.Range2(64, 64).WithLocal(),
+		{Dims: 1, Global: [3]int{64, 1, 1}, Local: [3]int{0, 16, 0}},
+		{Dims: 1, Global: [3]int{64, 1, 1}, Local: [3]int{16, 4, 0}},
+	} {
+		before := fakeStats.launches.Load()
+		if err := ctx.Queue().Submit(k, r); !errors.Is(err, rt.ErrInvalidArgument) {
+			t.Errorf("range %v: %v; want ErrInvalidArgument", r, err)
+		}
+		if fakeStats.launches.Load() != before {
+			t.Errorf("range %v reached the driver", r)
+		}
+	}
+	if err := ctx.Queue().Submit(k, rt.Range2(64, 64).WithLocal(16, 16)); err != nil {
+		t.Errorf("a valid local size: %v", err)
+	}
+}
