@@ -5,7 +5,7 @@ GO      ?= go
 BENCH   ?= .
 BUNDLE  ?= gpu-bundle
 
-.PHONY: all deps demo test vet check-generated generate bench bench-go bench-stencil bench-table gpu-bundle rawcl clean
+.PHONY: all deps demo test vet cross check-generated generate bench bench-go bench-stencil bench-table gpu-bundle rawcl clean
 
 all: test
 
@@ -18,15 +18,24 @@ demo: deps
 	$(GO) run ./examples/devglobal
 	$(GO) run ./examples/stencil -alloc=all -size 256 -iters 60 -pyramid 2
 
-## test: vet (with dgen's analyzer on the examples too), build dgen without
-## cgo, check that generated code is fresh, and run every test with the race
-## detector.
+## test: vet (with dgen's analyzer on the examples too), build and vet for
+## other systems without cgo (cross), build dgen without cgo, check that
+## generated code is fresh, and run every test with the race detector.
 test: deps
 	$(GO) vet ./...
+	@$(MAKE) --no-print-directory cross
 	@mkdir -p bin && $(GO) build -o bin/dgen-vet ./cmd/dgen-vet
 	$(GO) vet -vettool=$(CURDIR)/bin/dgen-vet ./examples/...
 	@$(MAKE) --no-print-directory check-generated
 	$(GO) test -race -count=1 ./...
+
+## cross: build and vet rt, rt/diskcache and cmd/dgen for each of CROSS_OS
+## without cgo, as an application that imports them is built there.
+CROSS_OS  ?= windows darwin
+CROSS_PKG ?= ./rt ./rt/diskcache ./cmd/dgen
+cross:
+	@for os in $(CROSS_OS); do echo "cross: GOOS=$$os CGO_ENABLED=0 go build and go vet $(CROSS_PKG)"; \
+		CGO_ENABLED=0 GOOS=$$os $(GO) build $(CROSS_PKG) && CGO_ENABLED=0 GOOS=$$os $(GO) vet $(CROSS_PKG) || exit 1; done
 
 ## generate: run go generate over the module.
 generate:
