@@ -13,6 +13,8 @@ import (
 	"os"
 	"regexp"
 	"sync"
+	"syscall"
+	"time"
 )
 
 // Some drivers write to the process's standard error while they build:
@@ -89,10 +91,26 @@ func (c *stderrCapture) end(w captureWindow) string {
 	_, rest := split(readFrom(c.file, 0))
 	c.file.Close()
 	c.file = nil
-	if rest != "" {
-		os.Stderr.WriteString(rest)
-	}
+	writeFD2(rest)
 	return noise
+}
+
+// writeFD2 writes s to file descriptor 2, whatever os.Stderr is now.
+func writeFD2(s string) {
+	for b := []byte(s); len(b) > 0; {
+		n, err := syscall.Write(2, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EAGAIN {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err != nil || n <= 0 {
+			return
+		}
+		b = b[n:]
+	}
 }
 
 // readFrom reads f from off to its end.
