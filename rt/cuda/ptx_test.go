@@ -76,7 +76,7 @@ func TestRewrite(t *testing.T) {
 	ret;
 }
 `,
-		want: []string{"mov.b32 \t%r5, %nctaid.x;", "mov.b32 \t%r11, %nctaid.y;", "mov.b32 \t%r19, %nctaid.z;", "mov.b32 \t%r17, 0;", "mov.b32 \t%r13, 0;"},
+		want:    []string{"mov.b32 \t%r5, %nctaid.x;", "mov.b32 \t%r11, %nctaid.y;", "mov.b32 \t%r19, %nctaid.z;", "mov.b32 \t%r17, 0;", "mov.b32 \t%r13, 0;"},
 		entries: []Entry{{Name: "ids3", Params: []Param{{Size: 8, Align: 8}}}},
 	}, {
 		name: "work dimension",
@@ -90,7 +90,7 @@ func TestRewrite(t *testing.T) {
 	ret;
 }
 `,
-		want: []string{"\t.param .u64 dim_param_0, // .ptr .global .align 4\n\t.param .u32 dim_dgen_workdim\n)", "ld.param.u32 \t%r1, [dim_dgen_workdim];"},
+		want:    []string{"\t.param .u64 dim_param_0, // .ptr .global .align 4\n\t.param .u32 dim_dgen_workdim\n)", "ld.param.u32 \t%r1, [dim_dgen_workdim];"},
 		entries: []Entry{{Name: "dim", Params: []Param{{Size: 8, Align: 8}}, WorkDim: true}},
 	}, {
 		name: "work dimension without parameters",
@@ -116,7 +116,7 @@ func TestRewrite(t *testing.T) {
 	ret;
 }
 `,
-		want: []string{"\t.param .align 16 .b8 dbl_param_3[16],\n", "\t.param .u64 dbl_param_5 // .ptr .const .align 4\n)"},
+		want:    []string{"\t.param .align 16 .b8 dbl_param_3[16],\n", "\t.param .u64 dbl_param_5 // .ptr .const .align 4\n)"},
 		entries: []Entry{{Name: "dbl", Params: []Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 16, Align: 16}, {Size: 8, Align: 8}, {Size: 8, Align: 8}}}},
 	}}
 	for _, tt := range tests {
