@@ -61,8 +61,11 @@ func load() error {
 type symbols interface {
 	open(name string) error
 	sym(i int) bool
-	init() (version int, code C.CUresult)
+	init() (version int, code cuCode)
 }
+
+// cuCode is a CUresult, named for code without cgo (tests).
+type cuCode = C.CUresult
 
 type dlLib struct{}
 
@@ -79,7 +82,7 @@ func (dlLib) open(name string) error {
 
 func (dlLib) sym(i int) bool { return C.dgen_cu_sym(C.int(i)) != 0 }
 
-func (dlLib) init() (int, C.CUresult) {
+func (dlLib) init() (int, cuCode) {
 	var v C.int
 	r := C.dgen_init(&v)
 	return int(v), r

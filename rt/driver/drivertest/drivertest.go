@@ -630,3 +630,97 @@ func testProfile(t *testing.T, e *env) {
 		t.Errorf("marker times %+v, %v (last kernel ended %d)", tm, err, last)
 	}
 }
+
+// RunMulti runs the suite's multi-device part on a context of b over devs
+// (at least two; a backend may accept one device twice): a program built
+// for every device, and work on one device's queue that waits for work on
+// another's, through the context's buffers.
+func RunMulti(t *testing.T, b driver.Backend, devs []driver.DeviceInfo) {
+	ctx, err := b.NewContext(devs)
+	if err != nil {
+		t.Fatalf("NewContext over %d devices: %v", len(devs), err)
+	}
+	defer func() {
+		if err := ctx.Release(); err != nil {
+			t.Errorf("context Release: %v", err)
+		}
+	}()
+	p, err := ctx.BuildProgram(source, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release()
+	bins, err := p.Binaries()
+	if err != nil || len(bins) != len(devs) {
+		t.Fatalf("Binaries: %d for %d devices, %v", len(bins), len(devs), err)
+	}
+	lp, err := ctx.LoadProgram(bins, "")
+	if err != nil {
+		t.Fatalf("LoadProgram on %d devices: %v", len(devs), err)
+	}
+	lp.Release()
+	qs := make([]driver.Queue, len(devs))
+	for i := range devs {
+		if qs[i], err = ctx.NewQueue(i, false); err != nil {
+			t.Fatal(err)
+		}
+		defer qs[i].Release()
+	}
+	const n = 4096
+	x, err := ctx.NewBuffer(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Release()
+	y, err := ctx.NewBuffer(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Release()
+	xs, ys := make([]float32, n), make([]float32, n)
+	for i := range xs {
+		xs[i], ys[i] = float32(i), 0
+	}
+	xb, yb := le(xs), le(ys)
+	if _, err := qs[0].WriteBuffer(x, true, 0, 4*n, unsafe.Pointer(&xb[0]), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := qs[0].WriteBuffer(y, true, 0, 4*n, unsafe.Pointer(&yb[0]), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Each device in turn adds x to y, after the one before it.
+	var prev driver.Event
+	for i, q := range qs {
+		k, err := p.NewKernel("axpy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Release()
+		k.SetArgBuffer(0, y)
+		k.SetArgBuffer(1, x)
+		k.SetArgScalar(2, 4, uint64(math.Float32bits(1)))
+		k.SetArgScalar(3, 4, n)
+		var wait []driver.Event
+		if prev != nil {
+			wait = []driver.Event{prev}
+		}
+		ev, err := q.EnqueueKernel(k, driver.NDRange{Dims: 1, Global: [3]int{n}, Local: [3]int{64}}, wait)
+		if err != nil {
+			t.Fatalf("device %d: %v", i, err)
+		}
+		if prev != nil {
+			prev.Release()
+		}
+		prev = ev
+	}
+	out := make([]byte, 4*n)
+	if _, err := qs[0].ReadBuffer(y, true, 0, 4*n, unsafe.Pointer(&out[0]), []driver.Event{prev}); err != nil {
+		t.Fatal(err)
+	}
+	prev.Release()
+	for i, v := range floats(out) {
+		if want := float32(len(devs)) * float32(i); v != want {
+			t.Fatalf("y[%d] = %v after %d devices, want %v", i, v, len(devs), want)
+		}
+	}
+}
