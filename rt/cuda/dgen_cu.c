@@ -199,10 +199,10 @@ CUresult dgen_event_create(CUcontext ctx, CUevent *e, int timed) {
 	return r == 0 ? cu.EventCreate(e, timed ? 0 : 2) : r; // CU_EVENT_DISABLE_TIMING
 }
 
-CUresult dgen_event_destroy(CUevent e) { return cu.EventDestroy(e); }
-CUresult dgen_event_query(CUevent e) { return cu.EventQuery(e); }
-CUresult dgen_event_sync(CUevent e) { return cu.EventSynchronize(e); }
-CUresult dgen_elapsed(float *ms, CUevent a, CUevent b) { return cu.EventElapsedTime(ms, a, b); }
+CUresult dgen_event_destroy(CUcontext ctx, CUevent e) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventDestroy(e) : r; }
+CUresult dgen_event_query(CUcontext ctx, CUevent e) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventQuery(e) : r; }
+CUresult dgen_event_sync(CUcontext ctx, CUevent e) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventSynchronize(e) : r; }
+CUresult dgen_elapsed(CUcontext ctx, float *ms, CUevent a, CUevent b) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventElapsedTime(ms, a, b) : r; }
 
 CUresult dgen_alloc(CUcontext ctx, CUdeviceptr *p, size_t size, int managed) {
 	CUresult r = cu.CtxSetCurrent(ctx);
@@ -243,8 +243,8 @@ CUresult dgen_module_unload(CUcontext ctx, CUmodule m) {
 	return r == 0 ? cu.ModuleUnload(m) : r;
 }
 
-CUresult dgen_function(CUmodule m, const char *name, CUfunction *f) { return cu.ModuleGetFunction(f, m, name); }
-CUresult dgen_func_attr(int *v, int a, CUfunction f) { return cu.FuncGetAttribute(v, a, f); }
+CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.ModuleGetFunction(f, m, name) : r; }
+CUresult dgen_func_attr(CUcontext ctx, int *v, int a, CUfunction f) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.FuncGetAttribute(v, a, f) : r; }
 CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v) {
 	CUresult r = cu.CtxSetCurrent(ctx);
 	return r == 0 ? cu.FuncSetAttribute(f, a, v) : r;

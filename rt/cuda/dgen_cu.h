@@ -52,18 +52,18 @@ CUresult dgen_sync(CUcontext ctx, CUstream s);
 CUresult dgen_stream_create(CUcontext ctx, CUstream *s);
 CUresult dgen_stream_destroy(CUcontext ctx, CUstream s);
 CUresult dgen_event_create(CUcontext ctx, CUevent *e, int timed);
-CUresult dgen_event_destroy(CUevent e);
-CUresult dgen_event_query(CUevent e);
-CUresult dgen_event_sync(CUevent e);
-CUresult dgen_elapsed(float *ms, CUevent a, CUevent b);
+CUresult dgen_event_destroy(CUcontext ctx, CUevent e);
+CUresult dgen_event_query(CUcontext ctx, CUevent e);
+CUresult dgen_event_sync(CUcontext ctx, CUevent e);
+CUresult dgen_elapsed(CUcontext ctx, float *ms, CUevent a, CUevent b);
 CUresult dgen_alloc(CUcontext ctx, CUdeviceptr *p, size_t size, int managed);
 CUresult dgen_free(CUcontext ctx, CUdeviceptr p);
 CUresult dgen_host_alloc(CUcontext ctx, void **p, CUdeviceptr *d, size_t size);
 CUresult dgen_host_free(CUcontext ctx, void *p);
 CUresult dgen_module_load(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t n);
 CUresult dgen_module_unload(CUcontext ctx, CUmodule m);
-CUresult dgen_function(CUmodule m, const char *name, CUfunction *f);
-CUresult dgen_func_attr(int *v, int a, CUfunction f);
+CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f);
+CUresult dgen_func_attr(CUcontext ctx, int *v, int a, CUfunction f);
 CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v);
 
 #endif

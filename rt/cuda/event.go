@@ -76,7 +76,7 @@ func (p *eventPool) put(e *cuEvent) {
 	}
 	p.mu.Unlock()
 	if e != nil {
-		C.dgen_event_destroy(e.h)
+		C.dgen_event_destroy(p.d.ctx, e.h)
 	}
 }
 
@@ -85,7 +85,7 @@ func (p *eventPool) drain() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, e := range p.free {
-		C.dgen_event_destroy(e.h)
+		C.dgen_event_destroy(p.d.ctx, e.h)
 	}
 	p.free = nil
 }
@@ -116,7 +116,7 @@ func (a *anchor) init(d *device) error {
 		e.unref()
 		return stepError("cuEventRecord", step, r)
 	}
-	if err := cuError("cuEventSynchronize", C.dgen_event_sync(e.h)); err != nil {
+	if err := cuError("cuEventSynchronize", C.dgen_event_sync(d.ctx, e.h)); err != nil {
 		e.unref()
 		return err
 	}
@@ -132,7 +132,7 @@ func (a *anchor) time(e *cuEvent) (int64, error) {
 		return 0, errors.New("cuEventElapsedTime: the context is released")
 	}
 	var ms C.float
-	if err := cuError("cuEventElapsedTime", C.dgen_elapsed(&ms, a.ev.h, e.h)); err != nil {
+	if err := cuError("cuEventElapsedTime", C.dgen_elapsed(e.pool.d.ctx, &ms, a.ev.h, e.h)); err != nil {
 		return 0, err
 	}
 	t := a.ns + int64(float64(ms)*1e6)
@@ -162,13 +162,13 @@ type event struct {
 
 // Wait blocks until the command has completed.
 func (e *event) Wait() error {
-	return cuError("cuEventSynchronize", C.dgen_event_sync(e.end.h))
+	return cuError("cuEventSynchronize", C.dgen_event_sync(e.d.ctx, e.end.h))
 }
 
 // Status returns StatusComplete or StatusSubmitted: CUDA does not tell a
 // running command from a waiting one.
 func (e *event) Status() (driver.EventStatus, error) {
-	switch r := C.dgen_event_query(e.end.h); r {
+	switch r := C.dgen_event_query(e.d.ctx, e.end.h); r {
 	case 0:
 		return driver.StatusComplete, nil
 	case C.DGEN_CUDA_ERROR_NOT_READY:

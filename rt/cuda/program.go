@@ -175,12 +175,12 @@ func (p *program) NewKernel(name string) (driver.Kernel, error) {
 	defer C.free(unsafe.Pointer(cname))
 	for i, m := range p.mods {
 		var f C.CUfunction
-		if err := cuError("cuModuleGetFunction", C.dgen_function(m, cname, &f)); err != nil {
+		if err := cuError("cuModuleGetFunction", C.dgen_function(p.c.devs[i].ctx, m, cname, &f)); err != nil {
 			return nil, err
 		}
 		var static, tpb C.int
-		if err := errors.Join(cuError("cuFuncGetAttribute", C.dgen_func_attr(&static, funcSharedSizeBytes, f)),
-			cuError("cuFuncGetAttribute", C.dgen_func_attr(&tpb, funcMaxThreadsPerBlock, f))); err != nil {
+		if err := errors.Join(cuError("cuFuncGetAttribute", C.dgen_func_attr(p.c.devs[i].ctx, &static, funcSharedSizeBytes, f)),
+			cuError("cuFuncGetAttribute", C.dgen_func_attr(p.c.devs[i].ctx, &tpb, funcMaxThreadsPerBlock, f))); err != nil {
 			return nil, err
 		}
 		k.fns = append(k.fns, f)
@@ -303,7 +303,7 @@ func (k *kernel) WorkGroupInfo(device uintptr) (driver.KernelWorkGroupInfo, erro
 		return driver.KernelWorkGroupInfo{}, err
 	}
 	var priv C.int
-	if err := cuError("cuFuncGetAttribute", C.dgen_func_attr(&priv, funcLocalSizeBytes, k.fns[i])); err != nil {
+	if err := cuError("cuFuncGetAttribute", C.dgen_func_attr(d.ctx, &priv, funcLocalSizeBytes, k.fns[i])); err != nil {
 		return driver.KernelWorkGroupInfo{}, err
 	}
 	local := k.static[i]
