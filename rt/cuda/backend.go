@@ -172,9 +172,9 @@ func deviceInfo(i int) (devInfo, error) {
 // NVIDIA OpenCL's ("NVIDIA CUDA"), so that the persistent cache, whose
 // device key holds the platform name, keeps the two backends' programs
 // apart, and traces and `dgen cache ls` name the backend.
-const platformName = "CUDA"
+const platformName = "CUDA driver API"
 
-// Platforms lists one platform, "CUDA", with every CUDA device. Where
+// Platforms lists one platform, "CUDA driver API", with every CUDA device. Where
 // libcuda does not load, the error wraps ErrNoDriver and says why.
 func (Backend) Platforms() ([]driver.PlatformInfo, error) {
 	ds, err := listDevices()

@@ -12,7 +12,7 @@
 // compiler) to PTX, which Rewrite turns into PTX that CUDA loads with
 // cuModuleLoadDataEx; Program.Binaries returns the rewritten PTX, so that
 // rt's persistent cache keeps it (its device key names the platform
-// "CUDA", which keeps its entries apart from rt/opencl's). Kernels that use
+// "CUDA driver API", which keeps its entries apart from rt/opencl's). Kernels that use
 // images or samplers fail to build with an error that says DGEN_BACKEND=opencl
 // runs them.
 //

@@ -236,6 +236,9 @@ func TestRewriteNotPTX(t *testing.T) {
 
 func TestRewriteTestdataWorkDim(t *testing.T) {
 	b, err := os.ReadFile("testdata/special.cl.ptx")
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skip("no testdata (a test binary run away from its source)")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func TestAutoChooses(t *testing.T) {
 		if err != nil {
 			t.Fatalf("backend %q, cpu: %v", backend, err)
 		}
-		if p := ctx.Devices()[0].Platform; p == "CUDA" {
+		if p := ctx.Devices()[0].Platform; p == "CUDA driver API" {
 			t.Errorf("backend %q, cpu: platform %q", backend, p)
 		}
 		ctx.Close()
@@ -79,7 +79,7 @@ func TestAutoChooses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ctx.Close()
-	if p := ctx.Devices()[0].Platform; p != "CUDA" {
+	if p := ctx.Devices()[0].Platform; p != "CUDA driver API" {
 		t.Errorf("auto on a GPU chose platform %q, want CUDA", p)
 	}
 }
