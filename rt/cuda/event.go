@@ -151,24 +151,39 @@ func (a *anchor) release() {
 	a.ev = nil
 }
 
-// event is the driver.Event of a command: the event recorded after it, and
-// on a profiling queue the one recorded before it (nil for a marker, whose
-// start is its end).
-type event struct {
-	d          *device
-	start, end *cuEvent
-	released   atomic.Bool
-}
+// plainEvent is the driver.Event of a command on a queue that does not
+// profile: the event recorded after it. A struct of one pointer, it makes
+// no allocation when it becomes a driver.Event.
+type plainEvent struct{ e *cuEvent }
+
+func (p plainEvent) last() *cuEvent { return p.e }
 
 // Wait blocks until the command has completed.
-func (e *event) Wait() error {
-	return cuError("cuEventSynchronize", C.dgen_event_sync(e.d.ctx, e.end.h))
+func (p plainEvent) Wait() error { return waitFor(p.e) }
+
+// Status returns StatusComplete or StatusSubmitted.
+func (p plainEvent) Status() (driver.EventStatus, error) { return statusOf(p.e) }
+
+// Profile fails: the queue does not profile.
+func (p plainEvent) Profile() (driver.Timing, error) {
+	return driver.Timing{}, &driver.Error{Call: "cuEventElapsedTime", Code: 6, Name: "CUDA_ERROR_INVALID_HANDLE (the queue does not profile)"}
 }
 
-// Status returns StatusComplete or StatusSubmitted: CUDA does not tell a
+// Release gives the CUDA event back; a command still running keeps its
+// own record of it.
+func (p plainEvent) Release() error {
+	p.e.unref()
+	return nil
+}
+
+func waitFor(e *cuEvent) error {
+	return cuError("cuEventSynchronize", C.dgen_event_sync(e.pool.d.ctx, e.h))
+}
+
+// statusOf returns StatusComplete or StatusSubmitted: CUDA does not tell a
 // running command from a waiting one.
-func (e *event) Status() (driver.EventStatus, error) {
-	switch r := C.dgen_event_query(e.d.ctx, e.end.h); r {
+func statusOf(e *cuEvent) (driver.EventStatus, error) {
+	switch r := C.dgen_event_query(e.pool.d.ctx, e.h); r {
 	case 0:
 		return driver.StatusComplete, nil
 	case C.DGEN_CUDA_ERROR_NOT_READY:
@@ -178,12 +193,26 @@ func (e *event) Status() (driver.EventStatus, error) {
 	}
 }
 
+// event is the driver.Event of a command on a profiling queue: the timed
+// events recorded before it (nil for a marker, whose start is its end) and
+// after it.
+type event struct {
+	d          *device
+	start, end *cuEvent
+	released   atomic.Bool
+}
+
+func (e *event) last() *cuEvent { return e.end }
+
+// Wait blocks until the command has completed.
+func (e *event) Wait() error { return waitFor(e.end) }
+
+// Status returns StatusComplete or StatusSubmitted.
+func (e *event) Status() (driver.EventStatus, error) { return statusOf(e.end) }
+
 // Profile returns the command's device times: Queued and Submitted are its
 // start, which CUDA does not tell apart.
 func (e *event) Profile() (driver.Timing, error) {
-	if !e.end.pool.timed {
-		return driver.Timing{}, &driver.Error{Call: "cuEventElapsedTime", Code: 6, Name: "CUDA_ERROR_INVALID_HANDLE (the queue does not profile)"}
-	}
 	if err := e.Wait(); err != nil {
 		return driver.Timing{}, err
 	}
@@ -203,8 +232,7 @@ func (e *event) Profile() (driver.Timing, error) {
 	return driver.Timing{Queued: uint64(start), Submitted: uint64(start), Started: uint64(start), Ended: uint64(end)}, nil
 }
 
-// Release gives the event's CUDA events back; a command still running
-// keeps its own record of them.
+// Release gives the event's CUDA events back.
 func (e *event) Release() error {
 	if e.released.Swap(true) {
 		return nil

@@ -8,6 +8,7 @@ package cuda
 import "C"
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -265,11 +266,15 @@ func (k *kernel) SetArgBuffer(i int, b driver.Buffer) error {
 	return nil
 }
 
+// SetArgScalar copies the first size bytes of v (little-endian) into the
+// argument's slot: a Go copy into C memory, which allocates nothing.
 func (k *kernel) SetArgScalar(i int, size uintptr, v uint64) error {
 	if err := k.check(i, size, false); err != nil {
 		return err
 	}
-	C.memcpy(k.slot(i), unsafe.Pointer(&v), C.size_t(size))
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	copy(unsafe.Slice((*byte)(k.slot(i)), size), b[:size])
 	k.mark(i)
 	return nil
 }
@@ -278,7 +283,7 @@ func (k *kernel) SetArgBytes(i int, size uintptr, p unsafe.Pointer) error {
 	if err := k.check(i, size, false); err != nil {
 		return err
 	}
-	C.memcpy(k.slot(i), p, C.size_t(size))
+	copy(unsafe.Slice((*byte)(k.slot(i)), size), unsafe.Slice((*byte)(p), size))
 	k.mark(i)
 	return nil
 }
@@ -371,11 +376,17 @@ func (k *kernel) shape(q *queue, r driver.NDRange, l *launchShape) error {
 			g, b = r.Global[i], local[i]
 		}
 		if b <= 0 || g <= 0 || g%b != 0 || g/b > q.d.maxGrid[i] || b > q.d.maxBlock[i] {
-			return &driver.Error{Call: "cuLaunchKernel", Code: 1, Name: fmt.Sprintf("CUDA_ERROR_INVALID_VALUE (global size %v, work-group %v on %s)", r.Global[:r.Dims], local[:r.Dims], q.d.info.Name)}
+			return shapeError(r.Dims, r.Global, local, q.d.info.Name)
 		}
 		l.grid[i], l.block[i] = C.uint(g/b), C.uint(b)
 	}
 	return nil
+}
+
+// shapeError is the error of a launch shape CUDA cannot run. Its own
+// function, so that the launch's arrays stay on the stack.
+func shapeError(dims int, global, local [3]int, dev string) error {
+	return &driver.Error{Call: "cuLaunchKernel", Code: 1, Name: fmt.Sprintf("CUDA_ERROR_INVALID_VALUE (global size %v, work-group %v on %s)", global[:dims], local[:dims], dev)}
 }
 
 // pickLocal returns work-group sizes, at most budget work-items in all,

@@ -47,11 +47,11 @@ type queue struct {
 // and a pointer to the first.
 func waitEvents(buf []C.CUevent, wait []driver.Event) ([]C.CUevent, *C.CUevent, error) {
 	for _, w := range wait {
-		e, ok := w.(*event)
+		e, ok := w.(interface{ last() *cuEvent })
 		if !ok {
 			return nil, nil, fmt.Errorf("wait list: event of another backend (%T)", w)
 		}
-		buf = append(buf, e.end.h)
+		buf = append(buf, e.last().h)
 	}
 	if len(buf) == 0 {
 		return buf, nil, nil
@@ -98,6 +98,9 @@ func (q *queue) finish(op string, r C.CUresult, step C.int, start, end *cuEvent,
 		start.unref()
 		end.unref()
 		return nil, nil
+	}
+	if !q.profiling {
+		return plainEvent{end}, nil
 	}
 	return &event{d: q.d, start: start, end: end}, nil
 }
