@@ -200,6 +200,7 @@ func Run(t *testing.T, b driver.Backend, devs []driver.DeviceInfo) {
 		{"BuildError", testBuildError},
 		{"NoKernel", testNoKernel},
 		{"WorkGroupInfo", testWorkGroupInfo},
+		{"LaunchArgs", testLaunchArgs},
 	}
 	e := open(t, b, devs, false)
 	for _, tt := range tests {
@@ -727,3 +728,105 @@ func RunMulti(t *testing.T, b driver.Backend, devs []driver.DeviceInfo) {
 		}
 	}
 }
+
+// testLaunchArgs launches through driver.ArgLauncher, where the backend has
+// it: a record's changed arguments set and the kernel launched in one call,
+// with buffers, scalars, values of more than 8 bytes and local memory, and
+// a second launch that changes one argument.
+func testLaunchArgs(t *testing.T, e *env) {
+	al, ok := e.q.(driver.ArgLauncher)
+	if !ok {
+		t.Skip("the queue is no ArgLauncher")
+	}
+	handle := func(b driver.Buffer) uint64 {
+		nb, ok := b.(driver.NativeBuffer)
+		if !ok {
+			t.Skip("buffers are no NativeBuffer")
+		}
+		return nb.Handle()
+	}
+	ptr := unsafe.Sizeof(uintptr(0))
+	k := e.kernel("axpy")
+	y, x := e.buffer(4*64), e.buffer(4*64)
+	xs := make([]float32, 64)
+	for i := range xs {
+		xs[i] = float32(i)
+	}
+	e.write(x, 0, le(xs))
+	e.write(y, 0, make([]byte, 4*64))
+	a := &driver.Args{Slots: []driver.Arg{
+		{Kind: driver.ArgBuffer, Changed: true, Size: ptr, Bits: handle(y)},
+		{Kind: driver.ArgBuffer, Changed: true, Size: ptr, Bits: handle(x)},
+		{Kind: driver.ArgScalar, Changed: true, Size: 4, Bits: uint64(math.Float32bits(2))},
+		{Kind: driver.ArgScalar, Changed: true, Size: 4, Bits: 64},
+	}, Changed: 4}
+	r := driver.NDRange{Dims: 1, Global: [3]int{64}, Local: [3]int{32}}
+	if _, err := al.LaunchArgs(k, a, r, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if a.Changed != 0 || a.Slots[2].Changed {
+		t.Errorf("marks not cleared: %+v", a)
+	}
+	a.Slots[2].Bits, a.Slots[2].Changed, a.Changed = uint64(math.Float32bits(0.5)), true, 1
+	ev, err := al.LaunchArgs(k, a, r, nil, true)
+	if err != nil || ev == nil {
+		t.Fatalf("LaunchArgs with an event: %v, %v", ev, err)
+	}
+	ev.Wait()
+	ev.Release()
+	for i, v := range floats(e.read(y, 0, 4*64)) {
+		if want := 2.5 * float32(i); v != want {
+			t.Fatalf("y[%d] = %v, want %v", i, v, want)
+		}
+	}
+	// A struct by value in Bytes, and __local memory.
+	kv := e.kernel("values")
+	o := e.buffer(40)
+	type S struct {
+		X float32
+		Y int32
+		Z float64
+	}
+	sv := S{1.5, 2, 0.25}
+	bytes := make([]byte, 16+8+16)
+	copy(bytes, unsafe.Slice((*byte)(unsafe.Pointer(&sv)), 16))
+	copy(bytes[16:], le([2]float32{3, 4}))
+	copy(bytes[24:], le([4]int32{5, 6, 7, 8}))
+	va := &driver.Args{Slots: []driver.Arg{
+		{Kind: driver.ArgBuffer, Changed: true, Size: ptr, Bits: handle(o)},
+		{Kind: driver.ArgScalar, Changed: true, Size: 16, Offset: 0},
+		{Kind: driver.ArgScalar, Changed: true, Size: 8, Bits: uint64(math.Float32bits(3)) | uint64(math.Float32bits(4))<<32},
+		{Kind: driver.ArgScalar, Changed: true, Size: 16, Offset: 24},
+		{Kind: driver.ArgScalar, Changed: true, Size: 8, Bits: 1 << 40},
+		{Kind: driver.ArgScalar, Changed: true, Size: 1, Bits: 0xfe},
+	}, Bytes: bytes, Changed: 6}
+	if _, err := al.LaunchArgs(kv, va, driver.NDRange{Dims: 1, Global: [3]int{1}}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	var got [5]float64
+	binary.Read(bytesReader(e.read(o, 0, 40)), binary.LittleEndian, &got)
+	if want := [5]float64{3.75, 4, 7, 1 << 40, -2}; got != want {
+		t.Errorf("values through LaunchArgs %v, want %v", got, want)
+	}
+	const l = 64
+	kl := e.kernel("locals")
+	out := e.buffer(4 * l)
+	la := &driver.Args{Slots: []driver.Arg{
+		{Kind: driver.ArgBuffer, Changed: true, Size: ptr, Bits: handle(out)},
+		{Kind: driver.ArgLocal, Changed: true, Size: 4 * l},
+		{Kind: driver.ArgScalar, Changed: true, Size: 4, Bits: 7},
+		{Kind: driver.ArgLocal, Changed: true, Size: 8 * l},
+		{Kind: driver.ArgLocal, Changed: true, Size: l},
+	}, Changed: 5}
+	if _, err := al.LaunchArgs(kl, la, driver.NDRange{Dims: 1, Global: [3]int{l}, Local: [3]int{l}}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range floats(e.read(out, 0, 4*l)) {
+		r := l - 1 - i
+		if want := float32(r) + float32(2*r) + 1 + float32(int8(r)) + 7; v != want {
+			t.Fatalf("locals through LaunchArgs: out[%d] = %v, want %v", i, v, want)
+		}
+	}
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
