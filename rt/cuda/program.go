@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -104,6 +105,12 @@ type program struct {
 	mods []C.CUmodule
 	ptx  []*Module
 	refs atomic.Int32
+
+	// dyn is the dynamic shared memory each function may use, as set with
+	// cuFuncSetAttribute: kernel objects of one function share it, and it
+	// only grows, so that one kernel object never lowers another's.
+	dynMu sync.Mutex
+	dyn   map[C.CUfunction]int
 }
 
 // Binaries returns the rewritten PTX of each device, NUL-terminated as
@@ -409,6 +416,24 @@ func pickLocal(r driver.NDRange, budget int, maxBlock [3]int) [3]int {
 	return local
 }
 
+// allowDynamic lets f use at least dyn bytes of dynamic shared memory on
+// d and returns what it may use now.
+func (p *program) allowDynamic(d *device, f C.CUfunction, dyn int) (int, error) {
+	p.dynMu.Lock()
+	defer p.dynMu.Unlock()
+	if cur := p.dyn[f]; cur >= dyn {
+		return cur, nil
+	}
+	if err := cuError("cuFuncSetAttribute", C.dgen_func_set_attr(d.ctx, f, funcMaxDynamicShared, C.int(dyn))); err != nil {
+		return 0, err
+	}
+	if p.dyn == nil {
+		p.dyn = make(map[C.CUfunction]int)
+	}
+	p.dyn[f] = dyn
+	return dyn, nil
+}
+
 // localAlign is the least alignment of a __local argument's memory.
 const localAlign = 16
 
@@ -431,10 +456,11 @@ func (k *kernel) setLocals(q *queue, l *launchShape) error {
 			k.name, k.static[dev]+dyn, k.static[dev], dyn, d.info.Name, d.optin)
 	}
 	if dyn > k.dynSet[dev] {
-		if err := cuError("cuFuncSetAttribute", C.dgen_func_set_attr(d.ctx, k.fns[dev], funcMaxDynamicShared, C.int(dyn))); err != nil {
+		set, err := k.p.allowDynamic(d, k.fns[dev], dyn)
+		if err != nil {
 			return err
 		}
-		k.dynSet[dev] = dyn
+		k.dynSet[dev] = set
 	}
 	l.shared = C.uint(dyn)
 	return nil
