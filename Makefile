@@ -87,7 +87,7 @@ bench-table: deps
 ## (about 55 MB); BUNDLE_TESTS=all takes every package whose tests use a
 ## device (they import rt/opencl; cmd/dgen's need Go), BUNDLE_CMDS=all
 ## every example.
-BUNDLE_TESTS ?= rt rt/opencl examples/devglobal examples/stencil
+BUNDLE_TESTS ?= rt rt/opencl rt/cuda examples/devglobal examples/stencil
 BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
@@ -98,13 +98,16 @@ gpu-bundle: deps
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh scripts/bench-gpu.sh $(BUNDLE)/
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
+	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 	cp examples/stencil/hotspot.cl $(BUNDLE)/
 
-## rawcl: the raw C yardstick of the GPU figures (bench/rawcl/rawcl.c).
+## rawcl: the raw C yardsticks of the GPU figures (bench/rawcl/rawcl.c for
+## OpenCL, bench/rawcu/rawcu.c for CUDA's driver API, opened with dlopen).
 rawcl: deps
 	mkdir -p bin && cc -O2 -Wall -o bin/rawcl bench/rawcl/rawcl.c -lOpenCL
+	cc -O2 -Wall -o bin/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 
 clean:
 	rm -rf $(BUNDLE) bin
