@@ -43,7 +43,19 @@ type Config struct {
 	Defines []Define
 	// ReadFile reads an included file; nil means os.ReadFile.
 	ReadFile func(path string) ([]byte, error)
+	// MaxTokens bounds the work of one run beyond the main file's own
+	// tokens: the tokens read from included files (each inclusion counted
+	// again) plus the tokens that macro expansions produce. Past it the
+	// preprocessor stops with an error at the macro use or #include that
+	// crossed it. 0 means DefaultMaxTokens.
+	MaxTokens int
 }
+
+// DefaultMaxTokens is the budget of a run when Config.MaxTokens is 0:
+// about twice the tokens of a 5 MB source, some 500 MB and 2 s at most
+// where a macro bomb (#define L1 L0 L0, … L60) would otherwise grow
+// without bound.
+const DefaultMaxTokens = 2 << 20
 
 // Include is an #include that the preprocessor followed.
 type Include struct {
@@ -102,6 +114,7 @@ const maxDepth = 200 // nesting of #include
 
 type macro struct {
 	name     string
+	pos      token.Position // where #define names it; no Filename for a builtin or -D
 	funcLike bool
 	params   []string
 	variadic bool
@@ -141,6 +154,34 @@ type pp struct {
 	once   map[string]bool
 	depth  int
 	files  int // inclusions so far
+	// work counts the tokens read and produced so far, against budget;
+	// stopped is set when it ran out, and then nothing more is read.
+	work, budget int
+	limit        int // the budget configured, for messages
+	stopped      bool
+	cycles       map[string]bool // #include cycles reported, by "from\x00to"
+	hides        map[hideKey]*hideset
+	unions       map[[2]*hideset]*hideset
+}
+
+// spend adds n tokens of work, reporting at pos, once, when the budget is
+// spent: the work is the expansion of the macro named or, without one,
+// the inclusion of path.
+func (p *pp) spend(n int, pos token.Position, macro, path string) bool {
+	if p.stopped {
+		return false
+	}
+	p.work += n
+	if p.work <= p.budget {
+		return true
+	}
+	p.stopped = true
+	what := "including " + filepath.Base(path)
+	if macro != "" {
+		what = p.describe(macro)
+	}
+	p.errorf(pos, "%s exceeds the preprocessor's budget of %d tokens beyond the source's own: a macro or #include that multiplies without end? (preprocessing stopped here)", what, p.limit)
+	return false
 }
 
 // Preprocess preprocesses src, the text of the file at path.
@@ -149,12 +190,21 @@ func Preprocess(cfg *Config, path string, src []byte) *Result {
 		cfg = &Config{}
 	}
 	p := &pp{cfg: cfg, macros: map[string]*macro{}, lexed: map[string][]Token{}, once: map[string]bool{},
-		res: &Result{Files: map[string]string{}, Inactive: map[int][]Span{}}}
+		cycles: map[string]bool{}, hides: map[hideKey]*hideset{}, unions: map[[2]*hideset]*hideset{},
+		res: &Result{Files: map[string]string{}, Inactive: map[int][]Span{}}, budget: cfg.MaxTokens}
+	if p.budget <= 0 {
+		p.budget = DefaultMaxTokens
+	}
+	p.limit = p.budget
 	p.builtins()
 	for _, d := range cfg.Defines {
 		p.define(d)
 	}
 	e := &expander{p: p, out: make([]Token, 0, len(src)/4)}
+	toks, errs := lex(path, string(src))
+	p.res.Errors = append(p.res.Errors, errs...)
+	p.lexed[path], p.res.Files[path] = toks, string(src)
+	p.budget += len(toks) // the main file's own tokens are not work to bound
 	e.pushFile(path, string(src))
 	e.run()
 	return p.res
@@ -202,6 +252,12 @@ type expander struct {
 }
 
 func (e *expander) pushFile(path, src string) {
+	e.pushFileAt(path, src, token.Position{Filename: path})
+}
+
+// pushFileAt pushes a file that the directive at pos includes; the main
+// file's pos is its own start.
+func (e *expander) pushFileAt(path, src string, pos token.Position) bool {
 	toks, ok := e.p.lexed[path]
 	if !ok {
 		var errs []*scanner.Error
@@ -210,15 +266,19 @@ func (e *expander) pushFile(path, src string) {
 		e.p.lexed[path] = toks
 		e.p.res.Files[path] = src
 	}
+	if !e.p.spend(len(toks), pos, "", path) {
+		return false
+	}
 	e.stack = append(e.stack, &frame{toks: toks, file: &file{id: e.p.files, path: path, name: path}})
 	e.p.files++
 	e.p.depth++
+	return true
 }
 
 // next returns the next token and the frame it came from, popping
 // exhausted frames; ok is false at the end of everything.
 func (e *expander) next() (t Token, f *frame, ok bool) {
-	for len(e.stack) > 0 {
+	for len(e.stack) > 0 && !e.p.stopped {
 		f = e.stack[len(e.stack)-1]
 		if f.i < len(f.toks) {
 			t = f.toks[f.i]
@@ -323,7 +383,7 @@ func (e *expander) expand(t Token) bool {
 		return true
 	}
 	var body []Token
-	hs := t.hide.add(m.name)
+	hs := e.p.add(t.hide, m.name)
 	if !m.funcLike {
 		body = e.p.subst(m, nil, t)
 	} else {
@@ -335,11 +395,14 @@ func (e *expander) expand(t Token) bool {
 		if !ok {
 			return true
 		}
-		hs = t.hide.intersect(rparen.hide).add(m.name)
+		hs = e.p.add(t.hide.intersect(rparen.hide), m.name)
 		body = e.p.subst(m, args, t)
 	}
+	if !e.p.spend(len(body), t.Pos, origin, "") {
+		return true
+	}
 	for i := range body {
-		body[i].hide = body[i].hide.union(hs)
+		body[i].hide = e.p.union(body[i].hide, hs)
 		body[i].Pos, body[i].Macro, body[i].BOL = t.Pos, origin, false
 	}
 	if len(body) > 0 {
@@ -347,6 +410,16 @@ func (e *expander) expand(t Token) bool {
 	}
 	e.stack = append(e.stack, &frame{toks: body})
 	return true
+}
+
+// describe names the expansion of the macro name for a message, with
+// where it is defined.
+func (p *pp) describe(name string) string {
+	m := p.macros[name]
+	if m == nil || m.pos.Filename == "" || m.pos.Filename == "<command line>" {
+		return "expanding macro " + m.name
+	}
+	return fmt.Sprintf("expanding macro %s (defined at %s:%d:%d)", m.name, filepath.Base(m.pos.Filename), m.pos.Line, m.pos.Column)
 }
 
 // readArgs reads the arguments of an invocation of m, after its '('.

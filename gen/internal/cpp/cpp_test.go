@@ -2,6 +2,7 @@ package cpp
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -253,8 +254,81 @@ func FuzzPreprocess(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	f.Add("#define A0 x x\n#define A1 A0 A0\n#define A2 A1 A1\nA2 A2\n")
+	f.Add("#include __FILE__\n#include __FILE__\n")
 	f.Fuzz(func(t *testing.T, src string) {
-		files := map[string]string{"self.cl": src}
-		run(src, files)
+		files := map[string]string{"self.cl": src, "main.cl": src}
+		r := runBudget(src, files, fuzzBudget)
+		// The budget bounds the output (and so the time and memory): a
+		// macro bomb or an include that multiplies stops at it.
+		if len(r.Tokens) > fuzzBudget {
+			t.Fatalf("%d tokens out, budget %d", len(r.Tokens), fuzzBudget)
+		}
 	})
+}
+
+// fuzzBudget is the preprocessor's budget under the fuzzer, small so that
+// an input that multiplies shows quickly.
+const fuzzBudget = 1 << 14
+
+func runBudget(src string, files map[string]string, budget int) *Result {
+	cfg := &Config{MaxTokens: budget, IncludeDirs: []string{"inc"}, ReadFile: func(p string) ([]byte, error) {
+		if s, ok := files[p]; ok {
+			return []byte(s), nil
+		}
+		return nil, fs.ErrNotExist
+	}}
+	return Preprocess(cfg, "main.cl", []byte(src))
+}
+
+// TestBudget feeds inputs that multiply without end: each stops with one
+// error at its place, in bounded time and memory.
+func TestBudget(t *testing.T) {
+	var bomb strings.Builder
+	bomb.WriteString("#define L0 x\n")
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&bomb, "#define L%d L%d L%d\n", i, i-1, i-1)
+	}
+	bomb.WriteString("__kernel void k(void) { L60; }\n")
+	var fbomb strings.Builder
+	fbomb.WriteString("#define F0(x) x x\n")
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&fbomb, "#define F%d(x) F%d(F%d(x))\n", i, i-1, i-1)
+	}
+	fbomb.WriteString("F60(y)\n")
+	tests := []struct {
+		name, src, want string
+	}{
+		{"object-like", bomb.String(), "main.cl:62:25: expanding macro L60 (defined at main.cl:61:9) exceeds the preprocessor's budget of 100000 tokens"},
+		{"function-like", fbomb.String(), "main.cl:62:1: expanding macro"},
+		{"include twice", "#include __FILE__\n#include \"main.cl\"\n", "main.cl:1:1: #include cycle: main.cl includes main.cl, which is being read (main.cl → main.cl): dgen follows no recursive #include"},
+		{"include fan-out", "#include \"a.h\"\n", "b.h:1:1: #include cycle: b.h includes a.h, which is being read (a.h → b.h → a.h)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"main.cl": tt.src, "a.h": "#include \"b.h\"\n", "b.h": "#include \"a.h\"\n"}
+			r := runBudget(tt.src, files, 100000)
+			if len(r.Errors) != 1 || !strings.HasPrefix(r.Errors[0].Error(), tt.want) {
+				t.Fatalf("errors %v, want one starting %q", r.Errors, tt.want)
+			}
+			if len(r.Tokens) > 100000 {
+				t.Errorf("%d tokens out", len(r.Tokens))
+			}
+		})
+	}
+}
+
+// TestBudgetDefault runs the 60-level bomb under the default budget,
+// which must stop it well under a second and a gigabyte.
+func TestBudgetDefault(t *testing.T) {
+	var bomb strings.Builder
+	bomb.WriteString("#define L0 x\n")
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&bomb, "#define L%d L%d L%d\n", i, i-1, i-1)
+	}
+	bomb.WriteString("L60\n")
+	r := run(bomb.String(), nil)
+	if len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Msg, "budget") {
+		t.Fatalf("errors %v", r.Errors)
+	}
 }

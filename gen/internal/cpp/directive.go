@@ -1,6 +1,7 @@
 package cpp
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -145,6 +146,15 @@ func (e *expander) include(f *frame, hash Token, physLine int, args []Token) {
 		return
 	}
 	in.Path = path
+	if cycle := e.openFiles(path); cycle != nil {
+		key := f.file.path + "\x00" + path
+		if p.cycles[key] {
+			return
+		}
+		p.cycles[key] = true
+		p.errorf(hash.Pos, "#include cycle: %s includes %s, which is being read (%s): dgen follows no recursive #include", filepath.Base(f.file.path), filepath.Base(path), strings.Join(cycle, " → "))
+		return
+	}
 	if p.once[path] {
 		in.Repeated = true
 		p.res.Includes = append(p.res.Includes, in)
@@ -156,7 +166,26 @@ func (e *expander) include(f *frame, hash Token, physLine int, args []Token) {
 	}
 	in.ID = p.files
 	p.res.Includes = append(p.res.Includes, in)
-	e.pushFile(path, src)
+	e.pushFileAt(path, src, hash.Pos)
+}
+
+// openFiles returns the chain of files being read from the first
+// inclusion of path to the innermost, base names, or nil when path is not
+// being read.
+func (e *expander) openFiles(path string) []string {
+	var chain []string
+	for _, f := range e.stack {
+		if f.file == nil {
+			continue
+		}
+		if f.file.path == path || chain != nil {
+			chain = append(chain, filepath.Base(f.file.path))
+		}
+	}
+	if chain != nil {
+		chain = append(chain, filepath.Base(path))
+	}
+	return chain
 }
 
 // includeName returns the file name of an #include's operand.
