@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"math"
 	"strings"
 
 	"github.com/dgen-go/dgen/annotations"
@@ -33,6 +34,10 @@ func (s *state) checkDecls() {
 		}
 		if z := zeroLength(elem); z != nil {
 			s.errorf(g.pos, "device global %s: %s has length 0, which OpenCL C has no type for", g.name, typeString(z, s.l.path))
+			continue
+		}
+		if size, ok := s.sizeof(elem); !ok || size > MaxGlobalSize {
+			s.errorf(g.pos, "device global %s: %s is %s; a device global holds at most %d bytes (1 GiB), one buffer per device: allocate large data with rt.AllocSite or a buffer", g.name, typeString(elem, s.l.path), sizeText(size, ok), int64(MaxGlobalSize))
 			continue
 		}
 		c, err := s.clType(elem)
@@ -68,6 +73,42 @@ func (s *state) checkDecls() {
 			s.errorf(p.pos, "//dgen:program variable %s must have type rt.Program, not %s", p.name, typeString(t, s.l.path))
 		}
 	}
+}
+
+// MaxGlobalSize is the largest device global, in bytes: every device
+// holds one zero-initialised buffer per global (per image, for
+// device_image_scope), and OpenCL guarantees no allocation larger than a
+// quarter of a device's memory.
+const MaxGlobalSize = 1 << 30
+
+// sizeof returns the size of t under the target's sizes, or false when it
+// does not fit an int64 (go/types' Sizes panics on none, but wraps).
+func (s *state) sizeof(t types.Type) (int64, bool) {
+	n := int64(1)
+	for {
+		a, ok := t.Underlying().(*types.Array)
+		if !ok {
+			break
+		}
+		if a.Len() < 0 || a.Len() > 0 && n > math.MaxInt64/a.Len() {
+			return 0, false
+		}
+		n *= max(a.Len(), 1)
+		t = a.Elem()
+	}
+	size := s.sizes.Sizeof(t)
+	if size < 0 || size > 0 && n > math.MaxInt64/size {
+		return 0, false
+	}
+	return n * size, true
+}
+
+// sizeText spells a size for a message.
+func sizeText(size int64, ok bool) string {
+	if !ok {
+		return "larger than 2⁶³ bytes"
+	}
+	return fmt.Sprintf("%d bytes", size)
 }
 
 func hasCL(b *types.Basic) bool {
@@ -123,6 +164,10 @@ func (s *state) noKernel(k *kernel, p *program) {
 	var names []string
 	for _, f := range p.unit.Kernels {
 		names = append(names, f.Name)
+	}
+	if len(names) == 0 {
+		s.errorf(pos, "kernel spec %s: %s defines no kernel %s, nor any other kernel (__kernel void %s(…) { … })", k.name, p.source, k.clName, k.clName)
+		return
 	}
 	s.errorf(pos, "kernel spec %s: %s defines no kernel %s (it defines %s)", k.name, p.source, k.clName, strings.Join(names, ", "))
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dgen-go/dgen/gen/internal/clsrc"
 	"github.com/dgen-go/dgen/gen/internal/cpp"
@@ -72,6 +73,8 @@ func (s *state) frontEnd(p *program) {
 	p.unit = clsrc.ParseUnit(p.pp.Tokens)
 	s.clErrors(p, p.pp.Errors)
 	s.clErrors(p, p.unit.Errors)
+	s.clErrors(p, s.encodingErrors(p))
+	s.specRedefined(p)
 	if len(p.pp.Errors) > 0 {
 		p.unit = nil // no kernel is reported missing from a source that did not preprocess
 		return
@@ -98,6 +101,67 @@ func (s *state) frontEnd(p *program) {
 		}
 	}
 	p.image = string(clsrc.Image(prelude.String(), filepath.Base(p.source), rewritten))
+}
+
+// encodingErrors returns, for each file the preprocessor read, its first
+// byte that the device compiler refuses: a NUL byte or one that is not
+// UTF-8.
+func (s *state) encodingErrors(p *program) scanner.ErrorList {
+	var errs scanner.ErrorList
+	for path, text := range p.pp.Files {
+		line, col := 1, 1
+		for i := 0; i < len(text); {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			switch {
+			case r == 0:
+				errs.Add(token.Position{Filename: path, Line: line, Column: col}, "NUL byte in OpenCL C source: the device compiler stops at it (is the file text?)")
+			case r == utf8.RuneError && n == 1:
+				errs.Add(token.Position{Filename: path, Line: line, Column: col}, fmt.Sprintf("invalid UTF-8 (byte %#02x) in OpenCL C source: save the file as UTF-8", text[i]))
+			default:
+				if r == '\n' {
+					line, col = line+1, 0
+				}
+				i, col = i+n, col+n
+				continue
+			}
+			break
+		}
+	}
+	errs.Sort()
+	return errs
+}
+
+// specRedefined reports a #define or #undef, in the source or its
+// options, of a specialization constant's name: the kernel would see that
+// value, never the one SetSpecConst sets.
+func (s *state) specRedefined(p *program) {
+	specs := map[string]decl{}
+	for _, sc := range s.specs {
+		specs[sc.name] = sc
+	}
+	if len(specs) == 0 {
+		return
+	}
+	for _, d := range p.pp.Defined {
+		sc, ok := specs[d.Name]
+		if !ok {
+			continue
+		}
+		at := s.l.fset.Position(sc.pos)
+		verb := "#define"
+		if d.Undef {
+			verb = "#undef"
+		}
+		s.diag(d.Pos, fmt.Sprintf("%s %s: %s is specialization constant %s (%s:%d:%d), which dgen defines: the kernel would see this, never the value SetSpecConst sets; remove the %s (a default goes in //dgen:specconst default=…)", verb, d.Name, d.Name, sc.name, s.rel(at.Filename), at.Line, at.Column, verb))
+	}
+	defs, _, _ := cpp.ParseOptions(p.options)
+	for _, d := range defs {
+		if sc, ok := specs[d.Name]; ok {
+			opt, _ := p.dir.Arg("options")
+			s.errorf(opt.ValuePos, "program %s: options define %s, which is specialization constant %s: the kernel would see this, never the value SetSpecConst sets; remove it from the options", p.name, d.Name, sc.name)
+		}
+	}
+
 }
 
 // cppConfig returns the preprocessor's configuration for a program: OpenCL

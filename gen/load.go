@@ -13,6 +13,7 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -57,6 +58,12 @@ type loaded struct {
 	fset  *token.FileSet
 	files []*srcFile
 	scope *types.Scope // the package scope including internal test files
+	// sizes are the target's (GOARCH's) sizes, for layouts; nil means
+	// amd64's.
+	sizes types.Sizes
+	// typeErrs are the type errors of the package that the missing
+	// generated code does not explain.
+	typeErrs []packages.Error
 }
 
 // load loads the package in dir, its test files and the files that build
@@ -74,7 +81,7 @@ func load(dir string) (*loaded, error) {
 	fset := token.NewFileSet()
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
-			packages.NeedTypesInfo | packages.NeedCompiledGoFiles,
+			packages.NeedTypesInfo | packages.NeedCompiledGoFiles | packages.NeedTypesSizes,
 		Dir:     abs,
 		Tests:   true,
 		Fset:    fset,
@@ -94,7 +101,8 @@ func load(dir string) (*loaded, error) {
 		}
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset}
+	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset, sizes: base.TypesSizes}
+	l.typeErrs = typeErrors(base, internal, external)
 	main := base
 	if internal != nil {
 		main = internal
@@ -189,6 +197,34 @@ func loadErrors(pkgs ...*packages.Package) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// generatedNames matches the type errors that the generated code, stubbed
+// out while dgen loads the package, explains: its methods (Enqueue,
+// EnqueueEvent, AllocX) and its _dgen identifiers.
+var generatedNames = regexp.MustCompile(`\b(has no field or method (Enqueue|EnqueueEvent|Alloc\w*)\b|undefined: _dgen)`)
+
+// typeErrors returns the type errors of the package variants, each once,
+// but those that the generated code explains: a package that does not
+// compile for another reason would only fail after generation.
+func typeErrors(pkgs ...*packages.Package) []packages.Error {
+	var errs []packages.Error
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if p == nil {
+			continue
+		}
+		for _, e := range p.Errors {
+			// A message starting with a tab continues the one before it
+			// ("\tother declaration of X").
+			if e.Kind != packages.TypeError || strings.HasPrefix(e.Msg, "\t") || generatedNames.MatchString(e.Msg) || seen[e.Pos+e.Msg] {
+				continue
+			}
+			seen[e.Pos+e.Msg] = true
+			errs = append(errs, e)
+		}
+	}
+	return errs
 }
 
 // addFiles adds the Go files of p that are not generated.

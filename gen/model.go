@@ -81,6 +81,10 @@ type state struct {
 }
 
 func newState(l *loaded) *state {
+	sizes := l.sizes
+	if sizes == nil {
+		sizes = types.SizesFor("gc", "amd64")
+	}
 	return &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{}, specDefaults: map[string]specDefault{},
-		sizes: types.SizesFor("gc", "amd64")}
+		sizes: sizes}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,9 +263,10 @@ type attrs struct {
 
 // declaration reads one file-scope declaration or function definition.
 func (p *declParser) declaration() {
+	start := p.i
 	sp, ok := p.specifiers()
 	if !ok {
-		p.skipDecl()
+		p.skipUnread(start)
 		return
 	}
 	base, err := sp.base()
@@ -280,7 +282,7 @@ func (p *declParser) declaration() {
 			body := p.i
 			p.skipBalanced()
 			if sp.kernel && d.name != "" {
-				p.u.Kernels = append(p.u.Kernels, &Kernel{Name: d.name, Pos: d.pos, Params: d.fn, Body: p.toks[body:p.i]})
+				p.kernel(&Kernel{Name: d.name, Pos: d.pos, Params: d.fn, Body: p.toks[body:p.i]}, d.typ)
 			}
 			return
 		case sp.typedef && d.name != "":
@@ -301,6 +303,62 @@ func (p *declParser) declaration() {
 		p.i++
 	}
 	p.skipDecl()
+}
+
+// kernel adds a kernel definition whose return type is result, reporting
+// one that returns a value or is defined twice, which the device compiler
+// refuses.
+func (p *declParser) kernel(k *Kernel, result *Type) {
+	if result.Kind != Void {
+		p.errorf(k.Pos, "kernel %s returns %s: a kernel function must return void", k.Name, result)
+	}
+	if first := p.u.Kernel(k.Name); first != nil {
+		p.errorf(k.Pos, "kernel %s is defined twice (first at %s:%d:%d)", k.Name, filepath.Base(first.Pos.Filename), first.Pos.Line, first.Pos.Column)
+		return
+	}
+	p.u.Kernels = append(p.u.Kernels, k)
+}
+
+// skipUnread skips a declaration that does not start as OpenCL C, from
+// start, up to its ';' or body. Should a kernel follow it before either,
+// the text is not OpenCL C (a header of another language, prose): it is
+// reported and reading starts again at the kernel, which would otherwise
+// vanish into the skipped text.
+func (p *declParser) skipUnread(start int) {
+	for p.i < len(p.toks) {
+		t := p.toks[p.i]
+		switch {
+		case p.i > start && t.Kind == cpp.Ident && (t.Text == "__kernel" || t.Text == "kernel"):
+			first := p.toks[start]
+			p.errorf(first.Pos, "%s is not OpenCL C: dgen cannot read a declaration here, up to the kernel at %s:%d (is the file C?)", quoteTok(first), filepath.Base(t.Pos.Filename), t.Pos.Line)
+			return
+		case p.at(";"):
+			p.i++
+			return
+		case p.at("{"):
+			if p.i == start {
+				p.errorf(t.Pos, "%s is not OpenCL C: no declaration starts with a brace (is the file C?)", quoteTok(t))
+			}
+			p.skipBalanced()
+			if p.at(";") {
+				p.i++
+			}
+			return
+		case p.at("(") || p.at("["):
+			p.skipBalanced()
+		default:
+			p.i++
+		}
+	}
+}
+
+// quoteTok quotes a token's text for a message, shortened.
+func quoteTok(t cpp.Token) string {
+	s := t.Text
+	if len(s) > 20 {
+		s = s[:20] + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // initializer skips "= …" up to a ',' or ';' at depth 0.

@@ -80,8 +80,18 @@ type Result struct {
 	// Include.ID), the tokens that lie in #if branches not taken,
 	// directives left out.
 	Inactive map[int][]Span
+	// Defined lists every #define and #undef of the files read, in the
+	// order met, branches not taken left out.
+	Defined []MacroSite
 	// Errors are the problems found, in the order they were found.
 	Errors scanner.ErrorList
+}
+
+// MacroSite is a #define or #undef of a file.
+type MacroSite struct {
+	Name  string
+	Pos   token.Position // the macro's name in the directive
+	Undef bool
 }
 
 // Span is where a token is in its file: physical line, byte column and

@@ -239,8 +239,15 @@ func TestParseOptions(t *testing.T) {
 	if strings.Join(dirs, "|") != "inc|my dir" {
 		t.Errorf("dirs %q", dirs)
 	}
-	if _, _, err := ParseOptions(`-DA="x`); err == nil {
-		t.Error("unterminated quote accepted")
+	for _, bad := range []string{`-DA="x`, "-cl-std=CL9.9", "-cl-std", "mad", "-D", "-D -cl-mad-enable", "-D1X", "-U", "-DA-B=1", "-I"} {
+		if _, _, err := ParseOptions(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	for _, good := range []string{"-cl-std=CL1.2 -cl-nv-verbose -w", "-DF(x)=x -DN=-1", "-D N=-1"} {
+		if _, _, err := ParseOptions(good); err != nil {
+			t.Errorf("%s: %v", good, err)
+		}
 	}
 }
 

@@ -44,12 +44,14 @@ func (e *expander) directive(f *frame, hash Token) {
 			p.errorf(toks[0].Pos, "macro name missing")
 			return
 		}
+		p.res.Defined = append(p.res.Defined, MacroSite{Name: args[0].Text, Pos: args[0].Pos})
 		p.defineLine(args[0], args[1:])
 	case "undef":
 		if len(args) == 0 || args[0].Kind != Ident {
 			p.errorf(toks[0].Pos, "macro name missing")
 			return
 		}
+		p.res.Defined = append(p.res.Defined, MacroSite{Name: args[0].Text, Pos: args[0].Pos, Undef: true})
 		delete(p.macros, args[0].Text)
 	case "include":
 		e.include(f, hash, physLine, args)

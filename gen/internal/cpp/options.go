@@ -2,6 +2,7 @@ package cpp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -44,6 +45,9 @@ func ParseOptions(options string) (defs []Define, dirs []string, err error) {
 	}
 	for i := 0; i < len(words); i++ {
 		w := words[i]
+		if err := checkWord(w); err != nil {
+			return nil, nil, err
+		}
 		flag := ""
 		for _, f := range []string{"-D", "-U", "-I"} {
 			if strings.HasPrefix(w, f) {
@@ -58,11 +62,16 @@ func ParseOptions(options string) (defs []Define, dirs []string, err error) {
 		}
 		arg := w[2:]
 		if arg == "" {
-			if i+1 >= len(words) {
+			if i+1 >= len(words) || strings.HasPrefix(words[i+1], "-") {
 				return nil, nil, fmt.Errorf("option %s needs an argument", flag)
 			}
 			i++
 			arg = words[i]
+		}
+		if flag != "-I" {
+			if err := checkMacroName(flag, arg); err != nil {
+				return nil, nil, err
+			}
 		}
 		switch flag {
 		case "-I":
@@ -78,6 +87,45 @@ func ParseOptions(options string) (defs []Define, dirs []string, err error) {
 		}
 	}
 	return defs, dirs, nil
+}
+
+// clStandards are the values of -cl-std= that the runtime accepts (rt's
+// checkOptions, whose rules these are, so that a program's options are
+// refused at generate time, not at its first build).
+var clStandards = []string{"CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"}
+
+// checkWord checks one word of the options that is not the argument of a
+// separate -D, -U or -I.
+func checkWord(w string) error {
+	switch {
+	case !strings.HasPrefix(w, "-") || w == "-":
+		return fmt.Errorf("%q is not an option (options start with -)", w)
+	case strings.HasPrefix(w, "-cl-std="):
+		if v := w[len("-cl-std="):]; !slices.Contains(clStandards, v) {
+			return fmt.Errorf("-cl-std=%s: unknown OpenCL C standard %q (want one of %s)", v, v, strings.Join(clStandards, ", "))
+		}
+	case w == "-cl-std":
+		return fmt.Errorf("-cl-std needs =VERSION (one of %s)", strings.Join(clStandards, ", "))
+	}
+	return nil
+}
+
+// checkMacroName checks the argument of -D or -U: a macro name, for -D
+// optionally followed by =value or a parameter list.
+func checkMacroName(flag, arg string) error {
+	name, _, _ := strings.Cut(arg, "=")
+	if flag == "-D" {
+		name, _, _ = strings.Cut(name, "(")
+	}
+	if name == "" {
+		return fmt.Errorf("option %s needs a macro name", flag)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isLetter(c) && (i == 0 || !isDigit(c)) {
+			return fmt.Errorf("option %s%s: %q is not a macro name", flag, arg, name)
+		}
+	}
+	return nil
 }
 
 // splitWords splits s as a POSIX shell splits words.
