@@ -134,6 +134,10 @@ func (s *state) checkKernels() {
 			continue
 		}
 		k.prog = p
+		if !implies(k.file.build, p.file.build) {
+			s.errorf(kd.Program.ValuePos, "kernel spec %s is declared %s but program %s %s: a build with the spec but not the program would not compile; declare them under compatible constraints", k.name, constraintOf(k.file.build), p.name, constraintOf(p.file.build))
+			continue
+		}
 		if p.file.test && !k.file.test {
 			s.errorf(kd.Program.ValuePos, "kernel spec %s: program %s is declared in test file %s, which the package's own build does not see; declare it in a non-test file", k.name, p.name, s.rel(p.file.path))
 			continue

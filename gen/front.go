@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dgen-go/dgen/gen/internal/clsrc"
 	"github.com/dgen-go/dgen/gen/internal/cpp"
@@ -75,6 +74,7 @@ func (s *state) frontEnd(p *program) {
 	s.clErrors(p, p.unit.Errors)
 	s.clErrors(p, s.encodingErrors(p))
 	s.specRedefined(p)
+	s.checkEmbeds(p)
 	if len(p.pp.Errors) > 0 {
 		p.unit = nil // no kernel is reported missing from a source that did not preprocess
 		return
@@ -109,22 +109,9 @@ func (s *state) frontEnd(p *program) {
 func (s *state) encodingErrors(p *program) scanner.ErrorList {
 	var errs scanner.ErrorList
 	for path, text := range p.pp.Files {
-		line, col := 1, 1
-		for i := 0; i < len(text); {
-			r, n := utf8.DecodeRuneInString(text[i:])
-			switch {
-			case r == 0:
-				errs.Add(token.Position{Filename: path, Line: line, Column: col}, "NUL byte in OpenCL C source: the device compiler stops at it (is the file text?)")
-			case r == utf8.RuneError && n == 1:
-				errs.Add(token.Position{Filename: path, Line: line, Column: col}, fmt.Sprintf("invalid UTF-8 (byte %#02x) in OpenCL C source: save the file as UTF-8", text[i]))
-			default:
-				if r == '\n' {
-					line, col = line+1, 0
-				}
-				i, col = i+n, col+n
-				continue
-			}
-			break
+		if pos, msg := badByte([]byte(text)); msg != "" {
+			pos.Filename = path
+			errs.Add(pos, msg+" in OpenCL C source: the device compiler refuses it (save the file as UTF-8 text)")
 		}
 	}
 	errs.Sort()

@@ -14,8 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -97,6 +99,12 @@ func load(dir string) (*loaded, error) {
 	}
 	if err := loadErrors(base, internal, external); err != nil {
 		if ds := packageClauses(abs, base.GoFiles, base.Name); len(ds) > 0 {
+			return nil, ds
+		}
+		if ds := encodings(abs, base, internal, external); len(ds) > 0 {
+			return nil, ds
+		}
+		if ds := parseErrors(abs, base, internal, external); len(ds) > 0 {
 			return nil, ds
 		}
 		return nil, fmt.Errorf("load %s: %w", dir, err)
@@ -225,6 +233,83 @@ func typeErrors(pkgs ...*packages.Package) []packages.Error {
 		}
 	}
 	return errs
+}
+
+// encodings reports, in each Go file of the package, the first byte that
+// is not UTF-8 or is NUL: the Go parser's own message for it ("expected
+// type, found 'ILLEGAL'") does not say what is wrong.
+func encodings(abs string, pkgs ...*packages.Package) Diagnostics {
+	var ds Diagnostics
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if p == nil {
+			continue
+		}
+		for _, path := range append(slices.Clip(p.GoFiles), p.IgnoredFiles...) {
+			if seen[path] || !strings.HasSuffix(path, ".go") {
+				continue
+			}
+			seen[path] = true
+			b, err := os.ReadFile(path)
+			if err != nil {
+				continue
+			}
+			if pos, msg := badByte(b); msg != "" {
+				pos.Filename = relTo(abs, path)
+				ds = append(ds, Diagnostic{Pos: pos, Msg: msg + " in Go source: save the file as UTF-8"})
+			}
+		}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].Pos.Filename < ds[j].Pos.Filename })
+	return ds
+}
+
+// badByte returns the position and a description of the first NUL byte or
+// byte that is not UTF-8 in b, "" for none.
+func badByte(b []byte) (token.Position, string) {
+	line, col := 1, 1
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == 0:
+			return token.Position{Line: line, Column: col}, "NUL byte"
+		case r == utf8.RuneError && n == 1:
+			return token.Position{Line: line, Column: col}, fmt.Sprintf("invalid UTF-8 (byte %#02x)", b[i])
+		case r == '\n':
+			line, col = line+1, 0
+		}
+		i, col = i+n, col+n
+	}
+	return token.Position{}, ""
+}
+
+// parseErrors returns the syntax errors of the package as diagnostics.
+func parseErrors(abs string, pkgs ...*packages.Package) Diagnostics {
+	var ds Diagnostics
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if p == nil {
+			continue
+		}
+		for _, e := range p.Errors {
+			if e.Kind != packages.ParseError || seen[e.Pos+e.Msg] || e.Pos == "" || e.Pos == "-" {
+				continue
+			}
+			seen[e.Pos+e.Msg] = true
+			pos := parsePos(e.Pos)
+			pos.Filename = relTo(abs, pos.Filename)
+			ds = append(ds, Diagnostic{Pos: pos, Msg: e.Msg})
+		}
+	}
+	return ds
+}
+
+// relTo returns path relative to dir in slash form when it is inside it.
+func relTo(dir, path string) string {
+	if rel, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
 }
 
 // addFiles adds the Go files of p that are not generated.
