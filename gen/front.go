@@ -79,6 +79,9 @@ func (s *state) frontEnd(p *program) {
 		p.unit = nil // no kernel is reported missing from a source that did not preprocess
 		return
 	}
+	if len(p.unit.Errors) > 0 {
+		return // the rewriting would only repeat what is reported
+	}
 	in := &inlined{}
 	if err := s.inline(p, in, p.clPath, 0, nil); err != nil {
 		s.errorf(arg.ValuePos, "program %s: %v", p.name, err)

@@ -122,13 +122,20 @@ func ParseUnit(toks []cpp.Token) *Unit {
 	if slices.ContainsFunc(toks, func(t cpp.Token) bool { return t.Kind == cpp.Pragma }) {
 		p.toks = slices.DeleteFunc(slices.Clone(toks), func(t cpp.Token) bool { return t.Kind == cpp.Pragma })
 	}
-	p.balance()
-	p.top()
+	if p.balance() {
+		p.top()
+	}
 	return p.u
 }
 
-// balance reports brackets that do not match.
-func (p *declParser) balance() {
+// maxNest is how deep brackets and pointer declarators may nest, as
+// clang's default -fbracket-depth: deeper input is refused rather than
+// recursed into.
+const maxNest = 256
+
+// balance reports brackets that do not match, and reports whether they
+// nest no deeper than maxNest.
+func (p *declParser) balance() bool {
 	var stack []cpp.Token
 	for _, t := range p.toks {
 		if t.Kind != cpp.Punct {
@@ -137,10 +144,14 @@ func (p *declParser) balance() {
 		switch t.Text {
 		case "(", "[", "{":
 			stack = append(stack, t)
+			if len(stack) > maxNest {
+				p.errorf(t.Pos, "brackets nested more than %d deep", maxNest)
+				return false
+			}
 		case ")", "]", "}":
 			if len(stack) == 0 || closer[stack[len(stack)-1].Text] != t.Text {
 				p.errorf(t.Pos, "unbalanced %s", t.Text)
-				return
+				return true
 			}
 			stack = stack[:len(stack)-1]
 		}
@@ -148,6 +159,7 @@ func (p *declParser) balance() {
 	for _, o := range stack {
 		p.errorf(o.Pos, "unclosed %s", o.Text)
 	}
+	return true
 }
 
 type declParser struct {
@@ -516,11 +528,17 @@ type declarator struct {
 // addr and cnst qualify the pointee of the first pointer.
 func (p *declParser) declarator(base *Type, addr AddrSpace, cnst bool) declarator {
 	var d declarator
-	start := p.i
+	start, depth := p.i, 0
 	t := base
 	for p.at("*") || p.i < len(p.toks) && p.toks[p.i].Kind == cpp.Ident && (storageWords[p.toks[p.i].Text] || p.toks[p.i].Text == "const" || addrSpaces[p.toks[p.i].Text] != AddrNone || p.toks[p.i].Text == "__attribute__") {
 		switch {
 		case p.at("*"):
+			if depth++; depth > maxNest {
+				p.errorf(p.toks[p.i].Pos, "pointer declarator nested more than %d deep", maxNest)
+				p.i = len(p.toks)
+				d.typ = t
+				return d
+			}
 			t = &Type{Kind: Pointer, Elem: t, Addr: addr, Const: cnst}
 			addr, cnst = AddrNone, false
 		case p.at("__attribute__"):
