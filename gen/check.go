@@ -150,6 +150,7 @@ func (s *state) checkKernels() {
 			s.noKernel(k, p)
 			continue
 		}
+		k.exts = p.pp.NeedsAt(fn.Pos)
 		for _, name := range p.kernels[k.clName].Globals {
 			k.globals = append(k.globals, gByName[name])
 		}

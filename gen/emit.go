@@ -231,6 +231,13 @@ func (s *state) emitKernel(o *out, k *kernel) {
 		}
 		dict[jen.Id("Globals")] = declList(names)
 	}
+	if len(k.exts) > 0 {
+		dict[jen.Id("Extensions")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
+			for _, e := range k.exts {
+				g.Lit(e)
+			}
+		})
+	}
 	o.reg(hidden, jen.Qual(CodegenPath, "RegisterKernel").Call(jen.Id(programVar(k.prog.name)), jen.Qual(CodegenPath, "Kernel").Values(dict)))
 
 	// The arguments are set by a function of their own, which Enqueue and

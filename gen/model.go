@@ -52,6 +52,9 @@ type kernel struct {
 	clName  string
 	fields  []field
 	globals []*global
+	// exts are the extensions the kernel needs (cpp.Guard.Needs): it
+	// exists only on devices that have them.
+	exts []string
 }
 
 // global is a //dgen:global variable.

@@ -114,7 +114,12 @@ var puncts = []string{
 	"+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=", "##",
 }
 
-func isLetter(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+// isLetter reports whether c may start an identifier: an ASCII letter,
+// '_', or a byte of a UTF-8 sequence, since clang accepts identifiers that
+// are not ASCII (a Go global named Höhe), as the preprocessor does.
+func isLetter(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
+}
 func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
 
 type srcScanner struct {

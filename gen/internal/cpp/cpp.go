@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -32,6 +33,20 @@ type Define struct {
 	Name  string
 	Value string // the replacement list; "1" for a plain -D NAME
 	Undef bool   // -U NAME: remove the definition
+	// Extension marks an extension macro (cl_khr_fp16): the regions of
+	// the source that a test of it keeps are listed in Result.Guards.
+	Extension bool
+}
+
+// Guard is a region of a file that a conditional keeps because extension
+// macros are defined: what lies there exists only on a device with those
+// extensions.
+type Guard struct {
+	File     string // as positions name it
+	From, To int    // the lines of the branch, its directives included
+	// Needs lists what the region needs, each entry one extension or
+	// alternatives joined by "|" ("cl_khr_fp64|cl_amd_fp64"), sorted.
+	Needs []string
 }
 
 // Config is what the preprocessor needs besides the source.
@@ -80,6 +95,9 @@ type Result struct {
 	// Include.ID), the tokens that lie in #if branches not taken,
 	// directives left out.
 	Inactive map[int][]Span
+	// Guards lists the regions kept by tests of extension macros, in the
+	// order their branches ended.
+	Guards []Guard
 	// Defined lists every #define and #undef of the files read, in the
 	// order met, branches not taken left out.
 	Defined []MacroSite
@@ -98,6 +116,23 @@ type MacroSite struct {
 // length in bytes.
 type Span struct {
 	Line, Col, Len int
+}
+
+// NeedsAt returns the extensions that the code at pos needs: the union of
+// the needs of the guards around it, sorted.
+func (r *Result) NeedsAt(pos token.Position) []string {
+	var needs []string
+	for _, g := range r.Guards {
+		if g.File == pos.Filename && g.From <= pos.Line && pos.Line <= g.To {
+			for _, n := range g.Needs {
+				if !slices.Contains(needs, n) {
+					needs = append(needs, n)
+				}
+			}
+		}
+	}
+	slices.Sort(needs)
+	return needs
 }
 
 // IncludedFrom returns the positions of the #include directives through
@@ -130,10 +165,16 @@ type macro struct {
 	variadic bool
 	body     []Token
 	builtin  func(t Token) Token // __LINE__ and __FILE__
+	// needs is what the macro's definition needs: the extension macro's
+	// own name, or the needs of the guard it was defined in.
+	needs []string
 }
 
 type cond struct {
 	pos     token.Position
+	needs   []string // what the active branch needs, the outer's included
+	from    int      // the line of the active branch's directive
+	tested  []string // the extensions the tests so far named
 	active  bool // the current branch is taken
 	taken   bool // some branch was taken
 	sawElse bool
@@ -246,7 +287,10 @@ func (p *pp) define(d Define) {
 	toks, errs := lex("<command line>", text)
 	p.res.Errors = append(p.res.Errors, errs...)
 	if len(toks) > 2 {
-		p.defineLine(toks[2], toks[3:])
+		p.defineLine(toks[2], toks[3:], nil)
+		if m := p.macros[name]; m != nil && d.Extension {
+			m.needs = []string{name}
+		}
 	}
 }
 

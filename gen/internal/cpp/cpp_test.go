@@ -325,6 +325,51 @@ func TestBudget(t *testing.T) {
 	}
 }
 
+// TestGuards checks which extensions the code of each line needs.
+func TestGuards(t *testing.T) {
+	src := `#if defined(cl_khr_fp16)
+#define HALF_AVAILABLE
+#endif
+#ifdef HALF_AVAILABLE
+int half_line;
+#endif
+#if defined(cl_amd_fp64) || defined(cl_khr_fp64)
+int double_line;
+# if defined(cl_khr_subgroups)
+int both_line;
+# endif
+#endif
+#ifndef cl_khr_3d_image_writes
+int never;
+#else
+int images_line;
+#endif
+int plain_line;
+`
+	r := run(src, nil, OpenCL()...)
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	want := map[string]string{
+		"half_line":   "cl_khr_fp16",
+		"double_line": "cl_amd_fp64|cl_khr_fp64",
+		"both_line":   "cl_amd_fp64|cl_khr_fp64 cl_khr_subgroups",
+		"images_line": "cl_khr_3d_image_writes",
+		"plain_line":  "",
+	}
+	for _, tok := range r.Tokens {
+		if w, ok := want[tok.Text]; ok {
+			if got := strings.Join(r.NeedsAt(tok.Pos), " "); got != w {
+				t.Errorf("%s needs %q, want %q", tok.Text, got, w)
+			}
+			delete(want, tok.Text)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("missing %v", want)
+	}
+}
+
 // TestBudgetDefault runs the 60-level bomb under the default budget,
 // which must stop it well under a second and a gigabyte.
 func TestBudgetDefault(t *testing.T) {

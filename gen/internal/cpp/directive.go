@@ -2,6 +2,7 @@ package cpp
 
 import (
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -45,7 +46,7 @@ func (e *expander) directive(f *frame, hash Token) {
 			return
 		}
 		p.res.Defined = append(p.res.Defined, MacroSite{Name: args[0].Text, Pos: args[0].Pos})
-		p.defineLine(args[0], args[1:])
+		p.defineLine(args[0], args[1:], fl.needs())
 	case "undef":
 		if len(args) == 0 || args[0].Kind != Ident {
 			p.errorf(toks[0].Pos, "macro name missing")
@@ -81,6 +82,10 @@ func (e *expander) conditional(fl *file, name string, at Token, args []Token) bo
 		if outer {
 			c.active = e.test(name, at, args)
 			c.taken = c.active
+			if c.active {
+				c.needs, c.from = p.testNeeds(fl.needs(), args), at.Pos.Line
+			}
+			c.tested = p.testNeeds(nil, args)
 		}
 		fl.conds = append(fl.conds, c)
 	case "elif", "else":
@@ -92,14 +97,22 @@ func (e *expander) conditional(fl *file, name string, at Token, args []Token) bo
 		if c.sawElse {
 			p.errorf(at.Pos, "#%s after #else", name)
 		}
+		p.endBranch(fl, c, at.Pos.Line)
 		c.sawElse = c.sawElse || name == "else"
 		switch {
 		case !c.outer || c.taken:
 			c.active = false
 		case name == "else":
+			// Taken because the tests before failed: where one of them
+			// named an extension (#ifndef cl_khr_fp16), so does this.
 			c.active = true
+			c.needs, c.from = union(fl.outerNeeds(), c.tested), at.Pos.Line
 		default:
 			c.active = e.test("if", at, args)
+			if c.active {
+				c.needs, c.from = p.testNeeds(union(fl.outerNeeds(), c.tested), args), at.Pos.Line
+			}
+			c.tested = union(c.tested, p.testNeeds(nil, args))
 		}
 		c.taken = c.taken || c.active
 	case "endif":
@@ -107,11 +120,94 @@ func (e *expander) conditional(fl *file, name string, at Token, args []Token) bo
 			p.errorf(at.Pos, "#endif without #if")
 			return true
 		}
+		p.endBranch(fl, &fl.conds[len(fl.conds)-1], at.Pos.Line)
 		fl.conds = fl.conds[:len(fl.conds)-1]
 	default:
 		return false
 	}
 	return true
+}
+
+// union returns the sorted union of two sorted sets.
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := slices.Clone(a)
+	for _, n := range b {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// needs returns what the code at the current point of f needs.
+func (f *file) needs() []string {
+	if len(f.conds) == 0 {
+		return nil
+	}
+	return f.conds[len(f.conds)-1].needs
+}
+
+// outerNeeds returns what the code around the innermost conditional of f
+// needs.
+func (f *file) outerNeeds() []string {
+	if len(f.conds) < 2 {
+		return nil
+	}
+	return f.conds[len(f.conds)-2].needs
+}
+
+// endBranch records the guard of c's branch, ending at line, when it was
+// active and needs extensions beyond what surrounds it.
+func (p *pp) endBranch(f *file, c *cond, line int) {
+	if c.active && len(c.needs) > 0 {
+		p.res.Guards = append(p.res.Guards, Guard{File: f.name, From: c.from, To: line, Needs: c.needs})
+	}
+}
+
+// testNeeds returns outer with what the test of a conditional, args, makes
+// its branch need: the extension macros it names, directly or through
+// macros defined under such a test. A test with || makes them
+// alternatives; otherwise each is needed.
+func (p *pp) testNeeds(outer []string, args []Token) []string {
+	var names, others []string
+	or := false
+	for _, t := range args {
+		if t.Kind == Punct && t.Text == "||" {
+			or = true
+		}
+		if t.Kind == Ident && p.macros[t.Text] == nil && strings.HasPrefix(t.Text, "cl_") && !slices.Contains(others, t.Text) {
+			others = append(others, t.Text) // an extension this compiler does not define
+		}
+		if m := p.macros[t.Text]; t.Kind == Ident && m != nil {
+			for _, n := range m.needs {
+				if !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		return outer
+	}
+	if or {
+		// Any of them: those this compiler does not define too, since a
+		// device may have one of those instead.
+		names = append(names, others...)
+		slices.Sort(names)
+		names = []string{strings.Join(names, "|")}
+	}
+	needs := slices.Clone(outer)
+	for _, n := range names {
+		if !slices.Contains(needs, n) {
+			needs = append(needs, n)
+		}
+	}
+	slices.Sort(needs)
+	return needs
 }
 
 // test evaluates the condition of an #if, #ifdef or #ifndef.

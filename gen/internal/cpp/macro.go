@@ -103,7 +103,7 @@ func (h *hideset) intersect(o *hideset) *hideset {
 
 // defineLine defines the macro of a #define line: name is the macro's
 // name token, rest the tokens after it.
-func (p *pp) defineLine(name Token, rest []Token) {
+func (p *pp) defineLine(name Token, rest []Token, needs []string) {
 	if name.Kind != Ident {
 		p.errorf(name.Pos, "macro name must be an identifier")
 		return
@@ -130,7 +130,7 @@ func (p *pp) defineLine(name Token, rest []Token) {
 	if !p.checkBody(m, body) {
 		return
 	}
-	m.body = body
+	m.body, m.needs = body, needs
 	p.macros[m.name] = m
 }
 

@@ -24,13 +24,27 @@ func OpenCL() []Define {
 		{Name: "__OPENCL_C__", Value: "1"},
 		{Name: "FP_FAST_FMAF", Value: "1"},
 	}
-	for _, ext := range []string{"cl_khr_fp64", "cl_khr_byte_addressable_store",
-		"cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
-		"cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
-		"cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"} {
-		defs = append(defs, Define{Name: ext, Value: "1"})
+	for _, ext := range Extensions {
+		defs = append(defs, Define{Name: ext, Value: "1", Extension: true})
 	}
 	return defs
+}
+
+// Extensions are the extension macros that [OpenCL] defines, as clang
+// does for a target it does not know (SPIR): every standard one, so that
+// a kernel behind "#if defined(cl_khr_fp16)" is read. The kernels that
+// such a guard keeps are listed in [Result.Guards], for the runtime to
+// refuse a launch on a device that lacks the extension.
+var Extensions = []string{
+	"cl_khr_byte_addressable_store", "cl_khr_fp16", "cl_khr_fp64",
+	"cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
+	"cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
+	"cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics",
+	"cl_khr_3d_image_writes", "cl_khr_depth_images", "cl_khr_gl_msaa_sharing",
+	"cl_khr_mipmap_image", "cl_khr_mipmap_image_writes", "cl_khr_srgb_image_writes",
+	"cl_khr_subgroups", "cl_khr_integer_dot_product",
+	"cl_amd_media_ops", "cl_amd_media_ops2",
+	"cl_intel_subgroups", "cl_intel_subgroups_short",
 }
 
 // ParseOptions reads the preprocessor's options out of an OpenCL build
