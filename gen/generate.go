@@ -46,7 +46,7 @@ func generate(l *loaded) ([]File, error) {
 // code does not explain, at their places.
 func (s *state) typeErrors() {
 	for _, e := range s.l.typeErrs {
-		s.diag(parsePos(e.Pos), e.Msg)
+		s.diag(e.pos, e.msg)
 	}
 }
 

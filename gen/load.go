@@ -65,7 +65,13 @@ type loaded struct {
 	sizes types.Sizes
 	// typeErrs are the type errors of the package that the missing
 	// generated code does not explain.
-	typeErrs []packages.Error
+	typeErrs []typeError
+}
+
+// typeError is a type error of the package at its place.
+type typeError struct {
+	pos token.Position
+	msg string
 }
 
 // load loads the package in dir, its test files and the files that build
@@ -215,8 +221,8 @@ var generatedNames = regexp.MustCompile(`\b(has no field or method (Enqueue|Enqu
 // typeErrors returns the type errors of the package variants, each once,
 // but those that the generated code explains: a package that does not
 // compile for another reason would only fail after generation.
-func typeErrors(pkgs ...*packages.Package) []packages.Error {
-	var errs []packages.Error
+func typeErrors(pkgs ...*packages.Package) []typeError {
+	var errs []typeError
 	seen := map[string]bool{}
 	for _, p := range pkgs {
 		if p == nil {
@@ -229,7 +235,7 @@ func typeErrors(pkgs ...*packages.Package) []packages.Error {
 				continue
 			}
 			seen[e.Pos+e.Msg] = true
-			errs = append(errs, e)
+			errs = append(errs, typeError{pos: parsePos(e.Pos), msg: e.Msg})
 		}
 	}
 	return errs
