@@ -120,7 +120,7 @@ var puncts = []string{
 func isLetter(c byte) bool {
 	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
 }
-func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 type srcScanner struct {
 	src  []byte

@@ -175,8 +175,8 @@ type cond struct {
 	needs   []string // what the active branch needs, the outer's included
 	from    int      // the line of the active branch's directive
 	tested  []string // the extensions the tests so far named
-	active  bool // the current branch is taken
-	taken   bool // some branch was taken
+	active  bool     // the current branch is taken
+	taken   bool     // some branch was taken
 	sawElse bool
 	outer   bool // the enclosing branch is active
 }
