@@ -71,7 +71,9 @@ func (s *state) frontEnd(p *program) {
 	p.pp = cpp.Preprocess(cfg, p.clPath, src)
 	p.unit = clsrc.ParseUnit(p.pp.Tokens)
 	s.clErrors(p, p.pp.Errors)
-	s.clErrors(p, p.unit.Errors)
+	if !p.pp.Stopped { // else the unit ends where the preprocessor stopped
+		s.clErrors(p, p.unit.Errors)
+	}
 	s.clErrors(p, s.encodingErrors(p))
 	s.specRedefined(p)
 	s.checkEmbeds(p)
@@ -122,17 +124,27 @@ func (s *state) encodingErrors(p *program) scanner.ErrorList {
 }
 
 // specRedefined reports a #define or #undef, in the source or its
-// options, of a specialization constant's name: the kernel would see that
-// value, never the one SetSpecConst sets.
+// options, of a specialization constant's name (the kernel would see that
+// value, never the one SetSpecConst sets), and a #define of a device
+// global's name (the kernel would never read the global).
 func (s *state) specRedefined(p *program) {
 	specs := map[string]decl{}
 	for _, sc := range s.specs {
 		specs[sc.name] = sc
 	}
-	if len(specs) == 0 {
+	if len(specs) == 0 && len(s.globals) == 0 {
 		return
 	}
+	globals := map[string]*global{}
+	for _, g := range s.globals {
+		globals[g.name] = g
+	}
 	for _, d := range p.pp.Defined {
+		if g, ok := globals[d.Name]; ok && !d.Undef {
+			at := s.l.fset.Position(g.pos)
+			s.diag(d.Pos, fmt.Sprintf("#define %s: %s is device global %s (%s:%d:%d): the macro would replace the global in the kernels, which would never read it; rename one of them", d.Name, d.Name, g.name, s.rel(at.Filename), at.Line, at.Column))
+			continue
+		}
 		sc, ok := specs[d.Name]
 		if !ok {
 			continue
@@ -192,9 +204,22 @@ func readSource(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &os.PathError{Op: "read", Path: path, Err: errNotRegular}
 	}
+	if fi.Size() > MaxSourceSize {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than dgen reads (%d MiB)", errTooLarge, fi.Size(), MaxSourceSize>>20)}
+	}
 	src, err := os.ReadFile(path)
+	if len(src) > MaxSourceSize { // it grew since Stat
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than dgen reads (%d MiB)", errTooLarge, MaxSourceSize>>20)}
+	}
 	return bytes.TrimPrefix(src, []byte(bom)), err
 }
+
+// MaxSourceSize is the largest OpenCL C file, source or header, that dgen
+// reads: three times the 5 MB source that go generate handles in about a
+// second, so that a run stays under a gigabyte whatever it is given.
+const MaxSourceSize = 16 << 20
+
+var errTooLarge = errors.New("file too large")
 
 var errNotRegular = errors.New("not a regular file")
 

@@ -101,6 +101,8 @@ type Result struct {
 	// Defined lists every #define and #undef of the files read, in the
 	// order met, branches not taken left out.
 	Defined []MacroSite
+	// Stopped reports that the budget ran out: the tokens end early.
+	Stopped bool
 	// Errors are the problems found, in the order they were found.
 	Errors scanner.ErrorList
 }
@@ -226,7 +228,7 @@ func (p *pp) spend(n int, pos token.Position, macro, path string) bool {
 	if p.work <= p.budget {
 		return true
 	}
-	p.stopped = true
+	p.stopped, p.res.Stopped = true, true
 	what := "including " + filepath.Base(path)
 	if macro != "" {
 		what = p.describe(macro)
@@ -566,6 +568,10 @@ func (p *pp) resolve(from, name string, angled bool) (string, string, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			// There, but not to be read (a FIFO, a file outside the
 			// package): say so rather than look further.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is the name, said already
+			}
 			return "", "", fmt.Errorf("%s: %w", name, err)
 		}
 	}
