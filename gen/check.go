@@ -134,6 +134,10 @@ func (s *state) checkKernels() {
 			continue
 		}
 		k.prog = p
+		if kp, pp := k.file.ast.Name.Name, p.file.ast.Name.Name; kp != pp {
+			s.errorf(kd.Program.ValuePos, "kernel spec %s is in package %s but program %s in package %s, whose registration the generated code of %s cannot reach; declare the spec and its program in one package", k.name, kp, p.name, pp, kp)
+			continue
+		}
 		if !implies(k.file.build, p.file.build) {
 			s.errorf(kd.Program.ValuePos, "kernel spec %s is declared %s but program %s %s: a build with the spec but not the program would not compile; declare them under compatible constraints", k.name, constraintOf(k.file.build), p.name, constraintOf(p.file.build))
 			continue

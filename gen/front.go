@@ -379,6 +379,10 @@ func (s *state) imageGlobals(p *program) ([]clsrc.Global, map[string]*global) {
 		if !named[g.name] {
 			continue
 		}
+		if gp, pp := g.file.ast.Name.Name, p.file.ast.Name.Name; gp != pp {
+			s.errorf(g.pos, "device global %s is in package %s but used by program %s of package %s, whose generated code cannot reach its registration; declare them in one package", g.name, gp, p.name, pp)
+			continue
+		}
 		testOnly := g.file.test && !p.file.test
 		otherBuild := g.file.build != "" && g.file.build != p.file.build
 		if testOnly {
