@@ -116,6 +116,8 @@ func Write(dir string, files []File) error {
 	return nil
 }
 
+var errIsDir = errors.New("a directory has the name of a generated file")
+
 // txn is one Write: the temporary files written, and the renames done so
 // far, to undo.
 type txn struct {
@@ -163,8 +165,12 @@ func (t *txn) stage(files []File) error {
 func (t *txn) commit() error {
 	aside := func(name string) error {
 		path := filepath.Join(t.dir, name)
-		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		fi, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return nil
+		case err == nil && fi.IsDir():
+			return fmt.Errorf("write %s: %w", name, errIsDir)
 		}
 		bak := filepath.Join(t.dir, ".dgen-old-"+name)
 		if err := rename(path, bak); err != nil {
