@@ -101,10 +101,15 @@ type Unit struct {
 	Typedefs map[string]*Type
 	Tags     map[string]*Type // "struct S", "union U"
 	Errors   scanner.ErrorList
+
+	byName map[string]*Kernel // Kernels by name, as ParseUnit found them
 }
 
 // Kernel returns the kernel named name, or nil.
 func (u *Unit) Kernel(name string) *Kernel {
+	if u.byName != nil {
+		return u.byName[name]
+	}
 	for _, k := range u.Kernels {
 		if k.Name == name {
 			return k
@@ -118,13 +123,14 @@ func (u *Unit) Kernel(name string) *Kernel {
 // initializers is skipped; a declaration it cannot read is skipped up to
 // its ';' or body. Errors are for what it reads wrongly for certain.
 func ParseUnit(toks []cpp.Token) *Unit {
-	p := &declParser{u: &Unit{Typedefs: map[string]*Type{}, Tags: map[string]*Type{}}, toks: toks}
+	p := &declParser{u: &Unit{Typedefs: map[string]*Type{}, Tags: map[string]*Type{}}, toks: toks, kernels: map[string]*Kernel{}}
 	if slices.ContainsFunc(toks, func(t cpp.Token) bool { return t.Kind == cpp.Pragma }) {
 		p.toks = slices.DeleteFunc(slices.Clone(toks), func(t cpp.Token) bool { return t.Kind == cpp.Pragma })
 	}
 	if p.balance() {
 		p.top()
 	}
+	p.u.byName = p.kernels
 	return p.u
 }
 
@@ -163,9 +169,10 @@ func (p *declParser) balance() bool {
 }
 
 type declParser struct {
-	toks []cpp.Token
-	i    int
-	u    *Unit
+	toks    []cpp.Token
+	i       int
+	u       *Unit
+	kernels map[string]*Kernel // u.Kernels by name
 }
 
 func (p *declParser) at(text string) bool {
@@ -324,10 +331,11 @@ func (p *declParser) kernel(k *Kernel, result *Type) {
 	if result.Kind != Void {
 		p.errorf(k.Pos, "kernel %s returns %s: a kernel function must return void", k.Name, result)
 	}
-	if first := p.u.Kernel(k.Name); first != nil {
+	if first := p.kernels[k.Name]; first != nil {
 		p.errorf(k.Pos, "kernel %s is defined twice (first at %s:%d:%d)", k.Name, filepath.Base(first.Pos.Filename), first.Pos.Line, first.Pos.Column)
 		return
 	}
+	p.kernels[k.Name] = k
 	p.u.Kernels = append(p.u.Kernels, k)
 }
 
