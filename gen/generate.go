@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,8 +24,15 @@ func Generate(dir string) ([]File, error) {
 	return generate(l)
 }
 
-// generate checks and generates a loaded package.
-func generate(l *loaded) ([]File, error) {
+// generate checks and generates a loaded package. A panic, a bug of
+// dgen's, is returned as an error: go generate, go vet and the editor get
+// a message to report, not a crash.
+func generate(l *loaded) (files []File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			files, err = nil, fmt.Errorf("dgen: internal error, please report it with the package that caused it: %v\n%s", r, debug.Stack())
+		}
+	}()
 	s := newState(l)
 	s.typeErrors()
 	typeErrs := len(s.diags)
