@@ -42,8 +42,27 @@ func (s *state) checkPrograms() {
 	}
 }
 
-// frontEnd reads one program's source and makes its device image.
+// frontEnd reads one program's source and makes its device image, then
+// lets go of what later phases do not read: a package of several large
+// programs holds one program's tokens at a time.
 func (s *state) frontEnd(p *program) {
+	s.readProgram(p)
+	if p.pp != nil {
+		p.pp.Tokens, p.pp.Inactive = nil, nil
+		for path := range p.pp.Files {
+			p.pp.Files[path] = "" // emit needs the names only
+		}
+	}
+	if p.unit != nil {
+		for _, k := range p.unit.Kernels {
+			k.Body = nil
+		}
+	}
+}
+
+// readProgram preprocesses and reads p's source, makes its device image
+// and reports what is wrong with it.
+func (s *state) readProgram(p *program) {
 	if p.source == "" {
 		return // the directive's error is reported
 	}
@@ -60,6 +79,10 @@ func (s *state) frontEnd(p *program) {
 	src, err := readSource(p.clPath)
 	if err != nil {
 		s.errorf(arg.ValuePos, "program %s: cannot read source %s: %v", p.name, p.source, unwrapPath(err))
+		return
+	}
+	if s.sourceBytes += len(src); s.sourceBytes > MaxTotalSource {
+		s.errorf(arg.ValuePos, "program %s: with source %s the package's programs read more than %d MiB of OpenCL C, more than dgen reads in one run; split the package", p.name, p.source, MaxTotalSource>>20)
 		return
 	}
 	cfg, err := s.cppConfig(p)
@@ -215,9 +238,14 @@ func readSource(path string) ([]byte, error) {
 }
 
 // MaxSourceSize is the largest OpenCL C file, source or header, that dgen
-// reads: three times the 5 MB source that go generate handles in about a
-// second, so that a run stays under a gigabyte whatever it is given.
-const MaxSourceSize = 16 << 20
+// reads, and MaxTotalSource the most that the programs of one package may
+// read together: with dgen's memory limit (cmd/dgen), a run stays under a
+// gigabyte whatever it is given (a 5 MB source peaks near 570 MB, an 8 MB
+// one near 790 MB).
+const (
+	MaxSourceSize  = 8 << 20
+	MaxTotalSource = 16 << 20
+)
 
 var errTooLarge = errors.New("file too large")
 
@@ -344,6 +372,14 @@ func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 	if len(gs) == 0 {
 		return []byte(in.text.String()), true
 	}
+	uses := kernelUses(p.unit, byName)
+	// The rewriting parses the source again: the preprocessor's tokens
+	// are not needed beyond this point, and a large source would hold
+	// both at once.
+	p.pp.Tokens = nil
+	for _, k := range p.unit.Kernels {
+		k.Body = nil
+	}
 	rw, err := clsrc.RewriteMasked([]byte(in.text.String()), []byte(in.masked.String()), gs)
 	if err != nil {
 		names := make([]string, len(gs))
@@ -359,7 +395,29 @@ func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 	for _, name := range rw.Globals {
 		p.table = append(p.table, byName[name])
 	}
-	return rw.Source, s.allThreaded(p, byName)
+	return rw.Source, s.allThreaded(p, uses)
+}
+
+// globalUse is the first token of a kernel's body that names a device
+// global, and the global.
+type globalUse struct {
+	tok cpp.Token
+	g   *global
+}
+
+// kernelUses returns, by kernel, the first use of a global of byName in
+// the kernel's body.
+func kernelUses(u *clsrc.Unit, byName map[string]*global) map[*clsrc.Kernel]globalUse {
+	uses := map[*clsrc.Kernel]globalUse{}
+	for _, k := range u.Kernels {
+		for _, t := range k.Body {
+			if g := byName[t.Text]; g != nil && t.Kind == cpp.Ident {
+				uses[k] = globalUse{t, g}
+				break
+			}
+		}
+	}
+	return uses
 }
 
 // imageGlobals returns the device globals that p's preprocessed source
@@ -401,19 +459,16 @@ func (s *state) imageGlobals(p *program) ([]clsrc.Global, map[string]*global) {
 }
 
 // allThreaded reports whether the rewriting reached every kernel of p that
-// uses a global of byName, diagnosing each it did not.
-func (s *state) allThreaded(p *program, byName map[string]*global) bool {
+// uses a global (uses, from kernelUses), diagnosing each it did not.
+func (s *state) allThreaded(p *program, uses map[*clsrc.Kernel]globalUse) bool {
 	ok := true
 	for _, k := range p.unit.Kernels {
 		if _, seen := p.kernels[k.Name]; seen {
 			continue
 		}
-		for _, t := range k.Body {
-			if g := byName[t.Text]; g != nil && t.Kind == cpp.Ident {
-				s.diag(k.Pos, unthreaded(k, t, g))
-				ok = false
-				break
-			}
+		if u, used := uses[k]; used {
+			s.diag(k.Pos, unthreaded(k, u.tok, u.g))
+			ok = false
 		}
 	}
 	return ok

@@ -81,6 +81,7 @@ type state struct {
 	prelude      map[string]string        // struct name -> declaration
 	preludeOrder []string
 	sizes        types.Sizes
+	sourceBytes  int // the program sources read so far
 }
 
 func newState(l *loaded) *state {

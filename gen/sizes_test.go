@@ -69,7 +69,7 @@ func TestSourceTooLarge(t *testing.T) {
 	f.Close()
 	_, err = Generate(dir)
 	var ds Diagnostics
-	if !errors.As(err, &ds) || len(ds) != 1 || !strings.Contains(ds[0].Msg, "cannot read source src.cl: file too large: 5368709120 bytes, more than dgen reads (16 MiB)") {
+	if !errors.As(err, &ds) || len(ds) != 1 || !strings.Contains(ds[0].Msg, "cannot read source src.cl: file too large: 5368709120 bytes, more than dgen reads (8 MiB)") {
 		t.Errorf("Generate = %v, want one diagnostic: file too large", err)
 	}
 }

@@ -143,8 +143,8 @@ func check(l *loaded) *state {
 }
 
 // TestMalformedLarge checks that a megabyte of malformed OpenCL C is
-// diagnosed, capped, in under a second of checking (more under the race
-// detector).
+// diagnosed, capped, within the time any input may take (more under the
+// race detector).
 func TestMalformedLarge(t *testing.T) {
 	l := malformed(t, 1<<20)
 	start := time.Now()
@@ -153,8 +153,11 @@ func TestMalformedLarge(t *testing.T) {
 	if n := len(s.diags); n != maxDiags+1 || s.diags[n-1].Msg != "too many errors" {
 		t.Errorf("%d diagnostics %v; want %d, the last \"too many errors\"", n, s.diags, maxDiags+1)
 	}
-	if elapsed > raceSlowdown*time.Second {
-		t.Errorf("checking 1 MB of malformed OpenCL C took %v, want under 1s", elapsed)
+	// About 0.5 s on a quiet machine (BenchmarkMalformed measures it); the
+	// bound is the goal for any input, 10 s, so that a loaded machine
+	// does not fail it while a hang or a quadratic blow-up still does.
+	if elapsed > raceSlowdown*10*time.Second {
+		t.Errorf("checking 1 MB of malformed OpenCL C took %v, want under 10s", elapsed)
 	}
 }
 
