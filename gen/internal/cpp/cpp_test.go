@@ -262,6 +262,7 @@ func FuzzPreprocess(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add("#define A0 x x\n#define A1 A0 A0\n#define A2 A1 A1\nA2 A2\n")
+	f.Add("#define f(x) x x\nf(f(f(1)))\n")
 	f.Add("#include __FILE__\n#include __FILE__\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		files := map[string]string{"self.cl": src, "main.cl": src}
