@@ -222,21 +222,46 @@ var generatedNames = regexp.MustCompile(`\b(has no field or method (Enqueue|Enqu
 // but those that the generated code explains: a package that does not
 // compile for another reason would only fail after generation.
 func typeErrors(pkgs ...*packages.Package) []typeError {
-	var errs []typeError
-	seen := map[string]bool{}
+	var all []typeError
 	for _, p := range pkgs {
 		if p == nil {
 			continue
 		}
 		for _, e := range p.Errors {
-			// A message starting with a tab continues the one before it
-			// ("\tother declaration of X").
-			if e.Kind != packages.TypeError || strings.HasPrefix(e.Msg, "\t") || generatedNames.MatchString(e.Msg) || seen[e.Pos+e.Msg] {
-				continue
+			if e.Kind == packages.TypeError {
+				all = append(all, typeError{pos: parsePos(e.Pos), msg: e.Msg})
 			}
-			seen[e.Pos+e.Msg] = true
-			errs = append(errs, typeError{pos: parsePos(e.Pos), msg: e.Msg})
 		}
+	}
+	return unexplained(all)
+}
+
+// unexplained returns the type errors, each once, but those that the
+// missing generated code explains: its methods and identifiers undefined
+// (generatedNames), the errors that follow from those on the same line
+// ("not enough arguments in call to f, have (unknown type)"), anything
+// about an invalid or unknown type, which follows from an error reported
+// elsewhere, and the continuations of a message ("\tother declaration of
+// X").
+func unexplained(all []typeError) []typeError {
+	explained := map[string]bool{} // "file:line"
+	line := func(e typeError) string { return fmt.Sprintf("%s:%d", e.pos.Filename, e.pos.Line) }
+	for _, e := range all {
+		if generatedNames.MatchString(e.msg) {
+			explained[line(e)] = true
+		}
+	}
+	var errs []typeError
+	seen := map[string]bool{}
+	for _, e := range all {
+		key := e.pos.String() + e.msg
+		switch {
+		case strings.HasPrefix(e.msg, "\t"), explained[line(e)], seen[key],
+			strings.Contains(e.msg, "(unknown type)"), strings.Contains(e.msg, "invalid type"):
+			continue
+		}
+		seen[key] = true
+		errs = append(errs, e)
 	}
 	return errs
 }

@@ -87,13 +87,11 @@ func loadPackage(pkg *Package) (*loaded, error) {
 		l.files = append(l.files, &srcFile{path: path, ast: f, test: strings.HasSuffix(path, "_test.go"), build: constraint(path, f)})
 	}
 	sort.Slice(l.files, func(i, j int) bool { return l.files[i].path < l.files[j].path })
+	var errs []typeError
 	for _, e := range pkg.TypeErrors {
-		if e.Soft && strings.HasPrefix(e.Msg, "\t") || generatedNames.MatchString(e.Msg) {
-			continue
-		}
-		p := e.Fset.Position(e.Pos)
-		l.typeErrs = append(l.typeErrs, typeError{pos: p, msg: e.Msg})
+		errs = append(errs, typeError{pos: e.Fset.Position(e.Pos), msg: e.Msg})
 	}
+	l.typeErrs = unexplained(errs)
 	return l, nil
 }
 
