@@ -18,34 +18,7 @@ import (
 // checkDecls checks the declared types.
 func (s *state) checkDecls() {
 	for _, g := range s.globals {
-		t := s.varType(g.decl)
-		if t == nil {
-			continue // outside the current build: registered as written
-		}
-		elem, ok := rtArg(t, "DeviceGlobal")
-		if !ok || elem == nil {
-			s.errorf(g.pos, "//dgen:global variable %s must have type rt.DeviceGlobal[T], not %s", g.name, typeString(t, s.l.path))
-			continue
-		}
-		g.elem = elem
-		if err := plain(elem); err != nil {
-			s.errorf(g.pos, "device global %s: element type %s is not plain data: %v", g.name, typeString(elem, s.l.path), err)
-			continue
-		}
-		if z := zeroLength(elem); z != nil {
-			s.errorf(g.pos, "device global %s: %s has length 0, which OpenCL C has no type for", g.name, typeString(z, s.l.path))
-			continue
-		}
-		if size, ok := s.sizeof(elem); !ok || size > MaxGlobalSize {
-			s.errorf(g.pos, "device global %s: %s is %s; a device global holds at most %d bytes (1 GiB), one buffer per device: allocate large data with rt.AllocSite or a buffer", g.name, typeString(elem, s.l.path), sizeText(size, ok), int64(MaxGlobalSize))
-			continue
-		}
-		c, err := s.clType(elem)
-		if err != nil {
-			s.errorf(g.pos, "device global %s: %v", g.name, err)
-			continue
-		}
-		g.cl, g.size = c, s.sizes.Sizeof(elem)
+		s.checkGlobal(g)
 	}
 	for _, d := range s.allocs {
 		if t := s.varType(d); t != nil {
@@ -109,6 +82,39 @@ func sizeText(size int64, ok bool) string {
 		return "larger than 2⁶³ bytes"
 	}
 	return fmt.Sprintf("%d bytes", size)
+}
+
+// checkGlobal checks a device global's type: plain data OpenCL C can
+// declare, of a size a device can hold.
+func (s *state) checkGlobal(g *global) {
+	t := s.varType(g.decl)
+	if t == nil {
+		return // outside the current build: registered as written
+	}
+	elem, ok := rtArg(t, "DeviceGlobal")
+	if !ok || elem == nil {
+		s.errorf(g.pos, "//dgen:global variable %s must have type rt.DeviceGlobal[T], not %s", g.name, typeString(t, s.l.path))
+		return
+	}
+	g.elem = elem
+	if err := plain(elem); err != nil {
+		s.errorf(g.pos, "device global %s: element type %s is not plain data: %v", g.name, typeString(elem, s.l.path), err)
+		return
+	}
+	if z := zeroLength(elem); z != nil {
+		s.errorf(g.pos, "device global %s: %s has length 0, which OpenCL C has no type for", g.name, typeString(z, s.l.path))
+		return
+	}
+	if size, ok := s.sizeof(elem); !ok || size > MaxGlobalSize {
+		s.errorf(g.pos, "device global %s: %s is %s; a device global holds at most %d bytes (1 GiB), one buffer per device: allocate large data with rt.AllocSite or a buffer", g.name, typeString(elem, s.l.path), sizeText(size, ok), int64(MaxGlobalSize))
+		return
+	}
+	c, err := s.clType(elem)
+	if err != nil {
+		s.errorf(g.pos, "device global %s: %v", g.name, err)
+		return
+	}
+	g.cl, g.size = c, s.sizes.Sizeof(elem)
 }
 
 func hasCL(b *types.Basic) bool {
