@@ -25,6 +25,24 @@ type kernelInfo struct {
 	params  int
 	globals []*globalInfo
 	key     *progcache.KernelKey // the kernel as the cache knows it: image and name
+	exts    []string             // extensions the kernel needs, "a|b" for either
+}
+
+// checkExtensions returns an error wrapping ErrNoKernel, naming the
+// kernel, the device and the extension, when dev lacks an extension the
+// kernel needs: its definition is behind "#if defined(ext)", so the
+// device's compiler leaves it out.
+func (info *kernelInfo) checkExtensions(dev *Device) error {
+	for _, need := range info.exts {
+		if !slices.ContainsFunc(strings.Split(need, "|"), func(e string) bool { return slices.Contains(dev.Extensions, e) }) {
+			what := "extension " + need
+			if strings.Contains(need, "|") {
+				what = "any of the extensions " + strings.ReplaceAll(need, "|", ", ")
+			}
+			return fmt.Errorf("kernel %s (%s): device %s lacks %s, under which the kernel is defined: %w", info.id, info.key.Name(), dev.Name, what, ErrNoKernel)
+		}
+	}
+	return nil
 }
 
 // hostAccess says what the host may do with a device global: the values of
@@ -109,7 +127,7 @@ func registerProgram(h any, p link.Program) any {
 
 func registerKernel(k link.Kernel) any {
 	prog := k.Program.(*programInfo)
-	info := &kernelInfo{id: k.ID, prog: prog, params: k.Params, key: progcache.NewKernelKey(prog.image, k.Name)}
+	info := &kernelInfo{id: k.ID, prog: prog, params: k.Params, key: progcache.NewKernelKey(prog.image, k.Name), exts: k.Extensions}
 	for _, d := range k.Globals {
 		info.globals = append(info.globals, d.(*globalInfo))
 	}
@@ -153,6 +171,9 @@ func (info *kernelInfo) Acquire(q *Queue) (*Kernel, error) {
 	}
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", info.id, ErrInvalidArgument)
+	}
+	if err := info.checkExtensions(q.dev); err != nil {
+		return nil, err
 	}
 	ck, err := q.ctx.pc.Acquire(info.key, q.dev.index)
 	if err != nil {

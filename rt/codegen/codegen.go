@@ -152,6 +152,11 @@ type Kernel struct {
 	// Globals are the device globals the kernel takes as hidden
 	// arguments, bound as arguments Params+i.
 	Globals []Decl
+	// Extensions are the OpenCL extensions the kernel exists under (its
+	// definition is inside "#if defined(cl_khr_fp16)"), each one name or
+	// alternatives joined by "|"; a launch on a device that lacks one
+	// fails with an error naming the kernel, the device and the extension.
+	Extensions []string
 }
 
 // KernelDecl is a registered kernel spec: the generated Enqueue and
@@ -163,7 +168,7 @@ type KernelDecl struct {
 
 // RegisterKernel registers a kernel spec of the program prog.
 func RegisterKernel(prog Decl, info Kernel) *KernelDecl {
-	d := link.RegisterKernel(link.Kernel{ID: info.ID, Name: info.Name, Program: prog.d, Params: info.Params, Globals: decls(info.Globals)})
+	d := link.RegisterKernel(link.Kernel{ID: info.ID, Name: info.Name, Program: prog.d, Params: info.Params, Globals: decls(info.Globals), Extensions: info.Extensions})
 	return &KernelDecl{impl: d.(link.KernelImpl[*rt.Queue, *rt.Kernel, rt.Range, *rt.Event])}
 }
 

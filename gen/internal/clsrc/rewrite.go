@@ -193,7 +193,7 @@ func (rw *rewriter) conflicts() ErrorList {
 	if !bytes.Contains(f.Src, []byte(MangledPrefix)) {
 		return errs
 	}
-	s := &srcScanner{src: f.Src, li: f.li}
+	s := &srcScanner{src: f.Src, str: f.str, li: f.li}
 	for _, t := range s.scan(0, len(f.Src), false) {
 		if t.Kind == Ident && strings.HasPrefix(t.Text, MangledPrefix) {
 			errs = append(errs, &Error{Pos: t.Pos, Msg: fmt.Sprintf("identifier %s uses dgen's reserved prefix %s", t.Text, MangledPrefix)})

@@ -46,6 +46,9 @@ type Kernel struct {
 	Program any
 	Params  int
 	Globals []any
+	// Extensions are what the kernel needs of a device: each entry an
+	// extension, or alternatives joined by "|".
+	Extensions []string
 }
 
 // KernelImpl is rt's descriptor of a registered kernel spec, as
