@@ -223,9 +223,9 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	}
 	size, err := byteSize[T](n)
 	if err != nil {
-		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.name, err)
+		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
 	}
-	m, err := allocMem(q, alloc.Tag(info.tag), size)
+	m, err := allocMem(q, alloc.Tag(info.Tag()), size)
 	if err != nil {
 		return Buffer[T]{}, err
 	}

@@ -213,6 +213,7 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 		return nil, fmt.Errorf("create queue on %q: %w", dev.Name, err)
 	}
 	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling, id: int(c.nqueues.Add(1) - 1)}
+	q.launcher, _ = dq.(driver.ArgLauncher)
 	if err := c.initQueueTrace(q); err != nil {
 		dq.Release()
 		return nil, err

@@ -14,6 +14,7 @@ type Queue struct {
 	ctx       *Context
 	dev       *Device
 	drv       driver.Queue
+	launcher  driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	profiling bool
 
 	id   int          // the queue's number in its context, from 0
@@ -95,80 +96,11 @@ func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
 	return q.launch(k, r, wait, 0)
 }
 
-// launch is Launch; skip is as for beginTask.
-func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {
-	if err := q.enter(); err != nil {
-		return nil, err
-	}
-	defer q.ctx.exit()
-	if k == nil {
-		return nil, nilKernel("launch")
-	}
-	if err := q.ctx.sameContext("the kernel", k.prog.ctx); err != nil {
-		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
-	}
-	if err := k.checkRange(q, r); err != nil {
-		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
-	}
-	dw, err := q.driverEvents(wait)
-	if err != nil {
-		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
-	}
-	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
-	ev, err := q.drv.EnqueueKernel(k.drv, r.ndrange(), dw)
-	tk.End()
-	if err != nil {
-		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
-	}
-	q.recordArgs(k)
-	return q.newTracedEvent(ev, k.name, tk), nil
-}
-
 // Submit enqueues kernel k over r after the events of wait, like Launch,
 // but creates no event: use it where the queue's order is all that is
 // needed, since on some drivers an event costs as much as the launch.
 func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
 	return q.submit(k, r, wait, 0)
-}
-
-// submit is Submit; skip is as for beginTask. When tracing reports device
-// times it creates an event after all, kept in the pending list.
-func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
-	if err := q.enter(); err != nil {
-		return err
-	}
-	defer q.ctx.exit()
-	if k == nil {
-		return nilKernel("submit")
-	}
-	if err := q.ctx.sameContext("the kernel", k.prog.ctx); err != nil {
-		return fmt.Errorf("submit kernel %q: %w", k.name, err)
-	}
-	if err := k.checkRange(q, r); err != nil {
-		return fmt.Errorf("submit kernel %q: %w", k.name, err)
-	}
-	dw, err := q.driverEvents(wait)
-	if err != nil {
-		return fmt.Errorf("submit kernel %q: %w", k.name, err)
-	}
-	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
-	if q.wantsEvent(&tk) {
-		ev, err := q.drv.EnqueueKernel(k.drv, r.ndrange(), dw)
-		tk.End()
-		if err != nil {
-			return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
-		}
-		q.recordArgs(k)
-		q.addPending(tk, nil, ev)
-		return nil
-	}
-	err = q.drv.SubmitKernel(k.drv, r.ndrange(), dw)
-	tk.End()
-	if err != nil {
-		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
-	}
-	q.recordArgs(k)
-	return nil
 }
 
 // driverEvents returns the driver events of wait, skipping nil events, and

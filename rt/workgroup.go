@@ -79,6 +79,10 @@ func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
 	if k.released.Load() {
 		return nil, fmt.Errorf("work-group info of kernel %q: %w", k.name, ErrClosed)
 	}
+	// The driver must know the __local arguments set so far.
+	if err := k.flush(); err != nil {
+		return nil, fmt.Errorf("work-group info: %w", err)
+	}
 	info, err := k.drv.WorkGroupInfo(d.Handle)
 	if err != nil {
 		return nil, fmt.Errorf("work-group info of kernel %q on %q: %w", k.name, d.Name, err)
