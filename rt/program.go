@@ -173,9 +173,9 @@ type Kernel struct {
 	args       driver.Args
 	ids        []uint64 // by argument: a buffer's Mem.id (a driver may reuse a released handle)
 	bufs       []*Mem
-	pooledArgs int   // buffer arguments that are allocator memory
-	foreign    int   // buffer arguments whose driver buffer has no native handle
-	setErr     error // the first error of setting an argument since Acquire
+	pooledArgs int          // buffer arguments that are allocator memory
+	foreign    int          // buffer arguments whose driver buffer has no native handle
+	setErr     error        // the first error of setting an argument since Acquire
 	lim        kernelLimits // local memory and work-group limits (workgroup.go)
 }
 
@@ -258,4 +258,3 @@ func (k *Kernel) checkArg(i int) error {
 	}
 	return nil
 }
-
