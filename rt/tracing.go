@@ -29,10 +29,10 @@ import (
 // q.launch(..., 0)); a function that adds a frame between the user and the
 // helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
 // writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
-// A generated Enqueue reaches q.submit through codegen.KernelDecl.Submit
-// and the kernel spec's Submit, which passes skip 2, so the location is
-// the user's call of Enqueue; EnqueueEvent reaches q.launch the same way
-// through Launch.
+// A generated Enqueue reaches q.submit through codegen.Submit and
+// submitSpec (launch.go), which passes skip 2, so the location is the
+// user's call of Enqueue; EnqueueEvent reaches q.launch the same way
+// through codegen.Launch and launchSpec.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or

@@ -21,6 +21,11 @@ import (
 // the buffer is freed, its log goes to the allocator as the block's last
 // uses; an allocation on another queue that reuses the block waits for the
 // ones not yet known complete.
+//
+// A context with one queue keeps no log (Context.multiQueue is false): every
+// reuse is on the queue of every use, so the allocator's hit-and-free path
+// costs no use recording. Creating the second queue finishes the first,
+// which completes every use that went unrecorded.
 
 // queuePoints are a queue's use counters.
 type queuePoints struct {
@@ -118,8 +123,14 @@ func (m *Mem) used(q *Queue, p uint64) {
 	}
 }
 
-// record records the use of ms by the command just enqueued on q.
+// record records the use of ms by the command just enqueued on q. A
+// context with one queue records nothing: reuse on the queue that used a
+// block is free, and NewQueue drains the first queue before a second one
+// can reuse anything.
 func (q *Queue) record(ms ...*Mem) {
+	if !q.ctx.multiQueue.Load() {
+		return
+	}
 	p := q.pts.point()
 	for _, m := range ms {
 		m.used(q, p)
@@ -129,7 +140,7 @@ func (q *Queue) record(ms ...*Mem) {
 // recordArgs records the use of k's buffer arguments by the command just
 // enqueued on q.
 func (q *Queue) recordArgs(k *Kernel) {
-	if k.pooledArgs == 0 {
+	if k.pooledArgs == 0 || !q.ctx.multiQueue.Load() {
 		return
 	}
 	p := q.pts.point()
