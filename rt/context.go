@@ -540,10 +540,10 @@ func (q *Queue) syncClock() error {
 	return nil
 }
 
-// ClockError returns the bound on the error of the device times that
+// clockError returns the bound on the error of the device times that
 // tracing reports for d: half the shortest marker round trip measured when
 // the clocks were aligned, 0 if they were not (tracing off).
-func (d *Device) ClockError() time.Duration {
+func (d *Device) clockError() time.Duration {
 	if d == nil {
 		return 0
 	}
@@ -628,7 +628,7 @@ func reportDriver(tk *trace.Task, drv driver.Event) bool {
 }
 
 // traceMem reports an allocation (alloc true) or release of device memory
-// on the context's device dev. NewMem and releaseToDriver report driver
+// on the context's device dev. newMem and releaseToDriver report driver
 // allocations; an allocator reports reuses from its free list with
 // m.Pooled set. With no memory subscriber it costs one atomic load.
 func (c *Context) traceMem(dev int, m trace.Mem, alloc bool) {
@@ -732,10 +732,10 @@ func (c *Context) CacheStats() CacheStats {
 	}
 }
 
-// PersistentCache returns the persistent cache beneath the context's
+// persistentCache returns the persistent cache beneath the context's
 // program cache; it is disabled (Enabled false) when the configuration
 // turns it off or its directory cannot be used.
-func (c *Context) PersistentCache() *diskcache.Cache {
+func (c *Context) persistentCache() *diskcache.Cache {
 	if c == nil {
 		return nil
 	}
@@ -922,10 +922,10 @@ func (c *Context) closeRemote() {
 	}
 }
 
-// SpecValue is the value of one specialization constant as a build sees
+// specValue is the value of one specialization constant as a build sees
 // it: the macro Name defined to Value (-D Name=Value). Value is an OpenCL C
-// literal such as "16", "-3" or "0.5f"; SpecLiteral formats one.
-type SpecValue struct {
+// literal such as "16", "-3" or "0.5f"; specLiteral formats one.
+type specValue struct {
 	Name  string
 	Value string
 }
@@ -956,14 +956,14 @@ func checkSpecValue(name, value string) error {
 	return nil
 }
 
-// SetSpecValue sets the specialization constant name to value for every
+// setSpecValue sets the specialization constant name to value for every
 // program that the context builds from now on: value becomes -D name=value
 // at build and part of every cache key, so that a changed value builds
 // (once) and caches another program, and setting an earlier value again
 // finds the earlier program. Commands already enqueued are not affected.
 // SetSpecConst, for a //dgen:specconst declaration, calls it with the
-// constant's name and SpecLiteral of its value.
-func (c *Context) SetSpecValue(name, value string) error {
+// constant's name and specLiteral of its value.
+func (c *Context) setSpecValue(name, value string) error {
 	if err := c.enter(); err != nil {
 		return err
 	}
@@ -975,9 +975,9 @@ func (c *Context) SetSpecValue(name, value string) error {
 	return nil
 }
 
-// ClearSpecValue removes the value of the specialization constant name, so
+// clearSpecValue removes the value of the specialization constant name, so
 // that programs see its default again.
-func (c *Context) ClearSpecValue(name string) error {
+func (c *Context) clearSpecValue(name string) error {
 	if err := c.enter(); err != nil {
 		return err
 	}
@@ -986,9 +986,9 @@ func (c *Context) ClearSpecValue(name string) error {
 	return nil
 }
 
-// SpecValues returns the specialization-constant values set on the
+// specValues returns the specialization-constant values set on the
 // context, sorted by name.
-func (c *Context) SpecValues() []SpecValue {
+func (c *Context) specValues() []specValue {
 	if c == nil {
 		return nil
 	}
@@ -996,18 +996,18 @@ func (c *Context) SpecValues() []SpecValue {
 	if len(set) == 0 {
 		return nil
 	}
-	vals := make([]SpecValue, len(set))
+	vals := make([]specValue, len(set))
 	for i, v := range set {
-		vals[i] = SpecValue(v)
+		vals[i] = specValue(v)
 	}
 	return vals
 }
 
-// SpecLiteral formats v, a boolean or number, as the OpenCL C literal that
-// SetSpecValue expects: integers in decimal (unsigned with a u suffix where
+// specLiteral formats v, a boolean or number, as the OpenCL C literal that
+// setSpecValue expects: integers in decimal (unsigned with a u suffix where
 // needed), float32 with an f suffix and float64 in full precision, both
 // exactly round-tripping; booleans as 1 or 0.
-func SpecLiteral[T any](v T) (string, error) {
+func specLiteral[T any](v T) (string, error) {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Bool:

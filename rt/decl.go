@@ -88,11 +88,11 @@ func SetSpecConst[T any](c *Context, s *SpecConst[T], v T) error {
 	if d == nil {
 		return fmt.Errorf("set specialization constant: %w", errNotRegistered)
 	}
-	lit, err := SpecLiteral(v)
+	lit, err := specLiteral(v)
 	if err != nil {
 		return fmt.Errorf("set specialization constant %s: %w", d.ID, err)
 	}
-	return c.SetSpecValue(d.Name, lit)
+	return c.setSpecValue(d.Name, lit)
 }
 
 // Default returns the constant's default value; the zero value if it has

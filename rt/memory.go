@@ -80,9 +80,9 @@ func (m *Mem) driverBuffer() (driver.Buffer, error) {
 	return m.drv, nil
 }
 
-// NewMem allocates size bytes from the driver, without any pool. The
+// newMem allocates size bytes from the driver, without any pool. The
 // allocator and device globals build on it.
-func (c *Context) NewMem(size int64) (*Mem, error) {
+func (c *Context) newMem(size int64) (*Mem, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 	if err != nil {
 		return Buffer[T]{}, err
 	}
-	m, err := c.NewMem(size)
+	m, err := c.newMem(size)
 	if err != nil {
 		return Buffer[T]{}, err
 	}
@@ -663,7 +663,7 @@ func pruneDone(evs []*Event) []*Event {
 	}
 	kept := evs[:0]
 	for _, e := range evs {
-		if s, err := e.Status(); err == nil && s != driver.StatusComplete {
+		if s, err := e.status(); err == nil && s != driver.StatusComplete {
 			kept = append(kept, e)
 		}
 	}
@@ -864,7 +864,7 @@ type AllocStats struct {
 	// TagName.
 	Devices []DeviceAllocStats
 	// DriverAllocs and DriverReleases count every driver buffer created and
-	// released through the context: by the allocators, NewBuffer and NewMem.
+	// released through the context: by the allocators, NewBuffer and newMem.
 	DriverAllocs, DriverReleases uint64
 }
 
@@ -1071,7 +1071,7 @@ func (q *Queue) globalMem(g *desc.Global, prog *desc.Program) (*Mem, error) {
 // newGlobalMem allocates and zeroes the storage of g on q's device.
 func (q *Queue) newGlobalMem(g *desc.Global) (*Mem, error) {
 	size := max(g.Size(), 4)
-	m, err := q.ctx.NewMem(size)
+	m, err := q.ctx.newMem(size)
 	if err != nil {
 		return nil, fmt.Errorf("storage of device global %s: %w", g.ID, err)
 	}

@@ -49,7 +49,7 @@ func (q *Queue) Device() *Device {
 }
 
 // Profiling reports whether the queue records device timestamps.
-func (q *Queue) Profiling() bool { return q != nil && q.profiling }
+func (q *Queue) profilingOn() bool { return q != nil && q.profiling }
 
 // Flush submits every enqueued command to the device.
 func (q *Queue) Flush() error {
@@ -1060,7 +1060,7 @@ func (e *Event) wait() error {
 }
 
 // Status returns the command's execution status.
-func (e *Event) Status() (driver.EventStatus, error) {
+func (e *Event) status() (driver.EventStatus, error) {
 	if e == nil {
 		return 0, nilEvent("status")
 	}
@@ -1229,8 +1229,8 @@ func (p *BuiltProgram) Binaries() ([][]byte, error) {
 	return b, nil
 }
 
-// KernelNames lists the kernels that the program defines.
-func (p *BuiltProgram) KernelNames() ([]string, error) {
+// kernelNames lists the kernels that the program defines.
+func (p *BuiltProgram) kernelNames() ([]string, error) {
 	if p == nil {
 		return nil, nilProgram("kernels of program")
 	}
@@ -1331,8 +1331,8 @@ func (k *Kernel) Name() string {
 	return k.name
 }
 
-// NumArgs returns the number of arguments the kernel takes.
-func (k *Kernel) NumArgs() int {
+// numArgs returns the number of arguments the kernel takes.
+func (k *Kernel) numArgs() int {
 	if k == nil {
 		return 0
 	}
