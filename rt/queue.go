@@ -470,6 +470,11 @@ func submitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
 		return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.slot.Unlock()
+	// Close must not free the globals' storage while prepare binds it.
+	if err := q.enter(); err != nil {
+		return err
+	}
+	defer q.ctx.exit()
 	if err := k.prepare(q); err != nil {
 		return err
 	}
@@ -482,6 +487,10 @@ func launchSpec(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
 		return nil, fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.slot.Unlock()
+	if err := q.enter(); err != nil {
+		return nil, err
+	}
+	defer q.ctx.exit()
 	if err := k.prepare(q); err != nil {
 		return nil, err
 	}
