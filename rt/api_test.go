@@ -14,7 +14,7 @@ import (
 // exportedIdentifiers counts them. Issue 19 started from 129 and aims at
 // 60; the count may only go down: lower this constant with every change
 // that removes identifiers.
-const apiCeiling = 112
+const apiCeiling = 108
 
 // exportedIdentifiers counts rt's API with go/ast, over the package's
 // non-test files: every exported package-level identifier (type, function,
