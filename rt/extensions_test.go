@@ -14,11 +14,11 @@ import (
 // that and one every device dgen targets has.
 var (
 	extProg rt.Program
-	extDecl = codegen.RegisterProgram(&extProg, codegen.Program{ID: pkg + "extProg", Name: "extProg",
+	extDecl = codegen.Register(&codegen.Program{Var: codegen.ProgramVar(&extProg), ID: pkg + "extProg", Name: "extProg",
 		Image: "__kernel void ext1(__global int *p) { p[0] += 1; }\n"})
-	extAbsent = codegen.RegisterKernel(extDecl, codegen.Kernel{ID: pkg + "ExtAbsent", Name: "ext1", Params: 1,
+	extAbsent = codegen.Register(&codegen.Kernel{ID: pkg + "ExtAbsent", Name: "ext1", Program: extDecl, Params: 1,
 		Extensions: []string{"cl_khr_byte_addressable_store", "cl_dgen_absent"}})
-	extEither = codegen.RegisterKernel(extDecl, codegen.Kernel{ID: pkg + "ExtEither", Name: "ext1", Params: 1,
+	extEither = codegen.Register(&codegen.Kernel{ID: pkg + "ExtEither", Name: "ext1", Program: extDecl, Params: 1,
 		Extensions: []string{"cl_dgen_absent|cl_khr_byte_addressable_store"}})
 )
 
@@ -32,7 +32,7 @@ func TestLaunchExtensions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Free()
-	_, err = extAbsent.Acquire(q)
+	_, err = codegen.Acquire(q, extAbsent)
 	if !errors.Is(err, rt.ErrNoKernel) {
 		t.Fatalf("launch on a device without the extension: %v, want ErrNoKernel", err)
 	}
@@ -41,11 +41,12 @@ func TestLaunchExtensions(t *testing.T) {
 			t.Errorf("error %q does not name %q", err, want)
 		}
 	}
-	k, err := extEither.Acquire(q)
+	k, err := codegen.Acquire(q, extEither)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := extEither.Submit(q, k, rt.Range1(1), k.SetBuffer(0, buf.Mem()), nil); err != nil {
+	codegen.SetBuffer(k, 0, buf)
+	if err := codegen.Submit(q, k, rt.Range1(1), nil); err != nil {
 		t.Fatal(err)
 	}
 }

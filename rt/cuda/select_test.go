@@ -137,13 +137,25 @@ func TestTooMuchLocalMemory(t *testing.T) {
 
 // TestCorpusLoads loads into CUDA every PTX file under DGEN_PTX_CORPUS (NVIDIA
 // OpenCL's binaries of the cl-corpus and the examples) after the rewrite,
-// and reports how many programs and kernels load.
+// through the backend's driver contract, and reports how many programs and
+// kernels load.
 func TestCorpusLoads(t *testing.T) {
 	dir := os.Getenv("DGEN_PTX_CORPUS")
 	if dir == "" {
 		t.Skip("DGEN_PTX_CORPUS not set")
 	}
-	ctx := cudaContext(t)
+	if !(cuda.Backend{}).Auto() {
+		t.Skip("no CUDA device with NVIDIA's OpenCL here")
+	}
+	plats, err := (cuda.Backend{}).Platforms()
+	if err != nil || len(plats) == 0 || len(plats[0].Devices) == 0 {
+		t.Fatalf("platforms: %v", err)
+	}
+	dc, err := (cuda.Backend{}).NewContext(plats[0].Devices[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Release()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.ptx"))
 	loaded, kernels, refused := 0, 0, 0
 	for _, f := range files {
@@ -151,7 +163,7 @@ func TestCorpusLoads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := ctx.LoadProgram(filepath.Base(f), [][]byte{b}, "")
+		p, err := dc.LoadProgram([][]byte{b}, "")
 		var ue *cuda.UnsupportedError
 		switch {
 		case errors.As(err, &ue):
@@ -164,7 +176,7 @@ func TestCorpusLoads(t *testing.T) {
 		}
 		names, _ := p.KernelNames()
 		for _, n := range names {
-			k, err := p.Kernel(n)
+			k, err := p.NewKernel(n)
 			if err != nil {
 				t.Errorf("%s: kernel %s: %v", filepath.Base(f), n, err)
 				continue

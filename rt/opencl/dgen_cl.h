@@ -26,3 +26,51 @@ static inline cl_int dgen_write_async(cl_command_queue q, cl_mem m, size_t off, 
 	return clEnqueueWriteBuffer(q, m, CL_FALSE, off, size, p, n, wait, ev);
 }
 #endif
+
+#ifndef DGEN_CL_LAUNCH_H
+#define DGEN_CL_LAUNCH_H
+#include <stdint.h>
+// dgen_arg is rt/driver.Arg, field for field (checked at compile time in launch.go).
+typedef struct {
+	unsigned char kind; // 0 scalar, 1 buffer, 2 local
+	unsigned char changed;
+	size_t size;
+	cl_ulong bits;
+	size_t offset;
+} dgen_arg;
+#include <stddef.h>
+enum {
+	dgen_arg_size_off = offsetof(dgen_arg, size),
+	dgen_arg_bits_off = offsetof(dgen_arg, bits),
+	dgen_arg_offset_off = offsetof(dgen_arg, offset),
+};
+
+// dgen_launch sets the changed arguments of k (clearing their marks) and
+// enqueues it: one call from Go per launch. On a failed clSetKernelArg it
+// returns its code with the argument's index in *failed.
+static inline cl_int dgen_launch(cl_command_queue q, cl_kernel k, dgen_arg *args, cl_uint nargs, const unsigned char *bytes,
+		cl_uint dims, const size_t *global, const size_t *local, cl_uint nwait, const cl_event *wait, cl_event *ev, cl_uint *failed) {
+	for (cl_uint i = 0; i < nargs; i++) {
+		dgen_arg *a = &args[i];
+		if (!a->changed)
+			continue;
+		cl_int err;
+		if (a->kind == 1) {
+			cl_mem m = (cl_mem)(uintptr_t)a->bits;
+			err = clSetKernelArg(k, i, sizeof(cl_mem), m ? (void *)&m : NULL);
+		} else if (a->kind == 2) {
+			err = clSetKernelArg(k, i, a->size, NULL);
+		} else if (a->size <= 8) {
+			err = clSetKernelArg(k, i, a->size, &a->bits);
+		} else {
+			err = clSetKernelArg(k, i, a->size, bytes + a->offset);
+		}
+		if (err != CL_SUCCESS) {
+			*failed = i;
+			return err;
+		}
+		a->changed = 0;
+	}
+	return clEnqueueNDRangeKernel(q, k, dims, NULL, global, local, nwait, wait, ev);
+}
+#endif

@@ -1,0 +1,99 @@
+package opencl
+
+/*
+#cgo noescape dgen_launch
+#cgo nocallback dgen_launch
+#include "dgen_cl.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// Handle implements driver.NativeBuffer: the cl_mem.
+func (b buffer) Handle() uint64 { return uint64(uintptr(unsafe.Pointer(b.h))) }
+
+// LaunchArgs implements driver.ArgLauncher: one cgo call sets the changed
+// arguments and enqueues the kernel (dgen_launch).
+func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, wantEvent bool) (driver.Event, error) {
+	kk, ok := k.(kernel)
+	if !ok {
+		return nil, fmt.Errorf("clEnqueueNDRangeKernel: kernel of another backend (%T)", k)
+	}
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	var global, local [3]C.size_t
+	for i := range 3 {
+		global[i], local[i] = C.size_t(r.Global[i]), C.size_t(r.Local[i])
+	}
+	lp := &local[0]
+	if r.Local == [3]int{} {
+		lp = nil
+	}
+	var args *C.dgen_arg
+	if len(a.Slots) > 0 {
+		args = (*C.dgen_arg)(unsafe.Pointer(&a.Slots[0]))
+	}
+	var bytes *C.uchar
+	if len(a.Bytes) > 0 {
+		bytes = (*C.uchar)(unsafe.Pointer(&a.Bytes[0]))
+	}
+	var ev C.cl_event
+	evp := &ev
+	if !wantEvent {
+		evp = nil
+	}
+	var failed C.cl_uint
+	code := C.dgen_launch(q.h, kk.h, args, C.cl_uint(len(a.Slots)), bytes, C.cl_uint(r.Dims), &global[0], lp, C.cl_uint(len(wl)), wp, evp, &failed)
+	if a.Changed > 0 {
+		a.Changed = countChanged(a.Slots)
+	}
+	if code != C.CL_SUCCESS {
+		if a.Changed > 0 && int(failed) < len(a.Slots) && a.Slots[failed].Changed {
+			return nil, fmt.Errorf("argument %d: %w", int(failed), check("clSetKernelArg", code))
+		}
+		return nil, check("clEnqueueNDRangeKernel", code)
+	}
+	if !wantEvent {
+		return nil, nil
+	}
+	return event{ev}, nil
+}
+
+// countChanged returns the number of slots still marked changed.
+func countChanged(slots []driver.Arg) int {
+	n := 0
+	for i := range slots {
+		if slots[i].Changed {
+			n++
+		}
+	}
+	return n
+}
+
+var (
+	_ driver.ArgLauncher  = queue{}
+	_ driver.NativeBuffer = buffer{}
+)
+
+// driver.Arg and dgen_arg must agree field for field: each array length
+// below is a constant that overflows (a compile error) where they do not.
+var (
+	_ [unsafe.Sizeof(driver.Arg{}) - C.sizeof_dgen_arg]byte
+	_ [C.sizeof_dgen_arg - unsafe.Sizeof(driver.Arg{})]byte
+	_ [unsafe.Offsetof(driver.Arg{}.Size) - C.dgen_arg_size_off]byte
+	_ [C.dgen_arg_size_off - unsafe.Offsetof(driver.Arg{}.Size)]byte
+	_ [unsafe.Offsetof(driver.Arg{}.Bits) - C.dgen_arg_bits_off]byte
+	_ [C.dgen_arg_bits_off - unsafe.Offsetof(driver.Arg{}.Bits)]byte
+	_ [unsafe.Offsetof(driver.Arg{}.Offset) - C.dgen_arg_offset_off]byte
+	_ [C.dgen_arg_offset_off - unsafe.Offsetof(driver.Arg{}.Offset)]byte
+	_ [unsafe.Offsetof(driver.Arg{}.Changed) - 1]byte
+	_ [1 - unsafe.Offsetof(driver.Arg{}.Changed)]byte
+)
