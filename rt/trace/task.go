@@ -260,7 +260,7 @@ func (t *Tracer) newNode(key *siteKey, depth int, pc uintptr, kind CmdKind, name
 	id := NodeID(name, fn, file, line)
 	n, ok := t.nodes[id]
 	if !ok {
-		n = &Node{ID: id, Kind: kind, Name: name, Func: fn, File: file, Line: line}
+		n = &Node{ID: id, Kind: kind, Name: name, Func: fn, File: file, Line: line, seq: uint32(len(t.nodeList))}
 		t.nodes[id] = n
 		t.nodeList = append(t.nodeList, n)
 		if subs := t.task.wanting(NodeCreate); subs != nil {

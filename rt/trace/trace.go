@@ -172,6 +172,7 @@ type Tracer struct {
 	queueSeq atomic.Uint64
 	sites    atomic.Pointer[map[uint64][]site] // by siteKey.hash
 	every    atomic.Int32                      // device-time sampling: see SetDeviceSampling
+	drops    atomic.Uint64                     // events the built-in file writers dropped
 
 	mu       sync.Mutex // guards everything below
 	streams  map[string]*Stream
@@ -181,6 +182,7 @@ type Tracer struct {
 	nodeList []*Node          // in creation order
 	devices  []*Device
 	owned    []io.Closer // built-in subscribers opened by Open
+	flight   *FlightRecorder
 	closed   bool
 }
 
@@ -214,15 +216,41 @@ func Open(spec string, stderr io.Writer) (*Tracer, error) {
 	t := New()
 	t.SetDeviceSampling(o.DeviceEvery)
 	for _, sp := range o.Subscribers {
-		sub, err := sp.open(stderr)
+		sub, err := sp.open(stderr, t)
 		if err != nil {
 			t.Close()
 			return nil, err
 		}
 		t.owned = append(t.owned, sub)
+		if fr, ok := sub.(*FlightRecorder); ok {
+			t.flight = fr
+			fr.handleSignals()
+		}
 		t.Subscribe(sub)
 	}
 	return t, nil
+}
+
+// FlightRecorder returns the flight recorder that Open's spec selected
+// (flight:PATH), or nil. Dumping the newest events to PATH while the
+// program runs is one line:
+//
+//	ctx.Tracer().FlightRecorder().Dump()
+func (t *Tracer) FlightRecorder() *FlightRecorder {
+	if t == nil {
+		return nil
+	}
+	return t.flight
+}
+
+// Dropped returns the number of events that the built-in file writers
+// opened by Open could not store (a full disk, or a file past 64 GiB). They
+// are counted in the trace file and in the summary too.
+func (t *Tracer) Dropped() uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.drops.Load()
 }
 
 // Now returns the current host time on the Tracer's clock: monotonic
@@ -409,6 +437,7 @@ type Device struct {
 	Seq int
 
 	t      *Tracer
+	defs   atomic.Uint32 // the record files that define it (recFile.bit)
 	clock  atomic.Pointer[clockFit]
 	mu     sync.Mutex // guards queues and samples
 	queues []*Queue
@@ -504,8 +533,9 @@ type Queue struct {
 	Seq int
 
 	t    *Tracer
-	task *Stream    // t.task, one indirection less on the hot path
-	mu   sync.Mutex // guards last
+	defs atomic.Uint32 // the record files that define it (recFile.bit)
+	task *Stream       // t.task, one indirection less on the hot path
+	mu   sync.Mutex    // guards last
 	last Task
 }
 

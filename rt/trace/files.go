@@ -1,0 +1,274 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// perfettoFile is the built-in "perfetto" subscriber. While the program
+// runs, it writes a record file (see binlog.go) on the traced goroutines,
+// into a shared mapping of PATH: nothing an event's trace point has
+// returned from is lost however the process ends. Close converts the file
+// in place to Chrome trace event JSON; the file of a process that ended
+// without closing its tracer is converted by Convert (dgen trace json).
+type perfettoFile struct {
+	rec  *recFile
+	once sync.Once
+	err  error
+}
+
+func openPerfetto(path string, t *Tracer) (*perfettoFile, error) {
+	r, err := newRecFile(path, 0, t)
+	if err != nil {
+		return nil, err
+	}
+	return &perfettoFile{rec: r}, nil
+}
+
+// newRecFile opens a record file for t.
+func newRecFile(path string, ring uint64, t *Tracer) (*recFile, error) {
+	bit, err := takeBit()
+	if err != nil {
+		return nil, err
+	}
+	var start int64
+	if t != nil {
+		start = t.start.UnixNano()
+	}
+	r, err := openRecFile(path, ring, start)
+	if err != nil {
+		giveBit(bit)
+		return nil, err
+	}
+	r.bit = bit
+	if t != nil {
+		r.drops = &t.drops
+	}
+	return r, nil
+}
+
+// Wants implements KindSubscriber.
+func (p *perfettoFile) Wants(k Kind) bool { return recWants(k) }
+
+// HandleEvent implements Subscriber: it writes the event's record.
+func (p *perfettoFile) HandleEvent(e Event) { p.rec.handle(&e) }
+
+// Close converts the file to JSON and closes it. Events that arrive after
+// Close has begun may be missing from the JSON.
+func (p *perfettoFile) Close() error {
+	p.once.Do(func() {
+		r := p.rec
+		l, err := readLog(r.bytes()[:r.used()*slotSize])
+		if err == nil {
+			err = writeFileAtomic(r.path, l.writeJSON)
+		}
+		if uerr := r.unmap(); err == nil {
+			err = uerr
+		}
+		if r.full != nil && err == nil && r.dropped() > 0 {
+			err = fmt.Errorf("%d events dropped: %w", r.dropped(), r.full)
+		}
+		giveBit(r.bit)
+		if err != nil {
+			p.err = &writeError{op: "perfetto: " + r.path, err: err}
+		}
+	})
+	return p.err
+}
+
+// DefaultFlightSize is the ring size of a flight recorder when none is
+// given: about a million events.
+const DefaultFlightSize = 64 << 20
+
+// FlightRecorderConfig configures a FlightRecorder, as
+// runtime/trace.FlightRecorderConfig does Go's execution tracer.
+type FlightRecorderConfig struct {
+	// Path is the file that holds the ring while the program runs, and
+	// that Dump writes the newest events to as JSON.
+	Path string
+	// MaxBytes bounds the ring: 64 bytes an event (DefaultFlightSize when
+	// 0; at least 64 KiB).
+	MaxBytes uint64
+}
+
+// A FlightRecorder keeps the newest events of a Tracer in a ring of bounded
+// size, at the cost per event of the perfetto subscriber, in the spirit of
+// Go 1.25's runtime/trace.FlightRecorder. The ring is a shared mapping of
+// the file at Path, so the newest events are in that file however the
+// process ends, an unrecovered panic or SIGKILL included (Convert, or
+// dgen trace json, turns it into JSON). WriteTo and Dump write them as
+// JSON while the program runs: DGEN_TRACE=flight:PATH dumps to PATH on
+// SIGUSR1 and SIGQUIT, and on Close. A FlightRecorder is a Subscriber:
+// subscribe it to a Tracer to start it.
+type FlightRecorder struct {
+	rec    *recFile
+	path   string
+	mu     sync.Mutex // serialises dumps and Close
+	linked bool       // the ring is linked at Path+".ring"
+	closed bool
+	sig    chan os.Signal
+	done   chan struct{}
+}
+
+// NewFlightRecorder creates the ring file of a flight recorder. It reports
+// an unwritable path, a full disk or a bad size at once.
+func NewFlightRecorder(cfg FlightRecorderConfig) (*FlightRecorder, error) {
+	return newFlight(cfg, nil)
+}
+
+func newFlight(cfg FlightRecorderConfig, t *Tracer) (*FlightRecorder, error) {
+	size := cfg.MaxBytes
+	if size == 0 {
+		size = DefaultFlightSize
+	}
+	if size < minFlightSize || size > maxFlightSize {
+		return nil, fmt.Errorf("trace: flight: size %d: want %d to %d bytes", size, minFlightSize, maxFlightSize)
+	}
+	r, err := newRecFile(cfg.Path, size, t)
+	if err != nil {
+		return nil, fmt.Errorf("trace: flight:%s: %w", cfg.Path, err)
+	}
+	return &FlightRecorder{rec: r, path: cfg.Path}, nil
+}
+
+// The bounds of a flight recorder's ring.
+const (
+	minFlightSize = 64 << 10
+	maxFlightSize = 1 << 40
+)
+
+// Wants implements KindSubscriber.
+func (fr *FlightRecorder) Wants(k Kind) bool { return recWants(k) }
+
+// HandleEvent implements Subscriber: it writes the event's record into the
+// ring.
+func (fr *FlightRecorder) HandleEvent(e Event) { fr.rec.handle(&e) }
+
+// Enabled reports whether the recorder is recording (not closed).
+func (fr *FlightRecorder) Enabled() bool {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	return !fr.closed
+}
+
+// snapshot decodes a copy of the ring, taken while writers go on.
+func (fr *FlightRecorder) snapshot() (*recLog, error) {
+	r := fr.rec
+	data := append([]byte(nil), unsafe.Slice((*byte)(r.mem), r.used()*slotSize)...)
+	return readLog(data)
+}
+
+// WriteTo writes the events in the ring now, oldest first, as Chrome
+// trace event JSON. Events recorded while it copies the ring may or may
+// not be included.
+func (fr *FlightRecorder) WriteTo(w io.Writer) (int64, error) {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if fr.closed {
+		return 0, errors.New("trace: flight: recorder closed")
+	}
+	l, err := fr.snapshot()
+	if err != nil {
+		return 0, err
+	}
+	cw := &countWriter{w: w}
+	err = l.writeJSON(cw)
+	return cw.n, err
+}
+
+// Dump writes the events in the ring now to Path as JSON, replacing the
+// file by a rename. The ring goes on in the same file, which stays linked
+// as Path+".ring" after the first dump, so that a later crash leaves the
+// newest events there.
+func (fr *FlightRecorder) Dump() error {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if fr.closed {
+		return errors.New("trace: flight: recorder closed")
+	}
+	return fr.dumpLocked()
+}
+
+func (fr *FlightRecorder) dumpLocked() error {
+	if !fr.linked {
+		os.Remove(fr.path + ".ring")
+		if err := os.Link(fr.path, fr.path+".ring"); err != nil {
+			return fmt.Errorf("trace: flight: %w", err)
+		}
+		fr.linked = true
+	}
+	l, err := fr.snapshot()
+	if err == nil {
+		err = writeFileAtomic(fr.path, l.writeJSON)
+	}
+	if err != nil {
+		return fmt.Errorf("trace: flight: dump to %s: %w", fr.path, err)
+	}
+	return nil
+}
+
+// Close dumps the ring to Path as JSON, removes Path+".ring" and stops the
+// recorder; its Tracer must not deliver events to it any more.
+func (fr *FlightRecorder) Close() error {
+	fr.stopSignals()
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if fr.closed {
+		return nil
+	}
+	err := fr.dumpLocked()
+	fr.closed = true
+	if uerr := fr.rec.unmap(); err == nil && uerr != nil {
+		err = fmt.Errorf("trace: flight: %w", uerr)
+	}
+	os.Remove(fr.path + ".ring")
+	giveBit(fr.rec.bit)
+	return err
+}
+
+// Dropped returns the number of events the recorder could not store: none
+// unless its definitions (nodes, queues, devices, names) outgrew their
+// 1 MiB.
+func (fr *FlightRecorder) Dropped() uint64 { return fr.rec.dropped() }
+
+// handleSignals dumps on SIGUSR1 and SIGQUIT; after a SIGQUIT dump it lets
+// the signal take its default course (a goroutine dump and exit 2).
+func (fr *FlightRecorder) handleSignals() {
+	fr.sig = make(chan os.Signal, 1)
+	fr.done = make(chan struct{})
+	signal.Notify(fr.sig, syscall.SIGUSR1, syscall.SIGQUIT)
+	go func() {
+		for {
+			select {
+			case s := <-fr.sig:
+				fr.Dump()
+				if s == syscall.SIGQUIT {
+					signal.Reset(syscall.SIGQUIT)
+					syscall.Kill(os.Getpid(), syscall.SIGQUIT)
+				}
+			case <-fr.done:
+				return
+			}
+		}
+	}()
+}
+
+func (fr *FlightRecorder) stopSignals() {
+	if fr.sig == nil {
+		return
+	}
+	fr.mu.Lock()
+	sig := fr.sig
+	fr.sig = nil
+	fr.mu.Unlock()
+	if sig != nil {
+		signal.Stop(sig)
+		close(fr.done)
+	}
+}
