@@ -116,6 +116,7 @@ func (l *slog) reserve(n uint64) (uint64, bool) {
 type recFile struct {
 	f      *os.File
 	path   string
+	anon   bool           // private memory: the file cannot be mapped
 	mem    unsafe.Pointer // the mapping: maxSlots slots of address space
 	size   uint64         // bytes mapped
 	limit  atomic.Uint64  // slots backed by the file (append mode)

@@ -40,28 +40,35 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 		f.Close()
 		return nil, err
 	}
-	if fi, err := f.Stat(); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return fail(err)
-	} else if !fi.Mode().IsRegular() {
-		return fail(fmt.Errorf("%s is not a regular file (the trace is written through a shared mapping)", path))
 	}
-	r := &recFile{f: f, path: path}
+	// A file that cannot be mapped (/dev/null, a pipe) gets private
+	// memory instead, written to it at Close: not crash-proof.
+	r := &recFile{f: f, path: path, anon: !fi.Mode().IsRegular()}
 	var initial uint64
 	if ringBytes == 0 {
 		initial = firstChunk
 	} else {
 		initial = ringDefs + ringBytes/slotSize*slotSize + slotSize
 	}
-	if err := allocate(f, int64(initial)); err != nil {
-		return fail(fmt.Errorf("allocate %d bytes: %w", initial, err))
+	if !r.anon {
+		if err := allocate(f, int64(initial)); err != nil {
+			return fail(fmt.Errorf("allocate %d bytes: %w", initial, err))
+		}
 	}
 	size := uint64(appendMap)
 	if ringBytes != 0 {
 		size = initial
 	}
+	fd, flags := int(f.Fd()), syscall.MAP_SHARED
+	if r.anon {
+		fd, flags = -1, syscall.MAP_PRIVATE|syscall.MAP_ANON|mapNoReserve
+	}
 	var mem []byte
 	for {
-		mem, err = syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+		mem, err = syscall.Mmap(fd, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, flags)
 		if err == nil || !errors.Is(err, syscall.ENOMEM) || size <= initial {
 			break
 		}
@@ -72,6 +79,9 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 	}
 	r.mem, r.size = unsafe.Pointer(&mem[0]), size
 	r.limit.Store(initial / slotSize)
+	if r.anon {
+		r.limit.Store(size / slotSize)
+	}
 	hdr := mem[:slotSize]
 	copy(hdr[hdrMagic:], logMagic)
 	binary.LittleEndian.PutUint64(hdr[hdrStart:], uint64(start))

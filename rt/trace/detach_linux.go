@@ -5,6 +5,8 @@ import (
 	"unsafe"
 )
 
+const mapNoReserve = syscall.MAP_NORESERVE
+
 // detach replaces the shared mapping at mem by private anonymous pages
 // that reserve no memory: late stores land there, harmlessly, and the
 // file's pages are released.

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -66,7 +67,7 @@ func (p *perfettoFile) Close() error {
 		r := p.rec
 		l, err := readLog(r.bytes()[:r.used()*slotSize])
 		if err == nil {
-			err = writeFileAtomic(r.path, l.writeJSON)
+			err = r.writeJSON(l)
 		}
 		if uerr := r.unmap(); err == nil {
 			err = uerr
@@ -80,6 +81,20 @@ func (p *perfettoFile) Close() error {
 		}
 	})
 	return p.err
+}
+
+// writeJSON writes l as JSON to the file's path: by a rename over the
+// record file, or straight to a file that is not mapped.
+func (r *recFile) writeJSON(l *recLog) error {
+	if !r.anon {
+		return writeFileAtomic(r.path, l.writeJSON)
+	}
+	bw := bufio.NewWriterSize(r.f, 1<<16)
+	err := l.writeJSON(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	return err
 }
 
 // DefaultFlightSize is the ring size of a flight recorder when none is
@@ -196,7 +211,7 @@ func (fr *FlightRecorder) Dump() error {
 }
 
 func (fr *FlightRecorder) dumpLocked() error {
-	if !fr.linked {
+	if !fr.linked && !fr.rec.anon {
 		os.Remove(fr.path + ".ring")
 		if err := os.Link(fr.path, fr.path+".ring"); err != nil {
 			return fmt.Errorf("trace: flight: %w", err)
@@ -205,7 +220,7 @@ func (fr *FlightRecorder) dumpLocked() error {
 	}
 	l, err := fr.snapshot()
 	if err == nil {
-		err = writeFileAtomic(fr.path, l.writeJSON)
+		err = fr.rec.writeJSON(l)
 	}
 	if err != nil {
 		return fmt.Errorf("trace: flight: dump to %s: %w", fr.path, err)

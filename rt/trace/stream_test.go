@@ -52,7 +52,7 @@ func TestSubscriberWriteErrors(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full")
 	}
-	for _, spec := range []string{"log:/dev/full", "summary:/dev/full"} {
+	for _, spec := range []string{"log:/dev/full", "perfetto:/dev/full", "flight:/dev/full", "summary:/dev/full"} {
 		t.Run(spec, func(t *testing.T) {
 			tr, err := Open(spec, nil)
 			if err != nil {
