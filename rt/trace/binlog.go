@@ -2,7 +2,6 @@ package trace
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/bits"
 	"os"
@@ -114,23 +113,24 @@ func (l *slog) reserve(n uint64) (uint64, bool) {
 
 // recFile is a record file and its mapping.
 type recFile struct {
-	f      *os.File
-	path   string
-	anon   bool           // private memory: the file cannot be mapped
-	mem    unsafe.Pointer // the mapping: maxSlots slots of address space
-	size   uint64         // bytes mapped
-	limit  atomic.Uint64  // slots backed by the file (append mode)
-	mu     sync.Mutex     // grow
-	full   error          // the error that stopped growth, under mu
-	bit    uint32         // this file's bit in Queue.defs and Device.defs
-	drops  *atomic.Uint64 // the Tracer's drop counter, or nil
-	defs   *slog
-	ev     *slog
-	strs   atomic.Pointer[map[string]uint32]
-	nstr   uint32 // strings defined, under strMu
-	strMu  sync.Mutex
-	defMu  sync.Mutex // serialises queue and device definitions
-	closed atomic.Bool
+	f       *os.File
+	path    string
+	anon    bool           // private memory: the file cannot be mapped
+	mem     unsafe.Pointer // the mapping: maxSlots slots of address space
+	size    uint64         // bytes mapped
+	limit   atomic.Uint64  // slots backed by the file (append mode)
+	mu      sync.Mutex     // grow
+	full    error          // the error that stopped growth, under mu
+	drops   *atomic.Uint64 // the Tracer's drop counter, or nil
+	defs    *slog
+	ev      *slog
+	strs    atomic.Pointer[map[string]uint32]
+	nstr    uint32 // strings defined, under strMu
+	strMu   sync.Mutex
+	defMu   sync.Mutex // serialises queue and device definitions
+	queues  defined    // the queues defined in the file, by Queue.Seq
+	devices defined    // the devices defined in the file, by Device.Seq
+	closed  atomic.Bool
 }
 
 // word returns a pointer to word w of slot s.
@@ -241,13 +241,13 @@ func (r *recFile) str(s string) uint64 {
 // defineQueue writes the definitions of q and its device unless this file
 // has them.
 func (r *recFile) defineQueue(q *Queue) {
-	if q.defs.Load()&r.bit != 0 {
+	if r.queues.has(q.Seq) {
 		return
 	}
 	r.defineDevice(q.Device)
 	r.defMu.Lock()
 	defer r.defMu.Unlock()
-	if q.defs.Load()&r.bit != 0 {
+	if r.queues.has(q.Seq) {
 		return
 	}
 	in := uint64(0)
@@ -255,54 +255,57 @@ func (r *recFile) defineQueue(q *Queue) {
 		in = 1
 	}
 	r.putDef(recQueue, uint32(q.Seq), &[7]uint64{uint64(q.ID), uint64(q.Device.Seq), in, uint64(len(q.Name))}, q.Name)
-	q.defs.Or(r.bit)
+	r.queues.set(q.Seq)
 }
 
 func (r *recFile) defineDevice(d *Device) {
-	if d.defs.Load()&r.bit != 0 {
+	if r.devices.has(d.Seq) {
 		return
 	}
 	r.defMu.Lock()
 	defer r.defMu.Unlock()
-	if d.defs.Load()&r.bit != 0 {
+	if r.devices.has(d.Seq) {
 		return
 	}
 	r.putDef(recDevice, uint32(d.Seq), &[7]uint64{uint64(d.ID), uint64(len(d.Name))}, d.Name)
-	d.defs.Or(r.bit)
+	r.devices.set(d.Seq)
+}
+
+// defined is a set of small numbers (queue or device seqs) read without a
+// lock: the first fastDefs numbers in flags, others in a map under mu.
+type defined struct {
+	flags [fastDefs]atomic.Bool
+	mu    sync.Mutex
+	more  map[int]bool
+}
+
+const fastDefs = 256
+
+func (d *defined) has(i int) bool {
+	if i < fastDefs {
+		return d.flags[i].Load()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.more[i]
+}
+
+func (d *defined) set(i int) {
+	if i < fastDefs {
+		d.flags[i].Store(true)
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.more == nil {
+		d.more = make(map[int]bool)
+	}
+	d.more[i] = true
 }
 
 func (r *recFile) defineNode(n *Node) {
 	r.putDef(recNode, n.seq, &[7]uint64{n.ID, uint64(n.Kind), uint64(int64(n.Line)),
 		uint64(len(n.Name)), uint64(len(n.Func)), uint64(len(n.File))}, n.Name, n.Func, n.File)
-}
-
-// fileBits hands out the bits that mark the definitions written to a file.
-var fileBits atomic.Uint32
-
-// errNoBits is returned when more record files are open at once than
-// Queue.defs has bits.
-var errNoBits = errors.New("too many trace files open at once (at most 32)")
-
-func takeBit() (uint32, error) {
-	for {
-		old := fileBits.Load()
-		if old == ^uint32(0) {
-			return 0, errNoBits
-		}
-		bit := ^old & (old + 1)
-		if fileBits.CompareAndSwap(old, old|bit) {
-			return bit, nil
-		}
-	}
-}
-
-func giveBit(bit uint32) {
-	for {
-		old := fileBits.Load()
-		if fileBits.CompareAndSwap(old, old&^bit) {
-			return
-		}
-	}
 }
 
 // handle writes the record of one event. It is the hot path of the

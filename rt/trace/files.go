@@ -34,20 +34,14 @@ func openPerfetto(path string, t *Tracer) (*perfettoFile, error) {
 
 // newRecFile opens a record file for t.
 func newRecFile(path string, ring uint64, t *Tracer) (*recFile, error) {
-	bit, err := takeBit()
-	if err != nil {
-		return nil, err
-	}
 	var start int64
 	if t != nil {
 		start = t.start.UnixNano()
 	}
 	r, err := openRecFile(path, ring, start)
 	if err != nil {
-		giveBit(bit)
 		return nil, err
 	}
-	r.bit = bit
 	if t != nil {
 		r.drops = &t.drops
 	}
@@ -65,18 +59,23 @@ func (p *perfettoFile) HandleEvent(e Event) { p.rec.handle(&e) }
 func (p *perfettoFile) Close() error {
 	p.once.Do(func() {
 		r := p.rec
+		var errs []error
+		r.mu.Lock()
+		if r.full != nil && r.dropped() > 0 {
+			errs = append(errs, fmt.Errorf("%d events dropped: %w", r.dropped(), r.full))
+		}
+		r.mu.Unlock()
 		l, err := readLog(r.bytes()[:r.used()*slotSize])
 		if err == nil {
 			err = r.writeJSON(l)
 		}
-		if uerr := r.unmap(); err == nil {
-			err = uerr
-		}
-		if r.full != nil && err == nil && r.dropped() > 0 {
-			err = fmt.Errorf("%d events dropped: %w", r.dropped(), r.full)
-		}
-		giveBit(r.bit)
 		if err != nil {
+			errs = append(errs, fmt.Errorf("convert to JSON (the record file is left for dgen trace json): %w", err))
+		}
+		if err := r.unmap(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := errors.Join(errs...); err != nil {
 			p.err = &writeError{op: "perfetto: " + r.path, err: err}
 		}
 	})
@@ -243,7 +242,6 @@ func (fr *FlightRecorder) Close() error {
 		err = fmt.Errorf("trace: flight: %w", uerr)
 	}
 	os.Remove(fr.path + ".ring")
-	giveBit(fr.rec.bit)
 	return err
 }
 

@@ -437,7 +437,6 @@ type Device struct {
 	Seq int
 
 	t      *Tracer
-	defs   atomic.Uint32 // the record files that define it (recFile.bit)
 	clock  atomic.Pointer[clockFit]
 	mu     sync.Mutex // guards queues and samples
 	queues []*Queue
@@ -533,9 +532,8 @@ type Queue struct {
 	Seq int
 
 	t    *Tracer
-	defs atomic.Uint32 // the record files that define it (recFile.bit)
-	task *Stream       // t.task, one indirection less on the hot path
-	mu   sync.Mutex    // guards last
+	task *Stream    // t.task, one indirection less on the hot path
+	mu   sync.Mutex // guards last
 	last Task
 }
 
