@@ -308,9 +308,10 @@ func (r *recFile) defineNode(n *Node) {
 		uint64(len(n.Name)), uint64(len(n.Func)), uint64(len(n.File))}, n.Name, n.Func, n.File)
 }
 
-// handle writes the record of one event. It is the hot path of the
-// perfetto and flight subscribers: no lock, no allocation once the event's
-// queue, device and strings are defined.
+// handle writes the record of one event: the path of events that the
+// trace points deliver as Event values (nodes, cache events, user ranges
+// and marks, and Subscribe's replay); the frequent ones come through
+// taskRec, edge and mem without an Event.
 func (r *recFile) handle(e *Event) {
 	if r.closed.Load() {
 		return
@@ -319,36 +320,14 @@ func (r *recFile) handle(e *Event) {
 	switch e.Kind {
 	case NodeCreate:
 		r.defineNode(e.Node)
-	case TaskEnd, TaskComplete:
-		tk := &e.Task
-		r.defineQueue(tk.Queue)
-		body = [7]uint64{uint64(tk.Node.seq), tk.ID, tk.Instance, uint64(tk.HostBegin), uint64(tk.HostEnd), uint64(tk.DevStart), uint64(tk.DevEnd)}
-		kind := recTaskEnd
-		if e.Kind == TaskComplete {
-			kind = recTaskComplete
-		}
-		r.put(r.ev, kind, 0, uint32(tk.Queue.Seq), &body)
+	case TaskEnd:
+		r.taskRec(recTaskEnd, &e.Task)
+	case TaskComplete:
+		r.taskRec(recTaskComplete, &e.Task)
 	case EdgeCreate:
-		to, from := &e.Task, &e.From
-		r.defineQueue(to.Queue)
-		r.defineQueue(from.Queue)
-		var fl uint8
-		if e.Implicit {
-			fl = flagImplicit
-		}
-		body = [7]uint64{uint64(from.Queue.Seq), to.ID, from.ID, uint64(to.HostBegin), uint64(from.HostBegin), uint64(from.HostEnd), to.Instance<<32 | uint64(to.Node.seq)}
-		r.put(r.ev, recEdge, fl, uint32(to.Queue.Seq), &body)
+		r.edge(&e.Task, &e.From, e.Implicit)
 	case MemAlloc, MemRelease:
-		r.defineDevice(e.Device)
-		var fl uint8
-		if e.Kind == MemRelease {
-			fl |= flagRelease
-		}
-		if e.Mem.Pooled {
-			fl |= flagPooled
-		}
-		body = [7]uint64{e.Mem.Tag, uint64(e.Mem.Size), e.Mem.Handle, uint64(e.Time), r.str(e.Mem.TagName)}
-		r.put(r.ev, recMem, fl, uint32(e.Device.Seq), &body)
+		r.memRec(e.Device, e.Kind, &e.Mem, e.Time)
 	case CacheEvent:
 		r.defineDevice(e.Device)
 		body = [7]uint64{e.Cache.Key, uint64(e.Cache.Duration), uint64(e.Time), r.str(e.Cache.Program)}
@@ -360,6 +339,57 @@ func (r *recFile) handle(e *Event) {
 		body = [7]uint64{r.str(e.Name), uint64(e.Time)}
 		r.put(r.ev, recMark, 0, 0, &body)
 	}
+}
+
+// taskRec writes the recTaskEnd or recTaskComplete record of tk. It is the
+// hot path of the perfetto and flight subscribers: no lock, no allocation
+// once the task's queue is defined.
+func (r *recFile) taskRec(kind uint8, tk *Task) {
+	q := tk.Queue
+	if !r.queues.has(q.Seq) {
+		if r.closed.Load() {
+			return
+		}
+		r.defineQueue(q)
+	}
+	body := [7]uint64{uint64(tk.Node.seq), tk.ID, tk.Instance, uint64(tk.HostBegin), uint64(tk.HostEnd), uint64(tk.DevStart), uint64(tk.DevEnd)}
+	r.put(r.ev, kind, 0, uint32(q.Seq), &body)
+}
+
+// edge writes the recEdge record of a dependency of to on from.
+func (r *recFile) edge(to, from *Task, implicit bool) {
+	if !r.queues.has(to.Queue.Seq) || !r.queues.has(from.Queue.Seq) {
+		if r.closed.Load() {
+			return
+		}
+		r.defineQueue(to.Queue)
+		r.defineQueue(from.Queue)
+	}
+	var fl uint8
+	if implicit {
+		fl = flagImplicit
+	}
+	body := [7]uint64{uint64(from.Queue.Seq), to.ID, from.ID, uint64(to.HostBegin), uint64(from.HostBegin), uint64(from.HostEnd), to.Instance<<32 | uint64(to.Node.seq)}
+	r.put(r.ev, recEdge, fl, uint32(to.Queue.Seq), &body)
+}
+
+// memRec writes the recMem record of a memory event.
+func (r *recFile) memRec(d *Device, k Kind, m *Mem, now int64) {
+	if !r.devices.has(d.Seq) {
+		if r.closed.Load() {
+			return
+		}
+		r.defineDevice(d)
+	}
+	var fl uint8
+	if k == MemRelease {
+		fl |= flagRelease
+	}
+	if m.Pooled {
+		fl |= flagPooled
+	}
+	body := [7]uint64{m.Tag, uint64(m.Size), m.Handle, uint64(now), r.str(m.TagName)}
+	r.put(r.ev, recMem, fl, uint32(d.Seq), &body)
 }
 
 // recWants reports the kinds a record file stores.

@@ -51,6 +51,8 @@ func newRecFile(path string, ring uint64, t *Tracer) (*recFile, error) {
 // Wants implements KindSubscriber.
 func (p *perfettoFile) Wants(k Kind) bool { return recWants(k) }
 
+func (p *perfettoFile) recFile() *recFile { return p.rec }
+
 // HandleEvent implements Subscriber: it writes the event's record.
 func (p *perfettoFile) HandleEvent(e Event) { p.rec.handle(&e) }
 
@@ -159,6 +161,8 @@ const (
 
 // Wants implements KindSubscriber.
 func (fr *FlightRecorder) Wants(k Kind) bool { return recWants(k) }
+
+func (fr *FlightRecorder) recFile() *recFile { return fr.rec }
 
 // HandleEvent implements Subscriber: it writes the event's record into the
 // ring.

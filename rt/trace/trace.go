@@ -89,7 +89,23 @@ type Stream struct {
 	name  string
 	t     *Tracer
 	subs  atomic.Pointer[[]Subscriber]
-	kinds [numKinds]atomic.Pointer[[]Subscriber] // subs that want each kind
+	kinds [numKinds]atomic.Pointer[[]Subscriber] // subs that want each kind, but record files
+	recs  [numKinds]atomic.Pointer[[]*recFile]   // record files that want each kind
+}
+
+// recSubscriber is a built-in subscriber that writes a record file: trace
+// points write its records directly, without building an Event.
+type recSubscriber interface {
+	recFile() *recFile
+}
+
+// records returns the record files of s that want events of kind k, or
+// nil.
+func (s *Stream) records(k Kind) []*recFile {
+	if l := s.recs[k].Load(); l != nil {
+		return *l
+	}
+	return nil
 }
 
 // wanting returns the subscribers of s that want events of kind k, or nil.
@@ -126,12 +142,19 @@ func (s *Stream) Emit(e Event) {
 		return
 	}
 	subs := s.wanting(e.Kind)
-	if subs == nil {
+	var recs []*recFile
+	if int(e.Kind) < numKinds {
+		recs = s.records(e.Kind)
+	}
+	if subs == nil && recs == nil {
 		return
 	}
 	e.Stream = s
 	if e.Time == 0 {
 		e.Time = s.t.Now()
+	}
+	for _, r := range recs {
+		r.handle(&e)
 	}
 	deliver(subs, &e)
 }
@@ -163,8 +186,10 @@ func (s *subscription) wants(name string) bool {
 // Tracer records the events of one runtime context. Create it with New or
 // Open; its methods are safe for concurrent use.
 type Tracer struct {
-	start time.Time
-	graph uint64
+	start   time.Time
+	graph   uint64
+	tsc0    uint64  // the time-stamp counter at start, 0 for the monotonic clock
+	perTick float64 // nanoseconds per tick of the time-stamp counter
 
 	task, mem, cache *Stream
 
@@ -190,10 +215,11 @@ type Tracer struct {
 // until Subscribe is called.
 func New() *Tracer {
 	t := &Tracer{
-		start:   time.Now(),
 		streams: make(map[string]*Stream),
 		nodes:   make(map[uint64]*Node),
 	}
+	t.tsc0, t.perTick = clockStart()
+	t.start = time.Now()
 	t.graph = uint64(t.start.UnixNano())
 	t.task = t.streamLocked(StreamTask)
 	t.mem = t.streamLocked(StreamMem)
@@ -254,9 +280,15 @@ func (t *Tracer) Dropped() uint64 {
 }
 
 // Now returns the current host time on the Tracer's clock: monotonic
-// nanoseconds since the Tracer was created. Clock samples given to
-// Device.SyncClock use this clock.
-func (t *Tracer) Now() int64 { return int64(time.Since(t.start)) }
+// nanoseconds since the Tracer was created, read from the CPU's
+// time-stamp counter where it runs at a constant rate (see clock.go).
+// Clock samples given to Device.SyncClock use this clock.
+func (t *Tracer) Now() int64 {
+	if t.tsc0 != 0 {
+		return int64(float64(rdtsc()-t.tsc0) * t.perTick)
+	}
+	return int64(time.Since(t.start))
+}
 
 // SetDeviceSampling sets which commands report device times, through
 // Task.Sampled: none when n is 0 (the default), else the first instance of
@@ -307,8 +339,14 @@ func (t *Tracer) publishLocked(s *Stream) {
 	}
 	for k := range s.kinds {
 		var kl []Subscriber
+		var rl []*recFile
 		for _, sub := range list {
-			if wants(sub, Kind(k)) {
+			if !wants(sub, Kind(k)) {
+				continue
+			}
+			if rs, ok := sub.(recSubscriber); ok {
+				rl = append(rl, rs.recFile())
+			} else {
 				kl = append(kl, sub)
 			}
 		}
@@ -316,6 +354,11 @@ func (t *Tracer) publishLocked(s *Stream) {
 			s.kinds[k].Store(nil)
 		} else {
 			s.kinds[k].Store(&kl)
+		}
+		if rl == nil {
+			s.recs[k].Store(nil)
+		} else {
+			s.recs[k].Store(&rl)
 		}
 	}
 	if len(list) == 0 {
