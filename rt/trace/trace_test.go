@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // enqueue stands for the runtime's enqueue function: Begin with skip 1
@@ -685,5 +686,20 @@ func TestJSONString(t *testing.T) {
 		if want := strings.ToValidUTF8(s, "\ufffd"); got != want {
 			t.Errorf("%q round trips to %q", s, got)
 		}
+	}
+}
+
+// TestClock checks that the Tracer's clock (the time-stamp counter where
+// it is constant) keeps time with the monotonic clock.
+func TestClock(t *testing.T) {
+	tr := New()
+	w0, c0 := time.Now(), tr.Now()
+	time.Sleep(50 * time.Millisecond)
+	w, c := time.Since(w0), time.Duration(tr.Now()-c0)
+	if diff := c - w; diff < -w/50-time.Millisecond || diff > w/50+time.Millisecond {
+		t.Errorf("the Tracer's clock measured %v over %v of the monotonic clock", c, w)
+	}
+	if a, b := tr.Now(), tr.Now(); b < a {
+		t.Errorf("the clock went back from %d to %d", a, b)
 	}
 }
