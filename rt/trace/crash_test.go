@@ -365,3 +365,62 @@ func runUSR1(t *testing.T, path string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestConcurrentWriters writes from many goroutines at once, on queues of
+// their own and on a shared one, to a perfetto file and a flight recorder
+// whose ring is dumped meanwhile: every slice is in the perfetto file.
+func TestConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "trace.json")
+	tr, err := Open("perfetto:"+path+",flight:"+filepath.Join(dir, "flight")+",size=64K", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := tr.Device(0, "gpu0")
+	shared := d.Queue(0, "shared", true)
+	const goroutines, pairs = 8, 2000
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			own := d.Queue(1+g, fmt.Sprintf("own%d", g), false)
+			for i := range pairs {
+				q := own
+				if i%2 == 0 {
+					q = shared
+				}
+				tk := q.Begin(Kernel, "k", 0)
+				tk.End()
+				d.MemAlloc(Mem{Tag: uint64(g), TagName: fmt.Sprintf("tag%d", g%3), Size: 64})
+			}
+		}()
+	}
+	var dumps bytes.Buffer
+	for range 3 {
+		dumps.Reset()
+		if _, err := tr.FlightRecorder().WriteTo(&dumps); err != nil {
+			t.Fatal(err)
+		}
+		var evs []jsonEvent
+		if err := json.Unmarshal(dumps.Bytes(), &evs); err != nil {
+			t.Fatalf("dump while writing does not parse: %v", err)
+		}
+	}
+	wg.Wait()
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n, mem := 0, 0
+	for _, e := range readJSON(t, path) {
+		switch {
+		case e.Ph == "X" && e.Name == "k":
+			n++
+		case e.Ph == "i" && e.Cat == catMem:
+			mem++
+		}
+	}
+	if n != goroutines*pairs || mem != goroutines*pairs {
+		t.Errorf("%d slices and %d memory events, want %d of each", n, mem, goroutines*pairs)
+	}
+}

@@ -257,19 +257,21 @@ func (fr *FlightRecorder) Dropped() uint64 { return fr.rec.dropped() }
 // handleSignals dumps on SIGUSR1 and SIGQUIT; after a SIGQUIT dump it lets
 // the signal take its default course (a goroutine dump and exit 2).
 func (fr *FlightRecorder) handleSignals() {
-	fr.sig = make(chan os.Signal, 1)
-	fr.done = make(chan struct{})
-	signal.Notify(fr.sig, syscall.SIGUSR1, syscall.SIGQUIT)
+	sig, done := make(chan os.Signal, 1), make(chan struct{})
+	fr.mu.Lock()
+	fr.sig, fr.done = sig, done
+	fr.mu.Unlock()
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGQUIT)
 	go func() {
 		for {
 			select {
-			case s := <-fr.sig:
+			case s := <-sig:
 				fr.Dump()
 				if s == syscall.SIGQUIT {
 					signal.Reset(syscall.SIGQUIT)
 					syscall.Kill(os.Getpid(), syscall.SIGQUIT)
 				}
-			case <-fr.done:
+			case <-done:
 				return
 			}
 		}
@@ -277,15 +279,12 @@ func (fr *FlightRecorder) handleSignals() {
 }
 
 func (fr *FlightRecorder) stopSignals() {
-	if fr.sig == nil {
-		return
-	}
 	fr.mu.Lock()
-	sig := fr.sig
+	sig, done := fr.sig, fr.done
 	fr.sig = nil
 	fr.mu.Unlock()
 	if sig != nil {
 		signal.Stop(sig)
-		close(fr.done)
+		close(done)
 	}
 }
