@@ -83,8 +83,24 @@ func readLog(data []byte) (*recLog, error) {
 		scan(1, nslots)
 	}
 	d.link()
+	// Implicit edges carry the id of their source only: its host times
+	// come from its task_end record, if the file still has it.
+	hosts := map[uint64][2]int64{}
 	for i := range evs {
-		if e, ok := d.event(&evs[i]); ok {
+		if r := &evs[i]; r.kind == recTaskEnd {
+			hosts[r.w[1]] = [2]int64{int64(r.w[3]), int64(r.w[4])}
+		}
+	}
+	for i := range evs {
+		e, ok := d.event(&evs[i])
+		if ok && e.Kind == EdgeCreate && e.From.HostBegin == 0 {
+			h, found := hosts[e.From.ID]
+			if !found {
+				continue // its source left the ring: no flow to draw
+			}
+			e.From.HostBegin, e.From.HostEnd = h[0], h[1]
+		}
+		if ok {
 			l.events = append(l.events, e)
 		} else {
 			l.dropped++

@@ -62,15 +62,33 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
 		deliver(subs, &e)
 	}
 	if q.InOrder {
-		q.mu.Lock()
-		prev := q.last
-		q.last = tk
-		q.mu.Unlock()
-		if prev.ID != 0 {
-			t.edge(&tk, &prev, true)
-		}
+		q.inOrderEdge(&tk)
 	}
 	return tk
+}
+
+// inOrderEdge emits the implicit edge from the queue's previous task to tk.
+// Record files get the previous task's id from one atomic swap (the
+// converter finds its times by id); only subscribers that take Events
+// need the whole previous task, kept under the queue's lock.
+func (q *Queue) inOrderEdge(tk *Task) {
+	prevID := q.lastID.Swap(tk.ID)
+	subs := q.task.wanting(EdgeCreate)
+	if subs != nil {
+		q.mu.Lock()
+		prev := q.last
+		q.last = *tk
+		q.mu.Unlock()
+		if prevID != 0 && prev.ID == prevID {
+			e := Event{Kind: EdgeCreate, Implicit: true, Stream: q.task, Time: tk.HostBegin, Device: q.Device, Task: *tk, From: prev}
+			deliver(subs, &e)
+		}
+	}
+	if prevID != 0 {
+		for _, r := range q.task.records(EdgeCreate) {
+			r.edge(tk, &Task{ID: prevID, Queue: q}, true)
+		}
+	}
 }
 
 // DependsOn records that the task must wait for from (an entry of its wait
@@ -113,7 +131,7 @@ func (tk *Task) end() {
 		now = tk.HostBegin + 1
 	}
 	tk.HostEnd = now
-	if q.InOrder {
+	if q.InOrder && t.task.wanting(EdgeCreate) != nil {
 		q.mu.Lock()
 		if q.last.ID == tk.ID {
 			q.last.HostEnd = now

@@ -575,9 +575,10 @@ type Queue struct {
 	Seq int
 
 	t    *Tracer
-	task *Stream    // t.task, one indirection less on the hot path
-	mu   sync.Mutex // guards last
-	last Task
+	task   *Stream       // t.task, one indirection less on the hot path
+	lastID atomic.Uint64 // the id of the last task begun (in-order queues)
+	mu     sync.Mutex    // guards last
+	last   Task          // the last task begun, kept while a subscriber wants edges as Events
 }
 
 func (t *Tracer) nextQueue() uint64 { return t.queueSeq.Add(1) - 1 }
