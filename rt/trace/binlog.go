@@ -64,7 +64,7 @@ const (
 	recCont                          // aux: slot index of the head
 	recTaskEnd                       // aux: queue seq; w0 node seq, w1 task id, w2 instance, w3 host begin, w4 host end
 	recTaskComplete                  // as recTaskEnd, w5 device start, w6 device end (host clock)
-	recEdge                          // aux: target queue seq; flags implicit; w0 from queue seq, w1 to id, w2 from id, w3 to host begin, w4 from host begin, w5 from host end, w6 to instance<<32 | to node seq
+	recEdge                          // aux: target queue seq; flags implicit; w0 from queue seq, w1 to id, w2 from id, w3 to host begin, w4 from host begin, w5 from host end (both 0 for an implicit edge: readers take them from the source's recTaskEnd), w6 to instance<<32 | to node seq
 	recMem                           // aux: device seq; flags 1 release, 2 pooled; w0 tag, w1 size, w2 handle, w3 time, w4 tag name id+1 (0: none)
 	recCache                         // aux: device seq; flags op; w0 key, w1 duration, w2 time, w3 program id+1
 	recRange                         // w0 name id+1, w1 begin, w2 end
@@ -95,7 +95,7 @@ type slog struct {
 func (l *slog) reserve(n uint64) (uint64, bool) {
 	s := l.next.Add(n) - n
 	if l.ring {
-		s %= l.slots
+		s &= l.slots - 1 // a power of two
 		if s+n > l.slots { // a multi-slot record never wraps
 			return 0, false
 		}

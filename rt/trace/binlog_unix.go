@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"syscall"
 	"unsafe"
@@ -51,7 +52,9 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 	if ringBytes == 0 {
 		initial = firstChunk
 	} else {
-		initial = ringDefs + ringBytes/slotSize*slotSize + slotSize
+		// The ring's slots are a power of two, at most ringBytes.
+		ringBytes = slotSize << (bits.Len64(ringBytes/slotSize) - 1)
+		initial = ringDefs + ringBytes + slotSize
 	}
 	if !r.anon {
 		if err := allocate(f, int64(initial)); err != nil {

@@ -108,8 +108,9 @@ type FlightRecorderConfig struct {
 	// Path is the file that holds the ring while the program runs, and
 	// that Dump writes the newest events to as JSON.
 	Path string
-	// MaxBytes bounds the ring: 64 bytes an event (DefaultFlightSize when
-	// 0; at least 64 KiB).
+	// MaxBytes bounds the ring: 64 bytes an event, in a number of slots
+	// that is the largest power of two that fits (DefaultFlightSize when 0;
+	// at least 64 KiB).
 	MaxBytes uint64
 }
 

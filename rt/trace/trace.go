@@ -7,9 +7,18 @@
 // streams (StreamTask, StreamMem, StreamCache, or any other name) to
 // subscribers: values implementing Subscriber, registered by Go code with
 // Tracer.Subscribe or selected by a spec string (the DGEN_TRACE environment
-// variable) passed to Open. The built-in subscribers write a Chrome trace
-// event JSON file that ui.perfetto.dev opens, print a summary table per
-// source location, or log every event.
+// variable) passed to Open. The built-in subscribers write a trace file that
+// ui.perfetto.dev opens (perfetto:PATH), keep the newest events in a flight
+// recorder (flight:PATH), print a summary table per source location, or log
+// every event.
+//
+// The perfetto and flight subscribers survive the process: the traced
+// goroutine writes each event as a 64-byte record into a shared mapping of
+// the file before its trace point returns, so the kernel has every event of
+// a call that returned however the process ends (os.Exit, log.Fatal, a
+// panic in any goroutine, SIGKILL). Close converts a perfetto file to
+// Chrome trace event JSON; Convert (dgen trace json) converts the record
+// file that a process left without closing its Tracer.
 //
 // A trace point whose stream has no subscriber costs one atomic load and
 // allocates nothing. With subscribers, a steady-state task (a call site seen
@@ -574,7 +583,7 @@ type Queue struct {
 	// Seq is the queue's index in its Tracer, from 0.
 	Seq int
 
-	t    *Tracer
+	t      *Tracer
 	task   *Stream       // t.task, one indirection less on the hot path
 	lastID atomic.Uint64 // the id of the last task begun (in-order queues)
 	mu     sync.Mutex    // guards last
