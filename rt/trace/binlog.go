@@ -95,7 +95,7 @@ type slog struct {
 func (l *slog) reserve(n uint64) (uint64, bool) {
 	s := l.next.Add(n) - n
 	if l.ring {
-		s &= l.slots - 1 // a power of two
+		s &= l.slots - 1   // a power of two
 		if s+n > l.slots { // a multi-slot record never wraps
 			return 0, false
 		}
