@@ -131,11 +131,20 @@ type recFile struct {
 	queues  defined    // the queues defined in the file, by Queue.Seq
 	devices defined    // the devices defined in the file, by Device.Seq
 	closed  atomic.Bool
+
+	strCache [64]atomic.Pointer[strEntry] // by the address of a string's bytes
 }
 
 // word returns a pointer to word w of slot s.
 func (r *recFile) word(s uint64, w int) *uint64 {
 	return (*uint64)(unsafe.Add(r.mem, s*slotSize+uint64(w)*8))
+}
+
+// strEntry caches the id of a string by the address of its bytes.
+type strEntry struct {
+	p  *byte
+	n  int
+	id uint64
 }
 
 // check is the 16-bit check of a record body.
@@ -217,7 +226,15 @@ func (r *recFile) str(s string) uint64 {
 	if s == "" {
 		return 0
 	}
+	// A string from the same place (an allocation tag's name, a range's
+	// literal name) has the same bytes: look it up by address first.
+	p := unsafe.StringData(s)
+	slot := &r.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(r.strCache))]
+	if c := slot.Load(); c != nil && c.p == p && c.n == len(s) {
+		return c.id
+	}
 	if id, ok := (*r.strs.Load())[s]; ok {
+		slot.Store(&strEntry{p: p, n: len(s), id: uint64(id) + 1})
 		return uint64(id) + 1
 	}
 	r.strMu.Lock()
