@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"unsafe"
 )
 
@@ -211,11 +209,13 @@ func (fr *FlightRecorder) Dump() error {
 	if fr.closed {
 		return errors.New("trace: flight: recorder closed")
 	}
-	return fr.dumpLocked()
+	return fr.dumpLocked(true)
 }
 
-func (fr *FlightRecorder) dumpLocked() error {
-	if !fr.linked && !fr.rec.anon {
+// dumpLocked writes the ring to Path as JSON; with link, it first keeps the
+// ring file linked as Path+".ring".
+func (fr *FlightRecorder) dumpLocked(link bool) error {
+	if link && !fr.linked && !fr.rec.anon {
 		os.Remove(fr.path + ".ring")
 		if err := os.Link(fr.path, fr.path+".ring"); err != nil {
 			return fmt.Errorf("trace: flight: %w", err)
@@ -241,7 +241,7 @@ func (fr *FlightRecorder) Close() error {
 	if fr.closed {
 		return nil
 	}
-	err := fr.dumpLocked()
+	err := fr.dumpLocked(false)
 	fr.closed = true
 	if uerr := fr.rec.unmap(); err == nil && uerr != nil {
 		err = fmt.Errorf("trace: flight: %w", uerr)
@@ -254,38 +254,3 @@ func (fr *FlightRecorder) Close() error {
 // unless its definitions (nodes, queues, devices, names) outgrew their
 // 1 MiB.
 func (fr *FlightRecorder) Dropped() uint64 { return fr.rec.dropped() }
-
-// handleSignals dumps on SIGUSR1 and SIGQUIT; after a SIGQUIT dump it lets
-// the signal take its default course (a goroutine dump and exit 2).
-func (fr *FlightRecorder) handleSignals() {
-	sig, done := make(chan os.Signal, 1), make(chan struct{})
-	fr.mu.Lock()
-	fr.sig, fr.done = sig, done
-	fr.mu.Unlock()
-	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGQUIT)
-	go func() {
-		for {
-			select {
-			case s := <-sig:
-				fr.Dump()
-				if s == syscall.SIGQUIT {
-					signal.Reset(syscall.SIGQUIT)
-					syscall.Kill(os.Getpid(), syscall.SIGQUIT)
-				}
-			case <-done:
-				return
-			}
-		}
-	}()
-}
-
-func (fr *FlightRecorder) stopSignals() {
-	fr.mu.Lock()
-	sig, done := fr.sig, fr.done
-	fr.sig = nil
-	fr.mu.Unlock()
-	if sig != nil {
-		signal.Stop(sig)
-		close(done)
-	}
-}

@@ -1,0 +1,44 @@
+//go:build unix
+
+package trace
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// handleSignals dumps on SIGUSR1 and SIGQUIT; after a SIGQUIT dump it lets
+// the signal take its default course (a goroutine dump and exit 2).
+func (fr *FlightRecorder) handleSignals() {
+	sig, done := make(chan os.Signal, 1), make(chan struct{})
+	fr.mu.Lock()
+	fr.sig, fr.done = sig, done
+	fr.mu.Unlock()
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGQUIT)
+	go func() {
+		for {
+			select {
+			case s := <-sig:
+				fr.Dump()
+				if s == syscall.SIGQUIT {
+					signal.Reset(syscall.SIGQUIT)
+					syscall.Kill(os.Getpid(), syscall.SIGQUIT)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+}
+
+func (fr *FlightRecorder) stopSignals() {
+	fr.mu.Lock()
+	sig, done := fr.sig, fr.done
+	fr.sig = nil
+	fr.mu.Unlock()
+	if sig != nil {
+		signal.Stop(sig)
+		close(done)
+	}
+}
