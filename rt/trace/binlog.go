@@ -163,6 +163,9 @@ func headWord(kind, flags uint8, aux uint32, body *[7]uint64) uint64 {
 // put writes a one-slot record to l. It never blocks; a record the log
 // cannot hold is counted as dropped.
 func (r *recFile) put(l *slog, kind, flags uint8, aux uint32, body *[7]uint64) {
+	if r.closed.Load() {
+		return
+	}
 	s, ok := l.reserve(1)
 	if !ok {
 		r.drop(1)
@@ -180,6 +183,9 @@ func (r *recFile) put(l *slog, kind, flags uint8, aux uint32, body *[7]uint64) {
 
 // putDef writes a definition record with strings to the definitions log.
 func (r *recFile) putDef(kind uint8, aux uint32, body *[7]uint64, strs ...string) {
+	if r.closed.Load() {
+		return
+	}
 	n := 0
 	for _, s := range strs {
 		n += len(s)

@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -143,15 +144,24 @@ func (r *recFile) bytes() []byte {
 	return unsafe.Slice((*byte)(r.mem), n)
 }
 
+// unmapDelay is how long a closed file's address range stays mapped, to
+// private pages, before it is released.
+const unmapDelay = time.Minute
+
 // unmap detaches the mapping from the file and closes the file; the
-// records stay in the file. A trace point that loaded its subscribers
-// before the Tracer closed may still write a record: so the address range
-// stays mapped, to private pages that nothing reads (see detach).
+// records stay in the file. Writers check r.closed before they store, but
+// one that checked just before may still store a record: so the address
+// range stays mapped, to private pages that nothing reads (see detach),
+// for unmapDelay, and is released after.
 func (r *recFile) unmap() error {
 	r.closed.Store(true)
 	err := detach(r.mem, r.size)
 	if cerr := r.f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		mem := unsafe.Slice((*byte)(r.mem), r.size)
+		time.AfterFunc(unmapDelay, func() { syscall.Munmap(mem) })
 	}
 	return err
 }
