@@ -55,6 +55,15 @@ func TestConvertCutOff(t *testing.T) {
 			t.Fatalf("cut at %d: %d events, more than the whole file's %d", cut, len(evs), len(all))
 		}
 	}
+	// Damage: every 101st byte flipped in turn, the header's included.
+	for at := 0; at < len(data); at += 101 {
+		bad := bytes.Clone(data)
+		bad[at] ^= 0xa5
+		var js bytes.Buffer
+		if err := Convert(&js, bad); err == nil && !json.Valid(js.Bytes()) {
+			t.Fatalf("byte %d flipped: invalid JSON", at)
+		}
+	}
 	if err := Convert(&bytes.Buffer{}, data[:slotSize-1]); err == nil {
 		t.Error("a file shorter than its header converts")
 	}
