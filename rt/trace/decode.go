@@ -11,12 +11,17 @@ import (
 	"sort"
 )
 
-// recLog is the content of a record file, decoded.
+// recLog is the content of a record file, decoded: its definitions and
+// its event records in time order, 72 bytes each; writeJSON builds the
+// Event of one record at a time, so that converting a large file takes
+// little more memory than its records.
 type recLog struct {
 	ring    bool
 	start   int64  // the Tracer's start, Unix nanoseconds
 	dropped uint64 // events dropped by the writer, and records unreadable here
-	events  []Event
+	d       *defs
+	recs    []rawRec
+	hosts   map[uint64][2]int64 // host times of the tasks that are sources of implicit edges
 }
 
 type rawRec struct {
@@ -83,31 +88,64 @@ func readLog(data []byte) (*recLog, error) {
 		scan(1, nslots)
 	}
 	d.link()
+	l.d, l.recs = d, evs
 	// Implicit edges carry the id of their source only: its host times
 	// come from its task_end record, if the file still has it.
-	hosts := map[uint64][2]int64{}
+	l.hosts = map[uint64][2]int64{}
 	for i := range evs {
-		if r := &evs[i]; r.kind == recTaskEnd {
-			hosts[r.w[1]] = [2]int64{int64(r.w[3]), int64(r.w[4])}
+		if r := &evs[i]; r.kind == recEdge && r.w[4] == 0 && r.w[5] == 0 {
+			l.hosts[r.w[2]] = [2]int64{}
 		}
 	}
 	for i := range evs {
-		e, ok := d.event(&evs[i])
-		if ok && e.Kind == EdgeCreate && e.From.HostBegin == 0 {
-			h, found := hosts[e.From.ID]
-			if !found {
+		if r := &evs[i]; r.kind == recTaskEnd {
+			if _, ok := l.hosts[r.w[1]]; ok {
+				l.hosts[r.w[1]] = [2]int64{int64(r.w[3]), int64(r.w[4])}
+			}
+		}
+	}
+	sort.SliceStable(l.recs, func(i, j int) bool { return recTime(&l.recs[i]) < recTime(&l.recs[j]) })
+	return l, nil
+}
+
+// recTime is the time of the event of an event record: the Time of the
+// Event that d.event builds.
+func recTime(r *rawRec) int64 {
+	w := &r.w
+	switch r.kind {
+	case recTaskEnd:
+		return int64(w[4])
+	case recTaskComplete:
+		return max(int64(w[4]), int64(w[6]))
+	case recEdge, recMem:
+		return int64(w[3])
+	case recCache, recRange:
+		return int64(w[2])
+	case recMark:
+		return int64(w[1])
+	}
+	return 0
+}
+
+// each calls f with the Event of every record, in time order, and returns
+// the number of records whose definitions are missing.
+func (l *recLog) each(f func(e *Event)) (missing uint64) {
+	for i := range l.recs {
+		e, ok := l.d.event(&l.recs[i])
+		if !ok {
+			missing++
+			continue
+		}
+		if e.Kind == EdgeCreate && e.From.HostBegin == 0 && e.From.HostEnd == 0 {
+			h := l.hosts[e.From.ID]
+			if h[1] == 0 {
 				continue // its source left the ring: no flow to draw
 			}
 			e.From.HostBegin, e.From.HostEnd = h[0], h[1]
 		}
-		if ok {
-			l.events = append(l.events, e)
-		} else {
-			l.dropped++
-		}
+		f(&e)
 	}
-	sort.SliceStable(l.events, func(i, j int) bool { return l.events[i].Time < l.events[j].Time })
-	return l, nil
+	return missing
 }
 
 // defs are the definitions of a record file.
@@ -255,10 +293,8 @@ func (d *defs) event(r *rawRec) (Event, bool) {
 // writeJSON writes the events of l as Chrome trace event JSON.
 func (l *recLog) writeJSON(w io.Writer) error {
 	p := newJSONWriter(w)
-	for i := range l.events {
-		p.add(&l.events[i])
-	}
-	return p.finish(l.dropped)
+	missing := l.each(p.add)
+	return p.finish(l.dropped + missing)
 }
 
 // Convert writes to w, as Chrome trace event JSON (the JSON Array Format,
