@@ -8,8 +8,9 @@ import (
 	"syscall"
 )
 
-// handleSignals dumps on SIGUSR1 and SIGQUIT; after a SIGQUIT dump it lets
-// the signal take its default course (a goroutine dump and exit 2).
+// handleSignals dumps on SIGUSR1 and SIGQUIT; after a SIGQUIT dump it
+// raises SIGQUIT again for whoever else handles it, Go's default (a
+// goroutine dump and exit 2) if nobody does.
 func (fr *FlightRecorder) handleSignals() {
 	sig, done := make(chan os.Signal, 1), make(chan struct{})
 	fr.mu.Lock()
@@ -22,7 +23,11 @@ func (fr *FlightRecorder) handleSignals() {
 			case s := <-sig:
 				fr.Dump()
 				if s == syscall.SIGQUIT {
-					signal.Reset(syscall.SIGQUIT)
+					// Hand SIGQUIT on: to the program's own handler if
+					// it has one, else to Go's (a goroutine dump and
+					// exit 2).
+					signal.Stop(sig)
+					signal.Notify(sig, syscall.SIGUSR1)
 					syscall.Kill(os.Getpid(), syscall.SIGQUIT)
 				}
 			case <-done:
