@@ -29,10 +29,25 @@ func (c *countSub) HandleEvent(e Event) {
 func BenchmarkDisabledTracePoint(b *testing.B) {
 	q := New().Device(0, "d").Queue(0, "q", true)
 	b.ReportAllocs()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
 	for b.Loop() {
 		tk := q.Begin(Kernel, "k", 0)
 		tk.End()
 	}
+	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkEmptyLoop is the loop of BenchmarkDisabledTracePoint without
+// the trace point: what b.Loop itself costs.
+func BenchmarkEmptyLoop(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
+	for b.Loop() {
+	}
+	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkDisabledMem measures a disabled memory trace point.

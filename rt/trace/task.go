@@ -21,11 +21,11 @@ import (
 // located with runtime.Callers and symbolised only on its first visit. q
 // must not be nil: a Tracer without subscribers still hands out queues, so
 // the runtime always has one.
-func (q *Queue) Begin(kind CmdKind, name string, skip int) Task {
-	if q.task.subs.Load() == nil {
-		return Task{}
+func (q *Queue) Begin(kind CmdKind, name string, skip int) (tk Task) {
+	if q.task.subs.Load() != nil {
+		tk = q.begin(kind, name, skip)
 	}
-	return q.begin(kind, name, skip)
+	return tk
 }
 
 func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
