@@ -424,3 +424,51 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Errorf("%d slices and %d memory events, want %d of each", n, mem, goroutines*pairs)
 	}
 }
+
+// TestNewFlightRecorder subscribes a flight recorder made from Go: its
+// ring keeps the newest events, WriteTo writes them, Close dumps them to
+// its path and stops it.
+func TestNewFlightRecorder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "flight.json")
+	fr, err := NewFlightRecorder(FlightRecorderConfig{Path: path, MaxBytes: 100 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := New()
+	tr.Subscribe(fr)
+	q := tr.Device(0, "gpu0").Queue(0, "q0", false)
+	for range 5000 {
+		tk := q.Begin(Kernel, "k", 0)
+		tk.End()
+	}
+	var buf bytes.Buffer
+	if _, err := fr.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var evs []jsonEvent
+	if err := json.Unmarshal(buf.Bytes(), &evs); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Ph == "X" && e.Name == "k" {
+			n++
+		}
+	}
+	// 100 KiB holds 1024 slots (the largest power of two that fits): the
+	// newest 1024 slices.
+	if n != 1024 {
+		t.Errorf("%d slices in the ring, want 1024", n)
+	}
+	if err := fr.Close(); err != nil || fr.Enabled() {
+		t.Fatalf("Close() = %v, Enabled() = %v", err, fr.Enabled())
+	}
+	tk := q.Begin(Kernel, "k", 0) // after Close: ignored
+	tk.End()
+	if got := readJSON(t, path); len(got) < n {
+		t.Errorf("dump at Close has %d events, want at least %d", len(got), n)
+	}
+	if _, err := fr.WriteTo(&buf); err == nil {
+		t.Error("WriteTo after Close succeeded")
+	}
+}
