@@ -67,6 +67,7 @@ func openBench(b *testing.B, sub string) *Tracer {
 	switch sub {
 	case "memory":
 		tr := New()
+		tr.useTSC() // the clock of Open's Tracers, for comparison
 		tr.Subscribe(&countSub{})
 		return tr
 	case "perfetto", "flight":
@@ -329,6 +330,7 @@ func nest(n int, f func()) {
 // twice.
 func BenchmarkClock(b *testing.B) {
 	tr := New()
+	tr.useTSC()
 	for b.Loop() {
 		tr.Now()
 	}

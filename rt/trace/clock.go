@@ -10,10 +10,12 @@ import (
 // The Tracer's clock. Where the CPU's time-stamp counter runs at a
 // constant rate whatever the core's frequency and sleep state (the
 // constant_tsc and nonstop_tsc flags of Linux's /proc/cpuinfo, on amd64),
-// Now reads it (a few nanoseconds) and scales it by a rate measured once
-// per process against the monotonic clock; elsewhere Now reads the
-// monotonic clock (time.Since: some 20 ns, a quarter of a traced command's
-// host cost). DGEN_TRACE_CLOCK=mono forces the monotonic clock.
+// the Tracers that Open gives subscribers read it (a few nanoseconds) and
+// scale it by a rate measured once per process against the monotonic clock
+// (2 ms, at the first such Open); elsewhere, and for Tracers made by New,
+// Now reads the monotonic clock (time.Since: some 20 ns, a quarter of a
+// traced command's host cost). DGEN_TRACE_CLOCK=mono forces the monotonic
+// clock.
 
 // tscClock is the calibration of the time-stamp counter.
 type tscClock struct {

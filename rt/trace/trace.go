@@ -227,7 +227,6 @@ func New() *Tracer {
 		streams: make(map[string]*Stream),
 		nodes:   make(map[uint64]*Node),
 	}
-	t.tsc0, t.perTick = clockStart()
 	t.start = time.Now()
 	t.graph = uint64(t.start.UnixNano())
 	t.task = t.streamLocked(StreamTask)
@@ -249,6 +248,9 @@ func Open(spec string, stderr io.Writer) (*Tracer, error) {
 		return nil, err
 	}
 	t := New()
+	if len(o.Subscribers) > 0 {
+		t.useTSC()
+	}
 	t.SetDeviceSampling(o.DeviceEvery)
 	for _, sp := range o.Subscribers {
 		sub, err := sp.open(stderr, t)
@@ -288,9 +290,22 @@ func (t *Tracer) Dropped() uint64 {
 	return t.drops.Load()
 }
 
+// useTSC switches a Tracer that has not been used yet to the time-stamp
+// counter, where it runs at a constant rate (see clock.go). Open does it
+// for the Tracers that DGEN_TRACE selects, so that a program that does not
+// trace spends nothing on the counter's calibration.
+func (t *Tracer) useTSC() {
+	if tsc0, perTick := clockStart(); tsc0 != 0 {
+		t.tsc0, t.perTick = tsc0, perTick
+		t.start = time.Now()
+		t.graph = uint64(t.start.UnixNano())
+	}
+}
+
 // Now returns the current host time on the Tracer's clock: monotonic
 // nanoseconds since the Tracer was created, read from the CPU's
-// time-stamp counter where it runs at a constant rate (see clock.go).
+// time-stamp counter where it runs at a constant rate for the Tracers that
+// Open gives subscribers (see clock.go), else from the monotonic clock.
 // Clock samples given to Device.SyncClock use this clock.
 func (t *Tracer) Now() int64 {
 	if t.tsc0 != 0 {

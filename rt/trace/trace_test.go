@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -692,7 +693,11 @@ func TestJSONString(t *testing.T) {
 // TestClock checks that the Tracer's clock (the time-stamp counter where
 // it is constant) keeps time with the monotonic clock.
 func TestClock(t *testing.T) {
-	tr := New()
+	tr, err := Open("summary", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
 	w0, c0 := time.Now(), tr.Now()
 	time.Sleep(50 * time.Millisecond)
 	w, c := time.Since(w0), time.Duration(tr.Now()-c0)
