@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/trace"
@@ -630,9 +630,13 @@ func TestTraceReleasedEvent(t *testing.T) {
 	}
 }
 
-// TestTraceSurvivesExit runs a traced process that ends without closing
-// its context, by os.Exit or by a crash, and checks that its perfetto file
-// loads with the commands it enqueued before its last 50 ms.
+// TestTraceSurvivesExit runs a traced process on the test device (PoCL
+// unless DGEN_DEVICE says otherwise) that ends without closing its context,
+// in each of the four ways a program dies: os.Exit, log.Fatal, an
+// unrecovered panic in a goroutine other than main, and SIGKILL sent by this
+// test once the child reported its calls. Every write and launch the child
+// returned from must be in its perfetto file, with its source line, its
+// dependency flow and its device time (the child traces with device=all).
 func TestTraceSurvivesExit(t *testing.T) {
 	if mode := os.Getenv("DGEN_TEST_TRACE_CHILD"); mode != "" {
 		traceChild(t, mode)
@@ -642,41 +646,60 @@ func TestTraceSurvivesExit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"exit", "panic"} {
+	writeLine, submitLine := sourceLine(t, "if err := buf.Write(q, make([]int32, buf.Len())); err != nil"),
+		sourceLine(t, "if err := q.Submit(k, rt.Range1(buf.Len())); err != nil")
+	for _, mode := range []string{"exit", "fatal", "panic", "kill"} {
 		t.Run(mode, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "trace.json")
-			cmd := exec.Command(exe, "-test.run=^TestTraceSurvivesExit$")
-			cmd.Env = append(os.Environ(), "DGEN_TEST_TRACE_CHILD="+mode, "DGEN_TRACE=perfetto:"+file+",summary")
+			cmd := exec.Command(exe, "-test.run=^TestTraceSurvivesExit$", "-test.v")
+			cmd.Env = append(os.Environ(), "DGEN_TEST_TRACE_CHILD="+mode, "DGEN_TRACE=perfetto:"+file+",summary,device=all")
 			if os.Getenv("DGEN_DEVICE") == "" {
 				cmd.Env = append(cmd.Env, "DGEN_DEVICE=cpu")
 			}
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("child: %v, want it to fail\n%s", err, out)
-			}
+			out := runTraceChild(t, cmd, mode == "kill")
 			data, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The Chrome JSON Array Format allows the closing bracket to
-			// be missing; add it as trace viewers do.
-			text := strings.TrimRight(string(data), ",\n ")
-			if strings.HasSuffix(text, "]") {
-				t.Errorf("the trace of a process that did not close it ends with ]")
+			var js strings.Builder
+			if err := trace.Convert(&js, data); err != nil {
+				t.Fatalf("trace file does not convert: %v\n%s", err, out)
 			}
-			var events []traceFileEvent
-			if err := json.Unmarshal([]byte(text+"]"), &events); err != nil {
-				t.Fatalf("trace file does not load: %v\n%s", err, data)
+			var events []struct {
+				traceFileEvent
+				Args struct {
+					File string `json:"file"`
+					Line int    `json:"line"`
+				} `json:"args"`
 			}
-			host := 0
+			if err := json.Unmarshal([]byte(js.String()), &events); err != nil {
+				t.Fatalf("converted trace does not load: %v", err)
+			}
+			lines := map[string]int{}
+			flows := map[uint64]string{}
 			for _, e := range events {
-				if e.Ph == "X" && e.Cat == "host" {
-					host++
+				switch {
+				case e.Ph == "X" && (e.Cat == "host" || e.Cat == "device") && strings.HasSuffix(e.Args.File, "tracing_test.go"):
+					lines[fmt.Sprintf("%s %s:%d", e.Cat, e.Name, e.Args.Line)]++
+				case (e.Ph == "s" || e.Ph == "f") && e.Cat == "dep":
+					flows[e.ID] += e.Ph
 				}
 			}
-			if host < 2*childCommands {
-				t.Errorf("%d host slices in the file, want at least %d", host, 2*childCommands)
+			for _, cat := range []string{"host", "device"} {
+				for _, want := range []string{fmt.Sprintf("write buffer:%d", writeLine), fmt.Sprintf("add_one:%d", submitLine)} {
+					if n := lines[cat+" "+want]; n != childCommands {
+						t.Errorf("%d %s slices of %s, want %d (all: %v)", n, cat, want, childCommands, lines)
+					}
+				}
+			}
+			whole := 0
+			for _, ph := range flows {
+				if ph == "sf" {
+					whole++
+				}
+			}
+			if whole < 2*childCommands-1 {
+				t.Errorf("%d dependency flows, want at least %d", whole, 2*childCommands-1)
 			}
 			if _, err := trace.ReadSummary(file); err != nil {
 				t.Errorf("ReadSummary: %v", err)
@@ -685,9 +708,63 @@ func TestTraceSurvivesExit(t *testing.T) {
 	}
 }
 
+// sourceLine returns the line of this file that contains text.
+func sourceLine(t *testing.T, text string) int {
+	t.Helper()
+	src, err := os.ReadFile("tracing_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(src), "\n") {
+		if strings.Contains(l, text) {
+			return i + 1
+		}
+	}
+	t.Fatalf("no line %q in tracing_test.go", text)
+	return 0
+}
+
+// runTraceChild runs a child process that must fail. With kill, it waits for
+// the child to print "ready" and sends it SIGKILL.
+func runTraceChild(t *testing.T, cmd *exec.Cmd, kill bool) string {
+	t.Helper()
+	var out strings.Builder
+	var err error
+	if !kill {
+		b, e := cmd.CombinedOutput()
+		out.Write(b)
+		err = e
+	} else {
+		pipe, perr := cmd.StdoutPipe()
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		cmd.Stderr = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		for !strings.Contains(out.String(), "ready") {
+			n, rerr := pipe.Read(buf)
+			out.Write(buf[:n])
+			if rerr != nil {
+				break
+			}
+		}
+		cmd.Process.Kill()
+		err = cmd.Wait()
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("child: %v, want it to fail\n%s", err, out.String())
+	}
+	return out.String()
+}
+
 const childCommands = 10
 
-// traceChild is the child process of TestTraceSurvivesExit.
+// traceChild is the child process of TestTraceSurvivesExit: it makes
+// childCommands writes and launches, waits for them, and dies.
 func traceChild(t *testing.T, mode string) {
 	ctx, err := rt.Open()
 	if err != nil {
@@ -700,11 +777,17 @@ func traceChild(t *testing.T, mode string) {
 	if err := q.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // several flush intervals
-	if mode == "exit" {
+	switch mode {
+	case "exit":
 		os.Exit(3)
+	case "fatal":
+		log.Fatal("the traced child gives up")
+	case "panic":
+		go panic("the traced child crashes")
+	case "kill":
+		fmt.Println("ready")
 	}
-	panic("the traced child crashes")
+	select {}
 }
 
 // TestTraceRanges checks that a user range drawn by the perfetto writer

@@ -9,6 +9,8 @@
 //	dgen markers          print the reference of every //dgen: directive
 //	dgen trace summary FILE
 //	                      print the per-source-location table of a trace written with DGEN_TRACE=perfetto:FILE
+//	dgen trace json [-o OUT | -w] FILE
+//	                      convert a trace file (the records of a program that did not close its context too) to Chrome JSON
 //	dgen cache ls|stat|verify|clear|gc [-json]
 //	                      explore and manage the persistent program cache
 //	dgen help             print this summary
@@ -29,7 +31,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"trace": {"summary FILE: print the per-source-location table of a written trace", runTrace},
+	"trace": {"summary FILE: print the per-source-location table of a written trace; json FILE: convert it to Chrome JSON", runTrace},
 	"cache": {"explore and manage the persistent program cache: ls, stat, verify, clear, gc", runCache},
 }
 

@@ -1,20 +1,38 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// runTrace runs "dgen trace SUBCOMMAND": today only "summary FILE", which
-// prints the per-source-location table of a trace that DGEN_TRACE's
-// perfetto subscriber wrote.
+const traceUsage = `usage: dgen trace summary FILE
+       dgen trace json [-o OUT | -w] FILE
+
+summary prints, per source location, the count and the total and mean
+host and device times of the commands in FILE, a trace written with
+DGEN_TRACE=perfetto:FILE or flight:FILE (device times with device=N or
+device=all), also the file of a program that ended without closing its
+context, and the number of events the writer dropped, if any.
+
+json converts FILE to Chrome trace event JSON, which ui.perfetto.dev and
+chrome://tracing open: a program writes its trace as records while it
+runs and converts it when its context closes, so the file of a program
+that ended otherwise (os.Exit, log.Fatal, a panic, SIGKILL), and the ring
+of a flight recorder, are records. A JSON file is copied, its missing
+closing bracket added. The JSON goes to standard output, to OUT with -o,
+or back to FILE with -w.`
+
+// runTrace runs "dgen trace SUBCOMMAND": "summary FILE", which prints the
+// per-source-location table of a trace that DGEN_TRACE's perfetto or
+// flight subscriber wrote, and "json FILE", which converts such a file to
+// Chrome trace event JSON.
 func runTrace(args []string, stdout, stderr io.Writer) int {
-	usage := func() {
-		fmt.Fprintln(stderr, "usage: dgen trace summary FILE\n\nsummary prints, per source location, the count and the total and mean\nhost and device times of the commands in FILE, a trace written with\nDGEN_TRACE=perfetto:FILE (device times with device=N or device=all), also\nthe file of a program that exited without closing its context.")
-	}
+	usage := func() { fmt.Fprintln(stderr, traceUsage) }
 	if len(args) == 0 {
 		usage()
 		return 2
@@ -36,11 +54,53 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	case "json":
+		return traceJSON(args[1:], stdout, stderr, usage)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprintln(stdout, "usage: dgen trace summary FILE")
+		fmt.Fprintln(stdout, traceUsage)
 		return 0
 	}
 	fmt.Fprintf(stderr, "dgen trace: unknown subcommand %q\n", args[0])
 	usage()
 	return 2
+}
+
+// traceJSON runs "dgen trace json".
+func traceJSON(args []string, stdout, stderr io.Writer, usage func()) int {
+	fs := flag.NewFlagSet("dgen trace json", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = usage
+	out := fs.String("o", "", "write the JSON to `OUT`")
+	inPlace := fs.Bool("w", false, "replace FILE by the JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || (*out != "" && *inPlace) {
+		usage()
+		return 2
+	}
+	src := fs.Arg(0)
+	dst := *out
+	if *inPlace {
+		dst = src
+	}
+	if dst != "" {
+		if err := trace.ConvertFile(dst, src); err != nil {
+			fmt.Fprintf(stderr, "dgen trace json: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	data, err := os.ReadFile(src)
+	if err == nil {
+		bw := bufio.NewWriter(stdout)
+		if err = trace.Convert(bw, data); err == nil {
+			err = bw.Flush()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "dgen trace json: %s: %v\n", src, err)
+		return 1
+	}
+	return 0
 }

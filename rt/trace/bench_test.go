@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // countSub is the in-memory subscriber of the benchmarks: it counts events
@@ -30,10 +29,25 @@ func (c *countSub) HandleEvent(e Event) {
 func BenchmarkDisabledTracePoint(b *testing.B) {
 	q := New().Device(0, "d").Queue(0, "q", true)
 	b.ReportAllocs()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
 	for b.Loop() {
 		tk := q.Begin(Kernel, "k", 0)
 		tk.End()
 	}
+	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkEmptyLoop is the loop of BenchmarkDisabledTracePoint without
+// the trace point: what b.Loop itself costs.
+func BenchmarkEmptyLoop(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
+	for b.Loop() {
+	}
+	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkDisabledMem measures a disabled memory trace point.
@@ -45,30 +59,107 @@ func BenchmarkDisabledMem(b *testing.B) {
 	}
 }
 
-func benchPair(b *testing.B, inOrder bool) {
-	tr := New()
-	sub := &countSub{}
-	tr.Subscribe(sub)
-	q := tr.Device(0, "d").Queue(0, "q", inOrder)
-	b.ReportAllocs()
-	for b.Loop() {
-		tk := q.Begin(Kernel, "k", 0)
-		tk.End()
+// openBench returns a Tracer for the benchmarks: with the in-memory
+// counting subscriber ("memory") or a built-in file writer opened from
+// spec ("perfetto", "flight") in a temporary directory.
+func openBench(b *testing.B, sub string) *Tracer {
+	b.Helper()
+	switch sub {
+	case "memory":
+		tr := New()
+		tr.useTSC() // the clock of Open's Tracers, for comparison
+		tr.Subscribe(&countSub{})
+		return tr
+	case "perfetto", "flight":
+		tr, err := Open(sub+":"+filepath.Join(b.TempDir(), "t"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			b.StopTimer()
+			if err := tr.Close(); err != nil {
+				b.Error(err)
+			}
+		})
+		return tr
 	}
-	if sub.events.Load() == 0 {
-		b.Fatal("no events")
+	b.Fatalf("no subscriber %q", sub)
+	return nil
+}
+
+func benchPair(b *testing.B, inOrder bool) {
+	for _, sub := range []string{"memory", "perfetto", "flight"} {
+		b.Run(sub, func(b *testing.B) {
+			tr := openBench(b, sub)
+			q := tr.Device(0, "d").Queue(0, "q", inOrder)
+			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			for b.Loop() {
+				tk := q.Begin(Kernel, "k", 0)
+				tk.End()
+			}
+			b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			if tr.Dropped() != 0 {
+				b.Fatalf("%d events dropped", tr.Dropped())
+			}
+		})
 	}
 }
 
-// BenchmarkBeginEnd measures an emitted task_begin+task_end pair at a call
-// site seen before, with one in-memory subscriber: call-site capture
-// (runtime.Callers and the cached node lookup), the task and instance
-// counters, two clock reads and two deliveries.
+// BenchmarkBeginEnd measures begin+end of a host slice at a call site seen
+// before: call-site capture (a frame-pointer walk and a cached node
+// lookup), the task and instance counters, two clock reads, and the
+// task_end record written to a record file ("perfetto", "flight") or
+// delivered to an in-memory subscriber ("memory").
 func BenchmarkBeginEnd(b *testing.B) { benchPair(b, false) }
 
 // BenchmarkBeginEndInOrder is BenchmarkBeginEnd on an in-order queue, which
-// adds the implicit edge_create (a third event) and the queue's lock.
+// adds the implicit edge_create (a second record) and the queue's lock.
 func BenchmarkBeginEndInOrder(b *testing.B) { benchPair(b, true) }
+
+// BenchmarkSustained writes host slices to a perfetto file as fast as the
+// traced goroutines can, for at least a second of b.Loop by default, so
+// that the file grows by hundreds of megabytes: events/s counts the
+// records in the file (one per slice) per second of wall time, from one
+// goroutine and from two (the machine's cores). No event may be dropped:
+// the benchmark fails if one is.
+func BenchmarkSustained(b *testing.B) {
+	for _, procs := range []int{1, 2} {
+		b.Run(strconv.Itoa(procs)+"goroutines", func(b *testing.B) {
+			tr := openBench(b, "perfetto")
+			d := tr.Device(0, "d")
+			var n atomic.Int64
+			b.SetParallelism(1)
+			b.ReportAllocs()
+			if procs == 1 {
+				q := d.Queue(0, "q", false)
+				for b.Loop() {
+					tk := q.Begin(Kernel, "k", 0)
+					tk.End()
+				}
+				n.Store(int64(b.N))
+			} else {
+				b.RunParallel(func(pb *testing.PB) {
+					q := d.Queue(int(n.Add(1)), "q", false)
+					i := int64(0)
+					for pb.Next() {
+						tk := q.Begin(Kernel, "k", 0)
+						tk.End()
+						i++
+					}
+					n.Add(i - 1)
+				})
+			}
+			b.StopTimer()
+			if tr.Dropped() != 0 {
+				b.Fatalf("%d events dropped", tr.Dropped())
+			}
+			b.ReportMetric(float64(n.Load())/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
 
 // BenchmarkFirstVisitNode measures the creation of a node: symbolisation of
 // the program counter, the node id, the copy-on-write site table and the
@@ -114,73 +205,40 @@ func callerPC() uintptr {
 // events) at a call site seen before, through a subscriber, divided by two.
 // The metric events/s@1% is 0.01 s divided by that cost. The sub-benchmarks
 // use the in-memory counting subscriber (the framework cost, XPTI's 55 ns
-// part) and the built-in Perfetto writer to a file (framework plus a real
-// tool, XPTI's 155 ns case).
-//
-// The Perfetto writer formats on the traced goroutine and writes the file
-// on a goroutine of its own. At 1% overhead (about 150,000 events/s, 10 MB/s
-// of JSON) the file keeps up, so "perfetto" times batches of 512 pairs and,
-// timer stopped, lets the writer drain between batches: the traced
-// goroutine's cost at a sustainable rate. "perfetto-saturated" produces as
-// fast as it can, so it measures the writer's throughput instead, and
-// reports cpu-ns/event: the CPU time of the whole process (getrusage: the
-// writer's formatting and file writes included) per event.
+// part) and the built-in perfetto writer to a file (framework plus a real
+// tool, XPTI's 155 ns case), whose records the traced goroutine writes
+// itself: cpu-ns/event is the CPU time of the whole process (getrusage:
+// page faults and the kernel's share included) per event.
 func BenchmarkEventsAt1Percent(b *testing.B) {
-	run := func(b *testing.B, tr *Tracer, paced bool) {
-		q := tr.Device(0, "d").Queue(0, "q", false)
-		b.ReportAllocs()
-		cpu0 := cpuTime()
-		i := 0
-		for b.Loop() {
-			tk := q.Begin(Kernel, "k", 0)
-			tk.End()
-			if i++; paced && i%512 == 0 {
-				b.StopTimer()
-				drain(tr)
-				b.StartTimer()
+	for _, sub := range []string{"memory", "perfetto"} {
+		b.Run(sub, func(b *testing.B) {
+			tr := openBench(b, sub)
+			q := tr.Device(0, "d").Queue(0, "q", false)
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				tk := q.Begin(Kernel, "k", 0)
+				tk.End()
 			}
-		}
-		b.StopTimer()
-		perEvent := float64(b.Elapsed().Nanoseconds()) / float64(2*b.N)
-		b.ReportMetric(perEvent, "ns/event")
-		b.ReportMetric(0.01e9/perEvent, "events/s@1%")
-		if !paced {
+			b.StopTimer()
+			perEvent := float64(b.Elapsed().Nanoseconds()) / float64(2*b.N)
+			b.ReportMetric(perEvent, "ns/event")
+			b.ReportMetric(0.01e9/perEvent, "events/s@1%")
 			b.ReportMetric(float64(cpuTime()-cpu0)/float64(2*b.N), "cpu-ns/event")
-		}
-	}
-	b.Run("memory", func(b *testing.B) {
-		tr := New()
-		tr.Subscribe(&countSub{})
-		run(b, tr, false)
-	})
-	for _, paced := range []bool{true, false} {
-		name := "perfetto"
-		if !paced {
-			name += "-saturated"
-		}
-		b.Run(name, func(b *testing.B) {
-			tr, err := Open("perfetto:"+filepath.Join(b.TempDir(), "t.json"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			run(b, tr, paced)
-			if err := tr.Close(); err != nil {
-				b.Fatal(err)
-			}
 		})
 	}
 }
 
-// drain waits until the perfetto subscribers of tr have no buffer queued
-// for their writer.
-func drain(tr *Tracer) {
-	for _, c := range tr.owned {
-		if p, ok := c.(*perfetto); ok {
-			for len(p.full) > 0 {
-				time.Sleep(10 * time.Microsecond)
-			}
-		}
+// threadCPU returns the user and system CPU time of the calling thread so
+// far: with the goroutine locked to its thread, the CPU time of a loop,
+// which the other processes of a loaded machine do not inflate as they do
+// its wall-clock time.
+func threadCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		return 0
 	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // cpuTime returns the user and system CPU time of the process so far.
@@ -272,6 +330,7 @@ func nest(n int, f func()) {
 // twice.
 func BenchmarkClock(b *testing.B) {
 	tr := New()
+	tr.useTSC()
 	for b.Loop() {
 		tr.Now()
 	}

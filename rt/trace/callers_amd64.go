@@ -10,3 +10,10 @@ package trace
 //
 //go:noescape
 func fpCallers(pcs *siteKey, n int) int
+
+// rdtsc returns the CPU's time-stamp counter.
+//
+//go:noescape
+func rdtsc() uint64
+
+const haveTSC = true

@@ -160,6 +160,7 @@ type Node struct {
 	Line int
 
 	instances atomic.Uint64
+	seq       uint32 // index in the Tracer's nodes, the node's number in record files
 }
 
 // Instances reports how many tasks of n have begun so far.

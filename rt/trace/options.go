@@ -5,17 +5,22 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// Spec is one built-in subscriber selected by a DGEN_TRACE value.
+// Builtin is one built-in subscriber selected by a DGEN_TRACE value.
 type Builtin struct {
-	// Name is "perfetto", "summary" or "log".
+	// Name is "perfetto", "flight", "summary" or "log".
 	Name string
-	// Path is the file to write: required for perfetto; optional for
-	// summary and log, which print to standard error without one.
+	// Path is the file to write: required for perfetto and flight;
+	// optional for summary and log, which print to standard error without
+	// one.
 	Path string
+	// Size is the ring size in bytes of a flight recorder (the item
+	// size=), 0 for the default (DefaultFlightSize).
+	Size uint64
 }
 
 // String returns b in the form ParseOptions reads.
@@ -38,12 +43,15 @@ type Options struct {
 }
 
 // ParseOptions parses a DGEN_TRACE value: a comma-separated list of items,
-// each a subscriber ("perfetto:PATH", "summary", "summary:PATH", "log" or
-// "log:PATH") or the device-time sampling ("device=N", "device=all" for
-// every command, "device=0" or "device=off" for none). Spaces around items
-// are ignored; an empty or blank spec selects nothing (tracing off). An
-// empty item, an unknown name, perfetto without a path, an item given
-// twice, and a device setting without a subscriber are errors. Paths
+// each a subscriber ("perfetto:PATH", "flight:PATH", "summary",
+// "summary:PATH", "log" or "log:PATH"), the device-time sampling
+// ("device=N", "device=all" for every command, "device=0" or "device=off"
+// for none) or the ring size of the flight recorder ("size=64M": a byte
+// count with an optional K, M or G suffix, powers of 1024, at least 64K).
+// Spaces around items are ignored; an empty or blank spec selects nothing
+// (tracing off). An empty item, an unknown name, perfetto or flight without
+// a path, an item given twice, a device setting without a subscriber, and
+// a size that does not parse or comes without flight are errors. Paths
 // cannot contain commas.
 func ParseOptions(spec string) (Options, error) {
 	var o Options
@@ -51,10 +59,23 @@ func ParseOptions(spec string) (Options, error) {
 		return o, nil
 	}
 	sawDevice := false
+	var size uint64
+	sawSize := false
 	for i, item := range strings.Split(spec, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			return Options{}, fmt.Errorf("trace: %s=%q: item %d is empty", EnvVar, spec, i+1)
+		}
+		if v, ok := strings.CutPrefix(item, "size="); ok {
+			if sawSize {
+				return Options{}, fmt.Errorf("trace: %s=%q: size= is given twice", EnvVar, spec)
+			}
+			n, err := ParseSize(v)
+			if err != nil {
+				return Options{}, fmt.Errorf("trace: %s=%q: %w", EnvVar, spec, err)
+			}
+			size, sawSize = n, true
+			continue
 		}
 		if v, ok := strings.CutPrefix(item, "device="); ok {
 			if sawDevice {
@@ -82,9 +103,49 @@ func ParseOptions(spec string) (Options, error) {
 		o.Subscribers = append(o.Subscribers, s)
 	}
 	if sawDevice && len(o.Subscribers) == 0 {
-		return Options{}, fmt.Errorf("trace: %s=%q: device= needs a subscriber (perfetto:PATH, summary or log)", EnvVar, spec)
+		return Options{}, fmt.Errorf("trace: %s=%q: device= needs a subscriber (perfetto:PATH, flight:PATH, summary or log)", EnvVar, spec)
+	}
+	if sawSize {
+		i := slices.IndexFunc(o.Subscribers, func(b Builtin) bool { return b.Name == "flight" })
+		if i < 0 {
+			return Options{}, fmt.Errorf("trace: %s=%q: size= sets the ring of a flight recorder and needs flight:PATH", EnvVar, spec)
+		}
+		o.Subscribers[i].Size = size
 	}
 	return o, nil
+}
+
+// ParseSize parses the size of a flight recorder's ring: a byte count with
+// an optional suffix K, M or G (powers of 1024, optionally followed by B
+// or iB), from 64K to 1T.
+func ParseSize(v string) (uint64, error) {
+	num := strings.TrimSpace(v)
+	num = strings.TrimSuffix(strings.TrimSuffix(num, "B"), "i")
+	shift := 0
+	if n := len(num); n > 0 {
+		switch num[n-1] {
+		case 'K', 'k':
+			shift = 10
+		case 'M', 'm':
+			shift = 20
+		case 'G', 'g':
+			shift = 30
+		case 'T', 't':
+			shift = 40
+		}
+		if shift != 0 {
+			num = num[:n-1]
+		}
+	}
+	n, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || n > maxFlightSize>>shift {
+		return 0, sizeError(v)
+	}
+	n <<= shift
+	if n < minFlightSize || n > maxFlightSize {
+		return 0, sizeError(v)
+	}
+	return n, nil
 }
 
 // parseEvery parses the value of a device= item.
@@ -108,16 +169,16 @@ func parseSubscriber(item string) (Builtin, error) {
 	name = strings.TrimSpace(name)
 	s := Builtin{Name: name, Path: path}
 	switch name {
-	case "perfetto":
+	case "perfetto", "flight":
 		if path == "" {
-			return s, fmt.Errorf("item %q needs a file: perfetto:PATH", item)
+			return s, fmt.Errorf("item %q needs a file: %s:PATH", item, name)
 		}
 	case "summary", "log":
 		if hasPath && path == "" {
 			return s, fmt.Errorf("item %q has an empty path: write %s or %s:PATH", item, name, name)
 		}
 	default:
-		return s, fmt.Errorf("unknown subscriber %q (want perfetto:PATH, summary[:PATH], log[:PATH] or device=N)", name)
+		return s, fmt.Errorf("unknown subscriber %q (want perfetto:PATH, flight:PATH, summary[:PATH], log[:PATH], device=N or size=N)", name)
 	}
 	return s, nil
 }
@@ -128,8 +189,18 @@ type subCloser interface {
 	io.Closer
 }
 
-// open creates the subscriber s describes.
-func (s Builtin) open(stderr io.Writer) (subCloser, error) {
+// open creates the subscriber s describes, for t.
+func (s Builtin) open(stderr io.Writer, t *Tracer) (subCloser, error) {
+	switch s.Name {
+	case "perfetto":
+		p, err := openPerfetto(s.Path, t)
+		if err != nil {
+			return nil, fmt.Errorf("trace: %s: %w", s, err)
+		}
+		return p, nil
+	case "flight":
+		return newFlight(FlightRecorderConfig{Path: s.Path, MaxBytes: s.Size}, t)
+	}
 	var w io.Writer = stderr
 	var f *os.File
 	if s.Path != "" {
@@ -144,10 +215,8 @@ func (s Builtin) open(stderr io.Writer) (subCloser, error) {
 		w = io.Discard
 	}
 	switch s.Name {
-	case "perfetto":
-		return newPerfetto(w, f), nil
 	case "summary":
-		return newSummaryWriter(w, f), nil
+		return newSummaryWriter(w, f, t), nil
 	default:
 		return newLogger(w, f), nil
 	}

@@ -2,10 +2,7 @@ package trace
 
 import (
 	"io"
-	"os"
 	"strconv"
-	"sync"
-	"time"
 	"unicode/utf8"
 )
 
@@ -32,20 +29,9 @@ const (
 	rangeTid    = 3_000_000 // user ranges and marks before any queue exists
 )
 
-// The perfetto subscriber hands its batch of events to its writer
-// goroutine when it holds batchSize events, and the writer takes it at
-// least every flushEvery when it holds any; at most flushDepth batches wait
-// to be written.
-const (
-	batchSize  = 1024
-	flushEvery = 50 * time.Millisecond
-	flushDepth = 4
-	maxBatches = flushDepth + 2 // queued, being written, being filled
-	maxSpare   = 64             // emptied edge lists kept for reuse
-)
-
-// perfetto is the built-in "perfetto" subscriber. It writes Chrome trace
-// event JSON, which ui.perfetto.dev and chrome://tracing open:
+// jsonWriter writes Chrome trace event JSON, which ui.perfetto.dev and
+// chrome://tracing open, from events in time order (the converter of record
+// files, readLog, supplies them):
 //
 //   - process 1 "dgen host" has one thread per queue holding the host
 //     enqueue slices ("X", cat "host"), and per device a memory thread
@@ -59,33 +45,15 @@ const (
 //   - user ranges (Tracer.Range) are slices (cat "range") and marks
 //     (Tracer.Mark) instant events on the host track of every queue, so
 //     that the commands enqueued within a range nest under it;
-//   - names are metadata events ("M" process_name and thread_name).
+//   - names are metadata events ("M" process_name and thread_name);
+//   - events that the writer of the record file had to drop are counted
+//     in a global instant event named "dgen: N events dropped".
 //
-// The file is in the JSON Array Format, whose closing "]" may be missing.
-// HandleEvent only copies the event into a batch; a goroutine of the
-// subscriber's own formats the batches and writes them, whole events only,
-// when a batch fills and at least every 50 ms. So the traced goroutines pay
-// for a copy, and a process that exits without closing the tracer
-// (os.Exit, log.Fatal, a crash) leaves a file that loads, missing at most
-// its last 50 ms. Slices are written when they end. Slices that overlap on
-// one queue (concurrent enqueues from several goroutines) go to extra
-// lanes, named "QUEUE #2" and so on, so that every track nests properly.
-type perfetto struct {
-	mu     sync.Mutex // guards batch, nbatch and closed
-	batch  []Event    // events not yet handed to the writer
-	nbatch int        // batches made, at most maxBatches
-	closed bool
-
-	full chan []Event  // batches for the writer goroutine, in order
-	free chan []Event  // formatted batches, for reuse
-	stop chan struct{} // closed by Close to end the writer
-	done chan struct{} // closed by the writer when it ends
-	once sync.Once     // Close
-	err  error         // Close's error
-
-	// The writer goroutine's state, and Close's once the writer has ended.
+// The file is in the JSON Array Format. Slices that overlap on one queue
+// (concurrent enqueues from several goroutines) go to extra lanes, named
+// "QUEUE #2" and so on, so that every track nests properly.
+type jsonWriter struct {
 	w       io.Writer
-	f       *os.File
 	out     []byte // formatted events not yet written
 	werr    error  // the first write error
 	n       int
@@ -98,18 +66,15 @@ type perfetto struct {
 	static  map[*Node][]byte   // per-node tail of slice events
 	hosts   []int              // host tids of lane 0 of every queue, for ranges
 	flow    uint64
+	last    int64 // the latest time written
 }
 
-func newPerfetto(w io.Writer, f *os.File) *perfetto {
-	p := &perfetto{
+// maxSpare is the number of emptied edge lists kept for reuse.
+const maxSpare = 64
+
+func newJSONWriter(w io.Writer) *jsonWriter {
+	p := &jsonWriter{
 		w:       w,
-		f:       f,
-		batch:   make([]Event, 0, batchSize),
-		nbatch:  1,
-		full:    make(chan []Event, flushDepth),
-		free:    make(chan []Event, maxBatches),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
 		named:   make(map[[2]int]bool),
 		lanes:   make(map[[2]int][]int64),
 		laneOf:  make(map[[2]uint64]int),
@@ -119,105 +84,44 @@ func newPerfetto(w io.Writer, f *os.File) *perfetto {
 	}
 	p.out = append(p.out, '[')
 	p.meta(hostPid, 0, "process_name", "dgen host")
-	p.writeOut()
-	go p.writer()
 	return p
 }
 
-// Wants implements KindSubscriber: a slice is drawn from the event that
-// ends it, and a node from its tasks.
-func (p *perfetto) Wants(k Kind) bool {
-	return k != GraphCreate && k != NodeCreate && k != TaskBegin
-}
+// flushAt is the size of formatted output at which it is written.
+const flushAt = 1 << 16
 
-// HandleEvent implements Subscriber: it keeps the event for the writer
-// goroutine.
-func (p *perfetto) HandleEvent(e Event) {
-	if !p.Wants(e.Kind) {
-		return
+// add formats e, writing the output when enough is buffered.
+func (p *jsonWriter) add(e *Event) {
+	p.format(e)
+	if e.Time > p.last {
+		p.last = e.Time
 	}
-	p.mu.Lock()
-	if !p.closed {
-		p.batch = append(p.batch, e)
-		if len(p.batch) == cap(p.batch) {
-			p.handOff()
-		}
-	}
-	p.mu.Unlock()
-}
-
-// handOff queues the batch for the writer goroutine and starts a new one.
-// At most maxBatches batches exist: when all are queued or being written it
-// waits for one, so that producers faster than the file wait for it rather
-// than grow memory without bound. Called with p.mu held.
-func (p *perfetto) handOff() {
-	if len(p.batch) == 0 {
-		return
-	}
-	p.full <- p.batch
-	if p.nbatch < maxBatches {
-		select {
-		case b := <-p.free:
-			p.batch = b
-		default:
-			p.nbatch++
-			p.batch = make([]Event, 0, batchSize)
-		}
-		return
-	}
-	p.batch = <-p.free
-}
-
-// canHandOff reports whether handOff would not wait. Called with p.mu
-// held.
-func (p *perfetto) canHandOff() bool {
-	return len(p.full) < cap(p.full) && (p.nbatch < maxBatches || len(p.free) > 0)
-}
-
-// writer formats and writes the queued batches in order, and every
-// flushEvery the batch being filled, until Close.
-func (p *perfetto) writer() {
-	defer close(p.done)
-	tick := time.NewTicker(flushEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case b := <-p.full:
-			p.writeBatch(b)
-		case <-tick.C:
-			// A producer waiting in handOff holds p.mu; the queue is
-			// written first, on the next turns of the loop.
-			if p.mu.TryLock() {
-				if !p.closed && p.canHandOff() {
-					p.handOff()
-				}
-				p.mu.Unlock()
-			}
-		case <-p.stop:
-			for {
-				select {
-				case b := <-p.full:
-					p.writeBatch(b)
-				default:
-					return
-				}
-			}
-		}
+	if len(p.out) >= flushAt {
+		p.writeOut()
 	}
 }
 
-// writeBatch formats the events of b, writes them and keeps b for reuse.
-func (p *perfetto) writeBatch(b []Event) {
-	for i := range b {
-		p.format(&b[i])
+// finish writes the drop count, if any, and the closing bracket, and
+// returns the first write error.
+func (p *jsonWriter) finish(dropped uint64) error {
+	if dropped > 0 {
+		b := p.begin()
+		b = append(b, `{"ph":"i","s":"g","cat":"dgen","name":"dgen: `...)
+		b = strconv.AppendUint(b, dropped, 10)
+		b = append(b, ` events dropped"`...)
+		b = p.pos(b, hostPid, 0, p.last)
+		b = append(b, `,"args":{"dropped":`...)
+		b = strconv.AppendUint(b, dropped, 10)
+		b = append(b, "}}"...)
+		p.end(b)
 	}
+	p.out = append(p.out, "\n]\n"...)
 	p.writeOut()
-	clear(b) // drop the references to names and nodes
-	p.free <- b[:0]
+	return p.werr
 }
 
 // writeOut writes the formatted events unless a write failed before.
-func (p *perfetto) writeOut() {
+func (p *jsonWriter) writeOut() {
 	if p.werr == nil && len(p.out) > 0 {
 		if _, err := p.w.Write(p.out); err != nil {
 			p.werr = err
@@ -227,7 +131,7 @@ func (p *perfetto) writeOut() {
 }
 
 // format appends the JSON of e to p.out.
-func (p *perfetto) format(e *Event) {
+func (p *jsonWriter) format(e *Event) {
 	switch e.Kind {
 	case EdgeCreate:
 		if e.Task.HostEnd != 0 {
@@ -335,7 +239,7 @@ func (p *perfetto) format(e *Event) {
 
 // userEvent writes a user range or mark on the host track (lane 0) of
 // every queue seen so far, or on a track of its own before any.
-func (p *perfetto) userEvent(e *Event) {
+func (p *jsonWriter) userEvent(e *Event) {
 	tids := p.hosts
 	if len(tids) == 0 {
 		p.threadName(hostPid, rangeTid, "user ranges")
@@ -360,7 +264,7 @@ func (p *perfetto) userEvent(e *Event) {
 }
 
 // edge writes the flow of an EdgeCreate event whose target has ended.
-func (p *perfetto) edge(e *Event) {
+func (p *jsonWriter) edge(e *Event) {
 	from, to := &e.From, &e.Task
 	fts := from.HostBegin
 	if from.HostEnd != 0 {
@@ -379,7 +283,7 @@ func devicePid(d *Device) int { return 2 + d.Seq }
 
 // lane returns the first lane of the queue's track on pid whose slices all
 // end by begin, and records end as that lane's end.
-func (p *perfetto) lane(pid int, q *Queue, begin, end int64, task uint64) int {
+func (p *jsonWriter) lane(pid int, q *Queue, begin, end int64, task uint64) int {
 	k := [2]int{pid, q.Seq}
 	ends := p.lanes[k]
 	l := 0
@@ -407,7 +311,7 @@ func (p *perfetto) lane(pid int, q *Queue, begin, end int64, task uint64) int {
 }
 
 // queueTid returns the thread id of a queue's lane, naming it on first use.
-func (p *perfetto) queueTid(pid int, q *Queue, lane int) int {
+func (p *jsonWriter) queueTid(pid int, q *Queue, lane int) int {
 	tid := 1 + q.Seq + lane*laneStride
 	if !p.named[[2]int{pid, tid}] {
 		if pid != hostPid {
@@ -428,21 +332,21 @@ func (p *perfetto) queueTid(pid int, q *Queue, lane int) int {
 	return tid
 }
 
-func (p *perfetto) procName(pid int, name string) {
+func (p *jsonWriter) procName(pid int, name string) {
 	if !p.named[[2]int{pid, 0}] {
 		p.named[[2]int{pid, 0}] = true
 		p.meta(pid, 0, "process_name", name)
 	}
 }
 
-func (p *perfetto) threadName(pid, tid int, name string) {
+func (p *jsonWriter) threadName(pid, tid int, name string) {
 	if !p.named[[2]int{pid, tid}] {
 		p.named[[2]int{pid, tid}] = true
 		p.meta(pid, tid, "thread_name", name)
 	}
 }
 
-func (p *perfetto) meta(pid, tid int, kind, name string) {
+func (p *jsonWriter) meta(pid, tid int, kind, name string) {
 	p.named[[2]int{pid, tid}] = true
 	b := p.begin()
 	b = append(b, `{"ph":"M","name":"`...)
@@ -459,7 +363,7 @@ func (p *perfetto) meta(pid, tid int, kind, name string) {
 
 // slice writes a complete event for a task. The part that depends on the
 // node only is formatted once per node.
-func (p *perfetto) slice(cat string, pid, tid int, begin, end int64, tk *Task) {
+func (p *jsonWriter) slice(cat string, pid, tid int, begin, end int64, tk *Task) {
 	n := tk.Node
 	tail, ok := p.static[n]
 	if !ok {
@@ -494,7 +398,7 @@ func (p *perfetto) slice(cat string, pid, tid int, begin, end int64, tk *Task) {
 	p.end(b)
 }
 
-func (p *perfetto) flowEnd(ph, cat string, pid, tid int, ts int64) {
+func (p *jsonWriter) flowEnd(ph, cat string, pid, tid int, ts int64) {
 	b := p.begin()
 	b = append(b, `{"ph":"`...)
 	b = append(b, ph...)
@@ -513,7 +417,7 @@ func (p *perfetto) flowEnd(ph, cat string, pid, tid int, ts int64) {
 }
 
 // pos appends the pid, tid and ts fields.
-func (p *perfetto) pos(b []byte, pid, tid int, ts int64) []byte {
+func (p *jsonWriter) pos(b []byte, pid, tid int, ts int64) []byte {
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(pid), 10)
 	b = append(b, `,"tid":`...)
@@ -524,7 +428,7 @@ func (p *perfetto) pos(b []byte, pid, tid int, ts int64) []byte {
 
 // begin returns the buffer to append the next event to, with its
 // separator: the unwritten events, so that an event is formatted in place.
-func (p *perfetto) begin() []byte {
+func (p *jsonWriter) begin() []byte {
 	b := p.out
 	if p.n > 0 {
 		b = append(b, ',')
@@ -534,40 +438,7 @@ func (p *perfetto) begin() []byte {
 }
 
 // end takes back the buffer with the event appended.
-func (p *perfetto) end(b []byte) { p.out = b }
-
-// Close ends the JSON array, waits for the writer to write everything and
-// closes the file. It returns the first error of writing or closing the
-// file. Edges whose target never ended are dropped.
-func (p *perfetto) Close() error {
-	p.once.Do(p.close)
-	return p.err
-}
-
-func (p *perfetto) close() {
-	p.mu.Lock()
-	p.closed = true
-	p.handOff()
-	p.mu.Unlock()
-	close(p.stop)
-	<-p.done
-	p.out = append(p.out, "\n]\n"...)
-	p.writeOut()
-	err := p.werr
-	if p.f != nil {
-		if cerr := p.f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		p.err = &writeError{err: err}
-	}
-}
-
-type writeError struct{ err error }
-
-func (e *writeError) Error() string { return "trace: perfetto: " + e.err.Error() }
-func (e *writeError) Unwrap() error { return e.err }
+func (p *jsonWriter) end(b []byte) { p.out = b }
 
 const hexDigits = "0123456789abcdef"
 

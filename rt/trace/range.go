@@ -29,8 +29,8 @@ func (r Range) End() {
 	if r.t == nil {
 		return
 	}
-	subs := r.t.task.wanting(UserRange)
-	if subs == nil {
+	subs, recs := r.t.task.wanting(UserRange), r.t.task.records(UserRange)
+	if subs == nil && recs == nil {
 		return
 	}
 	now := r.t.Now()
@@ -38,6 +38,9 @@ func (r Range) End() {
 		now = r.begin + 1
 	}
 	e := Event{Kind: UserRange, Stream: r.t.task, Time: now, Begin: r.begin, Name: r.name}
+	for _, rf := range recs {
+		rf.handle(&e)
+	}
 	deliver(subs, &e)
 }
 
@@ -47,8 +50,12 @@ func (t *Tracer) Mark(name string) {
 	if t == nil {
 		return
 	}
-	if subs := t.task.wanting(UserMark); subs != nil {
+	subs, recs := t.task.wanting(UserMark), t.task.records(UserMark)
+	if subs != nil || recs != nil {
 		e := Event{Kind: UserMark, Stream: t.task, Time: t.Now(), Name: name}
+		for _, r := range recs {
+			r.handle(&e)
+		}
 		deliver(subs, &e)
 	}
 }

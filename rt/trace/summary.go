@@ -51,6 +51,10 @@ func (r *Row) DeviceMean() int64 {
 type Summary struct {
 	mu   sync.Mutex
 	rows map[uint64]*Row
+	// Dropped is the number of events the trace writer dropped, when the
+	// summary was read from a trace file (ReadSummary) or printed by the
+	// built-in summary subscriber; WriteTo prints it when it is not 0.
+	Dropped uint64
 }
 
 func (s *Summary) row(n *Node) *Row {
@@ -127,6 +131,9 @@ func (s *Summary) WriteTo(w io.Writer) (int64, error) {
 			r.Kind, r.Name, r.Func, r.File, r.Line)
 	}
 	err := tw.Flush()
+	if err == nil && s.Dropped > 0 {
+		_, err = fmt.Fprintf(cw, "dropped: %d events (the trace writer could not keep up or store them)\n", s.Dropped)
+	}
 	return cw.n, err
 }
 
@@ -154,16 +161,22 @@ type summaryWriter struct {
 	Summary
 	w    io.Writer
 	f    *os.File
+	t    *Tracer // for the count of dropped events; may be nil
 	once sync.Once
 }
 
-func newSummaryWriter(w io.Writer, f *os.File) *summaryWriter {
-	return &summaryWriter{w: w, f: f}
+func newSummaryWriter(w io.Writer, f *os.File, t *Tracer) *summaryWriter {
+	return &summaryWriter{w: w, f: f, t: t}
 }
 
 func (s *summaryWriter) Close() error {
 	var err error
 	s.once.Do(func() {
+		if s.t != nil {
+			s.mu.Lock()
+			s.Dropped = s.t.Dropped()
+			s.mu.Unlock()
+		}
 		_, err = s.WriteTo(s.w)
 		if s.f != nil {
 			if cerr := s.f.Close(); err == nil {
@@ -203,6 +216,10 @@ func ReadSummary(path string) (*Summary, error) {
 	s := &Summary{rows: make(map[uint64]*Row)}
 	for i := range file.TraceEvents {
 		e := &file.TraceEvents[i]
+		if e.Cat == "dgen" && e.Args.Dropped > 0 {
+			s.Dropped += e.Args.Dropped
+			continue
+		}
 		if e.Ph != "X" || (e.Cat != catHost && e.Cat != catDevice) {
 			continue
 		}
@@ -227,11 +244,18 @@ func ReadSummary(path string) (*Summary, error) {
 	return s, nil
 }
 
-// decodeEvents decodes the events of a trace file in either of Chrome's
-// formats: the JSON Object Format ({"traceEvents":[...]}) or the JSON Array
+// decodeEvents decodes the events of a trace file: a record file (see
+// Convert), or JSON in either of Chrome's formats: the JSON Object Format ({"traceEvents":[...]}) or the JSON Array
 // Format, whose closing "]" may be missing, as it is in the file of a
 // process that exited without closing its tracer.
 func decodeEvents(data []byte) ([]fileEvent, error) {
+	if IsRecordFile(data) {
+		var buf bytes.Buffer
+		if err := Convert(&buf, data); err != nil {
+			return nil, err
+		}
+		data = buf.Bytes()
+	}
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '{' {
 		var file struct {
@@ -260,6 +284,8 @@ type fileEvent struct {
 		Func string `json:"func"`
 		File string `json:"file"`
 		Line int    `json:"line"`
+		// Dropped is the count of the "dgen: N events dropped" event.
+		Dropped uint64 `json:"dropped"`
 	} `json:"args"`
 }
 

@@ -21,11 +21,11 @@ import (
 // located with runtime.Callers and symbolised only on its first visit. q
 // must not be nil: a Tracer without subscribers still hands out queues, so
 // the runtime always has one.
-func (q *Queue) Begin(kind CmdKind, name string, skip int) Task {
-	if q.task.subs.Load() == nil {
-		return Task{}
+func (q *Queue) Begin(kind CmdKind, name string, skip int) (tk Task) {
+	if q.task.subs.Load() != nil {
+		tk = q.begin(kind, name, skip)
 	}
-	return q.begin(kind, name, skip)
+	return tk
 }
 
 func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
@@ -62,16 +62,33 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
 		deliver(subs, &e)
 	}
 	if q.InOrder {
+		q.inOrderEdge(&tk)
+	}
+	return tk
+}
+
+// inOrderEdge emits the implicit edge from the queue's previous task to tk.
+// Record files get the previous task's id from one atomic swap (the
+// converter finds its times by id); only subscribers that take Events
+// need the whole previous task, kept under the queue's lock.
+func (q *Queue) inOrderEdge(tk *Task) {
+	prevID := q.lastID.Swap(tk.ID)
+	subs := q.task.wanting(EdgeCreate)
+	if subs != nil {
 		q.mu.Lock()
 		prev := q.last
-		q.last = tk
+		q.last = *tk
 		q.mu.Unlock()
-		if subs := q.task.wanting(EdgeCreate); prev.ID != 0 && subs != nil {
-			e := Event{Kind: EdgeCreate, Implicit: true, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk, From: prev}
+		if prevID != 0 && prev.ID == prevID {
+			e := Event{Kind: EdgeCreate, Implicit: true, Stream: q.task, Time: tk.HostBegin, Device: q.Device, Task: *tk, From: prev}
 			deliver(subs, &e)
 		}
 	}
-	return tk
+	if prevID != 0 {
+		for _, r := range q.task.records(EdgeCreate) {
+			r.edge(tk, &Task{ID: prevID, Queue: q}, true)
+		}
+	}
 }
 
 // DependsOn records that the task must wait for from (an entry of its wait
@@ -84,15 +101,18 @@ func (tk *Task) DependsOn(from Task) {
 	}
 }
 
-func (tk *Task) dependsOn(from *Task) {
-	t := tk.Queue.t
-	subs := t.task.wanting(EdgeCreate)
-	if subs == nil {
-		return
+func (tk *Task) dependsOn(from *Task) { tk.Queue.t.edge(tk, from, false) }
+
+// edge emits EdgeCreate from from to to. The edge is part of the task's
+// begin: its time, not a clock read.
+func (t *Tracer) edge(to, from *Task, implicit bool) {
+	for _, r := range t.task.records(EdgeCreate) {
+		r.edge(to, from, implicit)
 	}
-	// The edge is part of the task's begin: its time, not a clock read.
-	e := Event{Kind: EdgeCreate, Stream: t.task, Time: tk.HostBegin, Device: tk.Queue.Device, Task: *tk, From: *from}
-	deliver(subs, &e)
+	if subs := t.task.wanting(EdgeCreate); subs != nil {
+		e := Event{Kind: EdgeCreate, Implicit: implicit, Stream: t.task, Time: to.HostBegin, Device: to.Queue.Device, Task: *to, From: *from}
+		deliver(subs, &e)
+	}
 }
 
 // End marks the end of the task's host-side enqueue: it sets tk.End (always
@@ -111,12 +131,15 @@ func (tk *Task) end() {
 		now = tk.HostBegin + 1
 	}
 	tk.HostEnd = now
-	if q.InOrder {
+	if q.InOrder && t.task.wanting(EdgeCreate) != nil {
 		q.mu.Lock()
 		if q.last.ID == tk.ID {
 			q.last.HostEnd = now
 		}
 		q.mu.Unlock()
+	}
+	for _, r := range t.task.records(TaskEnd) {
+		r.taskRec(recTaskEnd, tk)
 	}
 	if subs := t.task.wanting(TaskEnd); subs != nil {
 		e := Event{Kind: TaskEnd, Stream: t.task, Time: now, Device: q.Device, Task: *tk}
@@ -143,6 +166,9 @@ func (tk *Task) complete(start, end int64) {
 	if tk.DevEnd <= tk.DevStart {
 		tk.DevEnd = tk.DevStart + 1
 	}
+	for _, r := range t.task.records(TaskComplete) {
+		r.taskRec(recTaskComplete, tk)
+	}
 	if subs := t.task.wanting(TaskComplete); subs != nil {
 		e := Event{Kind: TaskComplete, Stream: t.task, Time: t.Now(), Device: d, Task: *tk}
 		deliver(subs, &e)
@@ -154,7 +180,7 @@ func (tk *Task) complete(start, end int64) {
 // MemRelease and CacheEvent.
 func (d *Device) MemAlloc(m Mem) {
 	if d.t.mem.subs.Load() != nil {
-		d.emit(Event{Kind: MemAlloc, Mem: m})
+		d.mem(MemAlloc, &m)
 	}
 }
 
@@ -162,7 +188,20 @@ func (d *Device) MemAlloc(m Mem) {
 // load when StreamMem has no subscriber.
 func (d *Device) MemRelease(m Mem) {
 	if d.t.mem.subs.Load() != nil {
-		d.emit(Event{Kind: MemRelease, Mem: m})
+		d.mem(MemRelease, &m)
+	}
+}
+
+// mem emits a memory event: record files first, without an Event.
+func (d *Device) mem(k Kind, m *Mem) {
+	s := d.t.mem
+	now := d.t.Now()
+	for _, r := range s.records(k) {
+		r.memRec(d, k, m, now)
+	}
+	if subs := s.wanting(k); subs != nil {
+		e := Event{Kind: k, Stream: s, Time: now, Device: d, Mem: *m}
+		deliver(subs, &e)
 	}
 }
 
@@ -180,12 +219,17 @@ func (d *Device) emit(e Event) {
 	if e.Kind == CacheEvent {
 		s = d.t.cache
 	}
-	if subs := s.wanting(e.Kind); subs != nil {
-		e.Stream = s
-		e.Time = d.t.Now()
-		e.Device = d
-		deliver(subs, &e)
+	subs, recs := s.wanting(e.Kind), s.records(e.Kind)
+	if subs == nil && recs == nil {
+		return
 	}
+	e.Stream = s
+	e.Time = d.t.Now()
+	e.Device = d
+	for _, r := range recs {
+		r.handle(&e)
+	}
+	deliver(subs, &e)
 }
 
 // keyDepth is the largest number of frames that key the site cache; a
@@ -223,8 +267,9 @@ func (k *siteKey) hash(depth int) uint64 {
 
 // site is an entry of the site cache: a node and the key it was reached by.
 type site struct {
-	key  siteKey
-	node *Node
+	key   siteKey
+	depth int
+	node  *Node
 }
 
 // lookupSite returns the cached node of (key, kind, name), or nil. It is
@@ -234,11 +279,22 @@ func (t *Tracer) lookupSite(key *siteKey, depth int, kind CmdKind, name string) 
 		return nil
 	}
 	for i, list := 0, (*t.sites.Load())[key.hash(depth)]; i < len(list); i++ {
-		if n := list[i].node; n.Name == name && n.Kind == kind && list[i].key == *key {
+		if n := list[i].node; n.Kind == kind && list[i].depth == depth && list[i].key.equal(key, depth) && n.Name == name {
 			return n
 		}
 	}
 	return nil
+}
+
+// equal reports whether the first depth entries of k and o are equal: the
+// rest of both is zero, for keys of that depth.
+func (k *siteKey) equal(o *siteKey, depth int) bool {
+	for i := range k[:depth] {
+		if k[i] != o[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // newNode returns the node of (pc, kind, name), creating it and emitting
@@ -260,9 +316,12 @@ func (t *Tracer) newNode(key *siteKey, depth int, pc uintptr, kind CmdKind, name
 	id := NodeID(name, fn, file, line)
 	n, ok := t.nodes[id]
 	if !ok {
-		n = &Node{ID: id, Kind: kind, Name: name, Func: fn, File: file, Line: line}
+		n = &Node{ID: id, Kind: kind, Name: name, Func: fn, File: file, Line: line, seq: uint32(len(t.nodeList))}
 		t.nodes[id] = n
 		t.nodeList = append(t.nodeList, n)
+		for _, r := range t.task.records(NodeCreate) {
+			r.defineNode(n)
+		}
 		if subs := t.task.wanting(NodeCreate); subs != nil {
 			e := Event{Kind: NodeCreate, Stream: t.task, Time: t.Now(), Node: n}
 			deliver(subs, &e)
@@ -283,7 +342,7 @@ func (t *Tracer) newNode(key *siteKey, depth int, pc uintptr, kind CmdKind, name
 	for k, v := range sites {
 		next[k] = v
 	}
-	next[h] = append(append([]site(nil), sites[h]...), site{key: *key, node: n})
+	next[h] = append(append([]site(nil), sites[h]...), site{key: *key, depth: depth, node: n})
 	t.sites.Store(&next)
 	return n
 }

@@ -7,9 +7,18 @@
 // streams (StreamTask, StreamMem, StreamCache, or any other name) to
 // subscribers: values implementing Subscriber, registered by Go code with
 // Tracer.Subscribe or selected by a spec string (the DGEN_TRACE environment
-// variable) passed to Open. The built-in subscribers write a Chrome trace
-// event JSON file that ui.perfetto.dev opens, print a summary table per
-// source location, or log every event.
+// variable) passed to Open. The built-in subscribers write a trace file that
+// ui.perfetto.dev opens (perfetto:PATH), keep the newest events in a flight
+// recorder (flight:PATH), print a summary table per source location, or log
+// every event.
+//
+// The perfetto and flight subscribers survive the process: the traced
+// goroutine writes each event as a 64-byte record into a shared mapping of
+// the file before its trace point returns, so the kernel has every event of
+// a call that returned however the process ends (os.Exit, log.Fatal, a
+// panic in any goroutine, SIGKILL). Close converts a perfetto file to
+// Chrome trace event JSON; Convert (dgen trace json) converts the record
+// file that a process left without closing its Tracer.
 //
 // A trace point whose stream has no subscriber costs one atomic load and
 // allocates nothing. With subscribers, a steady-state task (a call site seen
@@ -89,7 +98,23 @@ type Stream struct {
 	name  string
 	t     *Tracer
 	subs  atomic.Pointer[[]Subscriber]
-	kinds [numKinds]atomic.Pointer[[]Subscriber] // subs that want each kind
+	kinds [numKinds]atomic.Pointer[[]Subscriber] // subs that want each kind, but record files
+	recs  [numKinds]atomic.Pointer[[]*recFile]   // record files that want each kind
+}
+
+// recSubscriber is a built-in subscriber that writes a record file: trace
+// points write its records directly, without building an Event.
+type recSubscriber interface {
+	recFile() *recFile
+}
+
+// records returns the record files of s that want events of kind k, or
+// nil.
+func (s *Stream) records(k Kind) []*recFile {
+	if l := s.recs[k].Load(); l != nil {
+		return *l
+	}
+	return nil
 }
 
 // wanting returns the subscribers of s that want events of kind k, or nil.
@@ -126,12 +151,19 @@ func (s *Stream) Emit(e Event) {
 		return
 	}
 	subs := s.wanting(e.Kind)
-	if subs == nil {
+	var recs []*recFile
+	if int(e.Kind) < numKinds {
+		recs = s.records(e.Kind)
+	}
+	if subs == nil && recs == nil {
 		return
 	}
 	e.Stream = s
 	if e.Time == 0 {
 		e.Time = s.t.Now()
+	}
+	for _, r := range recs {
+		r.handle(&e)
 	}
 	deliver(subs, &e)
 }
@@ -163,8 +195,10 @@ func (s *subscription) wants(name string) bool {
 // Tracer records the events of one runtime context. Create it with New or
 // Open; its methods are safe for concurrent use.
 type Tracer struct {
-	start time.Time
-	graph uint64
+	start   time.Time
+	graph   uint64
+	tsc0    uint64  // the time-stamp counter at start, 0 for the monotonic clock
+	perTick float64 // nanoseconds per tick of the time-stamp counter
 
 	task, mem, cache *Stream
 
@@ -172,6 +206,7 @@ type Tracer struct {
 	queueSeq atomic.Uint64
 	sites    atomic.Pointer[map[uint64][]site] // by siteKey.hash
 	every    atomic.Int32                      // device-time sampling: see SetDeviceSampling
+	drops    atomic.Uint64                     // events the built-in file writers dropped
 
 	mu       sync.Mutex // guards everything below
 	streams  map[string]*Stream
@@ -181,6 +216,7 @@ type Tracer struct {
 	nodeList []*Node          // in creation order
 	devices  []*Device
 	owned    []io.Closer // built-in subscribers opened by Open
+	flight   *FlightRecorder
 	closed   bool
 }
 
@@ -188,10 +224,10 @@ type Tracer struct {
 // until Subscribe is called.
 func New() *Tracer {
 	t := &Tracer{
-		start:   time.Now(),
 		streams: make(map[string]*Stream),
 		nodes:   make(map[uint64]*Node),
 	}
+	t.start = time.Now()
 	t.graph = uint64(t.start.UnixNano())
 	t.task = t.streamLocked(StreamTask)
 	t.mem = t.streamLocked(StreamMem)
@@ -212,23 +248,71 @@ func Open(spec string, stderr io.Writer) (*Tracer, error) {
 		return nil, err
 	}
 	t := New()
+	if len(o.Subscribers) > 0 {
+		t.useTSC()
+	}
 	t.SetDeviceSampling(o.DeviceEvery)
 	for _, sp := range o.Subscribers {
-		sub, err := sp.open(stderr)
+		sub, err := sp.open(stderr, t)
 		if err != nil {
 			t.Close()
 			return nil, err
 		}
 		t.owned = append(t.owned, sub)
+		if fr, ok := sub.(*FlightRecorder); ok {
+			t.flight = fr
+			fr.handleSignals()
+		}
 		t.Subscribe(sub)
 	}
 	return t, nil
 }
 
+// FlightRecorder returns the flight recorder that Open's spec selected
+// (flight:PATH), or nil. Dumping the newest events to PATH while the
+// program runs is one line:
+//
+//	ctx.Tracer().FlightRecorder().Dump()
+func (t *Tracer) FlightRecorder() *FlightRecorder {
+	if t == nil {
+		return nil
+	}
+	return t.flight
+}
+
+// Dropped returns the number of events that the built-in file writers
+// opened by Open could not store (a full disk, or a file past 64 GiB). They
+// are counted in the trace file and in the summary too.
+func (t *Tracer) Dropped() uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.drops.Load()
+}
+
+// useTSC switches a Tracer that has not been used yet to the time-stamp
+// counter, where it runs at a constant rate (see clock.go). Open does it
+// for the Tracers that DGEN_TRACE selects, so that a program that does not
+// trace spends nothing on the counter's calibration.
+func (t *Tracer) useTSC() {
+	if tsc0, perTick := clockStart(); tsc0 != 0 {
+		t.tsc0, t.perTick = tsc0, perTick
+		t.start = time.Now()
+		t.graph = uint64(t.start.UnixNano())
+	}
+}
+
 // Now returns the current host time on the Tracer's clock: monotonic
-// nanoseconds since the Tracer was created. Clock samples given to
-// Device.SyncClock use this clock.
-func (t *Tracer) Now() int64 { return int64(time.Since(t.start)) }
+// nanoseconds since the Tracer was created, read from the CPU's
+// time-stamp counter where it runs at a constant rate for the Tracers that
+// Open gives subscribers (see clock.go), else from the monotonic clock.
+// Clock samples given to Device.SyncClock use this clock.
+func (t *Tracer) Now() int64 {
+	if t.tsc0 != 0 {
+		return int64(float64(rdtsc()-t.tsc0) * t.perTick)
+	}
+	return int64(time.Since(t.start))
+}
 
 // SetDeviceSampling sets which commands report device times, through
 // Task.Sampled: none when n is 0 (the default), else the first instance of
@@ -279,8 +363,14 @@ func (t *Tracer) publishLocked(s *Stream) {
 	}
 	for k := range s.kinds {
 		var kl []Subscriber
+		var rl []*recFile
 		for _, sub := range list {
-			if wants(sub, Kind(k)) {
+			if !wants(sub, Kind(k)) {
+				continue
+			}
+			if rs, ok := sub.(recSubscriber); ok {
+				rl = append(rl, rs.recFile())
+			} else {
 				kl = append(kl, sub)
 			}
 		}
@@ -288,6 +378,11 @@ func (t *Tracer) publishLocked(s *Stream) {
 			s.kinds[k].Store(nil)
 		} else {
 			s.kinds[k].Store(&kl)
+		}
+		if rl == nil {
+			s.recs[k].Store(nil)
+		} else {
+			s.recs[k].Store(&rl)
 		}
 	}
 	if len(list) == 0 {
@@ -503,10 +598,11 @@ type Queue struct {
 	// Seq is the queue's index in its Tracer, from 0.
 	Seq int
 
-	t    *Tracer
-	task *Stream    // t.task, one indirection less on the hot path
-	mu   sync.Mutex // guards last
-	last Task
+	t      *Tracer
+	task   *Stream       // t.task, one indirection less on the hot path
+	lastID atomic.Uint64 // the id of the last task begun (in-order queues)
+	mu     sync.Mutex    // guards last
+	last   Task          // the last task begun, kept while a subscriber wants edges as Events
 }
 
 func (t *Tracer) nextQueue() uint64 { return t.queueSeq.Add(1) - 1 }

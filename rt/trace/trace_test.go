@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // enqueue stands for the runtime's enqueue function: Begin with skip 1
@@ -367,9 +369,21 @@ func TestParseBuiltins(t *testing.T) {
 		{"", nil, ""},
 		{"  ", nil, ""},
 		{"summary", []Builtin{{Name: "summary"}}, ""},
-		{"perfetto:/tmp/x.json, summary ,log", []Builtin{{"perfetto", "/tmp/x.json"}, {"summary", ""}, {"log", ""}}, ""},
-		{"log:/tmp/l.txt", []Builtin{{"log", "/tmp/l.txt"}}, ""},
+		{"perfetto:/tmp/x.json, summary ,log", []Builtin{{Name: "perfetto", Path: "/tmp/x.json"}, {Name: "summary"}, {Name: "log"}}, ""},
+		{"log:/tmp/l.txt", []Builtin{{Name: "log", Path: "/tmp/l.txt"}}, ""},
 		{"perfetto", nil, "needs a file"},
+		{"flight:/tmp/f.bin", []Builtin{{Name: "flight", Path: "/tmp/f.bin"}}, ""},
+		{"flight:/tmp/f.bin,size=1M", []Builtin{{Name: "flight", Path: "/tmp/f.bin", Size: 1 << 20}}, ""},
+		{"size=2G, flight:/tmp/f.bin", []Builtin{{Name: "flight", Path: "/tmp/f.bin", Size: 2 << 30}}, ""},
+		{"flight:/tmp/f.bin,size=64MiB", []Builtin{{Name: "flight", Path: "/tmp/f.bin", Size: 64 << 20}}, ""},
+		{"flight", nil, "needs a file"},
+		{"flight:/tmp/f.bin,size=lots", nil, "want a byte count"},
+		{"flight:/tmp/f.bin,size=-1M", nil, "want a byte count"},
+		{"flight:/tmp/f.bin,size=1K", nil, "want a byte count"},
+		{"flight:/tmp/f.bin,size=", nil, "want a byte count"},
+		{"flight:/tmp/f.bin,size=99999999999999999999", nil, "want a byte count"},
+		{"flight:/tmp/f.bin,size=1M,size=2M", nil, "given twice"},
+		{"perfetto:/tmp/x.json,size=1M", nil, "needs flight:PATH"},
 		{"perfetto:", nil, "needs a file"},
 		{"summary,,log", nil, "item 2 is empty"},
 		{"summary,", nil, "item 2 is empty"},
@@ -673,5 +687,24 @@ func TestJSONString(t *testing.T) {
 		if want := strings.ToValidUTF8(s, "\ufffd"); got != want {
 			t.Errorf("%q round trips to %q", s, got)
 		}
+	}
+}
+
+// TestClock checks that the Tracer's clock (the time-stamp counter where
+// it is constant) keeps time with the monotonic clock.
+func TestClock(t *testing.T) {
+	tr, err := Open("summary", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	w0, c0 := time.Now(), tr.Now()
+	time.Sleep(50 * time.Millisecond)
+	w, c := time.Since(w0), time.Duration(tr.Now()-c0)
+	if diff := c - w; diff < -w/50-time.Millisecond || diff > w/50+time.Millisecond {
+		t.Errorf("the Tracer's clock measured %v over %v of the monotonic clock", c, w)
+	}
+	if a, b := tr.Now(), tr.Now(); b < a {
+		t.Errorf("the clock went back from %d to %d", a, b)
 	}
 }

@@ -1,0 +1,256 @@
+package trace
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"unsafe"
+)
+
+// perfettoFile is the built-in "perfetto" subscriber. While the program
+// runs, it writes a record file (see binlog.go) on the traced goroutines,
+// into a shared mapping of PATH: nothing an event's trace point has
+// returned from is lost however the process ends. Close converts the file
+// in place to Chrome trace event JSON; the file of a process that ended
+// without closing its tracer is converted by Convert (dgen trace json).
+type perfettoFile struct {
+	rec  *recFile
+	once sync.Once
+	err  error
+}
+
+func openPerfetto(path string, t *Tracer) (*perfettoFile, error) {
+	r, err := newRecFile(path, 0, t)
+	if err != nil {
+		return nil, err
+	}
+	return &perfettoFile{rec: r}, nil
+}
+
+// newRecFile opens a record file for t.
+func newRecFile(path string, ring uint64, t *Tracer) (*recFile, error) {
+	var start int64
+	if t != nil {
+		start = t.start.UnixNano()
+	}
+	r, err := openRecFile(path, ring, start)
+	if err != nil {
+		return nil, err
+	}
+	if t != nil {
+		r.drops = &t.drops
+	}
+	return r, nil
+}
+
+// Wants implements KindSubscriber.
+func (p *perfettoFile) Wants(k Kind) bool { return recWants(k) }
+
+func (p *perfettoFile) recFile() *recFile { return p.rec }
+
+// HandleEvent implements Subscriber: it writes the event's record.
+func (p *perfettoFile) HandleEvent(e Event) { p.rec.handle(&e) }
+
+// Close converts the file to JSON and closes it. Events that arrive after
+// Close has begun may be missing from the JSON.
+func (p *perfettoFile) Close() error {
+	p.once.Do(func() {
+		r := p.rec
+		var errs []error
+		r.mu.Lock()
+		if r.full != nil && r.dropped() > 0 {
+			errs = append(errs, fmt.Errorf("%d events dropped: %w", r.dropped(), r.full))
+		}
+		r.mu.Unlock()
+		l, err := readLog(r.bytes()[:r.used()*slotSize])
+		if err == nil {
+			err = r.writeJSON(l)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("convert to JSON (the record file is left for dgen trace json): %w", err))
+		}
+		if err := r.unmap(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := errors.Join(errs...); err != nil {
+			p.err = &writeError{op: "perfetto: " + r.path, err: err}
+		}
+	})
+	return p.err
+}
+
+// writeJSON writes l as JSON to the file's path: by a rename over the
+// record file, or straight to a file that is not mapped.
+func (r *recFile) writeJSON(l *recLog) error {
+	if !r.anon {
+		return writeFileAtomic(r.path, l.writeJSON)
+	}
+	bw := bufio.NewWriterSize(r.f, 1<<16)
+	err := l.writeJSON(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	return err
+}
+
+// DefaultFlightSize is the ring size of a flight recorder when none is
+// given: about a million events.
+const DefaultFlightSize = 64 << 20
+
+// FlightRecorderConfig configures a FlightRecorder, as
+// runtime/trace.FlightRecorderConfig does Go's execution tracer.
+type FlightRecorderConfig struct {
+	// Path is the file that holds the ring while the program runs, and
+	// that Dump writes the newest events to as JSON.
+	Path string
+	// MaxBytes bounds the ring: 64 bytes an event, in a number of slots
+	// that is the largest power of two that fits (DefaultFlightSize when 0;
+	// at least 64 KiB).
+	MaxBytes uint64
+}
+
+// A FlightRecorder keeps the newest events of a Tracer in a ring of bounded
+// size, at the cost per event of the perfetto subscriber, in the spirit of
+// Go 1.25's runtime/trace.FlightRecorder. The ring is a shared mapping of
+// the file at Path, so the newest events are in that file however the
+// process ends, an unrecovered panic or SIGKILL included (Convert, or
+// dgen trace json, turns it into JSON). WriteTo and Dump write them as
+// JSON while the program runs: DGEN_TRACE=flight:PATH dumps to PATH on
+// SIGUSR1 and SIGQUIT, and on Close. A FlightRecorder is a Subscriber:
+// subscribe it to a Tracer to start it.
+type FlightRecorder struct {
+	rec    *recFile
+	path   string
+	mu     sync.Mutex // serialises dumps and Close
+	linked bool       // the ring is linked at Path+".ring"
+	closed bool
+	sig    chan os.Signal
+	done   chan struct{}
+}
+
+// NewFlightRecorder creates the ring file of a flight recorder. It reports
+// an unwritable path, a full disk or a bad size at once.
+func NewFlightRecorder(cfg FlightRecorderConfig) (*FlightRecorder, error) {
+	return newFlight(cfg, nil)
+}
+
+func newFlight(cfg FlightRecorderConfig, t *Tracer) (*FlightRecorder, error) {
+	size := cfg.MaxBytes
+	if size == 0 {
+		size = DefaultFlightSize
+	}
+	if size < minFlightSize || size > maxFlightSize {
+		return nil, fmt.Errorf("trace: flight: size %d: want %d to %d bytes", size, minFlightSize, maxFlightSize)
+	}
+	r, err := newRecFile(cfg.Path, size, t)
+	if err != nil {
+		return nil, fmt.Errorf("trace: flight:%s: %w", cfg.Path, err)
+	}
+	return &FlightRecorder{rec: r, path: cfg.Path}, nil
+}
+
+// The bounds of a flight recorder's ring.
+const (
+	minFlightSize = 64 << 10
+	maxFlightSize = 1 << 40
+)
+
+// Wants implements KindSubscriber.
+func (fr *FlightRecorder) Wants(k Kind) bool { return recWants(k) }
+
+func (fr *FlightRecorder) recFile() *recFile { return fr.rec }
+
+// HandleEvent implements Subscriber: it writes the event's record into the
+// ring.
+func (fr *FlightRecorder) HandleEvent(e Event) { fr.rec.handle(&e) }
+
+// Enabled reports whether the recorder is recording (not closed).
+func (fr *FlightRecorder) Enabled() bool {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	return !fr.closed
+}
+
+// snapshot decodes a copy of the ring, taken while writers go on.
+func (fr *FlightRecorder) snapshot() (*recLog, error) {
+	r := fr.rec
+	data := append([]byte(nil), unsafe.Slice((*byte)(r.mem), r.used()*slotSize)...)
+	return readLog(data)
+}
+
+// WriteTo writes the events in the ring now, oldest first, as Chrome
+// trace event JSON. Events recorded while it copies the ring may or may
+// not be included.
+func (fr *FlightRecorder) WriteTo(w io.Writer) (int64, error) {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if fr.closed {
+		return 0, errors.New("trace: flight: recorder closed")
+	}
+	l, err := fr.snapshot()
+	if err != nil {
+		return 0, err
+	}
+	cw := &countWriter{w: w}
+	err = l.writeJSON(cw)
+	return cw.n, err
+}
+
+// Dump writes the events in the ring now to Path as JSON, replacing the
+// file by a rename. The ring goes on in the same file, which stays linked
+// as Path+".ring" after the first dump, so that a later crash leaves the
+// newest events there.
+func (fr *FlightRecorder) Dump() error {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if fr.closed {
+		return errors.New("trace: flight: recorder closed")
+	}
+	return fr.dumpLocked(true)
+}
+
+// dumpLocked writes the ring to Path as JSON; with link, it first keeps the
+// ring file linked as Path+".ring".
+func (fr *FlightRecorder) dumpLocked(link bool) error {
+	if link && !fr.linked && !fr.rec.anon {
+		os.Remove(fr.path + ".ring")
+		if err := os.Link(fr.path, fr.path+".ring"); err != nil {
+			return fmt.Errorf("trace: flight: %w", err)
+		}
+		fr.linked = true
+	}
+	l, err := fr.snapshot()
+	if err == nil {
+		err = fr.rec.writeJSON(l)
+	}
+	if err != nil {
+		return fmt.Errorf("trace: flight: dump to %s: %w", fr.path, err)
+	}
+	return nil
+}
+
+// Close dumps the ring to Path as JSON, removes Path+".ring" and stops the
+// recorder; its Tracer must not deliver events to it any more.
+func (fr *FlightRecorder) Close() error {
+	fr.stopSignals()
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	if fr.closed {
+		return nil
+	}
+	err := fr.dumpLocked(false)
+	fr.closed = true
+	if uerr := fr.rec.unmap(); err == nil && uerr != nil {
+		err = fmt.Errorf("trace: flight: %w", uerr)
+	}
+	os.Remove(fr.path + ".ring")
+	return err
+}
+
+// Dropped returns the number of events the recorder could not store: none
+// unless its definitions (nodes, queues, devices, names) outgrew their
+// 1 MiB.
+func (fr *FlightRecorder) Dropped() uint64 { return fr.rec.dropped() }
