@@ -188,6 +188,9 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 	m.ctx, m.drv, m.size, m.h, m.pooled, m.release = q.ctx, b.drv, size, h, true, releaseToAllocator
 	m.uses.reset()
 	m.freed.Store(false)
+	if r := q.rec.Load(); r != nil {
+		r.own(m)
+	}
 	return m, nil
 }
 

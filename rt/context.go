@@ -112,6 +112,7 @@ type Context struct {
 	pc                           progcache.Cache[*Kernel] // the kernel/program cache (cache.go)
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
+	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
 }
 
 // Open opens a context on the device that the environment selects
@@ -250,6 +251,7 @@ func (c *Context) Close() error {
 		}
 		q.drainTrace()
 	}
+	errs = append(errs, c.closeGraphs()...)
 	errs = append(errs, c.closeAllocators()...)
 	for _, q := range qs {
 		if err := q.drv.Release(); err != nil {

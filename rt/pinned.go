@@ -141,6 +141,9 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 	if err != nil {
 		return nil, err
 	}
+	if r := q.recorder(); r != nil {
+		return nil, r.refuse(op, "transfers to and from pinned memory are not recorded yet")
+	}
 	ev, err := q.command(op, kind, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)

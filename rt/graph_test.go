@@ -1,0 +1,487 @@
+package rt_test
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+const axpbSrc = `
+__kernel void axpb(__global const float *x, __global float *y, float a, float b, int n) {
+	int i = get_global_id(0);
+	if (i < n) y[i] = a * x[i] + b;
+}
+`
+
+// graphFixture is a context with the axpb kernel and two buffers.
+type graphFixture struct {
+	ctx  *rt.Context
+	q    *rt.Queue
+	k    *rt.Kernel
+	x, y rt.Buffer[float32]
+	n    int
+}
+
+func newGraphFixture(t *testing.T, ctx *rt.Context) *graphFixture {
+	t.Helper()
+	prog, err := ctx.BuildProgram("axpb", axpbSrc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("axpb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &graphFixture{ctx: ctx, q: ctx.Queue(), k: k, n: 1000}
+	if f.x, err = rt.NewBuffer[float32](ctx, f.n); err != nil {
+		t.Fatal(err)
+	}
+	if f.y, err = rt.NewBuffer[float32](ctx, f.n); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// step enqueues y = a*x + b on q.
+func (f *graphFixture) step(q *rt.Queue, x, y rt.Buffer[float32], a, b float32) error {
+	err := errors.Join(f.k.SetBuffer(0, x.Mem()), f.k.SetBuffer(1, y.Mem()), rt.SetArg(f.k, 2, a), rt.SetArg(f.k, 3, b), rt.SetArg(f.k, 4, int32(f.n)))
+	if err != nil {
+		return err
+	}
+	return q.Submit(f.k, rt.Range1(f.n))
+}
+
+// body enqueues the commands the replay tests record: a write, a fill, a
+// ping-pong pair of steps, and a copy.
+func (f *graphFixture) body(q *rt.Queue, init []float32) error {
+	if err := f.x.Write(q, init); err != nil {
+		return err
+	}
+	if _, err := f.y.Fill(q, 7); err != nil {
+		return err
+	}
+	for range 3 {
+		if err := f.step(q, f.x, f.y, 0.5, 1); err != nil {
+			return err
+		}
+		if err := f.step(q, f.y, f.x, 1.5, -0.25); err != nil {
+			return err
+		}
+	}
+	_, err := f.x.CopyTo(q, f.y)
+	return err
+}
+
+func (f *graphFixture) read(t *testing.T) []float32 {
+	t.Helper()
+	got := make([]float32, f.n)
+	if err := f.y.Read(f.q, got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestGraphReplay records writes, fills, launches and copies, and checks
+// that every launch of the graph gives what the same commands give
+// without one, bit for bit: as a command buffer where the device has
+// cl_khr_command_buffer, and as a loop of prepared enqueues.
+func TestGraphReplay(t *testing.T) {
+	for _, mode := range []string{"command-buffer", "loop"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "loop" {
+				t.Setenv(opencl.CommandBufferEnv, "0")
+			}
+			f := newGraphFixture(t, openCPU(t))
+			init := make([]float32, f.n)
+			for i := range init {
+				init[i] = float32(i)*0.37 - 3
+			}
+			if err := f.body(f.q, init); err != nil {
+				t.Fatal(err)
+			}
+			want := f.read(t)
+			if err := f.y.Write(f.q, make([]float32, f.n)); err != nil {
+				t.Fatal(err)
+			}
+			g, err := f.q.Record("replay")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.body(f.q, init); err != nil {
+				t.Fatal(err)
+			}
+			// Recording ran nothing (a blocking read on the recording
+			// queue is an error: read on another).
+			q2, err := f.ctx.NewQueue(f.q.Device())
+			if err != nil {
+				t.Fatal(err)
+			}
+			probe := make([]float32, f.n)
+			if err := f.y.Read(q2, probe); err != nil || probe[5] != 0 {
+				t.Fatalf("recording executed commands: y[5] = %v (%v)", probe[5], err)
+			}
+			if err := g.Finalize(); err != nil {
+				t.Fatal(err)
+			}
+			defer g.Release()
+			for i := range 3 {
+				if err := f.y.Write(f.q, make([]float32, f.n)); err != nil {
+					t.Fatal(err)
+				}
+				if err := g.Launch(f.q); err != nil {
+					t.Fatal(err)
+				}
+				got := f.read(t)
+				for j := range got {
+					if got[j] != want[j] {
+						t.Fatalf("launch %d: y[%d] = %v, want %v", i, j, got[j], want[j])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestGraphUpdate swaps the buffers of a recorded launch and changes a
+// scalar, and checks the errors of updates that do not fit.
+func TestGraphUpdate(t *testing.T) {
+	for _, mode := range []string{"command-buffer", "loop"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "loop" {
+				t.Setenv(opencl.CommandBufferEnv, "0")
+			}
+			f := newGraphFixture(t, openCPU(t))
+			ones := make([]float32, f.n)
+			for i := range ones {
+				ones[i] = 1
+			}
+			if err := f.x.Write(f.q, ones); err != nil {
+				t.Fatal(err)
+			}
+			g, err := f.q.Record("update")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.step(f.q, f.x, f.y, 2, 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.y.Fill(f.q, 0); err != nil { // command 1: not a launch
+				t.Fatal(err)
+			}
+			if err := f.step(f.q, f.x, f.y, 2, 1); err != nil { // command 2
+				t.Fatal(err)
+			}
+			if err := g.Finalize(); err != nil {
+				t.Fatal(err)
+			}
+			defer g.Release()
+			if err := g.Launch(f.q); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.read(t); got[0] != 3 {
+				t.Fatalf("y[0] = %v, want 3", got[0])
+			}
+			// Swap: y = 4*x + 0 into x, from y (= 3).
+			if err := g.Update(2, func(q *rt.Queue) error { return f.step(q, f.y, f.x, 4, 0) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Launch(f.q); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, f.n)
+			if err := f.x.Read(f.q, got); err != nil {
+				t.Fatal(err)
+			}
+			// command 0: y = 2*1+1 = 3; command 1: y = 0; command 2: x = 4*y = 0.
+			if got[0] != 0 {
+				t.Fatalf("after the update x[0] = %v, want 0", got[0])
+			}
+
+			prog2, err := f.ctx.BuildProgram("saxpy", saxpySrc, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := prog2.Kernel("saxpy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := []struct {
+				name string
+				cmd  int
+				fn   func(q *rt.Queue) error
+				want string
+			}{
+				{"out of range", 3, func(q *rt.Queue) error { return nil }, "the graph has 3 commands"},
+				{"not a launch", 1, func(q *rt.Queue) error { return nil }, "only kernel launches"},
+				{"no launch", 0, func(q *rt.Queue) error { return nil }, "enqueued 0 kernel launches"},
+				{"two launches", 0, func(q *rt.Queue) error {
+					return errors.Join(f.step(q, f.x, f.y, 1, 1), f.step(q, f.x, f.y, 1, 1))
+				}, "enqueued 2 kernel launches"},
+				{"wrong type", 0, func(q *rt.Queue) error {
+					if err := f.step(q, f.x, f.y, 1, 1); err != nil {
+						return err
+					}
+					return errors.Join(f.k.SetBuffer(2, f.y.Mem()), q.Submit(f.k, rt.Range1(f.n)))
+				}, "argument 2"},
+				{"another kernel", 0, func(q *rt.Queue) error {
+					err := errors.Join(rt.SetArg(other, 0, float32(1)), other.SetBuffer(1, f.x.Mem()), other.SetBuffer(2, f.y.Mem()), rt.SetArg(other, 3, int32(1)))
+					return errors.Join(err, q.Submit(other, rt.Range1(1)))
+				}, `launches kernel "saxpy"`},
+				{"a write", 0, func(q *rt.Queue) error { return f.x.Write(q, ones) }, "not a write buffer"},
+			}
+			for _, tc := range bad {
+				err := g.Update(tc.cmd, tc.fn)
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `graph "update"`) {
+					t.Errorf("%s: got %v, want an error naming the graph and %q", tc.name, err, tc.want)
+				}
+			}
+			// The failed updates changed nothing.
+			if err := f.x.Write(f.q, ones); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Launch(f.q); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.x.Read(f.q, got); err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != 0 {
+				t.Fatalf("after failed updates x[0] = %v, want 0", got[0])
+			}
+		})
+	}
+}
+
+// TestGraphBadInput checks the errors of misuse: each names the graph and
+// the command, and leaves the graph, the queue and the data usable.
+func TestGraphBadInput(t *testing.T) {
+	ctx := openCPU(t)
+	f := newGraphFixture(t, ctx)
+	g, err := f.q.Record("bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.q.Record("again"); err == nil || !strings.Contains(err.Error(), `records graph "bad"`) {
+		t.Errorf("second Record: %v", err)
+	}
+	// A blocking read cannot be recorded, nor can a launch with an event or a marker.
+	dst := make([]float32, f.n)
+	if err := f.y.Read(f.q, dst); err == nil || !strings.Contains(err.Error(), "blocking read") || !strings.Contains(err.Error(), `graph "bad"`) {
+		t.Errorf("recorded blocking read: %v", err)
+	}
+	if _, err := f.q.Marker(); err == nil || !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("recorded marker: %v", err)
+	}
+	if err := errors.Join(f.k.SetBuffer(0, f.x.Mem()), f.k.SetBuffer(1, f.y.Mem()), rt.SetArg(f.k, 2, float32(1)), rt.SetArg(f.k, 3, float32(1)), rt.SetArg(f.k, 4, int32(f.n))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.q.Launch(f.k, rt.Range1(f.n)); err == nil || !strings.Contains(err.Error(), "no event") {
+		t.Errorf("recorded launch with an event: %v", err)
+	}
+	// Another goroutine may not enqueue on the recording queue.
+	var wg sync.WaitGroup
+	var otherErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		otherErr = f.step(f.q, f.x, f.y, 1, 2)
+	}()
+	wg.Wait()
+	if otherErr == nil || !strings.Contains(otherErr.Error(), `recording graph "bad" in another goroutine`) {
+		t.Errorf("enqueue from another goroutine: %v", otherErr)
+	}
+	if err := f.step(f.q, f.x, f.y, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	// Launching before Finalize.
+	if err := g.Launch(f.q); err == nil || !strings.Contains(err.Error(), "still recording") {
+		t.Errorf("launch while recording: %v", err)
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	// A queue of another context.
+	ctx2 := openCPU(t)
+	if err := g.Launch(ctx2.Queue()); err == nil || !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), `graph "bad"`) {
+		t.Errorf("launch on another context: %v", err)
+	}
+	if err := g.Launch(f.q); err != nil {
+		t.Fatal(err)
+	}
+	// A freed buffer: the error names the command and where it was recorded.
+	if err := f.y.Free(); err != nil {
+		t.Fatal(err)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	err = g.Launch(f.q)
+	if !errors.Is(err, rt.ErrFreed) || !strings.Contains(err.Error(), `command 0 (kernel "axpb" at `+file) {
+		t.Errorf("launch with a freed buffer: %v", err)
+	}
+	if err := g.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Launch(f.q); err == nil || !strings.Contains(err.Error(), "released") {
+		t.Errorf("launch after Release: %v", err)
+	}
+	// The queue works after all this.
+	if err := f.step(f.q, f.x, f.x, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGraphClose closes a context with a graph launched and not waited
+// for, and one still recording: Close waits for the launch, releases
+// both, and they report ErrClosed after.
+func TestGraphClose(t *testing.T) {
+	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newGraphFixture(t, ctx)
+	g, err := f.q.Record("inflight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		if err := f.step(f.q, f.x, f.y, 1, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	q2, err := ctx.NewQueue(ctx.Devices()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := q2.Record("recording")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Launch(f.q); err != nil {
+		t.Fatal(err)
+	}
+	if err := ctx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Launch(f.q); !errors.Is(err, rt.ErrClosed) || !strings.Contains(err.Error(), `graph "inflight"`) {
+		t.Errorf("launch after Close: %v", err)
+	}
+	if err := rec.Finalize(); !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("finalize after Close: %v", err)
+	}
+	if err := g.Release(); err != nil {
+		t.Errorf("release after Close: %v", err)
+	}
+}
+
+// TestGraphOwnsAllocations checks that memory allocated on a recording
+// queue is the graph's, freed by Release.
+func TestGraphOwnsAllocations(t *testing.T) {
+	ctx := openCPU(t)
+	f := newGraphFixture(t, ctx)
+	g, err := f.q.Record("owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := rt.Alloc[float32](f.q, f.n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.step(f.q, f.x, tmp, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.step(f.q, tmp, f.y, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.x.Write(f.q, make([]float32, f.n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Launch(f.q); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.read(t); got[3] != 4 {
+		t.Fatalf("y[3] = %v, want 4", got[3])
+	}
+	inUse := ctx.AllocStats().Total().InUse
+	if inUse == 0 {
+		t.Fatal("no allocator memory in use")
+	}
+	if err := g.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ctx.AllocStats().Total().InUse; got != 0 {
+		t.Errorf("in use after Release: %d bytes, want 0 (%d before)", got, inUse)
+	}
+	if err := tmp.Free(); !errors.Is(err, rt.ErrFreed) {
+		t.Errorf("Free of the graph's memory after Release: %v", err)
+	}
+}
+
+// TestGraphTrace checks that a traced graph launch is one range with its
+// commands inside it, at the lines that recorded them.
+func TestGraphTrace(t *testing.T) {
+	ctx, rec := openTraced(t)
+	f := newGraphFixture(t, ctx)
+	g, err := f.q.Record("traced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, file, line, _ := runtime.Caller(0)
+	err = f.step(f.q, f.x, f.y, 1, 2) // line+1: the step's Submit is in step, one frame down
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.y.Fill(f.q, 1); err != nil { // line+5
+		t.Fatal(err)
+	}
+	if err := g.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	rec.Reset()
+	if err := g.Launch(f.q); err != nil {
+		t.Fatal(err)
+	}
+	var rng *trace.Event
+	var tasks []trace.Event
+	for _, e := range rec.Events() {
+		switch e.Kind {
+		case trace.UserRange:
+			if e.Name == "graph traced" {
+				rng = &e
+			}
+		case trace.TaskBegin:
+			tasks = append(tasks, e)
+		}
+	}
+	if rng == nil {
+		t.Fatal("no range for the graph launch")
+	}
+	if len(tasks) != 2 {
+		t.Fatalf("%d tasks, want 2", len(tasks))
+	}
+	for _, tk := range tasks {
+		if tk.Task.HostBegin < rng.Begin || tk.Task.HostBegin > rng.Time {
+			t.Errorf("task %s outside the range", tk.Task.Node.Name)
+		}
+	}
+	if n := tasks[1].Task.Node; n.File != file || n.Line != line+5 || n.Kind != trace.Fill {
+		t.Errorf("fill recorded at %s:%d (%v), want %s:%d", n.File, n.Line, n.Kind, file, line+5)
+	}
+	if n := tasks[0].Task.Node; n.Name != "axpb" || !strings.HasSuffix(n.Func, "graphFixture).step") {
+		t.Errorf("launch recorded at %s (%s:%d)", n.Func, n.File, n.Line)
+	}
+}
