@@ -82,10 +82,11 @@ type graphCmd struct {
 
 // graphArg is a recorded kernel argument: a buffer (mem) or a value.
 type graphArg struct {
-	kind driver.ArgKind
-	size uintptr
-	bits uint64
-	mem  *Mem
+	kind  driver.ArgKind
+	size  uintptr
+	bits  uint64
+	bytes string // a value of more than 8 bytes
+	mem   *Mem
 }
 
 // memUse is memory a graph uses, with its generation when recorded: a
@@ -197,12 +198,18 @@ func setArgs(k driver.Kernel, args, old []graphArg) error {
 			continue
 		}
 		var err error
-		if a.kind == driver.ArgBuffer {
+		switch {
+		case a.kind == driver.ArgBuffer:
 			var b driver.Buffer
 			if b, err = a.mem.driverBuffer(); err == nil {
 				err = k.SetArgBuffer(i, b)
 			}
-		} else {
+		case a.kind == driver.ArgLocal:
+			err = k.SetArgLocal(i, a.size)
+		case a.size > 8:
+			b := []byte(a.bytes)
+			err = k.SetArgBytes(i, a.size, unsafe.Pointer(&b[0]))
+		default:
 			err = k.SetArgScalar(i, a.size, a.bits)
 		}
 		if err != nil {
@@ -428,8 +435,11 @@ func (g *Graph) apply(cmd int, upd *graphUpdate) error {
 
 // describe describes a recorded argument for errors.
 func (a graphArg) describe() string {
-	if a.kind == driver.ArgBuffer {
+	switch a.kind {
+	case driver.ArgBuffer:
 		return "a buffer"
+	case driver.ArgLocal:
+		return fmt.Sprintf("%d bytes of local memory", a.size)
 	}
 	return fmt.Sprintf("a value of %d bytes", a.size)
 }
@@ -614,22 +624,27 @@ func (r *recording) refuse(op, why string) error {
 	return fmt.Errorf("%s: %w: graph %q is recording on this queue: %s", op, ErrInvalidArgument, r.g.name, why)
 }
 
-// snapshot returns k's arguments as set now, and the memory of its buffer
-// arguments.
+// snapshot returns k's arguments as set now, from its launch record, and
+// the memory of its buffer arguments.
 func (k *Kernel) snapshot() ([]graphArg, []*Mem, error) {
 	args := make([]graphArg, k.nargs)
 	var mems []*Mem
 	for i := range args {
-		if k.bufs != nil && k.bufs[i] != nil {
+		s := &k.args.Slots[i]
+		switch {
+		case s.Kind == driver.ArgBuffer:
 			m := k.bufs[i]
-			args[i] = graphArg{kind: driver.ArgBuffer, size: unsafe.Sizeof(uintptr(0)), mem: m}
+			args[i] = graphArg{kind: driver.ArgBuffer, size: s.Size, mem: m}
 			mems = append(mems, m)
-			continue
+		case s.Kind == driver.ArgLocal:
+			args[i] = graphArg{kind: driver.ArgLocal, size: s.Size}
+		case s.Size == 0:
+			return nil, nil, fmt.Errorf("kernel %q: argument %d: %w: not set", k.name, i, ErrInvalidArgument)
+		case s.Size <= 8:
+			args[i] = graphArg{kind: driver.ArgScalar, size: s.Size, bits: s.Bits}
+		default:
+			args[i] = graphArg{kind: driver.ArgScalar, size: s.Size, bytes: string(k.args.Bytes[s.Offset : s.Offset+s.Size])}
 		}
-		if k.last == nil || !k.last[i].known || k.last[i].buf != nil {
-			return nil, nil, fmt.Errorf("kernel %q: argument %d: %w: its value cannot be recorded (not set, __local, or more than 8 bytes)", k.name, i, ErrInvalidArgument)
-		}
-		args[i] = graphArg{kind: driver.ArgScalar, size: k.last[i].size, bits: k.last[i].bits}
 	}
 	return args, mems, nil
 }
