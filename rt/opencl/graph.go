@@ -39,6 +39,7 @@ type graph struct {
 	staging []C.cl_mem // buffers holding the bytes of writes
 	fns     *C.dgen_cb_fns
 	cb      C.dgen_cb // nil: replayed as a loop
+	stale   bool      // an update since cb was recorded: record it anew before the next launch
 }
 
 // NewGraph implements driver.GraphQueue.
@@ -176,6 +177,12 @@ func (g *graph) Launch(wait []driver.Event, wantEvent bool) (driver.Event, error
 	if !wantEvent {
 		evp = nil
 	}
+	if g.stale {
+		if err := g.build(); err != nil {
+			return nil, fmt.Errorf("record the updated command buffer: %w", err)
+		}
+		g.stale = false
+	}
 	if g.cb != nil {
 		if err := check("clEnqueueCommandBufferKHR", C.dgen_cb_launch(g.fns, g.cb, C.cl_uint(len(wl)), wp, evp)); err != nil {
 			return nil, err
@@ -199,9 +206,10 @@ func (g *graph) Update(i int, r driver.NDRange) error {
 		return fmt.Errorf("update command %d: not a kernel launch of the graph", i)
 	}
 	setRange(g.cmd(i), r)
-	if g.cb != nil {
-		return g.build()
-	}
+	// The command buffer holds the arguments it was recorded with, and
+	// this binding has no mutable dispatch: record it anew, once, before
+	// the next launch, however many updates come first.
+	g.stale = g.cb != nil
 	return nil
 }
 
