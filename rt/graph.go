@@ -323,6 +323,9 @@ func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error 
 // recordUses records the use of the graph's memory by the launch just
 // enqueued on q, for stream-ordered reuse.
 func (g *Graph) recordUses(q *Queue) {
+	if !q.ctx.multiQueue.Load() {
+		return
+	}
 	p := q.pts.point()
 	for _, u := range g.uses {
 		u.m.used(q, p)

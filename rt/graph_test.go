@@ -483,3 +483,61 @@ func TestGraphTrace(t *testing.T) {
 		t.Errorf("launch recorded at %s (%s:%d)", n.Func, n.File, n.Line)
 	}
 }
+
+// TestGraphCrossQueueReuse is TestCrossQueueReuse's program with the slow
+// reader in a graph: a block read by a graph launched on queue A, freed at
+// once and reused on queue B, is overwritten there only after the launch.
+func TestGraphCrossQueueReuse(t *testing.T) {
+	const n, iters, trials = 1 << 16, 400, 10
+	r := newCrossQueueRig(t, rt.PolicyFull)
+	bad := 0
+	for range trials {
+		in, err := rt.Alloc[float32](r.qa, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := rt.NewBuffer[float32](r.ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Filled on B, so that only the graph's launch uses it on A.
+		if err := errors.Join(released(in.Fill(r.qb, 1)), r.qb.Finish()); err != nil {
+			t.Fatal(err)
+		}
+		g, err := r.qa.Record("slow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(r.slowSum.SetBuffer(0, in.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), rt.SetArg(r.slowSum, 2, int32(iters)), r.qa.Submit(r.slowSum, rt.Range1(n)), g.Finalize()); err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(g.Launch(r.qa), r.qa.Flush(), in.Free()); err != nil {
+			t.Fatal(err)
+		}
+		reused, err := rt.Alloc[float32](r.qb, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(r.set.SetBuffer(0, reused.Mem()), rt.SetArg(r.set, 1, float32(2)), r.qb.Submit(r.set, rt.Range1(n)), r.qb.Flush()); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, n)
+		if err := sum.Read(r.qa, got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i] != iters {
+				bad++
+			}
+		}
+		if err := errors.Join(r.qb.Finish(), reused.Free(), sum.Free(), g.Release()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bad != 0 {
+		t.Errorf("%d elements corrupted in %d trials", bad, trials)
+	}
+	if s := r.ctx.AllocStats().Total(); s.Ordered == 0 {
+		t.Errorf("stats %+v: no reuse was ordered after the graph's launch", s)
+	}
+}

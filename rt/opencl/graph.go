@@ -67,13 +67,6 @@ func (q queue) NewGraph(cmds []driver.GraphCommand) (driver.Graph, error) {
 	return g, nil
 }
 
-// CommandBuffer reports whether g replays as a command buffer; for tests
-// and benchmarks.
-func CommandBuffer(g driver.Graph) bool {
-	gg, ok := g.(*graph)
-	return ok && gg.cb != nil
-}
-
 // cmd returns the i-th prepared command.
 func (g *graph) cmd(i int) *C.dgen_gcmd {
 	return (*C.dgen_gcmd)(unsafe.Add(unsafe.Pointer(g.cmds), uintptr(i)*C.sizeof_dgen_gcmd))
