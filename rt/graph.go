@@ -17,13 +17,15 @@ import (
 // command_graph and OpenCL's cl_khr_command_buffer do. The four agree on
 // the life of a graph, and so does Graph:
 //
-//   - record: Queue.Record puts a queue in recording mode; the commands
-//     enqueued on it (generated launches, Fill, CopyTo, writes of buffers
-//     and device globals) are recorded, not executed.
-//   - finalize: Finalize ends the recording and prepares the commands for
-//     replay: each kernel launch gets a kernel object of its own, with its
-//     arguments set once; the backend turns the list into what replays
-//     fastest (an OpenCL command buffer, a CUDA graph, a loop in C).
+//   - record: Queue.Record puts a queue in recording mode while a function
+//     runs; the commands it enqueues on the queue (generated launches,
+//     Fill, CopyTo, writes of buffers and device globals) are recorded,
+//     not executed.
+//   - finalize: when that function returns, Record ends the recording and
+//     prepares the commands for replay: each kernel launch gets a kernel
+//     object of its own, with its arguments set once; the backend turns
+//     the list into what replays fastest (an OpenCL command buffer, a CUDA
+//     graph, a loop in C).
 //   - launch: Launch enqueues every command on a queue of the graph's
 //     context, in one backend call, as often as wanted.
 //   - update: Update changes a recorded launch's arguments and range for
@@ -36,7 +38,7 @@ import (
 
 // Graph is a list of commands recorded on a queue, replayed with Launch.
 // Its methods are safe for concurrent use, except that only the goroutine
-// that called Record may enqueue on the queue until Finalize.
+// that called Record may enqueue on the queue while it records.
 type Graph struct {
 	name      string
 	rangeName string
@@ -70,7 +72,7 @@ type graphCmd struct {
 	node *trace.Node // where it was recorded
 	// A kernel launch: the kernel object it was recorded from, its
 	// arguments, its range, and the graph's own kernel object (made by
-	// Finalize) with those arguments set.
+	// finalize) with those arguments set.
 	kern *Kernel
 	args []graphArg
 	r    Range
@@ -118,39 +120,55 @@ type graphUpdate struct {
 	cmd graphCmd
 }
 
-// Record puts q in recording mode and returns the graph that the commands
-// enqueued on q from now until Finalize go to, instead of the device.
-// name names the graph in errors and traces. Only the calling goroutine
-// may enqueue on q while it records; another goroutine's command is an
-// error, and nothing of it is recorded or run. Recorded commands wait for
-// no events and create none: a recorded Fill or CopyTo returns a nil
-// Event, and EnqueueEvent, a blocking read and a Marker are errors. An
-// allocation on q while it records belongs to the graph, which frees it
-// when it is released.
-func (q *Queue) Record(name string) (*Graph, error) {
+// Record records into a new graph the commands that record enqueues on q,
+// instead of running them, and prepares the graph for Launch. name names
+// the graph in errors and traces. While record runs, only its goroutine
+// may enqueue on q: another goroutine's command is an error, and nothing
+// of it is recorded or run. Recorded commands wait for no events and
+// create none: a recorded Fill or CopyTo returns a nil Event, and
+// EnqueueEvent, a blocking read and a Marker are errors that record
+// nothing (record may go on). An allocation on q while it records belongs
+// to the graph, which frees it when it is released. If record returns an
+// error, Record returns it, wrapped, and no graph.
+//
+// Preparing the graph gives every recorded launch a kernel object of its
+// own with its arguments set, and has the backend prepare the commands for
+// q: a command buffer, or a list of launches replayed by one call.
+func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error) {
+	if record == nil {
+		return nil, fmt.Errorf("record graph %q: %w: nil function", name, ErrInvalidArgument)
+	}
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("record graph %q: %w", name, err)
 	}
-	defer q.ctx.exit()
 	g := &Graph{name: name, rangeName: "graph " + name, ctx: q.ctx, q: q}
 	g.rec = &recording{g: g, gid: goid()}
 	if !q.rec.CompareAndSwap(nil, g.rec) {
+		q.ctx.exit()
 		return nil, fmt.Errorf("record graph %q: %w: queue %d records graph %q already", name, ErrInvalidArgument, q.id, q.rec.Load().g.name)
 	}
 	q.ctx.graphs.add(g)
+	q.ctx.exit() // record may close the context
+	err := func() error {
+		defer q.rec.CompareAndSwap(g.rec, nil) // even if record panics
+		return record(q)
+	}()
+	if err == nil {
+		err = g.finalize()
+	} else {
+		err = fmt.Errorf("record graph %q: %w", name, err)
+	}
+	if err != nil {
+		g.Release()
+		return nil, err
+	}
 	return g, nil
 }
 
-// String returns the graph's name.
-func (g *Graph) String() string { return g.name }
-
-// Finalize ends the recording and prepares the graph for Launch: every
+// finalize ends the recording and prepares the graph for Launch: every
 // recorded launch gets a kernel object of its own with its arguments set,
 // and the backend prepares the commands for the recording queue.
-func (g *Graph) Finalize() error {
-	if g == nil {
-		return fmt.Errorf("finalize graph: %w: nil graph", ErrInvalidArgument)
-	}
+func (g *Graph) finalize() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.state != graphRecording {
@@ -268,7 +286,7 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	}
 	if r := q.rec.Load(); r != nil {
 		if r.g == g {
-			return fmt.Errorf("launch graph %q: %w: it is still recording (call Finalize first)", g.name, ErrInvalidArgument)
+			return fmt.Errorf("launch graph %q: %w: it is still recording", g.name, ErrInvalidArgument)
 		}
 		return fmt.Errorf("launch graph %q: %w: queue %d records graph %q (graphs do not nest)", g.name, ErrInvalidArgument, q.id, r.g.name)
 	}
@@ -508,7 +526,7 @@ func (g *Graph) releaseLocked() error {
 func (g *Graph) stateError(op string) error {
 	switch {
 	case g.state == graphRecording:
-		return fmt.Errorf("%s graph %q: %w: it is still recording (call Finalize first)", op, g.name, ErrInvalidArgument)
+		return fmt.Errorf("%s graph %q: %w: it is still recording", op, g.name, ErrInvalidArgument)
 	case g.ctx.closed.Load():
 		return fmt.Errorf("%s graph %q: %w", op, g.name, ErrClosed)
 	case g.state == graphReleased:

@@ -42,16 +42,15 @@ func BenchmarkGraph(b *testing.B) {
 			ctx := openDefault(b)
 			q := ctx.Queue()
 			k, _ := touchKernel(b, ctx)
-			g, err := q.Record(mode)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for range graphKernels {
-				if err := q.Submit(k, rt.Range1(1)); err != nil {
-					b.Fatal(err)
+			g, err := q.Record(mode, func(q *rt.Queue) error {
+				for range graphKernels {
+					if err := q.Submit(k, rt.Range1(1)); err != nil {
+						return err
+					}
 				}
-			}
-			if err := g.Finalize(); err != nil {
+				return nil
+			})
+			if err != nil {
 				b.Fatal(err)
 			}
 			defer g.Release()
@@ -89,16 +88,15 @@ func BenchmarkGraphUpdate(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer other.Free()
-			g, err := q.Record(mode)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for range graphKernels {
-				if err := q.Submit(k, rt.Range1(1)); err != nil {
-					b.Fatal(err)
+			g, err := q.Record(mode, func(q *rt.Queue) error {
+				for range graphKernels {
+					if err := q.Submit(k, rt.Range1(1)); err != nil {
+						return err
+					}
 				}
-			}
-			if err := g.Finalize(); err != nil {
+				return nil
+			})
+			if err != nil {
 				b.Fatal(err)
 			}
 			defer g.Release()

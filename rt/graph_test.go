@@ -109,24 +109,23 @@ func TestGraphReplay(t *testing.T) {
 			if err := f.y.Write(f.q, make([]float32, f.n)); err != nil {
 				t.Fatal(err)
 			}
-			g, err := f.q.Record("replay")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := f.body(f.q, init); err != nil {
-				t.Fatal(err)
-			}
-			// Recording ran nothing (a blocking read on the recording
-			// queue is an error: read on another).
 			q2, err := f.ctx.NewQueue(f.q.Device())
 			if err != nil {
 				t.Fatal(err)
 			}
-			probe := make([]float32, f.n)
-			if err := f.y.Read(q2, probe); err != nil || probe[5] != 0 {
-				t.Fatalf("recording executed commands: y[5] = %v (%v)", probe[5], err)
-			}
-			if err := g.Finalize(); err != nil {
+			g, err := f.q.Record("replay", func(q *rt.Queue) error {
+				if err := f.body(q, init); err != nil {
+					return err
+				}
+				// Recording ran nothing (a blocking read on the recording
+				// queue is an error: read on another).
+				probe := make([]float32, f.n)
+				if err := f.y.Read(q2, probe); err != nil || probe[5] != 0 {
+					t.Errorf("recording executed commands: y[5] = %v (%v)", probe[5], err)
+				}
+				return nil
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 			defer g.Release()
@@ -164,20 +163,16 @@ func TestGraphUpdate(t *testing.T) {
 			if err := f.x.Write(f.q, ones); err != nil {
 				t.Fatal(err)
 			}
-			g, err := f.q.Record("update")
+			g, err := f.q.Record("update", func(q *rt.Queue) error {
+				if err := f.step(q, f.x, f.y, 2, 1); err != nil {
+					return err
+				}
+				if _, err := f.y.Fill(q, 0); err != nil { // command 1: not a launch
+					return err
+				}
+				return f.step(q, f.x, f.y, 2, 1)
+			})
 			if err != nil {
-				t.Fatal(err)
-			}
-			if err := f.step(f.q, f.x, f.y, 2, 1); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.y.Fill(f.q, 0); err != nil { // command 1: not a launch
-				t.Fatal(err)
-			}
-			if err := f.step(f.q, f.x, f.y, 2, 1); err != nil { // command 2
-				t.Fatal(err)
-			}
-			if err := g.Finalize(); err != nil {
 				t.Fatal(err)
 			}
 			defer g.Release()
@@ -261,48 +256,57 @@ func TestGraphUpdate(t *testing.T) {
 func TestGraphBadInput(t *testing.T) {
 	ctx := openCPU(t)
 	f := newGraphFixture(t, ctx)
-	g, err := f.q.Record("bad")
+	var other *rt.Graph
+	g, err := f.q.Record("bad", func(q *rt.Queue) error {
+		if _, err := q.Record("again", func(*rt.Queue) error { return nil }); err == nil || !strings.Contains(err.Error(), `records graph "bad"`) {
+			t.Errorf("Record while recording: %v", err)
+		}
+		// A blocking read cannot be recorded, nor can a launch with an
+		// event or a marker; the recording goes on.
+		dst := make([]float32, f.n)
+		if err := f.y.Read(q, dst); err == nil || !strings.Contains(err.Error(), "blocking read") || !strings.Contains(err.Error(), `graph "bad"`) {
+			t.Errorf("recorded blocking read: %v", err)
+		}
+		if _, err := q.Marker(); err == nil || !errors.Is(err, rt.ErrInvalidArgument) {
+			t.Errorf("recorded marker: %v", err)
+		}
+		if err := errors.Join(f.k.SetBuffer(0, f.x.Mem()), f.k.SetBuffer(1, f.y.Mem()), rt.SetArg(f.k, 2, float32(1)), rt.SetArg(f.k, 3, float32(1)), rt.SetArg(f.k, 4, int32(f.n))); err != nil {
+			return err
+		}
+		if _, err := q.Launch(f.k, rt.Range1(f.n)); err == nil || !strings.Contains(err.Error(), "no event") {
+			t.Errorf("recorded launch with an event: %v", err)
+		}
+		// Another goroutine may not enqueue on the recording queue.
+		var wg sync.WaitGroup
+		var otherErr error
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			otherErr = f.step(q, f.x, f.y, 1, 2)
+		}()
+		wg.Wait()
+		if otherErr == nil || !strings.Contains(otherErr.Error(), `recording graph "bad" in another goroutine`) {
+			t.Errorf("enqueue from another goroutine: %v", otherErr)
+		}
+		// Graphs do not nest.
+		if other != nil {
+			if err := other.Launch(q); err == nil || !strings.Contains(err.Error(), "do not nest") {
+				t.Errorf("launch of a graph on a recording queue: %v", err)
+			}
+		}
+		return f.step(q, f.x, f.y, 1, 2)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.q.Record("again"); err == nil || !strings.Contains(err.Error(), `records graph "bad"`) {
-		t.Errorf("second Record: %v", err)
+	other = g
+	if _, err := f.q.Record("nest", func(q *rt.Queue) error { return other.Launch(q) }); err == nil || !strings.Contains(err.Error(), "do not nest") {
+		t.Errorf("launch of a graph on a recording queue: %v", err)
 	}
-	// A blocking read cannot be recorded, nor can a launch with an event or a marker.
-	dst := make([]float32, f.n)
-	if err := f.y.Read(f.q, dst); err == nil || !strings.Contains(err.Error(), "blocking read") || !strings.Contains(err.Error(), `graph "bad"`) {
-		t.Errorf("recorded blocking read: %v", err)
-	}
-	if _, err := f.q.Marker(); err == nil || !errors.Is(err, rt.ErrInvalidArgument) {
-		t.Errorf("recorded marker: %v", err)
-	}
-	if err := errors.Join(f.k.SetBuffer(0, f.x.Mem()), f.k.SetBuffer(1, f.y.Mem()), rt.SetArg(f.k, 2, float32(1)), rt.SetArg(f.k, 3, float32(1)), rt.SetArg(f.k, 4, int32(f.n))); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.q.Launch(f.k, rt.Range1(f.n)); err == nil || !strings.Contains(err.Error(), "no event") {
-		t.Errorf("recorded launch with an event: %v", err)
-	}
-	// Another goroutine may not enqueue on the recording queue.
-	var wg sync.WaitGroup
-	var otherErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		otherErr = f.step(f.q, f.x, f.y, 1, 2)
-	}()
-	wg.Wait()
-	if otherErr == nil || !strings.Contains(otherErr.Error(), `recording graph "bad" in another goroutine`) {
-		t.Errorf("enqueue from another goroutine: %v", otherErr)
-	}
-	if err := f.step(f.q, f.x, f.y, 1, 2); err != nil {
-		t.Fatal(err)
-	}
-	// Launching before Finalize.
-	if err := g.Launch(f.q); err == nil || !strings.Contains(err.Error(), "still recording") {
-		t.Errorf("launch while recording: %v", err)
-	}
-	if err := g.Finalize(); err != nil {
-		t.Fatal(err)
+	// A failing recording returns its error and no graph.
+	boom := errors.New("boom")
+	if g2, err := f.q.Record("failing", func(q *rt.Queue) error { return boom }); g2 != nil || !errors.Is(err, boom) || !strings.Contains(err.Error(), `graph "failing"`) {
+		t.Errorf("failing record: %v, %v", g2, err)
 	}
 	// A queue of another context.
 	ctx2 := openCPU(t)
@@ -337,45 +341,44 @@ func TestGraphBadInput(t *testing.T) {
 }
 
 // TestGraphClose closes a context with a graph launched and not waited
-// for, and one still recording: Close waits for the launch, releases
-// both, and they report ErrClosed after.
+// for, from inside the recording of another: Close waits for the launch
+// and releases the graph, which reports ErrClosed after; the recording
+// that closed its context returns ErrClosed.
 func TestGraphClose(t *testing.T) {
 	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := newGraphFixture(t, ctx)
-	g, err := f.q.Record("inflight")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 50 {
-		if err := f.step(f.q, f.x, f.y, 1, 2); err != nil {
-			t.Fatal(err)
+	g, err := f.q.Record("inflight", func(q *rt.Queue) error {
+		for range 50 {
+			if err := f.step(q, f.x, f.y, 1, 2); err != nil {
+				return err
+			}
 		}
-	}
-	if err := g.Finalize(); err != nil {
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	q2, err := ctx.NewQueue(ctx.Devices()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := q2.Record("recording")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := g.Launch(f.q); err != nil {
 		t.Fatal(err)
 	}
-	if err := ctx.Close(); err != nil {
-		t.Fatal(err)
+	rec, err := q2.Record("recording", func(q *rt.Queue) error {
+		if err := f.step(q, f.x, f.y, 1, 2); err != nil {
+			return err
+		}
+		return ctx.Close()
+	})
+	if rec != nil || !errors.Is(err, rt.ErrClosed) || !strings.Contains(err.Error(), `graph "recording"`) {
+		t.Errorf("recording that closed its context: %v, %v", rec, err)
 	}
 	if err := g.Launch(f.q); !errors.Is(err, rt.ErrClosed) || !strings.Contains(err.Error(), `graph "inflight"`) {
 		t.Errorf("launch after Close: %v", err)
-	}
-	if err := rec.Finalize(); !errors.Is(err, rt.ErrClosed) {
-		t.Errorf("finalize after Close: %v", err)
 	}
 	if err := g.Release(); err != nil {
 		t.Errorf("release after Close: %v", err)
@@ -387,21 +390,15 @@ func TestGraphClose(t *testing.T) {
 func TestGraphOwnsAllocations(t *testing.T) {
 	ctx := openCPU(t)
 	f := newGraphFixture(t, ctx)
-	g, err := f.q.Record("owner")
+	var tmp rt.Buffer[float32]
+	g, err := f.q.Record("owner", func(q *rt.Queue) error {
+		var err error
+		if tmp, err = rt.Alloc[float32](q, f.n); err != nil {
+			return err
+		}
+		return errors.Join(f.step(q, f.x, tmp, 1, 2), f.step(q, tmp, f.y, 2, 0))
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := rt.Alloc[float32](f.q, f.n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.step(f.q, f.x, tmp, 1, 2); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.step(f.q, tmp, f.y, 2, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Finalize(); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.x.Write(f.q, make([]float32, f.n)); err != nil {
@@ -433,19 +430,17 @@ func TestGraphOwnsAllocations(t *testing.T) {
 func TestGraphTrace(t *testing.T) {
 	ctx, rec := openTraced(t)
 	f := newGraphFixture(t, ctx)
-	g, err := f.q.Record("traced")
+	var file string
+	var line int
+	g, err := f.q.Record("traced", func(q *rt.Queue) error {
+		_, file, line, _ = runtime.Caller(0)
+		if err := f.step(q, f.x, f.y, 1, 2); err != nil { // the step's Submit is in step, one frame down
+			return err
+		}
+		_, err := f.y.Fill(q, 1) // line+4
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	_, file, line, _ := runtime.Caller(0)
-	err = f.step(f.q, f.x, f.y, 1, 2) // line+1: the step's Submit is in step, one frame down
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.y.Fill(f.q, 1); err != nil { // line+5
-		t.Fatal(err)
-	}
-	if err := g.Finalize(); err != nil {
 		t.Fatal(err)
 	}
 	defer g.Release()
@@ -476,8 +471,8 @@ func TestGraphTrace(t *testing.T) {
 			t.Errorf("task %s outside the range", tk.Task.Node.Name)
 		}
 	}
-	if n := tasks[1].Task.Node; n.File != file || n.Line != line+5 || n.Kind != trace.Fill {
-		t.Errorf("fill recorded at %s:%d (%v), want %s:%d", n.File, n.Line, n.Kind, file, line+5)
+	if n := tasks[1].Task.Node; n.File != file || n.Line != line+4 || n.Kind != trace.Fill {
+		t.Errorf("fill recorded at %s:%d (%v), want %s:%d", n.File, n.Line, n.Kind, file, line+4)
 	}
 	if n := tasks[0].Task.Node; n.Name != "axpb" || !strings.HasSuffix(n.Func, "graphFixture).step") {
 		t.Errorf("launch recorded at %s (%s:%d)", n.Func, n.File, n.Line)
@@ -504,11 +499,10 @@ func TestGraphCrossQueueReuse(t *testing.T) {
 		if err := errors.Join(released(in.Fill(r.qb, 1)), r.qb.Finish()); err != nil {
 			t.Fatal(err)
 		}
-		g, err := r.qa.Record("slow")
+		g, err := r.qa.Record("slow", func(q *rt.Queue) error {
+			return errors.Join(r.slowSum.SetBuffer(0, in.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), rt.SetArg(r.slowSum, 2, int32(iters)), q.Submit(r.slowSum, rt.Range1(n)))
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		if err := errors.Join(r.slowSum.SetBuffer(0, in.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), rt.SetArg(r.slowSum, 2, int32(iters)), r.qa.Submit(r.slowSum, rt.Range1(n)), g.Finalize()); err != nil {
 			t.Fatal(err)
 		}
 		if err := errors.Join(g.Launch(r.qa), r.qa.Flush(), in.Free()); err != nil {

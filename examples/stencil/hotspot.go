@@ -445,31 +445,28 @@ func (l *loop) graphSteps() error {
 // the graph pairs times.
 func (l *loop) replayPairs(st *Step, r rt.Range, pairs int) (err error) {
 	s := l.s
-	g, err := s.q.Record("hotspot pair")
+	scratch := l.spare
+	g, err := s.q.Record("hotspot pair", func(q *rt.Queue) error {
+		if l.mode != "swap" {
+			var err error
+			if scratch, err = l.next(); err != nil {
+				return err
+			}
+		}
+		st.TempSrc, st.TempDst = l.in, scratch
+		if err := st.Enqueue(q, r); err != nil {
+			return err
+		}
+		st.TempSrc, st.TempDst = scratch, l.in
+		return st.Enqueue(q, r)
+	})
+	if l.mode == "driver" && !scratch.IsNil() { // not the allocator's: the graph does not own it
+		defer func() { err = errors.Join(err, scratch.Free()) }()
+	}
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, g.Release()) }()
-	scratch := l.spare
-	if l.mode != "swap" {
-		if scratch, err = l.next(); err != nil {
-			return err
-		}
-		if l.mode == "driver" { // not the allocator's: the graph does not own it
-			defer func() { err = errors.Join(err, scratch.Free()) }()
-		}
-	}
-	st.TempSrc, st.TempDst = l.in, scratch
-	if err := st.Enqueue(s.q, r); err != nil {
-		return err
-	}
-	st.TempSrc, st.TempDst = scratch, l.in
-	if err := st.Enqueue(s.q, r); err != nil {
-		return err
-	}
-	if err := g.Finalize(); err != nil {
-		return err
-	}
 	for range pairs {
 		if err := g.Launch(s.q); err != nil {
 			return err
