@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/dgen-go/dgen/rt"
 )
 
 // TestGraphBitIdentical runs every mode with and without -graph's command
@@ -86,5 +88,65 @@ func TestGraphJSON(t *testing.T) {
 	}
 	if n != len(Modes) {
 		t.Errorf("%d records, want %d:\n%s", n, len(Modes), out)
+	}
+}
+
+// TestGraphUpdateGenerated records one time step through the generated
+// Step.Enqueue and updates it through Step.Enqueue with the buffers
+// swapped: the compiler checks the update's types as for any Enqueue.
+// Two launches, the second after the update, equal two plain steps.
+func TestGraphUpdateGenerated(t *testing.T) {
+	ctx := openCPU(t)
+	const n = 40
+	temp, power := Inputs(n, rand.Uint64())
+	sim, err := NewSim(ctx, power, n, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	want, err := sim.Run("swap", temp, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tempSite.Alloc(sim.q, n*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	b, err := tempSite.Alloc(sim.q, n*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	if err := a.Write(sim.q, temp); err != nil {
+		t.Fatal(err)
+	}
+	l := loop{s: sim, pyramid: 1}
+	p := sim.p
+	st := Step{Iteration: 1, Power: sim.power, TempSrc: a, TempDst: b, Cols: n, Rows: n, BorderCols: 1, BorderRows: 1,
+		Cap: p.Cap, Rx: p.Rx, Ry: p.Ry, Rz: p.Rz, Dt: p.Step}
+	g, err := sim.q.Record("one step", func(q *rt.Queue) error { return st.Enqueue(q, l.grid()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	if err := g.Launch(sim.q); err != nil {
+		t.Fatal(err)
+	}
+	st.TempSrc, st.TempDst = b, a
+	if err := g.Update(0, func(q *rt.Queue) error { return st.Enqueue(q, l.grid()) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Launch(sim.q); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, n*n)
+	if err := a.Read(sim.q, got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if got[i] != want.Temp[i] {
+			t.Fatalf("cell %d: %v after the updated graph, %v after two steps", i, got[i], want.Temp[i])
+		}
 	}
 }
