@@ -191,12 +191,7 @@ func (g *Graph) finalize() error {
 		if c.kind != trace.Kernel {
 			continue
 		}
-		own, err := c.kern.prog.drv.NewKernel(c.kern.name)
-		if err == nil {
-			c.own = own
-			err = setArgs(own, c.args, nil)
-		}
-		if err != nil {
+		if err := setArgs(c.own, c.args, nil); err != nil {
 			g.releaseLocked()
 			return fmt.Errorf("finalize graph %q: %s: %w", g.name, g.describe(i), err)
 		}
@@ -475,16 +470,16 @@ func (g *Graph) Release() error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.state == graphReleased {
-		return nil
-	}
 	if err := g.ctx.enter(); err != nil {
 		// Close released everything.
-		g.state = graphReleased
+		g.state, g.owned = graphReleased, nil
 		return nil
 	}
 	defer g.ctx.exit()
-	err := g.releaseLocked()
+	var err error
+	if g.state != graphReleased {
+		err = g.releaseLocked()
+	}
 	var errs []error
 	for _, u := range g.owned {
 		if u.m.gen.Load() == u.gen && !u.m.freed.Load() {
@@ -628,10 +623,20 @@ func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Ev
 		return fmt.Errorf("graph %q: %w", r.g.name, err)
 	}
 	c := graphCmd{kind: trace.Kernel, name: k.name, kern: k, args: args, r: rg, mems: mems}
-	if r.upd == nil {
-		c.node = q.tq.Site(trace.Kernel, k.name, skip+2)
+	if r.upd != nil {
+		return r.add(c, wait)
 	}
-	return r.add(c, wait)
+	c.node = q.tq.Site(trace.Kernel, k.name, skip+2)
+	// The graph's own kernel object, made now, while the program is
+	// certainly alive (the caller holds k); finalize sets its arguments.
+	if c.own, err = k.prog.drv.NewKernel(k.name); err != nil {
+		return fmt.Errorf("graph %q: kernel %q: %w", r.g.name, k.name, err)
+	}
+	if err := r.add(c, wait); err != nil {
+		c.own.Release()
+		return err
+	}
+	return nil
 }
 
 // recordCommand records a copy, fill or write. skip is as for beginTask.

@@ -423,6 +423,20 @@ func TestGraphOwnsAllocations(t *testing.T) {
 	if err := tmp.Free(); !errors.Is(err, rt.ErrFreed) {
 		t.Errorf("Free of the graph's memory after Release: %v", err)
 	}
+	// A recording that fails frees what it allocated.
+	boom := errors.New("boom")
+	_, err = f.q.Record("failing", func(q *rt.Queue) error {
+		if _, err := rt.Alloc[float32](q, f.n); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if got := ctx.AllocStats().Total().InUse; got != 0 {
+		t.Errorf("in use after a failed recording: %d bytes, want 0", got)
+	}
 }
 
 // TestGraphTrace checks that a traced graph launch is one range with its
