@@ -675,9 +675,10 @@ func (k *Kernel) snapshot() ([]graphArg, []*Mem, error) {
 	return args, mems, nil
 }
 
-// own makes m, allocated on q while it records, the graph's.
+// own makes m, allocated on q while it records, the graph's, when the
+// recording goroutine allocated it.
 func (r *recording) own(m *Mem) {
-	if r.upd != nil {
+	if r.upd != nil || goid() != r.gid {
 		return
 	}
 	g := r.g

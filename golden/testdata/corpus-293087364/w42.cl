@@ -1,3 +1,0 @@
-#include "probe.h"
-#include "/work/wt/shared/cl-corpus/rodinia/opencl/leukocyte/track_ellipse_kernel.cl"
-__kernel void dgen_probe(__global float* out) { out[0] = DGEN_SCALED(1.0f) + dgen_bias(); }

@@ -1,3 +1,0 @@
-#include "probe.h"
-#include "/work/wt/shared/cl-corpus/rodinia/opencl/srad/kernel/kernel_gpu_opencl.cl"
-__kernel void dgen_probe(__global float* out) { out[0] = DGEN_SCALED(1.0f) + dgen_bias(); }
