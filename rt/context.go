@@ -22,6 +22,7 @@ import (
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
+	"github.com/dgen-go/dgen/rt/stats"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -714,29 +715,13 @@ func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error
 // this file connects it to the context: it builds through the context's
 // driver and traces through its tracer.
 
-// CacheStats counts what a context's program cache did.
-type CacheStats struct {
-	Builds       int64 `json:"builds"`        // programs compiled from source
-	DiskHits     int64 `json:"disk_hits"`     // programs loaded from the persistent cache
-	MemHits      int64 `json:"mem_hits"`      // programs found in memory (done or being built)
-	BuildErrors  int64 `json:"build_errors"`  // builds that failed with ErrBuildFailed
-	Retries      int64 `json:"retries"`       // waiters that retried after a failure that was not a build error
-	Evictions    int64 `json:"evictions"`     // programs evicted from memory
-	OOMFlushes   int64 `json:"oom_flushes"`   // flushes of the whole cache on ErrOutOfMemory
-	KernelMisses int64 `json:"kernel_misses"` // fast kernel cache misses
-	Programs     int   `json:"programs"`      // programs in memory now
-	Bytes        int64 `json:"bytes"`         // their binary sizes
-	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
-	Remote diskcache.RemoteStats `json:"remote"`
-}
-
 // CacheStats returns the counters of the context's program cache.
-func (c *Context) CacheStats() CacheStats {
+func (c *Context) CacheStats() stats.Cache {
 	if c == nil {
-		return CacheStats{}
+		return stats.Cache{}
 	}
 	s := c.pc.Stats()
-	return CacheStats{
+	return stats.Cache{
 		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
 		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
 		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(),
