@@ -56,6 +56,7 @@ type Context struct {
 	pc                           progcache.Cache[*Kernel] // the kernel/program cache (initCache)
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
+	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
 }
 
 // Open opens a context on the device that the environment selects
@@ -197,6 +198,7 @@ func (c *Context) Close() error {
 		}
 		q.drainTrace()
 	}
+	errs = append(errs, c.closeGraphs()...)
 	errs = append(errs, c.closeAllocators()...)
 	for _, q := range qs {
 		if err := q.drv.Release(); err != nil {
@@ -278,6 +280,11 @@ func (c *Context) drain() {
 func (q *Queue) enter() error {
 	if q == nil {
 		return fmt.Errorf("queue: %w: nil queue", ErrInvalidArgument)
+	}
+	if r := q.rec.Load(); r != nil {
+		if err := r.checkGoroutine(q); err != nil {
+			return err
+		}
 	}
 	return q.ctx.enter()
 }

@@ -245,5 +245,5 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	}
 	// Frames between transfer's caller and the user: copy's caller, the
 	// exported Read, Write, ReadAt or WriteAt.
-	return q.transfer(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p}, wait, 1)
+	return q.transfer(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 1)
 }

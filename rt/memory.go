@@ -5,6 +5,7 @@ package rt
 // storage of device globals.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -282,7 +283,7 @@ func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) 
 	if err != nil {
 		return err
 	}
-	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src))}
+	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: b.mem()}
 	return q.transfer(x, wait, skip+1)
 }
 
@@ -316,6 +317,13 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 		return nil, err
 	}
 	pattern := unsafe.Slice((*byte)(unsafe.Pointer(&v)), elemSize[T]())
+	if r := q.recorder(); r != nil {
+		if size == 0 {
+			return nil, nil
+		}
+		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
+		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 0)
+	}
 	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
@@ -339,6 +347,13 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 	if err != nil {
 		return nil, err
 	}
+	if r := q.recorder(); r != nil {
+		if size == 0 {
+			return nil, nil
+		}
+		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
+		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 0)
+	}
 	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
@@ -360,6 +375,7 @@ type xfer struct {
 	off  int64
 	size int64
 	host unsafe.Pointer // the host memory read into or written from
+	mem  *Mem           // the memory of buf, for a graph that records x
 }
 
 // read reports whether x copies from the device to the host.
@@ -394,6 +410,9 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("%s: %w", x.op, err)
+	}
+	if r := q.rec.Load(); r != nil {
+		return r.recordTransfer(q, &x, dw, skip+1)
 	}
 	tk := q.beginTask(x.kind, x.op, skip+1, wait)
 	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
@@ -637,6 +656,9 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 	if err != nil {
 		return nil, err
 	}
+	if r := q.recorder(); r != nil {
+		return nil, r.refuse(op, "transfers to and from pinned memory are not recorded yet")
+	}
 	ev, err := q.command(op, kind, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
@@ -801,6 +823,9 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 		m.uses.reset() // with one queue, nothing was recorded
 	}
 	m.freed.Store(false)
+	if r := q.rec.Load(); r != nil {
+		r.own(m)
+	}
 	return m, nil
 }
 

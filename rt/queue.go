@@ -37,6 +37,7 @@ type Queue struct {
 	tq   *trace.Queue // trace handle; see "Tracing in rt" (context.go)
 	pend pendingList  // traced commands awaiting their device times
 	pts  queuePoints  // use points, for stream-ordered reuse
+	rec  queueRec     // the graph the queue records into (graph.go)
 }
 
 // Context returns the queue's context.
@@ -95,6 +96,9 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue marker: %w", err)
+	}
+	if r := q.rec.Load(); r != nil {
+		return nil, r.refuse("enqueue marker", "a marker's event would complete before the graph runs")
 	}
 	tk := q.beginTask(trace.Marker, "marker", 0, wait)
 	ev, err := q.drv.Marker(dw)
@@ -365,6 +369,9 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, err
 	if err != nil {
 		return nil, err
 	}
+	if rec := q.rec.Load(); rec != nil {
+		return nil, fmt.Errorf("launch kernel %q: %w", k.name, rec.recordKernel(q, k, r, dw, true, skip+1))
+	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	ev, err := k.enqueue(q, r, dw, true)
 	tk.End()
@@ -385,6 +392,12 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 	dw, err := q.checkLaunch(k, r, wait, "submit")
 	if err != nil {
 		return err
+	}
+	if rec := q.rec.Load(); rec != nil {
+		if err := rec.recordKernel(q, k, r, dw, false, skip+1); err != nil {
+			return fmt.Errorf("submit kernel %q: %w", k.name, err)
+		}
+		return nil
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	event := q.wantsEvent(&tk)

@@ -169,6 +169,10 @@ type Sim struct {
 	power      rt.Buffer[float32]
 	rows, cols int
 	p          Params
+	// Graph makes Run record two time steps (a ping-pong pair) into a
+	// command graph once and replay it, instead of enqueuing every step;
+	// raw mode ignores it.
+	Graph bool
 }
 
 // NewSim builds the program and uploads the power map of a rows x cols chip.
@@ -267,9 +271,12 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 		return Result{}, err
 	}
 	l := loop{s: s, mode: mode, iters: iters, pyramid: pyramid, in: in, spare: spare, next: next}
-	if mode == "raw" {
+	switch {
+	case mode == "raw":
 		err = l.raw()
-	} else {
+	case s.Graph:
+		err = l.graphSteps()
+	default:
 		err = l.steps()
 	}
 	in, spare = l.in, l.spare
@@ -387,4 +394,87 @@ func (l *loop) raw() error {
 		l.launched()
 	}
 	return l.finish(start)
+}
+
+// graphSteps runs the loop as steps does, but records two full steps once,
+// in to a scratch buffer and back, into a command graph and replays it;
+// the steps that do not make a pair (an odd one, a last one of fewer
+// steps than the pyramid height) go through Enqueue. The scratch buffer
+// of the allocating modes is allocated while recording, so it is the
+// graph's, freed when the graph is released.
+func (l *loop) graphSteps() error {
+	s, p := l.s, l.s.p
+	st := Step{
+		Power: s.power, Cols: int32(s.cols), Rows: int32(s.rows),
+		BorderCols: int32(l.pyramid), BorderRows: int32(l.pyramid),
+		Cap: p.Cap, Rx: p.Rx, Ry: p.Ry, Rz: p.Rz, Dt: p.Step,
+		Iteration: int32(l.pyramid),
+	}
+	r := l.grid()
+	full := l.iters / l.pyramid
+	start := time.Now()
+	if pairs := full / 2; pairs > 0 {
+		if err := l.replayPairs(&st, r, pairs); err != nil {
+			return err
+		}
+	}
+	for t := full / 2 * 2 * l.pyramid; t < l.iters; t += l.pyramid {
+		out := l.spare
+		if l.mode != "swap" {
+			var err error
+			if out, err = l.next(); err != nil {
+				return err
+			}
+		}
+		st.Iteration, st.TempSrc, st.TempDst = int32(min(l.pyramid, l.iters-t)), l.in, out
+		if err := st.Enqueue(s.q, r); err != nil {
+			return err
+		}
+		if l.mode == "swap" {
+			l.spare = l.in
+		} else if err := l.in.Free(); err != nil {
+			return err
+		}
+		l.in = out
+		l.launched()
+	}
+	return l.finish(start)
+}
+
+// replayPairs records the pair of steps in -> scratch -> in and launches
+// the graph pairs times.
+func (l *loop) replayPairs(st *Step, r rt.Range, pairs int) (err error) {
+	s := l.s
+	scratch := l.spare
+	g, err := s.q.Record("hotspot pair", func(q *rt.Queue) error {
+		if l.mode != "swap" {
+			var err error
+			if scratch, err = l.next(); err != nil {
+				return err
+			}
+		}
+		st.TempSrc, st.TempDst = l.in, scratch
+		if err := st.Enqueue(q, r); err != nil {
+			return err
+		}
+		st.TempSrc, st.TempDst = scratch, l.in
+		return st.Enqueue(q, r)
+	})
+	if l.mode == "driver" && !scratch.IsNil() { // not the allocator's: the graph does not own it
+		defer func() { err = errors.Join(err, scratch.Free()) }()
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, g.Release()) }()
+	for range pairs {
+		if err := g.Launch(s.q); err != nil {
+			return err
+		}
+		l.launched()
+		l.launched()
+	}
+	// The graph frees its scratch buffer when released: the queue is in
+	// order, so the memory is reused only after the last launch.
+	return nil
 }

@@ -13,7 +13,11 @@
 //
 // Usage:
 //
-//	stencil [-size 512] [-iters 360] [-pyramid 1] [-alloc all] [-reps 1] [-json]
+//	stencil [-size 512] [-iters 360] [-pyramid 1] [-alloc all] [-reps 1] [-graph] [-json]
+//
+// With -graph every mode but raw records two time steps (a ping-pong pair)
+// into a command graph once and replays it (rt.Graph); the result equals
+// the run without graphs bit for bit.
 //
 // With -json it prints one JSON object per mode and repetition, with keys
 // device, mode, size, iters, pyramid, rep, launches, seconds, us_per_iter,
@@ -56,6 +60,7 @@ type Record struct {
 	DriverAllocs     uint64  `json:"driver_allocs"`
 	AllocsAfterFirst uint64  `json:"allocs_after_first"`
 	Reuses           uint64  `json:"reuses"`
+	Graph            bool    `json:"graph"`
 	MaxErr           float64 `json:"-"`
 	// MaxErrJSON is MaxErr, null where it is not finite (JSON has no Inf).
 	MaxErrJSON *float64 `json:"max_err"`
@@ -69,9 +74,10 @@ func main() {
 	mode := flag.String("alloc", "all", "tagged, untagged, driver, swap, raw, or all; a comma-separated list runs several")
 	reps := flag.Int("reps", 1, "runs of each mode")
 	asJSON := flag.Bool("json", false, "print one JSON object per run")
+	graph := flag.Bool("graph", false, "record two time steps into a command graph once and replay it (every mode but raw)")
 	verify := flag.Bool("verify", true, "compare with the Go reference")
 	flag.Parse()
-	recs, err := run(*size, *iters, *pyramid, *mode, *reps, *verify, func(r Record) {
+	recs, err := run(*size, *iters, *pyramid, *mode, *reps, *verify, *graph, func(r Record) {
 		if *asJSON {
 			if !math.IsInf(r.MaxErr, 0) && !math.IsNaN(r.MaxErr) {
 				r.MaxErrJSON = &r.MaxErr
@@ -113,7 +119,7 @@ func parseModes(s string) ([]string, error) {
 	return ms, nil
 }
 
-func run(size, iters, pyramid int, mode string, reps int, verify bool, emit func(Record)) ([]Record, error) {
+func run(size, iters, pyramid int, mode string, reps int, verify, graph bool, emit func(Record)) ([]Record, error) {
 	modes, err := parseModes(mode)
 	if err != nil {
 		return nil, err
@@ -133,6 +139,7 @@ func run(size, iters, pyramid int, mode string, reps int, verify bool, emit func
 		return nil, err
 	}
 	defer sim.Close()
+	sim.Graph = graph
 	// Warm up: the first launch compiles the kernel for the device on
 	// some drivers (PoCL); no mode should pay it.
 	if _, err := sim.Run("swap", temp, pyramid, pyramid); err != nil {
@@ -154,6 +161,7 @@ func run(size, iters, pyramid int, mode string, reps int, verify bool, emit func
 				Launches: res.Launches, Seconds: res.Elapsed.Seconds(),
 				UsPerIter:    float64(res.Elapsed.Nanoseconds()) / 1e3 / float64(iters),
 				DriverAllocs: res.DriverAllocs, AllocsAfterFirst: res.AllocsAfterFirst, Reuses: res.Reuses,
+				Graph: graph && m != "raw",
 			}
 			if verify {
 				r.MaxErr = MaxAbsErr(res.Temp, want)

@@ -1,0 +1,240 @@
+package opencl
+
+/*
+#cgo noescape dgen_replay
+#cgo nocallback dgen_replay
+#cgo noescape dgen_cb_launch
+#cgo nocallback dgen_cb_launch
+#include "dgen_graph.h"
+
+static inline cl_mem dgen_staging(cl_command_queue q, const void *data, size_t size, cl_int *err) {
+	cl_context c;
+	if ((*err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL)) != CL_SUCCESS)
+		return NULL;
+	return clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, size, (void *)data, err);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// CommandBufferEnv names the variable that turns OpenCL command buffers
+// off: with DGEN_OPENCL_COMMAND_BUFFER=0 a graph replays as a loop of
+// enqueues in C even on a device with cl_khr_command_buffer.
+const CommandBufferEnv = "DGEN_OPENCL_COMMAND_BUFFER"
+
+// graph implements driver.Graph: the commands in C memory, and the
+// command buffer recorded from them where the device has one.
+type graph struct {
+	q       queue
+	cmds    *C.dgen_gcmd // n commands in C memory
+	n       int
+	staging []C.cl_mem // buffers holding the bytes of writes
+	fns     *C.dgen_cb_fns
+	cb      C.dgen_cb // nil: replayed as a loop
+	stale   bool      // an update since cb was recorded: record it anew before the next launch
+}
+
+// NewGraph implements driver.GraphQueue.
+func (q queue) NewGraph(cmds []driver.GraphCommand) (driver.Graph, error) {
+	g := &graph{q: q, n: len(cmds)}
+	if g.n > 0 {
+		g.cmds = (*C.dgen_gcmd)(C.calloc(C.size_t(g.n), C.sizeof_dgen_gcmd))
+	}
+	for i, c := range cmds {
+		if err := g.prepare(i, c); err != nil {
+			g.Release()
+			return nil, fmt.Errorf("command %d: %w", i, err)
+		}
+	}
+	if os.Getenv(CommandBufferEnv) != "0" {
+		g.fns = (*C.dgen_cb_fns)(C.calloc(1, C.sizeof_dgen_cb_fns))
+		if C.dgen_cb_load(q.h, g.fns) == 0 {
+			C.free(unsafe.Pointer(g.fns))
+			g.fns = nil
+		} else if err := g.build(); err != nil {
+			g.Release()
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// cmd returns the i-th prepared command.
+func (g *graph) cmd(i int) *C.dgen_gcmd {
+	return (*C.dgen_gcmd)(unsafe.Add(unsafe.Pointer(g.cmds), uintptr(i)*C.sizeof_dgen_gcmd))
+}
+
+// prepare fills the i-th prepared command from c.
+func (g *graph) prepare(i int, c driver.GraphCommand) error {
+	x := g.cmd(i)
+	switch c.Kind {
+	case driver.GraphKernel:
+		k, ok := c.Kernel.(kernel)
+		if !ok {
+			return fmt.Errorf("kernel of another backend (%T)", c.Kernel)
+		}
+		x.kind, x.kernel = 0, k.h
+		setRange(x, c.Range)
+	case driver.GraphCopy:
+		src, err := asBuffer("clEnqueueCopyBuffer", c.Src)
+		if err != nil {
+			return err
+		}
+		dst, err := asBuffer("clEnqueueCopyBuffer", c.Dst)
+		if err != nil {
+			return err
+		}
+		x.kind, x.src, x.dst = 1, src, dst
+		x.src_off, x.dst_off, x.size = C.size_t(c.SrcOffset), C.size_t(c.DstOffset), C.size_t(c.Size)
+	case driver.GraphFill:
+		dst, err := asBuffer("clEnqueueFillBuffer", c.Dst)
+		if err != nil {
+			return err
+		}
+		if len(c.Data) == 0 {
+			return check("clEnqueueFillBuffer", C.CL_INVALID_VALUE)
+		}
+		x.kind, x.dst, x.dst_off, x.size = 2, dst, C.size_t(c.DstOffset), C.size_t(c.Size)
+		x.pattern, x.pattern_size = C.CBytes(c.Data), C.size_t(len(c.Data))
+	case driver.GraphWrite:
+		dst, err := asBuffer("clEnqueueWriteBuffer", c.Dst)
+		if err != nil {
+			return err
+		}
+		if len(c.Data) == 0 {
+			return check("clCreateBuffer", C.CL_INVALID_BUFFER_SIZE)
+		}
+		var code C.cl_int
+		s := C.dgen_staging(g.q.h, unsafe.Pointer(&c.Data[0]), C.size_t(len(c.Data)), &code)
+		if err := check("clCreateBuffer", code); err != nil {
+			return err
+		}
+		g.staging = append(g.staging, s)
+		x.kind, x.src, x.dst = 1, s, dst
+		x.src_off, x.dst_off, x.size = 0, C.size_t(c.DstOffset), C.size_t(len(c.Data))
+	default:
+		return fmt.Errorf("unknown command kind %d", c.Kind)
+	}
+	return nil
+}
+
+// setRange sets the index space of a kernel command.
+func setRange(x *C.dgen_gcmd, r driver.NDRange) {
+	x.dims = C.cl_uint(r.Dims)
+	for d := range 3 {
+		x.global[d], x.local[d] = C.size_t(r.Global[d]), C.size_t(r.Local[d])
+	}
+	x.has_local = 0
+	if r.Local != [3]int{} {
+		x.has_local = 1
+	}
+}
+
+// build records the commands into a new command buffer, releasing the
+// old one: a command buffer captures the kernels' arguments when it is
+// recorded, and this backend has no mutable dispatch.
+func (g *graph) build() error {
+	var cb C.dgen_cb
+	var failed C.cl_uint
+	code := C.dgen_cb_build(g.fns, g.q.h, g.cmds, C.cl_uint(g.n), &cb, &failed)
+	if code != C.CL_SUCCESS {
+		if int(failed) < g.n {
+			return fmt.Errorf("command %d: %w", int(failed), check("clCommand*KHR", code))
+		}
+		return check("clCreateCommandBufferKHR", code)
+	}
+	if g.cb != nil {
+		C.dgen_cb_release(g.fns, g.cb)
+	}
+	g.cb = cb
+	return nil
+}
+
+// Launch implements driver.Graph: one call into C.
+func (g *graph) Launch(wait []driver.Event, wantEvent bool) (driver.Event, error) {
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	var ev C.cl_event
+	evp := &ev
+	if !wantEvent {
+		evp = nil
+	}
+	if g.stale {
+		if err := g.build(); err != nil {
+			return nil, fmt.Errorf("record the updated command buffer: %w", err)
+		}
+		g.stale = false
+	}
+	if g.cb != nil {
+		if err := check("clEnqueueCommandBufferKHR", C.dgen_cb_launch(g.fns, g.cb, C.cl_uint(len(wl)), wp, evp)); err != nil {
+			return nil, err
+		}
+	} else {
+		var failed C.cl_uint
+		code := C.dgen_replay(g.q.h, g.cmds, C.cl_uint(g.n), C.cl_uint(len(wl)), wp, evp, &failed)
+		if code != C.CL_SUCCESS {
+			return nil, fmt.Errorf("command %d: %w", int(failed), check("replay", code))
+		}
+	}
+	if !wantEvent {
+		return nil, nil
+	}
+	return event{ev}, nil
+}
+
+// Update implements driver.Graph.
+func (g *graph) Update(i int, r driver.NDRange) error {
+	if i < 0 || i >= g.n || g.cmd(i).kind != 0 {
+		return fmt.Errorf("update command %d: not a kernel launch of the graph", i)
+	}
+	setRange(g.cmd(i), r)
+	// The command buffer holds the arguments it was recorded with, and
+	// this binding has no mutable dispatch: record it anew, once, before
+	// the next launch, however many updates come first.
+	g.stale = g.cb != nil
+	return nil
+}
+
+// Release implements driver.Graph.
+func (g *graph) Release() error {
+	var errs []error
+	if g.cb != nil {
+		errs = append(errs, check("clReleaseCommandBufferKHR", C.dgen_cb_release(g.fns, g.cb)))
+		g.cb = nil
+	}
+	if g.fns != nil {
+		C.free(unsafe.Pointer(g.fns))
+		g.fns = nil
+	}
+	for _, s := range g.staging {
+		errs = append(errs, check("clReleaseMemObject", C.clReleaseMemObject(s)))
+	}
+	g.staging = nil
+	for i := range g.n {
+		if p := g.cmd(i).pattern; p != nil {
+			C.free(p)
+		}
+	}
+	if g.cmds != nil {
+		C.free(unsafe.Pointer(g.cmds))
+		g.cmds = nil
+	}
+	g.n = 0
+	return errors.Join(errs...)
+}
+
+var (
+	_ driver.GraphQueue = queue{}
+	_ driver.Graph      = (*graph)(nil)
+)
