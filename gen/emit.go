@@ -178,7 +178,7 @@ func (s *state) emit() ([]File, error) {
 		s.fileFor(outs, g.file).reg(globalVar(g.name), jen.Qual(CodegenPath, "RegisterGlobal").Call(jen.Op("&").Id(g.name), jen.Qual(CodegenPath, "Global").Values(dict)))
 	}
 	for _, sc := range s.specs {
-		s.fileFor(outs, sc.file).reg(specVar(sc.name), jen.Qual(CodegenPath, "RegisterSpecConst").Call(jen.Op("&").Id(sc.name), jen.Lit(s.id(sc.name)), jen.Lit(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit), jen.Lit(s.specDefaults[sc.name].cl)))
+		s.fileFor(outs, sc.file).reg(specVar(sc.name), jen.Qual(CodegenPath, "RegisterSpecConst").Call(jen.Op("&").Id(sc.name), jen.Lit(s.id(sc.name)), jen.Lit(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit), jen.Lit(s.specDefaults[sc.name].cl), s.specLimitsArg(sc.name)))
 	}
 	for _, p := range s.programs {
 		if err := s.emitProgram(s.fileFor(outs, p.file), p); err != nil {

@@ -74,6 +74,7 @@ type state struct {
 	allocs       []decl
 	specs        []decl
 	specDefaults map[string]specDefault   // by spec constant name, for those with default=
+	specLims     map[string]specLimits    // by spec constant name: min=, max=, tune=
 	structs      map[string]*clsrc.Layout // generated OpenCL C structs by "struct name"
 	prelude      map[string]string        // struct name -> declaration
 	preludeOrder []string
@@ -81,6 +82,6 @@ type state struct {
 }
 
 func newState(l *loaded) *state {
-	return &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{}, specDefaults: map[string]specDefault{},
+	return &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{}, specDefaults: map[string]specDefault{}, specLims: map[string]specLimits{},
 		sizes: types.SizesFor("gc", "amd64")}
 }

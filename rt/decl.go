@@ -3,6 +3,7 @@ package rt
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -63,7 +64,8 @@ type globalInfo struct {
 // specConstInfo is the registration of a //dgen:specconst declaration.
 type specConstInfo struct {
 	id, name string
-	def      string // the default as an OpenCL C literal
+	def      string     // the default as an OpenCL C literal
+	chk      *specCheck // its type, bounds and candidates (specvalue.go)
 }
 
 // The hooks through which rt/codegen registers declarations.
@@ -87,6 +89,7 @@ func registerGlobal(h any, g link.Global) any {
 
 func registerSpecConst(h any, c link.SpecConst, def any) any {
 	info := &specConstInfo{id: c.ID, name: c.Name, def: c.Default}
+	info.chk = noteSpecConst(info, reflect.TypeOf(def), c.Min, c.Max, c.Tune)
 	h.(interface{ bind(*specConstInfo, any) }).bind(info, def)
 	return info
 }

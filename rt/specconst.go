@@ -43,7 +43,12 @@ func checkSpecValue(name, value string) error {
 }
 
 // SetSpecValue sets the specialization constant name to value for every
-// program that the context builds from now on: value becomes -D name=value
+// program that the context builds from now on. A name that no registered
+// //dgen:specconst constant has, or a value that does not parse as the
+// constant's type, is an error wrapping ErrInvalidArgument; a value outside
+// the bounds the directive declares (min=, max=) one wrapping
+// ErrOutOfRange. The value is kept as SpecLiteral writes it (so that "16"
+// and "0x10" share a build) and becomes -D name=value
 // at build and part of every cache key, so that a changed value builds
 // (once) and caches another program, and setting an earlier value again
 // finds the earlier program. Commands already enqueued are not affected.
@@ -57,17 +62,25 @@ func (c *Context) SetSpecValue(name, value string) error {
 	if err := checkSpecValue(name, value); err != nil {
 		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}
-	c.pc.SetSpec(name, value)
+	canon, err := checkRegistered(name, value) // specvalue.go
+	if err != nil {
+		return fmt.Errorf("set specialization constant %s: %w", name, err)
+	}
+	c.pc.SetSpec(name, canon)
 	return nil
 }
 
 // ClearSpecValue removes the value of the specialization constant name, so
-// that programs see its default again.
+// that programs see its default again. A name that no registered constant
+// has is an error wrapping ErrInvalidArgument.
 func (c *Context) ClearSpecValue(name string) error {
 	if err := c.enter(); err != nil {
 		return err
 	}
 	defer c.exit()
+	if len(specChecks(name)) == 0 {
+		return fmt.Errorf("clear specialization constant %s: %w: no //dgen:specconst declaration registers a constant of that name", name, ErrInvalidArgument)
+	}
 	c.pc.ClearSpec(name)
 	return nil
 }

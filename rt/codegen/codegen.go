@@ -81,9 +81,24 @@ func RegisterGlobal[T any](g *rt.DeviceGlobal[T], info Global) Decl {
 // RegisterSpecConst registers the specialization constant c, whose
 // default is def, written as the OpenCL C literal lit; the kernel source
 // sees it as the macro name. An empty lit means no default: a program
-// that uses c then fails to build, naming it, until a value is set.
-func RegisterSpecConst[T any](c *rt.SpecConst[T], id, name string, def T, lit string) Decl {
-	return Decl{link.RegisterSpecConst(c, link.SpecConst{ID: id, Name: name, Default: lit}, def)}
+// that uses c then fails to build, naming it, until a value is set. lim,
+// at most one, holds the bounds and tuning candidates that the directive
+// declares (min=, max=, tune=).
+func RegisterSpecConst[T any](c *rt.SpecConst[T], id, name string, def T, lit string, lim ...SpecLimits) Decl {
+	sc := link.SpecConst{ID: id, Name: name, Default: lit}
+	for _, l := range lim {
+		sc.Min, sc.Max, sc.Tune = l.Min, l.Max, l.Tune
+	}
+	return Decl{link.RegisterSpecConst(c, sc, def)}
+}
+
+// SpecLimits are the optional arguments of a //dgen:specconst directive,
+// each value an OpenCL C literal as rt.SpecLiteral writes it: the bounds
+// min= and max= (empty when not declared), and the candidates of tune=,
+// among which rt.Tune chooses.
+type SpecLimits struct {
+	Min, Max string
+	Tune     []string
 }
 
 // RegisterAllocSite registers the allocation site s; name is shown in

@@ -17,6 +17,10 @@ type Global struct {
 // SpecConst is the registration of a //dgen:specconst declaration.
 type SpecConst struct {
 	ID, Name, Default string
+	// Min and Max are the declared bounds, Tune the declared tuning
+	// candidates, as OpenCL C literals; empty when not declared.
+	Min, Max string
+	Tune     []string
 }
 
 // Source is one file a program's image was made from, with the xxhash of
