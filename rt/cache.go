@@ -15,11 +15,20 @@ import (
 // this file connects it to the context: it builds through the context's
 // driver and traces through its tracer.
 
-// CacheStats counts what a context's program cache did.
+// CacheStats counts what a context's program cache did. Every program
+// lookup counts exactly once, at the tier that served it: memory
+// (MemHits), the local persistent cache (DiskHits), the remote tier
+// (Remote.Hits) or a build (Builds); Remote.Misses counts the lookups that
+// asked the remote tier in vain, once each. A launch through the fast
+// kernel cache with unchanged specialization-constant values is no lookup.
 type CacheStats struct {
-	Builds       int64 `json:"builds"`        // programs compiled from source
-	DiskHits     int64 `json:"disk_hits"`     // programs loaded from the persistent cache
-	MemHits      int64 `json:"mem_hits"`      // programs found in memory (done or being built)
+	Builds   int64 `json:"builds"`    // programs compiled from source
+	DiskHits int64 `json:"disk_hits"` // programs loaded from the local persistent cache; not those the remote tier gave
+	// MemHits counts programs found in memory (built, or built by another
+	// goroutine while this one waited), and first uses of a kernel after
+	// the specialization-constant values changed whose program was in
+	// memory.
+	MemHits      int64 `json:"mem_hits"`
 	BuildErrors  int64 `json:"build_errors"`  // builds that failed with ErrBuildFailed
 	Retries      int64 `json:"retries"`       // waiters that retried after a failure that was not a build error
 	Evictions    int64 `json:"evictions"`     // programs evicted from memory
