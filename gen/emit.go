@@ -140,9 +140,9 @@ func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
 
 func (s *state) id(name string) string { return s.l.path + "." + name }
 
-// reg appends the registration "var name = value" to o.
-func (o *out) reg(name string, value jen.Code) {
-	o.vars = append(o.vars, jen.Id(name).Op("=").Add(value))
+// reg appends the registration "var name = codegen.Register(&codegen.kind{dict})" to o.
+func (o *out) reg(name, kind string, dict jen.Dict) {
+	o.vars = append(o.vars, jen.Id(name).Op("=").Qual(CodegenPath, "Register").Call(jen.Op("&").Qual(CodegenPath, kind).Values(dict)))
 }
 
 var accessName = map[string]string{
@@ -156,29 +156,39 @@ func globalVar(name string) string  { return "_dgenGlobal_" + name }
 func specVar(name string) string    { return "_dgenSpecConst_" + name }
 func programVar(name string) string { return "_dgenProgram_" + name }
 
-// decls returns a []codegen.Decl literal of the registration variables.
-func declList(names []string) jen.Code {
+// declList returns a []*codegen.kind literal of descriptor variables.
+func declList(kind string, names []string) jen.Code {
 	vals := make([]jen.Code, len(names))
 	for i, n := range names {
 		vals[i] = jen.Id(n)
 	}
-	return jen.Index().Qual(CodegenPath, "Decl").Values(vals...)
+	return jen.Index().Op("*").Qual(CodegenPath, kind).Values(vals...)
 }
 
 func (s *state) emit() ([]File, error) {
 	outs := map[string]*out{}
 	for _, g := range s.globals {
-		dict := jen.Dict{jen.Id("ID"): jen.Lit(s.id(g.name))}
+		dict := jen.Dict{
+			jen.Id("Var"): jen.Qual(CodegenPath, "GlobalVar").Call(jen.Op("&").Id(g.name)),
+			jen.Id("ID"):  jen.Lit(s.id(g.name)),
+		}
 		if g.imageScope {
 			dict[jen.Id("ImageScope")] = jen.True()
 		}
 		if a := accessName[g.access]; a != "HostReadWrite" {
 			dict[jen.Id("HostAccess")] = jen.Qual(CodegenPath, a)
 		}
-		s.fileFor(outs, g.file).reg(globalVar(g.name), jen.Qual(CodegenPath, "RegisterGlobal").Call(jen.Op("&").Id(g.name), jen.Qual(CodegenPath, "Global").Values(dict)))
+		s.fileFor(outs, g.file).reg(globalVar(g.name), "Global", dict)
 	}
 	for _, sc := range s.specs {
-		s.fileFor(outs, sc.file).reg(specVar(sc.name), jen.Qual(CodegenPath, "RegisterSpecConst").Call(jen.Op("&").Id(sc.name), jen.Lit(s.id(sc.name)), jen.Lit(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit), jen.Lit(s.specDefaults[sc.name].cl), s.specLimitsArg(sc.name)))
+		dict := jen.Dict{
+			jen.Id("Var"):     jen.Qual(CodegenPath, "SpecConstVar").Call(jen.Op("&").Id(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit)),
+			jen.Id("ID"):      jen.Lit(s.id(sc.name)),
+			jen.Id("Name"):    jen.Lit(sc.name),
+			jen.Id("Default"): jen.Lit(s.specDefaults[sc.name].cl),
+		}
+		s.addSpecLimits(dict, sc.name) // speclimits.go
+		s.fileFor(outs, sc.file).reg(specVar(sc.name), "SpecConst", dict)
 	}
 	for _, p := range s.programs {
 		if err := s.emitProgram(s.fileFor(outs, p.file), p); err != nil {
@@ -192,7 +202,11 @@ func (s *state) emit() ([]File, error) {
 		s.emitKernel(s.fileFor(outs, k.file), k)
 	}
 	for _, a := range s.allocs {
-		s.fileFor(outs, a.file).reg("_", jen.Qual(CodegenPath, "RegisterAllocSite").Call(jen.Op("&").Id(a.name), jen.Lit(s.id(a.name)), jen.Lit(a.name)))
+		s.fileFor(outs, a.file).reg("_", "AllocSite", jen.Dict{
+			jen.Id("Var"):  jen.Qual(CodegenPath, "AllocSiteVar").Call(jen.Op("&").Id(a.name)),
+			jen.Id("ID"):   jen.Lit(s.id(a.name)),
+			jen.Id("Name"): jen.Lit(a.name),
+		})
 	}
 	names := make([]string, 0, len(outs))
 	for n := range outs {
@@ -247,6 +261,7 @@ func (s *state) emitProgram(o *out, p *program) error {
 			Var().Id(v).String())
 	}
 	dict := jen.Dict{
+		jen.Id("Var"):   jen.Qual(CodegenPath, "ProgramVar").Call(jen.Op("&").Id(p.name)),
 		jen.Id("ID"):    jen.Lit(s.id(p.name)),
 		jen.Id("Name"):  jen.Lit(p.source),
 		jen.Id("Image"): jen.Id("_dgenImage_" + p.name),
@@ -267,15 +282,15 @@ func (s *state) emitProgram(o *out, p *program) error {
 		}
 	}
 	if len(specs) > 0 {
-		dict[jen.Id("SpecConsts")] = declList(specs)
+		dict[jen.Id("SpecConsts")] = declList("SpecConst", specs)
 	}
 	if len(owns) > 0 {
-		dict[jen.Id("Owns")] = declList(owns)
+		dict[jen.Id("Owns")] = declList("Global", owns)
 	}
 	if len(srcs) > 0 {
 		dict[jen.Id("Sources")] = jen.Index().Qual(CodegenPath, "Source").Values(srcs...)
 	}
-	o.reg(programVar(p.name), jen.Qual(CodegenPath, "RegisterProgram").Call(jen.Op("&").Id(p.name), jen.Qual(CodegenPath, "Program").Values(dict)))
+	o.reg(programVar(p.name), "Program", dict)
 	o.decls = append(o.decls,
 		jen.Comment(fmt.Sprintf("_dgenImage_%s is the device image of %s: %s after dgen's rewriting.", p.name, p.name, p.source)).Line().
 			Const().Id("_dgenImage_"+p.name).Op("=").Lit(p.image))
@@ -308,8 +323,9 @@ func (s *state) typeCode(t types.Type) jen.Code {
 func (s *state) emitKernel(o *out, k *kernel) {
 	hidden := "_dgenKernel_" + k.name
 	dict := jen.Dict{
-		jen.Id("ID"):   jen.Lit(s.id(k.name)),
-		jen.Id("Name"): jen.Lit(k.clName),
+		jen.Id("ID"):      jen.Lit(s.id(k.name)),
+		jen.Id("Name"):    jen.Lit(k.clName),
+		jen.Id("Program"): jen.Id(programVar(k.prog.name)),
 	}
 	if len(k.fields) > 0 {
 		dict[jen.Id("Params")] = jen.Lit(len(k.fields))
@@ -319,52 +335,48 @@ func (s *state) emitKernel(o *out, k *kernel) {
 		for i, g := range k.globals {
 			names[i] = globalVar(g.name)
 		}
-		dict[jen.Id("Globals")] = declList(names)
+		dict[jen.Id("Globals")] = declList("Global", names)
 	}
-	o.reg(hidden, jen.Qual(CodegenPath, "RegisterKernel").Call(jen.Id(programVar(k.prog.name)), jen.Qual(CodegenPath, "Kernel").Values(dict)))
+	o.reg(hidden, "Kernel", dict)
 
 	// The arguments are set by a function of their own, which Enqueue and
-	// EnqueueEvent share; a spec with no fields has none.
-	setErr := jen.Code(jen.Nil())
+	// EnqueueEvent share; a spec with no fields has none. Each setter
+	// writes the kernel object's launch record; an error is kept for
+	// Submit or Launch to return.
+	var setArgs jen.Code = jen.Null()
 	if len(k.fields) > 0 {
 		args := "_dgenArgs_" + k.name
-		setErr = jen.Id(args).Call(jen.Id("s"), jen.Id("k"))
+		setArgs = jen.Id(args).Call(jen.Id("s"), jen.Id("k"))
 		sets := make([]jen.Code, len(k.fields))
 		for i, f := range k.fields {
 			switch f.class {
 			case clsrc.ArgBuffer:
-				sets[i] = jen.Id("k").Dot("SetBuffer").Call(jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Mem").Call())
+				sets[i] = jen.Qual(CodegenPath, "SetBuffer").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
 			case clsrc.ArgLocal:
-				sets[i] = jen.Id("k").Dot("SetLocal").Call(jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Bytes").Call())
+				sets[i] = jen.Qual(CodegenPath, "SetLocal").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Bytes").Call())
 			default:
-				sets[i] = jen.Qual(RuntimePath, "SetArg").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
+				sets[i] = jen.Qual(CodegenPath, "SetScalar").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
 			}
 		}
-		body := []jen.Code{jen.Return(sets[0])}
-		if len(sets) > 1 {
-			body = []jen.Code{jen.Err().Op(":=").Add(sets[0])}
-			for _, set := range sets[1:] {
-				body = append(body, jen.If(jen.Err().Op("==").Nil()).Block(jen.Err().Op("=").Add(set)))
-			}
-			body = append(body, jen.Return(jen.Err()))
-		}
-		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("%s sets the arguments of kernel %s from s and returns the first error.", args, k.clName)).Line().
-			Func().Id(args).Params(jen.Id("s").Op("*").Id(k.name), jen.Id("k").Op("*").Qual(RuntimePath, "Kernel")).Error().Block(body...))
+		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("%s sets the arguments of kernel %s from s.", args, k.clName)).Line().
+			Func().Id(args).Params(jen.Id("s").Op("*").Id(k.name), jen.Id("k").Op("*").Qual(RuntimePath, "Kernel")).Block(sets...))
 	}
 	params := []jen.Code{jen.Id("q").Op("*").Qual(RuntimePath, "Queue"), jen.Id("r").Qual(RuntimePath, "Range"), jen.Id("wait").Op("...").Op("*").Qual(RuntimePath, "Event")}
-	acquire := jen.List(jen.Id("k"), jen.Err()).Op(":=").Id(hidden).Dot("Acquire").Call(jen.Id("q"))
+	acquire := jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "Acquire").Call(jen.Id("q"), jen.Id(hidden))
 	o.decls = append(o.decls, jen.Comment(fmt.Sprintf("Enqueue sets the arguments of kernel %s from s and launches it over r after wait, creating no event; EnqueueEvent returns one.", k.clName)).Line().
 		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("Enqueue").Params(params...).Error().Block(
 		acquire,
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.Return(jen.Id(hidden).Dot("Submit").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), setErr, jen.Id("wait"))),
+		setArgs,
+		jen.Return(jen.Qual(CodegenPath, "Submit").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Id("wait"))),
 	))
 	o.decls = append(o.decls, jen.Comment("EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.").Line().
 		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("EnqueueEvent").Params(params...).
 		Params(jen.Op("*").Qual(RuntimePath, "Event"), jen.Error()).Block(
 		acquire,
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Return(jen.Id(hidden).Dot("Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), setErr, jen.Id("wait"))),
+		setArgs,
+		jen.Return(jen.Qual(CodegenPath, "Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Id("wait"))),
 	))
 	for _, f := range k.fields {
 		if !f.out {
@@ -374,7 +386,11 @@ func (s *state) emitKernel(o *out, k *kernel) {
 		sid := s.id(k.name + "." + f.name)
 		o.decls = append(o.decls, jen.Comment(site+" is the allocation site of "+k.name+"."+f.name+".").Line().
 			Var().Id(site).Qual(RuntimePath, "AllocSite").Types(s.typeCode(f.elem)))
-		o.reg("_", jen.Qual(CodegenPath, "RegisterAllocSite").Call(jen.Op("&").Id(site), jen.Lit(sid), jen.Lit(k.name+"."+f.name)))
+		o.reg("_", "AllocSite", jen.Dict{
+			jen.Id("Var"):  jen.Qual(CodegenPath, "AllocSiteVar").Call(jen.Op("&").Id(site)),
+			jen.Id("ID"):   jen.Lit(sid),
+			jen.Id("Name"): jen.Lit(k.name + "." + f.name),
+		})
 		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("Alloc%s allocates n elements for s.%s under the field's own allocation tag.", f.name, f.name)).Line().
 			Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("Alloc"+f.name).
 			Params(jen.Id("q").Op("*").Qual(RuntimePath, "Queue"), jen.Id("n").Int()).Error().Block(
@@ -403,14 +419,17 @@ func (s *state) render(o *out) ([]byte, error) {
 	if len(o.embeds) > 0 {
 		f.Anon("embed")
 	}
-	f.Comment("The generated code needs a runtime that implements the contract it was generated for.")
-	f.Var().Id("_").Qual(CodegenPath, "LatestVersion").Op("=").Qual(CodegenPath, "Version").Types(jen.Index(jen.Lit(0)).Index(jen.Lit(ContractMinor)).Struct()).
+	f.Comment(fmt.Sprintf("This file was generated for version %d of the rt/codegen contract: the next line compiles only where the rt in the build implements it.", ContractVersion))
+	v := jen.Lit(ContractVersion)
+	inWindow := jen.Min(jen.Lit(1), jen.Max(jen.Lit(0), v.Clone().Op("-").Qual(CodegenPath, "MinVersion").Op("+").Lit(1)),
+		jen.Max(jen.Lit(0), jen.Qual(CodegenPath, "MaxVersion").Op("-").Add(v).Op("+").Lit(1)))
+	f.Var().Id("_").Qual(CodegenPath, "InWindow").Op("=").Qual(CodegenPath, "Version").Types(jen.Index(inWindow).Struct()).
 		Call(jen.Lit(versionMessage))
 	for _, d := range o.decls {
 		f.Add(d)
 	}
 	if len(o.vars) > 0 {
-		f.Comment("Registration, while the package's variables are initialized: before any init function of the package runs.")
+		f.Comment("The descriptors, registered while the package's variables are initialized: before any init function of the package runs.")
 		f.Var().Defs(o.vars...)
 	}
 	var buf bytes.Buffer
@@ -434,12 +453,13 @@ func (s *state) importName(name string) string {
 	return name
 }
 
-// ContractMinor is the minor version of the rt/codegen contract that
-// generated files are written for (codegen.LatestVersion); its major
-// version is 0. The golden packages compile only when the two agree.
-const ContractMinor = 1
+// ContractVersion is the version of the rt/codegen contract that generated
+// files are written for (codegen.GenVersion); the runtime accepts files of
+// versions codegen.MinVersion to codegen.MaxVersion. The golden packages
+// compile only when it lies in that window.
+const ContractVersion = 2
 
-// versionMessage is what the compiler shows when rt/codegen implements
-// another contract than the generated file's.
-var versionMessage = fmt.Sprintf("ERROR: this file was generated by a dgen that targets rt/codegen contract v0.%d, which the rt in this build does not implement. "+
-	"Run go generate with the dgen of the module's dgen version (go run github.com/dgen-go/dgen/cmd/dgen).", ContractMinor)
+// versionMessage is what the compiler shows when rt/codegen does not
+// implement the generated file's version.
+var versionMessage = fmt.Sprintf("ERROR: this file was generated by a dgen that targets version %d of the rt/codegen contract, which the rt in this build does not implement. "+
+	"Run go generate with the dgen of the module's dgen version (go run github.com/dgen-go/dgen/cmd/dgen).", ContractVersion)

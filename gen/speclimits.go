@@ -19,8 +19,6 @@ type specLimits struct {
 	tune     []string
 }
 
-// empty reports whether the directive declares none.
-func (l specLimits) empty() bool { return l.min == "" && l.max == "" && l.tune == nil }
 
 // specLimits checks the min=, max= and tune= of the specialization
 // constant d of basic type b, whose default (if any) is def: each value
@@ -141,14 +139,11 @@ func specConst(text string, b *types.Basic) (constant.Value, string, error) {
 	return v, d.cl, nil
 }
 
-// specLimitsArg returns the generated registration's last argument for
-// the limits of name, or Null (nothing) when it declares none.
-func (s *state) specLimitsArg(name string) jen.Code {
-	lim, ok := s.specLims[name]
-	if !ok || lim.empty() {
-		return jen.Null()
-	}
-	dict := jen.Dict{}
+// addSpecLimits adds to dict, the generated descriptor of the constant
+// name, its bounds and candidates (fields Min, Max and Tune), where it
+// declares them.
+func (s *state) addSpecLimits(dict jen.Dict, name string) {
+	lim := s.specLims[name]
 	if lim.min != "" {
 		dict[jen.Id("Min")] = jen.Lit(lim.min)
 	}
@@ -162,5 +157,4 @@ func (s *state) specLimitsArg(name string) jen.Code {
 		}
 		dict[jen.Id("Tune")] = jen.Index().String().Values(vals...)
 	}
-	return jen.Qual(CodegenPath, "SpecLimits").Values(dict)
 }

@@ -44,11 +44,10 @@ func TestSpecLimits(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := string(files[0].Content)
-				if want := `codegen.SpecLimits{
-		Max:  "64",
-		Min:  "4",
-		Tune: []string{"8", "16", "32", "64"},
-	}`; !strings.Contains(got, want) {
+				if want := `Max:     "64",
+		Min:     "4",
+		Name:    "Tile",
+		Tune:    []string{"8", "16", "32", "64"},`; !strings.Contains(got, want) {
 					t.Errorf("generated file lacks %s:\n%s", want, got)
 				}
 				return

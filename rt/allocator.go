@@ -186,7 +186,9 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 	m := &b.mem
 	// m is free: its last Free returned it, with the block, to the allocator.
 	m.ctx, m.drv, m.size, m.h, m.pooled, m.release = q.ctx, b.drv, size, h, true, releaseToAllocator
-	m.uses.reset()
+	if q.ctx.multiQueue.Load() {
+		m.uses.reset() // with one queue, nothing was recorded
+	}
 	m.freed.Store(false)
 	return m, nil
 }
@@ -223,9 +225,9 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	}
 	size, err := byteSize[T](n)
 	if err != nil {
-		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.name, err)
+		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
 	}
-	m, err := allocMem(q, alloc.Tag(info.tag), size)
+	m, err := allocMem(q, alloc.Tag(info.Tag()), size)
 	if err != nil {
 		return Buffer[T]{}, err
 	}

@@ -21,9 +21,9 @@ var (
 	siteBytes    rt.AllocSite[byte]
 	unregistered rt.AllocSite[float32]
 
-	_ = codegen.RegisterAllocSite(&siteA, "github.com/dgen-go/dgen/rt_test.siteA", "siteA")
-	_ = codegen.RegisterAllocSite(&siteB, "github.com/dgen-go/dgen/rt_test.siteB", "siteB")
-	_ = codegen.RegisterAllocSite(&siteBytes, "github.com/dgen-go/dgen/rt_test.siteBytes", "siteBytes")
+	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&siteA), ID: "github.com/dgen-go/dgen/rt_test.siteA", Name: "siteA"})
+	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&siteB), ID: "github.com/dgen-go/dgen/rt_test.siteB", Name: "siteB"})
+	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&siteBytes), ID: "github.com/dgen-go/dgen/rt_test.siteBytes", Name: "siteBytes"})
 )
 
 func tagOf[T any](t testing.TB, s *rt.AllocSite[T]) uint32 {

@@ -12,10 +12,12 @@ import (
 // A program whose directive has a bare -D, registered as generated code
 // registers it.
 var (
-	badOptsProg rt.Program
-	badOptsKern = codegen.RegisterKernel(codegen.RegisterProgram(&badOptsProg, codegen.Program{ID: pkg + "badOptsProg", Name: "badOptsProg",
-		Options: "-D", Image: "__kernel void nothing(__global int *out) { out[0] = 0; }\n"}),
-		codegen.Kernel{ID: pkg + "Nothing", Name: "nothing", Params: 1})
+	badOptsProg  rt.Program
+	_badOptsProg = &codegen.Program{Var: codegen.ProgramVar(&badOptsProg), ID: pkg + "badOptsProg", Name: "badOptsProg",
+		Options: "-D", Image: "__kernel void nothing(__global int *out) { out[0] = 0; }\n"}
+	badOptsKern = &codegen.Kernel{ID: pkg + "Nothing", Name: "nothing", Program: _badOptsProg, Params: 1}
+	_           = codegen.Register(_badOptsProg)
+	_           = codegen.Register(badOptsKern)
 )
 
 // TestBuildOptionsChecked gives PoCL a bare -D (which aborts it inside
@@ -50,7 +52,7 @@ func TestBuildOptionsChecked(t *testing.T) {
 	t.Run("directive", func(t *testing.T) {
 		_, err := badOptsProg.Build(ctx)
 		want(t, err, "//dgen:program directive of github.com/dgen-go/dgen/rt_test.badOptsProg")
-		_, err = badOptsKern.Acquire(ctx.Queue())
+		_, err = codegen.Acquire(ctx.Queue(), badOptsKern)
 		want(t, err, "//dgen:program directive")
 	})
 	if s := ctx.CacheStats(); s.Builds != 0 {

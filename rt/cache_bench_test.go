@@ -48,9 +48,11 @@ func BenchmarkAcquireKernel(b *testing.B) {
 // A kernel registered as generated code registers one, for
 // BenchmarkGeneratedAcquire.
 var (
-	benchTouchProg rt.Program
-	benchTouchKern = codegen.RegisterKernel(codegen.RegisterProgram(&benchTouchProg, codegen.Program{ID: pkg + "benchTouchProg", Name: "benchTouchProg",
-		Image: emptySrc}), codegen.Kernel{ID: pkg + "BenchTouch", Name: "touch", Params: 1})
+	benchTouchProg  rt.Program
+	_benchTouchProg = &codegen.Program{Var: codegen.ProgramVar(&benchTouchProg), ID: pkg + "benchTouchProg", Name: "benchTouchProg", Image: emptySrc}
+	benchTouchKern  = &codegen.Kernel{ID: pkg + "BenchTouch", Name: "touch", Program: _benchTouchProg, Params: 1}
+	_               = codegen.Register(_benchTouchProg)
+	_               = codegen.Register(benchTouchKern)
 )
 
 // BenchmarkGeneratedAcquire measures what a generated Enqueue does around
@@ -59,7 +61,7 @@ var (
 func BenchmarkGeneratedAcquire(b *testing.B) {
 	ctx := openDefault(b)
 	q := ctx.Queue()
-	k, err := benchTouchKern.Acquire(q) // builds the program
+	k, err := codegen.Acquire(q, benchTouchKern) // builds the program
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func BenchmarkGeneratedAcquire(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		k, err := benchTouchKern.Acquire(q)
+		k, err := codegen.Acquire(q, benchTouchKern)
 		if err != nil {
 			b.Fatal(err)
 		}

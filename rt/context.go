@@ -99,6 +99,9 @@ type Context struct {
 	traced    bool          // tracing configured
 	devTimes  bool          // traced with device-time sampling: queues profile
 	nqueues   atomic.Int32  // queue ids
+	// multiQueue is set once the context has a second queue: from then on
+	// commands record their uses of allocator memory (use.go).
+	multiQueue atomic.Bool
 
 	closed atomic.Bool
 	guard  closeGuard // calls in progress, which Close waits for (guard.go)
@@ -213,13 +216,26 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 		return nil, fmt.Errorf("create queue on %q: %w", dev.Name, err)
 	}
 	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling, id: int(c.nqueues.Add(1) - 1)}
+	q.launcher, _ = dq.(driver.ArgLauncher)
 	if err := c.initQueueTrace(q); err != nil {
 		dq.Release()
 		return nil, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queues) == 1 && !c.multiQueue.Load() {
+		// The first queue's uses of allocator memory went unrecorded:
+		// complete them before another queue can reuse a block. A command
+		// records its uses if it reads multiQueue set after it was
+		// enqueued; one that reads it unset was enqueued before this
+		// Store, hence before Finish.
+		c.multiQueue.Store(true)
+		if err := c.queues[0].drv.Finish(); err != nil {
+			dq.Release()
+			return nil, fmt.Errorf("create queue on %q: finish the first queue: %w", dev.Name, err)
+		}
+	}
 	c.queues = append(c.queues, q)
-	c.mu.Unlock()
 	return q, nil
 }
 

@@ -92,10 +92,10 @@ var (
 )
 
 func init() {
-	codegen.RegisterGlobal(&slowGlobal, codegen.Global{ID: pkg + "slowGlobal"})
-	codegen.RegisterGlobal(&quickGlobal, codegen.Global{ID: pkg + "quickGlobal"})
+	codegen.Register(&codegen.Global{Var: codegen.GlobalVar(&slowGlobal), ID: pkg + "slowGlobal"})
+	codegen.Register(&codegen.Global{Var: codegen.GlobalVar(&quickGlobal), ID: pkg + "quickGlobal"})
 	// An image-scope global that no program owns lives in host memory.
-	codegen.RegisterGlobal(&hostOnlyGlobal, codegen.Global{ID: pkg + "hostOnlyGlobal", ImageScope: true})
+	codegen.Register(&codegen.Global{Var: codegen.GlobalVar(&hostOnlyGlobal), ID: pkg + "hostOnlyGlobal", ImageScope: true})
 }
 
 // TestGlobalStorageConcurrent: making one global's storage, which zeroes it

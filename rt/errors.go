@@ -2,9 +2,9 @@ package rt
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
@@ -40,17 +40,12 @@ var (
 	ErrInvalidArgument = progcache.ErrInvalidArgument
 	// ErrNotGenerated reports a declaration that dgen has not registered:
 	// its package needs `go generate`.
-	ErrNotGenerated = errors.New("declaration not registered: run go generate")
+	ErrNotGenerated = desc.ErrNotGenerated
 	// ErrStale reports a program whose source files changed after go
 	// generate read them: the device image in the build is old. The error
 	// names the file; run go generate.
-	ErrStale = errors.New("program source changed since go generate")
+	ErrStale = desc.ErrStale
 )
-
-// errNotRegistered is the error of using a declaration that is not
-// registered: its package was not generated, or a package-level variable
-// initializer used it before the generated registration ran.
-var errNotRegistered = fmt.Errorf("%w (or it was used by a package-level variable initializer, which Go may run before the generated registration: use it from an init function or later)", ErrNotGenerated)
 
 // DeviceError is the error a backend call returns: the call, the
 // backend's status code and name, and the build log where the call was a

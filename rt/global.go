@@ -1,11 +1,13 @@
 package rt
 
 import (
-	"github.com/dgen-go/dgen/rt/trace"
-
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/internal/desc"
+	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // DeviceGlobal is a device global variable declared with //dgen:global: a
@@ -17,10 +19,8 @@ import (
 // The host instance caches its registration, so that reaching a global's
 // storage from its address takes no registry lookup.
 type DeviceGlobal[T any] struct {
-	info *globalInfo
+	d atomic.Pointer[desc.Global]
 }
-
-func (g *DeviceGlobal[T]) bind(info *globalInfo) { g.info = info }
 
 // Read returns the global's value on q's device.
 func (g *DeviceGlobal[T]) Read(q *Queue, wait ...*Event) (T, error) {
@@ -52,28 +52,29 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	if g == nil {
 		return fmt.Errorf("%s device global: %w: nil global", op, ErrInvalidArgument)
 	}
-	info := g.info
+	info := resolve(&g.d, unsafe.Pointer(g), desc.LookupGlobal)
 	if info == nil {
 		return fmt.Errorf("%s device global %v: %w", op, reflect.TypeFor[T](), errNotRegistered)
 	}
 	switch {
-	case write && (info.access == hostRead || info.access == hostNone):
-		return fmt.Errorf("%s device global %s: %w: host_access=%v", op, info.id, ErrInvalidArgument, info.access)
-	case !write && (info.access == hostWrite || info.access == hostNone):
-		return fmt.Errorf("%s device global %s: %w: host_access=%v", op, info.id, ErrInvalidArgument, info.access)
+	case write && (info.HostAccess == desc.HostRead || info.HostAccess == desc.HostNone):
+		return fmt.Errorf("%s device global %s: %w: host_access=%v", op, info.ID, ErrInvalidArgument, info.HostAccess)
+	case !write && (info.HostAccess == desc.HostWrite || info.HostAccess == desc.HostNone):
+		return fmt.Errorf("%s device global %s: %w: host_access=%v", op, info.ID, ErrInvalidArgument, info.HostAccess)
 	}
-	if off < 0 || n < 0 || off > info.size || n > info.size-off {
-		return fmt.Errorf("%s device global %s: %w: bytes [%d, %d) of %d", op, info.id, ErrOutOfRange, off, off+n, info.size)
+	size := info.Size()
+	if off < 0 || n < 0 || off > size || n > size-off {
+		return fmt.Errorf("%s device global %s: %w: bytes [%d, %d) of %d", op, info.ID, ErrOutOfRange, off, off+n, size)
 	}
-	if info.imageScope && info.prog == nil {
+	if info.ImageScope && info.Owner() == nil {
 		// In no program: the value lives in the context's host memory.
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
-				return fmt.Errorf("%s device global %s: %w", op, info.id, err)
+				return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 			}
 		}
 		if err := q.enter(); err != nil {
-			return fmt.Errorf("%s device global %s: %w", op, info.id, err)
+			return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 		}
 		defer q.ctx.exit()
 		q.ctx.hostGlobal(info, func(host []byte) {
@@ -89,16 +90,16 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	// The storage must outlive the transfer: hold Close off until it is
 	// done.
 	if err := q.enter(); err != nil {
-		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
+		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}
 	defer q.ctx.exit()
-	m, err := q.globalMem(info, info.prog)
+	m, err := q.globalMem(info, info.Owner())
 	if err != nil {
-		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
+		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}
 	drv, err := m.driverBuffer()
 	if err != nil {
-		return fmt.Errorf("%s device global %s: %w", op, info.id, err)
+		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}
 	name, kind := "read device global", trace.GlobalRead // constants: no concatenation per call
 	if write {
@@ -112,15 +113,15 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 // hostGlobal calls use with the host memory of g, an image-scope global in
 // no program, in c: one zero-initialised value per context, as the storage
 // of a global in a program is one per context and device.
-func (c *Context) hostGlobal(g *globalInfo, use func([]byte)) {
+func (c *Context) hostGlobal(g *desc.Global, use func([]byte)) {
 	c.decls.mu.Lock()
 	defer c.decls.mu.Unlock()
 	h, ok := c.decls.host[g]
 	if !ok {
 		if c.decls.host == nil {
-			c.decls.host = make(map[*globalInfo][]byte)
+			c.decls.host = make(map[*desc.Global][]byte)
 		}
-		h = make([]byte, g.size)
+		h = make([]byte, g.Size())
 		c.decls.host[g] = h
 	}
 	use(h)
@@ -133,7 +134,7 @@ func (c *Context) hostGlobal(g *globalInfo, use func([]byte)) {
 // zeroed (a blocking write): the first caller for a key makes it, later
 // ones wait for that key alone. A failure is returned to the callers that
 // waited, and the next call tries again.
-func (q *Queue) globalMem(g *globalInfo, prog *programInfo) (*Mem, error) {
+func (q *Queue) globalMem(g *desc.Global, prog *desc.Program) (*Mem, error) {
 	// Close waits for the call, so that every slot is done when it frees
 	// them.
 	if err := q.enter(); err != nil {
@@ -141,7 +142,7 @@ func (q *Queue) globalMem(g *globalInfo, prog *programInfo) (*Mem, error) {
 	}
 	defer q.ctx.exit()
 	c := q.ctx
-	if !g.imageScope {
+	if !g.ImageScope {
 		prog = nil
 	}
 	key := globalKey{g: g, prog: prog, dev: q.dev.index}
@@ -170,17 +171,17 @@ func (q *Queue) globalMem(g *globalInfo, prog *programInfo) (*Mem, error) {
 }
 
 // newGlobalMem allocates and zeroes the storage of g on q's device.
-func (q *Queue) newGlobalMem(g *globalInfo) (*Mem, error) {
-	size := max(g.size, 4)
+func (q *Queue) newGlobalMem(g *desc.Global) (*Mem, error) {
+	size := max(g.Size(), 4)
 	m, err := q.ctx.NewMem(size)
 	if err != nil {
-		return nil, fmt.Errorf("storage of device global %s: %w", g.id, err)
+		return nil, fmt.Errorf("storage of device global %s: %w", g.ID, err)
 	}
 	zero := make([]byte, size)
 	// A blocking write creates no event.
 	if _, err := q.drv.WriteBuffer(m.drv, true, 0, size, unsafe.Pointer(&zero[0]), nil); err != nil {
 		m.Free()
-		return nil, fmt.Errorf("zero device global %s on %q: %w", g.id, q.dev.Name, err)
+		return nil, fmt.Errorf("zero device global %s on %q: %w", g.ID, q.dev.Name, err)
 	}
 	return m, nil
 }

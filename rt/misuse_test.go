@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
 )
 
 // TestNilArguments calls every exported method that returns an error with
@@ -72,11 +73,11 @@ func TestNilArguments(t *testing.T) {
 		{"BuiltProgram.Release", func() error { return np.Release() }},
 		{"Event.Status", func() error { _, err := ne.Status(); return err }},
 		{"Event.Timing", func() error { _, err := ne.Timing(); return err }},
-		{"KernelDecl.Launch(nil kernel)", func() error { _, err := scaleKern.Launch(q, nil, rt.Range1(1), nil, nil); return err }},
+		{"codegen.Launch(nil kernel)", func() error { _, err := codegen.Launch(q, nil, rt.Range1(1), nil); return err }},
 		{"DeviceGlobal.Write", func() error { return ng.Write(q, 1) }},
 		{"DeviceGlobal.Read", func() error { _, err := ng.Read(q); return err }},
 		{"Program.Build(nil context)", func() error { _, err := scaleProg.Build(nil); return err }},
-		{"KernelDecl.Acquire(nil queue)", func() error { _, err := scaleKern.Acquire(nq); return err }},
+		{"codegen.Acquire(nil queue)", func() error { _, err := codegen.Acquire(nq, scaleKern); return err }},
 	}
 	for _, tc := range invalid {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,11 +3,10 @@ package rt
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -165,45 +164,19 @@ type Kernel struct {
 	// and hidden holds, per device index, the storage of the device
 	// globals bound as hidden arguments.
 	slot   *progcache.Kernel[*Kernel]
-	decl   *kernelInfo
+	decl   *desc.Kernel
 	hidden [][]*Mem
 
-	// bufs holds, by argument index, the memory of buffer arguments, and
-	// pooledArgs how many of them are allocator memory: launches record
-	// their use (use.go).
+	// The prepared launch record (launch.go): every argument's value as
+	// last set, which ones changed since the driver last saw them, and
+	// for buffer arguments their memory, whose use launches record.
+	args       driver.Args
+	ids        []uint64 // by argument: a buffer's Mem.id (a driver may reuse a released handle)
 	bufs       []*Mem
-	pooledArgs int
+	pooledArgs int          // buffer arguments that are allocator memory
+	foreign    int          // buffer arguments whose driver buffer has no native handle
+	setErr     error        // the first error of setting an argument since Acquire
 	lim        kernelLimits // local memory and work-group limits (workgroup.go)
-
-	// last holds, by argument index, the value each argument was last set
-	// to, so that setting it to the same value again (a generated Enqueue
-	// sets every argument at every launch) makes no driver call.
-	last []argValue
-}
-
-// argValue is a kernel argument's value as set through SetBuffer or
-// SetArg: a buffer, or a scalar of size bytes. The zero argValue is an
-// argument whose value is not known here.
-type argValue struct {
-	known bool
-	buf   driver.Buffer
-	id    uint64 // the buffer's Mem.id: a driver may reuse a released handle
-	size  uintptr
-	bits  uint64
-}
-
-// holds reports whether argument i is known to be set to v already.
-func (k *Kernel) holds(i int, v argValue) bool { return k.last != nil && k.last[i] == v }
-
-// remember records that argument i is set to v; the zero argValue forgets.
-func (k *Kernel) remember(i int, v argValue) {
-	if k.last == nil {
-		if !v.known {
-			return
-		}
-		k.last = make([]argValue, k.nargs)
-	}
-	k.last[i] = v
 }
 
 // Kernel creates the kernel called name. A name that the program does not
@@ -234,6 +207,8 @@ func (p *BuiltProgram) Kernel(name string) (*Kernel, error) {
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
 	}
 	k := &Kernel{prog: p, drv: drv, name: name, nargs: n}
+	k.args.Slots = make([]driver.Arg, n)
+	k.ids = make([]uint64, n)
 	k.lim.wg = make([]atomic.Pointer[wgInfo], len(p.ctx.devices))
 	return k, nil
 }
@@ -281,106 +256,5 @@ func (k *Kernel) checkArg(i int) error {
 	if i < 0 || i >= k.nargs {
 		return fmt.Errorf("set argument %d of kernel %q: %w: it takes %d arguments", i, k.name, ErrOutOfRange, k.nargs)
 	}
-	return nil
-}
-
-// SetBuffer sets argument i to the memory m (a Buffer's Mem). A freed
-// buffer is an error wrapping ErrFreed.
-func (k *Kernel) SetBuffer(i int, m *Mem) error {
-	if err := k.checkArg(i); err != nil {
-		return err
-	}
-	drv, err := m.driverBuffer()
-	if err == nil {
-		err = k.prog.ctx.sameContext("the buffer", m.ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
-	}
-	if v := (argValue{known: true, buf: drv, id: m.id}); !k.holds(i, v) {
-		if err := k.drv.SetArgBuffer(i, drv); err != nil {
-			k.remember(i, argValue{})
-			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
-		}
-		k.remember(i, v)
-	}
-	k.bind(i, m)
-	return nil
-}
-
-// bind notes that argument i is now m (nil for no buffer), and not a
-// __local argument.
-func (k *Kernel) bind(i int, m *Mem) {
-	k.setLocal(i, 0)
-	if k.bufs == nil {
-		if m == nil {
-			return
-		}
-		k.bufs = make([]*Mem, k.nargs)
-	}
-	if old := k.bufs[i]; old != nil && old.pooled {
-		k.pooledArgs--
-	}
-	if m != nil && m.pooled {
-		k.pooledArgs++
-	}
-	k.bufs[i] = m
-}
-
-// SetLocal sets argument i, a __local pointer, to size bytes of local memory.
-func (k *Kernel) SetLocal(i int, size int) error {
-	if err := k.checkArg(i); err != nil {
-		return err
-	}
-	if size <= 0 {
-		return fmt.Errorf("set argument %d of kernel %q: %w: local size %d", i, k.name, ErrInvalidArgument, size)
-	}
-	if max := k.prog.ctx.maxLocalMem(); max > 0 && int64(size) > max {
-		return fmt.Errorf("set argument %d of kernel %q: %w: %d bytes of local memory, more than a device of the context has (%d)", i, k.name, ErrInvalidArgument, size, max)
-	}
-	k.remember(i, argValue{})
-	if err := k.drv.SetArgLocal(i, uintptr(size)); err != nil {
-		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
-	}
-	k.bind(i, nil)
-	k.setLocal(i, int64(size))
-	return nil
-}
-
-// SetArg sets argument i of k to the value v: a number, or an array or
-// struct of numbers laid out as the kernel's parameter type is.
-func SetArg[T any](k *Kernel, i int, v T) error {
-	if err := k.checkArg(i); err != nil {
-		return err
-	}
-	if t := reflect.TypeFor[T](); t.Kind() > reflect.Complex128 || t.Kind() == reflect.Uintptr || t.Kind() == reflect.Int || t.Kind() == reflect.Uint {
-		// Array, struct, or a type with no fixed device size.
-		if err := checkPlain(t); err != nil || t.Kind() <= reflect.Complex128 {
-			if err == nil {
-				err = fmt.Errorf("%w: %v has no fixed size on the device; use int32 or int64", ErrInvalidArgument, t)
-			}
-			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
-		}
-	}
-	var err error
-	size := unsafe.Sizeof(v)
-	if size <= 8 && unsafe.Alignof(v) <= 8 {
-		var u uint64
-		*(*T)(unsafe.Pointer(&u)) = v
-		av := argValue{known: true, size: size, bits: u}
-		if !k.holds(i, av) {
-			if err = k.drv.SetArgScalar(i, size, u); err == nil {
-				k.remember(i, av)
-			}
-		}
-	} else {
-		k.remember(i, argValue{})
-		err = k.drv.SetArgBytes(i, size, unsafe.Pointer(&v))
-	}
-	if err != nil {
-		k.remember(i, argValue{})
-		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
-	}
-	k.bind(i, nil)
 	return nil
 }

@@ -2,8 +2,14 @@ package rt
 
 import (
 	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 
+	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -14,6 +20,7 @@ type Queue struct {
 	ctx       *Context
 	dev       *Device
 	drv       driver.Queue
+	launcher  driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	profiling bool
 
 	id   int          // the queue's number in its context, from 0
@@ -95,80 +102,11 @@ func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
 	return q.launch(k, r, wait, 0)
 }
 
-// launch is Launch; skip is as for beginTask.
-func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {
-	if err := q.enter(); err != nil {
-		return nil, err
-	}
-	defer q.ctx.exit()
-	if k == nil {
-		return nil, nilKernel("launch")
-	}
-	if err := q.ctx.sameContext("the kernel", k.prog.ctx); err != nil {
-		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
-	}
-	if err := k.checkRange(q, r); err != nil {
-		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
-	}
-	dw, err := q.driverEvents(wait)
-	if err != nil {
-		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
-	}
-	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
-	ev, err := q.drv.EnqueueKernel(k.drv, r.ndrange(), dw)
-	tk.End()
-	if err != nil {
-		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
-	}
-	q.recordArgs(k)
-	return q.newTracedEvent(ev, k.name, tk), nil
-}
-
 // Submit enqueues kernel k over r after the events of wait, like Launch,
 // but creates no event: use it where the queue's order is all that is
 // needed, since on some drivers an event costs as much as the launch.
 func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
 	return q.submit(k, r, wait, 0)
-}
-
-// submit is Submit; skip is as for beginTask. When tracing reports device
-// times it creates an event after all, kept in the pending list.
-func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
-	if err := q.enter(); err != nil {
-		return err
-	}
-	defer q.ctx.exit()
-	if k == nil {
-		return nilKernel("submit")
-	}
-	if err := q.ctx.sameContext("the kernel", k.prog.ctx); err != nil {
-		return fmt.Errorf("submit kernel %q: %w", k.name, err)
-	}
-	if err := k.checkRange(q, r); err != nil {
-		return fmt.Errorf("submit kernel %q: %w", k.name, err)
-	}
-	dw, err := q.driverEvents(wait)
-	if err != nil {
-		return fmt.Errorf("submit kernel %q: %w", k.name, err)
-	}
-	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
-	if q.wantsEvent(&tk) {
-		ev, err := q.drv.EnqueueKernel(k.drv, r.ndrange(), dw)
-		tk.End()
-		if err != nil {
-			return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
-		}
-		q.recordArgs(k)
-		q.addPending(tk, nil, ev)
-		return nil
-	}
-	err = q.drv.SubmitKernel(k.drv, r.ndrange(), dw)
-	tk.End()
-	if err != nil {
-		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
-	}
-	q.recordArgs(k)
-	return nil
 }
 
 // driverEvents returns the driver events of wait, skipping nil events, and
@@ -195,4 +133,864 @@ func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
 		dst = append(dst, e.drv)
 	}
 	return dst, nil
+}
+
+// The launch path. A Kernel holds a prepared launch record (driver.Args):
+// every argument's value as last set, and which ones changed since the
+// driver last saw them. Setting an argument only writes the record; the
+// launch hands the record to the driver, which, where the backend
+// implements driver.ArgLauncher (rt/opencl does), sets the changed
+// arguments and enqueues in one call. A generated Enqueue reaches it
+// through rt/codegen: Acquire, one setter per argument, Submit.
+
+func init() {
+	desc.SetLauncher(&desc.Launcher[*Queue, *Kernel, *Mem, *Event, Range]{
+		Acquire: acquireSpec,
+		Scalar:  (*Kernel).specScalar,
+		Bytes:   (*Kernel).specBytes,
+		Buffer:  (*Kernel).specBuffer,
+		Local:   (*Kernel).specLocal,
+		Submit:  submitSpec,
+		Launch:  launchSpec,
+	})
+}
+
+// mark notes that argument i changed.
+func (k *Kernel) mark(i int) {
+	if s := &k.args.Slots[i]; !s.Changed {
+		s.Changed = true
+		k.args.Changed++
+	}
+}
+
+// setScalar records argument i as a value of size bytes (at most 8).
+func (k *Kernel) setScalar(i int, size uintptr, bits uint64) {
+	s := &k.args.Slots[i]
+	if s.Kind != driver.ArgScalar || s.Size != size || s.Bits != bits || size == 0 {
+		*s = driver.Arg{Kind: driver.ArgScalar, Size: size, Bits: bits, Changed: s.Changed}
+		k.mark(i)
+	}
+	k.bind(i, nil)
+}
+
+// setBytes records argument i as size bytes at p (more than 8).
+func (k *Kernel) setBytes(i int, p unsafe.Pointer, size uintptr) {
+	s := &k.args.Slots[i]
+	v := unsafe.Slice((*byte)(p), size)
+	if s.Kind == driver.ArgScalar && s.Size == size && size > 8 {
+		if old := k.args.Bytes[s.Offset : s.Offset+size]; string(old) != string(v) {
+			copy(old, v)
+			k.mark(i)
+		}
+	} else {
+		*s = driver.Arg{Kind: driver.ArgScalar, Size: size, Offset: uintptr(len(k.args.Bytes)), Changed: s.Changed}
+		k.args.Bytes = append(k.args.Bytes, v...)
+		k.mark(i)
+	}
+	k.bind(i, nil)
+}
+
+// setBuffer records argument i as the memory m: a freed buffer is an
+// error wrapping ErrFreed, one of another context an error wrapping
+// ErrInvalidArgument.
+func (k *Kernel) setBuffer(i int, m *Mem) error {
+	drv, err := m.driverBuffer()
+	if err == nil {
+		err = k.prog.ctx.sameContext("the buffer", m.ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	s := &k.args.Slots[i]
+	if s.Kind != driver.ArgBuffer || k.ids[i] != m.id || s.Size == 0 {
+		var h uint64
+		if nb, ok := drv.(driver.NativeBuffer); ok {
+			h = nb.Handle()
+		} else if drv != nil {
+			k.foreign = 1 // a backend's buffers are all native or none are
+		}
+		*s = driver.Arg{Kind: driver.ArgBuffer, Size: unsafe.Sizeof(uintptr(0)), Bits: h, Changed: s.Changed}
+		k.ids[i] = m.id
+		k.mark(i)
+	}
+	k.bind(i, m)
+	return nil
+}
+
+// setLocalArg records argument i as size bytes of local memory.
+func (k *Kernel) setLocalArg(i int, size int) error {
+	if size <= 0 {
+		return fmt.Errorf("set argument %d of kernel %q: %w: local size %d", i, k.name, ErrInvalidArgument, size)
+	}
+	if max := k.prog.ctx.maxLocalMem(); max > 0 && int64(size) > max {
+		return fmt.Errorf("set argument %d of kernel %q: %w: %d bytes of local memory, more than a device of the context has (%d)", i, k.name, ErrInvalidArgument, size, max)
+	}
+	s := &k.args.Slots[i]
+	if s.Kind != driver.ArgLocal || s.Size != uintptr(size) {
+		*s = driver.Arg{Kind: driver.ArgLocal, Size: uintptr(size), Changed: s.Changed}
+		k.mark(i)
+	}
+	k.bind(i, nil)
+	k.setLocal(i, int64(size))
+	return nil
+}
+
+// bind notes that argument i is now m (nil for no buffer), and not a
+// __local argument unless setLocalArg says so after.
+func (k *Kernel) bind(i int, m *Mem) {
+	k.setLocal(i, 0)
+	if k.bufs == nil {
+		if m == nil {
+			return
+		}
+		k.bufs = make([]*Mem, k.nargs)
+	}
+	if old := k.bufs[i]; old != nil && old.pooled {
+		k.pooledArgs--
+	}
+	if m != nil && m.pooled {
+		k.pooledArgs++
+	}
+	k.bufs[i] = m
+}
+
+// flush sets the changed arguments through the driver's kernel one by
+// one: the launch path of a backend without driver.ArgLauncher, and what
+// the driver must know before it reports work-group info.
+func (k *Kernel) flush() error {
+	if k.args.Changed == 0 {
+		return nil
+	}
+	for i := range k.args.Slots {
+		s := &k.args.Slots[i]
+		if !s.Changed {
+			continue
+		}
+		var err error
+		switch {
+		case s.Kind == driver.ArgBuffer:
+			err = k.drv.SetArgBuffer(i, k.bufs[i].drv)
+		case s.Kind == driver.ArgLocal:
+			err = k.drv.SetArgLocal(i, s.Size)
+		case s.Size <= 8:
+			err = k.drv.SetArgScalar(i, s.Size, s.Bits)
+		default:
+			err = k.drv.SetArgBytes(i, s.Size, unsafe.Pointer(&k.args.Bytes[s.Offset]))
+		}
+		if err != nil {
+			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		}
+		s.Changed = false
+		k.args.Changed--
+	}
+	return nil
+}
+
+// enqueue hands the record to the driver and enqueues k over r after dw:
+// one call where the queue is a driver.ArgLauncher, else the changed
+// arguments one by one and then the launch. It returns a driver event
+// only when event is true.
+func (k *Kernel) enqueue(q *Queue, r Range, dw []driver.Event, event bool) (driver.Event, error) {
+	if q.launcher != nil && k.foreign == 0 {
+		return q.launcher.LaunchArgs(k.drv, &k.args, r.ndrange(), dw, event)
+	}
+	if err := k.flush(); err != nil {
+		return nil, err
+	}
+	if event {
+		return q.drv.EnqueueKernel(k.drv, r.ndrange(), dw)
+	}
+	return nil, q.drv.SubmitKernel(k.drv, r.ndrange(), dw)
+}
+
+// SetBuffer sets argument i to the memory m (a Buffer's Mem). A freed
+// buffer is an error wrapping ErrFreed.
+func (k *Kernel) SetBuffer(i int, m *Mem) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	return k.setBuffer(i, m)
+}
+
+// SetLocal sets argument i, a __local pointer, to size bytes of local memory.
+func (k *Kernel) SetLocal(i int, size int) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	return k.setLocalArg(i, size)
+}
+
+// SetArg sets argument i of k to the value v: a number, or an array or
+// struct of numbers laid out as the kernel's parameter type is.
+func SetArg[T any](k *Kernel, i int, v T) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	if t := reflect.TypeFor[T](); t.Kind() > reflect.Complex128 || t.Kind() == reflect.Uintptr || t.Kind() == reflect.Int || t.Kind() == reflect.Uint {
+		// Array, struct, or a type with no fixed device size.
+		if err := checkPlain(t); err != nil || t.Kind() <= reflect.Complex128 {
+			if err == nil {
+				err = fmt.Errorf("%w: %v has no fixed size on the device; use int32 or int64", ErrInvalidArgument, t)
+			}
+			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		}
+	}
+	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
+		var u uint64
+		*(*T)(unsafe.Pointer(&u)) = v
+		k.setScalar(i, size, u)
+	} else {
+		k.setBytes(i, unsafe.Pointer(&v), size)
+	}
+	return nil
+}
+
+// launch is Queue.Launch; skip is as for beginTask.
+func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {
+	if err := q.enter(); err != nil {
+		return nil, err
+	}
+	defer q.ctx.exit()
+	dw, err := q.checkLaunch(k, r, wait, "launch")
+	if err != nil {
+		return nil, err
+	}
+	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	ev, err := k.enqueue(q, r, dw, true)
+	tk.End()
+	if err != nil {
+		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
+	}
+	q.recordArgs(k)
+	return q.newTracedEvent(ev, k.name, tk), nil
+}
+
+// submit is Queue.Submit; skip is as for beginTask. When tracing reports
+// device times it creates an event after all, kept in the pending list.
+func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
+	if err := q.enter(); err != nil {
+		return err
+	}
+	defer q.ctx.exit()
+	dw, err := q.checkLaunch(k, r, wait, "submit")
+	if err != nil {
+		return err
+	}
+	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	event := q.wantsEvent(&tk)
+	ev, err := k.enqueue(q, r, dw, event)
+	tk.End()
+	if err != nil {
+		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
+	}
+	q.recordArgs(k)
+	if event {
+		q.addPending(tk, nil, ev)
+	}
+	return nil
+}
+
+// checkLaunch checks a launch of k over r on q after wait before the
+// driver sees it, and returns the driver events of wait.
+func (q *Queue) checkLaunch(k *Kernel, r Range, wait []*Event, op string) ([]driver.Event, error) {
+	if k == nil {
+		return nil, nilKernel(op)
+	}
+	if k.prog.ctx != q.ctx {
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, q.ctx.sameContext("the kernel", k.prog.ctx))
+	}
+	if err := k.checkRange(q, r); err != nil {
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+	}
+	dw, err := q.driverEvents(wait)
+	if err != nil {
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+	}
+	return dw, nil
+}
+
+// acquireSpec returns the kernel object of the spec d for q's device from
+// the context's fast kernel cache (building its program on first use),
+// locked, for a generated Enqueue to fill its record.
+func acquireSpec(q *Queue, d *desc.Kernel) (*Kernel, error) {
+	if q == nil {
+		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
+	}
+	key, err := d.Key()
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
+	}
+	ck, err := q.ctx.pc.Acquire(key, q.dev.index)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
+	}
+	kern := ck.Object()
+	if kern.decl != d {
+		// First use of this kernel object for the spec: check that the
+		// generated code and the image agree.
+		if want := d.Params + len(d.Globals); kern.nargs != want {
+			ck.Unlock()
+			return nil, fmt.Errorf("kernel %s: %w: %q takes %d arguments, the spec %d: run go generate", d.ID, ErrInvalidArgument, d.Name, kern.nargs, want)
+		}
+		kern.decl, kern.slot = d, ck
+	}
+	kern.setErr = nil
+	return kern, nil
+}
+
+// specScalar, specBytes, specBuffer and specLocal set an argument of a
+// kernel that acquireSpec returned; the index is the generated code's,
+// checked against the kernel's arguments by acquireSpec. An error is kept
+// for Submit or Launch to return.
+func (k *Kernel) specScalar(i int, size uintptr, bits uint64) { k.setScalar(i, size, bits) }
+
+func (k *Kernel) specBytes(i int, p unsafe.Pointer, size uintptr) { k.setBytes(i, p, size) }
+
+func (k *Kernel) specBuffer(i int, m *Mem) {
+	if err := k.setBuffer(i, m); err != nil && k.setErr == nil {
+		k.setErr = err
+	}
+}
+
+func (k *Kernel) specLocal(i int, size int) {
+	if err := k.setLocalArg(i, size); err != nil && k.setErr == nil {
+		k.setErr = err
+	}
+}
+
+// submitSpec binds the hidden device-global arguments of k, launches it
+// over r after wait without an event and unlocks it. The trace's call site
+// is the user's: two frames above this function's caller,
+// codegen.Submit, is the caller of the generated Enqueue.
+func submitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
+	if k == nil || k.slot == nil {
+		return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
+	}
+	defer k.slot.Unlock()
+	if err := k.prepare(q); err != nil {
+		return err
+	}
+	return q.submit(k, r, wait, 2)
+}
+
+// launchSpec is submitSpec with an event.
+func launchSpec(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
+	if k == nil || k.slot == nil {
+		return nil, fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
+	}
+	defer k.slot.Unlock()
+	if err := k.prepare(q); err != nil {
+		return nil, err
+	}
+	return q.launch(k, r, wait, 2)
+}
+
+// prepare returns the first error of setting the arguments, wrapped, or
+// binds the hidden arguments of k.
+func (k *Kernel) prepare(q *Queue) error {
+	if k.setErr != nil {
+		return fmt.Errorf("enqueue %s: %w", k.decl.ID, k.setErr)
+	}
+	if q == nil {
+		return fmt.Errorf("enqueue %s: %w: nil queue", k.decl.ID, ErrInvalidArgument)
+	}
+	if len(k.decl.Globals) > 0 {
+		if err := k.bindHidden(q); err != nil {
+			return fmt.Errorf("enqueue %s: %w", k.decl.ID, err)
+		}
+	}
+	return nil
+}
+
+// bindHidden sets the hidden arguments to the storage of the kernel's
+// device globals on q's device. Called with the kernel locked.
+func (k *Kernel) bindHidden(q *Queue) error {
+	dev := q.dev.index
+	if k.hidden == nil {
+		k.hidden = make([][]*Mem, len(q.ctx.devices))
+	}
+	mems := k.hidden[dev]
+	if mems == nil {
+		for _, g := range k.decl.Globals {
+			m, err := q.globalMem(g, k.decl.Program)
+			if err != nil {
+				return err
+			}
+			mems = append(mems, m)
+		}
+		k.hidden[dev] = mems
+	}
+	base := k.decl.Params
+	for i, m := range mems {
+		if err := k.setBuffer(base+i, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// beginTask is the trace point of every enqueued command: it returns the
+// command's task (the zero Task when tracing is off, after one atomic load)
+// and emits its edges: the in-order edge and one per event of wait. skip is
+// the number of rt frames between beginTask's caller and the user's code
+// (see the comment at the top of this file).
+func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) trace.Task {
+	// Begin's skip 0 is beginTask; +1 is beginTask's caller.
+	tk := q.tq.Begin(kind, name, skip+2)
+	if tk.ID != 0 {
+		for _, w := range wait {
+			if w != nil && w.task != nil {
+				tk.DependsOn(*w.task)
+			}
+		}
+	}
+	return tk
+}
+
+// wantsEvent reports whether tk is a sampled task on a queue that reports
+// device times (its context opened with device-time sampling, so that its
+// clock is aligned), so that its command needs an event.
+func (q *Queue) wantsEvent(tk *trace.Task) bool {
+	return q.ctx.devTimes && q.profiling && tk.Sampled()
+}
+
+// addPending keeps tk's command until its device times are known.
+func (q *Queue) addPending(tk trace.Task, ev *Event, drv driver.Event) {
+	p := &q.pend
+	p.mu.Lock()
+	p.tasks = append(p.tasks, pendingTask{task: tk, ev: ev, drv: drv})
+	grow := len(p.tasks) >= max(p.next, pendingDrainAt)
+	p.mu.Unlock()
+	if grow {
+		q.drainTrace()
+	}
+}
+
+// sameContext checks that an object of context of, named what, may be
+// used with context c: an error wrapping ErrInvalidArgument that names
+// both contexts' devices if not. OpenCL leaves the use of one context's
+// objects in another undefined.
+func (c *Context) sameContext(what string, of *Context) error {
+	if of == c {
+		return nil
+	}
+	return fmt.Errorf("%w: %s belongs to the context on %s, not to this one on %s", ErrInvalidArgument, what, of.deviceLabel(), c.deviceLabel())
+}
+
+// Use recording for stream-ordered reuse (see the rt/alloc package
+// documentation).
+//
+// Every queue counts the commands that use allocator memory: a command takes
+// its point, the next count, after it has been enqueued, and records it in
+// the useLog of every allocator buffer it uses. A blocking transfer or Finish
+// reads the count before it starts and, once it returns, marks every point up
+// to that count complete: the queue is in order, and a command whose point
+// was taken before the count was read was enqueued before the transfer. When
+// the buffer is freed, its log goes to the allocator as the block's last
+// uses; an allocation on another queue that reuses the block waits for the
+// ones not yet known complete.
+//
+// A context with one queue keeps no log (Context.multiQueue is false): every
+// reuse is on the queue of every use, so the allocator's hit-and-free path
+// costs no use recording. Creating the second queue finishes the first,
+// which completes every use that went unrecorded.
+
+// queuePoints are a queue's use counters.
+type queuePoints struct {
+	enq  atomic.Uint64 // points taken: commands enqueued that use allocator memory
+	done atomic.Uint64 // every point up to done has completed
+}
+
+// point returns the point of a command that has just been enqueued.
+func (p *queuePoints) point() uint64 { return p.enq.Add(1) }
+
+// complete marks every point up to n complete.
+func (p *queuePoints) complete(n uint64) { storeMax(&p.done, n) }
+
+// storeMax sets v to n if n is larger.
+func storeMax(v *atomic.Uint64, n uint64) {
+	for {
+		old := v.Load()
+		if n <= old || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// useLog records where a buffer of the allocator has been used: the latest
+// point on the first queue that used it, without a lock, and the latest
+// point on each other queue, under a mutex, in more.
+type useLog struct {
+	q    atomic.Pointer[Queue]
+	pt   atomic.Uint64
+	more atomic.Pointer[moreUses]
+}
+
+// moreUses are a buffer's uses on queues other than its first.
+type moreUses struct {
+	mu   sync.Mutex
+	uses []alloc.Use
+}
+
+// record notes a use of the buffer on q at point p.
+func (l *useLog) record(q *Queue, p uint64) {
+	first := l.q.Load()
+	if first == nil && !l.q.CompareAndSwap(nil, q) {
+		first = l.q.Load() // another goroutine's queue came first
+	}
+	if first == nil || first == q {
+		storeMax(&l.pt, p)
+		return
+	}
+	m := l.more.Load()
+	if m == nil {
+		l.more.CompareAndSwap(nil, &moreUses{})
+		m = l.more.Load()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.uses {
+		if m.uses[i].Queue == alloc.Queue(q) {
+			m.uses[i].Point = max(m.uses[i].Point, p)
+			return
+		}
+	}
+	m.uses = append(m.uses, alloc.Use{Queue: q, Point: p})
+}
+
+// appendTo appends the recorded uses to dst.
+func (l *useLog) appendTo(dst []alloc.Use) []alloc.Use {
+	q := l.q.Load()
+	if q == nil {
+		return dst
+	}
+	dst = append(dst, alloc.Use{Queue: q, Point: l.pt.Load()})
+	if m := l.more.Load(); m != nil {
+		m.mu.Lock()
+		dst = append(dst, m.uses...)
+		m.mu.Unlock()
+	}
+	return dst
+}
+
+// reset forgets every use: the Mem is handed out again.
+func (l *useLog) reset() {
+	l.q.Store(nil)
+	l.pt.Store(0)
+	l.more.Store(nil)
+}
+
+// used records a use of m, if it is allocator memory, by the command of
+// point p on q; the use of a view is a use of its parent.
+func (m *Mem) used(q *Queue, p uint64) {
+	if m != nil && m.parent != nil {
+		m = m.parent
+	}
+	if m != nil && m.pooled {
+		m.uses.record(q, p)
+	}
+}
+
+// record records the use of ms by the command just enqueued on q. A
+// context with one queue records nothing: reuse on the queue that used a
+// block is free, and NewQueue drains the first queue before a second one
+// can reuse anything.
+func (q *Queue) record(ms ...*Mem) {
+	if !q.ctx.multiQueue.Load() {
+		return
+	}
+	p := q.pts.point()
+	for _, m := range ms {
+		m.used(q, p)
+	}
+}
+
+// recordArgs records the use of k's buffer arguments by the command just
+// enqueued on q.
+func (q *Queue) recordArgs(k *Kernel) {
+	if k.pooledArgs == 0 || !q.ctx.multiQueue.Load() {
+		return
+	}
+	p := q.pts.point()
+	for _, m := range k.bufs {
+		m.used(q, p)
+	}
+}
+
+// Completed implements alloc.Device: whether every command of u's queue up
+// to u's point is known to have completed.
+func (d *devAlloc) Completed(u alloc.Use) bool {
+	q := u.Queue.(*Queue)
+	return q.pts.done.Load() >= u.Point
+}
+
+// Order implements alloc.Device. For each use it enqueues a marker on the
+// use's queue, which completes when every command enqueued there so far has
+// (the use's point among them); then a marker on q that waits for those
+// markers. q is in order, so the commands enqueued on it afterwards start
+// only when that marker has completed. Nothing blocks the host, except for
+// the nil queue (the host), for which Order waits for the markers.
+func (d *devAlloc) Order(q alloc.Queue, uses []alloc.Use) (err error) {
+	evs := make([]driver.Event, 0, len(uses))
+	defer func() {
+		for _, ev := range evs {
+			ev.Release()
+		}
+	}()
+	for _, u := range uses {
+		from := u.Queue.(*Queue)
+		ev, err := from.drv.Marker(nil)
+		if err != nil {
+			return fmt.Errorf("order reuse after use on queue %d of %q: marker: %w", from.id, from.dev.Name, err)
+		}
+		evs = append(evs, ev)
+		// OpenCL guarantees a wait on another queue's event only once
+		// that queue has been flushed.
+		if err := from.drv.Flush(); err != nil {
+			return fmt.Errorf("order reuse after use on queue %d of %q: flush: %w", from.id, from.dev.Name, err)
+		}
+	}
+	to, _ := q.(*Queue)
+	if to == nil {
+		for i, ev := range evs {
+			if err := ev.Wait(); err != nil {
+				from := uses[i].Queue.(*Queue)
+				return fmt.Errorf("wait for use on queue %d of %q: %w", from.id, from.dev.Name, err)
+			}
+		}
+		return nil
+	}
+	ev, err := to.drv.Marker(evs)
+	if err != nil {
+		return fmt.Errorf("order reuse on queue %d of %q: marker: %w", to.id, to.dev.Name, err)
+	}
+	ev.Release()
+	return nil
+}
+
+// kernelLimits are what a Kernel knows of its work-group limits: the
+// bytes of its __local arguments as set, and per device the work-group
+// info, asked of the driver once.
+type kernelLimits struct {
+	locals     []int64 // by argument index: bytes of a __local argument, else 0
+	localBytes int64   // their sum
+	wg         []atomic.Pointer[wgInfo]
+}
+
+// wgInfo is a kernel's work-group info on one device, with the local memory
+// of its own __local variables (without arguments).
+type wgInfo struct {
+	driver.KernelWorkGroupInfo
+	static int64
+}
+
+// setLocal notes that argument i is size bytes of local memory (0: not a
+// __local argument).
+func (k *Kernel) setLocal(i int, size int64) {
+	if k.lim.locals == nil {
+		if size == 0 {
+			return
+		}
+		k.lim.locals = make([]int64, k.nargs)
+	}
+	k.lim.localBytes += size - k.lim.locals[i]
+	k.lim.locals[i] = size
+}
+
+// WorkGroupInfo returns the kernel's work-group limits on d, one of its
+// context's devices, asked of the driver once per device.
+func (k *Kernel) WorkGroupInfo(d *Device) (driver.KernelWorkGroupInfo, error) {
+	if k == nil {
+		return driver.KernelWorkGroupInfo{}, nilKernel("work-group info")
+	}
+	info, err := k.workGroup(d)
+	if err != nil {
+		return driver.KernelWorkGroupInfo{}, err
+	}
+	return info.KernelWorkGroupInfo, nil
+}
+
+// workGroup returns the kernel's cached work-group info on d.
+func (k *Kernel) workGroup(d *Device) (*wgInfo, error) {
+	c := k.prog.ctx
+	if d == nil || d.index >= len(c.devices) || c.devices[d.index] != d {
+		return nil, fmt.Errorf("work-group info of kernel %q: %w: the device is not one of its context's (%s)", k.name, ErrInvalidArgument, c.deviceLabel())
+	}
+	if k.lim.wg == nil {
+		// Set at creation; a Kernel made otherwise has no cache.
+		return k.askWorkGroup(d)
+	}
+	if info := k.lim.wg[d.index].Load(); info != nil {
+		return info, nil
+	}
+	info, err := k.askWorkGroup(d)
+	if err != nil {
+		return nil, err
+	}
+	k.lim.wg[d.index].Store(info)
+	return info, nil
+}
+
+// askWorkGroup asks the driver for the kernel's work-group info on d.
+func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
+	if err := k.prog.ctx.enter(); err != nil {
+		return nil, fmt.Errorf("work-group info of kernel %q: %w", k.name, err)
+	}
+	defer k.prog.ctx.exit()
+	if k.released.Load() {
+		return nil, fmt.Errorf("work-group info of kernel %q: %w", k.name, ErrClosed)
+	}
+	// The driver must know the __local arguments set so far.
+	if err := k.flush(); err != nil {
+		return nil, fmt.Errorf("work-group info: %w", err)
+	}
+	info, err := k.drv.WorkGroupInfo(d.Handle)
+	if err != nil {
+		return nil, fmt.Errorf("work-group info of kernel %q on %q: %w", k.name, d.Name, err)
+	}
+	// The driver counts the __local arguments set so far; the rest is the
+	// kernel's own.
+	return &wgInfo{KernelWorkGroupInfo: info, static: max(info.LocalMemSize-k.lim.localBytes, 0)}, nil
+}
+
+// checkRange checks r, then the kernel's limits on q's device.
+func (k *Kernel) checkRange(q *Queue, r Range) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	return k.checkLaunch(q, r)
+}
+
+// checkLaunch checks r and the kernel's local memory against the limits of
+// q's device, before the driver sees them: a work-group larger than the
+// kernel allows, or more local memory than the device has, is an error
+// wrapping ErrInvalidArgument that gives the limits.
+func (k *Kernel) checkLaunch(q *Queue, r Range) error {
+	if k.lim.localBytes == 0 && !r.hasLocal() {
+		return nil
+	}
+	d := q.dev
+	info, err := k.workGroup(d)
+	if err != nil {
+		return err
+	}
+	if r.hasLocal() {
+		n := 1
+		for i := range r.Dims {
+			n *= r.Local[i]
+		}
+		if n > info.WorkGroupSize {
+			return fmt.Errorf("%w: a work-group of %d work-items (range %v) is more than kernel %q allows on %q: %d (the device allows %d)",
+				ErrInvalidArgument, n, r, k.name, d.Name, info.WorkGroupSize, d.MaxWorkGroupSize)
+		}
+	}
+	if need := info.static + k.lim.localBytes; d.LocalMemSize > 0 && need > d.LocalMemSize {
+		return fmt.Errorf("%w: kernel %q needs %d bytes of local memory (%d in __local arguments, %d of its own), %q has %d",
+			ErrInvalidArgument, k.name, need, k.lim.localBytes, info.static, d.Name, d.LocalMemSize)
+	}
+	return nil
+}
+
+// maxLocalMem returns the most local memory a device of c has, or 0 if no
+// device reports it.
+func (c *Context) maxLocalMem() int64 {
+	var n int64
+	for _, d := range c.devices {
+		n = max(n, d.LocalMemSize)
+	}
+	return n
+}
+
+// Range is an NDRange: the global size in up to three dimensions and,
+// optionally, the local (work-group) size. Dimension 0 is the one that
+// get_global_id(0) indexes, the fastest varying.
+type Range struct {
+	Dims   int
+	Global [3]int
+	Local  [3]int // all zero: the device chooses, unless set by WithLocal
+	// nlocal is 1 + the number of sizes WithLocal was given, 0 if it was
+	// not called: a range that asked for a work-group size must give a
+	// positive one in every dimension, whatever the sizes are.
+	nlocal int8
+}
+
+// Range1 returns a one-dimensional range of n work-items.
+func Range1(n int) Range { return Range{Dims: 1, Global: [3]int{n, 1, 1}} }
+
+// Range2 returns a two-dimensional range, d0 work-items in dimension 0 and
+// d1 in dimension 1.
+func Range2(d0, d1 int) Range { return Range{Dims: 2, Global: [3]int{d0, d1, 1}} }
+
+// Range3 returns a three-dimensional range.
+func Range3(d0, d1, d2 int) Range { return Range{Dims: 3, Global: [3]int{d0, d1, d2}} }
+
+// WithLocal returns r with the work-group size set; give one positive size
+// per dimension of r. A zero size is an error at launch, not "the device
+// chooses": leave WithLocal out for that.
+func (r Range) WithLocal(sizes ...int) Range {
+	r.Local = [3]int{}
+	copy(r.Local[:], sizes)
+	r.nlocal = int8(min(len(sizes), 100) + 1)
+	return r
+}
+
+// hasLocal reports whether r sets a work-group size: through WithLocal,
+// or in Local.
+func (r Range) hasLocal() bool { return r.nlocal > 0 || r.Local != [3]int{} }
+
+// ndrange returns r as the driver takes it.
+func (r Range) ndrange() driver.NDRange {
+	return driver.NDRange{Dims: r.Dims, Global: r.Global, Local: r.Local}
+}
+
+func (r Range) check() error {
+	if r.Dims < 1 || r.Dims > 3 {
+		return fmt.Errorf("range %v: %w: %d dimensions", r, ErrInvalidArgument, r.Dims)
+	}
+	if n := int(r.nlocal) - 1; n >= 0 && n != r.Dims {
+		return fmt.Errorf("range %v: %w: %d-D range given %d local size%s", r, ErrInvalidArgument, r.Dims, n, plural(n))
+	}
+	local := r.hasLocal()
+	for i := range 3 {
+		if i >= r.Dims {
+			if local && r.Local[i] != 0 {
+				return fmt.Errorf("range %v: %w: local size %d in dimension %d of a %d-D range", r, ErrInvalidArgument, r.Local[i], i, r.Dims)
+			}
+			continue
+		}
+		if r.Global[i] <= 0 {
+			return fmt.Errorf("range %v: %w: global size %d in dimension %d", r, ErrInvalidArgument, r.Global[i], i)
+		}
+		if !local {
+			continue
+		}
+		if r.Local[i] <= 0 {
+			return fmt.Errorf("range %v: %w: local size %d in dimension %d: give a positive size in every dimension, or none", r, ErrInvalidArgument, r.Local[i], i)
+		}
+		if r.Global[i]%r.Local[i] != 0 {
+			return fmt.Errorf("range %v: %w: local size %d does not divide global size %d in dimension %d", r, ErrInvalidArgument, r.Local[i], r.Global[i], i)
+		}
+	}
+	return nil
+}
+
+// String returns the global size, and the local size after a slash where
+// one is set: "[64 64]/[16 16]".
+func (r Range) String() string {
+	d := min(max(r.Dims, 0), 3)
+	s := fmt.Sprint(r.Global[:d])
+	if r.nlocal > 0 {
+		s += "/" + fmt.Sprint(r.Local[:min(int(r.nlocal)-1, 3)])
+	} else if r.hasLocal() {
+		s += "/" + fmt.Sprint(r.Local[:d])
+	}
+	return s
+}
+
+// plural returns "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -15,11 +15,15 @@ var (
 	scaleConst rt.SpecConst[int32]
 	otherConst rt.SpecConst[int32]
 
-	_scaleConst = codegen.RegisterSpecConst(&scaleConst, pkg+"scaleConst", "SCALE", 1, "1")
-	_           = codegen.RegisterSpecConst(&otherConst, pkg+"otherConst", "UNUSED_BY_SCALE", 0, "0")
-	_scaleProg  = codegen.RegisterProgram(&scaleProg, codegen.Program{ID: pkg + "scaleProg", Name: "scaleProg",
-		Image: "__kernel void put_scale(__global int *out) { out[0] = SCALE; }\n", SpecConsts: []codegen.Decl{_scaleConst}})
-	scaleKern = codegen.RegisterKernel(_scaleProg, codegen.Kernel{ID: pkg + "PutScale", Name: "put_scale", Params: 1})
+	_scaleConst = &codegen.SpecConst{Var: codegen.SpecConstVar(&scaleConst, 1), ID: pkg + "scaleConst", Name: "SCALE", Default: "1"}
+	_otherConst = &codegen.SpecConst{Var: codegen.SpecConstVar(&otherConst, 0), ID: pkg + "otherConst", Name: "UNUSED_BY_SCALE", Default: "0"}
+	_scaleProg  = &codegen.Program{Var: codegen.ProgramVar(&scaleProg), ID: pkg + "scaleProg", Name: "scaleProg",
+		Image: "__kernel void put_scale(__global int *out) { out[0] = SCALE; }\n", SpecConsts: []*codegen.SpecConst{_scaleConst}}
+	scaleKern = &codegen.Kernel{ID: pkg + "PutScale", Name: "put_scale", Program: _scaleProg, Params: 1}
+	_         = codegen.Register(_scaleConst)
+	_         = codegen.Register(_otherConst)
+	_         = codegen.Register(_scaleProg)
+	_         = codegen.Register(scaleKern)
 )
 
 const pkg = "github.com/dgen-go/dgen/rt_test."
@@ -36,11 +40,12 @@ func TestSpecConst(t *testing.T) {
 	}
 	run := func() int32 {
 		t.Helper()
-		k, err := scaleKern.Acquire(q)
+		k, err := codegen.Acquire(q, scaleKern)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := scaleKern.Launch(q, k, rt.Range1(1), k.SetBuffer(0, out.Mem()), nil); err != nil {
+		codegen.SetBuffer(k, 0, out)
+		if _, err := codegen.Launch(q, k, rt.Range1(1), nil); err != nil {
 			t.Fatal(err)
 		}
 		got := make([]int32, 1)
@@ -84,10 +89,13 @@ var (
 	unsetProg  rt.Program
 	unsetConst rt.SpecConst[int32]
 
-	_unsetConst = codegen.RegisterSpecConst(&unsetConst, pkg+"unsetConst", "WIDTH", 0, "")
-	_unsetProg  = codegen.RegisterProgram(&unsetProg, codegen.Program{ID: pkg + "unsetProg", Name: "unsetProg",
-		Image: "__kernel void put_width(__global int *out) { out[0] = WIDTH; }\n", SpecConsts: []codegen.Decl{_unsetConst}})
-	unsetKern = codegen.RegisterKernel(_unsetProg, codegen.Kernel{ID: pkg + "PutWidth", Name: "put_width", Params: 1})
+	_unsetConst = &codegen.SpecConst{Var: codegen.SpecConstVar(&unsetConst, 0), ID: pkg + "unsetConst", Name: "WIDTH"}
+	_unsetProg  = &codegen.Program{Var: codegen.ProgramVar(&unsetProg), ID: pkg + "unsetProg", Name: "unsetProg",
+		Image: "__kernel void put_width(__global int *out) { out[0] = WIDTH; }\n", SpecConsts: []*codegen.SpecConst{_unsetConst}}
+	unsetKern = &codegen.Kernel{ID: pkg + "PutWidth", Name: "put_width", Program: _unsetProg, Params: 1}
+	_         = codegen.Register(_unsetConst)
+	_         = codegen.Register(_unsetProg)
+	_         = codegen.Register(unsetKern)
 )
 
 // TestSpecConstUnset checks that a constant with neither a value set nor a
@@ -95,14 +103,14 @@ var (
 func TestSpecConstUnset(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
-	_, err := unsetKern.Acquire(q)
+	_, err := codegen.Acquire(q, unsetKern)
 	if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "specialization constant WIDTH has neither a value set") {
 		t.Fatalf("Acquire with WIDTH unset = %v, want ErrInvalidArgument naming WIDTH", err)
 	}
 	if err := rt.SetSpecConst(ctx, &unsetConst, 7); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := unsetKern.Acquire(q); err != nil {
+	if _, err := codegen.Acquire(q, unsetKern); err != nil {
 		t.Fatalf("Acquire with WIDTH set: %v", err)
 	}
 }

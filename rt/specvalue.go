@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/dgen-go/dgen/rt/internal/desc"
 )
 
 // The checks of specialization-constant values: every registered
@@ -18,7 +20,7 @@ import (
 // specCheck is what a value of one registered specialization constant
 // must satisfy.
 type specCheck struct {
-	info     *specConstInfo
+	name     string
 	kind     reflect.Kind
 	min, max *specNum // nil when not declared
 	tune     []string // the candidates, canonical literals
@@ -32,51 +34,43 @@ type specNum struct {
 	f float64
 }
 
-// specNames maps a macro name to the checks of the constants so named;
-// generated code fills it while packages are initialized.
-var specNames struct {
-	sync.RWMutex
-	m map[string][]*specCheck
-}
+// specCheckCache holds the check of each descriptor, made at first use.
+var specCheckCache sync.Map // *desc.SpecConst -> *specCheck
 
-// noteSpecConst records the constant info of type t with the declared
-// bounds and candidates (OpenCL C literals, empty when absent) and returns
-// its check. The generator has checked them; one that does not parse here
-// (a hand-written registration) is left out rather than trusted.
-func noteSpecConst(info *specConstInfo, t reflect.Type, min, max string, tune []string) *specCheck {
-	chk := &specCheck{info: info}
-	if t != nil {
-		chk.kind = t.Kind()
+// checkOf returns the check of the constant d. The generator has checked
+// its bounds and candidates; one that does not parse here (a hand-written
+// descriptor) is left out rather than trusted.
+func checkOf(d *desc.SpecConst) *specCheck {
+	if c, ok := specCheckCache.Load(d); ok {
+		return c.(*specCheck)
 	}
-	if min != "" {
-		if n, _, err := chk.parse(min); err == nil {
+	chk := &specCheck{name: d.Name, kind: d.Var.Kind}
+	if d.Min != "" {
+		if n, _, err := chk.parse(d.Min); err == nil {
 			chk.min = &n
 		}
 	}
-	if max != "" {
-		if n, _, err := chk.parse(max); err == nil {
+	if d.Max != "" {
+		if n, _, err := chk.parse(d.Max); err == nil {
 			chk.max = &n
 		}
 	}
-	for _, c := range tune {
+	for _, c := range d.Tune {
 		if canon, err := chk.check(c); err == nil {
 			chk.tune = append(chk.tune, canon)
 		}
 	}
-	specNames.Lock()
-	defer specNames.Unlock()
-	if specNames.m == nil {
-		specNames.m = map[string][]*specCheck{}
-	}
-	specNames.m[info.name] = append(specNames.m[info.name], chk)
-	return chk
+	c, _ := specCheckCache.LoadOrStore(d, chk)
+	return c.(*specCheck)
 }
 
 // specChecks returns the checks of the constants named name.
 func specChecks(name string) []*specCheck {
-	specNames.RLock()
-	defer specNames.RUnlock()
-	return specNames.m[name]
+	var chks []*specCheck
+	for _, d := range desc.SpecConstsNamed(name) {
+		chks = append(chks, checkOf(d))
+	}
+	return chks
 }
 
 // checkRegistered returns value in canonical form (as SpecLiteral writes
@@ -112,10 +106,10 @@ func (chk *specCheck) check(value string) (string, error) {
 		return "", err
 	}
 	if chk.min != nil && chk.less(n, *chk.min) {
-		return "", fmt.Errorf("%w: %s=%s is below its minimum (min=%s)", ErrOutOfRange, chk.info.name, value, chk.format(*chk.min))
+		return "", fmt.Errorf("%w: %s=%s is below its minimum (min=%s)", ErrOutOfRange, chk.name, value, chk.format(*chk.min))
 	}
 	if chk.max != nil && chk.less(*chk.max, n) {
-		return "", fmt.Errorf("%w: %s=%s is above its maximum (max=%s)", ErrOutOfRange, chk.info.name, value, chk.format(*chk.max))
+		return "", fmt.Errorf("%w: %s=%s is above its maximum (max=%s)", ErrOutOfRange, chk.name, value, chk.format(*chk.max))
 	}
 	return canon, nil
 }
@@ -164,7 +158,7 @@ func isFloat(k reflect.Kind) bool    { return k == reflect.Float32 || k == refle
 func (chk *specCheck) parse(value string) (specNum, string, error) {
 	t := chk.goType()
 	bad := func(why string) (specNum, string, error) {
-		return specNum{}, "", fmt.Errorf("%w: %s=%q is not a value of type %s%s", ErrInvalidArgument, chk.info.name, value, t, why)
+		return specNum{}, "", fmt.Errorf("%w: %s=%q is not a value of type %s%s", ErrInvalidArgument, chk.name, value, t, why)
 	}
 	s := strings.TrimSpace(value)
 	if strings.Contains(s, "_") {
@@ -222,17 +216,18 @@ func setNum(v reflect.Value, n specNum) {
 
 // Value returns the value that programs built by c from now on see for
 // s: the value set on c (SetSpecConst or SetSpecValue), else the default.
-// It returns the default for a nil context and the zero value for a
-// constant that is not registered.
+// It returns the default for a nil context, and the zero value for a
+// constant that is not registered or has neither.
 func (s *SpecConst[T]) Value(c *Context) T {
 	var v T
-	if s == nil || s.info == nil {
+	d := s.registration()
+	if d == nil {
 		return v
 	}
-	lit := s.info.def
+	lit := d.Default
 	if c != nil {
 		for _, sv := range c.pc.Specs() {
-			if sv.Name == s.info.name {
+			if sv.Name == d.Name {
 				lit = sv.Value
 			}
 		}
@@ -240,9 +235,9 @@ func (s *SpecConst[T]) Value(c *Context) T {
 	if lit == "" {
 		return v
 	}
-	n, _, err := s.info.chk.parse(lit)
+	n, _, err := checkOf(d).parse(lit)
 	if err != nil {
-		return s.def
+		return s.Default()
 	}
 	setNum(reflect.ValueOf(&v).Elem(), n)
 	return v

@@ -17,13 +17,13 @@ var (
 	flagConst rt.SpecConst[bool]
 	maskConst rt.SpecConst[uint64]
 
-	_ = codegen.RegisterSpecConst(&nConst, pkg+"nConst", "N", 1, "1")
-	_ = codegen.RegisterSpecConst(&tileConst, pkg+"tileConst", "TILE", 16, "16",
-		codegen.SpecLimits{Min: "4", Max: "64", Tune: []string{"8", "16", "32"}})
-	_ = codegen.RegisterSpecConst(&gainConst, pkg+"gainConst", "GAIN", 0.5, "5e-01f",
-		codegen.SpecLimits{Min: "0e+00f", Max: "1e+00f"})
-	_ = codegen.RegisterSpecConst(&flagConst, pkg+"flagConst", "FLAG", true, "1")
-	_ = codegen.RegisterSpecConst(&maskConst, pkg+"maskConst", "MASK", 255, "255UL")
+	_ = codegen.Register(&codegen.SpecConst{Var: codegen.SpecConstVar(&nConst, 1), ID: pkg + "nConst", Name: "N", Default: "1"})
+	_ = codegen.Register(&codegen.SpecConst{Var: codegen.SpecConstVar(&tileConst, 16), ID: pkg + "tileConst", Name: "TILE", Default: "16",
+		Min: "4", Max: "64", Tune: []string{"8", "16", "32"}})
+	_ = codegen.Register(&codegen.SpecConst{Var: codegen.SpecConstVar(&gainConst, 0.5), ID: pkg + "gainConst", Name: "GAIN", Default: "5e-01f",
+		Min: "0e+00f", Max: "1e+00f"})
+	_ = codegen.Register(&codegen.SpecConst{Var: codegen.SpecConstVar(&flagConst, true), ID: pkg + "flagConst", Name: "FLAG", Default: "1"})
+	_ = codegen.Register(&codegen.SpecConst{Var: codegen.SpecConstVar(&maskConst, 255), ID: pkg + "maskConst", Name: "MASK", Default: "255UL"})
 )
 
 // TestSpecValueChecked checks that SetSpecValue refuses, at the call, a

@@ -17,7 +17,7 @@ import (
 // dgen:"out" field (Spec.Out), registered by hand as a generated init would.
 var (
 	outSite rt.AllocSite[float32]
-	_       = codegen.RegisterAllocSite(&outSite, "github.com/dgen-go/dgen/rt_test.Spec.Out", "Spec.Out")
+	_       = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&outSite), ID: "github.com/dgen-go/dgen/rt_test.Spec.Out", Name: "Spec.Out"})
 )
 
 // crossSource reads its input slowly on one queue, while another queue

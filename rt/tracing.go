@@ -29,10 +29,10 @@ import (
 // q.launch(..., 0)); a function that adds a frame between the user and the
 // helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
 // writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
-// A generated Enqueue reaches q.submit through codegen.KernelDecl.Submit
-// and the kernel spec's Submit, which passes skip 2, so the location is
-// the user's call of Enqueue; EnqueueEvent reaches q.launch the same way
-// through Launch.
+// A generated Enqueue reaches q.submit through codegen.Submit and
+// submitSpec (launch.go), which passes skip 2, so the location is the
+// user's call of Enqueue; EnqueueEvent reaches q.launch the same way
+// through codegen.Launch and launchSpec.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or
@@ -181,31 +181,6 @@ func (d *Device) ClockError() time.Duration {
 	return d.clockErr
 }
 
-// beginTask is the trace point of every enqueued command: it returns the
-// command's task (the zero Task when tracing is off, after one atomic load)
-// and emits its edges: the in-order edge and one per event of wait. skip is
-// the number of rt frames between beginTask's caller and the user's code
-// (see the comment at the top of this file).
-func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) trace.Task {
-	// Begin's skip 0 is beginTask; +1 is beginTask's caller.
-	tk := q.tq.Begin(kind, name, skip+2)
-	if tk.ID != 0 {
-		for _, w := range wait {
-			if w != nil && w.task != nil {
-				tk.DependsOn(*w.task)
-			}
-		}
-	}
-	return tk
-}
-
-// wantsEvent reports whether tk is a sampled task on a queue that reports
-// device times (its context opened with device-time sampling, so that its
-// clock is aligned), so that its command needs an event.
-func (q *Queue) wantsEvent(tk *trace.Task) bool {
-	return q.ctx.devTimes && q.profiling && tk.Sampled()
-}
-
 // pendingTask is a traced command whose device times are not yet known.
 type pendingTask struct {
 	task trace.Task
@@ -223,18 +198,6 @@ type pendingList struct {
 // pendingDrainAt is the smallest length at which a pending list is drained
 // without blocking.
 const pendingDrainAt = 256
-
-// addPending keeps tk's command until its device times are known.
-func (q *Queue) addPending(tk trace.Task, ev *Event, drv driver.Event) {
-	p := &q.pend
-	p.mu.Lock()
-	p.tasks = append(p.tasks, pendingTask{task: tk, ev: ev, drv: drv})
-	grow := len(p.tasks) >= max(p.next, pendingDrainAt)
-	p.mu.Unlock()
-	if grow {
-		q.drainTrace()
-	}
-}
 
 // drainTrace reports the device times of the pending tasks that have
 // completed. It stops at the first task not complete (the queue is in

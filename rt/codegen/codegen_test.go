@@ -2,6 +2,10 @@ package codegen_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,12 +26,16 @@ const (
 var (
 	fresh, stale rt.Program
 
-	freshProg = codegen.RegisterProgram(&fresh, codegen.Program{ID: pkg + "fresh", Name: "k.cl", Image: source,
-		Sources: []codegen.Source{{Name: "k.cl", Hash: xxhash.Sum64String(source), Embedded: source}}})
-	staleProg = codegen.RegisterProgram(&stale, codegen.Program{ID: pkg + "stale", Name: "k.cl", Image: source,
-		Sources: []codegen.Source{{Name: "k.cl", Hash: xxhash.Sum64String(source), Embedded: strings.Replace(source, "= 1", "= 2", 1)}}})
-	freshKernel = codegen.RegisterKernel(freshProg, codegen.Kernel{ID: pkg + "Fresh", Name: "fill", Params: 1})
-	staleKernel = codegen.RegisterKernel(staleProg, codegen.Kernel{ID: pkg + "Stale", Name: "fill", Params: 1})
+	freshProg = &codegen.Program{Var: codegen.ProgramVar(&fresh), ID: pkg + "fresh", Name: "k.cl", Image: source,
+		Sources: []codegen.Source{{Name: "k.cl", Hash: xxhash.Sum64String(source), Embedded: source}}}
+	staleProg = &codegen.Program{Var: codegen.ProgramVar(&stale), ID: pkg + "stale", Name: "k.cl", Image: source,
+		Sources: []codegen.Source{{Name: "k.cl", Hash: xxhash.Sum64String(source), Embedded: strings.Replace(source, "= 1", "= 2", 1)}}}
+	freshKernel = &codegen.Kernel{ID: pkg + "Fresh", Name: "fill", Program: freshProg, Params: 1}
+	staleKernel = &codegen.Kernel{ID: pkg + "Stale", Name: "fill", Program: staleProg, Params: 1}
+	_           = codegen.Register(freshProg)
+	_           = codegen.Register(staleProg)
+	_           = codegen.Register(freshKernel)
+	_           = codegen.Register(staleKernel)
 )
 
 func open(t *testing.T) *rt.Context {
@@ -51,11 +59,12 @@ func TestStaleSource(t *testing.T) {
 	} else {
 		p.Release()
 	}
-	k, err := freshKernel.Acquire(q)
+	k, err := codegen.Acquire(q, freshKernel)
 	if err != nil {
 		t.Fatalf("fresh kernel: %v", err)
 	}
-	if _, err := freshKernel.Launch(q, k, rt.Range1(1), errors.New("not launched"), nil); err == nil {
+	codegen.SetBuffer(k, 0, rt.Buffer[int32]{}) // a nil buffer: an argument error
+	if _, err := codegen.Launch(q, k, rt.Range1(1), nil); err == nil {
 		t.Error("Launch with an argument error succeeded")
 	}
 
@@ -63,10 +72,11 @@ func TestStaleSource(t *testing.T) {
 	if buildErr == nil {
 		p.Release()
 	}
-	k, acqErr := staleKernel.Acquire(q)
+	k, acqErr := codegen.Acquire(q, staleKernel)
 	if acqErr == nil {
-		// Unlock the kernel, or Close would wait on it.
-		staleKernel.Launch(q, k, rt.Range1(1), errors.New("not launched"), nil)
+		// Unlock the kernel.
+		codegen.SetBuffer(k, 0, rt.Buffer[int32]{})
+		codegen.Launch(q, k, rt.Range1(1), nil)
 	}
 	for what, err := range map[string]error{"Build": buildErr, "Acquire": acqErr} {
 		if !errors.Is(err, rt.ErrStale) {
@@ -79,11 +89,41 @@ func TestStaleSource(t *testing.T) {
 	}
 }
 
-// TestVersion checks that the contract names a version that generated
-// files can assign.
-func TestVersion(t *testing.T) {
-	var v codegen.LatestVersion = codegen.Version[[0][1]struct{}]("generated")
-	if v != "generated" {
-		t.Fatal(v)
+// TestVersionWindow compiles a generated file's version assertion for the
+// versions around the window: those inside compile, those outside fail
+// with the file's message, which says to run go generate.
+func TestVersionWindow(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to compile with")
+	}
+	for v := codegen.MinVersion - 1; v <= codegen.MaxVersion+1; v++ {
+		dir, err := os.MkdirTemp(".", "version-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		src := fmt.Sprintf(`package v
+
+import "github.com/dgen-go/dgen/rt/codegen"
+
+var _ codegen.InWindow = codegen.Version[[min(1, max(0, %[1]d-codegen.MinVersion+1), max(0, codegen.MaxVersion-%[1]d+1))]struct{}]("ERROR: generated for version %[1]d: run go generate")
+`, v)
+		if err := os.WriteFile(filepath.Join(dir, "v.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(goTool, "build", "./"+dir).CombinedOutput()
+		inside := codegen.MinVersion <= v && v <= codegen.MaxVersion
+		switch {
+		case inside && err != nil:
+			t.Errorf("version %d, inside the window, does not compile: %v\n%s", v, err, out)
+		case !inside && err == nil:
+			t.Errorf("version %d, outside the window, compiles", v)
+		case !inside && !strings.Contains(string(out), "run go generate"):
+			t.Errorf("version %d: the compiler's message does not say to run go generate:\n%s", v, out)
+		}
+	}
+	if codegen.GenVersion < codegen.MinVersion || codegen.GenVersion > codegen.MaxVersion {
+		t.Errorf("GenVersion %d outside [%d, %d]", codegen.GenVersion, codegen.MinVersion, codegen.MaxVersion)
 	}
 }
