@@ -67,6 +67,7 @@ func (c *Context) PersistentCache() *diskcache.Cache {
 // configures, warning when one cannot be used, and sets up the context's
 // program cache over them.
 func (c *Context) initCache(cfg CacheConfig) {
+	c.warn = warnings(&cfg)
 	c.openRemote(&cfg) // fleet.go
 	if cfg.Disk.Warnings == nil {
 		cfg.Disk.Warnings = warnings(&cfg)

@@ -3,6 +3,7 @@ package rt
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -115,6 +116,7 @@ type Context struct {
 	pc                           progcache.Cache[*Kernel] // the kernel/program cache (cache.go)
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
+	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
 }
 
 // Open opens a context on the device that the environment selects

@@ -301,6 +301,21 @@ func SpecConstsNamed(name string) []*SpecConst {
 	return registry.specNames[name]
 }
 
+// ProgramsUsing returns the registered programs whose image names the
+// specialization constant d, sorted by ID.
+func ProgramsUsing(d *SpecConst) []*Program {
+	registry.RLock()
+	defer registry.RUnlock()
+	var ps []*Program
+	for _, p := range registry.programs {
+		if slices.Contains(p.SpecConsts, d) {
+			ps = append(ps, p)
+		}
+	}
+	slices.SortFunc(ps, func(a, b *Program) int { return strings.Compare(a.ID, b.ID) })
+	return ps
+}
+
 // LookupAllocSite returns the descriptor of the *rt.AllocSite[T] at addr,
 // or nil.
 func LookupAllocSite(addr unsafe.Pointer) *AllocSite { return lookup(&registry.sites, addr) }
