@@ -19,7 +19,6 @@ type specLimits struct {
 	tune     []string
 }
 
-
 // specLimits checks the min=, max= and tune= of the specialization
 // constant d of basic type b, whose default (if any) is def: each value
 // must be a constant of the type, min at most max, the default and every

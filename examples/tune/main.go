@@ -1,0 +1,166 @@
+// Command tune tunes the tile size of a tiled matrix multiply with
+// rt.SpecConst.Tune: the first run on a device times each candidate of
+// TILE with device timestamps and keeps the winner as a tuning record in
+// the persistent cache (and the fleet tier, with DGEN_CACHE_REMOTE); a
+// later run, on this machine or another node of the fleet, sets the
+// winner without timing anything. It checks the product against Go and
+// prints one JSON object: "ok" (the result verified), "winner", "timed"
+// (candidates timed by this process: 0 when the winner came from a
+// record), and each candidate's device time.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+
+	"github.com/dgen-go/dgen/rt"
+	_ "github.com/dgen-go/dgen/rt/fleetcache" // the fleet tier, when DGEN_CACHE_REMOTE names one
+	_ "github.com/dgen-go/dgen/rt/opencl"
+)
+
+//go:generate go run github.com/dgen-go/dgen/cmd/dgen
+
+// MatMul is the device image.
+//
+//dgen:program source=matmul.cl
+var MatMul rt.Program
+
+// TILE is the edge of a work-group's tile. 64 (4096 work-items) is more
+// than most GPUs allow in a work-group: rt.Tune skips it there and says
+// why.
+//
+//dgen:specconst default=16 min=1 max=64 tune="4,8,16,32,64"
+var TILE rt.SpecConst[int32]
+
+// Mul is one launch of the kernel.
+//
+//dgen:kernel program=MatMul name=matmul
+type Mul struct {
+	A, B rt.Buffer[float32]
+	C    rt.Buffer[float32]
+	N    int32
+}
+
+// Result is what the command prints.
+type Result struct {
+	OK      bool               `json:"ok"`
+	Device  string             `json:"device"`
+	N       int                `json:"n"`
+	Winner  int32              `json:"winner"`
+	Timed   int                `json:"timed"`
+	Cached  bool               `json:"cached"`
+	TimesUS map[string]float64 `json:"times_us"`          // by candidate: median device time of one multiply
+	Skipped map[string]string  `json:"skipped,omitempty"` // by candidate: why
+	MaxErr  float64            `json:"max_rel_err"`       // against Go
+	Error   string             `json:"error,omitempty"`
+}
+
+func main() {
+	n := flag.Int("n", 256, "matrix edge, a multiple of 64")
+	flag.Parse()
+	res, err := run(*n)
+	if err != nil {
+		res.Error = err.Error()
+	}
+	json.NewEncoder(os.Stdout).Encode(res)
+	if !res.OK {
+		os.Exit(1)
+	}
+}
+
+func run(n int) (res Result, err error) {
+	res.N = n
+	if n <= 0 || n%64 != 0 {
+		return res, fmt.Errorf("-n %d: want a positive multiple of 64", n)
+	}
+	cfg, err := rt.ConfigFromEnv(nil)
+	if err != nil {
+		return res, err
+	}
+	cfg.Profiling = true // device timestamps time the candidates
+	ctx, err := rt.OpenConfig(cfg)
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, ctx.Close()) }()
+	q := ctx.Queue()
+	res.Device = ctx.Devices()[0].Name
+
+	r := rand.New(rand.NewPCG(1, 2))
+	ha, hb := make([]float32, n*n), make([]float32, n*n)
+	for i := range ha {
+		ha[i], hb[i] = r.Float32()*2-1, r.Float32()*2-1
+	}
+	a, err := rt.NewBuffer[float32](ctx, n*n)
+	if err != nil {
+		return res, err
+	}
+	b, err := rt.NewBuffer[float32](ctx, n*n)
+	if err != nil {
+		return res, err
+	}
+	c, err := rt.NewBuffer[float32](ctx, n*n)
+	if err != nil {
+		return res, err
+	}
+	if err := errors.Join(a.Write(q, ha), b.Write(q, hb)); err != nil {
+		return res, err
+	}
+	mul := func(q *rt.Queue) error {
+		tile := int(TILE.Value(ctx))
+		return (&Mul{A: a, B: b, C: c, N: int32(n)}).Enqueue(q, rt.Range2(n, n).WithLocal(tile, tile))
+	}
+	t, err := TILE.Tune(q, mul)
+	if err != nil {
+		return res, err
+	}
+	res.Winner, res.Timed, res.Cached = t.Value, t.Timed, t.Cached
+	res.TimesUS, res.Skipped = map[string]float64{}, map[string]string{}
+	for i, v := range t.Values {
+		key := fmt.Sprint(v)
+		if t.Errs[i] != nil {
+			res.Skipped[key] = t.Errs[i].Error()
+			continue
+		}
+		res.TimesUS[key] = float64(t.Times[i].Nanoseconds()) / 1e3
+	}
+	// The product with the winner, checked against Go.
+	if err := mul(q); err != nil {
+		return res, err
+	}
+	got := make([]float32, n*n)
+	if err := c.Read(q, got); err != nil {
+		return res, err
+	}
+	res.MaxErr = maxRelErr(got, ha, hb, n)
+	res.OK = res.MaxErr < 1e-4
+	if !res.OK {
+		return res, fmt.Errorf("product wrong: max relative error %g", res.MaxErr)
+	}
+	return res, nil
+}
+
+// maxRelErr checks rows of got against a Go product, every row for a
+// small matrix and 64 spread rows for a large one; the error is relative
+// to the sum of the magnitudes of the terms.
+func maxRelErr(got, a, b []float32, n int) float64 {
+	step := max(1, n/64)
+	worst := 0.0
+	for i := 0; i < n; i += step {
+		for j := range n {
+			var sum, mag float64
+			for k := range n {
+				p := float64(a[i*n+k]) * float64(b[k*n+j])
+				sum += p
+				mag += math.Abs(p)
+			}
+			worst = max(worst, math.Abs(float64(got[i*n+j])-sum)/max(mag, 1e-30))
+		}
+	}
+	return worst
+}
