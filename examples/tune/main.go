@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 
 	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/fleetcache" // the fleet tier, when DGEN_CACHE_REMOTE names one
@@ -57,11 +58,27 @@ type Result struct {
 	TimesUS map[string]float64 `json:"times_us"`          // by candidate: median device time of one multiply
 	Skipped map[string]string  `json:"skipped,omitempty"` // by candidate: why
 	MaxErr  float64            `json:"max_rel_err"`       // against Go
-	Error   string             `json:"error,omitempty"`
+	// Bench holds, with -bench, the device times of reps multiplies with
+	// the winner, the default and the slowest candidate, set in turn.
+	Bench []BenchRow `json:"bench,omitempty"`
+	Error string     `json:"error,omitempty"`
+}
+
+// BenchRow is the device time of one multiply with one tile size: the
+// median, minimum and maximum of reps runs, each timed between two
+// markers by the device's timestamps.
+type BenchRow struct {
+	Role   string  `json:"role"` // winner, default or slowest
+	Tile   int32   `json:"tile"`
+	Median float64 `json:"median_us"`
+	Min    float64 `json:"min_us"`
+	Max    float64 `json:"max_us"`
+	GFLOPS float64 `json:"gflops"` // at the median
 }
 
 func main() {
 	n := flag.Int("n", 256, "matrix edge, a multiple of 64")
+	flag.IntVar(&benchReps, "bench", 0, "after tuning, time this many multiplies with the winner, the default and the slowest candidate")
 	flag.Parse()
 	res, err := run(*n)
 	if err != nil {
@@ -142,7 +159,63 @@ func run(n int) (res Result, err error) {
 	if !res.OK {
 		return res, fmt.Errorf("product wrong: max relative error %g", res.MaxErr)
 	}
-	return res, nil
+	if benchReps > 0 {
+		res.Bench, err = bench(ctx, q, mul, t, n)
+	}
+	return res, err
+}
+
+// benchReps is the -bench flag.
+var benchReps int
+
+// bench times benchReps multiplies with the winner, the default and the
+// slowest candidate that ran, and sets the winner again.
+func bench(ctx *rt.Context, q *rt.Queue, mul func(*rt.Queue) error, t rt.Tuning[int32], n int) ([]BenchRow, error) {
+	slowest := t.Value
+	for i, d := range t.Times {
+		if t.Errs[i] == nil && d > 0 && d >= t.Times[slices.Index(t.Values, slowest)] {
+			slowest = t.Values[i]
+		}
+	}
+	var rows []BenchRow
+	for _, role := range []struct {
+		name string
+		tile int32
+	}{{"winner", t.Value}, {"default", TILE.Default()}, {"slowest", slowest}} {
+		if err := rt.SetSpecConst(ctx, &TILE, role.tile); err != nil {
+			return rows, err
+		}
+		if err := mul(q); err != nil { // warm up
+			return rows, err
+		}
+		var ds []float64
+		for range benchReps {
+			m0, err := q.Marker()
+			if err != nil {
+				return rows, err
+			}
+			if err := mul(q); err != nil {
+				return rows, err
+			}
+			m1, err := q.Marker()
+			if err != nil {
+				return rows, err
+			}
+			t0, err0 := m0.Timing()
+			t1, err1 := m1.Timing()
+			if err := errors.Join(err0, err1); err != nil {
+				return rows, err
+			}
+			ds = append(ds, float64(t1.Ended-t0.Ended)/1e3)
+			m0.Release()
+			m1.Release()
+		}
+		slices.Sort(ds)
+		med := ds[len(ds)/2]
+		rows = append(rows, BenchRow{Role: role.name, Tile: role.tile, Median: med, Min: ds[0], Max: ds[len(ds)-1],
+			GFLOPS: 2 * float64(n) * float64(n) * float64(n) / (med * 1e3)})
+	}
+	return rows, rt.SetSpecConst(ctx, &TILE, t.Value)
 }
 
 // maxRelErr checks rows of got against a Go product, every row for a
