@@ -4,87 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
+	"unsafe"
 
-	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
-
-// Config says which backend and devices a context opens, and how.
-type Config struct {
-	// Backend names a registered backend; empty means "opencl".
-	Backend string
-	// Device is a device selector in the form SelectDevices documents.
-	// It is ignored when Devices is set.
-	Device string
-	// Devices, if set, are the devices to open, all of one platform.
-	Devices []driver.DeviceInfo
-	// Profiling turns on device timestamps for every queue of the context.
-	// Tracing (Trace or Tracer set) with device-time sampling turns it on
-	// too.
-	Profiling bool
-	// Alloc configures the allocator of each device (AllocSite.Alloc and
-	// Alloc).
-	Alloc AllocConfig
-	// Trace selects the built-in trace subscribers and the device-time
-	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
-	// "perfetto:PATH", "summary", "log", "device=16", comma-separated.
-	// Empty means none. It is ignored when Tracer is set.
-	Trace string
-	// Tracer, if set, is the tracer the context reports to, with the
-	// subscribers Go code gave it; the context does not close it.
-	Tracer *trace.Tracer
-	// Cache configures the kernel/program cache; nil means what the
-	// environment asks for (CacheConfigFromEnv).
-	Cache *CacheConfig
-}
-
-// ConfigFromEnv returns the configuration that the environment asks for,
-// reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
-// selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full,
-// tagged or bestfit), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
-// DGEN_TRACE (see Config.Trace) and the cache variables of
-// CacheConfigFromEnv. A malformed value is an error that names the variable.
-func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	cfg := Config{Backend: getenv("DGEN_BACKEND"), Device: getenv("DGEN_DEVICE")}
-	if v := getenv("DGEN_PROFILE"); v != "" {
-		b, ok := envconf.Bool(v)
-		if !ok {
-			return cfg, fmt.Errorf("DGEN_PROFILE=%q: %s", v, envconf.BoolSyntax)
-		}
-		cfg.Profiling = b
-	}
-	if v := getenv("DGEN_ALLOC_POLICY"); v != "" {
-		cfg.Alloc.Policy = AllocPolicy(strings.ToLower(strings.TrimSpace(v)))
-		if _, err := cfg.Alloc.policy(); err != nil {
-			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full, tagged or bestfit", v)
-		}
-	}
-	if v := getenv("DGEN_ALLOC_MAX_HELD"); v != "" {
-		n, err := envconf.Size(v)
-		if err != nil {
-			return cfg, fmt.Errorf("DGEN_ALLOC_MAX_HELD=%q: %w", v, err)
-		}
-		cfg.Alloc.MaxHeld = n
-	}
-	if err := traceConfig(&cfg, getenv); err != nil {
-		return cfg, err
-	}
-	cc, err := CacheConfigFromEnv(getenv)
-	cfg.Cache = &cc
-	return cfg, err
-}
 
 // Context is an open backend context over one or more devices of one
 // platform, with a default queue on its first device. It is safe for
@@ -117,6 +52,7 @@ type Context struct {
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
 	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
+	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
 }
 
 // Open opens a context on the device that the environment selects
@@ -289,4 +225,850 @@ func (c *Context) Close() error {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// closeGuard makes Context.Close safe under concurrent use. Every call that
+// uses the context's driver objects runs between enter and exit; Close marks
+// the context closed, then waits until no call is inside before it releases
+// anything. A call that enters after Close has begun fails with ErrClosed,
+// so no driver object is released while a call uses it, and none is used
+// after it was released.
+//
+// enter increments a counter and then reads the closed flag; Close sets the
+// flag and then reads the counter. Both are sequentially consistent atomics,
+// so either the call sees the flag, or Close sees the call. Calls may nest.
+type closeGuard struct {
+	n    atomic.Int64 // calls inside
+	mu   sync.Mutex
+	idle sync.Cond // signalled when n drops to 0 after Close began; L is mu
+}
+
+// enter registers a call that uses c's driver objects. It fails with an
+// error wrapping ErrClosed once Close has begun, and with one wrapping
+// ErrInvalidArgument for a nil context. Every nil error is matched by one
+// exit.
+func (c *Context) enter() error {
+	if c == nil {
+		return fmt.Errorf("context: %w: nil context", ErrInvalidArgument)
+	}
+	c.guard.n.Add(1)
+	if c.closed.Load() {
+		c.exit()
+		return fmt.Errorf("context: %w", ErrClosed)
+	}
+	return nil
+}
+
+// exit ends a call that enter registered.
+func (c *Context) exit() {
+	if c.guard.n.Add(-1) == 0 && c.closed.Load() {
+		c.guard.mu.Lock()
+		c.guard.idle.Broadcast()
+		c.guard.mu.Unlock()
+	}
+}
+
+// drain waits until every call that entered before Close has exited. Close
+// calls it with c.closed set.
+func (c *Context) drain() {
+	g := &c.guard
+	g.mu.Lock()
+	g.idle.L = &g.mu
+	for g.n.Load() != 0 {
+		g.idle.Wait()
+	}
+	g.mu.Unlock()
+}
+
+// enter is Context.enter for a call on q; a nil q is an error wrapping
+// ErrInvalidArgument.
+func (q *Queue) enter() error {
+	if q == nil {
+		return fmt.Errorf("queue: %w: nil queue", ErrInvalidArgument)
+	}
+	return q.ctx.enter()
+}
+
+// Device is a device of an open context.
+type Device struct {
+	driver.DeviceInfo
+	index int // position among the context's devices
+
+	tr        *trace.Device // trace handle; see tracing.go
+	clockOnce sync.Once     // aligns the device clock for tracing
+	clockErr  time.Duration // bound on the aligned device times' error
+}
+
+// Devices lists the devices of every platform of the named backend ("" is
+// "opencl").
+func Devices(backend string) ([]driver.PlatformInfo, error) {
+	b, err := driver.Lookup(backend)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := b.Platforms()
+	if err != nil {
+		return nil, fmt.Errorf("list platforms: %w", err)
+	}
+	return ps, nil
+}
+
+// SelectDevices returns the devices that selector picks among platforms.
+// The selector is the value of DGEN_DEVICE:
+//
+//	""              the first GPU, else the first CPU device, else the first device
+//	gpu, cpu, accelerator
+//	                the first device of that type
+//	P:D             device D of platform P (indices from 0, as `dgen devices` prints)
+//	P:*             every device of platform P, in one context
+//	anything else   the first device whose name, or else whose platform's
+//	                name, contains it (case-insensitive)
+func SelectDevices(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceInfo, error) {
+	var all []driver.DeviceInfo
+	for _, p := range platforms {
+		all = append(all, p.Devices...)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("select device %q: %w: no platform lists a device", selector, ErrNoDevice)
+	}
+	firstOfType := func(t driver.DeviceType) []driver.DeviceInfo {
+		for _, d := range all {
+			if d.Type == t {
+				return []driver.DeviceInfo{d}
+			}
+		}
+		return nil
+	}
+	sel := strings.TrimSpace(selector)
+	switch strings.ToLower(sel) {
+	case "":
+		if d := firstOfType(driver.DeviceGPU); d != nil {
+			return d, nil
+		}
+		if d := firstOfType(driver.DeviceCPU); d != nil {
+			return d, nil
+		}
+		return all[:1], nil
+	case "gpu", "cpu", "accelerator":
+		t := map[string]driver.DeviceType{"gpu": driver.DeviceGPU, "cpu": driver.DeviceCPU, "accelerator": driver.DeviceAccelerator}[strings.ToLower(sel)]
+		if d := firstOfType(t); d != nil {
+			return d, nil
+		}
+		return nil, fmt.Errorf("select device %q: %w: there is no %s device", selector, ErrNoDevice, t)
+	}
+	if ps, ds, ok := strings.Cut(sel, ":"); ok {
+		pi, err := strconv.Atoi(ps)
+		if err == nil {
+			if pi < 0 || pi >= len(platforms) {
+				return nil, fmt.Errorf("select device %q: %w: platform %d of %d", selector, ErrNoDevice, pi, len(platforms))
+			}
+			devs := platforms[pi].Devices
+			if ds == "*" {
+				if len(devs) == 0 {
+					return nil, fmt.Errorf("select device %q: %w: platform %d has no device", selector, ErrNoDevice, pi)
+				}
+				return append([]driver.DeviceInfo(nil), devs...), nil
+			}
+			di, err := strconv.Atoi(ds)
+			if err != nil {
+				return nil, fmt.Errorf("select device %q: device index %q is not a number or *", selector, ds)
+			}
+			if di < 0 || di >= len(devs) {
+				return nil, fmt.Errorf("select device %q: %w: device %d of %d on platform %d", selector, ErrNoDevice, di, len(devs), pi)
+			}
+			return []driver.DeviceInfo{devs[di]}, nil
+		}
+	}
+	low := strings.ToLower(sel)
+	for _, d := range all {
+		if strings.Contains(strings.ToLower(d.Name), low) {
+			return []driver.DeviceInfo{d}, nil
+		}
+	}
+	for _, d := range all {
+		if strings.Contains(strings.ToLower(d.Platform), low) {
+			return []driver.DeviceInfo{d}, nil
+		}
+	}
+	return nil, fmt.Errorf("select device %q: %w: no device or platform name contains it", selector, ErrNoDevice)
+}
+
+// Tracing in rt.
+//
+// Every context has a *trace.Tracer (Context.Tracer): the one given in
+// Config.Tracer, else one opened from Config.Trace (DGEN_TRACE), else an
+// empty one that Go code may subscribe to later. Every device has a
+// *trace.Device and every queue a *trace.Queue, so trace points never test
+// for nil: with no subscriber each costs one atomic load (trace.Queue.Begin,
+// trace.Device.MemAlloc, ...) and allocates nothing.
+//
+// Call sites. beginTask records the Go source location of the command. Its
+// skip argument, and the skip argument of every internal helper that passes
+// it on (command, transfer, launch), counts the rt frames between the
+// helper's caller and the user's code: 0 when the helper is called by the
+// exported method that the user called (Queue.Launch calls
+// q.launch(..., 0)); a function that adds a frame between the user and the
+// helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
+// writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
+// A generated Enqueue reaches q.submit through codegen.Submit and
+// submitSpec (launch.go), which passes skip 2, so the location is the
+// user's call of Enqueue; EnqueueEvent reaches q.launch the same way
+// through codegen.Launch and launchSpec.
+//
+// Device time. The host-side task graph needs no profiling queue and no
+// event. Queues profile when tracing is configured (Config.Trace or
+// Config.Tracer set) with device-time sampling above 0
+// (trace.Tracer.SetDeviceSampling, DGEN_TRACE's device=N), and then only
+// the sampled tasks (trace.Task.Sampled) need an event. A sampled command
+// with an event is kept, with its task, in its queue's pending list; the
+// list is drained (device times read and reported with
+// trace.Task.Complete) on Queue.Finish, after Event.Wait, on Context.Close,
+// and without blocking when it reaches a threshold (only the completed
+// prefix is read: the queue is in order). A sampled transfer is enqueued
+// without blocking and waited for, so that it is reported at once. Submit,
+// which creates no event, creates one for a sampled task. An Event released
+// by its owner before its times were read keeps its driver event in the
+// list until they are.
+//
+// Hooks for other rt code: traceMem (allocator: free-list reuses and
+// returns with Mem.Pooled set), traceCache (program caches: hits, disk
+// loads, evictions), beginTask with a skip (device-global accesses, with
+// trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
+// (device times of commands with events).
+
+// traceStderr is where the built-in summary and log subscribers print.
+var traceStderr = os.Stderr
+
+// openTracing sets up the context's tracer and the trace handles of its
+// devices, before any queue is created.
+func (c *Context) openTracing(cfg Config) error {
+	switch {
+	case cfg.Tracer != nil:
+		c.tr = cfg.Tracer
+		c.traced = true
+	case cfg.Trace != "":
+		tr, err := trace.Open(cfg.Trace, traceStderr)
+		if err != nil {
+			return err
+		}
+		c.tr, c.ownTracer, c.traced = tr, true, true
+	default:
+		c.tr, c.ownTracer = trace.New(), true
+	}
+	if c.traced && c.tr.DeviceSampling() > 0 {
+		c.profiling, c.devTimes = true, true
+	}
+	for _, d := range c.devices {
+		d.tr = c.tr.Device(d.index, d.Name)
+	}
+	return nil
+}
+
+// Tracer returns the context's tracer. Subscribe to it to receive the
+// context's trace events, and mark ranges of Go code with its Range and
+// Mark methods. Device times are reported only when the context was opened
+// with tracing configured (Config.Trace or Config.Tracer) and device-time
+// sampling above 0, since queues profile only then.
+func (c *Context) Tracer() *trace.Tracer {
+	if c == nil {
+		return nil
+	}
+	return c.tr
+}
+
+// closeTracing closes the tracer if the context opened it. Close has
+// drained the queues' pending tasks.
+func (c *Context) closeTracing() error {
+	if !c.ownTracer {
+		return nil
+	}
+	if err := c.tr.Close(); err != nil {
+		return fmt.Errorf("close context: %w", err)
+	}
+	return nil
+}
+
+// initQueueTrace gives a new queue its trace handle and, for the first
+// profiling queue of a traced device, aligns the device clock to the host
+// clock (see syncClock).
+func (c *Context) initQueueTrace(q *Queue) error {
+	d := q.dev
+	q.tq = d.tr.Queue(q.id, "queue "+strconv.Itoa(q.id), true)
+	if !c.devTimes || !q.profiling {
+		return nil
+	}
+	var err error
+	d.clockOnce.Do(func() { err = q.syncClock() })
+	return err
+}
+
+// clockSamples is the number of marker round trips syncClock makes.
+const clockSamples = 8
+
+// syncClock aligns the device's profiling clock to the tracer's host clock.
+// It enqueues a marker on an idle queue, reading the host clock h0 just
+// before and h1 just after waiting for it; the marker's profiling end time
+// lies between them in host time. The sample with the shortest round trip
+// is kept and its midpoint used, so device times are aligned to within
+// half that round trip (d.clockErr), plus the drift of the device clock
+// since the sample (trace.Device.SyncClock corrects drift once it has
+// samples 10 ms apart).
+func (q *Queue) syncClock() error {
+	d := q.dev
+	best := int64(-1)
+	var host, dev int64
+	for range clockSamples {
+		h0 := q.ctx.tr.Now()
+		ev, err := q.drv.Marker(nil)
+		if err != nil {
+			return fmt.Errorf("synchronise clock of %q: %w", d.Name, err)
+		}
+		err = ev.Wait()
+		h1 := q.ctx.tr.Now()
+		var t driver.Timing
+		if err == nil {
+			t, err = ev.Profile()
+		}
+		ev.Release()
+		if err != nil {
+			return fmt.Errorf("synchronise clock of %q: %w", d.Name, err)
+		}
+		if rt := h1 - h0; best < 0 || rt < best {
+			best, host, dev = rt, h0+rt/2, int64(t.Ended)
+		}
+	}
+	d.clockErr = time.Duration(best / 2)
+	d.tr.SyncClock(host, dev)
+	return nil
+}
+
+// clockError returns the bound on the error of the device times that
+// tracing reports for d: half the shortest marker round trip measured when
+// the clocks were aligned, 0 if they were not (tracing off).
+func (d *Device) clockError() time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.clockErr
+}
+
+// pendingTask is a traced command whose device times are not yet known.
+type pendingTask struct {
+	task trace.Task
+	ev   *Event       // the command's Event; nil when drv is owned here
+	drv  driver.Event // the driver event, released here when ev is nil
+}
+
+// pendingList is a queue's list of pending tasks, in enqueue order.
+type pendingList struct {
+	mu    sync.Mutex
+	tasks []pendingTask
+	next  int // drain when len(tasks) reaches next
+}
+
+// pendingDrainAt is the smallest length at which a pending list is drained
+// without blocking.
+const pendingDrainAt = 256
+
+// drainTrace reports the device times of the pending tasks that have
+// completed. It stops at the first task not complete (the queue is in
+// order, so the rest are most likely not complete either) and never blocks.
+func (q *Queue) drainTrace() {
+	p := &q.pend
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for ; n < len(p.tasks); n++ {
+		pt := &p.tasks[n]
+		if !pt.report() {
+			break
+		}
+	}
+	rest := copy(p.tasks, p.tasks[n:])
+	clear(p.tasks[rest:])
+	p.tasks = p.tasks[:rest]
+	p.next = 2 * rest
+}
+
+// report reports the device times of a completed task and releases what it
+// holds; it returns false, changing nothing, if the command has not
+// completed.
+func (pt *pendingTask) report() bool {
+	if pt.ev != nil {
+		e := pt.ev
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if !reportDriver(&pt.task, e.drv) {
+			return false
+		}
+		e.pending = false
+		if e.released {
+			// Its owner released it while its times were pending: the
+			// driver event was left to us.
+			e.drv.Release()
+		}
+		return true
+	}
+	if !reportDriver(&pt.task, pt.drv) {
+		return false
+	}
+	pt.drv.Release()
+	return true
+}
+
+// reportDriver reports the device times of drv's command to tk, unless the
+// command has not completed (false). A failed command is reported without
+// device times.
+func reportDriver(tk *trace.Task, drv driver.Event) bool {
+	if s, err := drv.Status(); err == nil && s != driver.StatusComplete {
+		return false
+	}
+	if t, err := drv.Profile(); err == nil {
+		tk.Complete(int64(t.Started), int64(t.Ended))
+	}
+	return true
+}
+
+// traceMem reports an allocation (alloc true) or release of device memory
+// on the context's device dev. newMem and releaseToDriver report driver
+// allocations; an allocator reports reuses from its free list with
+// m.Pooled set. With no memory subscriber it costs one atomic load.
+func (c *Context) traceMem(dev int, m trace.Mem, alloc bool) {
+	d := c.devices[dev].tr
+	if alloc {
+		d.MemAlloc(m)
+	} else {
+		d.MemRelease(m)
+	}
+}
+
+// memTrace describes m for a memory event: its size, and its address as
+// the handle that pairs an allocation with its release.
+func memTrace(m *Mem) trace.Mem {
+	return trace.Mem{Size: m.size, Handle: uint64(uintptr(unsafe.Pointer(m)))}
+}
+
+// traceCache reports a program cache event on the context's device dev:
+// (*Context).build reports trace.Build with the build's duration; the
+// program caches report MemoryHit, DiskHit (with the load's duration) and
+// Eviction through it. With no cache subscriber it costs one atomic load.
+func (c *Context) traceCache(dev int, ev trace.Cache) {
+	c.devices[dev].tr.CacheEvent(ev)
+}
+
+// traceNow returns the tracer's clock, or 0 when no cache subscriber would
+// use it, so that untraced builds read no clock.
+func (c *Context) traceNow() int64 {
+	if !c.tr.Enabled() {
+		return 0
+	}
+	return c.tr.Now()
+}
+
+// newTracedEvent wraps a command's driver event with its task, which it
+// keeps in the queue's pending list when device times are reported.
+func (q *Queue) newTracedEvent(drv driver.Event, name string, tk trace.Task) *Event {
+	e := newEvent(q, drv, name)
+	if tk.ID != 0 {
+		// A pointer keeps untraced Events small; only traced ones pay.
+		e.task = new(trace.Task)
+		*e.task = tk
+		if q.wantsEvent(&tk) {
+			e.pending = true
+			q.addPending(tk, e, nil)
+		}
+	}
+	return e
+}
+
+// tracedTransfer runs a traced transfer without blocking, waits for its
+// event and reports its device times at once.
+func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error {
+	ev, err := x.enqueue(q, dw, false)
+	tk.End()
+	if err != nil {
+		return fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
+	}
+	defer ev.Release()
+	if err := ev.Wait(); err != nil {
+		return fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
+	}
+	// The queue is in order: what was enqueued before has completed too.
+	q.drainTrace()
+	if t, err := ev.Profile(); err == nil {
+		tk.Complete(int64(t.Started), int64(t.Ended))
+	}
+	return nil
+}
+
+// The context's kernel/program cache is package rt/internal/progcache;
+// this file connects it to the context: it builds through the context's
+// driver and traces through its tracer.
+
+// CacheStats counts what a context's program cache did. Every program
+// lookup counts exactly once, at the tier that served it: memory
+// (MemHits), the local persistent cache (DiskHits), the remote tier
+// (Remote.Hits) or a build (Builds); Remote.Misses counts the lookups that
+// asked the remote tier in vain, once each. A launch through the fast
+// kernel cache with unchanged specialization-constant values is no lookup.
+type CacheStats struct {
+	Builds   int64 `json:"builds"`    // programs compiled from source
+	DiskHits int64 `json:"disk_hits"` // programs loaded from the local persistent cache; not those the remote tier gave
+	// MemHits counts programs found in memory (built, or built by another
+	// goroutine while this one waited), and first uses of a kernel after
+	// the specialization-constant values changed whose program was in
+	// memory.
+	MemHits      int64 `json:"mem_hits"`
+	BuildErrors  int64 `json:"build_errors"`  // builds that failed with ErrBuildFailed
+	Retries      int64 `json:"retries"`       // waiters that retried after a failure that was not a build error
+	Evictions    int64 `json:"evictions"`     // programs evicted from memory
+	OOMFlushes   int64 `json:"oom_flushes"`   // flushes of the whole cache on ErrOutOfMemory
+	KernelMisses int64 `json:"kernel_misses"` // fast kernel cache misses
+	Programs     int   `json:"programs"`      // programs in memory now
+	Bytes        int64 `json:"bytes"`         // their binary sizes
+	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
+	Remote diskcache.RemoteStats `json:"remote"`
+	// Tuned counts the candidates that SpecConst.Tune timed, and
+	// TuneRecords the tunings that a tuning record answered, timing
+	// nothing.
+	Tuned       int64 `json:"tuned"`
+	TuneRecords int64 `json:"tune_records"`
+}
+
+// CacheStats returns the counters of the context's program cache.
+func (c *Context) CacheStats() CacheStats {
+	if c == nil {
+		return CacheStats{}
+	}
+	s := c.pc.Stats()
+	return CacheStats{
+		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
+		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
+		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(), Tuned: c.tuneTimed.Load(), TuneRecords: c.tuneRecords.Load(),
+	}
+}
+
+// persistentCache returns the persistent cache beneath the context's
+// program cache; it is disabled (Enabled false) when the configuration
+// turns it off or its directory cannot be used.
+func (c *Context) persistentCache() *diskcache.Cache {
+	if c == nil {
+		return nil
+	}
+	return c.disk
+}
+
+// initCache opens the remote tier and the persistent cache that cfg
+// configures, warning when one cannot be used, and sets up the context's
+// program cache over them.
+func (c *Context) initCache(cfg CacheConfig) {
+	c.warn = warnings(&cfg)
+	c.openRemote(&cfg) // fleet.go
+	if cfg.Disk.Warnings == nil {
+		cfg.Disk.Warnings = warnings(&cfg)
+	}
+	disk, err := diskcache.Open(cfg.Disk)
+	c.disk = disk
+	if err != nil {
+		fmt.Fprintf(warnings(&cfg), "dgen: warning: persistent program cache off: %v\n", err)
+	}
+	pcfg := progcache.Config{
+		InMemory:          cfg.InMemory,
+		EvictionThreshold: cfg.EvictionThreshold,
+		CompileOptions:    cfg.CompileOptions,
+		Disk:              disk,
+		Hooks: progcache.Hooks{
+			Event: func(ev trace.Cache) { c.traceCache(0, ev) },
+			Now:   c.traceNow,
+			Log:   cfg.Disk.Trace,
+		},
+	}
+	for _, d := range c.devices {
+		pcfg.Devices = append(pcfg.Devices, diskcache.Device{Platform: d.Platform, Name: d.Name, Version: d.Version, DriverVersion: d.DriverVersion})
+	}
+	c.pc.Init((*cacheBuilder)(c), pcfg)
+}
+
+// warnings returns where cfg's warnings go.
+func warnings(cfg *CacheConfig) io.Writer {
+	if cfg.Warnings == nil {
+		return os.Stderr
+	}
+	return cfg.Warnings
+}
+
+// cacheBuilder is the context as the program cache's builder.
+type cacheBuilder Context
+
+func (b *cacheBuilder) Enter(img *progcache.Image) error {
+	c := (*Context)(b)
+	if err := c.enter(); err != nil {
+		return err
+	}
+	if img != nil {
+		if err := checkImageOptions(img); err != nil {
+			c.exit()
+			return fmt.Errorf("build program %s: %w", img.Name, err)
+		}
+	}
+	return nil
+}
+
+func (b *cacheBuilder) Exit() { (*Context)(b).exit() }
+
+func (b *cacheBuilder) Build(name, source, options string) (driver.Program, error) {
+	p, err := (*Context)(b).buildDirect(buildRequest{name: name, source: source, options: options})
+	if err != nil {
+		return nil, err
+	}
+	return p.drv, nil
+}
+
+func (b *cacheBuilder) Load(name string, binaries [][]byte, options string) (driver.Program, error) {
+	p, err := (*Context)(b).buildDirect(buildRequest{name: name, binaries: binaries, options: options})
+	if err != nil {
+		return nil, err
+	}
+	return p.drv, nil
+}
+
+func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*Kernel, error) {
+	return (&BuiltProgram{ctx: (*Context)(b), drv: p, name: program}).Kernel(name)
+}
+
+// build is the one function through which every program is made: a
+// program built from source goes through the cache, keyed by the hash of
+// its source with its name as the image id; one loaded from binaries the
+// caller gave is made directly.
+func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
+	if req.binaries != nil {
+		return c.buildDirect(req)
+	}
+	return c.programFor(&progcache.Image{ID: req.name, Name: req.name, Source: req.source, Options: req.options})
+}
+
+// programFor returns img built for every device of the context through
+// the cache. The caller may Release the program it gets; the cache keeps
+// its own reference. A compile error wraps ErrBuildFailed and carries the
+// build log.
+func (c *Context) programFor(img *progcache.Image) (*BuiltProgram, error) {
+	if c == nil {
+		return nil, c.enter() // the error of a nil context
+	}
+	p, name, err := c.pc.Program(img)
+	if err != nil {
+		return nil, err
+	}
+	return &BuiltProgram{ctx: c, drv: p, name: name}, nil
+}
+
+// devIndex returns the index of q's device in the context, or -1 when q is
+// not a queue of the context, which the cache reports as an invalid
+// argument.
+func (c *Context) devIndex(q *Queue) int {
+	if q == nil || q.ctx != c {
+		return -1
+	}
+	return q.dev.index
+}
+
+// remoteFlushWait bounds how long Close waits for publishes to the remote
+// tier that are still in flight.
+const remoteFlushWait = 2 * time.Second
+
+// openRemote connects the context's cache to the shared remote tier that
+// cfg.Remote names, if any, and puts it beneath the persistent cache
+// (cfg.Disk.Remote). A remote that cannot be opened is reported once and
+// left out.
+func (c *Context) openRemote(cfg *CacheConfig) {
+	rc := cfg.Remote
+	if rc.URL == "" {
+		return
+	}
+	if rc.Warnings == nil {
+		rc.Warnings = warnings(cfg)
+	}
+	if rc.Trace == nil {
+		rc.Trace = cfg.Disk.Trace
+	}
+	if rc.Events == nil {
+		rc.Events = c.remoteEvent
+	}
+	r, err := diskcache.OpenRemote(rc)
+	if err != nil || r == nil {
+		if err == nil {
+			err = errors.New("no tier")
+		}
+		fmt.Fprintf(rc.Warnings, "dgen: warning: remote program cache off: %v\n", err)
+		return
+	}
+	c.remote = r
+	cfg.Disk.Remote = r
+}
+
+// remoteEvent traces remote hits and publishes as cache events.
+func (c *Context) remoteEvent(e diskcache.RemoteEvent) {
+	op := trace.RemoteHit
+	if e.Op == diskcache.RemotePublish {
+		op = trace.RemotePublish
+	}
+	c.traceCache(0, trace.Cache{Op: op, Program: e.Program, Duration: e.Duration.Nanoseconds()})
+}
+
+// remoteStats returns the remote tier's counters; zero without one.
+func (c *Context) remoteStats() diskcache.RemoteStats {
+	if c.remote == nil {
+		return diskcache.RemoteStats{}
+	}
+	return c.remote.Stats()
+}
+
+// closeRemote waits a little for publishes in flight, disconnects, and
+// adds the counters to those recorded in the cache directory, which
+// `dgen cache stat` shows.
+func (c *Context) closeRemote() {
+	if c.remote == nil {
+		return
+	}
+	c.remote.Close(remoteFlushWait)
+	c.disk.Wait()
+	if c.disk.Enabled() {
+		if err := diskcache.RecordRemote(c.disk.Dir(), c.remote.Stats()); err != nil {
+			c.pc.Logf("%v", err)
+		}
+	}
+}
+
+// specValue is the value of one specialization constant as a build sees
+// it: the macro Name defined to Value (-D Name=Value). Value is an OpenCL C
+// literal such as "16", "-3" or "0.5f"; specLiteral formats one.
+type specValue struct {
+	Name  string
+	Value string
+}
+
+// identChar reports whether r may appear in a C identifier: a letter or
+// underscore, or, where digit is true (not the first character), a digit.
+func identChar(r rune, digit bool) bool {
+	return r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || digit && '0' <= r && r <= '9'
+}
+
+// checkSpecValue reports whether name is a C identifier and value a
+// literal that can go on a build command line unquoted.
+func checkSpecValue(name, value string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty name", ErrInvalidArgument)
+	}
+	for i, r := range name {
+		if !identChar(r, i > 0) {
+			return fmt.Errorf("%w: %q is not a C identifier", ErrInvalidArgument, name)
+		}
+	}
+	if value == "" {
+		return fmt.Errorf("%w: empty value", ErrInvalidArgument)
+	}
+	if strings.ContainsAny(value, " \t\r\n\v\f\"'\\") {
+		return fmt.Errorf("%w: value %q contains a space, quote or backslash", ErrInvalidArgument, value)
+	}
+	return nil
+}
+
+// setSpecValue sets the specialization constant name to value for every
+// program that the context builds from now on. A name that no registered
+// //dgen:specconst constant has, or a value that does not parse as the
+// constant's type, is an error wrapping ErrInvalidArgument; a value outside
+// the bounds the directive declares (min=, max=) one wrapping
+// ErrOutOfRange. The value is kept as specLiteral writes it (so that "16"
+// and "0x10" share a build) and becomes -D name=value
+// at build and part of every cache key, so that a changed value builds
+// (once) and caches another program, and setting an earlier value again
+// finds the earlier program. Commands already enqueued are not affected.
+// SetSpecConst, for a //dgen:specconst declaration, calls it with the
+// constant's name and specLiteral of its value.
+func (c *Context) setSpecValue(name, value string) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	if err := checkSpecValue(name, value); err != nil {
+		return fmt.Errorf("set specialization constant %s: %w", name, err)
+	}
+	canon, err := checkRegistered(name, value) // specvalue.go
+	if err != nil {
+		return fmt.Errorf("set specialization constant %s: %w", name, err)
+	}
+	c.pc.SetSpec(name, canon)
+	return nil
+}
+
+// clearSpecValue removes the value of the specialization constant name, so
+// that programs see its default again. A name that no registered constant
+// has is an error wrapping ErrInvalidArgument.
+func (c *Context) clearSpecValue(name string) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	if len(specChecks(name)) == 0 {
+		return fmt.Errorf("clear specialization constant %s: %w: no //dgen:specconst declaration registers a constant of that name", name, ErrInvalidArgument)
+	}
+	c.pc.ClearSpec(name)
+	return nil
+}
+
+// specValues returns the specialization-constant values set on the
+// context, sorted by name.
+func (c *Context) specValues() []specValue {
+	if c == nil {
+		return nil
+	}
+	set := c.pc.Specs()
+	if len(set) == 0 {
+		return nil
+	}
+	vals := make([]specValue, len(set))
+	for i, v := range set {
+		vals[i] = specValue(v)
+	}
+	return vals
+}
+
+// specLiteral formats v, a boolean or number, as the OpenCL C literal that
+// setSpecValue expects: integers in decimal (unsigned with a u suffix where
+// needed), float32 with an f suffix and float64 in full precision, both
+// exactly round-tripping; booleans as 1 or 0.
+func specLiteral[T any](v T) (string, error) {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Bool:
+		if rv.Bool() {
+			return "1", nil
+		}
+		return "0", nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32:
+		return strconv.FormatInt(rv.Int(), 10), nil
+	case reflect.Int64:
+		n := rv.Int()
+		if n == math.MinInt64 {
+			return "(-9223372036854775807L-1)", nil
+		}
+		return strconv.FormatInt(n, 10) + "L", nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uintptr:
+		return strconv.FormatUint(rv.Uint(), 10) + "u", nil
+	case reflect.Uint64:
+		return strconv.FormatUint(rv.Uint(), 10) + "UL", nil
+	case reflect.Float32:
+		f := rv.Float()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return "", fmt.Errorf("specialization constant literal: %w: %v", ErrInvalidArgument, f)
+		}
+		return strconv.FormatFloat(f, 'e', -1, 32) + "f", nil
+	case reflect.Float64:
+		f := rv.Float()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return "", fmt.Errorf("specialization constant literal: %w: %v", ErrInvalidArgument, f)
+		}
+		return strconv.FormatFloat(f, 'e', -1, 64), nil
+	}
+	return "", fmt.Errorf("specialization constant literal: %w: %T is not a boolean or number", ErrInvalidArgument, v)
 }

@@ -2,7 +2,9 @@ package rt
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
@@ -62,3 +64,19 @@ func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
 func UnlockAcquired(k *Kernel) { k.slot.Unlock() }
 
 func (m *Mem) Driver() (driver.Buffer, error) { return m.driverBuffer() }
+
+// The unexported parts of the API that rt's external tests drive.
+
+type SpecValue = specValue
+
+func (c *Context) SetSpecValue(name, value string) error { return c.setSpecValue(name, value) }
+func (c *Context) ClearSpecValue(name string) error      { return c.clearSpecValue(name) }
+func (c *Context) SpecValues() []SpecValue               { return c.specValues() }
+func SpecLiteral[T any](v T) (string, error)             { return specLiteral(v) }
+func (d *Device) ClockError() time.Duration              { return d.clockError() }
+func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size) }
+func (c *Context) PersistentCache() *diskcache.Cache     { return c.persistentCache() }
+func (q *Queue) Profiling() bool                         { return q.profilingOn() }
+func (p *BuiltProgram) KernelNames() ([]string, error)   { return p.kernelNames() }
+func (k *Kernel) NumArgs() int                           { return k.numArgs() }
+func (e *Event) Status() (driver.EventStatus, error)     { return e.status() }

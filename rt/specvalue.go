@@ -13,7 +13,7 @@ import (
 
 // The checks of specialization-constant values: every registered
 // //dgen:specconst declaration records its type, bounds and tuning
-// candidates here by macro name, and SetSpecValue and ClearSpecValue
+// candidates here by macro name, and setSpecValue and clearSpecValue
 // refuse a name that none has and a value that does not parse as the
 // type or lies outside the bounds.
 
@@ -73,7 +73,7 @@ func specChecks(name string) []*specCheck {
 	return chks
 }
 
-// checkRegistered returns value in canonical form (as SpecLiteral writes
+// checkRegistered returns value in canonical form (as specLiteral writes
 // it) after checking it against every constant named name: an error wraps
 // ErrInvalidArgument when no registered constant has the name or value
 // does not parse as its type, ErrOutOfRange when it lies outside its
@@ -129,7 +129,7 @@ func (chk *specCheck) less(a, b specNum) bool {
 func (chk *specCheck) format(n specNum) string {
 	v := reflect.New(chk.goType()).Elem()
 	setNum(v, n)
-	lit, _ := SpecLiteral(v.Interface())
+	lit, _ := specLiteral(v.Interface())
 	return lit
 }
 
@@ -153,7 +153,7 @@ func isUnsigned(k reflect.Kind) bool { return k >= reflect.Uint && k <= reflect.
 func isFloat(k reflect.Kind) bool    { return k == reflect.Float32 || k == reflect.Float64 }
 
 // parse reads value, an OpenCL C literal of the constant's type (as
-// SpecLiteral writes it, or a plain Go number of the type), and returns it
+// specLiteral writes it, or a plain Go number of the type), and returns it
 // with its canonical literal; an error wraps ErrInvalidArgument.
 func (chk *specCheck) parse(value string) (specNum, string, error) {
 	t := chk.goType()
@@ -215,9 +215,9 @@ func setNum(v reflect.Value, n specNum) {
 }
 
 // Value returns the value that programs built by c from now on see for
-// s: the value set on c (SetSpecConst or SetSpecValue), else the default.
-// It returns the default for a nil context, and the zero value for a
-// constant that is not registered or has neither.
+// s: the value set on c (SetSpecConst or Tune), else the default. Value(nil)
+// returns the default; a constant that is not registered, or has neither a
+// value nor a default, gives the zero value.
 func (s *SpecConst[T]) Value(c *Context) T {
 	var v T
 	d := s.registration()
@@ -237,7 +237,7 @@ func (s *SpecConst[T]) Value(c *Context) T {
 	}
 	n, _, err := checkOf(d).parse(lit)
 	if err != nil {
-		return s.Default()
+		return s.defaultValue()
 	}
 	setNum(reflect.ValueOf(&v).Elem(), n)
 	return v

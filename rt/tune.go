@@ -41,26 +41,14 @@ const (
 	tuneRecordV    = 1
 )
 
-// Tuning is the outcome of SpecConst.Tune.
-type Tuning[T any] struct {
-	// Value is the winner, which Tune has set on the context.
-	Value T
-	// Cached reports that a tuning record (persistent cache or fleet
-	// tier) gave the winner, and nothing was timed.
-	Cached bool
-	// Timed counts the candidates timed by this call; 0 when Cached.
-	Timed int
-	// Values are the candidates, in the order the directive declares
-	// them; Times and Errs are indexed alike.
-	Values []T
-	// Times holds each candidate's median device time of one run of the
-	// tuning function (from the record when Cached); 0 for a candidate
-	// that failed.
-	Times []time.Duration
-	// Errs holds why a candidate was skipped (its build or launch
-	// failed, say a work-group size too large for the device); nil for
-	// the others.
-	Errs []error
+// tuning is the outcome of one SpecConst.Tune.
+type tuning[T any] struct {
+	value  T               // the winner, set on the context
+	cached bool            // a tuning record gave the winner; nothing was timed
+	timed  int             // candidates timed
+	values []T             // the candidates, in declared order; times and errs alike
+	times  []time.Duration // median device time of one run; 0 for a failed candidate
+	errs   []error         // why a candidate was skipped; nil for the others
 }
 
 // tuneRecord is a tuning record as the cache stores it.
@@ -91,22 +79,31 @@ type tuneRecordTime struct {
 // repeatedly between two markers whose device timestamps give the time,
 // until the times agree within 5% or the candidate's share of a 2 s
 // device-time budget is spent. Nothing but run is ever launched. A
-// candidate whose run fails is skipped and reported in Tuning.Errs; if
-// every candidate fails, Tune restores the value set before and returns
-// their errors, joined. The fastest candidate is set and recorded.
+// candidate whose run fails (say its work-group is larger than the kernel
+// allows) is skipped and reported, by a warning and in the trace; if every
+// candidate fails, Tune restores the value set before and returns their
+// errors, joined. The fastest candidate is set, recorded and returned.
+// CacheStats counts the candidates timed (Tuned) and the winners that
+// records gave (TuneRecords).
 //
 // q's context must profile (Config.Profiling). The value is the
-// context's, as SetSpecValue's is: tune before other goroutines launch
+// context's, as SetSpecConst's is: tune before other goroutines launch
 // kernels that use s. DGEN_TUNE=force re-tunes, ignoring records. A record
 // that cannot be read, or names a value that is not a candidate, is
 // reported by a warning and tuned again; it never chooses a value.
-func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue) error) (Tuning[T], error) {
-	var res Tuning[T]
+func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue) error) (T, error) {
+	res, err := s.tune(q, run)
+	return res.value, err
+}
+
+// tune is Tune with the whole outcome.
+func (s *SpecConst[T]) tune(q *Queue, run func(q *Queue) error) (tuning[T], error) {
+	var res tuning[T]
 	d := s.registration()
 	if d == nil {
 		return res, fmt.Errorf("tune specialization constant: %w", errNotRegistered)
 	}
-	fail := func(err error) (Tuning[T], error) {
+	fail := func(err error) (tuning[T], error) {
 		return res, fmt.Errorf("tune specialization constant %s: %w", d.ID, err)
 	}
 	chk := checkOf(d)
@@ -124,11 +121,12 @@ func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue) error) (Tuning[T], erro
 		n, _, _ := chk.parse(lit)
 		var v T
 		setNum(reflectValue(&v), n)
-		res.Values = append(res.Values, v)
+		res.values = append(res.values, v)
 	}
 	c := q.ctx
 	key := c.tuneKey(d, chk, q)
 	if rec, ok := c.loadTuneRecord(d, chk, key); ok {
+		c.tuneRecords.Add(1)
 		return res, s.applyRecord(c, d, chk, rec, &res)
 	}
 	winner, err := s.measure(q, d, chk, run, &res)
@@ -137,9 +135,9 @@ func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue) error) (Tuning[T], erro
 	}
 	rec := tuneRecord{V: tuneRecordV, Const: d.ID, Winner: winner}
 	for i, lit := range chk.tune {
-		t := tuneRecordTime{Value: lit, NS: res.Times[i].Nanoseconds()}
-		if res.Errs[i] != nil {
-			t.Err = res.Errs[i].Error()
+		t := tuneRecordTime{Value: lit, NS: res.times[i].Nanoseconds()}
+		if res.errs[i] != nil {
+			t.Err = res.errs[i].Error()
 		}
 		rec.Candidates = append(rec.Candidates, t)
 	}
@@ -148,25 +146,25 @@ func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue) error) (Tuning[T], erro
 }
 
 // applyRecord sets the winner of rec on c and fills res from it.
-func (s *SpecConst[T]) applyRecord(c *Context, d *desc.SpecConst, chk *specCheck, rec tuneRecord, res *Tuning[T]) error {
-	res.Cached = true
-	res.Times = make([]time.Duration, len(chk.tune))
-	res.Errs = make([]error, len(chk.tune))
+func (s *SpecConst[T]) applyRecord(c *Context, d *desc.SpecConst, chk *specCheck, rec tuneRecord, res *tuning[T]) error {
+	res.cached = true
+	res.times = make([]time.Duration, len(chk.tune))
+	res.errs = make([]error, len(chk.tune))
 	for i, lit := range chk.tune {
 		if lit == rec.Winner {
-			res.Value = res.Values[i]
+			res.value = res.values[i]
 		}
 		for _, t := range rec.Candidates {
 			if t.Value == lit {
-				res.Times[i] = time.Duration(t.NS)
+				res.times[i] = time.Duration(t.NS)
 				if t.Err != "" {
-					res.Errs[i] = errors.New(t.Err)
+					res.errs[i] = errors.New(t.Err)
 				}
 			}
 		}
 	}
 	c.tr.Mark(fmt.Sprintf("tune %s: %s=%s from a tuning record", d.ID, d.Name, rec.Winner))
-	if err := c.SetSpecValue(d.Name, rec.Winner); err != nil {
+	if err := c.setSpecValue(d.Name, rec.Winner); err != nil {
 		return fmt.Errorf("tune specialization constant %s: %w", d.ID, err)
 	}
 	return nil
@@ -175,7 +173,7 @@ func (s *SpecConst[T]) applyRecord(c *Context, d *desc.SpecConst, chk *specCheck
 // measure times every candidate and sets the fastest, whose literal it
 // returns; with none working it restores the value set before and
 // returns their errors.
-func (s *SpecConst[T]) measure(q *Queue, d *desc.SpecConst, chk *specCheck, run func(*Queue) error, res *Tuning[T]) (string, error) {
+func (s *SpecConst[T]) measure(q *Queue, d *desc.SpecConst, chk *specCheck, run func(*Queue) error, res *tuning[T]) (string, error) {
 	c := q.ctx
 	prev, hadPrev := "", false
 	for _, v := range c.pc.Specs() {
@@ -184,8 +182,8 @@ func (s *SpecConst[T]) measure(q *Queue, d *desc.SpecConst, chk *specCheck, run 
 		}
 	}
 	defer c.tr.Range("tune " + d.ID).End()
-	res.Times = make([]time.Duration, len(chk.tune))
-	res.Errs = make([]error, len(chk.tune))
+	res.times = make([]time.Duration, len(chk.tune))
+	res.errs = make([]error, len(chk.tune))
 	best := -1
 	share := tuneBudget / time.Duration(len(chk.tune))
 	for i, lit := range chk.tune {
@@ -193,33 +191,35 @@ func (s *SpecConst[T]) measure(q *Queue, d *desc.SpecConst, chk *specCheck, run 
 		t, n, err := timeCandidate(q, d.Name, lit, run, share)
 		r.End()
 		if err != nil {
-			res.Errs[i] = fmt.Errorf("%s=%s: %w", d.Name, lit, err)
+			res.errs[i] = fmt.Errorf("%s=%s: %w", d.Name, lit, err)
 			c.tr.Mark(fmt.Sprintf("%s=%s skipped: %v", d.Name, lit, err))
+			c.tuneWarn("tune %s: candidate %s=%s skipped: %v", d.ID, d.Name, lit, err)
 			continue
 		}
-		res.Timed++
-		res.Times[i] = t
+		res.timed++
+		c.tuneTimed.Add(1)
+		res.times[i] = t
 		c.tr.Mark(fmt.Sprintf("%s=%s: %v (median of %d device-timed runs)", d.Name, lit, t, n))
-		if best < 0 || t < res.Times[best] {
+		if best < 0 || t < res.times[best] {
 			best = i
 		}
 	}
 	if best < 0 {
 		if hadPrev {
-			c.SetSpecValue(d.Name, prev)
+			c.setSpecValue(d.Name, prev)
 		} else {
-			c.ClearSpecValue(d.Name)
+			c.clearSpecValue(d.Name)
 		}
-		return "", fmt.Errorf("every candidate failed: %w", errors.Join(res.Errs...))
+		return "", fmt.Errorf("every candidate failed: %w", errors.Join(res.errs...))
 	}
-	res.Value = res.Values[best]
-	return chk.tune[best], c.SetSpecValue(d.Name, chk.tune[best])
+	res.value = res.values[best]
+	return chk.tune[best], c.setSpecValue(d.Name, chk.tune[best])
 }
 
 // timeCandidate sets name to lit, warms up with one run, and returns the
 // median device time of run over the samples it takes.
 func timeCandidate(q *Queue, name, lit string, run func(*Queue) error, budget time.Duration) (time.Duration, int, error) {
-	if err := q.ctx.SetSpecValue(name, lit); err != nil {
+	if err := q.ctx.setSpecValue(name, lit); err != nil {
 		return 0, 0, err
 	}
 	if err := runChecked(q, run); err != nil {

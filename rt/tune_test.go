@@ -124,7 +124,7 @@ func TestTune(t *testing.T) {
 		t.Setenv("DGEN_TUNE", want.force)
 		ctx, rec := openTune(t, dir, "", &warn)
 		runs := 0
-		res, err := repsConst.Tune(ctx.Queue(), runReps(t, ctx, repsKern, &runs))
+		res, err := rt.TuneFull(ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -136,6 +136,9 @@ func TestTune(t *testing.T) {
 		}
 		if want.cached && runs != 0 {
 			t.Errorf("run %d: the tuning function ran %d times from a record", i, runs)
+		}
+		if s := ctx.CacheStats(); s.Tuned != int64(want.timed) || (s.TuneRecords == 1) != want.cached {
+			t.Errorf("run %d: stats tuned %d, records %d", i, s.Tuned, s.TuneRecords)
 		}
 		if !want.cached {
 			var marks []string
@@ -154,8 +157,8 @@ func TestTune(t *testing.T) {
 		}
 		ctx.Close()
 	}
-	if warn.Len() != 0 {
-		t.Errorf("warnings: %s", warn.String())
+	if n := strings.Count(warn.String(), "candidate REPS=3 skipped"); n != 2 {
+		t.Errorf("%d warnings of the skipped candidate; want one per tuning that timed:\n%s", n, warn.String())
 	}
 }
 
@@ -167,23 +170,23 @@ func TestTuneBadInput(t *testing.T) {
 	ctx, _ := openTune(t, t.TempDir(), "", &warn)
 	q := ctx.Queue()
 	runs := 0
-	if _, err := noneConst.Tune(q, runReps(t, ctx, repsKern, &runs)); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := rt.TuneFull(q, &noneConst, runReps(t, ctx, repsKern, &runs)); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("no candidates: %v; want ErrInvalidArgument", err)
 	}
-	if _, err := repsConst.Tune(q, nil); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := rt.TuneFull(q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("nil function: %v; want ErrInvalidArgument", err)
 	}
 	plain, err := rt.OpenConfig(rt.Config{Device: "cpu"})
 	if err == nil {
 		defer plain.Close()
-		if _, err := repsConst.Tune(plain.Queue(), func(*rt.Queue) error { return nil }); !errors.Is(err, rt.ErrInvalidArgument) {
+		if _, err := rt.TuneFull(plain.Queue(), &repsConst, func(*rt.Queue) error { return nil }); !errors.Is(err, rt.ErrInvalidArgument) {
 			t.Errorf("queue without profiling: %v; want ErrInvalidArgument", err)
 		}
 	}
 	if err := rt.SetSpecConst(ctx, &deadConst, 2); err != nil {
 		t.Fatal(err)
 	}
-	res, err := deadConst.Tune(q, runReps(t, ctx, deadKern, &runs))
+	res, err := rt.TuneFull(q, &deadConst, runReps(t, ctx, deadKern, &runs))
 	if !errors.Is(err, rt.ErrBuildFailed) || res.Timed != 0 {
 		t.Errorf("every candidate fails: %v, %+v; want the joined build errors", err, res)
 	}
@@ -212,7 +215,7 @@ func TestTuneForgedRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		runs := 0
-		res, err := repsConst.Tune(q, runReps(t, ctx, repsKern, &runs))
+		res, err := rt.TuneFull(q, &repsConst, runReps(t, ctx, repsKern, &runs))
 		if rec == `{"v":1,"const":"`+pkg+`repsConst","winner":"3"}` {
 			// A forged record may name a candidate: the value is one the
 			// program declared, and its failure shows at the launch.
@@ -235,7 +238,7 @@ func TestTuneFleet(t *testing.T) {
 	for i, cached := range []bool{false, true} {
 		ctx, _ := openTune(t, t.TempDir(), srv.URL, &warn)
 		runs := 0
-		res, err := repsConst.Tune(ctx.Queue(), runReps(t, ctx, repsKern, &runs))
+		res, err := rt.TuneFull(ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +249,7 @@ func TestTuneFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if warn.Len() != 0 {
+	if strings.Contains(warn.String(), "remote") {
 		t.Errorf("warnings: %s", warn.String())
 	}
 }

@@ -4,9 +4,9 @@
 // the persistent cache (and the fleet tier, with DGEN_CACHE_REMOTE); a
 // later run, on this machine or another node of the fleet, sets the
 // winner without timing anything. It checks the product against Go and
-// prints one JSON object: "ok" (the result verified), "winner", "timed"
-// (candidates timed by this process: 0 when the winner came from a
-// record), and each candidate's device time.
+// prints one JSON object: "ok" (the result verified), "winner" and
+// "timed" (candidates timed by this process: 0 when the winner came from a
+// record); with -bench, each candidate's device time.
 package main
 
 import (
@@ -49,17 +49,15 @@ type Mul struct {
 
 // Result is what the command prints.
 type Result struct {
-	OK      bool               `json:"ok"`
-	Device  string             `json:"device"`
-	N       int                `json:"n"`
-	Winner  int32              `json:"winner"`
-	Timed   int                `json:"timed"`
-	Cached  bool               `json:"cached"`
-	TimesUS map[string]float64 `json:"times_us"`          // by candidate: median device time of one multiply
-	Skipped map[string]string  `json:"skipped,omitempty"` // by candidate: why
-	MaxErr  float64            `json:"max_rel_err"`       // against Go
+	OK     bool    `json:"ok"`
+	Device string  `json:"device"`
+	N      int     `json:"n"`
+	Winner int32   `json:"winner"`
+	Timed  int     `json:"timed"`
+	Cached bool    `json:"cached"`
+	MaxErr float64 `json:"max_rel_err"` // against Go
 	// Bench holds, with -bench, the device times of reps multiplies with
-	// the winner, the default and the slowest candidate, set in turn.
+	// each candidate that runs on the device, set in turn.
 	Bench []BenchRow `json:"bench,omitempty"`
 	Error string     `json:"error,omitempty"`
 }
@@ -68,7 +66,7 @@ type Result struct {
 // median, minimum and maximum of reps runs, each timed between two
 // markers by the device's timestamps.
 type BenchRow struct {
-	Role   string  `json:"role"` // winner, default or slowest
+	Role   string  `json:"role,omitempty"` // winner, default, slowest
 	Tile   int32   `json:"tile"`
 	Median float64 `json:"median_us"`
 	Min    float64 `json:"min_us"`
@@ -78,7 +76,7 @@ type BenchRow struct {
 
 func main() {
 	n := flag.Int("n", 256, "matrix edge, a multiple of 64")
-	flag.IntVar(&benchReps, "bench", 0, "after tuning, time this many multiplies with the winner, the default and the slowest candidate")
+	flag.IntVar(&benchReps, "bench", 0, "after tuning, time this many multiplies with each candidate")
 	flag.Parse()
 	res, err := run(*n)
 	if err != nil {
@@ -132,20 +130,14 @@ func run(n int) (res Result, err error) {
 		tile := int(TILE.Value(ctx))
 		return (&Mul{A: a, B: b, C: c, N: int32(n)}).Enqueue(q, rt.Range2(n, n).WithLocal(tile, tile))
 	}
-	t, err := TILE.Tune(q, mul)
+	before := ctx.CacheStats()
+	winner, err := TILE.Tune(q, mul)
 	if err != nil {
 		return res, err
 	}
-	res.Winner, res.Timed, res.Cached = t.Value, t.Timed, t.Cached
-	res.TimesUS, res.Skipped = map[string]float64{}, map[string]string{}
-	for i, v := range t.Values {
-		key := fmt.Sprint(v)
-		if t.Errs[i] != nil {
-			res.Skipped[key] = t.Errs[i].Error()
-			continue
-		}
-		res.TimesUS[key] = float64(t.Times[i].Nanoseconds()) / 1e3
-	}
+	after := ctx.CacheStats()
+	res.Winner, res.Timed = winner, int(after.Tuned-before.Tuned)
+	res.Cached = after.TuneRecords > before.TuneRecords
 	// The product with the winner, checked against Go.
 	if err := mul(q); err != nil {
 		return res, err
@@ -160,7 +152,7 @@ func run(n int) (res Result, err error) {
 		return res, fmt.Errorf("product wrong: max relative error %g", res.MaxErr)
 	}
 	if benchReps > 0 {
-		res.Bench, err = bench(ctx, q, mul, t, n)
+		res.Bench, err = bench(ctx, q, mul, winner, n)
 	}
 	return res, err
 }
@@ -168,54 +160,76 @@ func run(n int) (res Result, err error) {
 // benchReps is the -bench flag.
 var benchReps int
 
-// bench times benchReps multiplies with the winner, the default and the
-// slowest candidate that ran, and sets the winner again.
-func bench(ctx *rt.Context, q *rt.Queue, mul func(*rt.Queue) error, t rt.Tuning[int32], n int) ([]BenchRow, error) {
-	slowest := t.Value
-	for i, d := range t.Times {
-		if t.Errs[i] == nil && d > 0 && d >= t.Times[slices.Index(t.Values, slowest)] {
-			slowest = t.Values[i]
-		}
-	}
+// candidates are TILE's, as its directive declares them.
+var candidates = []int32{4, 8, 16, 32, 64}
+
+// bench times benchReps multiplies with every candidate that runs on the
+// device, marks the winner, the default and the slowest, and sets the
+// winner again.
+func bench(ctx *rt.Context, q *rt.Queue, mul func(*rt.Queue) error, winner int32, n int) ([]BenchRow, error) {
 	var rows []BenchRow
-	for _, role := range []struct {
-		name string
-		tile int32
-	}{{"winner", t.Value}, {"default", TILE.Default()}, {"slowest", slowest}} {
-		if err := rt.SetSpecConst(ctx, &TILE, role.tile); err != nil {
+	for _, tile := range candidates {
+		if err := rt.SetSpecConst(ctx, &TILE, tile); err != nil {
 			return rows, err
 		}
-		if err := mul(q); err != nil { // warm up
+		if err := mul(q); err != nil { // warm up; a tile the device refuses is left out
+			continue
+		}
+		row, err := timeRuns(q, mul, n)
+		if err != nil {
 			return rows, err
 		}
-		var ds []float64
-		for range benchReps {
-			m0, err := q.Marker()
-			if err != nil {
-				return rows, err
-			}
-			if err := mul(q); err != nil {
-				return rows, err
-			}
-			m1, err := q.Marker()
-			if err != nil {
-				return rows, err
-			}
-			t0, err0 := m0.Timing()
-			t1, err1 := m1.Timing()
-			if err := errors.Join(err0, err1); err != nil {
-				return rows, err
-			}
-			ds = append(ds, float64(t1.Ended-t0.Ended)/1e3)
-			m0.Release()
-			m1.Release()
+		row.Tile = tile
+		switch {
+		case tile == winner && tile == TILE.Value(nil):
+			row.Role = "winner, default"
+		case tile == winner:
+			row.Role = "winner"
+		case tile == TILE.Value(nil):
+			row.Role = "default"
 		}
-		slices.Sort(ds)
-		med := ds[len(ds)/2]
-		rows = append(rows, BenchRow{Role: role.name, Tile: role.tile, Median: med, Min: ds[0], Max: ds[len(ds)-1],
-			GFLOPS: 2 * float64(n) * float64(n) * float64(n) / (med * 1e3)})
+		rows = append(rows, row)
 	}
-	return rows, rt.SetSpecConst(ctx, &TILE, t.Value)
+	slow := 0
+	for i := range rows {
+		if rows[i].Median > rows[slow].Median {
+			slow = i
+		}
+	}
+	if len(rows) > 0 && rows[slow].Role == "" {
+		rows[slow].Role = "slowest"
+	}
+	return rows, rt.SetSpecConst(ctx, &TILE, winner)
+}
+
+// timeRuns times benchReps runs of mul, each between two markers by the
+// device's timestamps.
+func timeRuns(q *rt.Queue, mul func(*rt.Queue) error, n int) (BenchRow, error) {
+	var ds []float64
+	for range benchReps {
+		m0, err := q.Marker()
+		if err != nil {
+			return BenchRow{}, err
+		}
+		if err := mul(q); err != nil {
+			return BenchRow{}, err
+		}
+		m1, err := q.Marker()
+		if err != nil {
+			return BenchRow{}, err
+		}
+		t0, err0 := m0.Timing()
+		t1, err1 := m1.Timing()
+		if err := errors.Join(err0, err1); err != nil {
+			return BenchRow{}, err
+		}
+		ds = append(ds, float64(t1.Ended-t0.Ended)/1e3)
+		m0.Release()
+		m1.Release()
+	}
+	slices.Sort(ds)
+	med := ds[len(ds)/2]
+	return BenchRow{Median: med, Min: ds[0], Max: ds[len(ds)-1], GFLOPS: 2 * float64(n) * float64(n) * float64(n) / (med * 1e3)}, nil
 }
 
 // maxRelErr checks rows of got against a Go product, every row for a

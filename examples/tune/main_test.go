@@ -2,6 +2,8 @@ package main
 
 import (
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
@@ -30,12 +32,19 @@ func TestTuneExample(t *testing.T) {
 		{t.TempDir(), true}, // another node: an empty disk, the fleet's record
 	} {
 		t.Setenv("DGEN_CACHE_DIR", step.dir)
+		benchReps = 0
+		if i == 2 {
+			benchReps = 2
+		}
 		res, err := run(64)
 		if err != nil {
 			t.Fatalf("run %d: %v (%+v)", i, err, res)
 		}
 		if !res.OK || res.Cached != step.cached || (step.cached && res.Timed != 0) || (!step.cached && res.Timed < 3) {
 			t.Errorf("run %d: %+v; want ok, cached %v", i, res, step.cached)
+		}
+		if i == 2 && (len(res.Bench) < 3 || !strings.HasPrefix(res.Bench[slices.IndexFunc(res.Bench, func(r BenchRow) bool { return r.Tile == res.Winner })].Role, "winner")) {
+			t.Errorf("bench rows %+v; want the winner among them", res.Bench)
 		}
 		if i == 0 {
 			first = res

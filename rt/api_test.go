@@ -1,0 +1,108 @@
+package rt_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// apiCeiling is the most exported identifiers rt may have, counted as
+// exportedIdentifiers counts them. Issue 19 started from 129 and aims at
+// 60; the count may only go down: lower this constant with every change
+// that removes identifiers.
+const apiCeiling = 119 // 118 + SpecConst.Tune, the one function of issue 24 (SpecConst.Value replaced Default)
+
+// exportedIdentifiers counts rt's API with go/ast, over the package's
+// non-test files: every exported package-level identifier (type, function,
+// variable, constant), and every exported method declared on an exported
+// type, generic types included. Fields of exported structs, and methods
+// promoted from embedded fields, are not counted. This is the rule that
+// gave 129 when issue 19 was filed: 57 package-level identifiers and 72
+// methods.
+func exportedIdentifiers(t *testing.T) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := pkgs["rt"]
+	if f == nil {
+		t.Fatal("no package rt in the test's directory")
+	}
+	types := map[string]bool{}
+	for _, file := range f.Files {
+		for _, d := range file.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+				for _, s := range g.Specs {
+					if ts := s.(*ast.TypeSpec); ts.Name.IsExported() {
+						types[ts.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	var ids []string
+	for _, file := range f.Files {
+		for _, d := range file.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() {
+					continue
+				}
+				if d.Recv == nil {
+					ids = append(ids, d.Name.Name)
+				} else if recv := receiverType(d.Recv.List[0].Type); types[recv] {
+					ids = append(ids, recv+"."+d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if s.Name.IsExported() {
+							ids = append(ids, s.Name.Name)
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() {
+								ids = append(ids, n.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// receiverType returns the name of a method's receiver type: T for T,
+// *T, T[P] and *T[P, Q].
+func receiverType(e ast.Expr) string {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	switch x := e.(type) {
+	case *ast.IndexExpr:
+		e = x.X
+	case *ast.IndexListExpr:
+		e = x.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+// TestAPISize holds rt's exported identifiers at or below apiCeiling.
+func TestAPISize(t *testing.T) {
+	ids := exportedIdentifiers(t)
+	t.Logf("%d exported identifiers (goal: at most 60): %s", len(ids), strings.Join(ids, " "))
+	if len(ids) > apiCeiling {
+		t.Errorf("rt exports %d identifiers, more than %d: a new one must replace an old one", len(ids), apiCeiling)
+	}
+}

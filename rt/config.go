@@ -1,0 +1,348 @@
+package rt
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dgen-go/dgen/internal/envconf"
+	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// CacheConfig configures a context's kernel/program cache: the in-memory
+// level and the persistent level beneath it (package rt/diskcache).
+type CacheConfig struct {
+	// InMemory keeps built programs in the context so that a second
+	// BuildProgram or Program.Build of the same program returns the first
+	// (DGEN_CACHE_IN_MEM, default true). The kernels of generated kernel
+	// specs keep their program in any case.
+	InMemory bool
+	// EvictionThreshold is the total size in bytes of program binaries
+	// above which the least recently used programs are evicted, with their
+	// kernels (DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD, default 0: never).
+	EvictionThreshold int64
+	// CompileOptions are appended to the options of every program built
+	// (DGEN_PROGRAM_COMPILE_OPTIONS) and are part of every cache key.
+	CompileOptions string
+	// Disk configures the persistent cache (DGEN_CACHE_DIR and the other
+	// DGEN_CACHE_ variables). Disk.Persistent false turns it off.
+	Disk diskcache.Config
+	// Remote configures the shared tier beneath the persistent cache
+	// (DGEN_CACHE_REMOTE; the tier reads its other DGEN_CACHE_REMOTE_
+	// variables through Remote.Getenv). An empty Remote.URL turns it off.
+	// The tier is opt-in: a program that sets Remote.URL must import
+	// rt/fleetcache (import _ "github.com/dgen-go/dgen/rt/fleetcache"),
+	// else Open fails. The context fills in Remote.Warnings, Trace and
+	// Events where they are nil.
+	Remote diskcache.RemoteConfig
+	// Warnings receives the one warning a context gives when its cache
+	// directory cannot be used; nil means os.Stderr.
+	Warnings io.Writer
+}
+
+// resolveCacheConfig returns *cc, or the environment's configuration
+// when cc is nil.
+func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
+	if cc != nil {
+		if err := checkRemote(cc); err != nil {
+			return *cc, err
+		}
+		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
+	}
+	cfg, err := CacheConfigFromEnv(nil)
+	if err == nil {
+		err = checkRemote(&cfg)
+	}
+	return cfg, err
+}
+
+// DefaultCacheConfig returns the configuration of an empty environment:
+// in-memory caching on without eviction, and the persistent cache on
+// under the user cache directory. In a test binary (inTestBinary) the
+// persistent cache is off unless DGEN_CACHE_DIR names a directory, so that
+// tests never write to the user's cache.
+func DefaultCacheConfig() CacheConfig {
+	cfg, _ := CacheConfigFromEnv(func(string) string { return "" })
+	return cfg
+}
+
+// CacheConfigFromEnv returns the cache configuration that the environment
+// asks for, reading variables through getenv (os.Getenv if nil):
+//
+//	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
+//	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)
+//	DGEN_PROGRAM_COMPILE_OPTIONS          extra build options (default none)
+//
+// and the variables of diskcache.ConfigFromEnv (DGEN_CACHE_DIR,
+// DGEN_CACHE_PERSISTENT, DGEN_CACHE_MAX_SIZE, DGEN_CACHE_THRESHOLD_DAYS,
+// DGEN_CACHE_EVICTION_DISABLE, DGEN_CACHE_MIN_IMAGE_SIZE,
+// DGEN_CACHE_MAX_IMAGE_SIZE, DGEN_CACHE_TRACE) and DGEN_CACHE_REMOTE, the
+// remote tier's store, whose other variables the tier reads when it opens
+// (rt/fleetcache: DGEN_CACHE_REMOTE_MODE, DGEN_CACHE_REMOTE_KEY,
+// DGEN_CACHE_REMOTE_TIMEOUT, DGEN_CACHE_REMOTE_LEASE).
+// A malformed value is an error that names the variable.
+func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	disk, derr := diskcache.ConfigFromEnv(getenv)
+	cfg := CacheConfig{InMemory: true, Disk: disk}
+	var errs []error
+	if derr != nil {
+		errs = append(errs, derr)
+	}
+	if v := strings.TrimSpace(getenv("DGEN_CACHE_REMOTE")); v != "" {
+		cfg.Remote = diskcache.RemoteConfig{URL: v, Getenv: getenv}
+	}
+	if inTestBinary() && strings.TrimSpace(getenv("DGEN_CACHE_DIR")) == "" {
+		cfg.Disk.Persistent = false
+	}
+	if v := strings.TrimSpace(getenv("DGEN_CACHE_IN_MEM")); v != "" {
+		b, ok := envconf.Bool(v)
+		if !ok {
+			errs = append(errs, fmt.Errorf("DGEN_CACHE_IN_MEM=%q: %s", v, envconf.BoolSyntax))
+		}
+		cfg.InMemory = b || !ok
+	}
+	if v := strings.TrimSpace(getenv("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD")); v != "" {
+		n, err := envconf.Size(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD=%q: %v", v, err))
+		}
+		cfg.EvictionThreshold = n
+	}
+	cfg.CompileOptions = strings.TrimSpace(getenv("DGEN_PROGRAM_COMPILE_OPTIONS"))
+	if err := checkOptions(cfg.CompileOptions, optionsFromEnv); err != nil {
+		errs = append(errs, err)
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// inTestBinary reports whether the program is a test binary built by go
+// test, without importing testing or flag into applications: go test
+// records the package path with a ".test" suffix in the binary's build
+// information. It gives the same answer during package initialization as
+// later (testing registers its flags only once main runs).
+var inTestBinary = sync.OnceValue(func() bool {
+	bi, ok := debug.ReadBuildInfo()
+	return ok && strings.HasSuffix(bi.Path, ".test")
+})
+
+// Config says which backend and devices a context opens, and how.
+type Config struct {
+	// Backend names a registered backend; empty means "opencl".
+	Backend string
+	// Device is a device selector in the form SelectDevices documents.
+	// It is ignored when Devices is set.
+	Device string
+	// Devices, if set, are the devices to open, all of one platform.
+	Devices []driver.DeviceInfo
+	// Profiling turns on device timestamps for every queue of the context.
+	// Tracing (Trace or Tracer set) with device-time sampling turns it on
+	// too.
+	Profiling bool
+	// Alloc configures the allocator of each device (AllocSite.Alloc and
+	// Alloc).
+	Alloc AllocConfig
+	// Trace selects the built-in trace subscribers and the device-time
+	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
+	// "perfetto:PATH", "summary", "log", "device=16", comma-separated.
+	// Empty means none. It is ignored when Tracer is set.
+	Trace string
+	// Tracer, if set, is the tracer the context reports to, with the
+	// subscribers Go code gave it; the context does not close it.
+	Tracer *trace.Tracer
+	// Cache configures the kernel/program cache; nil means what the
+	// environment asks for (CacheConfigFromEnv).
+	Cache *CacheConfig
+}
+
+// ConfigFromEnv returns the configuration that the environment asks for,
+// reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
+// selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full,
+// tagged or bestfit), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
+// DGEN_TRACE (see Config.Trace) and the cache variables of
+// CacheConfigFromEnv. A malformed value is an error that names the variable.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg := Config{Backend: getenv("DGEN_BACKEND"), Device: getenv("DGEN_DEVICE")}
+	if v := getenv("DGEN_PROFILE"); v != "" {
+		b, ok := envconf.Bool(v)
+		if !ok {
+			return cfg, fmt.Errorf("DGEN_PROFILE=%q: %s", v, envconf.BoolSyntax)
+		}
+		cfg.Profiling = b
+	}
+	if v := getenv("DGEN_ALLOC_POLICY"); v != "" {
+		cfg.Alloc.Policy = AllocPolicy(strings.ToLower(strings.TrimSpace(v)))
+		if _, err := cfg.Alloc.policy(); err != nil {
+			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full, tagged or bestfit", v)
+		}
+	}
+	if v := getenv("DGEN_ALLOC_MAX_HELD"); v != "" {
+		n, err := envconf.Size(v)
+		if err != nil {
+			return cfg, fmt.Errorf("DGEN_ALLOC_MAX_HELD=%q: %w", v, err)
+		}
+		cfg.Alloc.MaxHeld = n
+	}
+	if err := traceConfig(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	cc, err := CacheConfigFromEnv(getenv)
+	cfg.Cache = &cc
+	return cfg, err
+}
+
+// AllocPolicy selects the allocator's policy.
+type AllocPolicy string
+
+// The allocator policies.
+const (
+	// PolicyFull is the tagged free list plus the untagged size-class pool
+	// and release-and-retry on out of memory. It is the default.
+	PolicyFull AllocPolicy = "full"
+	// PolicyTaggedOnly is the tagged free list only, as Futhark's
+	// allocator (2018) has it: untagged allocations go to the driver and
+	// back, and out of memory is not retried.
+	PolicyTaggedOnly AllocPolicy = "tagged"
+	// PolicyBestFit is the policy Futhark's runtime moved to in 2020: one
+	// free list across tags, every freed block held, and a request served
+	// by the smallest held block that is large enough and has the request's
+	// tag, is under 4096 bytes, or would be less than half empty (see
+	// alloc.Config.BestFit). Release-and-retry on out of memory is on.
+	PolicyBestFit AllocPolicy = "bestfit"
+)
+
+// AllocConfig configures the allocator of every device of a context.
+type AllocConfig struct {
+	// Policy is PolicyFull (also when empty), PolicyTaggedOnly or
+	// PolicyBestFit.
+	Policy AllocPolicy
+	// MaxHeld, when positive, bounds the bytes that one device's allocator
+	// holds in free lists; beyond it the least recently freed blocks are
+	// released to the driver.
+	MaxHeld int64
+}
+
+func (ac AllocConfig) policy() (alloc.Config, error) {
+	var cfg alloc.Config
+	switch ac.Policy {
+	case "", PolicyFull:
+	case PolicyTaggedOnly:
+		cfg = alloc.SeedPolicy()
+	case PolicyBestFit:
+		cfg.BestFit = true
+	default:
+		return cfg, fmt.Errorf("allocator policy %q: %w: want %q, %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicyTaggedOnly, PolicyBestFit)
+	}
+	if ac.MaxHeld < 0 {
+		return cfg, fmt.Errorf("allocator bound of %d bytes held: %w: negative", ac.MaxHeld, ErrInvalidArgument)
+	}
+	cfg.MaxHeld = ac.MaxHeld
+	cfg.IsOutOfMemory = isOutOfMemory
+	cfg.TagName = func(t alloc.Tag) string { return TagName(uint32(t)) }
+	return cfg, nil
+}
+
+// traceConfig reads DGEN_TRACE into cfg, validating it.
+func traceConfig(cfg *Config, getenv func(string) string) error {
+	v := getenv(trace.EnvVar)
+	if _, err := trace.ParseOptions(v); err != nil {
+		return err
+	}
+	cfg.Trace = v
+	return nil
+}
+
+// checkRemote fails when cfg names a remote tier (DGEN_CACHE_REMOTE) and
+// the program has registered none: the tier is opt-in, by a blank import
+// of rt/fleetcache, and a configuration that asks for it in a program
+// without it is a mistake to report, not to ignore.
+func checkRemote(cfg *CacheConfig) error {
+	if cfg.Remote.URL == "" || diskcache.RemoteRegistered() {
+		return nil
+	}
+	return fmt.Errorf("DGEN_CACHE_REMOTE is set: %w", diskcache.ErrNoRemote)
+}
+
+// The origins of build options, for checkOptions' errors.
+const (
+	optionsFromEnv    = "the environment (DGEN_PROGRAM_COMPILE_OPTIONS)"
+	optionsFromConfig = "the API (CacheConfig.CompileOptions)"
+	optionsFromAPI    = "the API (the options of BuildProgram, LoadProgram or ProgramImage)"
+)
+
+// clStandards are the values -cl-std= accepts.
+var clStandards = []string{"CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"}
+
+// checkOptions checks build options before they reach the driver, which may
+// crash on malformed ones (PoCL aborts inside clBuildProgram on a bare -D).
+// Options are separated by white space; -D and -I take a value, attached
+// or as the next option; -cl-std= names a standard. Other options start with
+// a dash and pass unchecked, vendor options among them. An invalid option
+// is an error wrapping ErrBuildFailed that says where it came from.
+func checkOptions(opts, from string) error {
+	f := strings.Fields(opts)
+	for i := 0; i < len(f); i++ {
+		tok := f[i]
+		var msg string
+		switch {
+		case tok == "-D" || tok == "-I":
+			if i+1 == len(f) || strings.HasPrefix(f[i+1], "-") {
+				msg = tok + " needs a value"
+				break
+			}
+			i++
+			if tok == "-D" {
+				msg = checkDefine(f[i])
+			}
+		case strings.HasPrefix(tok, "-D"):
+			msg = checkDefine(tok[2:])
+		case strings.HasPrefix(tok, "-cl-std="):
+			if v := tok[len("-cl-std="):]; !slices.Contains(clStandards, v) {
+				msg = fmt.Sprintf("unknown OpenCL C standard %q (want one of %s)", v, strings.Join(clStandards, ", "))
+			}
+		case !strings.HasPrefix(tok, "-") || tok == "-":
+			msg = "not an option"
+		}
+		if msg != "" {
+			return fmt.Errorf("%w: build options from %s: %q: %s", ErrBuildFailed, from, tok, msg)
+		}
+	}
+	return nil
+}
+
+// checkDefine checks the value of -D: a macro name, optionally =value.
+func checkDefine(def string) string {
+	name, _, _ := strings.Cut(def, "=")
+	if name == "" {
+		return "-D needs a macro name"
+	}
+	for i, r := range name {
+		if !identChar(r, i > 0) {
+			return fmt.Sprintf("%q is not a macro name", name)
+		}
+	}
+	return ""
+}
+
+// checkImageOptions checks an image's own options, naming their origin.
+func checkImageOptions(img *progcache.Image) error {
+	from := img.Origin
+	if from == "" {
+		from = optionsFromAPI
+	}
+	return checkOptions(img.Options, from)
+}
