@@ -1,5 +1,10 @@
 package rt
 
+// Configuration: what a context opens and how (Config, CacheConfig,
+// AllocConfig), read from the environment's DGEN_ variables in this file
+// alone (ConfigFromEnv, CacheConfigFromEnv), and the checks of build
+// options. It uses nothing of rt but its errors: the bottom floor.
+
 import (
 	"errors"
 	"fmt"

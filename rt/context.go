@@ -1,5 +1,9 @@
 package rt
 
+// Contexts: Open and Close, devices and their selection, the close guard,
+// tracing, the program cache and the remote tier beneath it, and the
+// specialization-constant values of a context.
+
 import (
 	"errors"
 	"fmt"
@@ -30,17 +34,17 @@ type Context struct {
 	queue     *Queue
 	profiling bool
 
-	tr        *trace.Tracer // never nil; see tracing.go
+	tr        *trace.Tracer // never nil; see "Tracing in rt" below
 	ownTracer bool          // tr was made by the context, which closes it
 	traced    bool          // tracing configured
 	devTimes  bool          // traced with device-time sampling: queues profile
 	nqueues   atomic.Int32  // queue ids
 	// multiQueue is set once the context has a second queue: from then on
-	// commands record their uses of allocator memory (use.go).
+	// commands record their uses of allocator memory (queue.go).
 	multiQueue atomic.Bool
 
 	closed atomic.Bool
-	guard  closeGuard // calls in progress, which Close waits for (guard.go)
+	guard  closeGuard // calls in progress, which Close waits for (closeGuard)
 	mu     sync.Mutex // guards queues and the creation of allocators
 	queues []*Queue
 
@@ -48,7 +52,7 @@ type Context struct {
 	allocCfg                     alloc.Config
 	allocs                       []allocSlot // by device index, created on first use
 	driverAllocs, driverReleases atomic.Uint64
-	pc                           progcache.Cache[*Kernel] // the kernel/program cache (cache.go)
+	pc                           progcache.Cache[*Kernel] // the kernel/program cache (initCache)
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
 	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
@@ -211,7 +215,7 @@ func (c *Context) Close() error {
 		}
 	}
 	cacheErrs := c.pc.Close()
-	c.closeRemote() // fleet.go
+	c.closeRemote()
 	for _, err := range cacheErrs {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
@@ -294,7 +298,7 @@ type Device struct {
 	driver.DeviceInfo
 	index int // position among the context's devices
 
-	tr        *trace.Device // trace handle; see tracing.go
+	tr        *trace.Device // trace handle; see "Tracing in rt"
 	clockOnce sync.Once     // aligns the device clock for tracing
 	clockErr  time.Duration // bound on the aligned device times' error
 }
@@ -411,7 +415,7 @@ func SelectDevices(platforms []driver.PlatformInfo, selector string) ([]driver.D
 // helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
 // writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
 // A generated Enqueue reaches q.submit through codegen.Submit and
-// submitSpec (launch.go), which passes skip 2, so the location is the
+// submitSpec (queue.go), which passes skip 2, so the location is the
 // user's call of Enqueue; EnqueueEvent reaches q.launch the same way
 // through codegen.Launch and launchSpec.
 //
@@ -763,7 +767,7 @@ func (c *Context) persistentCache() *diskcache.Cache {
 // program cache over them.
 func (c *Context) initCache(cfg CacheConfig) {
 	c.warn = warnings(&cfg)
-	c.openRemote(&cfg) // fleet.go
+	c.openRemote(&cfg)
 	if cfg.Disk.Warnings == nil {
 		cfg.Disk.Warnings = warnings(&cfg)
 	}

@@ -1,5 +1,8 @@
 package rt
 
+// The handles of generated declarations: Program, DeviceGlobal,
+// SpecConst, AllocSite and Local, which find their descriptors by address.
+
 import (
 	"fmt"
 	"reflect"

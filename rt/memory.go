@@ -1,5 +1,9 @@
 package rt
 
+// Device memory: Mem and Buffer with their transfers, views, pinned host
+// memory, the allocator of each device and its statistics, and the
+// storage of device globals.
+
 import (
 	"errors"
 	"fmt"
@@ -28,11 +32,11 @@ type Mem struct {
 	release func(*Mem) error
 	// h is the allocator's handle of a pooled region; its zero value for
 	// memory straight from the driver. pooled is set for the former, whose
-	// uses are recorded in uses for stream-ordered reuse (use.go).
+	// uses are recorded in uses for stream-ordered reuse (queue.go).
 	h      alloc.Allocation
 	pooled bool
 	uses   useLog
-	// parent is the memory a view (view.go) lies in, at byte offset;
+	// parent is the memory a view (Buffer.View) lies in, at byte offset;
 	// cleanup releases the view's sub-buffer if it becomes unreachable.
 	parent  *Mem
 	offset  int64

@@ -1,5 +1,10 @@
 package rt
 
+// Queues and what they run: events, commands, programs and kernels with
+// their prepared launch records, the launch path that a generated Enqueue
+// takes (one room, from rt/codegen to the backend), ranges, the kernel's
+// work-group limits, and the use points of stream-ordered reuse.
+
 import (
 	"errors"
 	"fmt"
@@ -27,9 +32,9 @@ type Queue struct {
 	profiling bool
 
 	id   int          // the queue's number in its context, from 0
-	tq   *trace.Queue // trace handle; see tracing.go
+	tq   *trace.Queue // trace handle; see "Tracing in rt" (context.go)
 	pend pendingList  // traced commands awaiting their device times
-	pts  queuePoints  // use points, for stream-ordered reuse (use.go)
+	pts  queuePoints  // use points, for stream-ordered reuse
 }
 
 // Context returns the queue's context.
@@ -470,6 +475,11 @@ func submitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
 		return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.slot.Unlock()
+	// Close must not free the globals' storage while prepare binds it.
+	if err := q.enter(); err != nil {
+		return err
+	}
+	defer q.ctx.exit()
 	if err := k.prepare(q); err != nil {
 		return err
 	}
@@ -482,6 +492,10 @@ func launchSpec(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
 		return nil, fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.slot.Unlock()
+	if err := q.enter(); err != nil {
+		return nil, err
+	}
+	defer q.ctx.exit()
 	if err := k.prepare(q); err != nil {
 		return nil, err
 	}
@@ -1277,7 +1291,7 @@ type Kernel struct {
 	decl   *desc.Kernel
 	hidden [][]*Mem
 
-	// The prepared launch record (launch.go): every argument's value as
+	// The prepared launch record (see "The launch path"): every argument's value as
 	// last set, which ones changed since the driver last saw them, and
 	// for buffer arguments their memory, whose use launches record.
 	args       driver.Args
@@ -1286,7 +1300,7 @@ type Kernel struct {
 	pooledArgs int          // buffer arguments that are allocator memory
 	foreign    int          // buffer arguments whose driver buffer has no native handle
 	setErr     error        // the first error of setting an argument since Acquire
-	lim        kernelLimits // local memory and work-group limits (workgroup.go)
+	lim        kernelLimits // local memory and work-group limits
 }
 
 // Kernel creates the kernel called name. A name that the program does not
