@@ -14,7 +14,7 @@ import (
 // exportedIdentifiers counts them. Issue 19 started from 129 and aims at
 // 60; the count may only go down: lower this constant with every change
 // that removes identifiers.
-const apiCeiling = 119 // 118 + SpecConst.Tune, the one function of issue 24 (SpecConst.Value replaced Default)
+const apiCeiling = 109 // 108 + SpecConst.Tune, the one function of issue 24 (SpecConst.Value replaced Default)
 
 // exportedIdentifiers counts rt's API with go/ast, over the package's
 // non-test files: every exported package-level identifier (type, function,

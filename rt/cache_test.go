@@ -20,6 +20,7 @@ import (
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/stats"
 )
 
 // TestMain points the persistent cache at a temporary directory, so that
@@ -428,7 +429,7 @@ func TestUnusableCacheDirWarnsOnce(t *testing.T) {
 
 // childStats is what TestCacheChild prints.
 type childStats struct {
-	Stats rt.CacheStats
+	Stats stats.Cache
 	Value int32
 	Err   string
 }

@@ -2,7 +2,7 @@ package rt
 
 // Configuration: what a context opens and how (Config, CacheConfig,
 // AllocConfig), read from the environment's DGEN_ variables in this file
-// alone (ConfigFromEnv, CacheConfigFromEnv), and the checks of build
+// alone (ConfigFromEnv, cacheConfigFromEnv), and the checks of build
 // options. It uses nothing of rt but its errors: the bottom floor.
 
 import (
@@ -63,24 +63,24 @@ func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
 		}
 		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
 	}
-	cfg, err := CacheConfigFromEnv(nil)
+	cfg, err := cacheConfigFromEnv(nil)
 	if err == nil {
 		err = checkRemote(&cfg)
 	}
 	return cfg, err
 }
 
-// DefaultCacheConfig returns the configuration of an empty environment:
+// defaultCacheConfig returns the configuration of an empty environment:
 // in-memory caching on without eviction, and the persistent cache on
 // under the user cache directory. In a test binary (inTestBinary) the
 // persistent cache is off unless DGEN_CACHE_DIR names a directory, so that
 // tests never write to the user's cache.
-func DefaultCacheConfig() CacheConfig {
-	cfg, _ := CacheConfigFromEnv(func(string) string { return "" })
+func defaultCacheConfig() CacheConfig {
+	cfg, _ := cacheConfigFromEnv(func(string) string { return "" })
 	return cfg
 }
 
-// CacheConfigFromEnv returns the cache configuration that the environment
+// cacheConfigFromEnv returns the cache configuration that the environment
 // asks for, reading variables through getenv (os.Getenv if nil):
 //
 //	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
@@ -95,7 +95,7 @@ func DefaultCacheConfig() CacheConfig {
 // (rt/fleetcache: DGEN_CACHE_REMOTE_MODE, DGEN_CACHE_REMOTE_KEY,
 // DGEN_CACHE_REMOTE_TIMEOUT, DGEN_CACHE_REMOTE_LEASE).
 // A malformed value is an error that names the variable.
-func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
+func cacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -167,7 +167,7 @@ type Config struct {
 	// subscribers Go code gave it; the context does not close it.
 	Tracer *trace.Tracer
 	// Cache configures the kernel/program cache; nil means what the
-	// environment asks for (CacheConfigFromEnv).
+	// environment asks for (the cache variables of ConfigFromEnv).
 	Cache *CacheConfig
 }
 
@@ -175,8 +175,16 @@ type Config struct {
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
 // selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full,
 // tagged or bestfit), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
-// DGEN_TRACE (see Config.Trace) and the cache variables of
-// CacheConfigFromEnv. A malformed value is an error that names the variable.
+// DGEN_TRACE (see Config.Trace) and the cache variables:
+//
+//	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
+//	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)
+//	DGEN_PROGRAM_COMPILE_OPTIONS          extra build options (default none)
+//	DGEN_CACHE_REMOTE                     the shared tier's store (rt/fleetcache, opt-in)
+//
+// and those of diskcache.ConfigFromEnv (DGEN_CACHE_DIR, DGEN_CACHE_PERSISTENT,
+// ...). In a test binary the persistent cache is off unless DGEN_CACHE_DIR
+// names a directory. A malformed value is an error that names the variable.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -205,7 +213,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err := traceConfig(&cfg, getenv); err != nil {
 		return cfg, err
 	}
-	cc, err := CacheConfigFromEnv(getenv)
+	cc, err := cacheConfigFromEnv(getenv)
 	cfg.Cache = &cc
 	return cfg, err
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
+	"github.com/dgen-go/dgen/rt/stats"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -709,43 +710,13 @@ func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error
 // this file connects it to the context: it builds through the context's
 // driver and traces through its tracer.
 
-// CacheStats counts what a context's program cache did. Every program
-// lookup counts exactly once, at the tier that served it: memory
-// (MemHits), the local persistent cache (DiskHits), the remote tier
-// (Remote.Hits) or a build (Builds); Remote.Misses counts the lookups that
-// asked the remote tier in vain, once each. A launch through the fast
-// kernel cache with unchanged specialization-constant values is no lookup.
-type CacheStats struct {
-	Builds   int64 `json:"builds"`    // programs compiled from source
-	DiskHits int64 `json:"disk_hits"` // programs loaded from the local persistent cache; not those the remote tier gave
-	// MemHits counts programs found in memory (built, or built by another
-	// goroutine while this one waited), and first uses of a kernel after
-	// the specialization-constant values changed whose program was in
-	// memory.
-	MemHits      int64 `json:"mem_hits"`
-	BuildErrors  int64 `json:"build_errors"`  // builds that failed with ErrBuildFailed
-	Retries      int64 `json:"retries"`       // waiters that retried after a failure that was not a build error
-	Evictions    int64 `json:"evictions"`     // programs evicted from memory
-	OOMFlushes   int64 `json:"oom_flushes"`   // flushes of the whole cache on ErrOutOfMemory
-	KernelMisses int64 `json:"kernel_misses"` // fast kernel cache misses
-	Programs     int   `json:"programs"`      // programs in memory now
-	Bytes        int64 `json:"bytes"`         // their binary sizes
-	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
-	Remote diskcache.RemoteStats `json:"remote"`
-	// Tuned counts the candidates that SpecConst.Tune timed, and
-	// TuneRecords the tunings that a tuning record answered, timing
-	// nothing.
-	Tuned       int64 `json:"tuned"`
-	TuneRecords int64 `json:"tune_records"`
-}
-
 // CacheStats returns the counters of the context's program cache.
-func (c *Context) CacheStats() CacheStats {
+func (c *Context) CacheStats() stats.Cache {
 	if c == nil {
-		return CacheStats{}
+		return stats.Cache{}
 	}
 	s := c.pc.Stats()
-	return CacheStats{
+	return stats.Cache{
 		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
 		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
 		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(), Tuned: c.tuneTimed.Load(), TuneRecords: c.tuneRecords.Load(),

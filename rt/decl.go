@@ -135,7 +135,7 @@ func (s *AllocSite[T]) registration() (*desc.AllocSite, error) {
 	return nil, fmt.Errorf("allocation site: %w", errNotRegistered)
 }
 
-// Tag returns the site's allocation tag, as AllocStats.Tag and traces
+// Tag returns the site's allocation tag, as stats.Alloc.Tag and traces
 // name it, or 0 if the site is not registered.
 func (s *AllocSite[T]) Tag() uint32 {
 	d, err := s.registration()

@@ -80,3 +80,12 @@ func (q *Queue) Profiling() bool                         { return q.profilingOn(
 func (p *BuiltProgram) KernelNames() ([]string, error)   { return p.kernelNames() }
 func (k *Kernel) NumArgs() int                           { return k.numArgs() }
 func (e *Event) Status() (driver.EventStatus, error)     { return e.status() }
+
+func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*BuiltProgram, error) {
+	return c.loadProgram(name, binaries, options)
+}
+func (p *BuiltProgram) Binaries() ([][]byte, error) { return p.binaries() }
+func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
+	return cacheConfigFromEnv(getenv)
+}
+func DefaultCacheConfig() CacheConfig { return defaultCacheConfig() }

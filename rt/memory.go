@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -17,6 +16,7 @@ import (
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
+	"github.com/dgen-go/dgen/rt/stats"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -861,80 +861,16 @@ func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	return bufferOver[T](m, n), nil
 }
 
-// AllocStats is a snapshot of a context's device memory statistics.
-type AllocStats struct {
-	// Devices has the allocator statistics of every device of the context
-	// whose allocator has been used, in device order. Tag names come from
-	// TagName.
-	Devices []DeviceAllocStats
-	// DriverAllocs and DriverReleases count every driver buffer created and
-	// released through the context: by the allocators, NewBuffer and newMem.
-	DriverAllocs, DriverReleases uint64
-}
-
-// DeviceAllocStats are the statistics of one device's allocator.
-type DeviceAllocStats struct {
-	Device *Device
-	alloc.Stats
-}
-
-// Total returns the statistics of every device together (Peak is the
-// largest device peak).
-func (s AllocStats) Total() alloc.TagStats {
-	t := alloc.TagStats{Name: "total"}
-	for _, d := range s.Devices {
-		addTagStats(&t, d.Stats.Total)
-	}
-	return t
-}
-
-// Tag returns the statistics of one tag over every device.
-func (s AllocStats) Tag(tag uint32) alloc.TagStats {
-	t := alloc.TagStats{Tag: alloc.Tag(tag), Name: TagName(tag)}
-	for _, d := range s.Devices {
-		addTagStats(&t, d.Stats.Tag(alloc.Tag(tag)))
-	}
-	return t
-}
-
-// addTagStats adds the counts of x to t; Peak is the larger of the two.
-func addTagStats(t *alloc.TagStats, x alloc.TagStats) {
-	t.Requests += x.Requests
-	t.Reuses += x.Reuses
-	t.DriverAllocs += x.DriverAllocs
-	t.DriverReleases += x.DriverReleases
-	t.Failures += x.Failures
-	t.Held += x.Held
-	t.HeldBlocks += x.HeldBlocks
-	t.InUse += x.InUse
-	t.Ordered += x.Ordered
-	t.Peak = max(t.Peak, x.Peak)
-	t.PeakInUse = max(t.PeakInUse, x.PeakInUse)
-}
-
-// String formats the statistics as a table, one line per device and tag.
-func (s AllocStats) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%-24s %-20s %9s %9s %7s %8s %12s %12s %12s\n", "device", "tag", "requests", "reuses", "allocs", "releases", "held", "in use", "peak")
-	for _, d := range s.Devices {
-		for _, t := range append(d.Tags, d.Stats.Total) {
-			fmt.Fprintf(&b, "%-24.24s %-20.20s %9d %9d %7d %8d %12d %12d %12d\n", d.Device.Name, t.Name, t.Requests, t.Reuses, t.DriverAllocs, t.DriverReleases, t.Held, t.InUse, t.Peak)
-		}
-	}
-	fmt.Fprintf(&b, "driver buffers created %d, released %d\n", s.DriverAllocs, s.DriverReleases)
-	return b.String()
-}
-
 // AllocStats returns the context's allocator statistics. It works after
 // Close too.
-func (c *Context) AllocStats() AllocStats {
-	var s AllocStats
+func (c *Context) AllocStats() stats.Alloc {
+	var s stats.Alloc
 	if c == nil {
 		return s
 	}
 	for i := range c.allocs {
 		if d := c.allocs[i].Load(); d != nil {
-			s.Devices = append(s.Devices, DeviceAllocStats{Device: d.dev, Stats: d.a.Stats()})
+			s.Devices = append(s.Devices, stats.DeviceAlloc{Device: d.dev.Name, Index: d.dev.index, Stats: d.a.Stats()})
 		}
 	}
 	s.DriverAllocs = c.driverAllocs.Load()

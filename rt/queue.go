@@ -1160,9 +1160,9 @@ func (c *Context) BuildProgram(name, source, options string) (*BuiltProgram, err
 	return c.build(buildRequest{name: name, source: source, options: options})
 }
 
-// LoadProgram creates a program from binaries, one per device of the
+// loadProgram creates a program from binaries, one per device of the
 // context in order, as BuiltProgram.Binaries returned them.
-func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*BuiltProgram, error) {
+func (c *Context) loadProgram(name string, binaries [][]byte, options string) (*BuiltProgram, error) {
 	if c == nil {
 		return nil, fmt.Errorf("load program %q: %w: nil context", name, ErrInvalidArgument)
 	}
@@ -1228,8 +1228,8 @@ func nilProgram(op string) error {
 	return fmt.Errorf("%s: %w: nil program", op, ErrInvalidArgument)
 }
 
-// Binaries returns the built program for each device of the context.
-func (p *BuiltProgram) Binaries() ([][]byte, error) {
+// binaries returns the built program for each device of the context.
+func (p *BuiltProgram) binaries() ([][]byte, error) {
 	if p == nil {
 		return nil, nilProgram("binaries of program")
 	}

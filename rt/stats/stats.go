@@ -1,0 +1,111 @@
+// Package stats holds the statistics that an rt context reports: what its
+// program cache did (Context.CacheStats returns a Cache) and what its
+// allocators hold and did (Context.AllocStats returns an Alloc). They are
+// plain values, safe to keep, compare and print.
+package stats
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/internal/desc"
+)
+
+// Cache counts what a context's program cache did. Every program lookup
+// counts exactly once, at the tier that served it: memory (MemHits), the
+// local persistent cache (DiskHits), the remote tier (Remote.Hits) or a
+// build (Builds); Remote.Misses counts the lookups that asked the remote
+// tier in vain, once each. A launch through the fast kernel cache with
+// unchanged specialization-constant values is no lookup.
+type Cache struct {
+	Builds   int64 `json:"builds"`    // programs compiled from source
+	DiskHits int64 `json:"disk_hits"` // programs loaded from the local persistent cache; not those the remote tier gave
+	// MemHits counts programs found in memory (built, or built by another
+	// goroutine while this one waited: it counts once the build
+	// succeeded), and first uses of a kernel after the
+	// specialization-constant values changed whose program was in memory.
+	MemHits      int64 `json:"mem_hits"`
+	BuildErrors  int64 `json:"build_errors"`  // builds that failed with ErrBuildFailed
+	Retries      int64 `json:"retries"`       // waiters that retried after a failure that was not a build error
+	Evictions    int64 `json:"evictions"`     // programs evicted from memory
+	OOMFlushes   int64 `json:"oom_flushes"`   // flushes of the whole cache on ErrOutOfMemory
+	KernelMisses int64 `json:"kernel_misses"` // fast kernel cache misses
+	Programs     int   `json:"programs"`      // programs in memory now
+	Bytes        int64 `json:"bytes"`         // their binary sizes
+	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
+	Remote diskcache.RemoteStats `json:"remote"`
+	// Tuned counts the candidates that rt.SpecConst.Tune timed, and
+	// TuneRecords the tunings that a tuning record answered, timing
+	// nothing.
+	Tuned       int64 `json:"tuned"`
+	TuneRecords int64 `json:"tune_records"`
+}
+
+// Alloc is a snapshot of a context's device memory statistics.
+type Alloc struct {
+	// Devices has the allocator statistics of every device of the context
+	// whose allocator has been used, in device order. Tag names are the
+	// allocation sites' (rt.TagName).
+	Devices []DeviceAlloc
+	// DriverAllocs and DriverReleases count every driver buffer created and
+	// released through the context: by the allocators and rt.NewBuffer.
+	DriverAllocs, DriverReleases uint64
+}
+
+// DeviceAlloc are the statistics of one device's allocator.
+type DeviceAlloc struct {
+	// Device is the device's name; Index its position among the
+	// context's devices.
+	Device string
+	Index  int
+	alloc.Stats
+}
+
+// Total returns the statistics of every device together (Peak is the
+// largest device peak).
+func (s Alloc) Total() alloc.TagStats {
+	t := alloc.TagStats{Name: "total"}
+	for _, d := range s.Devices {
+		addTagStats(&t, d.Stats.Total)
+	}
+	return t
+}
+
+// Tag returns the statistics of one tag over every device.
+func (s Alloc) Tag(tag uint32) alloc.TagStats {
+	t := alloc.TagStats{Tag: alloc.Tag(tag), Name: desc.TagName(tag)}
+	for _, d := range s.Devices {
+		addTagStats(&t, d.Stats.Tag(alloc.Tag(tag)))
+	}
+	return t
+}
+
+// addTagStats adds the counts of x to t; Peak is the larger of the two.
+func addTagStats(t *alloc.TagStats, x alloc.TagStats) {
+	t.Requests += x.Requests
+	t.Reuses += x.Reuses
+	t.DriverAllocs += x.DriverAllocs
+	t.DriverReleases += x.DriverReleases
+	t.Failures += x.Failures
+	t.Held += x.Held
+	t.HeldBlocks += x.HeldBlocks
+	t.InUse += x.InUse
+	t.Ordered += x.Ordered
+	t.Peak = max(t.Peak, x.Peak)
+	t.PeakInUse = max(t.PeakInUse, x.PeakInUse)
+}
+
+// String formats the statistics as a table, one line per device and tag.
+func (s Alloc) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-24s %-20s %9s %9s %7s %8s %12s %12s %12s\n", "device", "tag", "requests", "reuses", "allocs", "releases", "held", "in use", "peak")
+	for _, d := range s.Devices {
+		for _, t := range append(d.Tags, d.Stats.Total) {
+			fmt.Fprintf(&b, "%-24.24s %-20.20s %9d %9d %7d %8d %12d %12d %12d\n", d.Device, t.Name, t.Requests, t.Reuses, t.DriverAllocs, t.DriverReleases, t.Held, t.InUse, t.Peak)
+		}
+	}
+	fmt.Fprintf(&b, "driver buffers created %d, released %d\n", s.DriverAllocs, s.DriverReleases)
+	return b.String()
+}
