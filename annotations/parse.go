@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
 	"path"
 	"strconv"
 	"strings"
@@ -586,6 +587,55 @@ func CheckDecl(d *Directive, kind DeclKind) error {
 	if d.Marker.Decl == kind {
 		return nil
 	}
-	return &Error{Pos: d.Pos, Msg: fmt.Sprintf("%s%s applies to a %s (%s), not a %s",
-		Prefix, d.Verb, d.Marker.Decl, d.Marker.GoType, kind)}
+	what := "a " + kind.String()
+	if kind == DeclOther {
+		what = "this kind of declaration"
+	}
+	return &Error{Pos: d.Pos, Msg: fmt.Sprintf("%s%s applies to a %s (%s), not to %s",
+		Prefix, d.Verb, d.Marker.Decl, d.Marker.GoType, what)}
+}
+
+// CheckDeclOf is CheckDecl for the declaration spec of gd (gd nil for a
+// function), naming in its message what the declaration is.
+func CheckDeclOf(d *Directive, gd *ast.GenDecl, spec ast.Spec) error {
+	kind := DeclKindOf(gd, spec)
+	if d.Marker.Decl == kind {
+		return nil
+	}
+	return &Error{Pos: d.Pos, Msg: fmt.Sprintf("%s%s applies to a %s (%s), not to %s",
+		Prefix, d.Verb, d.Marker.Decl, d.Marker.GoType, DescribeDecl(gd, spec))}
+}
+
+// DescribeDecl names a declaration for messages: "a constant (C)", "a
+// type alias (A)", "a non-struct type (T int)", "a package-level variable
+// (V)", "a function".
+func DescribeDecl(gd *ast.GenDecl, spec ast.Spec) string {
+	if gd == nil {
+		return "a function"
+	}
+	switch s := spec.(type) {
+	case *ast.ValueSpec:
+		names := make([]string, len(s.Names))
+		for i, n := range s.Names {
+			names[i] = n.Name
+		}
+		if gd.Tok == token.CONST {
+			return "a constant (" + strings.Join(names, ", ") + ")"
+		}
+		return "a package-level variable (" + strings.Join(names, ", ") + ")"
+	case *ast.TypeSpec:
+		switch {
+		case s.Assign.IsValid():
+			return "a type alias (" + s.Name.Name + ")"
+		case !isStruct(s.Type):
+			return "a non-struct type (" + s.Name.Name + " " + types.ExprString(s.Type) + ")"
+		}
+		return "a package-level struct type (" + s.Name.Name + ")"
+	}
+	return "this kind of declaration"
+}
+
+func isStruct(e ast.Expr) bool {
+	_, ok := e.(*ast.StructType)
+	return ok
 }

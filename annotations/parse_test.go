@@ -236,7 +236,7 @@ func TestCommentGroupsInFile(t *testing.T) {
 			got = append(got, fset.Position(e.Pos).String()+": "+e.Msg)
 		}
 		for _, d := range ds {
-			if err := CheckDecl(d, DeclKindOf(gd, gd.Specs[0])); err != nil {
+			if err := CheckDeclOf(d, gd, gd.Specs[0]); err != nil {
 				got = append(got, fset.Position(err.(*Error).Pos).String()+": "+err.Error())
 			} else {
 				got = append(got, fset.Position(d.Pos).String()+": ok "+d.Verb)
@@ -249,8 +249,8 @@ func TestCommentGroupsInFile(t *testing.T) {
 		"p.go:9:1: ok kernel",
 		`p.go:13:27: bad value "sometimes" for host_access: want one of read, write, read_write, none`,
 		"p.go:13:1: ok global",
-		"p.go:16:1: //dgen:kernel applies to a package-level struct type (struct), not a other declaration",
-		"p.go:19:1: //dgen:alloc applies to a package-level variable (rt.AllocSite[T]), not a other declaration",
+		"p.go:16:1: //dgen:kernel applies to a package-level struct type (struct), not to a non-struct type (NotStruct int)",
+		"p.go:19:1: //dgen:alloc applies to a package-level variable (rt.AllocSite[T]), not to a constant (C)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

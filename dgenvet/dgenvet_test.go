@@ -17,7 +17,7 @@ func TestAnalyzer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"wrongfield", "nearmiss", "stale"} {
+	for _, name := range []string{"wrongfield", "nearmiss", "stale", "padding"} {
 		t.Run(name, func(t *testing.T) {
 			analysistest.Run(t, root, dgenvet.Analyzer, "./dgenvet/testdata/src/"+name)
 		})

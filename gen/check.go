@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"math"
 	"strings"
 
 	"github.com/dgen-go/dgen/annotations"
@@ -17,30 +18,7 @@ import (
 // checkDecls checks the declared types.
 func (s *state) checkDecls() {
 	for _, g := range s.globals {
-		t := s.varType(g.decl)
-		if t == nil {
-			continue // outside the current build: registered as written
-		}
-		elem, ok := rtArg(t, "DeviceGlobal")
-		if !ok || elem == nil {
-			s.errorf(g.pos, "//dgen:global variable %s must have type rt.DeviceGlobal[T], not %s", g.name, typeString(t, s.l.path))
-			continue
-		}
-		g.elem = elem
-		if err := plain(elem); err != nil {
-			s.errorf(g.pos, "device global %s: element type %s is not plain data: %v", g.name, typeString(elem, s.l.path), err)
-			continue
-		}
-		if z := zeroLength(elem); z != nil {
-			s.errorf(g.pos, "device global %s: %s has length 0, which OpenCL C has no type for", g.name, typeString(z, s.l.path))
-			continue
-		}
-		c, err := s.clType(elem)
-		if err != nil {
-			s.errorf(g.pos, "device global %s: %v", g.name, err)
-			continue
-		}
-		g.cl, g.size = c, s.sizes.Sizeof(elem)
+		s.checkGlobal(g)
 	}
 	for _, d := range s.allocs {
 		if t := s.varType(d); t != nil {
@@ -75,6 +53,75 @@ func (s *state) checkDecls() {
 	}
 }
 
+// MaxGlobalSize is the largest device global, in bytes: every device
+// holds one zero-initialised buffer per global (per image, for
+// device_image_scope), and OpenCL guarantees no allocation larger than a
+// quarter of a device's memory.
+const MaxGlobalSize = 1 << 30
+
+// sizeof returns the size of t under the target's sizes, or false when it
+// does not fit an int64 (go/types' Sizes panics on none, but wraps).
+func (s *state) sizeof(t types.Type) (int64, bool) {
+	n := int64(1)
+	for {
+		a, ok := t.Underlying().(*types.Array)
+		if !ok {
+			break
+		}
+		if a.Len() < 0 || a.Len() > 0 && n > math.MaxInt64/a.Len() {
+			return 0, false
+		}
+		n *= max(a.Len(), 1)
+		t = a.Elem()
+	}
+	size := s.sizes.Sizeof(t)
+	if size < 0 || size > 0 && n > math.MaxInt64/size {
+		return 0, false
+	}
+	return n * size, true
+}
+
+// sizeText spells a size for a message.
+func sizeText(size int64, ok bool) string {
+	if !ok {
+		return "larger than 2⁶³ bytes"
+	}
+	return fmt.Sprintf("%d bytes", size)
+}
+
+// checkGlobal checks a device global's type: plain data OpenCL C can
+// declare, of a size a device can hold.
+func (s *state) checkGlobal(g *global) {
+	t := s.varType(g.decl)
+	if t == nil {
+		return // outside the current build: registered as written
+	}
+	elem, ok := rtArg(t, "DeviceGlobal")
+	if !ok || elem == nil {
+		s.errorf(g.pos, "//dgen:global variable %s must have type rt.DeviceGlobal[T], not %s", g.name, typeString(t, s.l.path))
+		return
+	}
+	g.elem = elem
+	if err := plain(elem); err != nil {
+		s.errorf(g.pos, "device global %s: element type %s is not plain data: %v", g.name, typeString(elem, s.l.path), err)
+		return
+	}
+	if z := zeroLength(elem); z != nil {
+		s.errorf(g.pos, "device global %s: %s has length 0, which OpenCL C has no type for", g.name, typeString(z, s.l.path))
+		return
+	}
+	if size, ok := s.sizeof(elem); !ok || size > MaxGlobalSize {
+		s.errorf(g.pos, "device global %s: %s is %s; a device global holds at most %d bytes (1 GiB), one buffer per device: allocate large data with rt.AllocSite or a buffer", g.name, typeString(elem, s.l.path), sizeText(size, ok), int64(MaxGlobalSize))
+		return
+	}
+	c, err := s.clType(elem)
+	if err != nil {
+		s.errorf(g.pos, "device global %s: %v", g.name, err)
+		return
+	}
+	g.cl, g.size = c, s.sizes.Sizeof(elem)
+}
+
 func hasCL(b *types.Basic) bool {
 	_, ok := clsrc.ForGo(b.Kind())
 	return ok
@@ -98,6 +145,14 @@ func (s *state) checkKernels() {
 			continue
 		}
 		k.prog = p
+		if kp, pp := k.file.ast.Name.Name, p.file.ast.Name.Name; kp != pp {
+			s.errorf(kd.Program.ValuePos, "kernel spec %s is in package %s but program %s in package %s, whose registration the generated code of %s cannot reach; declare the spec and its program in one package", k.name, kp, p.name, pp, kp)
+			continue
+		}
+		if !implies(k.file.build, p.file.build) {
+			s.errorf(kd.Program.ValuePos, "kernel spec %s is declared %s but program %s %s: a build with the spec but not the program would not compile; declare them under compatible constraints", k.name, constraintOf(k.file.build), p.name, constraintOf(p.file.build))
+			continue
+		}
 		if p.file.test && !k.file.test {
 			s.errorf(kd.Program.ValuePos, "kernel spec %s: program %s is declared in test file %s, which the package's own build does not see; declare it in a non-test file", k.name, p.name, s.rel(p.file.path))
 			continue
@@ -110,6 +165,7 @@ func (s *state) checkKernels() {
 			s.noKernel(k, p)
 			continue
 		}
+		k.exts = p.pp.NeedsAt(fn.Pos)
 		for _, name := range p.kernels[k.clName].Globals {
 			k.globals = append(k.globals, gByName[name])
 		}
@@ -128,6 +184,10 @@ func (s *state) noKernel(k *kernel, p *program) {
 	var names []string
 	for _, f := range p.unit.Kernels {
 		names = append(names, f.Name)
+	}
+	if len(names) == 0 {
+		s.errorf(pos, "kernel spec %s: %s defines no kernel %s, nor any other kernel (__kernel void %s(…) { … })", k.name, p.source, k.clName, k.clName)
+		return
 	}
 	s.errorf(pos, "kernel spec %s: %s defines no kernel %s (it defines %s)", k.name, p.source, k.clName, strings.Join(names, ", "))
 }

@@ -95,9 +95,8 @@ func (s *state) attach(f *srcFile, gd *ast.GenDecl, sp ast.Spec, cg *ast.Comment
 	} else if err != nil {
 		s.errorf(cg.Pos(), "%v", err)
 	}
-	kind := annotations.DeclKindOf(gd, sp)
 	for _, d := range ds {
-		if err := annotations.CheckDecl(d, kind); err != nil {
+		if err := annotations.CheckDeclOf(d, gd, sp); err != nil {
 			var ae *annotations.Error
 			if errors.As(err, &ae) {
 				s.errorf(ae.Pos, "%s", ae.Msg)

@@ -2,7 +2,6 @@ package gen
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"go/format"
 	"go/types"
@@ -18,95 +17,6 @@ import (
 	"github.com/dgen-go/dgen/annotations"
 	"github.com/dgen-go/dgen/gen/internal/clsrc"
 )
-
-// Generate loads, checks and generates the package in dir. It returns the
-// generated files, or Diagnostics (or another error) and no files.
-func Generate(dir string) ([]File, error) {
-	l, err := load(dir)
-	if err != nil {
-		return nil, err
-	}
-	s := newState(l)
-	s.collect()
-	s.checkShapes()
-	s.checkDecls()
-	s.checkPrograms()
-	s.checkKernels()
-	s.checkHostWrites()
-	if len(s.diags) > 0 {
-		s.sortDiags()
-		return nil, s.diags
-	}
-	return s.emit()
-}
-
-// Write writes files into dir, each through a temporary file and a rename,
-// and removes generated files of earlier runs that files does not hold.
-func Write(dir string, files []File) error {
-	keep := map[string]bool{}
-	for _, f := range files {
-		keep[f.Name] = true
-		tmp, err := createTemp(dir)
-		if err != nil {
-			return fmt.Errorf("write %s: %w", f.Name, err)
-		}
-		_, err = tmp.Write(f.Content)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), filepath.Join(dir, f.Name))
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("write %s: %w", f.Name, err)
-		}
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("clean %s: %w", dir, err)
-	}
-	for _, e := range ents {
-		if isGenerated(e.Name()) && !keep[e.Name()] {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-				return fmt.Errorf("remove stale %s: %w", e.Name(), err)
-			}
-		}
-	}
-	return nil
-}
-
-// Diff compares files with the generated files in dir and returns what
-// Write would change, one line a file ("zz_generated.dgen.go: out of
-// date", "...: would be created", "...: would be removed"), sorted; none
-// when dir is up to date.
-func Diff(dir string, files []File) ([]string, error) {
-	var changes []string
-	keep := map[string]bool{}
-	for _, f := range files {
-		keep[f.Name] = true
-		old, err := os.ReadFile(filepath.Join(dir, f.Name))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			changes = append(changes, f.Name+": would be created")
-		case err != nil:
-			return nil, fmt.Errorf("compare %s: %w", f.Name, err)
-		case !bytes.Equal(old, f.Content):
-			changes = append(changes, f.Name+": out of date")
-		}
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("compare %s: %w", dir, err)
-	}
-	for _, e := range ents {
-		if isGenerated(e.Name()) && !keep[e.Name()] {
-			changes = append(changes, e.Name()+": would be removed")
-		}
-	}
-	sort.Strings(changes)
-	return changes, nil
-}
 
 // out is one generated file under construction: vars are the
 // registrations, initialized with the package's variables.
@@ -336,6 +246,13 @@ func (s *state) emitKernel(o *out, k *kernel) {
 			names[i] = globalVar(g.name)
 		}
 		dict[jen.Id("Globals")] = declList("Global", names)
+	}
+	if len(k.exts) > 0 {
+		dict[jen.Id("Extensions")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
+			for _, e := range k.exts {
+				g.Lit(e)
+			}
+		})
 	}
 	o.reg(hidden, "Kernel", dict)
 

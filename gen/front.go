@@ -42,8 +42,27 @@ func (s *state) checkPrograms() {
 	}
 }
 
-// frontEnd reads one program's source and makes its device image.
+// frontEnd reads one program's source and makes its device image, then
+// lets go of what later phases do not read: a package of several large
+// programs holds one program's tokens at a time.
 func (s *state) frontEnd(p *program) {
+	s.readProgram(p)
+	if p.pp != nil {
+		p.pp.Tokens, p.pp.Inactive = nil, nil
+		for path := range p.pp.Files {
+			p.pp.Files[path] = "" // emit needs the names only
+		}
+	}
+	if p.unit != nil {
+		for _, k := range p.unit.Kernels {
+			k.Body = nil
+		}
+	}
+}
+
+// readProgram preprocesses and reads p's source, makes its device image
+// and reports what is wrong with it.
+func (s *state) readProgram(p *program) {
 	if p.source == "" {
 		return // the directive's error is reported
 	}
@@ -62,6 +81,10 @@ func (s *state) frontEnd(p *program) {
 		s.errorf(arg.ValuePos, "program %s: cannot read source %s: %v", p.name, p.source, unwrapPath(err))
 		return
 	}
+	if s.sourceBytes += len(src); s.sourceBytes > MaxTotalSource {
+		s.errorf(arg.ValuePos, "program %s: with source %s the package's programs read more than %d MiB of OpenCL C, more than dgen reads in one run; split the package", p.name, p.source, MaxTotalSource>>20)
+		return
+	}
 	cfg, err := s.cppConfig(p)
 	if err != nil {
 		opt, _ := p.dir.Arg("options")
@@ -71,10 +94,18 @@ func (s *state) frontEnd(p *program) {
 	p.pp = cpp.Preprocess(cfg, p.clPath, src)
 	p.unit = clsrc.ParseUnit(p.pp.Tokens)
 	s.clErrors(p, p.pp.Errors)
-	s.clErrors(p, p.unit.Errors)
+	if !p.pp.Stopped { // else the unit ends where the preprocessor stopped
+		s.clErrors(p, p.unit.Errors)
+	}
+	s.clErrors(p, s.encodingErrors(p))
+	s.specRedefined(p)
+	s.checkEmbeds(p)
 	if len(p.pp.Errors) > 0 {
 		p.unit = nil // no kernel is reported missing from a source that did not preprocess
 		return
+	}
+	if len(p.unit.Errors) > 0 {
+		return // the rewriting would only repeat what is reported
 	}
 	in := &inlined{}
 	if err := s.inline(p, in, p.clPath, 0, nil); err != nil {
@@ -97,7 +128,65 @@ func (s *state) frontEnd(p *program) {
 			prelude.WriteString("\n")
 		}
 	}
-	p.image = string(clsrc.Image(prelude.String(), filepath.Base(p.source), rewritten))
+	p.image = string(clsrc.Image(prelude.String(), s.rel(p.clPath), rewritten))
+}
+
+// encodingErrors returns, for each file the preprocessor read, its first
+// byte that the device compiler refuses: a NUL byte or one that is not
+// UTF-8.
+func (s *state) encodingErrors(p *program) scanner.ErrorList {
+	var errs scanner.ErrorList
+	for path, text := range p.pp.Files {
+		if pos, msg := badByte([]byte(text)); msg != "" {
+			pos.Filename = path
+			errs.Add(pos, msg+" in OpenCL C source: the device compiler refuses it (save the file as UTF-8 text)")
+		}
+	}
+	errs.Sort()
+	return errs
+}
+
+// specRedefined reports a #define or #undef, in the source or its
+// options, of a specialization constant's name (the kernel would see that
+// value, never the one SetSpecConst sets), and a #define of a device
+// global's name (the kernel would never read the global).
+func (s *state) specRedefined(p *program) {
+	specs := map[string]decl{}
+	for _, sc := range s.specs {
+		specs[sc.name] = sc
+	}
+	if len(specs) == 0 && len(s.globals) == 0 {
+		return
+	}
+	globals := map[string]*global{}
+	for _, g := range s.globals {
+		globals[g.name] = g
+	}
+	for _, d := range p.pp.Defined {
+		if g, ok := globals[d.Name]; ok && !d.Undef {
+			at := s.l.fset.Position(g.pos)
+			s.diag(d.Pos, fmt.Sprintf("#define %s: %s is device global %s (%s:%d:%d): the macro would replace the global in the kernels, which would never read it; rename one of them", d.Name, d.Name, g.name, s.rel(at.Filename), at.Line, at.Column))
+			continue
+		}
+		sc, ok := specs[d.Name]
+		if !ok {
+			continue
+		}
+		at := s.l.fset.Position(sc.pos)
+		verb := "#define"
+		if d.Undef {
+			verb = "#undef"
+		}
+		s.diag(d.Pos, fmt.Sprintf("%s %s: %s is specialization constant %s (%s:%d:%d), which dgen defines: the kernel would see this, never the value SetSpecConst sets; remove the %s (a default goes in //dgen:specconst default=…)", verb, d.Name, d.Name, sc.name, s.rel(at.Filename), at.Line, at.Column, verb))
+	}
+	defs, _, _ := cpp.ParseOptions(p.options)
+	for _, d := range defs {
+		if sc, ok := specs[d.Name]; ok {
+			opt, _ := p.dir.Arg("options")
+			s.errorf(opt.ValuePos, "program %s: options define %s, which is specialization constant %s: the kernel would see this, never the value SetSpecConst sets; remove it from the options", p.name, d.Name, sc.name)
+		}
+	}
+
 }
 
 // cppConfig returns the preprocessor's configuration for a program: OpenCL
@@ -138,9 +227,27 @@ func readSource(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &os.PathError{Op: "read", Path: path, Err: errNotRegular}
 	}
+	if fi.Size() > MaxSourceSize {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than dgen reads (%d MiB)", errTooLarge, fi.Size(), MaxSourceSize>>20)}
+	}
 	src, err := os.ReadFile(path)
+	if len(src) > MaxSourceSize { // it grew since Stat
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than dgen reads (%d MiB)", errTooLarge, MaxSourceSize>>20)}
+	}
 	return bytes.TrimPrefix(src, []byte(bom)), err
 }
+
+// MaxSourceSize is the largest OpenCL C file, source or header, that dgen
+// reads, and MaxTotalSource the most that the programs of one package may
+// read together: with dgen's memory limit (cmd/dgen), a run stays under a
+// gigabyte whatever it is given (a 5 MB source peaks near 570 MB, an 8 MB
+// one near 790 MB).
+const (
+	MaxSourceSize  = 8 << 20
+	MaxTotalSource = 16 << 20
+)
+
+var errTooLarge = errors.New("file too large")
 
 var errNotRegular = errors.New("not a regular file")
 
@@ -265,6 +372,14 @@ func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 	if len(gs) == 0 {
 		return []byte(in.text.String()), true
 	}
+	uses := kernelUses(p.unit, byName)
+	// The rewriting parses the source again: the preprocessor's tokens
+	// are not needed beyond this point, and a large source would hold
+	// both at once.
+	p.pp.Tokens = nil
+	for _, k := range p.unit.Kernels {
+		k.Body = nil
+	}
 	rw, err := clsrc.RewriteMasked([]byte(in.text.String()), []byte(in.masked.String()), gs)
 	if err != nil {
 		names := make([]string, len(gs))
@@ -280,7 +395,29 @@ func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
 	for _, name := range rw.Globals {
 		p.table = append(p.table, byName[name])
 	}
-	return rw.Source, s.allThreaded(p, byName)
+	return rw.Source, s.allThreaded(p, uses)
+}
+
+// globalUse is the first token of a kernel's body that names a device
+// global, and the global.
+type globalUse struct {
+	tok cpp.Token
+	g   *global
+}
+
+// kernelUses returns, by kernel, the first use of a global of byName in
+// the kernel's body.
+func kernelUses(u *clsrc.Unit, byName map[string]*global) map[*clsrc.Kernel]globalUse {
+	uses := map[*clsrc.Kernel]globalUse{}
+	for _, k := range u.Kernels {
+		for _, t := range k.Body {
+			if g := byName[t.Text]; g != nil && t.Kind == cpp.Ident {
+				uses[k] = globalUse{t, g}
+				break
+			}
+		}
+	}
+	return uses
 }
 
 // imageGlobals returns the device globals that p's preprocessed source
@@ -298,6 +435,10 @@ func (s *state) imageGlobals(p *program) ([]clsrc.Global, map[string]*global) {
 	byName := map[string]*global{}
 	for _, g := range s.globals {
 		if !named[g.name] {
+			continue
+		}
+		if gp, pp := g.file.ast.Name.Name, p.file.ast.Name.Name; gp != pp {
+			s.errorf(g.pos, "device global %s is in package %s but used by program %s of package %s, whose generated code cannot reach its registration; declare them in one package", g.name, gp, p.name, pp)
 			continue
 		}
 		testOnly := g.file.test && !p.file.test
@@ -318,19 +459,16 @@ func (s *state) imageGlobals(p *program) ([]clsrc.Global, map[string]*global) {
 }
 
 // allThreaded reports whether the rewriting reached every kernel of p that
-// uses a global of byName, diagnosing each it did not.
-func (s *state) allThreaded(p *program, byName map[string]*global) bool {
+// uses a global (uses, from kernelUses), diagnosing each it did not.
+func (s *state) allThreaded(p *program, uses map[*clsrc.Kernel]globalUse) bool {
 	ok := true
 	for _, k := range p.unit.Kernels {
 		if _, seen := p.kernels[k.Name]; seen {
 			continue
 		}
-		for _, t := range k.Body {
-			if g := byName[t.Text]; g != nil && t.Kind == cpp.Ident {
-				s.diag(k.Pos, unthreaded(k, t, g))
-				ok = false
-				break
-			}
+		if u, used := uses[k]; used {
+			s.diag(k.Pos, unthreaded(k, u.tok, u.g))
+			ok = false
 		}
 	}
 	return ok

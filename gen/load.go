@@ -13,8 +13,11 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -57,6 +60,18 @@ type loaded struct {
 	fset  *token.FileSet
 	files []*srcFile
 	scope *types.Scope // the package scope including internal test files
+	// sizes are the target's (GOARCH's) sizes, for layouts; nil means
+	// amd64's.
+	sizes types.Sizes
+	// typeErrs are the type errors of the package that the missing
+	// generated code does not explain.
+	typeErrs []typeError
+}
+
+// typeError is a type error of the package at its place.
+type typeError struct {
+	pos token.Position
+	msg string
 }
 
 // load loads the package in dir, its test files and the files that build
@@ -74,7 +89,7 @@ func load(dir string) (*loaded, error) {
 	fset := token.NewFileSet()
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
-			packages.NeedTypesInfo | packages.NeedCompiledGoFiles,
+			packages.NeedTypesInfo | packages.NeedCompiledGoFiles | packages.NeedTypesSizes,
 		Dir:     abs,
 		Tests:   true,
 		Fset:    fset,
@@ -92,9 +107,16 @@ func load(dir string) (*loaded, error) {
 		if ds := packageClauses(abs, base.GoFiles, base.Name); len(ds) > 0 {
 			return nil, ds
 		}
+		if ds := encodings(abs, base, internal, external); len(ds) > 0 {
+			return nil, ds
+		}
+		if ds := parseErrors(abs, base, internal, external); len(ds) > 0 {
+			return nil, ds
+		}
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset}
+	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset, sizes: base.TypesSizes}
+	l.typeErrs = typeErrors(base, internal, external)
 	main := base
 	if internal != nil {
 		main = internal
@@ -189,6 +211,136 @@ func loadErrors(pkgs ...*packages.Package) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// generatedNames matches the type errors that the generated code, stubbed
+// out while dgen loads the package, explains: its methods (Enqueue,
+// EnqueueEvent, AllocX) and its _dgen identifiers.
+var generatedNames = regexp.MustCompile(`\b(has no field or method (Enqueue|EnqueueEvent|Alloc\w*)\b|undefined: _dgen)`)
+
+// typeErrors returns the type errors of the package variants, each once,
+// but those that the generated code explains: a package that does not
+// compile for another reason would only fail after generation.
+func typeErrors(pkgs ...*packages.Package) []typeError {
+	var all []typeError
+	for _, p := range pkgs {
+		if p == nil {
+			continue
+		}
+		for _, e := range p.Errors {
+			if e.Kind == packages.TypeError {
+				all = append(all, typeError{pos: parsePos(e.Pos), msg: e.Msg})
+			}
+		}
+	}
+	return unexplained(all)
+}
+
+// unexplained returns the type errors, each once, but those that the
+// missing generated code explains: its methods and identifiers undefined
+// (generatedNames), the errors that follow from those on the same line
+// ("not enough arguments in call to f, have (unknown type)"), anything
+// about an invalid or unknown type, which follows from an error reported
+// elsewhere, and the continuations of a message ("\tother declaration of
+// X").
+func unexplained(all []typeError) []typeError {
+	explained := map[string]bool{} // "file:line"
+	line := func(e typeError) string { return fmt.Sprintf("%s:%d", e.pos.Filename, e.pos.Line) }
+	for _, e := range all {
+		if generatedNames.MatchString(e.msg) {
+			explained[line(e)] = true
+		}
+	}
+	var errs []typeError
+	seen := map[string]bool{}
+	for _, e := range all {
+		key := e.pos.String() + e.msg
+		switch {
+		case strings.HasPrefix(e.msg, "\t"), explained[line(e)], seen[key],
+			strings.Contains(e.msg, "(unknown type)"), strings.Contains(e.msg, "invalid type"):
+			continue
+		}
+		seen[key] = true
+		errs = append(errs, e)
+	}
+	return errs
+}
+
+// encodings reports, in each Go file of the package, the first byte that
+// is not UTF-8 or is NUL: the Go parser's own message for it ("expected
+// type, found 'ILLEGAL'") does not say what is wrong.
+func encodings(abs string, pkgs ...*packages.Package) Diagnostics {
+	var ds Diagnostics
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if p == nil {
+			continue
+		}
+		for _, path := range append(slices.Clip(p.GoFiles), p.IgnoredFiles...) {
+			if seen[path] || !strings.HasSuffix(path, ".go") {
+				continue
+			}
+			seen[path] = true
+			b, err := os.ReadFile(path)
+			if err != nil {
+				continue
+			}
+			if pos, msg := badByte(b); msg != "" {
+				pos.Filename = relTo(abs, path)
+				ds = append(ds, Diagnostic{Pos: pos, Msg: msg + " in Go source: save the file as UTF-8"})
+			}
+		}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].Pos.Filename < ds[j].Pos.Filename })
+	return ds
+}
+
+// badByte returns the position and a description of the first NUL byte or
+// byte that is not UTF-8 in b, "" for none.
+func badByte(b []byte) (token.Position, string) {
+	line, col := 1, 1
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == 0:
+			return token.Position{Line: line, Column: col}, "NUL byte"
+		case r == utf8.RuneError && n == 1:
+			return token.Position{Line: line, Column: col}, fmt.Sprintf("invalid UTF-8 (byte %#02x)", b[i])
+		case r == '\n':
+			line, col = line+1, 0
+		}
+		i, col = i+n, col+n
+	}
+	return token.Position{}, ""
+}
+
+// parseErrors returns the syntax errors of the package as diagnostics.
+func parseErrors(abs string, pkgs ...*packages.Package) Diagnostics {
+	var ds Diagnostics
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if p == nil {
+			continue
+		}
+		for _, e := range p.Errors {
+			if e.Kind != packages.ParseError || seen[e.Pos+e.Msg] || e.Pos == "" || e.Pos == "-" {
+				continue
+			}
+			seen[e.Pos+e.Msg] = true
+			pos := parsePos(e.Pos)
+			pos.Filename = relTo(abs, pos.Filename)
+			ds = append(ds, Diagnostic{Pos: pos, Msg: e.Msg})
+		}
+	}
+	return ds
+}
+
+// relTo returns path relative to dir in slash form when it is inside it.
+func relTo(dir, path string) string {
+	if rel, err := filepath.Rel(dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
 }
 
 // addFiles adds the Go files of p that are not generated.

@@ -52,6 +52,9 @@ type kernel struct {
 	clName  string
 	fields  []field
 	globals []*global
+	// exts are the extensions the kernel needs (cpp.Guard.Needs): it
+	// exists only on devices that have them.
+	exts []string
 }
 
 // global is a //dgen:global variable.
@@ -79,9 +82,14 @@ type state struct {
 	prelude      map[string]string        // struct name -> declaration
 	preludeOrder []string
 	sizes        types.Sizes
+	sourceBytes  int // the program sources read so far
 }
 
 func newState(l *loaded) *state {
+	sizes := l.sizes
+	if sizes == nil {
+		sizes = types.SizesFor("gc", "amd64")
+	}
 	return &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{}, specDefaults: map[string]specDefault{}, specLims: map[string]specLimits{},
-		sizes: types.SizesFor("gc", "amd64")}
+		sizes: sizes}
 }

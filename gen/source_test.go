@@ -70,35 +70,48 @@ func TestFIFOSource(t *testing.T) {
 
 // TestSourceOutsideByLink checks that a source that is a symbolic link to a
 // file outside the package directory is refused, as go:embed would refuse
-// it; a header there is allowed (it is inlined, not embedded).
+// it; so is a header reached through a link in the package (the generated
+// file would embed it), while a header outside, found through -I, is
+// inlined and not embedded.
 func TestSourceOutsideByLink(t *testing.T) {
-	outside := filepath.Join(t.TempDir(), "secret.cl")
+	shared := t.TempDir()
+	outside := filepath.Join(shared, "secret.cl")
 	if err := os.WriteFile(outside, []byte("__kernel void k(int n) {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name, src, link string
-		outside         bool
+		name, src, link, options, want string
 	}{
-		{"source", "", "src.cl", true},
-		{"header", "#include \"h.h\"\n", "h.h", false},
+		{"source", "", "src.cl", "", "outside the package directory"},
+		{"header by link", "#include \"h.h\"\n", "h.h", "", "#include h.h: the header cannot be embedded in the generated file: h.h is a symbolic link"},
+		{"header by -I", "#include \"secret.cl\"\n", "", "-I" + shared, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := writePackage(t)
+			if tt.options != "" {
+				src := "package p\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:program source=src.cl options=" + strconv.Quote(tt.options) + "\nvar P rt.Program\n"
+				if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if tt.src != "" {
 				if err := os.WriteFile(filepath.Join(dir, "src.cl"), []byte(tt.src), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := os.Symlink(outside, filepath.Join(dir, tt.link)); err != nil {
-				t.Skipf("symlink: %v", err)
+			if tt.link != "" {
+				if err := os.Symlink(outside, filepath.Join(dir, tt.link)); err != nil {
+					t.Skipf("symlink: %v", err)
+				}
 			}
 			_, err := Generate(dir)
 			var ds Diagnostics
-			refused := errors.As(err, &ds) && len(ds) > 0 && strings.Contains(ds[0].Msg, "outside the package directory")
-			if refused != tt.outside || (!tt.outside && err != nil) {
-				t.Errorf("Generate = %v; want refused %v", err, tt.outside)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Generate = %v, want no error", err)
+			case tt.want != "" && (!errors.As(err, &ds) || len(ds) != 1 || !strings.Contains(ds[0].Msg, tt.want)):
+				t.Errorf("Generate = %v, want one diagnostic: %s", err, tt.want)
 			}
 		})
 	}
@@ -130,8 +143,8 @@ func check(l *loaded) *state {
 }
 
 // TestMalformedLarge checks that a megabyte of malformed OpenCL C is
-// diagnosed, capped, in under a second of checking (more under the race
-// detector).
+// diagnosed, capped, within the time any input may take (more under the
+// race detector).
 func TestMalformedLarge(t *testing.T) {
 	l := malformed(t, 1<<20)
 	start := time.Now()
@@ -140,8 +153,11 @@ func TestMalformedLarge(t *testing.T) {
 	if n := len(s.diags); n != maxDiags+1 || s.diags[n-1].Msg != "too many errors" {
 		t.Errorf("%d diagnostics %v; want %d, the last \"too many errors\"", n, s.diags, maxDiags+1)
 	}
-	if elapsed > raceSlowdown*time.Second {
-		t.Errorf("checking 1 MB of malformed OpenCL C took %v, want under 1s", elapsed)
+	// About 0.5 s on a quiet machine (BenchmarkMalformed measures it); the
+	// bound is the goal for any input, 10 s, so that a loaded machine
+	// does not fail it while a hang or a quadratic blow-up still does.
+	if elapsed > raceSlowdown*10*time.Second {
+		t.Errorf("checking 1 MB of malformed OpenCL C took %v, want under 10s", elapsed)
 	}
 }
 

@@ -116,7 +116,11 @@ func (s *state) declareStruct(u *types.Named, st *types.Struct) (string, error) 
 		if err != nil {
 			return "", fmt.Errorf("field %s of %s: %w", f.Name(), name, err)
 		}
-		fields = append(fields, clsrc.Field{Name: f.Name(), Type: c})
+		name := f.Name()
+		if name == "_" {
+			name = fmt.Sprintf("_dgen_pad%d", i) // a blank field pads: C needs a name
+		}
+		fields = append(fields, clsrc.Field{Name: name, Type: c})
 	}
 	declText, layout, err := clsrc.StructDecl(cname, fields, s.structs)
 	if err != nil {
@@ -243,23 +247,31 @@ func (m *matcher) matchStruct(g types.Type, c *clsrc.Type, pos token.Pos, what s
 		return
 	}
 	gname := typeString(g, m.s.l.path)
-	if st.NumFields() != len(c.Fields) {
-		m.errorf(pos, "%s: Go type %s has %d fields but OpenCL C %s has %d", what, gname, st.NumFields(), c.Name, len(c.Fields))
-		return
-	}
 	vars := make([]*types.Var, st.NumFields())
+	var named []int // the fields that are not blank padding
 	for i := range vars {
 		vars[i] = st.Field(i)
+		if vars[i].Name() != "_" {
+			named = append(named, i)
+		}
+	}
+	if len(named) != len(c.Fields) {
+		pad := ""
+		if len(named) != len(vars) {
+			pad = " (blank padding fields not counted)"
+		}
+		m.errorf(pos, "%s: Go type %s has %d fields%s but OpenCL C %s has %d", what, gname, len(named), pad, c.Name, len(c.Fields))
+		return
 	}
 	offs := m.s.sizes.Offsetsof(vars)
-	for i, f := range vars {
-		cf := c.Fields[i]
+	for j, i := range named {
+		f, cf := vars[i], c.Fields[j]
 		fpos := f.Pos()
 		if !fpos.IsValid() {
 			fpos = pos
 		}
-		if j := fieldNamed(c, f.Name()); j >= 0 && j != i {
-			m.errorf(fpos, "field %s of %s is at offset %d but OpenCL C field %s of %s, of the same name, is at offset %d: the fields are in another order", f.Name(), gname, offs[i], c.Fields[j].Name, c.Name, c.Fields[j].Offset)
+		if k := fieldNamed(c, f.Name()); k >= 0 && k != j {
+			m.errorf(fpos, "field %s of %s is at offset %d but OpenCL C field %s of %s, of the same name, is at offset %d: the fields are in another order", f.Name(), gname, offs[i], c.Fields[k].Name, c.Name, c.Fields[k].Offset)
 			continue
 		}
 		if offs[i] != int64(cf.Offset) {
@@ -268,8 +280,31 @@ func (m *matcher) matchStruct(g types.Type, c *clsrc.Type, pos token.Pos, what s
 		}
 		m.match(f.Type(), cf.Type, fpos, fmt.Sprintf("field %s of %s (OpenCL C field %s of %s, both at offset %d)", f.Name(), gname, cf.Name, c.Name, cf.Offset))
 	}
+	m.padding(vars, offs, c, pos, gname)
 	if size := m.s.sizes.Sizeof(g); size != int64(c.Size) {
 		m.errorf(pos, "%s: Go type %s is %d bytes but OpenCL C %s is %d (aligned to %d)", what, gname, size, c.Name, c.Size, c.Align)
+	}
+}
+
+// padding checks that every blank field of a Go struct lies where the
+// OpenCL C struct c has padding: a blank field pads, it holds nothing.
+func (m *matcher) padding(vars []*types.Var, offs []int64, c *clsrc.Type, pos token.Pos, gname string) {
+	for i, f := range vars {
+		if f.Name() != "_" {
+			continue
+		}
+		lo, hi := offs[i], offs[i]+m.s.sizes.Sizeof(f.Type())
+		for _, cf := range c.Fields {
+			clo, chi := int64(cf.Offset), int64(cf.Offset+cf.Type.Size)
+			if lo < chi && clo < hi {
+				fpos := f.Pos()
+				if !fpos.IsValid() {
+					fpos = pos
+				}
+				m.errorf(fpos, "blank field of %s at bytes %d to %d overlaps OpenCL C field %s of %s (bytes %d to %d): a blank field may only pad where C has padding", gname, lo, hi, cf.Name, c.Name, clo, chi)
+				break
+			}
+		}
 	}
 }
 

@@ -100,3 +100,65 @@ func BenchmarkGenerateLarge(b *testing.B) {
 		}
 	}
 }
+
+// writeSpecsPackage writes a package of n kernel specs, each with its own
+// kernel of four parameters, and a device global every kernel reads.
+func writeSpecsPackage(b *testing.B, n int) string {
+	dir, err := os.MkdirTemp("testdata", "bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	var g, cl strings.Builder
+	g.WriteString("package bench\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:global\nvar Bias rt.DeviceGlobal[float32]\n\n//dgen:program source=s.cl\nvar P rt.Program\n\n")
+	for i := range n {
+		fmt.Fprintf(&g, "//dgen:kernel program=P name=k%d\ntype K%d struct {\n\tA rt.Buffer[float32]\n\tB rt.Buffer[int32]\n\tN int32\n\tS float32\n}\n\n", i, i)
+		fmt.Fprintf(&cl, "__kernel void k%d(__global float* a, __global int* b, int n, float s) { a[n] = b[n] * s + Bias; }\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.go"), []byte(g.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "s.cl"), []byte(cl.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkGenerateSpecs times one dgen run over a package of 500 kernel
+// specs (and their kernels, each threaded a device global).
+func BenchmarkGenerateSpecs(b *testing.B) {
+	dir := writeSpecsPackage(b, 500)
+	for b.Loop() {
+		if _, err := gen.Generate(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGenerateBomb times how long dgen takes to refuse a macro bomb
+// (#define L1 L0 L0, … L60, then L60): the preprocessor's budget stops it.
+func BenchmarkGenerateBomb(b *testing.B) {
+	dir, err := os.MkdirTemp("testdata", "bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	var cl strings.Builder
+	cl.WriteString("#define L0 x\n")
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&cl, "#define L%d L%d L%d\n", i, i-1, i-1)
+	}
+	cl.WriteString("__kernel void k(__global float* a) { L60; }\n")
+	g := "package bench\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:program source=bomb.cl\nvar P rt.Program\n"
+	if err := os.WriteFile(filepath.Join(dir, "b.go"), []byte(g), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bomb.cl"), []byte(cl.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := gen.Generate(dir); err == nil {
+			b.Fatal("the bomb generated")
+		}
+	}
+}

@@ -144,7 +144,9 @@ var inTestBinary = sync.OnceValue(func() bool {
 
 // Config says which backend and devices a context opens, and how.
 type Config struct {
-	// Backend names a registered backend; empty means "opencl".
+	// Backend names a registered backend ("opencl", "cuda"); empty or
+	// "auto" chooses one (see chooseBackend in backend.go): rt/cuda for an
+	// NVIDIA GPU when it is imported and libcuda loads, else "opencl".
 	Backend string
 	// Device is a device selector in the form SelectDevices documents.
 	// It is ignored when Devices is set.

@@ -80,19 +80,9 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	b, err := driver.Lookup(cfg.Backend)
+	b, devs, err := chooseBackend(cfg) // backend.go
 	if err != nil {
 		return nil, err
-	}
-	devs := cfg.Devices
-	if len(devs) == 0 {
-		ps, err := b.Platforms()
-		if err != nil {
-			return nil, fmt.Errorf("open context: list platforms: %w", err)
-		}
-		if devs, err = SelectDevices(ps, cfg.Device); err != nil {
-			return nil, fmt.Errorf("open context: %w", err)
-		}
 	}
 	for _, d := range devs[1:] {
 		if d.PlatformIndex != devs[0].PlatformIndex {
@@ -464,7 +454,7 @@ func (c *Context) openTracing(cfg Config) error {
 		c.profiling, c.devTimes = true, true
 	}
 	for _, d := range c.devices {
-		d.tr = c.tr.Device(d.index, d.Name)
+		d.tr = c.tr.Device(d.index, d.Label()) // "name (platform)": the platform names the backend
 	}
 	return nil
 }

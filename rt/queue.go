@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -428,6 +430,11 @@ func acquireSpec(q *Queue, d *desc.Kernel) (*Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
 	}
+	if len(d.Extensions) > 0 {
+		if err := checkExtensions(d, q.dev); err != nil {
+			return nil, err
+		}
+	}
 	ck, err := q.ctx.pc.Acquire(key, q.dev.index)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -444,6 +451,23 @@ func acquireSpec(q *Queue, d *desc.Kernel) (*Kernel, error) {
 	}
 	kern.setErr = nil
 	return kern, nil
+}
+
+// checkExtensions returns an error wrapping ErrNoKernel, naming the
+// kernel, the device and the extension, when dev lacks an extension the
+// kernel d needs: its definition is behind "#if defined(ext)", so the
+// device's compiler leaves it out.
+func checkExtensions(d *desc.Kernel, dev *Device) error {
+	for _, need := range d.Extensions {
+		if !slices.ContainsFunc(strings.Split(need, "|"), func(e string) bool { return slices.Contains(dev.Extensions, e) }) {
+			what := "extension " + need
+			if strings.Contains(need, "|") {
+				what = "any of the extensions " + strings.ReplaceAll(need, "|", ", ")
+			}
+			return fmt.Errorf("kernel %s (%s): device %s lacks %s, under which the kernel is defined: %w", d.ID, d.Name, dev.Name, what, ErrNoKernel)
+		}
+	}
+	return nil
 }
 
 // specScalar, specBytes, specBuffer and specLocal set an argument of a

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/dgen-go/dgen/annotations"
 	"github.com/dgen-go/dgen/gen"
@@ -27,6 +29,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	limitMemory()
 	files, err := gen.Generate(*dir)
 	if err == nil && *check {
 		var changes []string
@@ -56,6 +59,18 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// memoryLimit is the soft limit of dgen's heap (GOMEMLIMIT overrides it):
+// the garbage collector works harder near it, so that the largest input
+// dgen accepts (gen.MaxSourceSize) keeps the process under a gigabyte.
+const memoryLimit = 768 << 20
+
+// limitMemory sets memoryLimit unless GOMEMLIMIT sets a limit.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 }
 
 func runMarkers(args []string, stdout, stderr io.Writer) int {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,10 +101,15 @@ type Unit struct {
 	Typedefs map[string]*Type
 	Tags     map[string]*Type // "struct S", "union U"
 	Errors   scanner.ErrorList
+
+	byName map[string]*Kernel // Kernels by name, as ParseUnit found them
 }
 
 // Kernel returns the kernel named name, or nil.
 func (u *Unit) Kernel(name string) *Kernel {
+	if u.byName != nil {
+		return u.byName[name]
+	}
 	for _, k := range u.Kernels {
 		if k.Name == name {
 			return k
@@ -117,17 +123,25 @@ func (u *Unit) Kernel(name string) *Kernel {
 // initializers is skipped; a declaration it cannot read is skipped up to
 // its ';' or body. Errors are for what it reads wrongly for certain.
 func ParseUnit(toks []cpp.Token) *Unit {
-	p := &declParser{u: &Unit{Typedefs: map[string]*Type{}, Tags: map[string]*Type{}}, toks: toks}
+	p := &declParser{u: &Unit{Typedefs: map[string]*Type{}, Tags: map[string]*Type{}}, toks: toks, kernels: map[string]*Kernel{}}
 	if slices.ContainsFunc(toks, func(t cpp.Token) bool { return t.Kind == cpp.Pragma }) {
 		p.toks = slices.DeleteFunc(slices.Clone(toks), func(t cpp.Token) bool { return t.Kind == cpp.Pragma })
 	}
-	p.balance()
-	p.top()
+	if p.balance() {
+		p.top()
+	}
+	p.u.byName = p.kernels
 	return p.u
 }
 
-// balance reports brackets that do not match.
-func (p *declParser) balance() {
+// maxNest is how deep brackets and pointer declarators may nest, as
+// clang's default -fbracket-depth: deeper input is refused rather than
+// recursed into.
+const maxNest = 256
+
+// balance reports brackets that do not match, and reports whether they
+// nest no deeper than maxNest.
+func (p *declParser) balance() bool {
 	var stack []cpp.Token
 	for _, t := range p.toks {
 		if t.Kind != cpp.Punct {
@@ -136,10 +150,14 @@ func (p *declParser) balance() {
 		switch t.Text {
 		case "(", "[", "{":
 			stack = append(stack, t)
+			if len(stack) > maxNest {
+				p.errorf(t.Pos, "brackets nested more than %d deep", maxNest)
+				return false
+			}
 		case ")", "]", "}":
 			if len(stack) == 0 || closer[stack[len(stack)-1].Text] != t.Text {
 				p.errorf(t.Pos, "unbalanced %s", t.Text)
-				return
+				return true
 			}
 			stack = stack[:len(stack)-1]
 		}
@@ -147,12 +165,14 @@ func (p *declParser) balance() {
 	for _, o := range stack {
 		p.errorf(o.Pos, "unclosed %s", o.Text)
 	}
+	return true
 }
 
 type declParser struct {
-	toks []cpp.Token
-	i    int
-	u    *Unit
+	toks    []cpp.Token
+	i       int
+	u       *Unit
+	kernels map[string]*Kernel // u.Kernels by name
 }
 
 func (p *declParser) at(text string) bool {
@@ -262,9 +282,10 @@ type attrs struct {
 
 // declaration reads one file-scope declaration or function definition.
 func (p *declParser) declaration() {
+	start := p.i
 	sp, ok := p.specifiers()
 	if !ok {
-		p.skipDecl()
+		p.skipUnread(start)
 		return
 	}
 	base, err := sp.base()
@@ -280,7 +301,7 @@ func (p *declParser) declaration() {
 			body := p.i
 			p.skipBalanced()
 			if sp.kernel && d.name != "" {
-				p.u.Kernels = append(p.u.Kernels, &Kernel{Name: d.name, Pos: d.pos, Params: d.fn, Body: p.toks[body:p.i]})
+				p.kernel(&Kernel{Name: d.name, Pos: d.pos, Params: d.fn, Body: p.toks[body:p.i]}, d.typ)
 			}
 			return
 		case sp.typedef && d.name != "":
@@ -301,6 +322,63 @@ func (p *declParser) declaration() {
 		p.i++
 	}
 	p.skipDecl()
+}
+
+// kernel adds a kernel definition whose return type is result, reporting
+// one that returns a value or is defined twice, which the device compiler
+// refuses.
+func (p *declParser) kernel(k *Kernel, result *Type) {
+	if result.Kind != Void {
+		p.errorf(k.Pos, "kernel %s returns %s: a kernel function must return void", k.Name, result)
+	}
+	if first := p.kernels[k.Name]; first != nil {
+		p.errorf(k.Pos, "kernel %s is defined twice (first at %s:%d:%d)", k.Name, filepath.Base(first.Pos.Filename), first.Pos.Line, first.Pos.Column)
+		return
+	}
+	p.kernels[k.Name] = k
+	p.u.Kernels = append(p.u.Kernels, k)
+}
+
+// skipUnread skips a declaration that does not start as OpenCL C, from
+// start, up to its ';' or body. Should a kernel follow it before either,
+// the text is not OpenCL C (a header of another language, prose): it is
+// reported and reading starts again at the kernel, which would otherwise
+// vanish into the skipped text.
+func (p *declParser) skipUnread(start int) {
+	for p.i < len(p.toks) {
+		t := p.toks[p.i]
+		switch {
+		case p.i > start && t.Kind == cpp.Ident && (t.Text == "__kernel" || t.Text == "kernel"):
+			first := p.toks[start]
+			p.errorf(first.Pos, "%s is not OpenCL C: dgen cannot read a declaration here, up to the kernel at %s:%d (is the file C?)", quoteTok(first), filepath.Base(t.Pos.Filename), t.Pos.Line)
+			return
+		case p.at(";"):
+			p.i++
+			return
+		case p.at("{"):
+			if p.i == start {
+				p.errorf(t.Pos, "%s is not OpenCL C: no declaration starts with a brace (is the file C?)", quoteTok(t))
+			}
+			p.skipBalanced()
+			if p.at(";") {
+				p.i++
+			}
+			return
+		case p.at("(") || p.at("["):
+			p.skipBalanced()
+		default:
+			p.i++
+		}
+	}
+}
+
+// quoteTok quotes a token's text for a message, shortened.
+func quoteTok(t cpp.Token) string {
+	s := t.Text
+	if len(s) > 20 {
+		s = s[:20] + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // initializer skips "= …" up to a ',' or ';' at depth 0.
@@ -458,11 +536,17 @@ type declarator struct {
 // addr and cnst qualify the pointee of the first pointer.
 func (p *declParser) declarator(base *Type, addr AddrSpace, cnst bool) declarator {
 	var d declarator
-	start := p.i
+	start, depth := p.i, 0
 	t := base
 	for p.at("*") || p.i < len(p.toks) && p.toks[p.i].Kind == cpp.Ident && (storageWords[p.toks[p.i].Text] || p.toks[p.i].Text == "const" || addrSpaces[p.toks[p.i].Text] != AddrNone || p.toks[p.i].Text == "__attribute__") {
 		switch {
 		case p.at("*"):
+			if depth++; depth > maxNest {
+				p.errorf(p.toks[p.i].Pos, "pointer declarator nested more than %d deep", maxNest)
+				p.i = len(p.toks)
+				d.typ = t
+				return d
+			}
 			t = &Type{Kind: Pointer, Elem: t, Addr: addr, Const: cnst}
 			addr, cnst = AddrNone, false
 		case p.at("__attribute__"):

@@ -77,6 +77,37 @@ func layoutString(t *Type) string {
 	return b.String()
 }
 
+// TestUnitErrors checks what ParseUnit refuses that the device compiler
+// would refuse too.
+func TestUnitErrors(t *testing.T) {
+	tests := []struct{ name, src, want, kernels string }{
+		{"twice", "__kernel void k(int a) {}\n__kernel void k(int b) {}\n", "k.cl:2:15: kernel k is defined twice (first at k.cl:1:15)", "k"},
+		{"returns int", "__kernel int k(int a) { return a; }\n", "k.cl:1:14: kernel k returns int: a kernel function must return void", "k"},
+		{"returns pointer", "__kernel void* k(int a) { return 0; }\n", "k.cl:1:16: kernel k returns void*: a kernel function must return void", "k"},
+		{"prose before a kernel", "This header defines helpers\n__kernel void k(int a) {}\n", `k.cl:1:1: "This" is not OpenCL C: dgen cannot read a declaration here, up to the kernel at k.cl:2 (is the file C?)`, "k"},
+		{"json before a kernel", "{\"a\": 1}\nkernel void k(int a) {}\n", `k.cl:1:1: "{" is not OpenCL C: no declaration starts with a brace (is the file C?)`, "k"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := unit(t, tt.src)
+			got := ""
+			if len(u.Errors) > 0 {
+				got = u.Errors[0].Error()
+			}
+			if got != tt.want {
+				t.Errorf("error %q, want %q", got, tt.want)
+			}
+			var names []string
+			for _, k := range u.Kernels {
+				names = append(names, k.Name)
+			}
+			if strings.Join(names, " ") != tt.kernels {
+				t.Errorf("kernels %v, want %s", names, tt.kernels)
+			}
+		})
+	}
+}
+
 func TestLayouts(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"padding", "struct S { char c; int i; short s; };", "c@0 i@4 s@8 size 12 align 4"},

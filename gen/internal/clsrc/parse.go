@@ -129,21 +129,16 @@ type File struct {
 	Typedefs  []string    // typedef names, in source order
 
 	li       lineIndex
-	match    []int // index of the matching bracket token, or -1
+	str      string // Src as a string, which token texts are slices of
+	match    []int  // index of the matching bracket token, or -1
 	typedefs map[string]bool
 }
 
 // Parse tokenizes and parses src. Lexical errors and unbalanced brackets
 // are returned as an ErrorList; the File is returned only without errors.
 func Parse(src []byte) (*File, error) {
-	s := &srcScanner{src: src, li: newLineIndex(src)}
-	all := s.scan(0, len(src), true)
-	f := &File{Src: src, li: s.li, typedefs: map[string]bool{}, Tokens: make([]Token, 0, len(all))}
-	for _, t := range all {
-		if t.Kind != Comment {
-			f.Tokens = append(f.Tokens, t)
-		}
-	}
+	s := &srcScanner{src: src, str: string(src), li: newLineIndex(src), noComments: true}
+	f := &File{Src: src, str: s.str, li: s.li, typedefs: map[string]bool{}, Tokens: s.scan(0, len(src), true)}
 	errs := s.errs
 	f.match, errs = matchBrackets(f.Tokens, errs)
 	if len(errs) > 0 {
@@ -475,7 +470,7 @@ func calls(toks []Token, lo, hi int, match []int) []Call {
 
 // parseDirective records a #define.
 func (f *File) parseDirective(t Token) {
-	s := &srcScanner{src: f.Src, li: f.li}
+	s := &srcScanner{src: f.Src, str: f.str, li: f.li}
 	sub := s.scan(t.Pos.Offset+1, t.End, false)
 	var toks []Token
 	for _, st := range sub {

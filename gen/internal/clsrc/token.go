@@ -114,13 +114,21 @@ var puncts = []string{
 	"+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=", "##",
 }
 
-func isLetter(c byte) bool { return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
-func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+// isLetter reports whether c may start an identifier: an ASCII letter,
+// '_', or a byte of a UTF-8 sequence, since clang accepts identifiers that
+// are not ASCII (a Go global named Höhe), as the preprocessor does.
+func isLetter(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
+}
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 type srcScanner struct {
 	src  []byte
+	str  string // src as a string, which token texts are slices of
 	li   lineIndex
 	errs ErrorList
+	// noComments leaves comments out of scan's tokens.
+	noComments bool
 }
 
 func (s *srcScanner) errorf(off int, format string, args ...any) {
@@ -131,7 +139,7 @@ func (s *srcScanner) errorf(off int, format string, args ...any) {
 // (an unterminated comment, string or character literal, a stray byte)
 // are returned as an ErrorList together with the tokens found.
 func Tokenize(src []byte) ([]Token, error) {
-	s := &srcScanner{src: src, li: newLineIndex(src)}
+	s := &srcScanner{src: src, str: string(src), li: newLineIndex(src)}
 	toks := s.scan(0, len(src), true)
 	if len(s.errs) > 0 {
 		return toks, s.errs
@@ -143,11 +151,18 @@ func Tokenize(src []byte) ([]Token, error) {
 // included (macro names and bodies, #if conditions); comments are left
 // out.
 func Identifiers(src []byte) map[string]bool {
-	s := &srcScanner{src: src, li: newLineIndex(src)}
+	s := &srcScanner{src: src}
 	ids := map[string]bool{}
-	for _, t := range s.scan(0, len(src), false) {
-		if t.Kind == Ident {
-			ids[t.Text] = true
+	for i := 0; i < len(src); {
+		if n, _ := blank(src, i); n > 0 {
+			i += n
+			continue
+		}
+		start := i
+		var k Kind
+		i, k = s.token(src, i, false)
+		if k == Ident && !ids[string(src[start:i])] {
+			ids[string(src[start:i])] = true
 		}
 	}
 	return ids
@@ -168,7 +183,16 @@ func (s *srcScanner) scan(from, to int, directives bool) []Token {
 		start := i
 		var k Kind
 		i, k = s.token(src, i, lineStart && directives)
-		toks = append(toks, Token{Kind: k, Text: string(src[start:i]), Pos: s.li.pos(start), End: i})
+		if k == Comment && s.noComments {
+			continue // a comment does not end lineStart
+		}
+		text := ""
+		if s.str != "" {
+			text = s.str[start:i] // no copy: a slice of the one string
+		} else {
+			text = string(src[start:i])
+		}
+		toks = append(toks, Token{Kind: k, Text: text, Pos: s.li.pos(start), End: i})
 		if k != Comment { // a comment does not end lineStart
 			lineStart = false
 		}

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -32,6 +33,20 @@ type Define struct {
 	Name  string
 	Value string // the replacement list; "1" for a plain -D NAME
 	Undef bool   // -U NAME: remove the definition
+	// Extension marks an extension macro (cl_khr_fp16): the regions of
+	// the source that a test of it keeps are listed in Result.Guards.
+	Extension bool
+}
+
+// Guard is a region of a file that a conditional keeps because extension
+// macros are defined: what lies there exists only on a device with those
+// extensions.
+type Guard struct {
+	File     string // as positions name it
+	From, To int    // the lines of the branch, its directives included
+	// Needs lists what the region needs, each entry one extension or
+	// alternatives joined by "|" ("cl_khr_fp64|cl_amd_fp64"), sorted.
+	Needs []string
 }
 
 // Config is what the preprocessor needs besides the source.
@@ -43,7 +58,19 @@ type Config struct {
 	Defines []Define
 	// ReadFile reads an included file; nil means os.ReadFile.
 	ReadFile func(path string) ([]byte, error)
+	// MaxTokens bounds the work of one run beyond the main file's own
+	// tokens: the tokens read from included files (each inclusion counted
+	// again) plus the tokens that macro expansions produce. Past it the
+	// preprocessor stops with an error at the macro use or #include that
+	// crossed it. 0 means DefaultMaxTokens.
+	MaxTokens int
 }
+
+// DefaultMaxTokens is the budget of a run when Config.MaxTokens is 0:
+// about twice the tokens of a 5 MB source, some 500 MB and 2 s at most
+// where a macro bomb (#define L1 L0 L0, … L60) would otherwise grow
+// without bound.
+const DefaultMaxTokens = 2 << 20
 
 // Include is an #include that the preprocessor followed.
 type Include struct {
@@ -68,14 +95,46 @@ type Result struct {
 	// Include.ID), the tokens that lie in #if branches not taken,
 	// directives left out.
 	Inactive map[int][]Span
+	// Guards lists the regions kept by tests of extension macros, in the
+	// order their branches ended.
+	Guards []Guard
+	// Defined lists every #define and #undef of the files read, in the
+	// order met, branches not taken left out.
+	Defined []MacroSite
+	// Stopped reports that the budget ran out: the tokens end early.
+	Stopped bool
 	// Errors are the problems found, in the order they were found.
 	Errors scanner.ErrorList
+}
+
+// MacroSite is a #define or #undef of a file.
+type MacroSite struct {
+	Name  string
+	Pos   token.Position // the macro's name in the directive
+	Undef bool
 }
 
 // Span is where a token is in its file: physical line, byte column and
 // length in bytes.
 type Span struct {
 	Line, Col, Len int
+}
+
+// NeedsAt returns the extensions that the code at pos needs: the union of
+// the needs of the guards around it, sorted.
+func (r *Result) NeedsAt(pos token.Position) []string {
+	var needs []string
+	for _, g := range r.Guards {
+		if g.File == pos.Filename && g.From <= pos.Line && pos.Line <= g.To {
+			for _, n := range g.Needs {
+				if !slices.Contains(needs, n) {
+					needs = append(needs, n)
+				}
+			}
+		}
+	}
+	slices.Sort(needs)
+	return needs
 }
 
 // IncludedFrom returns the positions of the #include directives through
@@ -102,17 +161,24 @@ const maxDepth = 200 // nesting of #include
 
 type macro struct {
 	name     string
+	pos      token.Position // where #define names it; no Filename for a builtin or -D
 	funcLike bool
 	params   []string
 	variadic bool
 	body     []Token
 	builtin  func(t Token) Token // __LINE__ and __FILE__
+	// needs is what the macro's definition needs: the extension macro's
+	// own name, or the needs of the guard it was defined in.
+	needs []string
 }
 
 type cond struct {
 	pos     token.Position
-	active  bool // the current branch is taken
-	taken   bool // some branch was taken
+	needs   []string // what the active branch needs, the outer's included
+	from    int      // the line of the active branch's directive
+	tested  []string // the extensions the tests so far named
+	active  bool     // the current branch is taken
+	taken   bool     // some branch was taken
 	sawElse bool
 	outer   bool // the enclosing branch is active
 }
@@ -141,6 +207,34 @@ type pp struct {
 	once   map[string]bool
 	depth  int
 	files  int // inclusions so far
+	// work counts the tokens read and produced so far, against budget;
+	// stopped is set when it ran out, and then nothing more is read.
+	work, budget int
+	limit        int // the budget configured, for messages
+	stopped      bool
+	cycles       map[string]bool // #include cycles reported, by "from\x00to"
+	hides        map[hideKey]*hideset
+	unions       map[[2]*hideset]*hideset
+}
+
+// spend adds n tokens of work, reporting at pos, once, when the budget is
+// spent: the work is the expansion of the macro named or, without one,
+// the inclusion of path.
+func (p *pp) spend(n int, pos token.Position, macro, path string) bool {
+	if p.stopped {
+		return false
+	}
+	p.work += n
+	if p.work <= p.budget {
+		return true
+	}
+	p.stopped, p.res.Stopped = true, true
+	what := "including " + filepath.Base(path)
+	if macro != "" {
+		what = p.describe(macro)
+	}
+	p.errorf(pos, "%s exceeds the preprocessor's budget of %d tokens beyond the source's own: a macro or #include that multiplies without end? (preprocessing stopped here)", what, p.limit)
+	return false
 }
 
 // Preprocess preprocesses src, the text of the file at path.
@@ -149,12 +243,21 @@ func Preprocess(cfg *Config, path string, src []byte) *Result {
 		cfg = &Config{}
 	}
 	p := &pp{cfg: cfg, macros: map[string]*macro{}, lexed: map[string][]Token{}, once: map[string]bool{},
-		res: &Result{Files: map[string]string{}, Inactive: map[int][]Span{}}}
+		cycles: map[string]bool{}, hides: map[hideKey]*hideset{}, unions: map[[2]*hideset]*hideset{},
+		res: &Result{Files: map[string]string{}, Inactive: map[int][]Span{}}, budget: cfg.MaxTokens}
+	if p.budget <= 0 {
+		p.budget = DefaultMaxTokens
+	}
+	p.limit = p.budget
 	p.builtins()
 	for _, d := range cfg.Defines {
 		p.define(d)
 	}
 	e := &expander{p: p, out: make([]Token, 0, len(src)/4)}
+	toks, errs := lex(path, string(src))
+	p.res.Errors = append(p.res.Errors, errs...)
+	p.lexed[path], p.res.Files[path] = toks, string(src)
+	p.budget += len(toks) // the main file's own tokens are not work to bound
 	e.pushFile(path, string(src))
 	e.run()
 	return p.res
@@ -186,7 +289,10 @@ func (p *pp) define(d Define) {
 	toks, errs := lex("<command line>", text)
 	p.res.Errors = append(p.res.Errors, errs...)
 	if len(toks) > 2 {
-		p.defineLine(toks[2], toks[3:])
+		p.defineLine(toks[2], toks[3:], nil)
+		if m := p.macros[name]; m != nil && d.Extension {
+			m.needs = []string{name}
+		}
 	}
 }
 
@@ -202,6 +308,12 @@ type expander struct {
 }
 
 func (e *expander) pushFile(path, src string) {
+	e.pushFileAt(path, src, token.Position{Filename: path})
+}
+
+// pushFileAt pushes a file that the directive at pos includes; the main
+// file's pos is its own start.
+func (e *expander) pushFileAt(path, src string, pos token.Position) bool {
 	toks, ok := e.p.lexed[path]
 	if !ok {
 		var errs []*scanner.Error
@@ -210,15 +322,19 @@ func (e *expander) pushFile(path, src string) {
 		e.p.lexed[path] = toks
 		e.p.res.Files[path] = src
 	}
+	if !e.p.spend(len(toks), pos, "", path) {
+		return false
+	}
 	e.stack = append(e.stack, &frame{toks: toks, file: &file{id: e.p.files, path: path, name: path}})
 	e.p.files++
 	e.p.depth++
+	return true
 }
 
 // next returns the next token and the frame it came from, popping
 // exhausted frames; ok is false at the end of everything.
 func (e *expander) next() (t Token, f *frame, ok bool) {
-	for len(e.stack) > 0 {
+	for len(e.stack) > 0 && !e.p.stopped {
 		f = e.stack[len(e.stack)-1]
 		if f.i < len(f.toks) {
 			t = f.toks[f.i]
@@ -323,7 +439,7 @@ func (e *expander) expand(t Token) bool {
 		return true
 	}
 	var body []Token
-	hs := t.hide.add(m.name)
+	hs := e.p.add(t.hide, m.name)
 	if !m.funcLike {
 		body = e.p.subst(m, nil, t)
 	} else {
@@ -335,11 +451,14 @@ func (e *expander) expand(t Token) bool {
 		if !ok {
 			return true
 		}
-		hs = t.hide.intersect(rparen.hide).add(m.name)
+		hs = e.p.add(t.hide.intersect(rparen.hide), m.name)
 		body = e.p.subst(m, args, t)
 	}
+	if !e.p.spend(len(body), t.Pos, origin, "") {
+		return true
+	}
 	for i := range body {
-		body[i].hide = body[i].hide.union(hs)
+		body[i].hide = e.p.union(body[i].hide, hs)
 		body[i].Pos, body[i].Macro, body[i].BOL = t.Pos, origin, false
 	}
 	if len(body) > 0 {
@@ -347,6 +466,16 @@ func (e *expander) expand(t Token) bool {
 	}
 	e.stack = append(e.stack, &frame{toks: body})
 	return true
+}
+
+// describe names the expansion of the macro name for a message, with
+// where it is defined.
+func (p *pp) describe(name string) string {
+	m := p.macros[name]
+	if m == nil || m.pos.Filename == "" || m.pos.Filename == "<command line>" {
+		return "expanding macro " + m.name
+	}
+	return fmt.Sprintf("expanding macro %s (defined at %s:%d:%d)", m.name, filepath.Base(m.pos.Filename), m.pos.Line, m.pos.Column)
 }
 
 // readArgs reads the arguments of an invocation of m, after its '('.
@@ -439,6 +568,10 @@ func (p *pp) resolve(from, name string, angled bool) (string, string, error) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			// There, but not to be read (a FIFO, a file outside the
 			// package): say so rather than look further.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is the name, said already
+			}
 			return "", "", fmt.Errorf("%s: %w", name, err)
 		}
 	}

@@ -2,6 +2,7 @@ package cpp
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -238,8 +239,15 @@ func TestParseOptions(t *testing.T) {
 	if strings.Join(dirs, "|") != "inc|my dir" {
 		t.Errorf("dirs %q", dirs)
 	}
-	if _, _, err := ParseOptions(`-DA="x`); err == nil {
-		t.Error("unterminated quote accepted")
+	for _, bad := range []string{`-DA="x`, "-cl-std=CL9.9", "-cl-std", "mad", "-D", "-D -cl-mad-enable", "-D1X", "-U", "-DA-B=1", "-I"} {
+		if _, _, err := ParseOptions(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	for _, good := range []string{"-cl-std=CL1.2 -cl-nv-verbose -w", "-DF(x)=x -DN=-1", "-D N=-1"} {
+		if _, _, err := ParseOptions(good); err != nil {
+			t.Errorf("%s: %v", good, err)
+		}
 	}
 }
 
@@ -253,8 +261,127 @@ func FuzzPreprocess(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	f.Add("#define A0 x x\n#define A1 A0 A0\n#define A2 A1 A1\nA2 A2\n")
+	f.Add("#define f(x) x x\nf(f(f(1)))\n")
+	f.Add("#include __FILE__\n#include __FILE__\n")
 	f.Fuzz(func(t *testing.T, src string) {
-		files := map[string]string{"self.cl": src}
-		run(src, files)
+		files := map[string]string{"self.cl": src, "main.cl": src}
+		r := runBudget(src, files, fuzzBudget)
+		// The budget bounds the output (and so the time and memory): a
+		// macro bomb or an include that multiplies stops at it.
+		if len(r.Tokens) > fuzzBudget {
+			t.Fatalf("%d tokens out, budget %d", len(r.Tokens), fuzzBudget)
+		}
 	})
+}
+
+// fuzzBudget is the preprocessor's budget under the fuzzer, small so that
+// an input that multiplies shows quickly.
+const fuzzBudget = 1 << 14
+
+func runBudget(src string, files map[string]string, budget int) *Result {
+	cfg := &Config{MaxTokens: budget, IncludeDirs: []string{"inc"}, ReadFile: func(p string) ([]byte, error) {
+		if s, ok := files[p]; ok {
+			return []byte(s), nil
+		}
+		return nil, fs.ErrNotExist
+	}}
+	return Preprocess(cfg, "main.cl", []byte(src))
+}
+
+// TestBudget feeds inputs that multiply without end: each stops with one
+// error at its place, in bounded time and memory.
+func TestBudget(t *testing.T) {
+	var bomb strings.Builder
+	bomb.WriteString("#define L0 x\n")
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&bomb, "#define L%d L%d L%d\n", i, i-1, i-1)
+	}
+	bomb.WriteString("__kernel void k(void) { L60; }\n")
+	var fbomb strings.Builder
+	fbomb.WriteString("#define F0(x) x x\n")
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&fbomb, "#define F%d(x) F%d(F%d(x))\n", i, i-1, i-1)
+	}
+	fbomb.WriteString("F60(y)\n")
+	tests := []struct {
+		name, src, want string
+	}{
+		{"object-like", bomb.String(), "main.cl:62:25: expanding macro L60 (defined at main.cl:61:9) exceeds the preprocessor's budget of 100000 tokens"},
+		{"function-like", fbomb.String(), "main.cl:62:1: expanding macro"},
+		{"include twice", "#include __FILE__\n#include \"main.cl\"\n", "main.cl:1:1: #include cycle: main.cl includes main.cl, which is being read (main.cl → main.cl): dgen follows no recursive #include"},
+		{"include fan-out", "#include \"a.h\"\n", "b.h:1:1: #include cycle: b.h includes a.h, which is being read (a.h → b.h → a.h)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"main.cl": tt.src, "a.h": "#include \"b.h\"\n", "b.h": "#include \"a.h\"\n"}
+			r := runBudget(tt.src, files, 100000)
+			if len(r.Errors) != 1 || !strings.HasPrefix(r.Errors[0].Error(), tt.want) {
+				t.Fatalf("errors %v, want one starting %q", r.Errors, tt.want)
+			}
+			if len(r.Tokens) > 100000 {
+				t.Errorf("%d tokens out", len(r.Tokens))
+			}
+		})
+	}
+}
+
+// TestGuards checks which extensions the code of each line needs.
+func TestGuards(t *testing.T) {
+	src := `#if defined(cl_khr_fp16)
+#define HALF_AVAILABLE
+#endif
+#ifdef HALF_AVAILABLE
+int half_line;
+#endif
+#if defined(cl_amd_fp64) || defined(cl_khr_fp64)
+int double_line;
+# if defined(cl_khr_subgroups)
+int both_line;
+# endif
+#endif
+#ifndef cl_khr_3d_image_writes
+int never;
+#else
+int images_line;
+#endif
+int plain_line;
+`
+	r := run(src, nil, OpenCL()...)
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	want := map[string]string{
+		"half_line":   "cl_khr_fp16",
+		"double_line": "cl_amd_fp64|cl_khr_fp64",
+		"both_line":   "cl_amd_fp64|cl_khr_fp64 cl_khr_subgroups",
+		"images_line": "cl_khr_3d_image_writes",
+		"plain_line":  "",
+	}
+	for _, tok := range r.Tokens {
+		if w, ok := want[tok.Text]; ok {
+			if got := strings.Join(r.NeedsAt(tok.Pos), " "); got != w {
+				t.Errorf("%s needs %q, want %q", tok.Text, got, w)
+			}
+			delete(want, tok.Text)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("missing %v", want)
+	}
+}
+
+// TestBudgetDefault runs the 60-level bomb under the default budget,
+// which must stop it well under a second and a gigabyte.
+func TestBudgetDefault(t *testing.T) {
+	var bomb strings.Builder
+	bomb.WriteString("#define L0 x\n")
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&bomb, "#define L%d L%d L%d\n", i, i-1, i-1)
+	}
+	bomb.WriteString("L60\n")
+	r := run(bomb.String(), nil)
+	if len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Msg, "budget") {
+		t.Fatalf("errors %v", r.Errors)
+	}
 }

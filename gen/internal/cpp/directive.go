@@ -1,6 +1,8 @@
 package cpp
 
 import (
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -43,12 +45,14 @@ func (e *expander) directive(f *frame, hash Token) {
 			p.errorf(toks[0].Pos, "macro name missing")
 			return
 		}
-		p.defineLine(args[0], args[1:])
+		p.res.Defined = append(p.res.Defined, MacroSite{Name: args[0].Text, Pos: args[0].Pos})
+		p.defineLine(args[0], args[1:], fl.needs())
 	case "undef":
 		if len(args) == 0 || args[0].Kind != Ident {
 			p.errorf(toks[0].Pos, "macro name missing")
 			return
 		}
+		p.res.Defined = append(p.res.Defined, MacroSite{Name: args[0].Text, Pos: args[0].Pos, Undef: true})
 		delete(p.macros, args[0].Text)
 	case "include":
 		e.include(f, hash, physLine, args)
@@ -78,6 +82,10 @@ func (e *expander) conditional(fl *file, name string, at Token, args []Token) bo
 		if outer {
 			c.active = e.test(name, at, args)
 			c.taken = c.active
+			if c.active {
+				c.needs, c.from = p.testNeeds(fl.needs(), args), at.Pos.Line
+			}
+			c.tested = p.testNeeds(nil, args)
 		}
 		fl.conds = append(fl.conds, c)
 	case "elif", "else":
@@ -89,14 +97,22 @@ func (e *expander) conditional(fl *file, name string, at Token, args []Token) bo
 		if c.sawElse {
 			p.errorf(at.Pos, "#%s after #else", name)
 		}
+		p.endBranch(fl, c, at.Pos.Line)
 		c.sawElse = c.sawElse || name == "else"
 		switch {
 		case !c.outer || c.taken:
 			c.active = false
 		case name == "else":
+			// Taken because the tests before failed: where one of them
+			// named an extension (#ifndef cl_khr_fp16), so does this.
 			c.active = true
+			c.needs, c.from = union(fl.outerNeeds(), c.tested), at.Pos.Line
 		default:
 			c.active = e.test("if", at, args)
+			if c.active {
+				c.needs, c.from = p.testNeeds(union(fl.outerNeeds(), c.tested), args), at.Pos.Line
+			}
+			c.tested = union(c.tested, p.testNeeds(nil, args))
 		}
 		c.taken = c.taken || c.active
 	case "endif":
@@ -104,11 +120,94 @@ func (e *expander) conditional(fl *file, name string, at Token, args []Token) bo
 			p.errorf(at.Pos, "#endif without #if")
 			return true
 		}
+		p.endBranch(fl, &fl.conds[len(fl.conds)-1], at.Pos.Line)
 		fl.conds = fl.conds[:len(fl.conds)-1]
 	default:
 		return false
 	}
 	return true
+}
+
+// union returns the sorted union of two sorted sets.
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := slices.Clone(a)
+	for _, n := range b {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// needs returns what the code at the current point of f needs.
+func (f *file) needs() []string {
+	if len(f.conds) == 0 {
+		return nil
+	}
+	return f.conds[len(f.conds)-1].needs
+}
+
+// outerNeeds returns what the code around the innermost conditional of f
+// needs.
+func (f *file) outerNeeds() []string {
+	if len(f.conds) < 2 {
+		return nil
+	}
+	return f.conds[len(f.conds)-2].needs
+}
+
+// endBranch records the guard of c's branch, ending at line, when it was
+// active and needs extensions beyond what surrounds it.
+func (p *pp) endBranch(f *file, c *cond, line int) {
+	if c.active && len(c.needs) > 0 {
+		p.res.Guards = append(p.res.Guards, Guard{File: f.name, From: c.from, To: line, Needs: c.needs})
+	}
+}
+
+// testNeeds returns outer with what the test of a conditional, args, makes
+// its branch need: the extension macros it names, directly or through
+// macros defined under such a test. A test with || makes them
+// alternatives; otherwise each is needed.
+func (p *pp) testNeeds(outer []string, args []Token) []string {
+	var names, others []string
+	or := false
+	for _, t := range args {
+		if t.Kind == Punct && t.Text == "||" {
+			or = true
+		}
+		if t.Kind == Ident && p.macros[t.Text] == nil && strings.HasPrefix(t.Text, "cl_") && !slices.Contains(others, t.Text) {
+			others = append(others, t.Text) // an extension this compiler does not define
+		}
+		if m := p.macros[t.Text]; t.Kind == Ident && m != nil {
+			for _, n := range m.needs {
+				if !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		return outer
+	}
+	if or {
+		// Any of them: those this compiler does not define too, since a
+		// device may have one of those instead.
+		names = append(names, others...)
+		slices.Sort(names)
+		names = []string{strings.Join(names, "|")}
+	}
+	needs := slices.Clone(outer)
+	for _, n := range names {
+		if !slices.Contains(needs, n) {
+			needs = append(needs, n)
+		}
+	}
+	slices.Sort(needs)
+	return needs
 }
 
 // test evaluates the condition of an #if, #ifdef or #ifndef.
@@ -145,6 +244,15 @@ func (e *expander) include(f *frame, hash Token, physLine int, args []Token) {
 		return
 	}
 	in.Path = path
+	if cycle := e.openFiles(path); cycle != nil {
+		key := f.file.path + "\x00" + path
+		if p.cycles[key] {
+			return
+		}
+		p.cycles[key] = true
+		p.errorf(hash.Pos, "#include cycle: %s includes %s, which is being read (%s): dgen follows no recursive #include", filepath.Base(f.file.path), filepath.Base(path), strings.Join(cycle, " → "))
+		return
+	}
 	if p.once[path] {
 		in.Repeated = true
 		p.res.Includes = append(p.res.Includes, in)
@@ -156,7 +264,26 @@ func (e *expander) include(f *frame, hash Token, physLine int, args []Token) {
 	}
 	in.ID = p.files
 	p.res.Includes = append(p.res.Includes, in)
-	e.pushFile(path, src)
+	e.pushFileAt(path, src, hash.Pos)
+}
+
+// openFiles returns the chain of files being read from the first
+// inclusion of path to the innermost, base names, or nil when path is not
+// being read.
+func (e *expander) openFiles(path string) []string {
+	var chain []string
+	for _, f := range e.stack {
+		if f.file == nil {
+			continue
+		}
+		if f.file.path == path || chain != nil {
+			chain = append(chain, filepath.Base(f.file.path))
+		}
+	}
+	if chain != nil {
+		chain = append(chain, filepath.Base(path))
+	}
+	return chain
 }
 
 // includeName returns the file name of an #include's operand.

@@ -69,9 +69,26 @@ func (p *pp) replaceDefined(toks []Token) []Token {
 }
 
 type evaluator struct {
-	toks []Token
-	i    int
+	toks  []Token
+	i     int
+	depth int // nesting of parentheses, unary operators and ?:
 }
+
+// maxNest is how deep an #if expression may nest, as clang's default
+// -fbracket-depth: deeper input is refused rather than recursed into.
+const maxNest = 256
+
+// enter counts one level of nesting, failing past maxNest; leave undoes
+// it.
+func (ev *evaluator) enter() error {
+	ev.depth++
+	if ev.depth > maxNest {
+		return fmt.Errorf("#if expression nested more than %d deep", maxNest)
+	}
+	return nil
+}
+
+func (ev *evaluator) leave() { ev.depth-- }
 
 func (ev *evaluator) peek() string {
 	if ev.i < len(ev.toks) && ev.toks[ev.i].Kind == Punct {
@@ -83,6 +100,10 @@ func (ev *evaluator) peek() string {
 // cond parses a conditional expression; the comma operator is not
 // allowed in an #if (C99 6.6p3).
 func (ev *evaluator) cond() (value, error) {
+	defer ev.leave()
+	if err := ev.enter(); err != nil {
+		return value{}, err
+	}
 	c, err := ev.binary(0)
 	if err != nil || ev.peek() != "?" {
 		return c, err
@@ -236,6 +257,10 @@ func divide(op string, a, b int64, unsigned bool) value {
 }
 
 func (ev *evaluator) unary() (value, error) {
+	defer ev.leave()
+	if err := ev.enter(); err != nil {
+		return value{}, err
+	}
 	if ev.i >= len(ev.toks) {
 		return value{}, fmt.Errorf("#if expression ends early")
 	}

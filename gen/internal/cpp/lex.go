@@ -36,14 +36,14 @@ func (k Kind) String() string {
 // has the position of the macro's name at the use site, and Macro names
 // the outermost macro.
 type Token struct {
-	Kind Kind
-	Text string
+	Kind  Kind
+	Space bool // white space precedes it
+	BOL   bool // first token of a logical line (only in files)
+	Text  string
 	// Pos is where the token is: the file's name as the preprocessor knows
 	// it (the path it was opened by, or the name a #line gave it), the
 	// 1-based line and byte column; Offset is unused.
 	Pos   token.Position
-	Space bool   // white space precedes it
-	BOL   bool   // first token of a logical line (only in files)
 	Macro string // the macro whose expansion produced it, or ""
 
 	hide *hideset

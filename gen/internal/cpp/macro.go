@@ -43,6 +43,48 @@ func (h *hideset) union(o *hideset) *hideset {
 	return r
 }
 
+// hideKey is a hide set and a name added to it, the key of the
+// preprocessor's table of hide sets: a chain of macros expanded a million
+// times makes the same few sets, which are shared rather than copied.
+type hideKey struct {
+	h    *hideset
+	name string
+}
+
+// add returns h with name added, shared with earlier calls.
+func (p *pp) add(h *hideset, name string) *hideset {
+	if h.has(name) {
+		return h
+	}
+	k := hideKey{h, name}
+	if r, ok := p.hides[k]; ok {
+		return r
+	}
+	r := h.add(name)
+	p.hides[k] = r
+	return r
+}
+
+// union returns the union of h and o, shared with earlier calls.
+func (p *pp) union(h, o *hideset) *hideset {
+	switch {
+	case o == nil || h == o:
+		return h
+	case h == nil:
+		return o
+	}
+	k := [2]*hideset{h, o}
+	if r, ok := p.unions[k]; ok {
+		return r
+	}
+	r := h
+	for _, n := range o.names {
+		r = p.add(r, n)
+	}
+	p.unions[k] = r
+	return r
+}
+
 func (h *hideset) intersect(o *hideset) *hideset {
 	if h == nil || o == nil {
 		return nil
@@ -61,7 +103,7 @@ func (h *hideset) intersect(o *hideset) *hideset {
 
 // defineLine defines the macro of a #define line: name is the macro's
 // name token, rest the tokens after it.
-func (p *pp) defineLine(name Token, rest []Token) {
+func (p *pp) defineLine(name Token, rest []Token, needs []string) {
 	if name.Kind != Ident {
 		p.errorf(name.Pos, "macro name must be an identifier")
 		return
@@ -70,7 +112,7 @@ func (p *pp) defineLine(name Token, rest []Token) {
 		p.errorf(name.Pos, `"defined" cannot be used as a macro name`)
 		return
 	}
-	m := &macro{name: name.Text}
+	m := &macro{name: name.Text, pos: name.Pos}
 	if len(rest) > 0 && rest[0].Text == "(" && !rest[0].Space {
 		var ok bool
 		rest, ok = p.macroParams(m, rest[1:], name)
@@ -88,7 +130,7 @@ func (p *pp) defineLine(name Token, rest []Token) {
 	if !p.checkBody(m, body) {
 		return
 	}
-	m.body = body
+	m.body, m.needs = body, needs
 	p.macros[m.name] = m
 }
 

@@ -2,6 +2,7 @@ package cpp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -23,13 +24,27 @@ func OpenCL() []Define {
 		{Name: "__OPENCL_C__", Value: "1"},
 		{Name: "FP_FAST_FMAF", Value: "1"},
 	}
-	for _, ext := range []string{"cl_khr_fp64", "cl_khr_byte_addressable_store",
-		"cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
-		"cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
-		"cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"} {
-		defs = append(defs, Define{Name: ext, Value: "1"})
+	for _, ext := range Extensions {
+		defs = append(defs, Define{Name: ext, Value: "1", Extension: true})
 	}
 	return defs
+}
+
+// Extensions are the extension macros that [OpenCL] defines, as clang
+// does for a target it does not know (SPIR): every standard one, so that
+// a kernel behind "#if defined(cl_khr_fp16)" is read. The kernels that
+// such a guard keeps are listed in [Result.Guards], for the runtime to
+// refuse a launch on a device that lacks the extension.
+var Extensions = []string{
+	"cl_khr_byte_addressable_store", "cl_khr_fp16", "cl_khr_fp64",
+	"cl_khr_global_int32_base_atomics", "cl_khr_global_int32_extended_atomics",
+	"cl_khr_local_int32_base_atomics", "cl_khr_local_int32_extended_atomics",
+	"cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics",
+	"cl_khr_3d_image_writes", "cl_khr_depth_images", "cl_khr_gl_msaa_sharing",
+	"cl_khr_mipmap_image", "cl_khr_mipmap_image_writes", "cl_khr_srgb_image_writes",
+	"cl_khr_subgroups", "cl_khr_integer_dot_product",
+	"cl_amd_media_ops", "cl_amd_media_ops2",
+	"cl_intel_subgroups", "cl_intel_subgroups_short",
 }
 
 // ParseOptions reads the preprocessor's options out of an OpenCL build
@@ -44,6 +59,9 @@ func ParseOptions(options string) (defs []Define, dirs []string, err error) {
 	}
 	for i := 0; i < len(words); i++ {
 		w := words[i]
+		if err := checkWord(w); err != nil {
+			return nil, nil, err
+		}
 		flag := ""
 		for _, f := range []string{"-D", "-U", "-I"} {
 			if strings.HasPrefix(w, f) {
@@ -58,11 +76,16 @@ func ParseOptions(options string) (defs []Define, dirs []string, err error) {
 		}
 		arg := w[2:]
 		if arg == "" {
-			if i+1 >= len(words) {
+			if i+1 >= len(words) || strings.HasPrefix(words[i+1], "-") {
 				return nil, nil, fmt.Errorf("option %s needs an argument", flag)
 			}
 			i++
 			arg = words[i]
+		}
+		if flag != "-I" {
+			if err := checkMacroName(flag, arg); err != nil {
+				return nil, nil, err
+			}
 		}
 		switch flag {
 		case "-I":
@@ -78,6 +101,45 @@ func ParseOptions(options string) (defs []Define, dirs []string, err error) {
 		}
 	}
 	return defs, dirs, nil
+}
+
+// clStandards are the values of -cl-std= that the runtime accepts (rt's
+// checkOptions, whose rules these are, so that a program's options are
+// refused at generate time, not at its first build).
+var clStandards = []string{"CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"}
+
+// checkWord checks one word of the options that is not the argument of a
+// separate -D, -U or -I.
+func checkWord(w string) error {
+	switch {
+	case !strings.HasPrefix(w, "-") || w == "-":
+		return fmt.Errorf("%q is not an option (options start with -)", w)
+	case strings.HasPrefix(w, "-cl-std="):
+		if v := w[len("-cl-std="):]; !slices.Contains(clStandards, v) {
+			return fmt.Errorf("-cl-std=%s: unknown OpenCL C standard %q (want one of %s)", v, v, strings.Join(clStandards, ", "))
+		}
+	case w == "-cl-std":
+		return fmt.Errorf("-cl-std needs =VERSION (one of %s)", strings.Join(clStandards, ", "))
+	}
+	return nil
+}
+
+// checkMacroName checks the argument of -D or -U: a macro name, for -D
+// optionally followed by =value or a parameter list.
+func checkMacroName(flag, arg string) error {
+	name, _, _ := strings.Cut(arg, "=")
+	if flag == "-D" {
+		name, _, _ = strings.Cut(name, "(")
+	}
+	if name == "" {
+		return fmt.Errorf("option %s needs a macro name", flag)
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isLetter(c) && (i == 0 || !isDigit(c)) {
+			return fmt.Errorf("option %s%s: %q is not a macro name", flag, arg, name)
+		}
+	}
+	return nil
 }
 
 // splitWords splits s as a POSIX shell splits words.

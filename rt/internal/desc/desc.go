@@ -180,6 +180,11 @@ type Kernel struct {
 	// Globals are the device globals the kernel takes as hidden
 	// arguments, bound as arguments Params+i.
 	Globals []*Global
+	// Extensions are the OpenCL extensions the kernel exists under (its
+	// definition is inside "#if defined(cl_khr_fp16)"), each one name or
+	// alternatives joined by "|"; a launch on a device that lacks one
+	// fails with an error naming the kernel, the device and the extension.
+	Extensions []string
 
 	once sync.Once
 	key  *progcache.KernelKey

@@ -1,0 +1,1 @@
+__kernel void k(__global float* a, int n) { a[0] = (float)n; }

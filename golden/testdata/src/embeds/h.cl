@@ -1,0 +1,2 @@
+#include "h.h"
+__kernel void k(__global float* a) { a[0] = ONE; }

@@ -1,0 +1,1 @@
+#define ONE 1

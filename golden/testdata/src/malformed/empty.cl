@@ -1,0 +1,2 @@
+// No kernel here.
+float helper(float x) { return x; }

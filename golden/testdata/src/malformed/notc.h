@@ -1,0 +1,2 @@
+This header explains the kernels below.
+It is not C.

@@ -1,0 +1,2 @@
+#include "notc.h"
+__kernel void after(__global float* a) { a[0] = 1; }
