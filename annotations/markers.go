@@ -244,6 +244,12 @@ func markers() []Marker {
 			Args: []MarkerArg{
 				{Name: "default", Kind: ArgString,
 					Doc: "The value when none is set: a Go constant of type T (16, -3, 0.5, true), checked to fit T."},
+				{Name: "min", Kind: ArgString,
+					Doc: "The smallest value allowed, a number of type T: checked against the default and the candidates at generate time and against every value set at run time."},
+				{Name: "max", Kind: ArgString,
+					Doc: "The largest value allowed, a number of type T, checked as min is."},
+				{Name: "tune", Kind: ArgString,
+					Doc: "The candidates among which rt.Tune chooses by timing, comma-separated (\"8,16,32,64\"): each of type T and within the bounds, at least one."},
 			},
 		},
 	}

@@ -36,8 +36,13 @@ func (s *state) checkDecls() {
 				s.errorf(d.pos, "//dgen:specconst variable %s must have type rt.SpecConst[T], not %s", d.name, typeString(t, s.l.path))
 			} else if b, ok := e.Underlying().(*types.Basic); !ok || !hasCL(b) {
 				s.errorf(d.pos, "specialization constant %s: %s is not a fixed-size number type", d.name, typeString(e, s.l.path))
-			} else if v, ok := s.specDefault(d, b); ok && v.cl != "" {
-				s.specDefaults[d.name] = v
+			} else if v, ok := s.specDefault(d, b); ok {
+				if v.cl != "" {
+					s.specDefaults[d.name] = v
+				}
+				if lim, ok := s.specLimits(d, b, v.cl); ok { // speclimits.go
+					s.specLims[d.name] = lim
+				}
 			}
 		}
 	}

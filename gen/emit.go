@@ -91,12 +91,14 @@ func (s *state) emit() ([]File, error) {
 		s.fileFor(outs, g.file).reg(globalVar(g.name), "Global", dict)
 	}
 	for _, sc := range s.specs {
-		s.fileFor(outs, sc.file).reg(specVar(sc.name), "SpecConst", jen.Dict{
+		dict := jen.Dict{
 			jen.Id("Var"):     jen.Qual(CodegenPath, "SpecConstVar").Call(jen.Op("&").Id(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit)),
 			jen.Id("ID"):      jen.Lit(s.id(sc.name)),
 			jen.Id("Name"):    jen.Lit(sc.name),
 			jen.Id("Default"): jen.Lit(s.specDefaults[sc.name].cl),
-		})
+		}
+		s.addSpecLimits(dict, sc.name) // speclimits.go
+		s.fileFor(outs, sc.file).reg(specVar(sc.name), "SpecConst", dict)
 	}
 	for _, p := range s.programs {
 		if err := s.emitProgram(s.fileFor(outs, p.file), p); err != nil {

@@ -77,6 +77,7 @@ type state struct {
 	allocs       []decl
 	specs        []decl
 	specDefaults map[string]specDefault   // by spec constant name, for those with default=
+	specLims     map[string]specLimits    // by spec constant name: min=, max=, tune=
 	structs      map[string]*clsrc.Layout // generated OpenCL C structs by "struct name"
 	prelude      map[string]string        // struct name -> declaration
 	preludeOrder []string
@@ -89,6 +90,6 @@ func newState(l *loaded) *state {
 	if sizes == nil {
 		sizes = types.SizesFor("gc", "amd64")
 	}
-	return &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{}, specDefaults: map[string]specDefault{},
+	return &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{}, specDefaults: map[string]specDefault{}, specLims: map[string]specLimits{},
 		sizes: sizes}
 }

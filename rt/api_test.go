@@ -14,8 +14,9 @@ import (
 // exportedIdentifiers counts them. Issue 19 started from 129 and aims at
 // 60; the count may only go down: lower this constant with every change
 // that removes identifiers. Issue 28's command graphs add five (Graph,
-// Queue.Record, Graph.Launch, Graph.Update, Graph.Release): 108 + 5.
-const apiCeiling = 113
+// Queue.Record, Graph.Launch, Graph.Update, Graph.Release) and issue 24
+// one (SpecConst.Tune; SpecConst.Value replaced Default): 108 + 5 + 1.
+const apiCeiling = 114
 
 // exportedIdentifiers counts rt's API with go/ast, over the package's
 // non-test files: every exported package-level identifier (type, function,

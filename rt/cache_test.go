@@ -192,15 +192,15 @@ func TestSpecValuesDistinctPrograms(t *testing.T) {
 	resetFaults(0)
 	first := map[string]*rt.CachedKernel{}
 	for _, step := range []struct {
-		value  string // "" = the default
-		want   int32
-		builds int64
+		value           string // "" = the default
+		want            int32
+		builds, memHits int64
 	}{
-		{"", 2, 1},
-		{"3", 6, 2},
-		{"-4", -8, 3},
-		{"3", 6, 3}, // cached
-		{"", 2, 3},  // cached
+		{"", 2, 1, 0},
+		{"3", 6, 2, 0},
+		{"-4", -8, 3, 0},
+		{"3", 6, 3, 1}, // cached: a memory hit
+		{"", 2, 3, 2},  // cached
 	} {
 		if step.value == "" {
 			ctx.ClearSpecValue("N")
@@ -218,6 +218,9 @@ func TestSpecValuesDistinctPrograms(t *testing.T) {
 		}
 		if b := faults.builds.Load(); b != step.builds {
 			t.Errorf("N=%q: %d builds, want %d", step.value, b, step.builds)
+		}
+		if m := ctx.CacheStats().MemHits; m != step.memHits {
+			t.Errorf("N=%q: %d memory hits, want %d", step.value, m, step.memHits)
 		}
 		if f, ok := first[step.value]; ok && f != ck {
 			t.Errorf("N=%q: another kernel than the first time", step.value)

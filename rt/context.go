@@ -57,6 +57,8 @@ type Context struct {
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
 	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
+	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
+	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
 }
 
 // Open opens a context on the device that the environment selects
@@ -714,7 +716,7 @@ func (c *Context) CacheStats() stats.Cache {
 	return stats.Cache{
 		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
 		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
-		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(),
+		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(), Tuned: c.tuneTimed.Load(), TuneRecords: c.tuneRecords.Load(),
 	}
 }
 
@@ -732,6 +734,7 @@ func (c *Context) persistentCache() *diskcache.Cache {
 // configures, warning when one cannot be used, and sets up the context's
 // program cache over them.
 func (c *Context) initCache(cfg CacheConfig) {
+	c.warn = warnings(&cfg)
 	c.openRemote(&cfg)
 	if cfg.Disk.Warnings == nil {
 		cfg.Disk.Warnings = warnings(&cfg)
@@ -943,7 +946,12 @@ func checkSpecValue(name, value string) error {
 }
 
 // setSpecValue sets the specialization constant name to value for every
-// program that the context builds from now on: value becomes -D name=value
+// program that the context builds from now on. A name that no registered
+// //dgen:specconst constant has, or a value that does not parse as the
+// constant's type, is an error wrapping ErrInvalidArgument; a value outside
+// the bounds the directive declares (min=, max=) one wrapping
+// ErrOutOfRange. The value is kept as specLiteral writes it (so that "16"
+// and "0x10" share a build) and becomes -D name=value
 // at build and part of every cache key, so that a changed value builds
 // (once) and caches another program, and setting an earlier value again
 // finds the earlier program. Commands already enqueued are not affected.
@@ -957,17 +965,25 @@ func (c *Context) setSpecValue(name, value string) error {
 	if err := checkSpecValue(name, value); err != nil {
 		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}
-	c.pc.SetSpec(name, value)
+	canon, err := checkRegistered(name, value) // specvalue.go
+	if err != nil {
+		return fmt.Errorf("set specialization constant %s: %w", name, err)
+	}
+	c.pc.SetSpec(name, canon)
 	return nil
 }
 
 // clearSpecValue removes the value of the specialization constant name, so
-// that programs see its default again.
+// that programs see its default again. A name that no registered constant
+// has is an error wrapping ErrInvalidArgument.
 func (c *Context) clearSpecValue(name string) error {
 	if err := c.enter(); err != nil {
 		return err
 	}
 	defer c.exit()
+	if len(specChecks(name)) == 0 {
+		return fmt.Errorf("clear specialization constant %s: %w: no //dgen:specconst declaration registers a constant of that name", name, ErrInvalidArgument)
+	}
 	c.pc.ClearSpec(name)
 	return nil
 }

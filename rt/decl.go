@@ -98,9 +98,9 @@ func SetSpecConst[T any](c *Context, s *SpecConst[T], v T) error {
 	return c.setSpecValue(d.Name, lit)
 }
 
-// Default returns the constant's default value; the zero value if it has
-// none or is not registered.
-func (s *SpecConst[T]) Default() T {
+// defaultValue returns the constant's default value; the zero value if
+// it has none or is not registered. Value(nil) returns it.
+func (s *SpecConst[T]) defaultValue() T {
 	var v T
 	if d := s.registration(); d != nil && unsafe.Sizeof(v) <= 8 {
 		v = *(*T)(unsafe.Pointer(&d.Var.Bits))

@@ -63,12 +63,15 @@ func TestRemoteTier(t *testing.T) {
 				return strings.Join(ops, " ")
 			}
 			img := &rt.ProgramImage{ID: "test.Remote", Source: src}
+			// Each lookup counts once, at the tier that served it: a
+			// cold build is one remote miss (not two), and a remote hit
+			// is not also a disk hit.
 			for i, want := range []struct {
-				builds, remoteHits, publishes int64
-				ops                           string
+				builds, diskHits, remoteHits, remoteMisses, publishes int64
+				ops                                                   string
 			}{
-				{1, 0, 1, "build remote_publish"},
-				{0, 1, 0, "remote_hit disk_hit"},
+				{1, 0, 0, 1, 1, "build remote_publish"},
+				{0, 0, 1, 0, 0, "remote_hit"},
 			} {
 				ctx, rec, warn := open()
 				spec := rt.NewKernelSpec(img, "fill")
@@ -84,8 +87,9 @@ func TestRemoteTier(t *testing.T) {
 					t.Fatal(err)
 				}
 				s := ctx.CacheStats()
-				if s.Builds != want.builds || s.Remote.Hits != want.remoteHits || s.Remote.Publishes != want.publishes || s.Remote.Errors != 0 {
-					t.Errorf("context %d: stats %+v; want %d builds, %d remote hits, %d publishes", i, s, want.builds, want.remoteHits, want.publishes)
+				if s.Builds != want.builds || s.DiskHits != want.diskHits || s.Remote.Hits != want.remoteHits || s.Remote.Misses != want.remoteMisses ||
+					s.Remote.Publishes != want.publishes || s.Remote.Errors != 0 || s.MemHits != 0 {
+					t.Errorf("context %d: stats %+v; want %d builds, %d disk hits, %d remote hits, %d remote misses, %d publishes", i, s, want.builds, want.diskHits, want.remoteHits, want.remoteMisses, want.publishes)
 				}
 				if got := cacheOps(rec); got != want.ops {
 					t.Errorf("context %d: cache events %q; want %q", i, got, want.ops)

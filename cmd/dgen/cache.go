@@ -15,7 +15,8 @@ import (
 
 const cacheUsage = `usage: dgen cache <ls|stat|verify|clear|gc> [-json] [arguments]
 
-  ls               list entries, least recently used first
+  ls               list entries, least recently used first; tuning records
+                   (rt.SpecConst.Tune) show their constant and winner
   stat             totals, overall and per device, and the counters of the
                    remote tier (DGEN_CACHE_REMOTE) that processes recorded
   verify [-remove] check every checksum; -remove deletes bad entries
@@ -119,7 +120,7 @@ func cacheList(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer
 			if e.Device.Name != "" {
 				dev += " " + e.Device.Name
 			}
-			img, prog := e.ImageID, e.ProgramName
+			img, prog := e.ImageID, tuneLabel(c, e) // tune.go
 			if e.Err != "" {
 				img, prog = "?", "error: "+e.Err
 			}

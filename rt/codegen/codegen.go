@@ -37,6 +37,7 @@
 package codegen
 
 import (
+	"reflect"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
@@ -121,7 +122,7 @@ func GlobalVar[T any](g *rt.DeviceGlobal[T]) Var {
 // SpecConstVar returns the Var of the specialization constant c, whose
 // default is def (a number or boolean of at most 8 bytes).
 func SpecConstVar[T any](c *rt.SpecConst[T], def T) Var {
-	v := Var{Addr: unsafe.Pointer(c), Size: int64(unsafe.Sizeof(def))}
+	v := Var{Addr: unsafe.Pointer(c), Size: int64(unsafe.Sizeof(def)), Kind: reflect.TypeFor[T]().Kind()}
 	if v.Size <= 8 {
 		*(*T)(unsafe.Pointer(&v.Bits)) = def
 	}

@@ -233,14 +233,21 @@ func (c *Cache) storable(n int) bool {
 // If another process holds the key exclusively (building or writing it),
 // Get waits up to Config.BuildWait.
 func (c *Cache) Get(key Key) (bin []byte, ok bool, err error) {
+	bin, _, ok, err = c.Lookup(key)
+	return bin, ok, err
+}
+
+// Lookup is Get that also says which tier served a hit: Hit for the
+// local cache, Fetched for the remote tier (Built on a miss).
+func (c *Cache) Lookup(key Key) (bin []byte, outcome Outcome, ok bool, err error) {
 	if !c.Enabled() {
-		return nil, false, nil
+		return nil, Built, false, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
 	defer cancel()
 	tree, err := lockFile(ctx, filepath.Join(c.root, treeLockName), false)
 	if err != nil {
-		return nil, false, err
+		return nil, Built, false, err
 	}
 	defer tree.unlock()
 	dir := c.keyDir(&key)
@@ -250,7 +257,7 @@ func (c *Cache) Get(key Key) (bin []byte, ok bool, err error) {
 			c.tracef("miss %s", dir)
 			return c.getRemote(ctx, dir, &key)
 		}
-		return nil, false, err
+		return nil, Built, false, err
 	}
 	bin, ok, freed, err := c.lookup(dir, &key, key.encode())
 	kl.unlock()
@@ -258,21 +265,21 @@ func (c *Cache) Get(key Key) (bin []byte, ok bool, err error) {
 	if !ok && err == nil {
 		return c.getRemote(ctx, dir, &key)
 	}
-	return bin, ok, err
+	return bin, Hit, ok, err
 }
 
 // getRemote is Get's remote step after a local miss: a binary the remote
 // returns is stored locally in the background.
-func (c *Cache) getRemote(ctx context.Context, dir string, key *Key) ([]byte, bool, error) {
+func (c *Cache) getRemote(ctx context.Context, dir string, key *Key) ([]byte, Outcome, bool, error) {
 	if c.cfg.Remote == nil {
-		return nil, false, nil
+		return nil, Built, false, nil
 	}
 	bin, ok := c.cfg.Remote.Fetch(ctx, *key)
 	if !ok || isQuarantined(dir, bin) {
-		return nil, false, nil
+		return nil, Built, false, nil
 	}
 	c.storeFetched(dir, key, key.encode(), bin)
-	return bin, true, nil
+	return bin, Fetched, true, nil
 }
 
 // release recounts the recorded size after entries were removed outside
@@ -591,7 +598,7 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 	// and lock: a remote hit then costs the request and nothing more. (A
 	// key that a local process holds is waited for instead.)
 	if outcome == Hit && c.cfg.Remote != nil {
-		if bin, ok := c.cfg.Remote.Fetch(waitCtx, key); ok && !isQuarantined(dir, bin) {
+		if bin, ok := c.cfg.Remote.Fetch(firstLook(waitCtx), key); ok && !isQuarantined(dir, bin) {
 			c.storeFetched(dir, &key, src, bin)
 			return bin, Fetched, nil
 		}

@@ -25,6 +25,25 @@ type Remote interface {
 	Publish(key Key, bin []byte)
 }
 
+// firstLookKey marks the context of a Fetch that is GetOrBuild's first
+// look (see FirstLook).
+type firstLookKey struct{}
+
+// firstLook returns ctx marked as a first look.
+func firstLook(ctx context.Context) context.Context {
+	return context.WithValue(ctx, firstLookKey{}, true)
+}
+
+// FirstLook reports whether ctx marks a Fetch as the first look of a
+// lookup that, on a miss, either finds the binary locally after all
+// (another local process stored it) or goes on to Claim: the remote then
+// counts no miss and no rejection for the Fetch, since the lookup is
+// counted once, where it ends (a local hit, or Claim's hit or miss).
+func FirstLook(ctx context.Context) bool {
+	v, _ := ctx.Value(firstLookKey{}).(bool)
+	return v
+}
+
 // Encode returns the full key as the cache stores it: every field, the
 // program name included, in a stable binary encoding.
 func (k *Key) Encode() []byte { return k.encode() }

@@ -66,7 +66,7 @@ func trailer(body, secret []byte) []byte {
 // openEntry checks an entry fetched for key and returns its binary. The
 // error, if any, wraps ErrRejected and says what is wrong.
 func openEntry(e, key, secret []byte) ([]byte, error) {
-	reject := func(why string) ([]byte, error) { return nil, &rejection{why} }
+	reject := func(why string) ([]byte, error) { return nil, &rejection{why: why} }
 	if len(e) < entryHeader+trailerSize {
 		return reject("truncated")
 	}
@@ -91,12 +91,12 @@ func openEntry(e, key, secret []byte) ([]byte, error) {
 	case len(secret) > 0 && !signed:
 		return reject("unsigned")
 	case len(secret) == 0 && signed:
-		return reject("signed, and no DGEN_CACHE_REMOTE_KEY to check it")
+		return nil, &rejection{why: "signed, and no DGEN_CACHE_REMOTE_KEY to check it", signed: true}
 	}
 	body, sum := e[:len(e)-trailerSize], e[len(e)-trailerSize:]
 	if !hmac.Equal(sum, trailer(body, secret)) {
 		if signed {
-			return reject("bad signature")
+			return nil, &rejection{why: "bad signature", signed: true}
 		}
 		return reject("checksum mismatch")
 	}
@@ -106,7 +106,13 @@ func openEntry(e, key, secret []byte) ([]byte, error) {
 	return e[entryHeader+kl : entryHeader+kl+bl], nil
 }
 
-type rejection struct{ why string }
+// rejection is an ErrRejected; signed reports an entry that is signed
+// but that this node cannot verify (a signature by another key, or no key
+// here), which it must not replace.
+type rejection struct {
+	why    string
+	signed bool
+}
 
 func (r *rejection) Error() string        { return "remote entry rejected: " + r.why }
 func (r *rejection) Is(target error) bool { return target == ErrRejected }

@@ -42,6 +42,8 @@ type Fleet struct {
 	bg    sync.WaitGroup
 
 	hits, misses, publishes, errs, rejected, dropped, waits atomic.Int64
+
+	foreign sync.Map // addresses of signed entries this node cannot verify: never replaced (trust.go)
 }
 
 var _ diskcache.RemoteTier = (*Fleet)(nil)
@@ -161,7 +163,7 @@ func (f *Fleet) Fetch(ctx context.Context, key diskcache.Key) ([]byte, bool) {
 	}
 	kb := key.Encode()
 	bin, ok := f.fetch(ctx, &key, kb, address(kb))
-	if !ok {
+	if !ok && !diskcache.FirstLook(ctx) {
 		f.misses.Add(1)
 	}
 	return bin, ok
@@ -183,8 +185,7 @@ func (f *Fleet) fetch(ctx context.Context, key *diskcache.Key, kb []byte, addr s
 	}
 	switch {
 	case errors.Is(err, ErrRejected):
-		f.rejected.Add(1)
-		f.tracef("drop %s %s: %v", key.ProgramName, addr, err)
+		f.reject(ctx, key, addr, err) // trust.go
 	case err != nil && ctx.Err() == nil:
 		f.fail("fetch", err)
 		return nil, false
@@ -230,6 +231,10 @@ func (f *Fleet) publish(key *diskcache.Key, kb []byte, addr string, bin []byte, 
 	go func() {
 		defer f.bg.Done()
 		defer func() { <-f.slots }()
+		if up && f.keeps(addr) { // trust.go
+			f.tracef("not published %s %s: the remote holds a signed entry this node cannot verify", key.ProgramName, addr)
+			up = false
+		}
 		if up {
 			t0 := time.Now()
 			ctx, cancel := f.request(context.Background())

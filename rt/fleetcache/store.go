@@ -81,7 +81,7 @@ func (s *redisStore) get(ctx context.Context, addr string, max int64) ([]byte, b
 		return nil, false, err
 	}
 	if int64(len(b)) > max {
-		return nil, false, &rejection{"larger than the maximum entry size"}
+		return nil, false, &rejection{why: "larger than the maximum entry size"}
 	}
 	return b, true, nil
 }
@@ -147,14 +147,14 @@ func (s *httpStore) get(ctx context.Context, addr string, max int64) ([]byte, bo
 	case resp.StatusCode != http.StatusOK:
 		return nil, false, fmt.Errorf("GET %s: %s", s.url(addr), resp.Status)
 	case resp.ContentLength > max:
-		return nil, false, &rejection{"larger than the maximum entry size"}
+		return nil, false, &rejection{why: "larger than the maximum entry size"}
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
 		return nil, false, fmt.Errorf("GET %s: %w", s.url(addr), err)
 	}
 	if int64(len(b)) > max {
-		return nil, false, &rejection{"larger than the maximum entry size"}
+		return nil, false, &rejection{why: "larger than the maximum entry size"}
 	}
 	return b, true, nil
 }

@@ -13,11 +13,20 @@ import (
 	"github.com/dgen-go/dgen/rt/internal/desc"
 )
 
-// Cache counts what a context's program cache did.
+// Cache counts what a context's program cache did. Every program lookup
+// counts exactly once, at the tier that served it: memory (MemHits), the
+// local persistent cache (DiskHits), the remote tier (Remote.Hits) or a
+// build (Builds); Remote.Misses counts the lookups that asked the remote
+// tier in vain, once each. A launch through the fast kernel cache with
+// unchanged specialization-constant values is no lookup.
 type Cache struct {
-	Builds       int64 `json:"builds"`        // programs compiled from source
-	DiskHits     int64 `json:"disk_hits"`     // programs loaded from the persistent cache
-	MemHits      int64 `json:"mem_hits"`      // programs found in memory, built (a request that waited for another's build counts once it succeeded)
+	Builds   int64 `json:"builds"`    // programs compiled from source
+	DiskHits int64 `json:"disk_hits"` // programs loaded from the local persistent cache; not those the remote tier gave
+	// MemHits counts programs found in memory (built, or built by another
+	// goroutine while this one waited: it counts once the build
+	// succeeded), and first uses of a kernel after the
+	// specialization-constant values changed whose program was in memory.
+	MemHits      int64 `json:"mem_hits"`
 	BuildErrors  int64 `json:"build_errors"`  // builds that failed with ErrBuildFailed
 	Retries      int64 `json:"retries"`       // waiters that retried after a failure that was not a build error
 	Evictions    int64 `json:"evictions"`     // programs evicted from memory
@@ -27,6 +36,11 @@ type Cache struct {
 	Bytes        int64 `json:"bytes"`         // their binary sizes
 	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
 	Remote diskcache.RemoteStats `json:"remote"`
+	// Tuned counts the candidates that rt.SpecConst.Tune timed, and
+	// TuneRecords the tunings that a tuning record answered, timing
+	// nothing.
+	Tuned       int64 `json:"tuned"`
+	TuneRecords int64 `json:"tune_records"`
 }
 
 // Alloc is a snapshot of a context's device memory statistics.

@@ -9,6 +9,7 @@ package desc
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ type Var struct {
 	// Bits holds a specialization constant's default value, Size bytes
 	// in the machine's byte order.
 	Bits uint64
+	// Kind is the kind of a specialization constant's T, by which rt
+	// checks the values set.
+	Kind reflect.Kind
 }
 
 // HostAccess says what the host may do with a device global.
@@ -107,6 +111,11 @@ type SpecConst struct {
 	// program that uses the constant then fails to build until a value is
 	// set.
 	Default string
+	// Min and Max are the bounds that the directive declares (min=,
+	// max=), Tune its tuning candidates (tune=), as OpenCL C literals;
+	// empty when not declared.
+	Min, Max string
+	Tune     []string
 }
 
 // Program describes a //dgen:program declaration.
@@ -218,12 +227,13 @@ type Descriptor interface {
 // handles cache what they find.
 var registry struct {
 	sync.RWMutex
-	programs map[unsafe.Pointer]*Program
-	globals  map[unsafe.Pointer]*Global
-	specs    map[unsafe.Pointer]*SpecConst
-	sites    map[unsafe.Pointer]*AllocSite
-	siteIDs  map[string]uint32
-	tags     []string // by tag; tag 0 is "untagged"
+	programs  map[unsafe.Pointer]*Program
+	globals   map[unsafe.Pointer]*Global
+	specs     map[unsafe.Pointer]*SpecConst
+	specNames map[string][]*SpecConst // by macro name
+	sites     map[unsafe.Pointer]*AllocSite
+	siteIDs   map[string]uint32
+	tags      []string // by tag; tag 0 is "untagged"
 }
 
 // Register registers the descriptor d and returns it. A generated file
@@ -238,6 +248,7 @@ func Register[D Descriptor](d D) D {
 		registry.programs = map[unsafe.Pointer]*Program{}
 		registry.globals = map[unsafe.Pointer]*Global{}
 		registry.specs = map[unsafe.Pointer]*SpecConst{}
+		registry.specNames = map[string][]*SpecConst{}
 		registry.sites = map[unsafe.Pointer]*AllocSite{}
 		registry.siteIDs = map[string]uint32{}
 		registry.tags = []string{"untagged"}
@@ -247,6 +258,7 @@ func Register[D Descriptor](d D) D {
 		registry.globals[d.Var.Addr] = d
 	case *SpecConst:
 		registry.specs[d.Var.Addr] = d
+		registry.specNames[d.Name] = append(registry.specNames[d.Name], d)
 	case *Program:
 		for _, g := range d.Owns {
 			g.owner = d
@@ -285,6 +297,29 @@ func LookupGlobal(addr unsafe.Pointer) *Global { return lookup(&registry.globals
 // LookupSpecConst returns the descriptor of the *rt.SpecConst[T] at addr,
 // or nil.
 func LookupSpecConst(addr unsafe.Pointer) *SpecConst { return lookup(&registry.specs, addr) }
+
+// SpecConstsNamed returns the descriptors of the specialization
+// constants whose macro is name, in order of registration.
+func SpecConstsNamed(name string) []*SpecConst {
+	registry.RLock()
+	defer registry.RUnlock()
+	return registry.specNames[name]
+}
+
+// ProgramsUsing returns the registered programs whose image names the
+// specialization constant d, sorted by ID.
+func ProgramsUsing(d *SpecConst) []*Program {
+	registry.RLock()
+	defer registry.RUnlock()
+	var ps []*Program
+	for _, p := range registry.programs {
+		if slices.Contains(p.SpecConsts, d) {
+			ps = append(ps, p)
+		}
+	}
+	slices.SortFunc(ps, func(a, b *Program) int { return strings.Compare(a.ID, b.ID) })
+	return ps
+}
 
 // LookupAllocSite returns the descriptor of the *rt.AllocSite[T] at addr,
 // or nil.

@@ -88,8 +88,8 @@ type Config struct {
 // Stats counts what a cache did.
 type Stats struct {
 	Builds       int64 // programs compiled from source
-	DiskHits     int64 // programs loaded from the persistent cache
-	MemHits      int64 // programs found in memory, built: a request that waited for another's build counts once it succeeded
+	DiskHits     int64 // programs loaded from the local persistent cache (a remote hit is the remote tier's, not counted here)
+	MemHits      int64 // programs found in memory, built (a request that waited for another's build counts once it succeeded), and first fast kernel hits after the spec values changed
 	BuildErrors  int64 // builds that failed with ErrBuildFailed
 	Retries      int64 // waiters that retried after a failure that was not a build error
 	Evictions    int64 // programs evicted from memory
@@ -123,6 +123,7 @@ type Cache[K Object] struct {
 
 	specMu   sync.Mutex // guards specSets and writes of spec
 	spec     atomic.Pointer[specSet]
+	specGen  atomic.Uint64 // counts changes of spec, for the memory hits of fast kernel hits (kernel.go)
 	specSets map[string]*specSet
 
 	builds, diskHits, memHits, buildErrors, retries, evictions, oomFlushes, kernelMisses atomic.Int64
@@ -582,18 +583,21 @@ func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
 	}
 	// Load: every device's binary must be there. With one device,
 	// GetOrBuild makes a second process wait for the first one's build.
-	var bins [][]byte
+	var (
+		bins    [][]byte
+		fetched bool // from the remote tier, which counts the hit
+	)
 	if len(keys) == 1 {
-		bin, sp, size, err := c.getOrBuild1(k, keys[0])
+		bin, sp, size, f, err := c.getOrBuild1(k, keys[0])
 		if sp != nil || err != nil {
 			return sp, size, err
 		}
-		bins = [][]byte{bin}
+		bins, fetched = [][]byte{bin}, f
 	} else {
-		bins = c.getAll(k, keys)
+		bins, fetched = c.getAll(k, keys)
 	}
 	if bins != nil {
-		if sp, size, done, err := c.load(k, keys, bins); done {
+		if sp, size, done, err := c.load(k, keys, bins, fetched); done {
 			return sp, size, err
 		}
 	}
@@ -625,8 +629,9 @@ func (c *Cache[K]) buildOnly(k key) (*sharedProgram, int64, error) {
 
 // getOrBuild1 asks the persistent cache for the one device's binary,
 // building (once across processes) on a miss. It returns either the
-// binary to load or the program it built (or an error).
-func (c *Cache[K]) getOrBuild1(k key, dk diskcache.Key) ([]byte, *sharedProgram, int64, error) {
+// binary to load, with whether the remote tier gave it, or the program it
+// built (or an error).
+func (c *Cache[K]) getOrBuild1(k key, dk diskcache.Key) ([]byte, *sharedProgram, int64, bool, error) {
 	var (
 		built driver.Program
 		berr  error
@@ -647,42 +652,48 @@ func (c *Cache[K]) getOrBuild1(k key, dk diskcache.Key) ([]byte, *sharedProgram,
 	})
 	switch {
 	case berr != nil:
-		return nil, nil, 0, berr
+		return nil, nil, 0, false, berr
 	case err != nil && built != nil:
 		c.Logf("store %s: %v", k.name, err)
-		return nil, newShared(built), 0, nil
+		return nil, newShared(built), 0, false, nil
 	case err != nil:
-		return nil, nil, 0, err
+		return nil, nil, 0, false, err
 	case outcome == diskcache.Built:
-		return nil, newShared(built), int64(len(bin)), nil
+		return nil, newShared(built), int64(len(bin)), false, nil
 	}
-	return bin, nil, 0, nil
+	return bin, nil, 0, outcome == diskcache.Fetched, nil
 }
 
 // getAll returns every device's binary from the persistent cache, or nil
-// if one is missing.
-func (c *Cache[K]) getAll(k key, keys []diskcache.Key) [][]byte {
-	var bins [][]byte
+// if one is missing; fetched reports that one came from the remote tier.
+func (c *Cache[K]) getAll(k key, keys []diskcache.Key) (bins [][]byte, fetched bool) {
 	for _, key := range keys {
-		bin, ok, err := c.cfg.Disk.Get(key)
+		bin, outcome, ok, err := c.cfg.Disk.Lookup(key)
 		if err != nil {
 			c.Logf("load %s: %v", k.name, err)
 		}
 		if !ok {
-			return nil
+			return nil, false
 		}
+		fetched = fetched || outcome == diskcache.Fetched
 		bins = append(bins, bin)
 	}
-	return bins
+	return bins, fetched
 }
 
 // load creates k's program from bins. done is false when the driver
-// refused them for another reason than memory: then the caller builds.
-func (c *Cache[K]) load(k key, keys []diskcache.Key, bins [][]byte) (sp *sharedProgram, size int64, done bool, err error) {
+// refused them for another reason than memory: then the caller builds. A
+// load of binaries that the remote tier gave (fetched) is the remote's hit,
+// which it counts, not a disk hit.
+func (c *Cache[K]) load(k key, keys []diskcache.Key, bins [][]byte, fetched bool) (sp *sharedProgram, size int64, done bool, err error) {
 	t0 := c.now()
 	loaded := c.markLoads(keys, bins)
 	p, err := c.b.Load(k.name, bins, k.buildOptions())
 	loaded()
+	if err == nil && fetched {
+		c.Logf("load %s fetched from the remote tier", k.name)
+		return newShared(p), binSize(bins), true, nil
+	}
 	if err == nil {
 		c.diskHits.Add(1)
 		if t0 != 0 {

@@ -95,6 +95,19 @@ type fastEntry[K Object] struct {
 	specs *specSet
 	dev   int
 	ck    *Kernel[K]
+	// gen is the generation of the cache's values (Cache.specGen) in
+	// which the entry last served: the first hit after the values changed
+	// found a program variant in memory, and counts as a memory hit.
+	gen *atomic.Uint64
+}
+
+// countReuse counts the first hit of e since the values last changed as a
+// memory hit.
+func (c *Cache[K]) countReuse(e *fastEntry[K]) {
+	g := c.specGen.Load()
+	if old := e.gen.Load(); old != g && e.gen.CompareAndSwap(old, g) {
+		c.memHits.Add(1)
+	}
 }
 
 // Kernel returns the kernel of key for device dev under the cache's
@@ -115,6 +128,7 @@ func (c *Cache[K]) Kernel(key *KernelKey, dev int) (*Kernel[K], error) {
 					if !e.ck.entry.used.Load() {
 						e.ck.entry.used.Store(true)
 					}
+					c.countReuse(e)
 					return e.ck, nil
 				}
 			}
@@ -156,6 +170,7 @@ func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
 	}
 	defer c.b.Exit()
 	c.kernelMisses.Add(1)
+	gen := c.specGen.Load() // before the values: a change between them counts once more, never less
 	specs := c.spec.Load()
 	k := c.keyOf(key.image, specs)
 	if err := k.checkSet(); err != nil {
@@ -188,7 +203,9 @@ func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
 	}
 	slot := make([]fastEntry[K], 0, len(t.slots[key.index])+1)
 	slot = append(slot, t.slots[key.index]...)
-	t.slots[key.index] = append(slot, fastEntry[K]{specs: specs, dev: dev, ck: ck})
+	fe := fastEntry[K]{specs: specs, dev: dev, ck: ck, gen: new(atomic.Uint64)}
+	fe.gen.Store(gen)
+	t.slots[key.index] = append(slot, fe)
 	c.fast.Store(t)
 	return ck, nil
 }

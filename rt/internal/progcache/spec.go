@@ -42,7 +42,16 @@ func (c *Cache[K]) SetSpec(name, value string) {
 	} else {
 		vals = slices.Insert(vals, i, SpecValue{name, value})
 	}
-	c.spec.Store(c.internSpecs(vals))
+	c.storeSpecs(c.internSpecs(vals))
+}
+
+// storeSpecs makes set the current values; called with specMu held. A
+// change starts a new generation: the first fast kernel hit of each kernel
+// under it counts as a memory hit.
+func (c *Cache[K]) storeSpecs(set *specSet) {
+	if c.spec.Swap(set) != set {
+		c.specGen.Add(1)
+	}
 }
 
 // ClearSpec removes the value of the specialization constant name, so that
@@ -51,7 +60,7 @@ func (c *Cache[K]) ClearSpec(name string) {
 	c.specMu.Lock()
 	defer c.specMu.Unlock()
 	vals := slices.DeleteFunc(slices.Clone(c.spec.Load().vals), func(v SpecValue) bool { return v.Name == name })
-	c.spec.Store(c.internSpecs(vals))
+	c.storeSpecs(c.internSpecs(vals))
 }
 
 // Specs returns the specialization-constant values set, sorted by name.

@@ -1,0 +1,255 @@
+package rt_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// A program whose kernel repeats its work REPS times: the fewer, the
+// faster. REPS=3 does not compile, and DEAD never does.
+var (
+	repsProg  rt.Program
+	repsConst rt.SpecConst[int32]
+	deadConst rt.SpecConst[int32]
+	noneConst rt.SpecConst[int32]
+
+	_repsConst = &codegen.SpecConst{Var: codegen.SpecConstVar(&repsConst, 16), ID: pkg + "repsConst", Name: "REPS", Default: "16",
+		Min: "1", Max: "256", Tune: []string{"256", "3", "1", "16"}}
+	_deadConst = &codegen.SpecConst{Var: codegen.SpecConstVar(&deadConst, 1), ID: pkg + "deadConst", Name: "DEAD", Default: "1",
+		Tune: []string{"1", "2"}}
+	_noneConst = &codegen.SpecConst{Var: codegen.SpecConstVar(&noneConst, 1), ID: pkg + "noneConst", Name: "NONE", Default: "1"}
+	_repsProg  = &codegen.Program{Var: codegen.ProgramVar(&repsProg), ID: pkg + "repsProg", Name: "repsProg", Image: `
+#if REPS == 3
+#error REPS=3 is refused
+#endif
+#ifdef DEAD_USED
+#error never
+#endif
+__kernel void reps(__global float *out, int n) {
+	size_t i = get_global_id(0);
+	float x = out[i];
+	for (int r = 0; r < REPS * 64; r++)
+		x = x * 0.999f + 0.5f;
+	out[i] = x;
+}
+`, SpecConsts: []*codegen.SpecConst{_repsConst}}
+	repsKern  = &codegen.Kernel{ID: pkg + "Reps", Name: "reps", Program: _repsProg, Params: 2}
+	_deadProg = &codegen.Program{Var: codegen.ProgramVar(new(rt.Program)), ID: pkg + "deadProg", Name: "deadProg",
+		Image: "#error DEAD is never built\n__kernel void dead(__global float *out, int n) { }\n", SpecConsts: []*codegen.SpecConst{_deadConst}}
+	deadKern = &codegen.Kernel{ID: pkg + "Dead", Name: "dead", Program: _deadProg, Params: 2}
+	_        = codegen.Register(_repsConst)
+	_        = codegen.Register(_deadConst)
+	_        = codegen.Register(_noneConst)
+	_        = codegen.Register(_repsProg)
+	_        = codegen.Register(repsKern)
+	_        = codegen.Register(_deadProg)
+	_        = codegen.Register(deadKern)
+)
+
+// openTune opens a profiling context on the CPU device (or DGEN_DEVICE)
+// with the persistent cache in dir, remote the remote tier's URL (or
+// none), warnings into warn and a trace recorder.
+func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer) (*rt.Context, *trace.Recorder) {
+	t.Helper()
+	cc := rt.DefaultCacheConfig()
+	cc.Disk = diskcache.DefaultConfig(dir)
+	cc.Warnings = warn
+	if remote != "" {
+		cc.Remote.URL = remote
+		cc.Remote.Getenv = func(name string) string {
+			if name == "DGEN_CACHE_REMOTE_KEY" {
+				return "fleet key"
+			}
+			return ""
+		}
+	}
+	tr := trace.New()
+	rec := &trace.Recorder{}
+	tr.Subscribe(rec)
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true, Cache: &cc, Tracer: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctx.Close() })
+	return ctx, rec
+}
+
+// runReps returns a tuning function that launches k over n items.
+func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*rt.Queue) error {
+	const n = 4096
+	out, err := rt.NewBuffer[float32](ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(q *rt.Queue) error {
+		*runs++
+		kern, err := codegen.Acquire(q, k)
+		if err != nil {
+			return err
+		}
+		codegen.SetBuffer(kern, 0, out)
+		codegen.SetScalar(kern, 1, int32(n))
+		return codegen.Submit(q, kern, rt.Range1(n), nil)
+	}
+}
+
+// TestTune tunes REPS: the failing candidate 3 is skipped and reported,
+// the winner is set and recorded; a second context on the same cache
+// directory times nothing, and DGEN_TUNE=force times again.
+func TestTune(t *testing.T) {
+	dir := t.TempDir()
+	var warn bytes.Buffer
+	for i, want := range []struct {
+		force  string
+		cached bool
+		timed  int
+	}{
+		{"", false, 3},
+		{"", true, 0},
+		{"force", false, 3},
+	} {
+		t.Setenv("DGEN_TUNE", want.force)
+		ctx, rec := openTune(t, dir, "", &warn)
+		runs := 0
+		res, err := rt.TuneFull(ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if res.Value != 1 || repsConst.Value(ctx) != 1 || res.Cached != want.cached || res.Timed != want.timed {
+			t.Errorf("run %d: %+v, value on the context %d; want winner 1, cached %v, %d timed", i, res, repsConst.Value(ctx), want.cached, want.timed)
+		}
+		if len(res.Errs) != 4 || res.Errs[1] == nil || (!want.cached && !errors.Is(res.Errs[1], rt.ErrBuildFailed)) {
+			t.Errorf("run %d: errors %v; want candidate 3's build failure", i, res.Errs)
+		}
+		if want.cached && runs != 0 {
+			t.Errorf("run %d: the tuning function ran %d times from a record", i, runs)
+		}
+		if s := ctx.CacheStats(); s.Tuned != int64(want.timed) || (s.TuneRecords == 1) != want.cached {
+			t.Errorf("run %d: stats tuned %d, records %d", i, s.Tuned, s.TuneRecords)
+		}
+		if !want.cached {
+			var marks []string
+			ranges := 0
+			for _, e := range rec.Events() {
+				switch {
+				case e.Kind == trace.UserMark:
+					marks = append(marks, e.Name)
+				case e.Kind == trace.UserRange && strings.HasPrefix(e.Name, "tune "):
+					ranges++
+				}
+			}
+			if ranges != 1 || len(marks) != 4 || !strings.Contains(marks[2], "REPS=1: ") || !strings.Contains(marks[1], "REPS=3 skipped") {
+				t.Errorf("run %d: %d tuning ranges, marks %q", i, ranges, marks)
+			}
+		}
+		ctx.Close()
+	}
+	if n := strings.Count(warn.String(), "candidate REPS=3 skipped"); n != 2 {
+		t.Errorf("%d warnings of the skipped candidate; want one per tuning that timed:\n%s", n, warn.String())
+	}
+}
+
+// TestTuneBadInput: no candidates, a queue that does not profile, and a
+// tuning function that fails for every candidate (the value set before
+// stays) are errors; nothing is recorded for the last.
+func TestTuneBadInput(t *testing.T) {
+	var warn bytes.Buffer
+	ctx, _ := openTune(t, t.TempDir(), "", &warn)
+	q := ctx.Queue()
+	runs := 0
+	if _, err := rt.TuneFull(q, &noneConst, runReps(t, ctx, repsKern, &runs)); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("no candidates: %v; want ErrInvalidArgument", err)
+	}
+	if _, err := rt.TuneFull(q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("nil function: %v; want ErrInvalidArgument", err)
+	}
+	plain, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	if err == nil {
+		defer plain.Close()
+		if _, err := rt.TuneFull(plain.Queue(), &repsConst, func(*rt.Queue) error { return nil }); !errors.Is(err, rt.ErrInvalidArgument) {
+			t.Errorf("queue without profiling: %v; want ErrInvalidArgument", err)
+		}
+	}
+	if err := rt.SetSpecConst(ctx, &deadConst, 2); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rt.TuneFull(q, &deadConst, runReps(t, ctx, deadKern, &runs))
+	if !errors.Is(err, rt.ErrBuildFailed) || res.Timed != 0 {
+		t.Errorf("every candidate fails: %v, %+v; want the joined build errors", err, res)
+	}
+	if v := deadConst.Value(ctx); v != 2 {
+		t.Errorf("after a failed tuning the value is %d; want the 2 set before", v)
+	}
+	if _, ok, _ := ctx.PersistentCache().Get(rt.TuneRecordKey(q, &deadConst)); ok {
+		t.Error("a failed tuning left a record")
+	}
+}
+
+// TestTuneForgedRecord: a record that does not decode, or names a value
+// that is not a candidate, is reported and tuned again; it never sets its
+// value.
+func TestTuneForgedRecord(t *testing.T) {
+	for _, rec := range []string{
+		`not json`,
+		`{"v":1,"const":"` + pkg + `repsConst","winner":"7"}`,
+		`{"v":1,"const":"` + pkg + `repsConst","winner":"3"}`, // a candidate, but declared min=1: still one of the list, so it must fail to build
+		`{"v":1,"const":"another","winner":"1"}`,
+	} {
+		var warn bytes.Buffer
+		ctx, _ := openTune(t, t.TempDir(), "", &warn)
+		q := ctx.Queue()
+		if err := ctx.PersistentCache().Put(rt.TuneRecordKey(q, &repsConst), []byte(rec)); err != nil {
+			t.Fatal(err)
+		}
+		runs := 0
+		res, err := rt.TuneFull(q, &repsConst, runReps(t, ctx, repsKern, &runs))
+		if rec == `{"v":1,"const":"`+pkg+`repsConst","winner":"3"}` {
+			// A forged record may name a candidate: the value is one the
+			// program declared, and its failure shows at the launch.
+			if err != nil || !res.Cached || res.Value != 3 {
+				t.Errorf("record %s: %+v, %v", rec, res, err)
+			}
+			continue
+		}
+		if err != nil || res.Cached || res.Value != 1 || !strings.Contains(warn.String(), "tuning record") {
+			t.Errorf("record %s: %+v, %v, warnings %q; want a warning and a new tuning", rec, res, err, warn.String())
+		}
+	}
+}
+
+// TestTuneFleet: a process with an empty disk gets the winner from the
+// fleet tier (Redis), signed, and times nothing.
+func TestTuneFleet(t *testing.T) {
+	srv := fleettest.StartRedis(t)
+	var warn bytes.Buffer
+	for i, cached := range []bool{false, true} {
+		ctx, _ := openTune(t, t.TempDir(), srv.URL, &warn)
+		runs := 0
+		res, err := rt.TuneFull(ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Cached != cached || res.Value != 1 || (cached && runs != 0) {
+			t.Errorf("node %d: %+v after %d runs; want cached %v, winner 1", i, res, runs, cached)
+		}
+		if err := ctx.Close(); err != nil { // waits for the publish
+			t.Fatal(err)
+		}
+	}
+	if strings.Contains(warn.String(), "remote") {
+		t.Errorf("warnings: %s", warn.String())
+	}
+}
