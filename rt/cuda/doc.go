@@ -29,3 +29,8 @@
 //
 //	import _ "github.com/dgen-go/dgen/rt/cuda"
 package cuda
+
+// GraphEnv names the variable that turns CUDA graphs off: with
+// DGEN_CUDA_GRAPH=0 a graph replays as a loop of launches in C even where
+// the driver has CUDA graphs.
+const GraphEnv = "DGEN_CUDA_GRAPH"

@@ -19,11 +19,6 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// GraphEnv names the variable that turns CUDA graphs off: with
-// DGEN_CUDA_GRAPH=0 a graph replays as a loop of launches in C even where
-// the driver has CUDA graphs.
-const GraphEnv = "DGEN_CUDA_GRAPH"
-
 // graph implements driver.Graph: the commands in C memory, and the CUDA
 // graph captured from them where the driver has graphs.
 type graph struct {
