@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/opencl"
 )
 
@@ -15,9 +16,9 @@ const graphKernels = 100
 // replayed graph of 100 launches of the one-work-item touch kernel (as
 // BenchmarkSubmit and rawcl's launch figure launch it), against the same
 // launches submitted one by one: ns/op is per kernel. On a device with
-// cl_khr_command_buffer (PoCL) "graph" replays a command buffer and
-// "graph-loop" the prepared loop in C that NVIDIA's OpenCL gets; elsewhere
-// both are the loop. The queue is drained every 1000 kernels.
+// cl_khr_command_buffer (PoCL) "graph" replays a command buffer, on CUDA
+// a CUDA graph, and "graph-loop" the prepared loop in C that NVIDIA's
+// OpenCL gets; elsewhere both are the loop. The queue is drained every 1000 kernels.
 func BenchmarkGraph(b *testing.B) {
 	b.Run("submit", func(b *testing.B) {
 		ctx := openDefault(b)
@@ -38,6 +39,7 @@ func BenchmarkGraph(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			if mode == "graph-loop" {
 				b.Setenv(opencl.CommandBufferEnv, "0")
+				b.Setenv(cuda.GraphEnv, "0")
 			}
 			ctx := openDefault(b)
 			q := ctx.Queue()
@@ -79,6 +81,7 @@ func BenchmarkGraphUpdate(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			if mode == "graph-loop" {
 				b.Setenv(opencl.CommandBufferEnv, "0")
+				b.Setenv(cuda.GraphEnv, "0")
 			}
 			ctx := openDefault(b)
 			q := ctx.Queue()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/opencl"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -96,6 +97,7 @@ func TestGraphReplay(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			if mode == "loop" {
 				t.Setenv(opencl.CommandBufferEnv, "0")
+				t.Setenv(cuda.GraphEnv, "0")
 			}
 			f := newGraphFixture(t, openCPU(t))
 			init := make([]float32, f.n)
@@ -154,6 +156,7 @@ func TestGraphUpdate(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			if mode == "loop" {
 				t.Setenv(opencl.CommandBufferEnv, "0")
+				t.Setenv(cuda.GraphEnv, "0")
 			}
 			f := newGraphFixture(t, openCPU(t))
 			ones := make([]float32, f.n)

@@ -249,3 +249,136 @@ CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v) {
 	CUresult r = cu.CtxSetCurrent(ctx);
 	return r == 0 ? cu.FuncSetAttribute(f, a, v) : r;
 }
+
+// The optional functions of command graphs, found by dgen_graph_load.
+static struct {
+	CUresult (*StreamBeginCapture)(CUstream, int);
+	CUresult (*StreamEndCapture)(CUstream, CUgraph *);
+	CUresult (*StreamGetCaptureInfo)(CUstream, int *, unsigned long long *, CUgraph *, const CUgraphNode **, size_t *);
+	CUresult (*GraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+	CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+	CUresult (*GraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode, const void *);
+	CUresult (*GraphExecDestroy)(CUgraphExec);
+	CUresult (*GraphDestroy)(CUgraph);
+} cug;
+
+static const char *dgen_cug_names[] = {
+	"cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuStreamGetCaptureInfo_v2",
+	"cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuGraphExecKernelNodeSetParams",
+	"cuGraphExecDestroy", "cuGraphDestroy",
+};
+
+// CUDA_KERNEL_NODE_PARAMS as cuGraphExecKernelNodeSetParams (the first
+// version, CUDA 10) takes it.
+typedef struct {
+	CUfunction func;
+	unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+	void **kernelParams;
+	void **extra;
+} dgen_kernel_node_params;
+
+// dgen_graph_load finds the graph functions once; it returns 1 when
+// libcuda has them all.
+int dgen_graph_load(void) {
+	static int state; // 0: not tried, 1: found, 2: missing
+	if (state == 0) {
+		state = 1;
+		for (size_t i = 0; i < sizeof dgen_cug_names / sizeof dgen_cug_names[0]; i++) {
+			void *p = dgen_lib ? dlsym(dgen_lib, dgen_cug_names[i]) : NULL;
+			((void **)&cug)[i] = p;
+			if (p == NULL) state = 2;
+		}
+	}
+	return state == 1;
+}
+
+// dgen_gcmd_one issues command c on s; while s captures, a kernel's node
+// is kept in c.
+static CUresult dgen_gcmd_one(CUstream s, dgen_gcmd *c, int capture) {
+	CUresult r = 0;
+	switch (c->kind) {
+	case GCMD_KERNEL:
+		r = cu.LaunchKernel(c->f, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
+			c->shared, s, c->params, NULL);
+		if (r == 0 && capture) {
+			int status;
+			const CUgraphNode *deps = NULL;
+			size_t nd = 0;
+			r = cug.StreamGetCaptureInfo(s, &status, NULL, NULL, &deps, &nd);
+			if (r == 0) c->node = nd == 1 ? deps[0] : NULL;
+		}
+		return r;
+	case GCMD_COPY:
+		return c->size ? cu.MemcpyAsync(c->dst, c->src, c->size, s) : 0;
+	}
+	size_t n = c->pattern_size, size = c->size;
+	const unsigned char *p = c->pattern;
+	if (size == 0) return 0;
+	if (n == 1) return cu.MemsetD8Async(c->dst, p[0], size, s);
+	if (n == 2) { unsigned short v; memcpy(&v, p, 2); return cu.MemsetD16Async(c->dst, v, size / 2, s); }
+	if (n == 4) { unsigned v; memcpy(&v, p, 4); return cu.MemsetD32Async(c->dst, v, size / 4, s); }
+	for (size_t j = 0; r == 0 && j < n; j += 4) {
+		unsigned v; memcpy(&v, p + j, 4);
+		r = cu.MemsetD2D32Async(c->dst + j, n, v, 1, size / n, s);
+	}
+	return r;
+}
+
+// dgen_gcmd_issue issues the n commands on s in order, after waits; on an
+// error *failed is the failing command's index (n: outside the commands).
+CUresult dgen_gcmd_issue(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, int capture,
+		int nwait, CUevent *waits, CUevent start, CUevent end, int *failed, int *step) {
+	*failed = n;
+	CUresult r = dgen_pre(ctx, s, nwait, waits, start, step);
+	for (int i = 0; r == 0 && i < n; i++) {
+		r = dgen_gcmd_one(s, &cmds[i], capture);
+		if (r != 0) *failed = i;
+	}
+	return dgen_post(r, s, end, 0, step);
+}
+
+// dgen_graph_capture captures the commands on s, a stream of the graph's
+// own, into *g and instantiates it into *x.
+CUresult dgen_graph_capture(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, CUgraph *g, CUgraphExec *x, int *failed) {
+	*failed = n;
+	*g = NULL;
+	*x = NULL;
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r == 0) r = cug.StreamBeginCapture(s, 2); // CU_STREAM_CAPTURE_MODE_RELAXED
+	if (r != 0) return r;
+	for (int i = 0; r == 0 && i < n; i++) {
+		r = dgen_gcmd_one(s, &cmds[i], 1);
+		if (r != 0) *failed = i;
+	}
+	CUresult e = cug.StreamEndCapture(s, g);
+	if (r == 0) r = e;
+	if (r == 0) r = cug.GraphInstantiateWithFlags(x, *g, 0);
+	if (r != 0 && *g) {
+		cug.GraphDestroy(*g);
+		*g = NULL;
+	}
+	return r;
+}
+
+CUresult dgen_graph_launch(CUcontext ctx, CUstream s, CUgraphExec x, int nwait, CUevent *waits, CUevent start, CUevent end, int *step) {
+	CUresult r = dgen_pre(ctx, s, nwait, waits, start, step);
+	if (r == 0) r = cug.GraphLaunch(x, s);
+	return dgen_post(r, s, end, 0, step);
+}
+
+// dgen_graph_set sets the function, shape and arguments of c's node in x.
+CUresult dgen_graph_set(CUcontext ctx, CUgraphExec x, dgen_gcmd *c) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	dgen_kernel_node_params p = {c->f, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
+		c->shared, c->params, NULL};
+	return cug.GraphExecKernelNodeSetParams(x, c->node, &p);
+}
+
+CUresult dgen_graph_destroy(CUcontext ctx, CUgraph g, CUgraphExec x) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	if (x) r = cug.GraphExecDestroy(x);
+	CUresult e = g ? cug.GraphDestroy(g) : 0;
+	return r ? r : e;
+}

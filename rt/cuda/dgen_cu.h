@@ -66,4 +66,35 @@ CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *
 CUresult dgen_func_attr(CUcontext ctx, int *v, int a, CUfunction f);
 CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v);
 
+// Command graphs (graph.go). The graph functions are optional: with an
+// old driver that lacks one, dgen_graph_load returns 0 and graphs replay
+// as a loop in C (dgen_gcmd_issue).
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+
+// Kinds of dgen_gcmd.
+enum { GCMD_KERNEL, GCMD_COPY, GCMD_FILL };
+
+// dgen_gcmd is one prepared command of a graph.
+typedef struct {
+	int kind;
+	CUfunction f;
+	unsigned grid[3], block[3], shared;
+	void **params;
+	CUdeviceptr src, dst;
+	size_t size;
+	unsigned char *pattern;
+	size_t pattern_size;
+	CUgraphNode node; // the kernel's node in a captured graph
+} dgen_gcmd;
+
+int dgen_graph_load(void);
+CUresult dgen_gcmd_issue(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, int capture,
+		int nwait, CUevent *waits, CUevent start, CUevent end, int *failed, int *step);
+CUresult dgen_graph_capture(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, CUgraph *g, CUgraphExec *x, int *failed);
+CUresult dgen_graph_launch(CUcontext ctx, CUstream s, CUgraphExec x, int nwait, CUevent *waits, CUevent start, CUevent end, int *step);
+CUresult dgen_graph_set(CUcontext ctx, CUgraphExec x, dgen_gcmd *c);
+CUresult dgen_graph_destroy(CUcontext ctx, CUgraph g, CUgraphExec x);
+
 #endif

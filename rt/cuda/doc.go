@@ -23,9 +23,21 @@
 // managed memory, which every device of the context reaches, as an OpenCL
 // buffer is reached by every device of its context.
 //
+// A command graph of rt (rt.Graph) becomes a CUDA graph: its commands are
+// captured once on a stream of the graph's own and instantiated, each
+// launch of the graph is one cuGraphLaunch, and an update sets the kernel
+// node in place (cuGraphExecKernelNodeSetParams). The graph functions are
+// optional: with a driver that lacks them, or with DGEN_CUDA_GRAPH=0, a
+// graph replays as one loop of prepared launches in C.
+//
 // Importing it registers the backend under the name "cuda"; it is chosen by
 // DGEN_BACKEND=cuda, or by DGEN_BACKEND=auto (the default) for an NVIDIA GPU
 // when libcuda loads:
 //
 //	import _ "github.com/dgen-go/dgen/rt/cuda"
 package cuda
+
+// GraphEnv names the variable that turns CUDA graphs off: with
+// DGEN_CUDA_GRAPH=0 a graph replays as a loop of launches in C even where
+// the driver has CUDA graphs.
+const GraphEnv = "DGEN_CUDA_GRAPH"

@@ -1,0 +1,277 @@
+package cuda
+
+/*
+#cgo noescape dgen_gcmd_issue
+#cgo nocallback dgen_gcmd_issue
+#cgo noescape dgen_graph_launch
+#cgo nocallback dgen_graph_launch
+#include <stdlib.h>
+#include "dgen_cu.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// graph implements driver.Graph: the commands in C memory, and the CUDA
+// graph captured from them where the driver has graphs.
+type graph struct {
+	q       *queue
+	cmds    *C.dgen_gcmd // n commands in C memory
+	n       int
+	kernels []*kernel // by command, nil for other commands
+	staging []*buffer // device copies of the bytes of writes
+	capture C.CUstream
+	g       C.CUgraph
+	x       C.CUgraphExec // nil: replayed as a loop
+	stale   bool          // an update the executable graph could not take: capture anew before the next launch
+}
+
+// NewGraph implements driver.GraphQueue: it prepares the commands and,
+// where the driver has CUDA graphs, captures them on a stream of the
+// graph's own into an executable graph.
+func (q *queue) NewGraph(cmds []driver.GraphCommand) (driver.Graph, error) {
+	g := &graph{q: q, n: len(cmds), kernels: make([]*kernel, len(cmds))}
+	if g.n > 0 {
+		g.cmds = (*C.dgen_gcmd)(C.calloc(C.size_t(g.n), C.sizeof_dgen_gcmd))
+	}
+	for i, c := range cmds {
+		if err := g.prepare(i, c); err != nil {
+			g.Release()
+			return nil, fmt.Errorf("command %d: %w", i, err)
+		}
+	}
+	if os.Getenv(GraphEnv) != "0" && C.dgen_graph_load() != 0 {
+		if err := cuError("cuStreamCreate", C.dgen_stream_create(q.d.ctx, &g.capture)); err != nil {
+			g.Release()
+			return nil, err
+		}
+		if err := g.build(); err != nil {
+			g.Release()
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// cmd returns the i-th prepared command.
+func (g *graph) cmd(i int) *C.dgen_gcmd {
+	return (*C.dgen_gcmd)(unsafe.Add(unsafe.Pointer(g.cmds), uintptr(i)*C.sizeof_dgen_gcmd))
+}
+
+// prepare fills the i-th prepared command from c.
+func (g *graph) prepare(i int, c driver.GraphCommand) error {
+	x := g.cmd(i)
+	switch c.Kind {
+	case driver.GraphKernel:
+		k, ok := c.Kernel.(*kernel)
+		if !ok {
+			return fmt.Errorf("cuLaunchKernel: kernel of another backend (%T)", c.Kernel)
+		}
+		g.kernels[i] = k
+		x.kind = C.GCMD_KERNEL
+		return g.setKernel(i, c.Range)
+	case driver.GraphCopy:
+		const call = "cuMemcpyAsync"
+		s, err := asBuffer(call, c.Src)
+		if err != nil {
+			return err
+		}
+		d, err := asBuffer(call, c.Dst)
+		if err != nil {
+			return err
+		}
+		if err := errors.Join(s.span(call, c.SrcOffset, c.Size), d.span(call, c.DstOffset, c.Size)); err != nil {
+			return err
+		}
+		x.kind, x.src, x.dst, x.size = C.GCMD_COPY, s.ptr+C.CUdeviceptr(c.SrcOffset), d.ptr+C.CUdeviceptr(c.DstOffset), C.size_t(c.Size)
+	case driver.GraphFill:
+		return g.prepareFill(x, c)
+	case driver.GraphWrite:
+		return g.prepareWrite(x, c)
+	default:
+		return fmt.Errorf("unknown command kind %d", c.Kind)
+	}
+	return nil
+}
+
+// prepareFill prepares a fill: a memset node.
+func (g *graph) prepareFill(x *C.dgen_gcmd, c driver.GraphCommand) error {
+	const call = "cuMemsetD32Async"
+	d, err := asBuffer(call, c.Dst)
+	if err != nil {
+		return err
+	}
+	n := int64(len(c.Data))
+	if n == 0 || (n > 2 && n%4 != 0) || c.Size%n != 0 || c.DstOffset%n != 0 {
+		return &driver.Error{Call: call, Code: 1, Name: fmt.Sprintf("CUDA_ERROR_INVALID_VALUE (a pattern of %d bytes over %d bytes at %d)", n, c.Size, c.DstOffset)}
+	}
+	if err := d.span(call, c.DstOffset, c.Size); err != nil {
+		return err
+	}
+	x.kind, x.dst, x.size = C.GCMD_FILL, d.ptr+C.CUdeviceptr(c.DstOffset), C.size_t(c.Size)
+	x.pattern, x.pattern_size = (*C.uchar)(C.CBytes(c.Data)), C.size_t(n)
+	return nil
+}
+
+// prepareWrite prepares a write: its bytes go to device memory of the
+// graph's own now, and a replay copies them from there.
+func (g *graph) prepareWrite(x *C.dgen_gcmd, c driver.GraphCommand) error {
+	const call = "cuMemcpyHtoDAsync"
+	d, err := asBuffer(call, c.Dst)
+	if err != nil {
+		return err
+	}
+	size := int64(len(c.Data))
+	if err := d.span(call, c.DstOffset, size); err != nil {
+		return err
+	}
+	if size == 0 {
+		x.kind = C.GCMD_COPY
+		return nil
+	}
+	sb, err := g.q.c.NewBuffer(size)
+	if err != nil {
+		return err
+	}
+	s := sb.(*buffer)
+	g.staging = append(g.staging, s)
+	if _, err := g.q.transfer(call, C.COPY_HTOD, s, true, 0, size, unsafe.Pointer(&c.Data[0]), nil); err != nil {
+		return err
+	}
+	x.kind, x.src, x.dst, x.size = C.GCMD_COPY, s.ptr, d.ptr+C.CUdeviceptr(c.DstOffset), C.size_t(size)
+	return nil
+}
+
+// setKernel sets command i's function, shape and arguments from its
+// kernel object and r.
+func (g *graph) setKernel(i int, r driver.NDRange) error {
+	k, x := g.kernels[i], g.cmd(i)
+	l, err := k.prepare(g.q, r)
+	if err != nil {
+		return err
+	}
+	x.f, x.params, x.shared = k.fns[g.q.dev], (*unsafe.Pointer)(unsafe.Pointer(k.params)), l.shared
+	for d := range 3 {
+		x.grid[d], x.block[d] = l.grid[d], l.block[d]
+	}
+	return nil
+}
+
+// build captures the commands into a new executable graph, releasing the
+// old one.
+func (g *graph) build() error {
+	var cg C.CUgraph
+	var cx C.CUgraphExec
+	var failed C.int
+	if r := C.dgen_graph_capture(g.q.d.ctx, g.capture, g.cmds, C.int(g.n), &cg, &cx, &failed); r != 0 {
+		if int(failed) < g.n {
+			return fmt.Errorf("command %d: %w", int(failed), cuError("cuStreamBeginCapture", r))
+		}
+		return cuError("cuGraphInstantiate", r)
+	}
+	if err := g.destroy(); err != nil {
+		C.dgen_graph_destroy(g.q.d.ctx, cg, cx)
+		return err
+	}
+	g.g, g.x = cg, cx
+	return nil
+}
+
+// destroy destroys the executable graph and the graph.
+func (g *graph) destroy() error {
+	if g.g == nil && g.x == nil {
+		return nil
+	}
+	err := cuError("cuGraphExecDestroy", C.dgen_graph_destroy(g.q.d.ctx, g.g, g.x))
+	g.g, g.x = nil, nil
+	return err
+}
+
+// Launch implements driver.Graph: one cgo call, and one cuGraphLaunch
+// where the driver has graphs.
+func (g *graph) Launch(wait []driver.Event, want bool) (driver.Event, error) {
+	if g.stale {
+		if err := g.build(); err != nil {
+			return nil, fmt.Errorf("capture the updated graph: %w", err)
+		}
+		g.stale = false
+	}
+	var wb [8]C.CUevent
+	wl, wp, err := waitEvents(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	start, end, err := g.q.events(want)
+	if err != nil {
+		return nil, err
+	}
+	var step C.int
+	if g.x != nil {
+		r := C.dgen_graph_launch(g.q.d.ctx, g.q.s, g.x, C.int(len(wl)), wp, handle(start), handle(end), &step)
+		return g.q.finish("cuGraphLaunch", r, step, start, end, want)
+	}
+	var failed C.int
+	r := C.dgen_gcmd_issue(g.q.d.ctx, g.q.s, g.cmds, C.int(g.n), 0, C.int(len(wl)), wp, handle(start), handle(end), &failed, &step)
+	ev, err := g.q.finish("replay", r, step, start, end, want)
+	if err != nil && int(failed) < g.n {
+		return nil, fmt.Errorf("command %d: %w", int(failed), err)
+	}
+	return ev, err
+}
+
+// Update implements driver.Graph: the node of the executable graph takes
+// the kernel object's arguments and r in place
+// (cuGraphExecKernelNodeSetParams); where it cannot, the graph is captured
+// anew, once, before the next launch.
+func (g *graph) Update(i int, r driver.NDRange) error {
+	if i < 0 || i >= g.n || g.kernels[i] == nil {
+		return fmt.Errorf("update command %d: not a kernel launch of the graph", i)
+	}
+	if err := g.setKernel(i, r); err != nil {
+		return fmt.Errorf("update command %d: %w", i, err)
+	}
+	if g.x == nil || g.stale {
+		return nil
+	}
+	x := g.cmd(i)
+	if x.node == nil || C.dgen_graph_set(g.q.d.ctx, g.x, x) != 0 {
+		g.stale = true
+	}
+	return nil
+}
+
+// Release implements driver.Graph.
+func (g *graph) Release() error {
+	errs := []error{g.destroy()}
+	if g.capture != nil {
+		errs = append(errs, cuError("cuStreamDestroy", C.dgen_stream_destroy(g.q.d.ctx, g.capture)))
+		g.capture = nil
+	}
+	for _, s := range g.staging {
+		errs = append(errs, s.Release())
+	}
+	g.staging = nil
+	for i := range g.n {
+		if p := g.cmd(i).pattern; p != nil {
+			C.free(unsafe.Pointer(p))
+		}
+	}
+	if g.cmds != nil {
+		C.free(unsafe.Pointer(g.cmds))
+		g.cmds = nil
+	}
+	g.n = 0
+	return errors.Join(errs...)
+}
+
+var (
+	_ driver.GraphQueue = (*queue)(nil)
+	_ driver.Graph      = (*graph)(nil)
+)
