@@ -113,6 +113,7 @@ type Context struct {
 	pc                           progcache.Cache[*Kernel] // the kernel/program cache (cache.go)
 	disk                         *diskcache.Cache         // beneath pc
 	fleet                        *fleetcache.Fleet        // beneath disk; nil without DGEN_CACHE_REMOTE
+	images                       imageState               // formats, samplers, images of allocation sites (image.go)
 }
 
 // Open opens a context on the device that the environment selects
@@ -252,6 +253,7 @@ func (c *Context) Close() error {
 		q.drainTrace()
 	}
 	errs = append(errs, c.closeAllocators()...)
+	errs = append(errs, c.closeImages()...)
 	for _, q := range qs {
 		if err := q.drv.Release(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
