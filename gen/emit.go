@@ -331,6 +331,10 @@ func (s *state) emitKernel(o *out, k *kernel) {
 		setErr = jen.Id(args).Call(jen.Id("s"), jen.Id("k"))
 		sets := make([]jen.Code, len(k.fields))
 		for i, f := range k.fields {
+			if set := imageArg(i, f); set != nil {
+				sets[i] = set
+				continue
+			}
 			switch f.class {
 			case clsrc.ArgBuffer:
 				sets[i] = jen.Id("k").Dot("SetBuffer").Call(jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Mem").Call())
