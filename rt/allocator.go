@@ -324,6 +324,7 @@ func (c *Context) AllocStats() AllocStats {
 			s.Devices = append(s.Devices, DeviceAllocStats{Device: d.dev, Stats: d.a.Stats()})
 		}
 	}
+	s.Devices = c.addImageStats(s.Devices) // imagealloc.go
 	s.DriverAllocs = c.driverAllocs.Load()
 	s.DriverReleases = c.driverReleases.Load()
 	return s

@@ -75,7 +75,11 @@ func TestImageRoundTrip(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
 	d := rt.ImageDesc{Order: "RGBA", Type: "UNORM_INT8"}
-	with := func(w, h, dp, l int) rt.ImageDesc { d := d; d.Width, d.Height, d.Depth, d.Layers = w, h, dp, l; return d }
+	with := func(w, h, dp, l int) rt.ImageDesc {
+		d := d
+		d.Width, d.Height, d.Depth, d.Layers = w, h, dp, l
+		return d
+	}
 	buf, err := rt.NewBuffer[byte](ctx, 4*37)
 	if err != nil {
 		t.Fatal(err)
@@ -452,6 +456,12 @@ func TestImageAllocSite(t *testing.T) {
 	}
 	c.Free()
 	e.Free()
+	// The statistics count the site's images: three requests, one reuse,
+	// two images created for it (the first, and the other shape).
+	st := ctx.AllocStats().Tag(tagOf(t, &imgSite))
+	if st.Requests != 3 || st.Reuses != 1 || st.DriverAllocs != 2 || st.InUse != 0 || st.Held != 4*16*8+4*16*9 {
+		t.Errorf("statistics of imgSite: %+v", st)
+	}
 	var unregistered rt.AllocSite[rt.Image2D]
 	if _, err := rt.AllocImage(q, &unregistered, d); !errors.Is(err, rt.ErrNotGenerated) {
 		t.Fatalf("unregistered site: %v, want ErrNotGenerated", err)

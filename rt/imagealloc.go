@@ -2,6 +2,7 @@ package rt
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -119,4 +120,49 @@ func AllocImage[I imageKinds](q *Queue, s *AllocSite[I], d ImageDesc) (I, error)
 	m.freed.Store(false)
 	h.m, h.gen = m, m.gen.Load()
 	return wrap[I](h), nil
+}
+
+// addImageStats adds the statistics of the image allocators to those of
+// the devices' buffer allocators in ds (AllocStats), so that a tag's
+// counts, and the totals, count its images too. A device whose only
+// allocations are images gets an entry of its own, in device order.
+func (c *Context) addImageStats(ds []DeviceAllocStats) []DeviceAllocStats {
+	c.images.mu.Lock()
+	byDev := map[int][]alloc.Stats{}
+	for k, a := range c.images.pools {
+		byDev[k.dev] = append(byDev[k.dev], a.Stats())
+	}
+	c.images.mu.Unlock()
+	if len(byDev) == 0 {
+		return ds
+	}
+	for dev, stats := range byDev {
+		i := slices.IndexFunc(ds, func(d DeviceAllocStats) bool { return d.Device.index == dev })
+		if i < 0 {
+			ds = append(ds, DeviceAllocStats{Device: c.devices[dev], Stats: alloc.Stats{Total: alloc.TagStats{Name: "total"}}})
+			i = len(ds) - 1
+		}
+		for _, s := range stats {
+			ds[i].Stats = mergeStats(ds[i].Stats, s)
+		}
+	}
+	slices.SortFunc(ds, func(a, b DeviceAllocStats) int { return a.Device.index - b.Device.index })
+	return ds
+}
+
+// mergeStats returns the statistics of two allocators of one device
+// together; peaks are the larger of the two.
+func mergeStats(a, b alloc.Stats) alloc.Stats {
+	tags := slices.Clone(a.Tags)
+	for _, t := range b.Tags {
+		i, found := slices.BinarySearchFunc(tags, t.Tag, func(x alloc.TagStats, tag alloc.Tag) int { return int(x.Tag) - int(tag) })
+		if !found {
+			tags = slices.Insert(tags, i, alloc.TagStats{Tag: t.Tag, Name: t.Name})
+		}
+		addTagStats(&tags[i], t)
+	}
+	a.Tags = tags
+	addTagStats(&a.Total, b.Total)
+	a.OOMRetries += b.OOMRetries
+	return a
 }
