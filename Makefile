@@ -16,6 +16,7 @@ deps:
 demo: deps
 	$(GO) run ./examples/quickstart
 	$(GO) run ./examples/devglobal
+	$(GO) run ./examples/imaging
 	$(GO) run ./examples/stencil -alloc=all -size 256 -iters 60 -pyramid 2
 
 ## test: vet (with dgen's analyzer on the examples too), build dgen without
