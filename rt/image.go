@@ -348,6 +348,10 @@ func (c *Context) checkImageBuffer(h *imageHandle) error {
 	if m.parent != nil {
 		return fmt.Errorf("%w: an image cannot lie over a view", ErrInvalidArgument)
 	}
+	if m.pooled {
+		// The allocator could hand the block out again while the image lives.
+		return fmt.Errorf("%w: an image lies over a buffer from NewBuffer, not from an allocator", ErrInvalidArgument)
+	}
 	if m.size < h.bytes() {
 		return fmt.Errorf("%w: the buffer has %d bytes, the image needs %d", ErrOutOfRange, m.size, h.bytes())
 	}
@@ -375,7 +379,8 @@ func NewImage[I imageKinds](c *Context, d ImageDesc) (I, error) {
 		return zero, fmt.Errorf("%s %s %s on %s: %w", op, sizeString(h.dims), d.Order+"/"+d.Type, c.deviceLabel(), err)
 	}
 	c.driverAllocs.Add(1)
-	h.m = &Mem{ctx: c, drv: drv, size: h.bytes(), release: releaseToDriver, id: bufferIDs.Add(1)}
+	// An Image1DBuffer is a view of its buffer: freeing the buffer ends it.
+	h.m = &Mem{ctx: c, drv: drv, size: h.bytes(), release: releaseToDriver, id: bufferIDs.Add(1), parent: d.Buffer}
 	c.traceMem(0, memTrace(h.m), true)
 	return wrap[I](h), nil
 }

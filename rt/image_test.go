@@ -112,6 +112,16 @@ func TestImageRoundTrip(t *testing.T) {
 				Free() error
 			})
 			roundTrip(t, q, rw, tt.dims, 4)
+			if tt.name == "1DBuffer" {
+				// The image's pixels are the buffer's bytes.
+				got := make([]byte, 4*37)
+				if err := buf.Read(q, got); err != nil {
+					t.Fatal(err)
+				}
+				if want := randBytes(4 * 37); !bytes.Equal(got, want) {
+					t.Fatal("the buffer under the image holds other bytes than were written to the image")
+				}
+			}
 			if err := rw.Free(); err != nil {
 				t.Fatal(err)
 			}
@@ -361,6 +371,28 @@ func TestImageBadInput(t *testing.T) {
 	_, lacking := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "RGB", Type: "FLOAT", Width: w, Height: h})
 	_, badSize := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h, Depth: 3})
 	_, badOrder := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "RGBZ", Type: "FLOAT", Width: w, Height: h})
+	pooled, err := rt.Alloc[byte](q, 4*w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pooledUnder := rt.NewImage[rt.Image1DBuffer](ctx, rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: pooled.Mem()})
+	small, err := rt.NewBuffer[byte](ctx, w-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, smallUnder := rt.NewImage[rt.Image1DBuffer](ctx, rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: small.Mem()})
+	under, err := rt.NewBuffer[byte](ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	over, err := rt.NewImage[rt.Image1DBuffer](ctx, rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: under.Mem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Free()
+	defer pooled.Free()
+	defer small.Free()
+	under.Free()
 	_, badCopy := img.CopyTo(q, rt.Image2D{}, rt.ImageRegion{}, [3]int{})
 	_, fillOut := img.Fill(q, rt.ImageRegion{Origin: [3]int{w, 0, 0}, Size: [3]int{1, 1, 1}}, [4]float64{1})
 	tests := []struct {
@@ -385,6 +417,9 @@ func TestImageBadInput(t *testing.T) {
 		{"CopyToZero", badCopy, rt.ErrInvalidArgument, "zero destination image"},
 		{"FillOutside", fillOut, rt.ErrOutOfRange, "box"},
 		{"NilQueue", img.Write(nil, rt.ImageRegion{}, ones), rt.ErrInvalidArgument, "nil queue"},
+		{"OverPooledBuffer", pooledUnder, rt.ErrInvalidArgument, "not from an allocator"},
+		{"OverSmallBuffer", smallUnder, rt.ErrOutOfRange, "the buffer has 7 bytes, the image needs 8"},
+		{"BufferFreed", over.Write(q, rt.ImageRegion{}, ones), rt.ErrFreed, "freed"},
 	}
 	for _, tt := range tests {
 		if !errors.Is(tt.err, tt.want) || !strings.Contains(tt.err.Error(), tt.msg) {
