@@ -3,11 +3,13 @@ package rt_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
@@ -575,5 +577,76 @@ func TestImageTrace(t *testing.T) {
 	}
 	if allocs != 2 || releases != 2 {
 		t.Errorf("%d allocations and %d releases of 64 bytes, want 2 and 2", allocs, releases)
+	}
+}
+
+// TestImageConcurrent allocates, fills, reads and frees images of one site
+// from several goroutines, each on a queue of its own, while others make
+// samplers; with -race.
+func TestImageConcurrent(t *testing.T) {
+	ctx := openCPU(t)
+	d := rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT32", Width: 16, Height: 4}
+	prog, err := ctx.BuildProgram("images", imageKernelsSrc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 4 {
+		k, err := prog.Kernel("neighbours")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				s := rt.Sampler{Normalized: i%2 == 1, Address: []string{"clamp", "repeat"}[i%2*(1-g%2)], Filter: []string{"nearest", "linear"}[g%2]}
+				if err := k.SetSampler(1, s); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for g := range 4 {
+		q, err := ctx.NewQueue(ctx.Devices()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			px := make([]uint32, 16*4)
+			for i := range 20 {
+				img, err := rt.AllocImage(q, &imgSite, d)
+				if err != nil {
+					errs <- err
+					return
+				}
+				v := uint32(g*100 + i)
+				if _, err := img.Fill(q, rt.ImageRegion{}, [4]float64{float64(v)}); err != nil {
+					errs <- err
+					return
+				}
+				if err := img.Read(q, rt.ImageRegion{}, px); err != nil {
+					errs <- err
+					return
+				}
+				if px[0] != v || px[len(px)-1] != v {
+					errs <- fmt.Errorf("goroutine %d: read %d, %d after filling %d", g, px[0], px[len(px)-1], v)
+					return
+				}
+				if err := img.Free(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
