@@ -169,10 +169,14 @@ func (h *imageHandle) free() error {
 	if h == nil {
 		return fmt.Errorf("free image: %w: zero image", ErrInvalidArgument)
 	}
-	if err := h.mem().Free(); err != nil {
-		return fmt.Errorf("free image: %w", errors.Unwrap(err))
+	err := h.mem().Free()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrFreed):
+		return fmt.Errorf("free image: %w", ErrFreed)
 	}
-	return nil
+	return fmt.Errorf("free image: %w", err)
 }
 
 // accesses are the values of ImageDesc.Access.
