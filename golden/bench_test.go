@@ -39,6 +39,7 @@ func writeBenchPackage(b *testing.B, n int) string {
 // BenchmarkGenerate times one dgen run (load, check, emit) over packages
 // with 50 to 500 device globals and 100 kernels.
 func BenchmarkGenerate(b *testing.B) {
+	needSource(b)
 	for _, n := range []int{50, 100, 250, 500} {
 		b.Run(fmt.Sprintf("globals=%d", n), func(b *testing.B) {
 			dir := writeBenchPackage(b, n)
@@ -90,6 +91,7 @@ __kernel void k_%[1]d(__global float* a, const int n) {
 // BenchmarkGenerateLarge times one dgen run over a package whose program
 // source is 5 MB of OpenCL C.
 func BenchmarkGenerateLarge(b *testing.B) {
+	needSource(b)
 	dir := writeLargePackage(b, 5<<20)
 	b.SetBytes(5 << 20)
 	for b.Loop() {

@@ -142,6 +142,7 @@ func corpusGoType(goType, prefix string, structs map[string][][]string) string {
 // that the rewriting cannot read is retried without the probe, and must
 // then generate cleanly.
 func TestCorpus(t *testing.T) {
+	needSource(t)
 	c := newCorpusPkg(t)
 	plain := map[int]bool{}
 	c.write(t, plain)

@@ -86,6 +86,7 @@ func bytesOf[T any](v ...T) []byte {
 // Scale through a macro of an included header and Offset through a helper
 // function of that header: a[i] = a[i]*Scale + Offset.
 func TestLaunchThreaded(t *testing.T) {
+	needSource(t)
 	out := make([]float32, 4)
 	launch(t, "threaded", "T", "apply", 4, out, bytesOf[float32](1, 2, 3, 4), bytesOf[float32](10), bytesOf[int32](5))
 	for i, v := range out {
@@ -99,6 +100,7 @@ func TestLaunchThreaded(t *testing.T) {
 // named RGBA and of Pair[int32] and Pair[float64] each read their own
 // struct.
 func TestLaunchNames(t *testing.T) {
+	needSource(t)
 	type rgba struct{ R, G, B, A float32 }
 	type pairI struct{ A, B int32 }
 	type pairF struct{ A, B float64 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/fleetcache"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -29,7 +28,7 @@ type CacheStats struct {
 	Programs     int   `json:"programs"`      // programs in memory now
 	Bytes        int64 `json:"bytes"`         // their binary sizes
 	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
-	Remote fleetcache.Stats `json:"remote"`
+	Remote diskcache.RemoteStats `json:"remote"`
 }
 
 // CacheStats returns the counters of the context's program cache.
@@ -41,7 +40,7 @@ func (c *Context) CacheStats() CacheStats {
 	return CacheStats{
 		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
 		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
-		Programs: s.Programs, Bytes: s.Bytes, Remote: c.fleet.Stats(),
+		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(),
 	}
 }
 

@@ -2,15 +2,15 @@ package rt
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/diskcache"
-	"github.com/dgen-go/dgen/rt/fleetcache"
 )
 
 // CacheConfig configures a context's kernel/program cache: the in-memory
@@ -32,10 +32,13 @@ type CacheConfig struct {
 	// DGEN_CACHE_ variables). Disk.Persistent false turns it off.
 	Disk diskcache.Config
 	// Remote configures the shared tier beneath the persistent cache
-	// (DGEN_CACHE_REMOTE and the other DGEN_CACHE_REMOTE_ variables; see
-	// package rt/fleetcache). An empty Remote.URL turns it off. The
-	// context fills in Remote.Warnings, Trace and Events where they are nil.
-	Remote fleetcache.Config
+	// (DGEN_CACHE_REMOTE; the tier reads its other DGEN_CACHE_REMOTE_
+	// variables through Remote.Getenv). An empty Remote.URL turns it off.
+	// The tier is opt-in: a program that sets Remote.URL must import
+	// rt/fleetcache (import _ "github.com/dgen-go/dgen/rt/fleetcache"),
+	// else Open fails. The context fills in Remote.Warnings, Trace and
+	// Events where they are nil.
+	Remote diskcache.RemoteConfig
 	// Warnings receives the one warning a context gives when its cache
 	// directory cannot be used; nil means os.Stderr.
 	Warnings io.Writer
@@ -45,9 +48,16 @@ type CacheConfig struct {
 // when cc is nil.
 func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
 	if cc != nil {
+		if err := checkRemote(cc); err != nil {
+			return *cc, err
+		}
 		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
 	}
-	return CacheConfigFromEnv(nil)
+	cfg, err := CacheConfigFromEnv(nil)
+	if err == nil {
+		err = checkRemote(&cfg)
+	}
+	return cfg, err
 }
 
 // DefaultCacheConfig returns the configuration of an empty environment:
@@ -70,9 +80,10 @@ func DefaultCacheConfig() CacheConfig {
 // and the variables of diskcache.ConfigFromEnv (DGEN_CACHE_DIR,
 // DGEN_CACHE_PERSISTENT, DGEN_CACHE_MAX_SIZE, DGEN_CACHE_THRESHOLD_DAYS,
 // DGEN_CACHE_EVICTION_DISABLE, DGEN_CACHE_MIN_IMAGE_SIZE,
-// DGEN_CACHE_MAX_IMAGE_SIZE, DGEN_CACHE_TRACE) and of
-// fleetcache.ConfigFromEnv (DGEN_CACHE_REMOTE, DGEN_CACHE_REMOTE_MODE,
-// DGEN_CACHE_REMOTE_KEY, DGEN_CACHE_REMOTE_TIMEOUT, DGEN_CACHE_REMOTE_LEASE).
+// DGEN_CACHE_MAX_IMAGE_SIZE, DGEN_CACHE_TRACE) and DGEN_CACHE_REMOTE, the
+// remote tier's store, whose other variables the tier reads when it opens
+// (rt/fleetcache: DGEN_CACHE_REMOTE_MODE, DGEN_CACHE_REMOTE_KEY,
+// DGEN_CACHE_REMOTE_TIMEOUT, DGEN_CACHE_REMOTE_LEASE).
 // A malformed value is an error that names the variable.
 func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	if getenv == nil {
@@ -84,10 +95,8 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	if derr != nil {
 		errs = append(errs, derr)
 	}
-	remote, rerr := fleetcache.ConfigFromEnv(getenv)
-	cfg.Remote = remote
-	if rerr != nil {
-		errs = append(errs, rerr)
+	if v := strings.TrimSpace(getenv("DGEN_CACHE_REMOTE")); v != "" {
+		cfg.Remote = diskcache.RemoteConfig{URL: v, Getenv: getenv}
 	}
 	if inTestBinary() && strings.TrimSpace(getenv("DGEN_CACHE_DIR")) == "" {
 		cfg.Disk.Persistent = false
@@ -114,6 +123,11 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 }
 
 // inTestBinary reports whether the program is a test binary built by go
-// test, whose testing package has registered its -test.v flag, without
-// importing testing into applications.
-func inTestBinary() bool { return flag.Lookup("test.v") != nil }
+// test, without importing testing or flag into applications: go test
+// records the package path with a ".test" suffix in the binary's build
+// information. It gives the same answer during package initialization as
+// later (testing registers its flags only once main runs).
+var inTestBinary = sync.OnceValue(func() bool {
+	bi, ok := debug.ReadBuildInfo()
+	return ok && strings.HasSuffix(bi.Path, ".test")
+})

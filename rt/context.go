@@ -13,7 +13,6 @@ import (
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/fleetcache"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -112,7 +111,7 @@ type Context struct {
 	driverAllocs, driverReleases atomic.Uint64
 	pc                           progcache.Cache[*Kernel] // the kernel/program cache (cache.go)
 	disk                         *diskcache.Cache         // beneath pc
-	fleet                        *fleetcache.Fleet        // beneath disk; nil without DGEN_CACHE_REMOTE
+	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
 	images                       imageState               // formats, samplers, images of allocation sites (image.go)
 }
 

@@ -58,9 +58,6 @@ type globalInfo struct {
 	imageScope bool
 	access     hostAccess
 	prog       *programInfo // for image scope: the program that owns it, or nil
-
-	hmu  sync.Mutex
-	host []byte // for image scope in no program: host memory
 }
 
 // specConstInfo is the registration of a //dgen:specconst declaration.
@@ -281,7 +278,8 @@ func (s *SpecConst[T]) Default() T { return s.def }
 // declState is a context's storage of device globals.
 type declState struct {
 	mu      sync.Mutex
-	globals map[globalKey]*Mem
+	globals map[globalKey]*globalSlot
+	host    map[*globalInfo][]byte // image-scope globals in no program, in host memory
 }
 
 type globalKey struct {
@@ -290,15 +288,27 @@ type globalKey struct {
 	dev  int
 }
 
-// releaseDecls frees the storage of device globals.
+// globalSlot is the storage of one global on one device, made once: the
+// goroutine that made the slot allocates and zeroes it outside the
+// declarations' lock, and others wait for it on done.
+type globalSlot struct {
+	done chan struct{}
+	m    *Mem
+	err  error
+}
+
+// releaseDecls frees the storage of device globals. Close calls it once
+// no call is in progress, so no slot is being made.
 func (c *Context) releaseDecls() error {
 	c.decls.mu.Lock()
 	defer c.decls.mu.Unlock()
 	var errs []error
-	for _, m := range c.decls.globals {
-		errs = append(errs, m.Free())
+	for _, s := range c.decls.globals {
+		if s.m != nil {
+			errs = append(errs, s.m.Free())
+		}
 	}
-	c.decls.globals = nil
+	c.decls.globals, c.decls.host = nil, nil
 	return errors.Join(errs...)
 }
 

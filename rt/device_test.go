@@ -70,7 +70,8 @@ func TestRangeCheck(t *testing.T) {
 		{Range2(16, 16).WithLocal(16, 16), ""},
 		{Range3(4, 4, 4).WithLocal(2, 2, 2), ""},
 		{Range1(0), "global size 0 in dimension 0"},
-		{Range2(32, 32).WithLocal(8), "range [32 32]: invalid argument: 2-D range given 1 local size"},
+		{Range2(32, 32).WithLocal(8), "range [32 32]/[8]: invalid argument: 2-D range given 1 local size"},
+		{Range1(32).WithLocal(0), "local size 0 in dimension 0: give a positive size in every dimension, or none"},
 		{Range1(32).WithLocal(8, 4), "1-D range given 2 local sizes"},
 		{Range3(4, 4, 4).WithLocal(), "3-D range given 0 local sizes"},
 		{Range1(10).WithLocal(4), "local size 4 does not divide global size 10"},
@@ -83,8 +84,8 @@ func TestRangeCheck(t *testing.T) {
 			t.Errorf("%v.check() = %v, want %q", tt.r, err, tt.want)
 		}
 	}
-	if s := Range2(32, 32).WithLocal(8).String(); s != "[32 32]" {
-		t.Errorf("String() = %q, want [32 32]", s)
+	if s := Range2(32, 32).WithLocal(8).String(); s != "[32 32]/[8]" {
+		t.Errorf("String() = %q, want [32 32]/[8]", s)
 	}
 }
 

@@ -29,8 +29,12 @@ var (
 	// ErrNoBackend reports that no backend is registered under the name
 	// asked for; import rt/opencl to register the OpenCL backend.
 	ErrNoBackend = driver.ErrNoBackend
-	// ErrClosed reports the use of a closed context or released object.
+	// ErrClosed reports the use of a closed context, or of an object that
+	// its context's Close released.
 	ErrClosed = progcache.ErrClosed
+	// ErrReleased reports the use of an Event after its Release, while its
+	// context is open: waiting for it, or passing it in a wait list.
+	ErrReleased = errors.New("event released")
 	// ErrInvalidArgument reports an argument that cannot be right whatever
 	// the device says (a nil buffer, a zero-sized range, ...).
 	ErrInvalidArgument = progcache.ErrInvalidArgument

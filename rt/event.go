@@ -62,7 +62,7 @@ func (e *Event) wait() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
-		return fmt.Errorf("wait for %s: %w", e.name, ErrClosed)
+		return fmt.Errorf("wait for %s: %w", e.name, ErrReleased)
 	}
 	if err := e.drv.Wait(); err != nil {
 		return fmt.Errorf("wait for %s on %q: %w", e.name, e.q.dev.Name, err)
@@ -78,7 +78,7 @@ func (e *Event) Status() (driver.EventStatus, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
-		return 0, fmt.Errorf("status of %s: %w", e.name, ErrClosed)
+		return 0, fmt.Errorf("status of %s: %w", e.name, ErrReleased)
 	}
 	s, err := e.drv.Status()
 	if err != nil {
@@ -110,7 +110,8 @@ func (e *Event) Timing() (driver.Timing, error) {
 
 // Release releases the backend event now rather than when the Event
 // becomes unreachable. The command itself is not affected. Using the Event
-// afterwards is an error; releasing it again does nothing.
+// afterwards (Wait, Status, Timing, a wait list) is an error wrapping
+// ErrReleased; releasing it again does nothing.
 func (e *Event) Release() error {
 	if e == nil {
 		return nil

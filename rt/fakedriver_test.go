@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
@@ -71,14 +73,29 @@ func (c *fakeContext) Release() error { return nil }
 
 var fakeKernelRE = regexp.MustCompile(`__kernel\s+void\s+(\w+)\s*\(([^)]*)\)`)
 
+// Faults a source asks the fake driver for: "// fake:sleep=50ms" makes its
+// build take that long; "// fake:binaries=0" makes its program return that
+// many binaries, whatever the number of devices.
+var (
+	fakeSleepRE    = regexp.MustCompile(`fake:sleep=(\w+)`)
+	fakeBinariesRE = regexp.MustCompile(`fake:binaries=(\d+)`)
+)
+
 // BuildProgram "compiles" a source: a source containing #error fails to
 // build, with the line as its log.
 func (c *fakeContext) BuildProgram(source, options string) (driver.Program, error) {
 	fakeStats.builds.Add(1)
+	if m := fakeSleepRE.FindStringSubmatch(source); m != nil {
+		d, _ := time.ParseDuration(m[1])
+		time.Sleep(d)
+	}
 	if i := strings.Index(source, "#error"); i >= 0 {
 		return nil, &driver.Error{Call: "fakeBuild", Code: -11, Name: "BUILD_FAILURE", Log: source[i:], Kind: driver.ErrBuildFailed}
 	}
-	p := &fakeProgram{source: source, ndev: c.ndev, kernels: map[string]int{}}
+	p := &fakeProgram{source: source, ndev: c.ndev, nbin: c.ndev, kernels: map[string]int{}}
+	if m := fakeBinariesRE.FindStringSubmatch(source); m != nil {
+		p.nbin, _ = strconv.Atoi(m[1])
+	}
 	for _, m := range fakeKernelRE.FindAllStringSubmatch(source, -1) {
 		n := 0
 		if strings.TrimSpace(m[2]) != "" {
@@ -101,11 +118,12 @@ func (c *fakeContext) LoadProgram(bins [][]byte, options string) (driver.Program
 type fakeProgram struct {
 	source  string
 	ndev    int
+	nbin    int // binaries that Binaries returns
 	kernels map[string]int // name to argument count
 }
 
 func (p *fakeProgram) Binaries() ([][]byte, error) {
-	bins := make([][]byte, p.ndev)
+	bins := make([][]byte, p.nbin)
 	for i := range bins {
 		bins[i] = []byte("FAKE:" + p.source)
 	}
@@ -213,7 +231,14 @@ func (fakeQueue) ReadBuffer(b driver.Buffer, blocking bool, offset, size int64, 
 	return newFakeEvent(), nil
 }
 
+// fakeWriteHook, if set, is called at the start of every WriteBuffer with
+// its size: a test makes a write block with it.
+var fakeWriteHook atomic.Pointer[func(size int64)]
+
 func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
+	if h := fakeWriteHook.Load(); h != nil {
+		(*h)(size)
+	}
 	fb, span, err := fakeSpan(b, offset, size)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/diskcache"
+	_ "github.com/dgen-go/dgen/rt/fleetcache" // the remote tier is opt-in
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -32,7 +33,12 @@ func TestRemoteTier(t *testing.T) {
 				cc := rt.DefaultCacheConfig()
 				cc.Disk = diskcache.DefaultConfig(t.TempDir())
 				cc.Remote.URL = srv.URL
-				cc.Remote.Secret = []byte("test key")
+				cc.Remote.Getenv = func(name string) string {
+					if name == "DGEN_CACHE_REMOTE_KEY" {
+						return "test key"
+					}
+					return ""
+				}
 				cc.Warnings = &warn
 				tr := trace.New()
 				rec := &trace.Recorder{}

@@ -66,23 +66,24 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 		return fmt.Errorf("%s device global %s: %w: bytes [%d, %d) of %d", op, info.id, ErrOutOfRange, off, off+n, info.size)
 	}
 	if info.imageScope && info.prog == nil {
-		// In no program: the value lives in host memory.
+		// In no program: the value lives in the context's host memory.
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
 				return fmt.Errorf("%s device global %s: %w", op, info.id, err)
 			}
 		}
-		info.hmu.Lock()
-		defer info.hmu.Unlock()
-		if info.host == nil {
-			info.host = make([]byte, info.size)
+		if err := q.enter(); err != nil {
+			return fmt.Errorf("%s device global %s: %w", op, info.id, err)
 		}
-		b := unsafe.Slice((*byte)(p), n)
-		if write {
-			copy(info.host[off:], b)
-		} else {
-			copy(b, info.host[off:off+n])
-		}
+		defer q.ctx.exit()
+		q.ctx.hostGlobal(info, func(host []byte) {
+			b := unsafe.Slice((*byte)(p), n)
+			if write {
+				copy(host[off:], b)
+			} else {
+				copy(b, host[off:off+n])
+			}
+		})
 		return nil
 	}
 	// The storage must outlive the transfer: hold Close off until it is
@@ -108,22 +109,70 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	return q.transfer(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p}, wait, 1)
 }
 
+// hostGlobal calls use with the host memory of g, an image-scope global in
+// no program, in c: one zero-initialised value per context, as the storage
+// of a global in a program is one per context and device.
+func (c *Context) hostGlobal(g *globalInfo, use func([]byte)) {
+	c.decls.mu.Lock()
+	defer c.decls.mu.Unlock()
+	h, ok := c.decls.host[g]
+	if !ok {
+		if c.decls.host == nil {
+			c.decls.host = make(map[*globalInfo][]byte)
+		}
+		h = make([]byte, g.size)
+		c.decls.host[g] = h
+	}
+	use(h)
+}
+
 // globalMem returns the storage of g on q's device: one zero-initialised
 // buffer per (global, device), or per (global, program, device) for image
-// scope. prog is the program whose image holds an image-scope global.
+// scope. prog is the program whose image holds an image-scope global. The
+// declarations' lock is not held while the storage is allocated and
+// zeroed (a blocking write): the first caller for a key makes it, later
+// ones wait for that key alone. A failure is returned to the callers that
+// waited, and the next call tries again.
 func (q *Queue) globalMem(g *globalInfo, prog *programInfo) (*Mem, error) {
+	// Close waits for the call, so that every slot is done when it frees
+	// them.
+	if err := q.enter(); err != nil {
+		return nil, err
+	}
+	defer q.ctx.exit()
 	c := q.ctx
 	if !g.imageScope {
 		prog = nil
 	}
 	key := globalKey{g: g, prog: prog, dev: q.dev.index}
 	c.decls.mu.Lock()
-	defer c.decls.mu.Unlock()
-	if m, ok := c.decls.globals[key]; ok {
-		return m, nil
+	s, ok := c.decls.globals[key]
+	if !ok {
+		if c.decls.globals == nil {
+			c.decls.globals = make(map[globalKey]*globalSlot)
+		}
+		s = &globalSlot{done: make(chan struct{})}
+		c.decls.globals[key] = s
 	}
+	c.decls.mu.Unlock()
+	if ok {
+		<-s.done
+		return s.m, s.err
+	}
+	s.m, s.err = q.newGlobalMem(g)
+	if s.err != nil {
+		c.decls.mu.Lock()
+		delete(c.decls.globals, key)
+		c.decls.mu.Unlock()
+	}
+	close(s.done)
+	return s.m, s.err
+}
+
+// newGlobalMem allocates and zeroes the storage of g on q's device.
+func (q *Queue) newGlobalMem(g *globalInfo) (*Mem, error) {
 	size := max(g.size, 4)
-	m, err := c.NewMem(size)
+	m, err := q.ctx.NewMem(size)
 	if err != nil {
 		return nil, fmt.Errorf("storage of device global %s: %w", g.id, err)
 	}
@@ -133,9 +182,5 @@ func (q *Queue) globalMem(g *globalInfo, prog *programInfo) (*Mem, error) {
 		m.Free()
 		return nil, fmt.Errorf("zero device global %s on %q: %w", g.id, q.dev.Name, err)
 	}
-	if c.decls.globals == nil {
-		c.decls.globals = make(map[globalKey]*Mem)
-	}
-	c.decls.globals[key] = m
 	return m, nil
 }

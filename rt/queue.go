@@ -115,7 +115,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, err
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, err)
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
-	ev, err := q.drv.EnqueueKernel(k.drv, driver.NDRange(r), dw)
+	ev, err := q.drv.EnqueueKernel(k.drv, r.ndrange(), dw)
 	tk.End()
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
@@ -153,7 +153,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	if q.wantsEvent(&tk) {
-		ev, err := q.drv.EnqueueKernel(k.drv, driver.NDRange(r), dw)
+		ev, err := q.drv.EnqueueKernel(k.drv, r.ndrange(), dw)
 		tk.End()
 		if err != nil {
 			return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
@@ -162,7 +162,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 		q.addPending(tk, nil, ev)
 		return nil
 	}
-	err = q.drv.SubmitKernel(k.drv, driver.NDRange(r), dw)
+	err = q.drv.SubmitKernel(k.drv, r.ndrange(), dw)
 	tk.End()
 	if err != nil {
 		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
@@ -187,7 +187,7 @@ func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
 		released := e.released
 		e.mu.Unlock()
 		if released {
-			return nil, fmt.Errorf("wait list: event of %s: %w", e.name, ErrClosed)
+			return nil, fmt.Errorf("wait list: event of %s: %w", e.name, ErrReleased)
 		}
 		if err := q.ctx.sameContext("the event of "+e.name, e.q.ctx); err != nil {
 			return nil, fmt.Errorf("wait list: %w", err)

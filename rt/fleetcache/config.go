@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/internal/envconf"
+	"github.com/dgen-go/dgen/rt/diskcache"
 )
 
 // Mode says which way entries flow between a node and the remote.
@@ -83,22 +84,17 @@ type Config struct {
 }
 
 // Event reports a remote hit or a completed publish.
-type Event struct {
-	Op       EventOp
-	Program  string        // the key's program name
-	Bytes    int           // the binary's size
-	Duration time.Duration // the time the fetch or the upload took
-}
+type Event = diskcache.RemoteEvent
 
 // EventOp is the kind of an Event.
-type EventOp uint8
+type EventOp = diskcache.RemoteOp
 
 // The event kinds.
 const (
 	// Hit is a binary fetched from the remote.
-	Hit EventOp = iota + 1
+	Hit = diskcache.RemoteHit
 	// Publish is a binary stored on the remote.
-	Publish
+	Publish = diskcache.RemotePublish
 )
 
 // ConfigFromEnv returns the remote configuration that the environment

@@ -26,21 +26,7 @@ const (
 )
 
 // Stats counts what a Fleet did.
-type Stats struct {
-	Hits      int64 `json:"hits"`      // binaries fetched and accepted
-	Misses    int64 `json:"misses"`    // fetches that found nothing usable
-	Publishes int64 `json:"publishes"` // entries stored on the remote
-	Errors    int64 `json:"errors"`    // failed requests (down, refusing, slow, full)
-	Rejected  int64 `json:"rejected"`  // entries that failed their checks
-	Dropped   int64 `json:"dropped"`   // publishes given up for want of a free slot
-	Waits     int64 `json:"waits"`     // claims that waited for another process's build
-}
-
-// Add returns the sum of s and o.
-func (s Stats) Add(o Stats) Stats {
-	return Stats{s.Hits + o.Hits, s.Misses + o.Misses, s.Publishes + o.Publishes, s.Errors + o.Errors,
-		s.Rejected + o.Rejected, s.Dropped + o.Dropped, s.Waits + o.Waits}
-}
+type Stats = diskcache.RemoteStats
 
 // Fleet is a connection to a remote store. It implements diskcache.Remote.
 // Its methods are safe for concurrent use.
@@ -58,7 +44,33 @@ type Fleet struct {
 	hits, misses, publishes, errs, rejected, dropped, waits atomic.Int64
 }
 
-var _ diskcache.Remote = (*Fleet)(nil)
+var _ diskcache.RemoteTier = (*Fleet)(nil)
+
+// The remote tier registers itself with the persistent cache, as a
+// database/sql driver does: a program that imports this package (for its
+// side effect, if it uses nothing else of it) gets the shared tier that
+// DGEN_CACHE_REMOTE names; one that does not links no store client.
+func init() { diskcache.RegisterRemote(openTier) }
+
+// openTier opens the tier that cfg names, with the other settings read
+// from cfg.Getenv (ConfigFromEnv).
+func openTier(rc diskcache.RemoteConfig) (diskcache.RemoteTier, error) {
+	cfg, err := ConfigFromEnv(func(name string) string {
+		if name == "DGEN_CACHE_REMOTE" {
+			return rc.URL
+		}
+		return rc.Getenv(name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Warnings, cfg.Trace, cfg.Events = rc.Warnings, rc.Trace, rc.Events
+	f, err := Open(cfg)
+	if f == nil || err != nil {
+		return nil, err // a nil *Fleet must not become a non-nil interface
+	}
+	return f, nil
+}
 
 // Open connects to the store that cfg.URL names; it returns nil and no
 // error when cfg.URL is empty. It sends no request: an unreachable store
@@ -85,8 +97,8 @@ func (f *Fleet) Stats() Stats {
 	if f == nil {
 		return Stats{}
 	}
-	return Stats{f.hits.Load(), f.misses.Load(), f.publishes.Load(), f.errs.Load(),
-		f.rejected.Load(), f.dropped.Load(), f.waits.Load()}
+	return Stats{Hits: f.hits.Load(), Misses: f.misses.Load(), Publishes: f.publishes.Load(), Errors: f.errs.Load(),
+		Rejected: f.rejected.Load(), Dropped: f.dropped.Load(), Waits: f.waits.Load()}
 }
 
 // Close waits up to wait for the publishes in flight and closes the

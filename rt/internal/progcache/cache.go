@@ -89,7 +89,7 @@ type Config struct {
 type Stats struct {
 	Builds       int64 // programs compiled from source
 	DiskHits     int64 // programs loaded from the persistent cache
-	MemHits      int64 // programs found in memory (done or being built)
+	MemHits      int64 // programs found in memory, built: a request that waited for another's build counts once it succeeded
 	BuildErrors  int64 // builds that failed with ErrBuildFailed
 	Retries      int64 // waiters that retried after a failure that was not a build error
 	Evictions    int64 // programs evicted from memory
@@ -402,8 +402,6 @@ func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
 			}
 			return e, nil
 		}
-		c.memHits.Add(1)
-		c.event(trace.Cache{Op: trace.MemoryHit, Program: k.name})
 		select {
 		case <-e.done:
 		default:
@@ -417,6 +415,10 @@ func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
 				c.mu.Unlock()
 				continue
 			}
+			// A hit only now: the program is built and in memory. A
+			// waiter whose build failed found nothing.
+			c.memHits.Add(1)
+			c.event(trace.Cache{Op: trace.MemoryHit, Program: k.name})
 			e.sp.refs.Add(1)
 			c.lru.remove(e)
 			c.lru.pushBack(e)
@@ -635,6 +637,9 @@ func (c *Cache[K]) getOrBuild1(k key, dk diskcache.Key) ([]byte, *sharedProgram,
 			return nil, berr
 		}
 		bs, err := built.Binaries()
+		if err == nil {
+			err = checkBinaries(bs, 1)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("binaries of program %q: %w", k.name, err)
 		}
@@ -700,6 +705,9 @@ func (c *Cache[K]) buildAndStore(k key, keys []diskcache.Key) (*sharedProgram, i
 		return nil, 0, err
 	}
 	bs, err := p.Binaries()
+	if err == nil {
+		err = checkBinaries(bs, len(keys))
+	}
 	if err != nil {
 		c.Logf("binaries of %s: %v", k.name, err)
 		return newShared(p), 0, nil
@@ -725,6 +733,15 @@ func (c *Cache[K]) markLoads(keys []diskcache.Key, bins [][]byte) (done func()) 
 			d()
 		}
 	}
+}
+
+// checkBinaries checks that a driver returned one binary per device: a
+// driver that returns fewer is an error, not an index out of range.
+func checkBinaries(bs [][]byte, devices int) error {
+	if len(bs) != devices {
+		return fmt.Errorf("%w: the driver returned %d binaries for %d devices", driver.ErrInvalidBinary, len(bs), devices)
+	}
+	return nil
 }
 
 func binSize(bins [][]byte) int64 {
