@@ -64,9 +64,9 @@ func codeOf[K comparable](m map[K]string, name string) (K, bool) {
 	return zero, false
 }
 
-func imageType(k driver.ImageKind) (C.cl_mem_object_type, error) {
+func imageType(call string, k driver.ImageKind) (C.cl_mem_object_type, error) {
 	if int(k) >= len(imageTypes) || imageTypes[k] == 0 {
-		return 0, fmt.Errorf("clCreateImage: %w: image kind %v", errors.ErrUnsupported, k)
+		return 0, fmt.Errorf("%s: %w: image kind %v", call, errors.ErrUnsupported, k)
 	}
 	return imageTypes[k], nil
 }
@@ -74,7 +74,7 @@ func imageType(k driver.ImageKind) (C.cl_mem_object_type, error) {
 // ImageFormats implements driver.ImageContext with clGetSupportedImageFormats.
 // A code with no name is spelled by value, "0x10C4".
 func (c *context) ImageFormats(k driver.ImageKind, a driver.MemAccess) ([]driver.ImageFormat, error) {
-	t, err := imageType(k)
+	t, err := imageType("clGetSupportedImageFormats", k)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (c *context) ImageFormats(k driver.ImageKind, a driver.MemAccess) ([]driver
 
 // NewImage implements driver.ImageContext with clCreateImage.
 func (c *context) NewImage(d driver.ImageDesc) (driver.Buffer, error) {
-	t, err := imageType(d.Kind)
+	t, err := imageType("clCreateImage", d.Kind)
 	if err != nil {
 		return nil, err
 	}
