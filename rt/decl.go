@@ -241,6 +241,10 @@ func (kern *Kernel) bindHidden(q *Queue) error {
 	base := kern.decl.params
 	for i, m := range mems {
 		if err := kern.SetBuffer(base+i, m); err != nil {
+			if q.ctx.closed.Load() {
+				// Close released the storage that the kernel kept.
+				return fmt.Errorf("%w: %w", ErrClosed, err)
+			}
 			return err
 		}
 	}
