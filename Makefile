@@ -5,29 +5,48 @@ GO      ?= go
 BENCH   ?= .
 BUNDLE  ?= gpu-bundle
 
-.PHONY: all deps demo test vet check-generated generate bench bench-go bench-stencil bench-table gpu-bundle rawcl clean
+.PHONY: all deps demo test vet cross check-generated generate bench bench-go bench-stencil bench-table gpu-bundle rawcl clean
 
 all: test
 
 deps:
 	@sh scripts/deps.sh
 
-## demo: run the examples on the device DGEN_DEVICE selects (default: a GPU, else PoCL).
+## demo: run the examples on the device DGEN_DEVICE selects (default: a GPU,
+## else PoCL). It builds them first, saying so: a first run compiles dgen's
+## runtime with cgo (a minute or two), go build -v naming each package as it
+## goes, and then each program's kernels (seconds each on PoCL; cached after).
+DEMO_BIN ?= bin/demo
 demo: deps
-	$(GO) run ./examples/quickstart
-	$(GO) run ./examples/devglobal
-	$(GO) run ./examples/imaging
-	$(GO) run ./examples/stencil -alloc=all -size 256 -iters 60 -pyramid 2
+	@echo "demo: building the examples into $(DEMO_BIN)/ (a first run compiles dgen's runtime with cgo: a minute or two; each package is named as it compiles)"
+	@mkdir -p $(DEMO_BIN) && $(GO) build -v -o $(DEMO_BIN)/ ./examples/quickstart ./examples/devglobal ./examples/imaging ./examples/stencil
+	@echo "demo: quickstart: saxpy, verified against Go (a first run compiles the kernel for the device)"
+	@$(DEMO_BIN)/quickstart
+	@echo "demo: devglobal: every kind of device global (a first run compiles its programs)"
+	@$(DEMO_BIN)/devglobal
+	@echo "demo: imaging: a blur, Sobel and wavelet pipeline on images and on buffers, every pixel checked against Go"
+	@$(DEMO_BIN)/imaging
+	@echo "demo: stencil: Rodinia's Hotspot under each allocator policy"
+	@$(DEMO_BIN)/stencil -alloc=all -size 256 -iters 60 -pyramid 2
 
-## test: vet (with dgen's analyzer on the examples too), build dgen without
-## cgo, check that generated code is fresh, and run every test with the race
-## detector.
+## test: vet (with dgen's analyzer on the examples too), build and vet for
+## other systems without cgo (cross), build dgen without cgo, check that
+## generated code is fresh, and run every test with the race detector.
 test: deps
 	$(GO) vet ./...
+	@$(MAKE) --no-print-directory cross
 	@mkdir -p bin && $(GO) build -o bin/dgen-vet ./cmd/dgen-vet
 	$(GO) vet -vettool=$(CURDIR)/bin/dgen-vet ./examples/...
 	@$(MAKE) --no-print-directory check-generated
 	$(GO) test -race -count=1 ./...
+
+## cross: build and vet rt, rt/diskcache and cmd/dgen for each of CROSS_OS
+## without cgo, as an application that imports them is built there.
+CROSS_OS  ?= windows darwin
+CROSS_PKG ?= ./rt ./rt/diskcache ./cmd/dgen
+cross:
+	@for os in $(CROSS_OS); do echo "cross: GOOS=$$os CGO_ENABLED=0 go build and go vet $(CROSS_PKG)"; \
+		CGO_ENABLED=0 GOOS=$$os $(GO) build $(CROSS_PKG) && CGO_ENABLED=0 GOOS=$$os $(GO) vet $(CROSS_PKG) || exit 1; done
 
 ## generate: run go generate over the module.
 generate:
@@ -70,7 +89,7 @@ bench-table: deps
 ## (about 55 MB); BUNDLE_TESTS=all takes every package whose tests use a
 ## device (they import rt/opencl; cmd/dgen's need Go), BUNDLE_CMDS=all
 ## every example.
-BUNDLE_TESTS ?= rt rt/opencl examples/devglobal examples/stencil
+BUNDLE_TESTS ?= rt rt/opencl rt/cuda examples/devglobal examples/stencil
 BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
@@ -81,13 +100,16 @@ gpu-bundle: deps
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh scripts/bench-gpu.sh $(BUNDLE)/
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
+	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 	cp examples/stencil/hotspot.cl $(BUNDLE)/
 
-## rawcl: the raw C yardstick of the GPU figures (bench/rawcl/rawcl.c).
+## rawcl: the raw C yardsticks of the GPU figures (bench/rawcl/rawcl.c for
+## OpenCL, bench/rawcu/rawcu.c for CUDA's driver API, opened with dlopen).
 rawcl: deps
 	mkdir -p bin && cc -O2 -Wall -o bin/rawcl bench/rawcl/rawcl.c -lOpenCL
+	cc -O2 -Wall -o bin/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 
 clean:
 	rm -rf $(BUNDLE) bin

@@ -97,7 +97,7 @@ func (s *state) frontEnd(p *program) {
 			prelude.WriteString("\n")
 		}
 	}
-	p.image = string(clsrc.Image(prelude.String(), filepath.Base(p.source), rewritten))
+	p.image = string(clsrc.Image(prelude.String(), s.rel(p.clPath), rewritten))
 }
 
 // cppConfig returns the preprocessor's configuration for a program: OpenCL

@@ -19,7 +19,9 @@ import (
 
 // Config says which backend and devices a context opens, and how.
 type Config struct {
-	// Backend names a registered backend; empty means "opencl".
+	// Backend names a registered backend ("opencl", "cuda"); empty or
+	// "auto" chooses one (see chooseBackend in backend.go): rt/cuda for an
+	// NVIDIA GPU when it is imported and libcuda loads, else "opencl".
 	Backend string
 	// Device is a device selector in the form SelectDevices documents.
 	// It is ignored when Devices is set.
@@ -135,19 +137,9 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	b, err := driver.Lookup(cfg.Backend)
+	b, devs, err := chooseBackend(cfg) // backend.go
 	if err != nil {
 		return nil, err
-	}
-	devs := cfg.Devices
-	if len(devs) == 0 {
-		ps, err := b.Platforms()
-		if err != nil {
-			return nil, fmt.Errorf("open context: list platforms: %w", err)
-		}
-		if devs, err = SelectDevices(ps, cfg.Device); err != nil {
-			return nil, fmt.Errorf("open context: %w", err)
-		}
 	}
 	for _, d := range devs[1:] {
 		if d.PlatformIndex != devs[0].PlatformIndex {

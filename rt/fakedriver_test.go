@@ -118,7 +118,7 @@ func (c *fakeContext) LoadProgram(bins [][]byte, options string) (driver.Program
 type fakeProgram struct {
 	source  string
 	ndev    int
-	nbin    int // binaries that Binaries returns
+	nbin    int            // binaries that Binaries returns
 	kernels map[string]int // name to argument count
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
@@ -24,7 +25,7 @@ func openCPU(t testing.TB) *rt.Context {
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: os.Getenv("DGEN_BACKEND"), Device: sel, Profiling: true})
 	if err != nil {
 		t.Fatalf("open context on %q (apt-get install pocl-opencl-icd): %v", sel, err)
 	}

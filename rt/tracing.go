@@ -88,7 +88,7 @@ func (c *Context) openTracing(cfg Config) error {
 		c.profiling, c.devTimes = true, true
 	}
 	for _, d := range c.devices {
-		d.tr = c.tr.Device(d.index, d.Name)
+		d.tr = c.tr.Device(d.index, d.Label()) // "name (platform)": the platform names the backend
 	}
 	return nil
 }

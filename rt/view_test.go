@@ -16,7 +16,7 @@ func TestViewTransfersAndKernels(t *testing.T) {
 	// Offsets in multiples of the device's base address alignment (128
 	// bytes on PoCL, 512 on NVIDIA's H100): off elements, then m, then a
 	// view of the view at m/2.
-	step := int(ctx.Devices()[0].MemBaseAddrAlign / 4)
+	step := max(int(ctx.Devices()[0].MemBaseAddrAlign/4), 32) // CUDA has no alignment rule (1)
 	off, m := 2*step, 8*step
 	n := off + m + off
 	b, err := rt.NewBuffer[float32](ctx, n)
@@ -98,6 +98,9 @@ func TestViewErrors(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
 	align := ctx.Devices()[0].MemBaseAddrAlign
+	if align == 1 {
+		t.Skip("the backend has no alignment rule for views (rt/cuda: a view is a pointer offset)")
+	}
 	if align <= 4 {
 		t.Fatalf("MemBaseAddrAlign = %d bytes, want the device's (PoCL: 128)", align)
 	}
@@ -193,7 +196,7 @@ func TestViewErrors(t *testing.T) {
 func TestViewUsesRecordedOnParent(t *testing.T) {
 	const n, iters, trials = 1 << 16, 400, 20
 	r := newCrossQueueRig(t, rt.PolicyFull)
-	step := int(r.ctx.Devices()[0].MemBaseAddrAlign / 4)
+	step := max(int(r.ctx.Devices()[0].MemBaseAddrAlign/4), 32) // CUDA has no alignment rule (1)
 	for range trials {
 		in, err := siteA.Alloc(r.qa, n+step)
 		if err != nil {
@@ -249,7 +252,7 @@ func TestViewUsesRecordedOnParent(t *testing.T) {
 func TestViewsInTurn(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
-	step := int(ctx.Devices()[0].MemBaseAddrAlign / 4)
+	step := max(int(ctx.Devices()[0].MemBaseAddrAlign/4), 32) // CUDA has no alignment rule (1)
 	const views = 32
 	b, err := rt.NewBuffer[float32](ctx, views*step)
 	if err != nil {

@@ -113,7 +113,7 @@ func cacheList(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer
 	ents, err := c.List()
 	return ents, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "DEVICE\tIMAGE\tPROGRAM\tOPTIONS\tSIZE\tLAST ACCESS")
+		fmt.Fprintln(tw, "DEVICE\tPLATFORM\tIMAGE\tPROGRAM\tOPTIONS\tSIZE\tLAST ACCESS")
 		for _, e := range ents {
 			dev := e.DeviceHash[:min(8, len(e.DeviceHash))]
 			if e.Device.Name != "" {
@@ -123,7 +123,8 @@ func cacheList(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer
 			if e.Err != "" {
 				img, prog = "?", "error: "+e.Err
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", dev, img, prog, e.Options, humanSize(e.Size), e.LastAccess.Format(time.DateTime))
+			// The platform names the backend: rt/cuda's is "CUDA driver API".
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", dev, e.Device.Platform, img, prog, e.Options, humanSize(e.Size), e.LastAccess.Format(time.DateTime))
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "%d entries in %s\n", len(ents), c.Dir())

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
+	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/fleetcache" // the shared remote tier: the fleet benchmark sets DGEN_CACHE_REMOTE
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )

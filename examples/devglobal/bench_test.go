@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 

@@ -20,7 +20,7 @@ const _dgenImage_Counting = "/* github.com/dgen-go/dgen/examples/devglobal.Param
 var _dgenSource_Counting string
 
 // _dgenImage_Reporting is the device image of Reporting: report.cl after dgen's rewriting.
-const _dgenImage_Reporting = "// A second device image: it reads the shared Counter, and counts its own\n// launches in Seen, which is its alone.\n\n__kernel void report(__global uint* out, __global uint* __dgen_g_Counter, __global uint* __dgen_g_Seen) {\n\tout[0] = (*__dgen_g_Counter);\n\t(*__dgen_g_Seen) += 1;\n\tout[1] = (*__dgen_g_Seen);\n}\n"
+const _dgenImage_Reporting = "#line 1 \"report.cl\"\n// A second device image: it reads the shared Counter, and counts its own\n// launches in Seen, which is its alone.\n\n__kernel void report(__global uint* out, __global uint* __dgen_g_Counter, __global uint* __dgen_g_Seen) {\n\tout[0] = (*__dgen_g_Counter);\n\t(*__dgen_g_Seen) += 1;\n\tout[1] = (*__dgen_g_Seen);\n}\n"
 
 // _dgenSource_Reporting is report.cl as it is now, to compare with what dgen read.
 //

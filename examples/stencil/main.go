@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
+	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 

@@ -37,6 +37,7 @@ import (
 	"strings"
 	"time"
 
+	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 

@@ -51,7 +51,7 @@ const maxSrcPayload = 1 << 20
 // a file is refused, not waited on). A file of another type gives an error
 // that matches ErrCorrupt.
 func openRegular(path string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) {
 			return nil, nil, corruption("not a regular file")

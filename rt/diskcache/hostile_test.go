@@ -56,7 +56,7 @@ func TestHostileFiles(t *testing.T) {
 		if err := os.Remove(p); err != nil {
 			return err
 		}
-		return syscall.Mkfifo(p, 0o644)
+		return mkfifo(t, p)
 	}
 	cases := []struct {
 		name    string

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -94,7 +93,7 @@ func (c *Cache) checkLoads(dir string, ents []os.DirEntry) (drop, quarantined ma
 	}
 	qp := filepath.Join(dir, quarantineName)
 	if len(died) > 0 {
-		if f, err := os.OpenFile(qp, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644); err == nil {
+		if f, err := openNoFollow(qp, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 			for _, s := range died {
 				fmt.Fprintf(f, "%s\n", hex16(s))
 			}

@@ -282,7 +282,7 @@ func Lookup(name string) (Backend, error) {
 	}
 	b, ok := backends.m[name]
 	if !ok {
-		return nil, fmt.Errorf("open backend %q: %w (import github.com/dgen-go/dgen/rt/opencl)", name, ErrNoBackend)
+		return nil, fmt.Errorf("open backend %q: %w (import github.com/dgen-go/dgen/rt/%s)", name, ErrNoBackend, name)
 	}
 	return b, nil
 }

@@ -134,13 +134,21 @@ func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program
 	return c.buildProgram(h, options)
 }
 
-// buildProgram builds h for every device, releasing it on failure.
+// buildProgram builds h for every device, releasing it on failure. What
+// the driver writes to standard error meanwhile is captured (see
+// stderrCapture): its compiler's summary goes into the error.
 func (c *context) buildProgram(h C.cl_program, options string) (driver.Program, error) {
 	opts := C.CString(options)
 	defer C.free(unsafe.Pointer(opts))
+	w := captured.begin()
 	code := C.clBuildProgram(h, C.cl_uint(len(c.devs)), &c.devs[0], opts, nil, nil)
+	noise := captured.end(w)
 	if code != C.CL_SUCCESS {
-		err := newError("clBuildProgram", int32(code), c.buildLog(h))
+		log := c.buildLog(h)
+		if noise != "" {
+			log = strings.TrimRight(log, "\n") + "\n" + strings.TrimRight(noise, "\n")
+		}
+		err := newError("clBuildProgram", int32(code), log)
 		C.clReleaseProgram(h)
 		return nil, err
 	}

@@ -7,12 +7,37 @@ import "C"
 
 import (
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
+// loadOnce makes the first OpenCL call, which loads the drivers.
+var loadOnce sync.Once
+
+// load makes the first OpenCL calls, which load the drivers and make them
+// initialize their devices, with the environment that PoCL needs to read
+// then (see isolatePoCL).
+func load() {
+	restore := isolatePoCL()
+	defer restore()
+	var n C.cl_uint
+	if C.clGetPlatformIDs(0, nil, &n) != C.CL_SUCCESS || n == 0 {
+		return
+	}
+	ids := make([]C.cl_platform_id, n)
+	if C.clGetPlatformIDs(n, &ids[0], nil) != C.CL_SUCCESS {
+		return
+	}
+	for _, p := range ids {
+		var m C.cl_uint
+		C.clGetDeviceIDs(p, C.CL_DEVICE_TYPE_ALL, 0, nil, &m)
+	}
+}
+
 func platformIDs() ([]C.cl_platform_id, error) {
+	loadOnce.Do(load)
 	var n C.cl_uint
 	code := C.clGetPlatformIDs(0, nil, &n)
 	if code == -1001 || n == 0 { // CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no platform

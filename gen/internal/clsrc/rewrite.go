@@ -413,17 +413,18 @@ func (rw *rewriter) result() *Rewritten {
 }
 
 // Image assembles a device image: the prelude (such as the struct
-// declarations of device global types), then a #line directive that
-// restores the numbering of the user's file, then the rewritten source.
-// Build logs therefore name fileName and the user's own line numbers.
-// Without a prelude the source is returned unchanged.
+// declarations of device global types), then a #line directive that names
+// the user's file and restores its numbering, then the rewritten source.
+// Build logs therefore name fileName and the user's own line numbers, not
+// the temporary file a driver compiles. Without a prelude and a file name
+// the source is returned unchanged.
 func Image(prelude, fileName string, source []byte) []byte {
-	if prelude == "" {
+	if prelude == "" && fileName == "" {
 		return source
 	}
 	var b strings.Builder
 	b.WriteString(prelude)
-	if !strings.HasSuffix(prelude, "\n") {
+	if prelude != "" && !strings.HasSuffix(prelude, "\n") {
 		b.WriteByte('\n')
 	}
 	b.WriteString("#line 1")

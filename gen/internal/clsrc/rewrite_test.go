@@ -210,8 +210,11 @@ func TestRewriteErrors(t *testing.T) {
 
 func TestImage(t *testing.T) {
 	src := []byte("kernel void k(void) {}\n")
-	if got := Image("", "k.cl", src); string(got) != string(src) {
-		t.Errorf("Image without prelude changed the source: %q", got)
+	if got := Image("", "", src); string(got) != string(src) {
+		t.Errorf("Image without prelude or file name changed the source: %q", got)
+	}
+	if got, want := string(Image("", "k.cl", src)), "#line 1 \"k.cl\"\n"+string(src); got != want {
+		t.Errorf("Image without prelude: got %q\nwant %q (a build log must name k.cl)", got, want)
 	}
 	decl, _, err := StructDecl("Params", []Field{{"scale", "float"}}, nil)
 	if err != nil {

@@ -1,0 +1,269 @@
+/*
+ * rawcu: the CUDA yardstick for dgen's figures on rt/cuda, as rawcl is for
+ * rt/opencl. It builds the same kernels with NVIDIA's OpenCL, rewrites the
+ * PTX as rt/cuda does (visible entries, no texmode_independent, no .ptr
+ * parameter attributes, environment registers 0-5 to 0 and 6-8 to
+ * %nctaid), loads it with cuModuleLoadDataEx and times plain
+ * cuLaunchKernel loops with the same arguments and geometry as dgen's
+ * benchmarks. libcuda.so.1 is opened with dlopen, so it builds with no
+ * CUDA header or toolkit:
+ *
+ *   cc -O2 -Wall -o rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
+ *
+ *   rawcu launch N REPS            one-work-item `touch` launches (rawcl launch)
+ *   rawcu hotspot SRC SIZE ITERS PYRAMID REPS
+ *                                  Rodinia Hotspot's time loop (rawcl hotspot)
+ *
+ * Every figure is one JSON object per repetition, as rawcl prints them.
+ */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
+typedef unsigned long long CUdeviceptr;
+
+static struct {
+	CUresult (*Init)(unsigned);
+	CUresult (*DeviceGet)(CUdevice *, int);
+	CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*CtxSetCurrent)(CUcontext);
+	CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
+	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **);
+	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+	CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+	CUresult (*StreamCreate)(CUstream *, unsigned);
+	CUresult (*StreamSynchronize)(CUstream);
+	CUresult (*EventCreate)(CUevent *, unsigned);
+	CUresult (*EventRecord)(CUevent, CUstream);
+	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+} cu;
+static const char *names[] = {"cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuModuleLoadDataEx",
+	"cuModuleGetFunction", "cuLaunchKernel", "cuMemAlloc_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2", "cuStreamCreate",
+	"cuStreamSynchronize", "cuEventCreate", "cuEventRecord", "cuEventElapsedTime"};
+
+static void check(CUresult r, const char *call) {
+	if (r != 0) {
+		fprintf(stderr, "rawcu: %s: CUresult %d\n", call, r);
+		exit(1);
+	}
+}
+
+static double now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void emit(const char *bench, int rep, double ns) {
+	printf("{\"bench\":\"%s\",\"rep\":%d,\"ns_per_op\":%.1f}\n", bench, rep, ns);
+	fflush(stdout);
+}
+
+/* replace returns s with every a replaced by b. */
+static char *replace(const char *s, const char *a, const char *b) {
+	size_t la = strlen(a), lb = strlen(b), n = 0;
+	for (const char *p = s; (p = strstr(p, a)); p += la) n++;
+	char *o = malloc(strlen(s) + n * (lb > la ? lb - la : 0) + 1), *w = o;
+	for (const char *p = s;;) {
+		const char *h = strstr(p, a);
+		if (!h) { strcpy(w, p); break; }
+		memcpy(w, p, h - p); w += h - p; memcpy(w, b, lb); w += lb; p = h + la;
+	}
+	return o;
+}
+
+/* ptx builds src with the first NVIDIA GPU of OpenCL and rewrites its PTX. */
+static char *ptx(const char *src) {
+	cl_platform_id ps[16];
+	cl_uint np = 0;
+	clGetPlatformIDs(16, ps, &np);
+	cl_device_id dev = NULL;
+	for (cl_uint i = 0; i < np && !dev; i++)
+		if (clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_GPU, 1, &dev, NULL) != CL_SUCCESS) dev = NULL;
+	if (!dev) { fprintf(stderr, "rawcu: no OpenCL GPU\n"); exit(1); }
+	cl_int err;
+	cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+	cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+	if (clBuildProgram(p, 1, &dev, "", NULL, NULL) != CL_SUCCESS) { fprintf(stderr, "rawcu: build failed\n"); exit(1); }
+	size_t n;
+	clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL);
+	char *bin = calloc(1, n + 1);
+	clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL);
+	char *s = replace(bin, "\n.entry ", "\n.visible .entry ");
+	s = replace(s, ", texmode_independent", "");
+	char from[32];
+	for (int i = 0; i < 9; i++) {
+		static const char *to[] = {"0;", "0;", "0;", "0;", "0;", "0;", "%nctaid.x;", "%nctaid.y;", "%nctaid.z;"};
+		snprintf(from, sizeof from, "%%envreg%d;", i);
+		s = replace(s, from, to[i]);
+	}
+	static const char *space[] = {"global", "shared", "const", "local"};
+	for (int i = 0; i < 4; i++) {
+		char a[64];
+		for (int al = 1; al <= 256; al *= 2) { snprintf(a, sizeof a, " .ptr .%s .align %d", space[i], al); s = replace(s, a, ""); }
+		snprintf(a, sizeof a, " .ptr .%s", space[i]); s = replace(s, a, "");
+	}
+	return s;
+}
+
+static CUstream stream;
+
+static CUfunction load(const char *src, const char *name) {
+	void *h = dlopen("libcuda.so.1", RTLD_NOW);
+	if (!h) { fprintf(stderr, "rawcu: %s\n", dlerror()); exit(1); }
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!(((void **)&cu)[i] = dlsym(h, names[i]))) { fprintf(stderr, "rawcu: no %s\n", names[i]); exit(1); }
+	char *code = ptx(src);
+	check(cu.Init(0), "cuInit");
+	CUdevice d;
+	CUcontext c;
+	check(cu.DeviceGet(&d, 0), "cuDeviceGet");
+	check(cu.DevicePrimaryCtxRetain(&c, d), "cuDevicePrimaryCtxRetain");
+	check(cu.CtxSetCurrent(c), "cuCtxSetCurrent");
+	CUmodule m;
+	CUfunction f;
+	check(cu.ModuleLoadDataEx(&m, code, 0, NULL, NULL), "cuModuleLoadDataEx");
+	check(cu.ModuleGetFunction(&f, m, name), "cuModuleGetFunction");
+	check(cu.StreamCreate(&stream, 1), "cuStreamCreate");
+	return f;
+}
+
+/* The launch figures: rawcl's, through cuLaunchKernel, and launch_timed,
+ * a launch between two timed events with the elapsed time read back (what
+ * tracing every command costs). */
+static void launch(int n, int reps) {
+	static const char *src = "__kernel void touch(__global int *p) { if (get_global_id(0) == 0) p[0] += 1; }";
+	CUfunction f = load(src, "touch");
+	CUdeviceptr buf;
+	check(cu.MemAlloc(&buf, 4), "cuMemAlloc");
+	void *args[] = {&buf};
+	CUevent ev, *tev = malloc(2 * 1024 * sizeof(CUevent));
+	check(cu.EventCreate(&ev, 2), "cuEventCreate");
+	for (int i = 0; i < 2 * 1024; i++) check(cu.EventCreate(&tev[i], 0), "cuEventCreate");
+	int v = 1;
+	float ms, sum = 0;
+	for (int rep = -1; rep < reps; rep++) {
+		double t = now_ns();
+		for (int i = 0; i < n; i++) {
+			check(cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL), "launch");
+			if (i % 1024 == 1023) cu.StreamSynchronize(stream);
+		}
+		cu.StreamSynchronize(stream);
+		if (rep >= 0) emit("submit", rep, (now_ns() - t) / n);
+
+		t = now_ns();
+		for (int i = 0; i < n; i++) {
+			check(cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL), "launch");
+			check(cu.EventRecord(ev, stream), "cuEventRecord");
+			if (i % 1024 == 1023) cu.StreamSynchronize(stream);
+		}
+		cu.StreamSynchronize(stream);
+		if (rep >= 0) emit("launch_event", rep, (now_ns() - t) / n);
+
+		t = now_ns();
+		for (int i = 0; i < n; i++) {
+			int j = i % 1024;
+			check(cu.EventRecord(tev[2 * j], stream), "cuEventRecord");
+			check(cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL), "launch");
+			check(cu.EventRecord(tev[2 * j + 1], stream), "cuEventRecord");
+			if (j == 1023) {
+				cu.StreamSynchronize(stream);
+				for (int k = 0; k < 1024; k++) { cu.EventElapsedTime(&ms, tev[2 * k], tev[2 * k + 1]); sum += ms; }
+			}
+		}
+		cu.StreamSynchronize(stream);
+		if (rep >= 0) emit("launch_timed", rep, (now_ns() - t) / n);
+
+		t = now_ns();
+		for (int i = 0; i < n; i++) {
+			check(cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL), "launch");
+			cu.StreamSynchronize(stream);
+		}
+		if (rep >= 0) emit("submit_finish", rep, (now_ns() - t) / n);
+
+		t = now_ns();
+		for (int i = 0; i < n; i++) {
+			check(cu.MemcpyDtoHAsync(&v, buf, 4, stream), "read");
+			cu.StreamSynchronize(stream);
+		}
+		if (rep >= 0) emit("read4", rep, (now_ns() - t) / n);
+
+		t = now_ns();
+		for (int i = 0; i < n; i++) {
+			check(cu.MemcpyHtoDAsync(buf, &v, 4, stream), "write");
+			cu.StreamSynchronize(stream);
+		}
+		if (rep >= 0) emit("write4", rep, (now_ns() - t) / n);
+	}
+	if (sum < 0) printf("%f\n", sum);
+}
+
+static char *slurp(const char *path) {
+	FILE *f = fopen(path, "rb");
+	if (!f) { perror(path); exit(1); }
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc(n + 1);
+	if (fread(s, 1, n, f) != (size_t)n) { perror(path); exit(1); }
+	s[n] = 0;
+	fclose(f);
+	return s;
+}
+
+/* Hotspot's time loop as rawcl runs it: the same geometry and arguments. */
+static void hotspot(const char *path, int size, int iters, int pyramid, int reps) {
+	enum { BLOCK = 16 };
+	CUfunction f = load(slurp(path), "hotspot");
+	size_t n = (size_t)size * size;
+	float *host = malloc(n * sizeof(float));
+	for (size_t i = 0; i < n; i++) host[i] = 323.0f + (float)(i % 21);
+	CUdeviceptr power, buf[2];
+	check(cu.MemAlloc(&power, n * 4), "cuMemAlloc");
+	check(cu.MemcpyHtoDAsync(power, host, n * 4, stream), "copy");
+	for (int i = 0; i < 2; i++) {
+		check(cu.MemAlloc(&buf[i], n * 4), "cuMemAlloc");
+		check(cu.MemcpyHtoDAsync(buf[i], host, n * 4, stream), "copy");
+	}
+	cu.StreamSynchronize(stream);
+	int small = BLOCK - 2 * pyramid;
+	unsigned groups = (size + small - 1) / small;
+	float consts[5] = {1.0f, 1.0f, 1.0f, 1.0f, 0.001f};
+	char name[64];
+	snprintf(name, sizeof name, "hotspot_%d_%d", size, pyramid);
+	for (int rep = -1; rep < reps; rep++) {
+		int src = 0;
+		double t = now_ns();
+		for (int s = 0; s < iters; s += pyramid) {
+			int steps = pyramid < iters - s ? pyramid : iters - s;
+			void *args[] = {&steps, &power, &buf[src], &buf[1 - src], &size, &size, &pyramid, &pyramid,
+				&consts[0], &consts[1], &consts[2], &consts[3], &consts[4]};
+			check(cu.LaunchKernel(f, groups, groups, 1, BLOCK, BLOCK, 1, 0, stream, args, NULL), "launch");
+			src = 1 - src;
+		}
+		check(cu.StreamSynchronize(stream), "cuStreamSynchronize");
+		if (rep >= 0) emit(name, rep, (now_ns() - t) / iters);
+	}
+}
+
+int main(int argc, char **argv) {
+	if (argc == 4 && strcmp(argv[1], "launch") == 0) {
+		launch(atoi(argv[2]), atoi(argv[3]));
+		return 0;
+	}
+	if (argc == 7 && strcmp(argv[1], "hotspot") == 0) {
+		hotspot(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
+		return 0;
+	}
+	fprintf(stderr, "usage: rawcu launch N REPS | rawcu hotspot SRC SIZE ITERS PYRAMID REPS\n");
+	return 2;
+}

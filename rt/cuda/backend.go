@@ -1,0 +1,312 @@
+package cuda
+
+/*
+#include "dgen_cu.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/opencl"
+)
+
+func init() { driver.Register("cuda", Backend{}) }
+
+// Backend is the CUDA implementation of driver.Backend.
+type Backend struct{}
+
+var _ driver.AutoBackend = Backend{}
+
+// CUDA device attributes (CUdevice_attribute).
+const (
+	attrMaxThreadsPerBlock    = 1
+	attrMaxBlockDimX          = 2
+	attrMaxGridDimX           = 5
+	attrMaxSharedPerBlock     = 8
+	attrWarpSize              = 10
+	attrMultiprocessorCount   = 16
+	attrComputeMajor          = 75
+	attrComputeMinor          = 76
+	attrMaxSharedOptin        = 97
+	attrReservedSharedPerBlok = 111
+)
+
+// devInfo is what the backend knows of a CUDA device.
+type devInfo struct {
+	info                  driver.DeviceInfo
+	ord                   C.CUdevice
+	maxBlock, maxGrid     [3]int
+	maxThreads, warp      int
+	maxShared, optin      int // bytes of shared memory per block: by default, and opted in
+	reserved              int // bytes of shared memory the driver reserves per block
+	compiler              *driver.DeviceInfo
+	compilerPlatformIndex int
+}
+
+// devices lists the CUDA devices once per process.
+var devices struct {
+	once sync.Once
+	list []devInfo
+	err  error
+}
+
+func listDevices() ([]devInfo, error) {
+	devices.once.Do(func() { devices.list, devices.err = enumerate() })
+	return devices.list, devices.err
+}
+
+func enumerate() ([]devInfo, error) {
+	if err := load(); err != nil {
+		return nil, err
+	}
+	var n C.int
+	if err := cuError("cuDeviceGetCount", C.dgen_device_count(&n)); err != nil {
+		return nil, err
+	}
+	compilers := nvidiaOpenCL()
+	var out []devInfo
+	for i := range int(n) {
+		d, err := deviceInfo(i)
+		if err != nil {
+			return nil, fmt.Errorf("CUDA device %d: %w", i, err)
+		}
+		for j := range compilers {
+			if compilers[j].Name == d.info.Name {
+				d.compiler = &compilers[j]
+				d.info.OpenCLCVersion = compilers[j].OpenCLCVersion
+				d.info.DriverVersion = compilers[j].DriverVersion + " (CUDA " + versionString(lib.version) + ")"
+				d.info.Extensions = compilers[j].Extensions
+				break
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// nvidiaOpenCL lists the GPUs of NVIDIA's OpenCL platforms: the compilers.
+func nvidiaOpenCL() []driver.DeviceInfo {
+	ps, err := opencl.Backend{}.Platforms()
+	if err != nil {
+		return nil
+	}
+	var out []driver.DeviceInfo
+	for _, p := range ps {
+		if !strings.Contains(strings.ToUpper(p.Vendor+" "+p.Name), "NVIDIA") {
+			continue
+		}
+		for _, d := range p.Devices {
+			if d.Type == driver.DeviceGPU {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+func deviceInfo(i int) (devInfo, error) {
+	var (
+		d    devInfo
+		name [256]C.char
+		mem  C.size_t
+	)
+	if err := cuError("cuDeviceGet", C.dgen_device(C.int(i), &d.ord, &name[0], C.int(len(name)), &mem)); err != nil {
+		return d, err
+	}
+	attrs := []struct {
+		a   int
+		dst *int
+	}{
+		{attrMaxThreadsPerBlock, &d.maxThreads}, {attrWarpSize, &d.warp}, {attrMaxSharedPerBlock, &d.maxShared},
+		{attrMaxSharedOptin, &d.optin}, {attrReservedSharedPerBlok, &d.reserved},
+		{attrMaxBlockDimX, &d.maxBlock[0]}, {attrMaxBlockDimX + 1, &d.maxBlock[1]}, {attrMaxBlockDimX + 2, &d.maxBlock[2]},
+		{attrMaxGridDimX, &d.maxGrid[0]}, {attrMaxGridDimX + 1, &d.maxGrid[1]}, {attrMaxGridDimX + 2, &d.maxGrid[2]},
+	}
+	var units, major, minor int
+	attrs = append(attrs, struct {
+		a   int
+		dst *int
+	}{attrMultiprocessorCount, &units}, struct {
+		a   int
+		dst *int
+	}{attrComputeMajor, &major}, struct {
+		a   int
+		dst *int
+	}{attrComputeMinor, &minor})
+	for _, a := range attrs {
+		var v C.int
+		if err := cuError("cuDeviceGetAttribute", C.dgen_attr(&v, C.int(a.a), d.ord)); err != nil {
+			return d, err
+		}
+		*a.dst = int(v)
+	}
+	d.optin = max(d.optin, d.maxShared)
+	d.info = driver.DeviceInfo{
+		Index:            i,
+		Platform:         platformName,
+		PlatformVersion:  "CUDA " + versionString(lib.version),
+		Name:             C.GoString(&name[0]),
+		Vendor:           "NVIDIA Corporation",
+		Type:             driver.DeviceGPU,
+		Version:          fmt.Sprintf("CUDA %s sm_%d%d", versionString(lib.version), major, minor),
+		DriverVersion:    "CUDA " + versionString(lib.version),
+		GlobalMemSize:    int64(mem),
+		MaxAllocSize:     int64(mem),
+		ComputeUnits:     units,
+		MaxWorkGroupSize: d.maxThreads,
+		LocalMemSize:     int64(d.optin),
+		MemBaseAddrAlign: 1, // a view is a pointer offset: no alignment rule
+		Handle:           uintptr(i),
+	}
+	return d, nil
+}
+
+// platformName is the name of the backend's one platform. It differs from
+// NVIDIA OpenCL's ("NVIDIA CUDA"), so that the persistent cache, whose
+// device key holds the platform name, keeps the two backends' programs
+// apart, and traces and `dgen cache ls` name the backend.
+const platformName = "CUDA driver API"
+
+// Platforms lists one platform, "CUDA driver API", with every CUDA device. Where
+// libcuda does not load, the error wraps ErrNoDriver and says why.
+func (Backend) Platforms() ([]driver.PlatformInfo, error) {
+	ds, err := listDevices()
+	if err != nil {
+		return nil, err
+	}
+	p := driver.PlatformInfo{Name: platformName, Vendor: "NVIDIA Corporation", Version: "CUDA " + versionString(lib.version)}
+	for _, d := range ds {
+		p.Devices = append(p.Devices, d.info)
+	}
+	return []driver.PlatformInfo{p}, nil
+}
+
+// Auto reports whether DGEN_BACKEND=auto should try this backend first:
+// libcuda loads, and some CUDA device has NVIDIA's OpenCL to compile for it.
+func (Backend) Auto() bool {
+	ds, err := listDevices()
+	if err != nil {
+		return false
+	}
+	for _, d := range ds {
+		if d.compiler != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// device is a device of an open context: its primary CUDA context, and the
+// events and clock it keeps.
+type device struct {
+	*devInfo
+	ctx    C.CUcontext
+	timed  eventPool // events with timing, for profiling queues
+	plain  eventPool // events without
+	anchor anchor
+}
+
+// NewContext retains the primary CUDA context of every device. Each
+// device must have NVIDIA's OpenCL, which compiles its programs.
+func (Backend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
+	if len(devs) == 0 {
+		return nil, errors.New("cuDevicePrimaryCtxRetain: no devices")
+	}
+	all, err := listDevices()
+	if err != nil {
+		return nil, err
+	}
+	c := &context{}
+	for _, di := range devs {
+		i := int(di.Handle)
+		if di.Platform != platformName || i < 0 || i >= len(all) {
+			c.Release()
+			return nil, fmt.Errorf("cuDevicePrimaryCtxRetain: %s is not a CUDA device", di.Label())
+		}
+		d := &device{devInfo: &all[i]}
+		if d.compiler == nil {
+			c.Release()
+			return nil, fmt.Errorf("open CUDA context on %q: %w: no NVIDIA OpenCL device of that name compiles its programs "+
+				"(register NVIDIA's OpenCL ICD, for example /etc/OpenCL/vendors/nvidia.icd holding libnvidia-opencl.so.1)", d.info.Name, ErrNoDriver)
+		}
+		if err := cuError("cuDevicePrimaryCtxRetain", C.dgen_ctx_retain(&d.ctx, d.ord)); err != nil {
+			c.Release()
+			return nil, err
+		}
+		d.timed = eventPool{d: d, timed: true}
+		d.plain = eventPool{d: d}
+		c.devs = append(c.devs, d)
+		if err := d.anchor.init(d); err != nil {
+			c.Release()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// context is a driver context over CUDA devices.
+type context struct {
+	devs []*device
+
+	mu        sync.Mutex
+	compilers map[string]driver.Context // NVIDIA OpenCL contexts, by device name
+}
+
+// compiler returns the NVIDIA OpenCL context that compiles for d.
+func (c *context) compiler(d *device) (driver.Context, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cc, ok := c.compilers[d.info.Name]; ok {
+		return cc, nil
+	}
+	cc, err := opencl.Backend{}.NewContext([]driver.DeviceInfo{*d.compiler})
+	if err != nil {
+		return nil, fmt.Errorf("open NVIDIA OpenCL on %q to compile: %w", d.info.Name, err)
+	}
+	if c.compilers == nil {
+		c.compilers = make(map[string]driver.Context)
+	}
+	c.compilers[d.info.Name] = cc
+	return cc, nil
+}
+
+// device returns the context's device whose handle is h.
+func (c *context) device(h uintptr) (int, *device, error) {
+	for i, d := range c.devs {
+		if uintptr(d.info.Index) == h {
+			return i, d, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("device handle %d is not one of the context's", h)
+}
+
+// Release releases the compilers, events and primary contexts.
+func (c *context) Release() error {
+	var errs []error
+	c.mu.Lock()
+	for _, cc := range c.compilers {
+		errs = append(errs, cc.Release())
+	}
+	c.compilers = nil
+	c.mu.Unlock()
+	for _, d := range c.devs {
+		d.anchor.release()
+		d.timed.drain()
+		d.plain.drain()
+		errs = append(errs, cuError("cuDevicePrimaryCtxRelease", C.dgen_ctx_release(d.ord)))
+	}
+	c.devs = nil
+	return errors.Join(errs...)
+}
+
+// processStart is the origin of the device clocks the backend reports.
+var processStart = time.Now()
+
+var _ = unsafe.Pointer(nil)

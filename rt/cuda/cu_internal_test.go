@@ -1,0 +1,81 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"github.com/dgen-go/dgen/rt/driver"
+	"strings"
+	"testing"
+)
+
+// fakeLib is a libcuda that loads, lacks the functions named in missing,
+// and reports version.
+type fakeLib struct {
+	openErr error
+	missing map[string]bool
+	version int
+}
+
+func (f fakeLib) open(string) error                { return f.openErr }
+func (f fakeLib) sym(i int) bool                   { return !f.missing[symbolName(i)] }
+func (f fakeLib) init() (version int, code cuCode) { return f.version, 0 }
+
+func TestOpenDriverErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		lib  fakeLib
+		want []string // substrings of the error; none: no error
+	}{
+		{"loads", fakeLib{version: 13000}, nil},
+		{"no library", fakeLib{openErr: errors.New("libcuda.so.1: cannot open shared object file")},
+			[]string{"libcuda.so.1 does not load", "cannot open shared object file", "DGEN_BACKEND=opencl"}},
+		{"missing function", fakeLib{version: 10020, missing: map[string]bool{"cuDevicePrimaryCtxRelease_v2": true}},
+			[]string{"lacks cuDevicePrimaryCtxRelease_v2", "driver API 11.0 or later"}},
+		{"old driver", fakeLib{version: 10020}, []string{"driver API 10.2", "needs 11.0 or later"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := open("libcuda.so.1", tt.lib)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNoDriver) {
+				t.Fatalf("err = %v, want ErrNoDriver", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want it to say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestPickLocal(t *testing.T) {
+	max := [3]int{1024, 1024, 64}
+	tests := []struct {
+		dims   int
+		global [3]int
+		want   [3]int
+	}{
+		{1, [3]int{1}, [3]int{1}},
+		{1, [3]int{1024}, [3]int{256}},
+		{1, [3]int{1000}, [3]int{250}},
+		{1, [3]int{257}, [3]int{257 / 257}},
+		{2, [3]int{512, 512}, [3]int{256, 1}},
+		{2, [3]int{12, 40}, [3]int{12, 20}},
+		{3, [3]int{4, 4, 128}, [3]int{4, 4, 16}},
+	}
+	for _, tt := range tests {
+		got := pickLocal(ndrange(tt.dims, tt.global), 256, max)
+		if got != tt.want {
+			t.Errorf("pickLocal(%v) = %v, want %v", tt.global, got, tt.want)
+		}
+	}
+}
+
+func ndrange(dims int, g [3]int) (r driver.NDRange) { r.Dims, r.Global = dims, g; return r }

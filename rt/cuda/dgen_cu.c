@@ -1,0 +1,251 @@
+// C side of rt/cuda: libcuda loaded with dlopen, and one wrapper per
+// operation (see cu.go).
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dgen_cu.h"
+
+static struct {
+	CUresult (*Init)(unsigned);
+	CUresult (*DriverGetVersion)(int *);
+	CUresult (*GetErrorName)(CUresult, const char **);
+	CUresult (*GetErrorString)(CUresult, const char **);
+	CUresult (*DeviceGetCount)(int *);
+	CUresult (*DeviceGet)(CUdevice *, int);
+	CUresult (*DeviceGetName)(char *, int, CUdevice);
+	CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
+	CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+	CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+	CUresult (*CtxSetCurrent)(CUcontext);
+	CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
+	CUresult (*ModuleUnload)(CUmodule);
+	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*FuncGetAttribute)(int *, int, CUfunction);
+	CUresult (*FuncSetAttribute)(CUfunction, int, int);
+	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **);
+	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+	CUresult (*MemAllocManaged)(CUdeviceptr *, size_t, unsigned);
+	CUresult (*MemFree)(CUdeviceptr);
+	CUresult (*MemHostAlloc)(void **, size_t, unsigned);
+	CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+	CUresult (*MemFreeHost)(void *);
+	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+	CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+	CUresult (*MemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+	CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+	CUresult (*MemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
+	CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
+	CUresult (*MemsetD2D32Async)(CUdeviceptr, size_t, unsigned, size_t, size_t, CUstream);
+	CUresult (*StreamCreate)(CUstream *, unsigned);
+	CUresult (*StreamDestroy)(CUstream);
+	CUresult (*StreamSynchronize)(CUstream);
+	CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
+	CUresult (*EventCreate)(CUevent *, unsigned);
+	CUresult (*EventDestroy)(CUevent);
+	CUresult (*EventRecord)(CUevent, CUstream);
+	CUresult (*EventQuery)(CUevent);
+	CUresult (*EventSynchronize)(CUevent);
+	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+} cu;
+
+// The symbols in the order of the struct's fields, each a function pointer.
+static const char *dgen_cu_names[] = {
+	"cuInit", "cuDriverGetVersion", "cuGetErrorName", "cuGetErrorString",
+	"cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetAttribute", "cuDeviceTotalMem_v2",
+	"cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuCtxSetCurrent",
+	"cuModuleLoadDataEx", "cuModuleUnload", "cuModuleGetFunction", "cuFuncGetAttribute", "cuFuncSetAttribute",
+	"cuLaunchKernel", "cuMemAlloc_v2", "cuMemAllocManaged", "cuMemFree_v2", "cuMemHostAlloc",
+	"cuMemHostGetDevicePointer_v2", "cuMemFreeHost", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+	"cuMemcpyAsync", "cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32Async", "cuMemsetD2D32Async",
+	"cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize", "cuStreamWaitEvent",
+	"cuEventCreate", "cuEventDestroy_v2", "cuEventRecord", "cuEventQuery", "cuEventSynchronize",
+	"cuEventElapsedTime",
+};
+
+int dgen_cu_count(void) { return sizeof dgen_cu_names / sizeof dgen_cu_names[0]; }
+const char *dgen_cu_name(int i) { return dgen_cu_names[i]; }
+
+static void *dgen_lib;
+
+// dgen_cu_open opens lib; it returns NULL, or dlerror's message.
+const char *dgen_cu_open(const char *lib) {
+	dgen_lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	return dgen_lib ? NULL : dlerror();
+}
+
+// dgen_cu_sym finds symbol i; it returns 0 when libcuda lacks it.
+int dgen_cu_sym(int i) {
+	void *p = dlsym(dgen_lib, dgen_cu_names[i]);
+	((void **)&cu)[i] = p;
+	return p != NULL;
+}
+
+CUresult dgen_init(int *version) {
+	CUresult r = cu.Init(0);
+	if (r == 0) r = cu.DriverGetVersion(version);
+	return r;
+}
+
+const char *dgen_err_name(CUresult r) {
+	const char *s = NULL;
+	if (cu.GetErrorName == NULL || cu.GetErrorName(r, &s) != 0) return NULL;
+	return s;
+}
+
+const char *dgen_err_string(CUresult r) {
+	const char *s = NULL;
+	if (cu.GetErrorString == NULL || cu.GetErrorString(r, &s) != 0) return NULL;
+	return s;
+}
+
+CUresult dgen_device(int i, CUdevice *d, char *name, int n, size_t *mem) {
+	CUresult r = cu.DeviceGet(d, i);
+	if (r == 0) r = cu.DeviceGetName(name, n, *d);
+	if (r == 0) r = cu.DeviceTotalMem(mem, *d);
+	return r;
+}
+
+CUresult dgen_attr(int *v, int a, CUdevice d) { return cu.DeviceGetAttribute(v, a, d); }
+CUresult dgen_device_count(int *n) { return cu.DeviceGetCount(n); }
+CUresult dgen_ctx_retain(CUcontext *c, CUdevice d) { return cu.DevicePrimaryCtxRetain(c, d); }
+CUresult dgen_ctx_release(CUdevice d) { return cu.DevicePrimaryCtxRelease(d); }
+
+
+// dgen_pre makes ctx current, makes s wait for waits and records start.
+static CUresult dgen_pre(CUcontext ctx, CUstream s, int nwait, CUevent *waits, CUevent start, int *step) {
+	*step = STEP_CTX;
+	CUresult r = cu.CtxSetCurrent(ctx);
+	*step = STEP_WAIT;
+	for (int i = 0; r == 0 && i < nwait; i++) r = cu.StreamWaitEvent(s, waits[i], 0);
+	*step = STEP_RECORD_START;
+	if (r == 0 && start) r = cu.EventRecord(start, s);
+	*step = STEP_OP;
+	return r;
+}
+
+// dgen_post records end and, if sync, waits for s.
+static CUresult dgen_post(CUresult r, CUstream s, CUevent end, int sync, int *step) {
+	if (r != 0) return r;
+	*step = STEP_RECORD_END;
+	if (end) r = cu.EventRecord(end, s);
+	*step = STEP_SYNC;
+	if (r == 0 && sync) r = cu.StreamSynchronize(s);
+	return r;
+}
+
+CUresult dgen_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+		int nwait, CUevent *waits, CUevent start, CUevent end, int *step) {
+	CUresult r = dgen_pre(ctx, s, nwait, waits, start, step);
+	if (r == 0) r = cu.LaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+	return dgen_post(r, s, end, 0, step);
+}
+
+
+CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, void *host,
+		size_t size, int nwait, CUevent *waits, CUevent start, CUevent end, int sync, int *step) {
+	CUresult r = dgen_pre(ctx, s, nwait, waits, start, step);
+	if (r == 0 && size > 0) {
+		switch (kind) {
+		case COPY_HTOD: r = cu.MemcpyHtoDAsync(dst, host, size, s); break;
+		case COPY_DTOH: r = cu.MemcpyDtoHAsync(host, src, size, s); break;
+		default: r = cu.MemcpyAsync(dst, src, size, s);
+		}
+	}
+	return dgen_post(r, s, end, sync, step);
+}
+
+// dgen_fill repeats the n-byte pattern p (n is 1, 2, or a multiple of 4)
+// over size bytes (a multiple of n) at dst.
+CUresult dgen_fill(CUcontext ctx, CUstream s, CUdeviceptr dst, const unsigned char *p, size_t n, size_t size,
+		int nwait, CUevent *waits, CUevent start, CUevent end, int *step) {
+	CUresult r = dgen_pre(ctx, s, nwait, waits, start, step);
+	if (r == 0 && size > 0) {
+		if (n == 1) r = cu.MemsetD8Async(dst, p[0], size, s);
+		else if (n == 2) { unsigned short v; memcpy(&v, p, 2); r = cu.MemsetD16Async(dst, v, size / 2, s); }
+		else if (n == 4) { unsigned v; memcpy(&v, p, 4); r = cu.MemsetD32Async(dst, v, size / 4, s); }
+		else for (size_t j = 0; r == 0 && j < n; j += 4) {
+			unsigned v; memcpy(&v, p + j, 4);
+			r = cu.MemsetD2D32Async(dst + j, n, v, 1, size / n, s);
+		}
+	}
+	return dgen_post(r, s, end, 0, step);
+}
+
+CUresult dgen_marker(CUcontext ctx, CUstream s, int nwait, CUevent *waits, CUevent end, int *step) {
+	CUresult r = dgen_pre(ctx, s, nwait, waits, NULL, step);
+	return dgen_post(r, s, end, 0, step);
+}
+
+CUresult dgen_sync(CUcontext ctx, CUstream s) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.StreamSynchronize(s) : r;
+}
+
+CUresult dgen_stream_create(CUcontext ctx, CUstream *s) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.StreamCreate(s, 1) : r; // CU_STREAM_NON_BLOCKING
+}
+
+CUresult dgen_stream_destroy(CUcontext ctx, CUstream s) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.StreamDestroy(s) : r;
+}
+
+CUresult dgen_event_create(CUcontext ctx, CUevent *e, int timed) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.EventCreate(e, timed ? 0 : 2) : r; // CU_EVENT_DISABLE_TIMING
+}
+
+CUresult dgen_event_destroy(CUcontext ctx, CUevent e) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventDestroy(e) : r; }
+CUresult dgen_event_query(CUcontext ctx, CUevent e) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventQuery(e) : r; }
+CUresult dgen_event_sync(CUcontext ctx, CUevent e) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventSynchronize(e) : r; }
+CUresult dgen_elapsed(CUcontext ctx, float *ms, CUevent a, CUevent b) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventElapsedTime(ms, a, b) : r; }
+
+CUresult dgen_alloc(CUcontext ctx, CUdeviceptr *p, size_t size, int managed) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	return managed ? cu.MemAllocManaged(p, size, 1) : cu.MemAlloc(p, size); // CU_MEM_ATTACH_GLOBAL
+}
+
+CUresult dgen_free(CUcontext ctx, CUdeviceptr p) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.MemFree(p) : r;
+}
+
+CUresult dgen_host_alloc(CUcontext ctx, void **p, CUdeviceptr *d, size_t size) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r == 0) r = cu.MemHostAlloc(p, size, 1 | 2); // PORTABLE | DEVICEMAP
+	if (r == 0) {
+		r = cu.MemHostGetDevicePointer(d, *p, 0);
+		if (r != 0) cu.MemFreeHost(*p);
+	}
+	return r;
+}
+
+CUresult dgen_host_free(CUcontext ctx, void *p) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.MemFreeHost(p) : r;
+}
+
+CUresult dgen_module_load(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t n) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	int opts[] = {DGEN_JIT_ERROR_LOG_BUFFER, DGEN_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void *vals[] = {log, (void *)(uintptr_t)n};
+	return cu.ModuleLoadDataEx(m, ptx, 2, opts, vals);
+}
+
+CUresult dgen_module_unload(CUcontext ctx, CUmodule m) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.ModuleUnload(m) : r;
+}
+
+CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.ModuleGetFunction(f, m, name) : r; }
+CUresult dgen_func_attr(CUcontext ctx, int *v, int a, CUfunction f) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.FuncGetAttribute(v, a, f) : r; }
+CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.FuncSetAttribute(f, a, v) : r;
+}

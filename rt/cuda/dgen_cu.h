@@ -1,0 +1,69 @@
+// The CUDA driver API declarations dgen uses, written here so that no CUDA
+// header is needed to build, and the wrappers of dgen_cu.c.
+#ifndef DGEN_CU_H
+#define DGEN_CU_H
+#include <stddef.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+	DGEN_CUDA_SUCCESS = 0,
+	DGEN_CUDA_ERROR_NOT_READY = 600,
+	DGEN_JIT_INFO_LOG_BUFFER = 3,
+	DGEN_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+	DGEN_JIT_ERROR_LOG_BUFFER = 5,
+	DGEN_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+};
+
+// Steps of a wrapper, which an error names.
+enum { STEP_CTX, STEP_WAIT, STEP_RECORD_START, STEP_OP, STEP_RECORD_END, STEP_SYNC };
+
+// Copy kinds of dgen_copy.
+enum { COPY_HTOD, COPY_DTOH, COPY_DTOD };
+
+int dgen_cu_count(void);
+const char *dgen_cu_name(int i);
+const char *dgen_cu_open(const char *lib);
+int dgen_cu_sym(int i);
+CUresult dgen_init(int *version);
+const char *dgen_err_name(CUresult r);
+const char *dgen_err_string(CUresult r);
+CUresult dgen_device(int i, CUdevice *d, char *name, int n, size_t *mem);
+CUresult dgen_attr(int *v, int a, CUdevice d);
+CUresult dgen_device_count(int *n);
+CUresult dgen_ctx_retain(CUcontext *c, CUdevice d);
+CUresult dgen_ctx_release(CUdevice d);
+CUresult dgen_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+		int nwait, CUevent *waits, CUevent start, CUevent end, int *step);
+CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, void *host,
+		size_t size, int nwait, CUevent *waits, CUevent start, CUevent end, int sync, int *step);
+CUresult dgen_fill(CUcontext ctx, CUstream s, CUdeviceptr dst, const unsigned char *p, size_t n, size_t size,
+		int nwait, CUevent *waits, CUevent start, CUevent end, int *step);
+CUresult dgen_marker(CUcontext ctx, CUstream s, int nwait, CUevent *waits, CUevent end, int *step);
+CUresult dgen_sync(CUcontext ctx, CUstream s);
+CUresult dgen_stream_create(CUcontext ctx, CUstream *s);
+CUresult dgen_stream_destroy(CUcontext ctx, CUstream s);
+CUresult dgen_event_create(CUcontext ctx, CUevent *e, int timed);
+CUresult dgen_event_destroy(CUcontext ctx, CUevent e);
+CUresult dgen_event_query(CUcontext ctx, CUevent e);
+CUresult dgen_event_sync(CUcontext ctx, CUevent e);
+CUresult dgen_elapsed(CUcontext ctx, float *ms, CUevent a, CUevent b);
+CUresult dgen_alloc(CUcontext ctx, CUdeviceptr *p, size_t size, int managed);
+CUresult dgen_free(CUcontext ctx, CUdeviceptr p);
+CUresult dgen_host_alloc(CUcontext ctx, void **p, CUdeviceptr *d, size_t size);
+CUresult dgen_host_free(CUcontext ctx, void *p);
+CUresult dgen_module_load(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t n);
+CUresult dgen_module_unload(CUcontext ctx, CUmodule m);
+CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f);
+CUresult dgen_func_attr(CUcontext ctx, int *v, int a, CUfunction f);
+CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v);
+
+#endif

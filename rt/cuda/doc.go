@@ -1,0 +1,31 @@
+// Package cuda is dgen's second backend: NVIDIA GPUs through CUDA's driver
+// API, running the same OpenCL C kernels as rt/opencl at CUDA's launch
+// cost.
+//
+// It needs no CUDA toolkit or header to build: the declarations of the
+// driver API it uses are written in this package, and libcuda.so.1 is
+// opened with dlopen when the backend is first used. Where libcuda does not
+// load, the backend is absent: it lists no platform, and opening a context
+// with DGEN_BACKEND=cuda fails with an error that says what is missing.
+//
+// Programs are compiled by NVIDIA's OpenCL (through rt/opencl, used as the
+// compiler) to PTX, which Rewrite turns into PTX that CUDA loads with
+// cuModuleLoadDataEx; Program.Binaries returns the rewritten PTX, so that
+// rt's persistent cache keeps it (its device key names the platform
+// "CUDA driver API", which keeps its entries apart from rt/opencl's). Kernels that use
+// images or samplers fail to build with an error that says DGEN_BACKEND=opencl
+// runs them.
+//
+// A context holds one CUDA context per device (the device's primary
+// context), a queue is a CUDA stream, an event a CUDA event (two, with
+// timing, on a profiling queue), and a buffer a device pointer: views are
+// pointer offsets. A context over several devices allocates its buffers as
+// managed memory, which every device of the context reaches, as an OpenCL
+// buffer is reached by every device of its context.
+//
+// Importing it registers the backend under the name "cuda"; it is chosen by
+// DGEN_BACKEND=cuda, or by DGEN_BACKEND=auto (the default) for an NVIDIA GPU
+// when libcuda loads:
+//
+//	import _ "github.com/dgen-go/dgen/rt/cuda"
+package cuda

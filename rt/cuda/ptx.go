@@ -1,0 +1,378 @@
+package cuda
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// This file is the rewrite of NVIDIA's OpenCL program binary (PTX) into
+// PTX that CUDA's driver API loads: a pure function of the text, with no
+// cgo, so that it is tested on machines without NVIDIA software.
+//
+// What NVIDIA's OpenCL compiler emits, and what CUDA needs instead:
+//
+//   - `.entry` kernels are not `.visible`: cuModuleGetFunction finds only
+//     visible ones, so every `.entry` becomes `.visible .entry`;
+//   - `.target sm_NN, texmode_independent`: the mode is dropped (kernels
+//     that need it use images or samplers, which are refused);
+//   - kernel parameters carry `.ptr .global|.shared|.const|.local
+//     [.align N]` attributes: CUDA refuses a module in which a parameter
+//     is `.ptr .shared` (CUDA_ERROR_INVALID_IMAGE with an empty log), so
+//     the attributes move into a comment after the parameter, where Rewrite
+//     reads them again (the rewrite is idempotent: rewritten PTX is its own
+//     cache entry and describes itself);
+//   - work-item builtins read driver environment registers: %envreg0-2
+//     (group-id offsets) and %envreg3-5 (global-offset remainders) are 0,
+//     since dgen launches have no global offset; %envreg6-8 (the number of
+//     groups) are %nctaid.x/y/z; %envreg9 (get_work_dim) becomes a hidden
+//     .u32 parameter after the kernel's own, which the backend sets at
+//     every launch. Any other environment register is refused.
+
+// Param describes a kernel parameter of a rewritten module.
+type Param struct {
+	// Size and Align are the parameter's size and alignment in bytes.
+	Size, Align int
+	// Local reports a __local pointer parameter: its value is an address
+	// in the shared window, and LocalAlign is the alignment of what it
+	// points to.
+	Local      bool
+	LocalAlign int
+}
+
+// Entry describes a kernel of a rewritten module.
+type Entry struct {
+	Name string
+	// Params are the kernel's OpenCL parameters, in order; the hidden
+	// work-dimension parameter is not among them.
+	Params []Param
+	// WorkDim reports that the kernel reads get_work_dim(): it takes the
+	// launch's dimension count as a hidden .u32 parameter after Params.
+	WorkDim bool
+}
+
+// Module is PTX rewritten for CUDA's driver API, with its kernels.
+type Module struct {
+	PTX     []byte
+	Entries []Entry
+}
+
+// Entry returns the entry called name.
+func (m *Module) Entry(name string) (*Entry, bool) {
+	for i := range m.Entries {
+		if m.Entries[i].Name == name {
+			return &m.Entries[i], true
+		}
+	}
+	return nil, false
+}
+
+// UnsupportedError is the error of PTX that the rewrite refuses: it names
+// the kernel (or function) and the construct. It wraps
+// driver.ErrBuildFailed, so that rt reports and caches it as a build error.
+type UnsupportedError struct {
+	Kernel    string // the kernel, or the function, that uses the construct
+	Construct string // what it uses, for example "an image parameter (.texref)"
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("kernel %s uses %s, which dgen's CUDA backend does not run; DGEN_BACKEND=opencl runs it", e.Kernel, e.Construct)
+}
+
+// Unwrap returns driver.ErrBuildFailed.
+func (e *UnsupportedError) Unwrap() error { return driver.ErrBuildFailed }
+
+// workDimSuffix names the hidden work-dimension parameter of a kernel.
+const workDimSuffix = "_dgen_workdim"
+
+var (
+	envregRe  = regexp.MustCompile(`%envreg(\d+)`)
+	movEnvRe  = regexp.MustCompile(`^(\s*)mov\.b32\s+(%\w+),\s*%envreg9;(.*)$`)
+	paramRe   = regexp.MustCompile(`^\s*\.param\s+(.*?)\s*(,?)\s*(?://(.*))?$`)
+	ptrAttrRe = regexp.MustCompile(`\.ptr\s+\.(global|shared|const|local)(?:\s+\.align\s+(\d+))?`)
+	opaqueRe  = regexp.MustCompile(`\.(texref|samplerref|surfref)\b`)
+	scalarRe  = regexp.MustCompile(`^\.([usbf])(8|16|32|64)$`)
+	arrayRe   = regexp.MustCompile(`^(?:\.align\s+(\d+)\s+)?\.b8\s+([\w$]+)\[(\d+)\]$`)
+)
+
+// Rewrite rewrites NVIDIA OpenCL's PTX for CUDA's driver API. It is a pure
+// function of its input, and idempotent: rewriting its output gives the
+// same module. PTX that uses images, samplers, surfaces or an unknown
+// environment register is an *UnsupportedError.
+func Rewrite(ptx []byte) (*Module, error) {
+	ptx = bytes.TrimRight(ptx, "\x00")
+	lines := strings.Split(string(ptx), "\n")
+	r := rewriter{m: &Module{}}
+	if err := r.globals(lines); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(lines)+8)
+	for i := 0; i < len(lines); i++ {
+		var err error
+		if out, i, err = r.line(out, lines, i); err != nil {
+			return nil, err
+		}
+	}
+	r.m.PTX = []byte(strings.Join(r.addWorkDim(out), "\n"))
+	if !bytes.Contains(ptx, []byte(".version")) || !bytes.Contains(ptx, []byte(".target")) {
+		return nil, fmt.Errorf("rewrite PTX: %w: no .version or .target: not PTX", driver.ErrInvalidBinary)
+	}
+	return r.m, nil
+}
+
+// rewriter holds the state of one Rewrite.
+type rewriter struct {
+	m       *Module
+	fn      string   // the function whose body is being read
+	entry   *Entry   // its entry, nil in a .func
+	opaque  []opaque // module-scope .texref/.samplerref/.surfref variables
+	depth   int      // nesting of braces: inside a function body when > 0
+	headers []header // where each entry's parameters are in the output
+}
+
+// opaque is a module-scope image, sampler or surface variable.
+type opaque struct {
+	what string         // "sampler smp (.samplerref)"
+	re   *regexp.Regexp // its name as a word
+}
+
+// header records where an entry's parameter list lies in the output: the
+// index of its header line and of its last parameter line (-1 if none),
+// with that parameter's declaration and comment.
+type header struct {
+	at, last      int
+	decl, comment string
+}
+
+// globals collects the module-scope image, sampler and surface variables,
+// which refuse the kernels that use them.
+func (r *rewriter) globals(lines []string) error {
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if !strings.HasPrefix(t, ".global") && !strings.HasPrefix(t, ".const") {
+			continue
+		}
+		if m := opaqueRe.FindStringSubmatch(t); m != nil {
+			f := strings.Fields(strings.TrimSuffix(strings.SplitN(t, "=", 2)[0], ";"))
+			name := f[len(f)-1]
+			r.opaque = append(r.opaque, opaque{what: fmt.Sprintf("%s %s (.%s)", opaqueKind[m[1]], name, m[1]), re: regexp.MustCompile(`(^|[^\w$])` + regexp.QuoteMeta(name) + `($|[^\w$])`)})
+		}
+	}
+	return nil
+}
+
+var opaqueKind = map[string]string{"texref": "image", "samplerref": "sampler", "surfref": "surface"}
+
+// line rewrites lines[i] (and, for an entry's header, its parameter list),
+// appending to out; it returns the index of the last line it read.
+func (r *rewriter) line(out, lines []string, i int) ([]string, int, error) {
+	l := lines[i]
+	t := strings.TrimSpace(l)
+	switch {
+	case strings.HasPrefix(t, ".target"):
+		return append(out, strings.Replace(l, ", texmode_independent", "", 1)), i, nil
+	case strings.HasPrefix(t, ".entry ") || strings.HasPrefix(t, ".visible .entry "):
+		return r.entryHeader(out, lines, i)
+	case isFuncHeader(t):
+		r.fn, r.entry = funcName(t), nil
+		return append(out, l), i, nil
+	}
+	inBody := r.depth > 0
+	r.depth += strings.Count(l, "{") - strings.Count(l, "}")
+	if inBody {
+		for _, g := range r.opaque {
+			if g.re.MatchString(l) {
+				return nil, i, &UnsupportedError{Kernel: r.fn, Construct: "the program-scope " + g.what}
+			}
+		}
+	}
+	if !strings.Contains(l, "%envreg") {
+		return append(out, l), i, nil
+	}
+	nl, err := r.envreg(l)
+	return append(out, nl), i, err
+}
+
+func isFuncHeader(t string) bool {
+	for _, p := range []string{".func ", ".visible .func ", ".weak .func ", ".extern .func "} {
+		if strings.HasPrefix(t, p) {
+			return !strings.HasPrefix(p, ".extern")
+		}
+	}
+	return false
+}
+
+// funcName returns the name of the function a .func header declares.
+func funcName(t string) string {
+	rest := t[strings.Index(t, ".func")+len(".func"):]
+	rest = strings.TrimSpace(rest)
+	if strings.HasPrefix(rest, "(") { // a return parameter list comes first
+		if j := strings.Index(rest, ")"); j >= 0 {
+			rest = strings.TrimSpace(rest[j+1:])
+		}
+	}
+	if j := strings.IndexAny(rest, "( "); j >= 0 {
+		rest = rest[:j]
+	}
+	return rest
+}
+
+// envreg replaces the environment registers of line l.
+func (r *rewriter) envreg(l string) (string, error) {
+	if m := movEnvRe.FindStringSubmatch(l); m != nil {
+		if r.entry == nil {
+			return "", &UnsupportedError{Kernel: r.fn, Construct: "get_work_dim() (%envreg9) in a function that is not a kernel"}
+		}
+		r.entry.WorkDim = true
+		return fmt.Sprintf("%sld.param.u32 \t%s, [%s%s];%s", m[1], m[2], r.fn, workDimSuffix, m[3]), nil
+	}
+	var bad error
+	s := envregRe.ReplaceAllStringFunc(l, func(reg string) string {
+		n, _ := strconv.Atoi(reg[len("%envreg"):])
+		switch {
+		case n <= 5:
+			return "0"
+		case n <= 8:
+			return "%nctaid." + string("xyz"[n-6])
+		}
+		if bad == nil {
+			bad = &UnsupportedError{Kernel: r.fn, Construct: fmt.Sprintf("the driver environment register %s in %q", reg, strings.TrimSpace(l))}
+		}
+		return reg
+	})
+	return s, bad
+}
+
+// entryHeader rewrites an entry's header and parameter list, starting at
+// lines[i], and records the entry.
+func (r *rewriter) entryHeader(out, lines []string, i int) ([]string, int, error) {
+	t := strings.TrimSpace(lines[i])
+	t = strings.TrimPrefix(t, ".visible ")
+	name := strings.TrimPrefix(t, ".entry ")
+	if j := strings.IndexAny(name, "( "); j >= 0 {
+		name = name[:j]
+	}
+	r.fn = name
+	r.m.Entries = append(r.m.Entries, Entry{Name: name})
+	r.entry = &r.m.Entries[len(r.m.Entries)-1]
+	h := header{at: len(out), last: -1}
+	out = append(out, ".visible "+t)
+	if strings.HasSuffix(t, ")") { // no parameters
+		r.headers = append(r.headers, h)
+		return out, i, nil
+	}
+	for i++; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == ")" {
+			break
+		}
+		p, decl, comment, hidden, err := r.param(lines[i])
+		if err != nil {
+			return nil, i, err
+		}
+		if hidden {
+			r.entry.WorkDim = true
+			continue
+		}
+		r.entry.Params = append(r.entry.Params, p)
+		h.last, h.decl, h.comment = len(out), decl, comment
+		out = append(out, "\t.param "+decl+","+comment)
+	}
+	if i == len(lines) {
+		return nil, i, fmt.Errorf("rewrite PTX: %w: the parameter list of kernel %s has no end", driver.ErrInvalidBinary, name)
+	}
+	if h.last >= 0 { // the last parameter takes no comma
+		out[h.last] = "\t.param " + h.decl + h.comment
+	}
+	r.headers = append(r.headers, h)
+	return append(out, lines[i]), i, nil
+}
+
+// addWorkDim adds the hidden work-dimension parameter to the parameter
+// list of every entry that reads it; the bodies, rewritten after the
+// headers, tell which.
+func (r *rewriter) addWorkDim(out []string) []string {
+	for k := len(r.headers) - 1; k >= 0; k-- {
+		e, h := &r.m.Entries[k], r.headers[k]
+		if !e.WorkDim {
+			continue
+		}
+		hidden := "\t.param .u32 " + e.Name + workDimSuffix
+		if h.last < 0 {
+			if head := strings.TrimSpace(out[h.at]); strings.HasSuffix(head, ")") { // ".entry name()": open the list
+				out[h.at] = strings.TrimSuffix(head, ")")
+				out = slices.Insert(out, h.at+1, hidden, ")")
+			} else {
+				out = slices.Insert(out, h.at+1, hidden)
+			}
+			continue
+		}
+		out[h.last] = "\t.param " + h.decl + "," + h.comment
+		out = slices.Insert(out, h.last+1, hidden)
+	}
+	return out
+}
+
+// param parses a parameter line of an entry: it returns the parameter,
+// its declaration without the .ptr attributes and those attributes as a
+// comment; hidden reports dgen's work-dimension parameter.
+func (r *rewriter) param(l string) (p Param, decl, comment string, hidden bool, err error) {
+	m := paramRe.FindStringSubmatch(l)
+	if m == nil {
+		return p, "", "", false, fmt.Errorf("rewrite PTX: %w: kernel %s: cannot read the parameter %q", driver.ErrInvalidBinary, r.fn, strings.TrimSpace(l))
+	}
+	decl = m[1]
+	if op := opaqueRe.FindStringSubmatch(decl); op != nil {
+		return p, "", "", false, &UnsupportedError{Kernel: r.fn, Construct: fmt.Sprintf("an %s parameter (.%s)", opaqueKind[op[1]], op[1])}
+	}
+	attrs := ptrAttrRe.FindStringSubmatch(decl)
+	if attrs == nil {
+		attrs = ptrAttrRe.FindStringSubmatch(m[3])
+	}
+	decl = strings.Join(strings.Fields(ptrAttrRe.ReplaceAllString(decl, "")), " ")
+	fields := strings.Fields(decl)
+	if len(fields) == 0 {
+		return p, "", "", false, fmt.Errorf("rewrite PTX: %w: kernel %s: empty parameter", driver.ErrInvalidBinary, r.fn)
+	}
+	if strings.HasSuffix(fields[len(fields)-1], workDimSuffix) {
+		return p, "", "", true, nil
+	}
+	if p.Size, p.Align, err = paramSize(fields); err != nil {
+		return p, "", "", false, fmt.Errorf("rewrite PTX: %w: kernel %s: %v", driver.ErrInvalidBinary, r.fn, err)
+	}
+	if attrs != nil {
+		comment = " // " + attrs[0]
+		if attrs[1] == "shared" {
+			p.Local, p.LocalAlign = true, 1
+			if attrs[2] != "" {
+				p.LocalAlign, _ = strconv.Atoi(attrs[2])
+			}
+		}
+	}
+	return p, decl, comment, false, nil
+}
+
+// paramSize returns the size and alignment of a parameter declared by
+// fields (type, name), as in ".u64 x" or ".align 8 .b8 x[16]".
+func paramSize(fields []string) (size, align int, err error) {
+	if len(fields) == 2 {
+		if m := scalarRe.FindStringSubmatch(fields[0]); m != nil {
+			n, _ := strconv.Atoi(m[2])
+			return n / 8, n / 8, nil
+		}
+	}
+	if m := arrayRe.FindStringSubmatch(strings.Join(fields, " ")); m != nil {
+		size, _ = strconv.Atoi(m[3])
+		align = 1
+		if m[1] != "" {
+			align, _ = strconv.Atoi(m[1])
+		}
+		return size, align, nil
+	}
+	return 0, 0, errors.New("parameter type " + strings.Join(fields, " ") + " not understood")
+}

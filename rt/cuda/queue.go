@@ -1,0 +1,287 @@
+package cuda
+
+/*
+#cgo noescape dgen_launch
+#cgo nocallback dgen_launch
+#cgo noescape dgen_copy
+#cgo nocallback dgen_copy
+#cgo noescape dgen_fill
+#cgo nocallback dgen_fill
+#cgo noescape dgen_marker
+#cgo nocallback dgen_marker
+#include "dgen_cu.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// NewQueue creates a stream on device dev; a profiling queue records a
+// timed event before and after each command.
+func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
+	if dev < 0 || dev >= len(c.devs) {
+		return nil, fmt.Errorf("cuStreamCreate: device %d of %d", dev, len(c.devs))
+	}
+	q := &queue{c: c, d: c.devs[dev], dev: dev, profiling: profiling}
+	if err := cuError("cuStreamCreate", C.dgen_stream_create(q.d.ctx, &q.s)); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// queue is a CUDA stream.
+type queue struct {
+	c         *context
+	d         *device
+	dev       int // index of d in c
+	s         C.CUstream
+	profiling bool
+}
+
+// waitEvents is the CUDA events of a wait list in buf (grown if needed),
+// and a pointer to the first.
+func waitEvents(buf []C.CUevent, wait []driver.Event) ([]C.CUevent, *C.CUevent, error) {
+	for _, w := range wait {
+		e, ok := w.(interface{ last() *cuEvent })
+		if !ok {
+			return nil, nil, fmt.Errorf("wait list: event of another backend (%T)", w)
+		}
+		buf = append(buf, e.last().h)
+	}
+	if len(buf) == 0 {
+		return buf, nil, nil
+	}
+	return buf, &buf[0], nil
+}
+
+// events returns the events a command records when want is set: an end
+// event, timed and with a start event when the queue profiles.
+func (q *queue) events(want bool) (start, end *cuEvent, err error) {
+	if !want {
+		return nil, nil, nil
+	}
+	if !q.profiling {
+		end, err = q.d.plain.get()
+		return nil, end, err
+	}
+	if start, err = q.d.timed.get(); err != nil {
+		return nil, nil, err
+	}
+	if end, err = q.d.timed.get(); err != nil {
+		start.unref()
+		return nil, nil, err
+	}
+	return start, end, nil
+}
+
+func handle(e *cuEvent) C.CUevent {
+	if e == nil {
+		return nil
+	}
+	return e.h
+}
+
+// finish turns a wrapper's result into the command's event (nil when it
+// records none), or its error, giving the events back.
+func (q *queue) finish(op string, r C.CUresult, step C.int, start, end *cuEvent, want bool) (driver.Event, error) {
+	if r != 0 {
+		start.unref()
+		end.unref()
+		return nil, stepError(op, step, r)
+	}
+	if !want {
+		start.unref()
+		end.unref()
+		return nil, nil
+	}
+	if !q.profiling {
+		return plainEvent{end}, nil
+	}
+	return &event{d: q.d, start: start, end: end}, nil
+}
+
+func (q *queue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
+	return q.launch(k, r, wait, true)
+}
+
+func (q *queue) SubmitKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) error {
+	_, err := q.launch(k, r, wait, false)
+	return err
+}
+
+// launch launches k over r after wait in one cgo call; want asks for its
+// event.
+func (q *queue) launch(dk driver.Kernel, r driver.NDRange, wait []driver.Event, want bool) (driver.Event, error) {
+	k, ok := dk.(*kernel)
+	if !ok {
+		return nil, fmt.Errorf("cuLaunchKernel: kernel of another backend (%T)", dk)
+	}
+	l, err := k.prepare(q, r)
+	if err != nil {
+		return nil, err
+	}
+	var wb [8]C.CUevent
+	wl, wp, err := waitEvents(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	start, end, err := q.events(want)
+	if err != nil {
+		return nil, err
+	}
+	var step C.int
+	res := C.dgen_launch(q.d.ctx, k.fns[q.dev], l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+		l.shared, q.s, k.params, C.int(len(wl)), wp, handle(start), handle(end), &step)
+	return q.finish("cuLaunchKernel", res, step, start, end, want)
+}
+
+// asBuffer returns b as a buffer of this backend.
+func asBuffer(call string, b driver.Buffer) (*buffer, error) {
+	bb, ok := b.(*buffer)
+	if !ok || bb == nil {
+		return nil, fmt.Errorf("%s: buffer of another backend (%T)", call, b)
+	}
+	return bb, nil
+}
+
+// span checks that [offset, offset+size) lies in b.
+func (b *buffer) span(call string, offset, size int64) error {
+	if offset < 0 || size < 0 || offset > b.size || size > b.size-offset {
+		return &driver.Error{Call: call, Code: 1, Name: fmt.Sprintf("CUDA_ERROR_INVALID_VALUE (bytes [%d, %d) of a buffer of %d)", offset, offset+size, b.size)}
+	}
+	return nil
+}
+
+func (q *queue) ReadBuffer(b driver.Buffer, blocking bool, offset, size int64, dst unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
+	return q.transfer("cuMemcpyDtoHAsync", C.COPY_DTOH, b, blocking, offset, size, dst, wait)
+}
+
+func (q *queue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64, src unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
+	return q.transfer("cuMemcpyHtoDAsync", C.COPY_HTOD, b, blocking, offset, size, src, wait)
+}
+
+// transfer copies between b and host memory at p. A blocking transfer
+// waits for the stream and returns no event. From pageable (Go) memory
+// CUDA copies before the call returns, so p is not used after it.
+func (q *queue) transfer(call string, kind C.int, b driver.Buffer, blocking bool, offset, size int64, p unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
+	bb, err := asBuffer(call, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := bb.span(call, offset, size); err != nil {
+		return nil, err
+	}
+	var wb [8]C.CUevent
+	wl, wp, err := waitEvents(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	want := !blocking
+	start, end, err := q.events(want)
+	if err != nil {
+		return nil, err
+	}
+	sync := C.int(0)
+	if blocking {
+		sync = 1
+	}
+	ptr := bb.ptr + C.CUdeviceptr(offset)
+	var step C.int
+	r := C.dgen_copy(q.d.ctx, q.s, kind, ptr, ptr, p, C.size_t(size), C.int(len(wl)), wp, handle(start), handle(end), sync, &step)
+	return q.finish(call, r, step, start, end, want)
+}
+
+func (q *queue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) (driver.Event, error) {
+	const call = "cuMemsetD32Async"
+	bb, err := asBuffer(call, b)
+	if err != nil {
+		return nil, err
+	}
+	n := int64(len(pattern))
+	if n == 0 || (n > 2 && n%4 != 0) || size%n != 0 || offset%n != 0 {
+		return nil, &driver.Error{Call: call, Code: 1, Name: fmt.Sprintf("CUDA_ERROR_INVALID_VALUE (a pattern of %d bytes over %d bytes at %d)", n, size, offset)}
+	}
+	if err := bb.span(call, offset, size); err != nil {
+		return nil, err
+	}
+	var wb [8]C.CUevent
+	wl, wp, err := waitEvents(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	start, end, err := q.events(true)
+	if err != nil {
+		return nil, err
+	}
+	var step C.int
+	r := C.dgen_fill(q.d.ctx, q.s, bb.ptr+C.CUdeviceptr(offset), (*C.uchar)(unsafe.Pointer(&pattern[0])), C.size_t(n), C.size_t(size),
+		C.int(len(wl)), wp, handle(start), handle(end), &step)
+	return q.finish(call, r, step, start, end, true)
+}
+
+func (q *queue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
+	const call = "cuMemcpyAsync"
+	s, err := asBuffer(call, src)
+	if err != nil {
+		return nil, err
+	}
+	d, err := asBuffer(call, dst)
+	if err != nil {
+		return nil, err
+	}
+	if err := errors.Join(s.span(call, srcOffset, size), d.span(call, dstOffset, size)); err != nil {
+		return nil, err
+	}
+	var wb [8]C.CUevent
+	wl, wp, err := waitEvents(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	start, end, err := q.events(true)
+	if err != nil {
+		return nil, err
+	}
+	var step C.int
+	r := C.dgen_copy(q.d.ctx, q.s, C.COPY_DTOD, d.ptr+C.CUdeviceptr(dstOffset), s.ptr+C.CUdeviceptr(srcOffset), nil, C.size_t(size),
+		C.int(len(wl)), wp, handle(start), handle(end), 0, &step)
+	return q.finish(call, r, step, start, end, true)
+}
+
+// Marker records an event after wait, or after everything enqueued before
+// it: the stream is in order, so both are the stream's point after wait.
+func (q *queue) Marker(wait []driver.Event) (driver.Event, error) {
+	var wb [8]C.CUevent
+	wl, wp, err := waitEvents(wb[:0], wait)
+	if err != nil {
+		return nil, err
+	}
+	pool := &q.d.plain
+	if q.profiling {
+		pool = &q.d.timed
+	}
+	end, err := pool.get()
+	if err != nil {
+		return nil, err
+	}
+	var step C.int
+	r := C.dgen_marker(q.d.ctx, q.s, C.int(len(wl)), wp, end.h, &step)
+	return q.finish("cuEventRecord", r, step, nil, end, true)
+}
+
+// Flush does nothing: CUDA submits work as it is enqueued.
+func (q *queue) Flush() error { return nil }
+
+// Finish waits for the stream.
+func (q *queue) Finish() error {
+	return cuError("cuStreamSynchronize", C.dgen_sync(q.d.ctx, q.s))
+}
+
+// Release waits for the stream and destroys it.
+func (q *queue) Release() error {
+	return errors.Join(q.Finish(), cuError("cuStreamDestroy", C.dgen_stream_destroy(q.d.ctx, q.s)))
+}

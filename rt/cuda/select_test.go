@@ -1,0 +1,179 @@
+package cuda_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/cuda"
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// cudaContext opens a context on the first CUDA device, or skips where
+// libcuda does not load.
+func cudaContext(t *testing.T) *rt.Context {
+	t.Helper()
+	if !(cuda.Backend{}).Auto() {
+		t.Skip("no CUDA device with NVIDIA's OpenCL here")
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Backend: "cuda"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ctx.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return ctx
+}
+
+// TestOpenWithoutDriver: DGEN_BACKEND=cuda where libcuda does not load
+// fails Open and says what is missing.
+func TestOpenWithoutDriver(t *testing.T) {
+	if _, err := (cuda.Backend{}).Platforms(); err == nil {
+		t.Skip("libcuda loads here")
+	}
+	_, err := rt.OpenConfig(rt.Config{Backend: "cuda"})
+	if !errors.Is(err, cuda.ErrNoDriver) || !strings.Contains(err.Error(), "libcuda.so.1") {
+		t.Fatalf("err = %v, want ErrNoDriver naming libcuda.so.1", err)
+	}
+	cfg, err := rt.ConfigFromEnv(func(k string) string {
+		if k == "DGEN_BACKEND" {
+			return "cuda"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.OpenConfig(cfg); !errors.Is(err, cuda.ErrNoDriver) {
+		t.Fatalf("DGEN_BACKEND=cuda: err = %v, want ErrNoDriver", err)
+	}
+}
+
+// TestAutoChooses: automatic selection takes CUDA for a GPU where it can
+// and OpenCL otherwise; a CPU device is always OpenCL's.
+func TestAutoChooses(t *testing.T) {
+	for _, backend := range []string{"", "auto", "AUTO"} {
+		ctx, err := rt.OpenConfig(rt.Config{Backend: backend, Device: "cpu"})
+		if err != nil {
+			t.Fatalf("backend %q, cpu: %v", backend, err)
+		}
+		if p := ctx.Devices()[0].Platform; p == "CUDA driver API" {
+			t.Errorf("backend %q, cpu: platform %q", backend, p)
+		}
+		ctx.Close()
+	}
+	if !(cuda.Backend{}).Auto() {
+		if got := driver.AutoBackends(); len(got) != 1 || got[0] != "opencl" {
+			t.Errorf("AutoBackends() = %v without libcuda, want [opencl]", got)
+		}
+		return
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Device: "gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	if p := ctx.Devices()[0].Platform; p != "CUDA driver API" {
+		t.Errorf("auto on a GPU chose platform %q, want CUDA", p)
+	}
+}
+
+// TestRefusedKernel: a program the rewrite refuses fails to build, naming
+// the kernel and the construct, and saying that the OpenCL backend runs it.
+func TestRefusedKernel(t *testing.T) {
+	ctx := cudaContext(t)
+	src := `__kernel void gray(read_only image2d_t im, sampler_t s, __global float4* o) { o[0] = read_imagef(im, s, (int2)(0, 0)); }`
+	_, err := ctx.BuildProgram("images", src, "")
+	if !errors.Is(err, rt.ErrBuildFailed) {
+		t.Fatalf("err = %v, want ErrBuildFailed", err)
+	}
+	for _, w := range []string{"kernel gray", "image", "DGEN_BACKEND=opencl"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("err = %v, want it to say %q", err, w)
+		}
+	}
+}
+
+// TestTooMuchLocalMemory: a __local argument larger than the device's
+// shared memory is an error, not a launch that fails on the device.
+func TestTooMuchLocalMemory(t *testing.T) {
+	ctx := cudaContext(t)
+	p, err := ctx.BuildProgram("big", `__kernel void big(__global float* o, __local float* t) { t[get_local_id(0)] = 1; o[0] = t[0]; }`, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := p.Kernel("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := rt.NewBuffer[float32](ctx, 1)
+	defer o.Free()
+	k.SetBuffer(0, o.Mem())
+	max := int(ctx.Devices()[0].LocalMemSize)
+	if err := k.SetLocal(1, max+4); err == nil {
+		if _, err = ctx.Queue().Launch(k, rt.Range1(32)); err == nil {
+			t.Fatalf("a launch with %d bytes of local memory succeeded", max+4)
+		}
+	}
+	// The most the device allows (above the 48 KiB default) works.
+	if err := k.SetLocal(1, 100<<10); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := ctx.Queue().Launch(k, rt.Range1(32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	ev.Release()
+}
+
+// TestCorpusLoads loads into CUDA every PTX file under DGEN_PTX_CORPUS (NVIDIA
+// OpenCL's binaries of the cl-corpus and the examples) after the rewrite,
+// and reports how many programs and kernels load.
+func TestCorpusLoads(t *testing.T) {
+	dir := os.Getenv("DGEN_PTX_CORPUS")
+	if dir == "" {
+		t.Skip("DGEN_PTX_CORPUS not set")
+	}
+	ctx := cudaContext(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.ptx"))
+	loaded, kernels, refused := 0, 0, 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ctx.LoadProgram(filepath.Base(f), [][]byte{b}, "")
+		var ue *cuda.UnsupportedError
+		switch {
+		case errors.As(err, &ue):
+			refused++
+			t.Logf("%s: refused: %v", filepath.Base(f), err)
+			continue
+		case err != nil:
+			t.Errorf("%s: %v", filepath.Base(f), err)
+			continue
+		}
+		names, _ := p.KernelNames()
+		for _, n := range names {
+			k, err := p.Kernel(n)
+			if err != nil {
+				t.Errorf("%s: kernel %s: %v", filepath.Base(f), n, err)
+				continue
+			}
+			k.Release()
+			kernels++
+		}
+		loaded++
+		p.Release()
+	}
+	t.Logf("%d PTX files: %d loaded with %d kernels, %d refused", len(files), loaded, kernels, refused)
+}
