@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"strconv"
 	"go/token"
 	"go/types"
 	"strings"
@@ -87,7 +88,7 @@ func (s *state) checkImageField(k *kernel, f *types.Var, pos token.Pos, i int, p
 		fd.img.access = accessQualifier(param.Text)
 		if fd.img.access == "read_write" {
 			if len(k.prog.readWriteImages) == 0 {
-				k.prog.image += readWriteGuard(fmt.Sprintf("%s of kernel %s", param.Name, k.clName))
+				k.prog.image += readWriteGuard(s.rel(param.Pos.Filename), param.Pos.Line, fmt.Sprintf("%s of kernel %s", param.Name, k.clName))
 			}
 			k.prog.readWriteImages = append(k.prog.readWriteImages, k.clName+"."+param.Name)
 		}
@@ -100,10 +101,12 @@ func (s *state) checkImageField(k *kernel, f *types.Var, pos token.Pos, i int, p
 // them (OpenCL C before 2.0, or 3.0 without __opencl_c_read_write_images)
 // stops the build with an error that says so, where it would otherwise
 // report a syntax error in the kernel's parameters.
-func readWriteGuard(param string) string {
-	return fmt.Sprintf("\n#if __OPENCL_C_VERSION__ < 200 || (__OPENCL_C_VERSION__ >= 300 && !defined(__opencl_c_read_write_images))\n"+
+//
+// A #line directive puts the error at the parameter in the user's source.
+func readWriteGuard(file string, line int, param string) string {
+	return fmt.Sprintf("\n#line %d %s\n#if __OPENCL_C_VERSION__ < 200 || (__OPENCL_C_VERSION__ >= 300 && !defined(__opencl_c_read_write_images))\n"+
 		"#error \"dgen: parameter %s is a read_write image, which needs OpenCL C 2.0 or later with read_write images: build with -cl-std=CL2.0 or CL3.0 on a device that has them\"\n#endif\n",
-		param)
+		line-1, strconv.Quote(file), param)
 }
 
 // imageArg returns the call that sets argument i, an image or sampler

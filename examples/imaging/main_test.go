@@ -80,6 +80,9 @@ func TestReadWriteImage(t *testing.T) {
 	if !errors.Is(err, rt.ErrBuildFailed) || !strings.Contains(err.Error(), "dgen: parameter img of kernel brighten is a read_write image, which needs OpenCL C 2.0") {
 		t.Fatalf("read_write image on an OpenCL C 1.2 compiler: %v", err)
 	}
+	if !strings.Contains(err.Error(), "rw.cl:3:") {
+		t.Errorf("the build error does not point at the parameter, rw.cl line 3: %v", err)
+	}
 	if err := (&Brighten{Img: img}).Enqueue(q, rt.Range2(4, 4)); err != nil {
 		if strings.Contains(err.Error(), "dgen: parameter img") {
 			t.Skipf("the device's compiler has no read_write images: %v", err)

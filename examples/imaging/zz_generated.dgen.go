@@ -28,7 +28,7 @@ const _dgenImage_Buffers = "#line 1 \"pipeline_buffers.cl\"\n// The pipeline of 
 var _dgenSource_Buffers string
 
 // _dgenImage_RW is the device image of RW: rw.cl after dgen's rewriting.
-const _dgenImage_RW = "#line 1 \"rw.cl\"\n// A kernel with a read_write image, which needs OpenCL C 2.0 or later: on\n// an OpenCL C 1.2 compiler the program's build fails with dgen's message.\n__kernel void brighten(read_write image2d_t img) {\n\tint2 p = (int2)(get_global_id(0), get_global_id(1));\n\twrite_imagef(img, p, read_imagef(img, p) * 2.0f);\n}\n\n#if __OPENCL_C_VERSION__ < 200 || (__OPENCL_C_VERSION__ >= 300 && !defined(__opencl_c_read_write_images))\n#error \"dgen: parameter img of kernel brighten is a read_write image, which needs OpenCL C 2.0 or later with read_write images: build with -cl-std=CL2.0 or CL3.0 on a device that has them\"\n#endif\n"
+const _dgenImage_RW = "#line 1 \"rw.cl\"\n// A kernel with a read_write image, which needs OpenCL C 2.0 or later: on\n// an OpenCL C 1.2 compiler the program's build fails with dgen's message.\n__kernel void brighten(read_write image2d_t img) {\n\tint2 p = (int2)(get_global_id(0), get_global_id(1));\n\twrite_imagef(img, p, read_imagef(img, p) * 2.0f);\n}\n\n#line 2 \"rw.cl\"\n#if __OPENCL_C_VERSION__ < 200 || (__OPENCL_C_VERSION__ >= 300 && !defined(__opencl_c_read_write_images))\n#error \"dgen: parameter img of kernel brighten is a read_write image, which needs OpenCL C 2.0 or later with read_write images: build with -cl-std=CL2.0 or CL3.0 on a device that has them\"\n#endif\n"
 
 // _dgenSource_RW is rw.cl as it is now, to compare with what dgen read.
 //
@@ -36,7 +36,7 @@ const _dgenImage_RW = "#line 1 \"rw.cl\"\n// A kernel with a read_write image, w
 var _dgenSource_RW string
 
 // _dgenImage_RW12 is the device image of RW12: rw.cl after dgen's rewriting.
-const _dgenImage_RW12 = "#line 1 \"rw.cl\"\n// A kernel with a read_write image, which needs OpenCL C 2.0 or later: on\n// an OpenCL C 1.2 compiler the program's build fails with dgen's message.\n__kernel void brighten(read_write image2d_t img) {\n\tint2 p = (int2)(get_global_id(0), get_global_id(1));\n\twrite_imagef(img, p, read_imagef(img, p) * 2.0f);\n}\n\n#if __OPENCL_C_VERSION__ < 200 || (__OPENCL_C_VERSION__ >= 300 && !defined(__opencl_c_read_write_images))\n#error \"dgen: parameter img of kernel brighten is a read_write image, which needs OpenCL C 2.0 or later with read_write images: build with -cl-std=CL2.0 or CL3.0 on a device that has them\"\n#endif\n"
+const _dgenImage_RW12 = "#line 1 \"rw.cl\"\n// A kernel with a read_write image, which needs OpenCL C 2.0 or later: on\n// an OpenCL C 1.2 compiler the program's build fails with dgen's message.\n__kernel void brighten(read_write image2d_t img) {\n\tint2 p = (int2)(get_global_id(0), get_global_id(1));\n\twrite_imagef(img, p, read_imagef(img, p) * 2.0f);\n}\n\n#line 2 \"rw.cl\"\n#if __OPENCL_C_VERSION__ < 200 || (__OPENCL_C_VERSION__ >= 300 && !defined(__opencl_c_read_write_images))\n#error \"dgen: parameter img of kernel brighten is a read_write image, which needs OpenCL C 2.0 or later with read_write images: build with -cl-std=CL2.0 or CL3.0 on a device that has them\"\n#endif\n"
 
 // _dgenSource_RW12 is rw.cl as it is now, to compare with what dgen read.
 //
