@@ -2,9 +2,9 @@ package gen
 
 import (
 	"fmt"
-	"strconv"
 	"go/token"
 	"go/types"
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"

@@ -31,7 +31,9 @@ func (fakeImageContext) NewImage(d driver.ImageDesc) (driver.Buffer, error) {
 	return &fakeBuffer{b: make([]byte, 4*d.Width*max(d.Height, 1))}, nil
 }
 
-func (fakeImageContext) NewSampler(driver.SamplerDesc) (driver.Sampler, error) { return fakeSampler{}, nil }
+func (fakeImageContext) NewSampler(driver.SamplerDesc) (driver.Sampler, error) {
+	return fakeSampler{}, nil
+}
 
 type fakeSampler struct{}
 

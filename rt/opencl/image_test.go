@@ -89,7 +89,10 @@ func TestImageBinding(t *testing.T) {
 			_, err := c.NewImage(driver.ImageDesc{Kind: driver.Image2D, Format: driver.ImageFormat{Order: "RGBZ", Type: "FLOAT"}, Width: 1, Height: 1})
 			return err
 		}(), "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR"},
-		{"sampler", func() error { _, err := c.NewSampler(driver.SamplerDesc{Address: "wrap", Filter: "nearest"}); return err }(), "CL_INVALID_VALUE"},
+		{"sampler", func() error {
+			_, err := c.NewSampler(driver.SamplerDesc{Address: "wrap", Filter: "nearest"})
+			return err
+		}(), "CL_INVALID_VALUE"},
 	} {
 		var de *driver.Error
 		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.code) || !errors.As(tt.err, &de) {
