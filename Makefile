@@ -19,11 +19,13 @@ deps:
 DEMO_BIN ?= bin/demo
 demo: deps
 	@echo "demo: building the examples into $(DEMO_BIN)/ (a first run compiles dgen's runtime with cgo: a minute or two; each package is named as it compiles)"
-	@mkdir -p $(DEMO_BIN) && $(GO) build -v -o $(DEMO_BIN)/ ./examples/quickstart ./examples/devglobal ./examples/stencil
+	@mkdir -p $(DEMO_BIN) && $(GO) build -v -o $(DEMO_BIN)/ ./examples/quickstart ./examples/devglobal ./examples/imaging ./examples/stencil
 	@echo "demo: quickstart: saxpy, verified against Go (a first run compiles the kernel for the device)"
 	@$(DEMO_BIN)/quickstart
 	@echo "demo: devglobal: every kind of device global (a first run compiles its programs)"
 	@$(DEMO_BIN)/devglobal
+	@echo "demo: imaging: a blur, Sobel and wavelet pipeline on images and on buffers, every pixel checked against Go"
+	@$(DEMO_BIN)/imaging
 	@echo "demo: stencil: Rodinia's Hotspot under each allocator policy"
 	@$(DEMO_BIN)/stencil -alloc=all -size 256 -iters 60 -pyramid 2
 

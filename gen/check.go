@@ -24,7 +24,7 @@ func (s *state) checkDecls() {
 		if t := s.varType(d); t != nil {
 			if e, ok := rtArg(t, "AllocSite"); !ok || e == nil {
 				s.errorf(d.pos, "//dgen:alloc variable %s must have type rt.AllocSite[T], not %s", d.name, typeString(t, s.l.path))
-			} else if err := plain(e); err != nil {
+			} else if err := plain(e); err != nil && !isImageHandle(e) {
 				s.errorf(d.pos, "allocation site %s: element type %s is not plain data: %v", d.name, typeString(e, s.l.path), err)
 			}
 		}
@@ -232,6 +232,9 @@ var wrappers = map[clsrc.ArgClass]string{clsrc.ArgBuffer: "Buffer", clsrc.ArgLoc
 
 // checkField matches field i of a kernel spec with its parameter.
 func (s *state) checkField(k *kernel, f *types.Var, pos token.Pos, i int, param clsrc.KernelParam) (field, bool) {
+	if fd, handled, ok := s.checkImageField(k, f, pos, i, param); handled {
+		return fd, ok
+	}
 	class, elem, err := clsrc.Classify(param.Type)
 	if err != nil {
 		s.diag(param.Pos, fmt.Sprintf("kernel %s parameter %s (%s): %v", k.clName, param.Name, param.Text, err))

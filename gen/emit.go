@@ -266,6 +266,10 @@ func (s *state) emitKernel(o *out, k *kernel) {
 		setArgs = jen.Id(args).Call(jen.Id("s"), jen.Id("k"))
 		sets := make([]jen.Code, len(k.fields))
 		for i, f := range k.fields {
+			if set := imageArg(i, f); set != nil {
+				sets[i] = set
+				continue
+			}
 			switch f.class {
 			case clsrc.ArgBuffer:
 				sets[i] = jen.Qual(CodegenPath, "SetBuffer").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))

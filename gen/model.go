@@ -34,6 +34,7 @@ type program struct {
 	image           string                         // the device image
 	table           []*global                      // the globals the image uses
 	kernels         map[string]clsrc.KernelGlobals // hidden arguments by kernel
+	readWriteImages []string                       // kernel parameters that are read_write images (image.go)
 }
 
 // field is a field of a kernel spec, bound to a kernel parameter.
@@ -43,6 +44,7 @@ type field struct {
 	elem  types.Type // buffer or local element, or the value type
 	out   bool
 	cl    string
+	img   *imageParam // for an image or sampler parameter (image.go)
 }
 
 // kernel is a //dgen:kernel spec.

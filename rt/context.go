@@ -59,6 +59,7 @@ type Context struct {
 	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
 	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
+	images                       imageState               // formats, samplers, images of allocation sites (image.go)
 }
 
 // Open opens a context on the device that the environment selects
@@ -202,6 +203,7 @@ func (c *Context) Close() error {
 	}
 	errs = append(errs, c.closeGraphs()...)
 	errs = append(errs, c.closeAllocators()...)
+	errs = append(errs, c.closeImages()...)
 	for _, q := range qs {
 		if err := q.drv.Release(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))

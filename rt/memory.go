@@ -898,6 +898,7 @@ func (c *Context) AllocStats() stats.Alloc {
 			s.Devices = append(s.Devices, stats.DeviceAlloc{Device: d.dev.Name, Index: d.dev.index, Stats: d.a.Stats()})
 		}
 	}
+	s.Devices = c.addImageStats(s.Devices) // imagealloc.go
 	s.DriverAllocs = c.driverAllocs.Load()
 	s.DriverReleases = c.driverReleases.Load()
 	return s

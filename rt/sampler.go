@@ -1,0 +1,189 @@
+package rt
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// Sampler says how a kernel's read_imagef (and friends) reads an image:
+// with coordinates normalized to [0, 1] or in pixels, what it returns
+// outside the image, and how it filters. It is a value: a kernel spec's
+// sampler_t field takes one, and the context makes the driver's sampler
+// object on first use and keeps it until Close.
+//
+// Address is "clamp_to_edge" (also when empty), "clamp", "none", "repeat"
+// or "mirrored_repeat" (the last two need Normalized), and Filter "nearest"
+// (also when empty) or "linear", as OpenCL C spells CLK_ADDRESS_* and
+// CLK_FILTER_* in lower case. A sampler declared as a constant in the
+// kernel source needs no field at all.
+type Sampler struct {
+	Normalized bool
+	Address    string
+	Filter     string
+}
+
+// desc checks s and returns its driver description.
+func (s Sampler) desc() (driver.SamplerDesc, error) {
+	d := driver.SamplerDesc{Normalized: s.Normalized, Address: s.Address, Filter: s.Filter}
+	if d.Address == "" {
+		d.Address = "clamp_to_edge"
+	}
+	if d.Filter == "" {
+		d.Filter = "nearest"
+	}
+	switch d.Address {
+	case "none", "clamp_to_edge", "clamp":
+	case "repeat", "mirrored_repeat":
+		if !s.Normalized {
+			return d, fmt.Errorf("sampler: %w: address mode %s needs normalized coordinates", ErrInvalidArgument, d.Address)
+		}
+	default:
+		return d, fmt.Errorf("sampler: %w: address mode %q: want clamp_to_edge, clamp, none, repeat or mirrored_repeat", ErrInvalidArgument, s.Address)
+	}
+	if d.Filter != "nearest" && d.Filter != "linear" {
+		return d, fmt.Errorf("sampler: %w: filter %q: want nearest or linear", ErrInvalidArgument, s.Filter)
+	}
+	return d, nil
+}
+
+// sampler returns the context's driver sampler for s, made on first use.
+func (c *Context) sampler(s Sampler) (driver.Sampler, error) {
+	d, err := s.desc()
+	if err != nil {
+		return nil, err
+	}
+	s = Sampler{Normalized: d.Normalized, Address: d.Address, Filter: d.Filter}
+	c.images.mu.Lock()
+	defer c.images.mu.Unlock()
+	if ds, ok := c.images.samplers[s]; ok {
+		return ds, nil
+	}
+	if c.closed.Load() {
+		return nil, fmt.Errorf("sampler: %w", ErrClosed)
+	}
+	ic, err := c.imageContext("sampler")
+	if err != nil {
+		return nil, err
+	}
+	ds, err := ic.NewSampler(d)
+	if err != nil {
+		return nil, fmt.Errorf("create sampler on %s: %w", c.deviceLabel(), err)
+	}
+	if c.images.samplers == nil {
+		c.images.samplers = map[Sampler]driver.Sampler{}
+	}
+	c.images.samplers[s] = ds
+	return ds, nil
+}
+
+// SetSampler sets argument i, a sampler_t, to s.
+func (k *Kernel) SetSampler(i int, s Sampler) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	ds, err := k.prog.ctx.sampler(s)
+	if err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	sk, ok := k.drv.(driver.SamplerKernel)
+	if !ok {
+		return fmt.Errorf("set argument %d of kernel %q: %w: the backend's kernels take no samplers", i, k.name, errors.ErrUnsupported)
+	}
+	k.remember(i, argValue{})
+	if err := sk.SetArgSampler(i, ds); err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	k.bind(i, nil)
+	return nil
+}
+
+// SetImage sets argument i, an image parameter with the OpenCL C access
+// qualifier access ("read_only", "write_only" or "read_write"; generated
+// code passes the parameter's), to img. An image whose ImageDesc.Access
+// does not allow that use is an error wrapping ErrInvalidArgument (a
+// write_only image passed to a read_only parameter); so is the zero image.
+// A read_write parameter on a device whose OpenCL C is older than 2.0 is an
+// error wrapping errors.ErrUnsupported; a freed image one wrapping ErrFreed,
+// an image of another context one wrapping ErrInvalidArgument.
+func (k *Kernel) SetImage(i int, img Image, access string) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	if err := k.setImage(i, img, access); err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	return nil
+}
+
+func (k *Kernel) setImage(i int, img Image, access string) error {
+	var h *imageHandle
+	if img != nil {
+		h = img.handle()
+	}
+	if h == nil {
+		return fmt.Errorf("%w: zero image", ErrInvalidArgument)
+	}
+	m := h.mem()
+	drv, err := m.driverBuffer()
+	if err != nil {
+		return fmt.Errorf("image: %w", unwrapBuffer(err))
+	}
+	if err := k.prog.ctx.sameContext("the image", m.ctx); err != nil {
+		return err
+	}
+	want, ok := accesses[access]
+	if !ok || access == "" {
+		return fmt.Errorf("%w: access qualifier %q: want read_only, write_only or read_write", ErrInvalidArgument, access)
+	}
+	if h.acc != driver.ReadWrite && h.acc != want {
+		return fmt.Errorf("%w: a %s image passed to a %s parameter", ErrInvalidArgument, accessNames[h.acc], access)
+	}
+	if want == driver.ReadWrite {
+		if err := k.prog.ctx.readWriteImages(); err != nil {
+			return err
+		}
+	}
+	if v := (argValue{known: true, buf: drv, id: m.id}); !k.holds(i, v) {
+		if err := k.drv.SetArgBuffer(i, drv); err != nil {
+			k.remember(i, argValue{})
+			return err
+		}
+		k.remember(i, v)
+	}
+	k.bind(i, m)
+	return nil
+}
+
+// readWriteImages reports, as an error wrapping errors.ErrUnsupported,
+// a device of the context that is an OpenCL 1.x device, which has no
+// read_write images. (An OpenCL 3.0 device may lack them too: its compiler
+// then refuses the program, whose image dgen guards with
+// __opencl_c_read_write_images.)
+func (c *Context) readWriteImages() error {
+	for _, d := range c.devices {
+		if v := clVersion(d.Version); v != 0 && v < 200 {
+			return fmt.Errorf("%w: a read_write image parameter needs an OpenCL 2.0 device or later, but %s is %q",
+				errors.ErrUnsupported, d.Label(), d.Version)
+		}
+	}
+	return nil
+}
+
+// clVersion returns 120 for "OpenCL 1.2 ...", 0 when unknown.
+func clVersion(s string) int {
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return 0
+	}
+	maj, min, ok := strings.Cut(f[1], ".")
+	a, err1 := strconv.Atoi(maj)
+	b, err2 := strconv.Atoi(min)
+	if !ok || err1 != nil || err2 != nil {
+		return 0
+	}
+	return a*100 + b*10
+}
