@@ -116,7 +116,7 @@ func imageArg(i int, f field) jen.Code {
 	case f.img == nil:
 		return nil
 	case f.img.access == "":
-		return jen.Id("k").Dot("SetSampler").Call(jen.Lit(i), jen.Id("s").Dot(f.name))
+		return jen.Qual(CodegenPath, "SetSampler").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
 	}
-	return jen.Id("k").Dot("SetImage").Call(jen.Lit(i), jen.Id("s").Dot(f.name), jen.Lit(f.img.access))
+	return jen.Qual(CodegenPath, "SetImage").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name), jen.Lit(f.img.access))
 }

@@ -160,10 +160,10 @@ func mergeStats(a, b alloc.Stats) alloc.Stats {
 		if !found {
 			tags = slices.Insert(tags, i, alloc.TagStats{Tag: t.Tag, Name: t.Name})
 		}
-		addTagStats(&tags[i], t)
+		tags[i].Add(t)
 	}
 	a.Tags = tags
-	addTagStats(&a.Total, b.Total)
+	a.Total.Add(b.Total)
 	a.OOMRetries += b.OOMRetries
 	return a
 }

@@ -167,6 +167,10 @@ func init() {
 		Submit:  submitSpec,
 		Launch:  launchSpec,
 	})
+	desc.SetImageLauncher(&desc.ImageLauncher[*Kernel, Image, Sampler]{
+		Image:   (*Kernel).specImage,
+		Sampler: (*Kernel).specSampler,
+	})
 }
 
 // mark notes that argument i changed.
@@ -215,6 +219,13 @@ func (k *Kernel) setBuffer(i int, m *Mem) error {
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
+	k.recordBuffer(i, m, drv)
+	return nil
+}
+
+// recordBuffer records argument i as the memory m, whose driver buffer
+// (or image) is drv: checked by the caller.
+func (k *Kernel) recordBuffer(i int, m *Mem, drv driver.Buffer) {
 	s := &k.args.Slots[i]
 	if s.Kind != driver.ArgBuffer || k.ids[i] != m.id || s.Size == 0 {
 		var h uint64
@@ -228,7 +239,6 @@ func (k *Kernel) setBuffer(i int, m *Mem) error {
 		k.mark(i)
 	}
 	k.bind(i, m)
-	return nil
 }
 
 // setLocalArg records argument i as size bytes of local memory.
@@ -286,6 +296,8 @@ func (k *Kernel) flush() error {
 			err = k.drv.SetArgBuffer(i, k.bufs[i].drv)
 		case s.Kind == driver.ArgLocal:
 			err = k.drv.SetArgLocal(i, s.Size)
+		case s.Kind == driver.ArgSampler:
+			err = k.setArgSampler(i)
 		case s.Size <= 8:
 			err = k.drv.SetArgScalar(i, s.Size, s.Bits)
 		default:
@@ -1334,10 +1346,11 @@ type Kernel struct {
 	args       driver.Args
 	ids        []uint64 // by argument: a buffer's Mem.id (a driver may reuse a released handle)
 	bufs       []*Mem
-	pooledArgs int          // buffer arguments that are allocator memory
-	foreign    int          // buffer arguments whose driver buffer has no native handle
-	setErr     error        // the first error of setting an argument since Acquire
-	lim        kernelLimits // local memory and work-group limits
+	pooledArgs int              // buffer arguments that are allocator memory
+	foreign    int              // buffer arguments whose driver buffer has no native handle
+	samplers   []driver.Sampler // by argument: the driver sampler of a sampler argument (sampler.go)
+	setErr     error            // the first error of setting an argument since Acquire
+	lim        kernelLimits     // local memory and work-group limits
 }
 
 // Kernel creates the kernel called name. A name that the program does not

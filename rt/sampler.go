@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
 )
@@ -85,20 +86,65 @@ func (k *Kernel) SetSampler(i int, s Sampler) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
+	if err := k.setSampler(i, s); err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	return nil
+}
+
+// setSampler records argument i as the context's driver sampler for s in
+// the launch record: an ArgSampler slot holding its native handle, or,
+// for a backend whose samplers have none, a slot that flush sets through
+// driver.SamplerKernel.
+func (k *Kernel) setSampler(i int, s Sampler) error {
 	ds, err := k.prog.ctx.sampler(s)
 	if err != nil {
-		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		return err
 	}
-	sk, ok := k.drv.(driver.SamplerKernel)
-	if !ok {
-		return fmt.Errorf("set argument %d of kernel %q: %w: the backend's kernels take no samplers", i, k.name, errors.ErrUnsupported)
+	if _, ok := k.drv.(driver.SamplerKernel); !ok {
+		return fmt.Errorf("%w: the backend's kernels take no samplers", errors.ErrUnsupported)
 	}
-	k.remember(i, argValue{})
-	if err := sk.SetArgSampler(i, ds); err != nil {
-		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	if k.samplers == nil {
+		k.samplers = make([]driver.Sampler, k.nargs)
+	}
+	slot := &k.args.Slots[i]
+	if slot.Kind != driver.ArgSampler || k.samplers[i] != ds {
+		var h uint64
+		if ns, ok := ds.(driver.NativeSampler); ok {
+			h = ns.Handle()
+		} else {
+			k.foreign = 1 // launched through flush, which sets it by SetArgSampler
+		}
+		*slot = driver.Arg{Kind: driver.ArgSampler, Size: unsafe.Sizeof(uintptr(0)), Bits: h, Changed: slot.Changed}
+		k.samplers[i] = ds
+		k.mark(i)
 	}
 	k.bind(i, nil)
 	return nil
+}
+
+// setArgSampler sets argument i, recorded by setSampler, through the
+// driver's kernel.
+func (k *Kernel) setArgSampler(i int) error {
+	sk, ok := k.drv.(driver.SamplerKernel)
+	if !ok {
+		return fmt.Errorf("%w: the backend's kernels take no samplers", errors.ErrUnsupported)
+	}
+	return sk.SetArgSampler(i, k.samplers[i])
+}
+
+// specImage and specSampler are the image launch path of generated code:
+// an error is kept for Submit or Launch to return.
+func (k *Kernel) specImage(i int, img Image, access string) {
+	if err := k.setImage(i, img, access); err != nil && k.setErr == nil {
+		k.setErr = fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+}
+
+func (k *Kernel) specSampler(i int, s Sampler) {
+	if err := k.setSampler(i, s); err != nil && k.setErr == nil {
+		k.setErr = fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
 }
 
 // SetImage sets argument i, an image parameter with the OpenCL C access
@@ -147,14 +193,7 @@ func (k *Kernel) setImage(i int, img Image, access string) error {
 			return err
 		}
 	}
-	if v := (argValue{known: true, buf: drv, id: m.id}); !k.holds(i, v) {
-		if err := k.drv.SetArgBuffer(i, drv); err != nil {
-			k.remember(i, argValue{})
-			return err
-		}
-		k.remember(i, v)
-	}
-	k.bind(i, m)
+	k.recordBuffer(i, m, drv)
 	return nil
 }
 

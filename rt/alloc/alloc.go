@@ -232,6 +232,22 @@ type TagStats struct {
 	Ordered uint64
 }
 
+// Add adds the counts of x to t; Peak and PeakInUse become the larger of
+// the two (the peaks of two allocators are not known to coincide).
+func (t *TagStats) Add(x TagStats) {
+	t.Requests += x.Requests
+	t.Reuses += x.Reuses
+	t.DriverAllocs += x.DriverAllocs
+	t.DriverReleases += x.DriverReleases
+	t.Failures += x.Failures
+	t.Held += x.Held
+	t.HeldBlocks += x.HeldBlocks
+	t.InUse += x.InUse
+	t.Ordered += x.Ordered
+	t.Peak = max(t.Peak, x.Peak)
+	t.PeakInUse = max(t.PeakInUse, x.PeakInUse)
+}
+
 // Stats is a snapshot of an Allocator's statistics.
 type Stats struct {
 	// Total sums every tag; its Peak is the peak of the total.

@@ -18,9 +18,9 @@
 // # Launches
 //
 // A generated Enqueue acquires the kernel object of its spec with
-// Acquire, sets each argument with SetScalar, SetBuffer or SetLocal (which
-// write the kernel object's prepared launch record; an error is kept for
-// the end) and calls Submit, or Launch for an event, which hands the
+// Acquire, sets each argument with SetScalar, SetBuffer, SetLocal,
+// SetImage or SetSampler (which write the kernel object's prepared launch
+// record; an error is kept for the end) and calls Submit, or Launch for an event, which hands the
 // record to the backend: one call into the device API per launch.
 //
 // # Compatibility
@@ -161,6 +161,20 @@ func SetBuffer[T any](k *rt.Kernel, i int, b rt.Buffer[T]) { launcher.Buffer(k, 
 
 // SetLocal sets argument i of k, a __local pointer, to size bytes.
 func SetLocal(k *rt.Kernel, i int, size int) { launcher.Local(k, i, size) }
+
+var imageLauncher = desc.ImageLauncherOf[*rt.Kernel, rt.Image, rt.Sampler]()
+
+// SetImage sets argument i of k, an image parameter whose OpenCL C access
+// qualifier is access, to img. An image that the qualifier does not allow,
+// a freed one, or one of another context, is an error that Submit and
+// Launch return.
+func SetImage(k *rt.Kernel, i int, img rt.Image, access string) {
+	imageLauncher.Image(k, i, img, access)
+}
+
+// SetSampler sets argument i of k, a sampler_t, to s. An invalid sampler
+// is an error that Submit and Launch return.
+func SetSampler(k *rt.Kernel, i int, s rt.Sampler) { imageLauncher.Sampler(k, i, s) }
 
 // Submit binds the hidden device-global arguments of k, launches it over
 // r after wait without an event (as rt.Queue.Submit does) and unlocks it.

@@ -20,6 +20,10 @@ const (
 	ArgBuffer
 	// ArgLocal is Size bytes of local (shared) memory; it has no value.
 	ArgLocal
+	// ArgSampler is a sampler: Bits holds its NativeSampler.Handle, Size
+	// the size of the handle. (An image is an ArgBuffer: images are
+	// Buffers.)
+	ArgSampler
 )
 
 // Arg is one kernel argument of an Args record. It holds no Go pointer,
@@ -56,6 +60,14 @@ type Args struct {
 // cl_mem, a CUDA CUdeviceptr): rt records it in Arg.Bits.
 type NativeBuffer interface {
 	Buffer
+	// Handle returns the device handle.
+	Handle() uint64
+}
+
+// NativeSampler is a Sampler whose device handle fits in 64 bits (an
+// OpenCL cl_sampler): rt records it in Arg.Bits.
+type NativeSampler interface {
+	Sampler
 	// Handle returns the device handle.
 	Handle() uint64
 }

@@ -32,7 +32,7 @@ static inline cl_int dgen_write_async(cl_command_queue q, cl_mem m, size_t off, 
 #include <stdint.h>
 // dgen_arg is rt/driver.Arg, field for field (checked at compile time in launch.go).
 typedef struct {
-	unsigned char kind; // 0 scalar, 1 buffer, 2 local
+	unsigned char kind; // 0 scalar, 1 buffer (or image), 2 local, 3 sampler
 	unsigned char changed;
 	size_t size;
 	cl_ulong bits;
@@ -60,6 +60,9 @@ static inline cl_int dgen_launch(cl_command_queue q, cl_kernel k, dgen_arg *args
 			err = clSetKernelArg(k, i, sizeof(cl_mem), m ? (void *)&m : NULL);
 		} else if (a->kind == 2) {
 			err = clSetKernelArg(k, i, a->size, NULL);
+		} else if (a->kind == 3) {
+			cl_sampler s = (cl_sampler)(uintptr_t)a->bits;
+			err = clSetKernelArg(k, i, sizeof(cl_sampler), &s);
 		} else if (a->size <= 8) {
 			err = clSetKernelArg(k, i, a->size, &a->bits);
 		} else {

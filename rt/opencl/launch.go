@@ -17,6 +17,9 @@ import (
 // Handle implements driver.NativeBuffer: the cl_mem.
 func (b buffer) Handle() uint64 { return uint64(uintptr(unsafe.Pointer(b.h))) }
 
+// Handle implements driver.NativeSampler: the cl_sampler.
+func (s sampler) Handle() uint64 { return uint64(uintptr(unsafe.Pointer(s.h))) }
+
 // LaunchArgs implements driver.ArgLauncher: one cgo call sets the changed
 // arguments and enqueues the kernel (dgen_launch).
 func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, wantEvent bool) (driver.Event, error) {
@@ -79,8 +82,19 @@ func countChanged(slots []driver.Arg) int {
 }
 
 var (
-	_ driver.ArgLauncher  = queue{}
-	_ driver.NativeBuffer = buffer{}
+	_ driver.ArgLauncher   = queue{}
+	_ driver.NativeBuffer  = buffer{}
+	_ driver.NativeSampler = sampler{}
+)
+
+// dgen_launch spells the argument kinds as numbers.
+var (
+	_ [driver.ArgBuffer - 1]byte
+	_ [1 - driver.ArgBuffer]byte
+	_ [driver.ArgLocal - 2]byte
+	_ [2 - driver.ArgLocal]byte
+	_ [driver.ArgSampler - 3]byte
+	_ [3 - driver.ArgSampler]byte
 )
 
 // driver.Arg and dgen_arg must agree field for field: each array length

@@ -68,7 +68,7 @@ type DeviceAlloc struct {
 func (s Alloc) Total() alloc.TagStats {
 	t := alloc.TagStats{Name: "total"}
 	for _, d := range s.Devices {
-		addTagStats(&t, d.Stats.Total)
+		t.Add(d.Stats.Total)
 	}
 	return t
 }
@@ -77,24 +77,9 @@ func (s Alloc) Total() alloc.TagStats {
 func (s Alloc) Tag(tag uint32) alloc.TagStats {
 	t := alloc.TagStats{Tag: alloc.Tag(tag), Name: desc.TagName(tag)}
 	for _, d := range s.Devices {
-		addTagStats(&t, d.Stats.Tag(alloc.Tag(tag)))
+		t.Add(d.Stats.Tag(alloc.Tag(tag)))
 	}
 	return t
-}
-
-// addTagStats adds the counts of x to t; Peak is the larger of the two.
-func addTagStats(t *alloc.TagStats, x alloc.TagStats) {
-	t.Requests += x.Requests
-	t.Reuses += x.Reuses
-	t.DriverAllocs += x.DriverAllocs
-	t.DriverReleases += x.DriverReleases
-	t.Failures += x.Failures
-	t.Held += x.Held
-	t.HeldBlocks += x.HeldBlocks
-	t.InUse += x.InUse
-	t.Ordered += x.Ordered
-	t.Peak = max(t.Peak, x.Peak)
-	t.PeakInUse = max(t.PeakInUse, x.PeakInUse)
 }
 
 // String formats the statistics as a table, one line per device and tag.

@@ -47,3 +47,31 @@ func LauncherOf[Q, K, M, E, R any]() *Launcher[Q, K, M, E, R] {
 	}
 	return l
 }
+
+// ImageLauncher is the rest of rt's launch path for kernel specs whose
+// fields are images and samplers: K, I and S are *rt.Kernel, rt.Image and
+// rt.Sampler. Like Launcher, rt installs it from init and rt/codegen takes
+// it once (ImageLauncherOf).
+type ImageLauncher[K, I, S any] struct {
+	// Image sets argument i, an image parameter with the OpenCL C access
+	// qualifier access, to img.
+	Image func(k K, i int, img I, access string)
+	// Sampler sets argument i, a sampler_t, to s.
+	Sampler func(k K, i int, s S)
+}
+
+// imageLauncher holds the one *ImageLauncher that rt installs.
+var imageLauncher any
+
+// SetImageLauncher installs rt's launch path for images and samplers. rt
+// calls it once, from init.
+func SetImageLauncher[K, I, S any](l *ImageLauncher[K, I, S]) { imageLauncher = l }
+
+// ImageLauncherOf returns the image launch path that rt installed.
+func ImageLauncherOf[K, I, S any]() *ImageLauncher[K, I, S] {
+	l, ok := imageLauncher.(*ImageLauncher[K, I, S])
+	if !ok {
+		panic(fmt.Sprintf("desc: rt installed no image launcher of type %T (it has %T)", l, imageLauncher))
+	}
+	return l
+}
