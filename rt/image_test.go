@@ -21,8 +21,8 @@ var (
 	imgSite  rt.AllocSite[rt.Image2D]
 	imgSite2 rt.AllocSite[rt.Image2D]
 
-	_ = codegen.RegisterAllocSite(&imgSite, "github.com/dgen-go/dgen/rt_test.imgSite", "imgSite")
-	_ = codegen.RegisterAllocSite(&imgSite2, "github.com/dgen-go/dgen/rt_test.imgSite2", "imgSite2")
+	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&imgSite), ID: "github.com/dgen-go/dgen/rt_test.imgSite", Name: "imgSite"})
+	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&imgSite2), ID: "github.com/dgen-go/dgen/rt_test.imgSite2", Name: "imgSite2"})
 )
 
 func randBytes(n int) []byte {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	rtstats "github.com/dgen-go/dgen/rt/stats"
 )
 
 func testOptions() options {
@@ -26,7 +27,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := res["cache"].(rt.CacheStats); st.Builds != 2 || st.DiskHits != 0 {
+	if st := res["cache"].(rtstats.Cache); st.Builds != 2 || st.DiskHits != 0 {
 		t.Errorf("first run: %d builds, %d disk hits, want 2 and 0", st.Builds, st.DiskHits)
 	}
 	for _, name := range []string{"input.png", "sobel.png"} {
@@ -39,7 +40,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := res["cache"].(rt.CacheStats); st.Builds != 0 || st.DiskHits != 2 {
+	if st := res["cache"].(rtstats.Cache); st.Builds != 0 || st.DiskHits != 2 {
 		t.Errorf("second run: %d builds, %d disk hits, want 0 and 2", st.Builds, st.DiskHits)
 	}
 }
