@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"errors"
 	"os"
 	"testing"
 
@@ -88,7 +89,8 @@ func allocFree(b rt.Buffer[byte], err error) error {
 
 // TestLaunchAllocs checks that the hot paths allocate nothing on the Go
 // heap, on PoCL: a launch without an event, through rt and through the
-// kernel spec, blocking 4-byte transfers and allocator hits.
+// kernel spec (scalar arguments once escaped to the heap, one allocation
+// each), blocking 4-byte transfers and allocator hits.
 func TestLaunchAllocs(t *testing.T) {
 	if os.Getenv(trace.EnvVar) != "" {
 		t.Skip("tracing is on (" + trace.EnvVar + ")")
@@ -96,6 +98,13 @@ func TestLaunchAllocs(t *testing.T) {
 	ctx := openCPUConfig(t, rt.Config{})
 	q := ctx.Queue()
 	k, buf := touchKernel(t, ctx)
+	k2 := kernelOf(t, ctx, `__kernel void args3(int a, float b, __global float* c) {}`, "args3")
+	fbuf, err := rt.NewBuffer[float32](ctx, 16*16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fbuf.Free()
+	r := rt.Range2(16, 16).WithLocal(16, 16)
 	v := []int32{1}
 	tests := []struct {
 		name string
@@ -103,6 +112,13 @@ func TestLaunchAllocs(t *testing.T) {
 	}{
 		{"Queue.Submit", func() error { return q.Submit(k, rt.Range1(1)) }},
 		{"generated Enqueue", func() error { return enqueueTouch(q, buf) }},
+		{"generated Enqueue, 13 arguments", func() error { return enqueueBenchStep(q, r, 1, fbuf, fbuf, fbuf) }},
+		{"SetArg and Queue.Submit", func() error {
+			if err := errors.Join(rt.SetArg(k2, 0, int32(1)), rt.SetArg(k2, 1, float32(2)), k2.SetBuffer(2, fbuf.Mem())); err != nil {
+				return err
+			}
+			return q.Submit(k2, rt.Range1(1))
+		}},
 		{"Buffer.Write 4 bytes", func() error { return buf.Write(q, v) }},
 		{"Buffer.Read 4 bytes", func() error { return buf.Read(q, v) }},
 		{"allocator hit and Free, tagged", func() error { return allocFree(siteBytes.Alloc(q, 1024)) }},

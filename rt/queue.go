@@ -366,10 +366,14 @@ func SetArg[T any](k *Kernel, i int, v T) error {
 		*(*T)(unsafe.Pointer(&u)) = v
 		k.setScalar(i, size, u)
 	} else {
-		k.setBytes(i, unsafe.Pointer(&v), size)
+		setArgBytes(k, i, v)
 	}
 	return nil
 }
+
+// setArgBytes is SetArg for a value of more than 8 bytes, a function of
+// its own so that a small value does not escape to the heap.
+func setArgBytes[T any](k *Kernel, i int, v T) { k.setBytes(i, unsafe.Pointer(&v), unsafe.Sizeof(v)) }
 
 // launch is Queue.Launch; skip is as for beginTask.
 func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {

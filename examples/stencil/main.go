@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -76,7 +77,16 @@ func main() {
 	asJSON := flag.Bool("json", false, "print one JSON object per run")
 	graph := flag.Bool("graph", false, "record two time steps into a command graph once and replay it (every mode but raw)")
 	verify := flag.Bool("verify", true, "compare with the Go reference")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs to `file`")
 	flag.Parse()
+	if *cpuProfile != "" {
+		stop, err := startProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "stencil:", err)
+			os.Exit(1)
+		}
+		defer stop()
+	}
 	recs, err := run(*size, *iters, *pyramid, *mode, *reps, *verify, *graph, func(r Record) {
 		if *asJSON {
 			if !math.IsInf(r.MaxErr, 0) && !math.IsNaN(r.MaxErr) {
@@ -92,7 +102,7 @@ func main() {
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stencil:", err)
-		os.Exit(1)
+		exit(1)
 	}
 	if !*asJSON {
 		printTable(os.Stdout, recs)
@@ -100,7 +110,7 @@ func main() {
 	for _, r := range recs {
 		if !r.OK && *verify {
 			fmt.Fprintf(os.Stderr, "stencil: mode %s: max error %g K against the Go reference (tolerance %g)\n", r.Mode, r.MaxErr, Tolerance)
-			os.Exit(1)
+			exit(1)
 		}
 	}
 }
@@ -184,4 +194,31 @@ func printTable(w *os.File, recs []Record) {
 	for _, r := range recs {
 		fmt.Fprintf(w, "%-9s %4d %10.4f %11.1f %14d %18d %7d %10.2g %v\n", r.Mode, r.Rep, r.Seconds, r.UsPerIter, r.DriverAllocs, r.AllocsAfterFirst, r.Reuses, r.MaxErr, r.OK)
 	}
+}
+
+// stopProfile ends the CPU profile that -cpuprofile started, if any.
+var stopProfile = func() {}
+
+// exit stops the CPU profile and exits with code.
+func exit(code int) {
+	stopProfile()
+	os.Exit(code)
+}
+
+// startProfile starts a CPU profile written to path and returns the
+// function that stops it and closes the file.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	stopProfile = func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+	return stopProfile, nil
 }

@@ -151,8 +151,15 @@ func SetScalar[T any](k *rt.Kernel, i int, v T) {
 		*(*T)(unsafe.Pointer(&bits)) = v
 		launcher.Scalar(k, i, size, bits)
 	} else {
-		launcher.Bytes(k, i, unsafe.Pointer(&v), size)
+		setBytes(k, i, v)
 	}
+}
+
+// setBytes is SetScalar for a value of more than 8 bytes. It is a function
+// of its own so that only such a value escapes to the heap: a small one
+// costs SetScalar no allocation.
+func setBytes[T any](k *rt.Kernel, i int, v T) {
+	launcher.Bytes(k, i, unsafe.Pointer(&v), unsafe.Sizeof(v))
 }
 
 // SetBuffer sets argument i of k to the buffer b. A freed buffer, or one

@@ -1,0 +1,150 @@
+package rt_test
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// The backend "null" is the fake backend with the one-call launch of a
+// real one (its queues are driver.ArgLauncher) and launches that cost nothing, so that a
+// benchmark on it measures rt's own host path: everything a launch costs
+// above the device API. On the GPU the same path adds this much to the
+// driver's own per-launch cost.
+func init() { driver.Register("null", nullBackend{}) }
+
+type nullBackend struct{ fakeBackend }
+
+func (nullBackend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
+	return &nullContext{fakeContext{ndev: len(devs)}}, nil
+}
+
+type nullContext struct{ fakeContext }
+
+func (c *nullContext) NewQueue(dev int, profiling bool) (driver.Queue, error) {
+	return nullQueue{}, nil
+}
+
+// Handle makes fake buffers driver.NativeBuffers, as a real backend's are.
+func (b *fakeBuffer) Handle() uint64 { return uint64(uintptr(unsafe.Pointer(b))) }
+
+type nullQueue struct{ fakeQueue }
+
+// LaunchArgs takes the changed arguments as set and launches nothing.
+func (nullQueue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, event bool) (driver.Event, error) {
+	for i := range a.Slots {
+		a.Slots[i].Changed = false
+	}
+	a.Changed = 0
+	if event {
+		return fakeEvent{}, nil
+	}
+	return nil, nil
+}
+
+// benchStep is a kernel spec shaped like examples/stencil's Hotspot step:
+// 13 arguments, three of them buffers.
+var (
+	benchStepProg = codegen.Register(&codegen.Program{
+		ID:    pkg + "benchStepProg",
+		Image: "__kernel void hotspot_step(int it, __global const float* power, __global const float* src, __global float* dst, int cols, int rows, int bc, int br, float cap, float rx, float ry, float rz, float dt) {}",
+		Name:  "bench_step.cl",
+		Var:   codegen.ProgramVar(&benchStepProgHandle),
+	})
+	benchStepProgHandle rt.Program
+	benchStepKern       = codegen.Register(&codegen.Kernel{
+		ID: pkg + "benchStep", Name: "hotspot_step", Program: benchStepProg, Params: 13,
+	})
+)
+
+// enqueueBenchStep is what a generated Enqueue of benchStep does.
+func enqueueBenchStep(q *rt.Queue, r rt.Range, it int32, power, src, dst rt.Buffer[float32]) error {
+	k, err := codegen.Acquire(q, benchStepKern)
+	if err != nil {
+		return err
+	}
+	codegen.SetScalar(k, 0, it)
+	codegen.SetBuffer(k, 1, power)
+	codegen.SetBuffer(k, 2, src)
+	codegen.SetBuffer(k, 3, dst)
+	codegen.SetScalar(k, 4, int32(512))
+	codegen.SetScalar(k, 5, int32(512))
+	codegen.SetScalar(k, 6, int32(1))
+	codegen.SetScalar(k, 7, int32(1))
+	codegen.SetScalar(k, 8, float32(0.5))
+	codegen.SetScalar(k, 9, float32(0.25))
+	codegen.SetScalar(k, 10, float32(0.25))
+	codegen.SetScalar(k, 11, float32(0.125))
+	codegen.SetScalar(k, 12, float32(0.001))
+	return codegen.Submit(q, k, r, nil)
+}
+
+var (
+	benchStepSite rt.AllocSite[float32]
+	_             = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&benchStepSite), ID: pkg + "benchStepSite", Name: "benchStepSite"})
+)
+
+// openNull opens a context on the null backend.
+func openNull(tb testing.TB) *rt.Context {
+	tb.Helper()
+	cc := rt.DefaultCacheConfig()
+	cc.Disk.Persistent = false
+	ctx, err := rt.OpenConfig(rt.Config{Backend: "null", Cache: &cc})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ctx.Close() })
+	return ctx
+}
+
+// BenchmarkHostPath measures rt's host path on the null backend, per
+// launch: "enqueue" is a generated Enqueue of a 13-argument kernel over
+// two fixed buffers; "tagged" is the Hotspot time step as
+// examples/stencil's tagged mode runs it: the output from an allocation
+// site, the generated Enqueue, the input freed.
+//
+//	go test ./rt -run '^$' -bench HostPath -benchmem -count 10
+func BenchmarkHostPath(b *testing.B) {
+	ctx := openNull(b)
+	q := ctx.Queue()
+	r := rt.Range2(576, 576).WithLocal(16, 16)
+	power, err := rt.NewBuffer[float32](ctx, 512*512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, err := benchStepSite.Alloc(q, 512*512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("enqueue", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if err := enqueueBenchStep(q, r, int32(i&1), power, in, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("tagged", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := benchStepSite.Alloc(q, 512*512)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := enqueueBenchStep(q, r, 1, power, in, out); err != nil {
+				b.Fatal(err)
+			}
+			if err := in.Free(); err != nil {
+				b.Fatal(err)
+			}
+			in = out
+		}
+	})
+	if err := in.Free(); err != nil {
+		b.Fatal(err)
+	}
+	power.Free()
+}
