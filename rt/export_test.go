@@ -3,6 +3,7 @@ package rt
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -52,11 +53,11 @@ func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
 }
 
 func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, r, wait, skip)
+	return q.launch(k, r, wait, skip, false)
 }
 
 func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
-	return q.submit(k, r, wait, skip)
+	return q.submit(k, r, wait, skip, false)
 }
 
 // UnlockAcquired unlocks a kernel that a registered kernel's Acquire
@@ -89,3 +90,7 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	return cacheConfigFromEnv(getenv)
 }
 func DefaultCacheConfig() CacheConfig { return defaultCacheConfig() }
+
+// KernelRecordOffset is the offset of a Kernel's launch record, which
+// rt/codegen's SetScalar reads through a pointer to the Kernel.
+const KernelRecordOffset = unsafe.Offsetof(Kernel{}.args)

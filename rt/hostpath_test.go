@@ -148,3 +148,11 @@ func BenchmarkHostPath(b *testing.B) {
 	}
 	power.Free()
 }
+
+// TestKernelRecordFirst holds rt.Kernel's launch record at its start,
+// where rt/codegen's SetScalar updates scalar arguments in place.
+func TestKernelRecordFirst(t *testing.T) {
+	if rt.KernelRecordOffset != 0 {
+		t.Fatalf("rt.Kernel's launch record lies at offset %d, not 0: rt/codegen's SetScalar would write elsewhere", rt.KernelRecordOffset)
+	}
+}

@@ -113,14 +113,14 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 // must have been set; Launch captures them, so k may be changed once
 // Launch returns.
 func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, r, wait, 0)
+	return q.launch(k, r, wait, 0, false)
 }
 
 // Submit enqueues kernel k over r after the events of wait, like Launch,
 // but creates no event: use it where the queue's order is all that is
 // needed, since on some drivers an event costs as much as the launch.
 func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
-	return q.submit(k, r, wait, 0)
+	return q.submit(k, r, wait, 0, false)
 }
 
 // driverEvents returns the driver events of wait, skipping nil events, and
@@ -184,10 +184,17 @@ func (k *Kernel) mark(i int) {
 // setScalar records argument i as a value of size bytes (at most 8).
 func (k *Kernel) setScalar(i int, size uintptr, bits uint64) {
 	s := &k.args.Slots[i]
-	if s.Kind != driver.ArgScalar || s.Size != size || s.Bits != bits || size == 0 {
-		*s = driver.Arg{Kind: driver.ArgScalar, Size: size, Bits: bits, Changed: s.Changed}
-		k.mark(i)
+	if s.Kind == driver.ArgScalar && s.Size == size && size != 0 {
+		// The common case, a scalar again: the slot holds no buffer and
+		// no local memory (bind cleared them when it became a scalar).
+		if s.Bits != bits {
+			s.Bits = bits
+			k.mark(i)
+		}
+		return
 	}
+	*s = driver.Arg{Kind: driver.ArgScalar, Size: size, Bits: bits, Changed: s.Changed}
+	k.mark(i)
 	k.bind(i, nil)
 }
 
@@ -362,9 +369,7 @@ func SetArg[T any](k *Kernel, i int, v T) error {
 		}
 	}
 	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
-		var u uint64
-		*(*T)(unsafe.Pointer(&u)) = v
-		k.setScalar(i, size, u)
+		k.setScalar(i, size, desc.ScalarBits(v))
 	} else {
 		setArgBytes(k, i, v)
 	}
@@ -375,12 +380,20 @@ func SetArg[T any](k *Kernel, i int, v T) error {
 // its own so that a small value does not escape to the heap.
 func setArgBytes[T any](k *Kernel, i int, v T) { k.setBytes(i, unsafe.Pointer(&v), unsafe.Sizeof(v)) }
 
-// launch is Queue.Launch; skip is as for beginTask.
-func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, error) {
+// launch is Queue.Launch; skip is as for beginTask. With spec set, k is
+// a spec's kernel object, whose hidden arguments it binds first.
+func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (*Event, error) {
 	if err := q.enter(); err != nil {
 		return nil, err
 	}
 	defer q.ctx.exit()
+	if spec {
+		// Inside enter: Close must not free the globals' storage while
+		// prepare binds it.
+		if err := k.prepare(q); err != nil {
+			return nil, err
+		}
+	}
 	dw, err := q.checkLaunch(k, r, wait, "launch")
 	if err != nil {
 		return nil, err
@@ -398,13 +411,19 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int) (*Event, err
 	return q.newTracedEvent(ev, k.name, tk), nil
 }
 
-// submit is Queue.Submit; skip is as for beginTask. When tracing reports
-// device times it creates an event after all, kept in the pending list.
-func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
+// submit is Queue.Submit; skip and spec are as for launch. When tracing
+// reports device times it creates an event after all, kept in the pending
+// list.
+func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) error {
 	if err := q.enter(); err != nil {
 		return err
 	}
 	defer q.ctx.exit()
+	if spec {
+		if err := k.prepare(q); err != nil {
+			return err
+		}
+	}
 	dw, err := q.checkLaunch(k, r, wait, "submit")
 	if err != nil {
 		return err
@@ -528,15 +547,7 @@ func submitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
 		return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.slot.Unlock()
-	// Close must not free the globals' storage while prepare binds it.
-	if err := q.enter(); err != nil {
-		return err
-	}
-	defer q.ctx.exit()
-	if err := k.prepare(q); err != nil {
-		return err
-	}
-	return q.submit(k, r, wait, 2)
+	return q.submit(k, r, wait, 2, true)
 }
 
 // launchSpec is submitSpec with an event.
@@ -545,14 +556,7 @@ func launchSpec(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
 		return nil, fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.slot.Unlock()
-	if err := q.enter(); err != nil {
-		return nil, err
-	}
-	defer q.ctx.exit()
-	if err := k.prepare(q); err != nil {
-		return nil, err
-	}
-	return q.launch(k, r, wait, 2)
+	return q.launch(k, r, wait, 2, true)
 }
 
 // prepare returns the first error of setting the arguments, wrapped, or
@@ -1330,6 +1334,13 @@ func (p *BuiltProgram) Release() error {
 // goroutines at once; Launch captures the arguments, after which they may
 // be changed again.
 type Kernel struct {
+	// args is the prepared launch record (see "The launch path"): every
+	// argument's value as last set, and which ones changed since the
+	// driver last saw them. It is the first field: rt/codegen's SetScalar
+	// updates a scalar argument in place through a pointer to the Kernel
+	// (TestKernelRecordFirst holds it there).
+	args driver.Args
+
 	prog     *BuiltProgram
 	drv      driver.Kernel
 	name     string
@@ -1344,10 +1355,8 @@ type Kernel struct {
 	decl   *desc.Kernel
 	hidden [][]*Mem
 
-	// The prepared launch record (see "The launch path"): every argument's value as
-	// last set, which ones changed since the driver last saw them, and
-	// for buffer arguments their memory, whose use launches record.
-	args       driver.Args
+	// The rest of the launch record: for buffer arguments their memory,
+	// whose use launches record.
 	ids        []uint64 // by argument: a buffer's Mem.id (a driver may reuse a released handle)
 	bufs       []*Mem
 	pooledArgs int              // buffer arguments that are allocator memory

@@ -41,6 +41,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
 )
 
@@ -147,8 +148,21 @@ func Acquire(q *rt.Queue, k *Kernel) (*rt.Kernel, error) { return launcher.Acqui
 // numbers laid out as the kernel's parameter.
 func SetScalar[T any](k *rt.Kernel, i int, v T) {
 	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
-		var bits uint64
-		*(*T)(unsafe.Pointer(&bits)) = v
+		bits := desc.ScalarBits(v)
+		// The common case, inline: the argument was a scalar of this
+		// size at the last launch too. rt.Kernel's first field is its
+		// launch record.
+		a := (*driver.Args)(unsafe.Pointer(k))
+		if s := &a.Slots[i]; s.Kind == driver.ArgScalar && s.Size == size && size != 0 {
+			if s.Bits != bits {
+				s.Bits = bits
+				if !s.Changed {
+					s.Changed = true
+					a.Changed++
+				}
+			}
+			return
+		}
 		launcher.Scalar(k, i, size, bits)
 	} else {
 		setBytes(k, i, v)
