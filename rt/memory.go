@@ -757,15 +757,9 @@ func (d *devAlloc) Release(b alloc.Block) error {
 // MaxAlloc implements alloc.Device.
 func (d *devAlloc) MaxAlloc() int64 { return d.dev.MaxAllocSize }
 
-// allocator returns the allocator of q's device, creating it on first use.
+// allocator returns the allocator of q's device, creating it on first
+// use. The caller is inside c.enter, and q is not nil.
 func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
-	if q == nil {
-		return nil, fmt.Errorf("allocate: %w: nil queue", ErrInvalidArgument)
-	}
-	if err := c.enter(); err != nil {
-		return nil, fmt.Errorf("allocate: %w", err)
-	}
-	defer c.exit()
 	slot := &c.allocs[q.dev.index]
 	if d := slot.Load(); d != nil {
 		return d.a, nil
@@ -957,22 +951,23 @@ type allocTracer struct {
 	dev int
 }
 
-func (h allocTracer) event(e alloc.Event, pooled bool) trace.Mem {
-	m := trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled}
-	if h.c.tr.Enabled() {
-		m.TagName = TagName(uint32(e.Tag))
+// report reports e as a memory event, if memory events have a subscriber.
+func (h allocTracer) report(e alloc.Event, pooled, alloc bool) {
+	if !h.c.devices[h.dev].tr.MemTraced() {
+		return
 	}
-	return m
+	m := trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: TagName(uint32(e.Tag))}
+	h.c.traceMem(h.dev, m, alloc)
 }
 
 // DriverAlloc implements alloc.Hook.
-func (h allocTracer) DriverAlloc(e alloc.Event) { h.c.traceMem(h.dev, h.event(e, false), true) }
+func (h allocTracer) DriverAlloc(e alloc.Event) { h.report(e, false, true) }
 
 // Reuse implements alloc.Hook.
-func (h allocTracer) Reuse(e alloc.Event) { h.c.traceMem(h.dev, h.event(e, true), true) }
+func (h allocTracer) Reuse(e alloc.Event) { h.report(e, true, true) }
 
 // DriverRelease implements alloc.Hook.
-func (h allocTracer) DriverRelease(e alloc.Event) { h.c.traceMem(h.dev, h.event(e, false), false) }
+func (h allocTracer) DriverRelease(e alloc.Event) { h.report(e, false, false) }
 
 // hostGlobal calls use with the host memory of g, an image-scope global in
 // no program, in c: one zero-initialised value per context, as the storage

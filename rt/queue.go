@@ -849,6 +849,7 @@ type kernelLimits struct {
 	locals     []int64 // by argument index: bytes of a __local argument, else 0
 	localBytes int64   // their sum
 	wg         []atomic.Pointer[wgInfo]
+	passed     passedLaunch
 }
 
 // wgInfo is a kernel's work-group info on one device, with the local memory
@@ -927,12 +928,29 @@ func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
 	return &wgInfo{KernelWorkGroupInfo: info, static: max(info.LocalMemSize-k.lim.localBytes, 0)}, nil
 }
 
-// checkRange checks r, then the kernel's limits on q's device.
+// checkRange checks r, then the kernel's limits on q's device. A launch
+// like the last one that passed (the same range, device and local memory
+// of arguments) passes again without a check.
 func (k *Kernel) checkRange(q *Queue, r Range) error {
+	ok := &k.lim.passed
+	if ok.dev == q.dev && ok.r == r && ok.localBytes == k.lim.localBytes {
+		return nil
+	}
 	if err := r.check(); err != nil {
 		return err
 	}
-	return k.checkLaunch(q, r)
+	if err := k.checkLaunch(q, r); err != nil {
+		return err
+	}
+	*ok = passedLaunch{r: r, dev: q.dev, localBytes: k.lim.localBytes}
+	return nil
+}
+
+// passedLaunch is the last launch of a kernel that checkRange passed.
+type passedLaunch struct {
+	r          Range
+	dev        *Device // nil: none yet
+	localBytes int64
 }
 
 // checkLaunch checks r and the kernel's local memory against the limits of

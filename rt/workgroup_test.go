@@ -95,4 +95,13 @@ func TestLocalMemoryAndWorkGroupLimits(t *testing.T) {
 			}
 		}
 	})
+	t.Run("same-range-more-local-memory", func(t *testing.T) {
+		// The range passed just now; the arguments' local memory no
+		// longer fits, and the launch must be checked again.
+		n, half := info.WorkGroupSize, lm/2+64
+		if err := errors.Join(k.SetLocal(1, half), k.SetLocal(2, half)); err != nil {
+			t.Fatal(err)
+		}
+		wantErr(t, q.Submit(k, rt.Range1(2*n).WithLocal(n)), 2*half, lm)
+	})
 }

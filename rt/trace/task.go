@@ -175,6 +175,10 @@ func (tk *Task) complete(start, end int64) {
 	}
 }
 
+// MemTraced reports whether memory events of the device have a
+// subscriber, so that a caller may skip describing one that nobody reads.
+func (d *Device) MemTraced() bool { return d.t.mem.subs.Load() != nil }
+
 // MemAlloc emits a MemAlloc event for the device. It costs one atomic load
 // when StreamMem has no subscriber. d must not be nil, here and in
 // MemRelease and CacheEvent.
