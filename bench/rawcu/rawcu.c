@@ -13,6 +13,8 @@
  *   rawcu launch N REPS            one-work-item `touch` launches (rawcl launch)
  *   rawcu hotspot SRC SIZE ITERS PYRAMID REPS
  *                                  Rodinia Hotspot's time loop (rawcl hotspot)
+ *   rawcu costs N REPS             what single driver calls cost, alone: the
+ *                                  calls rt/cuda makes around a launch
  *
  * Every figure is one JSON object per repetition, as rawcl prints them.
  */
@@ -45,10 +47,12 @@ static struct {
 	CUresult (*EventCreate)(CUevent *, unsigned);
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+	CUresult (*EventQuery)(CUevent);
+	CUresult (*EventSynchronize)(CUevent);
 } cu;
 static const char *names[] = {"cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuModuleLoadDataEx",
 	"cuModuleGetFunction", "cuLaunchKernel", "cuMemAlloc_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2", "cuStreamCreate",
-	"cuStreamSynchronize", "cuEventCreate", "cuEventRecord", "cuEventElapsedTime"};
+	"cuStreamSynchronize", "cuEventCreate", "cuEventRecord", "cuEventElapsedTime", "cuEventQuery", "cuEventSynchronize"};
 
 static void check(CUresult r, const char *call) {
 	if (r != 0) {
@@ -207,6 +211,48 @@ static void launch(int n, int reps) {
 	if (sum < 0) printf("%f\n", sum);
 }
 
+/* costs times driver calls one at a time, as rt/cuda makes them around a
+ * launch: setting the current context, recording an event, querying,
+ * waiting for and reading the elapsed time of completed events. */
+static void costs(int n, int reps) {
+	CUfunction f = load("__kernel void touch(__global int *p) { if (get_global_id(0) == 0) p[0] += 1; }", "touch");
+	(void)f;
+	CUcontext c;
+	CUresult (*get)(CUcontext *) = dlsym(dlopen("libcuda.so.1", RTLD_NOW), "cuCtxGetCurrent");
+	check(get(&c), "cuCtxGetCurrent");
+	CUevent a, b;
+	check(cu.EventCreate(&a, 0), "cuEventCreate");
+	check(cu.EventCreate(&b, 0), "cuEventCreate");
+	check(cu.EventRecord(a, stream), "cuEventRecord");
+	check(cu.EventRecord(b, stream), "cuEventRecord");
+	check(cu.StreamSynchronize(stream), "cuStreamSynchronize");
+	float ms;
+	for (int rep = -1; rep < reps; rep++) {
+		double t = now_ns();
+		for (int i = 0; i < n; i++) cu.CtxSetCurrent(c);
+		if (rep >= 0) emit("cost_ctx_set_current", rep, (now_ns() - t) / n);
+		t = now_ns();
+		for (int i = 0; i < n; i++) get(&c);
+		if (rep >= 0) emit("cost_ctx_get_current", rep, (now_ns() - t) / n);
+		t = now_ns();
+		for (int i = 0; i < n; i++) cu.EventQuery(b);
+		if (rep >= 0) emit("cost_event_query_done", rep, (now_ns() - t) / n);
+		t = now_ns();
+		for (int i = 0; i < n; i++) cu.EventSynchronize(b);
+		if (rep >= 0) emit("cost_event_sync_done", rep, (now_ns() - t) / n);
+		t = now_ns();
+		for (int i = 0; i < n; i++) cu.EventElapsedTime(&ms, a, b);
+		if (rep >= 0) emit("cost_elapsed_time", rep, (now_ns() - t) / n);
+		t = now_ns();
+		for (int i = 0; i < n; i++) {
+			cu.EventRecord(b, stream);
+			if (i % 1024 == 1023) cu.StreamSynchronize(stream);
+		}
+		cu.StreamSynchronize(stream);
+		if (rep >= 0) emit("cost_event_record", rep, (now_ns() - t) / n);
+	}
+}
+
 static char *slurp(const char *path) {
 	FILE *f = fopen(path, "rb");
 	if (!f) { perror(path); exit(1); }
@@ -264,6 +310,10 @@ int main(int argc, char **argv) {
 		hotspot(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
 		return 0;
 	}
-	fprintf(stderr, "usage: rawcu launch N REPS | rawcu hotspot SRC SIZE ITERS PYRAMID REPS\n");
+	if (argc == 4 && strcmp(argv[1], "costs") == 0) {
+		costs(atoi(argv[2]), atoi(argv[3]));
+		return 0;
+	}
+	fprintf(stderr, "usage: rawcu launch N REPS | rawcu hotspot SRC SIZE ITERS PYRAMID REPS | rawcu costs N REPS\n");
 	return 2;
 }

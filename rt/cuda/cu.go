@@ -147,7 +147,7 @@ func cuError(call string, r C.CUresult) error {
 }
 
 // stepCalls names the call that failed in a wrapper, by its step.
-var stepCalls = [...]string{"cuCtxSetCurrent", "cuStreamWaitEvent", "cuEventRecord", "", "cuEventRecord", "cuStreamSynchronize"}
+var stepCalls = [...]string{"cuCtxSetCurrent", "cuStreamWaitEvent", "cuEventRecord", "", "cuEventRecord", "cuStreamSynchronize", "cuEventSynchronize", "cuEventElapsedTime"}
 
 // stepError returns the error of a wrapper that failed at step, op naming
 // its operation.

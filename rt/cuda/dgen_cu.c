@@ -202,7 +202,19 @@ CUresult dgen_event_create(CUcontext ctx, CUevent *e, int timed) {
 CUresult dgen_event_destroy(CUcontext ctx, CUevent e) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventDestroy(e) : r; }
 CUresult dgen_event_query(CUcontext ctx, CUevent e) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventQuery(e) : r; }
 CUresult dgen_event_sync(CUcontext ctx, CUevent e) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventSynchronize(e) : r; }
-CUresult dgen_elapsed(CUcontext ctx, float *ms, CUevent a, CUevent b) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.EventElapsedTime(ms, a, b) : r; }
+// dgen_times waits for end and reads the milliseconds from anchor to end
+// into ms[1] and, unless start is NULL, from anchor to start into ms[0]:
+// a command's device times in one call.
+CUresult dgen_times(CUcontext ctx, CUevent anchor, CUevent start, CUevent end, float *ms, int *step) {
+	*step = STEP_CTX;
+	CUresult r = cu.CtxSetCurrent(ctx);
+	*step = STEP_EVENT_SYNC;
+	if (r == 0) r = cu.EventSynchronize(end);
+	*step = STEP_ELAPSED;
+	if (r == 0) r = cu.EventElapsedTime(&ms[1], anchor, end);
+	if (r == 0 && start) r = cu.EventElapsedTime(&ms[0], anchor, start);
+	return r;
+}
 
 CUresult dgen_alloc(CUcontext ctx, CUdeviceptr *p, size_t size, int managed) {
 	CUresult r = cu.CtxSetCurrent(ctx);

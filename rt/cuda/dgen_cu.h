@@ -23,7 +23,7 @@ enum {
 };
 
 // Steps of a wrapper, which an error names.
-enum { STEP_CTX, STEP_WAIT, STEP_RECORD_START, STEP_OP, STEP_RECORD_END, STEP_SYNC };
+enum { STEP_CTX, STEP_WAIT, STEP_RECORD_START, STEP_OP, STEP_RECORD_END, STEP_SYNC, STEP_EVENT_SYNC, STEP_ELAPSED };
 
 // Copy kinds of dgen_copy.
 enum { COPY_HTOD, COPY_DTOH, COPY_DTOD };
@@ -55,7 +55,7 @@ CUresult dgen_event_create(CUcontext ctx, CUevent *e, int timed);
 CUresult dgen_event_destroy(CUcontext ctx, CUevent e);
 CUresult dgen_event_query(CUcontext ctx, CUevent e);
 CUresult dgen_event_sync(CUcontext ctx, CUevent e);
-CUresult dgen_elapsed(CUcontext ctx, float *ms, CUevent a, CUevent b);
+CUresult dgen_times(CUcontext ctx, CUevent anchor, CUevent start, CUevent end, float *ms, int *step);
 CUresult dgen_alloc(CUcontext ctx, CUdeviceptr *p, size_t size, int managed);
 CUresult dgen_free(CUcontext ctx, CUdeviceptr p);
 CUresult dgen_host_alloc(CUcontext ctx, void **p, CUdeviceptr *d, size_t size);

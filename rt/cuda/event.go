@@ -3,8 +3,8 @@ package cuda
 /*
 #cgo noescape dgen_event_query
 #cgo nocallback dgen_event_query
-#cgo noescape dgen_elapsed
-#cgo nocallback dgen_elapsed
+#cgo noescape dgen_times
+#cgo nocallback dgen_times
 #include "dgen_cu.h"
 */
 import "C"
@@ -124,24 +124,39 @@ func (a *anchor) init(d *device) error {
 	return nil
 }
 
-// time returns the device time of e, which has completed, in nanoseconds.
-func (a *anchor) time(e *cuEvent) (int64, error) {
+// times waits for end and returns the device times of start (nil: the
+// same as end's) and end, in nanoseconds: one call into the driver. The
+// anchor's lock is not held while it waits.
+func (a *anchor) times(start, end *cuEvent) (s, e int64, err error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.ev == nil {
-		return 0, errors.New("cuEventElapsedTime: the context is released")
+	from, ns := a.ev, a.ns
+	if from == nil {
+		a.mu.Unlock()
+		return 0, 0, errors.New("cuEventElapsedTime: the context is released")
 	}
-	var ms C.float
-	if err := cuError("cuEventElapsedTime", C.dgen_elapsed(e.pool.d.ctx, &ms, a.ev.h, e.h)); err != nil {
-		return 0, err
+	from.refs.Add(1) // kept while the driver reads it, if the anchor moves
+	a.mu.Unlock()
+	defer from.unref()
+	var ms [2]C.float
+	var step C.int
+	if r := C.dgen_times(end.pool.d.ctx, from.h, handle(start), end.h, &ms[0], &step); r != 0 {
+		return 0, 0, stepError("cuEventElapsedTime", step, r)
 	}
-	t := a.ns + int64(float64(ms)*1e6)
-	if ms > reanchorAfter {
-		e.refs.Add(1)
-		a.ev.unref()
-		a.ev, a.ns = e, t
+	e = ns + int64(float64(ms[1])*1e6)
+	s = e
+	if start != nil {
+		s = ns + int64(float64(ms[0])*1e6)
 	}
-	return t, nil
+	if ms[1] > reanchorAfter {
+		a.mu.Lock()
+		if a.ev == from {
+			end.refs.Add(1)
+			a.ev.unref()
+			a.ev, a.ns = end, e
+		}
+		a.mu.Unlock()
+	}
+	return s, e, nil
 }
 
 func (a *anchor) release() {
@@ -213,18 +228,9 @@ func (e *event) Status() (driver.EventStatus, error) { return statusOf(e.end) }
 // Profile returns the command's device times: Queued and Submitted are its
 // start, which CUDA does not tell apart.
 func (e *event) Profile() (driver.Timing, error) {
-	if err := e.Wait(); err != nil {
-		return driver.Timing{}, err
-	}
-	end, err := e.d.anchor.time(e.end)
+	start, end, err := e.d.anchor.times(e.start, e.end)
 	if err != nil {
 		return driver.Timing{}, err
-	}
-	start := end
-	if e.start != nil {
-		if start, err = e.d.anchor.time(e.start); err != nil {
-			return driver.Timing{}, err
-		}
 	}
 	if start < 0 || end < start {
 		return driver.Timing{}, fmt.Errorf("cuEventElapsedTime: times %d and %d out of order", start, end)
