@@ -199,7 +199,7 @@ func (c *Context) Close() error {
 		if err := q.drv.Finish(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err))
 		}
-		q.drainTrace()
+		q.drainTrace(true)
 	}
 	errs = append(errs, c.closeGraphs()...)
 	errs = append(errs, c.closeAllocators()...)
@@ -575,16 +575,25 @@ type pendingList struct {
 const pendingDrainAt = 256
 
 // drainTrace reports the device times of the pending tasks that have
-// completed. It stops at the first task not complete (the queue is in
-// order, so the rest are most likely not complete either) and never blocks.
-func (q *Queue) drainTrace() {
+// completed. Without wait it never blocks: it stops at the first task not
+// complete (the queue is in order, so the rest are most likely not
+// complete either). With wait it first waits for the newest task, after
+// which (in order) every one has completed, and reads them all without
+// asking: asking a driver about one command at a time between launches
+// costs CUDA a flush of its launch queue per question (rawcu traced:
+// twice the launch itself), so the times of a launch loop are read in
+// batches.
+func (q *Queue) drainTrace(wait bool) {
 	p := &q.pend
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if wait && len(p.tasks) > 0 {
+		wait = p.tasks[len(p.tasks)-1].driverEvent().Wait() == nil
+	}
 	n := 0
 	for ; n < len(p.tasks); n++ {
 		pt := &p.tasks[n]
-		if !pt.report() {
+		if !pt.report(wait) {
 			break
 		}
 	}
@@ -594,15 +603,25 @@ func (q *Queue) drainTrace() {
 	p.next = 2 * rest
 }
 
+// driverEvent returns the driver event of pt's command.
+func (pt *pendingTask) driverEvent() driver.Event {
+	if pt.ev == nil {
+		return pt.drv
+	}
+	pt.ev.mu.Lock()
+	defer pt.ev.mu.Unlock()
+	return pt.ev.drv // its owner leaves it to us while pending
+}
+
 // report reports the device times of a completed task and releases what it
 // holds; it returns false, changing nothing, if the command has not
-// completed.
-func (pt *pendingTask) report() bool {
+// completed. With complete set the caller knows that it has.
+func (pt *pendingTask) report(complete bool) bool {
 	if pt.ev != nil {
 		e := pt.ev
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		if !reportDriver(&pt.task, e.drv) {
+		if !reportDriver(&pt.task, e.drv, complete) {
 			return false
 		}
 		e.pending = false
@@ -613,7 +632,7 @@ func (pt *pendingTask) report() bool {
 		}
 		return true
 	}
-	if !reportDriver(&pt.task, pt.drv) {
+	if !reportDriver(&pt.task, pt.drv, complete) {
 		return false
 	}
 	pt.drv.Release()
@@ -621,11 +640,13 @@ func (pt *pendingTask) report() bool {
 }
 
 // reportDriver reports the device times of drv's command to tk, unless the
-// command has not completed (false). A failed command is reported without
-// device times.
-func reportDriver(tk *trace.Task, drv driver.Event) bool {
-	if s, err := drv.Status(); err == nil && s != driver.StatusComplete {
-		return false
+// command has not completed (false; with complete set the caller knows
+// that it has). A failed command is reported without device times.
+func reportDriver(tk *trace.Task, drv driver.Event, complete bool) bool {
+	if !complete {
+		if s, err := drv.Status(); err == nil && s != driver.StatusComplete {
+			return false
+		}
 	}
 	if t, err := drv.Profile(); err == nil {
 		tk.Complete(int64(t.Started), int64(t.Ended))
@@ -698,7 +719,7 @@ func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error
 		return fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 	}
 	// The queue is in order: what was enqueued before has completed too.
-	q.drainTrace()
+	q.drainTrace(false)
 	if t, err := ev.Profile(); err == nil {
 		tk.Complete(int64(t.Started), int64(t.Ended))
 	}

@@ -82,7 +82,7 @@ func (q *Queue) Finish() error {
 		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, err)
 	}
 	q.pts.complete(n)
-	q.drainTrace()
+	q.drainTrace(true)
 	return nil
 }
 
@@ -636,7 +636,7 @@ func (q *Queue) addPending(tk trace.Task, ev *Event, drv driver.Event) {
 	grow := len(p.tasks) >= max(p.next, pendingDrainAt)
 	p.mu.Unlock()
 	if grow {
-		q.drainTrace()
+		q.drainTrace(true)
 	}
 }
 
@@ -1131,7 +1131,7 @@ func (e *Event) Wait() error {
 		return err
 	}
 	if e.task != nil {
-		e.q.drainTrace()
+		e.q.drainTrace(false)
 	}
 	return nil
 }

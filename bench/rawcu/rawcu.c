@@ -12,7 +12,11 @@
  *
  *   rawcu launch N REPS            one-work-item `touch` launches (rawcl launch)
  *   rawcu hotspot SRC SIZE ITERS PYRAMID REPS
- *                                  Rodinia Hotspot's time loop (rawcl hotspot)
+ *                                  Rodinia Hotspot's time loop (rawcl hotspot),
+ *                                  and again with every launch's device times
+ *                                  read back (hotspot_traced_...)
+ *   rawcu traced N REPS            every launch's device times read back, three
+ *                                  ways (see traced)
  *   rawcu costs N REPS             what single driver calls cost, alone: the
  *                                  calls rt/cuda makes around a launch
  *
@@ -253,6 +257,81 @@ static void costs(int n, int reps) {
 	}
 }
 
+/* traced times ways of reading every launch's device times, as tracing
+ * does: each launch between two events, read in batches of 256 once the
+ * last one of the batch has completed. "pair" reads the time between the
+ * two (launch_timed); "anchor" reads both from one event recorded at the
+ * start, as rt/cuda places commands on the device's clock, with a query
+ * and a wait per launch first; "anchor_noquery" leaves those out. */
+static void traced(int n, int reps) {
+	CUfunction f = load("__kernel void touch(__global int *p) { if (get_global_id(0) == 0) p[0] += 1; }", "touch");
+	CUdeviceptr buf;
+	check(cu.MemAlloc(&buf, 4), "cuMemAlloc");
+	void *args[] = {&buf};
+	enum { B = 256 };
+	CUevent anchor, ev[2 * B], lev[4 * B];
+	check(cu.EventCreate(&anchor, 0), "cuEventCreate");
+	for (int i = 0; i < 2 * B; i++) check(cu.EventCreate(&ev[i], 0), "cuEventCreate");
+	for (int i = 0; i < 4 * B; i++) check(cu.EventCreate(&lev[i], 0), "cuEventCreate");
+	check(cu.EventRecord(anchor, getenv("RAWCU_ANCHOR_NULL") ? NULL : stream), "cuEventRecord");
+	check(cu.StreamSynchronize(NULL), "cuStreamSynchronize");
+	float ms, sum = 0;
+	static const char *names[] = {"traced_pair", "traced_anchor", "traced_anchor_noquery", "traced_anchor_nosync", "traced_anchor_lagged"};
+	for (int rep = -1; rep < reps; rep++) {
+		for (int mode = 0; mode < 5; mode++) {
+			if (mode == 4) {
+				/* Reads lag a batch behind: once launch i of a batch is
+				 * enqueued, the previous batch's launch i is waited for
+				 * and read, while the device runs this batch. */
+				double t = now_ns();
+				for (int i = 0; i < n; i++) {
+					int slot = i % (2 * B);
+					check(cu.EventRecord(lev[2 * slot], stream), "cuEventRecord");
+					check(cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL), "launch");
+					check(cu.EventRecord(lev[2 * slot + 1], stream), "cuEventRecord");
+					if (i < B) continue;
+					int old = (i - B) % (2 * B);
+					cu.EventSynchronize(lev[2 * old + 1]);
+					cu.EventElapsedTime(&ms, anchor, lev[2 * old + 1]); sum += ms;
+					cu.EventElapsedTime(&ms, anchor, lev[2 * old]); sum += ms;
+				}
+				cu.StreamSynchronize(stream);
+				if (rep >= 0) emit(names[mode], rep, (now_ns() - t) / n);
+				continue;
+			}
+			double t = now_ns();
+			for (int i = 0; i < n; i++) {
+				int j = i % B;
+				check(cu.EventRecord(ev[2 * j], stream), "cuEventRecord");
+				check(cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL), "launch");
+				check(cu.EventRecord(ev[2 * j + 1], stream), "cuEventRecord");
+				if (j < B - 1) continue;
+				if (mode == 3) {
+					/* No wait for the batch: each launch's times are read
+					 * as soon as a query says it has completed. */
+					for (int k = 0; k < B; k++) {
+						while (cu.EventQuery(ev[2 * k + 1]) != 0) {}
+						cu.EventSynchronize(ev[2 * k + 1]);
+						cu.EventElapsedTime(&ms, anchor, ev[2 * k + 1]); sum += ms;
+						cu.EventElapsedTime(&ms, anchor, ev[2 * k]); sum += ms;
+					}
+					continue;
+				}
+				cu.EventSynchronize(ev[2 * j + 1]);
+				for (int k = 0; k < B; k++) {
+					if (mode == 0) { cu.EventElapsedTime(&ms, ev[2 * k], ev[2 * k + 1]); sum += ms; continue; }
+					if (mode == 1) { cu.EventQuery(ev[2 * k + 1]); cu.EventSynchronize(ev[2 * k + 1]); }
+					cu.EventElapsedTime(&ms, anchor, ev[2 * k + 1]); sum += ms;
+					cu.EventElapsedTime(&ms, anchor, ev[2 * k]); sum += ms;
+				}
+			}
+			cu.StreamSynchronize(stream);
+			if (rep >= 0) emit(names[mode], rep, (now_ns() - t) / n);
+		}
+	}
+	if (sum < 0) printf("%f\n", sum);
+}
+
 static char *slurp(const char *path) {
 	FILE *f = fopen(path, "rb");
 	if (!f) { perror(path); exit(1); }
@@ -284,8 +363,14 @@ static void hotspot(const char *path, int size, int iters, int pyramid, int reps
 	int small = BLOCK - 2 * pyramid;
 	unsigned groups = (size + small - 1) / small;
 	float consts[5] = {1.0f, 1.0f, 1.0f, 1.0f, 0.001f};
-	char name[64];
+	char name[64], tname[64];
 	snprintf(name, sizeof name, "hotspot_%d_%d", size, pyramid);
+	snprintf(tname, sizeof tname, "hotspot_traced_%d_%d", size, pyramid);
+	enum { TB = 256 };
+	CUevent anchor, tev[2 * TB];
+	check(cu.EventCreate(&anchor, 0), "cuEventCreate");
+	for (int i = 0; i < 2 * TB; i++) check(cu.EventCreate(&tev[i], 0), "cuEventCreate");
+	check(cu.EventRecord(anchor, stream), "cuEventRecord");
 	for (int rep = -1; rep < reps; rep++) {
 		int src = 0;
 		double t = now_ns();
@@ -298,6 +383,30 @@ static void hotspot(const char *path, int size, int iters, int pyramid, int reps
 		}
 		check(cu.StreamSynchronize(stream), "cuStreamSynchronize");
 		if (rep >= 0) emit(name, rep, (now_ns() - t) / iters);
+
+		/* The same loop with every launch's device times read back, as
+		 * tracing every command does (traced's "anchor" way). */
+		src = 0;
+		float ms, sum = 0;
+		t = now_ns();
+		for (int s = 0, i = 0; s < iters; s += pyramid, i++) {
+			int steps = pyramid < iters - s ? pyramid : iters - s, j = i % TB;
+			void *args[] = {&steps, &power, &buf[src], &buf[1 - src], &size, &size, &pyramid, &pyramid,
+				&consts[0], &consts[1], &consts[2], &consts[3], &consts[4]};
+			check(cu.EventRecord(tev[2 * j], stream), "cuEventRecord");
+			check(cu.LaunchKernel(f, groups, groups, 1, BLOCK, BLOCK, 1, 0, stream, args, NULL), "launch");
+			check(cu.EventRecord(tev[2 * j + 1], stream), "cuEventRecord");
+			src = 1 - src;
+			if (j < TB - 1 && s + pyramid < iters) continue;
+			cu.EventSynchronize(tev[2 * j + 1]);
+			for (int k = 0; k <= j; k++) {
+				cu.EventElapsedTime(&ms, anchor, tev[2 * k + 1]); sum += ms;
+				cu.EventElapsedTime(&ms, anchor, tev[2 * k]); sum += ms;
+			}
+		}
+		check(cu.StreamSynchronize(stream), "cuStreamSynchronize");
+		if (rep >= 0) emit(tname, rep, (now_ns() - t) / iters);
+		if (sum < 0) printf("%f\n", sum);
 	}
 }
 
@@ -310,10 +419,14 @@ int main(int argc, char **argv) {
 		hotspot(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
 		return 0;
 	}
+	if (argc == 4 && strcmp(argv[1], "traced") == 0) {
+		traced(atoi(argv[2]), atoi(argv[3]));
+		return 0;
+	}
 	if (argc == 4 && strcmp(argv[1], "costs") == 0) {
 		costs(atoi(argv[2]), atoi(argv[3]));
 		return 0;
 	}
-	fprintf(stderr, "usage: rawcu launch N REPS | rawcu hotspot SRC SIZE ITERS PYRAMID REPS | rawcu costs N REPS\n");
+	fprintf(stderr, "usage: rawcu launch N REPS | rawcu hotspot SRC SIZE ITERS PYRAMID REPS | rawcu traced N REPS | rawcu costs N REPS\n");
 	return 2;
 }
