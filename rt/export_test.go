@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -89,3 +90,12 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	return cacheConfigFromEnv(getenv)
 }
 func DefaultCacheConfig() CacheConfig { return defaultCacheConfig() }
+
+// ReleaseSamplers releases the context's driver samplers now, as Close
+// does: the fault of a sampler gone before a graph that recorded it
+// launches. A later SetSampler makes new ones.
+func ReleaseSamplers(c *Context) error {
+	c.images.mu.Lock()
+	defer c.images.mu.Unlock()
+	return errors.Join(c.releaseSamplers()...)
+}
