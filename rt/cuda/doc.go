@@ -9,7 +9,10 @@
 // with DGEN_BACKEND=cuda fails with an error that says what is missing.
 //
 // Programs are compiled by NVIDIA's OpenCL (through rt/opencl, used as the
-// compiler) to PTX, which Rewrite turns into PTX that CUDA loads with
+// compiler; a GPU that no OpenCL platform offers, for want of NVIDIA's ICD
+// file /etc/OpenCL/vendors/nvidia.icd or of libnvidia-opencl.so.1, fails
+// Open with ErrNoCompiler naming the missing part, and DGEN_BACKEND=auto
+// then runs OpenCL's devices) to PTX, which Rewrite turns into PTX that CUDA loads with
 // cuModuleLoadDataEx; Program.Binaries returns the rewritten PTX, so that
 // rt's persistent cache keeps it (its device key names the platform
 // "CUDA driver API", which keeps its entries apart from rt/opencl's). Kernels that use
