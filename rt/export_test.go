@@ -99,3 +99,15 @@ func ReleaseSamplers(c *Context) error {
 	defer c.images.mu.Unlock()
 	return errors.Join(c.releaseSamplers()...)
 }
+
+// GraphNative reports, for each queue the graph was prepared for, whether
+// it was prepared as the device API's own graph object.
+func GraphNative(g *Graph) []bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []bool
+	for _, x := range g.execs {
+		out = append(out, x.opt.Native)
+	}
+	return out
+}

@@ -117,10 +117,11 @@ type memUse struct {
 	cmd int // the first command that uses it
 }
 
-// graphExec is a graph prepared for one queue.
+// graphExec is a graph prepared for one queue, as opt asked.
 type graphExec struct {
 	q   *Queue
 	drv driver.Graph
+	opt driver.GraphOptions
 }
 
 // recording is the state of a queue that records: the graph, and the
@@ -288,24 +289,27 @@ func (g *Graph) exec(q *Queue) (driver.Graph, error) {
 		}
 	}
 	var x driver.Graph
+	var opt driver.GraphOptions
 	var err error
 	if gq, ok := q.drv.(driver.GraphQueue); ok {
-		x, err = gq.NewGraph(cmds, g.options(gq.GraphCaps()))
+		opt = g.options(gq.GraphCaps())
+		x, err = gq.NewGraph(cmds, opt)
 	} else {
 		x = &loopGraph{q: q.drv, cmds: cmds}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("prepare for queue %d of %q: %w", q.id, q.dev.Name, err)
 	}
-	g.execs = append(g.execs, graphExec{q: q, drv: x})
+	g.execs = append(g.execs, graphExec{q: q, drv: x, opt: opt})
 	return x, nil
 }
 
 // options chooses how a backend with caps prepares the graph: as the
-// device API's own graph object where it has one, unless a recorded launch
-// has a sampler argument that the object cannot hold.
+// device API's own graph object where it has one and the environment
+// allows it (graphConfig), unless a recorded launch has a sampler argument
+// that the object cannot hold.
 func (g *Graph) options(caps driver.GraphCaps) driver.GraphOptions {
-	return driver.GraphOptions{Native: caps.Native && (caps.NativeSamplers || len(g.smps) == 0)}
+	return driver.GraphOptions{Native: g.ctx.graphCfg.allows(caps.Native) && (caps.NativeSamplers || len(g.smps) == 0)}
 }
 
 // Launch enqueues the graph's commands on q after the events of wait, in

@@ -8,7 +8,6 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/opencl"
 )
 
 // samplerFixture is a context with imageKernelsSrc's neighbours kernel
@@ -128,7 +127,7 @@ func TestGraphSampler(t *testing.T) {
 	for _, mode := range []string{"command-buffer", "loop"} {
 		t.Run(mode, func(t *testing.T) {
 			if mode == "loop" {
-				t.Setenv(opencl.CommandBufferEnv, "0")
+				loopGraphs(t)
 			}
 			f := newSamplerFixture(t)
 			f.clear(t)
@@ -147,6 +146,9 @@ func TestGraphSampler(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer g.Release()
+			if native := rt.GraphNative(g); len(native) != 1 || native[0] {
+				t.Errorf("a graph with a sampler argument prepared as the device's own graph object: %v", native)
+			}
 			f.compare(t, "recording", f.read(t), [2][]float32{f.zeros, f.zeros})
 			// The kernel object that recorded goes on with other
 			// arguments: the graph keeps its own.

@@ -13,7 +13,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -36,7 +35,10 @@ type graph struct {
 // GraphCaps implements driver.GraphQueue: CUDA graphs where the driver
 // has the graph functions. (Kernels of this backend take no samplers.)
 func (q *queue) GraphCaps() driver.GraphCaps {
-	return driver.GraphCaps{Native: os.Getenv(GraphEnv) != "0" && C.dgen_graph_load() != 0}
+	if C.dgen_graph_load() == 0 {
+		return driver.GraphCaps{}
+	}
+	return driver.GraphCaps{Native: driver.CUDAGraph}
 }
 
 // NewGraph implements driver.GraphQueue: it prepares the commands and,

@@ -54,15 +54,27 @@ type GraphQueue interface {
 // GraphCaps says how a GraphQueue can prepare graphs. The backend reports
 // what its device and driver can do; rt chooses.
 type GraphCaps struct {
-	// Native reports that the queue can prepare a graph as the device
-	// API's own graph object: an OpenCL command buffer
-	// (cl_khr_command_buffer), a CUDA graph.
-	Native bool
+	// Native is the device API's own graph object that the queue can
+	// prepare a graph as, NoNativeGraph where it has none.
+	Native NativeGraph
 	// NativeSamplers reports that such a graph object holds kernels with
 	// sampler arguments correctly. Where it does not, rt prepares a graph
 	// with such a kernel as a list of prepared commands.
 	NativeSamplers bool
 }
+
+// NativeGraph names a device API's own graph object.
+type NativeGraph uint8
+
+// The native graph objects.
+const (
+	// NoNativeGraph: the queue prepares graphs as prepared commands only.
+	NoNativeGraph NativeGraph = iota
+	// CommandBuffer is an OpenCL command buffer (cl_khr_command_buffer).
+	CommandBuffer
+	// CUDAGraph is a CUDA graph, instantiated for launches.
+	CUDAGraph
+)
 
 // GraphOptions is rt's choice of how a GraphQueue prepares one graph.
 type GraphOptions struct {

@@ -19,7 +19,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -46,11 +45,11 @@ type graph struct {
 // ("PTHREAD ERROR in POclRetainSampler(): Invalid argument") or waits
 // forever.
 func (q queue) GraphCaps() driver.GraphCaps {
-	if os.Getenv(CommandBufferEnv) == "0" {
+	var f C.dgen_cb_fns
+	if C.dgen_cb_load(q.h, &f) == 0 {
 		return driver.GraphCaps{}
 	}
-	var f C.dgen_cb_fns
-	return driver.GraphCaps{Native: C.dgen_cb_load(q.h, &f) != 0}
+	return driver.GraphCaps{Native: driver.CommandBuffer}
 }
 
 // NewGraph implements driver.GraphQueue: a command buffer when opt.Native
