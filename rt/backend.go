@@ -13,9 +13,11 @@ import (
 // on it. An empty name or "auto" tries the backends of
 // driver.AutoBackends in order (rt/cuda for an NVIDIA GPU when libcuda
 // loads, then "opencl") and takes the first on which cfg.Device selects a
-// device. Device indices ("P:D") and cfg.Devices are the OpenCL backend's
-// under automatic selection, as `dgen devices` lists them under "opencl";
-// name the backend to use another's.
+// device; where none does, the error adds why a backend declined
+// automatic selection (driver.AutoDecliner). Device indices ("P:D") and
+// cfg.Devices are the OpenCL backend's under automatic selection, as
+// `dgen devices` lists them under "opencl"; name the backend to use
+// another's.
 func chooseBackend(cfg Config) (driver.Backend, []driver.DeviceInfo, error) {
 	name := strings.ToLower(strings.TrimSpace(cfg.Backend))
 	if name != "" && name != "auto" {
@@ -40,12 +42,14 @@ func chooseBackend(cfg Config) (driver.Backend, []driver.DeviceInfo, error) {
 		if err == nil {
 			return b, devs, nil
 		}
-		if len(names) == 1 {
-			return nil, nil, err
+		if len(names) > 1 {
+			err = fmt.Errorf("backend %s: %w", n, err)
 		}
-		errs = append(errs, fmt.Errorf("backend %s: %w", n, err))
+		errs = append(errs, err)
 	}
-	return nil, nil, errors.Join(errs...)
+	// A backend that declined (rt/cuda on an NVIDIA GPU without NVIDIA's
+	// OpenCL) may own the device asked for: say what it lacks.
+	return nil, nil, errors.Join(append(errs, driver.AutoDeclined()...)...)
 }
 
 // devicesOn returns cfg.Devices, or the devices of b that cfg.Device

@@ -187,6 +187,16 @@ type Config struct {
 // and those of diskcache.ConfigFromEnv (DGEN_CACHE_DIR, DGEN_CACHE_PERSISTENT,
 // ...). In a test binary the persistent cache is off unless DGEN_CACHE_DIR
 // names a directory. A malformed value is an error that names the variable.
+//
+// Every Open and OpenConfig also reads the variables that allow command
+// graphs (Queue.Record) to use the device API's own graph objects, whatever
+// the Config:
+//
+//	DGEN_OPENCL_COMMAND_BUFFER            1 or 0 (default 1): OpenCL command buffers
+//	DGEN_CUDA_GRAPH                       1 or 0 (default 1): CUDA graphs
+//
+// With one at 0, graphs on that backend replay as a loop of prepared
+// commands, one backend call per launch.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -218,6 +228,53 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cc, err := cacheConfigFromEnv(getenv)
 	cfg.Cache = &cc
 	return cfg, err
+}
+
+// graphConfig is what the environment allows command graphs (graph.go)
+// to be prepared as, read by every Open and OpenConfig: the device API's
+// own graph objects, each unless its variable is 0:
+//
+//	DGEN_OPENCL_COMMAND_BUFFER  1 or 0 (default 1): OpenCL command buffers (cl_khr_command_buffer)
+//	DGEN_CUDA_GRAPH             1 or 0 (default 1): CUDA graphs
+//
+// Where one is off, or a backend has none, a graph replays as a loop of
+// prepared commands, one backend call per launch of the graph.
+type graphConfig struct {
+	off [driver.CUDAGraph + 1]bool // by driver.NativeGraph
+}
+
+// graphEnv names the variable that allows each native graph object.
+var graphEnv = [...]string{
+	driver.CommandBuffer: "DGEN_OPENCL_COMMAND_BUFFER",
+	driver.CUDAGraph:     "DGEN_CUDA_GRAPH",
+}
+
+// graphConfigFromEnv reads graphConfig's variables through getenv
+// (os.Getenv if nil). A malformed value is an error that names the
+// variable.
+func graphConfigFromEnv(getenv func(string) string) (graphConfig, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var gc graphConfig
+	for k, name := range graphEnv {
+		if name == "" {
+			continue
+		}
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			b, ok := envconf.Bool(v)
+			if !ok {
+				return gc, fmt.Errorf("%s=%q: %s", name, v, envconf.BoolSyntax)
+			}
+			gc.off[k] = !b
+		}
+	}
+	return gc, nil
+}
+
+// allows reports whether graphs may be prepared as the native object n.
+func (gc graphConfig) allows(n driver.NativeGraph) bool {
+	return n != driver.NoNativeGraph && int(n) < len(gc.off) && !gc.off[n]
 }
 
 // AllocPolicy selects the allocator's policy.

@@ -60,6 +60,7 @@ type Context struct {
 	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
 	images                       imageState               // formats, samplers, images of allocation sites (image.go)
+	graphCfg                     graphConfig              // what command graphs may be prepared as (config.go)
 }
 
 // Open opens a context on the device that the environment selects
@@ -75,6 +76,10 @@ func Open() (*Context, error) {
 // OpenConfig opens a context as cfg says.
 func OpenConfig(cfg Config) (*Context, error) {
 	acfg, err := cfg.Alloc.policy()
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	gcfg, err := graphConfigFromEnv(nil) // config.go
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
@@ -95,7 +100,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
-	c := &Context{drv: drv, profiling: cfg.Profiling, allocCfg: acfg, allocs: make([]allocSlot, len(devs))}
+	c := &Context{drv: drv, profiling: cfg.Profiling, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg}
 	for i, d := range devs {
 		c.devices = append(c.devices, &Device{DeviceInfo: d, index: i})
 	}

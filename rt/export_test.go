@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"errors"
 	"fmt"
 	"time"
 	"unsafe"
@@ -94,3 +95,24 @@ func DefaultCacheConfig() CacheConfig { return defaultCacheConfig() }
 // KernelRecordOffset is the offset of a Kernel's launch record, which
 // rt/codegen's SetScalar reads through a pointer to the Kernel.
 const KernelRecordOffset = unsafe.Offsetof(Kernel{}.args)
+
+// ReleaseSamplers releases the context's driver samplers now, as Close
+// does: the fault of a sampler gone before a graph that recorded it
+// launches. A later SetSampler makes new ones.
+func ReleaseSamplers(c *Context) error {
+	c.images.mu.Lock()
+	defer c.images.mu.Unlock()
+	return errors.Join(c.releaseSamplers()...)
+}
+
+// GraphNative reports, for each queue the graph was prepared for, whether
+// it was prepared as the device API's own graph object.
+func GraphNative(g *Graph) []bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []bool
+	for _, x := range g.execs {
+		out = append(out, x.opt.Native)
+	}
+	return out
+}

@@ -52,6 +52,7 @@ type Graph struct {
 	state graphState
 	cmds  []graphCmd
 	uses  []memUse    // the memory the commands use, each once
+	smps  []smpUse    // the samplers the commands use
 	owned []memUse    // allocations made while recording: the graph frees them
 	execs []graphExec // prepared for a queue each
 }
@@ -82,13 +83,30 @@ type graphCmd struct {
 	mems []*Mem // the memory it uses
 }
 
-// graphArg is a recorded kernel argument: a buffer (mem) or a value.
+// graphArg is a recorded kernel argument: a buffer (mem), a sampler
+// (smp), local memory or a value.
 type graphArg struct {
 	kind  driver.ArgKind
 	size  uintptr
 	bits  uint64
 	bytes string // a value of more than 8 bytes
 	mem   *Mem
+	smp   *samplerObject
+}
+
+// smpUse is a sampler argument of a recorded launch: command cmd's
+// argument arg.
+type smpUse struct {
+	s        *samplerObject
+	cmd, arg int
+}
+
+// check reports whether the sampler was released since it was recorded.
+func (u smpUse) check() error {
+	if err := u.s.check(); err != nil {
+		return fmt.Errorf("argument %d: %w", u.arg, err)
+	}
+	return nil
 }
 
 // memUse is memory a graph uses, with its generation when recorded: a
@@ -99,10 +117,11 @@ type memUse struct {
 	cmd int // the first command that uses it
 }
 
-// graphExec is a graph prepared for one queue.
+// graphExec is a graph prepared for one queue, as opt asked.
 type graphExec struct {
 	q   *Queue
 	drv driver.Graph
+	opt driver.GraphOptions
 }
 
 // recording is the state of a queue that records: the graph, and the
@@ -132,8 +151,13 @@ type graphUpdate struct {
 // error, Record returns it, wrapped, and no graph.
 //
 // Preparing the graph gives every recorded launch a kernel object of its
-// own with its arguments set, and has the backend prepare the commands for
-// q: a command buffer, or a list of launches replayed by one call.
+// own with its arguments set (a sampler argument as the context's sampler
+// object, which must still be live when the graph launches), and has the
+// backend prepare the commands for q: a command buffer, or a list of
+// launches replayed by one call, which is what a graph with a sampler
+// argument gets where the backend's command buffers cannot hold one. A
+// backend whose kernels take no samplers fails Record with an error naming
+// the kernel and the argument.
 func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error) {
 	if record == nil {
 		return nil, fmt.Errorf("record graph %q: %w: nil function", name, ErrInvalidArgument)
@@ -219,6 +243,8 @@ func setArgs(k driver.Kernel, args, old []graphArg) error {
 			}
 		case a.kind == driver.ArgLocal:
 			err = k.SetArgLocal(i, a.size)
+		case a.kind == driver.ArgSampler:
+			err = setArgSampler(k, i, a.smp)
 		case a.size > 8:
 			b := []byte(a.bytes)
 			err = k.SetArgBytes(i, a.size, unsafe.Pointer(&b[0]))
@@ -230,6 +256,19 @@ func setArgs(k driver.Kernel, args, old []graphArg) error {
 		}
 	}
 	return nil
+}
+
+// setArgSampler sets argument i of the graph's kernel object k to the
+// sampler s: the driver's object itself, not its handle as a value.
+func setArgSampler(k driver.Kernel, i int, s *samplerObject) error {
+	sk, ok := k.(driver.SamplerKernel)
+	if !ok {
+		return fmt.Errorf("%w: a sampler, and the backend's kernels take no samplers, so a graph cannot record it", errors.ErrUnsupported)
+	}
+	if err := s.check(); err != nil {
+		return err
+	}
+	return sk.SetArgSampler(i, s.drv)
 }
 
 // exec returns the graph prepared for q, preparing it on q's first
@@ -250,17 +289,27 @@ func (g *Graph) exec(q *Queue) (driver.Graph, error) {
 		}
 	}
 	var x driver.Graph
+	var opt driver.GraphOptions
 	var err error
 	if gq, ok := q.drv.(driver.GraphQueue); ok {
-		x, err = gq.NewGraph(cmds)
+		opt = g.options(gq.GraphCaps())
+		x, err = gq.NewGraph(cmds, opt)
 	} else {
 		x = &loopGraph{q: q.drv, cmds: cmds}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("prepare for queue %d of %q: %w", q.id, q.dev.Name, err)
 	}
-	g.execs = append(g.execs, graphExec{q: q, drv: x})
+	g.execs = append(g.execs, graphExec{q: q, drv: x, opt: opt})
 	return x, nil
+}
+
+// options chooses how a backend with caps prepares the graph: as the
+// device API's own graph object where it has one and the environment
+// allows it (graphConfig), unless a recorded launch has a sampler argument
+// that the object cannot hold.
+func (g *Graph) options(caps driver.GraphCaps) driver.GraphOptions {
+	return driver.GraphOptions{Native: g.ctx.graphCfg.allows(caps.Native) && (caps.NativeSamplers || len(g.smps) == 0)}
 }
 
 // Launch enqueues the graph's commands on q after the events of wait, in
@@ -291,6 +340,11 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 		return g.stateError("launch")
 	}
 	for _, u := range g.uses {
+		if err := u.check(); err != nil {
+			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
+		}
+	}
+	for _, u := range g.smps {
 		if err := u.check(); err != nil {
 			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
 		}
@@ -456,6 +510,8 @@ func (a graphArg) describe() string {
 		return "a buffer"
 	case driver.ArgLocal:
 		return fmt.Sprintf("%d bytes of local memory", a.size)
+	case driver.ArgSampler:
+		return "a sampler"
 	}
 	return fmt.Sprintf("a value of %d bytes", a.size)
 }
@@ -544,9 +600,17 @@ func (g *Graph) describe(i int) string {
 	return fmt.Sprintf("command %d (%s%s)", i, c.name, where)
 }
 
-// checkCmd checks that the memory of command i is still live.
+// checkCmd checks that the memory and the samplers of command i are still
+// live.
 func (g *Graph) checkCmd(i int) error {
 	for _, u := range g.uses {
+		if u.cmd == i {
+			if err := u.check(); err != nil {
+				return fmt.Errorf("%s: %w", g.describe(i), err)
+			}
+		}
+	}
+	for _, u := range g.smps {
 		if u.cmd == i {
 			if err := u.check(); err != nil {
 				return fmt.Errorf("%s: %w", g.describe(i), err)
@@ -556,11 +620,16 @@ func (g *Graph) checkCmd(i int) error {
 	return nil
 }
 
-// collectUses lists the memory of every command once. Called with g.mu
-// held.
+// collectUses lists the memory of every command once, and the sampler
+// arguments of every launch. Called with g.mu held.
 func (g *Graph) collectUses() {
-	g.uses = g.uses[:0]
+	g.uses, g.smps = g.uses[:0], g.smps[:0]
 	for i := range g.cmds {
+		for j, a := range g.cmds[i].args {
+			if a.kind == driver.ArgSampler {
+				g.smps = append(g.smps, smpUse{s: a.smp, cmd: i, arg: j})
+			}
+		}
 		for _, m := range g.cmds[i].mems {
 			if m == nil {
 				continue
@@ -664,6 +733,8 @@ func (k *Kernel) snapshot() ([]graphArg, []*Mem, error) {
 			mems = append(mems, m)
 		case s.Kind == driver.ArgLocal:
 			args[i] = graphArg{kind: driver.ArgLocal, size: s.Size}
+		case s.Kind == driver.ArgSampler:
+			args[i] = graphArg{kind: driver.ArgSampler, size: s.Size, smp: k.samplers[i]}
 		case s.Size == 0:
 			return nil, nil, fmt.Errorf("kernel %q: argument %d: %w: not set", k.name, i, ErrInvalidArgument)
 		case s.Size <= 8:

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/cuda"
-	"github.com/dgen-go/dgen/rt/opencl"
 )
 
 // graphKernels is the number of launches of the touch kernel in the graph
@@ -38,8 +36,7 @@ func BenchmarkGraph(b *testing.B) {
 	for _, mode := range []string{"graph", "graph-loop"} {
 		b.Run(mode, func(b *testing.B) {
 			if mode == "graph-loop" {
-				b.Setenv(opencl.CommandBufferEnv, "0")
-				b.Setenv(cuda.GraphEnv, "0")
+				loopGraphs(b)
 			}
 			ctx := openDefault(b)
 			q := ctx.Queue()
@@ -80,8 +77,7 @@ func BenchmarkGraphUpdate(b *testing.B) {
 	for _, mode := range []string{"graph", "graph-loop"} {
 		b.Run(mode, func(b *testing.B) {
 			if mode == "graph-loop" {
-				b.Setenv(opencl.CommandBufferEnv, "0")
-				b.Setenv(cuda.GraphEnv, "0")
+				loopGraphs(b)
 			}
 			ctx := openDefault(b)
 			q := ctx.Queue()

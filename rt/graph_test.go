@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/cuda"
-	"github.com/dgen-go/dgen/rt/opencl"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -19,6 +17,29 @@ __kernel void axpb(__global const float *x, __global float *y, float a, float b,
 	if (i < n) y[i] = a * x[i] + b;
 }
 `
+
+// loopGraphs turns the device API's own graph objects off, through the
+// environment, for the contexts that the test opens next: their graphs
+// replay as loops of prepared commands.
+func loopGraphs(t testing.TB) {
+	t.Setenv("DGEN_OPENCL_COMMAND_BUFFER", "0")
+	t.Setenv("DGEN_CUDA_GRAPH", "0")
+}
+
+// checkNative checks how g was prepared: never as the device API's own
+// graph object in mode "loop"; as PoCL's command buffer in mode
+// "command-buffer" on PoCL (which has cl_khr_command_buffer).
+func checkNative(t *testing.T, ctx *rt.Context, g *rt.Graph, mode string) {
+	t.Helper()
+	native := rt.GraphNative(g)
+	if len(native) != 1 {
+		t.Fatalf("prepared for %d queues, want 1", len(native))
+	}
+	pocl := strings.Contains(ctx.Devices()[0].Platform, "Portable Computing Language")
+	if want := mode != "loop" && pocl; native[0] != want && (mode == "loop" || pocl) {
+		t.Errorf("mode %s: prepared as the device's own graph object: %v, want %v", mode, native[0], want)
+	}
+}
 
 // graphFixture is a context with the axpb kernel and two buffers.
 type graphFixture struct {
@@ -96,8 +117,7 @@ func TestGraphReplay(t *testing.T) {
 	for _, mode := range []string{"command-buffer", "loop"} {
 		t.Run(mode, func(t *testing.T) {
 			if mode == "loop" {
-				t.Setenv(opencl.CommandBufferEnv, "0")
-				t.Setenv(cuda.GraphEnv, "0")
+				loopGraphs(t)
 			}
 			f := newGraphFixture(t, openCPU(t))
 			init := make([]float32, f.n)
@@ -131,6 +151,7 @@ func TestGraphReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer g.Release()
+			checkNative(t, f.ctx, g, mode)
 			for i := range 3 {
 				if err := f.y.Write(f.q, make([]float32, f.n)); err != nil {
 					t.Fatal(err)
@@ -155,8 +176,7 @@ func TestGraphUpdate(t *testing.T) {
 	for _, mode := range []string{"command-buffer", "loop"} {
 		t.Run(mode, func(t *testing.T) {
 			if mode == "loop" {
-				t.Setenv(opencl.CommandBufferEnv, "0")
-				t.Setenv(cuda.GraphEnv, "0")
+				loopGraphs(t)
 			}
 			f := newGraphFixture(t, openCPU(t))
 			ones := make([]float32, f.n)
@@ -550,5 +570,47 @@ func TestGraphCrossQueueReuse(t *testing.T) {
 	}
 	if s := r.ctx.AllocStats().Total(); s.Ordered == 0 {
 		t.Errorf("stats %+v: no reuse was ordered after the graph's launch", s)
+	}
+}
+
+// TestGraphConfigEnv: DGEN_OPENCL_COMMAND_BUFFER and DGEN_CUDA_GRAPH,
+// read by rt when a context opens, choose how graphs are prepared; a
+// malformed value fails Open naming the variable.
+func TestGraphConfigEnv(t *testing.T) {
+	tests := []struct {
+		cb, cu string
+		mode   string // for checkNative; "" for an error
+		err    string
+	}{
+		{"", "", "command-buffer", ""},
+		{"1", "yes", "command-buffer", ""},
+		{"0", "0", "loop", ""},
+		{"off", "no", "loop", ""},
+		{"", "0", "command-buffer", ""}, // the CUDA switch leaves PoCL's command buffers on
+		{"sometimes", "", "", `DGEN_OPENCL_COMMAND_BUFFER="sometimes": want 1`},
+		{"", "2", "", `DGEN_CUDA_GRAPH="2": want 1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cb+","+tt.cu, func(t *testing.T) {
+			t.Setenv("DGEN_OPENCL_COMMAND_BUFFER", tt.cb)
+			t.Setenv("DGEN_CUDA_GRAPH", tt.cu)
+			if tt.err != "" {
+				ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+				if err == nil {
+					ctx.Close()
+				}
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("open: %v, want an error that says %q", err, tt.err)
+				}
+				return
+			}
+			f := newGraphFixture(t, openCPU(t))
+			g, err := f.q.Record("env", func(q *rt.Queue) error { return f.step(q, f.x, f.y, 1, 2) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Release()
+			checkNative(t, f.ctx, g, tt.mode)
+		})
 	}
 }

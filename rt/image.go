@@ -266,7 +266,7 @@ func (h *imageHandle) driverDesc() driver.ImageDesc {
 type imageState struct {
 	mu       sync.Mutex
 	formats  map[formatKey][]driver.ImageFormat
-	samplers map[Sampler]driver.Sampler
+	samplers map[Sampler]*samplerObject
 	pools    map[poolKey]*alloc.Allocator
 }
 
@@ -400,11 +400,9 @@ func (c *Context) closeImages() []error {
 			errs = append(errs, fmt.Errorf("close context: images: %w", err))
 		}
 	}
-	for _, s := range c.images.samplers {
-		if err := s.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: sampler: %w", err))
-		}
+	for _, err := range c.releaseSamplers() {
+		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
-	c.images.pools, c.images.samplers = nil, nil
+	c.images.pools = nil
 	return errs
 }

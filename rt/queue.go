@@ -1379,7 +1379,7 @@ type Kernel struct {
 	bufs       []*Mem
 	pooledArgs int              // buffer arguments that are allocator memory
 	foreign    int              // buffer arguments whose driver buffer has no native handle
-	samplers   []driver.Sampler // by argument: the driver sampler of a sampler argument (sampler.go)
+	samplers   []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
 	setErr     error            // the first error of setting an argument since Acquire
 	lim        kernelLimits     // local memory and work-group limits
 }

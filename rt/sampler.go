@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -51,8 +52,38 @@ func (s Sampler) desc() (driver.SamplerDesc, error) {
 	return d, nil
 }
 
+// samplerObject is a driver sampler of a context. released is set, under
+// the context's images.mu, when the driver object is released (by Close),
+// after which a graph that recorded it refuses to launch.
+type samplerObject struct {
+	drv      driver.Sampler
+	released atomic.Bool
+}
+
+// check returns the error of a use of s after its release.
+func (s *samplerObject) check() error {
+	if s.released.Load() {
+		return fmt.Errorf("sampler: %w: its driver object was released", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// releaseSamplers releases the context's driver samplers, marking each
+// released. Called with c.images.mu held.
+func (c *Context) releaseSamplers() []error {
+	var errs []error
+	for _, s := range c.images.samplers {
+		s.released.Store(true)
+		if err := s.drv.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("sampler: %w", err))
+		}
+	}
+	c.images.samplers = nil
+	return errs
+}
+
 // sampler returns the context's driver sampler for s, made on first use.
-func (c *Context) sampler(s Sampler) (driver.Sampler, error) {
+func (c *Context) sampler(s Sampler) (*samplerObject, error) {
 	d, err := s.desc()
 	if err != nil {
 		return nil, err
@@ -70,13 +101,14 @@ func (c *Context) sampler(s Sampler) (driver.Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	ds, err := ic.NewSampler(d)
+	drv, err := ic.NewSampler(d)
 	if err != nil {
 		return nil, fmt.Errorf("create sampler on %s: %w", c.deviceLabel(), err)
 	}
 	if c.images.samplers == nil {
-		c.images.samplers = map[Sampler]driver.Sampler{}
+		c.images.samplers = map[Sampler]*samplerObject{}
 	}
+	ds := &samplerObject{drv: drv}
 	c.images.samplers[s] = ds
 	return ds, nil
 }
@@ -105,12 +137,12 @@ func (k *Kernel) setSampler(i int, s Sampler) error {
 		return fmt.Errorf("%w: the backend's kernels take no samplers", errors.ErrUnsupported)
 	}
 	if k.samplers == nil {
-		k.samplers = make([]driver.Sampler, k.nargs)
+		k.samplers = make([]*samplerObject, k.nargs)
 	}
 	slot := &k.args.Slots[i]
 	if slot.Kind != driver.ArgSampler || k.samplers[i] != ds {
 		var h uint64
-		if ns, ok := ds.(driver.NativeSampler); ok {
+		if ns, ok := ds.drv.(driver.NativeSampler); ok {
 			h = ns.Handle()
 		} else {
 			k.foreign = 1 // launched through flush, which sets it by SetArgSampler
@@ -130,7 +162,7 @@ func (k *Kernel) setArgSampler(i int) error {
 	if !ok {
 		return fmt.Errorf("%w: the backend's kernels take no samplers", errors.ErrUnsupported)
 	}
-	return sk.SetArgSampler(i, k.samplers[i])
+	return sk.SetArgSampler(i, k.samplers[i].drv)
 }
 
 // specImage and specSampler are the image launch path of generated code:

@@ -22,7 +22,7 @@ func init() { driver.Register("cuda", Backend{}) }
 // Backend is the CUDA implementation of driver.Backend.
 type Backend struct{}
 
-var _ driver.AutoBackend = Backend{}
+var _ driver.AutoDecliner = Backend{}
 
 // CUDA device attributes (CUdevice_attribute).
 const (
@@ -48,6 +48,7 @@ type devInfo struct {
 	reserved              int // bytes of shared memory the driver reserves per block
 	compiler              *driver.DeviceInfo
 	compilerPlatformIndex int
+	noCompiler            string // why compiler is nil (compiler.go)
 }
 
 // devices lists the CUDA devices once per process.
@@ -70,32 +71,37 @@ func enumerate() ([]devInfo, error) {
 	if err := cuError("cuDeviceGetCount", C.dgen_device_count(&n)); err != nil {
 		return nil, err
 	}
-	compilers := nvidiaOpenCL()
 	var out []devInfo
 	for i := range int(n) {
 		d, err := deviceInfo(i)
 		if err != nil {
 			return nil, fmt.Errorf("CUDA device %d: %w", i, err)
 		}
-		for j := range compilers {
-			if compilers[j].Name == d.info.Name {
-				d.compiler = &compilers[j]
-				d.info.OpenCLCVersion = compilers[j].OpenCLCVersion
-				d.info.DriverVersion = compilers[j].DriverVersion + " (CUDA " + versionString(lib.version) + ")"
-				d.info.Extensions = compilers[j].Extensions
-				break
-			}
-		}
 		out = append(out, d)
 	}
+	attachCompilers(out, vendorsDir())
 	return out, nil
 }
 
+// attachCompilers gives each CUDA device of devs its compiler, NVIDIA's
+// OpenCL GPU of the same name, or the reason it has none, reading the ICD
+// files of dir only then.
+func attachCompilers(devs []devInfo, dir string) {
+	gpus, listErr := nvidiaOpenCL()
+	var icds []icdFile
+	matchCompilers(devs, gpus, func(name string) string {
+		if icds == nil {
+			icds = readICDs(dir, tryLoad)
+		}
+		return missingCompiler(name, dir, icds, gpus, listErr)
+	})
+}
+
 // nvidiaOpenCL lists the GPUs of NVIDIA's OpenCL platforms: the compilers.
-func nvidiaOpenCL() []driver.DeviceInfo {
+func nvidiaOpenCL() ([]driver.DeviceInfo, error) {
 	ps, err := opencl.Backend{}.Platforms()
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var out []driver.DeviceInfo
 	for _, p := range ps {
@@ -108,7 +114,7 @@ func nvidiaOpenCL() []driver.DeviceInfo {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 func deviceInfo(i int) (devInfo, error) {
@@ -190,6 +196,7 @@ func (Backend) Platforms() ([]driver.PlatformInfo, error) {
 
 // Auto reports whether DGEN_BACKEND=auto should try this backend first:
 // libcuda loads, and some CUDA device has NVIDIA's OpenCL to compile for it.
+// (Declined says why not, where libcuda loads.)
 func (Backend) Auto() bool {
 	ds, err := listDevices()
 	if err != nil {
@@ -231,10 +238,9 @@ func (Backend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
 			return nil, fmt.Errorf("cuDevicePrimaryCtxRetain: %s is not a CUDA device", di.Label())
 		}
 		d := &device{devInfo: &all[i]}
-		if d.compiler == nil {
+		if err := d.compilerError(); err != nil {
 			c.Release()
-			return nil, fmt.Errorf("open CUDA context on %q: %w: no NVIDIA OpenCL device of that name compiles its programs "+
-				"(register NVIDIA's OpenCL ICD, for example /etc/OpenCL/vendors/nvidia.icd holding libnvidia-opencl.so.1)", d.info.Name, ErrNoDriver)
+			return nil, err
 		}
 		if err := cuError("cuDevicePrimaryCtxRetain", C.dgen_ctx_retain(&d.ctx, d.ord)); err != nil {
 			c.Release()

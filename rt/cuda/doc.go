@@ -9,7 +9,10 @@
 // with DGEN_BACKEND=cuda fails with an error that says what is missing.
 //
 // Programs are compiled by NVIDIA's OpenCL (through rt/opencl, used as the
-// compiler) to PTX, which Rewrite turns into PTX that CUDA loads with
+// compiler; a GPU that no OpenCL platform offers, for want of NVIDIA's ICD
+// file /etc/OpenCL/vendors/nvidia.icd or of libnvidia-opencl.so.1, fails
+// Open with ErrNoCompiler naming the missing part, and DGEN_BACKEND=auto
+// then runs OpenCL's devices) to PTX, which Rewrite turns into PTX that CUDA loads with
 // cuModuleLoadDataEx; Program.Binaries returns the rewritten PTX, so that
 // rt's persistent cache keeps it (its device key names the platform
 // "CUDA driver API", which keeps its entries apart from rt/opencl's). Kernels that use
@@ -27,8 +30,9 @@
 // captured once on a stream of the graph's own and instantiated, each
 // launch of the graph is one cuGraphLaunch, and an update sets the kernel
 // node in place (cuGraphExecKernelNodeSetParams). The graph functions are
-// optional: with a driver that lacks them, or with DGEN_CUDA_GRAPH=0, a
-// graph replays as one loop of prepared launches in C.
+// optional: with a driver that lacks them, or where rt asks for none
+// (DGEN_CUDA_GRAPH=0, read by rt), a graph replays as one loop of prepared
+// launches in C.
 //
 // Importing it registers the backend under the name "cuda"; it is chosen by
 // DGEN_BACKEND=cuda, or by DGEN_BACKEND=auto (the default) for an NVIDIA GPU
@@ -36,8 +40,3 @@
 //
 //	import _ "github.com/dgen-go/dgen/rt/cuda"
 package cuda
-
-// GraphEnv names the variable that turns CUDA graphs off: with
-// DGEN_CUDA_GRAPH=0 a graph replays as a loop of launches in C even where
-// the driver has CUDA graphs.
-const GraphEnv = "DGEN_CUDA_GRAPH"

@@ -13,7 +13,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -33,10 +32,19 @@ type graph struct {
 	stale   bool          // an update the executable graph could not take: capture anew before the next launch
 }
 
+// GraphCaps implements driver.GraphQueue: CUDA graphs where the driver
+// has the graph functions. (Kernels of this backend take no samplers.)
+func (q *queue) GraphCaps() driver.GraphCaps {
+	if C.dgen_graph_load() == 0 {
+		return driver.GraphCaps{}
+	}
+	return driver.GraphCaps{Native: driver.CUDAGraph}
+}
+
 // NewGraph implements driver.GraphQueue: it prepares the commands and,
-// where the driver has CUDA graphs, captures them on a stream of the
-// graph's own into an executable graph.
-func (q *queue) NewGraph(cmds []driver.GraphCommand) (driver.Graph, error) {
+// when opt.Native asks for it, captures them on a stream of the graph's
+// own into an executable graph.
+func (q *queue) NewGraph(cmds []driver.GraphCommand, opt driver.GraphOptions) (driver.Graph, error) {
 	g := &graph{q: q, n: len(cmds), kernels: make([]*kernel, len(cmds))}
 	if g.n > 0 {
 		g.cmds = (*C.dgen_gcmd)(C.calloc(C.size_t(g.n), C.sizeof_dgen_gcmd))
@@ -47,7 +55,11 @@ func (q *queue) NewGraph(cmds []driver.GraphCommand) (driver.Graph, error) {
 			return nil, fmt.Errorf("command %d: %w", i, err)
 		}
 	}
-	if os.Getenv(GraphEnv) != "0" && C.dgen_graph_load() != 0 {
+	if opt.Native {
+		if C.dgen_graph_load() == 0 {
+			g.Release()
+			return nil, errors.New("cuGraphInstantiate: the driver has no CUDA graphs")
+		}
 		if err := cuError("cuStreamCreate", C.dgen_stream_create(q.d.ctx, &g.capture)); err != nil {
 			g.Release()
 			return nil, err

@@ -41,9 +41,45 @@ type GraphCommand struct {
 
 // GraphQueue is a Queue that prepares recorded commands for replay.
 type GraphQueue interface {
-	// NewGraph prepares cmds for launches on this queue. The kernel
-	// objects and buffers of cmds stay valid until the graph is released.
-	NewGraph(cmds []GraphCommand) (Graph, error)
+	// GraphCaps reports how the queue can prepare graphs.
+	GraphCaps() GraphCaps
+	// NewGraph prepares cmds for launches on this queue: as the device
+	// API's own graph object when opt.Native is set (rt sets it only where
+	// GraphCaps reports Native), else as a list of prepared commands that
+	// Launch replays in one call. The kernel objects, buffers and samplers
+	// of cmds stay valid until the graph is released.
+	NewGraph(cmds []GraphCommand, opt GraphOptions) (Graph, error)
+}
+
+// GraphCaps says how a GraphQueue can prepare graphs. The backend reports
+// what its device and driver can do; rt chooses.
+type GraphCaps struct {
+	// Native is the device API's own graph object that the queue can
+	// prepare a graph as, NoNativeGraph where it has none.
+	Native NativeGraph
+	// NativeSamplers reports that such a graph object holds kernels with
+	// sampler arguments correctly. Where it does not, rt prepares a graph
+	// with such a kernel as a list of prepared commands.
+	NativeSamplers bool
+}
+
+// NativeGraph names a device API's own graph object.
+type NativeGraph uint8
+
+// The native graph objects.
+const (
+	// NoNativeGraph: the queue prepares graphs as prepared commands only.
+	NoNativeGraph NativeGraph = iota
+	// CommandBuffer is an OpenCL command buffer (cl_khr_command_buffer).
+	CommandBuffer
+	// CUDAGraph is a CUDA graph, instantiated for launches.
+	CUDAGraph
+)
+
+// GraphOptions is rt's choice of how a GraphQueue prepares one graph.
+type GraphOptions struct {
+	// Native asks for the device API's own graph object.
+	Native bool
 }
 
 // Graph is a prepared list of commands, bound to the queue that made it.

@@ -19,7 +19,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -37,8 +36,25 @@ type graph struct {
 	stale   bool      // an update since cb was recorded: record it anew before the next launch
 }
 
-// NewGraph implements driver.GraphQueue.
-func (q queue) NewGraph(cmds []driver.GraphCommand) (driver.Graph, error) {
+// GraphCaps implements driver.GraphQueue: command buffers where the
+// device has cl_khr_command_buffer with simultaneous use (PoCL's CPU
+// device), and never for kernels with sampler arguments: PoCL 3.1's
+// clCommandNDRangeKernelKHR retains a sampler argument through the address
+// of its own copy of the argument's value instead of the sampler, so that
+// it locks a mutex in arbitrary heap memory, which aborts the process
+// ("PTHREAD ERROR in POclRetainSampler(): Invalid argument") or waits
+// forever.
+func (q queue) GraphCaps() driver.GraphCaps {
+	var f C.dgen_cb_fns
+	if C.dgen_cb_load(q.h, &f) == 0 {
+		return driver.GraphCaps{}
+	}
+	return driver.GraphCaps{Native: driver.CommandBuffer}
+}
+
+// NewGraph implements driver.GraphQueue: a command buffer when opt.Native
+// asks for one, else the commands in C memory, replayed by one call.
+func (q queue) NewGraph(cmds []driver.GraphCommand, opt driver.GraphOptions) (driver.Graph, error) {
 	g := &graph{q: q, n: len(cmds)}
 	if g.n > 0 {
 		g.cmds = (*C.dgen_gcmd)(C.calloc(C.size_t(g.n), C.sizeof_dgen_gcmd))
@@ -49,15 +65,17 @@ func (q queue) NewGraph(cmds []driver.GraphCommand) (driver.Graph, error) {
 			return nil, fmt.Errorf("command %d: %w", i, err)
 		}
 	}
-	if os.Getenv(CommandBufferEnv) != "0" {
-		g.fns = (*C.dgen_cb_fns)(C.calloc(1, C.sizeof_dgen_cb_fns))
-		if C.dgen_cb_load(q.h, g.fns) == 0 {
-			C.free(unsafe.Pointer(g.fns))
-			g.fns = nil
-		} else if err := g.build(); err != nil {
-			g.Release()
-			return nil, err
-		}
+	if !opt.Native {
+		return g, nil
+	}
+	g.fns = (*C.dgen_cb_fns)(C.calloc(1, C.sizeof_dgen_cb_fns))
+	if C.dgen_cb_load(q.h, g.fns) == 0 {
+		g.Release()
+		return nil, fmt.Errorf("clCreateCommandBufferKHR: the device has no cl_khr_command_buffer with simultaneous use")
+	}
+	if err := g.build(); err != nil {
+		g.Release()
+		return nil, err
 	}
 	return g, nil
 }
