@@ -249,7 +249,7 @@ func writeOutputs(ctx *rt.Context, dir string, src *image.RGBA, got outputs, w, 
 		return err
 	}
 	q := ctx.Queue()
-	mag, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h})
+	mag, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h})
 	if err != nil {
 		return err
 	}
