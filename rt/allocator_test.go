@@ -269,7 +269,7 @@ func TestAllocArgumentErrors(t *testing.T) {
 }
 
 func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
-	ctx := openCPUConfig(t, rt.Config{Alloc: rt.AllocConfig{MaxHeld: 96 << 10}})
+	ctx := openCPUConfig(t, rt.Config{AllocMaxHeld: 96 << 10})
 	q := ctx.Queue()
 	// Three 32 KiB requests, freed: one tagged block of 32 KiB, two untagged
 	// ones of their size class's 40959 bytes. The bound of 96 KiB releases
@@ -342,7 +342,7 @@ func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
 }
 
 func TestAllocSeedPolicy(t *testing.T) {
-	ctx := openCPUConfig(t, rt.Config{Alloc: rt.AllocConfig{Policy: rt.PolicyTaggedOnly}})
+	ctx := openCPUConfig(t, rt.Config{AllocPolicy: "tagged"})
 	q := ctx.Queue()
 	for range 3 {
 		b, err := rt.Alloc[float32](q, 1000)
@@ -354,7 +354,7 @@ func TestAllocSeedPolicy(t *testing.T) {
 	if s := ctx.AllocStats(); s.DriverAllocs != 3 || s.DriverReleases != 3 {
 		t.Errorf("seed policy, untagged: %d allocations, %d releases; want 3 and 3", s.DriverAllocs, s.DriverReleases)
 	}
-	if _, err := rt.OpenConfig(rt.Config{Device: "cpu", Alloc: rt.AllocConfig{Policy: "lifo"}}); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := rt.OpenConfig(rt.Config{Device: "cpu", AllocPolicy: "lifo"}); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("policy lifo: %v, want ErrInvalidArgument", err)
 	}
 }

@@ -18,8 +18,11 @@ import (
 // since: the six image handle types and their 36 methods, and the Image
 // interface, became one Image struct whose ImageDesc.Kind names the
 // OpenCL C image type (checked when a generated kernel spec sets the
-// argument): -36 (128).
-const apiCeiling = 128
+// argument): -36 (128). AllocConfig, AllocPolicy and its constants
+// PolicyFull, PolicyTaggedOnly and PolicyBestFit became the fields
+// Config.AllocPolicy (a string checked by Open) and Config.AllocMaxHeld:
+// -5 (123).
+const apiCeiling = 123
 
 // exportedIdentifiers counts rt's API with go/ast, over the package's
 // non-test files: every exported package-level identifier (type, function,

@@ -74,7 +74,7 @@ func Open() (*Context, error) {
 
 // OpenConfig opens a context as cfg says.
 func OpenConfig(cfg Config) (*Context, error) {
-	acfg, err := cfg.Alloc.policy()
+	acfg, err := cfg.allocConfig()
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}

@@ -501,7 +501,7 @@ func TestGraphTrace(t *testing.T) {
 // once and reused on queue B, is overwritten there only after the launch.
 func TestGraphCrossQueueReuse(t *testing.T) {
 	const n, iters, trials = 1 << 16, 400, 10
-	r := newCrossQueueRig(t, rt.PolicyFull)
+	r := newCrossQueueRig(t, "full")
 	bad := 0
 	for range trials {
 		in, err := rt.Alloc[float32](r.qa, n)

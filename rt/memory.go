@@ -871,9 +871,9 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 }
 
 // Alloc allocates an untagged buffer of n elements of T on q's device
-// from the allocator's size-class pool (or, under PolicyTaggedOnly, from the
-// driver). Free gives it back to the pool. Errors are as for
-// AllocSite.Alloc. NewBuffer, by contrast, always asks the driver.
+// from the allocator's size-class pool (or, under the "tagged"
+// Config.AllocPolicy, from the driver). Free gives it back to the pool.
+// Errors are as for AllocSite.Alloc. NewBuffer, by contrast, always asks the driver.
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {

@@ -92,7 +92,7 @@ func result(c Case) *rt.Mem {
 // TestVerifyCatchesCorruption inverts four bytes in the middle of each
 // program's result on the device: Verify must fail.
 func TestVerifyCatchesCorruption(t *testing.T) {
-	e, err := OpenEnv(string(rt.PolicyFull))
+	e, err := OpenEnv("full")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestNeighbours(t *testing.T) {
 // TestPinnedFlags runs the programs that read a flag every iteration with
 // the flag read into pinned memory (Env.Pinned), and verifies them.
 func TestPinnedFlags(t *testing.T) {
-	e, err := OpenEnv(string(rt.PolicyFull))
+	e, err := OpenEnv("full")
 	if err != nil {
 		t.Fatal(err)
 	}
