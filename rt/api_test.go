@@ -21,8 +21,9 @@ import (
 // argument): -36 (128). AllocConfig, AllocPolicy and its constants
 // PolicyFull, PolicyTaggedOnly and PolicyBestFit became the fields
 // Config.AllocPolicy (a string checked by Open) and Config.AllocMaxHeld:
-// -5 (123).
-const apiCeiling = 123
+// -5 (123). Context.AllocStats and Context.CacheStats became
+// Context.Stats, which returns stats.Context: -1 (122).
+const apiCeiling = 122
 
 // exportedIdentifiers counts rt's API with go/ast, over the package's
 // non-test files: every exported package-level identifier (type, function,

@@ -709,8 +709,15 @@ func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error
 // this file connects it to the context: it builds through the context's
 // driver and traces through its tracer.
 
-// CacheStats returns the counters of the context's program cache.
-func (c *Context) CacheStats() stats.Cache {
+// Stats returns the context's statistics: what its program cache did
+// (Cache) and what its allocators hold and did (Alloc). It works after
+// Close too, and on a nil context returns zero statistics.
+func (c *Context) Stats() stats.Context {
+	return stats.Context{Cache: c.cacheStats(), Alloc: c.allocStats()}
+}
+
+// cacheStats returns the counters of the context's program cache.
+func (c *Context) cacheStats() stats.Cache {
 	if c == nil {
 		return stats.Cache{}
 	}

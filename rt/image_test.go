@@ -449,7 +449,7 @@ func TestImageAllocSite(t *testing.T) {
 	if _, err := a.Fill(q, rt.ImageRegion{}, [4]float64{1, 0, 0, 1}); err != nil {
 		t.Fatal(err)
 	}
-	created := ctx.AllocStats().DriverAllocs
+	created := ctx.Stats().Alloc.DriverAllocs
 	if err := a.Free(); err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +458,7 @@ func TestImageAllocSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ctx.AllocStats().DriverAllocs; n != created {
+	if n := ctx.Stats().Alloc.DriverAllocs; n != created {
 		t.Fatalf("reuse created %d driver objects", n-created)
 	}
 	px := make([]byte, 4*16*8)
@@ -483,14 +483,14 @@ func TestImageAllocSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ctx.AllocStats().DriverAllocs; n != created+2 {
+	if n := ctx.Stats().Alloc.DriverAllocs; n != created+2 {
 		t.Fatalf("%d driver objects for another shape and another tag, want 2", n-created)
 	}
 	c.Free()
 	e.Free()
 	// The statistics count the site's images: three requests, one reuse,
 	// two images created for it (the first, and the other shape).
-	st := ctx.AllocStats().Tag(tagOf(t, &imgSite))
+	st := ctx.Stats().Alloc.Tag(tagOf(t, &imgSite))
 	if st.Requests != 3 || st.Reuses != 1 || st.DriverAllocs != 2 || st.InUse != 0 || st.Held != 4*16*8+4*16*9 {
 		t.Errorf("statistics of imgSite: %+v", st)
 	}

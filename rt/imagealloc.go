@@ -123,7 +123,7 @@ func AllocImage(q *Queue, s *AllocSite[Image], d ImageDesc) (Image, error) {
 }
 
 // addImageStats adds the statistics of the image allocators to those of
-// the devices' buffer allocators in ds (AllocStats), so that a tag's
+// the devices' buffer allocators in ds (allocStats), so that a tag's
 // counts, and the totals, count its images too. A device whose only
 // allocations are images gets an entry of its own, in device order.
 func (c *Context) addImageStats(ds []stats.DeviceAlloc) []stats.DeviceAlloc {

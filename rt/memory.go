@@ -886,9 +886,8 @@ func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	return bufferOver[T](m, n), nil
 }
 
-// AllocStats returns the context's allocator statistics. It works after
-// Close too.
-func (c *Context) AllocStats() stats.Alloc {
+// allocStats returns the context's allocator statistics (Stats).
+func (c *Context) allocStats() stats.Alloc {
 	var s stats.Alloc
 	if c == nil {
 		return s

@@ -69,7 +69,7 @@ func BenchmarkPolicyMixed(b *testing.B) {
 				b.Fatal(err)
 			}
 			state.Free()
-			s := ctx.AllocStats()
+			s := ctx.Stats().Alloc
 			t := s.Total()
 			b.ReportMetric(float64(t.Peak), "peak-owned-B")
 			b.ReportMetric(float64(t.PeakInUse), "peak-inuse-B")
@@ -126,7 +126,7 @@ func BenchmarkReuseOrder(b *testing.B) {
 				q.Finish()
 			}
 			buf.Free()
-			if s := ctx.AllocStats().Total(); cross && s.Ordered == 0 || !cross && s.Ordered != 0 {
+			if s := ctx.Stats().Alloc.Total(); cross && s.Ordered == 0 || !cross && s.Ordered != 0 {
 				b.Fatalf("%d ordered reuses", s.Ordered)
 			}
 		})

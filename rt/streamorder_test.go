@@ -143,7 +143,7 @@ func TestCrossQueueReuse(t *testing.T) {
 					}
 					bad += b
 				}
-				s := r.ctx.AllocStats().Total()
+				s := r.ctx.Stats().Alloc.Total()
 				if bad != 0 {
 					t.Errorf("%d of %d elements corrupted in %d trials", bad, n*trials, trials)
 				}

@@ -241,7 +241,7 @@ func TestViewUsesRecordedOnParent(t *testing.T) {
 		reused.Free()
 		sum.Free()
 	}
-	if s := r.ctx.AllocStats().Total(); s.Reuses < trials || s.Ordered == 0 {
+	if s := r.ctx.Stats().Alloc.Total(); s.Reuses < trials || s.Ordered == 0 {
 		t.Errorf("stats %+v: want a reuse per trial, some of them ordered", s)
 	}
 }

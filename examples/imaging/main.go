@@ -198,7 +198,7 @@ func run(o options, logf func(string, ...any)) (map[string]any, error) {
 	if frames != uint32(o.frames) {
 		return res, fmt.Errorf("the device global Frames is %d after %d frames", frames, o.frames)
 	}
-	res["cache"] = ctx.CacheStats()
+	res["cache"] = ctx.Stats().Cache
 	if o.bench {
 		im, bu := res["images_frame_ms"].(map[string]float64), res["buffers_frame_ms"].(map[string]float64)
 		res["images_over_buffers"] = im["median"] / bu["median"]

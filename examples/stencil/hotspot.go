@@ -250,7 +250,7 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 	if err := s.ctx.ReleaseHeld(); err != nil {
 		return Result{}, err
 	}
-	before := s.ctx.AllocStats()
+	before := s.ctx.Stats().Alloc
 	in, err := next()
 	if err != nil {
 		return Result{}, err
@@ -284,7 +284,7 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 		return Result{}, err
 	}
 	res := l.res
-	after := s.ctx.AllocStats()
+	after := s.ctx.Stats().Alloc
 	res.DriverAllocs = after.DriverAllocs - before.DriverAllocs
 	if res.Launches > 0 {
 		res.AllocsAfterFirst = after.DriverAllocs - l.afterFirst
@@ -356,7 +356,7 @@ func (l *loop) steps() error {
 // launched counts a launch, noting the driver allocations after the first.
 func (l *loop) launched() {
 	if l.res.Launches++; l.res.Launches == 1 {
-		l.afterFirst = l.s.ctx.AllocStats().DriverAllocs
+		l.afterFirst = l.s.ctx.Stats().Alloc.DriverAllocs
 	}
 }
 

@@ -66,7 +66,7 @@ func TestModesMatchReference(t *testing.T) {
 		}
 		sim.Close()
 	}
-	if s := ctx.AllocStats(); s.Total().InUse != 0 {
+	if s := ctx.Stats().Alloc; s.Total().InUse != 0 {
 		t.Errorf("%d bytes still in use after the runs", s.Total().InUse)
 	}
 }
@@ -89,7 +89,7 @@ func TestTaggedNoDriverAllocAfterFirstStep(t *testing.T) {
 			t.Errorf("tagged: %d driver allocations after the first step, want 0", res.AllocsAfterFirst)
 		}
 	}
-	if ts := ctx.AllocStats().Tag(mustTag(t)); ts.Name != "tempSite" || ts.Reuses != 198 {
+	if ts := ctx.Stats().Alloc.Tag(mustTag(t)); ts.Name != "tempSite" || ts.Reuses != 198 {
 		t.Errorf("tempSite statistics %+v: want name tempSite, 198 reuses", ts)
 	}
 }

@@ -42,7 +42,7 @@ func BenchmarkPolicy(b *testing.B) {
 					elapsed += float64(res.Elapsed.Nanoseconds())
 					runs++
 				}
-				s := ctx.AllocStats().Total()
+				s := ctx.Stats().Alloc.Total()
 				b.ReportMetric(elapsed/float64(runs*steps), "ns/step")
 				b.ReportMetric(float64(s.Peak), "peak-owned-B")
 				b.ReportMetric(float64(s.PeakInUse), "peak-inuse-B")

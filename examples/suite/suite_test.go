@@ -41,11 +41,11 @@ func TestPrograms(t *testing.T) {
 				}
 				var allocs uint64
 				for run := range 2 {
-					before := e.Ctx.AllocStats().DriverAllocs
+					before := e.Ctx.Stats().Alloc.DriverAllocs
 					if err := c.Run(); err != nil {
 						t.Fatalf("%s: run %d: %v", e.Mode, run, err)
 					}
-					allocs = e.Ctx.AllocStats().DriverAllocs - before
+					allocs = e.Ctx.Stats().Alloc.DriverAllocs - before
 					if err := c.Verify(); err != nil {
 						t.Errorf("%s: run %d, size %+v, seed %d: %v", e.Mode, run, s, seed, err)
 					}
