@@ -22,8 +22,11 @@ import (
 // PolicyFull, PolicyTaggedOnly and PolicyBestFit became the fields
 // Config.AllocPolicy (a string checked by Open) and Config.AllocMaxHeld:
 // -5 (123). Context.AllocStats and Context.CacheStats became
-// Context.Stats, which returns stats.Context: -1 (122).
-const apiCeiling = 122
+// Context.Stats, which returns stats.Context: -1 (122). SelectDevices
+// moved to internal/devsel (rt.Open and dgen devices use it; its selector
+// is documented at Config.Device) and Devices, a driver.Lookup and
+// Platforms call, into cmd/dgen: -2 (120).
+const apiCeiling = 120
 
 // exportedIdentifiers counts rt's API with go/ast, over the package's
 // non-test files: every exported package-level identifier (type, function,

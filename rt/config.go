@@ -147,8 +147,18 @@ type Config struct {
 	// "auto" chooses one (see chooseBackend in backend.go): rt/cuda for an
 	// NVIDIA GPU when it is imported and libcuda loads, else "opencl".
 	Backend string
-	// Device is a device selector in the form SelectDevices documents.
-	// It is ignored when Devices is set.
+	// Device is a device selector, the value of DGEN_DEVICE:
+	//
+	//	""              the first GPU, else the first CPU device, else the first device
+	//	gpu, cpu, accelerator
+	//	                the first device of that type
+	//	P:D             device D of platform P (indices from 0, as `dgen devices` prints)
+	//	P:*             every device of platform P, in one context
+	//	anything else   the first device whose name, or else whose platform's
+	//	                name, contains it (case-insensitive)
+	//
+	// A selector that picks nothing fails Open with an error wrapping
+	// ErrNoDevice. Device is ignored when Devices is set.
 	Device string
 	// Devices, if set, are the devices to open, all of one platform.
 	Devices []driver.DeviceInfo

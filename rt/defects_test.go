@@ -18,7 +18,7 @@ import (
 // the persistent cache in a temporary directory.
 func openFakeDevices(t *testing.T, n int) *rt.Context {
 	t.Helper()
-	ps, err := rt.Devices("fake")
+	ps, err := listPlatforms("fake")
 	if err != nil {
 		t.Fatal(err)
 	}
