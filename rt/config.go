@@ -265,7 +265,7 @@ func (cfg *Config) allocConfig() (alloc.Config, error) {
 	}
 	ac.MaxHeld = cfg.AllocMaxHeld
 	ac.IsOutOfMemory = isOutOfMemory
-	ac.TagName = func(t alloc.Tag) string { return TagName(uint32(t)) }
+	ac.TagName = func(t alloc.Tag) string { return tagName(uint32(t)) }
 	return ac, nil
 }
 

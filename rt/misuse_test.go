@@ -110,7 +110,6 @@ func TestNilArguments(t *testing.T) {
 			_, _, _ = nq.Context(), nq.Device(), nq.Profiling()
 			_, _ = nk.Name(), nk.NumArgs()
 			_, _ = np.Name(), nm.Size()
-			_ = ne.Name()
 			return nil
 		},
 		"Event.Wait":    func() error { return ne.Wait() },

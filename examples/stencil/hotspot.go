@@ -258,7 +258,7 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 	var spare rt.Buffer[float32] // the double buffer's second half
 	defer func() {
 		in.Free()
-		if !spare.IsNil() {
+		if spare.Mem() != nil {
 			spare.Free()
 		}
 	}()
@@ -460,7 +460,7 @@ func (l *loop) replayPairs(st *Step, r rt.Range, pairs int) (err error) {
 		st.TempSrc, st.TempDst = scratch, l.in
 		return st.Enqueue(q, r)
 	})
-	if l.mode == "driver" && !scratch.IsNil() { // not the allocator's: the graph does not own it
+	if l.mode == "driver" && scratch.Mem() != nil { // not the allocator's: the graph does not own it
 		defer func() { err = errors.Join(err, scratch.Free()) }()
 	}
 	if err != nil {

@@ -54,7 +54,7 @@ type Cache struct {
 type Alloc struct {
 	// Devices has the allocator statistics of every device of the context
 	// whose allocator has been used, in device order. Tag names are the
-	// allocation sites' (rt.TagName).
+	// allocation sites'.
 	Devices []DeviceAlloc
 	// DriverAllocs and DriverReleases count every driver buffer created and
 	// released through the context: by the allocators and rt.NewBuffer.
