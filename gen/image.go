@@ -12,15 +12,16 @@ import (
 	"github.com/dgen-go/dgen/gen/internal/clsrc"
 )
 
-// Images and samplers in kernel specs: the OpenCL C image types bind the
-// rt image handles of the same kind, with the parameter's access
-// qualifier, and sampler_t binds rt.Sampler. A sampler declared as a
-// constant in the source is no parameter and needs nothing.
+// Images and samplers in kernel specs: the OpenCL C image types bind
+// rt.Image, with the parameter's type and access qualifier, which rt
+// checks against the image's ImageDesc when the argument is set, and
+// sampler_t binds rt.Sampler. A sampler declared as a constant in the
+// source is no parameter and needs nothing.
 
-// imageTypes maps the OpenCL C image types to the rt handle types.
-var imageTypes = map[string]string{
-	"image1d_t": "Image1D", "image1d_buffer_t": "Image1DBuffer", "image1d_array_t": "Image1DArray",
-	"image2d_t": "Image2D", "image2d_array_t": "Image2DArray", "image3d_t": "Image3D",
+// imageTypes are the OpenCL C image types.
+var imageTypes = map[string]bool{
+	"image1d_t": true, "image1d_buffer_t": true, "image1d_array_t": true,
+	"image2d_t": true, "image2d_array_t": true, "image3d_t": true,
 }
 
 // imageParam is what emit needs of an image or sampler parameter: the
@@ -29,16 +30,9 @@ type imageParam struct {
 	access string
 }
 
-// isImageHandle reports whether t is one of rt's image handle types, which
-// an allocation site may hand out.
-func isImageHandle(t types.Type) bool {
-	for _, name := range imageTypes {
-		if isRT(t, name) {
-			return true
-		}
-	}
-	return false
-}
+// isImageHandle reports whether t is rt's image handle type, which an
+// allocation site may hand out.
+func isImageHandle(t types.Type) bool { return isRT(t, "Image") }
 
 // accessQualifier returns the access qualifier of an image parameter as
 // written (after preprocessing); an image parameter without one is
@@ -65,7 +59,7 @@ func (s *state) checkImageField(k *kernel, f *types.Var, pos token.Pos, i int, p
 	if t == nil || t.Kind != clsrc.Opaque {
 		return field{}, false, false
 	}
-	rtName, isImage := imageTypes[t.Name]
+	isImage, rtName := imageTypes[t.Name], "Image"
 	switch {
 	case isImage:
 	case t.Name == "sampler_t":
@@ -74,13 +68,7 @@ func (s *state) checkImageField(k *kernel, f *types.Var, pos token.Pos, i int, p
 		return field{}, false, false
 	}
 	if !isRT(f.Type(), rtName) {
-		why := ""
-		for cl, name := range imageTypes {
-			if isRT(f.Type(), name) && isImage {
-				why = fmt.Sprintf(" (rt.%s binds %s)", name, cl)
-			}
-		}
-		s.errorf(pos, "kernel spec %s: field %s has type %s but parameter %d (%s) of %s needs rt.%s%s", k.name, f.Name(), typeString(f.Type(), s.l.path), i, param.Text, k.clName, rtName, why)
+		s.errorf(pos, "kernel spec %s: field %s has type %s but parameter %d (%s) of %s needs rt.%s", k.name, f.Name(), typeString(f.Type(), s.l.path), i, param.Text, k.clName, rtName)
 		return field{}, true, false
 	}
 	fd = field{name: f.Name(), class: clsrc.ArgValue, cl: t.Name, elem: f.Type(), img: &imageParam{}}
@@ -118,5 +106,5 @@ func imageArg(i int, f field) jen.Code {
 	case f.img.access == "":
 		return jen.Qual(CodegenPath, "SetSampler").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
 	}
-	return jen.Qual(CodegenPath, "SetImage").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name), jen.Lit(f.img.access))
+	return jen.Qual(CodegenPath, "SetImage").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name), jen.Lit(f.cl), jen.Lit(f.img.access))
 }

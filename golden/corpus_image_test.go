@@ -15,8 +15,8 @@ import (
 // corpusImageTypes are the Go types of the OpenCL C image and sampler
 // types, which the corpus's truth files leave unmapped.
 var corpusImageTypes = map[string]string{
-	"image1d_t": "rt.Image1D", "image1d_buffer_t": "rt.Image1DBuffer", "image1d_array_t": "rt.Image1DArray",
-	"image2d_t": "rt.Image2D", "image2d_array_t": "rt.Image2DArray", "image3d_t": "rt.Image3D", "sampler_t": "rt.Sampler",
+	"image1d_t": "rt.Image", "image1d_buffer_t": "rt.Image", "image1d_array_t": "rt.Image",
+	"image2d_t": "rt.Image", "image2d_array_t": "rt.Image", "image3d_t": "rt.Image", "sampler_t": "rt.Sampler",
 }
 
 // TestCorpusImages declares every kernel of the corpus whose parameters

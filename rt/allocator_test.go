@@ -93,7 +93,7 @@ func TestAllocSiteDecisions(t *testing.T) {
 					t.Fatalf("step %d: Free: %v", i, err)
 				}
 			}
-			s := ctx.AllocStats()
+			s := ctx.Stats().Alloc
 			ts := s.Tag(tagOf(t, &siteA))
 			if ts.DriverAllocs != tt.driverAllocs || ts.Reuses != tt.reuses || ts.Requests != uint64(len(tt.sizes)) {
 				t.Errorf("stats %+v, want %d driver allocations and %d reuses", ts, tt.driverAllocs, tt.reuses)
@@ -146,11 +146,11 @@ func TestAllocReuseLoop(t *testing.T) {
 				}
 				in = out
 				if step == 1 {
-					after = ctx.AllocStats().DriverAllocs
+					after = ctx.Stats().Alloc.DriverAllocs
 				}
 			}
 			q.Finish()
-			if got := ctx.AllocStats().DriverAllocs; got != after || got > 2 {
+			if got := ctx.Stats().Alloc.DriverAllocs; got != after || got > 2 {
 				t.Errorf("driver allocations: %d after step 1, %d after 50 steps; want constant, at most 2", after, got)
 			}
 			if err := in.Free(); err != nil {
@@ -200,12 +200,12 @@ func TestAllocFreedErrors(t *testing.T) {
 				}
 				// The block is reused by a new allocation; the stale handle
 				// still fails and does not disturb the new holder.
-				before := ctx.AllocStats().Tag(0).Reuses + ctx.AllocStats().Tag(tagOf(t, &siteA)).Reuses
+				before := ctx.Stats().Alloc.Tag(0).Reuses + ctx.Stats().Alloc.Tag(tagOf(t, &siteA)).Reuses
 				cur, err := alloc.alloc(q, 256)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if after := ctx.AllocStats().Tag(0).Reuses + ctx.AllocStats().Tag(tagOf(t, &siteA)).Reuses; after != before+1 {
+				if after := ctx.Stats().Alloc.Tag(0).Reuses + ctx.Stats().Alloc.Tag(tagOf(t, &siteA)).Reuses; after != before+1 {
 					t.Fatalf("second allocation was not a reuse")
 				}
 				want := make([]float32, 256)
@@ -234,7 +234,7 @@ func TestAllocFreedErrors(t *testing.T) {
 			})
 		}
 	}
-	st := ctx.AllocStats()
+	st := ctx.Stats().Alloc
 	if tot := st.Total(); tot.InUse != 0 || tot.HeldBlocks != 2 {
 		t.Errorf("after the ErrFreed cases: %d bytes in use, %d blocks held; want 0 and 2 (one per pool)\n%v", tot.InUse, tot.HeldBlocks, st)
 	}
@@ -263,13 +263,13 @@ func TestAllocArgumentErrors(t *testing.T) {
 			}
 		})
 	}
-	if n := ctx.AllocStats().DriverAllocs; n != 0 {
+	if n := ctx.Stats().Alloc.DriverAllocs; n != 0 {
 		t.Errorf("%d driver allocations for failed requests, want 0", n)
 	}
 }
 
 func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
-	ctx := openCPUConfig(t, rt.Config{Alloc: rt.AllocConfig{MaxHeld: 96 << 10}})
+	ctx := openCPUConfig(t, rt.Config{AllocMaxHeld: 96 << 10})
 	q := ctx.Queue()
 	// Three 32 KiB requests, freed: one tagged block of 32 KiB, two untagged
 	// ones of their size class's 40959 bytes. The bound of 96 KiB releases
@@ -294,14 +294,14 @@ func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tot := ctx.AllocStats().Total()
-	if tot.Held != 2*40959 || tot.DriverReleases != 1 || ctx.AllocStats().Tag(tagOf(t, &siteBytes)).HeldBlocks != 0 {
+	tot := ctx.Stats().Alloc.Total()
+	if tot.Held != 2*40959 || tot.DriverReleases != 1 || ctx.Stats().Alloc.Tag(tagOf(t, &siteBytes)).HeldBlocks != 0 {
 		t.Errorf("with MaxHeld 96 KiB: held %d bytes, %d released; want 81918, 1 released (the tagged block)", tot.Held, tot.DriverReleases)
 	}
 	if err := ctx.ReleaseHeld(); err != nil {
 		t.Fatal(err)
 	}
-	s := ctx.AllocStats()
+	s := ctx.Stats().Alloc
 	if tot := s.Total(); tot.Held != 0 || tot.HeldBlocks != 0 {
 		t.Errorf("after ReleaseHeld: %d bytes in %d blocks held", tot.Held, tot.HeldBlocks)
 	}
@@ -326,7 +326,7 @@ func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
 	if err := ctx.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = ctx.AllocStats()
+	s = ctx.Stats().Alloc
 	if s.DriverAllocs != s.DriverReleases {
 		t.Errorf("after Close: %d driver buffers created, %d released\n%v", s.DriverAllocs, s.DriverReleases, s)
 	}
@@ -342,7 +342,7 @@ func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
 }
 
 func TestAllocSeedPolicy(t *testing.T) {
-	ctx := openCPUConfig(t, rt.Config{Alloc: rt.AllocConfig{Policy: rt.PolicyTaggedOnly}})
+	ctx := openCPUConfig(t, rt.Config{AllocPolicy: "tagged"})
 	q := ctx.Queue()
 	for range 3 {
 		b, err := rt.Alloc[float32](q, 1000)
@@ -351,10 +351,10 @@ func TestAllocSeedPolicy(t *testing.T) {
 		}
 		b.Free()
 	}
-	if s := ctx.AllocStats(); s.DriverAllocs != 3 || s.DriverReleases != 3 {
+	if s := ctx.Stats().Alloc; s.DriverAllocs != 3 || s.DriverReleases != 3 {
 		t.Errorf("seed policy, untagged: %d allocations, %d releases; want 3 and 3", s.DriverAllocs, s.DriverReleases)
 	}
-	if _, err := rt.OpenConfig(rt.Config{Device: "cpu", Alloc: rt.AllocConfig{Policy: "lifo"}}); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := rt.OpenConfig(rt.Config{Device: "cpu", AllocPolicy: "lifo"}); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("policy lifo: %v, want ErrInvalidArgument", err)
 	}
 }
@@ -408,7 +408,7 @@ func TestAllocConcurrent(t *testing.T) {
 	if bad.Load() != 0 {
 		t.Errorf("%d buffers read back another goroutine's data", bad.Load())
 	}
-	if tot := ctx.AllocStats().Total(); tot.Requests != 240 || tot.InUse != 0 || tot.Reuses == 0 {
+	if tot := ctx.Stats().Alloc.Total(); tot.Requests != 240 || tot.InUse != 0 || tot.Reuses == 0 {
 		t.Errorf("stats %+v: want 240 requests, none in use, some reuses", tot)
 	}
 }
@@ -529,7 +529,7 @@ func TestAllocOutOfMemory(t *testing.T) {
 			if err != nil {
 				t.Fatalf("allocation that fits after releasing held blocks: %v", err)
 			}
-			st := ctx.AllocStats()
+			st := ctx.Stats().Alloc
 			if st.Devices[0].OOMRetries != 1 || st.Tag(tagOf(t, &siteBytes)).HeldBlocks != 0 {
 				t.Errorf("after retry: %d retries, %d blocks held under siteBytes; want 1 and 0", st.Devices[0].OOMRetries, st.Tag(tagOf(t, &siteBytes)).HeldBlocks)
 			}
@@ -555,7 +555,7 @@ func TestAllocOutOfMemory(t *testing.T) {
 				t.Fatalf("after freeing: %v", err)
 			}
 			c.Free()
-			if s := ctx.AllocStats(); s.DriverAllocs-s.DriverReleases != 1 { // c's block, held
+			if s := ctx.Stats().Alloc; s.DriverAllocs-s.DriverReleases != 1 { // c's block, held
 				t.Errorf("%d driver buffers live, want 1\n%v", s.DriverAllocs-s.DriverReleases, s)
 			}
 		})

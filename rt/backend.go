@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dgen-go/dgen/internal/devsel"
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
@@ -62,7 +63,7 @@ func devicesOn(b driver.Backend, cfg Config) ([]driver.DeviceInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: list platforms: %w", err)
 	}
-	devs, err := SelectDevices(ps, cfg.Device)
+	devs, err := devsel.Select(ps, cfg.Device)
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}

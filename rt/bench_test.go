@@ -204,7 +204,7 @@ func BenchmarkAllocHit(b *testing.B) {
 					b.Fatal(err)
 				}
 				warm.Free()
-				before := ctx.AllocStats().DriverAllocs
+				before := ctx.Stats().Alloc.DriverAllocs
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
@@ -217,7 +217,7 @@ func BenchmarkAllocHit(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				if n := ctx.AllocStats().DriverAllocs - before; n != 0 {
+				if n := ctx.Stats().Alloc.DriverAllocs - before; n != 0 {
 					b.Fatalf("%d driver allocations in the loop, want 0", n)
 				}
 			})

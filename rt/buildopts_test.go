@@ -55,7 +55,7 @@ func TestBuildOptionsChecked(t *testing.T) {
 		_, err = codegen.Acquire(ctx.Queue(), badOptsKern)
 		want(t, err, "//dgen:program directive")
 	})
-	if s := ctx.CacheStats(); s.Builds != 0 {
+	if s := ctx.Stats().Cache; s.Builds != 0 {
 		t.Errorf("%d driver builds, want 0", s.Builds)
 	}
 }

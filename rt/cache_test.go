@@ -161,7 +161,7 @@ func TestProgramCacheOneBuild(t *testing.T) {
 			if got := faults.builds.Load(); got != 1 {
 				t.Errorf("%d builds, want 1", got)
 			}
-			if s := ctx.CacheStats(); s.Builds != 1 || s.Programs != 1 {
+			if s := ctx.Stats().Cache; s.Builds != 1 || s.Programs != 1 {
 				t.Errorf("stats %+v, want 1 build and 1 program", s)
 			}
 			for i := 0; i < n; i += 2 {
@@ -219,7 +219,7 @@ func TestSpecValuesDistinctPrograms(t *testing.T) {
 		if b := faults.builds.Load(); b != step.builds {
 			t.Errorf("N=%q: %d builds, want %d", step.value, b, step.builds)
 		}
-		if m := ctx.CacheStats().MemHits; m != step.memHits {
+		if m := ctx.Stats().Cache.MemHits; m != step.memHits {
 			t.Errorf("N=%q: %d memory hits, want %d", step.value, m, step.memHits)
 		}
 		if f, ok := first[step.value]; ok && f != ck {
@@ -452,7 +452,7 @@ func TestCacheChild(t *testing.T) {
 			out.Value = runFill(t, ctx, ctx.Queue(), ck.Object(), 4)[3]
 			ck.Unlock()
 		}
-		out.Stats = ctx.CacheStats()
+		out.Stats = ctx.Stats().Cache
 	}
 	if err != nil {
 		out.Err = err.Error()
@@ -583,7 +583,7 @@ func TestEvictionWhileHoldingKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := ctx.CacheStats(); s.Evictions == 0 {
+	if s := ctx.Stats().Cache; s.Evictions == 0 {
 		t.Errorf("stats %+v: want A evicted", s)
 	}
 	// A is still usable by its holder until it unlocks it.

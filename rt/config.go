@@ -1,7 +1,6 @@
 package rt
 
-// Configuration: what a context opens and how (Config, CacheConfig,
-// AllocConfig), read from the environment's DGEN_ variables in this file
+// Configuration: what a context opens and how (Config, CacheConfig), read from the environment's DGEN_ variables in this file
 // alone (ConfigFromEnv, cacheConfigFromEnv), and the checks of build
 // options. It uses nothing of rt but its errors: the bottom floor.
 
@@ -148,8 +147,18 @@ type Config struct {
 	// "auto" chooses one (see chooseBackend in backend.go): rt/cuda for an
 	// NVIDIA GPU when it is imported and libcuda loads, else "opencl".
 	Backend string
-	// Device is a device selector in the form SelectDevices documents.
-	// It is ignored when Devices is set.
+	// Device is a device selector, the value of DGEN_DEVICE:
+	//
+	//	""              the first GPU, else the first CPU device, else the first device
+	//	gpu, cpu, accelerator
+	//	                the first device of that type
+	//	P:D             device D of platform P (indices from 0, as `dgen devices` prints)
+	//	P:*             every device of platform P, in one context
+	//	anything else   the first device whose name, or else whose platform's
+	//	                name, contains it (case-insensitive)
+	//
+	// A selector that picks nothing fails Open with an error wrapping
+	// ErrNoDevice. Device is ignored when Devices is set.
 	Device string
 	// Devices, if set, are the devices to open, all of one platform.
 	Devices []driver.DeviceInfo
@@ -157,9 +166,27 @@ type Config struct {
 	// Tracing (Trace or Tracer set) with device-time sampling turns it on
 	// too.
 	Profiling bool
-	// Alloc configures the allocator of each device (AllocSite.Alloc and
-	// Alloc).
-	Alloc AllocConfig
+	// AllocPolicy is the policy of each device's allocator (AllocSite.Alloc
+	// and Alloc), as DGEN_ALLOC_POLICY names it:
+	//
+	//	"full"     the tagged free list plus the untagged size-class pool and
+	//	           release-and-retry on out of memory; the default (also "")
+	//	"tagged"   the tagged free list only, as Futhark's allocator (2018)
+	//	           has it: untagged allocations go to the driver and back,
+	//	           and out of memory is not retried
+	//	"bestfit"  the policy Futhark's runtime moved to in 2020: one free
+	//	           list across tags, every freed block held, and a request
+	//	           served by the smallest held block that is large enough and
+	//	           has the request's tag, is under 4096 bytes, or would be less
+	//	           than half empty (alloc.Config.BestFit); release-and-retry
+	//	           on out of memory is on
+	//
+	// Another value fails Open with an error wrapping ErrInvalidArgument.
+	AllocPolicy string
+	// AllocMaxHeld, when positive, bounds the bytes that one device's
+	// allocator holds in free lists; beyond it the least recently freed
+	// blocks are released to the driver (DGEN_ALLOC_MAX_HELD).
+	AllocMaxHeld int64
 	// Trace selects the built-in trace subscribers and the device-time
 	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
 	// "perfetto:PATH", "summary", "log", "device=16", comma-separated.
@@ -210,8 +237,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		cfg.Profiling = b
 	}
 	if v := getenv("DGEN_ALLOC_POLICY"); v != "" {
-		cfg.Alloc.Policy = AllocPolicy(strings.ToLower(strings.TrimSpace(v)))
-		if _, err := cfg.Alloc.policy(); err != nil {
+		cfg.AllocPolicy = strings.ToLower(strings.TrimSpace(v))
+		if _, err := cfg.allocConfig(); err != nil {
 			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full, tagged or bestfit", v)
 		}
 	}
@@ -220,7 +247,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if err != nil {
 			return cfg, fmt.Errorf("DGEN_ALLOC_MAX_HELD=%q: %w", v, err)
 		}
-		cfg.Alloc.MaxHeld = n
+		cfg.AllocMaxHeld = n
 	}
 	if err := traceConfig(&cfg, getenv); err != nil {
 		return cfg, err
@@ -277,55 +304,26 @@ func (gc graphConfig) allows(n driver.NativeGraph) bool {
 	return n != driver.NoNativeGraph && int(n) < len(gc.off) && !gc.off[n]
 }
 
-// AllocPolicy selects the allocator's policy.
-type AllocPolicy string
-
-// The allocator policies.
-const (
-	// PolicyFull is the tagged free list plus the untagged size-class pool
-	// and release-and-retry on out of memory. It is the default.
-	PolicyFull AllocPolicy = "full"
-	// PolicyTaggedOnly is the tagged free list only, as Futhark's
-	// allocator (2018) has it: untagged allocations go to the driver and
-	// back, and out of memory is not retried.
-	PolicyTaggedOnly AllocPolicy = "tagged"
-	// PolicyBestFit is the policy Futhark's runtime moved to in 2020: one
-	// free list across tags, every freed block held, and a request served
-	// by the smallest held block that is large enough and has the request's
-	// tag, is under 4096 bytes, or would be less than half empty (see
-	// alloc.Config.BestFit). Release-and-retry on out of memory is on.
-	PolicyBestFit AllocPolicy = "bestfit"
-)
-
-// AllocConfig configures the allocator of every device of a context.
-type AllocConfig struct {
-	// Policy is PolicyFull (also when empty), PolicyTaggedOnly or
-	// PolicyBestFit.
-	Policy AllocPolicy
-	// MaxHeld, when positive, bounds the bytes that one device's allocator
-	// holds in free lists; beyond it the least recently freed blocks are
-	// released to the driver.
-	MaxHeld int64
-}
-
-func (ac AllocConfig) policy() (alloc.Config, error) {
-	var cfg alloc.Config
-	switch ac.Policy {
-	case "", PolicyFull:
-	case PolicyTaggedOnly:
-		cfg = alloc.SeedPolicy()
-	case PolicyBestFit:
-		cfg.BestFit = true
+// allocConfig returns the allocator configuration of cfg's AllocPolicy
+// and AllocMaxHeld.
+func (cfg *Config) allocConfig() (alloc.Config, error) {
+	var ac alloc.Config
+	switch cfg.AllocPolicy {
+	case "", "full":
+	case "tagged":
+		ac = alloc.SeedPolicy()
+	case "bestfit":
+		ac.BestFit = true
 	default:
-		return cfg, fmt.Errorf("allocator policy %q: %w: want %q, %q or %q", ac.Policy, ErrInvalidArgument, PolicyFull, PolicyTaggedOnly, PolicyBestFit)
+		return ac, fmt.Errorf("allocator policy %q: %w: want full, tagged or bestfit", cfg.AllocPolicy, ErrInvalidArgument)
 	}
-	if ac.MaxHeld < 0 {
-		return cfg, fmt.Errorf("allocator bound of %d bytes held: %w: negative", ac.MaxHeld, ErrInvalidArgument)
+	if cfg.AllocMaxHeld < 0 {
+		return ac, fmt.Errorf("allocator bound of %d bytes held: %w: negative", cfg.AllocMaxHeld, ErrInvalidArgument)
 	}
-	cfg.MaxHeld = ac.MaxHeld
-	cfg.IsOutOfMemory = isOutOfMemory
-	cfg.TagName = func(t alloc.Tag) string { return TagName(uint32(t)) }
-	return cfg, nil
+	ac.MaxHeld = cfg.AllocMaxHeld
+	ac.IsOutOfMemory = isOutOfMemory
+	ac.TagName = func(t alloc.Tag) string { return tagName(uint32(t)) }
+	return ac, nil
 }
 
 // traceConfig reads DGEN_TRACE into cfg, validating it.

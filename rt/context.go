@@ -75,7 +75,7 @@ func Open() (*Context, error) {
 
 // OpenConfig opens a context as cfg says.
 func OpenConfig(cfg Config) (*Context, error) {
-	acfg, err := cfg.Alloc.policy()
+	acfg, err := cfg.allocConfig()
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
@@ -306,100 +306,6 @@ type Device struct {
 	tr        *trace.Device // trace handle; see "Tracing in rt"
 	clockOnce sync.Once     // aligns the device clock for tracing
 	clockErr  time.Duration // bound on the aligned device times' error
-}
-
-// Devices lists the devices of every platform of the named backend ("" is
-// "opencl").
-func Devices(backend string) ([]driver.PlatformInfo, error) {
-	b, err := driver.Lookup(backend)
-	if err != nil {
-		return nil, err
-	}
-	ps, err := b.Platforms()
-	if err != nil {
-		return nil, fmt.Errorf("list platforms: %w", err)
-	}
-	return ps, nil
-}
-
-// SelectDevices returns the devices that selector picks among platforms.
-// The selector is the value of DGEN_DEVICE:
-//
-//	""              the first GPU, else the first CPU device, else the first device
-//	gpu, cpu, accelerator
-//	                the first device of that type
-//	P:D             device D of platform P (indices from 0, as `dgen devices` prints)
-//	P:*             every device of platform P, in one context
-//	anything else   the first device whose name, or else whose platform's
-//	                name, contains it (case-insensitive)
-func SelectDevices(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceInfo, error) {
-	var all []driver.DeviceInfo
-	for _, p := range platforms {
-		all = append(all, p.Devices...)
-	}
-	if len(all) == 0 {
-		return nil, fmt.Errorf("select device %q: %w: no platform lists a device", selector, ErrNoDevice)
-	}
-	firstOfType := func(t driver.DeviceType) []driver.DeviceInfo {
-		for _, d := range all {
-			if d.Type == t {
-				return []driver.DeviceInfo{d}
-			}
-		}
-		return nil
-	}
-	sel := strings.TrimSpace(selector)
-	switch strings.ToLower(sel) {
-	case "":
-		if d := firstOfType(driver.DeviceGPU); d != nil {
-			return d, nil
-		}
-		if d := firstOfType(driver.DeviceCPU); d != nil {
-			return d, nil
-		}
-		return all[:1], nil
-	case "gpu", "cpu", "accelerator":
-		t := map[string]driver.DeviceType{"gpu": driver.DeviceGPU, "cpu": driver.DeviceCPU, "accelerator": driver.DeviceAccelerator}[strings.ToLower(sel)]
-		if d := firstOfType(t); d != nil {
-			return d, nil
-		}
-		return nil, fmt.Errorf("select device %q: %w: there is no %s device", selector, ErrNoDevice, t)
-	}
-	if ps, ds, ok := strings.Cut(sel, ":"); ok {
-		pi, err := strconv.Atoi(ps)
-		if err == nil {
-			if pi < 0 || pi >= len(platforms) {
-				return nil, fmt.Errorf("select device %q: %w: platform %d of %d", selector, ErrNoDevice, pi, len(platforms))
-			}
-			devs := platforms[pi].Devices
-			if ds == "*" {
-				if len(devs) == 0 {
-					return nil, fmt.Errorf("select device %q: %w: platform %d has no device", selector, ErrNoDevice, pi)
-				}
-				return append([]driver.DeviceInfo(nil), devs...), nil
-			}
-			di, err := strconv.Atoi(ds)
-			if err != nil {
-				return nil, fmt.Errorf("select device %q: device index %q is not a number or *", selector, ds)
-			}
-			if di < 0 || di >= len(devs) {
-				return nil, fmt.Errorf("select device %q: %w: device %d of %d on platform %d", selector, ErrNoDevice, di, len(devs), pi)
-			}
-			return []driver.DeviceInfo{devs[di]}, nil
-		}
-	}
-	low := strings.ToLower(sel)
-	for _, d := range all {
-		if strings.Contains(strings.ToLower(d.Name), low) {
-			return []driver.DeviceInfo{d}, nil
-		}
-	}
-	for _, d := range all {
-		if strings.Contains(strings.ToLower(d.Platform), low) {
-			return []driver.DeviceInfo{d}, nil
-		}
-	}
-	return nil, fmt.Errorf("select device %q: %w: no device or platform name contains it", selector, ErrNoDevice)
 }
 
 // Tracing in rt.
@@ -735,8 +641,15 @@ func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error
 // this file connects it to the context: it builds through the context's
 // driver and traces through its tracer.
 
-// CacheStats returns the counters of the context's program cache.
-func (c *Context) CacheStats() stats.Cache {
+// Stats returns the context's statistics: what its program cache did
+// (Cache) and what its allocators hold and did (Alloc). It works after
+// Close too, and on a nil context returns zero statistics.
+func (c *Context) Stats() stats.Context {
+	return stats.Context{Cache: c.cacheStats(), Alloc: c.allocStats()}
+}
+
+// cacheStats returns the counters of the context's program cache.
+func (c *Context) cacheStats() stats.Cache {
 	if c == nil {
 		return stats.Cache{}
 	}

@@ -145,8 +145,9 @@ func (s *AllocSite[T]) Tag() uint32 {
 	return d.Tag()
 }
 
-// TagName returns the readable name of an allocation tag, "untagged" for 0.
-func TagName(tag uint32) string { return desc.TagName(tag) }
+// tagName returns the readable name of an allocation tag, "untagged" for
+// 0: the name of its allocation site, as statistics and traces show it.
+func tagName(tag uint32) string { return desc.TagName(tag) }
 
 // DeviceGlobal is a device global variable declared with //dgen:global: a
 // value of T that kernels refer to by the variable's name. An ordinary

@@ -18,7 +18,7 @@ import (
 // the persistent cache in a temporary directory.
 func openFakeDevices(t *testing.T, n int) *rt.Context {
 	t.Helper()
-	ps, err := rt.Devices("fake")
+	ps, err := listPlatforms("fake")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestWaiterOnFailedBuildIsNoHit(t *testing.T) {
 			t.Errorf("request %d: %v; want ErrBuildFailed", i, err)
 		}
 	}
-	if s := ctx.CacheStats(); s.MemHits != 0 || s.Builds != 1 {
+	if s := ctx.Stats().Cache; s.MemHits != 0 || s.Builds != 1 {
 		t.Errorf("stats %+v; want 1 build and no memory hit", s)
 	}
 }

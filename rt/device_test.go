@@ -5,61 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/dgen-go/dgen/rt/driver"
 )
-
-func TestSelectDevices(t *testing.T) {
-	cpu := driver.DeviceInfo{PlatformIndex: 0, Index: 0, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: driver.DeviceCPU}
-	cpu2 := driver.DeviceInfo{PlatformIndex: 0, Index: 1, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: driver.DeviceCPU}
-	gpu := driver.DeviceInfo{PlatformIndex: 1, Index: 0, Name: "NVIDIA H200", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU}
-	both := []driver.PlatformInfo{{Index: 0, Devices: []driver.DeviceInfo{cpu, cpu2}}, {Index: 1, Devices: []driver.DeviceInfo{gpu}}}
-	cpuOnly := both[:1]
-	tests := []struct {
-		selector  string
-		platforms []driver.PlatformInfo
-		want      []driver.DeviceInfo
-		err       error
-	}{
-		{"", both, []driver.DeviceInfo{gpu}, nil},
-		{"", cpuOnly, []driver.DeviceInfo{cpu}, nil},
-		{"cpu", both, []driver.DeviceInfo{cpu}, nil},
-		{"GPU", both, []driver.DeviceInfo{gpu}, nil},
-		{"gpu", cpuOnly, nil, ErrNoDevice},
-		{"0:1", both, []driver.DeviceInfo{cpu2}, nil},
-		{"1:0", both, []driver.DeviceInfo{gpu}, nil},
-		{"0:*", both, []driver.DeviceInfo{cpu, cpu2}, nil},
-		{"2:0", both, nil, ErrNoDevice},
-		{"0:5", both, nil, ErrNoDevice},
-		{"h200", both, []driver.DeviceInfo{gpu}, nil},
-		{"portable", both, []driver.DeviceInfo{cpu}, nil},
-		{"nvidia", both, []driver.DeviceInfo{gpu}, nil},
-		{"tpu", both, nil, ErrNoDevice},
-		{"", nil, nil, ErrNoDevice},
-	}
-	for _, tt := range tests {
-		got, err := SelectDevices(tt.platforms, tt.selector)
-		if tt.err != nil {
-			if !errors.Is(err, tt.err) {
-				t.Errorf("SelectDevices(%q) error = %v, want %v", tt.selector, err, tt.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("SelectDevices(%q): %v", tt.selector, err)
-			continue
-		}
-		if len(got) != len(tt.want) {
-			t.Errorf("SelectDevices(%q) = %d devices, want %d", tt.selector, len(got), len(tt.want))
-			continue
-		}
-		for i := range got {
-			if got[i].PlatformIndex != tt.want[i].PlatformIndex || got[i].Index != tt.want[i].Index {
-				t.Errorf("SelectDevices(%q)[%d] = %d:%d, want %d:%d", tt.selector, i, got[i].PlatformIndex, got[i].Index, tt.want[i].PlatformIndex, tt.want[i].Index)
-			}
-		}
-	}
-}
 
 func TestRangeCheck(t *testing.T) {
 	tests := []struct {
@@ -98,12 +44,12 @@ func TestConfigFromEnv(t *testing.T) {
 		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", Profiling: true}},
 		{env: map[string]string{"DGEN_PROFILE": "maybe"}, wantErr: true},
 		{env: map[string]string{"DGEN_PROFILE": "on"}, want: Config{Profiling: true}},
-		{env: map[string]string{"DGEN_ALLOC_POLICY": "tagged"}, want: Config{Alloc: AllocConfig{Policy: PolicyTaggedOnly}}},
-		{env: map[string]string{"DGEN_ALLOC_POLICY": "Full"}, want: Config{Alloc: AllocConfig{Policy: PolicyFull}}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "tagged"}, want: Config{AllocPolicy: "tagged"}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "Full"}, want: Config{AllocPolicy: "full"}},
 		{env: map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, wantErr: true},
-		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "512MiB"}, want: Config{Alloc: AllocConfig{MaxHeld: 512 << 20}}},
-		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "1g"}, want: Config{Alloc: AllocConfig{MaxHeld: 1 << 30}}},
-		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "4096"}, want: Config{Alloc: AllocConfig{MaxHeld: 4096}}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "512MiB"}, want: Config{AllocMaxHeld: 512 << 20}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "1g"}, want: Config{AllocMaxHeld: 1 << 30}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "4096"}, want: Config{AllocMaxHeld: 4096}},
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "0"}, want: Config{}},
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "-1"}, wantErr: true},
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "lots"}, wantErr: true},

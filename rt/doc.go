@@ -26,8 +26,17 @@
 // ([NewBuffer]), from the allocator's untagged pool ([Alloc]), or from an
 // allocation site's free list ([AllocSite.Alloc]); [Buffer.View] makes a
 // sub-buffer and [NewPinned] host memory that the device reaches directly.
-// A launch is over a [Range] ([Range1], [Range2], [Range3], with
-// [Range.WithLocal] for a work-group size).
+// An [Image] is device memory with a pixel format, of the OpenCL C image
+// type that its [ImageDesc] names (Kind "image2d_t", ...): from the driver
+// ([NewImage]) or from an allocation site of images ([AllocImage]); a
+// kernel spec's field of type Image binds an image parameter, and one of
+// type [Sampler] a sampler_t. A launch is over a [Range] ([Range1],
+// [Range2], [Range3], with [Range.WithLocal] for a work-group size).
+//
+// [Context.Stats] reports what the program cache and the allocators did
+// (package rt/stats); the allocator's policy and bound are
+// [Config].AllocPolicy and AllocMaxHeld (DGEN_ALLOC_POLICY,
+// DGEN_ALLOC_MAX_HELD).
 //
 // # Declarations
 //

@@ -3,6 +3,7 @@ package rt
 import (
 	"errors"
 
+	"github.com/dgen-go/dgen/internal/devsel"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
@@ -25,7 +26,7 @@ var (
 	// device global. Nothing is read or written.
 	ErrOutOfRange = errors.New("out of range")
 	// ErrNoDevice reports that no device matches the selection.
-	ErrNoDevice = errors.New("no matching device")
+	ErrNoDevice = devsel.ErrNoDevice
 	// ErrNoBackend reports that no backend is registered under the name
 	// asked for; import rt/opencl to register the OpenCL backend.
 	ErrNoBackend = driver.ErrNoBackend

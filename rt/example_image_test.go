@@ -9,8 +9,9 @@ import (
 )
 
 // Images: an RGBA image made from an *image.RGBA, filled in part, and read
-// back into another. Kernel specs take rt.Image2D fields for image2d_t
-// parameters and rt.Sampler fields for sampler_t ones.
+// back into another. Kernel specs take rt.Image fields for image parameters
+// (image2d_t, ...: ImageDesc.Kind says which an image is) and rt.Sampler
+// fields for sampler_t ones.
 func ExampleNewImage() {
 	ctx, err := rt.Open()
 	if err != nil {
@@ -21,7 +22,7 @@ func ExampleNewImage() {
 	q := ctx.Queue()
 	src := image.NewRGBA(image.Rect(0, 0, 4, 2))
 	src.Set(0, 0, color.RGBA{255, 0, 0, 255})
-	img, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "RGBA", Type: "UNORM_INT8", Width: 4, Height: 2})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "UNORM_INT8", Width: 4, Height: 2})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -363,7 +363,7 @@ func TestFakeProgramCache(t *testing.T) {
 	if k := ck.Object(); k.NumArgs() != 2 {
 		t.Errorf("kernel k takes %d arguments, want 2", k.NumArgs())
 	}
-	if s := ctx.CacheStats(); s.Evictions == 0 {
+	if s := ctx.Stats().Cache; s.Evictions == 0 {
 		t.Errorf("stats %+v: want A evicted under a 1-byte threshold", s)
 	}
 }

@@ -86,7 +86,7 @@ func TestRemoteTier(t *testing.T) {
 				if err := ctx.Close(); err != nil { // waits for the publish
 					t.Fatal(err)
 				}
-				s := ctx.CacheStats()
+				s := ctx.Stats().Cache
 				if s.Builds != want.builds || s.DiskHits != want.diskHits || s.Remote.Hits != want.remoteHits || s.Remote.Misses != want.remoteMisses ||
 					s.Remote.Publishes != want.publishes || s.Remote.Errors != 0 || s.MemHits != 0 {
 					t.Errorf("context %d: stats %+v; want %d builds, %d disk hits, %d remote hits, %d remote misses, %d publishes", i, s, want.builds, want.diskHits, want.remoteHits, want.remoteMisses, want.publishes)
@@ -121,7 +121,7 @@ func TestRemoteDownWarnsOnce(t *testing.T) {
 	if n := strings.Count(warn.String(), "warning"); n != 1 {
 		t.Errorf("%d warnings; want 1:\n%s", n, warn.String())
 	}
-	if s := ctx.CacheStats(); s.Builds != 3 || s.Remote.Errors != 1 {
+	if s := ctx.Stats().Cache; s.Builds != 3 || s.Remote.Errors != 1 {
 		t.Errorf("stats %+v; want 3 builds, 1 remote error", s)
 	}
 }

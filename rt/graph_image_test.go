@@ -17,8 +17,8 @@ type samplerFixture struct {
 	ctx        *rt.Context
 	q          *rt.Queue
 	k          *rt.Kernel
-	in         rt.Image2D
-	out        [2]rt.Image2D
+	in         rt.Image
+	out        [2]rt.Image
 	w, h       int
 	src, zeros []float32
 }
@@ -28,8 +28,8 @@ func newSamplerFixture(t *testing.T) *samplerFixture {
 	ctx := openCPU(t)
 	f := &samplerFixture{ctx: ctx, q: ctx.Queue(), w: 37, h: 11}
 	var err error
-	d := rt.ImageDesc{Order: "R", Type: "FLOAT", Width: f.w, Height: f.h, Access: "read_only"}
-	if f.in, err = rt.NewImage[rt.Image2D](ctx, d); errors.Is(err, errors.ErrUnsupported) {
+	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: f.w, Height: f.h, Access: "read_only"}
+	if f.in, err = rt.NewImage(ctx, d); errors.Is(err, errors.ErrUnsupported) {
 		t.Skipf("no images on this backend: %v", err)
 	} else if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func newSamplerFixture(t *testing.T) *samplerFixture {
 	}
 	d.Access = "write_only"
 	for i := range f.out {
-		if f.out[i], err = rt.NewImage[rt.Image2D](ctx, d); err != nil {
+		if f.out[i], err = rt.NewImage(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.out[i].Free() })
@@ -286,7 +286,7 @@ func TestGraphSamplerRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: 4, Height: 4})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -433,14 +433,14 @@ func TestGraphOwnsAllocations(t *testing.T) {
 	if got := f.read(t); got[3] != 4 {
 		t.Fatalf("y[3] = %v, want 4", got[3])
 	}
-	inUse := ctx.AllocStats().Total().InUse
+	inUse := ctx.Stats().Alloc.Total().InUse
 	if inUse == 0 {
 		t.Fatal("no allocator memory in use")
 	}
 	if err := g.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if got := ctx.AllocStats().Total().InUse; got != 0 {
+	if got := ctx.Stats().Alloc.Total().InUse; got != 0 {
 		t.Errorf("in use after Release: %d bytes, want 0 (%d before)", got, inUse)
 	}
 	if err := tmp.Free(); !errors.Is(err, rt.ErrFreed) {
@@ -457,7 +457,7 @@ func TestGraphOwnsAllocations(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
-	if got := ctx.AllocStats().Total().InUse; got != 0 {
+	if got := ctx.Stats().Alloc.Total().InUse; got != 0 {
 		t.Errorf("in use after a failed recording: %d bytes, want 0", got)
 	}
 }
@@ -521,7 +521,7 @@ func TestGraphTrace(t *testing.T) {
 // once and reused on queue B, is overwritten there only after the launch.
 func TestGraphCrossQueueReuse(t *testing.T) {
 	const n, iters, trials = 1 << 16, 400, 10
-	r := newCrossQueueRig(t, rt.PolicyFull)
+	r := newCrossQueueRig(t, "full")
 	bad := 0
 	for range trials {
 		in, err := rt.Alloc[float32](r.qa, n)
@@ -568,7 +568,7 @@ func TestGraphCrossQueueReuse(t *testing.T) {
 	if bad != 0 {
 		t.Errorf("%d elements corrupted in %d trials", bad, trials)
 	}
-	if s := r.ctx.AllocStats().Total(); s.Ordered == 0 {
+	if s := r.ctx.Stats().Alloc.Total(); s.Ordered == 0 {
 		t.Errorf("stats %+v: no reuse was ordered after the graph's launch", s)
 	}
 }

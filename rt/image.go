@@ -13,13 +13,20 @@ import (
 
 // Images. An image is device memory with a pixel format that kernels read
 // through image read functions (and samplers) and write with image write
-// functions. The six handle types are the six image types of OpenCL C;
-// a kernel spec's field of one of them binds a parameter of that type.
-// Their memory is a Mem like a buffer's: freed once, counted, traced and,
-// from an allocation site, reused in stream order.
+// functions. One handle type, Image, holds any of the six image types of
+// OpenCL C; its ImageDesc.Kind says which, and a kernel parameter of
+// another type refuses it when the argument is set. Its memory is a Mem
+// like a buffer's: freed once, counted, traced and, from an allocation
+// site, reused in stream order.
 
-// ImageDesc describes an image: its pixel format, its size in pixels and
-// what kernels may do with it.
+// ImageDesc describes an image: its type, its pixel format, its size in
+// pixels and what kernels may do with it.
+//
+// Kind is the OpenCL C image type that the image is: "image1d_t",
+// "image1d_buffer_t", "image1d_array_t", "image2d_t", "image2d_array_t"
+// or "image3d_t". It is required. A kernel parameter of another type
+// refuses the image: the launch returns an error wrapping
+// ErrInvalidArgument.
 //
 // Order and Type are the channel order and channel data type as OpenCL
 // names them without the CL_ prefix: Order "R", "RG", "RGBA", "BGRA",
@@ -29,103 +36,82 @@ import (
 // errors.ErrUnsupported that lists the formats the device has.
 //
 // Width is the size of every kind; Height that of the 2D and 3D kinds,
-// Depth that of Image3D, Layers the array size of Image1DArray and
-// Image2DArray. Sizes that a kind does not have are left 0.
+// Depth that of image3d_t, Layers the array size of image1d_array_t and
+// image2d_array_t. Sizes that a kind does not have are left 0.
 //
 // Access is what kernels may do: "read_write" (also when empty),
 // "read_only" or "write_only", as the OpenCL C qualifiers say it. A
 // kernel parameter whose qualifier the image does not allow is an error
 // when the argument is set. The host may read and write any image.
 //
-// Buffer is the memory of an Image1DBuffer, which lies over a buffer: its
-// pixels are the buffer's bytes (Buffer.Mem).
+// Buffer is the memory of an image1d_buffer_t, which lies over a buffer:
+// its pixels are the buffer's bytes (Buffer.Mem).
 type ImageDesc struct {
+	Kind                         string
 	Order, Type                  string
 	Width, Height, Depth, Layers int
 	Access                       string
 	Buffer                       *Mem
 }
 
-// Image is any of the six image types, for the operations that take an
-// image of another kind (CopyTo).
-type Image interface {
-	// Desc returns the image's description; the zero ImageDesc for the zero
-	// image.
-	Desc() ImageDesc
-	handle() *imageHandle
+// Image is an image of any of OpenCL C's six image types (ImageDesc.Kind).
+// The zero Image is no image; handles are copied freely and refer to the
+// same image. Transfers (Read, Write) block until they are done; CopyTo
+// and Fill return at once with the command's event.
+type Image struct{ h *imageHandle }
+
+// Desc returns the image's description; the zero ImageDesc for the zero
+// image.
+func (i Image) Desc() ImageDesc { return i.h.Desc() }
+
+// Free gives the image's memory back (to the allocation site's free list
+// for an image from AllocImage). Later uses of the image, and a second
+// Free, are errors wrapping ErrFreed.
+func (i Image) Free() error { return i.h.free() }
+
+// Read copies the box r of the image into dst after wait and returns when
+// it is done. dst is a slice of plain data laid out with r's pitches, or an
+// *image.RGBA, *image.Gray, *image.RGBA64 or *image.Gray16 with the box's
+// size and the image's channel count, filled in place when its pixels are
+// the image's (8-bit channels), else converted from 8- or 16-bit integer or
+// FLOAT channels (floats in [0, 1] scale to the integer range). See
+// ImageRegion for the box and the errors.
+func (i Image) Read(q *Queue, r ImageRegion, dst any, wait ...*Event) error {
+	return i.h.transfer(q, true, r, dst, wait, 0)
 }
 
-// Image1D is an OpenCL C image1d_t. The zero Image1D is no image; handles
-// are copied freely and refer to the same image.
-type Image1D struct{ h *imageHandle }
-
-// Image1DBuffer is an OpenCL C image1d_buffer_t: a 1D image over the
-// memory of a buffer (ImageDesc.Buffer).
-type Image1DBuffer struct{ h *imageHandle }
-
-// Image1DArray is an OpenCL C image1d_array_t: Layers 1D images of one
-// width.
-type Image1DArray struct{ h *imageHandle }
-
-// Image2D is an OpenCL C image2d_t.
-type Image2D struct{ h *imageHandle }
-
-// Image2DArray is an OpenCL C image2d_array_t: Layers 2D images of one
-// size.
-type Image2DArray struct{ h *imageHandle }
-
-// Image3D is an OpenCL C image3d_t.
-type Image3D struct{ h *imageHandle }
-
-// imageKinds lists the image handle types, for NewImage and AllocImage.
-type imageKinds interface {
-	Image1D | Image1DBuffer | Image1DArray | Image2D | Image2DArray | Image3D
-	Image
+// Write copies src into the box r of the image after wait and returns when
+// it is done; src is as Read's dst.
+func (i Image) Write(q *Queue, r ImageRegion, src any, wait ...*Event) error {
+	return i.h.transfer(q, false, r, src, wait, 0)
 }
 
-func (i Image1D) handle() *imageHandle       { return i.h }
-func (i Image1DBuffer) handle() *imageHandle { return i.h }
-func (i Image1DArray) handle() *imageHandle  { return i.h }
-func (i Image2D) handle() *imageHandle       { return i.h }
-func (i Image2DArray) handle() *imageHandle  { return i.h }
-func (i Image3D) handle() *imageHandle       { return i.h }
+// CopyTo copies the box r of the image to dst, which has the same format
+// and may be of another kind (a 2D image into a slice of a 3D one), at
+// dstOrigin.
+func (i Image) CopyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]int, wait ...*Event) (*Event, error) {
+	return i.h.copyTo(q, dst, r, dstOrigin, wait, 0)
+}
 
-// kindOf returns the driver kind of the handle type I.
-func kindOf[I imageKinds]() driver.ImageKind {
-	var z I
-	switch any(z).(type) {
-	case Image1D:
-		return driver.Image1D
-	case Image1DBuffer:
-		return driver.Image1DBuffer
-	case Image1DArray:
-		return driver.Image1DArray
-	case Image2D:
-		return driver.Image2D
-	case Image2DArray:
-		return driver.Image2DArray
+// Fill sets every pixel of the box r to color, whose values are converted
+// as write_imagef (normalized and float types), write_imagei (signed) or
+// write_imageui (unsigned) would.
+func (i Image) Fill(q *Queue, r ImageRegion, color [4]float64, wait ...*Event) (*Event, error) {
+	return i.h.fill(q, r, color, wait, 0)
+}
+
+// imageKinds maps ImageDesc.Kind to the driver's kinds.
+var imageKinds = map[string]driver.ImageKind{
+	"image1d_t": driver.Image1D, "image1d_buffer_t": driver.Image1DBuffer, "image1d_array_t": driver.Image1DArray,
+	"image2d_t": driver.Image2D, "image2d_array_t": driver.Image2DArray, "image3d_t": driver.Image3D,
+}
+
+// imageKind returns the driver kind that ImageDesc.Kind names.
+func imageKind(kind string) (driver.ImageKind, error) {
+	if k, ok := imageKinds[kind]; ok {
+		return k, nil
 	}
-	return driver.Image3D
-}
-
-// wrap returns h as the handle type I.
-func wrap[I imageKinds](h *imageHandle) I {
-	var v any
-	switch any(*new(I)).(type) {
-	case Image1D:
-		v = Image1D{h}
-	case Image1DBuffer:
-		v = Image1DBuffer{h}
-	case Image1DArray:
-		v = Image1DArray{h}
-	case Image2D:
-		v = Image2D{h}
-	case Image2DArray:
-		v = Image2DArray{h}
-	default:
-		v = Image3D{h}
-	}
-	return v.(I)
+	return 0, fmt.Errorf("%w: image kind %q: want image1d_t, image1d_buffer_t, image1d_array_t, image2d_t, image2d_array_t or image3d_t", ErrInvalidArgument, kind)
 }
 
 // imageHandle is one image as long as it is not freed: its memory, the
@@ -184,9 +170,13 @@ var accesses = map[string]driver.MemAccess{"": driver.ReadWrite, "read_write": d
 
 var accessNames = [...]string{driver.ReadWrite: "read_write", driver.ReadOnly: "read_only", driver.WriteOnly: "write_only"}
 
-// describe checks d for an image of kind k and returns the handle that the
-// image will have, without its memory.
-func describe(k driver.ImageKind, d ImageDesc) (*imageHandle, error) {
+// describe checks d and returns the handle that the image will have,
+// without its memory.
+func describe(d ImageDesc) (*imageHandle, error) {
+	k, err := imageKind(d.Kind)
+	if err != nil {
+		return nil, err
+	}
 	acc, ok := accesses[d.Access]
 	if !ok {
 		return nil, fmt.Errorf("%w: access %q: want read_write, read_only or write_only", ErrInvalidArgument, d.Access)
@@ -320,14 +310,14 @@ func (c *Context) checkFormat(ic driver.ImageContext, h *imageHandle) error {
 		errors.ErrUnsupported, want, c.deviceLabel(), h.desc.Access, h.kind, strings.Join(names, ", "))
 }
 
-// newImageHandle checks d for kind k on c and returns the handle of the
-// image to create.
-func (c *Context) newImageHandle(op string, k driver.ImageKind, d ImageDesc) (driver.ImageContext, *imageHandle, error) {
+// newImageHandle checks d on c and returns the handle of the image to
+// create.
+func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *imageHandle, error) {
 	ic, err := c.imageContext(op)
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := describe(k, d)
+	h, err := describe(d)
 	if err == nil && d.Buffer != nil {
 		err = c.checkImageBuffer(h)
 	}
@@ -340,7 +330,7 @@ func (c *Context) newImageHandle(op string, k driver.ImageKind, d ImageDesc) (dr
 	return ic, h, nil
 }
 
-// checkImageBuffer checks the buffer of an Image1DBuffer.
+// checkImageBuffer checks the buffer of an image1d_buffer_t.
 func (c *Context) checkImageBuffer(h *imageHandle) error {
 	m := h.desc.Buffer
 	if _, err := m.driverBuffer(); err != nil {
@@ -362,31 +352,39 @@ func (c *Context) checkImageBuffer(h *imageHandle) error {
 	return nil
 }
 
-// NewImage creates an image of the kind I (Image2D, ...) as d describes,
-// straight from the driver: Free releases it. A format the device lacks is
-// an error wrapping errors.ErrUnsupported that lists the formats it has;
-// sizes that do not fit the kind are errors wrapping ErrInvalidArgument.
-func NewImage[I imageKinds](c *Context, d ImageDesc) (I, error) {
-	var zero I
-	k := kindOf[I]()
-	op := "create " + k.String()
+// NewImage creates an image as d describes, straight from the driver:
+// Free releases it. A format the device lacks is an error wrapping
+// errors.ErrUnsupported that lists the formats it has; a kind that
+// ImageDesc does not name, and sizes that do not fit the kind, are errors
+// wrapping ErrInvalidArgument.
+func NewImage(c *Context, d ImageDesc) (Image, error) {
+	op := "create " + imageOp(d.Kind)
 	if err := c.enter(); err != nil {
-		return zero, fmt.Errorf("%s: %w", op, err)
+		return Image{}, fmt.Errorf("%s: %w", op, err)
 	}
 	defer c.exit()
-	ic, h, err := c.newImageHandle(op, k, d)
+	ic, h, err := c.newImageHandle(op, d)
 	if err != nil {
-		return zero, err
+		return Image{}, err
 	}
 	drv, err := ic.NewImage(h.driverDesc())
 	if err != nil {
-		return zero, fmt.Errorf("%s %s %s on %s: %w", op, sizeString(h.dims), d.Order+"/"+d.Type, c.deviceLabel(), err)
+		return Image{}, fmt.Errorf("%s %s %s on %s: %w", op, sizeString(h.dims), d.Order+"/"+d.Type, c.deviceLabel(), err)
 	}
 	c.driverAllocs.Add(1)
-	// An Image1DBuffer is a view of its buffer: freeing the buffer ends it.
+	// An image1d_buffer_t is a view of its buffer: freeing the buffer ends it.
 	h.m = &Mem{ctx: c, drv: drv, size: h.bytes(), release: releaseToDriver, id: bufferIDs.Add(1), parent: d.Buffer}
 	c.traceMem(0, memTrace(h.m), true)
-	return wrap[I](h), nil
+	return Image{h}, nil
+}
+
+// imageOp names an image of kind in an operation: its kind, or "image"
+// when the kind is not one.
+func imageOp(kind string) string {
+	if _, ok := imageKinds[kind]; ok {
+		return kind
+	}
+	return "image"
 }
 
 // closeImages releases the samplers and the images held for allocation

@@ -18,8 +18,8 @@ import (
 )
 
 var (
-	imgSite  rt.AllocSite[rt.Image2D]
-	imgSite2 rt.AllocSite[rt.Image2D]
+	imgSite  rt.AllocSite[rt.Image]
+	imgSite2 rt.AllocSite[rt.Image]
 
 	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&imgSite), ID: "github.com/dgen-go/dgen/rt_test.imgSite", Name: "imgSite"})
 	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&imgSite2), ID: "github.com/dgen-go/dgen/rt_test.imgSite2", Name: "imgSite2"})
@@ -36,11 +36,7 @@ func randBytes(n int) []byte {
 
 // roundTrip writes random pixels to the whole image, reads them back, and
 // reads a box with pitches that leave gaps.
-func roundTrip(t *testing.T, q *rt.Queue, img interface {
-	rt.Image
-	Write(*rt.Queue, rt.ImageRegion, any, ...*rt.Event) error
-	Read(*rt.Queue, rt.ImageRegion, any, ...*rt.Event) error
-}, dims [3]int, px int) {
+func roundTrip(t *testing.T, q *rt.Queue, img rt.Image, dims [3]int, px int) {
 	t.Helper()
 	n := dims[0] * dims[1] * dims[2] * px
 	src := randBytes(n)
@@ -77,9 +73,9 @@ func TestImageRoundTrip(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
 	d := rt.ImageDesc{Order: "RGBA", Type: "UNORM_INT8"}
-	with := func(w, h, dp, l int) rt.ImageDesc {
+	with := func(kind string, w, h, dp, l int) rt.ImageDesc {
 		d := d
-		d.Width, d.Height, d.Depth, d.Layers = w, h, dp, l
+		d.Kind, d.Width, d.Height, d.Depth, d.Layers = kind, w, h, dp, l
 		return d
 	}
 	buf, err := rt.NewBuffer[byte](ctx, 4*37)
@@ -87,19 +83,19 @@ func TestImageRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Free()
-	bd := with(37, 0, 0, 0)
+	bd := with("image1d_buffer_t", 37, 0, 0, 0)
 	bd.Buffer = buf.Mem()
 	tests := []struct {
 		name string
 		dims [3]int
 		make func() (rt.Image, error)
 	}{
-		{"1D", [3]int{37, 1, 1}, func() (rt.Image, error) { return rt.NewImage[rt.Image1D](ctx, with(37, 0, 0, 0)) }},
-		{"1DBuffer", [3]int{37, 1, 1}, func() (rt.Image, error) { return rt.NewImage[rt.Image1DBuffer](ctx, bd) }},
-		{"1DArray", [3]int{37, 5, 1}, func() (rt.Image, error) { return rt.NewImage[rt.Image1DArray](ctx, with(37, 0, 0, 5)) }},
-		{"2D", [3]int{37, 11, 1}, func() (rt.Image, error) { return rt.NewImage[rt.Image2D](ctx, with(37, 11, 0, 0)) }},
-		{"2DArray", [3]int{37, 11, 3}, func() (rt.Image, error) { return rt.NewImage[rt.Image2DArray](ctx, with(37, 11, 0, 3)) }},
-		{"3D", [3]int{37, 11, 4}, func() (rt.Image, error) { return rt.NewImage[rt.Image3D](ctx, with(37, 11, 4, 0)) }},
+		{"1D", [3]int{37, 1, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image1d_t", 37, 0, 0, 0)) }},
+		{"1DBuffer", [3]int{37, 1, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, bd) }},
+		{"1DArray", [3]int{37, 5, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image1d_array_t", 37, 0, 0, 5)) }},
+		{"2D", [3]int{37, 11, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image2d_t", 37, 11, 0, 0)) }},
+		{"2DArray", [3]int{37, 11, 3}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image2d_array_t", 37, 11, 0, 3)) }},
+		{"3D", [3]int{37, 11, 4}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image3d_t", 37, 11, 4, 0)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,12 +103,7 @@ func TestImageRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rw := img.(interface {
-				rt.Image
-				Write(*rt.Queue, rt.ImageRegion, any, ...*rt.Event) error
-				Read(*rt.Queue, rt.ImageRegion, any, ...*rt.Event) error
-				Free() error
-			})
+			rw := img
 			roundTrip(t, q, rw, tt.dims, 4)
 			if tt.name == "1DBuffer" {
 				// The image's pixels are the buffer's bytes.
@@ -162,7 +153,7 @@ func TestImageGoTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			img, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: tt.order, Type: tt.typ, Width: w, Height: h})
+			img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: tt.order, Type: tt.typ, Width: w, Height: h})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +170,7 @@ func TestImageGoTypes(t *testing.T) {
 		})
 	}
 	// A float image holds the normalized value: 255 is 1.0, 51 is 0.2.
-	img, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: 2, Height: 1})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 2, Height: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,15 +190,15 @@ func TestImageGoTypes(t *testing.T) {
 func TestImageCopyFill(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
-	d := rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT32", Width: 8, Height: 4}
-	a, err := rt.NewImage[rt.Image2D](ctx, d)
+	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "UNSIGNED_INT32", Width: 8, Height: 4}
+	a, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Free()
 	d3 := d
-	d3.Depth = 2
-	b, err := rt.NewImage[rt.Image3D](ctx, d3)
+	d3.Kind, d3.Depth = "image3d_t", 2
+	b, err := rt.NewImage(ctx, d3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,12 +258,12 @@ func TestImageKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	const w, h = 16, 3
-	in, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h, Access: "read_only"})
+	in, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h, Access: "read_only"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Free()
-	out, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h, Access: "write_only"})
+	out, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h, Access: "write_only"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,12 +298,12 @@ func TestImageKernel(t *testing.T) {
 
 	// Bad arguments: each an error, the kernel's arguments unchanged.
 	other := openCPU(t)
-	foreign, err := rt.NewImage[rt.Image2D](other, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h})
+	foreign, err := rt.NewImage(other, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer foreign.Free()
-	freed, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h})
+	freed, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +318,7 @@ func TestImageKernel(t *testing.T) {
 		{"ReadOnlyToWrite", k.SetImage(2, in, "write_only"), rt.ErrInvalidArgument, "a read_only image passed to a write_only parameter"},
 		{"OtherContext", k.SetImage(0, foreign, "read_only"), rt.ErrInvalidArgument, "belongs to the context"},
 		{"Freed", k.SetImage(0, freed, "read_only"), rt.ErrFreed, "freed"},
-		{"Zero", k.SetImage(0, rt.Image2D{}, "read_only"), rt.ErrInvalidArgument, "zero image"},
+		{"Zero", k.SetImage(0, rt.Image{}, "read_only"), rt.ErrInvalidArgument, "zero image"},
 		{"RepeatUnnormalized", k.SetSampler(1, rt.Sampler{Address: "repeat"}), rt.ErrInvalidArgument, "needs normalized coordinates"},
 		{"BadFilter", k.SetSampler(1, rt.Sampler{Filter: "cubic"}), rt.ErrInvalidArgument, `filter "cubic"`},
 	} {
@@ -354,8 +345,8 @@ func TestImageBadInput(t *testing.T) {
 	q := ctx.Queue()
 	other := openCPU(t)
 	const w, h = 8, 4
-	d := rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT8", Width: w, Height: h}
-	img, err := rt.NewImage[rt.Image2D](ctx, d)
+	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "UNSIGNED_INT8", Width: w, Height: h}
+	img, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,30 +355,32 @@ func TestImageBadInput(t *testing.T) {
 	if err := img.Write(q, rt.ImageRegion{}, orig); err != nil {
 		t.Fatal(err)
 	}
-	freed, err := rt.NewImage[rt.Image2D](ctx, d)
+	freed, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	freed.Free()
 	ones := bytes.Repeat([]byte{1}, 4*w*h)
-	_, lacking := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "RGB", Type: "FLOAT", Width: w, Height: h})
-	_, badSize := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h, Depth: 3})
-	_, badOrder := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "RGBZ", Type: "FLOAT", Width: w, Height: h})
+	_, lacking := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "RGB", Type: "FLOAT", Width: w, Height: h})
+	_, badSize := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h, Depth: 3})
+	_, badOrder := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "RGBZ", Type: "FLOAT", Width: w, Height: h})
+	_, noKind := rt.NewImage(ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h})
+	_, badKind := rt.AllocImage(q, &imgSite, rt.ImageDesc{Kind: "image2d", Order: "R", Type: "FLOAT", Width: w, Height: h})
 	pooled, err := rt.Alloc[byte](q, 4*w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, pooledUnder := rt.NewImage[rt.Image1DBuffer](ctx, rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: pooled.Mem()})
+	_, pooledUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: "image1d_buffer_t", Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: pooled.Mem()})
 	small, err := rt.NewBuffer[byte](ctx, w-1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, smallUnder := rt.NewImage[rt.Image1DBuffer](ctx, rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: small.Mem()})
+	_, smallUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: "image1d_buffer_t", Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: small.Mem()})
 	under, err := rt.NewBuffer[byte](ctx, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	over, err := rt.NewImage[rt.Image1DBuffer](ctx, rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: under.Mem()})
+	over, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image1d_buffer_t", Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: under.Mem()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +388,7 @@ func TestImageBadInput(t *testing.T) {
 	defer pooled.Free()
 	defer small.Free()
 	under.Free()
-	_, badCopy := img.CopyTo(q, rt.Image2D{}, rt.ImageRegion{}, [3]int{})
+	_, badCopy := img.CopyTo(q, rt.Image{}, rt.ImageRegion{}, [3]int{})
 	_, fillOut := img.Fill(q, rt.ImageRegion{Origin: [3]int{w, 0, 0}, Size: [3]int{1, 1, 1}}, [4]float64{1})
 	tests := []struct {
 		name string
@@ -406,6 +399,8 @@ func TestImageBadInput(t *testing.T) {
 		{"FormatLacking", lacking, errors.ErrUnsupported, "R/UNORM_INT8"},
 		{"SizeNotOfKind", badSize, rt.ErrInvalidArgument, "image2d_t has no Depth"},
 		{"UnknownOrder", badOrder, rt.ErrInvalidArgument, `channel order "RGBZ"`},
+		{"NoKind", noKind, rt.ErrInvalidArgument, `create image: invalid argument: image kind "": want image1d_t,`},
+		{"UnknownKind", badKind, rt.ErrInvalidArgument, `image kind "image2d": want`},
 		{"RegionOutside", img.Write(q, rt.ImageRegion{Origin: [3]int{6, 0, 0}, Size: [3]int{3, 1, 1}}, ones), rt.ErrOutOfRange, "box 3×1×1 at (6, 0, 0)"},
 		{"RegionNegative", img.Write(q, rt.ImageRegion{Origin: [3]int{-1, 0, 0}, Size: [3]int{1, 1, 1}}, ones), rt.ErrOutOfRange, "box"},
 		{"PitchBelowRow", img.Write(q, rt.ImageRegion{RowPitch: w - 1}, ones), rt.ErrInvalidArgument, "row pitch 7 is smaller than a row of 8 pixels"},
@@ -446,7 +441,7 @@ func TestImageAllocSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := rt.ImageDesc{Order: "RGBA", Type: "UNORM_INT8", Width: 16, Height: 8}
+	d := rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "UNORM_INT8", Width: 16, Height: 8}
 	a, err := rt.AllocImage(q, &imgSite, d)
 	if err != nil {
 		t.Fatal(err)
@@ -454,7 +449,7 @@ func TestImageAllocSite(t *testing.T) {
 	if _, err := a.Fill(q, rt.ImageRegion{}, [4]float64{1, 0, 0, 1}); err != nil {
 		t.Fatal(err)
 	}
-	created := ctx.AllocStats().DriverAllocs
+	created := ctx.Stats().Alloc.DriverAllocs
 	if err := a.Free(); err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +458,7 @@ func TestImageAllocSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ctx.AllocStats().DriverAllocs; n != created {
+	if n := ctx.Stats().Alloc.DriverAllocs; n != created {
 		t.Fatalf("reuse created %d driver objects", n-created)
 	}
 	px := make([]byte, 4*16*8)
@@ -488,18 +483,18 @@ func TestImageAllocSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ctx.AllocStats().DriverAllocs; n != created+2 {
+	if n := ctx.Stats().Alloc.DriverAllocs; n != created+2 {
 		t.Fatalf("%d driver objects for another shape and another tag, want 2", n-created)
 	}
 	c.Free()
 	e.Free()
 	// The statistics count the site's images: three requests, one reuse,
 	// two images created for it (the first, and the other shape).
-	st := ctx.AllocStats().Tag(tagOf(t, &imgSite))
+	st := ctx.Stats().Alloc.Tag(tagOf(t, &imgSite))
 	if st.Requests != 3 || st.Reuses != 1 || st.DriverAllocs != 2 || st.InUse != 0 || st.Held != 4*16*8+4*16*9 {
 		t.Errorf("statistics of imgSite: %+v", st)
 	}
-	var unregistered rt.AllocSite[rt.Image2D]
+	var unregistered rt.AllocSite[rt.Image]
 	if _, err := rt.AllocImage(q, &unregistered, d); !errors.Is(err, rt.ErrNotGenerated) {
 		t.Fatalf("unregistered site: %v, want ErrNotGenerated", err)
 	}
@@ -521,11 +516,11 @@ func TestImageTrace(t *testing.T) {
 	ctx, rec := openTraced(t)
 	q := ctx.Queue()
 	rec.Reset()
-	img, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: 4, Height: 4})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: 4, Height: 4})
+	other, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -585,7 +580,7 @@ func TestImageTrace(t *testing.T) {
 // samplers; with -race.
 func TestImageConcurrent(t *testing.T) {
 	ctx := openCPU(t)
-	d := rt.ImageDesc{Order: "R", Type: "UNSIGNED_INT32", Width: 16, Height: 4}
+	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "UNSIGNED_INT32", Width: 16, Height: 4}
 	prog, err := ctx.BuildProgram("images", imageKernelsSrc, "")
 	if err != nil {
 		t.Fatal(err)

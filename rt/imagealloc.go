@@ -72,17 +72,16 @@ func (c *Context) imagePool(q *Queue, ic driver.ImageContext, h *imageHandle) (*
 	return a, nil
 }
 
-// AllocImage allocates an image of the kind I as d describes under the
-// allocation site's tag on q's device (declare the site as
-// rt.AllocSite[rt.Image2D] with //dgen:alloc). It is served from the
-// free list of the tag and the image's kind, format, size and access when
-// that holds an image, in stream order as AllocSite.Alloc serves buffers,
-// and otherwise created. Free gives it back. Errors are as for NewImage;
-// an Image1DBuffer, which lies over a buffer, has no allocation site.
-func AllocImage[I imageKinds](q *Queue, s *AllocSite[I], d ImageDesc) (I, error) {
-	var zero I
-	k := kindOf[I]()
-	op := "allocate " + k.String()
+// AllocImage allocates an image as d describes under the allocation
+// site's tag on q's device (declare the site as rt.AllocSite[rt.Image]
+// with //dgen:alloc). It is served from the free list of the tag and the
+// image's kind, format, size and access when that holds an image, in
+// stream order as AllocSite.Alloc serves buffers, and otherwise created.
+// Free gives it back. Errors are as for NewImage; an image1d_buffer_t,
+// which lies over a buffer, has no allocation site.
+func AllocImage(q *Queue, s *AllocSite[Image], d ImageDesc) (Image, error) {
+	var zero Image
+	op := "allocate " + imageOp(d.Kind)
 	info, err := s.registration()
 	if err != nil {
 		return zero, fmt.Errorf("%s: %w", op, err)
@@ -90,7 +89,7 @@ func AllocImage[I imageKinds](q *Queue, s *AllocSite[I], d ImageDesc) (I, error)
 	if q == nil {
 		return zero, fmt.Errorf("%s: %w: nil queue", op, ErrInvalidArgument)
 	}
-	if k == driver.Image1DBuffer {
+	if d.Kind == "image1d_buffer_t" {
 		return zero, fmt.Errorf("%s for %s: %w: an image over a buffer has no allocation site; use NewImage", op, info.Name, ErrInvalidArgument)
 	}
 	c := q.ctx
@@ -98,7 +97,7 @@ func AllocImage[I imageKinds](q *Queue, s *AllocSite[I], d ImageDesc) (I, error)
 		return zero, fmt.Errorf("%s: %w", op, err)
 	}
 	defer c.exit()
-	ic, h, err := c.newImageHandle(op+" for "+info.Name, k, d)
+	ic, h, err := c.newImageHandle(op+" for "+info.Name, d)
 	if err != nil {
 		return zero, err
 	}
@@ -120,11 +119,11 @@ func AllocImage[I imageKinds](q *Queue, s *AllocSite[I], d ImageDesc) (I, error)
 	m.uses.reset()
 	m.freed.Store(false)
 	h.m, h.gen = m, m.gen.Load()
-	return wrap[I](h), nil
+	return Image{h}, nil
 }
 
 // addImageStats adds the statistics of the image allocators to those of
-// the devices' buffer allocators in ds (AllocStats), so that a tag's
+// the devices' buffer allocators in ds (allocStats), so that a tag's
 // counts, and the totals, count its images too. A device whose only
 // allocations are images gets an entry of its own, in device order.
 func (c *Context) addImageStats(ds []stats.DeviceAlloc) []stats.DeviceAlloc {

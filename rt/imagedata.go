@@ -20,7 +20,7 @@ import (
 // layout of the host memory on the other side.
 //
 // Origin is the first pixel (x, y, z), where y is the layer of an
-// Image1DArray and z that of an Image2DArray. Size is the box's extent in
+// image1d_array_t and z that of an image2d_array_t. Size is the box's extent in
 // the same axes; the zero Size means everything from Origin to the
 // image's end. A box outside the image is an error wrapping ErrOutOfRange.
 //
@@ -247,10 +247,7 @@ func (h *imageHandle) copyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]in
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	var dh *imageHandle
-	if dst != nil {
-		dh = dst.handle()
-	}
+	dh := dst.h
 	dm, err := dh.checkUse(q, "destination image")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)

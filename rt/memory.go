@@ -194,19 +194,6 @@ func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 	return bufferOver[T](m, n), nil
 }
 
-// BufferOf returns a Buffer of n elements of T over m, which must hold at
-// least n elements. Allocators use it to hand out typed buffers.
-func BufferOf[T any](m *Mem, n int) (Buffer[T], error) {
-	size, err := byteSize[T](n)
-	if err != nil {
-		return Buffer[T]{}, err
-	}
-	if m == nil || m.size < size {
-		return Buffer[T]{}, fmt.Errorf("buffer of %d elements: %w: memory too small", n, ErrInvalidArgument)
-	}
-	return bufferOver[T](m, n), nil
-}
-
 func byteSize[T any](n int) (int64, error) {
 	t := reflect.TypeFor[T]()
 	if err := checkPlain(t); err != nil {
@@ -225,17 +212,11 @@ func byteSize[T any](n int) (int64, error) {
 // Len returns the number of elements.
 func (b Buffer[T]) Len() int { return b.n }
 
-// Bytes returns the size of the elements in bytes.
-func (b Buffer[T]) Bytes() int64 { return int64(b.n) * elemSize[T]() }
-
 // Mem returns the memory behind the buffer; nil for the zero Buffer. The
 // Mem stands for the buffer until the buffer is freed: an allocator may
 // then hand the same Mem out again, so do not keep it beyond that. A
 // freed Buffer's Mem is one whose every use is an error wrapping ErrFreed.
 func (b Buffer[T]) Mem() *Mem { return b.mem() }
-
-// IsNil reports whether b is the zero Buffer.
-func (b Buffer[T]) IsNil() bool { return b.m == nil }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
 // it, and a second Free, return errors wrapping ErrFreed.
@@ -803,11 +784,11 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 	}
 	h, err := a.AllocOn(q, tag, size)
 	if err != nil {
-		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, TagName(uint32(tag)), q.dev.Name, err)
+		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, tagName(uint32(tag)), q.dev.Name, err)
 	}
 	blk, err := h.Block()
 	if err != nil { // cannot happen for a fresh allocation
-		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, TagName(uint32(tag)), q.dev.Name, err)
+		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, tagName(uint32(tag)), q.dev.Name, err)
 	}
 	b := blk.(*block)
 	m := &b.mem
@@ -865,9 +846,9 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 }
 
 // Alloc allocates an untagged buffer of n elements of T on q's device
-// from the allocator's size-class pool (or, under PolicyTaggedOnly, from the
-// driver). Free gives it back to the pool. Errors are as for
-// AllocSite.Alloc. NewBuffer, by contrast, always asks the driver.
+// from the allocator's size-class pool (or, under the "tagged"
+// Config.AllocPolicy, from the driver). Free gives it back to the pool.
+// Errors are as for AllocSite.Alloc. NewBuffer, by contrast, always asks the driver.
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
@@ -880,9 +861,8 @@ func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	return bufferOver[T](m, n), nil
 }
 
-// AllocStats returns the context's allocator statistics. It works after
-// Close too.
-func (c *Context) AllocStats() stats.Alloc {
+// allocStats returns the context's allocator statistics (Stats).
+func (c *Context) allocStats() stats.Alloc {
 	var s stats.Alloc
 	if c == nil {
 		return s
@@ -956,7 +936,7 @@ func (h allocTracer) report(e alloc.Event, pooled, alloc bool) {
 	if !h.c.devices[h.dev].tr.MemTraced() {
 		return
 	}
-	m := trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: TagName(uint32(e.Tag))}
+	m := trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: tagName(uint32(e.Tag))}
 	h.c.traceMem(h.dev, m, alloc)
 }
 

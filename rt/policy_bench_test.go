@@ -39,7 +39,7 @@ func mixedStep(q *rt.Queue, i int, state rt.Buffer[float32]) (rt.Buffer[float32]
 	if err := released(next.Fill(q, 2)); err != nil {
 		return state, err
 	}
-	if !state.IsNil() {
+	if state.Mem() != nil {
 		state.Free()
 	}
 	return next, nil
@@ -52,9 +52,9 @@ func mixedStep(q *rt.Queue, i int, state rt.Buffer[float32]) (rt.Buffer[float32]
 //
 //	go test ./rt -run '^$' -bench PolicyMixed -benchtime 400x -count 5
 func BenchmarkPolicyMixed(b *testing.B) {
-	for _, policy := range []rt.AllocPolicy{rt.PolicyFull, rt.PolicyTaggedOnly, rt.PolicyBestFit} {
-		b.Run(string(policy), func(b *testing.B) {
-			ctx := openCPUConfig(b, rt.Config{Alloc: rt.AllocConfig{Policy: policy}})
+	for _, policy := range []string{"full", "tagged", "bestfit"} {
+		b.Run(policy, func(b *testing.B) {
+			ctx := openCPUConfig(b, rt.Config{AllocPolicy: policy})
 			q := ctx.Queue()
 			var state rt.Buffer[float32]
 			var err error
@@ -69,7 +69,7 @@ func BenchmarkPolicyMixed(b *testing.B) {
 				b.Fatal(err)
 			}
 			state.Free()
-			s := ctx.AllocStats()
+			s := ctx.Stats().Alloc
 			t := s.Total()
 			b.ReportMetric(float64(t.Peak), "peak-owned-B")
 			b.ReportMetric(float64(t.PeakInUse), "peak-inuse-B")
@@ -126,7 +126,7 @@ func BenchmarkReuseOrder(b *testing.B) {
 				q.Finish()
 			}
 			buf.Free()
-			if s := ctx.AllocStats().Total(); cross && s.Ordered == 0 || !cross && s.Ordered != 0 {
+			if s := ctx.Stats().Alloc.Total(); cross && s.Ordered == 0 || !cross && s.Ordered != 0 {
 				b.Fatalf("%d ordered reuses", s.Ordered)
 			}
 		})

@@ -1110,14 +1110,6 @@ func newEvent(q *Queue, drv driver.Event, name string) *Event {
 	return e
 }
 
-// Name returns the name of the command: the kernel name or the transfer.
-func (e *Event) Name() string {
-	if e == nil {
-		return ""
-	}
-	return e.name
-}
-
 // nilEvent is the error of an operation on a nil *Event.
 func nilEvent(op string) error { return fmt.Errorf("%s: %w: nil event", op, ErrInvalidArgument) }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/cuda"
+	"github.com/dgen-go/dgen/rt/driver"
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
@@ -328,7 +329,7 @@ func TestTwoDevices(t *testing.T) {
 		}
 		return
 	}
-	ps, err := rt.Devices("")
+	ps, err := listPlatforms("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,4 +458,14 @@ func TestConcurrentQueues(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// listPlatforms lists the platforms of the named backend ("" is
+// "opencl"), as `dgen devices` does.
+func listPlatforms(backend string) ([]driver.PlatformInfo, error) {
+	b, err := driver.Lookup(backend)
+	if err != nil {
+		return nil, err
+	}
+	return b.Platforms()
 }

@@ -166,9 +166,10 @@ func (k *Kernel) setArgSampler(i int) error {
 }
 
 // specImage and specSampler are the image launch path of generated code:
-// an error is kept for Submit or Launch to return.
-func (k *Kernel) specImage(i int, img Image, access string) {
-	if err := k.setImage(i, img, access); err != nil && k.setErr == nil {
+// an error is kept for Submit or Launch to return. kind is the OpenCL C
+// type of the parameter, which the image must be.
+func (k *Kernel) specImage(i int, img Image, kind, access string) {
+	if err := k.setImage(i, img, kind, access); err != nil && k.setErr == nil {
 		k.setErr = fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
 }
@@ -180,28 +181,29 @@ func (k *Kernel) specSampler(i int, s Sampler) {
 }
 
 // SetImage sets argument i, an image parameter with the OpenCL C access
-// qualifier access ("read_only", "write_only" or "read_write"; generated
-// code passes the parameter's), to img. An image whose ImageDesc.Access
-// does not allow that use is an error wrapping ErrInvalidArgument (a
-// write_only image passed to a read_only parameter); so is the zero image.
-// A read_write parameter on a device whose OpenCL C is older than 2.0 is an
-// error wrapping errors.ErrUnsupported; a freed image one wrapping ErrFreed,
-// an image of another context one wrapping ErrInvalidArgument.
+// qualifier access ("read_only", "write_only" or "read_write"), to img.
+// An image whose ImageDesc.Access does not allow that use is an error
+// wrapping ErrInvalidArgument (a write_only image passed to a read_only
+// parameter); so is the zero image. A read_write parameter on a device
+// whose OpenCL C is older than 2.0 is an error wrapping
+// errors.ErrUnsupported; a freed image one wrapping ErrFreed, an image of
+// another context one wrapping ErrInvalidArgument. SetImage does not know
+// the parameter's image type: an image of another kind is the caller's
+// mistake here, where generated kernel specs check it.
 func (k *Kernel) SetImage(i int, img Image, access string) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
-	if err := k.setImage(i, img, access); err != nil {
+	if err := k.setImage(i, img, "", access); err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
 	return nil
 }
 
-func (k *Kernel) setImage(i int, img Image, access string) error {
-	var h *imageHandle
-	if img != nil {
-		h = img.handle()
-	}
+// setImage records img as argument i; kind, when not empty, is the
+// parameter's OpenCL C image type, which img must be.
+func (k *Kernel) setImage(i int, img Image, kind, access string) error {
+	h := img.h
 	if h == nil {
 		return fmt.Errorf("%w: zero image", ErrInvalidArgument)
 	}
@@ -212,6 +214,9 @@ func (k *Kernel) setImage(i int, img Image, access string) error {
 	}
 	if err := k.prog.ctx.sameContext("the image", m.ctx); err != nil {
 		return err
+	}
+	if kind != "" && kind != h.desc.Kind {
+		return fmt.Errorf("%w: an %s image passed to an %s parameter", ErrInvalidArgument, h.desc.Kind, kind)
 	}
 	want, ok := accesses[access]
 	if !ok || access == "" {

@@ -54,7 +54,7 @@ func TestSpecConst(t *testing.T) {
 		}
 		return got[0]
 	}
-	builds := func() int64 { s := ctx.CacheStats(); return s.Builds + s.DiskHits }
+	builds := func() int64 { s := ctx.Stats().Cache; return s.Builds + s.DiskHits }
 	steps := []struct {
 		set       *rt.SpecConst[int32]
 		value     int32

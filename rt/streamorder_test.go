@@ -42,8 +42,8 @@ type crossQueueRig struct {
 	slowSum, set *rt.Kernel
 }
 
-func newCrossQueueRig(t testing.TB, policy rt.AllocPolicy) *crossQueueRig {
-	return newCrossQueueRigConfig(t, rt.Config{Alloc: rt.AllocConfig{Policy: policy}})
+func newCrossQueueRig(t testing.TB, policy string) *crossQueueRig {
+	return newCrossQueueRigConfig(t, rt.Config{AllocPolicy: policy})
 }
 
 func newCrossQueueRigConfig(t testing.TB, cfg rt.Config) *crossQueueRig {
@@ -131,9 +131,9 @@ var crossQueuePaths = []struct {
 // may be corrupted in 50 trials, on each allocation path and policy.
 func TestCrossQueueReuse(t *testing.T) {
 	const n, iters, trials = 1 << 16, 400, 50
-	for _, policy := range []rt.AllocPolicy{rt.PolicyFull, rt.PolicyBestFit} {
+	for _, policy := range []string{"full", "bestfit"} {
 		for _, path := range crossQueuePaths {
-			t.Run(string(policy)+"/"+path.name, func(t *testing.T) {
+			t.Run(policy+"/"+path.name, func(t *testing.T) {
 				r := newCrossQueueRig(t, policy)
 				var bad int
 				for range trials {
@@ -143,7 +143,7 @@ func TestCrossQueueReuse(t *testing.T) {
 					}
 					bad += b
 				}
-				s := r.ctx.AllocStats().Total()
+				s := r.ctx.Stats().Alloc.Total()
 				if bad != 0 {
 					t.Errorf("%d of %d elements corrupted in %d trials", bad, n*trials, trials)
 				}

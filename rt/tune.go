@@ -83,7 +83,7 @@ type tuneRecordTime struct {
 // allows) is skipped and reported, by a warning and in the trace; if every
 // candidate fails, Tune restores the value set before and returns their
 // errors, joined. The fastest candidate is set, recorded and returned.
-// CacheStats counts the candidates timed (Tuned) and the winners that
+// Context.Stats().Cache counts the candidates timed (Tuned) and the winners that
 // records gave (TuneRecords).
 //
 // q's context must profile (Config.Profiling). The value is the

@@ -137,7 +137,7 @@ func TestTune(t *testing.T) {
 		if want.cached && runs != 0 {
 			t.Errorf("run %d: the tuning function ran %d times from a record", i, runs)
 		}
-		if s := ctx.CacheStats(); s.Tuned != int64(want.timed) || (s.TuneRecords == 1) != want.cached {
+		if s := ctx.Stats().Cache; s.Tuned != int64(want.timed) || (s.TuneRecords == 1) != want.cached {
 			t.Errorf("run %d: stats tuned %d, records %d", i, s.Tuned, s.TuneRecords)
 		}
 		if !want.cached {

@@ -195,7 +195,7 @@ func TestViewErrors(t *testing.T) {
 // overwritten. The view's use must hold B back as a use of the block would.
 func TestViewUsesRecordedOnParent(t *testing.T) {
 	const n, iters, trials = 1 << 16, 400, 20
-	r := newCrossQueueRig(t, rt.PolicyFull)
+	r := newCrossQueueRig(t, "full")
 	step := max(int(r.ctx.Devices()[0].MemBaseAddrAlign/4), 32) // CUDA has no alignment rule (1)
 	for range trials {
 		in, err := siteA.Alloc(r.qa, n+step)
@@ -241,7 +241,7 @@ func TestViewUsesRecordedOnParent(t *testing.T) {
 		reused.Free()
 		sum.Free()
 	}
-	if s := r.ctx.AllocStats().Total(); s.Reuses < trials || s.Ordered == 0 {
+	if s := r.ctx.Stats().Alloc.Total(); s.Reuses < trials || s.Ordered == 0 {
 		t.Errorf("stats %+v: want a reuse per trial, some of them ordered", s)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/internal/devsel"
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/driver"
 	_ "github.com/dgen-go/dgen/rt/opencl"
@@ -43,10 +43,23 @@ func views() []view {
 	}
 	var vs []view
 	for _, n := range order {
-		ps, err := rt.Devices(n)
+		ps, err := platforms(n)
 		vs = append(vs, view{backend: n, platforms: ps, err: err})
 	}
 	return vs
+}
+
+// platforms lists the devices of every platform of the named backend.
+func platforms(backend string) ([]driver.PlatformInfo, error) {
+	b, err := driver.Lookup(backend)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := b.Platforms()
+	if err != nil {
+		return nil, fmt.Errorf("list platforms: %w", err)
+	}
+	return ps, nil
 }
 
 // choose returns the backend and devices that DGEN_BACKEND and DGEN_DEVICE
@@ -64,7 +77,7 @@ func choose(vs []view, backend, selector string) (string, []driver.DeviceInfo, e
 			errs = append(errs, fmt.Errorf("%s: %w", v.backend, v.err))
 			continue
 		}
-		devs, err := rt.SelectDevices(v.platforms, selector)
+		devs, err := devsel.Select(v.platforms, selector)
 		if err == nil {
 			return v.backend, devs, nil
 		}

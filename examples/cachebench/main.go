@@ -149,7 +149,7 @@ func measure() Phase {
 		return fail(err)
 	}
 	p.WarmMemKernUs = float64(time.Since(t1).Nanoseconds()) / 1e3
-	s := ctx.CacheStats()
+	s := ctx.Stats().Cache
 	p.Builds, p.DiskHits = s.Builds, s.DiskHits
 	p.RemoteHits, p.RemoteErrors = s.Remote.Hits, s.Remote.Errors
 	return p

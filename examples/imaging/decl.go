@@ -26,18 +26,18 @@ var Imaging rt.Program
 //
 //dgen:kernel program=Imaging name=gauss_blur
 type Blur struct {
-	In  rt.Image2D
+	In  rt.Image
 	S   rt.Sampler
-	Out rt.Image2D
+	Out rt.Image
 }
 
 // Sobel writes the gradient magnitude of In's luminance into Mag.
 //
 //dgen:kernel program=Imaging name=sobel
 type Sobel struct {
-	In  rt.Image2D
+	In  rt.Image
 	S   rt.Sampler
-	Mag rt.Image2D
+	Mag rt.Image
 }
 
 // EAW is one step of the edge-avoiding à-trous decomposition of In into
@@ -45,9 +45,9 @@ type Sobel struct {
 //
 //dgen:kernel program=Imaging name=eaw_step
 type EAW struct {
-	In      rt.Image2D
-	Coarse  rt.Image2D
-	Detail  rt.Image2D
+	In      rt.Image
+	Coarse  rt.Image
+	Detail  rt.Image
 	Scale   int32
 	Sharpen float32
 }
@@ -93,7 +93,7 @@ var RW rt.Program
 //
 //dgen:kernel program=RW name=brighten
 type Brighten struct {
-	Img rt.Image2D
+	Img rt.Image
 }
 
 // RW12 is RW built as OpenCL C 1.2, which has no read_write images: its
@@ -106,23 +106,23 @@ var RW12 rt.Program
 //
 //dgen:kernel program=RW12 name=brighten
 type Brighten12 struct {
-	Img rt.Image2D
+	Img rt.Image
 }
 
 // The intermediate and output images and buffers come from allocation
 // sites, one for each, so that each frame reuses the last one's.
 //
 //dgen:alloc
-var blurredImages rt.AllocSite[rt.Image2D]
+var blurredImages rt.AllocSite[rt.Image]
 
 //dgen:alloc
-var magImages rt.AllocSite[rt.Image2D]
+var magImages rt.AllocSite[rt.Image]
 
 //dgen:alloc
-var coarseImages rt.AllocSite[rt.Image2D]
+var coarseImages rt.AllocSite[rt.Image]
 
 //dgen:alloc
-var detailImages rt.AllocSite[rt.Image2D]
+var detailImages rt.AllocSite[rt.Image]
 
 //dgen:alloc
 var blurredBufs rt.AllocSite[[4]float32]

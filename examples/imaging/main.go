@@ -198,7 +198,7 @@ func run(o options, logf func(string, ...any)) (map[string]any, error) {
 	if frames != uint32(o.frames) {
 		return res, fmt.Errorf("the device global Frames is %d after %d frames", frames, o.frames)
 	}
-	res["cache"] = ctx.CacheStats()
+	res["cache"] = ctx.Stats().Cache
 	if o.bench {
 		im, bu := res["images_frame_ms"].(map[string]float64), res["buffers_frame_ms"].(map[string]float64)
 		res["images_over_buffers"] = im["median"] / bu["median"]
@@ -249,7 +249,7 @@ func writeOutputs(ctx *rt.Context, dir string, src *image.RGBA, got outputs, w, 
 		return err
 	}
 	q := ctx.Queue()
-	mag, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h})
+	mag, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h})
 	if err != nil {
 		return err
 	}

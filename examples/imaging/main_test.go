@@ -68,7 +68,7 @@ func TestReadWriteImage(t *testing.T) {
 	}
 	defer ctx.Close()
 	q := ctx.Queue()
-	img, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: 4, Height: 4})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,14 +110,14 @@ func TestWriteOnlyToRead(t *testing.T) {
 	}
 	defer ctx.Close()
 	q := ctx.Queue()
-	d := rt.ImageDesc{Order: "RGBA", Type: "FLOAT", Width: 8, Height: 8, Access: "write_only"}
-	wo, err := rt.NewImage[rt.Image2D](ctx, d)
+	d := rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "FLOAT", Width: 8, Height: 8, Access: "write_only"}
+	wo, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wo.Free()
 	d.Access = ""
-	out, err := rt.NewImage[rt.Image2D](ctx, d)
+	out, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +126,39 @@ func TestWriteOnlyToRead(t *testing.T) {
 	if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "a write_only image passed to a read_only parameter") {
 		t.Fatalf("write_only image to read_only parameter: %v", err)
 	}
-	var zero rt.Image2D
+	var zero rt.Image
 	if err := (&Blur{In: zero, S: clampNearest, Out: out}).Enqueue(q, rt.Range2(8, 8)); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Fatalf("zero image: %v", err)
+	}
+}
+
+// TestWrongKind: an image of another OpenCL C image type than the kernel
+// parameter's (here a 3D image for an image2d_t) is refused when the
+// arguments are set, with an error that names both, and nothing runs.
+func TestWrongKind(t *testing.T) {
+	ctx, err := rt.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	q := ctx.Queue()
+	d := rt.ImageDesc{Kind: "image3d_t", Order: "RGBA", Type: "FLOAT", Width: 8, Height: 8, Depth: 2}
+	cube, err := rt.NewImage(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cube.Free()
+	d.Kind, d.Depth = "image2d_t", 0
+	out, err := rt.NewImage(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Free()
+	err = (&Blur{In: cube, S: clampNearest, Out: out}).Enqueue(q, rt.Range2(8, 8))
+	if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "an image3d_t image passed to an image2d_t parameter") {
+		t.Fatalf("3D image to image2d_t parameter: %v", err)
+	}
+	if err := (&Blur{In: out, S: clampNearest, Out: cube}).Enqueue(q, rt.Range2(8, 8)); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Fatalf("3D image to image2d_t output: %v", err)
 	}
 }

@@ -20,7 +20,7 @@ var clampNearest = rt.Sampler{Address: "clamp_to_edge", Filter: "nearest"}
 func runImages(ctx *rt.Context, src *image.RGBA, o options) (outputs, []time.Duration, error) {
 	q := ctx.Queue()
 	w, h := src.Bounds().Dx(), src.Bounds().Dy()
-	in, err := rt.NewImage[rt.Image2D](ctx, rt.ImageDesc{Order: "RGBA", Type: "UNORM_INT8", Width: w, Height: h, Access: "read_only"})
+	in, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "UNORM_INT8", Width: w, Height: h, Access: "read_only"})
 	if err != nil {
 		return outputs{}, nil, err
 	}
@@ -28,7 +28,7 @@ func runImages(ctx *rt.Context, src *image.RGBA, o options) (outputs, []time.Dur
 	if err := in.Write(q, rt.ImageRegion{}, src); err != nil {
 		return outputs{}, nil, err
 	}
-	rgba := rt.ImageDesc{Order: "RGBA", Type: "FLOAT", Width: w, Height: h}
+	rgba := rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "FLOAT", Width: w, Height: h}
 	out := rgba
 	out.Access = "write_only"
 	r := rt.Range2(w, h)
@@ -64,7 +64,7 @@ func runImages(ctx *rt.Context, src *image.RGBA, o options) (outputs, []time.Dur
 	return got, times, nil
 }
 
-func readImages(q *rt.Queue, w, h int, blurred, mag, coarse, detail rt.Image2D) (outputs, error) {
+func readImages(q *rt.Queue, w, h int, blurred, mag, coarse, detail rt.Image) (outputs, error) {
 	got := outputs{make([]float32, 4*w*h), make([]float32, 4*w*h), make([]float32, 4*w*h), make([]float32, w*h)}
 	return got, errors.Join(
 		blurred.Read(q, rt.ImageRegion{}, got.blurred),

@@ -45,9 +45,9 @@ var _dgenSource_RW12 string
 
 // _dgenArgs_Blur sets the arguments of kernel gauss_blur from s.
 func _dgenArgs_Blur(s *Blur, k *rt.Kernel) {
-	codegen.SetImage(k, 0, s.In, "read_only")
+	codegen.SetImage(k, 0, s.In, "image2d_t", "read_only")
 	codegen.SetSampler(k, 1, s.S)
-	codegen.SetImage(k, 2, s.Out, "write_only")
+	codegen.SetImage(k, 2, s.Out, "image2d_t", "write_only")
 }
 
 // Enqueue sets the arguments of kernel gauss_blur from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
@@ -72,9 +72,9 @@ func (s *Blur) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Eve
 
 // _dgenArgs_Sobel sets the arguments of kernel sobel from s.
 func _dgenArgs_Sobel(s *Sobel, k *rt.Kernel) {
-	codegen.SetImage(k, 0, s.In, "read_only")
+	codegen.SetImage(k, 0, s.In, "image2d_t", "read_only")
 	codegen.SetSampler(k, 1, s.S)
-	codegen.SetImage(k, 2, s.Mag, "write_only")
+	codegen.SetImage(k, 2, s.Mag, "image2d_t", "write_only")
 }
 
 // Enqueue sets the arguments of kernel sobel from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
@@ -99,9 +99,9 @@ func (s *Sobel) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Ev
 
 // _dgenArgs_EAW sets the arguments of kernel eaw_step from s.
 func _dgenArgs_EAW(s *EAW, k *rt.Kernel) {
-	codegen.SetImage(k, 0, s.In, "read_only")
-	codegen.SetImage(k, 1, s.Coarse, "write_only")
-	codegen.SetImage(k, 2, s.Detail, "write_only")
+	codegen.SetImage(k, 0, s.In, "image2d_t", "read_only")
+	codegen.SetImage(k, 1, s.Coarse, "image2d_t", "write_only")
+	codegen.SetImage(k, 2, s.Detail, "image2d_t", "write_only")
 	codegen.SetScalar(k, 3, s.Scale)
 	codegen.SetScalar(k, 4, s.Sharpen)
 }
@@ -215,7 +215,7 @@ func (s *EAWBuf) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.E
 
 // _dgenArgs_Brighten sets the arguments of kernel brighten from s.
 func _dgenArgs_Brighten(s *Brighten, k *rt.Kernel) {
-	codegen.SetImage(k, 0, s.Img, "read_write")
+	codegen.SetImage(k, 0, s.Img, "image2d_t", "read_write")
 }
 
 // Enqueue sets the arguments of kernel brighten from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
@@ -240,7 +240,7 @@ func (s *Brighten) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt
 
 // _dgenArgs_Brighten12 sets the arguments of kernel brighten from s.
 func _dgenArgs_Brighten12(s *Brighten12, k *rt.Kernel) {
-	codegen.SetImage(k, 0, s.Img, "read_write")
+	codegen.SetImage(k, 0, s.Img, "image2d_t", "read_write")
 }
 
 // Enqueue sets the arguments of kernel brighten from s and launches it over r after wait, creating no event; EnqueueEvent returns one.

@@ -53,7 +53,7 @@ func TestGraphBitIdentical(t *testing.T) {
 		sim.Graph = false
 		sim.Close()
 	}
-	if s := ctx.AllocStats(); s.Total().InUse != 0 {
+	if s := ctx.Stats().Alloc; s.Total().InUse != 0 {
 		t.Errorf("%d bytes still in use after the runs: the graphs' scratch buffers leaked", s.Total().InUse)
 	}
 }

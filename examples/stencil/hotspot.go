@@ -250,7 +250,7 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 	if err := s.ctx.ReleaseHeld(); err != nil {
 		return Result{}, err
 	}
-	before := s.ctx.AllocStats()
+	before := s.ctx.Stats().Alloc
 	in, err := next()
 	if err != nil {
 		return Result{}, err
@@ -258,7 +258,7 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 	var spare rt.Buffer[float32] // the double buffer's second half
 	defer func() {
 		in.Free()
-		if !spare.IsNil() {
+		if spare.Mem() != nil {
 			spare.Free()
 		}
 	}()
@@ -284,7 +284,7 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 		return Result{}, err
 	}
 	res := l.res
-	after := s.ctx.AllocStats()
+	after := s.ctx.Stats().Alloc
 	res.DriverAllocs = after.DriverAllocs - before.DriverAllocs
 	if res.Launches > 0 {
 		res.AllocsAfterFirst = after.DriverAllocs - l.afterFirst
@@ -356,7 +356,7 @@ func (l *loop) steps() error {
 // launched counts a launch, noting the driver allocations after the first.
 func (l *loop) launched() {
 	if l.res.Launches++; l.res.Launches == 1 {
-		l.afterFirst = l.s.ctx.AllocStats().DriverAllocs
+		l.afterFirst = l.s.ctx.Stats().Alloc.DriverAllocs
 	}
 }
 
@@ -460,7 +460,7 @@ func (l *loop) replayPairs(st *Step, r rt.Range, pairs int) (err error) {
 		st.TempSrc, st.TempDst = scratch, l.in
 		return st.Enqueue(q, r)
 	})
-	if l.mode == "driver" && !scratch.IsNil() { // not the allocator's: the graph does not own it
+	if l.mode == "driver" && scratch.Mem() != nil { // not the allocator's: the graph does not own it
 		defer func() { err = errors.Join(err, scratch.Free()) }()
 	}
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/stats"
 )
 
 func openCPU(t *testing.T) *rt.Context {
@@ -66,7 +67,7 @@ func TestModesMatchReference(t *testing.T) {
 		}
 		sim.Close()
 	}
-	if s := ctx.AllocStats(); s.Total().InUse != 0 {
+	if s := ctx.Stats().Alloc; s.Total().InUse != 0 {
 		t.Errorf("%d bytes still in use after the runs", s.Total().InUse)
 	}
 }
@@ -89,7 +90,7 @@ func TestTaggedNoDriverAllocAfterFirstStep(t *testing.T) {
 			t.Errorf("tagged: %d driver allocations after the first step, want 0", res.AllocsAfterFirst)
 		}
 	}
-	if ts := ctx.AllocStats().Tag(mustTag(t)); ts.Name != "tempSite" || ts.Reuses != 198 {
+	if ts := ctx.Stats().Alloc.Tag(mustTag(t)); ts.Name != "tempSite" || ts.Reuses != 198 {
 		t.Errorf("tempSite statistics %+v: want name tempSite, 198 reuses", ts)
 	}
 }
@@ -103,7 +104,8 @@ func mustTag(t *testing.T) uint32 {
 }
 
 func TestRegistration(t *testing.T) {
-	if name := rt.TagName(mustTag(t)); name != "tempSite" {
+	var none stats.Alloc // a tag's statistics carry the name of its site
+	if name := none.Tag(mustTag(t)).Name; name != "tempSite" {
 		t.Errorf("tempSite registered under the name %q, want tempSite", name)
 	}
 }

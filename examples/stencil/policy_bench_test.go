@@ -18,9 +18,9 @@ func BenchmarkPolicy(b *testing.B) {
 	const n, steps = 512, 64
 	temp, power := Inputs(n, 1)
 	for _, mode := range []string{"tagged", "untagged"} {
-		for _, policy := range []rt.AllocPolicy{rt.PolicyFull, rt.PolicyTaggedOnly, rt.PolicyBestFit} {
-			b.Run(mode+"/"+string(policy), func(b *testing.B) {
-				ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", Alloc: rt.AllocConfig{Policy: policy}})
+		for _, policy := range []string{"full", "tagged", "bestfit"} {
+			b.Run(mode+"/"+policy, func(b *testing.B) {
+				ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", AllocPolicy: policy})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -42,7 +42,7 @@ func BenchmarkPolicy(b *testing.B) {
 					elapsed += float64(res.Elapsed.Nanoseconds())
 					runs++
 				}
-				s := ctx.AllocStats().Total()
+				s := ctx.Stats().Alloc.Total()
 				b.ReportMetric(elapsed/float64(runs*steps), "ns/step")
 				b.ReportMetric(float64(s.Peak), "peak-owned-B")
 				b.ReportMetric(float64(s.PeakInUse), "peak-inuse-B")

@@ -228,13 +228,13 @@ func measure(envs []*Env, p Program, ds Dataset, o Options) ([]Row, error) {
 	allocs := make([]uint64, len(envs))
 	for range o.Reps {
 		for i, e := range envs {
-			before := e.Ctx.AllocStats().DriverAllocs
+			before := e.Ctx.Stats().Alloc.DriverAllocs
 			start := time.Now()
 			if err := cases[i].Run(); err != nil {
 				return nil, fmt.Errorf("%s: %w", e.Mode, err)
 			}
 			times[i] = append(times[i], float64(time.Since(start))/1e6)
-			allocs[i] = e.Ctx.AllocStats().DriverAllocs - before
+			allocs[i] = e.Ctx.Stats().Alloc.DriverAllocs - before
 		}
 	}
 	for i, c := range cases { // the last timed run used recycled memory

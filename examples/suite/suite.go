@@ -17,7 +17,7 @@ const DriverMode = "driver"
 
 // Policies are the allocator policies (DGEN_ALLOC_POLICY values) a run
 // compares with DriverMode.
-var Policies = []rt.AllocPolicy{rt.PolicyFull, rt.PolicyTaggedOnly, rt.PolicyBestFit}
+var Policies = []string{"full", "tagged", "bestfit"}
 
 // Modes returns every mode of a run: DriverMode, then each policy.
 func Modes() []string {
@@ -50,7 +50,7 @@ func OpenEnv(mode string) (*Env, error) {
 	}
 	e := &Env{Mode: mode, Driver: mode == DriverMode}
 	if !e.Driver {
-		cfg.Alloc.Policy = rt.AllocPolicy(mode) // OpenConfig rejects an unknown one
+		cfg.AllocPolicy = mode // OpenConfig rejects an unknown one
 	}
 	if e.Ctx, err = rt.OpenConfig(cfg); err != nil {
 		return nil, fmt.Errorf("suite: open %s: %w", mode, err)

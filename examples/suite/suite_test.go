@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
 )
@@ -41,11 +43,11 @@ func TestPrograms(t *testing.T) {
 				}
 				var allocs uint64
 				for run := range 2 {
-					before := e.Ctx.AllocStats().DriverAllocs
+					before := e.Ctx.Stats().Alloc.DriverAllocs
 					if err := c.Run(); err != nil {
 						t.Fatalf("%s: run %d: %v", e.Mode, run, err)
 					}
-					allocs = e.Ctx.AllocStats().DriverAllocs - before
+					allocs = e.Ctx.Stats().Alloc.DriverAllocs - before
 					if err := c.Verify(); err != nil {
 						t.Errorf("%s: run %d, size %+v, seed %d: %v", e.Mode, run, s, seed, err)
 					}
@@ -64,35 +66,53 @@ func TestPrograms(t *testing.T) {
 	}
 }
 
-// result returns the memory holding a case's last result.
-func result(c Case) *rt.Mem {
+// corrupt inverts four bytes in the middle of a case's last result on the
+// device and returns their offset.
+func corrupt(q *rt.Queue, c Case) (int, error) {
 	switch c := c.(type) {
 	case *cannyCase:
-		return c.class.Mem()
+		return invert(q, c.class)
 	case *kmeansCase:
-		return c.centroids.Mem()
+		return invert(q, c.centroids)
 	case *rayCase:
-		return c.colour.Mem()
+		return invert(q, c.colour)
 	case *cryptCase:
-		return c.cipher.Mem()
+		return invert(q, c.cipher)
 	case *pricingCase:
-		return c.put.Mem()
+		return invert(q, c.put)
 	case *bfsCase:
-		return c.cost.Mem()
+		return invert(q, c.cost)
 	case *lavaCase:
-		return c.fx.Mem()
+		return invert(q, c.fx)
 	case *ludCase:
-		return c.a.Mem()
+		return invert(q, c.a)
 	case *hotspotCase:
-		return c.out.Mem()
+		return invert(q, c.out)
 	}
-	return nil
+	return 0, fmt.Errorf("no result for %T", c)
+}
+
+// invert inverts the four bytes of b at the 4-byte boundary nearest below
+// its middle, reading and writing the elements that hold them.
+func invert[T any](q *rt.Queue, b rt.Buffer[T]) (int, error) {
+	es := int(unsafe.Sizeof(*new(T)))
+	off := b.Len() * es / 2 &^ 3
+	first, last := off/es, (off+3)/es
+	v := make([]T, last-first+1)
+	if err := b.ReadAt(q, first, v); err != nil {
+		return 0, err
+	}
+	bs := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*es)
+	for i := range 4 {
+		bs[off-first*es+i] ^= 0xff
+	}
+	return off, b.WriteAt(q, first, v)
 }
 
 // TestVerifyCatchesCorruption inverts four bytes in the middle of each
 // program's result on the device: Verify must fail.
 func TestVerifyCatchesCorruption(t *testing.T) {
-	e, err := OpenEnv(string(rt.PolicyFull))
+	e, err := OpenEnv("full")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,23 +127,8 @@ func TestVerifyCatchesCorruption(t *testing.T) {
 			if err := c.Run(); err != nil {
 				t.Fatal(err)
 			}
-			m := result(c)
-			if m == nil {
-				t.Fatalf("no result for %T", c)
-			}
-			b, err := rt.BufferOf[uint8](m, int(m.Size()))
+			off, err := corrupt(e.Q, c)
 			if err != nil {
-				t.Fatal(err)
-			}
-			off := int(m.Size()/2) &^ 3
-			word := make([]uint8, 4)
-			if err := b.ReadAt(e.Q, off, word); err != nil {
-				t.Fatal(err)
-			}
-			for i := range word {
-				word[i] ^= 0xff
-			}
-			if err := b.WriteAt(e.Q, off, word); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.Verify(); err == nil {
@@ -155,7 +160,7 @@ func TestNeighbours(t *testing.T) {
 // TestPinnedFlags runs the programs that read a flag every iteration with
 // the flag read into pinned memory (Env.Pinned), and verifies them.
 func TestPinnedFlags(t *testing.T) {
-	e, err := OpenEnv(string(rt.PolicyFull))
+	e, err := OpenEnv("full")
 	if err != nil {
 		t.Fatal(err)
 	}

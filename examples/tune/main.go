@@ -130,12 +130,12 @@ func run(n int) (res Result, err error) {
 		tile := int(TILE.Value(ctx))
 		return (&Mul{A: a, B: b, C: c, N: int32(n)}).Enqueue(q, rt.Range2(n, n).WithLocal(tile, tile))
 	}
-	before := ctx.CacheStats()
+	before := ctx.Stats().Cache
 	winner, err := TILE.Tune(q, mul)
 	if err != nil {
 		return res, err
 	}
-	after := ctx.CacheStats()
+	after := ctx.Stats().Cache
 	res.Winner, res.Timed = winner, int(after.Tuned-before.Tuned)
 	res.Cached = after.TuneRecords > before.TuneRecords
 	// The product with the winner, checked against Go.

@@ -185,12 +185,13 @@ func SetLocal(k *rt.Kernel, i int, size int) { launcher.Local(k, i, size) }
 
 var imageLauncher = desc.ImageLauncherOf[*rt.Kernel, rt.Image, rt.Sampler]()
 
-// SetImage sets argument i of k, an image parameter whose OpenCL C access
-// qualifier is access, to img. An image that the qualifier does not allow,
-// a freed one, or one of another context, is an error that Submit and
-// Launch return.
-func SetImage(k *rt.Kernel, i int, img rt.Image, access string) {
-	imageLauncher.Image(k, i, img, access)
+// SetImage sets argument i of k, an image parameter of the OpenCL C image
+// type kind ("image2d_t", ...) whose access qualifier is access, to img.
+// An image of another kind, one that the qualifier does not allow, a
+// freed one, or one of another context, is an error that Submit and Launch
+// return.
+func SetImage(k *rt.Kernel, i int, img rt.Image, kind, access string) {
+	imageLauncher.Image(k, i, img, kind, access)
 }
 
 // SetSampler sets argument i of k, a sampler_t, to s. An invalid sampler

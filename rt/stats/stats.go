@@ -1,7 +1,7 @@
-// Package stats holds the statistics that an rt context reports: what its
-// program cache did (Context.CacheStats returns a Cache) and what its
-// allocators hold and did (Context.AllocStats returns an Alloc). They are
-// plain values, safe to keep, compare and print.
+// Package stats holds the statistics that an rt context reports
+// (Context.Stats returns a Context): what its program cache did (Cache)
+// and what its allocators hold and did (Alloc). They are plain values,
+// safe to keep, compare and print.
 package stats
 
 import (
@@ -12,6 +12,13 @@ import (
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/internal/desc"
 )
+
+// Context is what an rt context reports: the counters of its program
+// cache and a snapshot of its allocators.
+type Context struct {
+	Cache Cache
+	Alloc Alloc
+}
 
 // Cache counts what a context's program cache did. Every program lookup
 // counts exactly once, at the tier that served it: memory (MemHits), the
@@ -47,7 +54,7 @@ type Cache struct {
 type Alloc struct {
 	// Devices has the allocator statistics of every device of the context
 	// whose allocator has been used, in device order. Tag names are the
-	// allocation sites' (rt.TagName).
+	// allocation sites'.
 	Devices []DeviceAlloc
 	// DriverAllocs and DriverReleases count every driver buffer created and
 	// released through the context: by the allocators and rt.NewBuffer.

@@ -53,9 +53,9 @@ func LauncherOf[Q, K, M, E, R any]() *Launcher[Q, K, M, E, R] {
 // rt.Sampler. Like Launcher, rt installs it from init and rt/codegen takes
 // it once (ImageLauncherOf).
 type ImageLauncher[K, I, S any] struct {
-	// Image sets argument i, an image parameter with the OpenCL C access
-	// qualifier access, to img.
-	Image func(k K, i int, img I, access string)
+	// Image sets argument i, an image parameter of the OpenCL C image type
+	// kind ("image2d_t", ...) with the access qualifier access, to img.
+	Image func(k K, i int, img I, kind, access string)
 	// Sampler sets argument i, a sampler_t, to s.
 	Sampler func(k K, i int, s S)
 }

@@ -7,21 +7,21 @@ import "github.com/dgen-go/dgen/rt"
 var P rt.Program
 
 //dgen:kernel program=P name=k
-type WrongKind struct {
-	A rt.Image3D
+type WrongHandle struct {
+	A rt.Sampler
 	S rt.Sampler
-	B rt.Image3D
+	B rt.Image
 	P rt.Buffer[float32]
-	C rt.Image2D
+	C *rt.Image
 }
 
 //dgen:kernel program=P name=k
 type NotImages struct {
 	A float32
-	S rt.Image2D
+	S rt.Image
 	B rt.Buffer[float32]
-	P rt.Image2D
-	C rt.Image2DArray
+	P rt.Image
+	C rt.Buffer[int32]
 }
 
 //dgen:alloc

@@ -10,26 +10,26 @@ var Images rt.Program
 
 //dgen:kernel program=Images name=blur
 type Blur struct {
-	In  rt.Image2D
+	In  rt.Image
 	S   rt.Sampler
-	Out rt.Image2D
+	Out rt.Image
 }
 
 //dgen:kernel program=Images name=kinds
 type Kinds struct {
-	A rt.Image1D
-	B rt.Image1DBuffer
-	C rt.Image1DArray
-	D rt.Image2D
-	E rt.Image2DArray
-	F rt.Image3D
+	A rt.Image
+	B rt.Image
+	C rt.Image
+	D rt.Image
+	E rt.Image
+	F rt.Image
 	G rt.Buffer[float32]
 }
 
 //dgen:kernel program=Images name=rw
 type RW struct {
-	Img rt.Image2D
+	Img rt.Image
 }
 
 //dgen:alloc
-var frames rt.AllocSite[rt.Image2D]
+var frames rt.AllocSite[rt.Image]

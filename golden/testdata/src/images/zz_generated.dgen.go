@@ -21,9 +21,9 @@ var _dgenSource_Images string
 
 // _dgenArgs_Blur sets the arguments of kernel blur from s.
 func _dgenArgs_Blur(s *Blur, k *rt.Kernel) {
-	codegen.SetImage(k, 0, s.In, "read_only")
+	codegen.SetImage(k, 0, s.In, "image2d_t", "read_only")
 	codegen.SetSampler(k, 1, s.S)
-	codegen.SetImage(k, 2, s.Out, "write_only")
+	codegen.SetImage(k, 2, s.Out, "image2d_t", "write_only")
 }
 
 // Enqueue sets the arguments of kernel blur from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
@@ -48,12 +48,12 @@ func (s *Blur) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Eve
 
 // _dgenArgs_Kinds sets the arguments of kernel kinds from s.
 func _dgenArgs_Kinds(s *Kinds, k *rt.Kernel) {
-	codegen.SetImage(k, 0, s.A, "read_only")
-	codegen.SetImage(k, 1, s.B, "read_only")
-	codegen.SetImage(k, 2, s.C, "read_only")
-	codegen.SetImage(k, 3, s.D, "read_only")
-	codegen.SetImage(k, 4, s.E, "read_only")
-	codegen.SetImage(k, 5, s.F, "write_only")
+	codegen.SetImage(k, 0, s.A, "image1d_t", "read_only")
+	codegen.SetImage(k, 1, s.B, "image1d_buffer_t", "read_only")
+	codegen.SetImage(k, 2, s.C, "image1d_array_t", "read_only")
+	codegen.SetImage(k, 3, s.D, "image2d_t", "read_only")
+	codegen.SetImage(k, 4, s.E, "image2d_array_t", "read_only")
+	codegen.SetImage(k, 5, s.F, "image3d_t", "write_only")
 	codegen.SetBuffer(k, 6, s.G)
 }
 
@@ -79,7 +79,7 @@ func (s *Kinds) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Ev
 
 // _dgenArgs_RW sets the arguments of kernel rw from s.
 func _dgenArgs_RW(s *RW, k *rt.Kernel) {
-	codegen.SetImage(k, 0, s.Img, "read_write")
+	codegen.SetImage(k, 0, s.Img, "image2d_t", "read_write")
 }
 
 // Enqueue sets the arguments of kernel rw from s and launches it over r after wait, creating no event; EnqueueEvent returns one.

@@ -1,0 +1,98 @@
+// Package devsel picks devices by the selector of DGEN_DEVICE
+// (rt.Config.Device), for rt, which opens them, and for the dgen command,
+// whose devices subcommand shows what a selector picks.
+package devsel
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// ErrNoDevice reports that no device matches the selection; rt exports it
+// as rt.ErrNoDevice.
+var ErrNoDevice = errors.New("no matching device")
+
+// Select returns the devices that selector picks among platforms, as
+// rt.Open does and `dgen devices` shows. The selector is the value of
+// DGEN_DEVICE (rt.Config.Device):
+//
+//	""              the first GPU, else the first CPU device, else the first device
+//	gpu, cpu, accelerator
+//	                the first device of that type
+//	P:D             device D of platform P (indices from 0, as `dgen devices` prints)
+//	P:*             every device of platform P, in one context
+//	anything else   the first device whose name, or else whose platform's
+//	                name, contains it (case-insensitive)
+func Select(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceInfo, error) {
+	var all []driver.DeviceInfo
+	for _, p := range platforms {
+		all = append(all, p.Devices...)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("select device %q: %w: no platform lists a device", selector, ErrNoDevice)
+	}
+	firstOfType := func(t driver.DeviceType) []driver.DeviceInfo {
+		for _, d := range all {
+			if d.Type == t {
+				return []driver.DeviceInfo{d}
+			}
+		}
+		return nil
+	}
+	sel := strings.TrimSpace(selector)
+	switch strings.ToLower(sel) {
+	case "":
+		if d := firstOfType(driver.DeviceGPU); d != nil {
+			return d, nil
+		}
+		if d := firstOfType(driver.DeviceCPU); d != nil {
+			return d, nil
+		}
+		return all[:1], nil
+	case "gpu", "cpu", "accelerator":
+		t := map[string]driver.DeviceType{"gpu": driver.DeviceGPU, "cpu": driver.DeviceCPU, "accelerator": driver.DeviceAccelerator}[strings.ToLower(sel)]
+		if d := firstOfType(t); d != nil {
+			return d, nil
+		}
+		return nil, fmt.Errorf("select device %q: %w: there is no %s device", selector, ErrNoDevice, t)
+	}
+	if ps, ds, ok := strings.Cut(sel, ":"); ok {
+		pi, err := strconv.Atoi(ps)
+		if err == nil {
+			if pi < 0 || pi >= len(platforms) {
+				return nil, fmt.Errorf("select device %q: %w: platform %d of %d", selector, ErrNoDevice, pi, len(platforms))
+			}
+			devs := platforms[pi].Devices
+			if ds == "*" {
+				if len(devs) == 0 {
+					return nil, fmt.Errorf("select device %q: %w: platform %d has no device", selector, ErrNoDevice, pi)
+				}
+				return append([]driver.DeviceInfo(nil), devs...), nil
+			}
+			di, err := strconv.Atoi(ds)
+			if err != nil {
+				return nil, fmt.Errorf("select device %q: device index %q is not a number or *", selector, ds)
+			}
+			if di < 0 || di >= len(devs) {
+				return nil, fmt.Errorf("select device %q: %w: device %d of %d on platform %d", selector, ErrNoDevice, di, len(devs), pi)
+			}
+			return []driver.DeviceInfo{devs[di]}, nil
+		}
+	}
+	low := strings.ToLower(sel)
+	for _, d := range all {
+		if strings.Contains(strings.ToLower(d.Name), low) {
+			return []driver.DeviceInfo{d}, nil
+		}
+	}
+	for _, d := range all {
+		if strings.Contains(strings.ToLower(d.Platform), low) {
+			return []driver.DeviceInfo{d}, nil
+		}
+	}
+	return nil, fmt.Errorf("select device %q: %w: no device or platform name contains it", selector, ErrNoDevice)
+}

@@ -1,0 +1,60 @@
+package devsel
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+func TestSelect(t *testing.T) {
+	cpu := driver.DeviceInfo{PlatformIndex: 0, Index: 0, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: driver.DeviceCPU}
+	cpu2 := driver.DeviceInfo{PlatformIndex: 0, Index: 1, Name: "pthread-cpu", Platform: "Portable Computing Language", Type: driver.DeviceCPU}
+	gpu := driver.DeviceInfo{PlatformIndex: 1, Index: 0, Name: "NVIDIA H200", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU}
+	both := []driver.PlatformInfo{{Index: 0, Devices: []driver.DeviceInfo{cpu, cpu2}}, {Index: 1, Devices: []driver.DeviceInfo{gpu}}}
+	cpuOnly := both[:1]
+	tests := []struct {
+		selector  string
+		platforms []driver.PlatformInfo
+		want      []driver.DeviceInfo
+		err       error
+	}{
+		{"", both, []driver.DeviceInfo{gpu}, nil},
+		{"", cpuOnly, []driver.DeviceInfo{cpu}, nil},
+		{"cpu", both, []driver.DeviceInfo{cpu}, nil},
+		{"GPU", both, []driver.DeviceInfo{gpu}, nil},
+		{"gpu", cpuOnly, nil, ErrNoDevice},
+		{"0:1", both, []driver.DeviceInfo{cpu2}, nil},
+		{"1:0", both, []driver.DeviceInfo{gpu}, nil},
+		{"0:*", both, []driver.DeviceInfo{cpu, cpu2}, nil},
+		{"2:0", both, nil, ErrNoDevice},
+		{"0:5", both, nil, ErrNoDevice},
+		{"h200", both, []driver.DeviceInfo{gpu}, nil},
+		{"portable", both, []driver.DeviceInfo{cpu}, nil},
+		{"nvidia", both, []driver.DeviceInfo{gpu}, nil},
+		{"tpu", both, nil, ErrNoDevice},
+		{"", nil, nil, ErrNoDevice},
+	}
+	for _, tt := range tests {
+		got, err := Select(tt.platforms, tt.selector)
+		if tt.err != nil {
+			if !errors.Is(err, tt.err) {
+				t.Errorf("Select(%q) error = %v, want %v", tt.selector, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Select(%q): %v", tt.selector, err)
+			continue
+		}
+		if len(got) != len(tt.want) {
+			t.Errorf("Select(%q) = %d devices, want %d", tt.selector, len(got), len(tt.want))
+			continue
+		}
+		for i := range got {
+			if got[i].PlatformIndex != tt.want[i].PlatformIndex || got[i].Index != tt.want[i].Index {
+				t.Errorf("Select(%q)[%d] = %d:%d, want %d:%d", tt.selector, i, got[i].PlatformIndex, got[i].Index, tt.want[i].PlatformIndex, tt.want[i].Index)
+			}
+		}
+	}
+}
