@@ -559,10 +559,19 @@ func reportDriver(tk *trace.Task, drv driver.Event, complete bool) bool {
 			return false
 		}
 	}
-	if t, err := drv.Profile(); err == nil {
-		tk.Complete(int64(t.Started), int64(t.Ended))
+	if started, ended, err := span(drv); err == nil {
+		tk.Complete(int64(started), int64(ended))
 	}
 	return true
+}
+
+// span returns the start and end of drv's command.
+func span(drv driver.Event) (started, ended uint64, err error) {
+	if s, ok := drv.(driver.SpanEvent); ok {
+		return s.Span()
+	}
+	t, err := drv.Profile()
+	return t.Started, t.Ended, err
 }
 
 // traceMem reports an allocation (alloc true) or release of device memory
@@ -631,8 +640,8 @@ func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error
 	}
 	// The queue is in order: what was enqueued before has completed too.
 	q.drainTrace(false)
-	if t, err := ev.Profile(); err == nil {
-		tk.Complete(int64(t.Started), int64(t.Ended))
+	if started, ended, err := span(ev); err == nil {
+		tk.Complete(int64(started), int64(ended))
 	}
 	return nil
 }

@@ -104,7 +104,8 @@ func openNull(tb testing.TB) *rt.Context {
 // launch: "enqueue" is a generated Enqueue of a 13-argument kernel over
 // two fixed buffers; "tagged" is the Hotspot time step as
 // examples/stencil's tagged mode runs it: the output from an allocation
-// site, the generated Enqueue, the input freed.
+// site, the generated Enqueue, the input freed; "read4" and "write4" are
+// blocking 4-byte transfers.
 //
 //	go test ./rt -run '^$' -bench HostPath -benchmem -count 10
 func BenchmarkHostPath(b *testing.B) {
@@ -141,6 +142,23 @@ func BenchmarkHostPath(b *testing.B) {
 				b.Fatal(err)
 			}
 			in = out
+		}
+	})
+	v := []float32{1}
+	b.Run("read4", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := power.ReadAt(q, 0, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("write4", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := power.WriteAt(q, 0, v); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	if err := in.Free(); err != nil {

@@ -170,6 +170,15 @@ type kernel struct {
 	locals   []int // indices of __local parameters
 	localSz  []int // bytes of local memory by parameter
 	released atomic.Bool
+
+	// last is the grid and blocks of the last launch's range on a
+	// device: a loop launches the same range again and again.
+	last struct {
+		r   driver.NDRange
+		dev int
+		l   launchShape
+		ok  bool
+	}
 }
 
 // NewKernel finds the kernel's function in every device's module.
@@ -355,8 +364,13 @@ func (k *kernel) prepare(q *queue, r driver.NDRange) (launchShape, error) {
 			}
 		}
 	}
-	if err := k.shape(q, r, &l); err != nil {
-		return l, err
+	if c := &k.last; c.ok && c.r == r && c.dev == q.dev {
+		l.grid, l.block = c.l.grid, c.l.block
+	} else {
+		if err := k.shape(q, r, &l); err != nil {
+			return l, err
+		}
+		c.r, c.dev, c.l, c.ok = r, q.dev, l, true
 	}
 	if k.entry.WorkDim {
 		*(*uint32)(k.slot(len(k.entry.Params))) = uint32(r.Dims)

@@ -147,6 +147,15 @@ type Event interface {
 	Release() error
 }
 
+// SpanEvent is an Event that reads its command's start and end alone:
+// all that tracing needs, where each time Profile returns costs the
+// driver a call of its own.
+type SpanEvent interface {
+	Event
+	// Span returns the Started and Ended times that Profile returns.
+	Span() (started, ended uint64, err error)
+}
+
 // EventStatus is the execution status of a command.
 type EventStatus int
 

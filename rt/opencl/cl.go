@@ -33,8 +33,8 @@ package opencl
 #cgo nocallback clWaitForEvents
 #cgo noescape clGetEventInfo
 #cgo nocallback clGetEventInfo
-#cgo noescape clGetEventProfilingInfo
-#cgo nocallback clGetEventProfilingInfo
+#cgo noescape dgen_times
+#cgo nocallback dgen_times
 #cgo noescape clCreateBuffer
 #cgo nocallback clCreateBuffer
 #cgo noescape clGetKernelInfo

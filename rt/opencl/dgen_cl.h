@@ -13,6 +13,15 @@ static inline cl_int dgen_set_arg_mem(cl_kernel k, cl_uint i, cl_mem m) {
 static inline cl_int dgen_set_arg_local(cl_kernel k, cl_uint i, size_t size) {
 	return clSetKernelArg(k, i, size, NULL);
 }
+// dgen_times reads n profiling times of e's command: from
+// CL_PROFILING_COMMAND_START (n 2: start and end) or from
+// CL_PROFILING_COMMAND_QUEUED (n 4: queued, submitted, start and end).
+static inline cl_int dgen_times(cl_event e, cl_ulong *t, int n) {
+	cl_profiling_info p = n == 2 ? CL_PROFILING_COMMAND_START : CL_PROFILING_COMMAND_QUEUED;
+	cl_int r = CL_SUCCESS;
+	for (int i = 0; r == CL_SUCCESS && i < n; i++) r = clGetEventProfilingInfo(e, p + i, sizeof t[i], &t[i], NULL);
+	return r;
+}
 static inline cl_context dgen_create_context(cl_platform_id p, cl_uint n, const cl_device_id *devs, cl_int *err) {
 	cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)p, 0};
 	return clCreateContext(props, n, devs, NULL, NULL, err);
