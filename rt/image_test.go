@@ -70,7 +70,7 @@ func roundTrip(t *testing.T, q *rt.Queue, img rt.Image, dims [3]int, px int) {
 }
 
 func TestImageRoundTrip(t *testing.T) {
-	ctx := openCPU(t)
+	ctx := openImages(t)
 	q := ctx.Queue()
 	d := rt.ImageDesc{Order: "RGBA", Type: "UNORM_INT8"}
 	with := func(kind string, w, h, dp, l int) rt.ImageDesc {
@@ -129,7 +129,7 @@ func TestImageRoundTrip(t *testing.T) {
 // channel count, in place or converted, reads it back into a fresh one of
 // the same type and compares every pixel.
 func TestImageGoTypes(t *testing.T) {
-	ctx := openCPU(t)
+	ctx := openImages(t)
 	q := ctx.Queue()
 	const w, h = 29, 13
 	rect := image.Rect(5, 7, 5+w, 7+h)
@@ -188,7 +188,7 @@ func TestImageGoTypes(t *testing.T) {
 }
 
 func TestImageCopyFill(t *testing.T) {
-	ctx := openCPU(t)
+	ctx := openImages(t)
 	q := ctx.Queue()
 	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "UNSIGNED_INT32", Width: 8, Height: 4}
 	a, err := rt.NewImage(ctx, d)
@@ -247,7 +247,7 @@ __kernel void neighbours(__read_only image2d_t in, sampler_t s, __write_only ima
 `
 
 func TestImageKernel(t *testing.T) {
-	ctx := openCPU(t)
+	ctx := openImages(t)
 	q := ctx.Queue()
 	prog, err := ctx.BuildProgram("images", imageKernelsSrc, "")
 	if err != nil {
@@ -341,7 +341,7 @@ func TestImageKernel(t *testing.T) {
 // TestImageBadInput: each bad input is an error that says what is wrong,
 // and the image keeps its pixels.
 func TestImageBadInput(t *testing.T) {
-	ctx := openCPU(t)
+	ctx := openImages(t)
 	q := ctx.Queue()
 	other := openCPU(t)
 	const w, h = 8, 4
@@ -435,7 +435,7 @@ func TestImageBadInput(t *testing.T) {
 // TestImageAllocSite: an image freed to its site's free list is reused by
 // the next request of the same tag and shape, and only by that.
 func TestImageAllocSite(t *testing.T) {
-	ctx := openCPU(t)
+	ctx := openImages(t)
 	q := ctx.Queue()
 	q2, err := ctx.NewQueue(ctx.Devices()[0])
 	if err != nil {
@@ -514,6 +514,7 @@ func TestImageAllocSite(t *testing.T) {
 // images are memory events.
 func TestImageTrace(t *testing.T) {
 	ctx, rec := openTraced(t)
+	skipWithoutImages(t, ctx)
 	q := ctx.Queue()
 	rec.Reset()
 	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
@@ -579,7 +580,7 @@ func TestImageTrace(t *testing.T) {
 // from several goroutines, each on a queue of its own, while others make
 // samplers; with -race.
 func TestImageConcurrent(t *testing.T) {
-	ctx := openCPU(t)
+	ctx := openImages(t)
 	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "UNSIGNED_INT32", Width: 16, Height: 4}
 	prog, err := ctx.BuildProgram("images", imageKernelsSrc, "")
 	if err != nil {
@@ -644,4 +645,25 @@ func TestImageConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// openImages is openCPU for a test of images: it skips the test on a
+// backend that has none (rt/cuda).
+func openImages(t *testing.T) *rt.Context {
+	ctx := openCPU(t)
+	skipWithoutImages(t, ctx)
+	return ctx
+}
+
+// skipWithoutImages skips the test if ctx's backend has no images.
+func skipWithoutImages(t *testing.T, ctx *rt.Context) {
+	t.Helper()
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 1, Height: 1})
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("%s: %v", ctx.Devices()[0].Platform, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	img.Free()
 }

@@ -59,7 +59,7 @@ func openTraced(t testing.TB) (*rt.Context, *trace.Recorder) {
 	rec := &trace.Recorder{}
 	tr.Subscribe(rec)
 	sel := testDevice()
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Tracer: tr})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: os.Getenv("DGEN_BACKEND"), Device: sel, Tracer: tr})
 	if err != nil {
 		t.Fatalf("open traced context on %q: %v", sel, err)
 	}
