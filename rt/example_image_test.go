@@ -13,7 +13,8 @@ import (
 // (image2d_t, ...: ImageDesc.Kind says which an image is) and rt.Sampler
 // fields for sampler_t ones.
 func ExampleNewImage() {
-	ctx, err := rt.Open()
+	// Images run on the OpenCL backend (rt/cuda has none).
+	ctx, err := rt.OpenConfig(rt.Config{Backend: "opencl"})
 	if err != nil {
 		fmt.Println(err)
 		return

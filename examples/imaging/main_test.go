@@ -20,6 +20,7 @@ func testOptions() options {
 // persistent cache: the programs, device global and all, come from disk
 // and compute the same.
 func TestRun(t *testing.T) {
+	skipWithoutImages(t)
 	t.Setenv("DGEN_CACHE_DIR", t.TempDir())
 	o := testOptions()
 	o.out = t.TempDir()
@@ -62,6 +63,7 @@ func TestCheckFails(t *testing.T) {
 // default), and where it has not (built with -cl-std=CL1.2) fails with
 // dgen's message that says why, launching nothing.
 func TestReadWriteImage(t *testing.T) {
+	skipWithoutImages(t)
 	ctx, err := rt.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +83,12 @@ func TestReadWriteImage(t *testing.T) {
 	if !errors.Is(err, rt.ErrBuildFailed) || !strings.Contains(err.Error(), "dgen: parameter img of kernel brighten is a read_write image, which needs OpenCL C 2.0") {
 		t.Fatalf("read_write image on an OpenCL C 1.2 compiler: %v", err)
 	}
-	if !strings.Contains(err.Error(), "rw.cl:3:") {
+	switch {
+	case strings.Contains(err.Error(), "<kernel>:"):
+		// NVIDIA's compiler ignores #line: its log counts the lines of
+		// the device image, and names no file.
+		t.Logf("the compiler ignores #line; not checking the position: %v", err)
+	case !strings.Contains(err.Error(), "rw.cl:3:"):
 		t.Errorf("the build error does not point at the parameter, rw.cl line 3: %v", err)
 	}
 	if err := (&Brighten{Img: img}).Enqueue(q, rt.Range2(4, 4)); err != nil {
@@ -104,6 +111,7 @@ func TestReadWriteImage(t *testing.T) {
 // TestWriteOnlyToRead: a write_only image given to a kernel spec's
 // read_only field is refused when the arguments are set, and nothing runs.
 func TestWriteOnlyToRead(t *testing.T) {
+	skipWithoutImages(t)
 	ctx, err := rt.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +144,7 @@ func TestWriteOnlyToRead(t *testing.T) {
 // parameter's (here a 3D image for an image2d_t) is refused when the
 // arguments are set, with an error that names both, and nothing runs.
 func TestWrongKind(t *testing.T) {
+	skipWithoutImages(t)
 	ctx, err := rt.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -160,5 +169,14 @@ func TestWrongKind(t *testing.T) {
 	}
 	if err := (&Blur{In: out, S: clampNearest, Out: cube}).Enqueue(q, rt.Range2(8, 8)); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Fatalf("3D image to image2d_t output: %v", err)
+	}
+}
+
+// skipWithoutImages skips a test that runs kernels on images where the
+// backend asked for has none: DGEN_BACKEND=cuda (which this example does
+// not import: images run on OpenCL).
+func skipWithoutImages(t *testing.T) {
+	if b := os.Getenv("DGEN_BACKEND"); b == "cuda" {
+		t.Skipf("DGEN_BACKEND=%s: images run on the OpenCL backend", b)
 	}
 }

@@ -67,7 +67,7 @@ func TestGraphJSON(t *testing.T) {
 		os.Exit(0)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestGraphJSON$")
-	cmd.Env = append(os.Environ(), "DGEN_STENCIL_CHILD=1", "DGEN_DEVICE=cpu")
+	cmd.Env = append(os.Environ(), "DGEN_STENCIL_CHILD=1", "DGEN_DEVICE=cpu", "DGEN_BACKEND=auto")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("stencil -graph -json: %v\n%s", err, out)
