@@ -101,6 +101,8 @@ pairs = [
     ("stencil-opencl tagged %s/1", "rawcl hotspot_%s_1", ""),
     ("stencil-cuda-traced tagged %s/1", "stencil-cuda tagged %s/1", "≤ 1.60"),
     ("rawcu launch_timed", "rawcu submit", ""),
+    ("rawcu hotspot_traced_%s_1", "rawcu hotspot_%s_1", "floor of ≤ 1.60"),
+    ("stencil-cuda-traced tagged %s/1", "rawcu hotspot_traced_%s_1", ""),
 ]
 size = next((n.split()[-1].split("/")[0] for n in fig if n.startswith("stencil-cuda tagged")), "512")
 print()
