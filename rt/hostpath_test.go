@@ -83,6 +83,8 @@ func enqueueBenchStep(q *rt.Queue, r rt.Range, it int32, power, src, dst rt.Buff
 }
 
 var (
+	benchGlobal   rt.DeviceGlobal[uint32]
+	_             = codegen.Register(&codegen.Global{Var: codegen.GlobalVar(&benchGlobal), ID: pkg + "benchGlobal"})
 	benchStepSite rt.AllocSite[float32]
 	_             = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&benchStepSite), ID: pkg + "benchStepSite", Name: "benchStepSite"})
 )
@@ -157,6 +159,22 @@ func BenchmarkHostPath(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if err := power.WriteAt(q, 0, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("global-read4", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := benchGlobal.Read(q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("global-write4", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := benchGlobal.Write(q, 1); err != nil {
 				b.Fatal(err)
 			}
 		}
