@@ -669,15 +669,15 @@ func (c *Context) traceNow() int64 {
 	return c.tr.Now()
 }
 
-// newTracedEvent wraps a command's driver event with its task, which it
-// keeps in the queue's pending list when device times are reported.
-func (q *Queue) newTracedEvent(drv driver.Event, name string, tk trace.Task) *Event {
+// newTracedEvent wraps a command's driver event with its task, which the
+// Event keeps (it is never released: later commands may depend on it), and
+// a copy of which goes to the queue's pending list when device times are
+// reported.
+func (q *Queue) newTracedEvent(drv driver.Event, name string, tk *trace.Task) *Event {
 	e := newEvent(q, drv, name)
-	if tk.ID != 0 {
-		// A pointer keeps untraced Events small; only traced ones pay.
-		e.task = new(trace.Task)
-		*e.task = tk
-		if q.wantsEvent(&tk) {
+	if tk != nil {
+		e.task = tk
+		if q.wantsEvent(tk) {
 			e.pending = true
 			q.addPending(tk, e, nil)
 		}

@@ -412,7 +412,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 		return nil
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
-	event := q.wantsEvent(&tk)
+	event := q.wantsEvent(tk)
 	ev, err := k.enqueue(q, r, dw, event)
 	tk.End()
 	if err != nil {
@@ -422,6 +422,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int) error {
 	if event {
 		q.addPending(tk, nil, ev)
 	}
+	tk.Release()
 	return nil
 }
 
@@ -596,17 +597,18 @@ func (k *Kernel) bindHidden(q *Queue) error {
 }
 
 // beginTask is the trace point of every enqueued command: it returns the
-// command's task (the zero Task when tracing is off, after one atomic load)
-// and emits its edges: the in-order edge and one per event of wait. skip is
-// the number of rt frames between beginTask's caller and the user's code
-// (see the comment at the top of this file).
-func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) trace.Task {
+// command's task (nil when tracing is off, after one atomic load) and emits
+// its edges: the in-order edge and one per event of wait. skip is the
+// number of rt frames between beginTask's caller and the user's code (see
+// the comment at the top of this file). The caller releases the task when
+// it is done with it, unless an Event keeps it (newTracedEvent).
+func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) *trace.Task {
 	// Begin's skip 0 is beginTask; +1 is beginTask's caller.
 	tk := q.tq.Begin(kind, name, skip+2)
-	if tk.ID != 0 {
+	if tk != nil {
 		for _, w := range wait {
-			if w != nil && w.task != nil {
-				tk.DependsOn(*w.task)
+			if w != nil {
+				tk.DependsOn(w.task)
 			}
 		}
 	}
@@ -620,11 +622,12 @@ func (q *Queue) wantsEvent(tk *trace.Task) bool {
 	return q.ctx.devTimes && q.profiling && tk.Sampled()
 }
 
-// addPending keeps tk's command until its device times are known.
-func (q *Queue) addPending(tk trace.Task, ev *Event, drv driver.Event) {
+// addPending keeps a copy of tk with its command until its device times
+// are known.
+func (q *Queue) addPending(tk *trace.Task, ev *Event, drv driver.Event) {
 	p := &q.pend
 	p.mu.Lock()
-	p.tasks = append(p.tasks, pendingTask{task: tk, ev: ev, drv: drv})
+	p.tasks = append(p.tasks, pendingTask{task: *tk, ev: ev, drv: drv})
 	grow := len(p.tasks) >= max(p.next, pendingDrainAt)
 	p.mu.Unlock()
 	if grow {
@@ -1067,7 +1070,7 @@ func plural(n int) string {
 type Event struct {
 	q    *Queue
 	name string
-	task *trace.Task // the command's trace task; nil when untraced
+	task *trace.Task // the command's trace task, never released; nil when untraced
 
 	mu       sync.Mutex
 	drv      driver.Event
