@@ -108,6 +108,9 @@ func (l *slog) reserve(n uint64) (uint64, bool) {
 	if abs+n > l.f.limit.Load() && !l.f.grow(abs+n) {
 		return 0, false
 	}
+	if pf := l.f.pf; pf != nil {
+		pf.reserved(s, s+n)
+	}
 	return abs, true
 }
 
@@ -131,6 +134,7 @@ type recFile struct {
 	queues  defined    // the queues defined in the file, by Queue.Seq
 	devices defined    // the devices defined in the file, by Device.Seq
 	closed  atomic.Bool
+	pf      *prefaulter // a growing log's, set at open
 
 	strCache [64]atomic.Pointer[strEntry] // by the address of a string's bytes
 }
@@ -175,10 +179,10 @@ func (r *recFile) put(l *slog, kind, flags uint8, aux uint32, body *[7]uint64) {
 	if l.ring {
 		// Unpublish first, so that a reader never pairs the old head
 		// with a half-written body.
-		atomic.StoreUint64(&p[0], 0)
+		publish(&p[0], 0)
 	}
 	p[1], p[2], p[3], p[4], p[5], p[6], p[7] = body[0], body[1], body[2], body[3], body[4], body[5], body[6]
-	atomic.StoreUint64(&p[0], headWord(kind, flags, aux, body))
+	publish(&p[0], headWord(kind, flags, aux, body))
 }
 
 // putDef writes a definition record with strings to the definitions log.

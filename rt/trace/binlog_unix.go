@@ -107,6 +107,9 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 	}
 	empty := map[string]uint32{}
 	r.strs.Store(&empty)
+	if ringBytes == 0 {
+		r.startPrefault()
+	}
 	return r, nil
 }
 
@@ -155,6 +158,7 @@ const unmapDelay = time.Minute
 // for unmapDelay, and is released after.
 func (r *recFile) unmap() error {
 	r.closed.Store(true)
+	r.stopPrefault()
 	err := detach(r.mem, r.size)
 	if cerr := r.f.Close(); err == nil {
 		err = cerr

@@ -315,7 +315,9 @@ func (t *Tracer) useTSC() {
 // Clock samples given to Device.SyncClock use this clock.
 func (t *Tracer) Now() int64 {
 	if t.tsc0 != 0 {
-		return int64(float64(rdtsc()-t.tsc0) * t.perTick)
+		// A signed conversion is one instruction; the counter's span since
+		// the Tracer's start stays far below 1<<63.
+		return int64(float64(int64(rdtsc()-t.tsc0)) * t.perTick)
 	}
 	return int64(time.Since(t.start))
 }
