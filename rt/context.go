@@ -624,13 +624,26 @@ func (pt *pendingTask) report() bool {
 // command has not completed (false). A failed command is reported without
 // device times.
 func reportDriver(tk *trace.Task, drv driver.Event) bool {
+	start, end, done, err := span(drv)
+	if done && err == nil {
+		tk.Complete(int64(start), int64(end))
+	}
+	return done
+}
+
+// span returns the device times of drv's command once it has completed
+// (done), without blocking: in one call where the backend is a
+// driver.Spanner, else through Status and Profile. A failed command is
+// done, with an error.
+func span(drv driver.Event) (start, end uint64, done bool, err error) {
+	if sp, ok := drv.(driver.Spanner); ok {
+		return sp.Span()
+	}
 	if s, err := drv.Status(); err == nil && s != driver.StatusComplete {
-		return false
+		return 0, 0, false, nil
 	}
-	if t, err := drv.Profile(); err == nil {
-		tk.Complete(int64(t.Started), int64(t.Ended))
-	}
-	return true
+	t, err := drv.Profile()
+	return t.Started, t.Ended, true, err
 }
 
 // traceMem reports an allocation (alloc true) or release of device memory
@@ -699,9 +712,7 @@ func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error
 	}
 	// The queue is in order: what was enqueued before has completed too.
 	q.drainTrace()
-	if t, err := ev.Profile(); err == nil {
-		tk.Complete(int64(t.Started), int64(t.Ended))
-	}
+	reportDriver(tk, ev)
 	return nil
 }
 

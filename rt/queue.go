@@ -1107,7 +1107,7 @@ func (e *Event) Wait() error {
 	if err := e.wait(); err != nil {
 		return err
 	}
-	if e.task != nil {
+	if e.task != nil && e.q.ctx.devTimes {
 		e.q.drainTrace()
 	}
 	return nil

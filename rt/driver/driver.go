@@ -147,6 +147,19 @@ type Event interface {
 	Release() error
 }
 
+// A Spanner is an Event that reports its command's device times without
+// blocking, in one call: what device-time tracing asks of every sampled
+// command, where Status and Profile take a call each and Profile reads four
+// timestamps. Backends implement it where that saves driver calls; the
+// runtime falls back on Status and Profile.
+type Spanner interface {
+	// Span returns, once the command has completed, done true and its
+	// start and end times in nanoseconds of the device's clock (Timing's
+	// Started and Ended); while it has not, done false at once. A failed
+	// command gives done true and its error.
+	Span() (started, ended uint64, done bool, err error)
+}
+
 // EventStatus is the execution status of a command.
 type EventStatus int
 
