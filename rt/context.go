@@ -406,6 +406,13 @@ func SelectDevices(platforms []driver.PlatformInfo, selector string) ([]driver.D
 // for nil: with no subscriber each costs one atomic load (trace.Queue.Begin,
 // trace.Device.MemAlloc, ...) and allocates nothing.
 //
+// Tasks. beginTask returns a *trace.Task, nil when tracing is off (every
+// method of Task does nothing on nil). A command that returns an Event
+// gives it the task for good (newTracedEvent: later commands depend on it);
+// any other releases its task (trace.Task.Release) once it is done with it,
+// so that a traced Submit or transfer allocates nothing. The pending list
+// keeps a copy of a sampled task.
+//
 // Call sites. beginTask records the Go source location of the command. Its
 // skip argument, and the skip argument of every internal helper that passes
 // it on (command, transfer, launch), counts the rt frames between the
@@ -425,8 +432,8 @@ func SelectDevices(platforms []driver.PlatformInfo, selector string) ([]driver.D
 // (trace.Tracer.SetDeviceSampling, DGEN_TRACE's device=N), and then only
 // the sampled tasks (trace.Task.Sampled) need an event. A sampled command
 // with an event is kept, with its task, in its queue's pending list; the
-// list is drained (device times read and reported with
-// trace.Task.Complete) on Queue.Finish, after Event.Wait, on Context.Close,
+// list is drained (device times read, through driver.Spanner where the
+// backend has it, and reported with trace.Task.Complete) on Queue.Finish, after Event.Wait, on Context.Close,
 // and without blocking when it reaches a threshold (only the completed
 // prefix is read: the queue is in order). A sampled transfer is enqueued
 // without blocking and waited for, so that it is reported at once. Submit,
