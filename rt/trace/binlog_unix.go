@@ -160,9 +160,11 @@ func (r *recFile) unmap() error {
 	r.closed.Store(true)
 	r.stopPrefault()
 	err := detach(r.mem, r.size)
+	r.mu.Lock() // a writer's grow may still use the file
 	if cerr := r.f.Close(); err == nil {
 		err = cerr
 	}
+	r.mu.Unlock()
 	if err == nil {
 		mem := unsafe.Slice((*byte)(r.mem), r.size)
 		time.AfterFunc(unmapDelay, func() { syscall.Munmap(mem) })

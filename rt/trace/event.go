@@ -186,6 +186,8 @@ type Task struct {
 	// DevStart and DevEnd are the device execution times, aligned to the
 	// host clock; both are 0 until Complete is called.
 	DevStart, DevEnd int64
+
+	prev uint64 // the id of the task before it on an in-order queue, for record files
 }
 
 // Sampled reports whether the Tracer asks for the device times of the

@@ -24,14 +24,15 @@ const (
 type prefaulter struct {
 	r    *recFile
 	kick chan struct{} // buffered: a wake-up is never lost, never blocks
-	done chan struct{} // closed by stop
+	done chan struct{} // closed by stopPrefault
+	gone chan struct{} // closed by the goroutine as it returns
 	upto atomic.Uint64 // bytes faulted in so far, from the start of the mapping
 	stop atomic.Bool
 }
 
 // startPrefault starts the prefaulter of r, a growing log.
 func (r *recFile) startPrefault() {
-	p := &prefaulter{r: r, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &prefaulter{r: r, kick: make(chan struct{}, 1), done: make(chan struct{}), gone: make(chan struct{})}
 	r.pf = p
 	p.kick <- struct{}{} // the first pages now
 	go p.run()
@@ -51,6 +52,7 @@ func (p *prefaulter) reserved(from, to uint64) {
 }
 
 func (p *prefaulter) run() {
+	defer close(p.gone)
 	for {
 		select {
 		case <-p.kick:
@@ -71,11 +73,14 @@ func (p *prefaulter) run() {
 	}
 }
 
-// stopPrefault stops the prefaulter of r, if it has one, before the mapping
-// goes away.
+// stopPrefault stops the prefaulter of r, if it has one, and waits for it
+// to return: the file and the mapping are about to go away.
 func (r *recFile) stopPrefault() {
-	if p := r.pf; p != nil && !p.stop.Swap(true) {
-		close(p.done)
+	if p := r.pf; p != nil {
+		if !p.stop.Swap(true) {
+			close(p.done)
+		}
+		<-p.gone
 	}
 }
 

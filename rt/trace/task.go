@@ -115,11 +115,13 @@ func (tk *Task) release() {
 }
 
 // inOrderEdge emits the implicit edge from the queue's previous task to tk.
-// Record files get the previous task's id from one atomic swap (the
-// converter finds its times by id); only subscribers that take Events
-// need the whole previous task, kept under the queue's lock.
+// Record files get the previous task's id from one atomic swap, and store
+// it in tk's task_end record rather than a record of its own (the
+// converter finds its times by id); only subscribers that take Events need
+// the whole previous task, kept under the queue's lock.
 func (q *Queue) inOrderEdge(tk *Task) {
 	prevID := q.lastID.Swap(tk.ID)
+	tk.prev = prevID
 	subs := q.task.wanting(EdgeCreate)
 	if subs != nil {
 		q.mu.Lock()
@@ -129,11 +131,6 @@ func (q *Queue) inOrderEdge(tk *Task) {
 		if prevID != 0 && prev.ID == prevID {
 			e := Event{Kind: EdgeCreate, Implicit: true, Stream: q.task, Time: tk.HostBegin, Device: q.Device, Task: *tk, From: prev}
 			deliver(subs, &e)
-		}
-	}
-	if prevID != 0 {
-		for _, r := range q.task.records(EdgeCreate) {
-			r.edge(tk, &Task{ID: prevID, Queue: q}, true)
 		}
 	}
 }
