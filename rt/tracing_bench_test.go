@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -139,16 +138,6 @@ func BenchmarkTracedLoop(b *testing.B) {
 			}
 		})
 	}
-}
-
-// threadCPU returns the user and system CPU time of the calling thread so
-// far (Linux's RUSAGE_THREAD; the process's elsewhere).
-func threadCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 func envInt(b *testing.B, name string, def int) int {
