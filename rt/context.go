@@ -317,6 +317,13 @@ type Device struct {
 // for nil: with no subscriber each costs one atomic load (trace.Queue.Begin,
 // trace.Device.MemAlloc, ...) and allocates nothing.
 //
+// Tasks. beginTask returns a *trace.Task, nil when tracing is off (every
+// method of Task does nothing on nil). A command that returns an Event
+// gives it the task for good (newTracedEvent: later commands depend on it);
+// any other releases its task (trace.Task.Release) once it is done with it,
+// so that a traced Submit or transfer allocates nothing. The pending list
+// keeps a copy of a sampled task.
+//
 // Call sites. beginTask records the Go source location of the command. Its
 // skip argument, and the skip argument of every internal helper that passes
 // it on (command, transfer, launch), counts the rt frames between the
@@ -336,8 +343,8 @@ type Device struct {
 // (trace.Tracer.SetDeviceSampling, DGEN_TRACE's device=N), and then only
 // the sampled tasks (trace.Task.Sampled) need an event. A sampled command
 // with an event is kept, with its task, in its queue's pending list; the
-// list is drained (device times read and reported with
-// trace.Task.Complete) on Queue.Finish, after Event.Wait, on Context.Close,
+// list is drained (device times read, through driver.Spanner where the
+// backend has it, and reported with trace.Task.Complete) on Queue.Finish, after Event.Wait, on Context.Close,
 // and without blocking when it reaches a threshold (only the completed
 // prefix is read: the queue is in order). A sampled transfer is enqueued
 // without blocking and waited for, so that it is reported at once. Submit,
@@ -554,24 +561,28 @@ func (pt *pendingTask) report(complete bool) bool {
 // command has not completed (false; with complete set the caller knows
 // that it has). A failed command is reported without device times.
 func reportDriver(tk *trace.Task, drv driver.Event, complete bool) bool {
-	if !complete {
-		if s, err := drv.Status(); err == nil && s != driver.StatusComplete {
-			return false
-		}
+	start, end, done, err := span(drv, complete)
+	if done && err == nil {
+		tk.Complete(int64(start), int64(end))
 	}
-	if started, ended, err := span(drv); err == nil {
-		tk.Complete(int64(started), int64(ended))
-	}
-	return true
+	return done
 }
 
-// span returns the start and end of drv's command.
-func span(drv driver.Event) (started, ended uint64, err error) {
-	if s, ok := drv.(driver.SpanEvent); ok {
-		return s.Span()
+// span returns the device times of drv's command once it has completed
+// (done), without blocking: in one call where the backend is a
+// driver.Spanner, else through Status (unless complete says that it has
+// completed) and Profile. A failed command is done, with an error.
+func span(drv driver.Event, complete bool) (start, end uint64, done bool, err error) {
+	if sp, ok := drv.(driver.Spanner); ok {
+		return sp.Span()
+	}
+	if !complete {
+		if s, err := drv.Status(); err == nil && s != driver.StatusComplete {
+			return 0, 0, false, nil
+		}
 	}
 	t, err := drv.Profile()
-	return t.Started, t.Ended, err
+	return t.Started, t.Ended, true, err
 }
 
 // traceMem reports an allocation (alloc true) or release of device memory
@@ -610,15 +621,15 @@ func (c *Context) traceNow() int64 {
 	return c.tr.Now()
 }
 
-// newTracedEvent wraps a command's driver event with its task, which it
-// keeps in the queue's pending list when device times are reported.
-func (q *Queue) newTracedEvent(drv driver.Event, name string, tk trace.Task) *Event {
+// newTracedEvent wraps a command's driver event with its task, which the
+// Event keeps (it is never released: later commands may depend on it), and
+// a copy of which goes to the queue's pending list when device times are
+// reported.
+func (q *Queue) newTracedEvent(drv driver.Event, name string, tk *trace.Task) *Event {
 	e := newEvent(q, drv, name)
-	if tk.ID != 0 {
-		// A pointer keeps untraced Events small; only traced ones pay.
-		e.task = new(trace.Task)
-		*e.task = tk
-		if q.wantsEvent(&tk) {
+	if tk != nil {
+		e.task = tk
+		if q.wantsEvent(tk) {
 			e.pending = true
 			q.addPending(tk, e, nil)
 		}
@@ -640,9 +651,7 @@ func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error
 	}
 	// The queue is in order: what was enqueued before has completed too.
 	q.drainTrace(false)
-	if started, ended, err := span(ev); err == nil {
-		tk.Complete(int64(started), int64(ended))
-	}
+	reportDriver(tk, ev, true)
 	return nil
 }
 

@@ -372,13 +372,14 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error {
 	rg := q.ctx.tr.Range(g.rangeName)
 	defer rg.End()
-	tasks := make([]trace.Task, len(g.cmds))
+	tasks := make([]*trace.Task, len(g.cmds))
 	for i := range g.cmds {
 		tasks[i] = q.tq.BeginNode(g.cmds[i].node)
 	}
 	_, err := x.Launch(dw, false)
-	for i := range tasks {
-		tasks[i].End()
+	for _, tk := range tasks {
+		tk.End()
+		tk.Release()
 	}
 	if err != nil {
 		return fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)

@@ -789,6 +789,7 @@ func (q *Queue) imageTransfer(op string, kind trace.CmdKind, do func([]driver.Ev
 	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
 	err = do(dw)
 	tk.End()
+	tk.Release()
 	if err != nil {
 		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
 	}

@@ -397,8 +397,8 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 	}
 	tk := q.beginTask(x.kind, x.op, skip+1, wait)
 	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
-	if q.wantsEvent(&tk) {
-		err = q.tracedTransfer(&x, &tk, dw)
+	if q.wantsEvent(tk) {
+		err = q.tracedTransfer(&x, tk, dw)
 	} else {
 		_, err = x.enqueue(q, dw, true)
 		tk.End()
@@ -406,6 +406,7 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 			err = fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 		}
 	}
+	tk.Release()
 	if err == nil {
 		q.pts.complete(n)
 	}

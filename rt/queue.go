@@ -435,7 +435,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 		return nil
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
-	event := q.wantsEvent(&tk)
+	event := q.wantsEvent(tk)
 	ev, err := k.enqueue(q, r, dw, event)
 	tk.End()
 	if err != nil {
@@ -445,6 +445,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 	if event {
 		q.addPending(tk, nil, ev)
 	}
+	tk.Release()
 	return nil
 }
 
@@ -604,17 +605,18 @@ func (k *Kernel) bindHidden(q *Queue) error {
 }
 
 // beginTask is the trace point of every enqueued command: it returns the
-// command's task (the zero Task when tracing is off, after one atomic load)
-// and emits its edges: the in-order edge and one per event of wait. skip is
-// the number of rt frames between beginTask's caller and the user's code
-// (see the comment at the top of this file).
-func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) trace.Task {
+// command's task (nil when tracing is off, after one atomic load) and emits
+// its edges: the in-order edge and one per event of wait. skip is the
+// number of rt frames between beginTask's caller and the user's code (see
+// the comment at the top of this file). The caller releases the task when
+// it is done with it, unless an Event keeps it (newTracedEvent).
+func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) *trace.Task {
 	// Begin's skip 0 is beginTask; +1 is beginTask's caller.
 	tk := q.tq.Begin(kind, name, skip+2)
-	if tk.ID != 0 {
+	if tk != nil {
 		for _, w := range wait {
-			if w != nil && w.task != nil {
-				tk.DependsOn(*w.task)
+			if w != nil {
+				tk.DependsOn(w.task)
 			}
 		}
 	}
@@ -628,11 +630,12 @@ func (q *Queue) wantsEvent(tk *trace.Task) bool {
 	return q.ctx.devTimes && q.profiling && tk.Sampled()
 }
 
-// addPending keeps tk's command until its device times are known.
-func (q *Queue) addPending(tk trace.Task, ev *Event, drv driver.Event) {
+// addPending keeps a copy of tk with its command until its device times
+// are known.
+func (q *Queue) addPending(tk *trace.Task, ev *Event, drv driver.Event) {
 	p := &q.pend
 	p.mu.Lock()
-	p.tasks = append(p.tasks, pendingTask{task: tk, ev: ev, drv: drv})
+	p.tasks = append(p.tasks, pendingTask{task: *tk, ev: ev, drv: drv})
 	grow := len(p.tasks) >= max(p.next, pendingDrainAt)
 	p.mu.Unlock()
 	if grow {
@@ -1093,7 +1096,7 @@ func plural(n int) string {
 type Event struct {
 	q    *Queue
 	name string
-	task *trace.Task // the command's trace task; nil when untraced
+	task *trace.Task // the command's trace task, never released; nil when untraced
 
 	mu       sync.Mutex
 	drv      driver.Event
@@ -1122,7 +1125,7 @@ func (e *Event) Wait() error {
 	if err := e.wait(); err != nil {
 		return err
 	}
-	if e.task != nil {
+	if e.task != nil && e.q.ctx.devTimes {
 		e.q.drainTrace(false)
 	}
 	return nil

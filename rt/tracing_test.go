@@ -630,6 +630,52 @@ func TestTraceReleasedEvent(t *testing.T) {
 	}
 }
 
+// TestTraceDeviceTimes checks that the device times a traced command
+// reports (read through the backend's driver.Spanner where it has one) are
+// its own: the length of each launch's TaskComplete slice is the length
+// its Event's Timing gives, shifted onto the host clock but not stretched
+// by more than the clock alignment's rate.
+func TestTraceDeviceTimes(t *testing.T) {
+	ctx, rec := openTraced(t)
+	const items = 1 << 18
+	buf, err := rt.NewBuffer[int32](ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := addOne(t, ctx, buf)
+	q := ctx.Queue()
+	rec.Reset()
+	var want []int64
+	for range 3 {
+		ev, err := q.Launch(k, rt.Range1(items))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm, err := ev.Timing()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, int64(tm.Ended-tm.Started))
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, e := range rec.Events() {
+		if e.Kind == trace.TaskComplete && e.Task.Node.Name == "add_one" {
+			got = append(got, e.Task.DevEnd-e.Task.DevStart)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d launches with device times, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if d := got[i] - want[i]; want[i] < 1000 || d < -want[i]/100-1 || d > want[i]/100+1 {
+			t.Errorf("launch %d: traced device time %d ns, want its Timing's %d ns (at least 1 µs)", i, got[i], want[i])
+		}
+	}
+}
+
 // TestTraceSurvivesExit runs a traced process on the test device (PoCL
 // unless DGEN_DEVICE says otherwise) that ends without closing its context,
 // in each of the four ways a program dies: os.Exit, log.Fatal, an

@@ -147,13 +147,17 @@ type Event interface {
 	Release() error
 }
 
-// SpanEvent is an Event that reads its command's start and end alone:
-// all that tracing needs, where each time Profile returns costs the
-// driver a call of its own.
-type SpanEvent interface {
-	Event
-	// Span returns the Started and Ended times that Profile returns.
-	Span() (started, ended uint64, err error)
+// A Spanner is an Event that reports its command's device times without
+// blocking, in one call: what device-time tracing asks of every sampled
+// command, where Status and Profile take a call each and Profile reads four
+// timestamps. Backends implement it where that saves driver calls; the
+// runtime falls back on Status and Profile.
+type Spanner interface {
+	// Span returns, once the command has completed, done true and its
+	// start and end times in nanoseconds of the device's clock (Timing's
+	// Started and Ended); while it has not, done false at once. A failed
+	// command gives done true and its error.
+	Span() (started, ended uint64, done bool, err error)
 }
 
 // EventStatus is the execution status of a command.

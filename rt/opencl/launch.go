@@ -83,7 +83,6 @@ func countChanged(slots []driver.Arg) int {
 
 var (
 	_ driver.ArgLauncher   = queue{}
-	_ driver.SpanEvent     = event{}
 	_ driver.NativeBuffer  = buffer{}
 	_ driver.NativeSampler = sampler{}
 )

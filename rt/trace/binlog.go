@@ -62,7 +62,7 @@ const (
 	recNode                          // aux: node seq; w0 ID, w1 kind, w2 line, w3..w5 lengths of name, func, file
 	recString                        // aux: string id; w0 length
 	recCont                          // aux: slot index of the head
-	recTaskEnd                       // aux: queue seq; w0 node seq, w1 task id, w2 instance, w3 host begin, w4 host end
+	recTaskEnd                       // aux: queue seq; flags prev; w0 node seq, w1 task id, w2 instance, w3 host begin, w4 host end, w5 the id of the task before it on its in-order queue (with flag prev: an implicit edge, which readers expand to a recEdge)
 	recTaskComplete                  // as recTaskEnd, w5 device start, w6 device end (host clock)
 	recEdge                          // aux: target queue seq; flags implicit; w0 from queue seq, w1 to id, w2 from id, w3 to host begin, w4 from host begin, w5 from host end (both 0 for an implicit edge: readers take them from the source's recTaskEnd), w6 to instance<<32 | to node seq
 	recMem                           // aux: device seq; flags 1 release, 2 pooled; w0 tag, w1 size, w2 handle, w3 time, w4 tag name id+1 (0: none)
@@ -73,6 +73,7 @@ const (
 
 const (
 	flagImplicit = 1
+	flagPrev     = 1
 	flagRelease  = 1
 	flagPooled   = 2
 )
@@ -108,6 +109,9 @@ func (l *slog) reserve(n uint64) (uint64, bool) {
 	if abs+n > l.f.limit.Load() && !l.f.grow(abs+n) {
 		return 0, false
 	}
+	if pf := l.f.pf; pf != nil {
+		pf.reserved(s, s+n)
+	}
 	return abs, true
 }
 
@@ -131,6 +135,7 @@ type recFile struct {
 	queues  defined    // the queues defined in the file, by Queue.Seq
 	devices defined    // the devices defined in the file, by Device.Seq
 	closed  atomic.Bool
+	pf      *prefaulter // a growing log's, set at open
 
 	strCache [64]atomic.Pointer[strEntry] // by the address of a string's bytes
 }
@@ -175,10 +180,10 @@ func (r *recFile) put(l *slog, kind, flags uint8, aux uint32, body *[7]uint64) {
 	if l.ring {
 		// Unpublish first, so that a reader never pairs the old head
 		// with a half-written body.
-		atomic.StoreUint64(&p[0], 0)
+		publish(&p[0], 0)
 	}
 	p[1], p[2], p[3], p[4], p[5], p[6], p[7] = body[0], body[1], body[2], body[3], body[4], body[5], body[6]
-	atomic.StoreUint64(&p[0], headWord(kind, flags, aux, body))
+	publish(&p[0], headWord(kind, flags, aux, body))
 }
 
 // putDef writes a definition record with strings to the definitions log.
@@ -376,7 +381,12 @@ func (r *recFile) taskRec(kind uint8, tk *Task) {
 		r.defineQueue(q)
 	}
 	body := [7]uint64{uint64(tk.Node.seq), tk.ID, tk.Instance, uint64(tk.HostBegin), uint64(tk.HostEnd), uint64(tk.DevStart), uint64(tk.DevEnd)}
-	r.put(r.ev, kind, 0, uint32(q.Seq), &body)
+	var fl uint8
+	if kind == recTaskEnd && tk.prev != 0 {
+		// The implicit edge from the queue's previous task rides along.
+		body[5], fl = tk.prev, flagPrev
+	}
+	r.put(r.ev, kind, fl, uint32(q.Seq), &body)
 }
 
 // edge writes the recEdge record of a dependency of to on from.

@@ -107,6 +107,9 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 	}
 	empty := map[string]uint32{}
 	r.strs.Store(&empty)
+	if ringBytes == 0 {
+		r.startPrefault()
+	}
 	return r, nil
 }
 
@@ -155,10 +158,13 @@ const unmapDelay = time.Minute
 // for unmapDelay, and is released after.
 func (r *recFile) unmap() error {
 	r.closed.Store(true)
+	r.stopPrefault()
 	err := detach(r.mem, r.size)
+	r.mu.Lock() // a writer's grow may still use the file
 	if cerr := r.f.Close(); err == nil {
 		err = cerr
 	}
+	r.mu.Unlock()
 	if err == nil {
 		mem := unsafe.Slice((*byte)(r.mem), r.size)
 		time.AfterFunc(unmapDelay, func() { syscall.Munmap(mem) })

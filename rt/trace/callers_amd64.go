@@ -11,6 +11,15 @@ package trace
 //go:noescape
 func fpCallers(pcs *siteKey, n int) int
 
+// publish stores v to *p where other threads may read it with an atomic
+// load: on amd64 a plain store, which the CPU keeps in order after the
+// stores before it (a release store), where atomic.StoreUint64 is an XCHG
+// that also waits for the store buffer to drain. Being in assembly, the
+// call also keeps the compiler from moving earlier stores after it.
+//
+//go:noescape
+func publish(p *uint64, v uint64)
+
 // rdtsc returns the CPU's time-stamp counter.
 //
 //go:noescape

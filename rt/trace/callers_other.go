@@ -2,7 +2,10 @@
 
 package trace
 
-import "runtime"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // fpCallers stores in pcs[:n] the return addresses of the caller's frame and
 // the frames above it, the calling function's own frame first, and returns
@@ -15,5 +18,9 @@ func fpCallers(pcs *siteKey, n int) int {
 }
 
 func rdtsc() uint64 { return 0 }
+
+// publish stores v to *p where other threads may read it with an atomic
+// load.
+func publish(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
 
 const haveTSC = false

@@ -50,7 +50,7 @@ func crashChild(mode string) {
 	if strings.HasPrefix(mode, "flight-wrap") {
 		calls = 5000
 	}
-	var prev Task
+	var prev *Task
 	for i := range calls {
 		tk := q.Begin(Kernel, "k", 0) // the line the parent looks for
 		tk.DependsOn(prev)

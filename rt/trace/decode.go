@@ -77,6 +77,9 @@ func readLog(data []byte) (*recLog, error) {
 				continue
 			}
 			evs = append(evs, r)
+			if r.kind == recTaskEnd && r.flags&flagPrev != 0 {
+				evs = append(evs, implicitEdge(&r))
+			}
 		}
 	}
 	if l.ring {
@@ -106,6 +109,16 @@ func readLog(data []byte) (*recLog, error) {
 	}
 	sort.SliceStable(l.recs, func(i, j int) bool { return recTime(&l.recs[i]) < recTime(&l.recs[j]) })
 	return l, nil
+}
+
+// implicitEdge returns the recEdge record of the implicit edge that a
+// recTaskEnd record with flagPrev carries: from the task before it on its
+// in-order queue, at its host begin, with the source's times left to the
+// source's own recTaskEnd.
+func implicitEdge(r *rawRec) rawRec {
+	w := &r.w
+	return rawRec{kind: recEdge, flags: flagImplicit, aux: r.aux, slot: r.slot,
+		w: [7]uint64{uint64(r.aux), w[1], w[5], w[3], 0, 0, w[2]<<32 | w[0]}}
 }
 
 // recTime is the time of the event of an event record: the Time of the

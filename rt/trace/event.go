@@ -167,9 +167,10 @@ type Node struct {
 func (n *Node) Instances() uint64 { return n.instances.Load() }
 
 // Task is one execution of a node: one enqueued command. Queue.Begin returns
-// it; the runtime keeps it with the command's event so that later commands
-// can depend on it, and calls End, DependsOn and Complete on it. The zero
-// Task is the task of a disabled trace point; every method on it is a no-op.
+// a pointer to it, nil when the trace point is disabled; the runtime keeps
+// it (or a copy) with the command's event so that later commands can depend
+// on it, and calls End, DependsOn and Complete on it. Every method does
+// nothing on nil and on the zero Task. Events carry copies of tasks.
 type Task struct {
 	// ID identifies the task within its Tracer; it is never 0 for a traced
 	// task.
@@ -185,14 +186,16 @@ type Task struct {
 	// DevStart and DevEnd are the device execution times, aligned to the
 	// host clock; both are 0 until Complete is called.
 	DevStart, DevEnd int64
+
+	prev uint64 // the id of the task before it on an in-order queue, for record files
 }
 
 // Sampled reports whether the Tracer asks for the device times of the
 // task: one instance in N of each node (Tracer.SetDeviceSampling), from the
-// first. The runtime profiles only those commands. It is false for the
-// zero Task.
+// first. The runtime profiles only those commands. It is false for nil and
+// the zero Task.
 func (tk *Task) Sampled() bool {
-	if tk.ID == 0 {
+	if tk == nil || tk.ID == 0 {
 		return false
 	}
 	every := uint64(tk.Queue.t.every.Load())

@@ -23,15 +23,18 @@ func Example() {
 	dev.SyncClock(tr.Now(), 5_000_000) // host time, device time of the same instant
 	q := dev.Queue(0, "default", true)
 
-	var prev trace.Task
+	var prev *trace.Task // nil: no task yet; nil when tracing is off
 	for i := 0; i < 3; i++ {
 		tk := q.Begin(trace.Kernel, "hotspot_step", 0) // 0: this function's line
 		tk.DependsOn(prev)                             // an explicit wait-list entry
 		// ... the OpenCL enqueue ...
 		tk.End()
 		tk.Complete(5_000_000+int64(i)*1000, 5_000_000+int64(i)*1000+800) // profiling times
+		// The previous task is no longer needed: back to the Tracer's pool.
+		prev.Release()
 		prev = tk
 	}
+	prev.Release()
 	if err := tr.Close(); err != nil { // writes the file, prints the summary
 		fmt.Println(err)
 	}

@@ -24,27 +24,12 @@ func (q *Queue) Site(kind CmdKind, name string, skip int) *Node {
 }
 
 // BeginNode begins a task of the node n, which Site returned, on q: a
-// replayed command. It emits what Begin emits and returns the zero Task
-// when StreamTask has no subscriber or n is nil.
-func (q *Queue) BeginNode(n *Node) Task {
+// replayed command. It emits what Begin emits and returns nil when
+// StreamTask has no subscriber or n is nil. The task is released as
+// Begin's is.
+func (q *Queue) BeginNode(n *Node) *Task {
 	if n == nil || q.task.subs.Load() == nil {
-		return Task{}
+		return nil
 	}
-	t := q.t
-	tk := Task{ID: t.nextTask.Add(1), Node: n, Queue: q, Instance: n.instances.Add(1), HostBegin: t.Now()}
-	if subs := q.task.wanting(TaskBegin); subs != nil {
-		e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk}
-		deliver(subs, &e)
-	}
-	if q.InOrder {
-		q.mu.Lock()
-		prev := q.last
-		q.last = tk
-		q.mu.Unlock()
-		if subs := q.task.wanting(EdgeCreate); prev.ID != 0 && subs != nil {
-			e := Event{Kind: EdgeCreate, Implicit: true, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk, From: prev}
-			deliver(subs, &e)
-		}
-	}
-	return tk
+	return q.start(n)
 }

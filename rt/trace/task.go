@@ -10,7 +10,7 @@ import (
 // task, emitting NodeCreate on the first visit of its source location,
 // TaskBegin, and on an in-order queue the implicit EdgeCreate from the
 // queue's previous task. When StreamTask has no subscriber it costs one
-// atomic load and returns the zero Task.
+// atomic load and returns nil, on which every method of Task does nothing.
 //
 // kind and name describe the command (the kernel name for a launch, the
 // command's name otherwise: "read", a device global's name, ...). skip
@@ -21,14 +21,20 @@ import (
 // located with runtime.Callers and symbolised only on its first visit. q
 // must not be nil: a Tracer without subscribers still hands out queues, so
 // the runtime always has one.
-func (q *Queue) Begin(kind CmdKind, name string, skip int) (tk Task) {
+//
+// The task is reused from an earlier one: the caller hands it back with
+// Release once it has no more use for it (after End, and Complete where
+// the command reports device times), or keeps it for as long as it likes
+// by not releasing it. A task that is never released is left to the
+// garbage collector.
+func (q *Queue) Begin(kind CmdKind, name string, skip int) (tk *Task) {
 	if q.task.subs.Load() != nil {
 		tk = q.begin(kind, name, skip)
 	}
 	return tk
 }
 
-func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
+func (q *Queue) begin(kind CmdKind, name string, skip int) *Task {
 	t := q.t
 	// The frames from begin up to the call site and a little beyond key
 	// the site cache; only a miss pays for runtime.Callers.
@@ -49,30 +55,73 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) Task {
 		}
 		n = t.newNode(&key, depth, pc, kind, name)
 	}
-	inst := n.instances.Add(1)
-	tk := Task{
+	return q.start(n)
+}
+
+// start begins a task of node n on q: what Begin and BeginNode share.
+func (q *Queue) start(n *Node) *Task {
+	t := q.t
+	tk := q.newTask()
+	*tk = Task{
 		ID:        t.nextTask.Add(1),
 		Node:      n,
 		Queue:     q,
-		Instance:  inst,
+		Instance:  n.instances.Add(1),
 		HostBegin: t.Now(),
 	}
 	if subs := q.task.wanting(TaskBegin); subs != nil {
-		e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: tk}
+		e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: *tk}
 		deliver(subs, &e)
 	}
 	if q.InOrder {
-		q.inOrderEdge(&tk)
+		q.inOrderEdge(tk)
 	}
 	return tk
 }
 
+// newTask returns a released task for q to reuse: the queue's spare one,
+// else one from the Tracer's pool, else a new one.
+func (q *Queue) newTask() *Task {
+	if tk := q.spare.Swap(nil); tk != nil {
+		return tk
+	}
+	if tk, _ := q.t.tasks.Get().(*Task); tk != nil {
+		return tk
+	}
+	return new(Task)
+}
+
+// Release hands tk back for a later Begin to reuse: the caller must not
+// use tk, or any copy of the pointer, afterwards. A Task value copied from
+// *tk stays valid. It does nothing for nil.
+//
+// A released task becomes its queue's spare, which the queue's next Begin
+// takes, so that a goroutine that begins and releases tasks one after the
+// other reuses one; the spare it displaces goes to a pool of the Tracer.
+func (tk *Task) Release() {
+	if tk != nil {
+		tk.release()
+	}
+}
+
+func (tk *Task) release() {
+	q := tk.Queue
+	if q == nil { // the zero Task
+		return
+	}
+	if old := q.spare.Swap(tk); old != nil {
+		q.t.tasks.Put(old)
+	}
+}
+
 // inOrderEdge emits the implicit edge from the queue's previous task to tk.
-// Record files get the previous task's id from one atomic swap (the
-// converter finds its times by id); only subscribers that take Events
-// need the whole previous task, kept under the queue's lock.
+// Record files get the previous task's id from one atomic swap, and store
+// it in tk's task_end record rather than a record of its own (the
+// converter finds its times by id); only subscribers that take Events need
+// the whole previous task, kept under the queue's lock.
 func (q *Queue) inOrderEdge(tk *Task) {
 	prevID := q.lastID.Swap(tk.ID)
+	tk.prev = prevID
 	subs := q.task.wanting(EdgeCreate)
 	if subs != nil {
 		q.mu.Lock()
@@ -84,24 +133,17 @@ func (q *Queue) inOrderEdge(tk *Task) {
 			deliver(subs, &e)
 		}
 	}
-	if prevID != 0 {
-		for _, r := range q.task.records(EdgeCreate) {
-			r.edge(tk, &Task{ID: prevID, Queue: q}, true)
-		}
-	}
 }
 
 // DependsOn records that the task must wait for from (an entry of its wait
 // list): it emits EdgeCreate, at the task's HostBegin, so that it reads no
-// clock. It does nothing for a zero task or a zero from (a command enqueued
-// while tracing was off).
-func (tk *Task) DependsOn(from Task) {
-	if tk.ID != 0 && from.ID != 0 {
-		tk.dependsOn(&from)
+// clock. It does nothing when tk or from is nil or the zero Task (a command
+// enqueued while tracing was off).
+func (tk *Task) DependsOn(from *Task) {
+	if tk != nil && from != nil && from.ID != 0 {
+		tk.Queue.t.edge(tk, from, false)
 	}
 }
-
-func (tk *Task) dependsOn(from *Task) { tk.Queue.t.edge(tk, from, false) }
 
 // edge emits EdgeCreate from from to to. The edge is part of the task's
 // begin: its time, not a clock read.
@@ -116,14 +158,18 @@ func (t *Tracer) edge(to, from *Task, implicit bool) {
 }
 
 // End marks the end of the task's host-side enqueue: it sets tk.End (always
-// after tk.HostBegin) and emits TaskEnd. It does nothing for a zero task.
+// after tk.HostBegin) and emits TaskEnd. It does nothing for nil or the
+// zero Task.
 func (tk *Task) End() {
-	if tk.ID != 0 {
+	if tk != nil {
 		tk.end()
 	}
 }
 
 func (tk *Task) end() {
+	if tk.ID == 0 {
+		return
+	}
 	q := tk.Queue
 	t := q.t
 	now := t.Now()
@@ -150,9 +196,9 @@ func (tk *Task) end() {
 // Complete reports the device execution times of the task, start and end in
 // device nanoseconds (OpenCL's CL_PROFILING_COMMAND_START and _END): it
 // aligns them to the host clock (see Device.SyncClock), stores them in tk
-// and emits TaskComplete. It does nothing for a zero task.
+// and emits TaskComplete. It does nothing for nil or the zero Task.
 func (tk *Task) Complete(start, end int64) {
-	if tk.ID != 0 {
+	if tk != nil && tk.ID != 0 {
 		tk.complete(start, end)
 	}
 }

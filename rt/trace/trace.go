@@ -37,13 +37,18 @@
 //
 //	tk := q.tq.Begin(trace.Kernel, name, 1) // q.tq is the queue's *trace.Queue
 //	for _, w := range waitList {
-//		tk.DependsOn(w.task) // the trace.Task kept with each rt event
+//		tk.DependsOn(w.task) // the *trace.Task kept with each rt event
 //	}
 //	ev, err := backend.Enqueue(...) // with an event only if tk.Sampled()
 //	tk.End()
-//	ev.task = tk
+//	ev.task = tk // kept: never released
 //	// later, when a sampled command completes with profiling information:
 //	ev.task.Complete(start, end) // device clock, nanoseconds
+//
+// Begin returns nil when the task stream has no subscriber, and every
+// method of Task does nothing on nil. A command that keeps no event hands
+// its task back to the Tracer's pool with Release once it is done with it,
+// so that a traced command allocates nothing.
 package trace
 
 import (
@@ -207,6 +212,7 @@ type Tracer struct {
 	sites    atomic.Pointer[map[uint64][]site] // by siteKey.hash
 	every    atomic.Int32                      // device-time sampling: see SetDeviceSampling
 	drops    atomic.Uint64                     // events the built-in file writers dropped
+	tasks    sync.Pool                         // released tasks beyond the queues' spares
 
 	mu       sync.Mutex // guards everything below
 	streams  map[string]*Stream
@@ -309,7 +315,9 @@ func (t *Tracer) useTSC() {
 // Clock samples given to Device.SyncClock use this clock.
 func (t *Tracer) Now() int64 {
 	if t.tsc0 != 0 {
-		return int64(float64(rdtsc()-t.tsc0) * t.perTick)
+		// A signed conversion is one instruction; the counter's span since
+		// the Tracer's start stays far below 1<<63.
+		return int64(float64(int64(rdtsc()-t.tsc0)) * t.perTick)
 	}
 	return int64(time.Since(t.start))
 }
@@ -599,10 +607,11 @@ type Queue struct {
 	Seq int
 
 	t      *Tracer
-	task   *Stream       // t.task, one indirection less on the hot path
-	lastID atomic.Uint64 // the id of the last task begun (in-order queues)
-	mu     sync.Mutex    // guards last
-	last   Task          // the last task begun, kept while a subscriber wants edges as Events
+	task   *Stream              // t.task, one indirection less on the hot path
+	lastID atomic.Uint64        // the id of the last task begun (in-order queues)
+	spare  atomic.Pointer[Task] // the last task released, for the next Begin
+	mu     sync.Mutex           // guards last
+	last   Task                 // the last task begun, kept while a subscriber wants edges as Events
 }
 
 func (t *Tracer) nextQueue() uint64 { return t.queueSeq.Add(1) - 1 }

@@ -17,7 +17,7 @@ import (
 
 // enqueue stands for the runtime's enqueue function: Begin with skip 1
 // records the line that called enqueue.
-func enqueue(q *Queue, kind CmdKind, name string, deps ...Task) Task {
+func enqueue(q *Queue, kind CmdKind, name string, deps ...*Task) *Task {
 	tk := q.Begin(kind, name, 1)
 	for _, d := range deps {
 		tk.DependsOn(d)
@@ -232,13 +232,13 @@ func TestEdges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture()
-			tasks := map[string]Task{}
+			tasks := map[string]*Task{}
 			for _, c := range tt.cmds {
 				q := f.ooo
 				if c.inOrder {
 					q = f.in
 				}
-				var deps []Task
+				var deps []*Task
 				for _, d := range c.deps {
 					deps = append(deps, tasks[d])
 				}
@@ -269,11 +269,12 @@ func TestDisabled(t *testing.T) {
 	tr := New()
 	q := tr.Device(0, "d").Queue(0, "q", true)
 	tk := q.Begin(Kernel, "k", 0)
-	tk.DependsOn(Task{})
+	tk.DependsOn(nil)
+	tk.DependsOn(&Task{})
 	tk.End()
 	tk.Complete(1, 2)
-	if tk != (Task{}) {
-		t.Errorf("disabled Begin returned %+v, want the zero Task", tk)
+	if tk != nil {
+		t.Errorf("disabled Begin returned %+v, want nil", tk)
 	}
 	if tr.Enabled() || len(tr.Nodes()) != 0 {
 		t.Errorf("disabled tracer recorded nodes")
@@ -309,6 +310,43 @@ func TestDisabled(t *testing.T) {
 	}
 	if tr.Enabled() {
 		t.Errorf("closed tracer still enabled")
+	}
+}
+
+// TestReleaseReuses checks the life of a task: a released task is what
+// the queue's next Begin returns, started afresh (no end or device times of
+// its earlier life); a copy taken before Release keeps the old values; a
+// task that is kept, not released, is never handed out again; and a
+// traced begin, end and release allocates nothing.
+func TestReleaseReuses(t *testing.T) {
+	f := newFixture()
+	a := enqueue(f.ooo, Kernel, "k")
+	a.Complete(100, 200)
+	old := *a
+	a.Release()
+	b := f.ooo.Begin(Kernel, "k", 0)
+	if b != a {
+		t.Fatalf("Begin after Release returned %p, want the released task %p", b, a)
+	}
+	if b.ID == old.ID || b.HostEnd != 0 || b.DevStart != 0 || b.DevEnd != 0 {
+		t.Errorf("reused task = %+v, want a fresh task after %+v", *b, old)
+	}
+	if old.HostEnd == 0 || old.DevEnd == 0 {
+		t.Errorf("copy of the released task lost its times: %+v", old)
+	}
+	b.End() // kept, not released
+	c := enqueue(f.ooo, Kernel, "k")
+	if c == b {
+		t.Errorf("Begin returned a task that was not released")
+	}
+	c.Release()
+	(&Task{}).Release() // the zero Task: nothing to hand back
+	if n := testing.AllocsPerRun(100, func() {
+		tk := f.ooo.Begin(Kernel, "k", 0)
+		tk.End()
+		tk.Release()
+	}); n != 0 {
+		t.Errorf("a traced begin, end and release allocates %v times, want 0", n)
 	}
 }
 
@@ -427,7 +465,7 @@ func workload(tr *Tracer, iters int) {
 	q1 := d1.Queue(0, "aux", false)
 	d0.CacheEvent(Cache{Op: Build, Program: "hotspot", Duration: 5000})
 	d0.CacheEvent(Cache{Op: MemoryHit, Program: "hotspot"})
-	var prev Task
+	var prev *Task
 	devNow := int64(1_000_000_000)
 	for i := 0; i < iters; i++ {
 		d0.MemAlloc(Mem{Tag: 1, TagName: "temp", Size: 1 << 20, Pooled: i > 0})
@@ -631,7 +669,7 @@ func TestConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			own := dev.Queue(g, fmt.Sprint("q", g), true)
-			var prev Task
+			var prev *Task
 			for i := 0; i < per; i++ {
 				a := enqueue(own, Kernel, "k")
 				b := enqueue(shared, Copy, "copy", a, prev)
