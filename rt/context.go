@@ -1,9 +1,5 @@
 package rt
 
-// Contexts: Open and Close, devices and their selection, the close guard,
-// tracing, the program cache and the remote tier beneath it, and the
-// specialization-constant values of a context.
-
 import (
 	"errors"
 	"fmt"
@@ -18,13 +14,19 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/devsel"
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/stats"
 	"github.com/dgen-go/dgen/rt/trace"
 )
+
+// Contexts: Open and Close, devices and their selection, the close guard,
+// tracing, the program cache and the remote tier beneath it, and the
+// specialization-constant values of a context.
 
 // Context is an open backend context over one or more devices of one
 // platform, with a default queue on its first device. It is safe for
@@ -56,10 +58,10 @@ type Context struct {
 	pc                           progcache.Cache[*Kernel] // the kernel/program cache (initCache)
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
-	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
+	graphs                       graphSet                 // live graphs, which Close releases (queue.go)
 	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
-	images                       imageState               // formats, samplers, images of allocation sites (image.go)
+	images                       imageState               // formats, samplers, images of allocation sites (memory.go)
 	graphCfg                     graphConfig              // what command graphs may be prepared as (config.go)
 }
 
@@ -1003,3 +1005,47 @@ func specLiteral[T any](v T) (string, error) {
 	}
 	return "", fmt.Errorf("specialization constant literal: %w: %T is not a boolean or number", ErrInvalidArgument, v)
 }
+
+// Sentinel errors. Errors returned by rt wrap one of these where it applies,
+// so that callers can test them with errors.Is.
+var (
+	// ErrOutOfMemory reports that the device or the host ran out of memory or
+	// resources.
+	ErrOutOfMemory = driver.ErrOutOfMemory
+	// ErrBuildFailed reports that a program did not compile or link; the
+	// DeviceError that wraps it carries the build log.
+	ErrBuildFailed = driver.ErrBuildFailed
+	// ErrNoKernel reports a kernel name that the program does not define.
+	ErrNoKernel = driver.ErrNoKernel
+	// ErrFreed reports the use of a buffer after Free, or a second Free.
+	ErrFreed = errors.New("buffer already freed")
+	// ErrOutOfRange reports an offset or length outside a buffer or a
+	// device global. Nothing is read or written.
+	ErrOutOfRange = errors.New("out of range")
+	// ErrNoDevice reports that no device matches the selection.
+	ErrNoDevice = devsel.ErrNoDevice
+	// ErrNoBackend reports that no backend is registered under the name
+	// asked for; import rt/opencl to register the OpenCL backend.
+	ErrNoBackend = driver.ErrNoBackend
+	// ErrClosed reports the use of a closed context, or of an object that
+	// its context's Close released.
+	ErrClosed = progcache.ErrClosed
+	// ErrReleased reports the use of an Event after its Release, while its
+	// context is open: waiting for it, or passing it in a wait list.
+	ErrReleased = errors.New("event released")
+	// ErrInvalidArgument reports an argument that cannot be right whatever
+	// the device says (a nil buffer, a zero-sized range, ...).
+	ErrInvalidArgument = progcache.ErrInvalidArgument
+	// ErrNotGenerated reports a declaration that dgen has not registered:
+	// its package needs `go generate`.
+	ErrNotGenerated = desc.ErrNotGenerated
+	// ErrStale reports a program whose source files changed after go
+	// generate read them: the device image in the build is old. The error
+	// names the file; run go generate.
+	ErrStale = desc.ErrStale
+)
+
+// DeviceError is the error a backend call returns: the call, the
+// backend's status code and name, and the build log where the call was a
+// build. rt wraps it with the operation and subject; errors.As finds it.
+type DeviceError = driver.Error
