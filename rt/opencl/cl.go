@@ -34,6 +34,7 @@ package opencl
 #cgo noescape clGetEventInfo
 #cgo nocallback clGetEventInfo
 #cgo noescape dgen_times
+#cgo nocallback dgen_nothing
 #cgo nocallback dgen_times
 #cgo noescape clCreateBuffer
 #cgo nocallback clCreateBuffer
@@ -142,3 +143,7 @@ func kindOf(code int32) error {
 	}
 	return nil
 }
+
+// nothing calls C and returns: the cost of a cgo call alone, which every
+// launch pays once (BenchmarkCgoCall).
+func nothing() { C.dgen_nothing() }

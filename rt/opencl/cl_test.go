@@ -33,3 +33,12 @@ func TestErrorKind(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCgoCall times a call into C that does nothing, with the
+// annotations the launch path's call has: what crossing into C costs
+// each launch on this machine.
+func BenchmarkCgoCall(b *testing.B) {
+	for b.Loop() {
+		nothing()
+	}
+}
