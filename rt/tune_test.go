@@ -224,7 +224,9 @@ func TestTuneForgedRecord(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || res.Cached || res.Value != 1 || !strings.Contains(warn.String(), "tuning record") {
+		// The new tuning's winner is whichever candidate that builds runs
+		// fastest: on a GPU, the kernel's reps are all within its noise.
+		if err != nil || res.Cached || res.Value == 3 || !strings.Contains(warn.String(), "tuning record") {
 			t.Errorf("record %s: %+v, %v, warnings %q; want a warning and a new tuning", rec, res, err, warn.String())
 		}
 	}
