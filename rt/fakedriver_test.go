@@ -296,14 +296,21 @@ func (fakeQueue) Release() error { return nil }
 // off unless edit turns it on.
 func openFake(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
 	t.Helper()
+	return openFakeBackend(t, "fake", edit)
+}
+
+// openFakeBackend is openFake on the test backend registered as name (a
+// variant of the fake one); Close is checked when t ends.
+func openFakeBackend(t testing.TB, name string, edit func(*rt.CacheConfig)) *rt.Context {
+	t.Helper()
 	cc := rt.DefaultCacheConfig()
 	cc.Disk.Persistent = false
 	if edit != nil {
 		edit(&cc)
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "fake", Cache: &cc})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: name, Cache: &cc})
 	if err != nil {
-		t.Fatalf("open fake context: %v", err)
+		t.Fatalf("open %s context: %v", name, err)
 	}
 	t.Cleanup(func() {
 		if err := ctx.Close(); err != nil {

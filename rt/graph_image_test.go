@@ -271,13 +271,7 @@ func (fakeSamplerKernel) SetArgSampler(int, driver.Sampler) error {
 // fails Record with an error that names the graph, the kernel and the
 // argument; no graph is returned.
 func TestGraphSamplerRefused(t *testing.T) {
-	cc := rt.DefaultCacheConfig()
-	cc.Disk.Persistent = false
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "fakesamplers", Cache: &cc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
+	ctx := openFakeBackend(t, "fakesamplers", nil)
 	prog, err := ctx.BuildProgram("s", "__kernel void k(read_only image2d_t in, sampler_t s, __global float *out) {}", "")
 	if err != nil {
 		t.Fatal(err)

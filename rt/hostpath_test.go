@@ -89,19 +89,6 @@ var (
 	_             = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&benchStepSite), ID: pkg + "benchStepSite", Name: "benchStepSite"})
 )
 
-// openNull opens a context on the null backend.
-func openNull(tb testing.TB) *rt.Context {
-	tb.Helper()
-	cc := rt.DefaultCacheConfig()
-	cc.Disk.Persistent = false
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "null", Cache: &cc})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ctx.Close() })
-	return ctx
-}
-
 // BenchmarkHostPath measures rt's host path on the null backend, per
 // launch: "enqueue" is a generated Enqueue of a 13-argument kernel over
 // two fixed buffers; "tagged" is the Hotspot time step as
@@ -111,7 +98,7 @@ func openNull(tb testing.TB) *rt.Context {
 //
 //	go test ./rt -run '^$' -bench HostPath -benchmem -count 10
 func BenchmarkHostPath(b *testing.B) {
-	ctx := openNull(b)
+	ctx := openFakeBackend(b, "null", nil)
 	q := ctx.Queue()
 	r := rt.Range2(576, 576).WithLocal(16, 16)
 	power, err := rt.NewBuffer[float32](ctx, 512*512)

@@ -43,13 +43,7 @@ func (fakeSampler) Release() error { return nil }
 // device, and images on a backend or queue without them, are errors that
 // say so.
 func TestImageFakeDevices(t *testing.T) {
-	cc := rt.DefaultCacheConfig()
-	cc.Disk.Persistent = false
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "fakeimages", Cache: &cc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
+	ctx := openFakeBackend(t, "fakeimages", nil)
 	prog, err := ctx.BuildProgram("rw", "__kernel void k(read_write image2d_t img, read_only image2d_t in) {}", "")
 	if err != nil {
 		t.Fatal(err)
