@@ -273,7 +273,7 @@ static void traced(int n, int reps) {
 	check(cu.EventCreate(&anchor, 0), "cuEventCreate");
 	for (int i = 0; i < 2 * B; i++) check(cu.EventCreate(&ev[i], 0), "cuEventCreate");
 	for (int i = 0; i < 4 * B; i++) check(cu.EventCreate(&lev[i], 0), "cuEventCreate");
-	check(cu.EventRecord(anchor, getenv("RAWCU_ANCHOR_NULL") ? NULL : stream), "cuEventRecord");
+	check(cu.EventRecord(anchor, stream), "cuEventRecord");
 	check(cu.StreamSynchronize(NULL), "cuStreamSynchronize");
 	float ms, sum = 0;
 	static const char *names[] = {"traced_pair", "traced_anchor", "traced_anchor_noquery", "traced_anchor_nosync", "traced_anchor_lagged"};
