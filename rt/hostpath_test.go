@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"errors"
 	"testing"
 	"unsafe"
 
@@ -177,5 +178,35 @@ func BenchmarkHostPath(b *testing.B) {
 func TestKernelRecordFirst(t *testing.T) {
 	if rt.KernelRecordOffset != 0 {
 		t.Fatalf("rt.Kernel's launch record lies at offset %d, not 0: rt/codegen's SetScalar would write elsewhere", rt.KernelRecordOffset)
+	}
+}
+
+// TestGlobalsAlternate: host copies of two device globals in turn, on two
+// queues, each find their own storage (a queue keeps the storage it found
+// last, keyed by the global).
+func TestGlobalsAlternate(t *testing.T) {
+	ctx := openFake(t, nil)
+	q2, err := ctx.NewQueue(ctx.Devices()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range []*rt.Queue{ctx.Queue(), q2, ctx.Queue()} {
+		a, b := [3]uint32{uint32(i), 1, 1}, [3]uint32{uint32(i), 2, 2}
+		if err := errors.Join(slowGlobal.Write(q, a), quickGlobal.Write(q, b)); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			ga, err := slowGlobal.Read(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gb, err := quickGlobal.Read(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ga != a || gb != b {
+				t.Fatalf("queue %d: read %v and %v, wrote %v and %v", i, ga, gb, a, b)
+			}
+		}
 	}
 }

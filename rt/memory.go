@@ -987,10 +987,30 @@ func (q *Queue) globalMem(g *desc.Global, prog *desc.Program) (*Mem, error) {
 		return nil, err
 	}
 	defer q.ctx.exit()
-	c := q.ctx
 	if !g.ImageScope {
 		prog = nil
 	}
+	if h := q.global.Load(); h != nil && h.g == g && h.prog == prog {
+		return h.m, nil
+	}
+	m, err := q.globalSlot(g, prog)
+	if err == nil {
+		q.global.Store(&globalHit{g: g, prog: prog, m: m})
+	}
+	return m, err
+}
+
+// globalHit is a device global's storage on a queue's device.
+type globalHit struct {
+	g    *desc.Global
+	prog *desc.Program // the program of an image-scope global, else nil
+	m    *Mem
+}
+
+// globalSlot is globalMem's lookup in the context's table of storage,
+// called inside enter.
+func (q *Queue) globalSlot(g *desc.Global, prog *desc.Program) (*Mem, error) {
+	c := q.ctx
 	key := globalKey{g: g, prog: prog, dev: q.dev.index}
 	c.decls.mu.Lock()
 	s, ok := c.decls.globals[key]

@@ -39,6 +39,11 @@ type Queue struct {
 	pend pendingList  // traced commands awaiting their device times
 	pts  queuePoints  // use points, for stream-ordered reuse
 	rec  queueRec     // the graph the queue records into (below)
+
+	// global is the device global storage that globalMem found last on
+	// this queue's device: a host loop reads and writes one global again
+	// and again.
+	global atomic.Pointer[globalHit]
 }
 
 // Context returns the queue's context.
