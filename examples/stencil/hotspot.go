@@ -317,18 +317,32 @@ func (l *loop) grid() rt.Range {
 }
 
 // steps runs the loop through the generated Step.Enqueue, as an application
-// would write it: each launch's output from the mode's allocator, its input
-// freed once the launch is enqueued.
+// would write it.
 func (l *loop) steps() error {
+	st, r := l.stepSpec(), l.grid()
+	start := time.Now()
+	if err := l.stepFrom(&st, r, 0); err != nil {
+		return err
+	}
+	return l.finish(start)
+}
+
+// stepSpec returns the kernel spec of the loop's launches with every
+// argument set but the step count and the buffers.
+func (l *loop) stepSpec() Step {
 	s, p := l.s, l.s.p
-	st := Step{
+	return Step{
 		Power: s.power, Cols: int32(s.cols), Rows: int32(s.rows),
 		BorderCols: int32(l.pyramid), BorderRows: int32(l.pyramid),
 		Cap: p.Cap, Rx: p.Rx, Ry: p.Ry, Rz: p.Rz, Dt: p.Step,
 	}
-	r := l.grid()
-	start := time.Now()
-	for t := 0; t < l.iters; t += l.pyramid {
+}
+
+// stepFrom enqueues the time steps from step t to the end through st:
+// each launch's output from the mode's allocator, its input freed once
+// the launch is enqueued.
+func (l *loop) stepFrom(st *Step, r rt.Range, t int) error {
+	for ; t < l.iters; t += l.pyramid {
 		out := l.spare
 		if l.mode != "swap" {
 			var err error
@@ -337,7 +351,7 @@ func (l *loop) steps() error {
 			}
 		}
 		st.Iteration, st.TempSrc, st.TempDst = int32(min(l.pyramid, l.iters-t)), l.in, out
-		if err := st.Enqueue(s.q, r); err != nil {
+		if err := st.Enqueue(l.s.q, r); err != nil {
 			return err
 		}
 		if l.mode == "swap" {
@@ -350,7 +364,7 @@ func (l *loop) steps() error {
 		l.in = out
 		l.launched()
 	}
-	return l.finish(start)
+	return nil
 }
 
 // launched counts a launch, noting the driver allocations after the first.
@@ -403,14 +417,8 @@ func (l *loop) raw() error {
 // of the allocating modes is allocated while recording, so it is the
 // graph's, freed when the graph is released.
 func (l *loop) graphSteps() error {
-	s, p := l.s, l.s.p
-	st := Step{
-		Power: s.power, Cols: int32(s.cols), Rows: int32(s.rows),
-		BorderCols: int32(l.pyramid), BorderRows: int32(l.pyramid),
-		Cap: p.Cap, Rx: p.Rx, Ry: p.Ry, Rz: p.Rz, Dt: p.Step,
-		Iteration: int32(l.pyramid),
-	}
-	r := l.grid()
+	st, r := l.stepSpec(), l.grid()
+	st.Iteration = int32(l.pyramid)
 	full := l.iters / l.pyramid
 	start := time.Now()
 	if pairs := full / 2; pairs > 0 {
@@ -418,25 +426,8 @@ func (l *loop) graphSteps() error {
 			return err
 		}
 	}
-	for t := full / 2 * 2 * l.pyramid; t < l.iters; t += l.pyramid {
-		out := l.spare
-		if l.mode != "swap" {
-			var err error
-			if out, err = l.next(); err != nil {
-				return err
-			}
-		}
-		st.Iteration, st.TempSrc, st.TempDst = int32(min(l.pyramid, l.iters-t)), l.in, out
-		if err := st.Enqueue(s.q, r); err != nil {
-			return err
-		}
-		if l.mode == "swap" {
-			l.spare = l.in
-		} else if err := l.in.Free(); err != nil {
-			return err
-		}
-		l.in = out
-		l.launched()
+	if err := l.stepFrom(&st, r, full/2*2*l.pyramid); err != nil {
+		return err
 	}
 	return l.finish(start)
 }
