@@ -257,6 +257,16 @@ static void costs(int n, int reps) {
 	}
 }
 
+/* since returns the milliseconds from anchor to the start and to the end
+ * event of a launch (ev[0], ev[1]), summed: rt/cuda's read of a command's
+ * device times. */
+static float since(CUevent anchor, const CUevent *ev) {
+	float a, b;
+	cu.EventElapsedTime(&b, anchor, ev[1]);
+	cu.EventElapsedTime(&a, anchor, ev[0]);
+	return a + b;
+}
+
 /* traced times ways of reading every launch's device times, as tracing
  * does: each launch between two events, read in batches of 256 once the
  * last one of the batch has completed. "pair" reads the time between the
@@ -292,8 +302,7 @@ static void traced(int n, int reps) {
 					if (i < B) continue;
 					int old = (i - B) % (2 * B);
 					cu.EventSynchronize(lev[2 * old + 1]);
-					cu.EventElapsedTime(&ms, anchor, lev[2 * old + 1]); sum += ms;
-					cu.EventElapsedTime(&ms, anchor, lev[2 * old]); sum += ms;
+					sum += since(anchor, &lev[2 * old]);
 				}
 				cu.StreamSynchronize(stream);
 				if (rep >= 0) emit(names[mode], rep, (now_ns() - t) / n);
@@ -312,8 +321,7 @@ static void traced(int n, int reps) {
 					for (int k = 0; k < B; k++) {
 						while (cu.EventQuery(ev[2 * k + 1]) != 0) {}
 						cu.EventSynchronize(ev[2 * k + 1]);
-						cu.EventElapsedTime(&ms, anchor, ev[2 * k + 1]); sum += ms;
-						cu.EventElapsedTime(&ms, anchor, ev[2 * k]); sum += ms;
+						sum += since(anchor, &ev[2 * k]);
 					}
 					continue;
 				}
@@ -321,8 +329,7 @@ static void traced(int n, int reps) {
 				for (int k = 0; k < B; k++) {
 					if (mode == 0) { cu.EventElapsedTime(&ms, ev[2 * k], ev[2 * k + 1]); sum += ms; continue; }
 					if (mode == 1) { cu.EventQuery(ev[2 * k + 1]); cu.EventSynchronize(ev[2 * k + 1]); }
-					cu.EventElapsedTime(&ms, anchor, ev[2 * k + 1]); sum += ms;
-					cu.EventElapsedTime(&ms, anchor, ev[2 * k]); sum += ms;
+					sum += since(anchor, &ev[2 * k]);
 				}
 			}
 			cu.StreamSynchronize(stream);
@@ -387,7 +394,7 @@ static void hotspot(const char *path, int size, int iters, int pyramid, int reps
 		/* The same loop with every launch's device times read back, as
 		 * tracing every command does (traced's "anchor" way). */
 		src = 0;
-		float ms, sum = 0;
+		float sum = 0;
 		t = now_ns();
 		for (int s = 0, i = 0; s < iters; s += pyramid, i++) {
 			int steps = pyramid < iters - s ? pyramid : iters - s, j = i % TB;
@@ -400,8 +407,7 @@ static void hotspot(const char *path, int size, int iters, int pyramid, int reps
 			if (j < TB - 1 && s + pyramid < iters) continue;
 			cu.EventSynchronize(tev[2 * j + 1]);
 			for (int k = 0; k <= j; k++) {
-				cu.EventElapsedTime(&ms, anchor, tev[2 * k + 1]); sum += ms;
-				cu.EventElapsedTime(&ms, anchor, tev[2 * k]); sum += ms;
+				sum += since(anchor, &tev[2 * k]);
 			}
 		}
 		check(cu.StreamSynchronize(stream), "cuStreamSynchronize");
