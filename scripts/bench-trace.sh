@@ -6,6 +6,10 @@
 # repetition, so that drift hits them alike; it prints the median and the
 # range of µs per step of each, and the overhead against untraced.
 #
+# BenchmarkTraceCost (examples/stencil) measures the same settings side by side in one
+# process, which drifts less than separate runs do:
+#   DGEN_DEVICE=gpu ./stencil.test -test.run "^$" -test.bench TraceCost -test.benchtime 30x
+#
 # Run it where a stencil binary is: STENCIL names it (default ./stencil, as
 # in a gpu-bundle, where run.sh makes NVIDIA's OpenCL visible first:
 # `./run.sh ./bench-trace.sh`). SIZES, PYRAMID, ITERS and REPS override the
