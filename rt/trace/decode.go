@@ -3,12 +3,13 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 )
 
 // recLog is the content of a record file, decoded: its definitions and
@@ -107,8 +108,31 @@ func readLog(data []byte) (*recLog, error) {
 			}
 		}
 	}
-	sort.SliceStable(l.recs, func(i, j int) bool { return recTime(&l.recs[i]) < recTime(&l.recs[j]) })
+	sortByTime(l.recs)
 	return l, nil
+}
+
+// sortByTime orders recs by recTime, keeping the order of records of equal
+// times. It sorts keys of 16 bytes, not the records, and moves each record
+// once.
+func sortByTime(recs []rawRec) {
+	type key struct {
+		t int64
+		i int
+	}
+	keys := make([]key, len(recs))
+	for i := range recs {
+		keys[i] = key{recTime(&recs[i]), i}
+	}
+	if slices.IsSortedFunc(keys, func(a, b key) int { return cmp.Compare(a.t, b.t) }) {
+		return
+	}
+	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.i, b.i)) })
+	sorted := make([]rawRec, len(recs))
+	for j, k := range keys {
+		sorted[j] = recs[k.i]
+	}
+	copy(recs, sorted)
 }
 
 // implicitEdge returns the recEdge record of the implicit edge that a
