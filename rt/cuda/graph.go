@@ -216,21 +216,17 @@ func (g *graph) Launch(wait []driver.Event, want bool) (driver.Event, error) {
 		g.stale = false
 	}
 	var wb [8]C.CUevent
-	wl, wp, err := waitEvents(wb[:0], wait)
-	if err != nil {
-		return nil, err
-	}
-	start, end, err := g.q.events(want)
+	nw, wp, start, end, err := g.q.prologue(&wb, wait, want)
 	if err != nil {
 		return nil, err
 	}
 	var step C.int
 	if g.x != nil {
-		r := C.dgen_graph_launch(g.q.d.ctx, g.q.s, g.x, C.int(len(wl)), wp, handle(start), handle(end), &step)
+		r := C.dgen_graph_launch(g.q.d.ctx, g.q.s, g.x, nw, wp, handle(start), handle(end), &step)
 		return g.q.finish("cuGraphLaunch", r, step, start, end, want)
 	}
 	var failed C.int
-	r := C.dgen_gcmd_issue(g.q.d.ctx, g.q.s, g.cmds, C.int(g.n), 0, C.int(len(wl)), wp, handle(start), handle(end), &failed, &step)
+	r := C.dgen_gcmd_issue(g.q.d.ctx, g.q.s, g.cmds, C.int(g.n), 0, nw, wp, handle(start), handle(end), &failed, &step)
 	ev, err := g.q.finish("replay", r, step, start, end, want)
 	if err != nil && int(failed) < g.n {
 		return nil, fmt.Errorf("command %d: %w", int(failed), err)

@@ -79,6 +79,19 @@ func (q *queue) events(want bool) (start, end *cuEvent, err error) {
 	return start, end, nil
 }
 
+// prologue returns what a command's wrapper call takes besides its
+// operation: the CUDA events of wait, held in wb (or a larger array if
+// there are more than 8), with their number and the first's address; and
+// the events the command records (events).
+func (q *queue) prologue(wb *[8]C.CUevent, wait []driver.Event, want bool) (nw C.int, first *C.CUevent, start, end *cuEvent, err error) {
+	wl, first, err := waitEvents(wb[:0], wait)
+	if err != nil {
+		return 0, nil, nil, nil, err
+	}
+	start, end, err = q.events(want)
+	return C.int(len(wl)), first, start, end, err
+}
+
 func handle(e *cuEvent) C.CUevent {
 	if e == nil {
 		return nil
@@ -126,17 +139,13 @@ func (q *queue) launch(dk driver.Kernel, r driver.NDRange, wait []driver.Event, 
 		return nil, err
 	}
 	var wb [8]C.CUevent
-	wl, wp, err := waitEvents(wb[:0], wait)
-	if err != nil {
-		return nil, err
-	}
-	start, end, err := q.events(want)
+	nw, wp, start, end, err := q.prologue(&wb, wait, want)
 	if err != nil {
 		return nil, err
 	}
 	var step C.int
 	res := C.dgen_launch(q.d.ctx, k.fns[q.dev], l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-		l.shared, q.s, k.params, C.int(len(wl)), wp, handle(start), handle(end), &step)
+		l.shared, q.s, k.params, nw, wp, handle(start), handle(end), &step)
 	return q.finish("cuLaunchKernel", res, step, start, end, want)
 }
 
@@ -176,13 +185,9 @@ func (q *queue) transfer(call string, kind C.int, b driver.Buffer, blocking bool
 	if err := bb.span(call, offset, size); err != nil {
 		return nil, err
 	}
-	var wb [8]C.CUevent
-	wl, wp, err := waitEvents(wb[:0], wait)
-	if err != nil {
-		return nil, err
-	}
 	want := !blocking
-	start, end, err := q.events(want)
+	var wb [8]C.CUevent
+	nw, wp, start, end, err := q.prologue(&wb, wait, want)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +197,7 @@ func (q *queue) transfer(call string, kind C.int, b driver.Buffer, blocking bool
 	}
 	ptr := bb.ptr + C.CUdeviceptr(offset)
 	var step C.int
-	r := C.dgen_copy(q.d.ctx, q.s, kind, ptr, ptr, p, C.size_t(size), C.int(len(wl)), wp, handle(start), handle(end), sync, &step)
+	r := C.dgen_copy(q.d.ctx, q.s, kind, ptr, ptr, p, C.size_t(size), nw, wp, handle(start), handle(end), sync, &step)
 	return q.finish(call, r, step, start, end, want)
 }
 
@@ -210,17 +215,13 @@ func (q *queue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, 
 		return nil, err
 	}
 	var wb [8]C.CUevent
-	wl, wp, err := waitEvents(wb[:0], wait)
-	if err != nil {
-		return nil, err
-	}
-	start, end, err := q.events(true)
+	nw, wp, start, end, err := q.prologue(&wb, wait, true)
 	if err != nil {
 		return nil, err
 	}
 	var step C.int
 	r := C.dgen_fill(q.d.ctx, q.s, bb.ptr+C.CUdeviceptr(offset), (*C.uchar)(unsafe.Pointer(&pattern[0])), C.size_t(n), C.size_t(size),
-		C.int(len(wl)), wp, handle(start), handle(end), &step)
+		nw, wp, handle(start), handle(end), &step)
 	return q.finish(call, r, step, start, end, true)
 }
 
@@ -238,17 +239,13 @@ func (q *queue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size in
 		return nil, err
 	}
 	var wb [8]C.CUevent
-	wl, wp, err := waitEvents(wb[:0], wait)
-	if err != nil {
-		return nil, err
-	}
-	start, end, err := q.events(true)
+	nw, wp, start, end, err := q.prologue(&wb, wait, true)
 	if err != nil {
 		return nil, err
 	}
 	var step C.int
 	r := C.dgen_copy(q.d.ctx, q.s, C.COPY_DTOD, d.ptr+C.CUdeviceptr(dstOffset), s.ptr+C.CUdeviceptr(srcOffset), nil, C.size_t(size),
-		C.int(len(wl)), wp, handle(start), handle(end), 0, &step)
+		nw, wp, handle(start), handle(end), 0, &step)
 	return q.finish(call, r, step, start, end, true)
 }
 
@@ -260,6 +257,7 @@ func (q *queue) Marker(wait []driver.Event) (driver.Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	nw := C.int(len(wl))
 	pool := &q.d.plain
 	if q.profiling {
 		pool = &q.d.timed
@@ -269,7 +267,7 @@ func (q *queue) Marker(wait []driver.Event) (driver.Event, error) {
 		return nil, err
 	}
 	var step C.int
-	r := C.dgen_marker(q.d.ctx, q.s, C.int(len(wl)), wp, end.h, &step)
+	r := C.dgen_marker(q.d.ctx, q.s, nw, wp, end.h, &step)
 	return q.finish("cuEventRecord", r, step, nil, end, true)
 }
 
