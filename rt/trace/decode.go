@@ -66,7 +66,7 @@ func readLog(data []byte) (*recLog, error) {
 		return r, true
 	}
 	d := newDefs()
-	var evs []rawRec
+	evs := make([]rawRec, 0, nslots) // about one a slot: growing it would move every record
 	scan := func(from, to uint64) {
 		for s := from; s < to && s < nslots; s++ {
 			r, ok := read(s)
@@ -165,10 +165,13 @@ func recTime(r *rawRec) int64 {
 }
 
 // each calls f with the Event of every record, in time order, and returns
-// the number of records whose definitions are missing.
+// the number of records whose definitions are missing. Every call gets the
+// same Event, refilled: f copies what it keeps.
 func (l *recLog) each(f func(e *Event)) (missing uint64) {
+	var e Event // one allocation for the whole log, since f takes its address
 	for i := range l.recs {
-		e, ok := l.d.event(&l.recs[i])
+		var ok bool
+		e, ok = l.d.event(&l.recs[i])
 		if !ok {
 			missing++
 			continue
