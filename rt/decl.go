@@ -38,7 +38,8 @@ func resolve[D any](cache *atomic.Pointer[D], addr unsafe.Pointer, lookup func(u
 }
 
 // Program is a device image declared with //dgen:program. Its generated
-// code registers the image; Build returns it built for a context.
+// code registers the image; the kernel specs of the program launch its
+// kernels, and package rt/raw builds it by hand (raw.BuildGenerated).
 type Program struct {
 	d atomic.Pointer[desc.Program]
 }
@@ -56,9 +57,9 @@ func (p *Program) registration() (*desc.Program, error) {
 	return d, nil
 }
 
-// Build returns the program built for every device of c through the
+// build returns the program built for every device of c through the
 // context's program cache (memory, then disk, then a build).
-func (p *Program) Build(c *Context) (*BuiltProgram, error) {
+func (p *Program) build(c *Context) (*builtProgram, error) {
 	d, err := p.registration()
 	if err != nil {
 		return nil, err

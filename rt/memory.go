@@ -2191,8 +2191,9 @@ func (c *Context) sampler(s Sampler) (*samplerObject, error) {
 	return ds, nil
 }
 
-// SetSampler sets argument i, a sampler_t, to s.
-func (k *Kernel) SetSampler(i int, s Sampler) error {
+// setSamplerArg is rt/raw's Kernel.SetSampler: it sets argument i, a
+// sampler_t, to s.
+func (k *Kernel) setSamplerArg(i int, s Sampler) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
@@ -2258,17 +2259,10 @@ func (k *Kernel) specSampler(i int, s Sampler) {
 	}
 }
 
-// SetImage sets argument i, an image parameter with the OpenCL C access
-// qualifier access ("read_only", "write_only" or "read_write"), to img.
-// An image whose ImageDesc.Access does not allow that use is an error
-// wrapping ErrInvalidArgument (a write_only image passed to a read_only
-// parameter); so is the zero image. A read_write parameter on a device
-// whose OpenCL C is older than 2.0 is an error wrapping
-// errors.ErrUnsupported; a freed image one wrapping ErrFreed, an image of
-// another context one wrapping ErrInvalidArgument. SetImage does not know
-// the parameter's image type: an image of another kind is the caller's
-// mistake here, where generated kernel specs check it.
-func (k *Kernel) SetImage(i int, img Image, access string) error {
+// setImageArg is rt/raw's Kernel.SetImage: it sets argument i, an image
+// parameter with the OpenCL C access qualifier access, to img, of any
+// kind.
+func (k *Kernel) setImageArg(i int, img Image, access string) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // launchEvery is how many launches a launch benchmark enqueues before it
@@ -28,7 +29,7 @@ func BenchmarkLaunch(b *testing.B) {
 	q := ctx.Queue()
 	out, _ := rt.NewBuffer[uint32](ctx, 2)
 	defer out.Free()
-	p, err := Reporting.Build(ctx)
+	p, err := raw.BuildGenerated(ctx, &Reporting)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func BenchmarkLaunch(b *testing.B) {
 		launch func() error
 	}{
 		{"enqueue", func() error { return (&Report{Out: out}).Enqueue(q, rt.Range1(1)) }},
-		{"submit", func() error { rawArgs(); return q.Submit(k, rt.Range1(1)) }},
+		{"submit", func() error { rawArgs(); return raw.Submit(q, k, rt.Range1(1)) }},
 		{"enqueue-event", func() error {
 			ev, err := (&Report{Out: out}).EnqueueEvent(q, rt.Range1(1))
 			ev.Release()
@@ -59,7 +60,7 @@ func BenchmarkLaunch(b *testing.B) {
 		}},
 		{"launch", func() error {
 			rawArgs()
-			ev, err := q.Launch(k, rt.Range1(1))
+			ev, err := raw.Launch(q, k, rt.Range1(1))
 			ev.Release()
 			return err
 		}},

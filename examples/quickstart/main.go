@@ -15,6 +15,7 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 const source = `
@@ -44,7 +45,7 @@ func run(n int) (err error) {
 	fmt.Printf("device: %s, %s, %d compute units\n", dev.Label(), dev.Version, dev.ComputeUnits)
 
 	start := time.Now()
-	prog, err := ctx.BuildProgram("saxpy", source, "")
+	prog, err := raw.Build(ctx, "saxpy", source, "")
 	if err != nil {
 		return err
 	}
@@ -74,11 +75,11 @@ func run(n int) (err error) {
 	if err := errors.Join(bx.Write(q, x), by.Write(q, y)); err != nil {
 		return err
 	}
-	if err := errors.Join(rt.SetArg(k, 0, a), k.SetBuffer(1, bx.Mem()), k.SetBuffer(2, by.Mem()), rt.SetArg(k, 3, int32(n))); err != nil {
+	if err := errors.Join(raw.SetArg(k, 0, a), k.SetBuffer(1, bx.Mem()), k.SetBuffer(2, by.Mem()), raw.SetArg(k, 3, int32(n))); err != nil {
 		return err
 	}
 	start = time.Now()
-	ev, err := q.Launch(k, rt.Range1(n))
+	ev, err := raw.Launch(q, k, rt.Range1(n))
 	if err != nil {
 		return err
 	}
