@@ -920,7 +920,7 @@ func checkSpecValue(name, value string) error {
 // at build and part of every cache key, so that a changed value builds
 // (once) and caches another program, and setting an earlier value again
 // finds the earlier program. Commands already enqueued are not affected.
-// SetSpecConst, for a //dgen:specconst declaration, calls it with the
+// SpecConst.Set, for a //dgen:specconst declaration, calls it with the
 // constant's name and specLiteral of its value.
 func (c *Context) setSpecValue(name, value string) error {
 	if err := c.enter(); err != nil {

@@ -84,10 +84,10 @@ func (s *SpecConst[T]) registration() *desc.SpecConst {
 	return resolve(&s.d, unsafe.Pointer(s), desc.LookupSpecConst)
 }
 
-// SetSpecConst sets the value of s on every queue of c: programs that use
-// it are built (once per distinct value) with the macro defined to v, and
+// Set sets the value of s on every queue of c: programs that use it are
+// built (once per distinct value) with the macro defined to v, and
 // launches of their kernels from then on use that build.
-func SetSpecConst[T any](c *Context, s *SpecConst[T], v T) error {
+func (s *SpecConst[T]) Set(c *Context, v T) error {
 	d := s.registration()
 	if d == nil {
 		return fmt.Errorf("set specialization constant: %w", errNotRegistered)
