@@ -62,8 +62,8 @@ func TestLaunchEvents(t *testing.T) {
 	}{
 		{"generated Enqueue", 0, func() error { return enqueueTouch(q, buf) }},
 		{"generated EnqueueEvent", 1, func() error { return release(enqueueTouchEvent(q, buf)) }},
-		{"Queue.Submit", 0, func() error { return raw.Submit(q, k, rt.Range1(1)) }},
-		{"Queue.Launch", 1, func() error { return release(raw.Launch(q, k, rt.Range1(1))) }},
+		{"raw.Submit", 0, func() error { return raw.Submit(q, k, rt.Range1(1)) }},
+		{"raw.Launch", 1, func() error { return release(raw.Launch(q, k, rt.Range1(1))) }},
 		{"Buffer.Write", 0, func() error { return buf.Write(q, v) }},
 		{"Buffer.Read", 0, func() error { return buf.Read(q, v) }},
 		{"Buffer.Fill", 1, func() error { return release(buf.Fill(q, 0)) }},
@@ -111,7 +111,7 @@ func TestLaunchAllocs(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"Queue.Submit", func() error { return raw.Submit(q, k, rt.Range1(1)) }},
+		{"raw.Submit", func() error { return raw.Submit(q, k, rt.Range1(1)) }},
 		{"generated Enqueue", func() error { return enqueueTouch(q, buf) }},
 		{"generated Enqueue, 13 arguments", func() error { return enqueueBenchStep(q, r, 1, fbuf, fbuf, fbuf) }},
 		{"SetArg and Queue.Submit", func() error {

@@ -15,11 +15,11 @@ const launchEvery = 256
 
 // BenchmarkLaunch compares the host cost of a generated launch of the
 // kernel report (one buffer argument and two device globals, bound as
-// hidden arguments) with rt's lowest calls doing the same: setting the
+// hidden arguments) with rt/raw's calls doing the same: setting the
 // three arguments on a kernel object and launching it. enqueue and submit
-// create no event (the generated Enqueue and Queue.Submit);
+// create no event (the generated Enqueue and raw.Submit);
 // enqueue-event and launch create one and release it (EnqueueEvent and
-// Queue.Launch). The queue is drained every launchEvery launches.
+// raw.Launch). The queue is drained every launchEvery launches.
 func BenchmarkLaunch(b *testing.B) {
 	ctx, err := rt.Open()
 	if err != nil {

@@ -157,7 +157,7 @@ func MaxAbsErr(a, b []float32) float64 {
 }
 
 // Modes are the ways the time loop gets its output buffer each launch; raw
-// is the yardstick: swap's double buffer on rt's lowest calls, with no
+// is the yardstick: swap's double buffer on rt/raw's calls, with no
 // event per launch.
 var Modes = []string{"tagged", "untagged", "driver", "swap", "raw"}
 
@@ -384,7 +384,7 @@ func (l *loop) finish(start time.Time) error {
 	return nil
 }
 
-// raw runs the same loop on rt's lowest calls: one kernel object whose
+// raw runs the same loop on rt/raw's calls: one kernel object whose
 // constant arguments are set once, two buffers swapped, and launches that
 // create no event.
 func (l *loop) raw() error {
