@@ -147,9 +147,9 @@ func setBytes[T any](k *Kernel, i int, v T) {
 	api.Bytes((*rt.Kernel)(k), i, unsafe.Pointer(&v), unsafe.Sizeof(v))
 }
 
-// SetBuffer sets argument i to the memory m (a Buffer's Mem, or an
-// Image's). A freed buffer is an error wrapping rt.ErrFreed, one of
-// another context an error wrapping rt.ErrInvalidArgument.
+// SetBuffer sets argument i to the memory m, a Buffer's (Buffer.Mem). A
+// freed buffer is an error wrapping rt.ErrFreed, one of another context an
+// error wrapping rt.ErrInvalidArgument.
 func (k *Kernel) SetBuffer(i int, m *rt.Mem) error { return api.Buffer((*rt.Kernel)(k), i, m) }
 
 // SetLocal sets argument i, a __local pointer, to size bytes of local
