@@ -38,9 +38,11 @@ import (
 // by conversion: the type stays, as generated code names it), SetArg,
 // Queue.Launch and Queue.Submit (raw.SetArg, raw.Launch, raw.Submit):
 // -16 (99). SetSpecConst became SpecConst.Set, beside Value and Tune
-// (99).
+// (99). Mem.Size went: a Mem is the untyped handle of a Buffer's memory,
+// whose size is the Buffer's Len; the allocator's rounded size is its own
+// business (stats.Alloc reports the bytes held): -1 (98).
 //
-// What the 99 are, and why each stays:
+// What the 98 are, and why each stays:
 //   - entry points (5): Open (the environment), OpenConfig and Config
 //     (code), ConfigFromEnv (the environment, then code's overrides, and
 //     tests' injected getenv); CacheConfig is Config.Cache, nil for the
@@ -51,10 +53,10 @@ import (
 //     Record);
 //   - Event (4), Range (6: the type, Range1-3, WithLocal, and String for
 //     errors and %v);
-//   - memory (25): NewBuffer, Alloc, AllocSite and its Alloc and Tag (the
+//   - memory (24): NewBuffer, Alloc, AllocSite and its Alloc and Tag (the
 //     key of stats.Alloc), Buffer and its 12 methods (Read and Write are
 //     ReadAt and WriteAt at 0: merging them would put a 0 in 150
-//     whole-buffer transfers), Mem with Free and Size (the untyped memory that
+//     whole-buffer transfers), Mem with Free (the untyped memory that
 //     rt/raw's SetBuffer, rt/codegen and code freeing buffers of several
 //     element types pass; Buffer[T] is generic and cannot be passed
 //     between packages untyped), NewPinned, Pinned, Pinned.Free and Slice;
@@ -65,7 +67,7 @@ import (
 //     names), DeviceGlobal with Read, Write, ReadAt and WriteAt, SpecConst
 //     with Set, Value and Tune, Local with Bytes (generated code calls it);
 //   - errors (14): DeviceError and 13 sentinels that callers tell apart.
-const apiCeiling = 99
+const apiCeiling = 98
 
 // exportedIdentifiers counts rt's API with go/ast, over the package's
 // non-test files: every exported package-level identifier (type, function,

@@ -27,8 +27,11 @@ import (
 // memory, the allocator of each device and its statistics, and the
 // storage of device globals.
 
-// Mem is an untyped region of device memory: the storage behind a Buffer.
-// A Mem is freed once; every later use is an error wrapping ErrFreed.
+// Mem is an untyped region of device memory: the storage behind a Buffer,
+// which Buffer.Mem returns. It is what code that handles buffers of
+// several element types alike passes (rt/raw's Kernel.SetBuffer,
+// generated code, a list of buffers to free). A Mem is freed once; every
+// later use is an error wrapping ErrFreed.
 type Mem struct {
 	ctx   *Context
 	drv   driver.Buffer // nil for a zero-sized region
@@ -62,14 +65,6 @@ type Mem struct {
 
 // bufferIDs numbers driver buffers for Mem.id.
 var bufferIDs atomic.Uint64
-
-// Size returns the size of the region in bytes.
-func (m *Mem) Size() int64 {
-	if m == nil {
-		return 0
-	}
-	return m.size
-}
 
 // driverBuffer returns the backend buffer, or an error if m is nil or freed.
 func (m *Mem) driverBuffer() (driver.Buffer, error) {
