@@ -48,7 +48,7 @@ func TestBuildOptionsChecked(t *testing.T) {
 	ctx := openCPU(t)
 	t.Run("api", func(t *testing.T) {
 		_, err := raw.Build(ctx, "bad", "__kernel void k(void) {}", "-D")
-		want(t, err, "BuildProgram")
+		want(t, err, "raw.Build")
 	})
 	t.Run("directive", func(t *testing.T) {
 		_, err := raw.BuildGenerated(ctx, &badOptsProg)
