@@ -89,7 +89,7 @@ bench-table: deps
 ## (about 55 MB); BUNDLE_TESTS=all takes every package whose tests use a
 ## device (they import rt/opencl; cmd/dgen's need Go), BUNDLE_CMDS=all
 ## every example.
-BUNDLE_TESTS ?= rt rt/opencl rt/cuda examples/devglobal examples/stencil
+BUNDLE_TESTS ?= rt rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
 BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)

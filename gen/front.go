@@ -148,7 +148,7 @@ func (s *state) encodingErrors(p *program) scanner.ErrorList {
 
 // specRedefined reports a #define or #undef, in the source or its
 // options, of a specialization constant's name (the kernel would see that
-// value, never the one SetSpecConst sets), and a #define of a device
+// value, never the one SpecConst.Set sets), and a #define of a device
 // global's name (the kernel would never read the global).
 func (s *state) specRedefined(p *program) {
 	specs := map[string]decl{}
@@ -177,13 +177,13 @@ func (s *state) specRedefined(p *program) {
 		if d.Undef {
 			verb = "#undef"
 		}
-		s.diag(d.Pos, fmt.Sprintf("%s %s: %s is specialization constant %s (%s:%d:%d), which dgen defines: the kernel would see this, never the value SetSpecConst sets; remove the %s (a default goes in //dgen:specconst default=…)", verb, d.Name, d.Name, sc.name, s.rel(at.Filename), at.Line, at.Column, verb))
+		s.diag(d.Pos, fmt.Sprintf("%s %s: %s is specialization constant %s (%s:%d:%d), which dgen defines: the kernel would see this, never the value SpecConst.Set sets; remove the %s (a default goes in //dgen:specconst default=…)", verb, d.Name, d.Name, sc.name, s.rel(at.Filename), at.Line, at.Column, verb))
 	}
 	defs, _, _ := cpp.ParseOptions(p.options)
 	for _, d := range defs {
 		if sc, ok := specs[d.Name]; ok {
 			opt, _ := p.dir.Arg("options")
-			s.errorf(opt.ValuePos, "program %s: options define %s, which is specialization constant %s: the kernel would see this, never the value SetSpecConst sets; remove it from the options", p.name, d.Name, sc.name)
+			s.errorf(opt.ValuePos, "program %s: options define %s, which is specialization constant %s: the kernel would see this, never the value SpecConst.Set sets; remove it from the options", p.name, d.Name, sc.name)
 		}
 	}
 

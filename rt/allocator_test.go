@@ -13,6 +13,7 @@ import (
 	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // Sites registered by hand, as generated code registers them.
@@ -163,7 +164,7 @@ func TestAllocReuseLoop(t *testing.T) {
 func TestAllocFreedErrors(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
-	prog, err := ctx.BuildProgram("saxpy", saxpySrc, "")
+	prog, err := raw.Build(ctx, "saxpy", saxpySrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}

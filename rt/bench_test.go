@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // The micro-figures of the device layer, measured through rt on the device
@@ -29,8 +30,8 @@ const emptySrc = `__kernel void touch(__global int *p) { if (get_global_id(0) ==
 
 // touchKernel builds the kernel touch of emptySrc with its argument set
 // to a new 1-element buffer, released when b ends.
-func touchKernel(b testing.TB, ctx *rt.Context) (*rt.Kernel, rt.Buffer[int32]) {
-	prog, err := ctx.BuildProgram("touch", emptySrc, "")
+func touchKernel(b testing.TB, ctx *rt.Context) (*raw.Kernel, rt.Buffer[int32]) {
+	prog, err := raw.Build(ctx, "touch", emptySrc, "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func BenchmarkLaunch(b *testing.B) {
 	k, _ := touchKernel(b, ctx)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		ev, err := q.Launch(k, rt.Range1(1))
+		ev, err := raw.Launch(q, k, rt.Range1(1))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func BenchmarkSubmit(b *testing.B) {
 	k, _ := touchKernel(b, ctx)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := q.Submit(k, rt.Range1(1)); err != nil {
+		if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
 			b.Fatal(err)
 		}
 		if i%1024 == 1023 {
@@ -103,7 +104,7 @@ func BenchmarkSubmitFinish(b *testing.B) {
 	k, _ := touchKernel(b, ctx)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := q.Submit(k, rt.Range1(1)); err != nil {
+		if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
 			b.Fatal(err)
 		}
 		if err := q.Finish(); err != nil {
@@ -119,7 +120,7 @@ func BenchmarkLaunchFinish(b *testing.B) {
 	k, _ := touchKernel(b, ctx)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		ev, err := q.Launch(k, rt.Range1(1))
+		ev, err := raw.Launch(q, k, rt.Range1(1))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // A program whose directive has a bare -D, registered as generated code
@@ -46,11 +47,11 @@ func TestBuildOptionsChecked(t *testing.T) {
 	})
 	ctx := openCPU(t)
 	t.Run("api", func(t *testing.T) {
-		_, err := ctx.BuildProgram("bad", "__kernel void k(void) {}", "-D")
-		want(t, err, "BuildProgram")
+		_, err := raw.Build(ctx, "bad", "__kernel void k(void) {}", "-D")
+		want(t, err, "raw.Build")
 	})
 	t.Run("directive", func(t *testing.T) {
-		_, err := badOptsProg.Build(ctx)
+		_, err := raw.BuildGenerated(ctx, &badOptsProg)
 		want(t, err, "//dgen:program directive of github.com/dgen-go/dgen/rt_test.badOptsProg")
 		_, err = codegen.Acquire(ctx.Queue(), badOptsKern)
 		want(t, err, "//dgen:program directive")

@@ -20,6 +20,7 @@ import (
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/raw"
 	"github.com/dgen-go/dgen/rt/stats"
 )
 
@@ -106,7 +107,7 @@ func uniqueSource(value string) string {
 }
 
 // runFill runs kernel k (fill) over n elements and returns the result.
-func runFill(t testing.TB, ctx *rt.Context, q *rt.Queue, k *rt.Kernel, n int) []int32 {
+func runFill(t testing.TB, ctx *rt.Context, q *rt.Queue, k *raw.Kernel, n int) []int32 {
 	t.Helper()
 	out, err := rt.NewBuffer[int32](ctx, n)
 	if err != nil {
@@ -116,7 +117,7 @@ func runFill(t testing.TB, ctx *rt.Context, q *rt.Queue, k *rt.Kernel, n int) []
 	if err := k.SetBuffer(0, out.Mem()); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Submit(k, rt.Range1(n)); err != nil {
+	if err := raw.Submit(q, k, rt.Range1(n)); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]int32, n)
@@ -146,8 +147,8 @@ func TestProgramCacheOneBuild(t *testing.T) {
 						cks[i], errs[i] = ctx.KernelFor(spec, ctx.Queue())
 						return
 					}
-					var p *rt.BuiltProgram
-					if p, errs[i] = ctx.ProgramFor(img); errs[i] == nil {
+					p, err := ctx.ProgramFor(img)
+					if errs[i] = err; err == nil {
 						errs[i] = p.Release()
 					}
 				}()
@@ -173,7 +174,7 @@ func TestProgramCacheOneBuild(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := runFill(t, ctx, ctx.Queue(), k, 16)
+			got := runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(k), 16)
 			cks[0].Unlock()
 			for i, v := range got {
 				if v != 7 {
@@ -211,7 +212,7 @@ func TestSpecValuesDistinctPrograms(t *testing.T) {
 		if err != nil {
 			t.Fatalf("N=%q: %v", step.value, err)
 		}
-		got := runFill(t, ctx, q, ck.Object(), 8)
+		got := runFill(t, ctx, q, (*raw.Kernel)(ck.Object()), 8)
 		ck.Unlock()
 		if got[0] != step.want || got[7] != step.want {
 			t.Errorf("N=%q: %v, want %d", step.value, got, step.want)
@@ -323,11 +324,11 @@ func TestConcurrentEnqueueOneSpec(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					k := ck.Object()
-					err = errors.Join(k.SetBuffer(0, in.Mem()), k.SetBuffer(1, out.Mem()), rt.SetArg(k, 2, f))
+					k := (*raw.Kernel)(ck.Object())
+					err = errors.Join(k.SetBuffer(0, in.Mem()), k.SetBuffer(1, out.Mem()), raw.SetArg(k, 2, f))
 					var ev *rt.Event
 					if err == nil {
-						ev, err = q.Launch(k, rt.Range1(n))
+						ev, err = raw.Launch(q, k, rt.Range1(n))
 					}
 					ck.Unlock()
 					if err != nil {
@@ -413,7 +414,7 @@ func TestUnusableCacheDirWarnsOnce(t *testing.T) {
 		c.Warnings = &warn
 	})
 	for i := range 3 {
-		p, err := ctx.BuildProgram("p", uniqueSource(fmt.Sprint(i)), "")
+		p, err := raw.Build(ctx, "p", uniqueSource(fmt.Sprint(i)), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +450,7 @@ func TestCacheChild(t *testing.T) {
 		var ck *rt.CachedKernel
 		spec := rt.NewKernelSpec(&rt.ProgramImage{ID: "test.Child", Source: src}, "fill")
 		if ck, err = ctx.AcquireKernel(spec, ctx.Queue()); err == nil {
-			out.Value = runFill(t, ctx, ctx.Queue(), ck.Object(), 4)[3]
+			out.Value = runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(ck.Object()), 4)[3]
 			ck.Unlock()
 		}
 		out.Stats = ctx.Stats().Cache
@@ -587,7 +588,7 @@ func TestEvictionWhileHoldingKernel(t *testing.T) {
 		t.Errorf("stats %+v: want A evicted", s)
 	}
 	// A is still usable by its holder until it unlocks it.
-	runFill(t, ctx, q, ckA.Object(), 4)
+	runFill(t, ctx, q, (*raw.Kernel)(ckA.Object()), 4)
 	ckA.Unlock()
 	if _, err := ckA.Lock(); !errors.Is(err, rt.ErrClosed) {
 		t.Errorf("evicted A after unlock: Lock = %v, want ErrClosed", err)
@@ -596,7 +597,7 @@ func TestEvictionWhileHoldingKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := runFill(t, ctx, q, k, 4); got[0] != 2 {
+	if got := runFill(t, ctx, q, (*raw.Kernel)(k), 4); got[0] != 2 {
 		t.Errorf("B computed %v, want 2s", got)
 	}
 	ckB.Unlock()

@@ -26,7 +26,7 @@ import (
 // level and the persistent level beneath it (package rt/diskcache).
 type CacheConfig struct {
 	// InMemory keeps built programs in the context so that a second
-	// BuildProgram or Program.Build of the same program returns the first
+	// build of the same program (rt/raw's Build or BuildGenerated) returns the first
 	// (DGEN_CACHE_IN_MEM, default true). The kernels of generated kernel
 	// specs keep their program in any case.
 	InMemory bool
@@ -351,7 +351,7 @@ func checkRemote(cfg *CacheConfig) error {
 const (
 	optionsFromEnv    = "the environment (DGEN_PROGRAM_COMPILE_OPTIONS)"
 	optionsFromConfig = "the API (CacheConfig.CompileOptions)"
-	optionsFromAPI    = "the API (the options of BuildProgram, LoadProgram or ProgramImage)"
+	optionsFromAPI    = "the API (the options of raw.Build, LoadProgram or ProgramImage)"
 )
 
 // clStandards are the values -cl-std= accepts.

@@ -330,14 +330,16 @@ type Device struct {
 // skip argument, and the skip argument of every internal helper that passes
 // it on (command, transfer, launch), counts the rt frames between the
 // helper's caller and the user's code: 0 when the helper is called by the
-// exported method that the user called (Queue.Launch calls
-// q.launch(..., 0)); a function that adds a frame between the user and the
+// exported function that the user called (Queue.Marker calls
+// beginTask(..., 0)); a function that adds a frame between the user and the
 // helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
 // writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
 // A generated Enqueue reaches q.submit through codegen.Submit and
 // submitSpec (queue.go), which passes skip 2, so the location is the
 // user's call of Enqueue; EnqueueEvent reaches q.launch the same way
-// through codegen.Launch and launchSpec.
+// through codegen.Launch and launchSpec. rt/raw's Launch and Submit reach
+// q.launch and q.submit through the functions of rt/internal/rawapi that
+// queue.go installs, which pass skip 1.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or
@@ -766,14 +768,16 @@ func (b *cacheBuilder) Load(name string, binaries [][]byte, options string) (dri
 }
 
 func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*Kernel, error) {
-	return (&BuiltProgram{ctx: (*Context)(b), drv: p, name: program}).Kernel(name)
+	return (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).Kernel(name)
 }
+
+func (b *cacheBuilder) ReleaseKernel(k *Kernel) error { return k.release() }
 
 // build is the one function through which every program is made: a
 // program built from source goes through the cache, keyed by the hash of
 // its source with its name as the image id; one loaded from binaries the
 // caller gave is made directly.
-func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
+func (c *Context) build(req buildRequest) (*builtProgram, error) {
 	if req.binaries != nil {
 		return c.buildDirect(req)
 	}
@@ -784,7 +788,7 @@ func (c *Context) build(req buildRequest) (*BuiltProgram, error) {
 // the cache. The caller may Release the program it gets; the cache keeps
 // its own reference. A compile error wraps ErrBuildFailed and carries the
 // build log.
-func (c *Context) programFor(img *progcache.Image) (*BuiltProgram, error) {
+func (c *Context) programFor(img *progcache.Image) (*builtProgram, error) {
 	if c == nil {
 		return nil, c.enter() // the error of a nil context
 	}
@@ -792,7 +796,7 @@ func (c *Context) programFor(img *progcache.Image) (*BuiltProgram, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &BuiltProgram{ctx: c, drv: p, name: name}, nil
+	return &builtProgram{ctx: c, drv: p, name: name}, nil
 }
 
 // devIndex returns the index of q's device in the context, or -1 when q is
@@ -916,7 +920,7 @@ func checkSpecValue(name, value string) error {
 // at build and part of every cache key, so that a changed value builds
 // (once) and caches another program, and setting an earlier value again
 // finds the earlier program. Commands already enqueued are not affected.
-// SetSpecConst, for a //dgen:specconst declaration, calls it with the
+// SpecConst.Set, for a //dgen:specconst declaration, calls it with the
 // constant's name and specLiteral of its value.
 func (c *Context) setSpecValue(name, value string) error {
 	if err := c.enter(); err != nil {

@@ -38,7 +38,8 @@ func resolve[D any](cache *atomic.Pointer[D], addr unsafe.Pointer, lookup func(u
 }
 
 // Program is a device image declared with //dgen:program. Its generated
-// code registers the image; Build returns it built for a context.
+// code registers the image; the kernel specs of the program launch its
+// kernels, and package rt/raw builds it by hand (raw.BuildGenerated).
 type Program struct {
 	d atomic.Pointer[desc.Program]
 }
@@ -56,9 +57,9 @@ func (p *Program) registration() (*desc.Program, error) {
 	return d, nil
 }
 
-// Build returns the program built for every device of c through the
+// build returns the program built for every device of c through the
 // context's program cache (memory, then disk, then a build).
-func (p *Program) Build(c *Context) (*BuiltProgram, error) {
+func (p *Program) build(c *Context) (*builtProgram, error) {
 	d, err := p.registration()
 	if err != nil {
 		return nil, err
@@ -83,10 +84,10 @@ func (s *SpecConst[T]) registration() *desc.SpecConst {
 	return resolve(&s.d, unsafe.Pointer(s), desc.LookupSpecConst)
 }
 
-// SetSpecConst sets the value of s on every queue of c: programs that use
-// it are built (once per distinct value) with the macro defined to v, and
+// Set sets the value of s on every queue of c: programs that use it are
+// built (once per distinct value) with the macro defined to v, and
 // launches of their kernels from then on use that build.
-func SetSpecConst[T any](c *Context, s *SpecConst[T], v T) error {
+func (s *SpecConst[T]) Set(c *Context, v T) error {
 	d := s.registration()
 	if d == nil {
 		return fmt.Errorf("set specialization constant: %w", errNotRegistered)

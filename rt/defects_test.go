@@ -12,6 +12,7 @@ import (
 	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // openFakeDevices opens a context on n devices of the fake backend, with
@@ -44,7 +45,7 @@ func TestTooFewBinaries(t *testing.T) {
 		t.Run(fmt.Sprintf("%d devices", ndev), func(t *testing.T) {
 			ctx := openFakeDevices(t, ndev)
 			src := fmt.Sprintf("// fake:binaries=0 %d\n__kernel void k(int n) {}\n", ndev)
-			p, err := ctx.BuildProgram("few", src, "")
+			p, err := raw.Build(ctx, "few", src, "")
 			if err != nil {
 				t.Fatalf("build: %v", err)
 			}
@@ -71,7 +72,7 @@ func TestWaiterOnFailedBuildIsNoHit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = ctx.BuildProgram("fails", src, "")
+			_, errs[i] = raw.Build(ctx, "fails", src, "")
 		}()
 		time.Sleep(50 * time.Millisecond) // the second one waits for the first
 	}
@@ -178,7 +179,7 @@ func TestReleasedEventError(t *testing.T) {
 // the driver: WithLocal(0) is an error, not "the device chooses".
 func TestLocalSizeZero(t *testing.T) {
 	ctx := openFake(t, nil)
-	p, err := ctx.BuildProgram("zero", "__kernel void k(int n) {}\n", "")
+	p, err := raw.Build(ctx, "zero", "__kernel void k(int n) {}\n", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestLocalSizeZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.SetArg(k, 0, int32(1)); err != nil {
+	if err := raw.SetArg(k, 0, int32(1)); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []rt.Range{
@@ -198,14 +199,14 @@ func TestLocalSizeZero(t *testing.T) {
 		{Dims: 1, Global: [3]int{64, 1, 1}, Local: [3]int{16, 4, 0}},
 	} {
 		before := fakeStats.launches.Load()
-		if err := ctx.Queue().Submit(k, r); !errors.Is(err, rt.ErrInvalidArgument) {
+		if err := raw.Submit(ctx.Queue(), k, r); !errors.Is(err, rt.ErrInvalidArgument) {
 			t.Errorf("range %v: %v; want ErrInvalidArgument", r, err)
 		}
 		if fakeStats.launches.Load() != before {
 			t.Errorf("range %v reached the driver", r)
 		}
 	}
-	if err := ctx.Queue().Submit(k, rt.Range2(64, 64).WithLocal(16, 16)); err != nil {
+	if err := raw.Submit(ctx.Queue(), k, rt.Range2(64, 64).WithLocal(16, 16)); err != nil {
 		t.Errorf("a valid local size: %v", err)
 	}
 }

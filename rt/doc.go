@@ -1,6 +1,8 @@
 // Package rt is dgen's runtime, as applications use it: contexts, queues,
-// typed buffers, programs and kernels over a device backend, and the
-// handles of the declarations that dgen generates code for.
+// typed buffers and images, events and ranges over a device backend, and
+// the handles of the declarations that dgen generates code for. Programs
+// built from source at run time, and kernels whose arguments are set by
+// hand, are package rt/raw's.
 //
 // # Entry points
 //
@@ -64,8 +66,9 @@
 //  4. records the launch's use of allocator memory where the context has
 //     more than one queue, for stream-ordered reuse, and unlocks the kernel.
 //
-// [Queue.Launch] and [Queue.Submit] do phases 3 and 4 for a [Kernel] of a
-// program built at run time ([Context.BuildProgram], [SetArg]).
+// Package rt/raw builds OpenCL C source at run time and drives a [Kernel]
+// by hand: its Launch and Submit do phases 3 and 4 for arguments that the
+// caller set one by one. Most code should not need it.
 //
 // # Errors
 //

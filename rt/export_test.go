@@ -26,7 +26,7 @@ func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
 	return progcache.NewKernelKey(img, name)
 }
 
-func (c *Context) ProgramFor(img *ProgramImage) (*BuiltProgram, error) { return c.programFor(img) }
+func (c *Context) ProgramFor(img *ProgramImage) (*builtProgram, error) { return c.programFor(img) }
 
 func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
 	ck, err := c.pc.Kernel(spec, c.devIndex(q))
@@ -79,14 +79,23 @@ func (d *Device) ClockError() time.Duration              { return d.clockError()
 func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size) }
 func (c *Context) PersistentCache() *diskcache.Cache     { return c.persistentCache() }
 func (q *Queue) Profiling() bool                         { return q.profilingOn() }
-func (p *BuiltProgram) KernelNames() ([]string, error)   { return p.kernelNames() }
+func (p *builtProgram) KernelNames() ([]string, error)   { return p.kernelNames() }
 func (k *Kernel) NumArgs() int                           { return k.numArgs() }
 func (e *Event) Status() (driver.EventStatus, error)     { return e.status() }
 
-func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*BuiltProgram, error) {
+func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*builtProgram, error) {
 	return c.loadProgram(name, binaries, options)
 }
-func (p *BuiltProgram) Binaries() ([][]byte, error) { return p.binaries() }
+
+// BuildSource is rt/raw's Build, with the program's unexported methods
+// (KernelNames, Binaries) reachable.
+func (c *Context) BuildSource(name, source, options string) (*builtProgram, error) {
+	return c.build(buildRequest{name: name, source: source, options: options})
+}
+func (p *builtProgram) Binaries() ([][]byte, error) { return p.binaries() }
+
+// NilProgram returns a nil program, whose methods return errors.
+func NilProgram() *builtProgram { return nil }
 func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	return cacheConfigFromEnv(getenv)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dgen-go/dgen/rt/diskcache"
 	_ "github.com/dgen-go/dgen/rt/fleetcache" // the remote tier is opt-in
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
+	"github.com/dgen-go/dgen/rt/raw"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -79,7 +80,7 @@ func TestRemoteTier(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := runFill(t, ctx, ctx.Queue(), ck.Object(), 4)[3]; got != 7 {
+				if got := runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(ck.Object()), 4)[3]; got != 7 {
 					t.Errorf("context %d: value %d; want 7", i, got)
 				}
 				ck.Unlock()
@@ -112,7 +113,7 @@ func TestRemoteDownWarnsOnce(t *testing.T) {
 		c.Warnings = &warn
 	})
 	for i := range 3 {
-		p, err := ctx.BuildProgram("p", uniqueSource(itoa(i)), "")
+		p, err := raw.Build(ctx, "p", uniqueSource(itoa(i)), "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // graphKernels is the number of launches of the touch kernel in the graph
@@ -24,7 +25,7 @@ func BenchmarkGraph(b *testing.B) {
 		k, _ := touchKernel(b, ctx)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if err := q.Submit(k, rt.Range1(1)); err != nil {
+			if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
 				b.Fatal(err)
 			}
 			if i%1000 == 999 {
@@ -43,7 +44,7 @@ func BenchmarkGraph(b *testing.B) {
 			k, _ := touchKernel(b, ctx)
 			g, err := q.Record(mode, func(q *rt.Queue) error {
 				for range graphKernels {
-					if err := q.Submit(k, rt.Range1(1)); err != nil {
+					if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
 						return err
 					}
 				}
@@ -89,7 +90,7 @@ func BenchmarkGraphUpdate(b *testing.B) {
 			defer other.Free()
 			g, err := q.Record(mode, func(q *rt.Queue) error {
 				for range graphKernels {
-					if err := q.Submit(k, rt.Range1(1)); err != nil {
+					if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
 						return err
 					}
 				}
@@ -106,7 +107,7 @@ func BenchmarkGraphUpdate(b *testing.B) {
 					if err := k.SetBuffer(0, bufs[i%2].Mem()); err != nil {
 						return err
 					}
-					return q.Submit(k, rt.Range1(1))
+					return raw.Submit(q, k, rt.Range1(1))
 				})
 				if err != nil {
 					b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // Record two launches into a graph once, launch it three times, then
@@ -18,7 +19,7 @@ func ExampleQueue_Record() {
 	}
 	defer ctx.Close()
 	q := ctx.Queue()
-	p, err := ctx.BuildProgram("scale", `__kernel void scale(__global float *x, float a) { x[get_global_id(0)] *= a; }`, "")
+	p, err := raw.Build(ctx, "scale", `__kernel void scale(__global float *x, float a) { x[get_global_id(0)] *= a; }`, "")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -34,10 +35,10 @@ func ExampleQueue_Record() {
 		if err := k.SetBuffer(0, x.Mem()); err != nil {
 			return err
 		}
-		if err := rt.SetArg(k, 1, a); err != nil {
+		if err := raw.SetArg(k, 1, a); err != nil {
 			return err
 		}
-		return q.Submit(k, rt.Range1(3))
+		return raw.Submit(q, k, rt.Range1(3))
 	}
 	g, err := q.Record("scale twice", func(q *rt.Queue) error {
 		if err := x.Write(q, []float32{1, 2, 3}); err != nil { // the values as they are now

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // samplerFixture is a context with imageKernelsSrc's neighbours kernel
@@ -16,7 +17,7 @@ import (
 type samplerFixture struct {
 	ctx        *rt.Context
 	q          *rt.Queue
-	k          *rt.Kernel
+	k          *raw.Kernel
 	in         rt.Image
 	out        [2]rt.Image
 	w, h       int
@@ -35,7 +36,7 @@ func newSamplerFixture(t *testing.T) *samplerFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.in.Free() })
-	prog, err := ctx.BuildProgram("images", imageKernelsSrc, "")
+	prog, err := raw.Build(ctx, "images", imageKernelsSrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func (f *samplerFixture) launch(q *rt.Queue, s rt.Sampler, i int) error {
 	if err != nil {
 		return err
 	}
-	return q.Submit(f.k, rt.Range2(f.w, f.h))
+	return raw.Submit(q, f.k, rt.Range2(f.w, f.h))
 }
 
 // body enqueues the commands the tests record: one launch per sampler.
@@ -272,7 +273,7 @@ func (fakeSamplerKernel) SetArgSampler(int, driver.Sampler) error {
 // argument; no graph is returned.
 func TestGraphSamplerRefused(t *testing.T) {
 	ctx := openFakeBackend(t, "fakesamplers", nil)
-	prog, err := ctx.BuildProgram("s", "__kernel void k(read_only image2d_t in, sampler_t s, __global float *out) {}", "")
+	prog, err := raw.Build(ctx, "s", "__kernel void k(read_only image2d_t in, sampler_t s, __global float *out) {}", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func TestGraphSamplerRefused(t *testing.T) {
 		if err := errors.Join(k.SetImage(0, img, "read_only"), k.SetSampler(1, rt.Sampler{}), k.SetBuffer(2, buf.Mem())); err != nil {
 			return err
 		}
-		return q.Submit(k, rt.Range1(16))
+		return raw.Submit(q, k, rt.Range1(16))
 	})
 	want := `finalize graph "refused": command 0 (kernel "k" at `
 	if g != nil || err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "set argument 1: fakeSetArgSampler") {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -45,14 +46,14 @@ func checkNative(t *testing.T, ctx *rt.Context, g *rt.Graph, mode string) {
 type graphFixture struct {
 	ctx  *rt.Context
 	q    *rt.Queue
-	k    *rt.Kernel
+	k    *raw.Kernel
 	x, y rt.Buffer[float32]
 	n    int
 }
 
 func newGraphFixture(t *testing.T, ctx *rt.Context) *graphFixture {
 	t.Helper()
-	prog, err := ctx.BuildProgram("axpb", axpbSrc, "")
+	prog, err := raw.Build(ctx, "axpb", axpbSrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +73,11 @@ func newGraphFixture(t *testing.T, ctx *rt.Context) *graphFixture {
 
 // step enqueues y = a*x + b on q.
 func (f *graphFixture) step(q *rt.Queue, x, y rt.Buffer[float32], a, b float32) error {
-	err := errors.Join(f.k.SetBuffer(0, x.Mem()), f.k.SetBuffer(1, y.Mem()), rt.SetArg(f.k, 2, a), rt.SetArg(f.k, 3, b), rt.SetArg(f.k, 4, int32(f.n)))
+	err := errors.Join(f.k.SetBuffer(0, x.Mem()), f.k.SetBuffer(1, y.Mem()), raw.SetArg(f.k, 2, a), raw.SetArg(f.k, 3, b), raw.SetArg(f.k, 4, int32(f.n)))
 	if err != nil {
 		return err
 	}
-	return q.Submit(f.k, rt.Range1(f.n))
+	return raw.Submit(q, f.k, rt.Range1(f.n))
 }
 
 // body enqueues the commands the replay tests record: a write, a fill, a
@@ -221,7 +222,7 @@ func TestGraphUpdate(t *testing.T) {
 				t.Fatalf("after the update x[0] = %v, want 0", got[0])
 			}
 
-			prog2, err := f.ctx.BuildProgram("saxpy", saxpySrc, "")
+			prog2, err := raw.Build(f.ctx, "saxpy", saxpySrc, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,12 +243,12 @@ func TestGraphUpdate(t *testing.T) {
 					return errors.Join(f.step(q, f.x, f.y, 1, 1), f.step(q, f.x, f.y, 1, 1))
 				}, "enqueued 2 kernel launches"},
 				{"wrong type", 0, func(q *rt.Queue) error {
-					err := errors.Join(f.k.SetBuffer(0, f.x.Mem()), f.k.SetBuffer(1, f.y.Mem()), f.k.SetBuffer(2, f.y.Mem()), rt.SetArg(f.k, 3, float32(1)), rt.SetArg(f.k, 4, int32(f.n)))
-					return errors.Join(err, q.Submit(f.k, rt.Range1(f.n)))
+					err := errors.Join(f.k.SetBuffer(0, f.x.Mem()), f.k.SetBuffer(1, f.y.Mem()), f.k.SetBuffer(2, f.y.Mem()), raw.SetArg(f.k, 3, float32(1)), raw.SetArg(f.k, 4, int32(f.n)))
+					return errors.Join(err, raw.Submit(q, f.k, rt.Range1(f.n)))
 				}, "argument 2: invalid argument: a buffer where the command has a value of 4 bytes"},
 				{"another kernel", 0, func(q *rt.Queue) error {
-					err := errors.Join(rt.SetArg(other, 0, float32(1)), other.SetBuffer(1, f.x.Mem()), other.SetBuffer(2, f.y.Mem()), rt.SetArg(other, 3, int32(1)))
-					return errors.Join(err, q.Submit(other, rt.Range1(1)))
+					err := errors.Join(raw.SetArg(other, 0, float32(1)), other.SetBuffer(1, f.x.Mem()), other.SetBuffer(2, f.y.Mem()), raw.SetArg(other, 3, int32(1)))
+					return errors.Join(err, raw.Submit(q, other, rt.Range1(1)))
 				}, `launches kernel "saxpy"`},
 				{"a write", 0, func(q *rt.Queue) error { return f.x.Write(q, ones) }, "not a write buffer"},
 			}
@@ -293,10 +294,10 @@ func TestGraphBadInput(t *testing.T) {
 		if _, err := q.Marker(); err == nil || !errors.Is(err, rt.ErrInvalidArgument) {
 			t.Errorf("recorded marker: %v", err)
 		}
-		if err := errors.Join(f.k.SetBuffer(0, f.x.Mem()), f.k.SetBuffer(1, f.y.Mem()), rt.SetArg(f.k, 2, float32(1)), rt.SetArg(f.k, 3, float32(1)), rt.SetArg(f.k, 4, int32(f.n))); err != nil {
+		if err := errors.Join(f.k.SetBuffer(0, f.x.Mem()), f.k.SetBuffer(1, f.y.Mem()), raw.SetArg(f.k, 2, float32(1)), raw.SetArg(f.k, 3, float32(1)), raw.SetArg(f.k, 4, int32(f.n))); err != nil {
 			return err
 		}
-		if _, err := q.Launch(f.k, rt.Range1(f.n)); err == nil || !strings.Contains(err.Error(), "no event") {
+		if _, err := raw.Launch(q, f.k, rt.Range1(f.n)); err == nil || !strings.Contains(err.Error(), "no event") {
 			t.Errorf("recorded launch with an event: %v", err)
 		}
 		// Another goroutine may not enqueue on the recording queue.
@@ -537,7 +538,7 @@ func TestGraphCrossQueueReuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		g, err := r.qa.Record("slow", func(q *rt.Queue) error {
-			return errors.Join(r.slowSum.SetBuffer(0, in.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), rt.SetArg(r.slowSum, 2, int32(iters)), q.Submit(r.slowSum, rt.Range1(n)))
+			return errors.Join(r.slowSum.SetBuffer(0, in.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), raw.SetArg(r.slowSum, 2, int32(iters)), raw.Submit(q, r.slowSum, rt.Range1(n)))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -549,7 +550,7 @@ func TestGraphCrossQueueReuse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := errors.Join(r.set.SetBuffer(0, reused.Mem()), rt.SetArg(r.set, 1, float32(2)), r.qb.Submit(r.set, rt.Range1(n)), r.qb.Flush()); err != nil {
+		if err := errors.Join(r.set.SetBuffer(0, reused.Mem()), raw.SetArg(r.set, 1, float32(2)), raw.Submit(r.qb, r.set, rt.Range1(n)), r.qb.Flush()); err != nil {
 			t.Fatal(err)
 		}
 		got := make([]float32, n)

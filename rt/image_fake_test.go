@@ -7,6 +7,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // The backend "fakeimages" is the fake backend with images: an OpenCL 1.2
@@ -44,7 +45,7 @@ func (fakeSampler) Release() error { return nil }
 // say so.
 func TestImageFakeDevices(t *testing.T) {
 	ctx := openFakeBackend(t, "fakeimages", nil)
-	prog, err := ctx.BuildProgram("rw", "__kernel void k(read_write image2d_t img, read_only image2d_t in) {}", "")
+	prog, err := raw.Build(ctx, "rw", "__kernel void k(read_write image2d_t img, read_only image2d_t in) {}", "")
 	if err != nil {
 		t.Fatal(err)
 	}

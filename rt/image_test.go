@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/raw"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -249,7 +250,7 @@ __kernel void neighbours(__read_only image2d_t in, sampler_t s, __write_only ima
 func TestImageKernel(t *testing.T) {
 	ctx := openImages(t)
 	q := ctx.Queue()
-	prog, err := ctx.BuildProgram("images", imageKernelsSrc, "")
+	prog, err := raw.Build(ctx, "images", imageKernelsSrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestImageKernel(t *testing.T) {
 			t.Fatalf("argument %d: %v", i, err)
 		}
 	}
-	if err := q.Submit(k, rt.Range2(w, h)); err != nil {
+	if err := raw.Submit(q, k, rt.Range2(w, h)); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]float32, w*h)
@@ -326,7 +327,7 @@ func TestImageKernel(t *testing.T) {
 			t.Errorf("%s: %v, want an error wrapping %v that says %q", tt.name, tt.err, tt.want, tt.msg)
 		}
 	}
-	if err := q.Submit(k, rt.Range2(w, h)); err != nil {
+	if err := raw.Submit(q, k, rt.Range2(w, h)); err != nil {
 		t.Fatal(err)
 	}
 	again := make([]float32, w*h)
@@ -582,7 +583,7 @@ func TestImageTrace(t *testing.T) {
 func TestImageConcurrent(t *testing.T) {
 	ctx := openImages(t)
 	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "UNSIGNED_INT32", Width: 16, Height: 4}
-	prog, err := ctx.BuildProgram("images", imageKernelsSrc, "")
+	prog, err := raw.Build(ctx, "images", imageKernelsSrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/raw"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -61,8 +62,8 @@ func TestLaunchEvents(t *testing.T) {
 	}{
 		{"generated Enqueue", 0, func() error { return enqueueTouch(q, buf) }},
 		{"generated EnqueueEvent", 1, func() error { return release(enqueueTouchEvent(q, buf)) }},
-		{"Queue.Submit", 0, func() error { return q.Submit(k, rt.Range1(1)) }},
-		{"Queue.Launch", 1, func() error { return release(q.Launch(k, rt.Range1(1))) }},
+		{"raw.Submit", 0, func() error { return raw.Submit(q, k, rt.Range1(1)) }},
+		{"raw.Launch", 1, func() error { return release(raw.Launch(q, k, rt.Range1(1))) }},
 		{"Buffer.Write", 0, func() error { return buf.Write(q, v) }},
 		{"Buffer.Read", 0, func() error { return buf.Read(q, v) }},
 		{"Buffer.Fill", 1, func() error { return release(buf.Fill(q, 0)) }},
@@ -110,14 +111,14 @@ func TestLaunchAllocs(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"Queue.Submit", func() error { return q.Submit(k, rt.Range1(1)) }},
+		{"raw.Submit", func() error { return raw.Submit(q, k, rt.Range1(1)) }},
 		{"generated Enqueue", func() error { return enqueueTouch(q, buf) }},
 		{"generated Enqueue, 13 arguments", func() error { return enqueueBenchStep(q, r, 1, fbuf, fbuf, fbuf) }},
 		{"SetArg and Queue.Submit", func() error {
-			if err := errors.Join(rt.SetArg(k2, 0, int32(1)), rt.SetArg(k2, 1, float32(2)), k2.SetBuffer(2, fbuf.Mem())); err != nil {
+			if err := errors.Join(raw.SetArg(k2, 0, int32(1)), raw.SetArg(k2, 1, float32(2)), k2.SetBuffer(2, fbuf.Mem())); err != nil {
 				return err
 			}
-			return q.Submit(k2, rt.Range1(1))
+			return raw.Submit(q, k2, rt.Range1(1))
 		}},
 		{"Buffer.Write 4 bytes", func() error { return buf.Write(q, v) }},
 		{"Buffer.Read 4 bytes", func() error { return buf.Read(q, v) }},
@@ -153,7 +154,7 @@ func TestLaunchAllocs(t *testing.T) {
 // value, a buffer after a scalar or a local, a local after a buffer.
 func TestSetArgUnchanged(t *testing.T) {
 	ctx := openFake(t, nil)
-	prog, err := ctx.BuildProgram("args", "__kernel void args(__global int *p, int n, __local int *l) {}", "")
+	prog, err := raw.Build(ctx, "args", "__kernel void args(__global int *p, int n, __local int *l) {}", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,11 +173,11 @@ func TestSetArgUnchanged(t *testing.T) {
 		{"buffer a again", 0, func() error { return k.SetBuffer(0, a.Mem()) }},
 		{"buffer b", 1, func() error { return k.SetBuffer(0, b.Mem()) }},
 		{"buffer a after b", 1, func() error { return k.SetBuffer(0, a.Mem()) }},
-		{"int32 1", 1, func() error { return rt.SetArg(k, 1, int32(1)) }},
-		{"int32 1 again", 0, func() error { return rt.SetArg(k, 1, int32(1)) }},
-		{"int32 2", 1, func() error { return rt.SetArg(k, 1, int32(2)) }},
-		{"uint32 2 (same bits)", 0, func() error { return rt.SetArg(k, 1, uint32(2)) }},
-		{"int64 2 (another size)", 1, func() error { return rt.SetArg(k, 1, int64(2)) }},
+		{"int32 1", 1, func() error { return raw.SetArg(k, 1, int32(1)) }},
+		{"int32 1 again", 0, func() error { return raw.SetArg(k, 1, int32(1)) }},
+		{"int32 2", 1, func() error { return raw.SetArg(k, 1, int32(2)) }},
+		{"uint32 2 (same bits)", 0, func() error { return raw.SetArg(k, 1, uint32(2)) }},
+		{"int64 2 (another size)", 1, func() error { return raw.SetArg(k, 1, int64(2)) }},
 		{"local", 1, func() error { return k.SetLocal(2, 64) }},
 		{"local again", 0, func() error { return k.SetLocal(2, 64) }},
 		{"buffer a on the local's index", 1, func() error { return k.SetBuffer(2, a.Mem()) }},
@@ -188,7 +189,7 @@ func TestSetArgUnchanged(t *testing.T) {
 		if err := tt.set(); err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if err := ctx.Queue().Submit(k, rt.Range1(1)); err != nil {
+		if err := raw.Submit(ctx.Queue(), k, rt.Range1(1)); err != nil {
 			t.Fatalf("%s: submit: %v", tt.name, err)
 		}
 		if n := fakeStats.setArgs.Load() - before; n != tt.calls {
@@ -211,7 +212,7 @@ func TestSetArgReusedHandle(t *testing.T) {
 		fakeHandles.Unlock()
 	})
 	ctx := openFake(t, nil)
-	prog, err := ctx.BuildProgram("args", "__kernel void args(__global int *p) {}", "")
+	prog, err := raw.Build(ctx, "args", "__kernel void args(__global int *p) {}", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestSetArgReusedHandle(t *testing.T) {
 	if err := k.SetBuffer(0, a.Mem()); err != nil {
 		t.Fatal(err)
 	}
-	if err := ctx.Queue().Submit(k, rt.Range1(1)); err != nil {
+	if err := raw.Submit(ctx.Queue(), k, rt.Range1(1)); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Free(); err != nil {
@@ -234,7 +235,7 @@ func TestSetArgReusedHandle(t *testing.T) {
 	if err := k.SetBuffer(0, b.Mem()); err != nil {
 		t.Fatal(err)
 	}
-	if err := ctx.Queue().Submit(k, rt.Range1(1)); err != nil {
+	if err := raw.Submit(ctx.Queue(), k, rt.Range1(1)); err != nil {
 		t.Fatal(err)
 	}
 	if n := fakeStats.setArgs.Load() - before; n != 1 {

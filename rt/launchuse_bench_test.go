@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // BenchmarkSubmitAllocArgs measures the host cost of an event-less launch
@@ -35,7 +36,7 @@ func BenchmarkSubmitAllocArgs(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := q.Submit(k, r); err != nil {
+		if err := raw.Submit(q, k, r); err != nil {
 			b.Fatal(err)
 		}
 		if i%1024 == 1023 {

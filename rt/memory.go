@@ -27,8 +27,11 @@ import (
 // memory, the allocator of each device and its statistics, and the
 // storage of device globals.
 
-// Mem is an untyped region of device memory: the storage behind a Buffer.
-// A Mem is freed once; every later use is an error wrapping ErrFreed.
+// Mem is an untyped region of device memory: the storage behind a Buffer,
+// which Buffer.Mem returns. It is what code that handles buffers of
+// several element types alike passes (rt/raw's Kernel.SetBuffer,
+// generated code, a list of buffers to free). A Mem is freed once; every
+// later use is an error wrapping ErrFreed.
 type Mem struct {
 	ctx   *Context
 	drv   driver.Buffer // nil for a zero-sized region
@@ -62,14 +65,6 @@ type Mem struct {
 
 // bufferIDs numbers driver buffers for Mem.id.
 var bufferIDs atomic.Uint64
-
-// Size returns the size of the region in bytes.
-func (m *Mem) Size() int64 {
-	if m == nil {
-		return 0
-	}
-	return m.size
-}
 
 // driverBuffer returns the backend buffer, or an error if m is nil or freed.
 func (m *Mem) driverBuffer() (driver.Buffer, error) {
@@ -2191,8 +2186,9 @@ func (c *Context) sampler(s Sampler) (*samplerObject, error) {
 	return ds, nil
 }
 
-// SetSampler sets argument i, a sampler_t, to s.
-func (k *Kernel) SetSampler(i int, s Sampler) error {
+// setSamplerArg is rt/raw's Kernel.SetSampler: it sets argument i, a
+// sampler_t, to s.
+func (k *Kernel) setSamplerArg(i int, s Sampler) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
@@ -2258,17 +2254,10 @@ func (k *Kernel) specSampler(i int, s Sampler) {
 	}
 }
 
-// SetImage sets argument i, an image parameter with the OpenCL C access
-// qualifier access ("read_only", "write_only" or "read_write"), to img.
-// An image whose ImageDesc.Access does not allow that use is an error
-// wrapping ErrInvalidArgument (a write_only image passed to a read_only
-// parameter); so is the zero image. A read_write parameter on a device
-// whose OpenCL C is older than 2.0 is an error wrapping
-// errors.ErrUnsupported; a freed image one wrapping ErrFreed, an image of
-// another context one wrapping ErrInvalidArgument. SetImage does not know
-// the parameter's image type: an image of another kind is the caller's
-// mistake here, where generated kernel specs check it.
-func (k *Kernel) SetImage(i int, img Image, access string) error {
+// setImageArg is rt/raw's Kernel.SetImage: it sets argument i, an image
+// parameter with the OpenCL C access qualifier access, to img, of any
+// kind.
+func (k *Kernel) setImageArg(i int, img Image, access string) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // TestNilArguments calls every exported method that returns an error with
@@ -26,8 +27,8 @@ func TestNilArguments(t *testing.T) {
 	var (
 		nc *rt.Context
 		nq *rt.Queue
-		nk *rt.Kernel
-		np *rt.BuiltProgram
+		nk *raw.Kernel
+		np *raw.Program
 		ne *rt.Event
 		nm *rt.Mem
 		ng *rt.DeviceGlobal[float32]
@@ -42,7 +43,7 @@ func TestNilArguments(t *testing.T) {
 		{"Context.NewQueue(nil)", func() error { _, err := ctx.NewQueue(nil); return err }},
 		{"Context.NewMem", func() error { _, err := nc.NewMem(4); return err }},
 		{"Context.ReleaseHeld", func() error { return nc.ReleaseHeld() }},
-		{"Context.BuildProgram", func() error { _, err := nc.BuildProgram("x", "", ""); return err }},
+		{"raw.Build", func() error { _, err := raw.Build(nc, "x", "", ""); return err }},
 		{"Context.LoadProgram", func() error { _, err := nc.LoadProgram("x", [][]byte{{1}}, ""); return err }},
 		{"Context.SetSpecValue", func() error { return nc.SetSpecValue("A", "1") }},
 		{"Context.ClearSpecValue", func() error { return nc.ClearSpecValue("A") }},
@@ -50,10 +51,10 @@ func TestNilArguments(t *testing.T) {
 		{"Queue.Flush", func() error { return nq.Flush() }},
 		{"Queue.Finish", func() error { return nq.Finish() }},
 		{"Queue.Marker", func() error { _, err := nq.Marker(); return err }},
-		{"Queue.Launch", func() error { _, err := nq.Launch(kern, rt.Range1(1)); return err }},
-		{"Queue.Launch(nil kernel)", func() error { _, err := q.Launch(nk, rt.Range1(1)); return err }},
-		{"Queue.Submit", func() error { return nq.Submit(kern, rt.Range1(1)) }},
-		{"Queue.Submit(nil kernel)", func() error { return q.Submit(nk, rt.Range1(1)) }},
+		{"raw.Launch", func() error { _, err := raw.Launch(nq, kern, rt.Range1(1)); return err }},
+		{"raw.Launch(nil kernel)", func() error { _, err := raw.Launch(q, nk, rt.Range1(1)); return err }},
+		{"raw.Submit", func() error { return raw.Submit(nq, kern, rt.Range1(1)) }},
+		{"raw.Submit(nil kernel)", func() error { return raw.Submit(q, nk, rt.Range1(1)) }},
 		{"Buffer.Write(nil queue)", func() error { return buf.Write(nq, []float32{1}) }},
 		{"Buffer.Read(nil queue)", func() error { return buf.Read(nq, []float32{1}) }},
 		{"Buffer.Fill(nil queue)", func() error { _, err := buf.Fill(nq, 1); return err }},
@@ -62,21 +63,24 @@ func TestNilArguments(t *testing.T) {
 		{"AllocSite.Alloc(nil queue)", func() error { _, err := siteA.Alloc(nq, 4); return err }},
 		{"Mem.Free", func() error { return nm.Free() }},
 		{"Mem.Driver", func() error { _, err := nm.Driver(); return err }},
-		{"Kernel.SetBuffer", func() error { return nk.SetBuffer(0, buf.Mem()) }},
-		{"Kernel.SetBuffer(nil mem)", func() error { return kern.SetBuffer(0, nm) }},
-		{"Kernel.SetLocal", func() error { return nk.SetLocal(0, 4) }},
-		{"SetArg", func() error { return rt.SetArg(nk, 0, int32(1)) }},
-		{"Kernel.Release", func() error { return nk.Release() }},
-		{"BuiltProgram.Kernel", func() error { _, err := np.Kernel("k"); return err }},
-		{"BuiltProgram.Binaries", func() error { _, err := np.Binaries(); return err }},
-		{"BuiltProgram.KernelNames", func() error { _, err := np.KernelNames(); return err }},
-		{"BuiltProgram.Release", func() error { return np.Release() }},
+		{"raw.Kernel.SetBuffer", func() error { return nk.SetBuffer(0, buf.Mem()) }},
+		{"raw.Kernel.SetBuffer(nil mem)", func() error { return kern.SetBuffer(0, nm) }},
+		{"raw.Kernel.SetLocal", func() error { return nk.SetLocal(0, 4) }},
+		{"raw.SetArg", func() error { return raw.SetArg(nk, 0, int32(1)) }},
+		{"raw.Kernel.Release", func() error { return nk.Release() }},
+		{"raw.Kernel.SetImage", func() error { return nk.SetImage(0, rt.Image{}, "read_only") }},
+		{"raw.Kernel.SetSampler", func() error { return nk.SetSampler(0, rt.Sampler{}) }},
+		{"raw.Kernel.WorkGroupInfo", func() error { _, err := nk.WorkGroupInfo(nil); return err }},
+		{"raw.Program.Kernel", func() error { _, err := np.Kernel("k"); return err }},
+		{"builtProgram.Binaries", func() error { _, err := rt.NilProgram().Binaries(); return err }},
+		{"builtProgram.KernelNames", func() error { _, err := rt.NilProgram().KernelNames(); return err }},
+		{"raw.Program.Release", func() error { return np.Release() }},
 		{"Event.Status", func() error { _, err := ne.Status(); return err }},
 		{"Event.Timing", func() error { _, err := ne.Timing(); return err }},
 		{"codegen.Launch(nil kernel)", func() error { _, err := codegen.Launch(q, nil, rt.Range1(1), nil); return err }},
 		{"DeviceGlobal.Write", func() error { return ng.Write(q, 1) }},
 		{"DeviceGlobal.Read", func() error { _, err := ng.Read(q); return err }},
-		{"Program.Build(nil context)", func() error { _, err := scaleProg.Build(nil); return err }},
+		{"raw.BuildGenerated(nil context)", func() error { _, err := raw.BuildGenerated(nil, &scaleProg); return err }},
 		{"codegen.Acquire(nil queue)", func() error { _, err := codegen.Acquire(nq, scaleKern); return err }},
 	}
 	for _, tc := range invalid {
@@ -108,8 +112,8 @@ func TestNilArguments(t *testing.T) {
 			_, _, _ = nc.Devices(), nc.Queue(), nc.Stats().Alloc
 			_, _ = nc.Stats().Cache, nc.SpecValues()
 			_, _, _ = nq.Context(), nq.Device(), nq.Profiling()
-			_, _ = nk.Name(), nk.NumArgs()
-			_, _ = np.Name(), nm.Size()
+			_, _ = nk.Name(), (*rt.Kernel)(nk).NumArgs()
+			_ = np.Name()
 			return nil
 		},
 		"Event.Wait":    func() error { return ne.Wait() },
@@ -163,9 +167,9 @@ func TestForeignContext(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"Kernel.SetBuffer", func() error { return k1.SetBuffer(0, b2.Mem()) }},
-		{"Queue.Launch", func() error { _, err := q2.Launch(k1, rt.Range1(1)); return err }},
-		{"Queue.Submit", func() error { return q2.Submit(k1, rt.Range1(1)) }},
+		{"raw.Kernel.SetBuffer", func() error { return k1.SetBuffer(0, b2.Mem()) }},
+		{"raw.Launch", func() error { _, err := raw.Launch(q2, k1, rt.Range1(1)); return err }},
+		{"raw.Submit", func() error { return raw.Submit(q2, k1, rt.Range1(1)) }},
 		{"Buffer.Write", func() error { return b1.Write(q2, []float32{1}) }},
 		{"Buffer.Read", func() error { return b2.Read(q1, []float32{1}) }},
 		{"Buffer.Fill", func() error { _, err := b1.Fill(q2, 1); return err }},

@@ -10,6 +10,7 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // TestPinnedStaging moves data through pinned memory with blocking and
@@ -123,10 +124,10 @@ func TestPinnedFreeWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(r.slowSum.SetBuffer(0, src.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), rt.SetArg(r.slowSum, 2, int32(iters))); err != nil {
+	if err := errors.Join(r.slowSum.SetBuffer(0, src.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
 		t.Fatal(err)
 	}
-	slow, err := r.qb.Launch(r.slowSum, rt.Range1(n))
+	slow, err := raw.Launch(r.qb, r.slowSum, rt.Range1(n))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
+	"github.com/dgen-go/dgen/rt/internal/rawapi"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -113,20 +114,6 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 		return nil, fmt.Errorf("enqueue marker on %q: %w", q.dev.Name, err)
 	}
 	return q.newTracedEvent(ev, "marker", tk), nil
-}
-
-// Launch enqueues kernel k over r after the events of wait. k's arguments
-// must have been set; Launch captures them, so k may be changed once
-// Launch returns.
-func (q *Queue) Launch(k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, r, wait, 0, false)
-}
-
-// Submit enqueues kernel k over r after the events of wait, like Launch,
-// but creates no event: use it where the queue's order is all that is
-// needed, since on some drivers an event costs as much as the launch.
-func (q *Queue) Submit(k *Kernel, r Range, wait ...*Event) error {
-	return q.submit(k, r, wait, 0, false)
 }
 
 // driverEvents returns the driver events of wait, skipping nil events, and
@@ -342,30 +329,68 @@ func (k *Kernel) enqueue(q *Queue, r Range, dw []driver.Event, event bool) (driv
 	return nil, q.drv.SubmitKernel(k.drv, r.ndrange(), dw)
 }
 
-// SetBuffer sets argument i to the memory m (a Buffer's Mem). A freed
-// buffer is an error wrapping ErrFreed.
-func (k *Kernel) SetBuffer(i int, m *Mem) error {
-	if err := k.checkArg(i); err != nil {
-		return err
-	}
-	return k.setBuffer(i, m)
+// The raw API: rt/raw's functions, installed into rt/internal/rawapi.
+
+func init() {
+	rawapi.Set(&rawapi.API[*Context, *Program, *Queue, *Kernel, *Mem, *Event, Range, *Device, Image, Sampler]{
+		Build: func(c *Context, name, source, options string) (rawapi.Program[*Kernel], error) {
+			return nonNilProgram(c.build(buildRequest{name: name, source: source, options: options}))
+		},
+		BuildGenerated: func(p *Program, c *Context) (rawapi.Program[*Kernel], error) {
+			return nonNilProgram(p.build(c))
+		},
+		Name: func(k *Kernel) string {
+			if k == nil {
+				return ""
+			}
+			return k.name
+		},
+		Release:  (*Kernel).release,
+		CheckArg: (*Kernel).checkArgType,
+		Scalar:   (*Kernel).setScalar,
+		Bytes:    (*Kernel).setBytes,
+		Buffer: func(k *Kernel, i int, m *Mem) error {
+			if err := k.checkArg(i); err != nil {
+				return err
+			}
+			return k.setBuffer(i, m)
+		},
+		Local: func(k *Kernel, i int, size int) error {
+			if err := k.checkArg(i); err != nil {
+				return err
+			}
+			return k.setLocalArg(i, size)
+		},
+		Image:         (*Kernel).setImageArg,
+		Sampler:       (*Kernel).setSamplerArg,
+		WorkGroupInfo: (*Kernel).workGroupInfo,
+		// The trace's call site is the caller of rt/raw's Launch or
+		// Submit, one frame above these functions' caller.
+		Launch: func(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
+			return q.launch(k, r, wait, 1, false)
+		},
+		Submit: func(q *Queue, k *Kernel, r Range, wait []*Event) error {
+			return q.submit(k, r, wait, 1, false)
+		},
+	})
 }
 
-// SetLocal sets argument i, a __local pointer, to size bytes of local memory.
-func (k *Kernel) SetLocal(i int, size int) error {
-	if err := k.checkArg(i); err != nil {
-		return err
+// nonNilProgram returns p as a rawapi.Program, and a nil interface, not a
+// nil *builtProgram in one, with an error.
+func nonNilProgram(p *builtProgram, err error) (rawapi.Program[*Kernel], error) {
+	if err != nil {
+		return nil, err
 	}
-	return k.setLocalArg(i, size)
+	return p, nil
 }
 
-// SetArg sets argument i of k to the value v: a number, or an array or
-// struct of numbers laid out as the kernel's parameter type is.
-func SetArg[T any](k *Kernel, i int, v T) error {
+// checkArgType checks that argument i of k may be set to a value of type
+// t: a number of fixed size, or an array or struct of them.
+func (k *Kernel) checkArgType(i int, t reflect.Type) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
-	if t := reflect.TypeFor[T](); t.Kind() > reflect.Complex128 || t.Kind() == reflect.Uintptr || t.Kind() == reflect.Int || t.Kind() == reflect.Uint {
+	if t.Kind() > reflect.Complex128 || t.Kind() == reflect.Uintptr || t.Kind() == reflect.Int || t.Kind() == reflect.Uint {
 		// Array, struct, or a type with no fixed device size.
 		if err := checkPlain(t); err != nil || t.Kind() <= reflect.Complex128 {
 			if err == nil {
@@ -374,19 +399,10 @@ func SetArg[T any](k *Kernel, i int, v T) error {
 			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 		}
 	}
-	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
-		k.setScalar(i, size, desc.ScalarBits(v))
-	} else {
-		setArgBytes(k, i, v)
-	}
 	return nil
 }
 
-// setArgBytes is SetArg for a value of more than 8 bytes, a function of
-// its own so that a small value does not escape to the heap.
-func setArgBytes[T any](k *Kernel, i int, v T) { k.setBytes(i, unsafe.Pointer(&v), unsafe.Sizeof(v)) }
-
-// launch is Queue.Launch; skip is as for beginTask. With spec set, k is
+// launch enqueues k over r after wait; skip is as for beginTask. With spec set, k is
 // a spec's kernel object, whose hidden arguments it binds first.
 func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (*Event, error) {
 	if err := q.enter(); err != nil {
@@ -417,7 +433,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 	return q.newTracedEvent(ev, k.name, tk), nil
 }
 
-// submit is Queue.Submit; skip and spec are as for launch. When tracing
+// submit is launch without an event; skip and spec are as for launch. When tracing
 // reports device times it creates an event after all, kept in the pending
 // list.
 func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) error {
@@ -881,9 +897,9 @@ func (k *Kernel) setLocal(i int, size int64) {
 	k.lim.locals[i] = size
 }
 
-// WorkGroupInfo returns the kernel's work-group limits on d, one of its
+// workGroupInfo returns the kernel's work-group limits on d, one of its
 // context's devices, asked of the driver once per device.
-func (k *Kernel) WorkGroupInfo(d *Device) (driver.KernelWorkGroupInfo, error) {
+func (k *Kernel) workGroupInfo(d *Device) (driver.KernelWorkGroupInfo, error) {
 	if k == nil {
 		return driver.KernelWorkGroupInfo{}, nilKernel("work-group info")
 	}
@@ -1211,9 +1227,9 @@ func (e *Event) Release() error {
 	return nil
 }
 
-// BuiltProgram is a program built for every device of its context: the
+// builtProgram is a program built for every device of its context: the
 // executable form of a device image.
-type BuiltProgram struct {
+type builtProgram struct {
 	ctx      *Context
 	drv      driver.Program
 	name     string
@@ -1229,16 +1245,9 @@ type buildRequest struct {
 	options  string
 }
 
-// BuildProgram compiles source with the build options for every device of
-// the context. name names the program in errors. A compile error is
-// returned wrapping ErrBuildFailed, with the build log.
-func (c *Context) BuildProgram(name, source, options string) (*BuiltProgram, error) {
-	return c.build(buildRequest{name: name, source: source, options: options})
-}
-
 // loadProgram creates a program from binaries, one per device of the
-// context in order, as BuiltProgram.Binaries returned them.
-func (c *Context) loadProgram(name string, binaries [][]byte, options string) (*BuiltProgram, error) {
+// context in order, as builtProgram.Binaries returned them.
+func (c *Context) loadProgram(name string, binaries [][]byte, options string) (*builtProgram, error) {
 	if c == nil {
 		return nil, fmt.Errorf("load program %q: %w: nil context", name, ErrInvalidArgument)
 	}
@@ -1249,7 +1258,7 @@ func (c *Context) loadProgram(name string, binaries [][]byte, options string) (*
 }
 
 // buildDirect makes a program through the backend, bypassing the cache.
-func (c *Context) buildDirect(req buildRequest) (*BuiltProgram, error) {
+func (c *Context) buildDirect(req buildRequest) (*builtProgram, error) {
 	if req.binaries != nil { // a program from source had its options checked by ProgramFor
 		if err := checkOptions(req.options, optionsFromAPI); err != nil {
 			return nil, fmt.Errorf("load program %q: %w", req.name, err)
@@ -1277,7 +1286,7 @@ func (c *Context) buildDirect(req buildRequest) (*BuiltProgram, error) {
 	if req.binaries == nil && t0 != 0 {
 		c.traceCache(0, trace.Cache{Op: trace.Build, Program: req.name, Duration: c.tr.Now() - t0})
 	}
-	return &BuiltProgram{ctx: c, drv: drv, name: req.name}, nil
+	return &builtProgram{ctx: c, drv: drv, name: req.name}, nil
 }
 
 func (c *Context) deviceLabel() string {
@@ -1292,20 +1301,20 @@ func (c *Context) deviceLabel() string {
 }
 
 // Name returns the program's name.
-func (p *BuiltProgram) Name() string {
+func (p *builtProgram) Name() string {
 	if p == nil {
 		return ""
 	}
 	return p.name
 }
 
-// nilProgram is the error of a method called on a nil *BuiltProgram.
+// nilProgram is the error of a method called on a nil *builtProgram.
 func nilProgram(op string) error {
 	return fmt.Errorf("%s: %w: nil program", op, ErrInvalidArgument)
 }
 
 // binaries returns the built program for each device of the context.
-func (p *BuiltProgram) binaries() ([][]byte, error) {
+func (p *builtProgram) binaries() ([][]byte, error) {
 	if p == nil {
 		return nil, nilProgram("binaries of program")
 	}
@@ -1320,7 +1329,7 @@ func (p *BuiltProgram) binaries() ([][]byte, error) {
 }
 
 // kernelNames lists the kernels that the program defines.
-func (p *BuiltProgram) kernelNames() ([]string, error) {
+func (p *builtProgram) kernelNames() ([]string, error) {
 	if p == nil {
 		return nil, nilProgram("kernels of program")
 	}
@@ -1335,7 +1344,7 @@ func (p *BuiltProgram) kernelNames() ([]string, error) {
 }
 
 // Release releases the program. Kernels made from it stay usable.
-func (p *BuiltProgram) Release() error {
+func (p *builtProgram) Release() error {
 	if p == nil {
 		return nilProgram("release program")
 	}
@@ -1348,10 +1357,11 @@ func (p *BuiltProgram) Release() error {
 	return nil
 }
 
-// Kernel is a kernel of a built program with its argument values. Setting
-// arguments changes the Kernel, so one Kernel must not be set up by two
-// goroutines at once; Launch captures the arguments, after which they may
-// be changed again.
+// Kernel is a kernel object of a built program with its prepared launch
+// record: the argument values as last set. Code generated by dgen holds
+// one between rt/codegen's Acquire and Submit; rt/raw's Kernel, the same
+// object, sets its arguments by hand. Applications do not use it
+// directly.
 type Kernel struct {
 	// args is the prepared launch record (see "The launch path"): every
 	// argument's value as last set, and which ones changed since the
@@ -1360,7 +1370,7 @@ type Kernel struct {
 	// (TestKernelRecordFirst holds it there).
 	args driver.Args
 
-	prog     *BuiltProgram
+	prog     *builtProgram
 	drv      driver.Kernel
 	name     string
 	nargs    int
@@ -1387,7 +1397,7 @@ type Kernel struct {
 
 // Kernel creates the kernel called name. A name that the program does not
 // define is an error wrapping ErrNoKernel.
-func (p *BuiltProgram) Kernel(name string) (*Kernel, error) {
+func (p *builtProgram) Kernel(name string) (*Kernel, error) {
 	if p == nil {
 		return nil, nilProgram(fmt.Sprintf("create kernel %q", name))
 	}
@@ -1419,14 +1429,6 @@ func (p *BuiltProgram) Kernel(name string) (*Kernel, error) {
 	return k, nil
 }
 
-// Name returns the kernel's name.
-func (k *Kernel) Name() string {
-	if k == nil {
-		return ""
-	}
-	return k.name
-}
-
 // numArgs returns the number of arguments the kernel takes.
 func (k *Kernel) numArgs() int {
 	if k == nil {
@@ -1438,8 +1440,8 @@ func (k *Kernel) numArgs() int {
 // nilKernel is the error of an operation on a nil *Kernel.
 func nilKernel(op string) error { return fmt.Errorf("%s: %w: nil kernel", op, ErrInvalidArgument) }
 
-// Release releases the kernel object.
-func (k *Kernel) Release() error {
+// release releases the kernel object.
+func (k *Kernel) release() error {
 	if k == nil {
 		return nilKernel("release kernel")
 	}

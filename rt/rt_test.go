@@ -15,6 +15,7 @@ import (
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/driver"
 	_ "github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // openCPU opens a context with profiling on, on the device that
@@ -130,7 +131,7 @@ __kernel void saxpy(float a, __global const float *x, __global float *y, int n) 
 func TestSaxpy(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
-	prog, err := ctx.BuildProgram("saxpy", saxpySrc, "")
+	prog, err := raw.Build(ctx, "saxpy", saxpySrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +151,12 @@ func TestSaxpy(t *testing.T) {
 	if err := by.Write(q, y); err != nil {
 		t.Fatal(err)
 	}
-	for i, err := range []error{rt.SetArg(k, 0, a), k.SetBuffer(1, bx.Mem()), k.SetBuffer(2, by.Mem()), rt.SetArg(k, 3, int32(n))} {
+	for i, err := range []error{raw.SetArg(k, 0, a), k.SetBuffer(1, bx.Mem()), k.SetBuffer(2, by.Mem()), raw.SetArg(k, 3, int32(n))} {
 		if err != nil {
 			t.Fatalf("arg %d: %v", i, err)
 		}
 	}
-	ev, err := q.Launch(k, rt.Range1(n+(64-n%64)).WithLocal(64))
+	ev, err := raw.Launch(q, k, rt.Range1(n+(64-n%64)).WithLocal(64))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func stencilRef(in []float32, rows, cols int) []float32 {
 func TestStencil2D(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
-	prog, err := ctx.BuildProgram("stencil", stencilSrc, "-cl-mad-enable")
+	prog, err := raw.Build(ctx, "stencil", stencilSrc, "-cl-mad-enable")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +224,10 @@ func TestStencil2D(t *testing.T) {
 	if err := bin.Write(q, in); err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(k.SetBuffer(0, bin.Mem()), k.SetBuffer(1, bout.Mem()), rt.SetArg(k, 2, int32(rows)), rt.SetArg(k, 3, int32(cols))); err != nil {
+	if err := errors.Join(k.SetBuffer(0, bin.Mem()), k.SetBuffer(1, bout.Mem()), raw.SetArg(k, 2, int32(rows)), raw.SetArg(k, 3, int32(cols))); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := q.Launch(k, rt.Range2(cols, rows))
+	ev, err := raw.Launch(q, k, rt.Range2(cols, rows))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestErrors(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
 
-	_, err := ctx.BuildProgram("broken", "__kernel void f(__global int *p) {\n  p[0] = 1\n}\n", "")
+	_, err := raw.Build(ctx, "broken", "__kernel void f(__global int *p) {\n  p[0] = 1\n}\n", "")
 	if !errors.Is(err, rt.ErrBuildFailed) {
 		t.Fatalf("build of a syntax error: %v, want ErrBuildFailed", err)
 	}
@@ -258,7 +259,7 @@ func TestErrors(t *testing.T) {
 		t.Errorf("build error %q does not name the program and device", err)
 	}
 
-	prog, err := ctx.BuildProgram("saxpy", saxpySrc, "")
+	prog, err := raw.Build(ctx, "saxpy", saxpySrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,16 +270,16 @@ func TestErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.SetArg(k, 4, int32(1)); !errors.Is(err, rt.ErrOutOfRange) {
+	if err := raw.SetArg(k, 4, int32(1)); !errors.Is(err, rt.ErrOutOfRange) {
 		t.Errorf("argument 4 of 4: %v, want ErrOutOfRange", err)
 	}
-	if err := rt.SetArg(k, 3, 1); !errors.Is(err, rt.ErrInvalidArgument) {
+	if err := raw.SetArg(k, 3, 1); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("argument of Go int: %v, want ErrInvalidArgument", err)
 	}
-	if _, err := q.Launch(k, rt.Range1(0)); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := raw.Launch(q, k, rt.Range1(0)); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("empty range: %v, want ErrInvalidArgument", err)
 	}
-	if _, err := q.Launch(k, rt.Range1(10).WithLocal(3)); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := raw.Launch(q, k, rt.Range1(10).WithLocal(3)); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("local size not dividing: %v, want ErrInvalidArgument", err)
 	}
 
@@ -350,7 +351,7 @@ func TestTwoDevices(t *testing.T) {
 	if n := len(ctx.Devices()); n != 2 {
 		t.Fatalf("context has %d devices, want 2", n)
 	}
-	prog, err := ctx.BuildProgram("saxpy", saxpySrc, "")
+	prog, err := ctx.BuildSource("saxpy", saxpySrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,19 +364,20 @@ func TestTwoDevices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := prog.Kernel("saxpy")
+		kern, err := prog.Kernel("saxpy")
 		if err != nil {
 			t.Fatal(err)
 		}
+		k := (*raw.Kernel)(kern)
 		x, _ := rt.NewBuffer[float32](ctx, 4)
 		y, _ := rt.NewBuffer[float32](ctx, 4)
 		if err := errors.Join(x.Write(q, []float32{1, 2, 3, 4}), y.Write(q, []float32{1, 1, 1, 1})); err != nil {
 			t.Fatal(err)
 		}
-		if err := errors.Join(rt.SetArg(k, 0, float32(i+2)), k.SetBuffer(1, x.Mem()), k.SetBuffer(2, y.Mem()), rt.SetArg(k, 3, int32(4))); err != nil {
+		if err := errors.Join(raw.SetArg(k, 0, float32(i+2)), k.SetBuffer(1, x.Mem()), k.SetBuffer(2, y.Mem()), raw.SetArg(k, 3, int32(4))); err != nil {
 			t.Fatal(err)
 		}
-		ev, err := q.Launch(k, rt.Range1(4))
+		ev, err := raw.Launch(q, k, rt.Range1(4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -399,7 +401,7 @@ func TestTwoDevices(t *testing.T) {
 // own queue and kernel object, and checks every result.
 func TestConcurrentQueues(t *testing.T) {
 	ctx := openCPU(t)
-	prog, err := ctx.BuildProgram("saxpy", saxpySrc, "")
+	prog, err := raw.Build(ctx, "saxpy", saxpySrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,11 +433,11 @@ func TestConcurrentQueues(t *testing.T) {
 				return
 			}
 			for it := 0; it < 20; it++ {
-				if err := errors.Join(rt.SetArg(k, 0, float32(g)), k.SetBuffer(1, x.Mem()), k.SetBuffer(2, y.Mem()), rt.SetArg(k, 3, int32(n))); err != nil {
+				if err := errors.Join(raw.SetArg(k, 0, float32(g)), k.SetBuffer(1, x.Mem()), k.SetBuffer(2, y.Mem()), raw.SetArg(k, 3, int32(n))); err != nil {
 					errs <- err
 					return
 				}
-				if _, err := q.Launch(k, rt.Range1(n)); err != nil {
+				if _, err := raw.Launch(q, k, rt.Range1(n)); err != nil {
 					errs <- err
 					return
 				}

@@ -70,7 +70,7 @@ func TestSpecConst(t *testing.T) {
 	}
 	for i, st := range steps {
 		if st.set != nil {
-			if err := rt.SetSpecConst(ctx, st.set, st.value); err != nil {
+			if err := st.set.Set(ctx, st.value); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -107,7 +107,7 @@ func TestSpecConstUnset(t *testing.T) {
 	if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "specialization constant WIDTH has neither a value set") {
 		t.Fatalf("Acquire with WIDTH unset = %v, want ErrInvalidArgument naming WIDTH", err)
 	}
-	if err := rt.SetSpecConst(ctx, &unsetConst, 7); err != nil {
+	if err := unsetConst.Set(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := codegen.Acquire(q, unsetKern); err != nil {

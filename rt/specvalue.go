@@ -215,7 +215,7 @@ func setNum(v reflect.Value, n specNum) {
 }
 
 // Value returns the value that programs built by c from now on see for
-// s: the value set on c (SetSpecConst or Tune), else the default. Value(nil)
+// s: the value set on c (Set or Tune), else the default. Value(nil)
 // returns the default; a constant that is not registered, or has neither a
 // value nor a default, gives the zero value.
 func (s *SpecConst[T]) Value(c *Context) T {

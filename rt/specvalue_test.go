@@ -79,14 +79,14 @@ func TestSpecValueChecked(t *testing.T) {
 	if v := tileConst.Value(ctx); v != 16 {
 		t.Errorf("TILE cleared: Value = %d, want the default 16", v)
 	}
-	if err := rt.SetSpecConst(ctx, &tileConst, 64); err != nil {
+	if err := tileConst.Set(ctx, 64); err != nil {
 		t.Fatal(err)
 	}
 	if v := tileConst.Value(ctx); v != 64 {
 		t.Errorf("TILE: Value = %d, want 64", v)
 	}
-	if err := rt.SetSpecConst(ctx, &tileConst, 128); !errors.Is(err, rt.ErrOutOfRange) {
-		t.Errorf("SetSpecConst(TILE, 128) = %v, want ErrOutOfRange", err)
+	if err := tileConst.Set(ctx, 128); !errors.Is(err, rt.ErrOutOfRange) {
+		t.Errorf("Set(TILE, 128) = %v, want ErrOutOfRange", err)
 	}
 	if v := tileConst.Value(nil); v != 16 {
 		t.Errorf("Value(nil) = %d, want the default", v)

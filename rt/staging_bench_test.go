@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // transferSizes are the sizes of the staging benchmarks: a device global's
@@ -94,7 +95,7 @@ func BenchmarkView(b *testing.B) {
 			if err := k.SetBuffer(0, v.Mem()); err != nil {
 				b.Fatal(err)
 			}
-			if err := q.Submit(k, rt.Range1(1)); err != nil {
+			if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
 				b.Fatal(err)
 			}
 			if err := v.Free(); err != nil {
@@ -111,7 +112,7 @@ func BenchmarkView(b *testing.B) {
 			if err := k.SetBuffer(0, buf.Mem()); err != nil {
 				b.Fatal(err)
 			}
-			if err := q.Submit(k, rt.Range1(1)); err != nil {
+			if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
 				b.Fatal(err)
 			}
 			if i%1024 == 1023 {

@@ -11,6 +11,7 @@ import (
 	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // outSite stands for the site that generated code registers for a
@@ -39,7 +40,7 @@ __kernel void set(__global float* b, float v) { b[get_global_id(0)] = v; }
 type crossQueueRig struct {
 	ctx          *rt.Context
 	qa, qb       *rt.Queue
-	slowSum, set *rt.Kernel
+	slowSum, set *raw.Kernel
 }
 
 func newCrossQueueRig(t testing.TB, policy string) *crossQueueRig {
@@ -71,10 +72,10 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 		return 0, err
 	}
 	defer sum.Free()
-	if err := errors.Join(r.slowSum.SetBuffer(0, in.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), rt.SetArg(r.slowSum, 2, int32(iters))); err != nil {
+	if err := errors.Join(r.slowSum.SetBuffer(0, in.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
 		return 0, err
 	}
-	if err := r.qa.Submit(r.slowSum, rt.Range1(n)); err != nil {
+	if err := raw.Submit(r.qa, r.slowSum, rt.Range1(n)); err != nil {
 		return 0, err
 	}
 	if err := r.qa.Flush(); err != nil {
@@ -92,10 +93,10 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 	if reused.Mem() != inMem { // allocMem hands out a reused block's Mem again
 		return 0, errors.New("not the same block")
 	}
-	if err := errors.Join(r.set.SetBuffer(0, reused.Mem()), rt.SetArg(r.set, 1, float32(2))); err != nil {
+	if err := errors.Join(r.set.SetBuffer(0, reused.Mem()), raw.SetArg(r.set, 1, float32(2))); err != nil {
 		return 0, err
 	}
-	if err := r.qb.Submit(r.set, rt.Range1(n)); err != nil {
+	if err := raw.Submit(r.qb, r.set, rt.Range1(n)); err != nil {
 		return 0, err
 	}
 	got := make([]float32, n)
@@ -213,10 +214,10 @@ func TestSameQueueReuseNoMarker(t *testing.T) {
 				if err := released(in.CopyTo(r.qa, out)); err != nil {
 					t.Fatal(err)
 				}
-				if err := errors.Join(r.set.SetBuffer(0, out.Mem()), rt.SetArg(r.set, 1, float32(1))); err != nil {
+				if err := errors.Join(r.set.SetBuffer(0, out.Mem()), raw.SetArg(r.set, 1, float32(1))); err != nil {
 					t.Fatal(err)
 				}
-				if err := r.qa.Submit(r.set, rt.Range1(n)); err != nil {
+				if err := raw.Submit(r.qa, r.set, rt.Range1(n)); err != nil {
 					t.Fatal(err)
 				}
 				if err := in.Free(); err != nil {
@@ -282,7 +283,7 @@ func TestReuseMarkersFakeDriver(t *testing.T) {
 		t.Run(path.name, func(t *testing.T) {
 			use := func(q *rt.Queue, b rt.Buffer[float32]) {
 				t.Helper()
-				if err := errors.Join(k.SetBuffer(0, b.Mem()), q.Submit(k, rt.Range1(b.Len()))); err != nil {
+				if err := errors.Join(k.SetBuffer(0, b.Mem()), raw.Submit(q, k, rt.Range1(b.Len()))); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -322,9 +323,9 @@ func TestReuseMarkersFakeDriver(t *testing.T) {
 // kernelOf builds src on ctx (once: the program is named by its source's
 // checksum) and returns its kernel called name, released when the test
 // ends.
-func kernelOf(t testing.TB, ctx *rt.Context, src, name string) *rt.Kernel {
+func kernelOf(t testing.TB, ctx *rt.Context, src, name string) *raw.Kernel {
 	t.Helper()
-	prog, err := ctx.BuildProgram(fmt.Sprintf("src%08x", crc32.ChecksumIEEE([]byte(src))), src, "")
+	prog, err := raw.Build(ctx, fmt.Sprintf("src%08x", crc32.ChecksumIEEE([]byte(src))), src, "")
 	if err != nil {
 		t.Fatal(err)
 	}

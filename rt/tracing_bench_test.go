@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // The cost of tracing through rt, side by side for the tracing settings:
@@ -74,9 +75,9 @@ func benchLaunches(b *testing.B, spec string, submit bool) {
 	for i := 0; i < b.N; i++ {
 		var err error
 		if submit {
-			err = q.Submit(k, rt.Range1(1))
+			err = raw.Submit(q, k, rt.Range1(1))
 		} else {
-			_, err = q.Launch(k, rt.Range1(1))
+			_, err = raw.Launch(q, k, rt.Range1(1))
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -128,7 +129,7 @@ func BenchmarkTracedLoop(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for range loop {
-					if err := q.Submit(k, rt.Range1(items)); err != nil {
+					if err := raw.Submit(q, k, rt.Range1(items)); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -171,11 +172,11 @@ func TestTraceOffAllocs(t *testing.T) {
 		max  float64
 		do   func()
 	}{
-		{"Submit", 0, func() { q.Submit(k, rt.Range1(1)) }},
+		{"Submit", 0, func() { raw.Submit(q, k, rt.Range1(1)) }},
 		{"Launch", 4, func() {
 			// Released, as a loop would: a backend may pool what an
 			// event holds (rt/cuda its CUDA events).
-			if ev, err := q.Launch(k, rt.Range1(1)); err == nil {
+			if ev, err := raw.Launch(q, k, rt.Range1(1)); err == nil {
 				ev.Release()
 			}
 		}},
@@ -208,7 +209,7 @@ func TestTraceHostAllocs(t *testing.T) {
 	k := addOne(t, ctx, buf)
 	submits := func(n int) {
 		for range n {
-			if err := q.Submit(k, rt.Range1(1)); err != nil {
+			if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
 				t.Fatal(err)
 			}
 		}

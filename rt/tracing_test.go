@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -29,7 +30,7 @@ func testDevice() string {
 
 // addOneSetup returns the default queue of ctx, a buffer of 64 elements and
 // add_one bound to it.
-func addOneSetup(t testing.TB, ctx *rt.Context) (*rt.Queue, rt.Buffer[int32], *rt.Kernel) {
+func addOneSetup(t testing.TB, ctx *rt.Context) (*rt.Queue, rt.Buffer[int32], *raw.Kernel) {
 	t.Helper()
 	buf, err := rt.NewBuffer[int32](ctx, 64)
 	if err != nil {
@@ -39,12 +40,12 @@ func addOneSetup(t testing.TB, ctx *rt.Context) (*rt.Queue, rt.Buffer[int32], *r
 }
 
 // writeThenAdd enqueues a write of buf and a launch of k over it.
-func writeThenAdd(t testing.TB, q *rt.Queue, buf rt.Buffer[int32], k *rt.Kernel) {
+func writeThenAdd(t testing.TB, q *rt.Queue, buf rt.Buffer[int32], k *raw.Kernel) {
 	t.Helper()
 	if err := buf.Write(q, make([]int32, buf.Len())); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Submit(k, rt.Range1(buf.Len())); err != nil {
+	if err := raw.Submit(q, k, rt.Range1(buf.Len())); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -73,9 +74,9 @@ func openTraced(t testing.TB) (*rt.Context, *trace.Recorder) {
 
 const addOneSrc = `__kernel void add_one(__global int *p) { p[get_global_id(0)] += 1; }`
 
-func addOne(t testing.TB, ctx *rt.Context, buf rt.Buffer[int32]) *rt.Kernel {
+func addOne(t testing.TB, ctx *rt.Context, buf rt.Buffer[int32]) *raw.Kernel {
 	t.Helper()
-	prog, err := ctx.BuildProgram("add_one", addOneSrc, "")
+	prog, err := raw.Build(ctx, "add_one", addOneSrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestTraceSequence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	launch, err := q.Launch(k, rt.Range1(16), fill)
+	launch, err := raw.Launch(q, k, rt.Range1(16), fill)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,9 +227,9 @@ func TestTraceCallSites(t *testing.T) {
 		line int
 		do   func() error
 	}{
-		{"Launch", trace.Kernel, line(), func() error { _, err := q.Launch(k, rt.Range1(4)); return err }},
+		{"Launch", trace.Kernel, line(), func() error { _, err := raw.Launch(q, k, rt.Range1(4)); return err }},
 		{"LaunchSkip", trace.Kernel, line(), func() error { return launchWrapper(q, k) }},
-		{"Submit", trace.Kernel, line(), func() error { return q.Submit(k, rt.Range1(4)) }},
+		{"Submit", trace.Kernel, line(), func() error { return raw.Submit(q, k, rt.Range1(4)) }},
 		{"SubmitSkip", trace.Kernel, line(), func() error { return submitWrapper(q, k) }},
 		{"Write", trace.Write, line(), func() error { return buf.Write(q, dst) }},
 		{"WriteAt", trace.Write, line(), func() error { return buf.WriteAt(q, 1, dst[:2]) }},
@@ -281,12 +282,14 @@ func line() int {
 }
 
 // launchWrapper and submitWrapper stand for generated kernel methods.
-func launchWrapper(q *rt.Queue, k *rt.Kernel) error {
-	_, err := q.LaunchSkip(1, k, rt.Range1(4))
+func launchWrapper(q *rt.Queue, k *raw.Kernel) error {
+	_, err := q.LaunchSkip(1, (*rt.Kernel)(k), rt.Range1(4))
 	return err
 }
 
-func submitWrapper(q *rt.Queue, k *rt.Kernel) error { return q.SubmitSkip(1, k, rt.Range1(4)) }
+func submitWrapper(q *rt.Queue, k *raw.Kernel) error {
+	return q.SubmitSkip(1, (*rt.Kernel)(k), rt.Range1(4))
+}
 
 func TestTraceEdgesMatchWaitLists(t *testing.T) {
 	ctx, rec := openTraced(t)
@@ -311,10 +314,10 @@ func TestTraceEdgesMatchWaitLists(t *testing.T) {
 		wait []*rt.Event
 		do   func(wait []*rt.Event) error
 	}{
-		{"launch none", nil, func(w []*rt.Event) error { _, err := q.Launch(k, rt.Range1(8), w...); return err }},
-		{"launch one", []*rt.Event{fb}, func(w []*rt.Event) error { _, err := q.Launch(k, rt.Range1(8), w...); return err }},
-		{"launch two", []*rt.Event{fa, fb}, func(w []*rt.Event) error { _, err := q.Launch(k, rt.Range1(8), w...); return err }},
-		{"submit two", []*rt.Event{fa, fb}, func(w []*rt.Event) error { return q.Submit(k, rt.Range1(8), w...) }},
+		{"launch none", nil, func(w []*rt.Event) error { _, err := raw.Launch(q, k, rt.Range1(8), w...); return err }},
+		{"launch one", []*rt.Event{fb}, func(w []*rt.Event) error { _, err := raw.Launch(q, k, rt.Range1(8), w...); return err }},
+		{"launch two", []*rt.Event{fa, fb}, func(w []*rt.Event) error { _, err := raw.Launch(q, k, rt.Range1(8), w...); return err }},
+		{"submit two", []*rt.Event{fa, fb}, func(w []*rt.Event) error { return raw.Submit(q, k, rt.Range1(8), w...) }},
 		{"marker two", []*rt.Event{fb, fa}, func(w []*rt.Event) error { _, err := q.Marker(w...); return err }},
 		{"read one", []*rt.Event{fb}, func(w []*rt.Event) error { return a.Read(q2, make([]int32, 8), w...) }},
 		{"copy nil entry", []*rt.Event{nil, fa}, func(w []*rt.Event) error { _, err := a.CopyTo(q2, b, w...); return err }},
@@ -411,11 +414,11 @@ func testTraceEnv(t *testing.T, device string, profiling bool, devSlices int) {
 		if err := buf.Write(q, make([]int32, 64)); err != nil {
 			t.Fatal(err)
 		}
-		if last, err = q.Launch(k, rt.Range1(64), last); err != nil {
+		if last, err = raw.Launch(q, k, rt.Range1(64), last); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
-			if err := q.Submit(k, rt.Range1(64), last); err != nil {
+			if err := raw.Submit(q, k, rt.Range1(64), last); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -529,7 +532,7 @@ func TestTraceConcurrent(t *testing.T) {
 				errs <- err
 				return
 			}
-			prog, err := ctx.BuildProgram(fmt.Sprint("add_one_", w), addOneSrc, "")
+			prog, err := raw.Build(ctx, fmt.Sprint("add_one_", w), addOneSrc, "")
 			if err != nil {
 				errs <- err
 				return
@@ -544,11 +547,11 @@ func TestTraceConcurrent(t *testing.T) {
 			}
 			var ev *rt.Event
 			for i := range iters {
-				if ev, err = own.Launch(k, rt.Range1(64), ev); err != nil {
+				if ev, err = raw.Launch(own, k, rt.Range1(64), ev); err != nil {
 					errs <- err
 					return
 				}
-				if err = shared.Submit(k, rt.Range1(64), ev); err != nil {
+				if err = raw.Submit(shared, k, rt.Range1(64), ev); err != nil {
 					errs <- err
 					return
 				}
@@ -608,7 +611,7 @@ func TestTraceReleasedEvent(t *testing.T) {
 	rec.Reset()
 	const n = 5
 	for i := 0; i < n; i++ {
-		ev, err := q.Launch(k, rt.Range1(256))
+		ev, err := raw.Launch(q, k, rt.Range1(256))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -647,7 +650,7 @@ func TestTraceDeviceTimes(t *testing.T) {
 	rec.Reset()
 	var want []int64
 	for range 3 {
-		ev, err := q.Launch(k, rt.Range1(items))
+		ev, err := raw.Launch(q, k, rt.Range1(items))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -693,7 +696,7 @@ func TestTraceSurvivesExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeLine, submitLine := sourceLine(t, "if err := buf.Write(q, make([]int32, buf.Len())); err != nil"),
-		sourceLine(t, "if err := q.Submit(k, rt.Range1(buf.Len())); err != nil")
+		sourceLine(t, "if err := raw.Submit(q, k, rt.Range1(buf.Len())); err != nil")
 	for _, mode := range []string{"exit", "fatal", "panic", "kill"} {
 		t.Run(mode, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "trace.json")

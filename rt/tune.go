@@ -67,7 +67,7 @@ type tuneRecordTime struct {
 
 // Tune chooses the value of s among the candidates that its directive
 // declares (tune=) for the device of q, and sets it on q's context, as
-// SetSpecConst does.
+// SpecConst.Set does.
 //
 // If the persistent cache or the fleet tier holds a tuning record for s
 // (keyed by s, the images of the programs that use it, the device and the
@@ -87,7 +87,7 @@ type tuneRecordTime struct {
 // records gave (TuneRecords).
 //
 // q's context must profile (Config.Profiling). The value is the
-// context's, as SetSpecConst's is: tune before other goroutines launch
+// context's, as Set's is: tune before other goroutines launch
 // kernels that use s. DGEN_TUNE=force re-tunes, ignoring records. A record
 // that cannot be read, or names a value that is not a candidate, is
 // reported by a warning and tuned again; it never chooses a value.

@@ -183,7 +183,7 @@ func TestTuneBadInput(t *testing.T) {
 			t.Errorf("queue without profiling: %v; want ErrInvalidArgument", err)
 		}
 	}
-	if err := rt.SetSpecConst(ctx, &deadConst, 2); err != nil {
+	if err := deadConst.Set(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
 	res, err := rt.TuneFull(q, &deadConst, runReps(t, ctx, deadKern, &runs))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 const localSource = `
@@ -68,21 +69,21 @@ func TestLocalMemoryAndWorkGroupLimits(t *testing.T) {
 		if err := errors.Join(k.SetLocal(1, half), k.SetLocal(2, half)); err != nil {
 			t.Fatal(err)
 		}
-		_, err := q.Launch(k, rt.Range1(64).WithLocal(64))
+		_, err := raw.Launch(q, k, rt.Range1(64).WithLocal(64))
 		wantErr(t, err, 2*half, lm)
-		wantErr(t, q.Submit(k, rt.Range1(64).WithLocal(64)), 2*half, lm)
+		wantErr(t, raw.Submit(q, k, rt.Range1(64).WithLocal(64)), 2*half, lm)
 	})
 	if err := errors.Join(k.SetLocal(1, 4*info.WorkGroupSize), k.SetLocal(2, 4*info.WorkGroupSize)); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("work-group-larger-than-kernel", func(t *testing.T) {
 		n := 2 * info.WorkGroupSize
-		_, err := q.Launch(k, rt.Range1(n).WithLocal(n))
+		_, err := raw.Launch(q, k, rt.Range1(n).WithLocal(n))
 		wantErr(t, err, n, info.WorkGroupSize)
 	})
 	t.Run("within-limits", func(t *testing.T) {
 		n := info.WorkGroupSize
-		if err := q.Submit(k, rt.Range1(2*n).WithLocal(n)); err != nil {
+		if err := raw.Submit(q, k, rt.Range1(2*n).WithLocal(n)); err != nil {
 			t.Fatal(err)
 		}
 		got := make([]float32, 2*n)
@@ -102,6 +103,6 @@ func TestLocalMemoryAndWorkGroupLimits(t *testing.T) {
 		if err := errors.Join(k.SetLocal(1, half), k.SetLocal(2, half)); err != nil {
 			t.Fatal(err)
 		}
-		wantErr(t, q.Submit(k, rt.Range1(2*n).WithLocal(n)), 2*half, lm)
+		wantErr(t, raw.Submit(q, k, rt.Range1(2*n).WithLocal(n)), 2*half, lm)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // launchEvery is how many launches a launch benchmark enqueues before it
@@ -14,11 +15,11 @@ const launchEvery = 256
 
 // BenchmarkLaunch compares the host cost of a generated launch of the
 // kernel report (one buffer argument and two device globals, bound as
-// hidden arguments) with rt's lowest calls doing the same: setting the
+// hidden arguments) with rt/raw's calls doing the same: setting the
 // three arguments on a kernel object and launching it. enqueue and submit
-// create no event (the generated Enqueue and Queue.Submit);
+// create no event (the generated Enqueue and raw.Submit);
 // enqueue-event and launch create one and release it (EnqueueEvent and
-// Queue.Launch). The queue is drained every launchEvery launches.
+// raw.Launch). The queue is drained every launchEvery launches.
 func BenchmarkLaunch(b *testing.B) {
 	ctx, err := rt.Open()
 	if err != nil {
@@ -28,7 +29,7 @@ func BenchmarkLaunch(b *testing.B) {
 	q := ctx.Queue()
 	out, _ := rt.NewBuffer[uint32](ctx, 2)
 	defer out.Free()
-	p, err := Reporting.Build(ctx)
+	p, err := raw.BuildGenerated(ctx, &Reporting)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func BenchmarkLaunch(b *testing.B) {
 		launch func() error
 	}{
 		{"enqueue", func() error { return (&Report{Out: out}).Enqueue(q, rt.Range1(1)) }},
-		{"submit", func() error { rawArgs(); return q.Submit(k, rt.Range1(1)) }},
+		{"submit", func() error { rawArgs(); return raw.Submit(q, k, rt.Range1(1)) }},
 		{"enqueue-event", func() error {
 			ev, err := (&Report{Out: out}).EnqueueEvent(q, rt.Range1(1))
 			ev.Release()
@@ -59,7 +60,7 @@ func BenchmarkLaunch(b *testing.B) {
 		}},
 		{"launch", func() error {
 			rawArgs()
-			ev, err := q.Launch(k, rt.Range1(1))
+			ev, err := raw.Launch(q, k, rt.Range1(1))
 			ev.Release()
 			return err
 		}},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // closeRaceCalls are the kinds of call that race Context.Close in
@@ -67,7 +68,7 @@ var closeRaceCalls = []struct {
 		return errors.Join(nq.Flush(), q.Finish())
 	}},
 	{"build-launch", func(ctx *rt.Context, q *rt.Queue) error {
-		p, err := ctx.BuildProgram("touch", "__kernel void touch(__global int* b) { b[get_global_id(0)] = 1; }", "")
+		p, err := raw.Build(ctx, "touch", "__kernel void touch(__global int* b) { b[get_global_id(0)] = 1; }", "")
 		if err != nil {
 			return err
 		}
@@ -83,7 +84,7 @@ var closeRaceCalls = []struct {
 		if err := k.SetBuffer(0, b.Mem()); err != nil {
 			return err
 		}
-		return q.Submit(k, rt.Range1(64))
+		return raw.Submit(q, k, rt.Range1(64))
 	}},
 }
 

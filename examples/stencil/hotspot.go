@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 //go:generate go run github.com/dgen-go/dgen/cmd/dgen
@@ -156,7 +157,7 @@ func MaxAbsErr(a, b []float32) float64 {
 }
 
 // Modes are the ways the time loop gets its output buffer each launch; raw
-// is the yardstick: swap's double buffer on rt's lowest calls, with no
+// is the yardstick: swap's double buffer on rt/raw's calls, with no
 // event per launch.
 var Modes = []string{"tagged", "untagged", "driver", "swap", "raw"}
 
@@ -165,7 +166,7 @@ var Modes = []string{"tagged", "untagged", "driver", "swap", "raw"}
 type Sim struct {
 	ctx        *rt.Context
 	q          *rt.Queue
-	raw        *rt.Kernel
+	raw        *raw.Kernel
 	power      rt.Buffer[float32]
 	rows, cols int
 	p          Params
@@ -180,7 +181,7 @@ func NewSim(ctx *rt.Context, power []float32, rows, cols int) (*Sim, error) {
 	if rows <= 0 || cols <= 0 || len(power) != rows*cols {
 		return nil, fmt.Errorf("hotspot: %w: %d power values for a %dx%d grid", rt.ErrInvalidArgument, len(power), rows, cols)
 	}
-	prog, err := Hotspot.Build(ctx)
+	prog, err := raw.BuildGenerated(ctx, &Hotspot)
 	if err != nil {
 		return nil, err
 	}
@@ -383,25 +384,25 @@ func (l *loop) finish(start time.Time) error {
 	return nil
 }
 
-// raw runs the same loop on rt's lowest calls: one kernel object whose
+// raw runs the same loop on rt/raw's calls: one kernel object whose
 // constant arguments are set once, two buffers swapped, and launches that
 // create no event.
 func (l *loop) raw() error {
 	s, k, p := l.s, l.s.raw, l.s.p
-	err := errors.Join(k.SetBuffer(1, s.power.Mem()), rt.SetArg(k, 4, int32(s.cols)), rt.SetArg(k, 5, int32(s.rows)),
-		rt.SetArg(k, 6, int32(l.pyramid)), rt.SetArg(k, 7, int32(l.pyramid)),
-		rt.SetArg(k, 8, p.Cap), rt.SetArg(k, 9, p.Rx), rt.SetArg(k, 10, p.Ry), rt.SetArg(k, 11, p.Rz), rt.SetArg(k, 12, p.Step))
+	err := errors.Join(k.SetBuffer(1, s.power.Mem()), raw.SetArg(k, 4, int32(s.cols)), raw.SetArg(k, 5, int32(s.rows)),
+		raw.SetArg(k, 6, int32(l.pyramid)), raw.SetArg(k, 7, int32(l.pyramid)),
+		raw.SetArg(k, 8, p.Cap), raw.SetArg(k, 9, p.Rx), raw.SetArg(k, 10, p.Ry), raw.SetArg(k, 11, p.Rz), raw.SetArg(k, 12, p.Step))
 	if err != nil {
 		return err
 	}
 	r := l.grid()
 	start := time.Now()
 	for t := 0; t < l.iters; t += l.pyramid {
-		err := errors.Join(rt.SetArg(k, 0, int32(min(l.pyramid, l.iters-t))), k.SetBuffer(2, l.in.Mem()), k.SetBuffer(3, l.spare.Mem()))
+		err := errors.Join(raw.SetArg(k, 0, int32(min(l.pyramid, l.iters-t))), k.SetBuffer(2, l.in.Mem()), k.SetBuffer(3, l.spare.Mem()))
 		if err != nil {
 			return err
 		}
-		if err := s.q.Submit(k, r); err != nil {
+		if err := raw.Submit(s.q, k, r); err != nil {
 			return err
 		}
 		l.in, l.spare = l.spare, l.in

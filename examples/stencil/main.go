@@ -8,7 +8,7 @@
 //	untagged  from the allocator's untagged size-class pool
 //	driver    a fresh driver buffer each launch, released after
 //	swap      Rodinia's hand-written double buffer
-//	raw       swap's double buffer on rt's lowest calls (SetArg, Submit),
+//	raw       swap's double buffer on rt/raw's calls (SetArg, Submit),
 //	          with no event per launch: the yardstick for the others
 //
 // Usage:

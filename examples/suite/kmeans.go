@@ -101,7 +101,7 @@ func newKMeans(e *Env, s Size, seed uint64) (Case, error) {
 		c.xs[i] = float32(cx[b] + 5*r.NormFloat64())
 		c.ys[i] = float32(cy[b] + 5*r.NormFloat64())
 	}
-	if err := rt.SetSpecConst(e.Ctx, &Clusters, int32(s.K)); err != nil {
+	if err := Clusters.Set(e.Ctx, int32(s.K)); err != nil {
 		return nil, err
 	}
 	var err error

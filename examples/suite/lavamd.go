@@ -74,7 +74,7 @@ func newLavaMD(e *Env, s Size, seed uint64) (Case, error) {
 		}
 	}
 	c.nbs = neighbours(s.N)
-	if err := rt.SetSpecConst(e.Ctx, &PerBox, lavaPerBox); err != nil {
+	if err := PerBox.Set(e.Ctx, lavaPerBox); err != nil {
 		return nil, err
 	}
 	var err error

@@ -169,7 +169,7 @@ var candidates = []int32{4, 8, 16, 32, 64}
 func bench(ctx *rt.Context, q *rt.Queue, mul func(*rt.Queue) error, winner int32, n int) ([]BenchRow, error) {
 	var rows []BenchRow
 	for _, tile := range candidates {
-		if err := rt.SetSpecConst(ctx, &TILE, tile); err != nil {
+		if err := TILE.Set(ctx, tile); err != nil {
 			return rows, err
 		}
 		if err := mul(q); err != nil { // warm up; a tile the device refuses is left out
@@ -199,7 +199,7 @@ func bench(ctx *rt.Context, q *rt.Queue, mul func(*rt.Queue) error, winner int32
 	if len(rows) > 0 && rows[slow].Role == "" {
 		rows[slow].Role = "slowest"
 	}
-	return rows, rt.SetSpecConst(ctx, &TILE, winner)
+	return rows, TILE.Set(ctx, winner)
 }
 
 // timeRuns times benchReps runs of mul, each between two markers by the

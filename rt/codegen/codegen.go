@@ -201,14 +201,14 @@ func SetImage(k *rt.Kernel, i int, img rt.Image, kind, access string) {
 func SetSampler(k *rt.Kernel, i int, s rt.Sampler) { imageLauncher.Sampler(k, i, s) }
 
 // Submit binds the hidden device-global arguments of k, launches it over
-// r after wait without an event (as rt.Queue.Submit does) and unlocks it.
+// r after wait without an event (as rt/raw's Submit does) and unlocks it.
 // The first error of setting an argument is returned instead, and nothing
 // is launched.
 func Submit(q *rt.Queue, k *rt.Kernel, r rt.Range, wait []*rt.Event) error {
 	return launcher.Submit(q, k, r, wait)
 }
 
-// Launch is Submit with an event, as rt.Queue.Launch.
+// Launch is Submit with an event, as rt/raw's Launch.
 func Launch(q *rt.Queue, k *rt.Kernel, r rt.Range, wait []*rt.Event) (*rt.Event, error) {
 	return launcher.Launch(q, k, r, wait)
 }

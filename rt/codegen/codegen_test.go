@@ -14,6 +14,7 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
 	_ "github.com/dgen-go/dgen/rt/opencl"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 const (
@@ -54,7 +55,7 @@ func open(t *testing.T) *rt.Context {
 func TestStaleSource(t *testing.T) {
 	ctx := open(t)
 	q := ctx.Queue()
-	if p, err := fresh.Build(ctx); err != nil {
+	if p, err := raw.BuildGenerated(ctx, &fresh); err != nil {
 		t.Fatalf("fresh program: %v", err)
 	} else {
 		p.Release()
@@ -68,7 +69,7 @@ func TestStaleSource(t *testing.T) {
 		t.Error("Launch with an argument error succeeded")
 	}
 
-	p, buildErr := stale.Build(ctx)
+	p, buildErr := raw.BuildGenerated(ctx, &stale)
 	if buildErr == nil {
 		p.Release()
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // cudaContext opens a context on the first CUDA device, or skips where
@@ -89,7 +90,7 @@ func TestAutoChooses(t *testing.T) {
 func TestRefusedKernel(t *testing.T) {
 	ctx := cudaContext(t)
 	src := `__kernel void gray(read_only image2d_t im, sampler_t s, __global float4* o) { o[0] = read_imagef(im, s, (int2)(0, 0)); }`
-	_, err := ctx.BuildProgram("images", src, "")
+	_, err := raw.Build(ctx, "images", src, "")
 	if !errors.Is(err, rt.ErrBuildFailed) {
 		t.Fatalf("err = %v, want ErrBuildFailed", err)
 	}
@@ -104,7 +105,7 @@ func TestRefusedKernel(t *testing.T) {
 // shared memory is an error, not a launch that fails on the device.
 func TestTooMuchLocalMemory(t *testing.T) {
 	ctx := cudaContext(t)
-	p, err := ctx.BuildProgram("big", `__kernel void big(__global float* o, __local float* t) { t[get_local_id(0)] = 1; o[0] = t[0]; }`, "")
+	p, err := raw.Build(ctx, "big", `__kernel void big(__global float* o, __local float* t) { t[get_local_id(0)] = 1; o[0] = t[0]; }`, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestTooMuchLocalMemory(t *testing.T) {
 	k.SetBuffer(0, o.Mem())
 	max := int(ctx.Devices()[0].LocalMemSize)
 	if err := k.SetLocal(1, max+4); err == nil {
-		if _, err = ctx.Queue().Launch(k, rt.Range1(32)); err == nil {
+		if _, err = raw.Launch(ctx.Queue(), k, rt.Range1(32)); err == nil {
 			t.Fatalf("a launch with %d bytes of local memory succeeded", max+4)
 		}
 	}
@@ -125,7 +126,7 @@ func TestTooMuchLocalMemory(t *testing.T) {
 	if err := k.SetLocal(1, 100<<10); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := ctx.Queue().Launch(k, rt.Range1(32))
+	ev, err := raw.Launch(ctx.Queue(), k, rt.Range1(32))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,9 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 )
 
-// Object is what the cache keeps of a kernel: rt's *Kernel.
-type Object interface {
-	// Release releases the kernel object.
-	Release() error
-}
+// Object is what the cache keeps of a kernel: rt's *Kernel, which the
+// Builder makes and releases.
+type Object any
 
 // Builder makes what the cache holds, through the driver: rt implements
 // it for a context. Its errors wrap driver.ErrBuildFailed for a compile
@@ -50,6 +48,8 @@ type Builder[K Object] interface {
 	// NewKernel creates the kernel called name of p, the program called
 	// program.
 	NewKernel(p driver.Program, program, name string) (K, error)
+	// ReleaseKernel releases a kernel object that NewKernel made.
+	ReleaseKernel(k K) error
 }
 
 // Hooks receive what the cache does, for tracing. Nil fields are off.

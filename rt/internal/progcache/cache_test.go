@@ -76,6 +76,8 @@ func (b *testBuilder) Load(name string, binaries [][]byte, options string) (driv
 	return b.ctx.LoadProgram(binaries, options)
 }
 
+func (b *testBuilder) ReleaseKernel(k *testKernel) error { return k.Release() }
+
 func (b *testBuilder) NewKernel(p driver.Program, program, name string) (*testKernel, error) {
 	b.kernels.Add(1)
 	b.mu.Lock()

@@ -28,6 +28,7 @@ type Kernel[K Object] struct {
 	doomed atomic.Bool // evicted or closed: release k once unlocked
 	dead   bool        // k released. Guarded by mu.
 	name   string
+	rel    func(K) error // the Builder's ReleaseKernel
 }
 
 // Object returns the kernel object, which only the holder of the lock may
@@ -81,7 +82,7 @@ func (ck *Kernel[K]) finish() error {
 		return nil
 	}
 	ck.dead = true
-	return ck.k.Release()
+	return ck.rel(ck.k)
 }
 
 // fastTable is the immutable fast kernel cache: slots[key index] lists
@@ -263,11 +264,11 @@ func (c *Cache[K]) kernelOf(e *entry[K], prog, name string, dev int) (*Kernel[K]
 			delete(e.making, id)
 		}
 	case !e.inLRU || c.closed: // evicted or closed meanwhile
-		kern.Release()
+		c.b.ReleaseKernel(kern)
 		km.err = fmt.Errorf("%w: evicted from the cache", ErrClosed)
 		delete(e.making, id)
 	default:
-		km.ck = &Kernel[K]{k: kern, entry: e, name: name}
+		km.ck = &Kernel[K]{k: kern, entry: e, name: name, rel: c.b.ReleaseKernel}
 		e.kernels = append(e.kernels, km.ck)
 	}
 	return km.ck, km.err

@@ -105,7 +105,7 @@ func (s *specSet) resolve(uses []SpecValue) []SpecValue {
 func (k *key) checkSet() error {
 	for _, v := range k.specs {
 		if v.Value == "" {
-			return fmt.Errorf("build program %q: %w: specialization constant %s has neither a value set (rt.SetSpecConst) nor a default (//dgen:specconst default=VALUE)", k.name, ErrInvalidArgument, v.Name)
+			return fmt.Errorf("build program %q: %w: specialization constant %s has neither a value set (rt.SpecConst.Set) nor a default (//dgen:specconst default=VALUE)", k.name, ErrInvalidArgument, v.Name)
 		}
 	}
 	return nil

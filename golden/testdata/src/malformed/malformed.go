@@ -6,7 +6,7 @@ package malformed
 import "github.com/dgen-go/dgen/rt"
 
 // BS is also #defined in spec.cl: the kernel would see 8, whatever
-// SetSpecConst says.
+// BS.Set says.
 //
 //dgen:specconst
 var BS rt.SpecConst[int32]

@@ -1,0 +1,197 @@
+// Package raw is rt's hand-written program and kernel API: build OpenCL C
+// source at run time, create a kernel object, set its arguments one by one
+// and launch it. It is the level below the kernel specs that dgen
+// generates, as database/sql/driver is the level below database/sql.
+//
+// Most code should use the generated kernel specs (a //dgen:kernel
+// struct's Enqueue), which check every argument's type at generate time,
+// bind device globals and specialization constants, and keep their kernel
+// objects in the context's cache; and package rt for everything else.
+// Package raw is for the programs those cannot serve: kernel source known
+// only at run time (a tool, a test, a port of existing OpenCL host code),
+// and measurements of rt's lowest launch path against a raw C loop (the
+// "raw" mode of examples/stencil). Its name says that: what it launches
+// is what the caller set, unchecked against the kernel's declaration.
+//
+//	prog, err := raw.Build(ctx, "saxpy", src, "") // errors carry the build log
+//	k, err := prog.Kernel("saxpy")
+//	err = raw.SetArg(k, 0, float32(2))
+//	err = k.SetBuffer(1, x.Mem())
+//	err = raw.Submit(q, k, rt.Range1(n)) // no event; raw.Launch returns one
+//
+// A Kernel is the same object as the rt.Kernel that generated code holds
+// (the conversion between the two costs nothing), with the methods of
+// setting its arguments by hand. Its launches go through rt's launch path:
+// they are traced, recorded into a command graph (rt.Queue.Record), count
+// as uses of allocator memory, and are checked against the device's and
+// the kernel's limits, as a generated Enqueue is. Errors wrap rt's
+// sentinels (rt.ErrBuildFailed, rt.ErrNoKernel, rt.ErrOutOfRange, ...).
+package raw
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
+	"github.com/dgen-go/dgen/rt/internal/rawapi"
+)
+
+// api is rt's raw API, installed by rt's init.
+var api = rawapi.Of[*rt.Context, *rt.Program, *rt.Queue, *rt.Kernel, *rt.Mem, *rt.Event, rt.Range, *rt.Device, rt.Image, rt.Sampler]()
+
+// Program is a program built for every device of its context: the
+// executable form of OpenCL C source. It is safe for concurrent use.
+type Program struct {
+	p rawapi.Program[*rt.Kernel]
+}
+
+// Build compiles source with the build options for every device of c,
+// through the context's program cache (memory, then disk, then the
+// driver). name names the program in errors and traces. A compile error
+// is returned wrapping rt.ErrBuildFailed, with the build log.
+func Build(c *rt.Context, name, source, options string) (*Program, error) {
+	p, err := api.Build(c, name, source, options)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{p}, nil
+}
+
+// BuildGenerated returns the program that the //dgen:program declaration
+// p registered, built for every device of c through the context's program
+// cache, as the first launch of one of its kernel specs builds it: with
+// its device globals and the context's values of its specialization
+// constants. Building a program ahead of its first launch moves the build
+// out of that launch.
+func BuildGenerated(c *rt.Context, p *rt.Program) (*Program, error) {
+	bp, err := api.BuildGenerated(p, c)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{bp}, nil
+}
+
+// Name returns the program's name.
+func (p *Program) Name() string {
+	if p == nil {
+		return ""
+	}
+	return p.p.Name()
+}
+
+// Kernel creates the kernel object called name, with no argument set. A
+// name that the program does not define is an error wrapping
+// rt.ErrNoKernel.
+func (p *Program) Kernel(name string) (*Kernel, error) {
+	if p == nil {
+		return nil, nilProgram(fmt.Sprintf("create kernel %q", name))
+	}
+	k, err := p.p.Kernel(name)
+	if err != nil {
+		return nil, err
+	}
+	return (*Kernel)(k), nil
+}
+
+// Release releases the program. Kernels made from it stay usable.
+func (p *Program) Release() error {
+	if p == nil {
+		return nilProgram("release program")
+	}
+	return p.p.Release()
+}
+
+// nilProgram is the error of a method called on a nil *Program.
+func nilProgram(op string) error {
+	return fmt.Errorf("%s: %w: nil program", op, rt.ErrInvalidArgument)
+}
+
+// Kernel is a kernel object of a built program with its argument values:
+// an rt.Kernel, as generated code holds it, with the methods of setting
+// its arguments by hand. Setting arguments changes the Kernel, so one
+// Kernel must not be set up by two goroutines at once; Launch and Submit
+// capture the arguments, after which they may be changed again. A Kernel
+// holds a prepared launch record: an argument set to the value it had at
+// the last launch costs the driver nothing.
+type Kernel rt.Kernel
+
+// Name returns the kernel's name.
+func (k *Kernel) Name() string { return api.Name((*rt.Kernel)(k)) }
+
+// Release releases the kernel object.
+func (k *Kernel) Release() error { return api.Release((*rt.Kernel)(k)) }
+
+// SetArg sets argument i of k to the value v: a number of fixed size
+// (not int, uint or uintptr), or an array or struct of numbers laid out as
+// the kernel's parameter type is. An index out of the kernel's range is an
+// error wrapping rt.ErrOutOfRange, a value of no fixed device layout one
+// wrapping rt.ErrInvalidArgument.
+func SetArg[T any](k *Kernel, i int, v T) error {
+	if err := api.CheckArg((*rt.Kernel)(k), i, reflect.TypeFor[T]()); err != nil {
+		return err
+	}
+	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
+		api.Scalar((*rt.Kernel)(k), i, size, desc.ScalarBits(v))
+	} else {
+		setBytes(k, i, v)
+	}
+	return nil
+}
+
+// setBytes is SetArg for a value of more than 8 bytes, a function of its
+// own so that a small value does not escape to the heap.
+func setBytes[T any](k *Kernel, i int, v T) {
+	api.Bytes((*rt.Kernel)(k), i, unsafe.Pointer(&v), unsafe.Sizeof(v))
+}
+
+// SetBuffer sets argument i to the memory m, a Buffer's (Buffer.Mem). A
+// freed buffer is an error wrapping rt.ErrFreed, one of another context an
+// error wrapping rt.ErrInvalidArgument.
+func (k *Kernel) SetBuffer(i int, m *rt.Mem) error { return api.Buffer((*rt.Kernel)(k), i, m) }
+
+// SetLocal sets argument i, a __local pointer, to size bytes of local
+// memory.
+func (k *Kernel) SetLocal(i int, size int) error { return api.Local((*rt.Kernel)(k), i, size) }
+
+// SetImage sets argument i, an image parameter with the OpenCL C access
+// qualifier access ("read_only", "write_only" or "read_write"), to img.
+// An image whose ImageDesc.Access does not allow that use is an error
+// wrapping rt.ErrInvalidArgument (a write_only image passed to a
+// read_only parameter); so is the zero image. A read_write parameter on a
+// device whose OpenCL C is older than 2.0 is an error wrapping
+// errors.ErrUnsupported; a freed image one wrapping rt.ErrFreed, an image
+// of another context one wrapping rt.ErrInvalidArgument. SetImage does
+// not know the parameter's image type: an image of another kind is the
+// caller's mistake here, where generated kernel specs check it.
+func (k *Kernel) SetImage(i int, img rt.Image, access string) error {
+	return api.Image((*rt.Kernel)(k), i, img, access)
+}
+
+// SetSampler sets argument i, a sampler_t, to s.
+func (k *Kernel) SetSampler(i int, s rt.Sampler) error {
+	return api.Sampler((*rt.Kernel)(k), i, s)
+}
+
+// WorkGroupInfo returns the kernel's work-group limits on d, one of its
+// context's devices, asked of the driver once per device.
+func (k *Kernel) WorkGroupInfo(d *rt.Device) (driver.KernelWorkGroupInfo, error) {
+	return api.WorkGroupInfo((*rt.Kernel)(k), d)
+}
+
+// Launch enqueues kernel k over r on q after the events of wait and
+// returns the launch's event. k's arguments must have been set; Launch
+// captures them, so k may be changed once Launch returns.
+func Launch(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	return api.Launch(q, (*rt.Kernel)(k), r, wait)
+}
+
+// Submit enqueues kernel k over r on q after the events of wait, like
+// Launch, but creates no event: use it where the queue's order is all
+// that is needed, since on some drivers an event costs as much as the
+// launch.
+func Submit(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) error {
+	return api.Submit(q, (*rt.Kernel)(k), r, wait)
+}
