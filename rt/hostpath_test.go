@@ -2,6 +2,7 @@ package rt_test
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
 	"unsafe"
 
@@ -118,22 +119,7 @@ func BenchmarkHostPath(b *testing.B) {
 			}
 		}
 	})
-	b.Run("tagged", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			out, err := benchStepSite.Alloc(q, 512*512)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := enqueueBenchStep(q, r, 1, power, in, out); err != nil {
-				b.Fatal(err)
-			}
-			if err := in.Free(); err != nil {
-				b.Fatal(err)
-			}
-			in = out
-		}
-	})
+	b.Run("tagged", func(b *testing.B) { in = benchTaggedSteps(b, q, r, power, in) })
 	v := []float32{1}
 	b.Run("read4", func(b *testing.B) {
 		b.ReportAllocs()
@@ -171,6 +157,59 @@ func BenchmarkHostPath(b *testing.B) {
 		b.Fatal(err)
 	}
 	power.Free()
+}
+
+// benchTaggedSteps runs the Hotspot tagged step of BenchmarkHostPath b.N
+// times from in, and returns the last output.
+func benchTaggedSteps(b *testing.B, q *rt.Queue, r rt.Range, power, in rt.Buffer[float32]) rt.Buffer[float32] {
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := benchStepSite.Alloc(q, 512*512)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := enqueueBenchStep(q, r, 1, power, in, out); err != nil {
+			b.Fatal(err)
+		}
+		if err := in.Free(); err != nil {
+			b.Fatal(err)
+		}
+		in = out
+	}
+	return in
+}
+
+// BenchmarkHostPathTraced is BenchmarkHostPath's tagged step with the
+// host task graph traced to a Perfetto file ("host"), and with device
+// times asked of every command ("device"; the null backend reports none,
+// so this is the host side of it): what tracing adds to rt's own path.
+//
+//	go test ./rt -run '^$' -bench 'HostPath(Traced)?$/tagged|HostPathTraced' -count 10
+func BenchmarkHostPathTraced(b *testing.B) {
+	for _, tt := range []struct{ name, opts string }{{"host", ""}, {"device", ",device=all"}} {
+		b.Run(tt.name, func(b *testing.B) {
+			cc := rt.DefaultCacheConfig()
+			cc.Disk.Persistent = false
+			ctx, err := rt.OpenConfig(rt.Config{Backend: "null", Cache: &cc, Trace: "perfetto:" + filepath.Join(b.TempDir(), "t.json") + tt.opts})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ctx.Close()
+			q := ctx.Queue()
+			power, err := rt.NewBuffer[float32](ctx, 512*512)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in, err := benchStepSite.Alloc(q, 512*512)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in = benchTaggedSteps(b, q, rt.Range2(576, 576).WithLocal(16, 16), power, in)
+			b.StopTimer() // Close converts the trace
+			in.Free()
+			power.Free()
+		})
+	}
 }
 
 // TestKernelRecordFirst holds rt.Kernel's launch record at its start,

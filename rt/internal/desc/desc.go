@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -233,7 +234,10 @@ var registry struct {
 	specNames map[string][]*SpecConst // by macro name
 	sites     map[unsafe.Pointer]*AllocSite
 	siteIDs   map[string]uint32
-	tags      []string // by tag; tag 0 is "untagged"
+	// tags are the sites' names by tag (tag 0 is "untagged"), appended
+	// under the lock and read without it: a traced allocation asks for
+	// its tag's name every time.
+	tags atomic.Pointer[[]string]
 }
 
 // Register registers the descriptor d and returns it. A generated file
@@ -251,7 +255,7 @@ func Register[D Descriptor](d D) D {
 		registry.specNames = map[string][]*SpecConst{}
 		registry.sites = map[unsafe.Pointer]*AllocSite{}
 		registry.siteIDs = map[string]uint32{}
-		registry.tags = []string{"untagged"}
+		registry.tags.Store(&[]string{"untagged"})
 	}
 	switch d := any(d).(type) {
 	case *Global:
@@ -267,8 +271,10 @@ func Register[D Descriptor](d D) D {
 	case *AllocSite:
 		tag, ok := registry.siteIDs[d.ID]
 		if !ok {
-			tag = uint32(len(registry.tags))
-			registry.tags = append(registry.tags, d.Name)
+			tags := *registry.tags.Load()
+			tag = uint32(len(tags))
+			tags = append(tags, d.Name) // readers of the old slice read below its length only
+			registry.tags.Store(&tags)
 			registry.siteIDs[d.ID] = tag
 		}
 		d.tag = tag
@@ -328,10 +334,8 @@ func LookupAllocSite(addr unsafe.Pointer) *AllocSite { return lookup(&registry.s
 // TagName returns the name of an allocation tag: "untagged" for 0, the
 // site's name for a registered tag, "tagN" otherwise.
 func TagName(tag uint32) string {
-	registry.RLock()
-	defer registry.RUnlock()
-	if int(tag) < len(registry.tags) {
-		return registry.tags[tag]
+	if tags := registry.tags.Load(); tags != nil && int(tag) < len(*tags) {
+		return (*tags)[tag]
 	}
 	if tag == 0 {
 		return "untagged"
