@@ -257,7 +257,6 @@ func (q *queue) Marker(wait []driver.Event) (driver.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	nw := C.int(len(wl))
 	pool := &q.d.plain
 	if q.profiling {
 		pool = &q.d.timed
@@ -267,7 +266,7 @@ func (q *queue) Marker(wait []driver.Event) (driver.Event, error) {
 		return nil, err
 	}
 	var step C.int
-	r := C.dgen_marker(q.d.ctx, q.s, nw, wp, end.h, &step)
+	r := C.dgen_marker(q.d.ctx, q.s, C.int(len(wl)), wp, end.h, &step)
 	return q.finish("cuEventRecord", r, step, nil, end, true)
 }
 
