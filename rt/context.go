@@ -143,6 +143,16 @@ func (c *Context) Queue() *Queue {
 	return c.queue
 }
 
+// newDriverQueue creates the driver queue of a new Queue on device dev:
+// kernel-timed (driver.KernelTimer) when tracing reports the device times
+// of every command and the backend has a cheaper way than events.
+func (c *Context) newDriverQueue(dev int) (driver.Queue, error) {
+	if kt, ok := c.drv.(driver.KernelTimer); ok && c.devTimes && c.tr.DeviceSampling() == 1 {
+		return kt.NewKernelTimedQueue(dev)
+	}
+	return c.drv.NewQueue(dev, c.profiling)
+}
+
 // NewQueue creates an in-order queue on dev, which must be one of the
 // context's devices. The context releases it on Close.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
@@ -153,7 +163,7 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	if dev == nil || dev.index >= len(c.devices) || c.devices[dev.index] != dev {
 		return nil, fmt.Errorf("create queue: %w: the device is not one of this context's (%s)", ErrInvalidArgument, c.deviceLabel())
 	}
-	dq, err := c.drv.NewQueue(dev.index, c.profiling)
+	dq, err := c.newDriverQueue(dev.index)
 	if err != nil {
 		return nil, fmt.Errorf("create queue on %q: %w", dev.Name, err)
 	}
@@ -345,7 +355,9 @@ type Device struct {
 // event. Queues profile when tracing is configured (Config.Trace or
 // Config.Tracer set) with device-time sampling above 0
 // (trace.Tracer.SetDeviceSampling, DGEN_TRACE's device=N), and then only
-// the sampled tasks (trace.Task.Sampled) need an event. A sampled command
+// the sampled tasks (trace.Task.Sampled) need an event; when every task
+// is sampled, queues are kernel-timed where the backend offers it
+// (driver.KernelTimer; on CUDA, CUPTI's records). A sampled command
 // with an event is kept, with its task, in its queue's pending list; the
 // list is drained (device times read, through driver.Spanner where the
 // backend has it, and reported with trace.Task.Complete) on Queue.Finish, after Event.Wait, on Context.Close,

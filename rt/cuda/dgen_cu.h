@@ -97,4 +97,23 @@ CUresult dgen_graph_launch(CUcontext ctx, CUstream s, CUgraphExec x, int nwait, 
 CUresult dgen_graph_set(CUcontext ctx, CUgraphExec x, dgen_gcmd *c);
 CUresult dgen_graph_destroy(CUcontext ctx, CUgraph g, CUgraphExec x);
 
+// Kernel times from CUPTI (cupti.go, dgen_cupti.c).
+#include <stdint.h>
+
+// dgen_krec is what dgen keeps of a CUPTI kernel record: its stream's
+// CUPTI id, grid and block, and start and end in CUPTI's clock.
+typedef struct {
+	unsigned long long start, end;
+	uint32_t stream;
+	int dims[6];
+} dgen_krec;
+
+const char *dgen_cupti_open(const char *lib, uint32_t *version);
+const char *dgen_cupti_error(int r);
+int dgen_cupti_enable(void);
+int dgen_cupti_disable(void);
+int dgen_cupti_flush(void);
+int dgen_cupti_stream(CUcontext ctx, CUstream s, uint32_t *id);
+int dgen_cupti_take(dgen_krec *out, int max, unsigned long long *lost);
+
 #endif

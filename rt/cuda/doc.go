@@ -26,6 +26,12 @@
 // managed memory, which every device of the context reaches, as an OpenCL
 // buffer is reached by every device of its context.
 //
+// A kernel-timed queue (driver.KernelTimer: rt asks for one when tracing
+// reports the device times of every command) takes its kernels' times from
+// CUPTI's activity records where libcupti loads (DGEN_CUPTI_LIBRARY names
+// it, or "none"), at a quarter of the host cost of a timed event pair and
+// without the launch latency that an event pair counts; see cupti.go.
+//
 // A command graph of rt (rt.Graph) becomes a CUDA graph: its commands are
 // captured once on a stream of the graph's own and instantiated, each
 // launch of the graph is one cuGraphLaunch, and an update sets the kernel

@@ -215,12 +215,23 @@ type event struct {
 	d          *device
 	start, end *cuEvent
 	released   atomic.Bool
+	kt         *kernelTimes // the queue's kernel times, or nil
+	seq        uint64       // kt.launched when the command was enqueued
 }
 
 func (e *event) last() *cuEvent { return e.end }
 
-// Wait blocks until the command has completed.
-func (e *event) Wait() error { return waitFor(e.end) }
+// Wait blocks until the command has completed; on a kernel-timed queue it
+// then has CUPTI hand over the records of the kernels before it.
+func (e *event) Wait() error {
+	if err := waitFor(e.end); err != nil {
+		return err
+	}
+	if e.kt != nil {
+		e.kt.settle(e.seq)
+	}
+	return nil
+}
 
 // Status returns StatusComplete or StatusSubmitted.
 func (e *event) Status() (driver.EventStatus, error) { return statusOf(e.end) }

@@ -220,6 +220,21 @@ func (g *graph) Launch(wait []driver.Event, want bool) (driver.Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	if kt := g.q.kt; kt != nil {
+		kt.launch.Lock()
+		defer kt.launch.Unlock()
+		kt.addGraph(g)
+		ev, err := g.issue(nw, wp, start, end, want)
+		if err != nil {
+			kt.lose(fmt.Errorf("CUPTI kernel times: after a failed graph launch: %w", err))
+		}
+		return ev, err
+	}
+	return g.issue(nw, wp, start, end, want)
+}
+
+// issue launches g in one cgo call.
+func (g *graph) issue(nw C.int, wp *C.CUevent, start, end *cuEvent, want bool) (driver.Event, error) {
 	var step C.int
 	if g.x != nil {
 		r := C.dgen_graph_launch(g.q.d.ctx, g.q.s, g.x, nw, wp, handle(start), handle(end), &step)

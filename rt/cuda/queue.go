@@ -34,6 +34,19 @@ func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
 	return q, nil
 }
 
+// NewKernelTimedQueue implements driver.KernelTimer: a profiling queue
+// whose kernels take their device times from CUPTI's records where
+// libcupti loads (see cupti.go), and from events where it does not.
+func (c *context) NewKernelTimedQueue(dev int) (driver.Queue, error) {
+	dq, err := c.NewQueue(dev, true)
+	if err != nil {
+		return nil, err
+	}
+	q := dq.(*queue)
+	q.kt, _ = openKernelTimes(q) // without CUPTI, events time the kernels
+	return q, nil
+}
+
 // queue is a CUDA stream.
 type queue struct {
 	c         *context
@@ -41,6 +54,7 @@ type queue struct {
 	dev       int // index of d in c
 	s         C.CUstream
 	profiling bool
+	kt        *kernelTimes // kernel times from CUPTI, or nil
 }
 
 // waitEvents is the CUDA events of a wait list in buf (grown if needed),
@@ -115,7 +129,11 @@ func (q *queue) finish(op string, r C.CUresult, step C.int, start, end *cuEvent,
 	if !q.profiling {
 		return plainEvent{end}, nil
 	}
-	return &event{d: q.d, start: start, end: end}, nil
+	e := &event{d: q.d, start: start, end: end}
+	if q.kt != nil {
+		e.kt, e.seq = q.kt, q.kt.launched.Load()
+	}
+	return e, nil
 }
 
 func (q *queue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
@@ -137,6 +155,9 @@ func (q *queue) launch(dk driver.Kernel, r driver.NDRange, wait []driver.Event, 
 	l, err := k.prepare(q, r)
 	if err != nil {
 		return nil, err
+	}
+	if q.kt != nil {
+		return q.kt.launchKernel(k, l, wait, want)
 	}
 	var wb [8]C.CUevent
 	nw, wp, start, end, err := q.prologue(&wb, wait, want)
@@ -273,12 +294,20 @@ func (q *queue) Marker(wait []driver.Event) (driver.Event, error) {
 // Flush does nothing: CUDA submits work as it is enqueued.
 func (q *queue) Flush() error { return nil }
 
-// Finish waits for the stream.
+// Finish waits for the stream (and, on a kernel-timed queue, for the
+// records of its kernels).
 func (q *queue) Finish() error {
+	if q.kt != nil {
+		return q.kt.finish()
+	}
 	return cuError("cuStreamSynchronize", C.dgen_sync(q.d.ctx, q.s))
 }
 
 // Release waits for the stream and destroys it.
 func (q *queue) Release() error {
-	return errors.Join(q.Finish(), cuError("cuStreamDestroy", C.dgen_stream_destroy(q.d.ctx, q.s)))
+	err := q.Finish()
+	if q.kt != nil {
+		q.kt.close()
+	}
+	return errors.Join(err, cuError("cuStreamDestroy", C.dgen_stream_destroy(q.d.ctx, q.s)))
 }

@@ -44,6 +44,18 @@ type Context interface {
 	Release() error
 }
 
+// A KernelTimer is a Context that can time every kernel of a queue at less
+// cost than a profiling queue's events: the runtime asks for such a queue
+// when tracing reports the device times of every command. Its events are
+// Spanners whose times may come later than their completion: Span reports
+// done false until they have come, and the queue's Finish, or Wait on the
+// event, makes them come.
+type KernelTimer interface {
+	// NewKernelTimedQueue creates a profiling queue on device dev whose
+	// kernels are timed the backend's cheaper way.
+	NewKernelTimedQueue(dev int) (Queue, error)
+}
+
 // Queue is an in-order command queue on one device. Its methods are
 // safe for concurrent use. Enqueue methods return an event the caller
 // releases; wait lists may be empty.

@@ -211,6 +211,7 @@ func Run(t *testing.T, b driver.Backend, devs []driver.DeviceInfo) {
 		})
 	}
 	t.Run("Profile", func(t *testing.T) { testProfile(t, open(t, b, devs, true)) })
+	t.Run("KernelTimes", func(t *testing.T) { testKernelTimes(t, open(t, b, devs, false)) })
 }
 
 func testTransfers(t *testing.T, e *env) {
@@ -633,6 +634,101 @@ func testProfile(t *testing.T, e *env) {
 	if err != nil || tm.Ended < last {
 		t.Errorf("marker times %+v, %v (last kernel ended %d)", tm, err, last)
 	}
+}
+
+// testKernelTimes checks a kernel-timed queue (driver.KernelTimer), where
+// the backend has one: long and short kernels, launched in turn with and
+// without events and beside kernels on a plain queue, get their own times
+// (each long one longer than every short one), in launch order; and
+// testProfile passes on it, so that its kernel times and its markers'
+// share one clock.
+func testKernelTimes(t *testing.T, e *env) {
+	ktc, ok := e.ctx.(driver.KernelTimer)
+	if !ok {
+		t.Skip("the backend has no kernel-timed queue")
+	}
+	q, err := ktc.NewKernelTimedQueue(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	k, other := e.kernel("spin"), e.kernel("spin")
+	o, o2 := e.buffer(8), e.buffer(8)
+	e.write(o, 0, le([]int32{0, 1}))
+	e.write(o2, 0, le([]int32{0, 1}))
+	k.SetArgBuffer(0, o)
+	other.SetArgBuffer(0, o2)
+	other.SetArgScalar(1, 4, 1000)
+	short := driver.NDRange{Dims: 1, Global: [3]int{64}, Local: [3]int{64}}
+	long := driver.NDRange{Dims: 1, Global: [3]int{1}, Local: [3]int{1}}
+	var evs []driver.Event
+	var isLong []bool
+	defer func() {
+		for _, ev := range evs {
+			ev.Release()
+		}
+	}()
+	for i := range 300 {
+		r, n := short, 10
+		if i%3 == 0 {
+			r, n = long, 20000
+		}
+		k.SetArgScalar(1, 4, uint64(n))
+		if i%5 == 4 {
+			if err := q.SubmitKernel(k, r, nil); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			ev, err := q.EnqueueKernel(k, r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, isLong = append(evs, ev), append(isLong, r == long)
+		}
+		if i%7 == 0 {
+			if err := e.q.SubmitKernel(other, short, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	var longest [2]uint64 // the shortest long kernel, the longest short one
+	longest[0] = ^uint64(0)
+	for i, ev := range evs {
+		s, end, err := times(ev)
+		if err != nil {
+			t.Fatalf("kernel %d: %v", i, err)
+		}
+		if end <= s || s < last {
+			t.Fatalf("kernel %d: times [%d, %d] after %d", i, s, end, last)
+		}
+		last = end
+		if d := end - s; isLong[i] {
+			longest[0] = min(longest[0], d)
+		} else {
+			longest[1] = max(longest[1], d)
+		}
+	}
+	if longest[0] <= 2*longest[1] {
+		t.Errorf("the shortest long kernel took %d ns, the longest short one %d: times went to other kernels", longest[0], longest[1])
+	}
+	testProfile(t, &env{t: t, root: e.root, prog: e.prog, ctx: e.ctx, q: q, dev: e.dev})
+}
+
+// times returns the device times of ev's completed command.
+func times(ev driver.Event) (start, end uint64, err error) {
+	if sp, ok := ev.(driver.Spanner); ok {
+		s, t, done, err := sp.Span()
+		if err == nil && !done {
+			err = errors.New("Span: not done after Finish")
+		}
+		return s, t, err
+	}
+	tm, err := ev.Profile()
+	return tm.Started, tm.Ended, err
 }
 
 // RunMulti runs the suite's multi-device part on a context of b over devs

@@ -1,0 +1,120 @@
+package cuda
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// openTimed opens a context on the first CUDA device and a kernel-timed
+// queue on it, skipping where libcuda, NVIDIA's OpenCL or CUPTI is absent,
+// and builds a kernel spin.
+func openTimed(t *testing.T) (*queue, driver.Kernel) {
+	t.Helper()
+	ps, err := Backend{}.Platforms()
+	if err != nil || len(ps[0].Devices) == 0 {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	if err := loadCUPTI(); err != nil {
+		t.Skipf("no CUPTI: %v", err)
+	}
+	dc, err := Backend{}.NewContext(ps[0].Devices[:1])
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { dc.Release() })
+	dq, err := dc.(*context).NewKernelTimedQueue(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dq.Release() })
+	q := dq.(*queue)
+	if q.kt == nil {
+		t.Fatal("CUPTI loads, but the kernel-timed queue does not use it")
+	}
+	p, err := dc.BuildProgram("__kernel void spin(__global int* o, int n) { int s = 0; for (int i = 0; i < n; i++) s += i * o[1]; o[get_global_id(0) & 1] = s; }", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Release() })
+	k, err := p.NewKernel("spin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := dc.NewBuffer(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Release() })
+	k.SetArgBuffer(0, b)
+	k.SetArgScalar(1, 4, 10)
+	return q, k
+}
+
+// TestKernelTimesUnlistedKernel launches a kernel on a kernel-timed
+// queue's stream without listing it, as a launch path that forgot the
+// list would: the next listed kernel must get an error, not the unlisted
+// kernel's time.
+func TestKernelTimesUnlistedKernel(t *testing.T) {
+	q, k := openTimed(t)
+	r := func(n int) driver.NDRange { return driver.NDRange{Dims: 1, Global: [3]int{n}, Local: [3]int{n}} }
+	first, err := q.EnqueueKernel(k, r(32), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release()
+	kt := q.kt
+	q.kt = nil
+	err = q.SubmitKernel(k, r(64), nil) // unlisted
+	q.kt = kt
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := q.EnqueueKernel(k, r(32), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Release()
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, done, err := first.(driver.Spanner).Span(); !done || err != nil {
+		t.Errorf("first kernel: done %v, %v; want its times", done, err)
+	}
+	_, _, done, err := next.(driver.Spanner).Span()
+	if !done || err == nil || !strings.Contains(err.Error(), "grid and block") {
+		t.Errorf("kernel after an unlisted one: done %v, err %v; want an error about grid and block", done, err)
+	}
+}
+
+// TestKernelTimesDurations checks that CUPTI's times are the kernel's
+// own: a kernel that spins 100 times longer takes longer, and a short
+// kernel on an idle GPU is not charged the launch's latency, which a
+// profiling queue's event pair counts.
+func TestKernelTimesDurations(t *testing.T) {
+	q, k := openTimed(t)
+	r := driver.NDRange{Dims: 1, Global: [3]int{32}, Local: [3]int{32}}
+	span := func(n int) uint64 {
+		k.SetArgScalar(1, 4, uint64(n))
+		ev, err := q.EnqueueKernel(k, r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ev.Release()
+		if err := ev.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		s, e, done, err := ev.(driver.Spanner).Span()
+		if !done || err != nil {
+			t.Fatalf("Span: done %v, %v", done, err)
+		}
+		return e - s
+	}
+	span(1) // measures the clock offset
+	short, long := span(10), span(1000)
+	if long <= short {
+		t.Errorf("spin 10: %d ns, spin 1000: %d ns", short, long)
+	}
+	t.Logf("spin 10: %d ns, spin 1000: %d ns", short, long)
+}
