@@ -115,13 +115,33 @@ int main(int argc, char **argv) {
 	std::vector<cudaEvent_t> timed(2 * n), plain(n);
 	for (auto &e : timed) CK(cudaEventCreate(&e));
 	for (auto &e : plain) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-	CP(cuptiActivityRegisterCallbacks(requested, completed));
 	cudaFunction_t rf;
 	CK(cudaGetFuncBySymbol(&rf, (const void *)hot));
 	CUfunction f = (CUfunction)rf;
 	float cap = 0.5f;
 	CUcontext cx;
 	CU(cuCtxGetCurrent(&cx));
+	auto bare = [&](int rounds) {
+		std::vector<double> v;
+		for (int r = 0; r < rounds; r++) {
+			CK(cudaStreamSynchronize(s));
+			long long t0 = nowns(CLOCK_MONOTONIC);
+			for (int i = 0; i < n; i++) {
+				void *args[] = {&b, &a, &pw, &side, &side, &cap};
+				CU(cuLaunchKernel(f, grid.x, grid.y, 1, block.x, block.y, 1, 0, s, args, nullptr));
+			}
+			CK(cudaStreamSynchronize(s));
+			v.push_back((nowns(CLOCK_MONOTONIC) - t0) / 1e3 / n);
+		}
+		std::sort(v.begin(), v.end());
+		return v;
+	};
+	auto show = [](const char *what, std::vector<double> v) {
+		printf("%s: %.2f (%.2f-%.2f) µs per launch\n", what, v[v.size() / 2], v.front(), v.back());
+	};
+	bare(1);
+	show("bare, before CUPTI is enabled", bare(rounds));
+	CP(cuptiActivityRegisterCallbacks(requested, completed));
 	uint32_t sid = 0;
 	CP(cuptiGetStreamIdEx(cx, (CUstream)s, 0, &sid));
 	typedef CUptiResult (*hwfn)(uint8_t);
@@ -213,6 +233,15 @@ int main(int argc, char **argv) {
 		printf("  %-8s %.2f (%.2f-%.2f)  %+.0f%%\n", names[m], v[v.size() / 2], v.front(), v.back(), (v[v.size() / 2] / base - 1) * 100);
 	}
 	printf("flush of a round's records: %.0f µs mean\n", flushns / 1e3 / flushes);
+
+	show("bare, after CUPTI was enabled and disabled", bare(rounds));
+	typedef CUptiResult (*finfn)(void);
+	if (finfn fin = (finfn)dlsym(RTLD_DEFAULT, "cuptiFinalize")) {
+		CUptiResult r = fin();
+		printf("cuptiFinalize: %d\n", (int)r);
+		show("bare, after cuptiFinalize", bare(rounds));
+		CP(cuptiActivityRegisterCallbacks(requested, completed));
+	}
 
 	// Records delivered without a flush: small buffers, a flush period.
 	bufsize = 64 << 10;

@@ -118,3 +118,31 @@ func TestKernelTimesDurations(t *testing.T) {
 	}
 	t.Logf("spin 10: %d ns, spin 1000: %d ns", short, long)
 }
+
+// TestKernelTimesRelease checks that a released kernel-timed queue stops
+// counting as a user of CUPTI's records, which the last one disables so
+// that the process's other launches do not pay for them.
+func TestKernelTimesRelease(t *testing.T) {
+	q, _ := openTimed(t)
+	users := func() (int, int) {
+		cupti.mu.Lock()
+		defer cupti.mu.Unlock()
+		return cupti.users, len(cupti.streams)
+	}
+	if u, s := users(); u != 1 || s != 1 {
+		t.Fatalf("%d users, %d streams; want 1 and 1", u, s)
+	}
+	q2, err := q.c.NewKernelTimedQueue(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, s := users(); u != 2 || s != 2 {
+		t.Errorf("with a second queue: %d users, %d streams; want 2 and 2", u, s)
+	}
+	if err := q2.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if u, s := users(); u != 1 || s != 1 {
+		t.Errorf("after its Release: %d users, %d streams; want 1 and 1", u, s)
+	}
+}
