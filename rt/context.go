@@ -144,13 +144,18 @@ func (c *Context) Queue() *Queue {
 }
 
 // newDriverQueue creates the driver queue of a new Queue on device dev:
-// kernel-timed (driver.KernelTimer) when tracing reports the device times
-// of every command and the backend has a cheaper way than events.
-func (c *Context) newDriverQueue(dev int) (driver.Queue, error) {
+// kernel-timed (driver.KernelTimer, timed true) when tracing reports the
+// device times of every command and the backend has a cheaper way than
+// events.
+func (c *Context) newDriverQueue(dev int) (q driver.Queue, timed bool, err error) {
 	if kt, ok := c.drv.(driver.KernelTimer); ok && c.devTimes && c.tr.DeviceSampling() == 1 {
-		return kt.NewKernelTimedQueue(dev)
+		q, err = kt.NewKernelTimedQueue(dev)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return q, err == nil, err
+		}
 	}
-	return c.drv.NewQueue(dev, c.profiling)
+	q, err = c.drv.NewQueue(dev, c.profiling)
+	return q, false, err
 }
 
 // NewQueue creates an in-order queue on dev, which must be one of the
@@ -163,11 +168,11 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	if dev == nil || dev.index >= len(c.devices) || c.devices[dev.index] != dev {
 		return nil, fmt.Errorf("create queue: %w: the device is not one of this context's (%s)", ErrInvalidArgument, c.deviceLabel())
 	}
-	dq, err := c.newDriverQueue(dev.index)
+	dq, late, err := c.newDriverQueue(dev.index)
 	if err != nil {
 		return nil, fmt.Errorf("create queue on %q: %w", dev.Name, err)
 	}
-	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling, id: int(c.nqueues.Add(1) - 1)}
+	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1)}
 	q.launcher, _ = dq.(driver.ArgLauncher)
 	if err := c.initQueueTrace(q); err != nil {
 		dq.Release()
@@ -360,9 +365,11 @@ type Device struct {
 // (driver.KernelTimer; on CUDA, CUPTI's records). A sampled command
 // with an event is kept, with its task, in its queue's pending list; the
 // list is drained (device times read, through driver.Spanner where the
-// backend has it, and reported with trace.Task.Complete) on Queue.Finish, after Event.Wait, on Context.Close,
-// and without blocking when it reaches a threshold (only the completed
-// prefix is read: the queue is in order). A sampled transfer is enqueued
+// backend has it, and reported with trace.Task.Complete) on Queue.Finish,
+// after Event.Wait, on Context.Close, and when it reaches a threshold: then
+// a profiling queue waits for its newest command and reads every time at
+// once, and a kernel-timed queue reads the times that have come, without
+// blocking (only the completed prefix is read: the queue is in order). A sampled transfer is enqueued
 // without blocking and waited for, so that it is reported at once. Submit,
 // which creates no event, creates one for a sampled task. An Event released
 // by its owner before its times were read keeps its driver event in the

@@ -34,6 +34,7 @@ type Queue struct {
 	drv       driver.Queue
 	launcher  driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	profiling bool
+	lateTimes bool // drv is kernel-timed (driver.KernelTimer): its kernels' times may come after them
 
 	id   int          // the queue's number in its context, from 0
 	tq   *trace.Queue // trace handle; see "Tracing in rt" (context.go)
@@ -661,7 +662,10 @@ func (q *Queue) addPending(tk *trace.Task, ev *Event, drv driver.Event) {
 	grow := len(p.tasks) >= max(p.next, pendingDrainAt)
 	p.mu.Unlock()
 	if grow {
-		q.drainTrace(true)
+		// Waiting for the newest command makes a profiling queue's times
+		// all readable at once; a kernel-timed queue reads the times that
+		// have come (waiting would have its backend fetch the rest early).
+		q.drainTrace(!q.lateTimes)
 	}
 }
 

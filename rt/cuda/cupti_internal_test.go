@@ -1,7 +1,9 @@
 package cuda
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -145,4 +147,85 @@ func TestKernelTimesRelease(t *testing.T) {
 	if u, s := users(); u != 1 || s != 1 {
 		t.Errorf("after its Release: %d users, %d streams; want 1 and 1", u, s)
 	}
+}
+
+// TestKernelTimesConcurrentQueues runs kernel-timed queues side by side,
+// each finishing now and then while the others' kernels run: every kernel
+// must get its times.
+func TestKernelTimesConcurrentQueues(t *testing.T) {
+	q0, k0 := openTimed(t)
+	const queues, launches = 4, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, queues)
+	for i := range queues {
+		q, k := q0, k0
+		if i > 0 {
+			dq, err := q0.c.NewKernelTimedQueue(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer dq.Release()
+			q = dq.(*queue)
+			p, err := q0.c.BuildProgram("__kernel void spin(__global int* o, int n) { int s = 0; for (int i = 0; i < n; i++) s += i; o[get_global_id(0) & 1] = s; }", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Release()
+			if k, err = p.NewKernel("spin"); err != nil {
+				t.Fatal(err)
+			}
+			b, err := q0.c.NewBuffer(8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Release()
+			k.SetArgBuffer(0, b)
+			k.SetArgScalar(1, 4, 1000)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- runTimed(q, k, launches)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// runTimed launches k n times on q with events, finishing every 50, and
+// checks that each gets its times.
+func runTimed(q *queue, k driver.Kernel, n int) error {
+	r := driver.NDRange{Dims: 1, Global: [3]int{32}, Local: [3]int{32}}
+	var evs []driver.Event
+	defer func() {
+		for _, ev := range evs {
+			ev.Release()
+		}
+	}()
+	for i := range n {
+		ev, err := q.EnqueueKernel(k, r, nil)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, ev)
+		if i%50 == 49 {
+			if err := q.Finish(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := q.Finish(); err != nil {
+		return err
+	}
+	for i, ev := range evs {
+		if _, _, done, err := ev.(driver.Spanner).Span(); !done || err != nil {
+			return fmt.Errorf("kernel %d of %d: done %v, %v", i, n, done, err)
+		}
+	}
+	return nil
 }

@@ -35,15 +35,22 @@ func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
 }
 
 // NewKernelTimedQueue implements driver.KernelTimer: a profiling queue
-// whose kernels take their device times from CUPTI's records where
-// libcupti loads (see cupti.go), and from events where it does not.
+// whose kernels take their device times from CUPTI's records (see
+// cupti.go). Where CUPTI does not load, its error wraps
+// errors.ErrUnsupported and says why.
 func (c *context) NewKernelTimedQueue(dev int) (driver.Queue, error) {
+	if err := loadCUPTI(); err != nil {
+		return nil, fmt.Errorf("kernel-timed queue: %w: CUPTI does not load: %v", errors.ErrUnsupported, err)
+	}
 	dq, err := c.NewQueue(dev, true)
 	if err != nil {
 		return nil, err
 	}
 	q := dq.(*queue)
-	q.kt, _ = openKernelTimes(q) // without CUPTI, events time the kernels
+	if q.kt, err = openKernelTimes(q); err != nil {
+		q.Release()
+		return nil, fmt.Errorf("kernel-timed queue: %w", err)
+	}
 	return q, nil
 }
 

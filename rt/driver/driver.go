@@ -52,7 +52,9 @@ type Context interface {
 // event, makes them come.
 type KernelTimer interface {
 	// NewKernelTimedQueue creates a profiling queue on device dev whose
-	// kernels are timed the backend's cheaper way.
+	// kernels are timed the backend's cheaper way. Where that way is not
+	// available, its error wraps errors.ErrUnsupported, and the runtime
+	// makes a profiling queue instead.
 	NewKernelTimedQueue(dev int) (Queue, error)
 }
 
