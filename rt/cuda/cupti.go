@@ -219,10 +219,12 @@ func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Even
 	kt.launch.Lock()
 	defer kt.launch.Unlock()
 	var ev *kernelEvent
-	rec := new(kernelRecord)
+	var rec *kernelRecord
 	if want {
 		ev = &kernelEvent{kt: kt}
 		rec = &ev.rec // one allocation
+	} else {
+		rec = new(kernelRecord)
 	}
 	rec.dims = [6]C.int{C.int(l.grid[0]), C.int(l.grid[1]), C.int(l.grid[2]), C.int(l.block[0]), C.int(l.block[1]), C.int(l.block[2])}
 	var end *cuEvent
@@ -245,7 +247,9 @@ func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Even
 	res := C.dgen_launch(q.d.ctx, k.fns[q.dev], l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
 		l.shared, q.s, k.params, C.int(len(wl)), wp, nil, handle(end), &step)
 	if res != 0 {
-		kt.remove(rec)
+		if step != C.STEP_RECORD_END { // else the kernel runs: its record comes
+			kt.remove(rec)
+		}
 		end.unref()
 		return nil, stepError("cuLaunchKernel", step, res)
 	}
