@@ -121,6 +121,51 @@ func TestKernelTimesDurations(t *testing.T) {
 	t.Logf("spin 10: %d ns, spin 1000: %d ns", short, long)
 }
 
+// TestKernelTimesBetweenMarkers checks CUPTI's times against the event
+// clock: a kernel between two markers of its queue (timed events) starts
+// after the first, and ends within 2 µs of the second, which the GPU
+// records as soon as the kernel has completed. (The queue's clock offset
+// is measured the same way, on its first kernel, so a kernel may end up
+// to that measure's jitter, tens of ns, after the marker.)
+func TestKernelTimesBetweenMarkers(t *testing.T) {
+	q, k := openTimed(t)
+	k.SetArgScalar(1, 4, 100000) // long enough for the markers to be apart
+	r := driver.NDRange{Dims: 1, Global: [3]int{32}, Local: [3]int{32}}
+	for i := range 20 {
+		before, err := q.Marker(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := q.EnqueueKernel(k, r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := q.Marker(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		b, errB := before.Profile()
+		a, errA := after.Profile()
+		s, e, done, err := ev.(driver.Spanner).Span()
+		before.Release()
+		after.Release()
+		ev.Release()
+		if errB != nil || errA != nil || err != nil || !done {
+			t.Fatalf("times: %v, %v, %v (done %v)", errB, errA, err, done)
+		}
+		const slack = 2000 // ns
+		if gap := int64(a.Ended) - int64(e); s < b.Ended || e <= s || gap < -slack || gap > slack {
+			t.Errorf("launch %d: kernel [%d, %d], markers at %d and %d: starts %+d ns after the first, ends %+d ns before the second", i, s, e, b.Ended, a.Ended, int64(s)-int64(b.Ended), gap)
+		}
+	}
+	cupti.mu.Lock()
+	t.Logf("clock offset %d ns", q.kt.offset)
+	cupti.mu.Unlock()
+}
+
 // TestKernelTimesRelease checks that a released kernel-timed queue stops
 // counting as a user of CUPTI's records, which the last one disables so
 // that the process's other launches do not pay for them.
