@@ -174,6 +174,9 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	}
 	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1)}
 	q.launcher, _ = dq.(driver.ArgLauncher)
+	if late {
+		q.timer, _ = dq.(driver.KernelTimedQueue)
+	}
 	if err := c.initQueueTrace(q); err != nil {
 		dq.Release()
 		return nil, err

@@ -34,7 +34,8 @@ type Queue struct {
 	drv       driver.Queue
 	launcher  driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	profiling bool
-	lateTimes bool // drv is kernel-timed (driver.KernelTimer): its kernels' times may come after them
+	lateTimes bool                    // drv is kernel-timed (driver.KernelTimer): its kernels' times may come after them
+	timer     driver.KernelTimedQueue // drv, where it is kernel-timed and can time a kernel without its event
 
 	id   int          // the queue's number in its context, from 0
 	tq   *trace.Queue // trace handle; see "Tracing in rt" (context.go)
@@ -459,7 +460,12 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	event := q.wantsEvent(tk)
-	ev, err := k.enqueue(q, r, dw, event)
+	var ev driver.Event
+	if event && q.timer != nil && k.foreign == 0 {
+		ev, err = q.timer.LaunchArgsTimed(k.drv, &k.args, r.ndrange(), dw) // the event is for the times only
+	} else {
+		ev, err = k.enqueue(q, r, dw, event)
+	}
 	tk.End()
 	if err != nil {
 		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)

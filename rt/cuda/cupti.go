@@ -207,9 +207,10 @@ func (kt *kernelTimes) closeLocked() {
 }
 
 // launchKernel launches k with shape l on kt's queue, listing it: one cgo
-// call, with an untimed end event when want is set (a timed one for the
-// queue's first, which measures the clock offset).
-func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Event, want bool) (driver.Event, error) {
+// call, with an untimed end event for mode withEvent. The queue's first
+// kernel with an event gets a timed end event, which measures the clock
+// offset.
+func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Event, mode eventMode) (driver.Event, error) {
 	q := kt.q
 	var wb [8]C.CUevent
 	wl, wp, err := waitEvents(wb[:0], wait)
@@ -220,7 +221,7 @@ func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Even
 	defer kt.launch.Unlock()
 	var ev *kernelEvent
 	var rec *kernelRecord
-	if want {
+	if mode != noEvent {
 		ev = &kernelEvent{kt: kt}
 		rec = &ev.rec // one allocation
 	} else {
@@ -228,8 +229,7 @@ func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Even
 	}
 	rec.dims = [6]C.int{C.int(l.grid[0]), C.int(l.grid[1]), C.int(l.grid[2]), C.int(l.block[0]), C.int(l.block[1]), C.int(l.block[2])}
 	var end *cuEvent
-	if want {
-		calib := kt.wantsCalibration()
+	if calib := mode != noEvent && kt.wantsCalibration(); calib || mode == withEvent {
 		pool := &q.d.plain
 		if calib {
 			pool = &q.d.timed
@@ -253,7 +253,7 @@ func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Even
 		end.unref()
 		return nil, stepError("cuLaunchKernel", step, res)
 	}
-	if !want {
+	if mode == noEvent {
 		return nil, nil
 	}
 	ev.end = end
@@ -464,7 +464,8 @@ func (kt *kernelTimes) lose(err error) {
 }
 
 // kernelEvent is the driver.Event of a kernel on a kernel-timed queue: its
-// end event, and its record.
+// end event (none for LaunchArgsTimed, but for the calibrating kernel),
+// and its record.
 type kernelEvent struct {
 	kt       *kernelTimes
 	rec      kernelRecord
@@ -474,10 +475,17 @@ type kernelEvent struct {
 
 func (e *kernelEvent) last() *cuEvent { return e.end }
 
-// Wait blocks until the kernel has completed, then has CUPTI hand over its
-// record if it holds it back.
+// Wait blocks until the kernel has completed (without an end event, until
+// the queue has finished), then has CUPTI hand over its record if it
+// holds it back.
 func (e *kernelEvent) Wait() error {
-	if err := waitFor(e.end); err != nil {
+	var err error
+	if e.end != nil {
+		err = waitFor(e.end)
+	} else {
+		err = cuError("cuStreamSynchronize", C.dgen_sync(e.kt.q.d.ctx, e.kt.q.s))
+	}
+	if err != nil {
 		return err
 	}
 	e.kt.settle(e.rec.seq)
@@ -485,7 +493,17 @@ func (e *kernelEvent) Wait() error {
 }
 
 // Status returns StatusComplete or StatusSubmitted.
-func (e *kernelEvent) Status() (driver.EventStatus, error) { return statusOf(e.end) }
+func (e *kernelEvent) Status() (driver.EventStatus, error) {
+	if e.end == nil {
+		cupti.mu.Lock()
+		defer cupti.mu.Unlock()
+		if e.rec.done {
+			return driver.StatusComplete, nil
+		}
+		return driver.StatusSubmitted, nil
+	}
+	return statusOf(e.end)
+}
 
 // Span returns the kernel's times once its record has come and the
 // queue's clock offset is known; a kernel whose times are lost is done

@@ -274,3 +274,43 @@ func runTimed(q *queue, k driver.Kernel, n int) error {
 	}
 	return nil
 }
+
+// TestKernelTimesWithoutEvent launches kernels through LaunchArgsTimed, as
+// rt does for the sampled kernels it launches without an event: they
+// record no end event (but the first, which measures the clock offset),
+// their times come in launch order after Wait on the newest, and a wait
+// list that names one is refused.
+func TestKernelTimesWithoutEvent(t *testing.T) {
+	q, k := openTimed(t)
+	r := driver.NDRange{Dims: 1, Global: [3]int{32}, Local: [3]int{32}}
+	var evs []driver.Event
+	defer func() {
+		for _, ev := range evs {
+			ev.Release()
+		}
+	}()
+	for range 50 {
+		ev, err := q.LaunchArgsTimed(k, &driver.Args{}, r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if ends := evs[0].(*kernelEvent).end != nil && evs[1].(*kernelEvent).end == nil; !ends {
+		t.Errorf("end events: the first kernel's %v, the second's %v; want the first only", evs[0].(*kernelEvent).end, evs[1].(*kernelEvent).end)
+	}
+	if _, err := q.EnqueueKernel(k, r, evs[10:11]); err == nil || !strings.Contains(err.Error(), "only times") {
+		t.Errorf("a wait list naming a times-only event: %v", err)
+	}
+	if err := evs[len(evs)-1].Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	for i, ev := range evs {
+		s, e, done, err := ev.(driver.Spanner).Span()
+		if !done || err != nil || s < last || e <= s {
+			t.Fatalf("kernel %d: [%d, %d] after %d, done %v, %v", i, s, e, last, done, err)
+		}
+		last = e
+	}
+}

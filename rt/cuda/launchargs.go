@@ -10,8 +10,9 @@ import (
 )
 
 var (
-	_ driver.ArgLauncher  = (*queue)(nil)
-	_ driver.NativeBuffer = (*buffer)(nil)
+	_ driver.ArgLauncher      = (*queue)(nil)
+	_ driver.KernelTimedQueue = (*queue)(nil)
+	_ driver.NativeBuffer     = (*buffer)(nil)
 )
 
 // Handle returns the buffer's device pointer (a view's includes its
@@ -25,6 +26,20 @@ func (b *buffer) Handle() uint64 { return uint64(b.ptr) }
 // slots already hold, since the record and the slots belong to one kernel
 // object.
 func (q *queue) LaunchArgs(dk driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, event bool) (driver.Event, error) {
+	mode := noEvent
+	if event {
+		mode = withEvent
+	}
+	return q.launchArgs(dk, a, r, wait, mode)
+}
+
+// LaunchArgsTimed implements driver.KernelTimedQueue: on a kernel-timed
+// queue, the kernel records no end event.
+func (q *queue) LaunchArgsTimed(dk driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
+	return q.launchArgs(dk, a, r, wait, timesOnly)
+}
+
+func (q *queue) launchArgs(dk driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, mode eventMode) (driver.Event, error) {
 	k, ok := dk.(*kernel)
 	if !ok {
 		return nil, fmt.Errorf("cuLaunchKernel: kernel of another backend (%T)", dk)
@@ -34,7 +49,7 @@ func (q *queue) LaunchArgs(dk driver.Kernel, a *driver.Args, r driver.NDRange, w
 			return nil, err
 		}
 	}
-	return q.launch(k, r, wait, event)
+	return q.launch(k, r, wait, mode)
 }
 
 // setArgs sets the changed arguments of a, clearing their marks.

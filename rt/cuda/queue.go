@@ -72,7 +72,11 @@ func waitEvents(buf []C.CUevent, wait []driver.Event) ([]C.CUevent, *C.CUevent, 
 		if !ok {
 			return nil, nil, fmt.Errorf("wait list: event of another backend (%T)", w)
 		}
-		buf = append(buf, e.last().h)
+		l := e.last()
+		if l == nil {
+			return nil, nil, errors.New("wait list: an event that only times its kernel (LaunchArgsTimed)")
+		}
+		buf = append(buf, l.h)
 	}
 	if len(buf) == 0 {
 		return buf, nil, nil
@@ -143,18 +147,27 @@ func (q *queue) finish(op string, r C.CUresult, step C.int, start, end *cuEvent,
 	return e, nil
 }
 
+// eventMode is the event a kernel launch returns.
+type eventMode int
+
+const (
+	noEvent   eventMode = iota
+	withEvent           // the command's event
+	timesOnly           // an event only for the kernel's times (LaunchArgsTimed)
+)
+
 func (q *queue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
-	return q.launch(k, r, wait, true)
+	return q.launch(k, r, wait, withEvent)
 }
 
 func (q *queue) SubmitKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) error {
-	_, err := q.launch(k, r, wait, false)
+	_, err := q.launch(k, r, wait, noEvent)
 	return err
 }
 
-// launch launches k over r after wait in one cgo call; want asks for its
-// event.
-func (q *queue) launch(dk driver.Kernel, r driver.NDRange, wait []driver.Event, want bool) (driver.Event, error) {
+// launch launches k over r after wait in one cgo call, with the event that
+// mode asks for (timesOnly is withEvent but on a kernel-timed queue).
+func (q *queue) launch(dk driver.Kernel, r driver.NDRange, wait []driver.Event, mode eventMode) (driver.Event, error) {
 	k, ok := dk.(*kernel)
 	if !ok {
 		return nil, fmt.Errorf("cuLaunchKernel: kernel of another backend (%T)", dk)
@@ -164,8 +177,9 @@ func (q *queue) launch(dk driver.Kernel, r driver.NDRange, wait []driver.Event, 
 		return nil, err
 	}
 	if q.kt != nil {
-		return q.kt.launchKernel(k, l, wait, want)
+		return q.kt.launchKernel(k, l, wait, mode)
 	}
+	want := mode != noEvent
 	var wb [8]C.CUevent
 	nw, wp, start, end, err := q.prologue(&wb, wait, want)
 	if err != nil {

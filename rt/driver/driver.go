@@ -58,6 +58,15 @@ type KernelTimer interface {
 	NewKernelTimedQueue(dev int) (Queue, error)
 }
 
+// A KernelTimedQueue is a queue of a KernelTimer. LaunchArgsTimed is
+// ArgLauncher's LaunchArgs with an event that the runtime wants only for
+// the kernel's device times, which the backend may give without the event
+// it records for other uses: the Event it returns is a Spanner, no other
+// command may wait for it, and its Wait may wait for the whole queue.
+type KernelTimedQueue interface {
+	LaunchArgsTimed(k Kernel, a *Args, r NDRange, wait []Event) (Event, error)
+}
+
 // Queue is an in-order command queue on one device. Its methods are
 // safe for concurrent use. Enqueue methods return an event the caller
 // releases; wait lists may be empty.
