@@ -23,8 +23,10 @@ import (
 // Kernel times from CUPTI. A queue that times every command
 // (context.NewKernelTimedQueue) takes its kernels' device times from
 // CUPTI's activity records where libcupti loads, instead of from a timed
-// event before and after each launch. On the H100 (bench/cuptiprobe) a
-// launch costs 9% more with CUPTI's record and an untimed end event, and
+// event before and after each launch. A kernel launched with an event
+// records an untimed end event for its waits; one whose event is wanted
+// only for its times (LaunchArgsTimed) records none. On the H100
+// (bench/cuptiprobe) a launch costs 7–19% more with CUPTI's record and
 // 63% more with two timed events; and the record holds the kernel's own
 // start and end, where the events count the launch's latency while the
 // GPU waits for the host (4.9 µs for a kernel of 1.95 µs).
