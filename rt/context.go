@@ -372,11 +372,12 @@ type Device struct {
 // after Event.Wait, on Context.Close, and when it reaches a threshold: then
 // a profiling queue waits for its newest command and reads every time at
 // once, and a kernel-timed queue reads the times that have come, without
-// blocking (only the completed prefix is read: the queue is in order). A sampled transfer is enqueued
-// without blocking and waited for, so that it is reported at once. Submit,
-// which creates no event, creates one for a sampled task. An Event released
-// by its owner before its times were read keeps its driver event in the
-// list until they are.
+// blocking (only the completed prefix is read: the queue is in order). A
+// sampled transfer is enqueued without blocking and waited for, so that it
+// is reported at once. Submit, which creates no event, creates one for a
+// sampled task (on a kernel-timed queue, one that only times the kernel:
+// driver.KernelTimedQueue). An Event released by its owner before its
+// times were read keeps its driver event in the list until they are.
 //
 // Hooks for other rt code: traceMem (allocator: free-list reuses and
 // returns with Mem.Pooled set), traceCache (program caches: hits, disk

@@ -58,12 +58,13 @@ type KernelTimer interface {
 	NewKernelTimedQueue(dev int) (Queue, error)
 }
 
-// A KernelTimedQueue is a queue of a KernelTimer. LaunchArgsTimed is
-// ArgLauncher's LaunchArgs with an event that the runtime wants only for
-// the kernel's device times, which the backend may give without the event
-// it records for other uses: the Event it returns is a Spanner, no other
-// command may wait for it, and its Wait may wait for the whole queue.
+// A KernelTimedQueue is a queue of a KernelTimer that can time a kernel
+// without the event it records for other uses.
 type KernelTimedQueue interface {
+	// LaunchArgsTimed is ArgLauncher's LaunchArgs with an event that the
+	// runtime wants only for the kernel's device times: the Event it
+	// returns is a Spanner, no other command may wait for it, and its Wait
+	// may wait for the whole queue.
 	LaunchArgsTimed(k Kernel, a *Args, r NDRange, wait []Event) (Event, error)
 }
 
