@@ -36,7 +36,8 @@ func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
 
 // NewKernelTimedQueue implements driver.KernelTimer: a profiling queue
 // whose kernels take their device times from CUPTI's records (see
-// cupti.go). Where CUPTI does not load, its error wraps
+// cupti.go). Where CUPTI does not load, or does not take dgen's records
+// (another tool, a profiler, holds its activity API), its error wraps
 // errors.ErrUnsupported and says why.
 func (c *context) NewKernelTimedQueue(dev int) (driver.Queue, error) {
 	if err := loadCUPTI(); err != nil {
@@ -49,7 +50,7 @@ func (c *context) NewKernelTimedQueue(dev int) (driver.Queue, error) {
 	q := dq.(*queue)
 	if q.kt, err = openKernelTimes(q); err != nil {
 		q.Release()
-		return nil, fmt.Errorf("kernel-timed queue: %w", err)
+		return nil, fmt.Errorf("kernel-timed queue: %w: %v", errors.ErrUnsupported, err)
 	}
 	return q, nil
 }
