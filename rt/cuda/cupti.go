@@ -229,7 +229,7 @@ func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Even
 	} else {
 		rec = new(kernelRecord)
 	}
-	rec.dims = [6]C.int{C.int(l.grid[0]), C.int(l.grid[1]), C.int(l.grid[2]), C.int(l.block[0]), C.int(l.block[1]), C.int(l.block[2])}
+	rec.dims = dimsOf(l.grid, l.block)
 	var end *cuEvent
 	if calib := mode != noEvent && kt.wantsCalibration(); calib || mode == withEvent {
 		pool := &q.d.plain
@@ -453,9 +453,14 @@ func (kt *kernelTimes) addGraph(g *graph) {
 	for i, k := range g.kernels {
 		if k != nil {
 			c := g.cmd(i)
-			kt.add(&kernelRecord{dims: [6]C.int{C.int(c.grid[0]), C.int(c.grid[1]), C.int(c.grid[2]), C.int(c.block[0]), C.int(c.block[1]), C.int(c.block[2])}})
+			kt.add(&kernelRecord{dims: dimsOf(c.grid, c.block)})
 		}
 	}
+}
+
+// dimsOf is a launch's grid and block as a CUPTI record gives them.
+func dimsOf(grid, block [3]C.uint) [6]C.int {
+	return [6]C.int{C.int(grid[0]), C.int(grid[1]), C.int(grid[2]), C.int(block[0]), C.int(block[1]), C.int(block[2])}
 }
 
 // lose fails kt's listed kernels and every later one with err.
