@@ -140,6 +140,18 @@ int main(int argc, char **argv) {
 		printf("%s: %.2f (%.2f-%.2f) µs per launch\n", what, v[v.size() / 2], v.front(), v.back());
 	};
 	bare(1);
+	// The host cost of two cheap driver calls, which CUPTI may hook.
+	auto ctxcalls = [&](const char *when) {
+		const int m = 200000;
+		CUcontext cur;
+		long long t0 = nowns(CLOCK_MONOTONIC);
+		for (int i = 0; i < m; i++) cuCtxSetCurrent(cx);
+		long long t1 = nowns(CLOCK_MONOTONIC);
+		for (int i = 0; i < m; i++) cuCtxGetCurrent(&cur);
+		long long t2 = nowns(CLOCK_MONOTONIC);
+		printf("%s: cuCtxSetCurrent %.1f ns, cuCtxGetCurrent %.1f ns\n", when, (t1 - t0) / (double)m, (t2 - t1) / (double)m);
+	};
+	ctxcalls("before CUPTI");
 	show("bare, before CUPTI is enabled", bare(rounds));
 	CP(cuptiActivityRegisterCallbacks(requested, completed));
 	uint32_t sid = 0;
@@ -234,12 +246,17 @@ int main(int argc, char **argv) {
 	}
 	printf("flush of a round's records: %.0f µs mean\n", flushns / 1e3 / flushes);
 
+	CP(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+	ctxcalls("CUPTI kernel records on");
+	CP(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+	ctxcalls("CUPTI attached, records off");
 	show("bare, after CUPTI was enabled and disabled", bare(rounds));
 	typedef CUptiResult (*finfn)(void);
 	if (finfn fin = (finfn)dlsym(RTLD_DEFAULT, "cuptiFinalize")) {
 		CUptiResult r = fin();
 		printf("cuptiFinalize: %d\n", (int)r);
 		show("bare, after cuptiFinalize", bare(rounds));
+		ctxcalls("after cuptiFinalize");
 		CP(cuptiActivityRegisterCallbacks(requested, completed));
 	}
 
