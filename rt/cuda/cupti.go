@@ -247,7 +247,7 @@ func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Even
 	kt.add(rec)
 	var step C.int
 	res := C.dgen_launch(q.d.ctx, k.fns[q.dev], l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-		l.shared, q.s, k.params, C.int(len(wl)), wp, nil, handle(end), &step)
+		l.shared, q.s, k.paramArray(), C.int(len(wl)), wp, 0, handle(end), &step)
 	if res != 0 {
 		if step != C.STEP_RECORD_END { // else the kernel runs: its record comes
 			kt.remove(rec)

@@ -136,10 +136,10 @@ static CUresult dgen_post(CUresult r, CUstream s, CUevent end, int sync, int *st
 }
 
 CUresult dgen_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, uintptr_t params,
 		int nwait, CUevent *waits, CUevent start, CUevent end, int *step) {
 	CUresult r = dgen_pre(ctx, s, nwait, waits, start, step);
-	if (r == 0) r = cu.LaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+	if (r == 0) r = cu.LaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, (void **)params, NULL);
 	return dgen_post(r, s, end, 0, step);
 }
 
@@ -175,7 +175,7 @@ CUresult dgen_fill(CUcontext ctx, CUstream s, CUdeviceptr dst, const unsigned ch
 }
 
 CUresult dgen_marker(CUcontext ctx, CUstream s, int nwait, CUevent *waits, CUevent end, int *step) {
-	CUresult r = dgen_pre(ctx, s, nwait, waits, NULL, step);
+	CUresult r = dgen_pre(ctx, s, nwait, waits, 0, step);
 	return dgen_post(r, s, end, 0, step);
 }
 

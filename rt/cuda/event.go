@@ -112,7 +112,7 @@ func (a *anchor) init(d *device) error {
 		return err
 	}
 	var step C.int
-	if r := C.dgen_marker(d.ctx, nil, 0, nil, e.h, &step); r != 0 {
+	if r := C.dgen_marker(d.ctx, 0, 0, nil, e.h, &step); r != 0 {
 		e.unref()
 		return stepError("cuEventRecord", step, r)
 	}

@@ -273,9 +273,9 @@ func (g *graph) Update(i int, r driver.NDRange) error {
 // Release implements driver.Graph.
 func (g *graph) Release() error {
 	errs := []error{g.destroy()}
-	if g.capture != nil {
+	if g.capture != 0 {
 		errs = append(errs, cuError("cuStreamDestroy", C.dgen_stream_destroy(g.q.d.ctx, g.capture)))
-		g.capture = nil
+		g.capture = 0
 	}
 	for _, s := range g.staging {
 		errs = append(errs, s.Release())

@@ -40,16 +40,16 @@ func (q *queue) LaunchArgsTimed(dk driver.Kernel, a *driver.Args, r driver.NDRan
 }
 
 func (q *queue) launchArgs(dk driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, mode eventMode) (driver.Event, error) {
-	k, ok := dk.(*kernel)
-	if !ok {
-		return nil, fmt.Errorf("cuLaunchKernel: kernel of another backend (%T)", dk)
+	k, err := asKernel(dk)
+	if err != nil {
+		return nil, err
 	}
 	if a.Changed > 0 {
 		if err := k.setArgs(a); err != nil {
 			return nil, err
 		}
 	}
-	return q.launch(k, r, wait, mode)
+	return q.launchKernel(k, r, wait, mode)
 }
 
 // setArgs sets the changed arguments of a, clearing their marks.

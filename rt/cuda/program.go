@@ -236,6 +236,10 @@ func (k *kernel) allocArgs() {
 
 func (k *kernel) slot(i int) unsafe.Pointer { return unsafe.Add(k.slots, k.offs[i]) }
 
+// paramArray returns the address of the kernel's parameter array, C
+// memory, as dgen_launch takes it.
+func (k *kernel) paramArray() C.uintptr_t { return C.uintptr_t(uintptr(unsafe.Pointer(k.params))) }
+
 // check checks that argument i exists and takes size bytes (0: any).
 func (k *kernel) check(i int, size uintptr, local bool) error {
 	if k.released.Load() {

@@ -120,7 +120,7 @@ func (q *queue) prologue(wb *[8]C.CUevent, wait []driver.Event, want bool) (nw C
 
 func handle(e *cuEvent) C.CUevent {
 	if e == nil {
-		return nil
+		return 0
 	}
 	return e.h
 }
@@ -157,22 +157,35 @@ const (
 	timesOnly           // an event only for the kernel's times (LaunchArgsTimed)
 )
 
-func (q *queue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
-	return q.launch(k, r, wait, withEvent)
+func (q *queue) EnqueueKernel(dk driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
+	k, err := asKernel(dk)
+	if err != nil {
+		return nil, err
+	}
+	return q.launchKernel(k, r, wait, withEvent)
 }
 
-func (q *queue) SubmitKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) error {
-	_, err := q.launch(k, r, wait, noEvent)
+func (q *queue) SubmitKernel(dk driver.Kernel, r driver.NDRange, wait []driver.Event) error {
+	k, err := asKernel(dk)
+	if err == nil {
+		_, err = q.launchKernel(k, r, wait, noEvent)
+	}
 	return err
 }
 
-// launch launches k over r after wait in one cgo call, with the event that
-// mode asks for (timesOnly is withEvent but on a kernel-timed queue).
-func (q *queue) launch(dk driver.Kernel, r driver.NDRange, wait []driver.Event, mode eventMode) (driver.Event, error) {
-	k, ok := dk.(*kernel)
+// asKernel returns k as a kernel of this backend.
+func asKernel(k driver.Kernel) (*kernel, error) {
+	kk, ok := k.(*kernel)
 	if !ok {
-		return nil, fmt.Errorf("cuLaunchKernel: kernel of another backend (%T)", dk)
+		return nil, fmt.Errorf("cuLaunchKernel: kernel of another backend (%T)", k)
 	}
+	return kk, nil
+}
+
+// launchKernel launches k over r after wait in one cgo call, with the
+// event that mode asks for (timesOnly is withEvent but on a kernel-timed
+// queue).
+func (q *queue) launchKernel(k *kernel, r driver.NDRange, wait []driver.Event, mode eventMode) (driver.Event, error) {
 	l, err := k.prepare(q, r)
 	if err != nil {
 		return nil, err
@@ -188,7 +201,7 @@ func (q *queue) launch(dk driver.Kernel, r driver.NDRange, wait []driver.Event, 
 	}
 	var step C.int
 	res := C.dgen_launch(q.d.ctx, k.fns[q.dev], l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-		l.shared, q.s, k.params, nw, wp, handle(start), handle(end), &step)
+		l.shared, q.s, k.paramArray(), nw, wp, handle(start), handle(end), &step)
 	return q.finish("cuLaunchKernel", res, step, start, end, want)
 }
 

@@ -402,12 +402,11 @@ func (q queue) transfer(read bool, b driver.Buffer, blocking bool, offset, size 
 	if err != nil {
 		return nil, err
 	}
-	var code C.cl_int
+	var r C.int
 	if read {
-		code = C.clEnqueueReadBuffer(q.h, m, C.CL_TRUE, C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, nil)
-	} else {
-		code = C.clEnqueueWriteBuffer(q.h, m, C.CL_TRUE, C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, nil)
+		r = 1
 	}
+	code := C.dgen_transfer(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(m))), r, C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp)
 	return nil, check(call, code)
 }
 

@@ -11,10 +11,10 @@ package opencl
 /*
 // Hot calls are marked noescape (their pointer arguments do not outlive
 // the call, so Go need not move them to the heap) and nocallback (they
-// never call back into Go). clEnqueueReadBuffer and clEnqueueWriteBuffer
-// are called directly only for blocking transfers; a non-blocking one
-// goes through dgen_read_async and dgen_write_async, which are not
-// noescape, since the device uses the host memory after the call returns.
+// never call back into Go). A blocking transfer goes through
+// dgen_transfer; a non-blocking one through dgen_read_async and
+// dgen_write_async, which are not noescape, since the device uses the host
+// memory after the call returns.
 #cgo CFLAGS: -DCL_TARGET_OPENCL_VERSION=120 -DCL_USE_DEPRECATED_OPENCL_1_2_APIS
 #cgo LDFLAGS: -lOpenCL
 #cgo noescape clGetPlatformIDs
@@ -40,10 +40,8 @@ package opencl
 #cgo nocallback clCreateBuffer
 #cgo noescape clGetKernelInfo
 #cgo nocallback clGetKernelInfo
-#cgo noescape clEnqueueReadBuffer
-#cgo nocallback clEnqueueReadBuffer
-#cgo noescape clEnqueueWriteBuffer
-#cgo nocallback clEnqueueWriteBuffer
+#cgo noescape dgen_transfer
+#cgo nocallback dgen_transfer
 #cgo noescape clSetKernelArg
 #cgo nocallback clSetKernelArg
 #cgo noescape dgen_set_arg_scalar

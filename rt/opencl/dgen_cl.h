@@ -28,6 +28,13 @@ static inline cl_context dgen_create_context(cl_platform_id p, cl_uint n, const 
 	cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)p, 0};
 	return clCreateContext(props, n, devs, NULL, NULL, err);
 }
+// dgen_transfer is a blocking read (into p) or write (from p) of m; the
+// queue and the buffer come as integers, which cgo passes unchecked.
+static inline cl_int dgen_transfer(uintptr_t q, uintptr_t m, int read, size_t off, size_t size, void *p, cl_uint n, const cl_event *wait) {
+	if (read)
+		return clEnqueueReadBuffer((cl_command_queue)q, (cl_mem)m, CL_TRUE, off, size, p, n, wait, NULL);
+	return clEnqueueWriteBuffer((cl_command_queue)q, (cl_mem)m, CL_TRUE, off, size, p, n, wait, NULL);
+}
 // Non-blocking transfers: the host memory p is used after the call
 // returns, so these are bound without noescape.
 static inline cl_int dgen_read_async(cl_command_queue q, cl_mem m, size_t off, size_t size, void *p, cl_uint n, const cl_event *wait, cl_event *ev) {
@@ -58,9 +65,13 @@ enum {
 
 // dgen_launch sets the changed arguments of k (clearing their marks) and
 // enqueues it: one call from Go per launch. On a failed clSetKernelArg it
-// returns its code with the argument's index in *failed.
-static inline cl_int dgen_launch(cl_command_queue q, cl_kernel k, dgen_arg *args, cl_uint nargs, const unsigned char *bytes,
+// returns its code with the argument's index in *failed. The queue and the
+// kernel come as integers, which cgo passes without checking them as Go
+// pointers.
+static inline cl_int dgen_launch(uintptr_t qh, uintptr_t kh, dgen_arg *args, cl_uint nargs, const unsigned char *bytes,
 		cl_uint dims, const size_t *global, const size_t *local, cl_uint nwait, const cl_event *wait, cl_event *ev, cl_uint *failed) {
+	cl_command_queue q = (cl_command_queue)qh;
+	cl_kernel k = (cl_kernel)kh;
 	for (cl_uint i = 0; i < nargs; i++) {
 		dgen_arg *a = &args[i];
 		if (!a->changed)

@@ -54,7 +54,7 @@ func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wai
 		evp = nil
 	}
 	var failed C.cl_uint
-	code := C.dgen_launch(q.h, kk.h, args, C.cl_uint(len(a.Slots)), bytes, C.cl_uint(r.Dims), &global[0], lp, C.cl_uint(len(wl)), wp, evp, &failed)
+	code := C.dgen_launch(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(kk.h))), args, C.cl_uint(len(a.Slots)), bytes, C.cl_uint(r.Dims), &global[0], lp, C.cl_uint(len(wl)), wp, evp, &failed)
 	if a.Changed > 0 {
 		a.Changed = countChanged(a.Slots)
 	}
