@@ -242,3 +242,126 @@ func TestSetArgReusedHandle(t *testing.T) {
 		t.Errorf("a new buffer with a released buffer's handle: %d driver calls, want 1", n)
 	}
 }
+
+// The allocation site of TestSpecArgFreedSince.
+var (
+	touchSite rt.AllocSite[int32]
+	_         = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&touchSite), ID: pkg + "touchSite", Name: "touchSite"})
+)
+
+// TestSpecArgFreedSince launches a generated-style spec over a buffer, makes
+// the buffer unusable without changing the argument's value, and launches
+// again with the same buffer: a kernel object that already holds a buffer
+// skips setting it again (Kernel.holds), but never for one that was freed
+// since, through any of the ways memory dies. On PoCL, whose views are
+// sub-buffers.
+func TestSpecArgFreedSince(t *testing.T) {
+	tests := []struct {
+		name string
+		// make returns the buffer to launch over and a function that
+		// frees it, or what it lies in, or lets the allocator reuse that.
+		make func(q *rt.Queue) (rt.Buffer[int32], func() error, error)
+	}{
+		{"buffer freed", func(q *rt.Queue) (rt.Buffer[int32], func() error, error) {
+			b, err := rt.NewBuffer[int32](q.Context(), 16)
+			return b, b.Free, err
+		}},
+		{"view of a freed buffer", func(q *rt.Queue) (rt.Buffer[int32], func() error, error) {
+			b, err := rt.NewBuffer[int32](q.Context(), 16)
+			if err != nil {
+				return b, nil, err
+			}
+			v, err := b.View(0, 8)
+			return v, b.Free, err
+		}},
+		{"view of a tagged block allocated again", func(q *rt.Queue) (rt.Buffer[int32], func() error, error) {
+			b, err := touchSite.Alloc(q, 16)
+			if err != nil {
+				return b, nil, err
+			}
+			v, err := b.View(0, 8)
+			return v, func() error {
+				if err := b.Free(); err != nil {
+					return err
+				}
+				_, err := touchSite.Alloc(q, 16) // the same block, through the same Mem
+				return err
+			}, err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := openCPU(t).Queue()
+			b, kill, err := tt.make(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := enqueueTouch(q, b); err != nil {
+				t.Fatalf("first launch: %v", err)
+			}
+			if err := kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := enqueueTouch(q, b); !errors.Is(err, rt.ErrFreed) {
+				t.Errorf("launch after the memory died: %v, want an error wrapping ErrFreed", err)
+			}
+		})
+	}
+}
+
+// A second spec in a program of its own, for TestSpecEvictedSince.
+var (
+	touch2Prog  rt.Program
+	_touch2Prog = &codegen.Program{Var: codegen.ProgramVar(&touch2Prog), ID: pkg + "touch2Prog", Name: "touch2Prog",
+		Image: "__kernel void touch2(__global int *p) { if (get_global_id(0) == 0) p[0] += 2; }\n"}
+	touch2Spec = &codegen.Kernel{ID: pkg + "Touch2", Name: "touch2", Program: _touch2Prog, Params: 1}
+	_          = codegen.Register(_touch2Prog)
+	_          = codegen.Register(touch2Spec)
+)
+
+// TestSpecEvictedSince launches a spec, has the program cache evict its
+// program (a threshold of one byte: every build evicts the others), and
+// launches it again on the same queue: the queue's memory of the spec's
+// kernel object (Queue.specs) must not hand out the evicted, released one,
+// but have the program built again.
+func TestSpecEvictedSince(t *testing.T) {
+	cc := rt.DefaultCacheConfig()
+	cc.Disk.Persistent = false
+	cc.EvictionThreshold = 1
+	ctx := openCPUConfig(t, rt.Config{Cache: &cc})
+	q := ctx.Queue()
+	out, err := rt.NewBuffer[int32](ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Write(q, []int32{0}); err != nil {
+		t.Fatal(err)
+	}
+	enqueueTouch2 := func() error {
+		k, err := codegen.Acquire(q, touch2Spec)
+		if err != nil {
+			return err
+		}
+		codegen.SetBuffer(k, 0, out)
+		return codegen.Submit(q, k, rt.Range1(1), nil)
+	}
+	for i, launch := range []func() error{
+		func() error { return enqueueTouch(q, out) }, // +1
+		enqueueTouch2, // +2, evicting touchProg
+		func() error { return enqueueTouch(q, out) }, // +1, touchProg built again
+	} {
+		if err := launch(); err != nil {
+			t.Fatalf("launch %d: %v", i, err)
+		}
+	}
+	got := []int32{0}
+	if err := out.Read(q, got); err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != 4 {
+		t.Errorf("the three launches gave %d, want 4", got[0])
+	}
+	if s := ctx.Stats().Cache; s.Builds != 3 || s.Evictions < 2 {
+		t.Errorf("cache stats %+v: want touchProg built twice and touch2Prog once, with evictions between", s)
+	}
+}

@@ -61,15 +61,40 @@ type Mem struct {
 	// compares ids, since a driver may hand a released buffer's handle to a
 	// new one. 0 for a zero-sized region.
 	id uint64
+	// handle is drv's driver.NativeBuffer handle, what a kernel argument
+	// holds, where native is set: read once, not at every launch.
+	handle uint64
+	native bool
+}
+
+// setDriver makes drv, a new driver buffer, m's, under a new id.
+func (m *Mem) setDriver(drv driver.Buffer) {
+	m.drv, m.id = drv, bufferIDs.Add(1)
+	if nb, ok := drv.(driver.NativeBuffer); ok {
+		m.handle, m.native = nb.Handle(), true
+	}
 }
 
 // bufferIDs numbers driver buffers for Mem.id.
 var bufferIDs atomic.Uint64
 
+// usable reports whether m's driver buffer may be used: m is not freed,
+// nor the buffer a view of it lies in, nor taken back by its allocator.
+// driverBuffer says which when it is not.
+func (m *Mem) usable() bool {
+	if m.freed.Load() || m.pooled && !m.h.Live() {
+		return false
+	}
+	return m.parent == nil || !m.parent.freed.Load()
+}
+
 // driverBuffer returns the backend buffer, or an error if m is nil or freed.
 func (m *Mem) driverBuffer() (driver.Buffer, error) {
 	if m == nil {
 		return nil, fmt.Errorf("buffer: %w: nil buffer", ErrInvalidArgument)
+	}
+	if m.usable() {
+		return m.drv, nil
 	}
 	if m.freed.Load() {
 		return nil, fmt.Errorf("buffer: %w", ErrFreed)
@@ -109,7 +134,7 @@ func (c *Context) newMem(size int64) (*Mem, error) {
 		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err)
 	}
 	c.driverAllocs.Add(1)
-	m.drv, m.id = drv, bufferIDs.Add(1)
+	m.setDriver(drv)
 	c.traceMem(0, memTrace(m), true)
 	return m, nil
 }
@@ -491,7 +516,7 @@ func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s on %q: %w", op, c.devices[0].Name, err)
 	}
-	v.drv, v.id = drv, bufferIDs.Add(1)
+	v.setDriver(drv)
 	v.cleanup = runtime.AddCleanup(v, func(d driver.Buffer) { d.Release() }, drv)
 	return v, nil
 }
@@ -724,7 +749,7 @@ func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
 		return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
 	}
 	b := &block{drv: drv}
-	b.mem.id = bufferIDs.Add(1) // allocMem keeps it: the block's buffer stays the same
+	b.mem.setDriver(drv) // allocMem keeps it: the block's buffer stays the same
 	return b, nil
 }
 
@@ -1472,7 +1497,8 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 	}
 	c.driverAllocs.Add(1)
 	// An image1d_buffer_t is a view of its buffer: freeing the buffer ends it.
-	h.m = &Mem{ctx: c, drv: drv, size: h.bytes(), release: releaseToDriver, id: bufferIDs.Add(1), parent: d.Buffer}
+	h.m = &Mem{ctx: c, size: h.bytes(), release: releaseToDriver, parent: d.Buffer}
+	h.m.setDriver(drv)
 	c.traceMem(0, memTrace(h.m), true)
 	return Image{h}, nil
 }
@@ -1534,7 +1560,7 @@ func (d *imageDevice) Alloc(size int64) (alloc.Block, error) {
 	}
 	d.ctx.driverAllocs.Add(1)
 	b := &block{drv: drv}
-	b.mem.id = bufferIDs.Add(1)
+	b.mem.setDriver(drv)
 	return b, nil
 }
 
@@ -2275,7 +2301,7 @@ func (k *Kernel) setImage(i int, img Image, kind, access string) error {
 		return fmt.Errorf("%w: zero image", ErrInvalidArgument)
 	}
 	m := h.mem()
-	drv, err := m.driverBuffer()
+	_, err := m.driverBuffer()
 	if err != nil {
 		return fmt.Errorf("image: %w", unwrapBuffer(err))
 	}
@@ -2297,7 +2323,7 @@ func (k *Kernel) setImage(i int, img Image, kind, access string) error {
 			return err
 		}
 	}
-	k.recordBuffer(i, m, drv)
+	k.recordBuffer(i, m)
 	return nil
 }
 

@@ -47,6 +47,24 @@ type Queue struct {
 	// this queue's device: a host loop reads and writes one global again
 	// and again.
 	global atomic.Pointer[globalHit]
+	// specs holds the kernel objects that acquireSpec found last, by a
+	// hash of the spec: a loop launches the same few specs again and
+	// again, and the cache's lookup chases five pointers.
+	specs [8]atomic.Pointer[specHit]
+}
+
+// specHit is the kernel object of a spec on a queue's device, as the
+// program cache returned it under the specialization-constant generation
+// gen (progcache.Cache.Reacquire).
+type specHit struct {
+	d   *desc.Kernel
+	ck  *progcache.Kernel[*Kernel]
+	gen uint64
+}
+
+// specSlot returns the entry of q.specs for d.
+func (q *Queue) specSlot(d *desc.Kernel) *atomic.Pointer[specHit] {
+	return &q.specs[uintptr(unsafe.Pointer(d))*0x9E3779B97F4A7C15>>61]
 }
 
 // Context returns the queue's context.
@@ -214,29 +232,32 @@ func (k *Kernel) setBytes(i int, p unsafe.Pointer, size uintptr) {
 // error wrapping ErrFreed, one of another context an error wrapping
 // ErrInvalidArgument.
 func (k *Kernel) setBuffer(i int, m *Mem) error {
-	drv, err := m.driverBuffer()
+	_, err := m.driverBuffer()
 	if err == nil {
 		err = k.prog.ctx.sameContext("the buffer", m.ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 	}
-	k.recordBuffer(i, m, drv)
+	k.recordBuffer(i, m)
 	return nil
 }
 
-// recordBuffer records argument i as the memory m, whose driver buffer
-// (or image) is drv: checked by the caller.
-func (k *Kernel) recordBuffer(i int, m *Mem, drv driver.Buffer) {
+// holds reports whether argument i holds m already, as recordBuffer left
+// it, and m may still be used: then setting it again changes nothing.
+func (k *Kernel) holds(i int, m *Mem) bool {
+	return uint(i) < uint(len(k.bufs)) && k.bufs[i] == m && m != nil && k.ids[i] == m.id && m.usable()
+}
+
+// recordBuffer records argument i as the memory m (a buffer or an image),
+// checked by the caller.
+func (k *Kernel) recordBuffer(i int, m *Mem) {
 	s := &k.args.Slots[i]
 	if s.Kind != driver.ArgBuffer || k.ids[i] != m.id || s.Size == 0 {
-		var h uint64
-		if nb, ok := drv.(driver.NativeBuffer); ok {
-			h = nb.Handle()
-		} else if drv != nil {
+		if m.drv != nil && !m.native {
 			k.foreign = 1 // a backend's buffers are all native or none are
 		}
-		*s = driver.Arg{Kind: driver.ArgBuffer, Size: unsafe.Sizeof(uintptr(0)), Bits: h, Changed: s.Changed}
+		*s = driver.Arg{Kind: driver.ArgBuffer, Size: unsafe.Sizeof(uintptr(0)), Bits: m.handle, Changed: s.Changed}
 		k.ids[i] = m.id
 		k.mark(i)
 	}
@@ -504,6 +525,14 @@ func acquireSpec(q *Queue, d *desc.Kernel) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
+	slot := q.specSlot(d)
+	if h := slot.Load(); h != nil && h.d == d && q.ctx.pc.Reacquire(h.ck, h.gen) {
+		if kern := h.ck.Object(); kern.decl == d { // else another spec of the same kernel took it since
+			kern.setErr = nil
+			return kern, nil
+		}
+		h.ck.Unlock()
+	}
 	key, err := d.Key()
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -513,6 +542,7 @@ func acquireSpec(q *Queue, d *desc.Kernel) (*Kernel, error) {
 			return nil, err
 		}
 	}
+	gen := q.ctx.pc.Gen()
 	ck, err := q.ctx.pc.Acquire(key, q.dev.index)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -527,6 +557,7 @@ func acquireSpec(q *Queue, d *desc.Kernel) (*Kernel, error) {
 		}
 		kern.decl, kern.slot = d, ck
 	}
+	slot.Store(&specHit{d: d, ck: ck, gen: gen})
 	kern.setErr = nil
 	return kern, nil
 }
@@ -557,6 +588,9 @@ func (k *Kernel) specScalar(i int, size uintptr, bits uint64) { k.setScalar(i, s
 func (k *Kernel) specBytes(i int, p unsafe.Pointer, size uintptr) { k.setBytes(i, p, size) }
 
 func (k *Kernel) specBuffer(i int, m *Mem) {
+	if k.holds(i, m) {
+		return
+	}
 	if err := k.setBuffer(i, m); err != nil && k.setErr == nil {
 		k.setErr = err
 	}
@@ -968,7 +1002,7 @@ func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
 // of arguments) passes again without a check.
 func (k *Kernel) checkRange(q *Queue, r Range) error {
 	ok := &k.lim.passed
-	if ok.dev == q.dev && ok.r == r && ok.localBytes == k.lim.localBytes {
+	if ok.dev == q.dev && ok.r.same(&r) && ok.localBytes == k.lim.localBytes {
 		return nil
 	}
 	if err := r.check(); err != nil {
@@ -1059,6 +1093,12 @@ func (r Range) WithLocal(sizes ...int) Range {
 	copy(r.Local[:], sizes)
 	r.nlocal = int8(min(len(sizes), 100) + 1)
 	return r
+}
+
+// same reports whether r and o are equal: r == o, field by field rather
+// than through the runtime's memory comparison (a launch makes it).
+func (r *Range) same(o *Range) bool {
+	return r.Global == o.Global && r.Local == o.Local && r.Dims == o.Dims && r.nlocal == o.nlocal
 }
 
 // hasLocal reports whether r sets a work-group size: through WithLocal,

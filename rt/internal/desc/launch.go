@@ -81,28 +81,23 @@ func ImageLauncherOf[K, I, S any]() *ImageLauncher[K, I, S] {
 // store into a wider word that is then read back whole stalls the
 // processor's store forwarding, on every argument of every launch.
 func ScalarBits[T any](v T) uint64 {
-	p := unsafe.Pointer(&v)
-	switch unsafe.Sizeof(v) {
+	p, size := unsafe.Pointer(&v), unsafe.Sizeof(v)
+	var bits uint64
+	switch size {
 	case 1:
-		return uint64(*(*uint8)(p)) << bigEndianShift[1]
+		bits = uint64(*(*uint8)(p))
 	case 2:
-		return uint64(*(*uint16)(p)) << bigEndianShift[2]
+		bits = uint64(*(*uint16)(p))
 	case 4:
-		return uint64(*(*uint32)(p)) << bigEndianShift[4]
+		bits = uint64(*(*uint32)(p))
 	case 8:
 		return *(*uint64)(p)
+	default:
+		*(*T)(unsafe.Pointer(&bits)) = v
+		return bits
 	}
-	var bits uint64
-	*(*T)(unsafe.Pointer(&bits)) = v
+	if bigEndian { // move the number to the word's first bytes in memory
+		bits <<= 64 - 8*size
+	}
 	return bits
 }
-
-// bigEndianShift, by size in bytes, moves a number of that size to the
-// first bytes of a uint64 in memory: nothing where the machine is little
-// endian.
-var bigEndianShift = func() (s [5]uint) {
-	if x := uint16(1); *(*byte)(unsafe.Pointer(&x)) == 0 {
-		s = [5]uint{1: 56, 2: 48, 4: 32}
-	}
-	return s
-}()

@@ -157,6 +157,30 @@ func (c *Cache[K]) Acquire(key *KernelKey, dev int) (*Kernel[K], error) {
 	return nil, err
 }
 
+// Gen returns the generation of the specialization-constant values: read
+// before an Acquire, it is what Reacquire takes with the kernel returned.
+func (c *Cache[K]) Gen() uint64 { return c.specGen.Load() }
+
+// Reacquire locks ck again, as Acquire would return it for the same key
+// and device, without looking it up: ck is what such an Acquire returned
+// after Gen returned gen. It locks nothing and reports false when the
+// specialization-constant values have changed since (ck may not be the
+// kernel of the values now) or ck was evicted: then ask Acquire.
+func (c *Cache[K]) Reacquire(ck *Kernel[K], gen uint64) bool {
+	if c.specGen.Load() != gen {
+		return false
+	}
+	ck.mu.Lock()
+	if ck.dead || ck.doomed.Load() {
+		ck.Unlock()
+		return false
+	}
+	if !ck.entry.used.Load() {
+		ck.entry.used.Store(true)
+	}
+	return true
+}
+
 // kernelSlow is the miss path of Kernel: the program through getOrBuild,
 // then the kernel of (program, name, device), then a new fast table.
 func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
