@@ -232,7 +232,7 @@ func multiDeviceConfig(t *testing.T) (rt.Config, bool) {
 	out, err := cmd.CombinedOutput()
 	t.Logf("child on PoCL's two devices:\n%s", out)
 	if err != nil || !strings.Contains(string(out), "multi-device tests passed") {
-		t.Fatalf("child: %v", err)
+		t.Fatalf("child on PoCL's two devices: %v; want its tests to pass", err)
 	}
 	return rt.Config{}, false
 }
