@@ -154,6 +154,9 @@ type Config struct {
 	//	                the first device of that type
 	//	P:D             device D of platform P (indices from 0, as `dgen devices` prints)
 	//	P:*             every device of platform P, in one context
+	//	gpu:*, cpu:*, accelerator:*
+	//	                every device of that type on the first platform that
+	//	                has one, in one context
 	//	anything else   the first device whose name, or else whose platform's
 	//	                name, contains it (case-insensitive)
 	//

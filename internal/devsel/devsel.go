@@ -25,6 +25,10 @@ var ErrNoDevice = errors.New("no matching device")
 //	                the first device of that type
 //	P:D             device D of platform P (indices from 0, as `dgen devices` prints)
 //	P:*             every device of platform P, in one context
+//	gpu:*, cpu:*, accelerator:*
+//	                every device of that type on the first platform that has
+//	                one, in one context (every GPU of NVIDIA's OpenCL platform
+//	                wherever it is listed, every GPU under rt/cuda)
 //	anything else   the first device whose name, or else whose platform's
 //	                name, contains it (case-insensitive)
 func Select(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceInfo, error) {
@@ -44,6 +48,11 @@ func Select(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceIn
 		return nil
 	}
 	sel := strings.TrimSpace(selector)
+	if ts, all, ok := strings.Cut(sel, ":"); ok && all == "*" {
+		if t, ok := deviceTypes[strings.ToLower(ts)]; ok {
+			return everyOfType(platforms, t, selector)
+		}
+	}
 	switch strings.ToLower(sel) {
 	case "":
 		if d := firstOfType(driver.DeviceGPU); d != nil {
@@ -54,7 +63,7 @@ func Select(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceIn
 		}
 		return all[:1], nil
 	case "gpu", "cpu", "accelerator":
-		t := map[string]driver.DeviceType{"gpu": driver.DeviceGPU, "cpu": driver.DeviceCPU, "accelerator": driver.DeviceAccelerator}[strings.ToLower(sel)]
+		t := deviceTypes[strings.ToLower(sel)]
 		if d := firstOfType(t); d != nil {
 			return d, nil
 		}
@@ -95,4 +104,25 @@ func Select(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceIn
 		}
 	}
 	return nil, fmt.Errorf("select device %q: %w: no device or platform name contains it", selector, ErrNoDevice)
+}
+
+// deviceTypes are the device types that a selector names.
+var deviceTypes = map[string]driver.DeviceType{"gpu": driver.DeviceGPU, "cpu": driver.DeviceCPU, "accelerator": driver.DeviceAccelerator}
+
+// everyOfType returns every device of type t on the first platform that
+// lists one: the devices of a selector "TYPE:*". A context spans one
+// platform, so devices of the type on later platforms are left out.
+func everyOfType(platforms []driver.PlatformInfo, t driver.DeviceType, selector string) ([]driver.DeviceInfo, error) {
+	for _, p := range platforms {
+		var devs []driver.DeviceInfo
+		for _, d := range p.Devices {
+			if d.Type == t {
+				devs = append(devs, d)
+			}
+		}
+		if len(devs) > 0 {
+			return devs, nil
+		}
+	}
+	return nil, fmt.Errorf("select device %q: %w: there is no %s device", selector, ErrNoDevice, t)
 }

@@ -13,6 +13,15 @@ func TestSelect(t *testing.T) {
 	gpu := driver.DeviceInfo{PlatformIndex: 1, Index: 0, Name: "NVIDIA H200", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU}
 	both := []driver.PlatformInfo{{Index: 0, Devices: []driver.DeviceInfo{cpu, cpu2}}, {Index: 1, Devices: []driver.DeviceInfo{gpu}}}
 	cpuOnly := both[:1]
+	// NVIDIA's OpenCL after PoCL, with two GPUs; then a platform that
+	// lists a CPU before its GPU.
+	gpu0 := driver.DeviceInfo{PlatformIndex: 1, Index: 0, Name: "NVIDIA H100", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU}
+	gpu1 := driver.DeviceInfo{PlatformIndex: 1, Index: 1, Name: "NVIDIA H100", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU}
+	mixedCPU := driver.DeviceInfo{PlatformIndex: 2, Index: 0, Name: "host", Platform: "Mixed", Type: driver.DeviceCPU}
+	mixedGPU := driver.DeviceInfo{PlatformIndex: 2, Index: 1, Name: "igpu", Platform: "Mixed", Type: driver.DeviceGPU}
+	twoGPUs := []driver.PlatformInfo{{Index: 0, Devices: []driver.DeviceInfo{cpu, cpu2}}, {Index: 1, Devices: []driver.DeviceInfo{gpu0, gpu1}},
+		{Index: 2, Devices: []driver.DeviceInfo{mixedCPU, mixedGPU}}}
+	mixed := []driver.PlatformInfo{{Index: 2, Devices: []driver.DeviceInfo{mixedCPU, mixedGPU}}}
 	tests := []struct {
 		selector  string
 		platforms []driver.PlatformInfo
@@ -34,6 +43,16 @@ func TestSelect(t *testing.T) {
 		{"nvidia", both, []driver.DeviceInfo{gpu}, nil},
 		{"tpu", both, nil, ErrNoDevice},
 		{"", nil, nil, ErrNoDevice},
+		{"gpu:*", twoGPUs, []driver.DeviceInfo{gpu0, gpu1}, nil},
+		{" GPU:* ", twoGPUs, []driver.DeviceInfo{gpu0, gpu1}, nil},
+		{"cpu:*", twoGPUs, []driver.DeviceInfo{cpu, cpu2}, nil},
+		{"gpu:*", both, []driver.DeviceInfo{gpu}, nil},
+		{"gpu:*", mixed, []driver.DeviceInfo{mixedGPU}, nil},
+		{"cpu:*", mixed, []driver.DeviceInfo{mixedCPU}, nil},
+		{"gpu:*", cpuOnly, nil, ErrNoDevice},
+		{"accelerator:*", twoGPUs, nil, ErrNoDevice},
+		{"1:*", twoGPUs, []driver.DeviceInfo{gpu0, gpu1}, nil},
+		{"gpu:0", twoGPUs, nil, ErrNoDevice}, // a device or platform name, which none contains
 	}
 	for _, tt := range tests {
 		got, err := Select(tt.platforms, tt.selector)
