@@ -28,29 +28,33 @@ import (
 // Queue is an in-order command queue on one device. It is safe for
 // concurrent use: commands from several goroutines are ordered as they
 // reach it.
+//
+// The fields that a launch reads come first, so that they share few cache
+// lines: between two launches the driver's own work evicts them.
 type Queue struct {
-	ctx       *Context
-	dev       *Device
-	drv       driver.Queue
-	launcher  driver.ArgLauncher // drv, where it sets arguments and launches in one call
+	ctx      *Context
+	dev      *Device
+	rec      queueRec           // the graph the queue records into (below)
+	tq       *trace.Queue       // trace handle; see "Tracing in rt" (context.go)
+	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
+	drv      driver.Queue
+	// specs holds the kernel objects that acquireSpec found last, by a
+	// hash of the spec: a loop launches the same few specs again and
+	// again, and the cache's lookup chases five pointers.
+	specs [8]atomic.Pointer[specHit]
+
 	profiling bool
 	lateTimes bool                    // drv is kernel-timed (driver.KernelTimer): its kernels' times may come after them
 	timer     driver.KernelTimedQueue // drv, where it is kernel-timed and can time a kernel without its event
 
-	id   int          // the queue's number in its context, from 0
-	tq   *trace.Queue // trace handle; see "Tracing in rt" (context.go)
-	pend pendingList  // traced commands awaiting their device times
-	pts  queuePoints  // use points, for stream-ordered reuse
-	rec  queueRec     // the graph the queue records into (below)
+	id   int         // the queue's number in its context, from 0
+	pend pendingList // traced commands awaiting their device times
+	pts  queuePoints // use points, for stream-ordered reuse
 
 	// global is the device global storage that globalMem found last on
 	// this queue's device: a host loop reads and writes one global again
 	// and again.
 	global atomic.Pointer[globalHit]
-	// specs holds the kernel objects that acquireSpec found last, by a
-	// hash of the spec: a loop launches the same few specs again and
-	// again, and the cache's lookup chases five pointers.
-	specs [8]atomic.Pointer[specHit]
 }
 
 // specHit is the kernel object of a spec on a queue's device, as the
@@ -234,7 +238,7 @@ func (k *Kernel) setBytes(i int, p unsafe.Pointer, size uintptr) {
 func (k *Kernel) setBuffer(i int, m *Mem) error {
 	_, err := m.driverBuffer()
 	if err == nil {
-		err = k.prog.ctx.sameContext("the buffer", m.ctx)
+		err = k.ctx.sameContext("the buffer", m.ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
@@ -505,7 +509,7 @@ func (q *Queue) checkLaunch(k *Kernel, r Range, wait []*Event, op string) ([]dri
 	if k == nil {
 		return nil, nilKernel(op)
 	}
-	if k.prog.ctx != q.ctx {
+	if k.ctx != q.ctx {
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, q.ctx.sameContext("the kernel", k.prog.ctx))
 	}
 	if err := k.checkRange(q, r); err != nil {
@@ -918,7 +922,6 @@ type kernelLimits struct {
 	locals     []int64 // by argument index: bytes of a __local argument, else 0
 	localBytes int64   // their sum
 	wg         []atomic.Pointer[wgInfo]
-	passed     passedLaunch
 }
 
 // wgInfo is a kernel's work-group info on one device, with the local memory
@@ -1001,7 +1004,7 @@ func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
 // like the last one that passed (the same range, device and local memory
 // of arguments) passes again without a check.
 func (k *Kernel) checkRange(q *Queue, r Range) error {
-	ok := &k.lim.passed
+	ok := &k.passed
 	if ok.dev == q.dev && ok.r.same(&r) && ok.localBytes == k.lim.localBytes {
 		return nil
 	}
@@ -1412,6 +1415,9 @@ func (p *builtProgram) Release() error {
 // one between rt/codegen's Acquire and Submit; rt/raw's Kernel, the same
 // object, sets its arguments by hand. Applications do not use it
 // directly.
+//
+// The fields that a launch reads come first, so that they share few cache
+// lines: between two launches the driver's own work evicts them.
 type Kernel struct {
 	// args is the prepared launch record (see "The launch path"): every
 	// argument's value as last set, and which ones changed since the
@@ -1419,30 +1425,32 @@ type Kernel struct {
 	// updates a scalar argument in place through a pointer to the Kernel
 	// (TestKernelRecordFirst holds it there).
 	args driver.Args
-
-	prog     *builtProgram
-	drv      driver.Kernel
-	name     string
-	nargs    int
-	released atomic.Bool
+	ctx  *Context // prog's
+	drv  driver.Kernel
 
 	// For kernels of registered specs: slot is the cache's kernel, whose
 	// lock Acquire takes and Launch releases; decl is the spec it serves,
 	// and hidden holds, per device index, the storage of the device
 	// globals bound as hidden arguments.
-	slot   *progcache.Kernel[*Kernel]
 	decl   *desc.Kernel
-	hidden [][]*Mem
+	slot   *progcache.Kernel[*Kernel]
+	setErr error // the first error of setting an argument since Acquire
 
 	// The rest of the launch record: for buffer arguments their memory,
 	// whose use launches record.
-	ids        []uint64 // by argument: a buffer's Mem.id (a driver may reuse a released handle)
 	bufs       []*Mem
-	pooledArgs int              // buffer arguments that are allocator memory
-	foreign    int              // buffer arguments whose driver buffer has no native handle
-	samplers   []*samplerObject // by argument: the context's sampler of a sampler argument (memory.go)
-	setErr     error            // the first error of setting an argument since Acquire
-	lim        kernelLimits     // local memory and work-group limits
+	ids        []uint64 // by argument: a buffer's Mem.id (a driver may reuse a released handle)
+	pooledArgs int32    // buffer arguments that are allocator memory
+	foreign    int32    // buffer arguments whose driver buffer has no native handle
+	passed     passedLaunch
+	lim        kernelLimits // local memory and work-group limits
+	hidden     [][]*Mem
+
+	prog     *builtProgram
+	name     string
+	nargs    int
+	released atomic.Bool
+	samplers []*samplerObject // by argument: the context's sampler of a sampler argument (memory.go)
 }
 
 // Kernel creates the kernel called name. A name that the program does not
@@ -1472,7 +1480,7 @@ func (p *builtProgram) Kernel(name string) (*Kernel, error) {
 		drv.Release()
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
 	}
-	k := &Kernel{prog: p, drv: drv, name: name, nargs: n}
+	k := &Kernel{prog: p, ctx: p.ctx, drv: drv, name: name, nargs: n}
 	k.args.Slots = make([]driver.Arg, n)
 	k.ids = make([]uint64, n)
 	k.lim.wg = make([]atomic.Pointer[wgInfo], len(p.ctx.devices))
