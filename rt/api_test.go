@@ -1,10 +1,12 @@
 package rt_test
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -84,6 +86,9 @@ func exportedIdentifiers(t *testing.T) []string {
 	}
 	f := pkgs["rt"]
 	if f == nil {
+		if _, err := os.Stat("api_test.go"); errors.Is(err, fs.ErrNotExist) {
+			t.Skip("no source of package rt beside the test binary (a gpu-bundle)")
+		}
 		t.Fatal("no package rt in the test's directory")
 	}
 	types := map[string]bool{}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"os/exec"
@@ -761,6 +762,9 @@ func TestTraceSurvivesExit(t *testing.T) {
 func sourceLine(t *testing.T, text string) int {
 	t.Helper()
 	src, err := os.ReadFile("tracing_test.go")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no tracing_test.go beside the test binary (a gpu-bundle): the source lines to check are unknown")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
