@@ -207,26 +207,39 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 		return fmt.Errorf("%s device global %s: %w: bytes [%d, %d) of %d", op, info.ID, ErrOutOfRange, off, off+n, size)
 	}
 	if info.ImageScope && info.Owner() == nil {
-		// In no program: the value lives in the context's host memory.
-		for _, e := range wait {
-			if err := e.Wait(); err != nil {
-				return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
-			}
-		}
-		if err := q.enter(); err != nil {
+		return copyHostGlobal(q, op, info, off, p, n, write, wait)
+	}
+	return copyGlobal(q, op, info, off, p, n, write, wait)
+}
+
+// copyHostGlobal is DeviceGlobal.copy for an image-scope global in no
+// program, whose value lives in the context's host memory. (Each branch of
+// copy is a function of its own, with one deferred call: the compiler
+// inlines the defer there, where two defers in one function with many
+// returns cost every call the runtime's defer records.)
+func copyHostGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Pointer, n int64, write bool, wait []*Event) error {
+	for _, e := range wait {
+		if err := e.Wait(); err != nil {
 			return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 		}
-		defer q.ctx.exit()
-		q.ctx.hostGlobal(info, func(host []byte) {
-			b := unsafe.Slice((*byte)(p), n)
-			if write {
-				copy(host[off:], b)
-			} else {
-				copy(b, host[off:off+n])
-			}
-		})
-		return nil
 	}
+	if err := q.enter(); err != nil {
+		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
+	}
+	defer q.ctx.exit()
+	q.ctx.hostGlobal(info, func(host []byte) {
+		b := unsafe.Slice((*byte)(p), n)
+		if write {
+			copy(host[off:], b)
+		} else {
+			copy(b, host[off:off+n])
+		}
+	})
+	return nil
+}
+
+// copyGlobal is DeviceGlobal.copy for a global in device memory.
+func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Pointer, n int64, write bool, wait []*Event) error {
 	// The storage must outlive the transfer: hold Close off until it is
 	// done.
 	if err := q.enter(); err != nil {
@@ -245,7 +258,10 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	if write {
 		name, kind = "write device global", trace.GlobalWrite
 	}
-	// Frames between transfer's caller and the user: copy's caller, the
-	// exported Read, Write, ReadAt or WriteAt.
-	return q.transfer(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 1)
+	// Frames between transfer's caller and the user: copy and its caller,
+	// the exported Read, Write, ReadAt or WriteAt.
+	if n == 0 {
+		return q.transfer(xfer{op: name, size: 0}, wait, 2) // waits for wait
+	}
+	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2)
 }

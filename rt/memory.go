@@ -420,6 +420,12 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 		return err
 	}
 	defer q.ctx.exit()
+	return q.transferEntered(x, wait, skip+1)
+}
+
+// transferEntered is transfer for a caller inside q's enter (x.size is
+// not 0); skip is as for beginTask.
+func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("%s: %w", x.op, err)

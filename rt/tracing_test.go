@@ -239,6 +239,11 @@ func TestTraceCallSites(t *testing.T) {
 		{"Fill", trace.Fill, line(), func() error { _, err := buf.Fill(q, 7); return err }},
 		{"CopyTo", trace.Copy, line(), func() error { _, err := buf.CopyTo(q, other); return err }},
 		{"Marker", trace.Marker, line(), func() error { _, err := q.Marker(); return err }},
+		{"generated Enqueue", trace.Kernel, line(), func() error { return enqueueTouch(q, buf) }},
+		{"DeviceGlobal.Read", trace.GlobalRead, line(), func() error { _, err := benchGlobal.Read(q); return err }},
+		{"DeviceGlobal.Write", trace.GlobalWrite, line(), func() error { return benchGlobal.Write(q, 1) }},
+		{"DeviceGlobal.ReadAt", trace.GlobalRead, line(), func() error { return benchGlobal.ReadAt(q, 0, make([]byte, 2)) }},
+		{"DeviceGlobal.WriteAt", trace.GlobalWrite, line(), func() error { return benchGlobal.WriteAt(q, 2, make([]byte, 2)) }},
 	}
 	const iters = 3
 	for _, tt := range tests {
