@@ -210,3 +210,27 @@ func TestLocalSizeZero(t *testing.T) {
 		t.Errorf("a valid local size: %v", err)
 	}
 }
+
+// TestLocalArgTooLarge sets a __local argument larger than a kernel
+// argument's record holds (driver.Arg.Size is 32 bits) on the fake driver,
+// whose device reports no local memory size: an error wrapping
+// ErrInvalidArgument, never a size cut to its low bits.
+func TestLocalArgTooLarge(t *testing.T) {
+	ctx := openFake(t, nil)
+	p, err := raw.Build(ctx, "local", "__kernel void k(__local int *l) {}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := p.Kernel("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{1<<32 + 64, 1 << 31} {
+		if err := k.SetLocal(0, size); !errors.Is(err, rt.ErrInvalidArgument) {
+			t.Errorf("SetLocal(0, %d): %v, want an error wrapping ErrInvalidArgument", size, err)
+		}
+	}
+	if err := k.SetLocal(0, 64); err != nil {
+		t.Errorf("SetLocal(0, 64): %v", err)
+	}
+}

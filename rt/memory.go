@@ -2270,7 +2270,7 @@ func (k *Kernel) setSampler(i int, s Sampler) error {
 		} else {
 			k.foreign = 1 // launched through flush, which sets it by SetArgSampler
 		}
-		*slot = driver.Arg{Kind: driver.ArgSampler, Size: unsafe.Sizeof(uintptr(0)), Bits: h, Changed: slot.Changed}
+		*slot = driver.Arg{Kind: driver.ArgSampler, Size: uint32(unsafe.Sizeof(uintptr(0))), Bits: h, Changed: slot.Changed}
 		k.samplers[i] = ds
 		k.mark(i)
 	}

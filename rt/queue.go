@@ -201,7 +201,7 @@ func (k *Kernel) mark(i int) {
 // setScalar records argument i as a value of size bytes (at most 8).
 func (k *Kernel) setScalar(i int, size uintptr, bits uint64) {
 	s := &k.args.Slots[i]
-	if s.Kind == driver.ArgScalar && s.Size == size && size != 0 {
+	if s.Kind == driver.ArgScalar && uintptr(s.Size) == size && size != 0 {
 		// The common case, a scalar again: the slot holds no buffer and
 		// no local memory (bind cleared them when it became a scalar).
 		if s.Bits != bits {
@@ -210,7 +210,7 @@ func (k *Kernel) setScalar(i int, size uintptr, bits uint64) {
 		}
 		return
 	}
-	*s = driver.Arg{Kind: driver.ArgScalar, Size: size, Bits: bits, Changed: s.Changed}
+	*s = driver.Arg{Kind: driver.ArgScalar, Size: uint32(size), Bits: bits, Changed: s.Changed}
 	k.mark(i)
 	k.bind(i, nil)
 }
@@ -219,13 +219,13 @@ func (k *Kernel) setScalar(i int, size uintptr, bits uint64) {
 func (k *Kernel) setBytes(i int, p unsafe.Pointer, size uintptr) {
 	s := &k.args.Slots[i]
 	v := unsafe.Slice((*byte)(p), size)
-	if s.Kind == driver.ArgScalar && s.Size == size && size > 8 {
-		if old := k.args.Bytes[s.Offset : s.Offset+size]; string(old) != string(v) {
+	if s.Kind == driver.ArgScalar && uintptr(s.Size) == size && size > 8 {
+		if old := k.args.Bytes[s.Bits : s.Bits+uint64(size)]; string(old) != string(v) {
 			copy(old, v)
 			k.mark(i)
 		}
 	} else {
-		*s = driver.Arg{Kind: driver.ArgScalar, Size: size, Offset: uintptr(len(k.args.Bytes)), Changed: s.Changed}
+		*s = driver.Arg{Kind: driver.ArgScalar, Size: uint32(size), Bits: uint64(len(k.args.Bytes)), Changed: s.Changed}
 		k.args.Bytes = append(k.args.Bytes, v...)
 		k.mark(i)
 	}
@@ -261,7 +261,7 @@ func (k *Kernel) recordBuffer(i int, m *Mem) {
 		if m.drv != nil && !m.native {
 			k.foreign = 1 // a backend's buffers are all native or none are
 		}
-		*s = driver.Arg{Kind: driver.ArgBuffer, Size: unsafe.Sizeof(uintptr(0)), Bits: m.handle, Changed: s.Changed}
+		*s = driver.Arg{Kind: driver.ArgBuffer, Size: uint32(unsafe.Sizeof(uintptr(0))), Bits: m.handle, Changed: s.Changed}
 		k.ids[i] = m.id
 		k.mark(i)
 	}
@@ -270,15 +270,15 @@ func (k *Kernel) recordBuffer(i int, m *Mem) {
 
 // setLocalArg records argument i as size bytes of local memory.
 func (k *Kernel) setLocalArg(i int, size int) error {
-	if size <= 0 {
+	if size <= 0 || checkArgSize(size) != nil {
 		return fmt.Errorf("set argument %d of kernel %q: %w: local size %d", i, k.name, ErrInvalidArgument, size)
 	}
 	if max := k.prog.ctx.maxLocalMem(); max > 0 && int64(size) > max {
 		return fmt.Errorf("set argument %d of kernel %q: %w: %d bytes of local memory, more than a device of the context has (%d)", i, k.name, ErrInvalidArgument, size, max)
 	}
 	s := &k.args.Slots[i]
-	if s.Kind != driver.ArgLocal || s.Size != uintptr(size) {
-		*s = driver.Arg{Kind: driver.ArgLocal, Size: uintptr(size), Changed: s.Changed}
+	if s.Kind != driver.ArgLocal || int(s.Size) != size {
+		*s = driver.Arg{Kind: driver.ArgLocal, Size: uint32(size), Changed: s.Changed}
 		k.mark(i)
 	}
 	k.bind(i, nil)
@@ -322,13 +322,13 @@ func (k *Kernel) flush() error {
 		case s.Kind == driver.ArgBuffer:
 			err = k.drv.SetArgBuffer(i, k.bufs[i].drv)
 		case s.Kind == driver.ArgLocal:
-			err = k.drv.SetArgLocal(i, s.Size)
+			err = k.drv.SetArgLocal(i, uintptr(s.Size))
 		case s.Kind == driver.ArgSampler:
 			err = k.setArgSampler(i)
 		case s.Size <= 8:
-			err = k.drv.SetArgScalar(i, s.Size, s.Bits)
+			err = k.drv.SetArgScalar(i, uintptr(s.Size), s.Bits)
 		default:
-			err = k.drv.SetArgBytes(i, s.Size, unsafe.Pointer(&k.args.Bytes[s.Offset]))
+			err = k.drv.SetArgBytes(i, uintptr(s.Size), unsafe.Pointer(&k.args.Bytes[s.Bits]))
 		}
 		if err != nil {
 			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
@@ -419,10 +419,14 @@ func (k *Kernel) checkArgType(i int, t reflect.Type) error {
 	}
 	if t.Kind() > reflect.Complex128 || t.Kind() == reflect.Uintptr || t.Kind() == reflect.Int || t.Kind() == reflect.Uint {
 		// Array, struct, or a type with no fixed device size.
-		if err := checkPlain(t); err != nil || t.Kind() <= reflect.Complex128 {
-			if err == nil {
-				err = fmt.Errorf("%w: %v has no fixed size on the device; use int32 or int64", ErrInvalidArgument, t)
-			}
+		err := checkPlain(t)
+		if err == nil && t.Kind() <= reflect.Complex128 {
+			err = fmt.Errorf("%w: %v has no fixed size on the device; use int32 or int64", ErrInvalidArgument, t)
+		}
+		if err == nil {
+			err = checkArgSize(t.Size())
+		}
+		if err != nil {
 			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 		}
 	}
@@ -589,7 +593,29 @@ func checkExtensions(d *desc.Kernel, dev *Device) error {
 // for Submit or Launch to return.
 func (k *Kernel) specScalar(i int, size uintptr, bits uint64) { k.setScalar(i, size, bits) }
 
-func (k *Kernel) specBytes(i int, p unsafe.Pointer, size uintptr) { k.setBytes(i, p, size) }
+func (k *Kernel) specBytes(i int, p unsafe.Pointer, size uintptr) {
+	if err := checkArgSize(size); err != nil {
+		if k.setErr == nil {
+			k.setErr = fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		}
+		return
+	}
+	k.setBytes(i, p, size)
+}
+
+// maxArgBytes is the size of the largest kernel argument value
+// (driver.Arg.Size), far above what any device takes
+// (CL_DEVICE_MAX_PARAMETER_SIZE is at least 1024 bytes, NVIDIA's 4352).
+const maxArgBytes = 1<<31 - 1
+
+// checkArgSize returns an error wrapping ErrInvalidArgument for a value of
+// more than maxArgBytes bytes.
+func checkArgSize[N int | uintptr](size N) error {
+	if uint64(size) > maxArgBytes {
+		return fmt.Errorf("%w: %d bytes, more than a kernel argument can be", ErrInvalidArgument, size)
+	}
+	return nil
+}
 
 func (k *Kernel) specBuffer(i int, m *Mem) {
 	if k.holds(i, m) {
@@ -2242,18 +2268,18 @@ func (k *Kernel) snapshot() ([]graphArg, []*Mem, error) {
 		switch {
 		case s.Kind == driver.ArgBuffer:
 			m := k.bufs[i]
-			args[i] = graphArg{kind: driver.ArgBuffer, size: s.Size, mem: m}
+			args[i] = graphArg{kind: driver.ArgBuffer, size: uintptr(s.Size), mem: m}
 			mems = append(mems, m)
 		case s.Kind == driver.ArgLocal:
-			args[i] = graphArg{kind: driver.ArgLocal, size: s.Size}
+			args[i] = graphArg{kind: driver.ArgLocal, size: uintptr(s.Size)}
 		case s.Kind == driver.ArgSampler:
-			args[i] = graphArg{kind: driver.ArgSampler, size: s.Size, smp: k.samplers[i]}
+			args[i] = graphArg{kind: driver.ArgSampler, size: uintptr(s.Size), smp: k.samplers[i]}
 		case s.Size == 0:
 			return nil, nil, fmt.Errorf("kernel %q: argument %d: %w: not set", k.name, i, ErrInvalidArgument)
 		case s.Size <= 8:
-			args[i] = graphArg{kind: driver.ArgScalar, size: s.Size, bits: s.Bits}
+			args[i] = graphArg{kind: driver.ArgScalar, size: uintptr(s.Size), bits: s.Bits}
 		default:
-			args[i] = graphArg{kind: driver.ArgScalar, size: s.Size, bytes: string(k.args.Bytes[s.Offset : s.Offset+s.Size])}
+			args[i] = graphArg{kind: driver.ArgScalar, size: uintptr(s.Size), bytes: string(k.args.Bytes[s.Bits : s.Bits+uint64(s.Size)])}
 		}
 	}
 	return args, mems, nil

@@ -155,7 +155,7 @@ func SetScalar[T any](k *rt.Kernel, i int, v T) {
 		// function here put this above the inliner's budget: 6-10 ns
 		// more per generated launch in BenchmarkHostPath.)
 		a := (*driver.Args)(unsafe.Pointer(k))
-		if s := &a.Slots[i]; s.Kind == driver.ArgScalar && s.Size == size && size != 0 {
+		if s := &a.Slots[i]; s.Kind == driver.ArgScalar && uintptr(s.Size) == size && size != 0 {
 			if s.Bits != bits {
 				s.Bits = bits
 				if !s.Changed {

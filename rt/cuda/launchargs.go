@@ -62,19 +62,19 @@ func (k *kernel) setArgs(a *driver.Args) error {
 		var err error
 		switch {
 		case s.Kind == driver.ArgLocal:
-			err = k.SetArgLocal(i, s.Size)
+			err = k.SetArgLocal(i, uintptr(s.Size))
 		case s.Kind == driver.ArgBuffer:
 			if err = k.check(i, 8, false); err == nil {
 				*(*uint64)(k.slot(i)) = s.Bits
 				k.mark(i)
 			}
 		case s.Size <= 8:
-			err = k.SetArgScalar(i, s.Size, s.Bits)
+			err = k.SetArgScalar(i, uintptr(s.Size), s.Bits)
 		default:
-			if s.Offset+s.Size > uintptr(len(a.Bytes)) {
-				return fmt.Errorf("set argument %d of kernel %s: %d bytes at %d of a record of %d", i, k.name, s.Size, s.Offset, len(a.Bytes))
+			if s.Bits+uint64(s.Size) > uint64(len(a.Bytes)) {
+				return fmt.Errorf("set argument %d of kernel %s: %d bytes at %d of a record of %d", i, k.name, s.Size, s.Bits, len(a.Bytes))
 			}
-			err = k.SetArgBytes(i, s.Size, unsafe.Pointer(&a.Bytes[s.Offset]))
+			err = k.SetArgBytes(i, uintptr(s.Size), unsafe.Pointer(&a.Bytes[s.Bits]))
 		}
 		if err != nil {
 			return err

@@ -13,7 +13,7 @@ type ArgKind uint8
 // The argument kinds.
 const (
 	// ArgScalar is a value of Size bytes: in Bits when Size is at most 8,
-	// else in Args.Bytes from Offset.
+	// else in Args.Bytes from Bits.
 	ArgScalar ArgKind = iota
 	// ArgBuffer is a buffer: Bits holds its NativeBuffer.Handle, Size the
 	// size of a device pointer.
@@ -26,21 +26,21 @@ const (
 	ArgSampler
 )
 
-// Arg is one kernel argument of an Args record. It holds no Go pointer,
-// so that a backend may hand the record's memory to C as it stands.
+// Arg is one kernel argument of an Args record, in 16 bytes: a launch
+// reads every argument's, four to a cache line. It holds no Go pointer, so
+// that a backend may hand the record's memory to C as it stands.
 type Arg struct {
+	// Bits is a value of at most 8 bytes in the machine's byte order, a
+	// buffer's or sampler's handle, or, for a value of more than 8 bytes,
+	// where the value lies in Args.Bytes.
+	Bits uint64
+	// Size is the size of the value in bytes, or of the local memory.
+	Size uint32
 	// Kind says what the argument is.
 	Kind ArgKind
 	// Changed reports that the value differs from the one the backend
 	// last set on the kernel object; the backend clears it once set.
 	Changed bool
-	// Size is the size of the value in bytes, or of the local memory.
-	Size uintptr
-	// Bits is a value of at most 8 bytes in the machine's byte order, or
-	// a buffer's handle.
-	Bits uint64
-	// Offset is where a value of more than 8 bytes lies in Args.Bytes.
-	Offset uintptr
 }
 
 // Args is a kernel object's prepared argument record: the value of every

@@ -50,17 +50,16 @@ static inline cl_int dgen_write_async(cl_command_queue q, cl_mem m, size_t off, 
 #include <stdint.h>
 // dgen_arg is rt/driver.Arg, field for field (checked at compile time in launch.go).
 typedef struct {
+	cl_ulong bits; // a value, a handle, or a value's offset in bytes
+	cl_uint size;
 	unsigned char kind; // 0 scalar, 1 buffer (or image), 2 local, 3 sampler
 	unsigned char changed;
-	size_t size;
-	cl_ulong bits;
-	size_t offset;
 } dgen_arg;
 #include <stddef.h>
 enum {
 	dgen_arg_size_off = offsetof(dgen_arg, size),
-	dgen_arg_bits_off = offsetof(dgen_arg, bits),
-	dgen_arg_offset_off = offsetof(dgen_arg, offset),
+	dgen_arg_kind_off = offsetof(dgen_arg, kind),
+	dgen_arg_changed_off = offsetof(dgen_arg, changed),
 };
 
 // dgen_launch sets the changed arguments of k (clearing their marks) and
@@ -88,7 +87,7 @@ static inline cl_int dgen_launch(uintptr_t qh, uintptr_t kh, dgen_arg *args, cl_
 		} else if (a->size <= 8) {
 			err = clSetKernelArg(k, i, a->size, &a->bits);
 		} else {
-			err = clSetKernelArg(k, i, a->size, bytes + a->offset);
+			err = clSetKernelArg(k, i, a->size, bytes + a->bits);
 		}
 		if (err != CL_SUCCESS) {
 			*failed = i;

@@ -102,12 +102,12 @@ var (
 var (
 	_ [unsafe.Sizeof(driver.Arg{}) - C.sizeof_dgen_arg]byte
 	_ [C.sizeof_dgen_arg - unsafe.Sizeof(driver.Arg{})]byte
+	_ [unsafe.Offsetof(driver.Arg{}.Bits)]byte
+	_ [-unsafe.Offsetof(driver.Arg{}.Bits)]byte
 	_ [unsafe.Offsetof(driver.Arg{}.Size) - C.dgen_arg_size_off]byte
 	_ [C.dgen_arg_size_off - unsafe.Offsetof(driver.Arg{}.Size)]byte
-	_ [unsafe.Offsetof(driver.Arg{}.Bits) - C.dgen_arg_bits_off]byte
-	_ [C.dgen_arg_bits_off - unsafe.Offsetof(driver.Arg{}.Bits)]byte
-	_ [unsafe.Offsetof(driver.Arg{}.Offset) - C.dgen_arg_offset_off]byte
-	_ [C.dgen_arg_offset_off - unsafe.Offsetof(driver.Arg{}.Offset)]byte
-	_ [unsafe.Offsetof(driver.Arg{}.Changed) - 1]byte
-	_ [1 - unsafe.Offsetof(driver.Arg{}.Changed)]byte
+	_ [unsafe.Offsetof(driver.Arg{}.Kind) - C.dgen_arg_kind_off]byte
+	_ [C.dgen_arg_kind_off - unsafe.Offsetof(driver.Arg{}.Kind)]byte
+	_ [unsafe.Offsetof(driver.Arg{}.Changed) - C.dgen_arg_changed_off]byte
+	_ [C.dgen_arg_changed_off - unsafe.Offsetof(driver.Arg{}.Changed)]byte
 )

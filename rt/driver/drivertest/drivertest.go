@@ -844,7 +844,7 @@ func testLaunchArgs(t *testing.T, e *env) {
 		}
 		return nb.Handle()
 	}
-	ptr := unsafe.Sizeof(uintptr(0))
+	ptr := uint32(unsafe.Sizeof(uintptr(0)))
 	k := e.kernel("axpy")
 	y, x := e.buffer(4*64), e.buffer(4*64)
 	xs := make([]float32, 64)
@@ -893,9 +893,9 @@ func testLaunchArgs(t *testing.T, e *env) {
 	copy(bytes[24:], le([4]int32{5, 6, 7, 8}))
 	va := &driver.Args{Slots: []driver.Arg{
 		{Kind: driver.ArgBuffer, Changed: true, Size: ptr, Bits: handle(o)},
-		{Kind: driver.ArgScalar, Changed: true, Size: 16, Offset: 0},
+		{Kind: driver.ArgScalar, Changed: true, Size: 16, Bits: 0},
 		{Kind: driver.ArgScalar, Changed: true, Size: 8, Bits: uint64(math.Float32bits(3)) | uint64(math.Float32bits(4))<<32},
-		{Kind: driver.ArgScalar, Changed: true, Size: 16, Offset: 24},
+		{Kind: driver.ArgScalar, Changed: true, Size: 16, Bits: 24},
 		{Kind: driver.ArgScalar, Changed: true, Size: 8, Bits: 1 << 40},
 		{Kind: driver.ArgScalar, Changed: true, Size: 1, Bits: 0xfe},
 	}, Bytes: bytes, Changed: 6}
