@@ -249,3 +249,70 @@ func TestGlobalsAlternate(t *testing.T) {
 		}
 	}
 }
+
+// pollution is BenchmarkHostPathCold's memory walk: 256 KiB, eight times
+// a 32 KiB L1 data cache.
+var (
+	pollution []uint64
+	pollSink  uint64
+)
+
+// pollute walks pollution a cache line at a time, evicting L1 as the
+// driver's own work between two launches does on the GPU host.
+//
+//go:noinline
+func pollute() {
+	if pollution == nil {
+		pollution = make([]uint64, 256<<10/8)
+	}
+	var s uint64
+	for i := 0; i < len(pollution); i += 8 {
+		s += pollution[i]
+		pollution[i] = s
+	}
+	pollSink += s
+}
+
+// BenchmarkHostPathCold is BenchmarkHostPath's "enqueue" and "tagged" with
+// L1 evicted before each: between two launches on a GPU, the driver's work
+// evicts rt's data, and a launch costs about what it misses in cache. Its
+// times are the walk's; what it is for is the count of cache lines a
+// launch touches, which scripts/cold-lines.sh reads with callgrind's cache
+// simulation (deterministic, where this machine's timings are not).
+func BenchmarkHostPathCold(b *testing.B) {
+	ctx := openFakeBackend(b, "null", nil)
+	q := ctx.Queue()
+	r := rt.Range2(576, 576).WithLocal(16, 16)
+	power, err := rt.NewBuffer[float32](ctx, 512*512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, err := benchStepSite.Alloc(q, 512*512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("enqueue", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			pollute()
+			if err := enqueueBenchStep(q, r, int32(i&1), power, in, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("tagged", func(b *testing.B) {
+		for b.Loop() {
+			pollute()
+			out, err := benchStepSite.Alloc(q, 512*512)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := enqueueBenchStep(q, r, 1, power, in, out); err != nil {
+				b.Fatal(err)
+			}
+			if err := in.Free(); err != nil {
+				b.Fatal(err)
+			}
+			in = out
+		}
+	})
+}
