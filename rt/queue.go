@@ -248,9 +248,11 @@ func (k *Kernel) setBuffer(i int, m *Mem) error {
 }
 
 // holds reports whether argument i holds m already, as recordBuffer left
-// it, and m may still be used: then setting it again changes nothing.
+// it, and m may still be used: then setting it again changes nothing. (A
+// Mem's driver buffer, and so its id, is the one it was made with, and
+// k.bufs keeps m from being collected and its address reused.)
 func (k *Kernel) holds(i int, m *Mem) bool {
-	return uint(i) < uint(len(k.bufs)) && k.bufs[i] == m && m != nil && k.ids[i] == m.id && m.usable()
+	return uint(i) < uint(len(k.bufs)) && k.bufs[i] == m && m != nil && m.usable()
 }
 
 // recordBuffer records argument i as the memory m (a buffer or an image),
