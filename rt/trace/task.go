@@ -27,11 +27,11 @@ import (
 // the command reports device times), or keeps it for as long as it likes
 // by not releasing it. A task that is never released is left to the
 // garbage collector.
-func (q *Queue) Begin(kind CmdKind, name string, skip int) (tk *Task) {
-	if q.task.subs.Load() != nil {
-		tk = q.begin(kind, name, skip)
+func (q *Queue) Begin(kind CmdKind, name string, skip int) *Task {
+	if q.view.Load() == nil {
+		return nil
 	}
-	return tk
+	return q.begin(kind, name, skip)
 }
 
 func (q *Queue) begin(kind CmdKind, name string, skip int) *Task {
@@ -55,11 +55,16 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) *Task {
 		}
 		n = t.newNode(&key, depth, pc, kind, name)
 	}
-	return q.start(n)
+	v := q.view.Load()
+	if v == nil { // unsubscribed since Begin looked
+		return nil
+	}
+	return q.start(v, n)
 }
 
-// start begins a task of node n on q: what Begin and BeginNode share.
-func (q *Queue) start(n *Node) *Task {
+// start begins a task of node n on q, whose task stream has the view v:
+// what Begin and BeginNode share.
+func (q *Queue) start(v *view, n *Node) *Task {
 	t := q.t
 	tk := q.newTask()
 	*tk = Task{
@@ -69,12 +74,12 @@ func (q *Queue) start(n *Node) *Task {
 		Instance:  n.instances.Add(1),
 		HostBegin: t.Now(),
 	}
-	if subs := q.task.wanting(TaskBegin); subs != nil {
+	if subs := v.kinds[TaskBegin]; subs != nil {
 		e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: *tk}
 		deliver(subs, &e)
 	}
 	if q.InOrder {
-		q.inOrderEdge(tk)
+		q.inOrderEdge(v, tk)
 	}
 	return tk
 }
@@ -119,11 +124,10 @@ func (tk *Task) release() {
 // it in tk's task_end record rather than a record of its own (the
 // converter finds its times by id); only subscribers that take Events need
 // the whole previous task, kept under the queue's lock.
-func (q *Queue) inOrderEdge(tk *Task) {
+func (q *Queue) inOrderEdge(v *view, tk *Task) {
 	prevID := q.lastID.Swap(tk.ID)
 	tk.prev = prevID
-	subs := q.task.wanting(EdgeCreate)
-	if subs != nil {
+	if subs := v.kinds[EdgeCreate]; subs != nil {
 		q.mu.Lock()
 		prev := q.last
 		q.last = *tk
@@ -177,17 +181,21 @@ func (tk *Task) end() {
 		now = tk.HostBegin + 1
 	}
 	tk.HostEnd = now
-	if q.InOrder && t.task.wanting(EdgeCreate) != nil {
+	v := q.view.Load()
+	if v == nil {
+		return
+	}
+	if q.InOrder && v.kinds[EdgeCreate] != nil {
 		q.mu.Lock()
 		if q.last.ID == tk.ID {
 			q.last.HostEnd = now
 		}
 		q.mu.Unlock()
 	}
-	for _, r := range t.task.records(TaskEnd) {
+	for _, r := range v.recs[TaskEnd] {
 		r.taskRec(recTaskEnd, tk)
 	}
-	if subs := t.task.wanting(TaskEnd); subs != nil {
+	if subs := v.kinds[TaskEnd]; subs != nil {
 		e := Event{Kind: TaskEnd, Stream: t.task, Time: now, Device: q.Device, Task: *tk}
 		deliver(subs, &e)
 	}
@@ -212,10 +220,14 @@ func (tk *Task) complete(start, end int64) {
 	if tk.DevEnd <= tk.DevStart {
 		tk.DevEnd = tk.DevStart + 1
 	}
-	for _, r := range t.task.records(TaskComplete) {
+	v := q.view.Load()
+	if v == nil {
+		return
+	}
+	for _, r := range v.recs[TaskComplete] {
 		r.taskRec(recTaskComplete, tk)
 	}
-	if subs := t.task.wanting(TaskComplete); subs != nil {
+	if subs := v.kinds[TaskComplete]; subs != nil {
 		e := Event{Kind: TaskComplete, Stream: t.task, Time: t.Now(), Device: d, Task: *tk}
 		deliver(subs, &e)
 	}
@@ -223,13 +235,13 @@ func (tk *Task) complete(start, end int64) {
 
 // MemTraced reports whether memory events of the device have a
 // subscriber, so that a caller may skip describing one that nobody reads.
-func (d *Device) MemTraced() bool { return d.t.mem.subs.Load() != nil }
+func (d *Device) MemTraced() bool { return d.memView.Load() != nil }
 
 // MemAlloc emits a MemAlloc event for the device. It costs one atomic load
 // when StreamMem has no subscriber. d must not be nil, here and in
 // MemRelease and CacheEvent.
 func (d *Device) MemAlloc(m Mem) {
-	if d.t.mem.subs.Load() != nil {
+	if d.memView.Load() != nil {
 		d.mem(MemAlloc, &m)
 	}
 }
@@ -237,20 +249,23 @@ func (d *Device) MemAlloc(m Mem) {
 // MemRelease emits a MemRelease event for the device. It costs one atomic
 // load when StreamMem has no subscriber.
 func (d *Device) MemRelease(m Mem) {
-	if d.t.mem.subs.Load() != nil {
+	if d.memView.Load() != nil {
 		d.mem(MemRelease, &m)
 	}
 }
 
 // mem emits a memory event: record files first, without an Event.
 func (d *Device) mem(k Kind, m *Mem) {
-	s := d.t.mem
+	v := d.memView.Load()
+	if v == nil { // unsubscribed since the trace point looked
+		return
+	}
 	now := d.t.Now()
-	for _, r := range s.records(k) {
+	for _, r := range v.recs[k] {
 		r.memRec(d, k, m, now)
 	}
-	if subs := s.wanting(k); subs != nil {
-		e := Event{Kind: k, Stream: s, Time: now, Device: d, Mem: *m}
+	if subs := v.kinds[k]; subs != nil {
+		e := Event{Kind: k, Stream: d.t.mem, Time: now, Device: d, Mem: *m}
 		deliver(subs, &e)
 	}
 }
@@ -258,7 +273,7 @@ func (d *Device) mem(k Kind, m *Mem) {
 // CacheEvent emits a CacheEvent for the device, at the end of the
 // operation. It costs one atomic load when StreamCache has no subscriber.
 func (d *Device) CacheEvent(c Cache) {
-	if d.t.cache.subs.Load() != nil {
+	if d.t.cache.Enabled() {
 		d.emit(Event{Kind: CacheEvent, Cache: c})
 	}
 }

@@ -100,11 +100,27 @@ type KindSubscriber interface {
 // Stream is a named channel of events. Its trace points are enabled exactly
 // when it has at least one subscriber.
 type Stream struct {
-	name  string
-	t     *Tracer
-	subs  atomic.Pointer[[]Subscriber]
-	kinds [numKinds]atomic.Pointer[[]Subscriber] // subs that want each kind, but record files
-	recs  [numKinds]atomic.Pointer[[]*recFile]   // record files that want each kind
+	name string
+	t    *Tracer
+	view atomic.Pointer[view] // the subscribers; nil when there is none
+}
+
+// view is the subscribers of a stream as its trace points read them: a
+// snapshot that publishLocked replaces whole, never changed once
+// published, so that a trace point finds every list it needs behind one
+// atomic load.
+type view struct {
+	subs  []Subscriber           // every subscriber of the stream, at least one
+	kinds [numKinds][]Subscriber // those that want each kind, but record files
+	recs  [numKinds][]*recFile   // the record files that want each kind
+}
+
+// wanting returns the subscribers of v that want events of kind k, or nil.
+func (v *view) wanting(k Kind) []Subscriber {
+	if int(k) >= numKinds {
+		return v.subs
+	}
+	return v.kinds[k]
 }
 
 // recSubscriber is a built-in subscriber that writes a record file: trace
@@ -116,22 +132,16 @@ type recSubscriber interface {
 // records returns the record files of s that want events of kind k, or
 // nil.
 func (s *Stream) records(k Kind) []*recFile {
-	if l := s.recs[k].Load(); l != nil {
-		return *l
+	if v := s.view.Load(); v != nil && int(k) < numKinds {
+		return v.recs[k]
 	}
 	return nil
 }
 
 // wanting returns the subscribers of s that want events of kind k, or nil.
 func (s *Stream) wanting(k Kind) []Subscriber {
-	if int(k) >= len(s.kinds) {
-		if l := s.subs.Load(); l != nil {
-			return *l
-		}
-		return nil
-	}
-	if l := s.kinds[k].Load(); l != nil {
-		return *l
+	if v := s.view.Load(); v != nil {
+		return v.wanting(k)
 	}
 	return nil
 }
@@ -146,7 +156,7 @@ func wants(sub Subscriber, k Kind) bool {
 func (s *Stream) Name() string { return s.name }
 
 // Enabled reports whether s has a subscriber. It costs one atomic load.
-func (s *Stream) Enabled() bool { return s != nil && s.subs.Load() != nil }
+func (s *Stream) Enabled() bool { return s != nil && s.view.Load() != nil }
 
 // Emit delivers e to the subscribers of s, setting e.Stream to s and, when
 // it is zero, e.Time to the current time. It lets packages beyond the
@@ -155,10 +165,14 @@ func (s *Stream) Emit(e Event) {
 	if s == nil {
 		return
 	}
-	subs := s.wanting(e.Kind)
+	v := s.view.Load()
+	if v == nil {
+		return
+	}
+	subs := v.wanting(e.Kind)
 	var recs []*recFile
 	if int(e.Kind) < numKinds {
-		recs = s.records(e.Kind)
+		recs = v.recs[e.Kind]
 	}
 	if subs == nil && recs == nil {
 		return
@@ -361,43 +375,48 @@ func (t *Tracer) streamLocked(name string) *Stream {
 	return s
 }
 
-// publishLocked recomputes the subscriber list of s.
+// publishLocked recomputes the subscribers of s, and passes the views of
+// the task and memory streams on to the queues and devices that keep a
+// copy.
 func (t *Tracer) publishLocked(s *Stream) {
-	var list []Subscriber
+	var v *view
 	for i := range t.subs {
 		if !t.closed && t.subs[i].wants(s.name) {
-			list = append(list, t.subs[i].sub)
-		}
-	}
-	for k := range s.kinds {
-		var kl []Subscriber
-		var rl []*recFile
-		for _, sub := range list {
-			if !wants(sub, Kind(k)) {
-				continue
+			if v == nil {
+				v = new(view)
 			}
-			if rs, ok := sub.(recSubscriber); ok {
-				rl = append(rl, rs.recFile())
-			} else {
-				kl = append(kl, sub)
+			v.subs = append(v.subs, t.subs[i].sub)
+		}
+	}
+	if v != nil {
+		for k := range v.kinds {
+			for _, sub := range v.subs {
+				if !wants(sub, Kind(k)) {
+					continue
+				}
+				if rs, ok := sub.(recSubscriber); ok {
+					v.recs[k] = append(v.recs[k], rs.recFile())
+				} else {
+					v.kinds[k] = append(v.kinds[k], sub)
+				}
 			}
 		}
-		if kl == nil {
-			s.kinds[k].Store(nil)
-		} else {
-			s.kinds[k].Store(&kl)
+	}
+	s.view.Store(v)
+	switch {
+	case s == t.task:
+		for _, d := range t.devices {
+			d.mu.Lock()
+			for _, q := range d.queues {
+				q.view.Store(v)
+			}
+			d.mu.Unlock()
 		}
-		if rl == nil {
-			s.recs[k].Store(nil)
-		} else {
-			s.recs[k].Store(&rl)
+	case s == t.mem:
+		for _, d := range t.devices {
+			d.memView.Store(v)
 		}
 	}
-	if len(list) == 0 {
-		s.subs.Store(nil)
-		return
-	}
-	s.subs.Store(&list)
 }
 
 // Subscribe registers sub for the named streams, or for every stream
@@ -498,6 +517,7 @@ func (t *Tracer) Device(id int, name string) *Device {
 		}
 	}
 	d := &Device{ID: id, Name: name, Seq: len(t.devices), t: t}
+	d.memView.Store(t.mem.view.Load())
 	t.devices = append(t.devices, d)
 	return d
 }
@@ -511,12 +531,13 @@ type Device struct {
 	// Seq is the device's index in its Tracer, from 0.
 	Seq int
 
-	t      *Tracer
-	clock  atomic.Pointer[clockFit]
-	mu     sync.Mutex // guards queues and samples
-	queues []*Queue
-	first  clockSample
-	nsamp  int
+	t       *Tracer
+	memView atomic.Pointer[view] // t.mem's view, kept by Tracer.publishLocked: one load less per memory event
+	clock   atomic.Pointer[clockFit]
+	mu      sync.Mutex // guards queues and samples, and orders the copies of t.task's view into queues
+	queues  []*Queue
+	first   clockSample
+	nsamp   int
 }
 
 type clockSample struct{ host, dev int64 }
@@ -589,6 +610,9 @@ func (d *Device) Queue(id int, name string, inOrder bool) *Queue {
 		}
 	}
 	q := &Queue{ID: id, Name: name, InOrder: inOrder, Device: d, t: d.t, task: d.t.task}
+	// Under d.mu: a publishLocked that stored the task stream's view
+	// before this load updates q too if it takes d.mu after.
+	q.view.Store(d.t.task.view.Load())
 	q.Seq = int(d.t.nextQueue())
 	d.queues = append(d.queues, q)
 	return q
@@ -606,8 +630,9 @@ type Queue struct {
 	// Seq is the queue's index in its Tracer, from 0.
 	Seq int
 
+	view   atomic.Pointer[view] // t.task's view, kept by Tracer.publishLocked: Begin's one load
 	t      *Tracer
-	task   *Stream              // t.task, one indirection less on the hot path
+	task   *Stream              // t.task
 	lastID atomic.Uint64        // the id of the last task begun (in-order queues)
 	spare  atomic.Pointer[Task] // the last task released, for the next Begin
 	mu     sync.Mutex           // guards last

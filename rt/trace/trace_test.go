@@ -350,6 +350,45 @@ func TestReleaseReuses(t *testing.T) {
 	}
 }
 
+// TestQueueFollowsSubscribers checks that the queues and devices, which
+// keep their own copy of their stream's subscribers, follow Subscribe, its
+// cancellation and Close, whether they were created before or after.
+func TestQueueFollowsSubscribers(t *testing.T) {
+	tr := New()
+	d := tr.Device(0, "d")
+	before := d.Queue(0, "before", true)
+	if tk := before.Begin(Kernel, "k", 0); tk != nil || d.MemTraced() {
+		t.Fatalf("a Tracer without subscribers traces: Begin %p, MemTraced %v", tk, d.MemTraced())
+	}
+	unsub := tr.Subscribe(&Recorder{})
+	after := d.Queue(1, "after", true)
+	d2 := tr.Device(1, "d2")
+	for _, q := range []*Queue{before, after, d2.Queue(0, "q", false)} {
+		tk := q.Begin(Kernel, "k", 0)
+		if tk == nil {
+			t.Errorf("queue %s: Begin returned nil with a subscriber", q)
+		}
+		tk.End()
+		tk.Release()
+	}
+	if !d.MemTraced() || !d2.MemTraced() {
+		t.Errorf("MemTraced with a subscriber: %v, %v", d.MemTraced(), d2.MemTraced())
+	}
+	unsub()
+	if tk := after.Begin(Kernel, "k", 0); tk != nil || d.MemTraced() {
+		t.Errorf("after unsubscribing: Begin %p, MemTraced %v", tk, d.MemTraced())
+	}
+	tr.Subscribe(&Recorder{}, StreamMem)
+	if tk := before.Begin(Kernel, "k", 0); tk != nil || !d2.MemTraced() {
+		t.Errorf("with a memory subscriber only: Begin %p, MemTraced %v", tk, d2.MemTraced())
+	}
+	tr.Subscribe(&Recorder{})
+	tr.Close()
+	if tk := before.Begin(Kernel, "k", 0); tk != nil || d.MemTraced() {
+		t.Errorf("after Close: Begin %p, MemTraced %v", tk, d.MemTraced())
+	}
+}
+
 func TestCustomStream(t *testing.T) {
 	tr := New()
 	s := tr.Stream("user.phase")
