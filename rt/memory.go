@@ -400,14 +400,14 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
 	if q.wantsEvent(tk) {
 		err = q.tracedTransfer(&x, tk, dw)
+		tk.Release()
 	} else {
 		_, err = x.enqueue(q, dw, true)
-		tk.End()
+		tk.EndRelease()
 		if err != nil {
 			err = fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 		}
 	}
-	tk.Release()
 	if err == nil {
 		q.pts.complete(n)
 	}
@@ -1878,8 +1878,7 @@ func (q *Queue) imageTransfer(op string, kind trace.CmdKind, do func([]driver.Ev
 	tk := q.beginTask(kind, op, skip+1, wait)
 	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
 	err = do(dw)
-	tk.End()
-	tk.Release()
+	tk.EndRelease()
 	if err != nil {
 		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
 	}

@@ -201,6 +201,20 @@ func (tk *Task) end() {
 	}
 }
 
+// EndRelease is End followed by Release, in one call: the trace point
+// after the enqueue of a command that keeps no Event and reports no device
+// times. A disabled trace point (tk nil) costs one test.
+func (tk *Task) EndRelease() {
+	if tk != nil {
+		tk.endRelease()
+	}
+}
+
+func (tk *Task) endRelease() {
+	tk.end()
+	tk.release()
+}
+
 // Complete reports the device execution times of the task, start and end in
 // device nanoseconds (OpenCL's CL_PROFILING_COMMAND_START and _END): it
 // aligns them to the host clock (see Device.SyncClock), stores them in tk

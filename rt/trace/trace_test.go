@@ -350,6 +350,53 @@ func TestReleaseReuses(t *testing.T) {
 	}
 }
 
+// TestEndRelease checks EndRelease: it ends the task as End does (its
+// TaskEnd event, with the end time, on an in-order queue with the implicit
+// edge before it) and hands it back as Release does (the queue's next Begin
+// returns it), without allocating; on nil and the zero Task it does
+// nothing.
+func TestEndRelease(t *testing.T) {
+	f := newFixture()
+	var last *Task
+	for i := range 2 {
+		tk := f.in.Begin(Kernel, "k", 0)
+		if i == 1 && tk != last {
+			t.Fatalf("Begin after EndRelease returned %p, want the released task %p", tk, last)
+		}
+		tk.EndRelease()
+		last = tk
+	}
+	var ends []Task
+	for _, e := range f.rec.Events() {
+		if e.Kind == TaskEnd {
+			ends = append(ends, e.Task)
+		}
+	}
+	if len(ends) != 2 || ends[0].Instance != 1 || ends[1].Instance != 2 {
+		t.Fatalf("TaskEnd events %+v, want instances 1 and 2", ends)
+	}
+	for _, e := range ends {
+		if e.HostEnd <= e.HostBegin {
+			t.Errorf("task %d ended at %d, not after its begin at %d", e.ID, e.HostEnd, e.HostBegin)
+		}
+	}
+	want := []string{"task_begin k#1", "task_end k#1", "task_begin k#2", "edge k#1->k#2 implicit", "task_end k#2"}
+	var got []string
+	for _, e := range f.rec.Events() {
+		if e.Kind != GraphCreate && e.Kind != NodeCreate {
+			got = append(got, brief(e))
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	(*Task)(nil).EndRelease()
+	(&Task{}).EndRelease()
+	if n := testing.AllocsPerRun(100, func() { f.ooo.Begin(Kernel, "k", 0).EndRelease() }); n != 0 {
+		t.Errorf("a traced begin and EndRelease allocates %v times, want 0", n)
+	}
+}
+
 // TestQueueFollowsSubscribers checks that the queues and devices, which
 // keep their own copy of their stream's subscribers, follow Subscribe, its
 // cancellation and Close, whether they were created before or after.
@@ -368,8 +415,7 @@ func TestQueueFollowsSubscribers(t *testing.T) {
 		if tk == nil {
 			t.Errorf("queue %s: Begin returned nil with a subscriber", q)
 		}
-		tk.End()
-		tk.Release()
+		tk.EndRelease()
 	}
 	if !d.MemTraced() || !d2.MemTraced() {
 		t.Errorf("MemTraced with a subscriber: %v, %v", d.MemTraced(), d2.MemTraced())
