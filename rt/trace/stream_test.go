@@ -221,12 +221,70 @@ func TestFrameWalk(t *testing.T) {
 	if got := key[1:4]; [3]uintptr(got) != [3]uintptr(want[1:4]) {
 		t.Errorf("frame walk %x, runtime.Callers %x", got, want[1:4])
 	}
+	// From a new goroutine the chain ends before 16 frames: the walk stops
+	// at its top, with every frame it found, as runtime.Callers does.
+	short := make(chan [2]int)
+	go func() {
+		var key siteKey
+		var pcs [keyDepth]uintptr
+		n, m := walkBoth(&key, pcs[:])
+		short <- [2]int{n, m}
+	}()
+	if nm := <-short; nm[0] != nm[1] || nm[0] >= keyDepth {
+		t.Errorf("from a new goroutine: walked %d frames, runtime.Callers %d; want the same, fewer than %d", nm[0], nm[1], keyDepth)
+	}
 	f := newFixture()
 	for range 3 {
 		enqueue(f.in, Kernel, "k")
 	}
 	if sites := len(*f.t.sites.Load()); sites != 1 {
 		t.Errorf("site cache holds %d entries after 3 commands at one site, want 1", sites)
+	}
+}
+
+// TestSiteTable checks the two levels of the site cache with keys made up
+// to share a slot of the site table: each key finds its own node, in turn,
+// as does each command name at one key, and the map behind the table
+// answers for the keys that the table no longer holds, and puts them back.
+func TestSiteTable(t *testing.T) {
+	tr := New()
+	tr.Subscribe(&Recorder{})
+	pc := callerPC()
+	var keys []siteKey
+	slots := map[uint64]siteKey{}
+	for i := uintptr(1); len(keys) == 0; i++ {
+		var k siteKey
+		k[0], k[1], k[2] = pc, pc+i, pc+2*i
+		slot := k.hash(3) >> (64 - siteBits)
+		if o, ok := slots[slot]; ok {
+			keys = []siteKey{o, k}
+		}
+		slots[slot] = k
+	}
+	nodes := map[string]*Node{}
+	for i, name := range []string{"a", "b", "c"} {
+		k := &keys[min(i, 1)]
+		nodes[name] = tr.newNode(k, 3, pc, Kernel, name)
+	}
+	if nodes["a"] == nodes["b"] || nodes["b"] == nodes["c"] {
+		t.Fatalf("distinct names share a node: %v", nodes)
+	}
+	for range 3 {
+		for i, name := range []string{"a", "b", "c"} {
+			k := keys[min(i, 1)]
+			if n := tr.lookupSite(&k, 3, Kernel, name); n != nodes[name] {
+				t.Fatalf("lookup of %q at key %d: node %p, want %p", name, min(i, 1), n, nodes[name])
+			}
+			if s := tr.siteTab[k.hash(3)>>(64-siteBits)].Load(); s.node != nodes[name] {
+				t.Fatalf("after a lookup of %q, the site table holds %q", name, s.node.Name)
+			}
+			if n := tr.lookupSite(&k, 3, Read, name); n != nil {
+				t.Fatalf("lookup of a read %q at key %d found node %p of a kernel", name, min(i, 1), n)
+			}
+			if n := tr.lookupSite(&k, 2, Kernel, name); n != nil {
+				t.Fatalf("lookup of %q at the first 2 frames of key %d found node %p", name, min(i, 1), n)
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"hash/fnv"
+	"math/bits"
 	"runtime"
 	"strconv"
 )
@@ -322,11 +323,20 @@ const keyDepth = 16
 // pointer chain, and push the call site up by one each.
 const siteMargin = 2
 
-// maxSites bounds the site cache, which is copied on every addition. A
+// maxSites bounds the site map, which is copied on every addition. A
 // call site reached through different chains of callers has one entry per
 // chain; past the bound, new chains are located with runtime.Callers every
 // time.
 const maxSites = 4096
+
+// siteSlots is the size of the site table, the first level of the site
+// cache: a direct-mapped table of the sites last used, indexed by the
+// key's hash, that Begin reads with one atomic load. The site map behind it
+// holds every site, so that two chains that share a slot cost each other a
+// map lookup, never a runtime.Callers.
+const siteSlots = 1 << siteBits
+
+const siteBits = 9
 
 // siteKey is the key of the site cache: the return addresses of the frames
 // from Begin up to and a little beyond the call site, zero-padded. Equal
@@ -334,14 +344,15 @@ const maxSites = 4096
 type siteKey [keyDepth]uintptr
 
 // hash returns a hash of the first depth entries of k, the key of the site
-// map: hashing these few words is cheaper than the map's hash of the whole
-// array.
+// map, whose top siteBits bits index the site table: a rotation and an
+// exclusive or per word, then one multiplication to mix. Hashing these few
+// words is cheaper than the map's hash of the whole array.
 func (k *siteKey) hash(depth int) uint64 {
 	h := uint64(depth)
 	for _, pc := range k[:depth] {
-		h = (h ^ uint64(pc)) * 0x100000001b3
+		h = bits.RotateLeft64(h, 23) ^ uint64(pc)
 	}
-	return h
+	return h * 0x9e3779b97f4a7c15
 }
 
 // site is an entry of the site cache: a node and the key it was reached by.
@@ -351,29 +362,34 @@ type site struct {
 	node  *Node
 }
 
-// lookupSite returns the cached node of (key, kind, name), or nil. It is
-// one atomic load and one map lookup, and allocates nothing.
+// lookupSite returns the cached node of (key, kind, name), or nil. A hit
+// in the site table is one atomic load and a comparison; a miss there
+// looks in the site map (another atomic load and a map lookup) and puts
+// what it finds in the table. It allocates nothing.
 func (t *Tracer) lookupSite(key *siteKey, depth int, kind CmdKind, name string) *Node {
 	if depth == 0 {
 		return nil
 	}
-	for i, list := 0, (*t.sites.Load())[key.hash(depth)]; i < len(list); i++ {
-		if n := list[i].node; n.Kind == kind && list[i].depth == depth && list[i].key.equal(key, depth) && n.Name == name {
-			return n
+	h := key.hash(depth)
+	slot := &t.siteTab[h>>(64-siteBits)]
+	if s := slot.Load(); s != nil && s.is(key, depth, kind, name) {
+		return s.node
+	}
+	list := (*t.sites.Load())[h]
+	for i := range list {
+		if s := &list[i]; s.is(key, depth, kind, name) {
+			slot.Store(s)
+			return s.node
 		}
 	}
 	return nil
 }
 
-// equal reports whether the first depth entries of k and o are equal: the
-// rest of both is zero, for keys of that depth.
-func (k *siteKey) equal(o *siteKey, depth int) bool {
-	for i := range k[:depth] {
-		if k[i] != o[i] {
-			return false
-		}
-	}
-	return true
+// is reports whether s is the site of (key, depth, kind, name). Keys of
+// one depth are zero beyond it, so whole keys compare (a vectorised memory
+// comparison).
+func (s *site) is(key *siteKey, depth int, kind CmdKind, name string) bool {
+	return s.depth == depth && s.node.Kind == kind && s.key == *key && s.node.Name == name
 }
 
 // newNode returns the node of (pc, kind, name), creating it and emitting
@@ -416,13 +432,17 @@ func (t *Tracer) newNode(key *siteKey, depth int, pc uintptr, kind CmdKind, name
 			return n
 		}
 	}
-	// Copy on write: readers never lock.
+	// Copy on write: readers never lock. The entries of a list are never
+	// written after they are published, so the site table may point into
+	// them.
 	next := make(map[uint64][]site, len(sites)+1)
 	for k, v := range sites {
 		next[k] = v
 	}
-	next[h] = append(append([]site(nil), sites[h]...), site{key: *key, depth: depth, node: n})
+	list := append(append([]site(nil), sites[h]...), site{key: *key, depth: depth, node: n})
+	next[h] = list
 	t.sites.Store(&next)
+	t.siteTab[h>>(64-siteBits)].Store(&list[len(list)-1])
 	return n
 }
 

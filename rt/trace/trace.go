@@ -230,6 +230,7 @@ type Tracer struct {
 	nextTask atomic.Uint64
 	queueSeq atomic.Uint64
 	sites    atomic.Pointer[map[uint64][]site] // by siteKey.hash
+	siteTab  *[siteSlots]atomic.Pointer[site]  // the sites last used, by the top bits of their hash
 	every    atomic.Int32                      // device-time sampling: see SetDeviceSampling
 	drops    atomic.Uint64                     // events the built-in file writers dropped
 	tasks    sync.Pool                         // released tasks beyond the queues' spares
@@ -260,6 +261,7 @@ func New() *Tracer {
 	t.cache = t.streamLocked(StreamCache)
 	empty := map[uint64][]site{}
 	t.sites.Store(&empty)
+	t.siteTab = new([siteSlots]atomic.Pointer[site])
 	return t
 }
 
