@@ -761,7 +761,7 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 	}
 	d := &devAlloc{ctx: c, dev: q.dev, q: dq}
 	cfg := c.allocCfg
-	cfg.Hook = allocTracer{c: c, dev: q.dev.index}
+	cfg.Hook = allocTracer{q.dev.tr}
 	if d.a, err = alloc.New(d, cfg); err != nil {
 		dq.Release()
 		return nil, fmt.Errorf("create allocator on %q: %w", q.dev.Name, err)
@@ -926,20 +926,23 @@ var _ alloc.Device = (*devAlloc)(nil)
 // allocSlot is one device's lazily created allocator.
 type allocSlot = atomic.Pointer[devAlloc]
 
-// allocTracer reports the allocator's decisions as memory events: driver
-// allocations and releases, and reuses from the free list (Pooled).
-type allocTracer struct {
-	c   *Context
-	dev int
-}
+// allocTracer reports the allocator's decisions as memory events of its
+// device's trace handle: driver allocations and releases, and reuses from
+// the free list (Pooled). It is one pointer, which an alloc.Hook holds
+// without a copy.
+type allocTracer struct{ tr *trace.Device }
 
 // report reports e as a memory event, if memory events have a subscriber.
 func (h allocTracer) report(e alloc.Event, pooled, alloc bool) {
-	if !h.c.devices[h.dev].tr.MemTraced() {
+	if !h.tr.MemTraced() {
 		return
 	}
 	m := trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: tagName(uint32(e.Tag))}
-	h.c.traceMem(h.dev, m, alloc)
+	if alloc {
+		h.tr.MemAlloc(m)
+	} else {
+		h.tr.MemRelease(m)
+	}
 }
 
 // DriverAlloc implements alloc.Hook.
@@ -1555,7 +1558,7 @@ func (c *Context) imagePool(q *Queue, ic driver.ImageContext, h *imageHandle) (*
 	}
 	cfg := c.allocCfg
 	cfg.BestFit = false // one shape per allocator: the tag is the key's last part
-	cfg.Hook = allocTracer{c: c, dev: q.dev.index}
+	cfg.Hook = allocTracer{q.dev.tr}
 	a, err := alloc.New(&imageDevice{devAlloc: devAlloc{ctx: c, dev: q.dev}, ic: ic, desc: dd}, cfg)
 	if err != nil {
 		return nil, err
