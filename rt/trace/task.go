@@ -36,7 +36,6 @@ func (q *Queue) Begin(kind CmdKind, name string, skip int) *Task {
 }
 
 func (q *Queue) begin(kind CmdKind, name string, skip int) *Task {
-	t := q.t
 	// The frames from begin up to the call site and a little beyond key
 	// the site cache; only a miss pays for runtime.Callers.
 	var key siteKey
@@ -44,17 +43,9 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) *Task {
 	if d := skip + 3 + siteMargin; d <= keyDepth {
 		depth = fpCallers(&key, d)
 	}
-	n := t.lookupSite(&key, depth, kind, name)
+	n := q.t.lookupSite(&key, depth, kind, name)
 	if n == nil {
-		// Callers' frame 0 is Callers itself, 1 is begin, 2 is Begin, 3
-		// is Begin's caller. Inlined frames count as frames, so inlining
-		// of Begin does not change the count.
-		var pcs [1]uintptr
-		var pc uintptr
-		if runtime.Callers(skip+3, pcs[:]) == 1 {
-			pc = pcs[0]
-		}
-		n = t.newNode(&key, depth, pc, kind, name)
+		n = q.t.locate(&key, depth, skip, kind, name)
 	}
 	v := q.view.Load()
 	if v == nil { // unsubscribed since Begin looked
@@ -63,26 +54,67 @@ func (q *Queue) begin(kind CmdKind, name string, skip int) *Task {
 	return q.start(v, n)
 }
 
+// locate returns the node of a call site that the site cache does not
+// hold, from runtime.Callers, and caches it under key. skip is Begin's.
+func (t *Tracer) locate(key *siteKey, depth, skip int, kind CmdKind, name string) *Node {
+	// Callers' frame 0 is Callers itself, 1 is locate, 2 is begin, 3 is
+	// Begin, 4 is Begin's caller. Inlined frames count as frames, so
+	// inlining does not change the count.
+	var pcs [1]uintptr
+	var pc uintptr
+	if runtime.Callers(skip+4, pcs[:]) == 1 {
+		pc = pcs[0]
+	}
+	return t.newNode(key, depth, pc, kind, name)
+}
+
 // start begins a task of node n on q, whose task stream has the view v:
-// what Begin and BeginNode share.
+// what Begin and BeginNode share. On an in-order queue the task's prev is
+// the id of the task begun before it there, which a record file stores as
+// the implicit edge.
 func (q *Queue) start(v *view, n *Node) *Task {
 	t := q.t
 	tk := q.newTask()
-	*tk = Task{
-		ID:        t.nextTask.Add(1),
-		Node:      n,
-		Queue:     q,
-		Instance:  n.instances.Add(1),
-		HostBegin: t.Now(),
-	}
-	if subs := v.kinds[TaskBegin]; subs != nil {
-		e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: *tk}
-		deliver(subs, &e)
-	}
+	id := t.nextTask.Add(1)
+	var prev uint64
 	if q.InOrder {
-		q.inOrderEdge(v, tk)
+		prev = q.lastID.Swap(id)
+	}
+	tk.ID, tk.Instance, tk.HostBegin, tk.prev = id, n.instances.Add(1), t.Now(), prev
+	tk.HostEnd, tk.DevStart, tk.DevEnd = 0, 0, 0
+	if tk.Node != n { // a reused task often ran the same node: no write barrier
+		tk.Node = n
+	}
+	if tk.Queue != q {
+		tk.Queue = q
+	}
+	if v.events != 0 && (v.wants(TaskBegin) || q.InOrder && v.wants(EdgeCreate)) {
+		q.deliverBegin(v, tk)
 	}
 	return tk
+}
+
+// deliverBegin delivers the events of tk's begin to the subscribers that
+// take Events: TaskBegin, and on an in-order queue the implicit EdgeCreate
+// from the queue's previous task, which they get whole, kept under the
+// queue's lock.
+func (q *Queue) deliverBegin(v *view, tk *Task) {
+	if subs := v.kinds[TaskBegin]; subs != nil {
+		e := Event{Kind: TaskBegin, Stream: q.task, Time: tk.HostBegin, Device: q.Device, Task: *tk}
+		deliver(subs, &e)
+	}
+	subs := v.kinds[EdgeCreate]
+	if !q.InOrder || subs == nil {
+		return
+	}
+	q.mu.Lock()
+	prev := q.last
+	q.last = *tk
+	q.mu.Unlock()
+	if tk.prev != 0 && prev.ID == tk.prev {
+		e := Event{Kind: EdgeCreate, Implicit: true, Stream: q.task, Time: tk.HostBegin, Device: q.Device, Task: *tk, From: prev}
+		deliver(subs, &e)
+	}
 }
 
 // newTask returns a released task for q to reuse: the queue's spare one,
@@ -91,7 +123,11 @@ func (q *Queue) newTask() *Task {
 	if tk := q.spare.Swap(nil); tk != nil {
 		return tk
 	}
-	if tk, _ := q.t.tasks.Get().(*Task); tk != nil {
+	return q.t.pooledTask()
+}
+
+func (t *Tracer) pooledTask() *Task {
+	if tk, _ := t.tasks.Get().(*Task); tk != nil {
 		return tk
 	}
 	return new(Task)
@@ -117,26 +153,6 @@ func (tk *Task) release() {
 	}
 	if old := q.spare.Swap(tk); old != nil {
 		q.t.tasks.Put(old)
-	}
-}
-
-// inOrderEdge emits the implicit edge from the queue's previous task to tk.
-// Record files get the previous task's id from one atomic swap, and store
-// it in tk's task_end record rather than a record of its own (the
-// converter finds its times by id); only subscribers that take Events need
-// the whole previous task, kept under the queue's lock.
-func (q *Queue) inOrderEdge(v *view, tk *Task) {
-	prevID := q.lastID.Swap(tk.ID)
-	tk.prev = prevID
-	if subs := v.kinds[EdgeCreate]; subs != nil {
-		q.mu.Lock()
-		prev := q.last
-		q.last = *tk
-		q.mu.Unlock()
-		if prevID != 0 && prev.ID == prevID {
-			e := Event{Kind: EdgeCreate, Implicit: true, Stream: q.task, Time: tk.HostBegin, Device: q.Device, Task: *tk, From: prev}
-			deliver(subs, &e)
-		}
 	}
 }
 
@@ -186,18 +202,28 @@ func (tk *Task) end() {
 	if v == nil {
 		return
 	}
+	for _, r := range v.files {
+		r.taskRec(recTaskEnd, tk)
+	}
+	if v.events != 0 && (v.wants(TaskEnd) || q.InOrder && v.wants(EdgeCreate)) {
+		tk.deliverEnd(v)
+	}
+}
+
+// deliverEnd delivers TaskEnd to the subscribers that take Events, and
+// gives the queue's copy of its last task, for the implicit edges they
+// get, its end.
+func (tk *Task) deliverEnd(v *view) {
+	q := tk.Queue
 	if q.InOrder && v.kinds[EdgeCreate] != nil {
 		q.mu.Lock()
 		if q.last.ID == tk.ID {
-			q.last.HostEnd = now
+			q.last.HostEnd = tk.HostEnd
 		}
 		q.mu.Unlock()
 	}
-	for _, r := range v.recs[TaskEnd] {
-		r.taskRec(recTaskEnd, tk)
-	}
 	if subs := v.kinds[TaskEnd]; subs != nil {
-		e := Event{Kind: TaskEnd, Stream: t.task, Time: now, Device: q.Device, Task: *tk}
+		e := Event{Kind: TaskEnd, Stream: q.task, Time: tk.HostEnd, Device: q.Device, Task: *tk}
 		deliver(subs, &e)
 	}
 }
@@ -239,7 +265,7 @@ func (tk *Task) complete(start, end int64) {
 	if v == nil {
 		return
 	}
-	for _, r := range v.recs[TaskComplete] {
+	for _, r := range v.files {
 		r.taskRec(recTaskComplete, tk)
 	}
 	if subs := v.kinds[TaskComplete]; subs != nil {
@@ -276,13 +302,18 @@ func (d *Device) mem(k Kind, m *Mem) {
 		return
 	}
 	now := d.t.Now()
-	for _, r := range v.recs[k] {
+	for _, r := range v.files {
 		r.memRec(d, k, m, now)
 	}
 	if subs := v.kinds[k]; subs != nil {
-		e := Event{Kind: k, Stream: d.t.mem, Time: now, Device: d, Mem: *m}
-		deliver(subs, &e)
+		d.deliverMem(subs, k, m, now)
 	}
+}
+
+// deliverMem delivers a memory event to the subscribers that take Events.
+func (d *Device) deliverMem(subs []Subscriber, k Kind, m *Mem, now int64) {
+	e := Event{Kind: k, Stream: d.t.mem, Time: now, Device: d, Mem: *m}
+	deliver(subs, &e)
 }
 
 // CacheEvent emits a CacheEvent for the device, at the end of the

@@ -115,10 +115,14 @@ type Stream struct {
 // snapshot that publishLocked replaces whole, never changed once
 // published, so that a trace point finds every list it needs behind one
 // atomic load.
+//
+// Its first fields are what the trace points of commands and memory events
+// read, in one cache line.
 type view struct {
-	subs  []Subscriber           // every subscriber of the stream, at least one
-	kinds [numKinds][]Subscriber // those that want each kind, but record files
-	recs  [numKinds][]*recFile   // the record files that want each kind
+	files  []*recFile             // the record files, which store the kinds recWants reports
+	events uint32                 // bit k set when kinds[k] is not empty
+	subs   []Subscriber           // every subscriber of the stream, at least one
+	kinds  [numKinds][]Subscriber // those that want each kind, but record files
 }
 
 // wanting returns the subscribers of v that want events of kind k, or nil.
@@ -129,8 +133,20 @@ func (v *view) wanting(k Kind) []Subscriber {
 	return v.kinds[k]
 }
 
+// wants reports whether a subscriber that takes Events wants kind k.
+func (v *view) wants(k Kind) bool { return v.events&(1<<k) != 0 }
+
+// records returns the record files of v that store events of kind k.
+func (v *view) records(k Kind) []*recFile {
+	if int(k) < numKinds && recWants(k) {
+		return v.files
+	}
+	return nil
+}
+
 // recSubscriber is a built-in subscriber that writes a record file: trace
-// points write its records directly, without building an Event.
+// points write its records directly, without building an Event. It wants
+// the kinds that recWants reports.
 type recSubscriber interface {
 	recFile() *recFile
 }
@@ -138,8 +154,8 @@ type recSubscriber interface {
 // records returns the record files of s that want events of kind k, or
 // nil.
 func (s *Stream) records(k Kind) []*recFile {
-	if v := s.view.Load(); v != nil && int(k) < numKinds {
-		return v.recs[k]
+	if v := s.view.Load(); v != nil {
+		return v.records(k)
 	}
 	return nil
 }
@@ -178,7 +194,7 @@ func (s *Stream) Emit(e Event) {
 	subs := v.wanting(e.Kind)
 	var recs []*recFile
 	if int(e.Kind) < numKinds {
-		recs = v.recs[e.Kind]
+		recs = v.records(e.Kind)
 	}
 	if subs == nil && recs == nil {
 		return
@@ -397,18 +413,7 @@ func (t *Tracer) publishLocked(s *Stream) {
 		}
 	}
 	if v != nil {
-		for k := range v.kinds {
-			for _, sub := range v.subs {
-				if !wants(sub, Kind(k)) {
-					continue
-				}
-				if rs, ok := sub.(recSubscriber); ok {
-					v.recs[k] = append(v.recs[k], rs.recFile())
-				} else {
-					v.kinds[k] = append(v.kinds[k], sub)
-				}
-			}
-		}
+		v.sort()
 	}
 	s.view.Store(v)
 	switch {
@@ -423,6 +428,22 @@ func (t *Tracer) publishLocked(s *Stream) {
 	case s == t.mem:
 		for _, d := range t.devices {
 			d.memView.Store(v)
+		}
+	}
+}
+
+// sort fills v's record files and lists by kind from its subscribers.
+func (v *view) sort() {
+	for _, sub := range v.subs {
+		if rs, ok := sub.(recSubscriber); ok {
+			v.files = append(v.files, rs.recFile())
+			continue
+		}
+		for k := range v.kinds {
+			if wants(sub, Kind(k)) {
+				v.kinds[k] = append(v.kinds[k], sub)
+				v.events |= 1 << k
+			}
 		}
 	}
 }
@@ -629,22 +650,24 @@ func (d *Device) Queue(id int, name string, inOrder bool) *Queue {
 // Queue is the trace handle of one command queue. Its Begin method is the
 // trace point of every enqueued command.
 type Queue struct {
-	// ID and Name are the runtime's identifiers of the queue.
-	ID   int
-	Name string
-	// InOrder is set for in-order queues.
-	InOrder bool
-	Device  *Device
-	// Seq is the queue's index in its Tracer, from 0.
-	Seq int
-
+	// What a traced command reads and writes comes first, together.
 	view   atomic.Pointer[view] // t.task's view, kept by Tracer.publishLocked: Begin's one load
 	t      *Tracer
-	task   *Stream              // t.task
-	lastID atomic.Uint64        // the id of the last task begun (in-order queues)
 	spare  atomic.Pointer[Task] // the last task released, for the next Begin
-	mu     sync.Mutex           // guards last
-	last   Task                 // the last task begun, kept while a subscriber wants edges as Events
+	lastID atomic.Uint64        // the id of the last task begun (in-order queues)
+
+	// InOrder is set for in-order queues.
+	InOrder bool
+	// Seq is the queue's index in its Tracer, from 0.
+	Seq int
+	// ID and Name are the runtime's identifiers of the queue.
+	ID     int
+	Name   string
+	Device *Device
+
+	task *Stream    // t.task
+	mu   sync.Mutex // guards last
+	last Task       // the last task begun, kept while a subscriber wants edges as Events
 }
 
 func (t *Tracer) nextQueue() uint64 { return t.queueSeq.Add(1) - 1 }
