@@ -242,6 +242,67 @@ func TestFrameWalk(t *testing.T) {
 	}
 }
 
+// siteCaller begins a task on its queue with skip 1: the call site is the
+// caller of Do, reached directly or through an interface, whose method
+// wrapper is a frame that runtime.Callers does not count.
+type siteCaller struct{ q *Queue }
+
+//go:noinline
+func (c siteCaller) Do() *Task { return c.q.Begin(Kernel, "k", 1) }
+
+type doer interface{ Do() *Task }
+
+// asDoer hides the dynamic type of d from the compiler, which would
+// otherwise call its method directly.
+//
+//go:noinline
+func asDoer(d doer) doer { return d }
+
+// TestSiteDepth checks the call sites of tasks begun with one skip from
+// chains of different depths, in turn, many times: a direct call, two calls
+// through an interface (one wrapper frame more), and a deeper chain. Each
+// task has its own line, however the depth of the walk for that skip
+// changed on the way, and the site cache answers the repeated calls
+// without runtime.Callers.
+func TestSiteDepth(t *testing.T) {
+	f := newFixture()
+	c := siteCaller{f.in}
+	i := asDoer(&c)
+	type begun struct {
+		tk   *Task
+		line int
+	}
+	for n := range 50 {
+		for _, b := range []begun{
+			{c.Do(), line()},
+			{i.Do(), line()},
+			{i.Do(), line()},
+			{nest1(func() *Task { return c.Do() }), line()},
+		} {
+			if b.tk.Node.Line != b.line {
+				t.Fatalf("round %d: task of line %d recorded at line %d", n, b.line, b.tk.Node.Line)
+			}
+			b.tk.EndRelease()
+		}
+	}
+	// Once known, a site costs no runtime.Callers, which would allocate.
+	if n := testing.AllocsPerRun(10, func() { i.Do().EndRelease() }); n != 0 {
+		t.Errorf("a Begin at a known site allocates %v times, want 0: the site cache missed", n)
+	}
+	if n := len(*f.t.sites.Load()); n > 8 {
+		t.Errorf("the site map holds %d entries for 4 call sites, want at most 8 (one per site and walk depth)", n)
+	}
+}
+
+// line returns the line of its call.
+func line() int {
+	_, _, l, _ := runtime.Caller(1)
+	return l
+}
+
+//go:noinline
+func nest1(f func() *Task) *Task { return f() }
+
 // TestSiteTable checks the two levels of the site cache with keys made up
 // to share a slot of the site table: each key finds its own node, in turn,
 // as does each command name at one key, and the map behind the table

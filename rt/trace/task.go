@@ -36,14 +36,27 @@ func (q *Queue) Begin(kind CmdKind, name string, skip int) *Task {
 }
 
 func (q *Queue) begin(kind CmdKind, name string, skip int) *Task {
-	// The frames from begin up to the call site and a little beyond key
-	// the site cache; only a miss pays for runtime.Callers.
+	// The frames from begin up to the call site key the site cache, as
+	// many as Begins of this skip need (see shorten); a miss walks all the
+	// frames that the site may need, and only a miss there pays for
+	// runtime.Callers. One call of fpCallers walks both times, so that
+	// the first word, the return address into begin, is the same.
 	var key siteKey
+	var n *Node
 	depth := 0
-	if d := skip + 3 + siteMargin; d <= keyDepth {
-		depth = fpCallers(&key, d)
+	if full := skip + 3 + siteMargin; full <= keyDepth {
+		d := full
+		if w := int(q.t.walk[skip].Load()); w != 0 {
+			d = w
+		}
+		for {
+			depth = fpCallers(&key, d)
+			if n = q.t.lookupSite(&key, depth, kind, name); n != nil || d == full || depth < d {
+				break
+			}
+			d = full
+		}
 	}
-	n := q.t.lookupSite(&key, depth, kind, name)
 	if n == nil {
 		n = q.t.locate(&key, depth, skip, kind, name)
 	}
@@ -65,7 +78,38 @@ func (t *Tracer) locate(key *siteKey, depth, skip int, kind CmdKind, name string
 	if runtime.Callers(skip+4, pcs[:]) == 1 {
 		pc = pcs[0]
 	}
+	if depth != 0 {
+		depth = t.shorten(key, depth, skip, pc)
+	}
 	return t.newNode(key, depth, pc, kind, name)
+}
+
+// shorten cuts key, the frames of a Begin with the given skip up to its
+// call site and siteMargin frames beyond, to the depth that Begins with
+// that skip walk from now on, and returns it: the frames up to the one that
+// returns into the call site pc, or more if another call site of that skip
+// needed more (t.walk[skip] only grows). Where the call site is inlined
+// into its caller no frame returns to pc, and the key keeps its depth.
+func (t *Tracer) shorten(key *siteKey, depth, skip int, pc uintptr) int {
+	need := depth
+	for i, ret := range key[:depth] {
+		if ret == pc {
+			need = i + 1
+			break
+		}
+	}
+	for w := &t.walk[skip]; ; {
+		old := w.Load()
+		if int(old) >= need {
+			need = min(int(old), depth)
+			break
+		}
+		if w.CompareAndSwap(old, int32(need)) {
+			break
+		}
+	}
+	clear(key[need:depth])
+	return need
 }
 
 // start begins a task of node n on q, whose task stream has the view v:
@@ -388,9 +432,9 @@ func (k *siteKey) hash(depth int) uint64 {
 
 // site is an entry of the site cache: a node and the key it was reached by.
 type site struct {
-	key   siteKey
-	depth int
 	node  *Node
+	depth int
+	key   siteKey // zero beyond depth
 }
 
 // lookupSite returns the cached node of (key, kind, name), or nil. A hit
@@ -402,25 +446,39 @@ func (t *Tracer) lookupSite(key *siteKey, depth int, kind CmdKind, name string) 
 		return nil
 	}
 	h := key.hash(depth)
-	slot := &t.siteTab[h>>(64-siteBits)]
-	if s := slot.Load(); s != nil && s.is(key, depth, kind, name) {
+	if s := t.siteTab[h>>(64-siteBits)].Load(); s != nil && s.is(key, depth, kind, name) {
 		return s.node
 	}
+	return t.lookupMap(h, key, depth, kind, name)
+}
+
+// lookupMap is lookupSite's look in the site map, for a key of hash h that
+// the site table does not hold.
+func (t *Tracer) lookupMap(h uint64, key *siteKey, depth int, kind CmdKind, name string) *Node {
 	list := (*t.sites.Load())[h]
 	for i := range list {
 		if s := &list[i]; s.is(key, depth, kind, name) {
-			slot.Store(s)
+			t.siteTab[h>>(64-siteBits)].Store(s)
 			return s.node
 		}
 	}
 	return nil
 }
 
-// is reports whether s is the site of (key, depth, kind, name). Keys of
-// one depth are zero beyond it, so whole keys compare (a vectorised memory
-// comparison).
+// is reports whether s is the site of (key, depth, kind, name).
 func (s *site) is(key *siteKey, depth int, kind CmdKind, name string) bool {
-	return s.depth == depth && s.node.Kind == kind && s.key == *key && s.node.Name == name
+	return s.depth == depth && s.node.Kind == kind && s.key.equal(key, depth) && s.node.Name == name
+}
+
+// equal reports whether the first depth words of k and o are equal (keys
+// of one depth are zero beyond it).
+func (k *siteKey) equal(o *siteKey, depth int) bool {
+	for i := range k[:depth] {
+		if k[i] != o[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // newNode returns the node of (pc, kind, name), creating it and emitting

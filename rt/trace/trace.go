@@ -247,6 +247,7 @@ type Tracer struct {
 	queueSeq atomic.Uint64
 	sites    atomic.Pointer[map[uint64][]site] // by siteKey.hash
 	siteTab  *[siteSlots]atomic.Pointer[site]  // the sites last used, by the top bits of their hash
+	walk     [keyDepth]atomic.Int32            // by Begin's skip: the frames its site keys hold, 0 until known (see shorten)
 	every    atomic.Int32                      // device-time sampling: see SetDeviceSampling
 	drops    atomic.Uint64                     // events the built-in file writers dropped
 	tasks    sync.Pool                         // released tasks beyond the queues' spares
