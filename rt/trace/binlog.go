@@ -102,6 +102,18 @@ func (l *slog) reserve(n uint64) (uint64, bool) {
 		}
 		return l.start + s, true
 	}
+	// The common case, in a log that grows: the file holds the slots, and
+	// they cross no multiple of prefaultStep.
+	if abs := l.start + s; l.slots == 0 && abs+n <= l.f.limit.Load() && s^(s+n) < prefaultStep/slotSize {
+		return abs, true
+	}
+	return l.reserveAt(s, n)
+}
+
+// reserveAt is reserve in a log that does not wrap, for the slots from s
+// that the file may not hold yet or that cross a multiple of
+// prefaultStep.
+func (l *slog) reserveAt(s, n uint64) (uint64, bool) {
 	if l.slots != 0 && s+n > l.slots {
 		return 0, false
 	}
