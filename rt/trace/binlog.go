@@ -129,25 +129,27 @@ func (l *slog) reserveAt(s, n uint64) (uint64, bool) {
 
 // recFile is a record file and its mapping.
 type recFile struct {
+	// What writing an event record reads comes first, together.
+	closed atomic.Bool
+	mem    unsafe.Pointer // the mapping: maxSlots slots of address space
+	ev     *slog
+	limit  atomic.Uint64 // slots backed by the file (append mode)
+	pf     *prefaulter   // a growing log's, set at open
+
 	f       *os.File
 	path    string
 	anon    bool           // private memory: the file cannot be mapped
-	mem     unsafe.Pointer // the mapping: maxSlots slots of address space
 	size    uint64         // bytes mapped
-	limit   atomic.Uint64  // slots backed by the file (append mode)
 	mu      sync.Mutex     // grow
 	full    error          // the error that stopped growth, under mu
 	drops   *atomic.Uint64 // the Tracer's drop counter, or nil
 	defs    *slog
-	ev      *slog
 	strs    atomic.Pointer[map[string]uint32]
 	nstr    uint32 // strings defined, under strMu
 	strMu   sync.Mutex
 	defMu   sync.Mutex // serialises queue and device definitions
 	queues  defined    // the queues defined in the file, by Queue.Seq
 	devices defined    // the devices defined in the file, by Device.Seq
-	closed  atomic.Bool
-	pf      *prefaulter // a growing log's, set at open
 
 	strCache [64]atomic.Pointer[strEntry] // by the address of a string's bytes
 }
