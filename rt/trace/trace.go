@@ -236,21 +236,21 @@ func (s *subscription) wants(name string) bool {
 // Tracer records the events of one runtime context. Create it with New or
 // Open; its methods are safe for concurrent use.
 type Tracer struct {
-	start   time.Time
-	graph   uint64
-	tsc0    uint64  // the time-stamp counter at start, 0 for the monotonic clock
-	perTick float64 // nanoseconds per tick of the time-stamp counter
-
-	task, mem, cache *Stream
-
+	// What a traced command reads and writes comes first, together.
+	tsc0     uint64                           // the time-stamp counter at start, 0 for the monotonic clock
+	perTick  float64                          // nanoseconds per tick of the time-stamp counter
+	siteTab  *[siteSlots]atomic.Pointer[site] // the sites last used, by the top bits of their hash
 	nextTask atomic.Uint64
-	queueSeq atomic.Uint64
-	sites    atomic.Pointer[map[uint64][]site] // by siteKey.hash
-	siteTab  *[siteSlots]atomic.Pointer[site]  // the sites last used, by the top bits of their hash
-	walk     [keyDepth]atomic.Int32            // by Begin's skip: the frames its site keys hold, 0 until known (see shorten)
-	every    atomic.Int32                      // device-time sampling: see SetDeviceSampling
-	drops    atomic.Uint64                     // events the built-in file writers dropped
-	tasks    sync.Pool                         // released tasks beyond the queues' spares
+	walk     [keyDepth]atomic.Int32 // by Begin's skip: the frames its site keys hold, 0 until known (see shorten)
+
+	start            time.Time
+	graph            uint64
+	task, mem, cache *Stream
+	queueSeq         atomic.Uint64
+	sites            atomic.Pointer[map[uint64][]site] // by siteKey.hash
+	every            atomic.Int32                      // device-time sampling: see SetDeviceSampling
+	drops            atomic.Uint64                     // events the built-in file writers dropped
+	tasks            sync.Pool                         // released tasks beyond the queues' spares
 
 	mu       sync.Mutex // guards everything below
 	streams  map[string]*Stream
