@@ -435,6 +435,33 @@ func TestQueueFollowsSubscribers(t *testing.T) {
 	}
 }
 
+// TestSubscribeWhileTracing changes the subscribers while goroutines
+// create queues and devices and begin tasks on them, for the race
+// detector: a queue or device copies the view that it reads at creation
+// and at every change.
+func TestSubscribeWhileTracing(t *testing.T) {
+	tr := New()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := tr.Device(g, "d")
+			for i := range 200 {
+				q := d.Queue(i, "q", i%2 == 0)
+				q.Begin(Kernel, "k", 0).EndRelease()
+				d.MemAlloc(Mem{Size: 4})
+			}
+		}()
+	}
+	for range 50 {
+		unsub := tr.Subscribe(&Recorder{})
+		unsub()
+	}
+	wg.Wait()
+	tr.Close()
+}
+
 func TestCustomStream(t *testing.T) {
 	tr := New()
 	s := tr.Stream("user.phase")
