@@ -932,27 +932,32 @@ type allocSlot = atomic.Pointer[devAlloc]
 // without a copy.
 type allocTracer struct{ tr *trace.Device }
 
-// report reports e as a memory event, if memory events have a subscriber.
-func (h allocTracer) report(e alloc.Event, pooled, alloc bool) {
-	if !h.tr.MemTraced() {
-		return
-	}
-	m := trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: tagName(uint32(e.Tag))}
-	if alloc {
-		h.tr.MemAlloc(m)
-	} else {
-		h.tr.MemRelease(m)
-	}
+// mem describes e as a memory event; pooled is set for the free list.
+func (h allocTracer) mem(e *alloc.Event, pooled bool) trace.Mem {
+	return trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: tagName(uint32(e.Tag))}
 }
 
 // DriverAlloc implements alloc.Hook.
-func (h allocTracer) DriverAlloc(e alloc.Event) { h.report(e, false, true) }
+func (h allocTracer) DriverAlloc(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemAlloc(h.mem(&e, false))
+	}
+}
 
-// Reuse implements alloc.Hook.
-func (h allocTracer) Reuse(e alloc.Event) { h.report(e, true, true) }
+// Reuse implements alloc.Hook: the allocation's memory event, if memory
+// events have a subscriber, in one frame below the allocator's.
+func (h allocTracer) Reuse(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemAlloc(h.mem(&e, true))
+	}
+}
 
 // DriverRelease implements alloc.Hook.
-func (h allocTracer) DriverRelease(e alloc.Event) { h.report(e, false, false) }
+func (h allocTracer) DriverRelease(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemRelease(h.mem(&e, false))
+	}
+}
 
 // hostGlobal calls use with the host memory of g, an image-scope global in
 // no program, in c: one zero-initialised value per context, as the storage

@@ -269,10 +269,17 @@ func (r *recFile) str(s string) uint64 {
 	// A string from the same place (an allocation tag's name, a range's
 	// literal name) has the same bytes: look it up by address first.
 	p := unsafe.StringData(s)
-	slot := &r.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(r.strCache))]
-	if c := slot.Load(); c != nil && c.p == p && c.n == len(s) {
+	if c := r.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(r.strCache))].Load(); c != nil && c.p == p && c.n == len(s) {
 		return c.id
 	}
+	return r.define(s)
+}
+
+// define returns the id+1 of s, which is not empty and not in the string
+// cache, defining it on first use.
+func (r *recFile) define(s string) uint64 {
+	p := unsafe.StringData(s)
+	slot := &r.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(r.strCache))]
 	if id, ok := (*r.strs.Load())[s]; ok {
 		slot.Store(&strEntry{p: p, n: len(s), id: uint64(id) + 1})
 		return uint64(id) + 1
@@ -313,6 +320,7 @@ func (r *recFile) defineQueue(q *Queue) {
 	}
 	r.putDef(recQueue, uint32(q.Seq), &[7]uint64{uint64(q.ID), uint64(q.Device.Seq), in, uint64(len(q.Name))}, q.Name)
 	r.queues.set(q.Seq)
+	q.defIn.CompareAndSwap(nil, r)
 }
 
 func (r *recFile) defineDevice(d *Device) {
@@ -326,6 +334,7 @@ func (r *recFile) defineDevice(d *Device) {
 	}
 	r.putDef(recDevice, uint32(d.Seq), &[7]uint64{uint64(d.ID), uint64(len(d.Name))}, d.Name)
 	r.devices.set(d.Seq)
+	d.defIn.CompareAndSwap(nil, r)
 }
 
 // defined is a set of small numbers (queue or device seqs) read without a
@@ -407,7 +416,7 @@ func (r *recFile) handle(e *Event) {
 // once the task's queue is defined.
 func (r *recFile) taskRec(kind uint8, tk *Task) {
 	q := tk.Queue
-	if !r.queues.has(q.Seq) {
+	if q.defIn.Load() != r && !r.queues.has(q.Seq) {
 		if r.closed.Load() {
 			return
 		}
@@ -445,7 +454,7 @@ func (r *recFile) edge(to, from *Task, implicit bool) {
 
 // memRec writes the recMem record of a memory event.
 func (r *recFile) memRec(d *Device, k Kind, m *Mem, now int64) {
-	if !r.devices.has(d.Seq) {
+	if d.defIn.Load() != r && !r.devices.has(d.Seq) {
 		if r.closed.Load() {
 			return
 		}

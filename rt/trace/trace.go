@@ -562,7 +562,8 @@ type Device struct {
 	Seq int
 
 	t       *Tracer
-	memView atomic.Pointer[view] // t.mem's view, kept by Tracer.publishLocked: one load less per memory event
+	memView atomic.Pointer[view]    // t.mem's view, kept by Tracer.publishLocked: one load less per memory event
+	defIn   atomic.Pointer[recFile] // the first record file that defined the device: its records need no look in that file's set
 	clock   atomic.Pointer[clockFit]
 	mu      sync.Mutex // guards queues and samples, and orders the copies of t.task's view into queues
 	queues  []*Queue
@@ -654,8 +655,9 @@ type Queue struct {
 	// What a traced command reads and writes comes first, together.
 	view   atomic.Pointer[view] // t.task's view, kept by Tracer.publishLocked: Begin's one load
 	t      *Tracer
-	spare  atomic.Pointer[Task] // the last task released, for the next Begin
-	lastID atomic.Uint64        // the id of the last task begun (in-order queues)
+	spare  atomic.Pointer[Task]    // the last task released, for the next Begin
+	lastID atomic.Uint64           // the id of the last task begun (in-order queues)
+	defIn  atomic.Pointer[recFile] // the first record file that defined the queue: its records need no look in that file's set
 
 	// InOrder is set for in-order queues.
 	InOrder bool
