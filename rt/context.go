@@ -340,9 +340,10 @@ type Device struct {
 // Tasks. beginTask returns a *trace.Task, nil when tracing is off (every
 // method of Task does nothing on nil). A command that returns an Event
 // gives it the task for good (newTracedEvent: later commands depend on it);
-// any other releases its task (trace.Task.Release) once it is done with it,
-// so that a traced Submit or transfer allocates nothing. The pending list
-// keeps a copy of a sampled task.
+// any other releases its task once it is done with it (trace.Task.EndRelease
+// where nothing needs it after its end, trace.Task.Release after the pending
+// list took its copy), so that a traced Submit or transfer allocates
+// nothing. The pending list keeps a copy of a sampled task.
 //
 // Call sites. beginTask records the Go source location of the command. Its
 // skip argument, and the skip argument of every internal helper that passes

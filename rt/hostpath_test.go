@@ -3,6 +3,7 @@ package rt_test
 import (
 	"errors"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -160,9 +161,15 @@ func BenchmarkHostPath(b *testing.B) {
 }
 
 // benchTaggedSteps runs the Hotspot tagged step of BenchmarkHostPath b.N
-// times from in, and returns the last output.
+// times from in, and returns the last output. Beside the wall time it
+// reports the CPU time of the stepping thread (cpu-ns/op), which other
+// processes on a shared machine disturb less.
 func benchTaggedSteps(b *testing.B, q *rt.Queue, r rt.Range, power, in rt.Buffer[float32]) rt.Buffer[float32] {
 	b.ReportAllocs()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
+	defer func() { b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 	for b.Loop() {
 		out, err := benchStepSite.Alloc(q, 512*512)
 		if err != nil {

@@ -437,14 +437,14 @@ func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
 	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
 	if q.wantsEvent(tk) {
 		err = q.tracedTransfer(&x, tk, dw)
+		tk.Release()
 	} else {
 		_, err = x.enqueue(q, dw, true)
-		tk.End()
+		tk.EndRelease()
 		if err != nil {
 			err = fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 		}
 	}
-	tk.Release()
 	if err == nil {
 		q.pts.complete(n)
 	}
@@ -798,7 +798,7 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 	}
 	d := &devAlloc{ctx: c, dev: q.dev, q: dq}
 	cfg := c.allocCfg
-	cfg.Hook = allocTracer{c: c, dev: q.dev.index}
+	cfg.Hook = allocTracer{q.dev.tr}
 	if d.a, err = alloc.New(d, cfg); err != nil {
 		dq.Release()
 		return nil, fmt.Errorf("create allocator on %q: %w", q.dev.Name, err)
@@ -963,30 +963,38 @@ var _ alloc.Device = (*devAlloc)(nil)
 // allocSlot is one device's lazily created allocator.
 type allocSlot = atomic.Pointer[devAlloc]
 
-// allocTracer reports the allocator's decisions as memory events: driver
-// allocations and releases, and reuses from the free list (Pooled).
-type allocTracer struct {
-	c   *Context
-	dev int
-}
+// allocTracer reports the allocator's decisions as memory events of its
+// device's trace handle: driver allocations and releases, and reuses from
+// the free list (Pooled). It is one pointer, which an alloc.Hook holds
+// without a copy.
+type allocTracer struct{ tr *trace.Device }
 
-// report reports e as a memory event, if memory events have a subscriber.
-func (h allocTracer) report(e alloc.Event, pooled, alloc bool) {
-	if !h.c.devices[h.dev].tr.MemTraced() {
-		return
-	}
-	m := trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: tagName(uint32(e.Tag))}
-	h.c.traceMem(h.dev, m, alloc)
+// mem describes e as a memory event; pooled is set for the free list.
+func (h allocTracer) mem(e *alloc.Event, pooled bool) trace.Mem {
+	return trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: tagName(uint32(e.Tag))}
 }
 
 // DriverAlloc implements alloc.Hook.
-func (h allocTracer) DriverAlloc(e alloc.Event) { h.report(e, false, true) }
+func (h allocTracer) DriverAlloc(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemAlloc(h.mem(&e, false))
+	}
+}
 
-// Reuse implements alloc.Hook.
-func (h allocTracer) Reuse(e alloc.Event) { h.report(e, true, true) }
+// Reuse implements alloc.Hook: the allocation's memory event, if memory
+// events have a subscriber, in one frame below the allocator's.
+func (h allocTracer) Reuse(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemAlloc(h.mem(&e, true))
+	}
+}
 
 // DriverRelease implements alloc.Hook.
-func (h allocTracer) DriverRelease(e alloc.Event) { h.report(e, false, false) }
+func (h allocTracer) DriverRelease(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemRelease(h.mem(&e, false))
+	}
+}
 
 // hostGlobal calls use with the host memory of g, an image-scope global in
 // no program, in c: one zero-initialised value per context, as the storage
@@ -1604,7 +1612,7 @@ func (c *Context) imagePool(q *Queue, ic driver.ImageContext, h *imageHandle) (*
 	}
 	cfg := c.allocCfg
 	cfg.BestFit = false // one shape per allocator: the tag is the key's last part
-	cfg.Hook = allocTracer{c: c, dev: q.dev.index}
+	cfg.Hook = allocTracer{q.dev.tr}
 	a, err := alloc.New(&imageDevice{devAlloc: devAlloc{ctx: c, dev: q.dev}, ic: ic, desc: dd}, cfg)
 	if err != nil {
 		return nil, err
@@ -1927,8 +1935,7 @@ func (q *Queue) imageTransfer(op string, kind trace.CmdKind, do func([]driver.Ev
 	tk := q.beginTask(kind, op, skip+1, wait)
 	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
 	err = do(dw)
-	tk.End()
-	tk.Release()
+	tk.EndRelease()
 	if err != nil {
 		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
 	}

@@ -497,15 +497,19 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 	} else {
 		ev, err = k.enqueue(q, r, dw, event)
 	}
-	tk.End()
+	if event {
+		tk.End()
+	} else {
+		tk.EndRelease()
+	}
 	if err != nil {
 		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 	}
 	q.recordArgs(k)
 	if event {
 		q.addPending(tk, nil, ev)
+		tk.Release()
 	}
-	tk.Release()
 	return nil
 }
 
@@ -1918,8 +1922,7 @@ func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error 
 	}
 	_, err := x.Launch(dw, false)
 	for _, tk := range tasks {
-		tk.End()
-		tk.Release()
+		tk.EndRelease()
 	}
 	if err != nil {
 		return fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)

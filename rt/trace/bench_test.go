@@ -23,9 +23,9 @@ func (c *countSub) HandleEvent(e Event) {
 	}
 }
 
-// BenchmarkDisabledTracePoint measures a trace point with no subscriber:
-// Begin returns nil after one atomic load, and End and Release on it
-// return at once.
+// BenchmarkDisabledTracePoint measures a trace point with no subscriber,
+// as rt makes it for a command that keeps no Event: Begin returns nil
+// after one atomic load, and EndRelease on it returns at once.
 func BenchmarkDisabledTracePoint(b *testing.B) {
 	q := New().Device(0, "d").Queue(0, "q", true)
 	b.ReportAllocs()
@@ -34,8 +34,7 @@ func BenchmarkDisabledTracePoint(b *testing.B) {
 	cpu0 := threadCPU()
 	for b.Loop() {
 		tk := q.Begin(Kernel, "k", 0)
-		tk.End()
-		tk.Release()
+		tk.EndRelease()
 	}
 	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
@@ -54,8 +53,7 @@ func BenchmarkDisabledTracePoint8(b *testing.B) {
 	for b.Loop() {
 		for range 8 {
 			tk := q.Begin(Kernel, "k", 0)
-			tk.End()
-			tk.Release()
+			tk.EndRelease()
 		}
 	}
 	b.ReportMetric(float64(threadCPU()-cpu0)/float64(8*b.N), "cpu-ns/point")
@@ -120,8 +118,7 @@ func benchPair(b *testing.B, inOrder bool) {
 			cpu0 := threadCPU()
 			for b.Loop() {
 				tk := q.Begin(Kernel, "k", 0)
-				tk.End()
-				tk.Release()
+				tk.EndRelease()
 			}
 			b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			if tr.Dropped() != 0 {
@@ -160,8 +157,7 @@ func BenchmarkSustained(b *testing.B) {
 				q := d.Queue(0, "q", false)
 				for b.Loop() {
 					tk := q.Begin(Kernel, "k", 0)
-					tk.End()
-					tk.Release()
+					tk.EndRelease()
 				}
 				n.Store(int64(b.N))
 			} else {
@@ -170,8 +166,7 @@ func BenchmarkSustained(b *testing.B) {
 					i := int64(0)
 					for pb.Next() {
 						tk := q.Begin(Kernel, "k", 0)
-						tk.End()
-						tk.Release()
+						tk.EndRelease()
 						i++
 					}
 					n.Add(i - 1)
@@ -243,8 +238,7 @@ func BenchmarkEventsAt1Percent(b *testing.B) {
 			cpu0 := cpuTime()
 			for b.Loop() {
 				tk := q.Begin(Kernel, "k", 0)
-				tk.End()
-				tk.Release()
+				tk.EndRelease()
 			}
 			b.StopTimer()
 			perEvent := float64(b.Elapsed().Nanoseconds()) / float64(2*b.N)

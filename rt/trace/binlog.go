@@ -102,6 +102,18 @@ func (l *slog) reserve(n uint64) (uint64, bool) {
 		}
 		return l.start + s, true
 	}
+	// The common case, in a log that grows: the file holds the slots, and
+	// they cross no multiple of prefaultStep.
+	if abs := l.start + s; l.slots == 0 && abs+n <= l.f.limit.Load() && s^(s+n) < prefaultStep/slotSize {
+		return abs, true
+	}
+	return l.reserveAt(s, n)
+}
+
+// reserveAt is reserve in a log that does not wrap, for the slots from s
+// that the file may not hold yet or that cross a multiple of
+// prefaultStep.
+func (l *slog) reserveAt(s, n uint64) (uint64, bool) {
 	if l.slots != 0 && s+n > l.slots {
 		return 0, false
 	}
@@ -117,25 +129,27 @@ func (l *slog) reserve(n uint64) (uint64, bool) {
 
 // recFile is a record file and its mapping.
 type recFile struct {
+	// What writing an event record reads comes first, together.
+	closed atomic.Bool
+	mem    unsafe.Pointer // the mapping: maxSlots slots of address space
+	ev     *slog
+	limit  atomic.Uint64 // slots backed by the file (append mode)
+	pf     *prefaulter   // a growing log's, set at open
+
 	f       *os.File
 	path    string
 	anon    bool           // private memory: the file cannot be mapped
-	mem     unsafe.Pointer // the mapping: maxSlots slots of address space
 	size    uint64         // bytes mapped
-	limit   atomic.Uint64  // slots backed by the file (append mode)
 	mu      sync.Mutex     // grow
 	full    error          // the error that stopped growth, under mu
 	drops   *atomic.Uint64 // the Tracer's drop counter, or nil
 	defs    *slog
-	ev      *slog
 	strs    atomic.Pointer[map[string]uint32]
 	nstr    uint32 // strings defined, under strMu
 	strMu   sync.Mutex
 	defMu   sync.Mutex // serialises queue and device definitions
 	queues  defined    // the queues defined in the file, by Queue.Seq
 	devices defined    // the devices defined in the file, by Device.Seq
-	closed  atomic.Bool
-	pf      *prefaulter // a growing log's, set at open
 
 	strCache [64]atomic.Pointer[strEntry] // by the address of a string's bytes
 }
@@ -165,16 +179,27 @@ func headWord(kind, flags uint8, aux uint32, body *[7]uint64) uint64 {
 	return uint64(kind) | uint64(flags)<<8 | check(body)<<16 | uint64(aux)<<32
 }
 
-// put writes a one-slot record to l. It never blocks; a record the log
-// cannot hold is counted as dropped.
-func (r *recFile) put(l *slog, kind, flags uint8, aux uint32, body *[7]uint64) {
-	if r.closed.Load() {
-		return
+// put writes a one-slot record to the event log. It never blocks; a
+// record the log cannot hold is counted as dropped.
+func (r *recFile) put(kind, flags uint8, aux uint32, body *[7]uint64) {
+	if p := r.slot(); p != nil {
+		*(*[7]uint64)(p[1:]) = *body
+		seal(p, kind, flags, aux)
 	}
+}
+
+// slot reserves a slot of the event log for a one-slot record, whose
+// writer fills words 1 to 7 and then seals it. It returns nil when r is
+// closed or its log cannot hold the record (a drop, counted).
+func (r *recFile) slot() *[slotWords]uint64 {
+	if r.closed.Load() {
+		return nil
+	}
+	l := r.ev
 	s, ok := l.reserve(1)
 	if !ok {
 		r.drop(1)
-		return
+		return nil
 	}
 	p := (*[slotWords]uint64)(unsafe.Add(r.mem, s*slotSize))
 	if l.ring {
@@ -182,8 +207,12 @@ func (r *recFile) put(l *slog, kind, flags uint8, aux uint32, body *[7]uint64) {
 		// with a half-written body.
 		publish(&p[0], 0)
 	}
-	p[1], p[2], p[3], p[4], p[5], p[6], p[7] = body[0], body[1], body[2], body[3], body[4], body[5], body[6]
-	publish(&p[0], headWord(kind, flags, aux, body))
+	return p
+}
+
+// seal publishes the record of slot p, whose body is written.
+func seal(p *[slotWords]uint64, kind, flags uint8, aux uint32) {
+	publish(&p[0], uint64(kind)|uint64(flags)<<8|check((*[7]uint64)(p[1:]))<<16|uint64(aux)<<32)
 }
 
 // putDef writes a definition record with strings to the definitions log.
@@ -240,10 +269,17 @@ func (r *recFile) str(s string) uint64 {
 	// A string from the same place (an allocation tag's name, a range's
 	// literal name) has the same bytes: look it up by address first.
 	p := unsafe.StringData(s)
-	slot := &r.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(r.strCache))]
-	if c := slot.Load(); c != nil && c.p == p && c.n == len(s) {
+	if c := r.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(r.strCache))].Load(); c != nil && c.p == p && c.n == len(s) {
 		return c.id
 	}
+	return r.define(s)
+}
+
+// define returns the id+1 of s, which is not empty and not in the string
+// cache, defining it on first use.
+func (r *recFile) define(s string) uint64 {
+	p := unsafe.StringData(s)
+	slot := &r.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(r.strCache))]
 	if id, ok := (*r.strs.Load())[s]; ok {
 		slot.Store(&strEntry{p: p, n: len(s), id: uint64(id) + 1})
 		return uint64(id) + 1
@@ -284,6 +320,7 @@ func (r *recFile) defineQueue(q *Queue) {
 	}
 	r.putDef(recQueue, uint32(q.Seq), &[7]uint64{uint64(q.ID), uint64(q.Device.Seq), in, uint64(len(q.Name))}, q.Name)
 	r.queues.set(q.Seq)
+	q.defIn.CompareAndSwap(nil, r)
 }
 
 func (r *recFile) defineDevice(d *Device) {
@@ -297,6 +334,7 @@ func (r *recFile) defineDevice(d *Device) {
 	}
 	r.putDef(recDevice, uint32(d.Seq), &[7]uint64{uint64(d.ID), uint64(len(d.Name))}, d.Name)
 	r.devices.set(d.Seq)
+	d.defIn.CompareAndSwap(nil, r)
 }
 
 // defined is a set of small numbers (queue or device seqs) read without a
@@ -313,6 +351,10 @@ func (d *defined) has(i int) bool {
 	if i < fastDefs {
 		return d.flags[i].Load()
 	}
+	return d.hasMore(i)
+}
+
+func (d *defined) hasMore(i int) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.more[i]
@@ -359,13 +401,13 @@ func (r *recFile) handle(e *Event) {
 	case CacheEvent:
 		r.defineDevice(e.Device)
 		body = [7]uint64{e.Cache.Key, uint64(e.Cache.Duration), uint64(e.Time), r.str(e.Cache.Program)}
-		r.put(r.ev, recCache, uint8(e.Cache.Op), uint32(e.Device.Seq), &body)
+		r.put(recCache, uint8(e.Cache.Op), uint32(e.Device.Seq), &body)
 	case UserRange:
 		body = [7]uint64{r.str(e.Name), uint64(e.Begin), uint64(e.Time)}
-		r.put(r.ev, recRange, 0, 0, &body)
+		r.put(recRange, 0, 0, &body)
 	case UserMark:
 		body = [7]uint64{r.str(e.Name), uint64(e.Time)}
-		r.put(r.ev, recMark, 0, 0, &body)
+		r.put(recMark, 0, 0, &body)
 	}
 }
 
@@ -374,19 +416,23 @@ func (r *recFile) handle(e *Event) {
 // once the task's queue is defined.
 func (r *recFile) taskRec(kind uint8, tk *Task) {
 	q := tk.Queue
-	if !r.queues.has(q.Seq) {
+	if q.defIn.Load() != r && !r.queues.has(q.Seq) {
 		if r.closed.Load() {
 			return
 		}
 		r.defineQueue(q)
 	}
-	body := [7]uint64{uint64(tk.Node.seq), tk.ID, tk.Instance, uint64(tk.HostBegin), uint64(tk.HostEnd), uint64(tk.DevStart), uint64(tk.DevEnd)}
-	var fl uint8
+	p := r.slot()
+	if p == nil {
+		return
+	}
+	w5, fl := uint64(tk.DevStart), uint8(0)
 	if kind == recTaskEnd && tk.prev != 0 {
 		// The implicit edge from the queue's previous task rides along.
-		body[5], fl = tk.prev, flagPrev
+		w5, fl = tk.prev, flagPrev
 	}
-	r.put(r.ev, kind, fl, uint32(q.Seq), &body)
+	p[1], p[2], p[3], p[4], p[5], p[6], p[7] = uint64(tk.Node.seq), tk.ID, tk.Instance, uint64(tk.HostBegin), uint64(tk.HostEnd), w5, uint64(tk.DevEnd)
+	seal(p, kind, fl, uint32(q.Seq))
 }
 
 // edge writes the recEdge record of a dependency of to on from.
@@ -403,12 +449,12 @@ func (r *recFile) edge(to, from *Task, implicit bool) {
 		fl = flagImplicit
 	}
 	body := [7]uint64{uint64(from.Queue.Seq), to.ID, from.ID, uint64(to.HostBegin), uint64(from.HostBegin), uint64(from.HostEnd), to.Instance<<32 | uint64(to.Node.seq)}
-	r.put(r.ev, recEdge, fl, uint32(to.Queue.Seq), &body)
+	r.put(recEdge, fl, uint32(to.Queue.Seq), &body)
 }
 
 // memRec writes the recMem record of a memory event.
 func (r *recFile) memRec(d *Device, k Kind, m *Mem, now int64) {
-	if !r.devices.has(d.Seq) {
+	if d.defIn.Load() != r && !r.devices.has(d.Seq) {
 		if r.closed.Load() {
 			return
 		}
@@ -421,8 +467,11 @@ func (r *recFile) memRec(d *Device, k Kind, m *Mem, now int64) {
 	if m.Pooled {
 		fl |= flagPooled
 	}
-	body := [7]uint64{m.Tag, uint64(m.Size), m.Handle, uint64(now), r.str(m.TagName)}
-	r.put(r.ev, recMem, fl, uint32(d.Seq), &body)
+	name := r.str(m.TagName)
+	if p := r.slot(); p != nil {
+		p[1], p[2], p[3], p[4], p[5], p[6], p[7] = m.Tag, uint64(m.Size), m.Handle, uint64(now), name, 0, 0
+		seal(p, recMem, fl, uint32(d.Seq))
+	}
 }
 
 // recWants reports the kinds a record file stores.

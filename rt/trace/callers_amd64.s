@@ -19,12 +19,13 @@ TEXT ·fpCallers(SB),NOSPLIT,$0-24
 	MOVQ	0(SP), DX
 	MOVQ	DX, 0(DI)
 	INCQ	AX
-	MOVQ	BP, SI
-loop:
 	CMPQ	AX, CX
 	JGE	done
+	MOVQ	BP, SI
 	TESTQ	SI, SI
 	JZ	done
+loop:
+	// SI is a frame pointer, not zero, and fewer than n frames are stored.
 	MOVQ	8(SI), DX
 	TESTQ	DX, DX
 	JZ	done
@@ -33,15 +34,18 @@ loop:
 	CMPQ	AX, CX
 	JGE	done
 	MOVQ	0(SI), R8
-	TESTQ	R8, R8
-	JZ	done
 	MOVQ	R8, R9
 	SUBQ	SI, R9
-	JLS	fail
+	JLS	top
 	CMPQ	R9, $0x100000
 	JHI	fail
 	MOVQ	R8, SI
 	JMP	loop
+top:
+	// The next frame pointer is not above this one: the end of the chain
+	// if it is zero, else not a Go frame.
+	TESTQ	R8, R8
+	JZ	done
 fail:
 	XORQ	AX, AX
 done:

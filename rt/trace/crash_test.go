@@ -378,6 +378,7 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	d := tr.Device(0, "gpu0")
 	shared := d.Queue(0, "shared", true)
+	host := tr.Device(1, "host") // memory events only, no queue
 	const goroutines, pairs = 8, 2000
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -392,7 +393,11 @@ func TestConcurrentWriters(t *testing.T) {
 				}
 				tk := q.Begin(Kernel, "k", 0)
 				tk.End()
-				d.MemAlloc(Mem{Tag: uint64(g), TagName: fmt.Sprintf("tag%d", g%3), Size: 64})
+				md := d
+				if g%2 == 1 {
+					md = host
+				}
+				md.MemAlloc(Mem{Tag: uint64(g), TagName: fmt.Sprintf("tag%d", g%3), Size: 64})
 			}
 		}()
 	}
@@ -408,11 +413,41 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	// The flight recorder, the second file, defines the queues and the
+	// devices for itself: its newest slice and the newest memory events of
+	// both devices are whole.
+	shared.Begin(Kernel, "k", 0).EndRelease()
+	d.MemAlloc(Mem{Tag: 1, TagName: "last", Size: 64})
+	host.MemAlloc(Mem{Tag: 1, TagName: "last", Size: 64})
+	dumps.Reset()
+	if _, err := tr.FlightRecorder().WriteTo(&dumps); err != nil {
+		t.Fatal(err)
+	}
+	var ring []jsonEvent
+	if err := json.Unmarshal(dumps.Bytes(), &ring); err != nil {
+		t.Fatal(err)
+	}
+	tids := map[int]int{}
+	for _, e := range ring {
+		if e.Ph == "i" && e.Cat == catMem {
+			tids[e.Tid]++
+		}
+	}
+	if n, _ := countKinds(ring); n == 0 || tids[memTidBase+d.Seq] == 0 || tids[memTidBase+host.Seq] == 0 {
+		t.Errorf("flight recorder: %d slices, memory events by track %v; want slices and events on both devices", n, tids)
+	}
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	n, mem := 0, 0
-	for _, e := range readJSON(t, path) {
+	if n, mem := countKinds(readJSON(t, path)); n != goroutines*pairs+1 || mem != goroutines*pairs+2 {
+		t.Errorf("%d slices and %d memory events, want %d and %d", n, mem, goroutines*pairs+1, goroutines*pairs+2)
+	}
+}
+
+// countKinds counts the host slices of command "k" and the memory events
+// in evs.
+func countKinds(evs []jsonEvent) (n, mem int) {
+	for _, e := range evs {
 		switch {
 		case e.Ph == "X" && e.Name == "k":
 			n++
@@ -420,9 +455,7 @@ func TestConcurrentWriters(t *testing.T) {
 			mem++
 		}
 	}
-	if n != goroutines*pairs || mem != goroutines*pairs {
-		t.Errorf("%d slices and %d memory events, want %d of each", n, mem, goroutines*pairs)
-	}
+	return n, mem
 }
 
 // TestNewFlightRecorder subscribes a flight recorder made from Go: its

@@ -154,13 +154,16 @@ type Node struct {
 	Kind CmdKind
 	// Name is the kernel name or the command's name.
 	Name string
+
+	// What a traced command reads and writes, with the fields above, in
+	// the node's first cache line.
+	instances atomic.Uint64
+	seq       uint32 // index in the Tracer's nodes, the node's number in record files
+
 	// Func, File and Line locate the Go code that issued the command.
 	Func string
 	File string
 	Line int
-
-	instances atomic.Uint64
-	seq       uint32 // index in the Tracer's nodes, the node's number in record files
 }
 
 // Instances reports how many tasks of n have begun so far.

@@ -28,8 +28,16 @@ func (q *Queue) Site(kind CmdKind, name string, skip int) *Node {
 // StreamTask has no subscriber or n is nil. The task is released as
 // Begin's is.
 func (q *Queue) BeginNode(n *Node) *Task {
-	if n == nil || q.task.subs.Load() == nil {
+	if n == nil || q.view.Load() == nil {
 		return nil
 	}
-	return q.start(n)
+	return q.beginNode(n)
+}
+
+func (q *Queue) beginNode(n *Node) *Task {
+	v := q.view.Load()
+	if v == nil { // unsubscribed since BeginNode looked
+		return nil
+	}
+	return q.start(v, n)
 }

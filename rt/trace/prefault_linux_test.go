@@ -23,8 +23,7 @@ func TestPrefault(t *testing.T) {
 	pair := func(n int) {
 		for range n {
 			tk := q.Begin(Kernel, "k", 0)
-			tk.End()
-			tk.Release()
+			tk.EndRelease()
 		}
 	}
 	pair(1 << 14) // past the first wake-up

@@ -17,7 +17,7 @@ type Range struct {
 //
 //	defer ctx.Tracer().Range("solve").End()
 func (t *Tracer) Range(name string) Range {
-	if t == nil || t.task.subs.Load() == nil {
+	if t == nil || !t.task.Enabled() {
 		return Range{}
 	}
 	return Range{t: t, name: name, begin: t.Now()}

@@ -221,12 +221,131 @@ func TestFrameWalk(t *testing.T) {
 	if got := key[1:4]; [3]uintptr(got) != [3]uintptr(want[1:4]) {
 		t.Errorf("frame walk %x, runtime.Callers %x", got, want[1:4])
 	}
+	// From a new goroutine the chain ends before 16 frames: the walk stops
+	// at its top, with every frame it found, as runtime.Callers does.
+	short := make(chan [2]int)
+	go func() {
+		var key siteKey
+		var pcs [keyDepth]uintptr
+		n, m := walkBoth(&key, pcs[:])
+		short <- [2]int{n, m}
+	}()
+	if nm := <-short; nm[0] != nm[1] || nm[0] >= keyDepth {
+		t.Errorf("from a new goroutine: walked %d frames, runtime.Callers %d; want the same, fewer than %d", nm[0], nm[1], keyDepth)
+	}
 	f := newFixture()
 	for range 3 {
 		enqueue(f.in, Kernel, "k")
 	}
 	if sites := len(*f.t.sites.Load()); sites != 1 {
 		t.Errorf("site cache holds %d entries after 3 commands at one site, want 1", sites)
+	}
+}
+
+// siteCaller begins a task on its queue with skip 1: the call site is the
+// caller of Do, reached directly or through an interface, whose method
+// wrapper is a frame that runtime.Callers does not count.
+type siteCaller struct{ q *Queue }
+
+//go:noinline
+func (c siteCaller) Do() *Task { return c.q.Begin(Kernel, "k", 1) }
+
+type doer interface{ Do() *Task }
+
+// asDoer hides the dynamic type of d from the compiler, which would
+// otherwise call its method directly.
+//
+//go:noinline
+func asDoer(d doer) doer { return d }
+
+// TestSiteDepth checks the call sites of tasks begun with one skip from
+// chains of different depths, in turn, many times: a direct call, two calls
+// through an interface (one wrapper frame more), and a deeper chain. Each
+// task has its own line, however the depth of the walk for that skip
+// changed on the way, and the site cache answers the repeated calls
+// without runtime.Callers.
+func TestSiteDepth(t *testing.T) {
+	f := newFixture()
+	c := siteCaller{f.in}
+	i := asDoer(&c)
+	type begun struct {
+		tk   *Task
+		line int
+	}
+	for n := range 50 {
+		for _, b := range []begun{
+			{c.Do(), line()},
+			{i.Do(), line()},
+			{i.Do(), line()},
+			{nest1(func() *Task { return c.Do() }), line()},
+		} {
+			if b.tk.Node.Line != b.line {
+				t.Fatalf("round %d: task of line %d recorded at line %d", n, b.line, b.tk.Node.Line)
+			}
+			b.tk.EndRelease()
+		}
+	}
+	// Once known, a site costs no runtime.Callers, which would allocate.
+	if n := testing.AllocsPerRun(10, func() { i.Do().EndRelease() }); n != 0 {
+		t.Errorf("a Begin at a known site allocates %v times, want 0: the site cache missed", n)
+	}
+	if n := len(*f.t.sites.Load()); n > 8 {
+		t.Errorf("the site map holds %d entries for 4 call sites, want at most 8 (one per site and walk depth)", n)
+	}
+}
+
+// line returns the line of its call.
+func line() int {
+	_, _, l, _ := runtime.Caller(1)
+	return l
+}
+
+//go:noinline
+func nest1(f func() *Task) *Task { return f() }
+
+// TestSiteTable checks the two levels of the site cache with keys made up
+// to share a slot of the site table: each key finds its own node, in turn,
+// as does each command name at one key, and the map behind the table
+// answers for the keys that the table no longer holds, and puts them back.
+func TestSiteTable(t *testing.T) {
+	tr := New()
+	tr.Subscribe(&Recorder{})
+	pc := callerPC()
+	var keys []siteKey
+	slots := map[uint64]siteKey{}
+	for i := uintptr(1); len(keys) == 0; i++ {
+		var k siteKey
+		k[0], k[1], k[2] = pc, pc+i, pc+2*i
+		slot := k.hash(3) >> (64 - siteBits)
+		if o, ok := slots[slot]; ok {
+			keys = []siteKey{o, k}
+		}
+		slots[slot] = k
+	}
+	nodes := map[string]*Node{}
+	for i, name := range []string{"a", "b", "c"} {
+		k := &keys[min(i, 1)]
+		nodes[name] = tr.newNode(k, 3, pc, Kernel, name)
+	}
+	if nodes["a"] == nodes["b"] || nodes["b"] == nodes["c"] {
+		t.Fatalf("distinct names share a node: %v", nodes)
+	}
+	for range 3 {
+		for i, name := range []string{"a", "b", "c"} {
+			k := keys[min(i, 1)]
+			if n := tr.lookupSite(&k, 3, Kernel, name); n != nodes[name] {
+				t.Fatalf("lookup of %q at key %d: node %p, want %p", name, min(i, 1), n, nodes[name])
+			}
+			if s := tr.siteTab[k.hash(3)>>(64-siteBits)].Load(); s.node != nodes[name] {
+				t.Fatalf("after a lookup of %q, the site table holds %q", name, s.node.Name)
+			}
+			if n := tr.lookupSite(&k, 3, Read, name); n != nil {
+				t.Fatalf("lookup of a read %q at key %d found node %p of a kernel", name, min(i, 1), n)
+			}
+			if n := tr.lookupSite(&k, 2, Kernel, name); n != nil {
+				t.Fatalf("lookup of %q at the first 2 frames of key %d found node %p", name, min(i, 1), n)
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"hash/fnv"
+	"math/bits"
 	"runtime"
 	"strconv"
 )
@@ -27,56 +28,137 @@ import (
 // the command reports device times), or keeps it for as long as it likes
 // by not releasing it. A task that is never released is left to the
 // garbage collector.
-func (q *Queue) Begin(kind CmdKind, name string, skip int) (tk *Task) {
-	if q.task.subs.Load() != nil {
-		tk = q.begin(kind, name, skip)
+func (q *Queue) Begin(kind CmdKind, name string, skip int) *Task {
+	if q.view.Load() == nil {
+		return nil
 	}
-	return tk
+	return q.begin(kind, name, skip)
 }
 
 func (q *Queue) begin(kind CmdKind, name string, skip int) *Task {
-	t := q.t
-	// The frames from begin up to the call site and a little beyond key
-	// the site cache; only a miss pays for runtime.Callers.
+	// The frames from begin up to the call site key the site cache, as
+	// many as Begins of this skip need (see shorten); a miss walks all the
+	// frames that the site may need, and only a miss there pays for
+	// runtime.Callers. One call of fpCallers walks both times, so that
+	// the first word, the return address into begin, is the same.
 	var key siteKey
+	var n *Node
 	depth := 0
-	if d := skip + 3 + siteMargin; d <= keyDepth {
-		depth = fpCallers(&key, d)
-	}
-	n := t.lookupSite(&key, depth, kind, name)
-	if n == nil {
-		// Callers' frame 0 is Callers itself, 1 is begin, 2 is Begin, 3
-		// is Begin's caller. Inlined frames count as frames, so inlining
-		// of Begin does not change the count.
-		var pcs [1]uintptr
-		var pc uintptr
-		if runtime.Callers(skip+3, pcs[:]) == 1 {
-			pc = pcs[0]
+	if full := skip + 3 + siteMargin; full <= keyDepth {
+		d := full
+		if w := int(q.t.walk[skip].Load()); w != 0 {
+			d = w
 		}
-		n = t.newNode(&key, depth, pc, kind, name)
+		for {
+			depth = fpCallers(&key, d)
+			if n = q.t.lookupSite(&key, depth, kind, name); n != nil || d == full || depth < d {
+				break
+			}
+			d = full
+		}
 	}
-	return q.start(n)
+	if n == nil {
+		n = q.t.locate(&key, depth, skip, kind, name)
+	}
+	v := q.view.Load()
+	if v == nil { // unsubscribed since Begin looked
+		return nil
+	}
+	return q.start(v, n)
 }
 
-// start begins a task of node n on q: what Begin and BeginNode share.
-func (q *Queue) start(n *Node) *Task {
+// locate returns the node of a call site that the site cache does not
+// hold, from runtime.Callers, and caches it under key. skip is Begin's.
+func (t *Tracer) locate(key *siteKey, depth, skip int, kind CmdKind, name string) *Node {
+	// Callers' frame 0 is Callers itself, 1 is locate, 2 is begin, 3 is
+	// Begin, 4 is Begin's caller. Inlined frames count as frames, so
+	// inlining does not change the count.
+	var pcs [1]uintptr
+	var pc uintptr
+	if runtime.Callers(skip+4, pcs[:]) == 1 {
+		pc = pcs[0]
+	}
+	if depth != 0 {
+		depth = t.shorten(key, depth, skip, pc)
+	}
+	return t.newNode(key, depth, pc, kind, name)
+}
+
+// shorten cuts key, the frames of a Begin with the given skip up to its
+// call site and siteMargin frames beyond, to the depth that Begins with
+// that skip walk from now on, and returns it: the frames up to the one that
+// returns into the call site pc, or more if another call site of that skip
+// needed more (t.walk[skip] only grows). Where the call site is inlined
+// into its caller no frame returns to pc, and the key keeps its depth.
+func (t *Tracer) shorten(key *siteKey, depth, skip int, pc uintptr) int {
+	need := depth
+	for i, ret := range key[:depth] {
+		if ret == pc {
+			need = i + 1
+			break
+		}
+	}
+	for w := &t.walk[skip]; ; {
+		old := w.Load()
+		if int(old) >= need {
+			need = min(int(old), depth)
+			break
+		}
+		if w.CompareAndSwap(old, int32(need)) {
+			break
+		}
+	}
+	clear(key[need:depth])
+	return need
+}
+
+// start begins a task of node n on q, whose task stream has the view v:
+// what Begin and BeginNode share. On an in-order queue the task's prev is
+// the id of the task begun before it there, which a record file stores as
+// the implicit edge.
+func (q *Queue) start(v *view, n *Node) *Task {
 	t := q.t
 	tk := q.newTask()
-	*tk = Task{
-		ID:        t.nextTask.Add(1),
-		Node:      n,
-		Queue:     q,
-		Instance:  n.instances.Add(1),
-		HostBegin: t.Now(),
-	}
-	if subs := q.task.wanting(TaskBegin); subs != nil {
-		e := Event{Kind: TaskBegin, Stream: t.task, Time: tk.HostBegin, Device: q.Device, Task: *tk}
-		deliver(subs, &e)
-	}
+	id := t.nextTask.Add(1)
+	var prev uint64
 	if q.InOrder {
-		q.inOrderEdge(tk)
+		prev = q.lastID.Swap(id)
+	}
+	tk.ID, tk.Instance, tk.HostBegin, tk.prev = id, n.instances.Add(1), t.Now(), prev
+	tk.HostEnd, tk.DevStart, tk.DevEnd = 0, 0, 0
+	if tk.Node != n { // a reused task often ran the same node: no write barrier
+		tk.Node = n
+	}
+	if tk.Queue != q {
+		tk.Queue = q
+	}
+	if v.events != 0 && (v.wants(TaskBegin) || q.InOrder && v.wants(EdgeCreate)) {
+		q.deliverBegin(v, tk)
 	}
 	return tk
+}
+
+// deliverBegin delivers the events of tk's begin to the subscribers that
+// take Events: TaskBegin, and on an in-order queue the implicit EdgeCreate
+// from the queue's previous task, which they get whole, kept under the
+// queue's lock.
+func (q *Queue) deliverBegin(v *view, tk *Task) {
+	if subs := v.kinds[TaskBegin]; subs != nil {
+		e := Event{Kind: TaskBegin, Stream: q.task, Time: tk.HostBegin, Device: q.Device, Task: *tk}
+		deliver(subs, &e)
+	}
+	subs := v.kinds[EdgeCreate]
+	if !q.InOrder || subs == nil {
+		return
+	}
+	q.mu.Lock()
+	prev := q.last
+	q.last = *tk
+	q.mu.Unlock()
+	if tk.prev != 0 && prev.ID == tk.prev {
+		e := Event{Kind: EdgeCreate, Implicit: true, Stream: q.task, Time: tk.HostBegin, Device: q.Device, Task: *tk, From: prev}
+		deliver(subs, &e)
+	}
 }
 
 // newTask returns a released task for q to reuse: the queue's spare one,
@@ -85,7 +167,11 @@ func (q *Queue) newTask() *Task {
 	if tk := q.spare.Swap(nil); tk != nil {
 		return tk
 	}
-	if tk, _ := q.t.tasks.Get().(*Task); tk != nil {
+	return q.t.pooledTask()
+}
+
+func (t *Tracer) pooledTask() *Task {
+	if tk, _ := t.tasks.Get().(*Task); tk != nil {
 		return tk
 	}
 	return new(Task)
@@ -111,27 +197,6 @@ func (tk *Task) release() {
 	}
 	if old := q.spare.Swap(tk); old != nil {
 		q.t.tasks.Put(old)
-	}
-}
-
-// inOrderEdge emits the implicit edge from the queue's previous task to tk.
-// Record files get the previous task's id from one atomic swap, and store
-// it in tk's task_end record rather than a record of its own (the
-// converter finds its times by id); only subscribers that take Events need
-// the whole previous task, kept under the queue's lock.
-func (q *Queue) inOrderEdge(tk *Task) {
-	prevID := q.lastID.Swap(tk.ID)
-	tk.prev = prevID
-	subs := q.task.wanting(EdgeCreate)
-	if subs != nil {
-		q.mu.Lock()
-		prev := q.last
-		q.last = *tk
-		q.mu.Unlock()
-		if prevID != 0 && prev.ID == prevID {
-			e := Event{Kind: EdgeCreate, Implicit: true, Stream: q.task, Time: tk.HostBegin, Device: q.Device, Task: *tk, From: prev}
-			deliver(subs, &e)
-		}
 	}
 }
 
@@ -177,20 +242,48 @@ func (tk *Task) end() {
 		now = tk.HostBegin + 1
 	}
 	tk.HostEnd = now
-	if q.InOrder && t.task.wanting(EdgeCreate) != nil {
+	v := q.view.Load()
+	if v == nil {
+		return
+	}
+	for _, r := range v.files {
+		r.taskRec(recTaskEnd, tk)
+	}
+	if v.events != 0 && (v.wants(TaskEnd) || q.InOrder && v.wants(EdgeCreate)) {
+		tk.deliverEnd(v)
+	}
+}
+
+// deliverEnd delivers TaskEnd to the subscribers that take Events, and
+// gives the queue's copy of its last task, for the implicit edges they
+// get, its end.
+func (tk *Task) deliverEnd(v *view) {
+	q := tk.Queue
+	if q.InOrder && v.kinds[EdgeCreate] != nil {
 		q.mu.Lock()
 		if q.last.ID == tk.ID {
-			q.last.HostEnd = now
+			q.last.HostEnd = tk.HostEnd
 		}
 		q.mu.Unlock()
 	}
-	for _, r := range t.task.records(TaskEnd) {
-		r.taskRec(recTaskEnd, tk)
-	}
-	if subs := t.task.wanting(TaskEnd); subs != nil {
-		e := Event{Kind: TaskEnd, Stream: t.task, Time: now, Device: q.Device, Task: *tk}
+	if subs := v.kinds[TaskEnd]; subs != nil {
+		e := Event{Kind: TaskEnd, Stream: q.task, Time: tk.HostEnd, Device: q.Device, Task: *tk}
 		deliver(subs, &e)
 	}
+}
+
+// EndRelease is End followed by Release, in one call: the trace point
+// after the enqueue of a command that keeps no Event and reports no device
+// times. A disabled trace point (tk nil) costs one test.
+func (tk *Task) EndRelease() {
+	if tk != nil {
+		tk.endRelease()
+	}
+}
+
+func (tk *Task) endRelease() {
+	tk.end()
+	tk.release()
 }
 
 // Complete reports the device execution times of the task, start and end in
@@ -212,10 +305,14 @@ func (tk *Task) complete(start, end int64) {
 	if tk.DevEnd <= tk.DevStart {
 		tk.DevEnd = tk.DevStart + 1
 	}
-	for _, r := range t.task.records(TaskComplete) {
+	v := q.view.Load()
+	if v == nil {
+		return
+	}
+	for _, r := range v.files {
 		r.taskRec(recTaskComplete, tk)
 	}
-	if subs := t.task.wanting(TaskComplete); subs != nil {
+	if subs := v.kinds[TaskComplete]; subs != nil {
 		e := Event{Kind: TaskComplete, Stream: t.task, Time: t.Now(), Device: d, Task: *tk}
 		deliver(subs, &e)
 	}
@@ -223,13 +320,13 @@ func (tk *Task) complete(start, end int64) {
 
 // MemTraced reports whether memory events of the device have a
 // subscriber, so that a caller may skip describing one that nobody reads.
-func (d *Device) MemTraced() bool { return d.t.mem.subs.Load() != nil }
+func (d *Device) MemTraced() bool { return d.memView.Load() != nil }
 
 // MemAlloc emits a MemAlloc event for the device. It costs one atomic load
 // when StreamMem has no subscriber. d must not be nil, here and in
 // MemRelease and CacheEvent.
 func (d *Device) MemAlloc(m Mem) {
-	if d.t.mem.subs.Load() != nil {
+	if d.memView.Load() != nil {
 		d.mem(MemAlloc, &m)
 	}
 }
@@ -237,28 +334,36 @@ func (d *Device) MemAlloc(m Mem) {
 // MemRelease emits a MemRelease event for the device. It costs one atomic
 // load when StreamMem has no subscriber.
 func (d *Device) MemRelease(m Mem) {
-	if d.t.mem.subs.Load() != nil {
+	if d.memView.Load() != nil {
 		d.mem(MemRelease, &m)
 	}
 }
 
 // mem emits a memory event: record files first, without an Event.
 func (d *Device) mem(k Kind, m *Mem) {
-	s := d.t.mem
+	v := d.memView.Load()
+	if v == nil { // unsubscribed since the trace point looked
+		return
+	}
 	now := d.t.Now()
-	for _, r := range s.records(k) {
+	for _, r := range v.files {
 		r.memRec(d, k, m, now)
 	}
-	if subs := s.wanting(k); subs != nil {
-		e := Event{Kind: k, Stream: s, Time: now, Device: d, Mem: *m}
-		deliver(subs, &e)
+	if subs := v.kinds[k]; subs != nil {
+		d.deliverMem(subs, k, m, now)
 	}
+}
+
+// deliverMem delivers a memory event to the subscribers that take Events.
+func (d *Device) deliverMem(subs []Subscriber, k Kind, m *Mem, now int64) {
+	e := Event{Kind: k, Stream: d.t.mem, Time: now, Device: d, Mem: *m}
+	deliver(subs, &e)
 }
 
 // CacheEvent emits a CacheEvent for the device, at the end of the
 // operation. It costs one atomic load when StreamCache has no subscriber.
 func (d *Device) CacheEvent(c Cache) {
-	if d.t.cache.subs.Load() != nil {
+	if d.t.cache.Enabled() {
 		d.emit(Event{Kind: CacheEvent, Cache: c})
 	}
 }
@@ -293,11 +398,20 @@ const keyDepth = 16
 // pointer chain, and push the call site up by one each.
 const siteMargin = 2
 
-// maxSites bounds the site cache, which is copied on every addition. A
+// maxSites bounds the site map, which is copied on every addition. A
 // call site reached through different chains of callers has one entry per
 // chain; past the bound, new chains are located with runtime.Callers every
 // time.
 const maxSites = 4096
+
+// siteSlots is the size of the site table, the first level of the site
+// cache: a direct-mapped table of the sites last used, indexed by the
+// key's hash, that Begin reads with one atomic load. The site map behind it
+// holds every site, so that two chains that share a slot cost each other a
+// map lookup, never a runtime.Callers.
+const siteSlots = 1 << siteBits
+
+const siteBits = 9
 
 // siteKey is the key of the site cache: the return addresses of the frames
 // from Begin up to and a little beyond the call site, zero-padded. Equal
@@ -305,39 +419,59 @@ const maxSites = 4096
 type siteKey [keyDepth]uintptr
 
 // hash returns a hash of the first depth entries of k, the key of the site
-// map: hashing these few words is cheaper than the map's hash of the whole
-// array.
+// map, whose top siteBits bits index the site table: a rotation and an
+// exclusive or per word, then one multiplication to mix. Hashing these few
+// words is cheaper than the map's hash of the whole array.
 func (k *siteKey) hash(depth int) uint64 {
 	h := uint64(depth)
 	for _, pc := range k[:depth] {
-		h = (h ^ uint64(pc)) * 0x100000001b3
+		h = bits.RotateLeft64(h, 23) ^ uint64(pc)
 	}
-	return h
+	return h * 0x9e3779b97f4a7c15
 }
 
 // site is an entry of the site cache: a node and the key it was reached by.
 type site struct {
-	key   siteKey
-	depth int
 	node  *Node
+	depth int
+	key   siteKey // zero beyond depth
 }
 
-// lookupSite returns the cached node of (key, kind, name), or nil. It is
-// one atomic load and one map lookup, and allocates nothing.
+// lookupSite returns the cached node of (key, kind, name), or nil. A hit
+// in the site table is one atomic load and a comparison; a miss there
+// looks in the site map (another atomic load and a map lookup) and puts
+// what it finds in the table. It allocates nothing.
 func (t *Tracer) lookupSite(key *siteKey, depth int, kind CmdKind, name string) *Node {
 	if depth == 0 {
 		return nil
 	}
-	for i, list := 0, (*t.sites.Load())[key.hash(depth)]; i < len(list); i++ {
-		if n := list[i].node; n.Kind == kind && list[i].depth == depth && list[i].key.equal(key, depth) && n.Name == name {
-			return n
+	h := key.hash(depth)
+	if s := t.siteTab[h>>(64-siteBits)].Load(); s != nil && s.is(key, depth, kind, name) {
+		return s.node
+	}
+	return t.lookupMap(h, key, depth, kind, name)
+}
+
+// lookupMap is lookupSite's look in the site map, for a key of hash h that
+// the site table does not hold.
+func (t *Tracer) lookupMap(h uint64, key *siteKey, depth int, kind CmdKind, name string) *Node {
+	list := (*t.sites.Load())[h]
+	for i := range list {
+		if s := &list[i]; s.is(key, depth, kind, name) {
+			t.siteTab[h>>(64-siteBits)].Store(s)
+			return s.node
 		}
 	}
 	return nil
 }
 
-// equal reports whether the first depth entries of k and o are equal: the
-// rest of both is zero, for keys of that depth.
+// is reports whether s is the site of (key, depth, kind, name).
+func (s *site) is(key *siteKey, depth int, kind CmdKind, name string) bool {
+	return s.depth == depth && s.node.Kind == kind && s.key.equal(key, depth) && s.node.Name == name
+}
+
+// equal reports whether the first depth words of k and o are equal (keys
+// of one depth are zero beyond it).
 func (k *siteKey) equal(o *siteKey, depth int) bool {
 	for i := range k[:depth] {
 		if k[i] != o[i] {
@@ -387,13 +521,17 @@ func (t *Tracer) newNode(key *siteKey, depth int, pc uintptr, kind CmdKind, name
 			return n
 		}
 	}
-	// Copy on write: readers never lock.
+	// Copy on write: readers never lock. The entries of a list are never
+	// written after they are published, so the site table may point into
+	// them.
 	next := make(map[uint64][]site, len(sites)+1)
 	for k, v := range sites {
 		next[k] = v
 	}
-	next[h] = append(append([]site(nil), sites[h]...), site{key: *key, depth: depth, node: n})
+	list := append(append([]site(nil), sites[h]...), site{key: *key, depth: depth, node: n})
+	next[h] = list
 	t.sites.Store(&next)
+	t.siteTab[h>>(64-siteBits)].Store(&list[len(list)-1])
 	return n
 }
 

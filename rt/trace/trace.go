@@ -48,7 +48,13 @@
 // Begin returns nil when the task stream has no subscriber, and every
 // method of Task does nothing on nil. A command that keeps no event hands
 // its task back to the Tracer's pool with Release once it is done with it,
-// so that a traced command allocates nothing.
+// so that a traced command allocates nothing; one that needs the task for
+// nothing after its end calls EndRelease instead of End and Release, and a
+// disabled trace point is then one atomic load and one test:
+//
+//	tk := q.tq.Begin(trace.Kernel, name, 1)
+//	err := backend.Submit(...) // no event
+//	tk.EndRelease()
 package trace
 
 import (
@@ -100,15 +106,47 @@ type KindSubscriber interface {
 // Stream is a named channel of events. Its trace points are enabled exactly
 // when it has at least one subscriber.
 type Stream struct {
-	name  string
-	t     *Tracer
-	subs  atomic.Pointer[[]Subscriber]
-	kinds [numKinds]atomic.Pointer[[]Subscriber] // subs that want each kind, but record files
-	recs  [numKinds]atomic.Pointer[[]*recFile]   // record files that want each kind
+	name string
+	t    *Tracer
+	view atomic.Pointer[view] // the subscribers; nil when there is none
+}
+
+// view is the subscribers of a stream as its trace points read them: a
+// snapshot that publishLocked replaces whole, never changed once
+// published, so that a trace point finds every list it needs behind one
+// atomic load.
+//
+// Its first fields are what the trace points of commands and memory events
+// read, in one cache line.
+type view struct {
+	files  []*recFile             // the record files, which store the kinds recWants reports
+	events uint32                 // bit k set when kinds[k] is not empty
+	subs   []Subscriber           // every subscriber of the stream, at least one
+	kinds  [numKinds][]Subscriber // those that want each kind, but record files
+}
+
+// wanting returns the subscribers of v that want events of kind k, or nil.
+func (v *view) wanting(k Kind) []Subscriber {
+	if int(k) >= numKinds {
+		return v.subs
+	}
+	return v.kinds[k]
+}
+
+// wants reports whether a subscriber that takes Events wants kind k.
+func (v *view) wants(k Kind) bool { return v.events&(1<<k) != 0 }
+
+// records returns the record files of v that store events of kind k.
+func (v *view) records(k Kind) []*recFile {
+	if int(k) < numKinds && recWants(k) {
+		return v.files
+	}
+	return nil
 }
 
 // recSubscriber is a built-in subscriber that writes a record file: trace
-// points write its records directly, without building an Event.
+// points write its records directly, without building an Event. It wants
+// the kinds that recWants reports.
 type recSubscriber interface {
 	recFile() *recFile
 }
@@ -116,22 +154,16 @@ type recSubscriber interface {
 // records returns the record files of s that want events of kind k, or
 // nil.
 func (s *Stream) records(k Kind) []*recFile {
-	if l := s.recs[k].Load(); l != nil {
-		return *l
+	if v := s.view.Load(); v != nil {
+		return v.records(k)
 	}
 	return nil
 }
 
 // wanting returns the subscribers of s that want events of kind k, or nil.
 func (s *Stream) wanting(k Kind) []Subscriber {
-	if int(k) >= len(s.kinds) {
-		if l := s.subs.Load(); l != nil {
-			return *l
-		}
-		return nil
-	}
-	if l := s.kinds[k].Load(); l != nil {
-		return *l
+	if v := s.view.Load(); v != nil {
+		return v.wanting(k)
 	}
 	return nil
 }
@@ -146,7 +178,7 @@ func wants(sub Subscriber, k Kind) bool {
 func (s *Stream) Name() string { return s.name }
 
 // Enabled reports whether s has a subscriber. It costs one atomic load.
-func (s *Stream) Enabled() bool { return s != nil && s.subs.Load() != nil }
+func (s *Stream) Enabled() bool { return s != nil && s.view.Load() != nil }
 
 // Emit delivers e to the subscribers of s, setting e.Stream to s and, when
 // it is zero, e.Time to the current time. It lets packages beyond the
@@ -155,10 +187,14 @@ func (s *Stream) Emit(e Event) {
 	if s == nil {
 		return
 	}
-	subs := s.wanting(e.Kind)
+	v := s.view.Load()
+	if v == nil {
+		return
+	}
+	subs := v.wanting(e.Kind)
 	var recs []*recFile
 	if int(e.Kind) < numKinds {
-		recs = s.records(e.Kind)
+		recs = v.records(e.Kind)
 	}
 	if subs == nil && recs == nil {
 		return
@@ -200,19 +236,21 @@ func (s *subscription) wants(name string) bool {
 // Tracer records the events of one runtime context. Create it with New or
 // Open; its methods are safe for concurrent use.
 type Tracer struct {
-	start   time.Time
-	graph   uint64
-	tsc0    uint64  // the time-stamp counter at start, 0 for the monotonic clock
-	perTick float64 // nanoseconds per tick of the time-stamp counter
-
-	task, mem, cache *Stream
-
+	// What a traced command reads and writes comes first, together.
+	tsc0     uint64                           // the time-stamp counter at start, 0 for the monotonic clock
+	perTick  float64                          // nanoseconds per tick of the time-stamp counter
+	siteTab  *[siteSlots]atomic.Pointer[site] // the sites last used, by the top bits of their hash
 	nextTask atomic.Uint64
-	queueSeq atomic.Uint64
-	sites    atomic.Pointer[map[uint64][]site] // by siteKey.hash
-	every    atomic.Int32                      // device-time sampling: see SetDeviceSampling
-	drops    atomic.Uint64                     // events the built-in file writers dropped
-	tasks    sync.Pool                         // released tasks beyond the queues' spares
+	walk     [keyDepth]atomic.Int32 // by Begin's skip: the frames its site keys hold, 0 until known (see shorten)
+
+	start            time.Time
+	graph            uint64
+	task, mem, cache *Stream
+	queueSeq         atomic.Uint64
+	sites            atomic.Pointer[map[uint64][]site] // by siteKey.hash
+	every            atomic.Int32                      // device-time sampling: see SetDeviceSampling
+	drops            atomic.Uint64                     // events the built-in file writers dropped
+	tasks            sync.Pool                         // released tasks beyond the queues' spares
 
 	mu       sync.Mutex // guards everything below
 	streams  map[string]*Stream
@@ -240,6 +278,7 @@ func New() *Tracer {
 	t.cache = t.streamLocked(StreamCache)
 	empty := map[uint64][]site{}
 	t.sites.Store(&empty)
+	t.siteTab = new([siteSlots]atomic.Pointer[site])
 	return t
 }
 
@@ -361,43 +400,53 @@ func (t *Tracer) streamLocked(name string) *Stream {
 	return s
 }
 
-// publishLocked recomputes the subscriber list of s.
+// publishLocked recomputes the subscribers of s, and passes the views of
+// the task and memory streams on to the queues and devices that keep a
+// copy.
 func (t *Tracer) publishLocked(s *Stream) {
-	var list []Subscriber
+	var v *view
 	for i := range t.subs {
 		if !t.closed && t.subs[i].wants(s.name) {
-			list = append(list, t.subs[i].sub)
-		}
-	}
-	for k := range s.kinds {
-		var kl []Subscriber
-		var rl []*recFile
-		for _, sub := range list {
-			if !wants(sub, Kind(k)) {
-				continue
+			if v == nil {
+				v = new(view)
 			}
-			if rs, ok := sub.(recSubscriber); ok {
-				rl = append(rl, rs.recFile())
-			} else {
-				kl = append(kl, sub)
+			v.subs = append(v.subs, t.subs[i].sub)
+		}
+	}
+	if v != nil {
+		v.sort()
+	}
+	s.view.Store(v)
+	switch {
+	case s == t.task:
+		for _, d := range t.devices {
+			d.mu.Lock()
+			for _, q := range d.queues {
+				q.view.Store(v)
+			}
+			d.mu.Unlock()
+		}
+	case s == t.mem:
+		for _, d := range t.devices {
+			d.memView.Store(v)
+		}
+	}
+}
+
+// sort fills v's record files and lists by kind from its subscribers.
+func (v *view) sort() {
+	for _, sub := range v.subs {
+		if rs, ok := sub.(recSubscriber); ok {
+			v.files = append(v.files, rs.recFile())
+			continue
+		}
+		for k := range v.kinds {
+			if wants(sub, Kind(k)) {
+				v.kinds[k] = append(v.kinds[k], sub)
+				v.events |= 1 << k
 			}
 		}
-		if kl == nil {
-			s.kinds[k].Store(nil)
-		} else {
-			s.kinds[k].Store(&kl)
-		}
-		if rl == nil {
-			s.recs[k].Store(nil)
-		} else {
-			s.recs[k].Store(&rl)
-		}
 	}
-	if len(list) == 0 {
-		s.subs.Store(nil)
-		return
-	}
-	s.subs.Store(&list)
 }
 
 // Subscribe registers sub for the named streams, or for every stream
@@ -498,6 +547,7 @@ func (t *Tracer) Device(id int, name string) *Device {
 		}
 	}
 	d := &Device{ID: id, Name: name, Seq: len(t.devices), t: t}
+	d.memView.Store(t.mem.view.Load())
 	t.devices = append(t.devices, d)
 	return d
 }
@@ -511,12 +561,14 @@ type Device struct {
 	// Seq is the device's index in its Tracer, from 0.
 	Seq int
 
-	t      *Tracer
-	clock  atomic.Pointer[clockFit]
-	mu     sync.Mutex // guards queues and samples
-	queues []*Queue
-	first  clockSample
-	nsamp  int
+	t       *Tracer
+	memView atomic.Pointer[view]    // t.mem's view, kept by Tracer.publishLocked: one load less per memory event
+	defIn   atomic.Pointer[recFile] // the first record file that defined the device: its records need no look in that file's set
+	clock   atomic.Pointer[clockFit]
+	mu      sync.Mutex // guards queues and samples, and orders the copies of t.task's view into queues
+	queues  []*Queue
+	first   clockSample
+	nsamp   int
 }
 
 type clockSample struct{ host, dev int64 }
@@ -589,6 +641,9 @@ func (d *Device) Queue(id int, name string, inOrder bool) *Queue {
 		}
 	}
 	q := &Queue{ID: id, Name: name, InOrder: inOrder, Device: d, t: d.t, task: d.t.task}
+	// Under d.mu: a publishLocked that stored the task stream's view
+	// before this load updates q too if it takes d.mu after.
+	q.view.Store(d.t.task.view.Load())
 	q.Seq = int(d.t.nextQueue())
 	d.queues = append(d.queues, q)
 	return q
@@ -597,21 +652,25 @@ func (d *Device) Queue(id int, name string, inOrder bool) *Queue {
 // Queue is the trace handle of one command queue. Its Begin method is the
 // trace point of every enqueued command.
 type Queue struct {
-	// ID and Name are the runtime's identifiers of the queue.
-	ID   int
-	Name string
+	// What a traced command reads and writes comes first, together.
+	view   atomic.Pointer[view] // t.task's view, kept by Tracer.publishLocked: Begin's one load
+	t      *Tracer
+	spare  atomic.Pointer[Task]    // the last task released, for the next Begin
+	lastID atomic.Uint64           // the id of the last task begun (in-order queues)
+	defIn  atomic.Pointer[recFile] // the first record file that defined the queue: its records need no look in that file's set
+
 	// InOrder is set for in-order queues.
 	InOrder bool
-	Device  *Device
 	// Seq is the queue's index in its Tracer, from 0.
 	Seq int
+	// ID and Name are the runtime's identifiers of the queue.
+	ID     int
+	Name   string
+	Device *Device
 
-	t      *Tracer
-	task   *Stream              // t.task, one indirection less on the hot path
-	lastID atomic.Uint64        // the id of the last task begun (in-order queues)
-	spare  atomic.Pointer[Task] // the last task released, for the next Begin
-	mu     sync.Mutex           // guards last
-	last   Task                 // the last task begun, kept while a subscriber wants edges as Events
+	task *Stream    // t.task
+	mu   sync.Mutex // guards last
+	last Task       // the last task begun, kept while a subscriber wants edges as Events
 }
 
 func (t *Tracer) nextQueue() uint64 { return t.queueSeq.Add(1) - 1 }

@@ -350,6 +350,118 @@ func TestReleaseReuses(t *testing.T) {
 	}
 }
 
+// TestEndRelease checks EndRelease: it ends the task as End does (its
+// TaskEnd event, with the end time, on an in-order queue with the implicit
+// edge before it) and hands it back as Release does (the queue's next Begin
+// returns it), without allocating; on nil and the zero Task it does
+// nothing.
+func TestEndRelease(t *testing.T) {
+	f := newFixture()
+	var last *Task
+	for i := range 2 {
+		tk := f.in.Begin(Kernel, "k", 0)
+		if i == 1 && tk != last {
+			t.Fatalf("Begin after EndRelease returned %p, want the released task %p", tk, last)
+		}
+		tk.EndRelease()
+		last = tk
+	}
+	var ends []Task
+	for _, e := range f.rec.Events() {
+		if e.Kind == TaskEnd {
+			ends = append(ends, e.Task)
+		}
+	}
+	if len(ends) != 2 || ends[0].Instance != 1 || ends[1].Instance != 2 {
+		t.Fatalf("TaskEnd events %+v, want instances 1 and 2", ends)
+	}
+	for _, e := range ends {
+		if e.HostEnd <= e.HostBegin {
+			t.Errorf("task %d ended at %d, not after its begin at %d", e.ID, e.HostEnd, e.HostBegin)
+		}
+	}
+	want := []string{"task_begin k#1", "task_end k#1", "task_begin k#2", "edge k#1->k#2 implicit", "task_end k#2"}
+	var got []string
+	for _, e := range f.rec.Events() {
+		if e.Kind != GraphCreate && e.Kind != NodeCreate {
+			got = append(got, brief(e))
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	(*Task)(nil).EndRelease()
+	(&Task{}).EndRelease()
+	if n := testing.AllocsPerRun(100, func() { f.ooo.Begin(Kernel, "k", 0).EndRelease() }); n != 0 {
+		t.Errorf("a traced begin and EndRelease allocates %v times, want 0", n)
+	}
+}
+
+// TestQueueFollowsSubscribers checks that the queues and devices, which
+// keep their own copy of their stream's subscribers, follow Subscribe, its
+// cancellation and Close, whether they were created before or after.
+func TestQueueFollowsSubscribers(t *testing.T) {
+	tr := New()
+	d := tr.Device(0, "d")
+	before := d.Queue(0, "before", true)
+	if tk := before.Begin(Kernel, "k", 0); tk != nil || d.MemTraced() {
+		t.Fatalf("a Tracer without subscribers traces: Begin %p, MemTraced %v", tk, d.MemTraced())
+	}
+	unsub := tr.Subscribe(&Recorder{})
+	after := d.Queue(1, "after", true)
+	d2 := tr.Device(1, "d2")
+	for _, q := range []*Queue{before, after, d2.Queue(0, "q", false)} {
+		tk := q.Begin(Kernel, "k", 0)
+		if tk == nil {
+			t.Errorf("queue %s: Begin returned nil with a subscriber", q)
+		}
+		tk.EndRelease()
+	}
+	if !d.MemTraced() || !d2.MemTraced() {
+		t.Errorf("MemTraced with a subscriber: %v, %v", d.MemTraced(), d2.MemTraced())
+	}
+	unsub()
+	if tk := after.Begin(Kernel, "k", 0); tk != nil || d.MemTraced() {
+		t.Errorf("after unsubscribing: Begin %p, MemTraced %v", tk, d.MemTraced())
+	}
+	tr.Subscribe(&Recorder{}, StreamMem)
+	if tk := before.Begin(Kernel, "k", 0); tk != nil || !d2.MemTraced() {
+		t.Errorf("with a memory subscriber only: Begin %p, MemTraced %v", tk, d2.MemTraced())
+	}
+	tr.Subscribe(&Recorder{})
+	tr.Close()
+	if tk := before.Begin(Kernel, "k", 0); tk != nil || d.MemTraced() {
+		t.Errorf("after Close: Begin %p, MemTraced %v", tk, d.MemTraced())
+	}
+}
+
+// TestSubscribeWhileTracing changes the subscribers while goroutines
+// create queues and devices and begin tasks on them, for the race
+// detector: a queue or device copies the view that it reads at creation
+// and at every change.
+func TestSubscribeWhileTracing(t *testing.T) {
+	tr := New()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := tr.Device(g, "d")
+			for i := range 200 {
+				q := d.Queue(i, "q", i%2 == 0)
+				q.Begin(Kernel, "k", 0).EndRelease()
+				d.MemAlloc(Mem{Size: 4})
+			}
+		}()
+	}
+	for range 50 {
+		unsub := tr.Subscribe(&Recorder{})
+		unsub()
+	}
+	wg.Wait()
+	tr.Close()
+}
+
 func TestCustomStream(t *testing.T) {
 	tr := New()
 	s := tr.Stream("user.phase")
