@@ -380,9 +380,10 @@ type Device struct {
 // driver.KernelTimedQueue). An Event released by its owner before its
 // times were read keeps its driver event in the list until they are.
 //
-// Hooks for other rt code: traceMem (allocator: free-list reuses and
-// returns with Mem.Pooled set), traceCache (program caches: hits, disk
-// loads, evictions), beginTask with a skip (device-global accesses, with
+// Hooks for other rt code: traceMem (buffers the driver allocates and
+// releases), allocTracer (memory.go: an allocator's driver allocations and
+// releases, and its free-list reuses with Mem.Pooled set, on the device's
+// trace handle), traceCache (program caches: hits, disk loads, evictions), beginTask with a skip (device-global accesses, with
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
 // (device times of commands with events).
 
@@ -614,9 +615,9 @@ func span(drv driver.Event, complete bool) (start, end uint64, done bool, err er
 }
 
 // traceMem reports an allocation (alloc true) or release of device memory
-// on the context's device dev. newMem and releaseToDriver report driver
-// allocations; an allocator reports reuses from its free list with
-// m.Pooled set. With no memory subscriber it costs one atomic load.
+// on the context's device dev: newMem and releaseToDriver report driver
+// allocations and releases (an allocator reports its own through
+// allocTracer). With no memory subscriber it costs one atomic load.
 func (c *Context) traceMem(dev int, m trace.Mem, alloc bool) {
 	d := c.devices[dev].tr
 	if alloc {

@@ -392,10 +392,11 @@ func (d *Device) emit(e Event) {
 // every time.
 const keyDepth = 16
 
-// siteMargin is the number of frames the site key covers beyond the call
-// site's depth in logical frames: wrapper frames (such as the wrappers of
-// generic instantiations) that runtime.Callers elides are in the frame
-// pointer chain, and push the call site up by one each.
+// siteMargin is the number of frames that a Begin walks beyond its call
+// site's depth in logical frames when it does not know the site's frame yet
+// (see shorten): wrapper frames (such as the wrappers of generic
+// instantiations) that runtime.Callers elides are in the frame pointer
+// chain, and push the call site up by one each.
 const siteMargin = 2
 
 // maxSites bounds the site map, which is copied on every addition. A
@@ -414,8 +415,9 @@ const siteSlots = 1 << siteBits
 const siteBits = 9
 
 // siteKey is the key of the site cache: the return addresses of the frames
-// from Begin up to and a little beyond the call site, zero-padded. Equal
-// keys have equal call sites, whatever was inlined where.
+// from begin up to the one that returns into the call site (see shorten),
+// or a little beyond where that frame is not known, zero-padded. Equal keys
+// have equal call sites, whatever was inlined where.
 type siteKey [keyDepth]uintptr
 
 // hash returns a hash of the first depth entries of k, the key of the site
