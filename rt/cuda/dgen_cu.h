@@ -10,8 +10,8 @@ typedef int CUresult;
 typedef int CUdevice;
 // The handles that a command passes, CUDA's pointers to opaque structs,
 // are integers here: the same in the C calling convention, and what cgo
-// passes without checking them as Go pointers on every call (7 checks
-// cost a launch about 0.1 µs on an H100's host).
+// passes without checking them as Go pointers on every call (a profile on
+// an H100's host gave a launch's seven checks 3% of its time).
 typedef uintptr_t CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef uintptr_t CUfunction;
