@@ -70,28 +70,39 @@ func Select(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceIn
 		return nil, fmt.Errorf("select device %q: %w: there is no %s device", selector, ErrNoDevice, t)
 	}
 	if ps, ds, ok := strings.Cut(sel, ":"); ok {
-		pi, err := strconv.Atoi(ps)
-		if err == nil {
-			if pi < 0 || pi >= len(platforms) {
-				return nil, fmt.Errorf("select device %q: %w: platform %d of %d", selector, ErrNoDevice, pi, len(platforms))
-			}
-			devs := platforms[pi].Devices
-			if ds == "*" {
-				if len(devs) == 0 {
-					return nil, fmt.Errorf("select device %q: %w: platform %d has no device", selector, ErrNoDevice, pi)
-				}
-				return append([]driver.DeviceInfo(nil), devs...), nil
-			}
-			di, err := strconv.Atoi(ds)
-			if err != nil {
-				return nil, fmt.Errorf("select device %q: device index %q is not a number or *", selector, ds)
-			}
-			if di < 0 || di >= len(devs) {
-				return nil, fmt.Errorf("select device %q: %w: device %d of %d on platform %d", selector, ErrNoDevice, di, len(devs), pi)
-			}
-			return []driver.DeviceInfo{devs[di]}, nil
+		if pi, err := strconv.Atoi(ps); err == nil {
+			return byIndex(platforms, pi, ds, selector)
 		}
 	}
+	return byName(all, sel, selector)
+}
+
+// byIndex returns the devices of a selector "P:D" or "P:*", pi and ds
+// its two parts.
+func byIndex(platforms []driver.PlatformInfo, pi int, ds, selector string) ([]driver.DeviceInfo, error) {
+	if pi < 0 || pi >= len(platforms) {
+		return nil, fmt.Errorf("select device %q: %w: platform %d of %d", selector, ErrNoDevice, pi, len(platforms))
+	}
+	devs := platforms[pi].Devices
+	if ds == "*" {
+		if len(devs) == 0 {
+			return nil, fmt.Errorf("select device %q: %w: platform %d has no device", selector, ErrNoDevice, pi)
+		}
+		return append([]driver.DeviceInfo(nil), devs...), nil
+	}
+	di, err := strconv.Atoi(ds)
+	if err != nil {
+		return nil, fmt.Errorf("select device %q: device index %q is not a number or *", selector, ds)
+	}
+	if di < 0 || di >= len(devs) {
+		return nil, fmt.Errorf("select device %q: %w: device %d of %d on platform %d", selector, ErrNoDevice, di, len(devs), pi)
+	}
+	return []driver.DeviceInfo{devs[di]}, nil
+}
+
+// byName returns the first device of all whose name, or else whose
+// platform's name, contains sel, case-insensitively.
+func byName(all []driver.DeviceInfo, sel, selector string) ([]driver.DeviceInfo, error) {
 	low := strings.ToLower(sel)
 	for _, d := range all {
 		if strings.Contains(strings.ToLower(d.Name), low) {
