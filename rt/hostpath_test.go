@@ -101,17 +101,7 @@ var (
 //
 //	go test ./rt -run '^$' -bench HostPath -benchmem -count 10
 func BenchmarkHostPath(b *testing.B) {
-	ctx := openFakeBackend(b, "null", nil)
-	q := ctx.Queue()
-	r := rt.Range2(576, 576).WithLocal(16, 16)
-	power, err := rt.NewBuffer[float32](ctx, 512*512)
-	if err != nil {
-		b.Fatal(err)
-	}
-	in, err := benchStepSite.Alloc(q, 512*512)
-	if err != nil {
-		b.Fatal(err)
-	}
+	q, r, power, in := openHostPath(b)
 	b.Run("enqueue", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
@@ -160,6 +150,23 @@ func BenchmarkHostPath(b *testing.B) {
 	power.Free()
 }
 
+// openHostPath opens a context on the null backend and returns its queue,
+// the launch range of a 512x512 Hotspot step, the power map and a first
+// temperature buffer from benchStepSite.
+func openHostPath(b *testing.B) (*rt.Queue, rt.Range, rt.Buffer[float32], rt.Buffer[float32]) {
+	ctx := openFakeBackend(b, "null", nil)
+	q := ctx.Queue()
+	power, err := rt.NewBuffer[float32](ctx, 512*512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, err := benchStepSite.Alloc(q, 512*512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return q, rt.Range2(576, 576).WithLocal(16, 16), power, in
+}
+
 // benchTaggedSteps runs the Hotspot tagged step of BenchmarkHostPath b.N
 // times from in, and returns the last output. Beside the wall time it
 // reports the CPU time of the stepping thread (cpu-ns/op), which other
@@ -171,19 +178,25 @@ func benchTaggedSteps(b *testing.B, q *rt.Queue, r rt.Range, power, in rt.Buffer
 	cpu0 := threadCPU()
 	defer func() { b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
 	for b.Loop() {
-		out, err := benchStepSite.Alloc(q, 512*512)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := enqueueBenchStep(q, r, 1, power, in, out); err != nil {
-			b.Fatal(err)
-		}
-		if err := in.Free(); err != nil {
-			b.Fatal(err)
-		}
-		in = out
+		in = taggedStep(b, q, r, power, in)
 	}
 	return in
+}
+
+// taggedStep is one Hotspot tagged step from in: its output allocated from
+// benchStepSite, the generated Enqueue, in freed.
+func taggedStep(b *testing.B, q *rt.Queue, r rt.Range, power, in rt.Buffer[float32]) rt.Buffer[float32] {
+	out, err := benchStepSite.Alloc(q, 512*512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := enqueueBenchStep(q, r, 1, power, in, out); err != nil {
+		b.Fatal(err)
+	}
+	if err := in.Free(); err != nil {
+		b.Fatal(err)
+	}
+	return out
 }
 
 // BenchmarkHostPathTraced is BenchmarkHostPath's tagged step with the
@@ -287,17 +300,7 @@ func pollute() {
 // launch touches, which scripts/cold-lines.sh reads with callgrind's cache
 // simulation (deterministic, where this machine's timings are not).
 func BenchmarkHostPathCold(b *testing.B) {
-	ctx := openFakeBackend(b, "null", nil)
-	q := ctx.Queue()
-	r := rt.Range2(576, 576).WithLocal(16, 16)
-	power, err := rt.NewBuffer[float32](ctx, 512*512)
-	if err != nil {
-		b.Fatal(err)
-	}
-	in, err := benchStepSite.Alloc(q, 512*512)
-	if err != nil {
-		b.Fatal(err)
-	}
+	q, r, power, in := openHostPath(b)
 	b.Run("enqueue", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			pollute()
@@ -309,17 +312,7 @@ func BenchmarkHostPathCold(b *testing.B) {
 	b.Run("tagged", func(b *testing.B) {
 		for b.Loop() {
 			pollute()
-			out, err := benchStepSite.Alloc(q, 512*512)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := enqueueBenchStep(q, r, 1, power, in, out); err != nil {
-				b.Fatal(err)
-			}
-			if err := in.Free(); err != nil {
-				b.Fatal(err)
-			}
-			in = out
+			in = taggedStep(b, q, r, power, in)
 		}
 	})
 }
