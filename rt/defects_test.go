@@ -216,15 +216,7 @@ func TestLocalSizeZero(t *testing.T) {
 // whose device reports no local memory size: an error wrapping
 // ErrInvalidArgument, never a size cut to its low bits.
 func TestLocalArgTooLarge(t *testing.T) {
-	ctx := openFake(t, nil)
-	p, err := raw.Build(ctx, "local", "__kernel void k(__local int *l) {}\n", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := p.Kernel("k")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := kernelOf(t, openFake(t, nil), "__kernel void k(__local int *l) {}\n", "k")
 	for _, size := range []int{1<<32 + 64, 1 << 31} {
 		if err := k.SetLocal(0, size); !errors.Is(err, rt.ErrInvalidArgument) {
 			t.Errorf("SetLocal(0, %d): %v, want an error wrapping ErrInvalidArgument", size, err)
