@@ -150,11 +150,14 @@ func BenchmarkHostPath(b *testing.B) {
 	power.Free()
 }
 
-// openHostPath opens a context on the null backend and returns its queue,
-// the launch range of a 512x512 Hotspot step, the power map and a first
-// temperature buffer from benchStepSite.
+// openHostPath opens a context on the null backend for hostPathOn.
 func openHostPath(b *testing.B) (*rt.Queue, rt.Range, rt.Buffer[float32], rt.Buffer[float32]) {
-	ctx := openFakeBackend(b, "null", nil)
+	return hostPathOn(b, openFakeBackend(b, "null", nil))
+}
+
+// hostPathOn returns ctx's queue, the launch range of a 512x512 Hotspot
+// step, the power map and a first temperature buffer from benchStepSite.
+func hostPathOn(b *testing.B, ctx *rt.Context) (*rt.Queue, rt.Range, rt.Buffer[float32], rt.Buffer[float32]) {
 	q := ctx.Queue()
 	power, err := rt.NewBuffer[float32](ctx, 512*512)
 	if err != nil {
@@ -215,16 +218,8 @@ func BenchmarkHostPathTraced(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer ctx.Close()
-			q := ctx.Queue()
-			power, err := rt.NewBuffer[float32](ctx, 512*512)
-			if err != nil {
-				b.Fatal(err)
-			}
-			in, err := benchStepSite.Alloc(q, 512*512)
-			if err != nil {
-				b.Fatal(err)
-			}
-			in = benchTaggedSteps(b, q, rt.Range2(576, 576).WithLocal(16, 16), power, in)
+			q, r, power, in := hostPathOn(b, ctx)
+			in = benchTaggedSteps(b, q, r, power, in)
 			b.StopTimer() // Close converts the trace
 			in.Free()
 			power.Free()
