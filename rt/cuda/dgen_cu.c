@@ -144,7 +144,7 @@ CUresult dgen_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsi
 }
 
 
-CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, void *host,
+CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, unsigned char *host,
 		size_t size, int nwait, CUevent *waits, CUevent start, CUevent end, int sync, int *step) {
 	CUresult r = dgen_pre(ctx, s, nwait, waits, start, step);
 	if (r == 0 && size > 0) {

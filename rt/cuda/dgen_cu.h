@@ -49,7 +49,9 @@ CUresult dgen_ctx_release(CUdevice d);
 CUresult dgen_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, uintptr_t params,
 		int nwait, CUevent *waits, CUevent start, CUevent end, int *step);
-CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, void *host,
+// dgen_copy's host memory is a byte pointer, not void *, so that cgo does
+// not search the Go memory it points to for Go pointers on every copy.
+CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, unsigned char *host,
 		size_t size, int nwait, CUevent *waits, CUevent start, CUevent end, int sync, int *step);
 CUresult dgen_fill(CUcontext ctx, CUstream s, CUdeviceptr dst, const unsigned char *p, size_t n, size_t size,
 		int nwait, CUevent *waits, CUevent start, CUevent end, int *step);

@@ -253,7 +253,7 @@ func (q *queue) transfer(call string, kind C.int, b driver.Buffer, blocking bool
 	}
 	ptr := bb.ptr + C.CUdeviceptr(offset)
 	var step C.int
-	r := C.dgen_copy(q.d.ctx, q.s, kind, ptr, ptr, p, C.size_t(size), nw, wp, handle(start), handle(end), sync, &step)
+	r := C.dgen_copy(q.d.ctx, q.s, kind, ptr, ptr, (*C.uchar)(p), C.size_t(size), nw, wp, handle(start), handle(end), sync, &step)
 	return q.finish(call, r, step, start, end, want)
 }
 

@@ -406,7 +406,7 @@ func (q queue) transfer(read bool, b driver.Buffer, blocking bool, offset, size 
 	if read {
 		r = 1
 	}
-	code := C.dgen_transfer(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(m))), r, C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp)
+	code := C.dgen_transfer(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(m))), r, C.size_t(offset), C.size_t(size), (*C.uchar)(p), C.cl_uint(len(wl)), wp)
 	return nil, check(call, code)
 }
 

@@ -29,8 +29,11 @@ static inline cl_context dgen_create_context(cl_platform_id p, cl_uint n, const 
 	return clCreateContext(props, n, devs, NULL, NULL, err);
 }
 // dgen_transfer is a blocking read (into p) or write (from p) of m; the
-// queue and the buffer come as integers, which cgo passes unchecked.
-static inline cl_int dgen_transfer(uintptr_t q, uintptr_t m, int read, size_t off, size_t size, void *p, cl_uint n, const cl_event *wait) {
+// queue and the buffer come as integers, which cgo passes unchecked. p is
+// a byte pointer, not void *: cgo checks a Go pointer passed as void * for
+// Go pointers in the memory it points to (a heap lookup per transfer), and
+// bytes hold none.
+static inline cl_int dgen_transfer(uintptr_t q, uintptr_t m, int read, size_t off, size_t size, unsigned char *p, cl_uint n, const cl_event *wait) {
 	if (read)
 		return clEnqueueReadBuffer((cl_command_queue)q, (cl_mem)m, CL_TRUE, off, size, p, n, wait, NULL);
 	return clEnqueueWriteBuffer((cl_command_queue)q, (cl_mem)m, CL_TRUE, off, size, p, n, wait, NULL);
