@@ -159,48 +159,96 @@ static char *slurp(const char *path) {
 /* Hotspot's time loop as examples/stencil runs it, with Rodinia's double
  * buffer and no event per launch: the loop dgen's modes are held against.
  * The physical constants only scale the result; the cost does not depend on
- * them, so plain values stand in for Rodinia's. */
-static void hotspot(const char *path, int size, int iters, int pyramid, int reps) {
+ * them, so plain values stand in for Rodinia's. hotspot_open sets up the
+ * loop, hotspot_steps runs ITERS time steps of it and returns the
+ * nanoseconds per step; bench/inproc calls them from Go, to run this loop
+ * in the process it measures, and hotspot_step and hotspot_finish, to run
+ * it with one call from Go per launch. */
+struct hotspot_loop {
+	struct env e;
+	cl_kernel k;
+	cl_mem buf[2];
+	cl_mem word; /* 4 bytes, for hotspot_rw4 */
+	size_t global[2];
+	int pyramid;
+};
+
+static struct hotspot_loop *hotspot_open(const char *src, int size, int pyramid) {
 	enum { BLOCK = 16 };
-	struct env e = open_env();
-	cl_kernel k = build(&e, slurp(path), "hotspot");
+	struct hotspot_loop *h = calloc(1, sizeof *h);
+	h->e = open_env();
+	h->k = build(&h->e, src, "hotspot");
+	h->pyramid = pyramid;
 	size_t n = (size_t)size * size;
 	cl_int err;
 	float *host = malloc(n * sizeof(float));
 	for (size_t i = 0; i < n; i++) host[i] = 323.0f + (float)(i % 21);
-	cl_mem power = clCreateBuffer(e.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, host, &err);
+	cl_mem power = clCreateBuffer(h->e.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, host, &err);
 	check(err, "clCreateBuffer");
-	cl_mem buf[2];
 	for (int i = 0; i < 2; i++) {
-		buf[i] = clCreateBuffer(e.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, host, &err);
+		h->buf[i] = clCreateBuffer(h->e.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, host, &err);
 		check(err, "clCreateBuffer");
 	}
+	free(host);
+	h->word = clCreateBuffer(h->e.ctx, CL_MEM_READ_WRITE, 4, NULL, &err);
+	check(err, "clCreateBuffer");
 	int small = BLOCK - 2 * pyramid;
-	size_t global[2] = {(size_t)((size + small - 1) / small * BLOCK), (size_t)((size + small - 1) / small * BLOCK)};
-	size_t local[2] = {BLOCK, BLOCK};
+	h->global[0] = h->global[1] = (size_t)((size + small - 1) / small * BLOCK);
 	float consts[5] = {1.0f, 1.0f, 1.0f, 1.0f, 0.001f};
-	check(clSetKernelArg(k, 1, sizeof power, &power), "arg 1");
-	check(clSetKernelArg(k, 4, 4, &size), "arg 4");
-	check(clSetKernelArg(k, 5, 4, &size), "arg 5");
-	check(clSetKernelArg(k, 6, 4, &pyramid), "arg 6");
-	check(clSetKernelArg(k, 7, 4, &pyramid), "arg 7");
-	for (int i = 0; i < 5; i++) check(clSetKernelArg(k, 8 + i, 4, &consts[i]), "arg 8+");
+	check(clSetKernelArg(h->k, 1, sizeof power, &power), "arg 1");
+	check(clSetKernelArg(h->k, 4, 4, &size), "arg 4");
+	check(clSetKernelArg(h->k, 5, 4, &size), "arg 5");
+	check(clSetKernelArg(h->k, 6, 4, &pyramid), "arg 6");
+	check(clSetKernelArg(h->k, 7, 4, &pyramid), "arg 7");
+	for (int i = 0; i < 5; i++) check(clSetKernelArg(h->k, 8 + i, 4, &consts[i]), "arg 8+");
+	return h;
+}
+
+/* hotspot_step enqueues one launch of pyramid time steps from buf[src]. */
+static void hotspot_step(struct hotspot_loop *h, int src, int steps) {
+	static const size_t local[2] = {16, 16};
+	check(clSetKernelArg(h->k, 0, 4, &steps), "arg 0");
+	check(clSetKernelArg(h->k, 2, sizeof(cl_mem), &h->buf[src]), "arg 2");
+	check(clSetKernelArg(h->k, 3, sizeof(cl_mem), &h->buf[1 - src]), "arg 3");
+	check(clEnqueueNDRangeKernel(h->e.q, h->k, 2, NULL, h->global, local, 0, NULL, NULL), "launch");
+}
+
+static void hotspot_finish(struct hotspot_loop *h) { check(clFinish(h->e.q), "clFinish"); }
+
+static double hotspot_steps(struct hotspot_loop *h, int iters) {
+	int src = 0, pyramid = h->pyramid;
+	double t = now_ns();
+	for (int s = 0; s < iters; s += pyramid) {
+		hotspot_step(h, src, pyramid < iters - s ? pyramid : iters - s);
+		src = 1 - src;
+	}
+	hotspot_finish(h);
+	/* per time step, as examples/stencil reports us_per_iter */
+	return (now_ns() - t) / iters;
+}
+
+/* hotspot_rw4 writes *v to a 4-byte buffer and reads it back, both
+ * blocking: what a 4-byte device global's Write and Read do. */
+static void hotspot_rw4(struct hotspot_loop *h, unsigned *v) {
+	check(clEnqueueWriteBuffer(h->e.q, h->word, CL_TRUE, 0, 4, v, 0, NULL, NULL), "write");
+	check(clEnqueueReadBuffer(h->e.q, h->word, CL_TRUE, 0, 4, v, 0, NULL, NULL), "read");
+}
+
+/* hotspot_rw4s runs n hotspot_rw4 and returns the nanoseconds per pair. */
+static inline double hotspot_rw4s(struct hotspot_loop *h, int n) {
+	unsigned v = 1;
+	double t = now_ns();
+	for (int i = 0; i < n; i++) hotspot_rw4(h, &v);
+	return (now_ns() - t) / n;
+}
+
+static void hotspot(const char *path, int size, int iters, int pyramid, int reps) {
+	struct hotspot_loop *h = hotspot_open(slurp(path), size, pyramid);
 	char name[64];
 	snprintf(name, sizeof name, "hotspot_%d_%d", size, pyramid);
 	for (int rep = -1; rep < reps; rep++) {
-		int src = 0;
-		double t = now_ns();
-		for (int s = 0; s < iters; s += pyramid) {
-			int steps = pyramid < iters - s ? pyramid : iters - s;
-			check(clSetKernelArg(k, 0, 4, &steps), "arg 0");
-			check(clSetKernelArg(k, 2, sizeof(cl_mem), &buf[src]), "arg 2");
-			check(clSetKernelArg(k, 3, sizeof(cl_mem), &buf[1 - src]), "arg 3");
-			check(clEnqueueNDRangeKernel(e.q, k, 2, NULL, global, local, 0, NULL, NULL), "launch");
-			src = 1 - src;
-		}
-		check(clFinish(e.q), "clFinish");
-		/* per time step, as examples/stencil reports us_per_iter */
-		if (rep >= 0) emit(name, rep, (now_ns() - t) / iters);
+		double ns = hotspot_steps(h, iters);
+		if (rep >= 0) emit(name, rep, ns);
 	}
 }
 

@@ -353,23 +353,86 @@ static char *slurp(const char *path) {
 }
 
 /* Hotspot's time loop as rawcl runs it: the same geometry and arguments. */
-static void hotspot(const char *path, int size, int iters, int pyramid, int reps) {
+/* Hotspot's time loop, as rawcl's: hotspot_open sets it up, hotspot_steps
+ * runs ITERS time steps and returns the nanoseconds per step; bench/inproc
+ * calls them from Go, to run this loop in the process it measures, and
+ * hotspot_step and hotspot_finish, to run it with one call from Go per
+ * launch. */
+struct hotspot_loop {
+	CUfunction f;
+	CUdeviceptr power, buf[2];
+	CUdeviceptr word; /* 4 bytes, for hotspot_rw4 */
+	unsigned groups;
+	int size, pyramid;
+	float consts[5];
+};
+
+static struct hotspot_loop *hotspot_open(const char *src, int size, int pyramid) {
 	enum { BLOCK = 16 };
-	CUfunction f = load(slurp(path), "hotspot");
+	struct hotspot_loop *h = calloc(1, sizeof *h);
+	h->f = load(src, "hotspot");
+	h->size = size;
+	h->pyramid = pyramid;
 	size_t n = (size_t)size * size;
 	float *host = malloc(n * sizeof(float));
 	for (size_t i = 0; i < n; i++) host[i] = 323.0f + (float)(i % 21);
-	CUdeviceptr power, buf[2];
-	check(cu.MemAlloc(&power, n * 4), "cuMemAlloc");
-	check(cu.MemcpyHtoDAsync(power, host, n * 4, stream), "copy");
+	check(cu.MemAlloc(&h->power, n * 4), "cuMemAlloc");
+	check(cu.MemcpyHtoDAsync(h->power, host, n * 4, stream), "copy");
 	for (int i = 0; i < 2; i++) {
-		check(cu.MemAlloc(&buf[i], n * 4), "cuMemAlloc");
-		check(cu.MemcpyHtoDAsync(buf[i], host, n * 4, stream), "copy");
+		check(cu.MemAlloc(&h->buf[i], n * 4), "cuMemAlloc");
+		check(cu.MemcpyHtoDAsync(h->buf[i], host, n * 4, stream), "copy");
 	}
+	check(cu.MemAlloc(&h->word, 4), "cuMemAlloc");
 	cu.StreamSynchronize(stream);
+	free(host);
 	int small = BLOCK - 2 * pyramid;
-	unsigned groups = (size + small - 1) / small;
+	h->groups = (size + small - 1) / small;
 	float consts[5] = {1.0f, 1.0f, 1.0f, 1.0f, 0.001f};
+	memcpy(h->consts, consts, sizeof consts);
+	return h;
+}
+
+/* hotspot_step launches pyramid time steps from buf[src]. */
+static void hotspot_step(struct hotspot_loop *h, int src, int steps) {
+	enum { BLOCK = 16 };
+	void *args[] = {&steps, &h->power, &h->buf[src], &h->buf[1 - src], &h->size, &h->size, &h->pyramid, &h->pyramid,
+		&h->consts[0], &h->consts[1], &h->consts[2], &h->consts[3], &h->consts[4]};
+	check(cu.LaunchKernel(h->f, h->groups, h->groups, 1, BLOCK, BLOCK, 1, 0, stream, args, NULL), "launch");
+}
+
+static void hotspot_finish(struct hotspot_loop *h) { check(cu.StreamSynchronize(stream), "cuStreamSynchronize"); }
+
+static double hotspot_steps(struct hotspot_loop *h, int iters) {
+	int src = 0, pyramid = h->pyramid;
+	double t = now_ns();
+	for (int s = 0; s < iters; s += pyramid) {
+		hotspot_step(h, src, pyramid < iters - s ? pyramid : iters - s);
+		src = 1 - src;
+	}
+	hotspot_finish(h);
+	return (now_ns() - t) / iters;
+}
+
+/* hotspot_rw4 writes *v to 4 bytes of device memory and reads it back,
+ * each copy waited for: what a 4-byte device global's Write and Read do. */
+static void hotspot_rw4(struct hotspot_loop *h, unsigned *v) {
+	check(cu.MemcpyHtoDAsync(h->word, v, 4, stream), "write");
+	check(cu.StreamSynchronize(stream), "cuStreamSynchronize");
+	check(cu.MemcpyDtoHAsync(v, h->word, 4, stream), "read");
+	check(cu.StreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+/* hotspot_rw4s runs n hotspot_rw4 and returns the nanoseconds per pair. */
+static inline double hotspot_rw4s(struct hotspot_loop *h, int n) {
+	unsigned v = 1;
+	double t = now_ns();
+	for (int i = 0; i < n; i++) hotspot_rw4(h, &v);
+	return (now_ns() - t) / n;
+}
+
+static void hotspot(const char *path, int size, int iters, int pyramid, int reps) {
+	enum { BLOCK = 16 };
+	struct hotspot_loop *h = hotspot_open(slurp(path), size, pyramid);
 	char name[64], tname[64];
 	snprintf(name, sizeof name, "hotspot_%d_%d", size, pyramid);
 	snprintf(tname, sizeof tname, "hotspot_traced_%d_%d", size, pyramid);
@@ -379,29 +442,20 @@ static void hotspot(const char *path, int size, int iters, int pyramid, int reps
 	for (int i = 0; i < 2 * TB; i++) check(cu.EventCreate(&tev[i], 0), "cuEventCreate");
 	check(cu.EventRecord(anchor, stream), "cuEventRecord");
 	for (int rep = -1; rep < reps; rep++) {
-		int src = 0;
-		double t = now_ns();
-		for (int s = 0; s < iters; s += pyramid) {
-			int steps = pyramid < iters - s ? pyramid : iters - s;
-			void *args[] = {&steps, &power, &buf[src], &buf[1 - src], &size, &size, &pyramid, &pyramid,
-				&consts[0], &consts[1], &consts[2], &consts[3], &consts[4]};
-			check(cu.LaunchKernel(f, groups, groups, 1, BLOCK, BLOCK, 1, 0, stream, args, NULL), "launch");
-			src = 1 - src;
-		}
-		check(cu.StreamSynchronize(stream), "cuStreamSynchronize");
-		if (rep >= 0) emit(name, rep, (now_ns() - t) / iters);
+		double ns = hotspot_steps(h, iters);
+		if (rep >= 0) emit(name, rep, ns);
 
 		/* The same loop with every launch's device times read back, as
 		 * tracing every command does (traced's "anchor" way). */
-		src = 0;
+		int src = 0;
 		float sum = 0;
-		t = now_ns();
+		double t = now_ns();
 		for (int s = 0, i = 0; s < iters; s += pyramid, i++) {
 			int steps = pyramid < iters - s ? pyramid : iters - s, j = i % TB;
-			void *args[] = {&steps, &power, &buf[src], &buf[1 - src], &size, &size, &pyramid, &pyramid,
-				&consts[0], &consts[1], &consts[2], &consts[3], &consts[4]};
+			void *args[] = {&steps, &h->power, &h->buf[src], &h->buf[1 - src], &h->size, &h->size, &h->pyramid, &h->pyramid,
+				&h->consts[0], &h->consts[1], &h->consts[2], &h->consts[3], &h->consts[4]};
 			check(cu.EventRecord(tev[2 * j], stream), "cuEventRecord");
-			check(cu.LaunchKernel(f, groups, groups, 1, BLOCK, BLOCK, 1, 0, stream, args, NULL), "launch");
+			check(cu.LaunchKernel(h->f, h->groups, h->groups, 1, BLOCK, BLOCK, 1, 0, stream, args, NULL), "launch");
 			check(cu.EventRecord(tev[2 * j + 1], stream), "cuEventRecord");
 			src = 1 - src;
 			if (j < TB - 1 && s + pyramid < iters) continue;

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"os"
+	"time"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+// grid is the state of rt's two loops: the chip's power and two
+// temperature buffers, with the values and constants of rawcl's loop.
+type grid struct {
+	ctx       *rt.Context
+	q         *rt.Queue
+	power     rt.Buffer[float32]
+	in, spare rt.Buffer[float32]
+	size      int
+}
+
+// openGrid opens an rt context on backend (and the device DGEN_DEVICE
+// selects) and sets up the grid on its default queue.
+func openGrid(backend string, size int) (*grid, error) {
+	cfg, err := rt.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Backend = backend
+	ctx, err := rt.OpenConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g := &grid{ctx: ctx, q: ctx.Queue(), size: size}
+	host := make([]float32, size*size)
+	for i := range host {
+		host[i] = 323 + float32(i%21)
+	}
+	for _, b := range []*rt.Buffer[float32]{&g.power, &g.in, &g.spare} {
+		if *b, err = rt.NewBuffer[float32](ctx, len(host)); err == nil {
+			err = b.Write(g.q, host)
+		}
+		if err != nil {
+			g.close()
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// close frees the grid's buffers and closes its context.
+func (g *grid) close() {
+	for _, b := range []rt.Buffer[float32]{g.power, g.in, g.spare} {
+		if b.Mem() != nil {
+			b.Free()
+		}
+	}
+	g.ctx.Close()
+}
+
+// spec returns the launch with every argument set but the step count and
+// the buffers, and its range: 16×16 groups, one border cell (pyramid 1).
+func (g *grid) spec() (Step, rt.Range) {
+	const block, small = 16, 14
+	n := (g.size + small - 1) / small * block
+	return Step{Power: g.power, Cols: int32(g.size), Rows: int32(g.size), BorderCols: 1, BorderRows: 1,
+		Cap: 1, Rx: 1, Ry: 1, Rz: 1, Dt: 0.001}, rt.Range2(n, n).WithLocal(block, block)
+}
+
+// swapLoop launches through the generated Enqueue, two buffers swapped.
+type swapLoop struct{ g *grid }
+
+func (l swapLoop) steps(n int) (float64, error) {
+	g := l.g
+	st, r := g.spec()
+	start := time.Now()
+	for range n {
+		st.Iteration, st.TempSrc, st.TempDst = 1, g.in, g.spare
+		if err := st.Enqueue(g.q, r); err != nil {
+			return 0, err
+		}
+		g.in, g.spare = g.spare, g.in
+	}
+	err := g.q.Finish()
+	return float64(time.Since(start).Nanoseconds()) / float64(n), err
+}
+
+// taggedLoop takes each step's output from tempSite and frees its input
+// once the launch is enqueued, as examples/stencil's tagged mode does.
+type taggedLoop struct{ g *grid }
+
+func (l taggedLoop) steps(n int) (float64, error) {
+	g := l.g
+	st, r := g.spec()
+	start := time.Now()
+	for range n {
+		out, err := tempSite.Alloc(g.q, g.size*g.size)
+		if err != nil {
+			return 0, err
+		}
+		st.Iteration, st.TempSrc, st.TempDst = 1, g.in, out
+		if err := st.Enqueue(g.q, r); err != nil {
+			return 0, err
+		}
+		if err := g.in.Free(); err != nil {
+			return 0, err
+		}
+		g.in = out
+	}
+	err := g.q.Finish()
+	return float64(time.Since(start).Nanoseconds()) / float64(n), err
+}
+
+// globalRW writes Word and reads it back.
+type globalRW struct{ q *rt.Queue }
+
+func (l globalRW) steps(n int) (float64, error) {
+	start := time.Now()
+	for range n {
+		if err := Word.Write(l.q, 1); err != nil {
+			return 0, err
+		}
+		if _, err := Word.Read(l.q); err != nil {
+			return 0, err
+		}
+	}
+	return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+}

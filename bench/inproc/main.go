@@ -1,0 +1,192 @@
+// Command inproc measures rt against raw C in one process, in
+// alternating blocks, two families of work:
+//
+//   - hotspot: Rodinia Hotspot's time loop five ways: raw C on the
+//     backend's own API (the loop of bench/rawcl or bench/rawcu, on a
+//     context of its own); the same C step called from Go once per launch
+//     (cgo); Go straight on the backend of rt/driver, without rt (floor);
+//     and rt's generated Step.Enqueue with two buffers swapped (swap) and
+//     with each step's output from a //dgen:alloc site (tagged), as
+//     examples/stencil runs them;
+//   - rw4: 4 bytes written and read back, each copy waited for: in C, in
+//     C called from Go once per pair (cgo), and as a DeviceGlobal's Write
+//     and Read (global).
+//
+// C and cgo share a context; floor and rt have one each. With "both", C,
+// cgo, floor and rt's first context are on OpenCL, and rt runs its ways on
+// CUDA too (cuda-swap, cuda-tagged, cuda-global), timed against the same
+// C loop on OpenCL: what issue 26 compares.
+//
+//	inproc cuda|opencl|both SRC SIZE STEPS ROUNDS
+//
+// The C loop runs on the first GPU, or on the first CPU device where
+// RAWCL_DEVICE=cpu; rt on the device DGEN_DEVICE selects.
+//
+// On NVIDIA's drivers a process runs its launches in a fast or a slow mode
+// (5.0 or 6.5 µs a Hotspot step on OpenCL, on one H100 host), and the mode
+// drifts within a process too: the C loop's time differs more between two
+// processes than dgen's overhead. Two loops of the same process, run block
+// by block, share the mode. So each round runs STEPS steps (or pairs) of
+// each way of a family, in the family's order on even rounds and the
+// reverse on odd ones, prints one JSON line per block, and the end prints
+// the medians (min–max) of every way and of its per-round ratio to C:
+//
+//	{"round":3,"family":"hotspot","way":"swap","backend":"opencl","ns_per_step":5312.4}
+//	hotspot swap        / C: 1.041 (1.002–1.097) over 30 rounds
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+
+	_ "github.com/dgen-go/dgen/rt/cuda"
+	_ "github.com/dgen-go/dgen/rt/opencl"
+)
+
+// stepper runs n time steps of Hotspot and returns the nanoseconds a step
+// took, the queue drained at the end.
+type stepper interface {
+	steps(n int) (float64, error)
+}
+
+func main() {
+	// rawcu makes its CUDA context current on the thread that opens it.
+	runtime.LockOSThread()
+	if len(os.Args) != 6 {
+		fmt.Fprintln(os.Stderr, "usage: inproc cuda|opencl|both SRC SIZE STEPS ROUNDS")
+		os.Exit(2)
+	}
+	var n [3]int
+	for i, a := range os.Args[3:] {
+		v, err := strconv.Atoi(a)
+		if err != nil || v < 1 {
+			fmt.Fprintf(os.Stderr, "inproc: %q is not a positive count\n", a)
+			os.Exit(2)
+		}
+		n[i] = v
+	}
+	if err := run(os.Args[1], os.Args[2], n[0], n[1], n[2]); err != nil {
+		fmt.Fprintln(os.Stderr, "inproc:", err)
+		os.Exit(1)
+	}
+}
+
+func run(backend, path string, size, steps, rounds int) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	base := backend // the backend of C, floor and the first rt
+	var c cWays
+	switch backend {
+	case "opencl", "both":
+		base, c = "opencl", openCL(string(src), size)
+	case "cuda":
+		c = openCU(string(src), size)
+	default:
+		return fmt.Errorf("backend %q: want cuda, opencl or both", backend)
+	}
+	floor, err := openFloor(base, string(src), size)
+	if err != nil {
+		return fmt.Errorf("floor: %w", err)
+	}
+	defer floor.release()
+	g, err := openGrid(base, size)
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	fams := []family{
+		{"hotspot", []way{{"C", c.loop}, {"cgo", c.perCall}, {"floor", floor}, {"swap", swapLoop{g}}, {"tagged", taggedLoop{g}}}},
+		{"rw4", []way{{"C", c.rw}, {"cgo", c.rwPerCall}, {"global", globalRW{g.q}}}},
+	}
+	if backend == "both" {
+		cu, err := openGrid("cuda", size)
+		if err != nil {
+			return err
+		}
+		defer cu.close()
+		fams[0].ways = append(fams[0].ways, way{"cuda-swap", swapLoop{cu}}, way{"cuda-tagged", taggedLoop{cu}})
+		fams[1].ways = append(fams[1].ways, way{"cuda-global", globalRW{cu.q}})
+	}
+	for _, f := range fams {
+		if err := f.run(backend, steps, rounds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cWays are the ways in C of a backend.
+type cWays struct{ loop, perCall, rw, rwPerCall stepper }
+
+// A way is one way of running a family's loop.
+type way struct {
+	name string
+	s    stepper
+}
+
+// A family is ways of running the same work, the first of them in C.
+type family struct {
+	name string
+	ways []way
+}
+
+// run warms every way up, runs the rounds and prints the figures.
+func (f family) run(backend string, steps, rounds int) error {
+	times := make([][]float64, len(f.ways))
+	for _, w := range f.ways { // build, allocate, fill the caches
+		if _, err := w.s.steps(steps); err != nil {
+			return fmt.Errorf("%s %s: %w", f.name, w.name, err)
+		}
+	}
+	out := json.NewEncoder(os.Stdout)
+	for r := range rounds {
+		for j := range f.ways {
+			if r%2 == 1 {
+				j = len(f.ways) - 1 - j
+			}
+			ns, err := f.ways[j].s.steps(steps)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", f.name, f.ways[j].name, err)
+			}
+			times[j] = append(times[j], ns)
+			out.Encode(struct {
+				Round   int     `json:"round"`
+				Family  string  `json:"family"`
+				Way     string  `json:"way"`
+				Backend string  `json:"backend"`
+				NS      float64 `json:"ns_per_step"`
+			}{r, f.name, f.ways[j].name, backend, ns})
+		}
+	}
+	for j, w := range f.ways {
+		fmt.Printf("%s %-11s %s ns/step\n", f.name, w.name, spread(times[j]))
+		if j > 0 {
+			ratio := make([]float64, rounds)
+			for r := range ratio {
+				ratio[r] = times[j][r] / times[0][r]
+			}
+			fmt.Printf("%s %-11s / C: %s over %d rounds\n", f.name, w.name, spread(ratio), rounds)
+		}
+	}
+	return nil
+}
+
+// spread formats the median of v and its range.
+func spread(v []float64) string {
+	s := slices.Sorted(slices.Values(v))
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	f := "%.0f (%.0f–%.0f)"
+	if m < 10 {
+		f = "%.3f (%.3f–%.3f)"
+	}
+	return fmt.Sprintf(f, m, s[0], s[len(s)-1])
+}

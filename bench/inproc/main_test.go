@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestRun runs both families on the CPU device (PoCL), with few steps, and
+// checks that every way of every round printed its block and that the end
+// printed a ratio to C for every way but C.
+func TestRun(t *testing.T) {
+	t.Setenv("RAWCL_DEVICE", "cpu")
+	t.Setenv("DGEN_DEVICE", "cpu")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	err = run("opencl", "../../examples/stencil/hotspot.cl", 32, 3, 2)
+	os.Stdout = stdout
+	w.Close()
+	out := <-done
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	blocks := map[string]int{}
+	var ratios []string
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("{")) {
+			var b struct {
+				Family, Way string
+				NS          float64 `json:"ns_per_step"`
+			}
+			if err := json.Unmarshal(line, &b); err != nil || b.NS <= 0 {
+				t.Errorf("block %s: %v (%v ns)", line, err, b.NS)
+			}
+			blocks[b.Family+" "+b.Way]++
+		} else if bytes.Contains(line, []byte("/ C:")) {
+			ratios = append(ratios, strings.Join(strings.Fields(string(line))[:2], " "))
+		}
+	}
+	want := []string{"hotspot cgo", "hotspot floor", "hotspot swap", "hotspot tagged", "rw4 cgo", "rw4 global"}
+	for _, w := range append(want, "hotspot C", "rw4 C") {
+		if blocks[w] != 2 {
+			t.Errorf("%s: %d blocks, want 2 (one a round)", w, blocks[w])
+		}
+	}
+	if strings.Join(ratios, ",") != strings.Join(want, ",") {
+		t.Errorf("ratios printed for %q, want %q", ratios, want)
+	}
+}

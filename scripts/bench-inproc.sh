@@ -1,0 +1,44 @@
+#!/bin/sh
+# rt against raw C in one process (bench/inproc), on an NVIDIA GPU: P
+# processes of `inproc both` (C, floor and rt on OpenCL, rt on CUDA too)
+# and of `inproc cuda`, Hotspot 512²/1 and 4-byte device-global writes and
+# reads, each in ROUNDS alternating blocks of STEPS. Run it in a folder
+# that holds inproc and hotspot.cl (make gpu-bundle puts both there):
+#
+#	P=5 sh bench-inproc.sh
+#
+# Every block is a JSON line in $OUT/inproc.jsonl; the end prints, per
+# process, the median of the per-round ratios of every way to C.
+set -u
+cd "$(dirname "$0")"
+if [ -e /usr/local/nvidia/lib64/libnvidia-opencl.so.1 ] && ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+	mkdir -p /etc/OpenCL/vendors
+	echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+fi
+export DGEN_DEVICE=gpu
+O=${OUT:-.}
+mkdir -p "$O"
+j=$O/inproc.jsonl
+: > "$j"
+i=0
+while [ "$i" -lt "${P:-5}" ]; do
+	i=$((i + 1))
+	for b in both cuda; do
+		./inproc $b hotspot.cl "${SIZE:-512}" "${STEPS:-2000}" "${ROUNDS:-30}" 2>/dev/null |
+			sed -n "s/^{/{\"process\":\"$b $i\",/p" >> "$j"
+	done
+done
+python3 - "$j" <<'PY'
+import json, statistics as st, sys
+from collections import defaultdict
+t = defaultdict(dict)  # (process, family, way) -> round -> ns
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    t[(r["process"], r["family"], r["way"])][r["round"]] = r["ns_per_step"]
+for (p, f, w), v in sorted(t.items()):
+    if w == "C":
+        continue
+    c = t[(p, f, "C")]
+    ratio = [v[k] / c[k] for k in v if k in c]
+    print("%-8s %-8s %-12s / C: %.3f (%.3f-%.3f)  C %.0f ns" % (p, f, w, st.median(ratio), min(ratio), max(ratio), st.median(c.values())))
+PY
