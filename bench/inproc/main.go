@@ -33,6 +33,11 @@
 //
 //	{"round":3,"family":"hotspot","way":"swap","backend":"opencl","ns_per_step":5312.4}
 //	hotspot swap        / C: 1.041 (1.002–1.097) over 30 rounds
+//
+// INPROC_PROFILE="hotspot swap" (a family and a way) runs that way alone,
+// STEPS×ROUNDS steps, under the CPU profiler, into inproc-hotspot-swap.pprof.
+// Linux delivers a thread's profiling signals at most at the kernel's tick
+// rate (250 Hz on the GPU machine), whatever rate is asked for.
 package main
 
 import (
@@ -40,8 +45,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
@@ -113,12 +120,45 @@ func run(backend, path string, size, steps, rounds int) error {
 		fams[0].ways = append(fams[0].ways, way{"cuda-swap", swapLoop{cu}}, way{"cuda-tagged", taggedLoop{cu}})
 		fams[1].ways = append(fams[1].ways, way{"cuda-global", globalRW{cu.q}})
 	}
+	if name := os.Getenv("INPROC_PROFILE"); name != "" {
+		return profile(fams, name, steps*rounds)
+	}
 	for _, f := range fams {
 		if err := f.run(backend, steps, rounds); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// profile runs only the way called name ("hotspot swap", ...) for n steps
+// with the CPU profiler at 5 kHz, and writes the profile to
+// inproc-NAME.pprof: INPROC_PROFILE="hotspot swap" inproc ...
+func profile(fams []family, name string, n int) error {
+	for _, f := range fams {
+		for _, w := range f.ways {
+			if f.name+" "+w.name != name {
+				continue
+			}
+			if _, err := w.s.steps(n / 10); err != nil { // warm up
+				return err
+			}
+			out, err := os.Create("inproc-" + strings.ReplaceAll(name, " ", "-") + ".pprof")
+			if err != nil {
+				return err
+			}
+			defer out.Close()
+			runtime.SetCPUProfileRate(5000) // StartCPUProfile keeps it (and says so)
+			if err := pprof.StartCPUProfile(out); err != nil {
+				return err
+			}
+			ns, err := w.s.steps(n)
+			pprof.StopCPUProfile()
+			fmt.Printf("%s: %.0f ns/step over %d steps, profiled\n", name, ns, n)
+			return err
+		}
+	}
+	return fmt.Errorf("no way %q", name)
 }
 
 // cWays are the ways in C of a backend.
