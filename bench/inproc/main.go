@@ -1,21 +1,22 @@
 // Command inproc measures rt against raw C in one process, in
 // alternating blocks, two families of work:
 //
-//   - hotspot: Rodinia Hotspot's time loop five ways: raw C on the
+//   - hotspot: Rodinia Hotspot's time loop six ways: raw C on the
 //     backend's own API (the loop of bench/rawcl or bench/rawcu, on a
 //     context of its own); the same C step called from Go once per launch
 //     (cgo); Go straight on the backend of rt/driver, without rt (floor);
-//     and rt's generated Step.Enqueue with two buffers swapped (swap) and
-//     with each step's output from a //dgen:alloc site (tagged), as
-//     examples/stencil runs them;
+//     and rt's generated Step.Enqueue with two buffers swapped (swap), with
+//     each step's output from a //dgen:alloc site (tagged), and recorded
+//     two steps at a time into a command graph that is replayed (graph),
+//     as examples/stencil runs them;
 //   - rw4: 4 bytes written and read back, each copy waited for: in C, in
 //     C called from Go once per pair (cgo), and as a DeviceGlobal's Write
 //     and Read (global).
 //
 // C and cgo share a context; floor and rt have one each. With "both", C,
 // cgo, floor and rt's first context are on OpenCL, and rt runs its ways on
-// CUDA too (cuda-swap, cuda-tagged, cuda-global), timed against the same
-// C loop on OpenCL: what issue 26 compares.
+// CUDA too (cuda-swap, cuda-tagged, cuda-graph, cuda-global), timed
+// against the same C loop on OpenCL: what issue 26 compares.
 //
 //	inproc cuda|opencl|both SRC SIZE STEPS ROUNDS
 //
@@ -107,8 +108,10 @@ func run(backend, path string, size, steps, rounds int) error {
 		return err
 	}
 	defer g.close()
+	graph := &graphLoop{g: g}
+	defer graph.release()
 	fams := []family{
-		{"hotspot", []way{{"C", c.loop}, {"cgo", c.perCall}, {"floor", floor}, {"swap", swapLoop{g}}, {"tagged", taggedLoop{g}}}},
+		{"hotspot", []way{{"C", c.loop}, {"cgo", c.perCall}, {"floor", floor}, {"swap", swapLoop{g}}, {"tagged", taggedLoop{g}}, {"graph", graph}}},
 		{"rw4", []way{{"C", c.rw}, {"cgo", c.rwPerCall}, {"global", globalRW{g.q}}}},
 	}
 	if backend == "both" {
@@ -117,7 +120,9 @@ func run(backend, path string, size, steps, rounds int) error {
 			return err
 		}
 		defer cu.close()
-		fams[0].ways = append(fams[0].ways, way{"cuda-swap", swapLoop{cu}}, way{"cuda-tagged", taggedLoop{cu}})
+		cuGraph := &graphLoop{g: cu}
+		defer cuGraph.release()
+		fams[0].ways = append(fams[0].ways, way{"cuda-swap", swapLoop{cu}}, way{"cuda-tagged", taggedLoop{cu}}, way{"cuda-graph", cuGraph})
 		fams[1].ways = append(fams[1].ways, way{"cuda-global", globalRW{cu.q}})
 	}
 	if name := os.Getenv("INPROC_PROFILE"); name != "" {
