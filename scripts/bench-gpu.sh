@@ -18,6 +18,11 @@
 # of the medians and as the median of the per-round ratios. N launches per
 # figure (default 20000) and ITERS_<size> steps per Hotspot run keep a
 # round under ~25 s on an H100.
+#
+# Each figure comes from a process of its own, and on NVIDIA's drivers a
+# process runs fast or slow as a whole (docs/BENCHMARKS.md, issues 19 and
+# 26, sixth pass): its ratios can be off by more than rt's overhead.
+# bench-inproc.sh times rt against the same C loops in one process.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
