@@ -35,6 +35,9 @@
 //	{"round":3,"family":"hotspot","way":"swap","backend":"opencl","ns_per_step":5312.4}
 //	hotspot swap        / C: 1.041 (1.002–1.097) over 30 rounds
 //
+// INPROC_PROBES=1 adds the probe family (probe.go): the per-call C way
+// with a fixed amount of one kind of work after every launch, to price it.
+//
 // INPROC_PROFILE="hotspot swap" (a family and a way) runs that way alone,
 // STEPS×ROUNDS steps, under the CPU profiler, into inproc-hotspot-swap.pprof.
 // Linux delivers a thread's profiling signals at most at the kernel's tick
@@ -125,6 +128,10 @@ func run(backend, path string, size, steps, rounds int) error {
 		fams[0].ways = append(fams[0].ways, way{"cuda-swap", swapLoop{cu}}, way{"cuda-tagged", taggedLoop{cu}}, way{"cuda-graph", cuGraph})
 		fams[1].ways = append(fams[1].ways, way{"cuda-global", globalRW{cu.q}})
 	}
+	if os.Getenv("INPROC_PROBES") != "" {
+		fams = append(fams, family{"probe", []way{{"C", c.loop}, {"cgo", c.perCall},
+			{"+atomics", c.plus(atomics)}, {"+alu", c.plus(alu)}, {"+lines", c.plus(lines)}}})
+	}
 	if name := os.Getenv("INPROC_PROFILE"); name != "" {
 		return profile(fams, name, steps*rounds)
 	}
@@ -166,8 +173,12 @@ func profile(fams []family, name string, n int) error {
 	return fmt.Errorf("no way %q", name)
 }
 
-// cWays are the ways in C of a backend.
-type cWays struct{ loop, perCall, rw, rwPerCall stepper }
+// cWays are the ways in C of a backend; plus returns the per-call way
+// with x after every launch.
+type cWays struct {
+	loop, perCall, rw, rwPerCall stepper
+	plus                         func(x extra) stepper
+}
 
 // A way is one way of running a family's loop.
 type way struct {

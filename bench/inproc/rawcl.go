@@ -25,7 +25,10 @@ func openCL(src string, size int) cWays {
 	s := C.CString(src)
 	defer C.free(unsafe.Pointer(s))
 	h := C.cl_hotspot_open(s, C.int(size), 1)
-	return cWays{clLoop{h}, clPerCall{h}, clRW{h}, clRWPerCall{h}}
+	plus := func(x extra) stepper {
+		return perCallPlus{func(i int) { C.cl_hotspot_step(h, C.int(i&1), 1) }, func() { C.cl_hotspot_finish(h) }, x}
+	}
+	return cWays{clLoop{h}, clPerCall{h}, clRW{h}, clRWPerCall{h}, plus}
 }
 
 func (l clLoop) steps(n int) (float64, error) { return float64(C.cl_hotspot_steps(l.h, C.int(n))), nil }

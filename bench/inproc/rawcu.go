@@ -26,7 +26,10 @@ func openCU(src string, size int) cWays {
 	s := C.CString(src)
 	defer C.free(unsafe.Pointer(s))
 	h := C.cu_hotspot_open(s, C.int(size), 1)
-	return cWays{cuLoop{h}, cuPerCall{h}, cuRW{h}, cuRWPerCall{h}}
+	plus := func(x extra) stepper {
+		return perCallPlus{func(i int) { C.cu_hotspot_step(h, C.int(i&1), 1) }, func() { C.cu_hotspot_finish(h) }, x}
+	}
+	return cWays{cuLoop{h}, cuPerCall{h}, cuRW{h}, cuRWPerCall{h}, plus}
 }
 
 func (l cuLoop) steps(n int) (float64, error) { return float64(C.cu_hotspot_steps(l.h, C.int(n))), nil }
