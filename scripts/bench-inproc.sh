@@ -7,38 +7,58 @@
 #
 #	P=5 sh bench-inproc.sh
 #
-# Every block is a JSON line in $OUT/inproc.jsonl; the end prints, per
-# process, the median of the per-round ratios of every way to C.
+# With folders as arguments, each holding an inproc of its own build, it
+# runs them in turn (ABBA), and the end also prints, per build, the median
+# over its processes: two builds compared by their ratios to the same C
+# loops, each ratio taken inside one process.
+#
+#	P=4 sh bench-inproc.sh old new
+#
+# BACKENDS (default "both cuda") picks the processes' kinds. Every block
+# is a JSON line in $OUT/inproc.jsonl; the end prints, per process, the
+# median of the per-round ratios of every way to C.
 set -u
 cd "$(dirname "$0")"
 if [ -e /usr/local/nvidia/lib64/libnvidia-opencl.so.1 ] && ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
 	mkdir -p /etc/OpenCL/vendors
 	echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 fi
-export DGEN_DEVICE=gpu
+export DGEN_DEVICE=${DGEN_DEVICE:-gpu}
 O=${OUT:-.}
 mkdir -p "$O"
 j=$O/inproc.jsonl
 : > "$j"
+[ $# -gt 0 ] || set -- .
+rev=
+for d in "$@"; do rev="$d $rev"; done
 i=0
 while [ "$i" -lt "${P:-5}" ]; do
 	i=$((i + 1))
-	for b in both cuda; do
-		./inproc $b hotspot.cl "${SIZE:-512}" "${STEPS:-2000}" "${ROUNDS:-30}" 2>/dev/null |
-			sed -n "s/^{/{\"process\":\"$b $i\",/p" >> "$j"
+	order=$*
+	[ $((i % 2)) = 0 ] && order=$rev
+	for d in $order; do
+		for b in ${BACKENDS:-both cuda}; do
+			"$d"/inproc $b hotspot.cl "${SIZE:-512}" "${STEPS:-2000}" "${ROUNDS:-30}" 2>/dev/null |
+				sed -n "s|^{|{\"build\":\"$d\",\"process\":\"$b $i\",|p" >> "$j"
+		done
 	done
 done
 python3 - "$j" <<'PY'
 import json, statistics as st, sys
 from collections import defaultdict
-t = defaultdict(dict)  # (process, family, way) -> round -> ns
+t = defaultdict(dict)  # (build, process, family, way) -> round -> ns
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    t[(r["process"], r["family"], r["way"])][r["round"]] = r["ns_per_step"]
-for (p, f, w), v in sorted(t.items()):
+    t[(r["build"], r["process"], r["family"], r["way"])][r["round"]] = r["ns_per_step"]
+per = defaultdict(list)  # (build, kind, family, way) -> per-process medians
+for (d, p, f, w), v in sorted(t.items()):
     if w == "C":
         continue
-    c = t[(p, f, "C")]
+    c = t[(d, p, f, "C")]
     ratio = [v[k] / c[k] for k in v if k in c]
-    print("%-8s %-8s %-12s / C: %.3f (%.3f-%.3f)  C %.0f ns" % (p, f, w, st.median(ratio), min(ratio), max(ratio), st.median(c.values())))
+    per[(d, p.split()[0], f, w)].append(st.median(ratio))
+    print("%-6s %-8s %-8s %-12s / C: %.3f (%.3f-%.3f)  C %.0f ns" % (d, p, f, w, st.median(ratio), min(ratio), max(ratio), st.median(c.values())))
+print()
+for (d, k, f, w), m in sorted(per.items()):
+    print("%-6s %-5s %-8s %-12s / C: median %.3f over %d processes (%.3f-%.3f)" % (d, k, f, w, st.median(m), len(m), min(m), max(m)))
 PY
