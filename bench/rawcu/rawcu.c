@@ -431,7 +431,6 @@ static inline double hotspot_rw4s(struct hotspot_loop *h, int n) {
 }
 
 static void hotspot(const char *path, int size, int iters, int pyramid, int reps) {
-	enum { BLOCK = 16 };
 	struct hotspot_loop *h = hotspot_open(slurp(path), size, pyramid);
 	char name[64], tname[64];
 	snprintf(name, sizeof name, "hotspot_%d_%d", size, pyramid);
@@ -451,11 +450,9 @@ static void hotspot(const char *path, int size, int iters, int pyramid, int reps
 		float sum = 0;
 		double t = now_ns();
 		for (int s = 0, i = 0; s < iters; s += pyramid, i++) {
-			int steps = pyramid < iters - s ? pyramid : iters - s, j = i % TB;
-			void *args[] = {&steps, &h->power, &h->buf[src], &h->buf[1 - src], &h->size, &h->size, &h->pyramid, &h->pyramid,
-				&h->consts[0], &h->consts[1], &h->consts[2], &h->consts[3], &h->consts[4]};
+			int j = i % TB;
 			check(cu.EventRecord(tev[2 * j], stream), "cuEventRecord");
-			check(cu.LaunchKernel(h->f, h->groups, h->groups, 1, BLOCK, BLOCK, 1, 0, stream, args, NULL), "launch");
+			hotspot_step(h, src, pyramid < iters - s ? pyramid : iters - s);
 			check(cu.EventRecord(tev[2 * j + 1], stream), "cuEventRecord");
 			src = 1 - src;
 			if (j < TB - 1 && s + pyramid < iters) continue;
