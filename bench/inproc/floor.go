@@ -63,10 +63,7 @@ func (f *floorLoop) open(src string, size int) error {
 	if f.l, ok = f.q.(driver.ArgLauncher); !ok {
 		return errors.New("the backend's queue is no driver.ArgLauncher")
 	}
-	host := make([]float32, size*size)
-	for i := range host {
-		host[i] = 323 + float32(i%21)
-	}
+	host := initialTemps(size)
 	for i := range f.bufs {
 		if f.bufs[i], err = f.ctx.NewBuffer(int64(4 * len(host))); err != nil {
 			return err
@@ -103,7 +100,7 @@ func (f *floorLoop) steps(n int) (float64, error) {
 		src = 1 - src
 	}
 	err := f.q.Finish()
-	return float64(time.Since(start).Nanoseconds()) / float64(n), err
+	return perStep(start, n), err
 }
 
 // release releases what openFloor made.

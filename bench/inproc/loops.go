@@ -31,10 +31,7 @@ func openGrid(backend string, size int) (*grid, error) {
 		return nil, err
 	}
 	g := &grid{ctx: ctx, q: ctx.Queue(), size: size}
-	host := make([]float32, size*size)
-	for i := range host {
-		host[i] = 323 + float32(i%21)
-	}
+	host := initialTemps(size)
 	for _, b := range []*rt.Buffer[float32]{&g.power, &g.in, &g.spare, &g.pair} {
 		if *b, err = rt.NewBuffer[float32](ctx, len(host)); err == nil {
 			err = b.Write(g.q, host)
@@ -81,7 +78,7 @@ func (l swapLoop) steps(n int) (float64, error) {
 		g.in, g.spare = g.spare, g.in
 	}
 	err := g.q.Finish()
-	return float64(time.Since(start).Nanoseconds()) / float64(n), err
+	return perStep(start, n), err
 }
 
 // taggedLoop takes each step's output from tempSite and frees its input
@@ -107,7 +104,7 @@ func (l taggedLoop) steps(n int) (float64, error) {
 		g.in = out
 	}
 	err := g.q.Finish()
-	return float64(time.Since(start).Nanoseconds()) / float64(n), err
+	return perStep(start, n), err
 }
 
 // globalRW writes Word and reads it back.
@@ -123,7 +120,7 @@ func (l globalRW) steps(n int) (float64, error) {
 			return 0, err
 		}
 	}
-	return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+	return perStep(start, n), nil
 }
 
 // graphLoop replays a command graph of two steps, from the grid's pair
@@ -164,7 +161,7 @@ func (l *graphLoop) steps(n int) (float64, error) {
 		}
 	}
 	err := g.q.Finish()
-	return float64(time.Since(start).Nanoseconds()) / float64(n/2*2), err
+	return perStep(start, n/2*2), err
 }
 
 // release releases the graph, and with it its scratch buffer.

@@ -53,6 +53,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
@@ -231,6 +232,21 @@ func (f family) run(backend string, steps, rounds int) error {
 		}
 	}
 	return nil
+}
+
+// perStep returns the nanoseconds per step of n steps since start.
+func perStep(start time.Time, n int) float64 {
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
+}
+
+// initialTemps returns the grid's values before the first step, those of
+// rawcl's and rawcu's loops: 323 to 343.
+func initialTemps(size int) []float32 {
+	t := make([]float32, size*size)
+	for i := range t {
+		t[i] = 323 + float32(i%21)
+	}
+	return t
 }
 
 // spread formats the median of v and its range.

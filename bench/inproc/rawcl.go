@@ -43,7 +43,7 @@ func (l clPerCall) steps(n int) (float64, error) {
 		C.cl_hotspot_step(l.h, C.int(i&1), 1)
 	}
 	C.cl_hotspot_finish(l.h)
-	return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+	return perStep(start, n), nil
 }
 
 // clRW writes 4 bytes and reads them back, both waited for, in C.
@@ -62,5 +62,5 @@ func (l clRWPerCall) steps(n int) (float64, error) {
 	for range n {
 		C.cl_hotspot_rw4(l.h, v)
 	}
-	return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+	return perStep(start, n), nil
 }

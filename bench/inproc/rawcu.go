@@ -44,7 +44,7 @@ func (l cuPerCall) steps(n int) (float64, error) {
 		C.cu_hotspot_step(l.h, C.int(i&1), 1)
 	}
 	C.cu_hotspot_finish(l.h)
-	return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+	return perStep(start, n), nil
 }
 
 // cuRW writes 4 bytes and reads them back, both waited for, in C.
@@ -63,5 +63,5 @@ func (l cuRWPerCall) steps(n int) (float64, error) {
 	for range n {
 		C.cu_hotspot_rw4(l.h, v)
 	}
-	return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+	return perStep(start, n), nil
 }
