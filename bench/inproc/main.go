@@ -130,8 +130,7 @@ func run(backend, path string, size, steps, rounds int) error {
 		fams[1].ways = append(fams[1].ways, way{"cuda-global", globalRW{cu.q}})
 	}
 	if os.Getenv("INPROC_PROBES") != "" {
-		fams = append(fams, family{"probe", []way{{"C", c.loop}, {"cgo", c.perCall},
-			{"+atomics", c.plus(atomics)}, {"+alu", c.plus(alu)}, {"+lines", c.plus(lines)}}})
+		fams = append(fams, probes(c))
 	}
 	if name := os.Getenv("INPROC_PROFILE"); name != "" {
 		return profile(fams, name, steps*rounds)

@@ -34,9 +34,16 @@ func (p perCallPlus) steps(n int) (float64, error) {
 var (
 	probeCounter atomic.Int64
 	probeSink    int64
-	probeLines   = make([]int64, 8<<20/8) // 8 MiB: more than L2
+	probeLines   []int64                  // 8 MiB, more than L2: made by probes
 	probeNext    int                      // the line lines read last
 )
+
+// probes returns the probe family over the C ways c.
+func probes(c cWays) family {
+	probeLines = make([]int64, 8<<20/8)
+	return family{"probe", []way{{"C", c.loop}, {"cgo", c.perCall},
+		{"+atomics", c.plus(atomics)}, {"+alu", c.plus(alu)}, {"+lines", c.plus(lines)}}}
+}
 
 // atomics does 8 locked read-modify-writes, as rt's enter, exit, lock and
 // unlock of a launch do.
