@@ -34,8 +34,8 @@ func (p perCallPlus) steps(n int) (float64, error) {
 var (
 	probeCounter atomic.Int64
 	probeSink    int64
-	probeLines   []int64                  // 8 MiB, more than L2: made by probes
-	probeNext    int                      // the line lines read last
+	probeLines   []int64 // 8 MiB, more than L2: made by probes
+	probeNext    int     // the line lines read last
 )
 
 // probes returns the probe family over the C ways c.
