@@ -53,6 +53,20 @@ func (s *state) rel(path string) string {
 	return path
 }
 
+// imageName returns the name of path in the #line directives of a device
+// image: relative to the package directory when path is in the package's
+// module, so that the generated file is the same in every checkout, and
+// path itself otherwise (a header of an absolute -I directory).
+func (s *state) imageName(path string) string {
+	if in, err := filepath.Rel(s.l.modDir, path); err != nil || in == ".." || strings.HasPrefix(in, ".."+string(filepath.Separator)) {
+		return path
+	}
+	if rel, err := filepath.Rel(s.l.dir, path); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}
+
 func (s *state) sortDiags() {
 	sort.SliceStable(s.diags, func(i, j int) bool {
 		a, b := s.diags[i].Pos, s.diags[j].Pos

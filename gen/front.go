@@ -128,7 +128,7 @@ func (s *state) readProgram(p *program) {
 			prelude.WriteString("\n")
 		}
 	}
-	p.image = string(clsrc.Image(prelude.String(), s.rel(p.clPath), rewritten))
+	p.image = string(clsrc.Image(prelude.String(), s.imageName(p.clPath), rewritten))
 }
 
 // encodingErrors returns, for each file the preprocessor read, its first
@@ -323,7 +323,7 @@ func (s *state) inline(p *program, in *inlined, path string, id int, stack []str
 			i--
 			continue
 		}
-		dir := fmt.Sprintf("#line 1 %s\n", strconv.Quote(s.rel(inc.Path)))
+		dir := fmt.Sprintf("#line 1 %s\n", strconv.Quote(s.imageName(inc.Path)))
 		in.write(dir, dir, origin{})
 		if err := s.inline(p, in, inc.Path, inc.ID, stack); err != nil {
 			return err
@@ -332,7 +332,7 @@ func (s *state) inline(p *program, in *inlined, path string, id int, stack []str
 			in.text.WriteString("\n")
 			in.masked.WriteString("\n")
 		}
-		dir = fmt.Sprintf("#line %d %s\n", end+1, strconv.Quote(s.rel(path)))
+		dir = fmt.Sprintf("#line %d %s\n", end+1, strconv.Quote(s.imageName(path)))
 		in.write(dir, dir, origin{})
 		i = end - 1
 	}

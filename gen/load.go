@@ -54,12 +54,15 @@ type srcFile struct {
 
 // loaded is the package as the generator sees it.
 type loaded struct {
-	dir   string
-	path  string // import path
-	name  string // package name
-	fset  *token.FileSet
-	files []*srcFile
-	scope *types.Scope // the package scope including internal test files
+	dir string
+	// modDir is the directory of the package's module (dir when it has
+	// none).
+	modDir string
+	path   string // import path
+	name   string // package name
+	fset   *token.FileSet
+	files  []*srcFile
+	scope  *types.Scope // the package scope including internal test files
 	// sizes are the target's (GOARCH's) sizes, for layouts; nil means
 	// amd64's.
 	sizes types.Sizes
@@ -89,7 +92,7 @@ func load(dir string) (*loaded, error) {
 	fset := token.NewFileSet()
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
-			packages.NeedTypesInfo | packages.NeedCompiledGoFiles | packages.NeedTypesSizes,
+			packages.NeedTypesInfo | packages.NeedCompiledGoFiles | packages.NeedTypesSizes | packages.NeedModule,
 		Dir:     abs,
 		Tests:   true,
 		Fset:    fset,
@@ -115,7 +118,10 @@ func load(dir string) (*loaded, error) {
 		}
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset, sizes: base.TypesSizes}
+	l := &loaded{dir: abs, modDir: abs, path: base.PkgPath, name: base.Name, fset: fset, sizes: base.TypesSizes}
+	if base.Module != nil && base.Module.Dir != "" {
+		l.modDir = base.Module.Dir
+	}
 	l.typeErrs = typeErrors(base, internal, external)
 	main := base
 	if internal != nil {

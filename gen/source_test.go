@@ -174,3 +174,55 @@ func BenchmarkMalformed(b *testing.B) {
 		})
 	}
 }
+
+// TestImageNamesRelative checks that the #line directives of a device
+// image name a header of the module relative to the package directory, so
+// that the generated file is the same in every checkout of the module,
+// and a header outside the module (an absolute -I) by its own path.
+func TestImageNamesRelative(t *testing.T) {
+	dir := writePackage(t)
+	inModule, err := os.MkdirTemp("testdata", "hdr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(inModule) })
+	outside := t.TempDir()
+	files := map[string]string{
+		filepath.Join(inModule, "in.h"): "#define IN 1\n",
+		filepath.Join(outside, "out.h"):  "#define OUT 1\n",
+		filepath.Join(dir, "src.cl"):     "#include \"in.h\"\n#include \"out.h\"\n__kernel void k(int n) {}\n",
+		filepath.Join(dir, "p.go"): "package p\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:program source=src.cl options=" +
+			strconv.Quote("-I../"+filepath.Base(inModule)+" -I"+outside) + "\nvar P rt.Program\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := Generate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var main string
+	for _, f := range out {
+		if f.Name == MainFile {
+			main = string(f.Content)
+		}
+	}
+	abs, err := filepath.Abs(inModule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`#line 1 \"../` + filepath.Base(inModule) + `/in.h\"`,
+		`#line 1 \"` + filepath.Join(outside, "out.h") + `\"`,
+		`#line 2 \"src.cl\"`,
+	} {
+		if !strings.Contains(main, want) {
+			t.Errorf("generated file lacks %s", want)
+		}
+	}
+	if strings.Contains(main, abs) {
+		t.Errorf("generated file names %s, a path of this checkout", abs)
+	}
+}
