@@ -92,7 +92,7 @@ func load(dir string) (*loaded, error) {
 	fset := token.NewFileSet()
 	cfg := &packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes |
-			packages.NeedTypesInfo | packages.NeedCompiledGoFiles | packages.NeedTypesSizes | packages.NeedModule,
+			packages.NeedTypesInfo | packages.NeedCompiledGoFiles | packages.NeedTypesSizes,
 		Dir:     abs,
 		Tests:   true,
 		Fset:    fset,
@@ -118,10 +118,7 @@ func load(dir string) (*loaded, error) {
 		}
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	l := &loaded{dir: abs, modDir: abs, path: base.PkgPath, name: base.Name, fset: fset, sizes: base.TypesSizes}
-	if base.Module != nil && base.Module.Dir != "" {
-		l.modDir = base.Module.Dir
-	}
+	l := &loaded{dir: abs, modDir: moduleDir(abs), path: base.PkgPath, name: base.Name, fset: fset, sizes: base.TypesSizes}
 	l.typeErrs = typeErrors(base, internal, external)
 	main := base
 	if internal != nil {
@@ -139,6 +136,21 @@ func load(dir string) (*loaded, error) {
 	l.typeIgnored(cfg)
 	sort.Slice(l.files, func(i, j int) bool { return l.files[i].path < l.files[j].path })
 	return l, nil
+}
+
+// moduleDir returns the directory of the go.mod that governs dir, or dir
+// when there is none.
+func moduleDir(dir string) string {
+	for at := dir; ; {
+		if fi, err := os.Stat(filepath.Join(at, "go.mod")); err == nil && fi.Mode().IsRegular() {
+			return at
+		}
+		up := filepath.Dir(at)
+		if up == at {
+			return dir
+		}
+		at = up
+	}
 }
 
 // generatedOverlay replaces every generated file of the package directory

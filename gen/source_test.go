@@ -189,8 +189,8 @@ func TestImageNamesRelative(t *testing.T) {
 	outside := t.TempDir()
 	files := map[string]string{
 		filepath.Join(inModule, "in.h"): "#define IN 1\n",
-		filepath.Join(outside, "out.h"):  "#define OUT 1\n",
-		filepath.Join(dir, "src.cl"):     "#include \"in.h\"\n#include \"out.h\"\n__kernel void k(int n) {}\n",
+		filepath.Join(outside, "out.h"): "#define OUT 1\n",
+		filepath.Join(dir, "src.cl"):    "#include \"in.h\"\n#include \"out.h\"\n__kernel void k(int n) {}\n",
 		filepath.Join(dir, "p.go"): "package p\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:program source=src.cl options=" +
 			strconv.Quote("-I../"+filepath.Base(inModule)+" -I"+outside) + "\nvar P rt.Program\n",
 	}
