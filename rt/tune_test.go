@@ -10,6 +10,7 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -88,8 +89,17 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer) (*rt.Context
 }
 
 // runReps returns a tuning function that launches k over n items.
+//
+// On a GPU it launches 1<<20 work-items, not 4096: at 4096 the time
+// between the two markers is mostly the launch's own (on an H100, 2026-11-27:
+// REPS=1 13.8 µs, REPS=16 11.8 µs, REPS=256 42 µs), so that REPS=1 and
+// REPS=16 swapped places in one run of six; at 1<<20, 30 runs of 30 kept
+// them apart on both backends.
 func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*rt.Queue) error {
-	const n = 4096
+	n := 4096
+	if ctx.Devices()[0].Type == driver.DeviceGPU {
+		n = 1 << 20
+	}
 	out, err := rt.NewBuffer[float32](ctx, n)
 	if err != nil {
 		t.Fatal(err)
