@@ -4,8 +4,8 @@
 # (rt/hostpath_test.go) runs under valgrind's lackey, which logs every
 # load and store; scripts/launch_lines.py splits the log into launches and
 # counts the distinct lines of one. Complements cold-lines.sh, which counts
-# the misses but not where they are. Deterministic for a build. Needs
-# valgrind and python3.
+# the misses but not where they are. Runs differ by a line or two, as
+# objects fall differently on lines. Needs valgrind and python3.
 #
 #	sh scripts/launch-lines.sh [enqueue|tagged ...]
 set -eu

@@ -7,11 +7,12 @@ LACKEY_LOG is valgrind --tool=lackey --trace-mem=yes's log of
 BenchmarkHostPathCold (rt/hostpath_test.go) run for N iterations: each
 iteration walks a 256 KiB array (pollute), then launches once. The walk's
 lines are those touched at least N times in one 256 KiB stretch; the
-accesses between two walks are one launch. For a launch in the steady
-state it prints the distinct 64-byte lines touched, split into the
+accesses between two walks are one launch. For the median launch of the
+later half it prints the distinct 64-byte lines touched, split into the
 goroutine's stack (within 4 KiB of the most used line whose first access
 is a store), the heap, and the binary's data (below 256 MiB), and the
-number of data accesses. Deterministic for a build."""
+number of data accesses. The launches of one run agree; runs differ by a
+line or two, as objects fall differently on lines."""
 import collections, sys
 
 
@@ -72,9 +73,13 @@ def main():
     segs = launches(acc, walk_lines(acc, int(sys.argv[2])))
     if len(segs) < 10:
         sys.exit("launch_lines: found %d launches; want the log of at least 10" % len(segs))
-    lines, kinds, n = classify(segs[-5])
-    print("%3d lines (stack %d, heap %d, data %d), %d data accesses" % (
-        lines, kinds["stack"], kinds["heap"], kinds["data"], n))
+    # The steady state: the later half, less the last launch; the median
+    # by line count, since a launch that a GC cycle or the benchmark's
+    # end interrupts differs.
+    got = sorted((classify(seg) for seg in segs[len(segs) // 2:-1]), key=lambda c: c[0])
+    lines, kinds, n = got[len(got) // 2]
+    print("%3d lines (stack %d, heap %d, data %d), %d data accesses; %d launches, %d-%d lines" % (
+        lines, kinds["stack"], kinds["heap"], kinds["data"], n, len(got), got[0][0], got[-1][0]))
 
 
 if __name__ == "__main__":
