@@ -53,13 +53,18 @@ func (s *state) rel(path string) string {
 	return path
 }
 
-// imageName returns the name of path in the #line directives of a device
-// image: relative to the package directory when path is in the package's
-// module, so that the generated file is the same in every checkout, and
-// path itself otherwise (a header of an absolute -I directory).
-func (s *state) imageName(path string) string {
-	if in, err := filepath.Rel(s.l.modDir, path); err != nil || in == ".." || strings.HasPrefix(in, ".."+string(filepath.Separator)) {
-		return path
+// imageName returns the name of path in the #line directives of p's
+// device image: path itself for a file under one of the -I directories
+// that p's options give as absolute paths (a system or SDK header, which
+// every machine keeps in the same place), and otherwise the path relative
+// to the package directory, so that the generated file is the same in
+// every checkout of the tree: the package's own sources, and headers found
+// beside them or through a relative -I, even outside the module.
+func (s *state) imageName(p *program, path string) string {
+	for _, d := range p.absDirs {
+		if in, err := filepath.Rel(d, path); err == nil && in != ".." && !strings.HasPrefix(in, ".."+string(filepath.Separator)) {
+			return path
+		}
 	}
 	if rel, err := filepath.Rel(s.l.dir, path); err == nil {
 		return filepath.ToSlash(rel)

@@ -128,7 +128,7 @@ func (s *state) readProgram(p *program) {
 			prelude.WriteString("\n")
 		}
 	}
-	p.image = string(clsrc.Image(prelude.String(), s.imageName(p.clPath), rewritten))
+	p.image = string(clsrc.Image(prelude.String(), s.imageName(p, p.clPath), rewritten))
 }
 
 // encodingErrors returns, for each file the preprocessor read, its first
@@ -202,8 +202,11 @@ func (s *state) cppConfig(p *program) (*cpp.Config, error) {
 	for _, sc := range s.specs {
 		all = append(all, cpp.Define{Name: sc.name, Value: s.specDefaultOr0(sc.name).cl})
 	}
+	p.absDirs = nil
 	for i, d := range dirs {
-		if !filepath.IsAbs(d) {
+		if filepath.IsAbs(d) {
+			p.absDirs = append(p.absDirs, filepath.Clean(d))
+		} else {
 			dirs[i] = filepath.Join(s.l.dir, d)
 		}
 	}
@@ -323,7 +326,7 @@ func (s *state) inline(p *program, in *inlined, path string, id int, stack []str
 			i--
 			continue
 		}
-		dir := fmt.Sprintf("#line 1 %s\n", strconv.Quote(s.imageName(inc.Path)))
+		dir := fmt.Sprintf("#line 1 %s\n", strconv.Quote(s.imageName(p, inc.Path)))
 		in.write(dir, dir, origin{})
 		if err := s.inline(p, in, inc.Path, inc.ID, stack); err != nil {
 			return err
@@ -332,7 +335,7 @@ func (s *state) inline(p *program, in *inlined, path string, id int, stack []str
 			in.text.WriteString("\n")
 			in.masked.WriteString("\n")
 		}
-		dir = fmt.Sprintf("#line %d %s\n", end+1, strconv.Quote(s.imageName(path)))
+		dir = fmt.Sprintf("#line %d %s\n", end+1, strconv.Quote(s.imageName(p, path)))
 		in.write(dir, dir, origin{})
 		i = end - 1
 	}

@@ -76,7 +76,7 @@ func (s *state) checkImageField(k *kernel, f *types.Var, pos token.Pos, i int, p
 		fd.img.access = accessQualifier(param.Text)
 		if fd.img.access == "read_write" {
 			if len(k.prog.readWriteImages) == 0 {
-				k.prog.image += readWriteGuard(s.imageName(param.Pos.Filename), param.Pos.Line, fmt.Sprintf("%s of kernel %s", param.Name, k.clName))
+				k.prog.image += readWriteGuard(s.imageName(k.prog, param.Pos.Filename), param.Pos.Line, fmt.Sprintf("%s of kernel %s", param.Name, k.clName))
 			}
 			k.prog.readWriteImages = append(k.prog.readWriteImages, k.clName+"."+param.Name)
 		}

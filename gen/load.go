@@ -54,15 +54,12 @@ type srcFile struct {
 
 // loaded is the package as the generator sees it.
 type loaded struct {
-	dir string
-	// modDir is the directory of the package's module (dir when it has
-	// none).
-	modDir string
-	path   string // import path
-	name   string // package name
-	fset   *token.FileSet
-	files  []*srcFile
-	scope  *types.Scope // the package scope including internal test files
+	dir   string
+	path  string // import path
+	name  string // package name
+	fset  *token.FileSet
+	files []*srcFile
+	scope *types.Scope // the package scope including internal test files
 	// sizes are the target's (GOARCH's) sizes, for layouts; nil means
 	// amd64's.
 	sizes types.Sizes
@@ -118,7 +115,7 @@ func load(dir string) (*loaded, error) {
 		}
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	l := &loaded{dir: abs, modDir: moduleDir(abs), path: base.PkgPath, name: base.Name, fset: fset, sizes: base.TypesSizes}
+	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset, sizes: base.TypesSizes}
 	l.typeErrs = typeErrors(base, internal, external)
 	main := base
 	if internal != nil {
@@ -136,21 +133,6 @@ func load(dir string) (*loaded, error) {
 	l.typeIgnored(cfg)
 	sort.Slice(l.files, func(i, j int) bool { return l.files[i].path < l.files[j].path })
 	return l, nil
-}
-
-// moduleDir returns the directory of the go.mod that governs dir, or dir
-// when there is none.
-func moduleDir(dir string) string {
-	for at := dir; ; {
-		if fi, err := os.Stat(filepath.Join(at, "go.mod")); err == nil && fi.Mode().IsRegular() {
-			return at
-		}
-		up := filepath.Dir(at)
-		if up == at {
-			return dir
-		}
-		at = up
-	}
 }
 
 // generatedOverlay replaces every generated file of the package directory

@@ -64,7 +64,7 @@ func loadPackage(pkg *Package) (*loaded, error) {
 		return nil, fmt.Errorf("load %s: %w", pkg.Dir, err)
 	}
 	name := strings.TrimSuffix(pkg.Types.Name(), "_test")
-	l := &loaded{dir: abs, modDir: moduleDir(abs), path: strings.TrimSuffix(pkg.Types.Path(), "_test"), name: name, fset: pkg.Fset,
+	l := &loaded{dir: abs, path: strings.TrimSuffix(pkg.Types.Path(), "_test"), name: name, fset: pkg.Fset,
 		scope: pkg.Types.Scope(), sizes: pkg.Sizes}
 	seen := map[string]bool{}
 	for _, f := range pkg.Files {

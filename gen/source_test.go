@@ -175,10 +175,11 @@ func BenchmarkMalformed(b *testing.B) {
 	}
 }
 
-// TestImageNamesRelative checks that the #line directives of a device
-// image name a header of the module relative to the package directory, so
-// that the generated file is the same in every checkout of the module,
-// and a header outside the module (an absolute -I) by its own path.
+// TestImageNamesRelative checks the names in the #line directives of a
+// device image: a header found through a relative -I, in the module or
+// outside it (a tree that holds several modules), is named relative to the
+// package directory, so that the generated file is the same in every
+// checkout; a header of an absolute -I directory by its own path.
 func TestImageNamesRelative(t *testing.T) {
 	dir := writePackage(t)
 	inModule, err := os.MkdirTemp("testdata", "hdr")
@@ -186,13 +187,23 @@ func TestImageNamesRelative(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(inModule) })
-	outside := t.TempDir()
+	sibling, system := t.TempDir(), t.TempDir()
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toSibling, err := filepath.Rel(absDir, sibling)
+	if err != nil {
+		t.Fatal(err)
+	}
+	options := "-I../" + filepath.Base(inModule) + " -I" + toSibling + " -I" + system
 	files := map[string]string{
 		filepath.Join(inModule, "in.h"): "#define IN 1\n",
-		filepath.Join(outside, "out.h"): "#define OUT 1\n",
-		filepath.Join(dir, "src.cl"):    "#include \"in.h\"\n#include \"out.h\"\n__kernel void k(int n) {}\n",
+		filepath.Join(sibling, "sib.h"): "#define SIB 1\n",
+		filepath.Join(system, "sys.h"):  "#define SYS 1\n",
+		filepath.Join(dir, "src.cl"):    "#include \"in.h\"\n#include \"sib.h\"\n#include \"sys.h\"\n__kernel void k(int n) {}\n",
 		filepath.Join(dir, "p.go"): "package p\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:program source=src.cl options=" +
-			strconv.Quote("-I../"+filepath.Base(inModule)+" -I"+outside) + "\nvar P rt.Program\n",
+			strconv.Quote(options) + "\nvar P rt.Program\n",
 	}
 	for name, text := range files {
 		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
@@ -209,20 +220,19 @@ func TestImageNamesRelative(t *testing.T) {
 			main = string(f.Content)
 		}
 	}
-	abs, err := filepath.Abs(inModule)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, want := range []string{
 		`#line 1 \"../` + filepath.Base(inModule) + `/in.h\"`,
-		`#line 1 \"` + filepath.Join(outside, "out.h") + `\"`,
+		`#line 1 \"` + filepath.ToSlash(filepath.Join(toSibling, "sib.h")) + `\"`,
+		`#line 1 \"` + filepath.Join(system, "sys.h") + `\"`,
 		`#line 2 \"src.cl\"`,
 	} {
 		if !strings.Contains(main, want) {
 			t.Errorf("generated file lacks %s", want)
 		}
 	}
-	if strings.Contains(main, abs) {
-		t.Errorf("generated file names %s, a path of this checkout", abs)
+	for _, checkout := range []string{absDir, sibling} {
+		if strings.Contains(main, `\"`+checkout) {
+			t.Errorf("generated file names %s, a path of this checkout", checkout)
+		}
 	}
 }
