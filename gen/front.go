@@ -192,7 +192,8 @@ func (s *state) specRedefined(p *program) {
 // cppConfig returns the preprocessor's configuration for a program: OpenCL
 // C's predefined macros, the spec constants at their defaults, then the
 // -D, -U and -I of the program's options; -I directories are relative to
-// the package directory.
+// the package directory, and those given as absolute paths are kept in
+// p.absDirs for imageName.
 func (s *state) cppConfig(p *program) (*cpp.Config, error) {
 	defs, dirs, err := cpp.ParseOptions(p.options)
 	if err != nil {
