@@ -62,7 +62,7 @@ func (s *state) rel(path string) string {
 // beside them or through a relative -I, even outside the module.
 func (s *state) imageName(p *program, path string) string {
 	for _, d := range p.absDirs {
-		if in, err := filepath.Rel(d, path); err == nil && in != ".." && !strings.HasPrefix(in, ".."+string(filepath.Separator)) {
+		if relTo(d, path) != path { // path is inside d
 			return path
 		}
 	}

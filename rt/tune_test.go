@@ -93,8 +93,8 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer) (*rt.Context
 // On a GPU it launches 1<<20 work-items, not 4096: at 4096 the time
 // between the two markers is mostly the launch's own (on an H100, 2026-11-27:
 // REPS=1 13.8 µs, REPS=16 11.8 µs, REPS=256 42 µs), so that REPS=1 and
-// REPS=16 swapped places in one run of six; at 1<<20, 30 runs of 30 kept
-// them apart on both backends.
+// REPS=16 swapped places in one run of six; at 1<<20, 42 runs of 42 (21 on
+// each backend) kept them apart.
 func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*rt.Queue) error {
 	n := 4096
 	if ctx.Devices()[0].Type == driver.DeviceGPU {
