@@ -127,6 +127,7 @@ func writeSpecsPackage(b *testing.B, n int) string {
 // BenchmarkGenerateSpecs times one dgen run over a package of 500 kernel
 // specs (and their kernels, each threaded a device global).
 func BenchmarkGenerateSpecs(b *testing.B) {
+	needSource(b)
 	dir := writeSpecsPackage(b, 500)
 	for b.Loop() {
 		if _, err := gen.Generate(dir); err != nil {
@@ -138,6 +139,7 @@ func BenchmarkGenerateSpecs(b *testing.B) {
 // BenchmarkGenerateBomb times how long dgen takes to refuse a macro bomb
 // (#define L1 L0 L0, … L60, then L60): the preprocessor's budget stops it.
 func BenchmarkGenerateBomb(b *testing.B) {
+	needSource(b)
 	dir, err := os.MkdirTemp("testdata", "bench-")
 	if err != nil {
 		b.Fatal(err)

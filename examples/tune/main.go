@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/dgen-go/dgen/rt"
+	_ "github.com/dgen-go/dgen/rt/cuda"       // NVIDIA GPUs through CUDA's driver API, where libcuda loads
 	_ "github.com/dgen-go/dgen/rt/fleetcache" // the fleet tier, when DGEN_CACHE_REMOTE names one
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
