@@ -297,6 +297,7 @@ func (k *Kernel) bind(i int, m *Mem) {
 			return
 		}
 		k.bufs = make([]*Mem, k.nargs)
+		k.gens = make([]uint32, k.nargs)
 	}
 	if old := k.bufs[i]; old != nil && old.pooled {
 		k.pooledArgs--
@@ -305,6 +306,24 @@ func (k *Kernel) bind(i int, m *Mem) {
 		k.pooledArgs++
 	}
 	k.bufs[i] = m
+	if m != nil {
+		k.gens[i] = m.gen.Load()
+	}
+}
+
+// checkBufs returns an error wrapping ErrFreed if the memory of a buffer
+// or image argument was freed since the argument was set: a raw launch
+// would otherwise run on a released driver buffer, or on a block that the
+// allocator has handed to another buffer through the same Mem. (A
+// generated Enqueue sets every argument at each launch, and setting checks
+// the memory.)
+func (k *Kernel) checkBufs(op string) error {
+	for i, m := range k.bufs {
+		if m != nil && (m.gen.Load() != k.gens[i] || !m.usable()) {
+			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w since the argument was set", op, k.name, i, ErrFreed)
+		}
+	}
+	return nil
 }
 
 // flush sets the changed arguments through the driver's kernel one by
@@ -450,6 +469,9 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 		}
 	}
 	dw, err := q.checkLaunch(k, r, wait, "launch")
+	if err == nil && !spec {
+		err = k.checkBufs("launch")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -480,6 +502,9 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 		}
 	}
 	dw, err := q.checkLaunch(k, r, wait, "submit")
+	if err == nil && !spec {
+		err = k.checkBufs("submit")
+	}
 	if err != nil {
 		return err
 	}
@@ -1471,6 +1496,7 @@ type Kernel struct {
 	// The rest of the launch record: for buffer arguments their memory,
 	// whose use launches record.
 	bufs       []*Mem
+	gens       []uint32 // by argument: a buffer's Mem.gen when it was set (checkBufs)
 	ids        []uint64 // by argument: a buffer's Mem.id (a driver may reuse a released handle)
 	pooledArgs int32    // buffer arguments that are allocator memory
 	foreign    int32    // buffer arguments whose driver buffer has no native handle

@@ -183,7 +183,9 @@ func (k *Kernel) WorkGroupInfo(d *rt.Device) (driver.KernelWorkGroupInfo, error)
 
 // Launch enqueues kernel k over r on q after the events of wait and
 // returns the launch's event. k's arguments must have been set; Launch
-// captures them, so k may be changed once Launch returns.
+// captures them, so k may be changed once Launch returns. A buffer or
+// image argument whose memory was freed since it was set is an error
+// wrapping rt.ErrFreed, and nothing is enqueued.
 func Launch(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	return api.Launch(q, (*rt.Kernel)(k), r, wait)
 }
