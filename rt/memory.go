@@ -561,7 +561,15 @@ type Pinned[T any] struct {
 
 	mu      sync.Mutex
 	freed   bool
-	pending []*Event // asynchronous transfers that may still use it
+	pending []pinnedUse // asynchronous transfers that may still use it
+}
+
+// pinnedUse is an asynchronous transfer that uses pinned memory: its
+// event, which the caller may release, and its point on the event's
+// queue, which tells when it has completed all the same.
+type pinnedUse struct {
+	ev *Event
+	pt uint64
 }
 
 // NewPinned allocates pinned host memory of n elements of T, mapped for
@@ -608,8 +616,8 @@ func (p *Pinned[T]) Slice() []T {
 	return p.s
 }
 
-// Free waits for the asynchronous transfers that use the memory, unmaps it
-// and releases it. A second Free returns an error wrapping ErrFreed; Free
+// Free waits for the asynchronous transfers that use the memory (those
+// whose events were released too), unmaps it and releases it. A second Free returns an error wrapping ErrFreed; Free
 // after the context's Close, one wrapping ErrClosed (Close has released
 // the queue that would unmap it).
 func (p *Pinned[T]) Free() error {
@@ -627,8 +635,8 @@ func (p *Pinned[T]) Free() error {
 	}
 	p.freed, p.s = true, nil
 	var errs []error
-	for _, e := range p.pending {
-		errs = append(errs, e.Wait())
+	for _, u := range p.pending {
+		errs = append(errs, u.wait())
 	}
 	p.pending = nil
 	if p.drv != nil {
@@ -689,7 +697,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 		return nil, err
 	}
 	q.record(b.mem())
-	h.pending = append(pruneDone(h.pending), ev)
+	h.pending = append(pruneDone(h.pending), pinnedUse{ev: ev, pt: q.pts.point()})
 	return ev, nil
 }
 
@@ -701,19 +709,54 @@ func (q *Queue) drvWriteAsync(b driver.Buffer, off, size int64, p unsafe.Pointer
 	return q.drv.WriteBuffer(b, false, off, size, p, dw)
 }
 
-// pruneDone drops the events that have completed, or failed, from evs
-// once it has grown past a few.
-func pruneDone(evs []*Event) []*Event {
-	if len(evs) < 8 {
-		return evs
+// done reports whether the transfer is known to have completed, or
+// failed.
+func (u pinnedUse) done() bool {
+	if u.ev.q.pts.done.Load() >= u.pt {
+		return true
 	}
-	kept := evs[:0]
-	for _, e := range evs {
-		if s, err := e.status(); err == nil && s != driver.StatusComplete {
-			kept = append(kept, e)
+	s, err := u.ev.status()
+	return err == nil && s == driver.StatusComplete || err != nil && !errors.Is(err, ErrReleased)
+}
+
+// wait blocks until the transfer has completed and returns its error. The
+// caller may have released its event: then wait waits for a marker
+// enqueued after it, on its queue.
+func (u pinnedUse) wait() error {
+	err := u.ev.Wait()
+	if !errors.Is(err, ErrReleased) {
+		return err
+	}
+	q := u.ev.q
+	if q.pts.done.Load() >= u.pt {
+		return nil
+	}
+	n := q.pts.enq.Load()
+	ev, err := q.drv.Marker(nil)
+	if err != nil {
+		return fmt.Errorf("wait for %s on %q: marker: %w", u.ev.name, q.dev.Name, err)
+	}
+	defer ev.Release()
+	if err := ev.Wait(); err != nil {
+		return fmt.Errorf("wait for %s on %q: %w", u.ev.name, q.dev.Name, err)
+	}
+	q.pts.complete(n) // the marker came after every point up to n
+	return nil
+}
+
+// pruneDone drops the transfers that have completed, or failed, from us
+// once it has grown past a few.
+func pruneDone(us []pinnedUse) []pinnedUse {
+	if len(us) < 8 {
+		return us
+	}
+	kept := us[:0]
+	for _, u := range us {
+		if !u.done() {
+			kept = append(kept, u)
 		}
 	}
-	clear(evs[len(kept):])
+	clear(us[len(kept):])
 	return kept
 }
 

@@ -157,6 +157,51 @@ func TestPinnedFreeWaits(t *testing.T) {
 	wg.Wait()
 }
 
+// TestPinnedFreeWaitsReleased is TestPinnedFreeWaits with the events of
+// the reads released at once, as code that orders by the queue does: Free
+// must still wait for the reads (it unmapped the memory while PoCL wrote
+// into it, and crashed, or returned ErrReleased), and return no error.
+// Twelve reads make the list of pending transfers prune itself.
+func TestPinnedFreeWaitsReleased(t *testing.T) {
+	const n, iters = 1 << 16, 2000
+	var onUnmap func()
+	u := &unmapHook{hook: func() { onUnmap() }}
+	name := fmt.Sprintf("unmaphook%d", faultyN.Add(1))
+	driver.Register(name, u)
+	r := newCrossQueueRigConfig(t, rt.Config{Backend: name})
+	src, _ := rt.NewBuffer[float32](r.ctx, n)
+	sum, _ := rt.NewBuffer[float32](r.ctx, n)
+	defer src.Free()
+	defer sum.Free()
+	if err := released(src.Fill(r.qb, 1)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := rt.NewPinned[float32](r.qa, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(r.slowSum.SetBuffer(0, src.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := raw.Launch(r.qb, r.slowSum, rt.Range1(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 12 {
+		if err := released(sum.ReadAsync(r.qb, 0, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onUnmap = func() {
+		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
+			t.Errorf("the slow kernel before pending reads is %v (%v) when Free unmaps, want complete", st, err)
+		}
+	}
+	if err := p.Free(); err != nil {
+		t.Errorf("Free after reads whose events were released: %v", err)
+	}
+}
+
 // unmapHook is the OpenCL backend with a hook called before each unmap:
 // PoCL orders an unmap after every command that uses the buffer, on any
 // queue, so only the hook sees whether Free waited for them itself.
