@@ -33,7 +33,14 @@ import (
 //     since dgen launches have no global offset; %envreg6-8 (the number of
 //     groups) are %nctaid.x/y/z; %envreg9 (get_work_dim) becomes a hidden
 //     .u32 parameter after the kernel's own, which the backend sets at
-//     every launch. Any other environment register is refused.
+//     every launch. Any other environment register is refused;
+//   - a `__constant` pointer parameter (`.ptr .const`) points into the
+//     const window, where NVIDIA's OpenCL copies the buffer, and the kernel
+//     reads it with ld.const; CUDA passes the buffer's global address, which
+//     ld.const reads as an offset in the constant bank (zeros, no error).
+//     In a module with such a parameter the const state space becomes
+//     global: its .const variables and every ld.const, cvta(.to).const and
+//     isspacep.const, since one pointer may hold either kind of address.
 
 // Param describes a kernel parameter of a rewritten module.
 type Param struct {
@@ -99,6 +106,8 @@ var (
 	opaqueRe  = regexp.MustCompile(`\.(texref|samplerref|surfref)\b`)
 	scalarRe  = regexp.MustCompile(`^\.([usbf])(8|16|32|64)$`)
 	arrayRe   = regexp.MustCompile(`^(?:\.align\s+(\d+)\s+)?\.b8\s+([\w$]+)\[(\d+)\]$`)
+	constDecl = regexp.MustCompile(`^(\s*(?:\.(?:visible|weak|extern)\s+)?)\.const\b`)
+	constUse  = regexp.MustCompile(`\b(ld|cvta|cvta\.to|isspacep)\.const\b`)
 )
 
 // Rewrite rewrites NVIDIA OpenCL's PTX for CUDA's driver API. It is a pure
@@ -119,6 +128,9 @@ func Rewrite(ptx []byte) (*Module, error) {
 			return nil, err
 		}
 	}
+	if r.constParam {
+		constToGlobal(out)
+	}
 	r.m.PTX = []byte(strings.Join(r.addWorkDim(out), "\n"))
 	if !bytes.Contains(ptx, []byte(".version")) || !bytes.Contains(ptx, []byte(".target")) {
 		return nil, fmt.Errorf("rewrite PTX: %w: no .version or .target: not PTX", driver.ErrInvalidBinary)
@@ -134,6 +146,9 @@ type rewriter struct {
 	opaque  []opaque // module-scope .texref/.samplerref/.surfref variables
 	depth   int      // nesting of braces: inside a function body when > 0
 	headers []header // where each entry's parameters are in the output
+	// constParam reports an entry parameter that is a __constant pointer
+	// (.ptr .const): the module's const space becomes global.
+	constParam bool
 }
 
 // opaque is a module-scope image, sampler or surface variable.
@@ -347,6 +362,7 @@ func (r *rewriter) param(l string) (p Param, decl, comment string, hidden bool, 
 	}
 	if attrs != nil {
 		comment = " // " + attrs[0]
+		r.constParam = r.constParam || attrs[1] == "const"
 		if attrs[1] == "shared" {
 			p.Local, p.LocalAlign = true, 1
 			if attrs[2] != "" {
@@ -355,6 +371,20 @@ func (r *rewriter) param(l string) (p Param, decl, comment string, hidden bool, 
 		}
 	}
 	return p, decl, comment, false, nil
+}
+
+// constToGlobal moves the const state space of the lines to global: the
+// .const variables and the instructions that name the space. Comments
+// keep theirs (a parameter's `// .ptr .const` attribute).
+func constToGlobal(lines []string) {
+	for i, l := range lines {
+		code, comment, found := strings.Cut(l, "//")
+		code = constUse.ReplaceAllString(constDecl.ReplaceAllString(code, "$1.global"), "$1.global")
+		if found {
+			code += "//" + comment
+		}
+		lines[i] = code
+	}
 }
 
 // paramSize returns the size and alignment of a parameter declared by

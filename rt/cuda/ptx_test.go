@@ -118,6 +118,108 @@ func TestRewrite(t *testing.T) {
 `,
 		want:    []string{"\t.param .align 16 .b8 dbl_param_3[16],\n", "\t.param .u64 dbl_param_5 // .ptr .const .align 4\n)"},
 		entries: []Entry{{Name: "dbl", Params: []Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 16, Align: 16}, {Size: 8, Align: 8}, {Size: 8, Align: 8}}}},
+	}, {
+		// A __constant pointer parameter points into the const window under
+		// NVIDIA's OpenCL, which copies the buffer there; CUDA passes the
+		// buffer's global address, so the module's const space becomes
+		// global: the parameter's loads, and the program-scope table's,
+		// which a pointer may choose between.
+		name: "constant parameter",
+		in: ptxHead + `.const .align 4 .b8 tab[16] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64};
+
+.entry consttab(
+	.param .u64 .ptr .global .align 4 consttab_param_0,
+	.param .u64 .ptr .const .align 4 consttab_param_1
+)
+{
+	ld.param.u64 	%rd2, [consttab_param_1];
+	mov.u64 	%rd10, tab;
+	ld.const.f32 	%f1, [%rd10];
+	ld.const.v2.f32 	{%f2, %f3}, [%rd2];
+	cvta.const.u64 	%rd3, %rd2;
+	cvta.to.const.u64 	%rd4, %rd3;
+	isspacep.const 	%p1, %rd3;
+	ret;
+}
+.entry other(
+	.param .u64 .ptr .global .align 4 other_param_0
+)
+{
+	ld.const.f32 	%f1, [tab+4];
+	ret;
+}
+`,
+		want: []string{".global .align 4 .b8 tab[16] =", "\t.param .u64 consttab_param_1 // .ptr .const .align 4\n)", "ld.global.f32 \t%f1, [%rd10];",
+			"ld.global.v2.f32 \t{%f2, %f3}, [%rd2];", "cvta.global.u64 \t%rd3, %rd2;", "cvta.to.global.u64 \t%rd4, %rd3;", "isspacep.global \t%p1, %rd3;", "ld.global.f32 \t%f1, [tab+4];"},
+		notWant: []string{"ld.const", "\n.const ", "cvta.const", "cvta.to.const", "isspacep.const"},
+		entries: []Entry{{Name: "consttab", Params: []Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}}}, {Name: "other", Params: []Param{{Size: 8, Align: 8}}}},
+	}, {
+		// Without a __constant parameter the const space stays: the
+		// program-scope table is read through the constant cache.
+		name: "constant table only",
+		in: ptxHead + `.const .align 4 .b8 tab[16] = {0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64};
+
+.entry consts(
+	.param .u64 .ptr .global .align 4 consts_param_0
+)
+{
+	mov.u64 	%rd10, tab;
+	ld.const.f32 	%f1, [%rd10];
+	ret;
+}
+`,
+		want:    []string{".const .align 4 .b8 tab[16] =", "ld.const.f32 \t%f1, [%rd10];"},
+		entries: []Entry{{Name: "consts", Params: []Param{{Size: 8, Align: 8}}}},
+	}, {
+		// Hidden parameters are per kernel: k and k2 (a name that k
+		// prefixes) and a kernel without parameters read the work
+		// dimension, k1 does not; a function reads the number of groups.
+		name: "work dimension in some kernels",
+		in: ptxHead + `.func  (.param .b32 func_retval0) groups(
+	.param .b32 groups_param_0
+)
+{
+	mov.b32 	%r1, %envreg7;
+	st.param.b32 	[func_retval0+0], %r1;
+	ret;
+}
+.entry k(
+	.param .u64 .ptr .global .align 4 k_param_0,
+	.param .u32 k_param_1
+)
+{
+	mov.b32 	%r1, %envreg9;
+	mov.b32 	%r2, %envreg9;
+	ret;
+}
+.entry k1(
+	.param .u64 .ptr .shared .align 8 k1_param_0
+)
+{
+	mov.b32 	%r1, %envreg6;
+	ret;
+}
+.entry k2(
+	.param .u64 .ptr .global .align 4 k2_param_0
+)
+{
+	mov.b32 	%r1, %envreg9;
+	ret;
+}
+.entry n()
+{
+	mov.b32 	%r1, %envreg9;
+	ret;
+}
+`,
+		want: []string{"mov.b32 \t%r1, %nctaid.y;", "\t.param .u32 k_param_1,\n\t.param .u32 k_dgen_workdim\n)",
+			"ld.param.u32 \t%r1, [k_dgen_workdim];", "ld.param.u32 \t%r2, [k_dgen_workdim];",
+			".visible .entry k1(\n\t.param .u64 k1_param_0 // .ptr .shared .align 8\n)", "mov.b32 \t%r1, %nctaid.x;",
+			"\t.param .u64 k2_param_0, // .ptr .global .align 4\n\t.param .u32 k2_dgen_workdim\n)", "ld.param.u32 \t%r1, [k2_dgen_workdim];",
+			".visible .entry n(\n\t.param .u32 n_dgen_workdim\n)\n{\n\tld.param.u32 \t%r1, [n_dgen_workdim];"},
+		entries: []Entry{{Name: "k", Params: []Param{{Size: 8, Align: 8}, {Size: 4, Align: 4}}, WorkDim: true},
+			{Name: "k1", Params: []Param{{Size: 8, Align: 8, Local: true, LocalAlign: 8}}},
+			{Name: "k2", Params: []Param{{Size: 8, Align: 8}}, WorkDim: true}, {Name: "n", WorkDim: true}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,6 +299,32 @@ func TestRewriteRefuses(t *testing.T) {
 }
 `,
 		kernel: "k", substr: "%envreg10",
+	}, {
+		name: "work dimension not through mov.b32",
+		in: ptxHead + `.entry k(
+	.param .u64 .ptr .global .align 4 k_param_0
+)
+{
+	add.s32 	%r1, %envreg9, 1;
+	ret;
+}
+`,
+		kernel: "k", substr: "%envreg9",
+	}, {
+		name: "work dimension in a weak function",
+		in: ptxHead + `.entry k(
+	.param .u64 .ptr .global .align 4 k_param_0
+)
+{
+	ret;
+}
+.weak .func  (.param .b32 func_retval0) dim()
+{
+	mov.b32 	%r1, %envreg9;
+	ret;
+}
+`,
+		kernel: "dim", substr: "get_work_dim",
 	}, {
 		name: "work dimension in a function",
 		in: ptxHead + `.func  (.param .b32 func_retval0) helper(
