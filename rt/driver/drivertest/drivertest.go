@@ -63,6 +63,7 @@ __kernel void values(__global double* o, S s, float2 v, int4 w, long z, char ch)
 	o[0] = s.x + s.y + s.z; o[1] = v.y; o[2] = w.z; o[3] = (double)z; o[4] = ch; }
 __constant float tab[4] = {1, 2, 3, 4};
 __kernel void consts(__global float* o) { o[get_global_id(0)] = tab[get_global_id(0) & 3]; }
+__kernel void cparam(__global float* o, __constant float* c) { int i = get_global_id(0); o[i] = c[i] + tab[i & 3]; }
 __kernel void spin(__global int* o, int n) { int s = 0; for (int i = 0; i < n; i++) s += i * o[1]; o[0] = s; }
 `
 
@@ -467,6 +468,18 @@ func testConsts(t *testing.T, e *env) {
 	e.launch(k, driver.NDRange{Dims: 1, Global: [3]int{8}})
 	if got := floats(e.read(o, 0, 32)); got[5] != 2 || got[7] != 4 {
 		t.Errorf("constant table read as %v", got)
+	}
+	// A __constant pointer parameter beside the table: NVIDIA's OpenCL
+	// reads it from constant memory, where rt/cuda's PTX rewrite must
+	// read the buffer's global memory instead.
+	c := e.buffer(32)
+	e.write(c, 0, le([]float32{10, 20, 30, 40, 50, 60, 70, 80}))
+	k = e.kernel("cparam")
+	k.SetArgBuffer(0, o)
+	k.SetArgBuffer(1, c)
+	e.launch(k, driver.NDRange{Dims: 1, Global: [3]int{8}})
+	if got := floats(e.read(o, 0, 32)); got[0] != 11 || got[5] != 62 || got[7] != 84 {
+		t.Errorf("c[i] + tab[i&3] read as %v, want [11 22 33 44 51 62 73 84]", got)
 	}
 }
 
