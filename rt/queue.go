@@ -297,18 +297,28 @@ func (k *Kernel) bind(i int, m *Mem) {
 			return
 		}
 		k.bufs = make([]*Mem, k.nargs)
-		k.gens = make([]uint32, k.nargs)
+		k.held = make([]heldArg, k.nargs)
 	}
-	if old := k.bufs[i]; old != nil && old.pooled {
+	// The old argument's memory may have been freed and allocated again
+	// by another goroutine since: what bind needs of it, it kept.
+	if k.held[i].pooled {
 		k.pooledArgs--
 	}
-	if m != nil && m.pooled {
+	h := heldArg{}
+	if m != nil {
+		h = heldArg{gen: m.gen.Load(), pooled: m.pooled}
+	}
+	if h.pooled {
 		k.pooledArgs++
 	}
-	k.bufs[i] = m
-	if m != nil {
-		k.gens[i] = m.gen.Load()
-	}
+	k.bufs[i], k.held[i] = m, h
+}
+
+// heldArg is what a kernel keeps of a buffer argument's memory when the
+// argument is set.
+type heldArg struct {
+	gen    uint32 // Mem.gen (checkBufs)
+	pooled bool   // Mem.pooled (pooledArgs)
 }
 
 // checkBufs returns an error wrapping ErrFreed if the memory of a buffer
@@ -319,7 +329,7 @@ func (k *Kernel) bind(i int, m *Mem) {
 // the memory.)
 func (k *Kernel) checkBufs(op string) error {
 	for i, m := range k.bufs {
-		if m != nil && (m.gen.Load() != k.gens[i] || !m.usable()) {
+		if m != nil && (m.gen.Load() != k.held[i].gen || !m.usable()) {
 			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w since the argument was set", op, k.name, i, ErrFreed)
 		}
 	}
@@ -1496,10 +1506,10 @@ type Kernel struct {
 	// The rest of the launch record: for buffer arguments their memory,
 	// whose use launches record.
 	bufs       []*Mem
-	gens       []uint32 // by argument: a buffer's Mem.gen when it was set (checkBufs)
-	ids        []uint64 // by argument: a buffer's Mem.id (a driver may reuse a released handle)
-	pooledArgs int32    // buffer arguments that are allocator memory
-	foreign    int32    // buffer arguments whose driver buffer has no native handle
+	held       []heldArg // by argument: what bind kept of a buffer's memory
+	ids        []uint64  // by argument: a buffer's Mem.id (a driver may reuse a released handle)
+	pooledArgs int32     // buffer arguments that are allocator memory
+	foreign    int32     // buffer arguments whose driver buffer has no native handle
 	passed     passedLaunch
 	lim        kernelLimits // local memory and work-group limits
 	hidden     [][]*Mem
