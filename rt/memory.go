@@ -617,9 +617,10 @@ func (p *Pinned[T]) Slice() []T {
 }
 
 // Free waits for the asynchronous transfers that use the memory (those
-// whose events were released too), unmaps it and releases it. A second Free returns an error wrapping ErrFreed; Free
-// after the context's Close, one wrapping ErrClosed (Close has released
-// the queue that would unmap it).
+// whose events were released too), unmaps it and releases it. A second
+// Free returns an error wrapping ErrFreed; Free after the context's Close,
+// one wrapping ErrClosed (Close has released the queue that would unmap
+// it).
 func (p *Pinned[T]) Free() error {
 	if p == nil {
 		return fmt.Errorf("free pinned memory: %w: nil", ErrInvalidArgument)
