@@ -107,30 +107,7 @@ func TestPinnedStaging(t *testing.T) {
 // kernel has completed when Free returns. Goroutines enqueue reads into it
 // meanwhile; those after Free fail with ErrFreed.
 func TestPinnedFreeWaits(t *testing.T) {
-	const n, iters = 1 << 16, 2000
-	var onUnmap func()
-	u := &unmapHook{hook: func() { onUnmap() }}
-	name := fmt.Sprintf("unmaphook%d", faultyN.Add(1))
-	driver.Register(name, u)
-	r := newCrossQueueRigConfig(t, rt.Config{Backend: name})
-	src, _ := rt.NewBuffer[float32](r.ctx, n)
-	sum, _ := rt.NewBuffer[float32](r.ctx, n)
-	defer src.Free()
-	defer sum.Free()
-	if err := released(src.Fill(r.qb, 1)); err != nil {
-		t.Fatal(err)
-	}
-	p, err := rt.NewPinned[float32](r.qa, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := errors.Join(r.slowSum.SetBuffer(0, src.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
-		t.Fatal(err)
-	}
-	slow, err := raw.Launch(r.qb, r.slowSum, rt.Range1(n))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, src, sum, p, slow, onUnmap := pinnedBehindSlowKernel(t)
 	if _, err := sum.ReadAsync(r.qb, 0, p); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +123,7 @@ func TestPinnedFreeWaits(t *testing.T) {
 			}
 		}()
 	}
-	onUnmap = func() {
+	*onUnmap = func() {
 		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
 			t.Errorf("the slow kernel before a pending read is %v (%v) when Free unmaps, want complete", st, err)
 		}
@@ -163,16 +140,36 @@ func TestPinnedFreeWaits(t *testing.T) {
 // into it, and crashed, or returned ErrReleased), and return no error.
 // Twelve reads make the list of pending transfers prune itself.
 func TestPinnedFreeWaitsReleased(t *testing.T) {
+	r, _, sum, p, slow, onUnmap := pinnedBehindSlowKernel(t)
+	for range 12 {
+		if err := released(sum.ReadAsync(r.qb, 0, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	*onUnmap = func() {
+		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
+			t.Errorf("the slow kernel before pending reads is %v (%v) when Free unmaps, want complete", st, err)
+		}
+	}
+	if err := p.Free(); err != nil {
+		t.Errorf("Free after reads whose events were released: %v", err)
+	}
+}
+
+// pinnedBehindSlowKernel opens a context on a backend whose unmaps call
+// *onUnmap first, and returns pinned memory made on queue A, with a slow
+// kernel launched on queue B that reads src and writes sum: a read of sum
+// into p waits behind it.
+func pinnedBehindSlowKernel(t *testing.T) (r *crossQueueRig, src, sum rt.Buffer[float32], p *rt.Pinned[float32], slow *rt.Event, onUnmap *func()) {
 	const n, iters = 1 << 16, 2000
-	var onUnmap func()
-	u := &unmapHook{hook: func() { onUnmap() }}
+	onUnmap = new(func())
+	u := &unmapHook{hook: func() { (*onUnmap)() }}
 	name := fmt.Sprintf("unmaphook%d", faultyN.Add(1))
 	driver.Register(name, u)
-	r := newCrossQueueRigConfig(t, rt.Config{Backend: name})
-	src, _ := rt.NewBuffer[float32](r.ctx, n)
-	sum, _ := rt.NewBuffer[float32](r.ctx, n)
-	defer src.Free()
-	defer sum.Free()
+	r = newCrossQueueRigConfig(t, rt.Config{Backend: name})
+	src, _ = rt.NewBuffer[float32](r.ctx, n)
+	sum, _ = rt.NewBuffer[float32](r.ctx, n)
+	t.Cleanup(func() { src.Free(); sum.Free() })
 	if err := released(src.Fill(r.qb, 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -183,23 +180,11 @@ func TestPinnedFreeWaitsReleased(t *testing.T) {
 	if err := errors.Join(r.slowSum.SetBuffer(0, src.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
 		t.Fatal(err)
 	}
-	slow, err := raw.Launch(r.qb, r.slowSum, rt.Range1(n))
+	slow, err = raw.Launch(r.qb, r.slowSum, rt.Range1(n))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 12 {
-		if err := released(sum.ReadAsync(r.qb, 0, p)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	onUnmap = func() {
-		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
-			t.Errorf("the slow kernel before pending reads is %v (%v) when Free unmaps, want complete", st, err)
-		}
-	}
-	if err := p.Free(); err != nil {
-		t.Errorf("Free after reads whose events were released: %v", err)
-	}
+	return r, src, sum, p, slow, onUnmap
 }
 
 // unmapHook is the OpenCL backend with a hook called before each unmap:
