@@ -260,7 +260,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return cfg, err
 }
 
-// graphConfig is what the environment allows command graphs (queue.go)
+// graphConfig is what the environment allows command graphs (graph.go)
 // to be prepared as, read by every Open and OpenConfig: the device API's
 // own graph objects, each unless its variable is 0:
 //

@@ -43,7 +43,7 @@ type Context struct {
 	devTimes  bool          // traced with device-time sampling: queues profile
 	nqueues   atomic.Int32  // queue ids
 	// multiQueue is set once the context has a second queue: from then on
-	// commands record their uses of allocator memory (queue.go).
+	// commands record their uses of allocator memory (streamorder.go).
 	multiQueue atomic.Bool
 
 	closed atomic.Bool
@@ -58,10 +58,10 @@ type Context struct {
 	pc                           progcache.Cache[*Kernel] // the kernel/program cache (initCache)
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
-	graphs                       graphSet                 // live graphs, which Close releases (queue.go)
+	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
 	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
-	images                       imageState               // formats, samplers, images of allocation sites (memory.go)
+	images                       imageState               // formats, samplers, images of allocation sites (image.go)
 	graphCfg                     graphConfig              // what command graphs may be prepared as (config.go)
 }
 
@@ -354,11 +354,11 @@ type Device struct {
 // helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
 // writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
 // A generated Enqueue reaches q.submit through codegen.Submit and
-// submitSpec (queue.go), which passes skip 2, so the location is the
+// submitSpec (launch.go), which passes skip 2, so the location is the
 // user's call of Enqueue; EnqueueEvent reaches q.launch the same way
 // through codegen.Launch and launchSpec. rt/raw's Launch and Submit reach
 // q.launch and q.submit through the functions of rt/internal/rawapi that
-// queue.go installs, which pass skip 1.
+// launch.go installs, which pass skip 1.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or
@@ -381,7 +381,7 @@ type Device struct {
 // times were read keeps its driver event in the list until they are.
 //
 // Hooks for other rt code: traceMem (buffers the driver allocates and
-// releases), allocTracer (memory.go: an allocator's driver allocations and
+// releases), allocTracer (allocator.go: an allocator's driver allocations and
 // releases, and its free-list reuses with Mem.Pooled set, on the device's
 // trace handle), traceCache (program caches: hits, disk loads, evictions), beginTask with a skip (device-global accesses, with
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending

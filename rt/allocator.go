@@ -1,0 +1,292 @@
+package rt
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/stats"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// ErrTooLarge reports an allocation above the device's maximum single
+// allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE). No driver call is made.
+var ErrTooLarge = alloc.ErrTooLarge
+
+func isOutOfMemory(err error) bool {
+	return errors.Is(err, ErrOutOfMemory) || errors.Is(err, alloc.ErrDeviceOutOfMemory)
+}
+
+// devAlloc is the allocator of one device of a context, with the queue on
+// which it forces new blocks to be resident.
+type devAlloc struct {
+	ctx *Context
+	dev *Device
+	q   driver.Queue // private: a residency write never waits for user work
+	a   *alloc.Allocator
+}
+
+// block is what the allocator holds: a driver buffer, and the Mem that
+// allocMem hands out for it, again at every reuse, so that a hit
+// allocates nothing on the Go heap (Buffer.gen tells the Buffers of
+// earlier uses apart).
+type block struct {
+	drv driver.Buffer
+	mem Mem
+}
+
+// Alloc implements alloc.Device: a driver buffer, made resident by a
+// 4-byte blocking write so that a lazy driver (NVIDIA commits memory at
+// first use) reports exhaustion here rather than in a later kernel.
+func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
+	drv, err := d.ctx.drv.NewBuffer(size)
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, d.dev.Name, err)
+	}
+	d.ctx.driverAllocs.Add(1)
+	var zero uint32
+	// A blocking write creates no event.
+	if _, err := d.q.WriteBuffer(drv, true, 0, 4, unsafe.Pointer(&zero), nil); err != nil {
+		if rerr := drv.Release(); rerr == nil {
+			d.ctx.driverReleases.Add(1)
+		}
+		return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
+	}
+	b := &block{drv: drv}
+	b.mem.setDriver(drv) // allocMem keeps it: the block's buffer stays the same
+	return b, nil
+}
+
+// Release implements alloc.Device.
+func (d *devAlloc) Release(b alloc.Block) error {
+	if err := b.(*block).drv.Release(); err != nil {
+		return fmt.Errorf("release buffer on %q: %w", d.dev.Name, err)
+	}
+	d.ctx.driverReleases.Add(1)
+	return nil
+}
+
+// MaxAlloc implements alloc.Device.
+func (d *devAlloc) MaxAlloc() int64 { return d.dev.MaxAllocSize }
+
+// allocator returns the allocator of q's device, creating it on first
+// use. The caller is inside c.enter, and q is not nil.
+func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
+	slot := &c.allocs[q.dev.index]
+	if d := slot.Load(); d != nil {
+		return d.a, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := slot.Load(); d != nil {
+		return d.a, nil
+	}
+	if c.closed.Load() {
+		return nil, fmt.Errorf("allocate: context: %w", ErrClosed)
+	}
+	dq, err := c.drv.NewQueue(q.dev.index, false)
+	if err != nil {
+		return nil, fmt.Errorf("create allocator on %q: queue: %w", q.dev.Name, err)
+	}
+	d := &devAlloc{ctx: c, dev: q.dev, q: dq}
+	cfg := c.allocCfg
+	cfg.Hook = allocTracer{q.dev.tr}
+	if d.a, err = alloc.New(d, cfg); err != nil {
+		dq.Release()
+		return nil, fmt.Errorf("create allocator on %q: %w", q.dev.Name, err)
+	}
+	slot.Store(d)
+	return d.a, nil
+}
+
+// allocMem allocates size bytes under tag on q's device through its
+// allocator.
+func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
+	if q == nil {
+		return nil, fmt.Errorf("allocate %d bytes: %w: nil queue", size, ErrInvalidArgument)
+	}
+	if err := q.ctx.enter(); err != nil {
+		return nil, fmt.Errorf("allocate %d bytes: %w", size, err)
+	}
+	defer q.ctx.exit()
+	a, err := q.ctx.allocator(q)
+	if err != nil {
+		return nil, err
+	}
+	h, err := a.AllocOn(q, tag, size)
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, tagName(uint32(tag)), q.dev.Name, err)
+	}
+	blk, err := h.Block()
+	if err != nil { // cannot happen for a fresh allocation
+		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, tagName(uint32(tag)), q.dev.Name, err)
+	}
+	b := blk.(*block)
+	m := &b.mem
+	// m is free: its last Free returned it, with the block, to the allocator.
+	m.ctx, m.drv, m.size, m.h, m.pooled, m.release = q.ctx, b.drv, size, h, true, releaseToAllocator
+	if q.ctx.multiQueue.Load() {
+		m.uses.reset() // with one queue, nothing was recorded
+	}
+	m.freed.Store(false)
+	if r := q.rec.Load(); r != nil {
+		r.own(m)
+	}
+	return m, nil
+}
+
+// releaseToAllocator gives m's block back to its allocator with the uses
+// recorded on it. After Context.Close the block is gone already and there is
+// nothing to do.
+func releaseToAllocator(m *Mem) error {
+	var buf [4]alloc.Use
+	// Once FreeAfter returns, allocMem may hand m out again: read it first.
+	ctx, size, uses := m.ctx, m.size, m.uses.appendTo(buf[:0])
+	err := m.h.FreeAfter(uses)
+	if err != nil && ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("free %d bytes: %w", size, err)
+	}
+	return nil
+}
+
+// Alloc allocates a buffer of n elements of T under the site's tag on q's
+// device. It is served from the tag's free block when that block holds
+// between n and 2n elements' worth of bytes, and otherwise from the driver,
+// the new block made resident at once so that out of memory shows here
+// (errors.Is(err, ErrOutOfMemory), after held blocks were released and the
+// allocation retried). A request above the device's maximum allocation is an
+// error wrapping ErrTooLarge; a site that dgen did not register is one
+// wrapping ErrNotGenerated. Free gives the buffer back to the tag's free list.
+func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
+	info, err := s.registration()
+	if err != nil {
+		return Buffer[T]{}, fmt.Errorf("allocate %d elements: %w", n, err)
+	}
+	size, err := byteSize[T](n)
+	if err != nil {
+		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
+	}
+	m, err := allocMem(q, alloc.Tag(info.Tag()), size)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	return bufferOver[T](m, n), nil
+}
+
+// Alloc allocates an untagged buffer of n elements of T on q's device
+// from the allocator's size-class pool (or, under the "tagged"
+// Config.AllocPolicy, from the driver). Free gives it back to the pool.
+// Errors are as for AllocSite.Alloc. NewBuffer, by contrast, always asks the driver.
+func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
+	size, err := byteSize[T](n)
+	if err != nil {
+		return Buffer[T]{}, fmt.Errorf("allocate: %w", err)
+	}
+	m, err := allocMem(q, alloc.NoTag, size)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	return bufferOver[T](m, n), nil
+}
+
+// allocStats returns the context's allocator statistics (Stats).
+func (c *Context) allocStats() stats.Alloc {
+	var s stats.Alloc
+	if c == nil {
+		return s
+	}
+	for i := range c.allocs {
+		if d := c.allocs[i].Load(); d != nil {
+			s.Devices = append(s.Devices, stats.DeviceAlloc{Device: d.dev.Name, Index: d.dev.index, Stats: d.a.Stats()})
+		}
+	}
+	s.Devices = c.addImageStats(s.Devices) // images of allocation sites, below
+	s.DriverAllocs = c.driverAllocs.Load()
+	s.DriverReleases = c.driverReleases.Load()
+	return s
+}
+
+// ReleaseHeld gives every block held in the allocators' free lists back to
+// the driver. Buffers in use are not affected.
+func (c *Context) ReleaseHeld() error {
+	if c == nil {
+		return fmt.Errorf("release held memory: %w: nil context", ErrInvalidArgument)
+	}
+	var errs []error
+	for i := range c.allocs {
+		if d := c.allocs[i].Load(); d != nil {
+			if err := d.a.ReleaseAll(); err != nil {
+				errs = append(errs, fmt.Errorf("release held memory on %q: %w", d.dev.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// closeAllocators releases every allocator's blocks, held or in use, and
+// its queue. Called by Close with c.closed set.
+func (c *Context) closeAllocators() []error {
+	c.mu.Lock() // no allocator is being created
+	c.mu.Unlock()
+	var errs []error
+	for i := range c.allocs {
+		d := c.allocs[i].Load()
+		if d == nil {
+			continue
+		}
+		if err := d.a.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator on %q: %w", d.dev.Name, err))
+		}
+		if err := d.q.Finish(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+		}
+		if err := d.q.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+		}
+	}
+	return errs
+}
+
+var _ alloc.Device = (*devAlloc)(nil)
+
+// allocSlot is one device's lazily created allocator.
+type allocSlot = atomic.Pointer[devAlloc]
+
+// allocTracer reports the allocator's decisions as memory events of its
+// device's trace handle: driver allocations and releases, and reuses from
+// the free list (Pooled). It is one pointer, which an alloc.Hook holds
+// without a copy.
+type allocTracer struct{ tr *trace.Device }
+
+// mem describes e as a memory event; pooled is set for the free list.
+func (h allocTracer) mem(e *alloc.Event, pooled bool) trace.Mem {
+	return trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: tagName(uint32(e.Tag))}
+}
+
+// DriverAlloc implements alloc.Hook.
+func (h allocTracer) DriverAlloc(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemAlloc(h.mem(&e, false))
+	}
+}
+
+// Reuse implements alloc.Hook: the allocation's memory event, if memory
+// events have a subscriber, in one frame below the allocator's.
+func (h allocTracer) Reuse(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemAlloc(h.mem(&e, true))
+	}
+}
+
+// DriverRelease implements alloc.Hook.
+func (h allocTracer) DriverRelease(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemRelease(h.mem(&e, false))
+	}
+}
