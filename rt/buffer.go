@@ -59,8 +59,37 @@ type Mem struct {
 	uses    useLog
 	cleanup runtime.Cleanup
 	// release gives the storage back: to the driver, or to the allocator
-	// that handed it out. It is called once.
+	// that handed it out. It is called once: by Free, or, when Free finds
+	// calls using the storage (busy), by the last of them (done).
 	release func(*Mem) error
+	// busy counts the calls that pass drv to the driver right now (use,
+	// done); pending is set by a Free that left the release to them.
+	busy    atomic.Int32
+	pending atomic.Bool
+}
+
+// use registers a call that passes m's storage to the driver, so that a
+// Free meanwhile does not release it under the call: it reports false,
+// registering nothing, once m is freed. Every true is matched by one done.
+//
+// use increments busy and then reads freed; Free sets freed and then reads
+// busy. Both are sequentially consistent atomics, so either use sees the
+// Free, or Free sees the call and leaves the release to done.
+func (m *Mem) use() bool {
+	m.busy.Add(1)
+	if m.freed.Load() {
+		m.done()
+		return false
+	}
+	return true
+}
+
+// done ends a call that use registered, releasing the storage if Free
+// left that to it.
+func (m *Mem) done() {
+	if m.busy.Add(-1) == 0 && m.freed.Load() && m.pending.CompareAndSwap(true, false) {
+		m.release(m) // Free returned already: no caller is left to tell
+	}
 }
 
 // setDriver makes drv, a new driver buffer, m's, under a new id.
@@ -123,7 +152,7 @@ func (c *Context) newMem(size int64) (*Mem, error) {
 	}
 	if max := c.maxAlloc(); size > max {
 		// Some drivers (NVIDIA's) accept any size here and fail at first use.
-		return nil, fmt.Errorf("allocate %d bytes on %q: %w: the device allocates at most %d bytes at once", size, c.devices[0].Name, ErrOutOfMemory, max)
+		return nil, fmt.Errorf("allocate %d bytes on %q: %w: the device allocates at most %d bytes at once", size, c.devices[0].Name, ErrTooLarge, max)
 	}
 	drv, err := c.drv.NewBuffer(size)
 	if err != nil {
@@ -169,7 +198,11 @@ func (m *Mem) Free() error {
 		return fmt.Errorf("free buffer: %w", ErrFreed)
 	}
 	m.gen.Add(1)
-	return m.release(m)
+	m.pending.Store(true)
+	if m.busy.Load() == 0 && m.pending.CompareAndSwap(true, false) {
+		return m.release(m)
+	}
+	return nil // a call that uses the storage releases it when it returns (done)
 }
 
 // freedMem stands for the memory of a Buffer that has been freed: every
@@ -236,10 +269,10 @@ func byteSize[T any](n int) (int64, error) {
 // Len returns the number of elements.
 func (b Buffer[T]) Len() int { return b.n }
 
-// Mem returns the memory behind the buffer; nil for the zero Buffer. The
-// Mem stands for the buffer until the buffer is freed: an allocator may
-// then hand the same Mem out again, so do not keep it beyond that. A
-// freed Buffer's Mem is one whose every use is an error wrapping ErrFreed.
+// Mem returns the memory behind the buffer; nil for the zero Buffer. Once
+// the buffer is freed, every use of the Mem (Free, and rt/raw's
+// Kernel.SetBuffer among them) is an error wrapping ErrFreed, even after
+// the allocator has handed the same device memory to another buffer.
 func (b Buffer[T]) Mem() *Mem { return b.mem() }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
@@ -503,6 +536,12 @@ func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
 	if m.parent != nil {
 		root, boff = m.parent, boff+m.offset
 	}
+	// A Free of the parent while the driver makes the sub-buffer must not
+	// release the parent under it.
+	if !root.use() {
+		return nil, fmt.Errorf("%s: buffer: %w", op, ErrFreed)
+	}
+	defer root.done()
 	v := &Mem{ctx: c, size: int64(n) * es, parent: root, offset: boff, h: root.h, pooled: root.pooled, release: releaseView}
 	if v.size == 0 {
 		return v, nil

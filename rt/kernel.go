@@ -8,7 +8,6 @@ import (
 
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
-	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
 // The launch path. A Kernel holds a prepared launch record (driver.Args):
@@ -250,12 +249,15 @@ type Kernel struct {
 	ctx  *Context // prog's
 	drv  driver.Kernel
 
-	// For kernels of registered specs: slot is the cache's kernel, whose
-	// lock Acquire takes and Launch releases; decl is the spec it serves,
-	// and hidden holds, per device index, the storage of the device
-	// globals bound as hidden arguments.
+	// For kernels of registered specs (instance.go): decl is the spec an
+	// instance serves, and hidden holds, per device index, the storage of
+	// the device globals bound as hidden arguments. hit is where the
+	// instance parks between launches; pool is a prototype's spare
+	// instances. Between acquireSpec and park, an instance belongs to the
+	// one goroutine that acquired it, which alone reads and writes it.
 	decl   *desc.Kernel
-	slot   *progcache.Kernel[*Kernel]
+	hit    *specHit
+	pool   *kernelPool
 	setErr error // the first error of setting an argument since Acquire
 
 	// The rest of the launch record: for buffer arguments their memory,

@@ -3,11 +3,8 @@ package rt
 import (
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/internal/desc"
-	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -31,9 +28,9 @@ type Queue struct {
 	tq       *trace.Queue       // trace handle; see "Tracing in rt" (context.go)
 	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	drv      driver.Queue
-	// specs holds the kernel objects that acquireSpec found last, by a
-	// hash of the spec: a loop launches the same few specs again and
-	// again, and the cache's lookup chases five pointers.
+	// specs parks the queue's kernel instances between launches, by a
+	// hash of the spec (launch.go's specSlot): a loop launches the same few
+	// specs again and again, each from an instance of its own.
 	specs [8]atomic.Pointer[specHit]
 
 	profiling bool
@@ -48,20 +45,6 @@ type Queue struct {
 	// this queue's device: a host loop reads and writes one global again
 	// and again.
 	global atomic.Pointer[globalHit]
-}
-
-// specHit is the kernel object of a spec on a queue's device, as the
-// program cache returned it under the specialization-constant generation
-// gen (progcache.Cache.Reacquire).
-type specHit struct {
-	d   *desc.Kernel
-	ck  *progcache.Kernel[*Kernel]
-	gen uint64
-}
-
-// specSlot returns the entry of q.specs for d.
-func (q *Queue) specSlot(d *desc.Kernel) *atomic.Pointer[specHit] {
-	return &q.specs[uintptr(unsafe.Pointer(d))*0x9E3779B97F4A7C15>>61]
 }
 
 // Context returns the queue's context.
