@@ -285,21 +285,48 @@ func elemSize[T any]() int64 {
 }
 
 // span checks that elements [off, off+n) lie in b, and that b may be used on
-// q, and returns their byte offset and length.
-func (b Buffer[T]) span(q *Queue, op string, off, n int) (driver.Buffer, int64, int64, error) {
-	m := b.mem()
-	drv, err := m.driverBuffer()
+// q, and returns b's memory, driver buffer, and the span's byte offset and
+// length. It registers a use of the memory (Mem.use) that the caller ends
+// with m.done() once the driver call returns, so that a Free that races
+// with the call does not release the memory under it.
+func (b Buffer[T]) span(q *Queue, op string, off, n int) (m *Mem, drv driver.Buffer, boff, size int64, err error) {
+	m = b.mem()
+	drv, err = m.driverBuffer()
 	if err == nil && q != nil {
 		err = q.ctx.sameContext("the buffer", m.ctx)
 	}
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: %w", op, err)
+	if err == nil && (off < 0 || n < 0 || off > b.n || n > b.n-off) {
+		err = fmt.Errorf("%w: elements [%d, %d) of a buffer of %d", ErrOutOfRange, off, off+n, b.n)
 	}
-	if off < 0 || n < 0 || off > b.n || n > b.n-off {
-		return nil, 0, 0, fmt.Errorf("%s: %w: elements [%d, %d) of a buffer of %d", op, ErrOutOfRange, off, off+n, b.n)
+	if err == nil && !m.useAll() {
+		err = fmt.Errorf("buffer: %w", ErrFreed)
+	}
+	if err != nil {
+		return nil, nil, 0, 0, fmt.Errorf("%s: %w", op, err)
 	}
 	es := elemSize[T]()
-	return drv, int64(off) * es, int64(n) * es, nil
+	return m, drv, int64(off) * es, int64(n) * es, nil
+}
+
+// useAll is use for m and, for a view, the buffer it lies in, whose memory
+// the view's is.
+func (m *Mem) useAll() bool {
+	if !m.use() {
+		return false
+	}
+	if m.parent != nil && !m.parent.use() {
+		m.done()
+		return false
+	}
+	return true
+}
+
+// doneAll ends a use that useAll registered.
+func (m *Mem) doneAll() {
+	if m.parent != nil {
+		m.parent.done()
+	}
+	m.done()
 }
 
 // Write copies src into the buffer from element 0 and waits until it is
@@ -317,11 +344,12 @@ func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
 
 // writeAt is WriteAt; skip is as for beginTask.
 func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) error {
-	drv, boff, size, err := b.span(q, "write buffer", off, len(src))
+	m, drv, boff, size, err := b.span(q, "write buffer", off, len(src))
 	if err != nil {
 		return err
 	}
-	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: b.mem()}
+	defer m.doneAll()
+	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: m}
 	return q.transfer(x, wait, skip+1)
 }
 
@@ -340,20 +368,22 @@ func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
 
 // readAt is ReadAt; skip is as for beginTask.
 func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) error {
-	drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
+	m, drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
 	if err != nil {
 		return err
 	}
+	defer m.doneAll()
 	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
 	return q.transfer(x, wait, skip+1)
 }
 
 // Fill sets every element to v. It returns at once with the command's event.
 func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
-	drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
+	m, drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
+	defer m.doneAll()
 	pattern := unsafe.Slice((*byte)(unsafe.Pointer(&v)), elemSize[T]())
 	if r := q.recorder(); r != nil {
 		if size == 0 {
@@ -377,14 +407,16 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 // CopyTo copies the whole buffer to the start of dst, which must be at least
 // as long. It returns at once with the command's event.
 func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
-	src, _, size, err := b.span(q, "copy buffer", 0, b.n)
+	sm, src, _, size, err := b.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
-	d, _, _, err := dst.span(q, "copy buffer", 0, b.n)
+	defer sm.doneAll()
+	dm, d, _, _, err := dst.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
+	defer dm.doneAll()
 	if r := q.recorder(); r != nil {
 		if size == 0 {
 			return nil, nil

@@ -293,3 +293,96 @@ func TestViewFreeRace(t *testing.T) {
 		})
 	}
 }
+
+// TestHammer drives one context from 8 goroutines at once: launches,
+// transfers, views and frees of their own and of shared buffers, and at
+// last Close while they run. Every call either succeeds or fails with an
+// error wrapping rt's sentinels (ErrFreed, ErrClosed); nothing crashes,
+// hangs or races (run it with -race).
+func TestHammer(t *testing.T) {
+	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	if err != nil {
+		t.Skipf("no PoCL context: %v", err)
+	}
+	shared, err := sharedSite.Alloc(ctx.Queue(), 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const goroutines = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	stop := make(chan struct{})
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- hammer(ctx, shared, g, stop)
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := shared.Free(); err != nil && !errors.Is(err, rt.ErrFreed) {
+		t.Errorf("free of the shared buffer: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := ctx.Close(); err != nil {
+		t.Errorf("Close while goroutines run: %v", err)
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// hammer runs one goroutine of TestHammer until stop is closed, and returns
+// the first error that wraps none of the sentinels a race may bring.
+func hammer(ctx *rt.Context, shared rt.Buffer[int32], g int, stop chan struct{}) error {
+	expected := func(err error) bool {
+		return err == nil || errors.Is(err, rt.ErrFreed) || errors.Is(err, rt.ErrClosed)
+	}
+	q := ctx.Queue()
+	if g%2 == 1 {
+		var err error
+		if q, err = ctx.NewQueue(ctx.Devices()[0]); !expected(err) {
+			return fmt.Errorf("goroutine %d: NewQueue: %w", g, err)
+		} else if err != nil {
+			return nil
+		}
+	}
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		own, err := sharedSite.Alloc(q, 64+g)
+		if !expected(err) {
+			return fmt.Errorf("goroutine %d: Alloc: %w", g, err)
+		} else if err != nil {
+			return nil // closed
+		}
+		steps := []func() error{
+			func() error { return enqueueAdd(q, own, 1) },
+			func() error { return enqueueAdd(q, shared, 1) },
+			func() error { return own.Write(q, make([]int32, own.Len())) },
+			func() error { return shared.Read(q, make([]int32, 16)) },
+			func() error {
+				v, err := shared.View(32, 16) // 128 bytes in: PoCL's base address alignment
+				if err == nil {
+					err = errors.Join(enqueueAdd(q, v, 1), v.Free())
+				}
+				return err
+			},
+			func() error { return q.Finish() },
+			func() error { return own.Free() },
+		}
+		for j, step := range steps {
+			if err := step(); !expected(err) {
+				return fmt.Errorf("goroutine %d, iteration %d, step %d: %w", g, i, j, err)
+			}
+		}
+	}
+}
