@@ -386,3 +386,32 @@ func hammer(ctx *rt.Context, shared rt.Buffer[int32], g int, stop chan struct{})
 		}
 	}
 }
+
+// TestLaunchFreeRace launches on buffers while other goroutines free them:
+// each launch either runs or fails with ErrFreed, never on released memory
+// (PoCL aborts the process on a released cl_mem; run it with -race).
+func TestLaunchFreeRace(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	for range 200 {
+		b, err := rt.NewBuffer[int32](ctx, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var lerr, ferr error
+		wg.Add(2)
+		go func() { defer wg.Done(); lerr = enqueueAdd(q, b, 1) }()
+		go func() { defer wg.Done(); ferr = b.Free() }()
+		wg.Wait()
+		if ferr != nil {
+			t.Fatalf("Free: %v", ferr)
+		}
+		if lerr != nil && !errors.Is(lerr, rt.ErrFreed) {
+			t.Fatalf("launch racing Free: %v, want nil or ErrFreed", lerr)
+		}
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -180,6 +180,34 @@ func (k *Kernel) checkBufs(op string) error {
 	return nil
 }
 
+// useArgs registers a use (Mem.useAll) of the memory of every buffer and
+// image argument for the launch that follows, which doneArgs ends: a Free
+// that races with the launch then releases the memory after the driver has
+// taken the launch, never under it. A freed argument is an error wrapping
+// ErrFreed, and nothing is registered.
+func (k *Kernel) useArgs(op string) error {
+	for i, m := range k.bufs {
+		if m != nil && !m.useAll() {
+			for _, u := range k.bufs[:i] {
+				if u != nil {
+					u.doneAll()
+				}
+			}
+			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w", op, k.name, i, ErrFreed)
+		}
+	}
+	return nil
+}
+
+// doneArgs ends the uses that useArgs registered.
+func (k *Kernel) doneArgs() {
+	for _, m := range k.bufs {
+		if m != nil {
+			m.doneAll()
+		}
+	}
+}
+
 // flush sets the changed arguments through the driver's kernel one by
 // one: the launch path of a backend without driver.ArgLauncher, and what
 // the driver must know before it reports work-group info.

@@ -114,6 +114,10 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 	if rec := q.rec.Load(); rec != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, rec.recordKernel(q, k, r, dw, true, skip+1))
 	}
+	if err := k.useArgs("launch"); err != nil {
+		return nil, err
+	}
+	defer k.doneArgs()
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	ev, err := k.enqueue(q, r, dw, true)
 	tk.End()
@@ -150,6 +154,10 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 		}
 		return nil
 	}
+	if err := k.useArgs("submit"); err != nil {
+		return err
+	}
+	defer k.doneArgs()
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	event := q.wantsEvent(tk)
 	var ev driver.Event
