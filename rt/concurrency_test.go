@@ -415,3 +415,54 @@ func TestLaunchFreeRace(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFreeDuringDriverCall frees a buffer while a write to it, or a launch
+// over it, is inside the driver (held there by the fake driver's hooks):
+// Free returns at once, and the memory is released only after the call
+// returns, never under it.
+func TestFreeDuringDriverCall(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hold func(enter, leave chan struct{}) // installs the hook that holds the call
+		call func(q *rt.Queue, b rt.Buffer[int32]) error
+	}{
+		{"write", func(enter, leave chan struct{}) {
+			h := func(int64) { enter <- struct{}{}; <-leave }
+			fakeWriteHook.Store(&h)
+		}, func(q *rt.Queue, b rt.Buffer[int32]) error { return b.Write(q, make([]int32, b.Len())) }},
+		{"launch", func(enter, leave chan struct{}) {
+			h := func() { enter <- struct{}{}; <-leave }
+			fakeLaunchHook.Store(&h)
+		}, func(q *rt.Queue, b rt.Buffer[int32]) error { return enqueueAdd(q, b, 1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := openFake(t, nil)
+			q := ctx.Queue()
+			b, err := rt.NewBuffer[int32](ctx, 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := enqueueAdd(q, b, 1); err != nil { // builds the program outside the hook
+				t.Fatal(err)
+			}
+			enter, leave := make(chan struct{}), make(chan struct{})
+			tc.hold(enter, leave)
+			defer fakeWriteHook.Store(nil)
+			defer fakeLaunchHook.Store(nil)
+			before := fakeStats.afterRelease.Load()
+			done := make(chan error, 1)
+			go func() { done <- tc.call(q, b) }()
+			<-enter
+			if err := b.Free(); err != nil {
+				t.Errorf("Free during the call: %v", err)
+			}
+			close(leave)
+			if err := <-done; err != nil {
+				t.Errorf("the call: %v", err)
+			}
+			if n := fakeStats.afterRelease.Load() - before; n != 0 {
+				t.Errorf("the driver saw %d uses of a released buffer", n)
+			}
+		})
+	}
+}

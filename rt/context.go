@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -671,6 +672,12 @@ func (q *Queue) newTracedEvent(drv driver.Event, name string, tk *trace.Task) *E
 // tracedTransfer runs a traced transfer without blocking, waits for its
 // event and reports its device times at once.
 func (q *Queue) tracedTransfer(x *xfer, tk *trace.Task, dw []driver.Event) error {
+	// The driver keeps the host pointer after the enqueue returns, until
+	// the copy is done: pin the caller's memory for that long, as cgo's
+	// rules ask of Go memory that C retains.
+	var pin runtime.Pinner
+	pin.Pin(x.host)
+	defer pin.Unpin()
 	ev, err := x.enqueue(q, dw, false)
 	tk.End()
 	if err != nil {

@@ -29,6 +29,9 @@ var fakeStats struct {
 	markers, flushes                 atomic.Int64
 	events                           atomic.Int64 // driver events created
 	setArgs                          atomic.Int64 // kernel arguments set
+	// afterRelease counts commands that used a buffer released before
+	// the command returned: what a Free racing with it must never cause.
+	afterRelease atomic.Int64
 }
 
 type fakeBackend struct{}
@@ -55,6 +58,7 @@ func (c *fakeContext) NewBuffer(size int64) (driver.Buffer, error) {
 		b := fakeHandles.released[n-1]
 		fakeHandles.released = fakeHandles.released[:n-1]
 		b.b = make([]byte, size)
+		b.released.Store(false)
 		return b, nil
 	}
 	return &fakeBuffer{b: make([]byte, size)}, nil
@@ -149,9 +153,19 @@ func (p *fakeProgram) NewKernel(name string) (driver.Kernel, error) {
 
 func (p *fakeProgram) Release() error { return nil }
 
-type fakeKernel struct{ nargs int }
+type fakeKernel struct {
+	nargs int
+	bufs  map[int]*fakeBuffer // the buffer arguments as set
+}
 
-func (k *fakeKernel) SetArgBuffer(i int, b driver.Buffer) error { fakeStats.setArgs.Add(1); return nil }
+func (k *fakeKernel) SetArgBuffer(i int, b driver.Buffer) error {
+	fakeStats.setArgs.Add(1)
+	if k.bufs == nil {
+		k.bufs = make(map[int]*fakeBuffer)
+	}
+	k.bufs[i], _ = b.(*fakeBuffer)
+	return nil
+}
 func (k *fakeKernel) SetArgScalar(i int, size uintptr, v uint64) error {
 	fakeStats.setArgs.Add(1)
 	return nil
@@ -168,11 +182,20 @@ func (k *fakeKernel) WorkGroupInfo(uintptr) (driver.KernelWorkGroupInfo, error) 
 func (k *fakeKernel) Release() error { return nil }
 
 type fakeBuffer struct {
-	mu sync.Mutex
-	b  []byte
+	mu       sync.Mutex
+	b        []byte
+	released atomic.Bool
+}
+
+// checkLive counts a use of b after its release.
+func (b *fakeBuffer) checkLive() {
+	if b != nil && b.released.Load() {
+		fakeStats.afterRelease.Add(1)
+	}
 }
 
 func (b *fakeBuffer) Release() error {
+	b.released.Store(true)
 	fakeHandles.Lock()
 	defer fakeHandles.Unlock()
 	if fakeHandles.reuse {
@@ -199,13 +222,29 @@ func (fakeEvent) Profile() (driver.Timing, error) {
 }
 func (fakeEvent) Release() error { return nil }
 
-func (fakeQueue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
+// fakeLaunchHook, if set, is called at the start of every launch: a test
+// makes a launch block inside the driver with it.
+var fakeLaunchHook atomic.Pointer[func()]
+
+// launch is a kernel launch: it runs the hook, then checks that no buffer
+// argument was released meanwhile.
+func (fakeQueue) launch(k driver.Kernel) {
 	fakeStats.launches.Add(1)
+	if h := fakeLaunchHook.Load(); h != nil {
+		(*h)()
+	}
+	for _, b := range k.(*fakeKernel).bufs {
+		b.checkLive()
+	}
+}
+
+func (q fakeQueue) EnqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
+	q.launch(k)
 	return newFakeEvent(), nil
 }
 
-func (fakeQueue) SubmitKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) error {
-	fakeStats.launches.Add(1)
+func (q fakeQueue) SubmitKernel(k driver.Kernel, r driver.NDRange, wait []driver.Event) error {
+	q.launch(k)
 	return nil
 }
 
@@ -243,6 +282,7 @@ func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64,
 	if err != nil {
 		return nil, err
 	}
+	fb.checkLive()
 	fb.mu.Lock()
 	copy(span, unsafe.Slice((*byte)(src), size))
 	fb.mu.Unlock()

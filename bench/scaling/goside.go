@@ -8,47 +8,64 @@ import (
 	"github.com/dgen-go/dgen/rt"
 )
 
-// goSide runs the workloads on rt, one queue per goroutine.
+// goSide runs the workloads on rt, one queue per goroutine: the queues are
+// made once and kept, as a service keeps one per worker.
 type goSide struct {
 	ctx *rt.Context
 	n   int
+	qs  []*rt.Queue
 }
 
-// window runs work on g goroutines, each with a queue of its own, from the
-// moment all are set up until the deadline, and reports what they did.
-// setup runs on each goroutine's queue before the window opens.
-func (s *goSide) window(g int, d time.Duration, setup func(q *rt.Queue) (func(deadline time.Time, lat []float64) (int64, []float64, error), error)) (result, error) {
+// queues returns g queues of the context's first device.
+func (s *goSide) queues(g int) ([]*rt.Queue, error) {
+	for len(s.qs) < g {
+		q, err := s.ctx.NewQueue(s.ctx.Devices()[0])
+		if err != nil {
+			return nil, err
+		}
+		s.qs = append(s.qs, q)
+	}
+	return s.qs[:g], nil
+}
+
+// work is one goroutine's loop: it runs until the deadline and returns its
+// count and the request latencies it appended to lat.
+type work func(deadline time.Time, lat []float64) (int64, []float64, error)
+
+// window runs a loop on g goroutines, each with its queue, from the moment
+// all are set up until the deadline, and reports what they did. setup
+// makes each goroutine's loop before the window opens.
+func (s *goSide) window(g int, d time.Duration, setup func(q *rt.Queue) (work, error)) (result, error) {
+	qs, err := s.queues(g)
+	if err != nil {
+		return result{}, err
+	}
 	var ready, done sync.WaitGroup
-	start := make(chan time.Time)
+	start := make(chan struct{})
+	var deadline time.Time // written before start is closed
 	counts := make([]int64, g)
 	lats := make([][]float64, g)
 	errs := make([]error, g)
-	for i := range g {
+	for i, q := range qs {
 		ready.Add(1)
 		done.Add(1)
 		go func() {
 			defer done.Done()
-			q, err := s.ctx.NewQueue(s.ctx.Devices()[0])
-			var work func(time.Time, []float64) (int64, []float64, error)
-			if err == nil {
-				work, err = setup(q)
-			}
+			w, err := setup(q)
 			ready.Done()
-			deadline := <-start
+			<-start
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			counts[i], lats[i], errs[i] = work(deadline, make([]float64, 0, latCap))
+			counts[i], lats[i], errs[i] = w(deadline, make([]float64, 0, latCap))
 		}()
 	}
 	ready.Wait()
 	before := s.ctx.Stats().Alloc.DriverAllocs
 	t0 := time.Now()
-	deadline := t0.Add(d)
-	for range g {
-		start <- deadline
-	}
+	deadline = t0.Add(d)
+	close(start)
 	done.Wait()
 	r := result{elapsed: time.Since(t0), counts: counts, allocs: s.ctx.Stats().Alloc.DriverAllocs - before}
 	for _, l := range lats {
@@ -60,7 +77,7 @@ func (s *goSide) window(g int, d time.Duration, setup func(q *rt.Queue) (func(de
 // launches is the launch loop: Touch's generated Enqueue, 64 at a time
 // between looks at the clock, then the queue finished.
 func (s *goSide) launches(g int, d time.Duration) (result, error) {
-	return s.window(g, d, func(q *rt.Queue) (func(time.Time, []float64) (int64, []float64, error), error) {
+	return s.window(g, d, func(q *rt.Queue) (work, error) {
 		p, err := rt.NewBuffer[int32](s.ctx, 64)
 		if err != nil {
 			return nil, err
@@ -115,7 +132,7 @@ func (a allocator) alloc(q *rt.Queue, n int) (x, y rt.Buffer[float32], err error
 // launch, a blocking read, free both; each request timed.
 func (s *goSide) requests(a allocator) func(g int, d time.Duration) (result, error) {
 	return func(g int, d time.Duration) (result, error) {
-		return s.window(g, d, func(q *rt.Queue) (func(time.Time, []float64) (int64, []float64, error), error) {
+		return s.window(g, d, func(q *rt.Queue) (work, error) {
 			hx, hy := make([]float32, s.n), make([]float32, s.n)
 			r := rt.Range1(s.n)
 			return func(deadline time.Time, lat []float64) (int64, []float64, error) {

@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,11 +126,12 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 	if only != "" {
 		ways = slices.DeleteFunc(ways, func(w way) bool { return w.w.String() != only })
 	}
-	fmt.Printf("# scaling: backend %s, device %s, windows of %v, %d rounds\n", backend, ctx.Devices()[0].Name, window, rounds)
+	fmt.Printf("# scaling: backend %s, device %s, windows of %v, %d rounds, GOMAXPROCS %d, %d CPUs\n",
+		backend, ctx.Devices()[0].Name, window, rounds, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	var sum summary
 	for _, k := range counts {
 		for _, w := range ways { // warm-up: builds, allocator blocks
-			if _, err := w.run(k, window/4); err != nil {
+			if _, err := w.run(k, window); err != nil {
 				return fmt.Errorf("%s %s, %d goroutines: %w", w.w, w.name, k, err)
 			}
 		}
