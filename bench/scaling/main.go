@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,9 +87,22 @@ func main() {
 	window := flag.Duration("window", 200*time.Millisecond, "how long each way runs per round")
 	n := flag.Int("n", 65536, "floats per request buffer (65536: 256 KiB)")
 	only := flag.String("only", "", "run only this workload (launch or request)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scaling:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*backend, *gs, *rounds, *window, *n, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "scaling:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
