@@ -329,10 +329,9 @@ func (r *rewriter) leftObjects(lines []string) error {
 // coordinates, the float coordinate i reads the texel i. The layer of an
 // array kind stays an integer.
 func floatCoords(tex, mods string) []string {
-	open, end := strings.Index(tex, "{%dgen_obj"), -1
-	open = strings.Index(tex, "[%dgen_obj")
+	open := strings.Index(tex, "[%dgen_obj")
 	cs := strings.Index(tex[open:], "{") + open
-	end = strings.Index(tex[cs:], "}") + cs
+	end := strings.Index(tex[cs:], "}") + cs
 	elems := strings.Split(tex[cs+1:end], ",")
 	indent := tex[:len(tex)-len(strings.TrimLeft(tex, " \t"))]
 	var out []string
@@ -340,11 +339,8 @@ func floatCoords(tex, mods string) []string {
 	if strings.HasPrefix(mods, "a1d") || strings.HasPrefix(mods, "a2d") {
 		first = 1
 	}
-	for i := range elems {
+	for i := first; i < min(len(elems), 4); i++ {
 		e := strings.TrimSpace(elems[i])
-		if i < first || i >= 4 {
-			continue
-		}
 		c := fmt.Sprintf("%%dgen_c%d", i)
 		if strings.HasPrefix(e, "%") {
 			out = append(out, fmt.Sprintf("%scvt.rn.f32.s32 \t%s, %s;", indent, c, e))
