@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"image"
 	"image/color"
 	"image/draw"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
+	_ "github.com/dgen-go/dgen/rt/cuda" // NVIDIA GPUs (DGEN_BACKEND=auto picks it there)
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
@@ -143,6 +146,18 @@ type outputs struct {
 	mag                     []float32
 }
 
+// digest is a hash of every output value's bits, to compare the outputs
+// of two backends bit for bit (the -json output's "images_digest").
+func (o outputs) digest() string {
+	h := fnv.New64a()
+	for _, s := range [][]float32{o.blurred, o.mag, o.coarse, o.detail} {
+		for _, v := range s {
+			binary.Write(h, binary.LittleEndian, math.Float32bits(v))
+		}
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
 func run(o options, logf func(string, ...any)) (map[string]any, error) {
 	src, pngData, err := input(o)
 	if err != nil {
@@ -156,7 +171,7 @@ func run(o options, logf func(string, ...any)) (map[string]any, error) {
 	defer ctx.Close()
 	dev := ctx.Devices()[0]
 	logf("imaging %dx%d (PNG of %d bytes) on %s, %d frames", w, h, len(pngData), dev.Label(), o.frames)
-	res := map[string]any{"device": dev.Name, "width": w, "height": h, "frames": o.frames}
+	res := map[string]any{"device": dev.Name, "platform": dev.Platform, "width": w, "height": h, "frames": o.frames}
 
 	// The Go implementation.
 	in := planeOf(src)
@@ -177,6 +192,7 @@ func run(o options, logf func(string, ...any)) (map[string]any, error) {
 			return res, err
 		}
 		res[p.name+"_checked_values"] = len(want.blurred) + len(want.mag) + len(want.coarse) + len(want.detail)
+		res[p.name+"_digest"] = got.digest()
 		if o.bench {
 			if len(times) > 1 {
 				times = times[1:] // the first frame builds the program

@@ -48,6 +48,13 @@ static struct {
 	CUresult (*EventQuery)(CUevent);
 	CUresult (*EventSynchronize)(CUevent);
 	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+	CUresult (*Array3DCreate)(CUarray *, const dgen_array_desc *);
+	CUresult (*ArrayDestroy)(CUarray);
+	CUresult (*Memcpy3DAsync)(const dgen_memcpy3d *, CUstream);
+	CUresult (*TexObjectCreate)(unsigned long long *, const dgen_res_desc *, const dgen_tex_desc *, const void *);
+	CUresult (*TexObjectDestroy)(unsigned long long);
+	CUresult (*SurfObjectCreate)(unsigned long long *, const dgen_res_desc *);
+	CUresult (*SurfObjectDestroy)(unsigned long long);
 } cu;
 
 // The symbols in the order of the struct's fields, each a function pointer.
@@ -61,7 +68,8 @@ static const char *dgen_cu_names[] = {
 	"cuMemcpyAsync", "cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32Async", "cuMemsetD2D32Async",
 	"cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize", "cuStreamWaitEvent",
 	"cuEventCreate", "cuEventDestroy_v2", "cuEventRecord", "cuEventQuery", "cuEventSynchronize",
-	"cuEventElapsedTime",
+	"cuEventElapsedTime", "cuArray3DCreate_v2", "cuArrayDestroy", "cuMemcpy3DAsync_v2",
+	"cuTexObjectCreate", "cuTexObjectDestroy", "cuSurfObjectCreate", "cuSurfObjectDestroy",
 };
 
 int dgen_cu_count(void) { return sizeof dgen_cu_names / sizeof dgen_cu_names[0]; }
@@ -393,4 +401,71 @@ CUresult dgen_graph_destroy(CUcontext ctx, CUgraph g, CUgraphExec x) {
 	if (x) r = cug.GraphExecDestroy(x);
 	CUresult e = g ? cug.GraphDestroy(g) : 0;
 	return r ? r : e;
+}
+
+// Images (image.go): CUDA arrays, their copies, and the texture and
+// surface objects that kernels read and write them through.
+
+CUresult dgen_array_create(CUcontext ctx, CUarray *a, size_t w, size_t h, size_t d, int format, int channels, int flags) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	dgen_array_desc desc = {w, h, d, format, (unsigned)channels, (unsigned)flags};
+	return cu.Array3DCreate(a, &desc);
+}
+
+CUresult dgen_array_destroy(CUcontext ctx, CUarray a) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.ArrayDestroy(a) : r;
+}
+
+// dgen_copy3d copies a box between an array and host memory or another
+// array: src and dst are arrays, or 0 for host memory at host, laid out
+// with pitch and slice (bytes).
+CUresult dgen_copy3d(CUcontext ctx, CUstream s, CUarray src, CUarray dst, unsigned char *host, size_t pitch, size_t slice,
+		const size_t *srcOrigin, const size_t *dstOrigin, const size_t *box, int nwait, CUevent *waits, CUevent start,
+		CUevent end, int sync, int *step) {
+	CUresult r = dgen_pre(ctx, s, nwait, waits, start, step);
+	if (r == 0) {
+		dgen_memcpy3d c;
+		memset(&c, 0, sizeof c);
+		c.srcXInBytes = srcOrigin[0]; c.srcY = srcOrigin[1]; c.srcZ = srcOrigin[2];
+		c.dstXInBytes = dstOrigin[0]; c.dstY = dstOrigin[1]; c.dstZ = dstOrigin[2];
+		if (src) { c.srcMemoryType = 3; c.srcArray = src; }
+		else { c.srcMemoryType = 1; c.srcHost = host; c.srcPitch = pitch; c.srcHeight = pitch ? slice / pitch : 0; }
+		if (dst) { c.dstMemoryType = 3; c.dstArray = dst; }
+		else { c.dstMemoryType = 1; c.dstHost = host; c.dstPitch = pitch; c.dstHeight = pitch ? slice / pitch : 0; }
+		c.WidthInBytes = box[0]; c.Height = box[1]; c.Depth = box[2];
+		r = cu.Memcpy3DAsync(&c, s);
+	}
+	return dgen_post(r, s, end, sync, step);
+}
+
+CUresult dgen_tex_create(CUcontext ctx, unsigned long long *t, CUarray a, int address, int filter, int flags) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	dgen_res_desc res;
+	memset(&res, 0, sizeof res);
+	res.resType = 0; // CU_RESOURCE_TYPE_ARRAY
+	res.hArray = a;
+	dgen_tex_desc tex;
+	memset(&tex, 0, sizeof tex);
+	tex.addressMode[0] = tex.addressMode[1] = tex.addressMode[2] = address;
+	tex.filterMode = filter;
+	tex.flags = (unsigned)flags;
+	return cu.TexObjectCreate(t, &res, &tex, NULL);
+}
+
+CUresult dgen_surf_create(CUcontext ctx, unsigned long long *t, CUarray a) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	dgen_res_desc res;
+	memset(&res, 0, sizeof res);
+	res.hArray = a;
+	return cu.SurfObjectCreate(t, &res);
+}
+
+CUresult dgen_obj_destroy(CUcontext ctx, unsigned long long t, int surface) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	return surface ? cu.SurfObjectDestroy(t) : cu.TexObjectDestroy(t);
 }

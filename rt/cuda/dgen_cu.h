@@ -74,6 +74,57 @@ CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *
 CUresult dgen_func_attr(CUcontext ctx, int *v, int a, CUfunction f);
 CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v);
 
+// Images (image.go). The structs are CUDA's, as cuda.h lays them out.
+typedef struct CUarray_st *CUarray;
+typedef struct {
+	size_t Width, Height, Depth;
+	int Format;
+	unsigned NumChannels, Flags;
+} dgen_array_desc; // CUDA_ARRAY3D_DESCRIPTOR
+typedef struct {
+	size_t srcXInBytes, srcY, srcZ, srcLOD;
+	int srcMemoryType;
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	CUarray srcArray;
+	void *reserved0;
+	size_t srcPitch, srcHeight;
+	size_t dstXInBytes, dstY, dstZ, dstLOD;
+	int dstMemoryType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	CUarray dstArray;
+	void *reserved1;
+	size_t dstPitch, dstHeight;
+	size_t WidthInBytes, Height, Depth;
+} dgen_memcpy3d; // CUDA_MEMCPY3D
+typedef struct {
+	int resType;
+	union {
+		CUarray hArray;
+		int reserved[32];
+	};
+	unsigned flags;
+} dgen_res_desc; // CUDA_RESOURCE_DESC
+typedef struct {
+	int addressMode[3];
+	int filterMode;
+	unsigned flags, maxAnisotropy;
+	int mipmapFilterMode;
+	float mipmapLevelBias, minMipmapLevelClamp, maxMipmapLevelClamp;
+	float borderColor[4];
+	int reserved[12];
+} dgen_tex_desc; // CUDA_TEXTURE_DESC
+
+CUresult dgen_array_create(CUcontext ctx, CUarray *a, size_t w, size_t h, size_t d, int format, int channels, int flags);
+CUresult dgen_array_destroy(CUcontext ctx, CUarray a);
+CUresult dgen_copy3d(CUcontext ctx, CUstream s, CUarray src, CUarray dst, unsigned char *host, size_t pitch, size_t slice,
+		const size_t *srcOrigin, const size_t *dstOrigin, const size_t *box, int nwait, CUevent *waits, CUevent start,
+		CUevent end, int sync, int *step);
+CUresult dgen_tex_create(CUcontext ctx, unsigned long long *t, CUarray a, int address, int filter, int flags);
+CUresult dgen_surf_create(CUcontext ctx, unsigned long long *t, CUarray a);
+CUresult dgen_obj_destroy(CUcontext ctx, unsigned long long t, int surface);
+
 // Command graphs (graph.go). The graph functions are optional: with an
 // old driver that lacks one, dgen_graph_load returns 0 and graphs replay
 // as a loop in C (dgen_gcmd_issue).

@@ -15,9 +15,18 @@
 // then runs OpenCL's devices) to PTX, which Rewrite turns into PTX that CUDA loads with
 // cuModuleLoadDataEx; Program.Binaries returns the rewritten PTX, so that
 // rt's persistent cache keeps it (its device key names the platform
-// "CUDA driver API", which keeps its entries apart from rt/opencl's). Kernels that use
-// images or samplers fail to build with an error that says DGEN_BACKEND=opencl
-// runs them.
+// "CUDA driver API", which keeps its entries apart from rt/opencl's). A kernel
+// that uses what CUDA does not run is left out of its module, and NewKernel
+// returns an error that names what it uses, wraps errors.ErrUnsupported and says
+// DGEN_BACKEND=opencl runs it; the program's other kernels run.
+//
+// Images are CUDA arrays, read through texture objects and written through
+// surface objects, which the rewrite makes the image instructions take
+// (ptximage.go); each image keeps a texture object per sampler state, created
+// on the first launch that samples with it (image.go). The formats are those
+// CUDA arrays hold: the orders R, RG and RGBA of unpacked channel types.
+// Unnormalised coordinates with repeat addressing, image1d_buffer_t and other
+// formats fail with errors.ErrUnsupported.
 //
 // A context holds one CUDA context per device (the device's primary
 // context), a queue is a CUDA stream, an event a CUDA event (two, with

@@ -63,6 +63,10 @@ func (k *kernel) setArgs(a *driver.Args) error {
 		switch {
 		case s.Kind == driver.ArgLocal:
 			err = k.SetArgLocal(i, uintptr(s.Size))
+		case s.Kind == driver.ArgSampler:
+			err = k.setSampler(i, sampler(s.Bits))
+		case s.Kind == driver.ArgBuffer && k.entry.Params[i].Object != 0:
+			err = k.setImageHandle(i, s.Bits)
 		case s.Kind == driver.ArgBuffer:
 			if err = k.check(i, 8, false); err == nil {
 				*(*uint64)(k.slot(i)) = s.Bits

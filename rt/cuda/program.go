@@ -123,11 +123,15 @@ func (p *program) Binaries() ([][]byte, error) {
 	return out, nil
 }
 
-// KernelNames lists the module's entries.
+// KernelNames lists the module's entries, and the kernels the rewrite
+// refused (NewKernel returns why).
 func (p *program) KernelNames() ([]string, error) {
 	var names []string
 	for _, e := range p.ptx[0].Entries {
 		names = append(names, e.Name)
+	}
+	for _, e := range p.ptx[0].Refused {
+		names = append(names, e.Kernel)
 	}
 	return names, nil
 }
@@ -171,6 +175,12 @@ type kernel struct {
 	localSz  []int // bytes of local memory by parameter
 	released atomic.Bool
 
+	// The image and sampler arguments, by parameter, and whether the
+	// hidden parameters must be set again from them (objects.go).
+	imgs     []*image
+	smps     []sampler
+	objDirty bool
+
 	// last is the grid and blocks of the last launch's range on a
 	// device: a loop launches the same range again and again.
 	last struct {
@@ -183,6 +193,9 @@ type kernel struct {
 
 // NewKernel finds the kernel's function in every device's module.
 func (p *program) NewKernel(name string) (driver.Kernel, error) {
+	if why := p.ptx[0].refusal(name); why != nil {
+		return nil, why
+	}
 	e, ok := p.ptx[0].Entry(name)
 	if !ok {
 		return nil, &driver.Error{Call: "cuModuleGetFunction", Code: 500, Name: "CUDA_ERROR_NOT_FOUND", Kind: driver.ErrNoKernel}
@@ -223,9 +236,15 @@ func (k *kernel) allocArgs() {
 			k.locals = append(k.locals, i)
 		}
 	}
+	for range k.entry.Hidden { // 8 bytes each, the .u32 codes too
+		size = (size + 7) &^ 7
+		k.offs = append(k.offs, size)
+		size += 8
+	}
 	size = (size + 7) &^ 7
 	k.offs = append(k.offs, size) // the work dimension
 	size += 8
+	n += len(k.entry.Hidden)
 	k.slots = C.calloc(1, C.size_t(size))
 	k.params = (*unsafe.Pointer)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof(uintptr(0)))))
 	ps := unsafe.Slice(k.params, n+1)
@@ -272,6 +291,13 @@ func (k *kernel) mark(i int) {
 func (k *kernel) SetArgBuffer(i int, b driver.Buffer) error {
 	if err := k.check(i, 8, false); err != nil {
 		return err
+	}
+	if k.entry.Params[i].Object != 0 {
+		m, err := asImage("set kernel argument", b)
+		if err != nil {
+			return err
+		}
+		return k.setImage(i, m)
 	}
 	var ptr C.CUdeviceptr
 	if b != nil {
@@ -376,8 +402,13 @@ func (k *kernel) prepare(q *queue, r driver.NDRange) (launchShape, error) {
 		}
 		c.r, c.dev, c.l, c.ok = r, q.dev, l, true
 	}
+	if k.objDirty {
+		if err := k.bindObjects(); err != nil {
+			return l, err
+		}
+	}
 	if k.entry.WorkDim {
-		*(*uint32)(k.slot(len(k.entry.Params))) = uint32(r.Dims)
+		*(*uint32)(k.slot(len(k.entry.Params) + len(k.entry.Hidden))) = uint32(r.Dims)
 	}
 	if len(k.locals) > 0 {
 		return l, k.setLocals(q, &l)

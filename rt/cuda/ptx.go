@@ -20,8 +20,9 @@ import (
 //
 //   - `.entry` kernels are not `.visible`: cuModuleGetFunction finds only
 //     visible ones, so every `.entry` becomes `.visible .entry`;
-//   - `.target sm_NN, texmode_independent`: the mode is dropped (kernels
-//     that need it use images or samplers, which are refused);
+//   - `.target sm_NN, texmode_independent`: the mode is dropped, and the
+//     images and samplers, which that mode keeps apart, are rewritten for
+//     CUDA's unified mode (see ptximage.go);
 //   - kernel parameters carry `.ptr .global|.shared|.const|.local
 //     [.align N]` attributes: CUDA refuses a module in which a parameter
 //     is `.ptr .shared` (CUDA_ERROR_INVALID_IMAGE with an empty log), so
@@ -51,6 +52,10 @@ type Param struct {
 	// points to.
 	Local      bool
 	LocalAlign int
+	// Object is what an image or sampler parameter holds: a texture or
+	// surface object, or a sampler (which the kernel never reads: its
+	// state is in the texture objects of Entry.Hidden).
+	Object Object
 }
 
 // Entry describes a kernel of a rewritten module.
@@ -59,6 +64,10 @@ type Entry struct {
 	// Params are the kernel's OpenCL parameters, in order; the hidden
 	// work-dimension parameter is not among them.
 	Params []Param
+	// Hidden are the parameters the rewrite adds after Params: the
+	// texture objects and the channel codes that the kernel's image
+	// instructions read in CUDA's unified mode.
+	Hidden []Hidden
 	// WorkDim reports that the kernel reads get_work_dim(): it takes the
 	// launch's dimension count as a hidden .u32 parameter after Params.
 	WorkDim bool
@@ -68,6 +77,19 @@ type Entry struct {
 type Module struct {
 	PTX     []byte
 	Entries []Entry
+	// Refused are the kernels that the rewrite left out, each with why:
+	// the module serves its other kernels.
+	Refused []*UnsupportedError
+}
+
+// refusal returns why the kernel called name was left out, or nil.
+func (m *Module) refusal(name string) *UnsupportedError {
+	for _, e := range m.Refused {
+		if e.Kernel == name {
+			return e
+		}
+	}
+	return nil
 }
 
 // Entry returns the entry called name.
@@ -80,9 +102,10 @@ func (m *Module) Entry(name string) (*Entry, bool) {
 	return nil, false
 }
 
-// UnsupportedError is the error of PTX that the rewrite refuses: it names
-// the kernel (or function) and the construct. It wraps
-// driver.ErrBuildFailed, so that rt reports and caches it as a build error.
+// UnsupportedError is why the rewrite refuses a kernel: it names the
+// kernel and the construct. It wraps errors.ErrUnsupported and
+// driver.ErrBuildFailed, so that rt reports and caches it as a build
+// error of that kernel.
 type UnsupportedError struct {
 	Kernel    string // the kernel, or the function, that uses the construct
 	Construct string // what it uses, for example "an image parameter (.texref)"
@@ -92,8 +115,10 @@ func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("kernel %s uses %s, which dgen's CUDA backend does not run; DGEN_BACKEND=opencl runs it", e.Kernel, e.Construct)
 }
 
-// Unwrap returns driver.ErrBuildFailed.
-func (e *UnsupportedError) Unwrap() error { return driver.ErrBuildFailed }
+// Unwrap returns errors.ErrUnsupported and driver.ErrBuildFailed.
+func (e *UnsupportedError) Unwrap() []error {
+	return []error{errors.ErrUnsupported, driver.ErrBuildFailed}
+}
 
 // workDimSuffix names the hidden work-dimension parameter of a kernel.
 const workDimSuffix = "_dgen_workdim"
@@ -112,15 +137,17 @@ var (
 
 // Rewrite rewrites NVIDIA OpenCL's PTX for CUDA's driver API. It is a pure
 // function of its input, and idempotent: rewriting its output gives the
-// same module. PTX that uses images, samplers, surfaces or an unknown
-// environment register is an *UnsupportedError.
+// same module. A kernel that uses something CUDA does not run (an unknown
+// environment register, an image instruction it cannot map) is left out
+// of the PTX and listed in Module.Refused; the module serves the others.
 func Rewrite(ptx []byte) (*Module, error) {
 	ptx = bytes.TrimRight(ptx, "\x00")
-	lines := strings.Split(string(ptx), "\n")
-	r := rewriter{m: &Module{}}
-	if err := r.globals(lines); err != nil {
-		return nil, err
+	if !bytes.Contains(ptx, []byte(".version")) || !bytes.Contains(ptx, []byte(".target")) {
+		return nil, fmt.Errorf("rewrite PTX: %w: no .version or .target: not PTX", driver.ErrInvalidBinary)
 	}
+	lines := strings.Split(string(ptx), "\n")
+	r := rewriter{m: &Module{}, samplers: map[string]samplerConst{}, badFuncs: map[string]*UnsupportedError{}}
+	r.globals(lines)
 	out := make([]string, 0, len(lines)+8)
 	for i := 0; i < len(lines); i++ {
 		var err error
@@ -131,10 +158,7 @@ func Rewrite(ptx []byte) (*Module, error) {
 	if r.constParam {
 		constToGlobal(out)
 	}
-	r.m.PTX = []byte(strings.Join(r.addWorkDim(out), "\n"))
-	if !bytes.Contains(ptx, []byte(".version")) || !bytes.Contains(ptx, []byte(".target")) {
-		return nil, fmt.Errorf("rewrite PTX: %w: no .version or .target: not PTX", driver.ErrInvalidBinary)
-	}
+	r.m.PTX = []byte(strings.Join(r.addHidden(out), "\n"))
 	return r.m, nil
 }
 
@@ -143,17 +167,26 @@ type rewriter struct {
 	m       *Module
 	fn      string   // the function whose body is being read
 	entry   *Entry   // its entry, nil in a .func
-	opaque  []opaque // module-scope .texref/.samplerref/.surfref variables
+	start   int      // where the function starts in the output
+	skip    bool     // the function is refused: its lines are dropped
+	opaque  []opaque // module-scope .texref/.surfref variables
 	depth   int      // nesting of braces: inside a function body when > 0
 	headers []header // where each entry's parameters are in the output
+	// objects are the image and sampler parameters of the entry, by name.
+	objects map[string]int
+	// samplers are the module-scope sampler constants, by name.
+	samplers map[string]samplerConst
+	// badFuncs are the functions refused, by name: kernels that call one
+	// are refused too.
+	badFuncs map[string]*UnsupportedError
 	// constParam reports an entry parameter that is a __constant pointer
 	// (.ptr .const): the module's const space becomes global.
 	constParam bool
 }
 
-// opaque is a module-scope image, sampler or surface variable.
+// opaque is a module-scope image or surface variable.
 type opaque struct {
-	what string         // "sampler smp (.samplerref)"
+	what string         // "image tex (.texref)"
 	re   *regexp.Regexp // its name as a word
 }
 
@@ -165,21 +198,33 @@ type header struct {
 	decl, comment string
 }
 
-// globals collects the module-scope image, sampler and surface variables,
-// which refuse the kernels that use them.
-func (r *rewriter) globals(lines []string) error {
+// wordRe returns a regexp that matches name as a word of PTX.
+func wordRe(name string) *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^\w$])` + regexp.QuoteMeta(name) + `($|[^\w$])`)
+}
+
+// globals collects the module-scope sampler constants, which the image
+// rewrite bakes into texture objects, and the module-scope images and
+// surfaces, which refuse the kernels that use them.
+func (r *rewriter) globals(lines []string) {
 	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		if !strings.HasPrefix(t, ".global") && !strings.HasPrefix(t, ".const") {
 			continue
 		}
-		if m := opaqueRe.FindStringSubmatch(t); m != nil {
-			f := strings.Fields(strings.TrimSuffix(strings.SplitN(t, "=", 2)[0], ";"))
-			name := f[len(f)-1]
-			r.opaque = append(r.opaque, opaque{what: fmt.Sprintf("%s %s (.%s)", opaqueKind[m[1]], name, m[1]), re: regexp.MustCompile(`(^|[^\w$])` + regexp.QuoteMeta(name) + `($|[^\w$])`)})
+		m := opaqueRe.FindStringSubmatch(t)
+		if m == nil {
+			continue
 		}
+		decl, init, _ := strings.Cut(t, "=")
+		f := strings.Fields(strings.TrimSuffix(strings.TrimSpace(decl), ";"))
+		name := f[len(f)-1]
+		if m[1] == "samplerref" {
+			r.samplers[name] = parseSampler(name, init)
+			continue
+		}
+		r.opaque = append(r.opaque, opaque{what: fmt.Sprintf("%s %s (.%s)", opaqueKind[m[1]], name, m[1]), re: wordRe(name)})
 	}
-	return nil
 }
 
 var opaqueKind = map[string]string{"texref": "image", "samplerref": "sampler", "surfref": "surface"}
@@ -189,29 +234,87 @@ var opaqueKind = map[string]string{"texref": "image", "samplerref": "sampler", "
 func (r *rewriter) line(out, lines []string, i int) ([]string, int, error) {
 	l := lines[i]
 	t := strings.TrimSpace(l)
-	switch {
-	case strings.HasPrefix(t, ".target"):
-		return append(out, strings.Replace(l, ", texmode_independent", "", 1)), i, nil
-	case strings.HasPrefix(t, ".entry ") || strings.HasPrefix(t, ".visible .entry "):
-		return r.entryHeader(out, lines, i)
-	case isFuncHeader(t):
-		r.fn, r.entry = funcName(t), nil
-		return append(out, l), i, nil
+	if r.depth == 0 {
+		switch {
+		case strings.HasPrefix(t, ".target"):
+			return append(out, strings.Replace(l, ", texmode_independent", "", 1)), i, nil
+		case strings.HasPrefix(t, ".entry ") || strings.HasPrefix(t, ".visible .entry "):
+			r.skip = false
+			return r.entryHeader(out, lines, i)
+		case isFuncHeader(t):
+			r.fn, r.entry, r.objects, r.start, r.skip = funcName(t), nil, nil, len(out), false
+			return append(out, l), i, nil
+		case opaqueRe.MatchString(t) && (strings.HasPrefix(t, ".global") || strings.HasPrefix(t, ".const")):
+			return out, i, nil // baked into texture objects, or refused where used
+		}
 	}
 	inBody := r.depth > 0
 	r.depth += strings.Count(l, "{") - strings.Count(l, "}")
-	if inBody {
-		for _, g := range r.opaque {
-			if g.re.MatchString(l) {
-				return nil, i, &UnsupportedError{Kernel: r.fn, Construct: "the program-scope " + g.what}
+	if r.skip || !inBody {
+		if !r.skip {
+			out = append(out, l)
+			if r.depth > 0 && r.entry != nil && len(r.objects) > 0 && t == "{" {
+				out = append(out, objReg)
 			}
 		}
+		return out, i, nil
+	}
+	nl, err := r.body(l, t)
+	if err != nil {
+		var ue *UnsupportedError
+		if !errors.As(err, &ue) {
+			return nil, i, err
+		}
+		return r.refuse(out, ue), i, nil
+	}
+	return append(out, nl...), i, nil
+}
+
+// body rewrites a line of a function body.
+func (r *rewriter) body(l, t string) ([]string, error) {
+	if t == strings.TrimSpace(objReg) {
+		return nil, nil // added again after the brace
+	}
+	for _, g := range r.opaque {
+		if g.re.MatchString(l) {
+			return nil, &UnsupportedError{Kernel: r.fn, Construct: "the program-scope " + g.what}
+		}
+	}
+	if m := callRe.FindStringSubmatch(l); m != nil {
+		if bad := r.badFuncs[m[1]]; bad != nil {
+			return nil, &UnsupportedError{Kernel: r.fn, Construct: fmt.Sprintf("the function %s, which uses %s", m[1], bad.Construct)}
+		}
+	}
+	nl := []string{l}
+	if imageOpRe.MatchString(l) {
+		var err error
+		if nl, err = r.image(l); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.leftObjects(nl); err != nil {
+		return nil, err
 	}
 	if !strings.Contains(l, "%envreg") {
-		return append(out, l), i, nil
+		return nl, nil
 	}
-	nl, err := r.envreg(l)
-	return append(out, nl), i, err
+	s, err := r.envreg(l)
+	return []string{s}, err
+}
+
+// refuse drops the function being read from out and records why: a
+// kernel in Module.Refused, a function in badFuncs.
+func (r *rewriter) refuse(out []string, e *UnsupportedError) []string {
+	r.skip = true
+	if r.entry == nil {
+		r.badFuncs[r.fn] = e
+		return out[:r.start]
+	}
+	k := len(r.m.Entries) - 1
+	at := r.headers[k].at
+	r.m.Entries, r.headers, r.entry = r.m.Entries[:k], r.headers[:k], nil
+	r.m.Refused = append(r.m.Refused, e)
+	return out[:at]
 }
 
 func isFuncHeader(t string) bool {
@@ -273,7 +376,7 @@ func (r *rewriter) entryHeader(out, lines []string, i int) ([]string, int, error
 	if j := strings.IndexAny(name, "( "); j >= 0 {
 		name = name[:j]
 	}
-	r.fn = name
+	r.fn, r.objects = name, nil
 	r.m.Entries = append(r.m.Entries, Entry{Name: name})
 	r.entry = &r.m.Entries[len(r.m.Entries)-1]
 	h := header{at: len(out), last: -1}
@@ -291,8 +394,14 @@ func (r *rewriter) entryHeader(out, lines []string, i int) ([]string, int, error
 			return nil, i, err
 		}
 		if hidden {
-			r.entry.WorkDim = true
 			continue
+		}
+		if p.Object != 0 {
+			if r.objects == nil {
+				r.objects = map[string]int{}
+			}
+			f := strings.Fields(decl)
+			r.objects[f[len(f)-1]] = len(r.entry.Params)
 		}
 		r.entry.Params = append(r.entry.Params, p)
 		h.last, h.decl, h.comment = len(out), decl, comment
@@ -305,45 +414,68 @@ func (r *rewriter) entryHeader(out, lines []string, i int) ([]string, int, error
 		out[h.last] = "\t.param " + h.decl + h.comment
 	}
 	r.headers = append(r.headers, h)
-	return append(out, lines[i]), i, nil
+	out = append(out, lines[i])
+	if len(r.objects) > 0 && usesBuffer1D(lines, i) {
+		out = r.refuse(out, errBuffer1D(name).(*UnsupportedError))
+	}
+	return out, i, nil
 }
 
-// addWorkDim adds the hidden work-dimension parameter to the parameter
-// list of every entry that reads it; the bodies, rewritten after the
-// headers, tell which.
-func (r *rewriter) addWorkDim(out []string) []string {
+// addHidden adds the hidden parameters to the parameter list of every
+// entry: the texture objects and channel codes its image instructions
+// read, then the work dimension if it reads it. The bodies, rewritten
+// after the headers, tell which.
+func (r *rewriter) addHidden(out []string) []string {
 	for k := len(r.headers) - 1; k >= 0; k-- {
 		e, h := &r.m.Entries[k], r.headers[k]
-		if !e.WorkDim {
+		var hidden []string
+		for j, hp := range e.Hidden {
+			hidden = append(hidden, hp.decl(e.Name, j))
+		}
+		if e.WorkDim {
+			hidden = append(hidden, ".u32 "+e.Name+workDimSuffix)
+		}
+		if len(hidden) == 0 {
 			continue
 		}
-		hidden := "\t.param .u32 " + e.Name + workDimSuffix
+		for j := range hidden {
+			decl, comment, _ := strings.Cut(hidden[j], " //")
+			if comment != "" {
+				comment = " //" + comment
+			}
+			comma := ","
+			if j == len(hidden)-1 {
+				comma = ""
+			}
+			hidden[j] = "\t.param " + decl + comma + comment
+		}
 		if h.last < 0 {
 			if head := strings.TrimSpace(out[h.at]); strings.HasSuffix(head, ")") { // ".entry name()": open the list
 				out[h.at] = strings.TrimSuffix(head, ")")
-				out = slices.Insert(out, h.at+1, hidden, ")")
+				out = slices.Insert(out, h.at+1, append(hidden, ")")...)
 			} else {
-				out = slices.Insert(out, h.at+1, hidden)
+				out = slices.Insert(out, h.at+1, hidden...)
 			}
 			continue
 		}
 		out[h.last] = "\t.param " + h.decl + "," + h.comment
-		out = slices.Insert(out, h.last+1, hidden)
+		out = slices.Insert(out, h.last+1, hidden...)
 	}
 	return out
 }
 
 // param parses a parameter line of an entry: it returns the parameter,
 // its declaration without the .ptr attributes and those attributes as a
-// comment; hidden reports dgen's work-dimension parameter.
+// comment; hidden reports a parameter that the rewrite adds (one read
+// from rewritten PTX, recorded in the entry to be added again).
 func (r *rewriter) param(l string) (p Param, decl, comment string, hidden bool, err error) {
 	m := paramRe.FindStringSubmatch(l)
 	if m == nil {
 		return p, "", "", false, fmt.Errorf("rewrite PTX: %w: kernel %s: cannot read the parameter %q", driver.ErrInvalidBinary, r.fn, strings.TrimSpace(l))
 	}
 	decl = m[1]
-	if op := opaqueRe.FindStringSubmatch(decl); op != nil {
-		return p, "", "", false, &UnsupportedError{Kernel: r.fn, Construct: fmt.Sprintf("an %s parameter (.%s)", opaqueKind[op[1]], op[1])}
+	if op := opaqueRe.FindStringSubmatch(decl + " " + m[3]); op != nil {
+		return objectParam(op[1], decl)
 	}
 	attrs := ptrAttrRe.FindStringSubmatch(decl)
 	if attrs == nil {
@@ -354,8 +486,15 @@ func (r *rewriter) param(l string) (p Param, decl, comment string, hidden bool, 
 	if len(fields) == 0 {
 		return p, "", "", false, fmt.Errorf("rewrite PTX: %w: kernel %s: empty parameter", driver.ErrInvalidBinary, r.fn)
 	}
-	if strings.HasSuffix(fields[len(fields)-1], workDimSuffix) {
+	name := fields[len(fields)-1]
+	if strings.HasSuffix(name, workDimSuffix) {
+		r.entry.WorkDim = true
 		return p, "", "", true, nil
+	}
+	if strings.Contains(name, hiddenInfix) {
+		hp, err := parseHidden(r.fn, m[3])
+		r.entry.Hidden = append(r.entry.Hidden, hp)
+		return p, "", "", true, err
 	}
 	if p.Size, p.Align, err = paramSize(fields); err != nil {
 		return p, "", "", false, fmt.Errorf("rewrite PTX: %w: kernel %s: %v", driver.ErrInvalidBinary, r.fn, err)

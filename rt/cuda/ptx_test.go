@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,40 +255,65 @@ func TestRewrite(t *testing.T) {
 	}
 }
 
+// TestRewriteRefuses checks that a kernel that uses what CUDA does not
+// run is left out with an error that names it, and that the module keeps
+// its other kernels.
 func TestRewriteRefuses(t *testing.T) {
+	const sibling = `.entry ok(
+	.param .u64 .ptr .global .align 4 ok_param_0
+)
+{
+	ret;
+}
+`
 	tests := []struct {
 		name, in       string
 		kernel, substr string
 	}{{
-		name: "image parameter",
-		in: ptxHead + `.entry img(
-	.param .texref img_param_0,
-	.param .samplerref img_param_1,
-	.param .u64 .ptr .global .align 16 img_param_2
-)
-{
-	ret;
-}
-`,
-		kernel: "img", substr: "image parameter (.texref)",
-	}, {
-		name: "program-scope sampler",
-		in: ptxHead + `.global .samplerref smp = { addr_mode_0 = clamp_to_border, filter_mode = nearest, force_unnormalized_coords = 1 };
-.entry other(
-	.param .u64 .ptr .global .align 16 other_param_0
-)
-{
-	ret;
-}
+		name: "program-scope image",
+		in: ptxHead + `.global .texref tex;
 .entry img2(
 	.param .u64 .ptr .global .align 16 img2_param_1
 )
 {
-	tex.2d.v4.f32.s32 	{%f1, %f2, %f3, %f4}, [img2_param_0, smp, {%r1, %r1}];
+	tex.2d.v4.f32.s32 	{%f1, %f2, %f3, %f4}, [tex, smp, {%r1, %r1}];
 	ret;
 }
 `,
-		kernel: "img2", substr: "sampler smp (.samplerref)",
+		kernel: "img2", substr: "image tex (.texref)",
+	}, {
+		name: "sampler query",
+		in: ptxHead + `.entry sq(
+	.param .samplerref sq_param_0
+)
+{
+	txq.filter_mode.b32 	%r1, [sq_param_0];
+	ret;
+}
+`,
+		kernel: "sq", substr: "not a read-only image",
+	}, {
+		name: "image used as a value",
+		in: ptxHead + `.entry iv(
+	.param .surfref iv_param_0
+)
+{
+	ld.param.u64 	%rd1, [iv_param_0];
+	ret;
+}
+`,
+		kernel: "iv", substr: "image parameter 0 other than in an image instruction",
+	}, {
+		name: "image1d_buffer_t",
+		in: ptxHead + `.entry b1(
+	.param .surfref b1_param_0
+)
+{
+	sust.p.1d_buffer.v4.b32.trap 	[b1_param_0, {%r1}], {%r8, %r9, %r10, %r11};
+	ret;
+}
+`,
+		kernel: "b1", substr: "image1d_buffer_t",
 	}, {
 		name: "unknown environment register",
 		in: ptxHead + `.entry k(
@@ -311,22 +337,7 @@ func TestRewriteRefuses(t *testing.T) {
 `,
 		kernel: "k", substr: "%envreg9",
 	}, {
-		name: "work dimension in a weak function",
-		in: ptxHead + `.entry k(
-	.param .u64 .ptr .global .align 4 k_param_0
-)
-{
-	ret;
-}
-.weak .func  (.param .b32 func_retval0) dim()
-{
-	mov.b32 	%r1, %envreg9;
-	ret;
-}
-`,
-		kernel: "dim", substr: "get_work_dim",
-	}, {
-		name: "work dimension in a function",
+		name: "work dimension in a called function",
 		in: ptxHead + `.func  (.param .b32 func_retval0) helper(
 	.param .b64 helper_param_0
 )
@@ -334,21 +345,37 @@ func TestRewriteRefuses(t *testing.T) {
 	mov.b32 	%r1, %envreg9;
 	ret;
 }
+.entry k(
+	.param .u64 .ptr .global .align 4 k_param_0
+)
+{
+	call.uni (retval0), helper, (param0);
+	ret;
+}
 `,
-		kernel: "helper", substr: "get_work_dim",
+		kernel: "k", substr: "the function helper, which uses get_work_dim",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Rewrite([]byte(tt.in))
-			var ue *UnsupportedError
-			if !errors.As(err, &ue) {
-				t.Fatalf("err = %v, want an *UnsupportedError", err)
+			m, err := Rewrite([]byte(tt.in + sibling))
+			if err != nil {
+				t.Fatal(err)
 			}
-			if ue.Kernel != tt.kernel || !strings.Contains(err.Error(), tt.substr) || !strings.Contains(err.Error(), "DGEN_BACKEND=opencl") {
+			if len(m.Refused) != 1 {
+				t.Fatalf("refused %v, want kernel %s", m.Refused, tt.kernel)
+			}
+			err = m.Refused[0]
+			if ue := m.Refused[0]; ue.Kernel != tt.kernel || !strings.Contains(err.Error(), tt.substr) || !strings.Contains(err.Error(), "DGEN_BACKEND=opencl") {
 				t.Errorf("err = %v (kernel %q), want kernel %q and %q", err, ue.Kernel, tt.kernel, tt.substr)
 			}
-			if !errors.Is(err, driver.ErrBuildFailed) {
-				t.Errorf("err = %v, does not wrap ErrBuildFailed", err)
+			if !errors.Is(err, driver.ErrBuildFailed) || !errors.Is(err, errors.ErrUnsupported) {
+				t.Errorf("err = %v, does not wrap ErrBuildFailed and ErrUnsupported", err)
+			}
+			if _, ok := m.Entry("ok"); !ok || len(m.Entries) != 1 {
+				t.Errorf("entries %+v, want the sibling ok alone", m.Entries)
+			}
+			if s := string(m.PTX); strings.Contains(s, "entry "+tt.kernel+"(") || !strings.Contains(s, ".visible .entry ok(") || strings.Contains(s, ".texref") {
+				t.Errorf("rewritten PTX keeps the refused kernel or lacks the sibling:\n%s", s)
 			}
 		})
 	}
@@ -380,5 +407,82 @@ func TestRewriteTestdataWorkDim(t *testing.T) {
 	}
 	if e, ok := m.Entry("offsets"); !ok || e.WorkDim {
 		t.Errorf("offsets entry = %+v", e)
+	}
+}
+
+// TestRewriteImages checks the image rewrite on real PTX of NVIDIA's
+// OpenCL: each kernel's objects and hidden parameters, and the unified-mode
+// instructions that replace the independent mode's.
+func TestRewriteImages(t *testing.T) {
+	tex, smp, surf := Param{Size: 8, Align: 8, Object: ObjTexture}, Param{Size: 8, Align: 8, Object: ObjSampler}, Param{Size: 8, Align: 8, Object: ObjSurface}
+	ptr := Param{Size: 8, Align: 8}
+	pair := func(img, s int) Hidden { return Hidden{Kind: HiddenTexture, Image: img, Sampler: s} }
+	baked := func(img int, norm bool, addr, filter string) Hidden {
+		return Hidden{Kind: HiddenTexture, Image: img, Sampler: -1, Const: driver.SamplerDesc{Normalized: norm, Address: addr, Filter: filter}}
+	}
+	order := func(img int) Hidden { return Hidden{Kind: HiddenOrder, Image: img, Sampler: -1} }
+	typ := func(img int) Hidden { return Hidden{Kind: HiddenType, Image: img, Sampler: -1} }
+	layers := func(img int) Hidden { return Hidden{Kind: HiddenLayers, Image: img, Sampler: -1} }
+	tests := []struct {
+		file, kernel string
+		params       []Param
+		hidden       []Hidden
+		want         []string
+	}{
+		{"images.cl.ptx", "rd_f", []Param{tex, smp, ptr}, []Hidden{pair(0, 1), order(0)}, []string{
+			"\tld.param.u64 \t%dgen_obj, [rd_f_dgen_h0];\n\tcvt.rn.f32.s32 \t%dgen_c0, %r6;\n\tcvt.rn.f32.s32 \t%dgen_c1, %r12;\n" +
+				"\ttex.2d.v4.f32.f32 \t{%f1, %f2, %f3, %f4}, [%dgen_obj, {%dgen_c0, %dgen_c1}];\n" +
+				"\tld.param.u32 \t%dgen_a, [rd_f_dgen_h1];\n\tsetp.eq.u32 \t%dgen_p, %dgen_a, 4277;\n\tselp.b32 \t%f4, %f4, 0x3F800000, %dgen_p;",
+			"txq.width.b32 \t%r13, [%dgen_obj];", ".param .u64 rd_f_dgen_h0, // dgen texture 0 1\n"}},
+		{"images.cl.ptx", "rd_ui", []Param{tex, smp, ptr}, []Hidden{pair(0, 1), order(0)}, []string{"tex.2d.v4.s32.f32", "selp.b32 \t%r10, %r10, 1, %dgen_p;"}},
+		{"images.cl.ptx", "rd_cl", []Param{tex, ptr}, []Hidden{baked(0, true, "repeat", "linear"), order(0)}, []string{"// dgen texture 0 const true repeat linear"}},
+		{"images.cl.ptx", "rd_i", []Param{tex, ptr}, []Hidden{baked(0, false, "clamp", "nearest"), order(0)}, nil},
+		{"images.cl.ptx", "k_s_false_none_nearest", []Param{tex, ptr}, []Hidden{baked(0, false, "clamp_to_edge", "nearest"), order(0)}, nil},
+		{"images.cl.ptx", "k_s_true_mirrored_repeat_linear", []Param{tex, ptr}, []Hidden{baked(0, true, "mirrored_repeat", "linear"), order(0)}, nil},
+		{"images.cl.ptx", "two", []Param{tex, tex, smp, smp, ptr}, []Hidden{pair(0, 2), order(0), pair(1, 2), order(1), pair(0, 3), baked(1, false, "clamp", "nearest")}, nil},
+		{"images.cl.ptx", "q", []Param{tex, surf, ptr}, []Hidden{typ(0), order(0), order(1)}, []string{"txq.width.b32 \t%r1, [%dgen_obj];", "ld.param.u32 \t%r4, [q_dgen_h0];", "suq.width.b32 \t%r6, [%dgen_obj];"}},
+		{"images.cl.ptx", "r2a", []Param{tex, smp, ptr}, []Hidden{pair(0, 1), order(0), layers(0)}, []string{"tex.a2d.v4.f32.f32", "{%r7, %dgen_c1, %dgen_c2, %dgen_c3}]", "ld.param.u32 \t%r8, [r2a_dgen_h2];"}},
+		{"images.cl.ptx", "w3", []Param{surf, {Size: 16, Align: 16}}, []Hidden{order(0)}, []string{"sust.p.3d.v4.b32.trap \t[%dgen_obj, {"}},
+		{"examples_imaging_Imaging.cl.ptx", "eaw_step", []Param{tex, surf, surf, {Size: 4, Align: 4}, {Size: 4, Align: 4}},
+			[]Hidden{baked(0, false, "clamp_to_edge", "nearest"), order(0), order(1), order(2)}, nil},
+		{"examples_imaging_RW.cl.ptx", "brighten", []Param{surf}, []Hidden{typ(0), order(0)}, []string{"suld.b.2d.b32.trap {%r20}, [%dgen_obj, {%r19, %r2}];"}},
+	}
+	mods := map[string]*Module{}
+	for _, tt := range tests {
+		t.Run(tt.kernel, func(t *testing.T) {
+			m := mods[tt.file]
+			if m == nil {
+				b, err := os.ReadFile("testdata/" + tt.file)
+				if errors.Is(err, os.ErrNotExist) {
+					t.Skip("no testdata")
+				}
+				if m, err = Rewrite(b); err != nil {
+					t.Fatal(err)
+				}
+				mods[tt.file] = m
+			}
+			e, ok := m.Entry(tt.kernel)
+			if !ok {
+				t.Fatalf("no entry %s (refused: %v)", tt.kernel, m.Refused)
+			}
+			if !slices.Equal(e.Params, tt.params) || !slices.Equal(e.Hidden, tt.hidden) {
+				t.Errorf("params %+v hidden %+v,\nwant %+v %+v", e.Params, e.Hidden, tt.params, tt.hidden)
+			}
+			s := string(m.PTX)
+			for _, w := range tt.want {
+				if !strings.Contains(s, w) {
+					t.Errorf("rewritten PTX lacks %q", w)
+				}
+			}
+			for _, bad := range []string{".texref", ".samplerref", ".surfref", "texmode_independent"} {
+				if code := strings.Split(s, "//"); strings.Contains(strings.Join(code, "\n//"), "\t.param "+bad) {
+					t.Errorf("rewritten PTX keeps %s", bad)
+				}
+			}
+		})
+	}
+	m := mods["images.cl.ptx"]
+	if m != nil && (len(m.Refused) != 1 || m.Refused[0].Kernel != "w1b" || m.Refused[0].Construct != "an image1d_buffer_t") {
+		t.Errorf("refused %v, want w1b (an image1d_buffer_t written through a pointer)", m.Refused)
 	}
 }

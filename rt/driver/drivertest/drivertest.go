@@ -202,6 +202,7 @@ func Run(t *testing.T, b driver.Backend, devs []driver.DeviceInfo) {
 		{"NoKernel", testNoKernel},
 		{"WorkGroupInfo", testWorkGroupInfo},
 		{"LaunchArgs", testLaunchArgs},
+		{"Images", testImages},
 	}
 	e := open(t, b, devs, false)
 	for _, tt := range tests {
