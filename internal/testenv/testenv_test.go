@@ -3,10 +3,14 @@ package testenv_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/dgen-go/dgen/internal/devsel"
 	"github.com/dgen-go/dgen/internal/testenv"
+	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
 // TestSkipWithoutDevice runs SkipWithoutDevice in a subtest per error and
@@ -37,5 +41,21 @@ func TestSkipWithoutDevice(t *testing.T) {
 				t.Errorf("skipped = %v, want %v", skipped, tt.skip)
 			}
 		})
+	}
+}
+
+// TestRequireDeviceWithoutDevice runs RequireDevice in a child process
+// whose OpenCL ICD loader finds no driver (OCL_ICD_VENDORS names an empty
+// directory): the child's test must skip, saying what to install.
+func TestRequireDeviceWithoutDevice(t *testing.T) {
+	if os.Getenv("DGEN_TESTENV_CHILD") == "1" {
+		testenv.RequireDevice(t)
+		t.Fatal("RequireDevice did not skip on a machine without an OpenCL device")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRequireDeviceWithoutDevice$", "-test.v")
+	cmd.Env = append(os.Environ(), "DGEN_TESTENV_CHILD=1", "OCL_ICD_VENDORS="+t.TempDir(), "DGEN_DEVICE=", "DGEN_BACKEND=opencl")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- SKIP: TestRequireDeviceWithoutDevice") || !strings.Contains(string(out), "apt-get install pocl-opencl-icd") {
+		t.Fatalf("child without a device: %v\n%s", err, out)
 	}
 }
