@@ -1,27 +1,35 @@
 # dgen: the two commands are `make demo` and `make test`. Both install what
-# is missing first (as root on Debian/Ubuntu; see scripts/deps.sh).
+# is missing first (as root on Debian/Ubuntu; see scripts/deps.sh); deps is
+# the only target that installs anything, and go test never runs it.
 
 GO      ?= go
 BENCH   ?= .
 BUNDLE  ?= gpu-bundle
 
-.PHONY: all deps demo test vet cross check-generated generate bench bench-go bench-stencil bench-table gpu-bundle rawcl clean
+.PHONY: all deps demo run-demo test vet cross check-generated generate bench bench-go bench-stencil bench-table gpu-bundle rawcl clean
 
 all: test
 
 deps:
 	@sh scripts/deps.sh
 
-## demo: run the examples on the device DGEN_DEVICE selects (default: a GPU,
-## else PoCL). It builds them first, saying so: a first run compiles dgen's
-## runtime with cgo (a minute or two), go build -v naming each package as it
-## goes, and then each program's kernels (seconds each on PoCL; cached after).
+## demo: install what is missing (deps), then run-demo.
+## run-demo: run the examples on the device DGEN_DEVICE selects (default: a
+## GPU, else PoCL), installing nothing. It builds them first, saying so: a
+## first run compiles dgen's runtime with cgo (a minute or two), go build -v
+## naming each package as it goes, and then each program's kernels (seconds
+## each on PoCL; cached after).
 DEMO_BIN ?= bin/demo
 demo: deps
+	@$(MAKE) --no-print-directory run-demo
+
+run-demo:
 	@echo "demo: building the examples into $(DEMO_BIN)/ (a first run compiles dgen's runtime with cgo: a minute or two; each package is named as it compiles)"
-	@mkdir -p $(DEMO_BIN) && $(GO) build -v -o $(DEMO_BIN)/ ./examples/quickstart ./examples/devglobal ./examples/imaging ./examples/stencil
-	@echo "demo: quickstart: saxpy, verified against Go (a first run compiles the kernel for the device)"
+	@mkdir -p $(DEMO_BIN) && $(GO) build -v -o $(DEMO_BIN)/ ./examples/quickstart ./examples/rawquickstart ./examples/devglobal ./examples/imaging ./examples/stencil
+	@echo "demo: quickstart: saxpy declared with //dgen: directives (go generate wrote its launch code), verified against Go (a first run compiles the kernel for the device)"
 	@$(DEMO_BIN)/quickstart
+	@echo "demo: rawquickstart: the same saxpy built from source at run time through rt/raw, arguments set by hand"
+	@$(DEMO_BIN)/rawquickstart
 	@echo "demo: devglobal: every kind of device global (a first run compiles its programs)"
 	@$(DEMO_BIN)/devglobal
 	@echo "demo: imaging: a blur, Sobel and wavelet pipeline on images and on buffers, every pixel checked against Go"
@@ -100,7 +108,7 @@ gpu-bundle: deps
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-inproc.sh scripts/gpu-multi.sh $(BUNDLE)/
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 	cp examples/stencil/hotspot.cl $(BUNDLE)/

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/codegen"
@@ -43,6 +44,7 @@ func openCPUConfig(t testing.TB, cfg rt.Config) *rt.Context {
 	}
 	ctx, err := rt.OpenConfig(cfg)
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open PoCL context: %v", err)
 	}
 	t.Cleanup(func() { ctx.Close() })

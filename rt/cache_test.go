@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -27,6 +28,7 @@ import (
 // TestMain points the persistent cache at a temporary directory, so that
 // no test of this package writes to the user's cache directory.
 func TestMain(m *testing.M) {
+	testenv.SkipExamplesWithoutDevice()
 	if os.Getenv("DGEN_CACHE_DIR") == "" {
 		dir, err := os.MkdirTemp("", "dgen-rt-test-")
 		if err != nil {
@@ -464,6 +466,7 @@ func TestCacheChild(t *testing.T) {
 
 func runChild(t *testing.T, dir, src string) childStats {
 	t.Helper()
+	testenv.RequireDevice(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCacheChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "DGEN_CACHE_DIR="+dir, "DGEN_CACHETEST_SOURCE="+src, "DGEN_DEVICE=cpu")
 	b, err := cmd.CombinedOutput()
@@ -543,6 +546,7 @@ func openCacheUnclosed(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
 	}
 	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open context: %v", err)
 	}
 	return ctx

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	_ "github.com/dgen-go/dgen/rt/fleetcache" // the remote tier is opt-in
@@ -50,6 +51,7 @@ func TestRemoteTier(t *testing.T) {
 				}
 				ctx, err := rt.OpenConfig(rt.Config{Device: sel, Cache: &cc, Tracer: tr})
 				if err != nil {
+					testenv.SkipWithoutDevice(t, err)
 					t.Fatal(err)
 				}
 				return ctx, rec, &warn

@@ -436,11 +436,11 @@ func testMultiReuse(t *testing.T, cfg rt.Config) {
 	}
 	switch {
 	case running == 0 && movesOnHost(q1.Device()):
-		// bench/multiprobe: on two H200s, clEnqueueNDRangeKernel on GPU 1
-		// over a buffer that a running kernel on GPU 0 uses returns when
-		// that kernel has completed (37 ms), and so does
-		// clEnqueueMigrateMemObjects; a marker that waits across the GPUs
-		// does not block.
+		// A raw C probe (bench/multiprobe, in git history): on two H200s,
+		// clEnqueueNDRangeKernel on GPU 1 over a buffer that a running
+		// kernel on GPU 0 uses returns when that kernel has completed
+		// (37 ms), and so does clEnqueueMigrateMemObjects; a marker that
+		// waits across the GPUs does not block.
 		t.Logf("device 0's kernel had completed when device 1's kernel over the reused block was enqueued in all %d trials: NVIDIA's OpenCL moves a buffer between GPUs from the host", trials)
 	case running == 0:
 		t.Errorf("device 0's kernel had completed when the reuse returned in all %d trials: the reuse waited on the host, or the kernel is too short", trials)
@@ -743,7 +743,8 @@ func safeCall(c mdCall, ctx *rt.Context, qs []*rt.Queue, d int, seen *uint32) (e
 
 // movesOnHost reports whether dev's driver moves a buffer from one device
 // of a context to another synchronously from the host: NVIDIA's OpenCL
-// (platform "NVIDIA CUDA"), found with bench/multiprobe.
+// (platform "NVIDIA CUDA"), found with a raw C probe (bench/multiprobe,
+// in git history).
 func movesOnHost(dev *rt.Device) bool {
 	return dev.Platform == "NVIDIA CUDA"
 }

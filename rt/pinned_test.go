@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
@@ -235,6 +236,7 @@ func (q unmapHookQueue) UnmapBuffer(b driver.Buffer, p unsafe.Pointer) error {
 func TestPinnedAfterClose(t *testing.T) {
 	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	p, err := rt.NewPinned[float64](ctx.Queue(), 10)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -29,6 +30,7 @@ func openCPU(t testing.TB) *rt.Context {
 	}
 	ctx, err := rt.OpenConfig(rt.Config{Backend: os.Getenv("DGEN_BACKEND"), Device: sel, Profiling: true})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open context on %q (apt-get install pocl-opencl-icd): %v", sel, err)
 	}
 	t.Cleanup(func() {
@@ -329,6 +331,7 @@ func TestErrors(t *testing.T) {
 // child process with it set.
 func TestTwoDevices(t *testing.T) {
 	if os.Getenv("DGEN_TEST_TWO_DEVICES") == "" {
+		testenv.RequireDevice(t)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestTwoDevices$", "-test.v")
 		cmd.Env = append(os.Environ(), "DGEN_TEST_TWO_DEVICES=1", "POCL_DEVICES=pthread pthread")
 		out, err := cmd.CombinedOutput()
@@ -352,6 +355,7 @@ func TestTwoDevices(t *testing.T) {
 	}
 	ctx, err := rt.OpenConfig(rt.Config{Device: sel})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	defer ctx.Close()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/raw"
 )
@@ -52,6 +53,7 @@ func benchContextFor(b *testing.B, spec string) *rt.Context {
 	cfg.Trace = spec
 	ctx, err := rt.OpenConfig(cfg)
 	if err != nil {
+		testenv.SkipWithoutDevice(b, err)
 		b.Fatal(err)
 	}
 	tracedContexts[spec] = ctx
@@ -201,6 +203,7 @@ func TestTraceHostAllocs(t *testing.T) {
 	}
 	ctx, err := rt.OpenConfig(rt.Config{Device: testDevice(), Trace: "perfetto:" + os.DevNull})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	defer ctx.Close()

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/raw"
 	"github.com/dgen-go/dgen/rt/trace"
@@ -63,6 +64,7 @@ func openTraced(t testing.TB) (*rt.Context, *trace.Recorder) {
 	sel := testDevice()
 	ctx, err := rt.OpenConfig(rt.Config{Backend: os.Getenv("DGEN_BACKEND"), Device: sel, Tracer: tr})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open traced context on %q: %v", sel, err)
 	}
 	t.Cleanup(func() {
@@ -406,6 +408,7 @@ func testTraceEnv(t *testing.T, device string, profiling bool, devSlices int) {
 	}
 	ctx, err := rt.OpenConfig(cfg)
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	if ctx.Queue().Profiling() != profiling {
@@ -697,6 +700,7 @@ func TestTraceSurvivesExit(t *testing.T) {
 		traceChild(t, mode)
 		return
 	}
+	testenv.RequireDevice(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -826,6 +830,7 @@ const childCommands = 10
 func traceChild(t *testing.T, mode string) {
 	ctx, err := rt.Open()
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	q, buf, k := addOneSetup(t, ctx)
@@ -854,6 +859,7 @@ func TestTraceRanges(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "trace.json")
 	ctx, err := rt.OpenConfig(rt.Config{Device: testDevice(), Trace: "perfetto:" + file})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	q, buf, k := addOneSetup(t, ctx)

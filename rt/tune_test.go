@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/diskcache"
@@ -82,6 +83,7 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer) (*rt.Context
 	}
 	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true, Cache: &cc, Tracer: tr})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ctx.Close() })

@@ -11,7 +11,7 @@
 #	ROUNDS=15 sh bench-ab.sh old new
 #
 # Each figure here comes from a process of its own, and on NVIDIA's drivers
-# a process runs fast or slow as a whole (docs/BENCHMARKS.md, sixth pass):
+# a process runs fast or slow as a whole (docs/BENCHMARKS.md, "Reading it"):
 # ratios to rawcu and rawcl vary more between hosts and runs than rt's
 # overhead. bench-inproc.sh times rt against C in one process; use it for
 # the ratios, and this script for old against new.

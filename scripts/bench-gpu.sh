@@ -20,8 +20,8 @@
 # round under ~25 s on an H100.
 #
 # Each figure comes from a process of its own, and on NVIDIA's drivers a
-# process runs fast or slow as a whole (docs/BENCHMARKS.md, issues 19 and
-# 26, sixth pass): its ratios can be off by more than rt's overhead.
+# process runs fast or slow as a whole (docs/BENCHMARKS.md, "Reading it"):
+# its ratios can be off by more than rt's overhead.
 # bench-inproc.sh times rt against the same C loops in one process.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

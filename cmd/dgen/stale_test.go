@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dgen-go/dgen/internal/testenv"
 )
 
 // staleProgram is a package that launches a kernel and prints what it
@@ -61,6 +63,7 @@ func TestStaleSourceEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
 	}
+	testenv.RequireDevice(t)
 	tests := []struct {
 		name         string
 		files        map[string]string

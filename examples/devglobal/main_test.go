@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -14,6 +15,7 @@ import (
 func TestRun(t *testing.T) {
 	res, err := run(t.Logf)
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	if res["counter"] != uint32(64*1+64*6) {
@@ -35,6 +37,7 @@ func TestTraceCallSite(t *testing.T) {
 	tr.Subscribe(&rec)
 	ctx, err := rt.OpenConfig(rt.Config{Tracer: tr})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	defer ctx.Close()

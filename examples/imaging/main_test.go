@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	rtstats "github.com/dgen-go/dgen/rt/stats"
 )
@@ -26,6 +27,7 @@ func TestRun(t *testing.T) {
 	o.out = t.TempDir()
 	res, err := run(o, t.Logf)
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	if st := res["cache"].(rtstats.Cache); st.Builds != 2 || st.DiskHits != 0 {
@@ -39,6 +41,7 @@ func TestRun(t *testing.T) {
 	o.frames, o.out = 2, ""
 	res, err = run(o, t.Logf)
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	if st := res["cache"].(rtstats.Cache); st.Builds != 0 || st.DiskHits != 2 {
@@ -66,6 +69,7 @@ func TestReadWriteImage(t *testing.T) {
 	skipWithoutImages(t)
 	ctx, err := rt.Open()
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	defer ctx.Close()
@@ -114,6 +118,7 @@ func TestWriteOnlyToRead(t *testing.T) {
 	skipWithoutImages(t)
 	ctx, err := rt.Open()
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	defer ctx.Close()
@@ -147,6 +152,7 @@ func TestWrongKind(t *testing.T) {
 	skipWithoutImages(t)
 	ctx, err := rt.Open()
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	defer ctx.Close()

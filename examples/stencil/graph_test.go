@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 )
 
@@ -66,6 +67,7 @@ func TestGraphJSON(t *testing.T) {
 		main()
 		os.Exit(0)
 	}
+	testenv.RequireDevice(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestGraphJSON$")
 	cmd.Env = append(os.Environ(), "DGEN_STENCIL_CHILD=1", "DGEN_DEVICE=cpu", "DGEN_BACKEND=auto")
 	out, err := cmd.Output()

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/stats"
 )
@@ -14,6 +15,7 @@ func openCPU(t *testing.T) *rt.Context {
 	t.Helper()
 	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open PoCL context: %v", err)
 	}
 	t.Cleanup(func() { ctx.Close() })

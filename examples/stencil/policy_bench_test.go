@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 )
 
@@ -22,6 +23,7 @@ func BenchmarkPolicy(b *testing.B) {
 			b.Run(mode+"/"+policy, func(b *testing.B) {
 				ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", AllocPolicy: policy})
 				if err != nil {
+					testenv.SkipWithoutDevice(b, err)
 					b.Fatal(err)
 				}
 				defer ctx.Close()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 )
 
@@ -108,6 +109,7 @@ func openTracedSim(b *testing.B, opts string, power []float32, n int) (*Sim, fun
 	}
 	ctx, err := rt.OpenConfig(cfg)
 	if err != nil {
+		testenv.SkipWithoutDevice(b, err)
 		b.Fatal(err)
 	}
 	sim, err := NewSim(ctx, power, n, n)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 )
 
@@ -17,6 +18,7 @@ func TestTable(t *testing.T) {
 	var out, js bytes.Buffer
 	o := Options{Reps: 2, Programs: []string{"bfs"}, Modes: Modes(), Seed: 7}
 	if err := Table(&out, &js, o); err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	t.Log("\n" + out.String())
@@ -62,6 +64,7 @@ func TestBadOptions(t *testing.T) {
 		t.Run(tt.want, func(t *testing.T) {
 			var out bytes.Buffer
 			err := Table(&out, nil, tt.o)
+			testenv.SkipWithoutDevice(t, err)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Table(%+v) = %v, want an error containing %q", tt.o, err, tt.want)
 			}
@@ -73,6 +76,7 @@ func TestBadOptions(t *testing.T) {
 func TestBadSizes(t *testing.T) {
 	e, err := OpenEnv(DriverMode)
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	defer e.Close()
@@ -98,6 +102,7 @@ func BenchmarkPrograms(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%s/%s", p.Name, p.Datasets[0].Name, m), func(b *testing.B) {
 				e, err := OpenEnv(m)
 				if err != nil {
+					testenv.SkipWithoutDevice(b, err)
 					b.Fatal(err)
 				}
 				defer e.Close()

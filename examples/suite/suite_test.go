@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 )
 
@@ -16,6 +17,7 @@ func openEnvs(t *testing.T) []*Env {
 	for _, m := range Modes() {
 		e, err := OpenEnv(m)
 		if err != nil {
+			testenv.SkipWithoutDevice(t, err)
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { e.Close() })
@@ -114,6 +116,7 @@ func invert[T any](q *rt.Queue, b rt.Buffer[T]) (int, error) {
 func TestVerifyCatchesCorruption(t *testing.T) {
 	e, err := OpenEnv("full")
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	defer e.Close()
@@ -162,6 +165,7 @@ func TestNeighbours(t *testing.T) {
 func TestPinnedFlags(t *testing.T) {
 	e, err := OpenEnv("full")
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	defer e.Close()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
 )
 
@@ -14,6 +15,7 @@ import (
 // cache directory times nothing; a third, on an empty directory with a
 // Redis fleet tier that the first run published to, times nothing either.
 func TestTuneExample(t *testing.T) {
+	testenv.RequireDevice(t)
 	if os.Getenv("DGEN_DEVICE") == "" {
 		t.Setenv("DGEN_DEVICE", "cpu")
 	}

@@ -1,11 +1,12 @@
-// Package clcorpus reads the shared corpus of OpenCL C written by others
-// (../shared/cl-corpus beside the module root) for dgen's tests: its
-// files, the build options of each, and clang's view of every kernel.
+// Package clcorpus reads the corpus of OpenCL C written by others that
+// dgen's tests use (testdata/, see its README.md): its files, the build
+// options of each, and clang's view of every kernel.
 package clcorpus
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,24 +55,37 @@ func (f *File) OnPoCL() bool {
 	return !strings.Contains(f.Src, "defined(cl_khr_fp16)") && !strings.Contains(f.Src, "defined(cl_khr_integer_dot_product)")
 }
 
-// Dir returns the corpus directory, found from the working directory up to
-// the module root, or an error saying that it is absent.
+// ErrNoSourceTree reports that the tests run outside dgen's source tree (a
+// test binary copied to another machine), where the corpus is absent; tests
+// skip then, and fail on any other error of Load.
+var ErrNoSourceTree = errors.New("not in dgen's source tree, which holds the corpus")
+
+// Dir returns the corpus directory: $DGEN_CL_CORPUS where set (a larger
+// corpus of the same layout), else this package's testdata, found from the
+// working directory up to the module root. Outside a source tree (a test
+// binary run elsewhere) it returns an error wrapping ErrNoSourceTree.
 func Dir() (string, error) {
+	if d := os.Getenv("DGEN_CL_CORPUS"); d != "" {
+		if _, err := os.Stat(filepath.Join(d, "OPTIONS.tsv")); err != nil {
+			return "", fmt.Errorf("DGEN_CL_CORPUS: %w", err)
+		}
+		return d, nil
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			c := filepath.Join(filepath.Dir(dir), "shared", "cl-corpus")
+			c := filepath.Join(dir, "internal", "clcorpus", "testdata")
 			if _, err := os.Stat(c); err != nil {
-				return "", fmt.Errorf("no corpus beside the module: %w", err)
+				return "", fmt.Errorf("the corpus is missing from the source tree: %w", err)
 			}
 			return c, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("no module root above the working directory")
+			return "", fmt.Errorf("%w: no go.mod above the working directory", ErrNoSourceTree)
 		}
 		dir = parent
 	}

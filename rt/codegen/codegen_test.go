@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
 	_ "github.com/dgen-go/dgen/rt/opencl"
@@ -43,6 +44,7 @@ func open(t *testing.T) *rt.Context {
 	t.Helper()
 	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
 	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ctx.Close() })

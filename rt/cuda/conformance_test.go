@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/driver/drivertest"
@@ -25,6 +26,7 @@ func TestConformance(t *testing.T) { drivertest.RunAll(t) }
 // devices (a module and events per device, managed memory) on one GPU.
 func TestConformanceSeveralDevices(t *testing.T) {
 	if os.Getenv("DGEN_TEST_POCL_TWO") == "" {
+		testenv.RequireDevice(t)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestConformanceSeveralDevices$", "-test.v")
 		cmd.Env = append(os.Environ(), "DGEN_TEST_POCL_TWO=1", "POCL_DEVICES=pthread pthread")
 		out, err := cmd.CombinedOutput()

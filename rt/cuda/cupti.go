@@ -25,11 +25,12 @@ import (
 // CUPTI's activity records where libcupti loads, instead of from a timed
 // event before and after each launch. A kernel launched with an event
 // records an untimed end event for its waits; one whose event is wanted
-// only for its times (LaunchArgsTimed) records none. On the H100
-// (bench/cuptiprobe) a launch costs 7–19% more with CUPTI's record and
-// 63% more with two timed events; and the record holds the kernel's own
-// start and end, where the events count the launch's latency while the
-// GPU waits for the host (4.9 µs for a kernel of 1.95 µs).
+// only for its times (LaunchArgsTimed) records none. On the H100 (a C
+// probe, bench/cuptiprobe in git history) a launch costs 7–19% more with
+// CUPTI's record and 63% more with two timed events; and the record holds
+// the kernel's own start and end, where the events count the launch's
+// latency while the GPU waits for the host (4.9 µs for a kernel of
+// 1.95 µs).
 //
 // CUPTI's kernel records are process-wide: while a kernel-timed queue is
 // open, CUPTI is attached to the process and records every kernel it

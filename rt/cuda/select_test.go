@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -62,6 +63,7 @@ func TestAutoChooses(t *testing.T) {
 	for _, backend := range []string{"", "auto", "AUTO"} {
 		ctx, err := rt.OpenConfig(rt.Config{Backend: backend, Device: "cpu"})
 		if err != nil {
+			testenv.SkipWithoutDevice(t, err)
 			t.Fatalf("backend %q, cpu: %v", backend, err)
 		}
 		if p := ctx.Devices()[0].Platform; p == "CUDA driver API" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,16 +101,16 @@ func cpuDevice(t testing.TB) driver.DeviceInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := b.Platforms()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ps, _ := b.Platforms() // an error here (no platform) is no CPU device
 	for _, p := range ps {
 		for _, d := range p.Devices {
 			if d.Type == driver.DeviceCPU {
 				return d
 			}
 		}
+	}
+	if os.Getenv("DGEN_DEVICE") == "" { // as internal/testenv, which imports rt and so this package
+		t.Skip("no OpenCL CPU device for this test: install PoCL (apt-get install pocl-opencl-icd)")
 	}
 	t.Fatal("no OpenCL CPU device: install PoCL (scripts/deps.sh)")
 	return driver.DeviceInfo{}

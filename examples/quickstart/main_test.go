@@ -1,0 +1,16 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/dgen-go/dgen/internal/testenv"
+)
+
+// TestRun runs the quickstart, which verifies every element against Go.
+func TestRun(t *testing.T) {
+	t.Setenv("DGEN_CACHE_DIR", t.TempDir())
+	if err := run(4099); err != nil {
+		testenv.SkipWithoutDevice(t, err)
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,83 @@
+// Package testenv holds what dgen's tests share about the machine they run
+// on: whether it has an OpenCL (or CUDA) device for them. A test that needs
+// a device skips, saying what to install, where the machine has none, and
+// fails where DGEN_DEVICE names a device that is not there.
+package testenv
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/dgen-go/dgen/internal/devsel"
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// SkipWithoutDevice skips t when err reports that no device matches the
+// selection (it wraps rt.ErrNoDevice), saying what to install, so that a
+// machine without an OpenCL driver skips the tests that need one rather than
+// failing them. Where DGEN_DEVICE is set, the environment names the device
+// the tests must run on, and a missing device is left to fail the test.
+func SkipWithoutDevice(t testing.TB, err error) {
+	t.Helper()
+	if err == nil || !errors.Is(err, devsel.ErrNoDevice) {
+		return
+	}
+	if sel := os.Getenv("DGEN_DEVICE"); sel != "" {
+		t.Logf("DGEN_DEVICE=%q names a device this machine lacks: not skipping", sel)
+		return
+	}
+	t.Skipf("no OpenCL device for this test (%v): install an OpenCL driver (on Debian or Ubuntu, PoCL for the CPU: apt-get install pocl-opencl-icd), or set DGEN_DEVICE to a device that `dgen devices` lists", err)
+}
+
+// RequireDevice skips t where the machine has no device for the tests: the
+// one DGEN_DEVICE selects, else a CPU device (PoCL). It is for tests that
+// start child processes, or run a whole program, that would need one; the
+// test binary must import a backend (rt/opencl).
+func RequireDevice(t testing.TB) {
+	t.Helper()
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel})
+	if err != nil {
+		SkipWithoutDevice(t, err)
+		return // the test itself reports what else went wrong
+	}
+	ctx.Close()
+}
+
+// SkipExamplesWithoutDevice is for a TestMain, before m.Run: where the
+// OpenCL backend (which the test binary imports) lists no device and
+// DGEN_DEVICE is unset, it adds the examples, which cannot skip themselves,
+// to -test.skip and says why on standard error. It parses the command line.
+func SkipExamplesWithoutDevice() {
+	if os.Getenv("DGEN_DEVICE") != "" {
+		return
+	}
+	b, err := driver.Lookup("opencl")
+	if err != nil {
+		return
+	}
+	if ps, err := b.Platforms(); err == nil {
+		for _, p := range ps {
+			if len(p.Devices) > 0 {
+				return
+			}
+		}
+	}
+	flag.Parse()
+	skip := "^Example"
+	if f := flag.Lookup("test.skip"); f != nil {
+		if old := f.Value.String(); old != "" {
+			skip = old + "|" + skip
+		}
+		if err := flag.Set("test.skip", skip); err == nil {
+			fmt.Fprintln(os.Stderr, "testenv: no OpenCL device: the examples, which need one, are skipped (apt-get install pocl-opencl-icd)")
+		}
+	}
+}
