@@ -79,6 +79,13 @@ bench-go: deps
 bench-stencil: deps
 	GO=$(GO) sh scripts/bench-stencil.sh
 
+## bench-scaling: G goroutines, each with a queue, against G pthreads in
+## one process (bench/scaling): a launch loop and a request loop, on
+## BACKEND (cpu: PoCL; cuda or opencl: an NVIDIA GPU).
+BACKEND ?= cpu
+bench-scaling: deps
+	$(GO) run ./bench/scaling -backend $(BACKEND)
+
 ## bench-table: Futhark's allocator table on dgen (examples/suite): per
 ## program and dataset, each allocator policy's speedup over allocating from
 ## the driver, beside Futhark's figure; rows also as JSON lines in
