@@ -6,7 +6,7 @@ GO      ?= go
 BENCH   ?= .
 BUNDLE  ?= gpu-bundle
 
-.PHONY: all deps demo run-demo test vet cross check-generated generate bench bench-go bench-stencil bench-table gpu-bundle rawcl clean
+.PHONY: all deps demo run-demo test vet cross check-generated generate bench bench-go bench-stencil bench-scaling bench-table gpu-bundle rawcl clean
 
 all: test
 
