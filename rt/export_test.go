@@ -125,3 +125,10 @@ func GraphNative(g *Graph) []bool {
 	}
 	return out
 }
+
+// GraphLen returns the number of commands the graph recorded.
+func GraphLen(g *Graph) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.cmds)
+}
