@@ -54,8 +54,8 @@ type Graph struct {
 	uses  []memUse     // the memory the commands use, each once
 	smps  []smpUse     // the samplers the commands use
 	pins  []*pinnedMem // the pinned memory the commands use, each once, by address
-	owned []memUse    // allocations made while recording: the graph frees them
-	execs []graphExec // prepared for a queue each
+	owned []memUse     // allocations made while recording: the graph frees them
+	execs []graphExec  // prepared for a queue each
 }
 
 // graphState is where a graph is in its life.
@@ -81,7 +81,7 @@ type graphCmd struct {
 	own  driver.Kernel
 	// A copy, fill or transfer: the backend's command, buffers resolved.
 	dc   driver.GraphCommand
-	mems []*Mem      // the memory it uses
+	mems []*Mem     // the memory it uses
 	pin  *pinnedMem // the pinned memory of a transfer
 }
 
