@@ -23,40 +23,44 @@ func isOutOfMemory(err error) bool {
 // devAlloc is the allocator of one device of a context, with the queue on
 // which it forces new blocks to be resident.
 type devAlloc struct {
-	ctx *Context
-	dev *Device
-	q   driver.Queue // private: a residency write never waits for user work
-	a   *alloc.Allocator
+	ctx      *Context
+	dev      *Device
+	q        driver.Queue // private: a residency write never waits for user work
+	a        *alloc.Allocator
+	resident bool // the backend commits new buffers at once: no residency write
 }
 
-// block is what the allocator holds: a driver buffer, and the Mem that
-// allocMem hands out for it, again at every reuse, so that a hit
-// allocates nothing on the Go heap (Buffer.gen tells the Buffers of
-// earlier uses apart).
+// block is what the allocator holds: a driver buffer, with its identity
+// as a Mem records it (Mem.setDriver), which every Mem that allocMem makes
+// for the block copies: a kernel that holds the block as an argument from
+// an earlier allocation need not set it again.
 type block struct {
 	drv driver.Buffer
 	mem Mem
 }
 
-// Alloc implements alloc.Device: a driver buffer, made resident by a
-// 4-byte blocking write so that a lazy driver (NVIDIA commits memory at
-// first use) reports exhaustion here rather than in a later kernel.
+// Alloc implements alloc.Device: a driver buffer, made resident, where
+// the backend does not commit it at once, by a 4-byte blocking write, so
+// that a lazy driver (NVIDIA's OpenCL commits memory at first use) reports
+// exhaustion here rather than in a later kernel.
 func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
 	drv, err := d.ctx.drv.NewBuffer(size)
 	if err != nil {
 		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, d.dev.Name, err)
 	}
 	d.ctx.driverAllocs.Add(1)
-	var zero uint32
-	// A blocking write creates no event.
-	if _, err := d.q.WriteBuffer(drv, true, 0, 4, unsafe.Pointer(&zero), nil); err != nil {
-		if rerr := drv.Release(); rerr == nil {
-			d.ctx.driverReleases.Add(1)
+	if !d.resident {
+		var zero uint32
+		// A blocking write creates no event.
+		if _, err := d.q.WriteBuffer(drv, true, 0, 4, unsafe.Pointer(&zero), nil); err != nil {
+			if rerr := drv.Release(); rerr == nil {
+				d.ctx.driverReleases.Add(1)
+			}
+			return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
 		}
-		return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
 	}
 	b := &block{drv: drv}
-	b.mem.setDriver(drv) // allocMem keeps it: the block's buffer stays the same
+	b.mem.setDriver(drv) // every Mem of the block copies its identity
 	return b, nil
 }
 
@@ -92,6 +96,9 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 		return nil, fmt.Errorf("create allocator on %q: queue: %w", q.dev.Name, err)
 	}
 	d := &devAlloc{ctx: c, dev: q.dev, q: dq}
+	if rc, ok := c.drv.(driver.ResidentContext); ok {
+		d.resident = rc.BuffersResident()
+	}
 	cfg := c.allocCfg
 	cfg.Hook = allocTracer{q.dev.tr}
 	if d.a, err = alloc.New(d, cfg); err != nil {
@@ -125,13 +132,11 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, tagName(uint32(tag)), q.dev.Name, err)
 	}
 	b := blk.(*block)
-	m := &b.mem
-	// m is free: its last Free returned it, with the block, to the allocator.
-	m.ctx, m.drv, m.size, m.h, m.pooled, m.release = q.ctx, b.drv, size, h, true, releaseToAllocator
-	if q.ctx.multiQueue.Load() {
-		m.uses.reset() // with one queue, nothing was recorded
-	}
-	m.freed.Store(false)
+	// A new Mem for every allocation: a *Mem kept from an earlier use of the
+	// block stays freed, and fails with ErrFreed rather than free or bind
+	// this one.
+	m := &Mem{ctx: q.ctx, drv: b.drv, id: b.mem.id, handle: b.mem.handle, native: b.mem.native,
+		size: size, h: h, pooled: true, release: releaseToAllocator}
 	if r := q.rec.Load(); r != nil {
 		r.own(m)
 	}
@@ -143,7 +148,6 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 // nothing to do.
 func releaseToAllocator(m *Mem) error {
 	var buf [4]alloc.Use
-	// Once FreeAfter returns, allocMem may hand m out again: read it first.
 	ctx, size, uses := m.ctx, m.size, m.uses.appendTo(buf[:0])
 	err := m.h.FreeAfter(uses)
 	if err != nil && ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {

@@ -59,8 +59,37 @@ type Mem struct {
 	uses    useLog
 	cleanup runtime.Cleanup
 	// release gives the storage back: to the driver, or to the allocator
-	// that handed it out. It is called once.
+	// that handed it out. It is called once: by Free, or, when Free finds
+	// calls using the storage (busy), by the last of them (done).
 	release func(*Mem) error
+	// busy counts the calls that pass drv to the driver right now (use,
+	// done); pending is set by a Free that left the release to them.
+	busy    atomic.Int32
+	pending atomic.Bool
+}
+
+// use registers a call that passes m's storage to the driver, so that a
+// Free meanwhile does not release it under the call: it reports false,
+// registering nothing, once m is freed. Every true is matched by one done.
+//
+// use increments busy and then reads freed; Free sets freed and then reads
+// busy. Both are sequentially consistent atomics, so either use sees the
+// Free, or Free sees the call and leaves the release to done.
+func (m *Mem) use() bool {
+	m.busy.Add(1)
+	if m.freed.Load() {
+		m.done()
+		return false
+	}
+	return true
+}
+
+// done ends a call that use registered, releasing the storage if Free
+// left that to it.
+func (m *Mem) done() {
+	if m.busy.Add(-1) == 0 && m.freed.Load() && m.pending.CompareAndSwap(true, false) {
+		m.release(m) // Free returned already: no caller is left to tell
+	}
 }
 
 // setDriver makes drv, a new driver buffer, m's, under a new id.
@@ -123,7 +152,7 @@ func (c *Context) newMem(size int64) (*Mem, error) {
 	}
 	if max := c.maxAlloc(); size > max {
 		// Some drivers (NVIDIA's) accept any size here and fail at first use.
-		return nil, fmt.Errorf("allocate %d bytes on %q: %w: the device allocates at most %d bytes at once", size, c.devices[0].Name, ErrOutOfMemory, max)
+		return nil, fmt.Errorf("allocate %d bytes on %q: %w: the device allocates at most %d bytes at once", size, c.devices[0].Name, ErrTooLarge, max)
 	}
 	drv, err := c.drv.NewBuffer(size)
 	if err != nil {
@@ -169,7 +198,11 @@ func (m *Mem) Free() error {
 		return fmt.Errorf("free buffer: %w", ErrFreed)
 	}
 	m.gen.Add(1)
-	return m.release(m)
+	m.pending.Store(true)
+	if m.busy.Load() == 0 && m.pending.CompareAndSwap(true, false) {
+		return m.release(m)
+	}
+	return nil // a call that uses the storage releases it when it returns (done)
 }
 
 // freedMem stands for the memory of a Buffer that has been freed: every
@@ -236,10 +269,10 @@ func byteSize[T any](n int) (int64, error) {
 // Len returns the number of elements.
 func (b Buffer[T]) Len() int { return b.n }
 
-// Mem returns the memory behind the buffer; nil for the zero Buffer. The
-// Mem stands for the buffer until the buffer is freed: an allocator may
-// then hand the same Mem out again, so do not keep it beyond that. A
-// freed Buffer's Mem is one whose every use is an error wrapping ErrFreed.
+// Mem returns the memory behind the buffer; nil for the zero Buffer. Once
+// the buffer is freed, every use of the Mem (Free, and rt/raw's
+// Kernel.SetBuffer among them) is an error wrapping ErrFreed, even after
+// the allocator has handed the same device memory to another buffer.
 func (b Buffer[T]) Mem() *Mem { return b.mem() }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
@@ -252,21 +285,48 @@ func elemSize[T any]() int64 {
 }
 
 // span checks that elements [off, off+n) lie in b, and that b may be used on
-// q, and returns their byte offset and length.
-func (b Buffer[T]) span(q *Queue, op string, off, n int) (driver.Buffer, int64, int64, error) {
-	m := b.mem()
-	drv, err := m.driverBuffer()
+// q, and returns b's memory, driver buffer, and the span's byte offset and
+// length. It registers a use of the memory (Mem.use) that the caller ends
+// with m.done() once the driver call returns, so that a Free that races
+// with the call does not release the memory under it.
+func (b Buffer[T]) span(q *Queue, op string, off, n int) (m *Mem, drv driver.Buffer, boff, size int64, err error) {
+	m = b.mem()
+	drv, err = m.driverBuffer()
 	if err == nil && q != nil {
 		err = q.ctx.sameContext("the buffer", m.ctx)
 	}
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: %w", op, err)
+	if err == nil && (off < 0 || n < 0 || off > b.n || n > b.n-off) {
+		err = fmt.Errorf("%w: elements [%d, %d) of a buffer of %d", ErrOutOfRange, off, off+n, b.n)
 	}
-	if off < 0 || n < 0 || off > b.n || n > b.n-off {
-		return nil, 0, 0, fmt.Errorf("%s: %w: elements [%d, %d) of a buffer of %d", op, ErrOutOfRange, off, off+n, b.n)
+	if err == nil && !m.useAll() {
+		err = fmt.Errorf("buffer: %w", ErrFreed)
+	}
+	if err != nil {
+		return nil, nil, 0, 0, fmt.Errorf("%s: %w", op, err)
 	}
 	es := elemSize[T]()
-	return drv, int64(off) * es, int64(n) * es, nil
+	return m, drv, int64(off) * es, int64(n) * es, nil
+}
+
+// useAll is use for m and, for a view, the buffer it lies in, whose memory
+// the view's is.
+func (m *Mem) useAll() bool {
+	if !m.use() {
+		return false
+	}
+	if m.parent != nil && !m.parent.use() {
+		m.done()
+		return false
+	}
+	return true
+}
+
+// doneAll ends a use that useAll registered.
+func (m *Mem) doneAll() {
+	if m.parent != nil {
+		m.parent.done()
+	}
+	m.done()
 }
 
 // Write copies src into the buffer from element 0 and waits until it is
@@ -284,11 +344,12 @@ func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
 
 // writeAt is WriteAt; skip is as for beginTask.
 func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) error {
-	drv, boff, size, err := b.span(q, "write buffer", off, len(src))
+	m, drv, boff, size, err := b.span(q, "write buffer", off, len(src))
 	if err != nil {
 		return err
 	}
-	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: b.mem()}
+	defer m.doneAll()
+	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: m}
 	return q.transfer(x, wait, skip+1)
 }
 
@@ -307,20 +368,22 @@ func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
 
 // readAt is ReadAt; skip is as for beginTask.
 func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) error {
-	drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
+	m, drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
 	if err != nil {
 		return err
 	}
+	defer m.doneAll()
 	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
 	return q.transfer(x, wait, skip+1)
 }
 
 // Fill sets every element to v. It returns at once with the command's event.
 func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
-	drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
+	m, drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
+	defer m.doneAll()
 	pattern := unsafe.Slice((*byte)(unsafe.Pointer(&v)), elemSize[T]())
 	if r := q.recorder(); r != nil {
 		if size == 0 {
@@ -344,14 +407,16 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 // CopyTo copies the whole buffer to the start of dst, which must be at least
 // as long. It returns at once with the command's event.
 func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
-	src, _, size, err := b.span(q, "copy buffer", 0, b.n)
+	sm, src, _, size, err := b.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
-	d, _, _, err := dst.span(q, "copy buffer", 0, b.n)
+	defer sm.doneAll()
+	dm, d, _, _, err := dst.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
 	}
+	defer dm.doneAll()
 	if r := q.recorder(); r != nil {
 		if size == 0 {
 			return nil, nil
@@ -506,6 +571,12 @@ func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
 	if m.parent != nil {
 		root, boff = m.parent, boff+m.offset
 	}
+	// A Free of the parent while the driver makes the sub-buffer must not
+	// release the parent under it.
+	if !root.use() {
+		return nil, fmt.Errorf("%s: buffer: %w", op, ErrFreed)
+	}
+	defer root.done()
 	v := &Mem{ctx: c, size: int64(n) * es, parent: root, offset: boff, h: root.h, pooled: root.pooled, release: releaseView}
 	if v.size == 0 {
 		return v, nil

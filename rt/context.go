@@ -59,6 +59,7 @@ type Context struct {
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
 	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
+	instances                    instanceSet              // kernel instances of generated specs, which Close releases (instance.go)
 	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
 	images                       imageState               // formats, samplers, images of allocation sites (image.go)
@@ -235,6 +236,7 @@ func (c *Context) Close() error {
 		}
 	}
 	cacheErrs := c.pc.Close()
+	cacheErrs = append(cacheErrs, c.closeInstances()...)
 	c.closeRemote()
 	for _, err := range cacheErrs {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
@@ -787,11 +789,21 @@ func (b *cacheBuilder) Load(name string, binaries [][]byte, options string) (dri
 	return p.drv, nil
 }
 
+// NewKernel makes the cache's kernel object of (program, name): the
+// prototype of the kernel's instances (instance.go).
 func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*Kernel, error) {
-	return (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).Kernel(name)
+	k, err := (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).Kernel(name)
+	if err == nil {
+		k.pool = new(kernelPool)
+	}
+	return k, err
 }
 
-func (b *cacheBuilder) ReleaseKernel(k *Kernel) error { return k.release() }
+// ReleaseKernel releases a prototype and its spare instances.
+func (b *cacheBuilder) ReleaseKernel(k *Kernel) error {
+	k.pool.kill()
+	return k.release()
+}
 
 // build is the one function through which every program is made: a
 // program built from source goes through the cache, keyed by the hash of

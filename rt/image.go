@@ -518,10 +518,8 @@ func AllocImage(q *Queue, s *AllocSite[Image], d ImageDesc) (Image, error) {
 		return zero, fmt.Errorf("%s for %s: %w", op, info.Name, err)
 	}
 	b := blk.(*block)
-	m := &b.mem
-	m.ctx, m.drv, m.size, m.h, m.pooled, m.release = c, b.drv, h.bytes(), ah, true, releaseToAllocator
-	m.uses.reset()
-	m.freed.Store(false)
+	m := &Mem{ctx: c, drv: b.drv, id: b.mem.id, handle: b.mem.handle, native: b.mem.native,
+		size: h.bytes(), h: ah, pooled: true, release: releaseToAllocator} // a new Mem, as allocMem makes
 	h.m, h.gen = m, m.gen.Load()
 	return Image{h}, nil
 }

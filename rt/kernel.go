@@ -8,7 +8,6 @@ import (
 
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
-	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
 // The launch path. A Kernel holds a prepared launch record (driver.Args):
@@ -181,6 +180,34 @@ func (k *Kernel) checkBufs(op string) error {
 	return nil
 }
 
+// useArgs registers a use (Mem.useAll) of the memory of every buffer and
+// image argument for the launch that follows, which doneArgs ends: a Free
+// that races with the launch then releases the memory after the driver has
+// taken the launch, never under it. A freed argument is an error wrapping
+// ErrFreed, and nothing is registered.
+func (k *Kernel) useArgs(op string) error {
+	for i, m := range k.bufs {
+		if m != nil && !m.useAll() {
+			for _, u := range k.bufs[:i] {
+				if u != nil {
+					u.doneAll()
+				}
+			}
+			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w", op, k.name, i, ErrFreed)
+		}
+	}
+	return nil
+}
+
+// doneArgs ends the uses that useArgs registered.
+func (k *Kernel) doneArgs() {
+	for _, m := range k.bufs {
+		if m != nil {
+			m.doneAll()
+		}
+	}
+}
+
 // flush sets the changed arguments through the driver's kernel one by
 // one: the launch path of a backend without driver.ArgLauncher, and what
 // the driver must know before it reports work-group info.
@@ -250,12 +277,15 @@ type Kernel struct {
 	ctx  *Context // prog's
 	drv  driver.Kernel
 
-	// For kernels of registered specs: slot is the cache's kernel, whose
-	// lock Acquire takes and Launch releases; decl is the spec it serves,
-	// and hidden holds, per device index, the storage of the device
-	// globals bound as hidden arguments.
+	// For kernels of registered specs (instance.go): decl is the spec an
+	// instance serves, and hidden holds, per device index, the storage of
+	// the device globals bound as hidden arguments. hit is where the
+	// instance parks between launches; pool is a prototype's spare
+	// instances. Between acquireSpec and park, an instance belongs to the
+	// one goroutine that acquired it, which alone reads and writes it.
 	decl   *desc.Kernel
-	slot   *progcache.Kernel[*Kernel]
+	hit    *specHit
+	pool   *kernelPool
 	setErr error // the first error of setting an argument since Acquire
 
 	// The rest of the launch record: for buffer arguments their memory,

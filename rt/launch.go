@@ -114,6 +114,10 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 	if rec := q.rec.Load(); rec != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, rec.recordKernel(q, k, r, dw, true, skip+1))
 	}
+	if err := k.useArgs("launch"); err != nil {
+		return nil, err
+	}
+	defer k.doneArgs()
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	ev, err := k.enqueue(q, r, dw, true)
 	tk.End()
@@ -150,6 +154,10 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 		}
 		return nil
 	}
+	if err := k.useArgs("submit"); err != nil {
+		return err
+	}
+	defer k.doneArgs()
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	event := q.wantsEvent(tk)
 	var ev driver.Event
@@ -191,50 +199,6 @@ func (q *Queue) checkLaunch(k *Kernel, r Range, wait []*Event, op string) ([]dri
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 	}
 	return dw, nil
-}
-
-// acquireSpec returns the kernel object of the spec d for q's device from
-// the context's fast kernel cache (building its program on first use),
-// locked, for a generated Enqueue to fill its record.
-func acquireSpec(q *Queue, d *desc.Kernel) (*Kernel, error) {
-	if q == nil {
-		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
-	}
-	slot := q.specSlot(d)
-	if h := slot.Load(); h != nil && h.d == d && q.ctx.pc.Reacquire(h.ck, h.gen) {
-		if kern := h.ck.Object(); kern.decl == d { // else another spec of the same kernel took it since
-			kern.setErr = nil
-			return kern, nil
-		}
-		h.ck.Unlock()
-	}
-	key, err := d.Key()
-	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
-	}
-	if len(d.Extensions) > 0 {
-		if err := checkExtensions(d, q.dev); err != nil {
-			return nil, err
-		}
-	}
-	gen := q.ctx.pc.Gen()
-	ck, err := q.ctx.pc.Acquire(key, q.dev.index)
-	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
-	}
-	kern := ck.Object()
-	if kern.decl != d {
-		// First use of this kernel object for the spec: check that the
-		// generated code and the image agree.
-		if want := d.Params + len(d.Globals); kern.nargs != want {
-			ck.Unlock()
-			return nil, fmt.Errorf("kernel %s: %w: %q takes %d arguments, the spec %d: run go generate", d.ID, ErrInvalidArgument, d.Name, kern.nargs, want)
-		}
-		kern.decl, kern.slot = d, ck
-	}
-	slot.Store(&specHit{d: d, ck: ck, gen: gen})
-	kern.setErr = nil
-	return kern, nil
 }
 
 // checkExtensions returns an error wrapping ErrNoKernel, naming the
@@ -300,23 +264,23 @@ func (k *Kernel) specLocal(i int, size int) {
 }
 
 // submitSpec binds the hidden device-global arguments of k, launches it
-// over r after wait without an event and unlocks it. The trace's call site
+// over r after wait without an event and parks it again. The trace's call site
 // is the user's: two frames above this function's caller,
 // codegen.Submit, is the caller of the generated Enqueue.
 func submitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
-	if k == nil || k.slot == nil {
+	if k == nil || k.hit == nil {
 		return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
-	defer k.slot.Unlock()
+	defer k.park()
 	return q.submit(k, r, wait, 2, true)
 }
 
 // launchSpec is submitSpec with an event.
 func launchSpec(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
-	if k == nil || k.slot == nil {
+	if k == nil || k.hit == nil {
 		return nil, fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
-	defer k.slot.Unlock()
+	defer k.park()
 	return q.launch(k, r, wait, 2, true)
 }
 

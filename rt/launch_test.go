@@ -108,22 +108,25 @@ func TestLaunchAllocs(t *testing.T) {
 	r := rt.Range2(16, 16).WithLocal(16, 16)
 	v := []int32{1}
 	tests := []struct {
-		name string
-		do   func() error
+		name   string
+		do     func() error
+		allocs float64
 	}{
-		{"raw.Submit", func() error { return raw.Submit(q, k, rt.Range1(1)) }},
-		{"generated Enqueue", func() error { return enqueueTouch(q, buf) }},
-		{"generated Enqueue, 13 arguments", func() error { return enqueueBenchStep(q, r, 1, fbuf, fbuf, fbuf) }},
+		{"raw.Submit", func() error { return raw.Submit(q, k, rt.Range1(1)) }, 0},
+		{"generated Enqueue", func() error { return enqueueTouch(q, buf) }, 0},
+		{"generated Enqueue, 13 arguments", func() error { return enqueueBenchStep(q, r, 1, fbuf, fbuf, fbuf) }, 0},
 		{"SetArg and Queue.Submit", func() error {
 			if err := errors.Join(raw.SetArg(k2, 0, int32(1)), raw.SetArg(k2, 1, float32(2)), k2.SetBuffer(2, fbuf.Mem())); err != nil {
 				return err
 			}
 			return raw.Submit(q, k2, rt.Range1(1))
-		}},
-		{"Buffer.Write 4 bytes", func() error { return buf.Write(q, v) }},
-		{"Buffer.Read 4 bytes", func() error { return buf.Read(q, v) }},
-		{"allocator hit and Free, tagged", func() error { return allocFree(siteBytes.Alloc(q, 1024)) }},
-		{"allocator hit and Free, untagged", func() error { return allocFree(rt.Alloc[byte](q, 1024)) }},
+		}, 0},
+		{"Buffer.Write 4 bytes", func() error { return buf.Write(q, v) }, 0},
+		{"Buffer.Read 4 bytes", func() error { return buf.Read(q, v) }, 0},
+		// An allocation is a new Mem, so that a *Mem kept from an earlier
+		// use of the block stays freed (TestOldMemHandle): one object.
+		{"allocator hit and Free, tagged", func() error { return allocFree(siteBytes.Alloc(q, 1024)) }, 1},
+		{"allocator hit and Free, untagged", func() error { return allocFree(rt.Alloc[byte](q, 1024)) }, 1},
 	}
 	for _, tt := range tests {
 		if err := tt.do(); err != nil { // first use: builds, binds
@@ -138,8 +141,8 @@ func TestLaunchAllocs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if n != 0 {
-			t.Errorf("%s: %v heap allocations per call, want 0", tt.name, n)
+		if n != tt.allocs {
+			t.Errorf("%s: %v heap allocations per call, want %v", tt.name, n, tt.allocs)
 		}
 		if err := q.Finish(); err != nil {
 			t.Fatal(err)

@@ -154,10 +154,11 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 	if q != nil && h.q.ctx != q.ctx {
 		return nil, fmt.Errorf("%s: %w: pinned memory of another context", op, ErrInvalidArgument)
 	}
-	drv, boff, size, err := b.span(q, op, off, len(h.s))
+	m, drv, boff, size, err := b.span(q, op, off, len(h.s))
 	if err != nil {
 		return nil, err
 	}
+	defer m.doneAll()
 	if r := q.recorder(); r != nil {
 		return nil, q.recordPinned(r, op, kind, drv, boff, size, b.mem(), &h.pinnedMem, wait)
 	}

@@ -3,11 +3,8 @@ package rt
 import (
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/internal/desc"
-	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -20,7 +17,9 @@ import (
 
 // Queue is an in-order command queue on one device. It is safe for
 // concurrent use: commands from several goroutines are ordered as they
-// reach it.
+// reach it. Goroutines that launch concurrently scale best with a queue
+// each (Context.NewQueue), as CUDA threads do with a stream each: a
+// generated Enqueue then shares no kernel object and takes no lock.
 //
 // The fields that a launch reads come first, so that they share few cache
 // lines: between two launches the driver's own work evicts them.
@@ -31,9 +30,9 @@ type Queue struct {
 	tq       *trace.Queue       // trace handle; see "Tracing in rt" (context.go)
 	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	drv      driver.Queue
-	// specs holds the kernel objects that acquireSpec found last, by a
-	// hash of the spec: a loop launches the same few specs again and
-	// again, and the cache's lookup chases five pointers.
+	// specs parks the queue's kernel instances between launches, by a
+	// hash of the spec (launch.go's specSlot): a loop launches the same few
+	// specs again and again, each from an instance of its own.
 	specs [8]atomic.Pointer[specHit]
 
 	profiling bool
@@ -48,20 +47,6 @@ type Queue struct {
 	// this queue's device: a host loop reads and writes one global again
 	// and again.
 	global atomic.Pointer[globalHit]
-}
-
-// specHit is the kernel object of a spec on a queue's device, as the
-// program cache returned it under the specialization-constant generation
-// gen (progcache.Cache.Reacquire).
-type specHit struct {
-	d   *desc.Kernel
-	ck  *progcache.Kernel[*Kernel]
-	gen uint64
-}
-
-// specSlot returns the entry of q.specs for d.
-func (q *Queue) specSlot(d *desc.Kernel) *atomic.Pointer[specHit] {
-	return &q.specs[uintptr(unsafe.Pointer(d))*0x9E3779B97F4A7C15>>61]
 }
 
 // Context returns the queue's context.

@@ -312,8 +312,15 @@ func TestErrors(t *testing.T) {
 	if _, err := rt.NewBuffer[*int](ctx, 1); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("buffer of pointers: %v, want ErrInvalidArgument", err)
 	}
-	if _, err := rt.NewBuffer[float32](ctx, 1<<40); !errors.Is(err, rt.ErrOutOfMemory) {
-		t.Errorf("4 TiB buffer: %v, want ErrOutOfMemory", err)
+	// A request above the device's largest allocation is ErrTooLarge on
+	// every path, with no driver call.
+	for name, alloc := range map[string]func() error{
+		"NewBuffer": func() error { _, err := rt.NewBuffer[float32](ctx, 1<<40); return err },
+		"Alloc":     func() error { _, err := rt.Alloc[float32](ctx.Queue(), 1<<40); return err },
+	} {
+		if err := alloc(); !errors.Is(err, rt.ErrTooLarge) {
+			t.Errorf("4 TiB buffer through %s: %v, want ErrTooLarge", name, err)
+		}
 	}
 }
 

@@ -105,13 +105,6 @@ func (l *useLog) appendTo(dst []alloc.Use) []alloc.Use {
 	return dst
 }
 
-// reset forgets every use: the Mem is handed out again.
-func (l *useLog) reset() {
-	l.q.Store(nil)
-	l.pt.Store(0)
-	l.more.Store(nil)
-}
-
 // used records a use of m, if it is allocator memory, by the command of
 // point p on q; the use of a view is a use of its parent.
 func (m *Mem) used(q *Queue, p uint64) {

@@ -148,6 +148,12 @@ type Config struct {
 	// TagName returns a tag's readable name, for statistics and errors.
 	// Nil names NoTag "untagged" and other tags "tag<id>".
 	TagName func(Tag) string
+	// OneBlockPerTag keeps at most one free block per tag, as Futhark's
+	// 2018 allocator does: freeing under a tag that holds a block releases
+	// the older one. Without it a tag holds every block freed under it
+	// (bounded by MaxHeld), so that goroutines that allocate under one tag
+	// at once all reuse blocks rather than replace each other's.
+	OneBlockPerTag bool
 	// BestFit replaces the tagged free lists and the size-class pool by
 	// one free list across tags, searched for the best fit: the policy
 	// Futhark's runtime moved to in 2020 (rts/c/free_list.h). Every freed
@@ -162,7 +168,7 @@ type Config struct {
 // 2018): the tagged free list only, untagged allocations straight from the
 // driver, no retry on out of memory and no bound on bytes held.
 func SeedPolicy() Config {
-	return Config{DisableUntaggedPool: true, DisableOOMRetry: true}
+	return Config{DisableUntaggedPool: true, DisableOOMRetry: true, OneBlockPerTag: true}
 }
 
 // Reason says why a block was released to the driver.
@@ -350,9 +356,9 @@ func (b *bin) remove(r *record) {
 	r.bprev, r.bnext = nil, nil
 }
 
-// counters are one tag's statistics and free block.
+// counters are one tag's statistics and free blocks.
 type counters struct {
-	free                                                  *record // the tag's free block (tagged only)
+	free                                                  bin // the tag's free blocks, most recently freed first (tagged, not BestFit)
 	requests, reuses, allocs, releases, failures, ordered uint64
 	held, inUse, peak, peakInUse                          int64
 	heldBlocks                                            int
@@ -454,7 +460,7 @@ func (a *Allocator) holdLocked(r *record, c *counters) {
 	case r.bin >= 0:
 		a.bins[r.bin].push(r)
 	case !a.cfg.BestFit:
-		c.free = r
+		c.free.push(r)
 	}
 }
 
@@ -465,10 +471,11 @@ func (a *Allocator) unholdLocked(r *record) *counters {
 	a.held -= r.size
 	c.held -= r.size
 	c.heldBlocks--
-	if r.bin >= 0 {
+	switch {
+	case r.bin >= 0:
 		a.bins[r.bin].remove(r)
-	} else if c.free == r {
-		c.free = nil
+	case !a.cfg.BestFit:
+		c.free.remove(r)
 	}
 	return c
 }
@@ -490,6 +497,10 @@ func (a *Allocator) useLocked(r *record, c *counters, t Tag, size int64) Allocat
 	c.inUse += r.size
 	c.peakInUse = max(c.peakInUse, c.inUse)
 	a.peakInUse = max(a.peakInUse, a.inUse)
+	// A block that BestFit takes from another tag adds to this tag's bytes
+	// owned without a driver allocation.
+	c.peak = max(c.peak, c.held+c.inUse)
+	a.peak = max(a.peak, a.held+a.inUse)
 	return Allocation{r: r, gen: r.gen.Load(), size: size, tag: t}
 }
 
@@ -606,18 +617,44 @@ func (a *Allocator) findLocked(q Queue, c *counters, t Tag, size int64, binNr in
 		}
 		r = a.bins[binNr].head
 	default:
-		// The seed's free_list_find: the tag's block leaves the free list
-		// either way; it is reused if min <= size <= 2*min, with min the
-		// request and size the block's size, and released otherwise.
-		if r = c.free; r != nil && (r.size < size || r.size-size > size) {
-			a.unholdLocked(r)
-			r.state = stateReleased
+		if r, misfit = tagFind(&c.free, q, size); misfit != nil {
+			// The seed's free_list_find: a block that does not fit leaves
+			// the free list, to be released.
+			a.unholdLocked(misfit)
+			misfit.state = stateReleased
 			c.releases++
-			return nil, r
+			return nil, misfit
 		}
 	}
 	if r != nil {
 		a.unholdLocked(r)
+	}
+	return r, nil
+}
+
+// tagFind returns the block of a tag's free blocks that serves a request of
+// size bytes on q: by the seed's rule, one whose size lies in [size,
+// 2*size], preferring one whose uses were all on q (no ordering needed),
+// then the most recently freed. When none fits, it returns the least
+// recently freed block as misfit, to be released: a tag whose sizes drift
+// keeps no more blocks than it had. Under OneBlockPerTag the list holds at
+// most one block, and this is the seed's free_list_find.
+func tagFind(free *bin, q Queue, size int64) (r, misfit *record) {
+	var last *record
+	for b := free.head; b != nil; b = b.bnext {
+		last = b
+		if b.size < size || b.size-size > size {
+			continue
+		}
+		if usedOnlyOn(b.uses, q) {
+			return b, nil
+		}
+		if r == nil {
+			r = b
+		}
+	}
+	if r == nil {
+		return nil, last
 	}
 	return r, nil
 }
@@ -746,7 +783,11 @@ func (a *Allocator) allocDriver(t Tag, size, allocSize int64, binNr int32) (Allo
 				break
 			}
 			if serr := a.settle(victims); serr != nil {
-				err = errors.Join(err, serr)
+				// Their uses may still run: keep the blocks rather than
+				// release memory that is in use, and fail.
+				a.rehold(victims)
+				a.fail(t)
+				return Allocation{}, errors.Join(fmt.Errorf("alloc: tag %s: allocate %d bytes: %w", a.Name(t), allocSize, err), serr)
 			}
 			for i, v := range victims {
 				released += v.size
@@ -797,17 +838,31 @@ func (a *Allocator) allocDriver(t Tag, size, allocSize int64, binNr int32) (Allo
 		return Allocation{}, fmt.Errorf("alloc: tag %s: allocate %d bytes: %w", a.Name(t), size, ErrClosed)
 	}
 	h := a.useLocked(r, c, t, size)
-	if p := c.held + c.inUse; p > c.peak {
-		c.peak = p
-	}
-	if p := a.held + a.inUse; p > a.peak {
-		a.peak = p
-	}
 	a.mu.Unlock()
 	if a.hook != nil {
 		a.hook.DriverAlloc(Event{Tag: t, Size: size, BlockSize: allocSize})
 	}
 	return h, nil
+}
+
+// rehold puts victims, taken out of the free lists by largestLocked, back.
+// After Close they are released instead.
+func (a *Allocator) rehold(victims []*record) {
+	a.mu.Lock()
+	closed := a.closed
+	for _, v := range victims {
+		if !closed {
+			c := &a.tags[v.tag]
+			c.releases--
+			a.holdLocked(v, c)
+		}
+	}
+	a.mu.Unlock()
+	if closed {
+		for _, v := range victims {
+			_ = a.release(v, ReasonClose) // Close reports nothing for blocks it did not hold
+		}
+	}
 }
 
 // largestLocked takes free blocks out of the free lists, largest first (the
@@ -852,8 +907,10 @@ func (a *Allocator) free(h Allocation, uses []Use) error {
 	case r.bin >= 0, a.cfg.BestFit:
 		a.holdLocked(r, c)
 	case r.tag != NoTag:
-		if old = c.free; old != nil {
+		if old = c.free.head; old != nil && a.cfg.OneBlockPerTag {
 			a.dropLocked(old)
+		} else {
+			old = nil
 		}
 		a.holdLocked(r, c)
 	default: // untagged with the pool disabled

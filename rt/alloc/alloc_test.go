@@ -140,11 +140,59 @@ var seedCases = []struct {
 	}},
 }
 
+// TestTagHoldsConcurrentBlocks: without OneBlockPerTag a tag keeps every
+// block freed under it, so that allocations in use at once all reuse, and
+// a request that none fits releases the least recently freed block.
+func TestTagHoldsConcurrentBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"all-reused", []step{
+			{do: "a x 1 100", dev: "+100"},
+			{do: "a y 1 120", dev: "+120"},
+			{do: "a z 1 100", dev: "+100"},
+			{do: "f x"},
+			{do: "f y"}, // the seed released x's block here
+			{do: "f z"},
+			{do: "a u 1 100", cap: 100}, // z's, the most recently freed that fits
+			{do: "a v 1 100", cap: 120},
+			{do: "a w 1 100", cap: 100},
+			{do: "a s 1 100", dev: "+100"},
+		}},
+		{"prefers-own-queue", []step{
+			{do: "a x 1 100", dev: "+100"},
+			{do: "a y 1 100", dev: "+100"},
+			{do: "f x A@1"},
+			{do: "f y B@1"},
+			{do: "a u 1 100 A", cap: 100},     // x's block, used on A: no order
+			{do: "a v 1 100 A", dev: "A<B@1"}, // y's block, used on B
+		}},
+		{"misfit-releases-oldest", []step{
+			{do: "a x 1 100", dev: "+100"},
+			{do: "a y 1 120", dev: "+120"},
+			{do: "f x"},
+			{do: "f y"},
+			{do: "a z 1 300", dev: "-100 +300"}, // neither fits: x's, the oldest, goes
+			{do: "a w 1 100", cap: 120},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newFake()
+			a, err := New(d, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runSteps(t, a, d, tc.steps)
+		})
+	}
+}
+
 func TestSeedPolicy(t *testing.T) {
 	for _, cfg := range []struct {
 		name string
 		cfg  Config
-	}{{"seed", SeedPolicy()}, {"full", Config{}}} {
+	}{{"seed", SeedPolicy()}, {"full-one-block", Config{OneBlockPerTag: true}}} {
 		for _, tc := range seedCases {
 			t.Run(cfg.name+"/"+tc.name, func(t *testing.T) {
 				d := newFake()
@@ -419,7 +467,7 @@ func TestStaleHandles(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	d := newFake()
-	a, _ := New(d, Config{TagName: func(t Tag) string { return "site" + strconv.Itoa(int(t)) }})
+	a, _ := New(d, Config{OneBlockPerTag: true, TagName: func(t Tag) string { return "site" + strconv.Itoa(int(t)) }})
 	runSteps(t, a, d, []step{
 		{do: "a x 1 100", dev: "+100"},
 		{do: "a y 1 100", dev: "+100"},
@@ -473,7 +521,7 @@ func (h *hookLog) DriverRelease(e Event) { h.add("release", e) }
 func TestHookAndRelease(t *testing.T) {
 	d := newFake()
 	hl := &hookLog{}
-	a, _ := New(d, Config{Hook: hl})
+	a, _ := New(d, Config{Hook: hl, OneBlockPerTag: true})
 	runSteps(t, a, d, []step{
 		{do: "a x 1 100", dev: "+100"},
 		{do: "f x"},

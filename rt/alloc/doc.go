@@ -28,6 +28,14 @@
 // Each addition can be switched off (see [Config] and [SeedPolicy]) so that it
 // can be measured against the plain policy:
 //
+//   - A tag holds every block freed under it, not one (unless
+//     Config.OneBlockPerTag): goroutines that allocate under one site at once
+//     all reuse, where the seed's policy would release every block but the
+//     last one freed and allocate again. A request takes a fitting block
+//     (min <= size <= 2*min) whose uses were on its own queue if there is
+//     one, else the most recently freed that fits; when none fits, the
+//     least recently freed block is released, so a tag whose sizes drift
+//     keeps no more blocks than it had.
 //   - Allocations under [NoTag] are served from a size-class pool, PyOpenCL's
 //     MemoryPool binning: a size falls into the bin named by its floor(log2)
 //     and the next Config.BinBits mantissa bits, the driver is asked for the

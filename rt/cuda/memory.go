@@ -117,3 +117,8 @@ func (q *queue) UnmapBuffer(b driver.Buffer, p unsafe.Pointer) error {
 	_, err := asBuffer("unmap", b)
 	return err
 }
+
+// BuffersResident implements driver.ResidentContext: cuMemAlloc commits
+// device memory at once; managed memory (a context of several devices)
+// is committed where it is first touched.
+func (c *context) BuffersResident() bool { return len(c.devs) == 1 }

@@ -33,3 +33,12 @@ type MapQueue interface {
 	// it is unmapped.
 	UnmapBuffer(b Buffer, p unsafe.Pointer) error
 }
+
+// ResidentContext is a Context whose NewBuffer returns memory that is
+// committed at once (CUDA's cuMemAlloc), so that running out of memory
+// shows in NewBuffer. Without it, rt's allocator writes to each new block
+// once, since a lazy driver (NVIDIA's OpenCL) commits memory at first use.
+type ResidentContext interface {
+	// BuffersResident reports whether NewBuffer commits memory at once.
+	BuffersResident() bool
+}

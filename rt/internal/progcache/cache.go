@@ -198,6 +198,19 @@ func (sp *sharedProgram) drop() error {
 	return nil
 }
 
+// tryRef takes a reference to sp unless its last one is gone already.
+func (sp *sharedProgram) tryRef() bool {
+	for {
+		n := sp.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if sp.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 func (sp *sharedProgram) release() error {
 	if sp.released.Swap(true) {
 		return nil

@@ -85,6 +85,44 @@ func (ck *Kernel[K]) finish() error {
 	return ck.rel(ck.k)
 }
 
+// Current reports whether ck is still what Kernel would return for its
+// key under the specialization-constant generation gen (read with Gen
+// before the Kernel call that returned ck): the values have not changed
+// since and ck was not evicted. It takes no lock, and marks ck's program
+// used, as a fast cache hit does. A kernel evicted just after Current
+// returns stays safe to launch through objects made by Spawn, which hold
+// their own reference to the program.
+func (c *Cache[K]) Current(ck *Kernel[K], gen uint64) bool {
+	if c.specGen.Load() != gen || ck.doomed.Load() {
+		return false
+	}
+	if !ck.entry.used.Load() {
+		ck.entry.used.Store(true)
+	}
+	return true
+}
+
+// Doomed reports whether ck was evicted or its cache closed: its program
+// serves no new kernel objects.
+func (ck *Kernel[K]) Doomed() bool { return ck.doomed.Load() }
+
+// Spawn makes another kernel object of ck's program, by calling mk with
+// the driver program, for a caller that wants objects of its own (one per
+// queue, so that launches from several goroutines share no object and no
+// lock). It holds a reference to the program during mk, so that an
+// eviction meanwhile cannot release it; once ck is evicted it returns an
+// error wrapping ErrClosed. The object is the caller's: the cache neither
+// tracks nor releases it.
+func (ck *Kernel[K]) Spawn(mk func(p driver.Program) (K, error)) (K, error) {
+	sp := ck.entry.sp
+	if ck.doomed.Load() || !sp.tryRef() {
+		var zero K
+		return zero, fmt.Errorf("new kernel %q: %w: evicted from the cache", ck.name, ErrClosed)
+	}
+	defer sp.drop()
+	return mk(sp.drv)
+}
+
 // fastTable is the immutable fast kernel cache: slots[key index] lists
 // the kernels of that key per (specialization-constant set, device).
 // Writers copy it under Cache.mu and publish it atomically.

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/dgen-go/dgen/rt"
+)
+
+// goSide runs the workloads on rt, one queue per goroutine.
+type goSide struct {
+	ctx *rt.Context
+	n   int
+}
+
+// window runs work on g goroutines, each with a queue of its own, from the
+// moment all are set up until the deadline, and reports what they did.
+// setup runs on each goroutine's queue before the window opens.
+func (s *goSide) window(g int, d time.Duration, setup func(q *rt.Queue) (func(deadline time.Time, lat []float64) (int64, []float64, error), error)) (result, error) {
+	var ready, done sync.WaitGroup
+	start := make(chan time.Time)
+	counts := make([]int64, g)
+	lats := make([][]float64, g)
+	errs := make([]error, g)
+	for i := range g {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			q, err := s.ctx.NewQueue(s.ctx.Devices()[0])
+			var work func(time.Time, []float64) (int64, []float64, error)
+			if err == nil {
+				work, err = setup(q)
+			}
+			ready.Done()
+			deadline := <-start
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			counts[i], lats[i], errs[i] = work(deadline, make([]float64, 0, latCap))
+		}()
+	}
+	ready.Wait()
+	before := s.ctx.Stats().Alloc.DriverAllocs
+	t0 := time.Now()
+	deadline := t0.Add(d)
+	for range g {
+		start <- deadline
+	}
+	done.Wait()
+	r := result{elapsed: time.Since(t0), counts: counts, allocs: s.ctx.Stats().Alloc.DriverAllocs - before}
+	for _, l := range lats {
+		r.lat = append(r.lat, l...)
+	}
+	return r, errors.Join(errs...)
+}
+
+// launches is the launch loop: Touch's generated Enqueue, 64 at a time
+// between looks at the clock, then the queue finished.
+func (s *goSide) launches(g int, d time.Duration) (result, error) {
+	return s.window(g, d, func(q *rt.Queue) (func(time.Time, []float64) (int64, []float64, error), error) {
+		p, err := rt.NewBuffer[int32](s.ctx, 64)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Write(q, make([]int32, 64)); err != nil {
+			return nil, err
+		}
+		return func(deadline time.Time, lat []float64) (int64, []float64, error) {
+			defer p.Free()
+			spec := &Touch{P: p}
+			r := rt.Range1(64)
+			var n int64
+			for time.Now().Before(deadline) {
+				for range 64 {
+					if err := spec.Enqueue(q, r); err != nil {
+						return n, lat, err
+					}
+				}
+				n += 64
+			}
+			return n, lat, q.Finish()
+		}, nil
+	})
+}
+
+// allocator is how a request allocates its two buffers.
+type allocator int
+
+const (
+	siteAlloc allocator = iota // from xSite and ySite
+	poolAlloc                  // from rt.Alloc
+)
+
+func (a allocator) alloc(q *rt.Queue, n int) (x, y rt.Buffer[float32], err error) {
+	if a == siteAlloc {
+		if x, err = xSite.Alloc(q, n); err == nil {
+			if y, err = ySite.Alloc(q, n); err != nil {
+				x.Free()
+			}
+		}
+		return x, y, err
+	}
+	if x, err = rt.Alloc[float32](q, n); err == nil {
+		if y, err = rt.Alloc[float32](q, n); err != nil {
+			x.Free()
+		}
+	}
+	return x, y, err
+}
+
+// requests is the request loop: allocate two buffers, a blocking write, a
+// launch, a blocking read, free both; each request timed.
+func (s *goSide) requests(a allocator) func(g int, d time.Duration) (result, error) {
+	return func(g int, d time.Duration) (result, error) {
+		return s.window(g, d, func(q *rt.Queue) (func(time.Time, []float64) (int64, []float64, error), error) {
+			hx, hy := make([]float32, s.n), make([]float32, s.n)
+			r := rt.Range1(s.n)
+			return func(deadline time.Time, lat []float64) (int64, []float64, error) {
+				var n int64
+				for time.Now().Before(deadline) {
+					t0 := time.Now()
+					if err := request(q, a, hx, hy, r); err != nil {
+						return n, lat, err
+					}
+					if len(lat) < latCap {
+						lat = append(lat, float64(time.Since(t0).Nanoseconds())/1e3)
+					}
+					n++
+				}
+				return n, lat, nil
+			}, nil
+		})
+	}
+}
+
+func request(q *rt.Queue, a allocator, hx, hy []float32, r rt.Range) error {
+	x, y, err := a.alloc(q, len(hx))
+	if err != nil {
+		return err
+	}
+	err = x.Write(q, hx)
+	if err == nil {
+		err = (&Axpb{A: 2, X: x, Y: y}).Enqueue(q, r)
+	}
+	if err == nil {
+		err = y.Read(q, hy)
+	}
+	return errors.Join(err, x.Free(), y.Free())
+}

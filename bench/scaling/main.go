@@ -1,0 +1,189 @@
+// Command scaling measures how rt serves many goroutines at once, against
+// C with as many pthreads, in one process: each goroutine (thread) has a
+// queue (stream) of its own, and all share one context. Two workloads:
+//
+//   - launch: the 64-item kernel touch64, launched back to back with no
+//     event (a generated Enqueue; C's clEnqueueNDRangeKernel or
+//     cuLaunchKernel);
+//   - request: two buffers of N floats from allocation sites (way "site")
+//     or from rt.Alloc (way "alloc"), a blocking write, axpb, a blocking
+//     read, both buffers freed; C keeps its buffers and does the rest.
+//
+// For each goroutine count G, each round runs every way for a window in
+// turn, C first on even rounds and last on odd ones, and prints a JSON line
+// per block; the end prints per G the median (min–max) over rounds of each
+// way's throughput ratio to C, its throughput, the request latency
+// percentiles, the fewest and most requests a goroutine completed as a
+// fraction of the mean, and rt's driver allocations during the windows.
+//
+//	scaling -backend cuda|opencl|cpu [-g 1,2,4,8,16] [-rounds 5] [-window 200ms] [-n 65536]
+//
+// cuda and opencl run on the first NVIDIA GPU (rt/cuda or rt/opencl; C on
+// the CUDA driver API or OpenCL); cpu runs both on PoCL.
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dgen-go/dgen/rt"
+	_ "github.com/dgen-go/dgen/rt/cuda"
+	_ "github.com/dgen-go/dgen/rt/opencl"
+)
+
+//go:embed scaling.cl
+var source string
+
+// latCap is how many request latencies each worker keeps per window.
+const latCap = 4096
+
+type workload int
+
+const (
+	launchLoop workload = iota
+	requestLoop
+)
+
+func (w workload) String() string { return [...]string{"launch", "request"}[w] }
+
+// result is what the workers of one window did.
+type result struct {
+	elapsed time.Duration
+	counts  []int64   // per worker
+	lat     []float64 // request latencies in µs
+	allocs  uint64    // rt's driver allocations during the window
+}
+
+func (r result) total() int64 {
+	var n int64
+	for _, c := range r.counts {
+		n += c
+	}
+	return n
+}
+
+func (r result) perSecond() float64 { return float64(r.total()) / r.elapsed.Seconds() }
+
+// way is one way of running a workload.
+type way struct {
+	name string
+	w    workload
+	run  func(g int, window time.Duration) (result, error)
+}
+
+func main() {
+	backend := flag.String("backend", "cpu", "cuda, opencl (an NVIDIA GPU) or cpu (PoCL)")
+	gs := flag.String("g", "1,2,4,8,16", "goroutine counts")
+	rounds := flag.Int("rounds", 5, "rounds per goroutine count")
+	window := flag.Duration("window", 200*time.Millisecond, "how long each way runs per round")
+	n := flag.Int("n", 65536, "floats per request buffer (65536: 256 KiB)")
+	only := flag.String("only", "", "run only this workload (launch or request)")
+	flag.Parse()
+	if err := run(*backend, *gs, *rounds, *window, *n, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "scaling:", err)
+		os.Exit(1)
+	}
+}
+
+func run(backend, gs string, rounds int, window time.Duration, n int, only string) error {
+	var counts []int
+	for _, f := range strings.Split(gs, ",") {
+		g, err := strconv.Atoi(f)
+		if err != nil || g < 1 || g > 64 {
+			return fmt.Errorf("goroutine count %q: want 1 to 64", f)
+		}
+		counts = append(counts, g)
+	}
+	cfg := rt.Config{Device: "gpu", Backend: backend}
+	if backend == "cpu" {
+		cfg = rt.Config{Device: "cpu", Backend: "opencl"}
+	}
+	ctx, err := rt.OpenConfig(cfg)
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	c, err := openC(backend == "cuda", backend == "cpu", source, n)
+	if err != nil {
+		return err
+	}
+	g := &goSide{ctx: ctx, n: n}
+	ways := []way{
+		{"C", launchLoop, func(k int, w time.Duration) (result, error) { return c.run(launchLoop, k, w), nil }},
+		{"rt", launchLoop, g.launches},
+		{"C", requestLoop, func(k int, w time.Duration) (result, error) { return c.run(requestLoop, k, w), nil }},
+		{"site", requestLoop, g.requests(siteAlloc)},
+		{"alloc", requestLoop, g.requests(poolAlloc)},
+	}
+	if only != "" {
+		ways = slices.DeleteFunc(ways, func(w way) bool { return w.w.String() != only })
+	}
+	fmt.Printf("# scaling: backend %s, device %s, windows of %v, %d rounds\n", backend, ctx.Devices()[0].Name, window, rounds)
+	var sum summary
+	for _, k := range counts {
+		for _, w := range ways { // warm-up: builds, allocator blocks
+			if _, err := w.run(k, window/4); err != nil {
+				return fmt.Errorf("%s %s, %d goroutines: %w", w.w, w.name, k, err)
+			}
+		}
+		for round := range rounds {
+			order := slices.Clone(ways)
+			if round%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, w := range order {
+				r, err := w.run(k, window)
+				if err != nil {
+					return fmt.Errorf("%s %s, %d goroutines: %w", w.w, w.name, k, err)
+				}
+				sum.add(block{Workload: w.w.String(), Way: w.name, G: k, Round: round}, r)
+			}
+		}
+	}
+	sum.print(os.Stdout, counts)
+	return nil
+}
+
+// block is one window's JSON line.
+type block struct {
+	Workload string  `json:"workload"`
+	Way      string  `json:"way"`
+	G        int     `json:"g"`
+	Round    int     `json:"round"`
+	PerSec   float64 `json:"per_sec"`
+	P50      float64 `json:"p50_us,omitempty"`
+	P99      float64 `json:"p99_us,omitempty"`
+	Fewest   float64 `json:"fewest"` // the fewest a worker did, over the mean
+	Most     float64 `json:"most"`
+	Allocs   uint64  `json:"driver_allocs"`
+}
+
+func (b *block) fill(r result) {
+	b.PerSec = r.perSecond()
+	if len(r.lat) > 0 {
+		slices.Sort(r.lat)
+		b.P50, b.P99 = r.lat[len(r.lat)/2], r.lat[len(r.lat)*99/100]
+	}
+	mean := float64(r.total()) / float64(len(r.counts))
+	if mean > 0 {
+		b.Fewest = float64(slices.Min(r.counts)) / mean
+		b.Most = float64(slices.Max(r.counts)) / mean
+	}
+	b.Allocs = r.allocs
+}
+
+type summary struct{ blocks []block }
+
+func (s *summary) add(b block, r result) {
+	b.fill(r)
+	line, _ := json.Marshal(b)
+	fmt.Println(string(line))
+	s.blocks = append(s.blocks, b)
+}
