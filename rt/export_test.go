@@ -132,3 +132,10 @@ func GraphLen(g *Graph) int {
 	defer g.mu.Unlock()
 	return len(g.cmds)
 }
+
+// Instances returns the number of kernel instances the context holds.
+func Instances(c *Context) int {
+	c.instances.mu.Lock()
+	defer c.instances.mu.Unlock()
+	return len(c.instances.m)
+}

@@ -225,8 +225,9 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 	q.ctx.graphs.add(g)
 	q.ctx.exit() // record may close the context
 	err := func() error {
-		defer rec.ended.Store(true) // even if record panics
-		return record(q.recordingQueue(rec))
+		rq := q.recordingQueue(rec)
+		defer rq.endRecording() // even if record panics
+		return record(rq)
 	}()
 	if err == nil {
 		err = g.finalize()
@@ -247,6 +248,20 @@ func (q *Queue) recordingQueue(r *recording) *Queue {
 	rq := &Queue{ctx: q.ctx, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq}
 	rq.rec.Store(r)
 	return rq
+}
+
+// endRecording ends the recording of rq, a recording queue: it records
+// nothing more, and the kernel instances that its launches parked in its
+// slots go back to their prototypes' pools, where the next launch on any
+// queue finds them (else each recording would strand its own until
+// Close).
+func (rq *Queue) endRecording() {
+	rq.rec.Load().ended.Store(true)
+	for i := range rq.specs {
+		if h := rq.specs[i].Swap(nil); h != nil {
+			h.unpark()
+		}
+	}
 }
 
 // Node records the one command that enqueue enqueues on q, a recording
@@ -626,8 +641,9 @@ func (g *Graph) Update(n *GraphNode, enqueue func(q *Queue) error) error {
 	upd := &graphUpdate{}
 	r := &recording{g: g, upd: upd}
 	err := func() error {
-		defer r.ended.Store(true)
-		return enqueue(g.q.recordingQueue(r))
+		uq := g.q.recordingQueue(r)
+		defer uq.endRecording()
+		return enqueue(uq)
 	}()
 	if err != nil {
 		return fmt.Errorf("update graph %q: %s: %w", g.name, g.describe(cmd), err)

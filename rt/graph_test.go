@@ -920,3 +920,39 @@ func TestGraphDeviceTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestGraphUpdateInstances updates a generated spec's launch many times:
+// the kernel instances that the recording queues of Record and Update
+// take go back to the pool, so the context holds as many as one queue
+// needs, not one more per update.
+func TestGraphUpdateInstances(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	bufs := make([]rt.Buffer[float32], 2)
+	for i := range bufs {
+		var err error
+		if bufs[i], err = rt.NewBuffer[float32](ctx, 16); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := rt.Range1(16)
+	var node *rt.GraphNode
+	g, err := q.Record("instances", func(q *rt.Queue) error {
+		var err error
+		node, err = q.Node(func(q *rt.Queue) error { return enqueueBenchStep(q, r, 0, bufs[0], bufs[0], bufs[1]) })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	held := rt.Instances(ctx)
+	for i := range 20 {
+		if err := g.Update(node, func(q *rt.Queue) error { return enqueueBenchStep(q, r, int32(i), bufs[0], bufs[i%2], bufs[1-i%2]) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rt.Instances(ctx); n > held {
+		t.Errorf("%d kernel instances after 20 updates, %d after the recording: the updates' recording queues strand theirs", n, held)
+	}
+}
