@@ -460,11 +460,19 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	if g.state != graphFinal {
 		return g.stateError("launch")
 	}
-	for _, u := range g.uses {
-		if err := u.check(); err != nil {
+	// The memory is held against a racing Free until the launch is
+	// enqueued (Mem.use), as a launch's arguments are.
+	for i, u := range g.uses {
+		err := u.check()
+		if err == nil && !u.m.useAll() {
+			err = fmt.Errorf("buffer: %w since the graph recorded it", ErrFreed)
+		}
+		if err != nil {
+			g.doneUses(i)
 			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
 		}
 	}
+	defer g.doneUses(len(g.uses))
 	for _, u := range g.smps {
 		if err := u.check(); err != nil {
 			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
@@ -496,6 +504,13 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 		g.recordUses(q)
 	}
 	return err
+}
+
+// doneUses ends the use of the memory of g.uses[:n] that Launch holds.
+func (g *Graph) doneUses(n int) {
+	for _, u := range g.uses[:n] {
+		u.m.doneAll()
+	}
 }
 
 // pinCmd returns the first command that uses g.pins[i].
@@ -1003,7 +1018,7 @@ type loopGraph struct {
 }
 
 func (l *loopGraph) Launch(wait []driver.Event, event bool) (driver.Event, error) {
-	if _, err := l.launch(wait, nil); err != nil {
+	if err := l.launch(wait, nil); err != nil {
 		return nil, err
 	}
 	if event || len(l.cmds) == 0 && len(wait) > 0 {
@@ -1015,7 +1030,7 @@ func (l *loopGraph) Launch(wait []driver.Event, event bool) (driver.Event, error
 // LaunchTimed implements driver.TimedGraph: an event per command.
 func (l *loopGraph) LaunchTimed(wait []driver.Event) ([]driver.Event, driver.Event, error) {
 	evs := make([]driver.Event, len(l.cmds))
-	if _, err := l.launch(wait, evs); err != nil {
+	if err := l.launch(wait, evs); err != nil {
 		for _, e := range evs {
 			if e != nil {
 				e.Release()
@@ -1028,7 +1043,7 @@ func (l *loopGraph) LaunchTimed(wait []driver.Event) ([]driver.Event, driver.Eve
 
 // launch enqueues the commands, keeping their events in evs when it is
 // not nil.
-func (l *loopGraph) launch(wait, evs []driver.Event) (int, error) {
+func (l *loopGraph) launch(wait, evs []driver.Event) error {
 	for i, c := range l.cmds {
 		w := wait
 		if i > 0 {
@@ -1053,7 +1068,7 @@ func (l *loopGraph) launch(wait, evs []driver.Event) (int, error) {
 			ev, err = l.q.ReadBuffer(c.Src, false, c.SrcOffset, c.Size, c.Host, w)
 		}
 		if err != nil {
-			return i, fmt.Errorf("command %d: %w", i, err)
+			return fmt.Errorf("command %d: %w", i, err)
 		}
 		if evs != nil {
 			evs[i] = ev
@@ -1061,7 +1076,7 @@ func (l *loopGraph) launch(wait, evs []driver.Event) (int, error) {
 			ev.Release()
 		}
 	}
-	return len(l.cmds), nil
+	return nil
 }
 
 func (l *loopGraph) Update(i int, r driver.NDRange) error {

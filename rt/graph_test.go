@@ -956,3 +956,35 @@ func TestGraphUpdateInstances(t *testing.T) {
 		t.Errorf("%d kernel instances after 20 updates, %d after the recording: the updates' recording queues strand theirs", n, held)
 	}
 }
+
+// TestGraphLaunchFreeRace frees a buffer that a graph uses while the graph
+// launches: the launch succeeds or fails with ErrFreed, and never uses the
+// released buffer. Run it with -race.
+func TestGraphLaunchFreeRace(t *testing.T) {
+	f := newGraphFixture(t, openCPU(t))
+	for range 100 {
+		b, err := rt.NewBuffer[float32](f.ctx, f.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := f.q.Record("race", func(q *rt.Queue) error { return f.step(q, f.x, b, 1, 0) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var lerr, ferr error
+		wg.Add(2)
+		go func() { defer wg.Done(); lerr = g.Launch(f.q) }()
+		go func() { defer wg.Done(); ferr = b.Free() }()
+		wg.Wait()
+		if ferr != nil {
+			t.Fatalf("Free: %v", ferr)
+		}
+		if lerr != nil && !errors.Is(lerr, rt.ErrFreed) {
+			t.Fatalf("graph launch racing Free: %v, want nil or ErrFreed", lerr)
+		}
+		if err := errors.Join(f.q.Finish(), g.Release()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

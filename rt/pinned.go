@@ -160,7 +160,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 	}
 	defer m.doneAll()
 	if r := q.recorder(); r != nil {
-		return nil, q.recordPinned(r, op, kind, drv, boff, size, b.mem(), &h.pinnedMem, wait)
+		return nil, q.recordPinned(r, op, kind, drv, boff, size, m, &h.pinnedMem, wait)
 	}
 	ev, err := q.command(op, kind, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
