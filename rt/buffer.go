@@ -483,12 +483,12 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 // transferEntered is transfer for a caller inside q's enter (x.size is
 // not 0); skip is as for beginTask.
 func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
+	if r := q.rec.Load(); r != nil {
+		return r.recordTransfer(&x)
+	}
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("%s: %w", x.op, err)
-	}
-	if r := q.rec.Load(); r != nil {
-		return r.recordTransfer(q, &x, dw, skip+1)
 	}
 	tk := q.beginTask(x.kind, x.op, skip+1, wait)
 	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
@@ -511,6 +511,9 @@ func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
 // command enqueues one command and wraps its event. kind and skip are as
 // for beginTask.
 func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (driver.Event, error), wait []*Event, skip int) (*Event, error) {
+	if r := q.recorder(); r != nil {
+		return nil, r.refuse(op, "graphs do not record this command")
+	}
 	if err := q.enter(); err != nil {
 		return nil, err
 	}

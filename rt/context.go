@@ -313,11 +313,6 @@ func (q *Queue) enter() error {
 	if q == nil {
 		return fmt.Errorf("queue: %w: nil queue", ErrInvalidArgument)
 	}
-	if r := q.rec.Load(); r != nil {
-		if err := r.checkGoroutine(q); err != nil {
-			return err
-		}
-	}
 	return q.ctx.enter()
 }
 

@@ -125,3 +125,17 @@ func GraphNative(g *Graph) []bool {
 	}
 	return out
 }
+
+// GraphLen returns the number of commands the graph recorded.
+func GraphLen(g *Graph) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.cmds)
+}
+
+// Instances returns the number of kernel instances the context holds.
+func Instances(c *Context) int {
+	c.instances.mu.Lock()
+	defer c.instances.mu.Unlock()
+	return len(c.instances.m)
+}

@@ -1,10 +1,10 @@
 package rt
 
 import (
-	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
-	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -17,10 +17,12 @@ import (
 // command_graph and OpenCL's cl_khr_command_buffer do. The four agree on
 // the life of a graph, and so does Graph:
 //
-//   - record: Queue.Record puts a queue in recording mode while a function
-//     runs; the commands it enqueues on the queue (generated launches,
-//     Fill, CopyTo, writes of buffers and device globals) are recorded,
-//     not executed.
+//   - record: Queue.Record hands a function a recording queue of its own
+//     (CUDA's stream capture into a stream of its own, SYCL's
+//     begin_recording); the commands it enqueues there (generated
+//     launches, Fill, CopyTo, transfers to and from pinned memory) are
+//     recorded, not executed, while the queue Record was called on keeps
+//     running every other goroutine's commands.
 //   - finalize: when that function returns, Record ends the recording and
 //     prepares the commands for replay: each kernel launch gets a kernel
 //     object of its own, with its arguments set once; the backend turns
@@ -37,24 +39,23 @@ import (
 // range named after the graph.
 
 // Graph is a list of commands recorded on a queue, replayed with Launch.
-// Its methods are safe for concurrent use, except that only the goroutine
-// that called Record may enqueue on the queue while it records.
+// Its methods are safe for concurrent use.
 type Graph struct {
 	name      string
 	rangeName string
 	ctx       *Context
-	q         *Queue // the queue that recorded it
-	rec       *recording
+	q         *Queue // the queue Record was called on
 
 	umu sync.Mutex // serializes Update; taken before mu
 	mu  sync.Mutex // guards what follows
 	// state is graphRecording, graphFinal or graphReleased.
 	state graphState
 	cmds  []graphCmd
-	uses  []memUse    // the memory the commands use, each once
-	smps  []smpUse    // the samplers the commands use
-	owned []memUse    // allocations made while recording: the graph frees them
-	execs []graphExec // prepared for a queue each
+	uses  []memUse     // the memory the commands use, each once
+	smps  []smpUse     // the samplers the commands use
+	pins  []*pinnedMem // the pinned memory the commands use, each once, by address
+	owned []memUse     // allocations made while recording: the graph frees them
+	execs []graphExec  // prepared for a queue each
 }
 
 // graphState is where a graph is in its life.
@@ -78,9 +79,10 @@ type graphCmd struct {
 	args []graphArg
 	r    Range
 	own  driver.Kernel
-	// A copy, fill or write: the backend's command, buffers resolved.
+	// A copy, fill or transfer: the backend's command, buffers resolved.
 	dc   driver.GraphCommand
-	mems []*Mem // the memory it uses
+	mems []*Mem     // the memory it uses
+	pin  *pinnedMem // the pinned memory of a transfer
 }
 
 // graphArg is a recorded kernel argument: a buffer (mem), a sampler
@@ -124,13 +126,21 @@ type graphExec struct {
 	opt driver.GraphOptions
 }
 
-// recording is the state of a queue that records: the graph, and the
-// goroutine that may enqueue. An update's private queue has upd set
-// instead, and any goroutine may use it.
+// recording is the state of a recording queue, which Record and Update
+// make for their functions: the graph, and for an update the launch it
+// collects. Once the function has returned, ended is set, and the queue
+// records nothing more.
 type recording struct {
-	g   *Graph
-	gid uint64
-	upd *graphUpdate
+	g     *Graph
+	upd   *graphUpdate
+	ended atomic.Bool
+}
+
+// GraphNode is the handle of a recorded command, which Queue.Node returns
+// while a graph records; Graph.Update takes it.
+type GraphNode struct {
+	g *Graph
+	i int // the command's place in g.cmds, which never changes
 }
 
 // graphUpdate collects the launch that an Update's function enqueues.
@@ -139,25 +149,66 @@ type graphUpdate struct {
 	cmd graphCmd
 }
 
-// Record records into a new graph the commands that record enqueues on q,
-// instead of running them, and prepares the graph for Launch. name names
-// the graph in errors and traces. While record runs, only its goroutine
-// may enqueue on q: another goroutine's command is an error, and nothing
-// of it is recorded or run. Recorded commands wait for no events and
-// create none: a recorded Fill or CopyTo returns a nil Event, and
-// EnqueueEvent, a blocking read and a Marker are errors that record
-// nothing (record may go on). An allocation on q while it records belongs
-// to the graph, which frees it when it is released. If record returns an
-// error, Record returns it, wrapped, and no graph.
+// Record records into a new graph the commands that record enqueues on
+// the queue it is given, and prepares the graph for Launch. name names the
+// graph in errors and traces.
 //
+// Recording. record receives a recording queue of its own, on q's device
+// (CUDA's stream capture into a stream of its own, SYCL's
+// command_graph::begin_recording): what it enqueues there is recorded, not
+// run, and q itself keeps running the commands of every other goroutine
+// meanwhile. Any number of goroutines may record on q at once. The
+// recording queue records nothing once record has returned: a command on
+// it then is an error. Graphs do not nest: Record and Graph.Launch on a
+// recording queue are errors.
+//
+// What a graph records, as CUDA Graphs and SYCL graphs define it:
+//   - Kernel launches, with their arguments as set when recorded: values
+//     (scalars, structs) are captured, and Graph.Update changes them;
+//     buffers and samplers are used as they are at each launch.
+//   - Fill and CopyTo, with Fill's value captured.
+//   - Transfers between a buffer and pinned memory (Buffer.WriteAsync and
+//     ReadAsync with a Pinned): each launch reads the pinned memory anew,
+//     or writes it, so that a program puts the next frame in its Pinned
+//     and launches the graph. The host must not touch that memory while a
+//     launch may copy it (wait for the launch, with Queue.Marker or
+//     Finish); Pinned.Free waits for the launches that use it, and a
+//     launch after Free is an error wrapping ErrFreed.
+//   - Allocations on the recording queue, which belong to the graph: it
+//     frees them when it is released.
+//
+// What it refuses, with an error that records nothing (record may go
+// on): a blocking transfer of a Go slice (Buffer.Write, Read, WriteAt,
+// ReadAt), whose host memory the graph could not read or write at each
+// launch (use WriteAsync or ReadAsync with pinned memory); a device
+// global's Read or Write (write it before Graph.Launch, or pass the value
+// as a kernel argument, which the graph captures and Update changes);
+// image commands; EnqueueEvent and Queue.Marker, whose events would
+// complete before the graph runs; and a wait list. Recorded commands run
+// in the order recorded, each after the one before, and create no events:
+// a recorded Fill or CopyTo returns a nil Event.
+//
+// Handles. Queue.Node records one command and returns its handle, which
+// Graph.Update takes to change that launch's arguments and range.
+//
+// Device times. A launch of a traced graph is a range named after the
+// graph with a task per command, at the line that recorded it. Where the
+// context reports device times (DGEN_TRACE with device= sampling), each
+// command reports its own where the backend can time it alone (a loop of
+// prepared commands; CUDA graphs' kernels through CUPTI), else one task
+// named after the graph reports the launch as a whole (a command buffer,
+// a CUDA graph without CUPTI).
+//
+// If record returns an error, Record returns it, wrapped, and no graph.
 // Preparing the graph gives every recorded launch a kernel object of its
 // own with its arguments set (a sampler argument as the context's sampler
 // object, which must still be live when the graph launches), and has the
-// backend prepare the commands for q: a command buffer, or a list of
-// launches replayed by one call, which is what a graph with a sampler
-// argument gets where the backend's command buffers cannot hold one. A
-// backend whose kernels take no samplers fails Record with an error naming
-// the kernel and the argument.
+// backend prepare the commands for q: a command buffer or CUDA graph, or a
+// list of commands replayed by one call, which is what a graph gets where
+// the backend's own graph object cannot hold a command (a sampler
+// argument, a pinned transfer in an OpenCL command buffer). A backend
+// whose kernels take no samplers fails Record with an error naming the
+// kernel and the argument.
 func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error) {
 	if record == nil {
 		return nil, fmt.Errorf("record graph %q: %w: nil function", name, ErrInvalidArgument)
@@ -165,17 +216,18 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("record graph %q: %w", name, err)
 	}
-	g := &Graph{name: name, rangeName: "graph " + name, ctx: q.ctx, q: q}
-	g.rec = &recording{g: g, gid: goid()}
-	if !q.rec.CompareAndSwap(nil, g.rec) {
+	if r := q.rec.Load(); r != nil {
 		q.ctx.exit()
-		return nil, fmt.Errorf("record graph %q: %w: queue %d records graph %q already", name, ErrInvalidArgument, q.id, q.rec.Load().g.name)
+		return nil, fmt.Errorf("record graph %q: %w: the queue records graph %q (graphs do not nest)", name, ErrInvalidArgument, r.g.name)
 	}
+	g := &Graph{name: name, rangeName: "graph " + name, ctx: q.ctx, q: q}
+	rec := &recording{g: g}
 	q.ctx.graphs.add(g)
 	q.ctx.exit() // record may close the context
 	err := func() error {
-		defer q.rec.CompareAndSwap(g.rec, nil) // even if record panics
-		return record(q)
+		rq := q.recordingQueue(rec)
+		defer rq.endRecording() // even if record panics
+		return record(rq)
 	}()
 	if err == nil {
 		err = g.finalize()
@@ -189,6 +241,75 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 	return g, nil
 }
 
+// recordingQueue returns a queue on q's device that records into r.
+// Commands that rt does not record run on q's driver queue: the
+// allocation and zeroing of storage.
+func (q *Queue) recordingQueue(r *recording) *Queue {
+	rq := &Queue{ctx: q.ctx, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq}
+	rq.rec.Store(r)
+	return rq
+}
+
+// endRecording ends the recording of rq, a recording queue: it records
+// nothing more, and the kernel instances that its launches parked in its
+// slots go back to their prototypes' pools, where the next launch on any
+// queue finds them (else each recording would strand its own until
+// Close).
+func (rq *Queue) endRecording() {
+	rq.rec.Load().ended.Store(true)
+	for i := range rq.specs {
+		if h := rq.specs[i].Swap(nil); h != nil {
+			h.unpark()
+		}
+	}
+}
+
+// Node records the one command that enqueue enqueues on q, a recording
+// queue (the one Queue.Record hands its function), and returns its handle
+// for Graph.Update. enqueue is called with q. A command that cannot be
+// recorded, no command or more than one, or a q that is not recording, is
+// an error, and nothing enqueue recorded is kept. Other goroutines must
+// not enqueue on q meanwhile.
+func (q *Queue) Node(enqueue func(q *Queue) error) (*GraphNode, error) {
+	r := q.recorder()
+	if r == nil || r.upd != nil || r.ended.Load() {
+		return nil, fmt.Errorf("record node: %w: the queue is not recording (call Node on the queue that Record hands its function)", ErrInvalidArgument)
+	}
+	if enqueue == nil {
+		return nil, fmt.Errorf("record node: %w: nil function", ErrInvalidArgument)
+	}
+	g := r.g
+	g.mu.Lock()
+	n0 := len(g.cmds)
+	g.mu.Unlock()
+	err := enqueue(q)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := len(g.cmds) - n0; err == nil && n != 1 {
+		err = fmt.Errorf("%w: the function recorded %d commands, not one", ErrInvalidArgument, n)
+	}
+	if err != nil {
+		if g.state == graphRecording && len(g.cmds) > n0 {
+			g.dropLocked(n0)
+		}
+		return nil, fmt.Errorf("graph %q: record node: %w", g.name, err)
+	}
+	return &GraphNode{g: g, i: n0}, nil
+}
+
+// dropLocked drops the commands recorded from the n-th on. Called with
+// g.mu held while g records.
+func (g *Graph) dropLocked(n int) {
+	for i := n; i < len(g.cmds); i++ {
+		if k := g.cmds[i].own; k != nil {
+			k.Release()
+		}
+	}
+	clear(g.cmds[n:])
+	g.cmds = g.cmds[:n]
+	g.collectUses()
+}
+
 // finalize ends the recording and prepares the graph for Launch: every
 // recorded launch gets a kernel object of its own with its arguments set,
 // and the backend prepares the commands for the recording queue.
@@ -198,7 +319,6 @@ func (g *Graph) finalize() error {
 	if g.state != graphRecording {
 		return g.stateError("finalize")
 	}
-	g.q.rec.CompareAndSwap(g.rec, nil)
 	if err := g.ctx.enter(); err != nil {
 		g.state = graphReleased
 		return fmt.Errorf("finalize graph %q: %w", g.name, err)
@@ -309,14 +429,15 @@ func (g *Graph) exec(q *Queue) (driver.Graph, error) {
 // allows it (graphConfig), unless a recorded launch has a sampler argument
 // that the object cannot hold.
 func (g *Graph) options(caps driver.GraphCaps) driver.GraphOptions {
-	return driver.GraphOptions{Native: g.ctx.graphCfg.allows(caps.Native) && (caps.NativeSamplers || len(g.smps) == 0)}
+	return driver.GraphOptions{Native: g.ctx.graphCfg.allows(caps.Native) && (caps.NativeSamplers || len(g.smps) == 0) && (caps.NativeHost || len(g.pins) == 0)}
 }
 
 // Launch enqueues the graph's commands on q after the events of wait, in
 // the order they were recorded, with one backend call. q must be a queue
-// of the graph's context. A buffer that a command uses and that was freed
-// since it was recorded is an error that names the command, and nothing
-// is enqueued. Launch creates no event; Queue.Marker gives one.
+// of the graph's context. A buffer or pinned memory that a command uses
+// and that was freed since it was recorded is an error that names the
+// command, and nothing is enqueued. Launch creates no event; Queue.Marker
+// gives one.
 func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	if g == nil {
 		return fmt.Errorf("launch graph: %w: nil graph", ErrInvalidArgument)
@@ -339,11 +460,19 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	if g.state != graphFinal {
 		return g.stateError("launch")
 	}
-	for _, u := range g.uses {
-		if err := u.check(); err != nil {
+	// The memory is held against a racing Free until the launch is
+	// enqueued (Mem.use), as a launch's arguments are.
+	for i, u := range g.uses {
+		err := u.check()
+		if err == nil && !u.m.useAll() {
+			err = fmt.Errorf("buffer: %w since the graph recorded it", ErrFreed)
+		}
+		if err != nil {
+			g.doneUses(i)
 			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
 		}
 	}
+	defer g.doneUses(len(g.uses))
 	for _, u := range g.smps {
 		if err := u.check(); err != nil {
 			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
@@ -357,45 +486,122 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	if err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
+	// Pinned memory stays locked, in address order, from its check until
+	// the launch is listed among its uses, so that Free waits for it.
+	for i, p := range g.pins {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.freed {
+			return fmt.Errorf("launch graph %q: %s: pinned memory: %w since the graph recorded it", g.name, g.describe(g.pinCmd(i)), ErrFreed)
+		}
+	}
 	if q.ctx.tr.Enabled() {
-		return g.tracedLaunch(q, x, dw)
+		err = g.tracedLaunch(q, x, dw)
+	} else if _, err = x.Launch(dw, false); err != nil {
+		err = fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)
 	}
-	if _, err := x.Launch(dw, false); err != nil {
-		return fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)
+	if err == nil {
+		g.recordUses(q)
 	}
-	g.recordUses(q)
-	return nil
+	return err
+}
+
+// doneUses ends the use of the memory of g.uses[:n] that Launch holds.
+func (g *Graph) doneUses(n int) {
+	for _, u := range g.uses[:n] {
+		u.m.doneAll()
+	}
+}
+
+// pinCmd returns the first command that uses g.pins[i].
+func (g *Graph) pinCmd(i int) int {
+	for j := range g.cmds {
+		if g.cmds[j].pin == g.pins[i] {
+			return j
+		}
+	}
+	return 0
 }
 
 // tracedLaunch is Launch's enqueue under a trace range named after the
-// graph, with a task per command at its recorded node.
+// graph, with a task per command at its recorded node. Where the context
+// reports device times, the commands report theirs one by one where the
+// backend times them so (driver.TimedGraph), else a task named after the
+// graph reports the launch's.
 func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error {
 	rg := q.ctx.tr.Range(g.rangeName)
 	defer rg.End()
 	tasks := make([]*trace.Task, len(g.cmds))
+	sampled := false
 	for i := range g.cmds {
 		tasks[i] = q.tq.BeginNode(g.cmds[i].node)
+		sampled = sampled || q.wantsEvent(tasks[i])
 	}
-	_, err := x.Launch(dw, false)
-	for _, tk := range tasks {
+	if !sampled {
+		_, err := x.Launch(dw, false)
+		for _, tk := range tasks {
+			tk.EndRelease()
+		}
+		return g.launchError(q, err)
+	}
+	var whole driver.Event
+	var evs []driver.Event
+	var err error
+	wt := q.tq.Begin(trace.Graph, g.rangeName, 2) // Launch's caller
+	if tg, ok := x.(driver.TimedGraph); ok {
+		evs, whole, err = tg.LaunchTimed(dw)
+	} else {
+		whole, err = x.Launch(dw, true)
+	}
+	for i, tk := range tasks {
+		var ev driver.Event
+		if i < len(evs) {
+			ev = evs[i]
+		}
+		g.endTask(q, tk, ev)
+	}
+	g.endTask(q, wt, whole)
+	return g.launchError(q, err)
+}
+
+// endTask ends tk, the task of a command of a traced graph launch, and
+// keeps it with ev until ev's device times are known (ev nil: none come).
+func (g *Graph) endTask(q *Queue, tk *trace.Task, ev driver.Event) {
+	if ev == nil || !q.wantsEvent(tk) {
+		if ev != nil {
+			ev.Release()
+		}
 		tk.EndRelease()
+		return
 	}
+	tk.End()
+	q.addPending(tk, nil, ev)
+	tk.Release()
+}
+
+// launchError is the error of a graph launch on q that failed with err.
+func (g *Graph) launchError(q *Queue, err error) error {
 	if err != nil {
 		return fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)
 	}
-	g.recordUses(q)
 	return nil
 }
 
 // recordUses records the use of the graph's memory by the launch just
-// enqueued on q, for stream-ordered reuse.
+// enqueued on q: for stream-ordered reuse, and for Pinned.Free, which
+// waits for it (the pinned memory is locked).
 func (g *Graph) recordUses(q *Queue) {
-	if !q.ctx.multiQueue.Load() {
+	if !q.ctx.multiQueue.Load() && len(g.pins) == 0 {
 		return
 	}
 	p := q.pts.point()
-	for _, u := range g.uses {
-		u.m.used(q, p)
+	if q.ctx.multiQueue.Load() {
+		for _, u := range g.uses {
+			u.m.used(q, p)
+		}
+	}
+	for _, pm := range g.pins {
+		pm.pending = append(pruneDone(pm.pending), pinnedUse{q: q, pt: p})
 	}
 }
 
@@ -410,19 +616,25 @@ func (u memUse) check() error {
 	return nil
 }
 
-// Update changes the recorded kernel launch cmd (commands count from 0 in
-// the order recorded) for the launches that follow: enqueue is called
-// with a queue that records instead of running, and must enqueue exactly
-// one launch of the same kernel, typically the generated Enqueue of the
-// kernel spec with new field values (a swapped pair of buffers, a new
-// scalar), so that the compiler checks the types as for any Enqueue.
-// An argument whose kind or size differs from the recorded one, another
-// kernel, no launch or more than one, is an error naming the graph and the
-// command, and the graph is left as it was.
-func (g *Graph) Update(cmd int, enqueue func(q *Queue) error) error {
+// Update changes the recorded kernel launch n, whose handle Queue.Node
+// returned while g recorded, for the launches that follow: enqueue is
+// called with a recording queue of its own, and must enqueue exactly one
+// launch of the same kernel, typically the generated Enqueue of the kernel
+// spec with new field values (a swapped pair of buffers, a new scalar), so
+// that the compiler checks the types as for any Enqueue. A node of
+// another graph or of another command than a launch, an argument whose
+// kind or size differs from the recorded one, another kernel, no launch or
+// more than one, is an error naming the graph and the command, and the
+// graph is left as it was. Launches already enqueued keep what they were
+// enqueued with.
+func (g *Graph) Update(n *GraphNode, enqueue func(q *Queue) error) error {
 	if g == nil {
 		return fmt.Errorf("update graph: %w: nil graph", ErrInvalidArgument)
 	}
+	if n == nil || n.g != g {
+		return fmt.Errorf("update graph %q: %w: a node of another graph (or nil)", g.name, ErrInvalidArgument)
+	}
+	cmd := n.i
 	g.umu.Lock()
 	defer g.umu.Unlock()
 	g.mu.Lock()
@@ -430,27 +642,25 @@ func (g *Graph) Update(cmd int, enqueue func(q *Queue) error) error {
 		g.mu.Unlock()
 		return g.stateError("update")
 	}
-	if cmd < 0 || cmd >= len(g.cmds) {
-		n := len(g.cmds)
-		g.mu.Unlock()
-		return fmt.Errorf("update graph %q: command %d: %w: the graph has %d commands", g.name, cmd, ErrOutOfRange, n)
-	}
 	if c := &g.cmds[cmd]; c.kind != trace.Kernel {
 		err := fmt.Errorf("update graph %q: %s: %w: only kernel launches can be updated", g.name, g.describe(cmd), ErrInvalidArgument)
 		g.mu.Unlock()
 		return err
 	}
-	q0 := g.q
 	g.mu.Unlock()
-	// A private queue on the same device records the update; the graph's
-	// queue stays free for other goroutines.
-	uq := &Queue{ctx: q0.ctx, dev: q0.dev, drv: q0.drv, profiling: q0.profiling, id: q0.id, tq: q0.tq}
-	upd := &graphUpdate{}
-	uq.rec.Store(&recording{g: g, upd: upd})
 	if enqueue == nil {
 		return fmt.Errorf("update graph %q: %s: %w: nil function", g.name, g.describe(cmd), ErrInvalidArgument)
 	}
-	if err := enqueue(uq); err != nil {
+	// A recording queue of its own records the update; the graph's queue
+	// stays free for other goroutines.
+	upd := &graphUpdate{}
+	r := &recording{g: g, upd: upd}
+	err := func() error {
+		uq := g.q.recordingQueue(r)
+		defer uq.endRecording()
+		return enqueue(uq)
+	}()
+	if err != nil {
 		return fmt.Errorf("update graph %q: %s: %w", g.name, g.describe(cmd), err)
 	}
 	g.mu.Lock()
@@ -555,7 +765,6 @@ func (g *Graph) Release() error {
 // marks g released. Called with g.mu held and the context entered (or
 // closing).
 func (g *Graph) releaseLocked() error {
-	g.q.rec.CompareAndSwap(g.rec, nil)
 	g.state = graphReleased
 	var errs []error
 	for _, x := range g.execs {
@@ -620,11 +829,14 @@ func (g *Graph) checkCmd(i int) error {
 	return nil
 }
 
-// collectUses lists the memory of every command once, and the sampler
-// arguments of every launch. Called with g.mu held.
+// collectUses lists the memory and the pinned memory of every command
+// once, and the sampler arguments of every launch. Called with g.mu held.
 func (g *Graph) collectUses() {
-	g.uses, g.smps = g.uses[:0], g.smps[:0]
+	g.uses, g.smps, g.pins = g.uses[:0], g.smps[:0], g.pins[:0]
 	for i := range g.cmds {
+		if p := g.cmds[i].pin; p != nil && !slices.Contains(g.pins, p) {
+			g.pins = append(g.pins, p)
+		}
 		for j, a := range g.cmds[i].args {
 			if a.kind == driver.ArgSampler {
 				g.smps = append(g.smps, smpUse{s: a.smp, cmd: i, arg: j})
@@ -643,24 +855,22 @@ func (g *Graph) collectUses() {
 			}
 		}
 	}
+	// Launch locks them in this order.
+	slices.SortFunc(g.pins, func(a, b *pinnedMem) int {
+		return cmp.Compare(uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b)))
+	})
 }
 
 // The recording hooks: the enqueue paths of rt call these when q.rec is
 // set, after checking their arguments and before the driver sees anything.
 
-// checkGoroutine returns the error of a command on a recording queue from a
-// goroutine other than the recording one.
-func (r *recording) checkGoroutine(q *Queue) error {
-	if r.upd != nil || goid() == r.gid {
-		return nil
-	}
-	return fmt.Errorf("%w: queue %d of %q is recording graph %q in another goroutine (nothing was enqueued)", ErrInvalidArgument, q.id, q.dev.Name, r.g.name)
-}
-
 // add appends c to the graph, or hands it to the update; it returns the
 // error of a command that cannot be recorded.
 func (r *recording) add(c graphCmd, wait []driver.Event) error {
 	g := r.g
+	if r.ended.Load() {
+		return fmt.Errorf("%w: graph %q: its recording queue is used after the function that Record or Update called returned (it records nothing more)", ErrInvalidArgument, g.name)
+	}
 	if len(wait) > 0 {
 		return fmt.Errorf("%w: graph %q: a recorded command waits for no events (the graph's commands run in the order recorded)", ErrInvalidArgument, g.name)
 	}
@@ -708,9 +918,10 @@ func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Ev
 	return nil
 }
 
-// recordCommand records a copy, fill or write. skip is as for beginTask.
-func (r *recording) recordCommand(q *Queue, kind trace.CmdKind, op string, dc driver.GraphCommand, mems []*Mem, wait []driver.Event, skip int) error {
-	c := graphCmd{kind: kind, name: op, dc: dc, mems: mems, node: q.tq.Site(kind, op, skip+2)}
+// recordCommand records a copy, fill or transfer. skip is as for
+// beginTask.
+func (r *recording) recordCommand(q *Queue, c graphCmd, wait []driver.Event, skip int) error {
+	c.node = q.tq.Site(c.kind, c.name, skip+2)
 	return r.add(c, wait)
 }
 
@@ -746,10 +957,9 @@ func (k *Kernel) snapshot() ([]graphArg, []*Mem, error) {
 	return args, mems, nil
 }
 
-// own makes m, allocated on q while it records, the graph's, when the
-// recording goroutine allocated it.
+// own makes m, allocated on a queue that records for r, the graph's.
 func (r *recording) own(m *Mem) {
-	if r.upd != nil || goid() != r.gid {
+	if r.upd != nil || r.ended.Load() {
 		return
 	}
 	g := r.g
@@ -808,6 +1018,32 @@ type loopGraph struct {
 }
 
 func (l *loopGraph) Launch(wait []driver.Event, event bool) (driver.Event, error) {
+	if err := l.launch(wait, nil); err != nil {
+		return nil, err
+	}
+	if event || len(l.cmds) == 0 && len(wait) > 0 {
+		return l.q.Marker(wait)
+	}
+	return nil, nil
+}
+
+// LaunchTimed implements driver.TimedGraph: an event per command.
+func (l *loopGraph) LaunchTimed(wait []driver.Event) ([]driver.Event, driver.Event, error) {
+	evs := make([]driver.Event, len(l.cmds))
+	if err := l.launch(wait, evs); err != nil {
+		for _, e := range evs {
+			if e != nil {
+				e.Release()
+			}
+		}
+		return nil, nil, err
+	}
+	return evs, nil, nil
+}
+
+// launch enqueues the commands, keeping their events in evs when it is
+// not nil.
+func (l *loopGraph) launch(wait, evs []driver.Event) error {
 	for i, c := range l.cmds {
 		w := wait
 		if i > 0 {
@@ -817,25 +1053,30 @@ func (l *loopGraph) Launch(wait []driver.Event, event bool) (driver.Event, error
 		var err error
 		switch c.Kind {
 		case driver.GraphKernel:
-			err = l.q.SubmitKernel(c.Kernel, c.Range, w)
+			if evs != nil {
+				ev, err = l.q.EnqueueKernel(c.Kernel, c.Range, w)
+			} else {
+				err = l.q.SubmitKernel(c.Kernel, c.Range, w)
+			}
 		case driver.GraphCopy:
 			ev, err = l.q.CopyBuffer(c.Src, c.Dst, c.SrcOffset, c.DstOffset, c.Size, w)
 		case driver.GraphFill:
 			ev, err = l.q.FillBuffer(c.Dst, c.Data, c.DstOffset, c.Size, w)
 		case driver.GraphWrite:
-			_, err = l.q.WriteBuffer(c.Dst, true, c.DstOffset, int64(len(c.Data)), unsafe.Pointer(&c.Data[0]), w)
-		}
-		if ev != nil {
-			ev.Release()
+			ev, err = l.q.WriteBuffer(c.Dst, false, c.DstOffset, c.Size, c.Host, w)
+		case driver.GraphRead:
+			ev, err = l.q.ReadBuffer(c.Src, false, c.SrcOffset, c.Size, c.Host, w)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("command %d: %w", i, err)
+			return fmt.Errorf("command %d: %w", i, err)
+		}
+		if evs != nil {
+			evs[i] = ev
+		} else if ev != nil {
+			ev.Release()
 		}
 	}
-	if event || len(l.cmds) == 0 && len(wait) > 0 {
-		return l.q.Marker(wait)
-	}
-	return nil, nil
+	return nil
 }
 
 func (l *loopGraph) Update(i int, r driver.NDRange) error {
@@ -845,22 +1086,10 @@ func (l *loopGraph) Update(i int, r driver.NDRange) error {
 
 func (l *loopGraph) Release() error { return nil }
 
-var _ driver.Graph = (*loopGraph)(nil)
-
-// goid returns the current goroutine's id, from the header of its stack
-// trace ("goroutine 18 [running]:"). Only a recording queue pays for it.
-func goid() uint64 {
-	var buf [32]byte
-	n := runtime.Stack(buf[:], false)
-	var id uint64
-	for _, c := range buf[len("goroutine "):n] {
-		if c < '0' || c > '9' {
-			break
-		}
-		id = id*10 + uint64(c-'0')
-	}
-	return id
-}
+var (
+	_ driver.Graph      = (*loopGraph)(nil)
+	_ driver.TimedGraph = (*loopGraph)(nil)
+)
 
 // queueRec is the recording state of a queue (Queue.rec).
 type queueRec = atomic.Pointer[recording]
@@ -876,31 +1105,50 @@ func (q *Queue) recorder() *recording {
 // recordOp records a copy or fill on q, which records into r. skip is as
 // for beginTask.
 func (q *Queue) recordOp(r *recording, op string, kind trace.CmdKind, dc driver.GraphCommand, mems []*Mem, wait []*Event, skip int) error {
+	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: mems}, wait, skip+1)
+}
+
+// recordEntered records c on q, which records into r, inside q's enter.
+// skip is as for beginTask.
+func (q *Queue) recordEntered(r *recording, c graphCmd, wait []*Event, skip int) error {
 	if err := q.enter(); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	defer q.ctx.exit()
 	dw, err := q.driverEvents(wait)
 	if err == nil {
-		err = r.recordCommand(q, kind, op, dc, mems, dw, skip+1)
+		err = r.recordCommand(q, c, dw, skip+1)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
+		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	return nil
 }
 
-// recordTransfer records the blocking transfer x: a write records the
-// bytes as they are now; a read is an error, since it would return before
-// the graph runs. skip is as for beginTask.
-func (r *recording) recordTransfer(q *Queue, x *xfer, dw []driver.Event, skip int) error {
-	if x.read() {
-		return r.refuse(x.op, "a blocking read cannot be recorded: it would return before the graph runs (nothing was read or recorded)")
+// recordPinned records a transfer of size bytes between the buffer b (of
+// memory m), from byte off, and the pinned memory p on q, which records into r: each
+// launch of the graph reads p anew, or writes it. The caller holds p.mu.
+func (q *Queue) recordPinned(r *recording, op string, kind trace.CmdKind, b driver.Buffer, off, size int64, m *Mem, p *pinnedMem, wait []*Event) error {
+	if size == 0 {
+		return nil
 	}
-	data := bytes.Clone(unsafe.Slice((*byte)(x.host), x.size))
-	dc := driver.GraphCommand{Kind: driver.GraphWrite, Dst: x.buf, DstOffset: x.off, Size: x.size, Data: data}
-	if err := r.recordCommand(q, x.kind, x.op, dc, []*Mem{x.mem}, dw, skip+1); err != nil {
-		return fmt.Errorf("%s: %w", x.op, err)
+	dc := driver.GraphCommand{Kind: driver.GraphWrite, Src: p.drv, Dst: b, DstOffset: off, Size: size, Host: p.p}
+	if kind == trace.Read {
+		dc = driver.GraphCommand{Kind: driver.GraphRead, Src: b, SrcOffset: off, Dst: p.drv, Size: size, Host: p.p}
 	}
-	return nil
+	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: []*Mem{m}, pin: p}, wait, 2)
+}
+
+// recordTransfer refuses the blocking transfer x, which a graph cannot
+// record: its host memory is a Go slice or value, which a launch could
+// neither read anew nor write.
+func (r *recording) recordTransfer(x *xfer) error {
+	why := "a blocking write of Go memory cannot be recorded: the graph would replay its bytes as they are now, not as they are at each launch; write from pinned memory with WriteAsync (rt.NewPinned), which each launch reads anew"
+	switch x.kind {
+	case trace.Read:
+		why = "a blocking read into Go memory cannot be recorded: it would return before the graph runs; read into pinned memory with ReadAsync (rt.NewPinned), which each launch writes"
+	case trace.GlobalRead, trace.GlobalWrite:
+		why = "a device global's transfer cannot be recorded: read or write it around Graph.Launch, or pass the value as a kernel argument, which the graph captures and Graph.Update changes"
+	}
+	return r.refuse(x.op, why+" (nothing was transferred or recorded)")
 }

@@ -7,10 +7,11 @@ import (
 	"github.com/dgen-go/dgen/rt/raw"
 )
 
-// Record two launches into a graph once, launch it three times, then
-// update one launch's scalar and launch it again. A generated Enqueue
-// records and updates the same way: pass it the q that Record and Update
-// hand to their functions.
+// Record a write from pinned memory and two launches into a graph once,
+// launch it for three frames, then update one launch's scalar through its
+// node and launch it again. Each launch reads the pinned memory anew. A
+// generated Enqueue records and updates the same way: pass it the q that
+// Record and Update hand to their functions.
 func ExampleQueue_Record() {
 	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
 	if err != nil {
@@ -31,23 +32,27 @@ func ExampleQueue_Record() {
 	}
 	x, _ := rt.NewBuffer[float32](ctx, 3)
 	defer x.Free()
+	frame, _ := rt.NewPinned[float32](q, 3)
+	defer frame.Free()
 	scale := func(q *rt.Queue, a float32) error {
 		if err := k.SetBuffer(0, x.Mem()); err != nil {
 			return err
 		}
-		if err := raw.SetArg(k, 1, a); err != nil {
+		if err := raw.SetArg(k, 1, a); err != nil { // captured by value
 			return err
 		}
 		return raw.Submit(q, k, rt.Range1(3))
 	}
+	var second *rt.GraphNode
 	g, err := q.Record("scale twice", func(q *rt.Queue) error {
-		if err := x.Write(q, []float32{1, 2, 3}); err != nil { // the values as they are now
+		if _, err := x.WriteAsync(q, 0, frame); err != nil { // read at each launch
 			return err
 		}
 		if err := scale(q, 2); err != nil {
 			return err
 		}
-		return scale(q, 10)
+		second, err = q.Node(func(q *rt.Queue) error { return scale(q, 10) })
+		return err
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -55,32 +60,27 @@ func ExampleQueue_Record() {
 	}
 	defer g.Release()
 	got := make([]float32, 3)
-	for range 3 {
+	run := func(in ...float32) {
+		copy(frame.Slice(), in)
 		if err := g.Launch(q); err != nil {
 			fmt.Println(err)
 			return
 		}
+		if err := x.Read(q, got); err != nil { // after the launch, on its queue
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(got)
 	}
-	if err := x.Read(q, got); err != nil {
+	run(1, 2, 3)
+	run(4, 5, 6)
+	if err := g.Update(second, func(q *rt.Queue) error { return scale(q, -1) }); err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(got)
-	// Command 2 is the second launch (command 0 is the write).
-	if err := g.Update(2, func(q *rt.Queue) error { return scale(q, -1) }); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := g.Launch(q); err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := x.Read(q, got); err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(got)
+	run(1, 2, 3)
 	// Output:
 	// [20 40 60]
+	// [80 100 120]
 	// [-2 -4 -6]
 }

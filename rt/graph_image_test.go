@@ -145,7 +145,12 @@ func TestGraphSampler(t *testing.T) {
 				t.Fatalf("the samplers agree at pixel (0, 0): %v", want[0][0])
 			}
 			f.clear(t)
-			g, err := f.q.Record("samplers", f.body)
+			var first *rt.GraphNode
+			g, err := f.q.Record("samplers", func(q *rt.Queue) error {
+				var err error
+				first, err = q.Node(func(q *rt.Queue) error { return f.launch(q, edgeSampler, 0) })
+				return errors.Join(err, f.launch(q, borderSampler, 1))
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +173,7 @@ func TestGraphSampler(t *testing.T) {
 			}
 
 			// Update: command 0 through the border sampler.
-			if err := g.Update(0, func(q *rt.Queue) error { return f.launch(q, borderSampler, 0) }); err != nil {
+			if err := g.Update(first, func(q *rt.Queue) error { return f.launch(q, borderSampler, 0) }); err != nil {
 				t.Fatal(err)
 			}
 			f.clear(t)

@@ -2,6 +2,8 @@ package rt_test
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"runtime"
 	"strings"
 	"sync"
@@ -81,12 +83,9 @@ func (f *graphFixture) step(q *rt.Queue, x, y rt.Buffer[float32], a, b float32) 
 	return raw.Submit(q, f.k, rt.Range1(f.n))
 }
 
-// body enqueues the commands the replay tests record: a write, a fill, a
+// body enqueues the commands the replay tests record: a fill, a
 // ping-pong pair of steps, and a copy.
-func (f *graphFixture) body(q *rt.Queue, init []float32) error {
-	if err := f.x.Write(q, init); err != nil {
-		return err
-	}
+func (f *graphFixture) body(q *rt.Queue) error {
 	if _, err := f.y.Fill(q, 7); err != nil {
 		return err
 	}
@@ -126,7 +125,10 @@ func TestGraphReplay(t *testing.T) {
 			for i := range init {
 				init[i] = float32(i)*0.37 - 3
 			}
-			if err := f.body(f.q, init); err != nil {
+			if err := f.x.Write(f.q, init); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.body(f.q); err != nil {
 				t.Fatal(err)
 			}
 			want := f.read(t)
@@ -138,7 +140,7 @@ func TestGraphReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 			g, err := f.q.Record("replay", func(q *rt.Queue) error {
-				if err := f.body(q, init); err != nil {
+				if err := f.body(q); err != nil {
 					return err
 				}
 				// Recording ran nothing (a blocking read on the recording
@@ -155,7 +157,7 @@ func TestGraphReplay(t *testing.T) {
 			defer g.Release()
 			checkNative(t, f.ctx, g, mode)
 			for i := range 3 {
-				if err := f.y.Write(f.q, make([]float32, f.n)); err != nil {
+				if err := errors.Join(f.x.Write(f.q, init), f.y.Write(f.q, make([]float32, f.n))); err != nil {
 					t.Fatal(err)
 				}
 				if err := g.Launch(f.q); err != nil {
@@ -188,14 +190,20 @@ func TestGraphUpdate(t *testing.T) {
 			if err := f.x.Write(f.q, ones); err != nil {
 				t.Fatal(err)
 			}
+			var nodes [3]*rt.GraphNode
 			g, err := f.q.Record("update", func(q *rt.Queue) error {
-				if err := f.step(q, f.x, f.y, 2, 1); err != nil {
+				var err error
+				if nodes[0], err = q.Node(func(q *rt.Queue) error { return f.step(q, f.x, f.y, 2, 1) }); err != nil {
 					return err
 				}
-				if _, err := f.y.Fill(q, 0); err != nil { // command 1: not a launch
+				if nodes[1], err = q.Node(func(q *rt.Queue) error { // not a launch
+					_, err := f.y.Fill(q, 0)
+					return err
+				}); err != nil {
 					return err
 				}
-				return f.step(q, f.x, f.y, 2, 1)
+				nodes[2], err = q.Node(func(q *rt.Queue) error { return f.step(q, f.x, f.y, 2, 1) })
+				return err
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -208,7 +216,7 @@ func TestGraphUpdate(t *testing.T) {
 				t.Fatalf("y[0] = %v, want 3", got[0])
 			}
 			// Swap: y = 4*x + 0 into x, from y (= 3).
-			if err := g.Update(2, func(q *rt.Queue) error { return f.step(q, f.y, f.x, 4, 0) }); err != nil {
+			if err := g.Update(nodes[2], func(q *rt.Queue) error { return f.step(q, f.y, f.x, 4, 0) }); err != nil {
 				t.Fatal(err)
 			}
 			if err := g.Launch(f.q); err != nil {
@@ -231,30 +239,41 @@ func TestGraphUpdate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var foreign *rt.GraphNode
+			g2, err := f.q.Record("other", func(q *rt.Queue) error {
+				var err error
+				foreign, err = q.Node(func(q *rt.Queue) error { return f.step(q, f.x, f.y, 1, 1) })
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g2.Release()
 			bad := []struct {
 				name string
-				cmd  int
+				node *rt.GraphNode
 				fn   func(q *rt.Queue) error
 				want string
 			}{
-				{"out of range", 3, func(q *rt.Queue) error { return nil }, "the graph has 3 commands"},
-				{"not a launch", 1, func(q *rt.Queue) error { return nil }, "only kernel launches"},
-				{"no launch", 0, func(q *rt.Queue) error { return nil }, "enqueued 0 kernel launches"},
-				{"two launches", 0, func(q *rt.Queue) error {
+				{"another graph's node", foreign, func(q *rt.Queue) error { return nil }, "a node of another graph"},
+				{"nil node", nil, func(q *rt.Queue) error { return nil }, "a node of another graph"},
+				{"not a launch", nodes[1], func(q *rt.Queue) error { return nil }, "only kernel launches"},
+				{"no launch", nodes[0], func(q *rt.Queue) error { return nil }, "enqueued 0 kernel launches"},
+				{"two launches", nodes[0], func(q *rt.Queue) error {
 					return errors.Join(f.step(q, f.x, f.y, 1, 1), f.step(q, f.x, f.y, 1, 1))
 				}, "enqueued 2 kernel launches"},
-				{"wrong type", 0, func(q *rt.Queue) error {
+				{"wrong type", nodes[0], func(q *rt.Queue) error {
 					err := errors.Join(f.k.SetBuffer(0, f.x.Mem()), f.k.SetBuffer(1, f.y.Mem()), f.k.SetBuffer(2, f.y.Mem()), raw.SetArg(f.k, 3, float32(1)), raw.SetArg(f.k, 4, int32(f.n)))
 					return errors.Join(err, raw.Submit(q, f.k, rt.Range1(f.n)))
 				}, "argument 2: invalid argument: a buffer where the command has a value of 4 bytes"},
-				{"another kernel", 0, func(q *rt.Queue) error {
+				{"another kernel", nodes[0], func(q *rt.Queue) error {
 					err := errors.Join(raw.SetArg(other, 0, float32(1)), other.SetBuffer(1, f.x.Mem()), other.SetBuffer(2, f.y.Mem()), raw.SetArg(other, 3, int32(1)))
 					return errors.Join(err, raw.Submit(q, other, rt.Range1(1)))
 				}, `launches kernel "saxpy"`},
-				{"a write", 0, func(q *rt.Queue) error { return f.x.Write(q, ones) }, "not a write buffer"},
+				{"a fill", nodes[0], func(q *rt.Queue) error { return released(f.x.Fill(q, 1)) }, "not a fill buffer"},
 			}
 			for _, tc := range bad {
-				err := g.Update(tc.cmd, tc.fn)
+				err := g.Update(tc.node, tc.fn)
 				if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `graph "update"`) {
 					t.Errorf("%s: got %v, want an error naming the graph and %q", tc.name, err, tc.want)
 				}
@@ -282,6 +301,7 @@ func TestGraphBadInput(t *testing.T) {
 	ctx := openCPU(t)
 	f := newGraphFixture(t, ctx)
 	var other *rt.Graph
+	var leaked *rt.Queue
 	g, err := f.q.Record("bad", func(q *rt.Queue) error {
 		if _, err := q.Record("again", func(*rt.Queue) error { return nil }); err == nil || !strings.Contains(err.Error(), `records graph "bad"`) {
 			t.Errorf("Record while recording: %v", err)
@@ -301,18 +321,7 @@ func TestGraphBadInput(t *testing.T) {
 		if _, err := raw.Launch(q, f.k, rt.Range1(f.n)); err == nil || !strings.Contains(err.Error(), "no event") {
 			t.Errorf("recorded launch with an event: %v", err)
 		}
-		// Another goroutine may not enqueue on the recording queue.
-		var wg sync.WaitGroup
-		var otherErr error
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			otherErr = f.step(q, f.x, f.y, 1, 2)
-		}()
-		wg.Wait()
-		if otherErr == nil || !strings.Contains(otherErr.Error(), `recording graph "bad" in another goroutine`) {
-			t.Errorf("enqueue from another goroutine: %v", otherErr)
-		}
+		leaked = q
 		// Graphs do not nest.
 		if other != nil {
 			if err := other.Launch(q); err == nil || !strings.Contains(err.Error(), "do not nest") {
@@ -323,6 +332,14 @@ func TestGraphBadInput(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	other = g
+	// The recording queue records nothing once its function has returned.
+	if err := f.step(leaked, f.x, f.y, 1, 2); err == nil || !strings.Contains(err.Error(), "records nothing more") {
+		t.Errorf("enqueue on the recording queue after Record: %v", err)
+	}
+	if _, err := leaked.Node(func(q *rt.Queue) error { return nil }); err == nil {
+		t.Error("Node on the recording queue after Record: no error")
 	}
 	other = g
 	if _, err := f.q.Record("nest", func(q *rt.Queue) error { return other.Launch(q) }); err == nil || !strings.Contains(err.Error(), "do not nest") {
@@ -497,7 +514,9 @@ func TestGraphTrace(t *testing.T) {
 				rng = &e
 			}
 		case trace.TaskBegin:
-			tasks = append(tasks, e)
+			if e.Task.Node.Kind != trace.Graph { // the launch as a whole, with device times
+				tasks = append(tasks, e)
+			}
 		}
 	}
 	if rng == nil {
@@ -615,5 +634,359 @@ func TestGraphConfigEnv(t *testing.T) {
 			defer g.Release()
 			checkNative(t, f.ctx, g, tt.mode)
 		})
+	}
+}
+
+// TestRecordConcurrent records on a queue while other goroutines write,
+// launch and read on that same queue, and two more record on it too: the
+// others' commands run at once and are not recorded, and each graph holds
+// its own goroutine's commands alone. Run it with -race.
+func TestRecordConcurrent(t *testing.T) {
+	ctx := openCPU(t)
+	f := newGraphFixture(t, ctx)
+	prog, err := raw.Build(ctx, "axpb", axpbSrc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, recorders = 4, 2
+	ones := make([]float32, f.n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers+recorders)
+	// work runs y = a*x + b on the shared queue with a kernel object of
+	// its own, and checks y.
+	work := func(a float32) error {
+		k, err := prog.Kernel("axpb")
+		if err != nil {
+			return err
+		}
+		x, err := rt.NewBuffer[float32](ctx, f.n)
+		if err != nil {
+			return err
+		}
+		defer x.Free()
+		y, err := rt.NewBuffer[float32](ctx, f.n)
+		if err != nil {
+			return err
+		}
+		defer y.Free()
+		err = errors.Join(x.Write(f.q, ones), k.SetBuffer(0, x.Mem()), k.SetBuffer(1, y.Mem()), raw.SetArg(k, 2, a), raw.SetArg(k, 3, float32(1)), raw.SetArg(k, 4, int32(f.n)))
+		if err == nil {
+			err = raw.Submit(f.q, k, rt.Range1(f.n))
+		}
+		got := make([]float32, f.n)
+		if err == nil {
+			err = y.Read(f.q, got)
+		}
+		if err == nil && got[f.n-1] != a+1 {
+			err = fmt.Errorf("worker %v: y = %v, want %v: its launch did not run", a, got[f.n-1], a+1)
+		}
+		return err
+	}
+	graphs := make([]*rt.Graph, recorders)
+	outs := make([]rt.Buffer[float32], recorders)
+	for r := range recorders {
+		if outs[r], err = rt.NewBuffer[float32](ctx, f.n); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k, err := prog.Kernel("axpb")
+			if err != nil {
+				errs <- err
+				return
+			}
+			graphs[r], err = f.q.Record(fmt.Sprint("concurrent ", r), func(q *rt.Queue) error {
+				// The workers run while this goroutine records.
+				var ww sync.WaitGroup
+				for w := range workers / recorders {
+					ww.Add(1)
+					go func() {
+						defer ww.Done()
+						errs <- work(float32(10*r + w + 2))
+					}()
+				}
+				defer ww.Wait()
+				err := errors.Join(k.SetBuffer(0, f.x.Mem()), k.SetBuffer(1, outs[r].Mem()), raw.SetArg(k, 2, float32(r+1)), raw.SetArg(k, 3, float32(0)), raw.SetArg(k, 4, int32(f.n)))
+				if err != nil {
+					return err
+				}
+				return raw.Submit(q, k, rt.Range1(f.n))
+			})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	if err := f.x.Write(f.q, ones); err != nil {
+		t.Fatal(err)
+	}
+	for r, g := range graphs {
+		defer g.Release()
+		if n := rt.GraphLen(g); n != 1 {
+			t.Errorf("graph %d holds %d commands, want its own 1", r, n)
+		}
+		got := make([]float32, f.n)
+		if err := errors.Join(outs[r].Write(f.q, make([]float32, f.n)), g.Launch(f.q), outs[r].Read(f.q, got)); err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != float32(r+1) {
+			t.Errorf("graph %d: out = %v, want %v", r, got[0], r+1)
+		}
+	}
+}
+
+// TestGraphPinned records a transfer from pinned memory, a launch and a
+// transfer back into pinned memory, and launches the graph for several
+// frames: each launch reads the frame the program just put in the pinned
+// memory, and writes its result there. Freed pinned memory is an error.
+func TestGraphPinned(t *testing.T) {
+	for _, mode := range []string{"command-buffer", "loop"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "loop" {
+				loopGraphs(t)
+			}
+			f := newGraphFixture(t, openCPU(t))
+			in, err := rt.NewPinned[float32](f.q, f.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := rt.NewPinned[float32](f.q, f.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer out.Free()
+			g, err := f.q.Record("pinned", func(q *rt.Queue) error {
+				return errors.Join(released(f.x.WriteAsync(q, 0, in)), f.step(q, f.x, f.y, 2, 1), released(f.y.ReadAsync(q, 0, out)))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Release()
+			// PoCL's command buffers hold no host transfers: a loop (a CUDA
+			// graph holds them).
+			if pocl := strings.Contains(f.ctx.Devices()[0].Platform, "Portable Computing Language"); pocl && rt.GraphNative(g)[0] {
+				t.Error("a graph with pinned transfers prepared as a PoCL command buffer")
+			}
+			for frame := range 4 {
+				for i := range in.Slice() {
+					in.Slice()[i] = float32(frame*1000 + i)
+				}
+				if err := errors.Join(g.Launch(f.q), f.q.Finish()); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range out.Slice() {
+					if want := 2*float32(frame*1000+i) + 1; v != want {
+						t.Fatalf("frame %d: out[%d] = %v, want %v (a launch replayed old data)", frame, i, v, want)
+					}
+				}
+			}
+			if err := in.Free(); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Launch(f.q); !errors.Is(err, rt.ErrFreed) || !strings.Contains(err.Error(), "command 0 (write buffer") {
+				t.Errorf("launch after the pinned memory's Free: %v, want ErrFreed naming command 0", err)
+			}
+		})
+	}
+}
+
+// TestGraphPinnedFreeWaits frees pinned memory while launches of a graph
+// that reads it may be in flight: Free waits for them, and later launches
+// fail with ErrFreed.
+func TestGraphPinnedFreeWaits(t *testing.T) {
+	f := newGraphFixture(t, openCPU(t))
+	in, err := rt.NewPinned[float32](f.q, f.n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := f.q.Record("free", func(q *rt.Queue) error {
+		return errors.Join(released(f.x.WriteAsync(q, 0, in)), f.step(q, f.x, f.y, 1, 0))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range 50 {
+			if err := g.Launch(f.q); err != nil {
+				if !errors.Is(err, rt.ErrFreed) {
+					t.Error(err)
+				}
+				return
+			}
+		}
+	}()
+	if err := in.Free(); err != nil {
+		t.Error(err)
+	}
+	wg.Wait()
+	if err := f.q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGraphRefusesBlocking: a blocking transfer of Go memory inside Record
+// is an error that names the way (pinned memory, or around the launch),
+// records nothing and leaves the recording going.
+func TestGraphRefusesBlocking(t *testing.T) {
+	f := newGraphFixture(t, openCPU(t))
+	buf := make([]float32, f.n)
+	tests := []struct {
+		name string
+		do   func(q *rt.Queue) error
+		want string
+	}{
+		{"Write", func(q *rt.Queue) error { return f.x.Write(q, buf) }, "WriteAsync"},
+		{"WriteAt", func(q *rt.Queue) error { return f.x.WriteAt(q, 1, buf[1:]) }, "pinned memory"},
+		{"Read", func(q *rt.Queue) error { return f.x.Read(q, buf) }, "ReadAsync"},
+		{"DeviceGlobal.Write", func(q *rt.Queue) error { return benchGlobal.Write(q, 7) }, "pass the value as a kernel argument"},
+		{"DeviceGlobal.Read", func(q *rt.Queue) error { _, err := benchGlobal.Read(q); return err }, "around Graph.Launch"},
+	}
+	g, err := f.q.Record("refuse", func(q *rt.Queue) error {
+		for _, tt := range tests {
+			err := tt.do(q)
+			if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), `graph "refuse"`) {
+				t.Errorf("%s while recording: %v, want an error naming %q", tt.name, err, tt.want)
+			}
+		}
+		return f.step(q, f.x, f.y, 1, 0)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	if n := rt.GraphLen(g); n != 1 {
+		t.Errorf("the graph holds %d commands, want 1: a refused transfer was recorded", n)
+	}
+}
+
+// TestGraphDeviceTimes launches a graph in a context that reports device
+// times: its kernels report their own (a loop of prepared commands, CUDA
+// with CUPTI), or a task named after the graph reports the launch's (a
+// command buffer, a CUDA graph without CUPTI). On PoCL the loop times the
+// fill too.
+func TestGraphDeviceTimes(t *testing.T) {
+	for _, mode := range []string{"command-buffer", "loop"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "loop" {
+				loopGraphs(t)
+			}
+			ctx, rec := openTraced(t)
+			f := newGraphFixture(t, ctx)
+			g, err := f.q.Record("timed", func(q *rt.Queue) error {
+				return errors.Join(f.step(q, f.x, f.y, 1, 2), released(f.y.Fill(q, 1)), f.step(q, f.y, f.x, 1, 2))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Release()
+			native := rt.GraphNative(g)[0]
+			rec.Reset()
+			if err := errors.Join(g.Launch(f.q), f.q.Finish()); err != nil {
+				t.Fatal(err)
+			}
+			timed := map[string]int{}
+			for _, e := range rec.Events() {
+				if e.Kind == trace.TaskComplete && e.Task.DevEnd > e.Task.DevStart && e.Task.DevStart > 0 {
+					timed[e.Task.Node.Kind.String()]++
+				}
+			}
+			t.Logf("prepared natively %v: device times by kind %v", native, timed)
+			if perCmd, whole := timed["kernel"] == 2 && timed["graph"] == 0, timed["graph"] == 1 && timed["kernel"] == 0; !perCmd && !whole {
+				t.Errorf("device times by kind %v: want both kernels' or the graph's", timed)
+			}
+			if strings.Contains(ctx.Devices()[0].Platform, "Portable Computing Language") {
+				want := map[string]int{"kernel": 2, "fill": 1}
+				if native {
+					want = map[string]int{"graph": 1}
+				}
+				if !maps.Equal(timed, want) {
+					t.Errorf("prepared natively %v: device times by kind %v, want %v", native, timed, want)
+				}
+			}
+		})
+	}
+}
+
+// TestGraphUpdateInstances updates a generated spec's launch many times:
+// the kernel instances that the recording queues of Record and Update
+// take go back to the pool, so the context holds as many as one queue
+// needs, not one more per update.
+func TestGraphUpdateInstances(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	bufs := make([]rt.Buffer[float32], 2)
+	for i := range bufs {
+		var err error
+		if bufs[i], err = rt.NewBuffer[float32](ctx, 16); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := rt.Range1(16)
+	var node *rt.GraphNode
+	g, err := q.Record("instances", func(q *rt.Queue) error {
+		var err error
+		node, err = q.Node(func(q *rt.Queue) error { return enqueueBenchStep(q, r, 0, bufs[0], bufs[0], bufs[1]) })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	held := rt.Instances(ctx)
+	for i := range 20 {
+		if err := g.Update(node, func(q *rt.Queue) error { return enqueueBenchStep(q, r, int32(i), bufs[0], bufs[i%2], bufs[1-i%2]) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rt.Instances(ctx); n > held {
+		t.Errorf("%d kernel instances after 20 updates, %d after the recording: the updates' recording queues strand theirs", n, held)
+	}
+}
+
+// TestGraphLaunchFreeRace frees a buffer that a graph uses while the graph
+// launches: the launch succeeds or fails with ErrFreed, and never uses the
+// released buffer. Run it with -race.
+func TestGraphLaunchFreeRace(t *testing.T) {
+	f := newGraphFixture(t, openCPU(t))
+	for range 100 {
+		b, err := rt.NewBuffer[float32](f.ctx, f.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := f.q.Record("race", func(q *rt.Queue) error { return f.step(q, f.x, b, 1, 0) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var lerr, ferr error
+		wg.Add(2)
+		go func() { defer wg.Done(); lerr = g.Launch(f.q) }()
+		go func() { defer wg.Done(); ferr = b.Free() }()
+		wg.Wait()
+		if ferr != nil {
+			t.Fatalf("Free: %v", ferr)
+		}
+		if lerr != nil && !errors.Is(lerr, rt.ErrFreed) {
+			t.Fatalf("graph launch racing Free: %v, want nil or ErrFreed", lerr)
+		}
+		if err := errors.Join(f.q.Finish(), g.Release()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

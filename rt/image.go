@@ -774,6 +774,9 @@ func (h *imageHandle) transfer(q *Queue, read bool, r ImageRegion, host any, wai
 // imageTransfer runs the blocking transfer do on q after wait; skip is as
 // for beginTask.
 func (q *Queue) imageTransfer(op string, kind trace.CmdKind, do func([]driver.Event) error, wait []*Event, skip int) error {
+	if r := q.recorder(); r != nil {
+		return r.refuse(op, "graphs do not record this command")
+	}
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}

@@ -19,20 +19,28 @@ import (
 // WriteAsync, which return before the copy is done. Its methods are safe
 // for concurrent use.
 type Pinned[T any] struct {
+	pinnedMem
+	s []T // guarded by mu
+}
+
+// pinnedMem is what Pinned holds whatever its element type: graphs that
+// transfer to and from it keep it.
+type pinnedMem struct {
 	q   *Queue // maps and unmaps it
 	drv driver.Buffer
 	p   unsafe.Pointer
-	s   []T
 
 	mu      sync.Mutex
 	freed   bool
-	pending []pinnedUse // asynchronous transfers that may still use it
+	pending []pinnedUse // asynchronous transfers and graph launches that may still use it
 }
 
-// pinnedUse is an asynchronous transfer that uses pinned memory: its
-// event, which the caller may release, and its point on the event's
-// queue, which tells when it has completed all the same.
+// pinnedUse is an asynchronous transfer or a graph launch that uses
+// pinned memory: its queue, its event if it has one (the caller may
+// release it), and its point on the queue, which tells when it has
+// completed all the same.
 type pinnedUse struct {
+	q  *Queue
 	ev *Event
 	pt uint64
 }
@@ -48,7 +56,7 @@ func NewPinned[T any](q *Queue, n int) (*Pinned[T], error) {
 		return nil, err
 	}
 	defer q.ctx.exit()
-	p := &Pinned[T]{q: q}
+	p := &Pinned[T]{pinnedMem: pinnedMem{q: q}}
 	if size == 0 {
 		return p, nil
 	}
@@ -152,7 +160,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 	}
 	defer m.doneAll()
 	if r := q.recorder(); r != nil {
-		return nil, r.refuse(op, "transfers to and from pinned memory are not recorded yet")
+		return nil, q.recordPinned(r, op, kind, drv, boff, size, m, &h.pinnedMem, wait)
 	}
 	ev, err := q.command(op, kind, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
@@ -164,7 +172,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 		return nil, err
 	}
 	q.record(b.mem())
-	h.pending = append(pruneDone(h.pending), pinnedUse{ev: ev, pt: q.pts.point()})
+	h.pending = append(pruneDone(h.pending), pinnedUse{q: q, ev: ev, pt: q.pts.point()})
 	return ev, nil
 }
 
@@ -179,36 +187,49 @@ func (q *Queue) drvWriteAsync(b driver.Buffer, off, size int64, p unsafe.Pointer
 // done reports whether the transfer is known to have completed, or
 // failed.
 func (u pinnedUse) done() bool {
-	if u.ev.q.pts.done.Load() >= u.pt {
+	if u.q.pts.done.Load() >= u.pt {
 		return true
+	}
+	if u.ev == nil {
+		return false
 	}
 	s, err := u.ev.status()
 	return err == nil && s == driver.StatusComplete || err != nil && !errors.Is(err, ErrReleased)
 }
 
-// wait blocks until the transfer has completed and returns its error. The
-// caller may have released its event: then wait waits for a marker
-// enqueued after it, on its queue.
+// wait blocks until the transfer has completed and returns its error.
+// Without its event (a graph launch, or a transfer whose caller released
+// it) wait waits for a marker enqueued after it, on its queue.
 func (u pinnedUse) wait() error {
-	err := u.ev.Wait()
-	if !errors.Is(err, ErrReleased) {
-		return err
+	if u.ev != nil {
+		err := u.ev.Wait()
+		if !errors.Is(err, ErrReleased) {
+			return err
+		}
 	}
-	q := u.ev.q
+	q := u.q
 	if q.pts.done.Load() >= u.pt {
 		return nil
 	}
 	n := q.pts.enq.Load()
 	ev, err := q.drv.Marker(nil)
 	if err != nil {
-		return fmt.Errorf("wait for %s on %q: marker: %w", u.ev.name, q.dev.Name, err)
+		return fmt.Errorf("wait for %s on %q: marker: %w", u.name(), q.dev.Name, err)
 	}
 	defer ev.Release()
 	if err := ev.Wait(); err != nil {
-		return fmt.Errorf("wait for %s on %q: %w", u.ev.name, q.dev.Name, err)
+		return fmt.Errorf("wait for %s on %q: %w", u.name(), q.dev.Name, err)
 	}
 	q.pts.complete(n) // the marker came after every point up to n
 	return nil
+}
+
+// name names the use in errors.
+func (u pinnedUse) name() string {
+	if u.ev == nil {
+		return "a graph launch"
+	}
+	return u.ev.name
 }
 
 // pruneDone drops the transfers that have completed, or failed, from us

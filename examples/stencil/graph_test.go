@@ -127,7 +127,12 @@ func TestGraphUpdateGenerated(t *testing.T) {
 	p := sim.p
 	st := Step{Iteration: 1, Power: sim.power, TempSrc: a, TempDst: b, Cols: n, Rows: n, BorderCols: 1, BorderRows: 1,
 		Cap: p.Cap, Rx: p.Rx, Ry: p.Ry, Rz: p.Rz, Dt: p.Step}
-	g, err := sim.q.Record("one step", func(q *rt.Queue) error { return st.Enqueue(q, l.grid()) })
+	var step *rt.GraphNode
+	g, err := sim.q.Record("one step", func(q *rt.Queue) error {
+		var err error
+		step, err = q.Node(func(q *rt.Queue) error { return st.Enqueue(q, l.grid()) })
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +141,7 @@ func TestGraphUpdateGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.TempSrc, st.TempDst = b, a
-	if err := g.Update(0, func(q *rt.Queue) error { return st.Enqueue(q, l.grid()) }); err != nil {
+	if err := g.Update(step, func(q *rt.Queue) error { return st.Enqueue(q, l.grid()) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Launch(sim.q); err != nil {

@@ -218,14 +218,14 @@ type Result struct {
 }
 
 // allocator returns how mode gets a buffer of n temperatures.
-func (s *Sim) allocator(mode string, n int) (func() (rt.Buffer[float32], error), error) {
+func (s *Sim) allocator(mode string, n int) (func(q *rt.Queue) (rt.Buffer[float32], error), error) {
 	switch mode {
 	case "tagged":
-		return func() (rt.Buffer[float32], error) { return tempSite.Alloc(s.q, n) }, nil
+		return func(q *rt.Queue) (rt.Buffer[float32], error) { return tempSite.Alloc(q, n) }, nil
 	case "untagged":
-		return func() (rt.Buffer[float32], error) { return rt.Alloc[float32](s.q, n) }, nil
+		return func(q *rt.Queue) (rt.Buffer[float32], error) { return rt.Alloc[float32](q, n) }, nil
 	case "driver", "swap", "raw":
-		return func() (rt.Buffer[float32], error) { return rt.NewBuffer[float32](s.ctx, n) }, nil
+		return func(*rt.Queue) (rt.Buffer[float32], error) { return rt.NewBuffer[float32](s.ctx, n) }, nil
 	}
 	return nil, fmt.Errorf("hotspot: %w: mode %q (want %s)", rt.ErrInvalidArgument, mode, strings.Join(Modes, ", "))
 }
@@ -252,7 +252,7 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 		return Result{}, err
 	}
 	before := s.ctx.Stats().Alloc
-	in, err := next()
+	in, err := next(s.q)
 	if err != nil {
 		return Result{}, err
 	}
@@ -264,7 +264,7 @@ func (s *Sim) Run(mode string, temp []float32, iters, pyramid int) (Result, erro
 		}
 	}()
 	if mode == "swap" || mode == "raw" {
-		if spare, err = next(); err != nil {
+		if spare, err = next(s.q); err != nil {
 			return Result{}, err
 		}
 	}
@@ -304,7 +304,7 @@ type loop struct {
 	mode           string
 	iters, pyramid int
 	in, spare      rt.Buffer[float32]
-	next           func() (rt.Buffer[float32], error)
+	next           func(q *rt.Queue) (rt.Buffer[float32], error) // allocates on q
 	res            Result
 	afterFirst     uint64 // driver allocations after the first launch
 }
@@ -347,7 +347,7 @@ func (l *loop) stepFrom(st *Step, r rt.Range, t int) error {
 		out := l.spare
 		if l.mode != "swap" {
 			var err error
-			if out, err = l.next(); err != nil {
+			if out, err = l.next(l.s.q); err != nil {
 				return err
 			}
 		}
@@ -441,7 +441,7 @@ func (l *loop) replayPairs(st *Step, r rt.Range, pairs int) (err error) {
 	g, err := s.q.Record("hotspot pair", func(q *rt.Queue) error {
 		if l.mode != "swap" {
 			var err error
-			if scratch, err = l.next(); err != nil {
+			if scratch, err = l.next(q); err != nil { // on the recording queue: the graph's
 				return err
 			}
 		}

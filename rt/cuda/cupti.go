@@ -449,14 +449,35 @@ func (kt *kernelTimes) finish() error {
 }
 
 // addGraph lists the kernels of g, about to be launched on kt's queue
-// (kt.launch held).
-func (kt *kernelTimes) addGraph(g *graph) {
+// (kt.launch held). With evs not nil it puts an event for each kernel's
+// times there; with calib not nil, the last kernel measures the clock
+// offset against that timed event, recorded just after the graph.
+func (kt *kernelTimes) addGraph(g *graph, evs []driver.Event, calib *cuEvent) {
 	for i, k := range g.kernels {
-		if k != nil {
-			c := g.cmd(i)
-			kt.add(&kernelRecord{dims: dimsOf(c.grid, c.block)})
+		if k == nil {
+			continue
 		}
+		c := g.cmd(i)
+		rec := new(kernelRecord)
+		if evs != nil {
+			ev := &kernelEvent{kt: kt}
+			rec, evs[i] = &ev.rec, ev
+		}
+		rec.dims = dimsOf(c.grid, c.block)
+		if calib != nil && i == g.n-1 {
+			calib.refs.Add(1)
+			rec.timedEnd = calib
+		}
+		kt.add(rec)
 	}
+}
+
+// timesKnown reports whether kt's clock offset is measured and its times
+// are not lost, so that its kernels' records give times.
+func (kt *kernelTimes) timesKnown() bool {
+	cupti.mu.Lock()
+	defer cupti.mu.Unlock()
+	return kt.known && kt.lost == nil
 }
 
 // dimsOf is a launch's grid and block as a CUPTI record gives them.

@@ -25,7 +25,6 @@ type graph struct {
 	cmds    *C.dgen_gcmd // n commands in C memory
 	n       int
 	kernels []*kernel // by command, nil for other commands
-	staging []*buffer // device copies of the bytes of writes
 	capture C.CUstream
 	g       C.CUgraph
 	x       C.CUgraphExec // nil: replayed as a loop
@@ -33,12 +32,14 @@ type graph struct {
 }
 
 // GraphCaps implements driver.GraphQueue: CUDA graphs where the driver
-// has the graph functions. (Kernels of this backend take no samplers.)
+// has the graph functions, with transfers to and from pinned memory as
+// copies from and to its device address. (Kernels of this backend take no
+// samplers.)
 func (q *queue) GraphCaps() driver.GraphCaps {
 	if C.dgen_graph_load() == 0 {
 		return driver.GraphCaps{}
 	}
-	return driver.GraphCaps{Native: driver.CUDAGraph}
+	return driver.GraphCaps{Native: driver.CUDAGraph, NativeHost: true}
 }
 
 // NewGraph implements driver.GraphQueue: it prepares the commands and,
@@ -89,7 +90,10 @@ func (g *graph) prepare(i int, c driver.GraphCommand) error {
 		g.kernels[i] = k
 		x.kind = C.GCMD_KERNEL
 		return g.setKernel(i, c.Range)
-	case driver.GraphCopy:
+	case driver.GraphCopy, driver.GraphWrite, driver.GraphRead:
+		// A transfer to or from pinned memory copies from or to its
+		// device address, where the launch reads or writes the host
+		// memory.
 		const call = "cuMemcpyAsync"
 		s, err := asBuffer(call, c.Src)
 		if err != nil {
@@ -105,8 +109,6 @@ func (g *graph) prepare(i int, c driver.GraphCommand) error {
 		x.kind, x.src, x.dst, x.size = C.GCMD_COPY, s.ptr+C.CUdeviceptr(c.SrcOffset), d.ptr+C.CUdeviceptr(c.DstOffset), C.size_t(c.Size)
 	case driver.GraphFill:
 		return g.prepareFill(x, c)
-	case driver.GraphWrite:
-		return g.prepareWrite(x, c)
 	default:
 		return fmt.Errorf("unknown command kind %d", c.Kind)
 	}
@@ -129,35 +131,6 @@ func (g *graph) prepareFill(x *C.dgen_gcmd, c driver.GraphCommand) error {
 	}
 	x.kind, x.dst, x.size = C.GCMD_FILL, d.ptr+C.CUdeviceptr(c.DstOffset), C.size_t(c.Size)
 	x.pattern, x.pattern_size = (*C.uchar)(C.CBytes(c.Data)), C.size_t(n)
-	return nil
-}
-
-// prepareWrite prepares a write: its bytes go to device memory of the
-// graph's own now, and a replay copies them from there.
-func (g *graph) prepareWrite(x *C.dgen_gcmd, c driver.GraphCommand) error {
-	const call = "cuMemcpyHtoDAsync"
-	d, err := asBuffer(call, c.Dst)
-	if err != nil {
-		return err
-	}
-	size := int64(len(c.Data))
-	if err := d.span(call, c.DstOffset, size); err != nil {
-		return err
-	}
-	if size == 0 {
-		x.kind = C.GCMD_COPY
-		return nil
-	}
-	sb, err := g.q.c.NewBuffer(size)
-	if err != nil {
-		return err
-	}
-	s := sb.(*buffer)
-	g.staging = append(g.staging, s)
-	if _, err := g.q.transfer(call, C.COPY_HTOD, s, true, 0, size, unsafe.Pointer(&c.Data[0]), nil); err != nil {
-		return err
-	}
-	x.kind, x.src, x.dst, x.size = C.GCMD_COPY, s.ptr, d.ptr+C.CUdeviceptr(c.DstOffset), C.size_t(size)
 	return nil
 }
 
@@ -209,6 +182,33 @@ func (g *graph) destroy() error {
 // Launch implements driver.Graph: one cgo call, and one cuGraphLaunch
 // where the driver has graphs.
 func (g *graph) Launch(wait []driver.Event, want bool) (driver.Event, error) {
+	return g.launch(wait, want, nil)
+}
+
+// LaunchTimed implements driver.TimedGraph: on a kernel-timed queue, an
+// event per kernel from its CUPTI record (none for other commands), once
+// the queue's clock offset is known or when the graph's last command, a
+// kernel, can measure it; else an event for the whole launch.
+func (g *graph) LaunchTimed(wait []driver.Event) ([]driver.Event, driver.Event, error) {
+	kt := g.q.kt
+	if kt == nil || !kt.timesKnown() && !(g.endsWithKernel() && kt.wantsCalibration()) {
+		ev, err := g.launch(wait, true, nil)
+		return nil, ev, err
+	}
+	evs := make([]driver.Event, g.n)
+	if _, err := g.launch(wait, false, evs); err != nil {
+		return nil, nil, err
+	}
+	return evs, nil, nil
+}
+
+// endsWithKernel reports whether the graph's last command is a kernel.
+func (g *graph) endsWithKernel() bool { return g.n > 0 && g.kernels[g.n-1] != nil }
+
+// launch launches g, with an event for the whole launch when want is set;
+// on a kernel-timed queue with evs not nil, it fills evs with an event
+// per kernel.
+func (g *graph) launch(wait []driver.Event, want bool, evs []driver.Event) (driver.Event, error) {
 	if g.stale {
 		if err := g.build(); err != nil {
 			return nil, fmt.Errorf("capture the updated graph: %w", err)
@@ -220,17 +220,27 @@ func (g *graph) Launch(wait []driver.Event, want bool) (driver.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if kt := g.q.kt; kt != nil {
-		kt.launch.Lock()
-		defer kt.launch.Unlock()
-		kt.addGraph(g)
-		ev, err := g.issue(nw, wp, start, end, want)
-		if err != nil {
-			kt.lose(fmt.Errorf("CUPTI kernel times: after a failed graph launch: %w", err))
-		}
-		return ev, err
+	kt := g.q.kt
+	if kt == nil {
+		return g.issue(nw, wp, start, end, want)
 	}
-	return g.issue(nw, wp, start, end, want)
+	kt.launch.Lock()
+	defer kt.launch.Unlock()
+	var calib *cuEvent
+	if evs != nil && g.endsWithKernel() && kt.wantsCalibration() {
+		// The last kernel measures the clock offset, against a timed
+		// event recorded just after the graph, which ends with it.
+		if calib, err = g.q.d.timed.get(); err != nil {
+			return nil, err
+		}
+		end = calib
+	}
+	kt.addGraph(g, evs, calib)
+	ev, err := g.issue(nw, wp, start, end, want)
+	if err != nil {
+		kt.lose(fmt.Errorf("CUPTI kernel times: after a failed graph launch: %w", err))
+	}
+	return ev, err
 }
 
 // issue launches g in one cgo call.
@@ -277,10 +287,6 @@ func (g *graph) Release() error {
 		errs = append(errs, cuError("cuStreamDestroy", C.dgen_stream_destroy(g.q.d.ctx, g.capture)))
 		g.capture = 0
 	}
-	for _, s := range g.staging {
-		errs = append(errs, s.Release())
-	}
-	g.staging = nil
 	for i := range g.n {
 		if p := g.cmd(i).pattern; p != nil {
 			C.free(unsafe.Pointer(p))
@@ -297,4 +303,5 @@ func (g *graph) Release() error {
 var (
 	_ driver.GraphQueue = (*queue)(nil)
 	_ driver.Graph      = (*graph)(nil)
+	_ driver.TimedGraph = (*graph)(nil)
 )

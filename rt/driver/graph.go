@@ -1,5 +1,7 @@
 package driver
 
+import "unsafe"
+
 // Command graphs. rt records commands into a graph and hands the backend
 // the finished list; a backend whose queue implements GraphQueue prepares
 // it once (an OpenCL command buffer, a CUDA graph, or a list of prepared
@@ -20,9 +22,14 @@ const (
 	// GraphFill repeats the pattern Data over Size bytes of Dst from
 	// DstOffset.
 	GraphFill
-	// GraphWrite copies Data to Dst at DstOffset: the bytes as they were
-	// when the command was recorded.
+	// GraphWrite copies Size bytes of host memory at Host to Dst at
+	// DstOffset, reading the host memory at each launch: pinned memory,
+	// whose host buffer (HostBufferContext) is Src, from SrcOffset.
 	GraphWrite
+	// GraphRead copies Size bytes of Src from SrcOffset into host memory
+	// at Host, writing it at each launch: pinned memory, whose host buffer
+	// is Dst, from DstOffset.
+	GraphRead
 )
 
 // GraphCommand is one recorded command. The commands of a graph run in
@@ -35,8 +42,11 @@ type GraphCommand struct {
 	SrcOffset int64
 	DstOffset int64
 	Size      int64
-	// Data is a fill's pattern or a write's bytes; the backend copies it.
+	// Data is a fill's pattern; the backend copies it.
 	Data []byte
+	// Host is the host memory of a GraphWrite or GraphRead, mapped
+	// pinned memory that stays valid until the graph is released.
+	Host unsafe.Pointer
 }
 
 // GraphQueue is a Queue that prepares recorded commands for replay.
@@ -61,6 +71,10 @@ type GraphCaps struct {
 	// sampler arguments correctly. Where it does not, rt prepares a graph
 	// with such a kernel as a list of prepared commands.
 	NativeSamplers bool
+	// NativeHost reports that such a graph object holds GraphWrite and
+	// GraphRead commands. Where it does not, rt prepares a graph with one
+	// as a list of prepared commands.
+	NativeHost bool
 }
 
 // NativeGraph names a device API's own graph object.
@@ -95,4 +109,16 @@ type Graph interface {
 	// Release releases what the graph holds; the kernel objects and
 	// buffers stay with rt.
 	Release() error
+}
+
+// A TimedGraph is a Graph that reports device times of its commands one
+// by one where it can: the runtime launches a graph this way when tracing
+// wants device times (the queue profiles).
+type TimedGraph interface {
+	// LaunchTimed is Launch with events for device times only: no other
+	// command waits for them. Where the graph times its commands one by
+	// one, cmds has an event per command (nil for a command it cannot
+	// time alone) and whole is nil; else cmds is nil and whole is the
+	// event of the whole launch. The caller releases every event.
+	LaunchTimed(wait []Event) (cmds []Event, whole Event, err error)
 }

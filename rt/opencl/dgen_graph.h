@@ -10,7 +10,7 @@
 
 // dgen_gcmd is one prepared command.
 typedef struct {
-	int kind; // 0 kernel, 1 copy, 2 fill (a write is a copy from a staging buffer)
+	int kind; // 0 kernel, 1 copy, 2 fill, 3 write from host, 4 read into host (a loop only)
 	cl_kernel kernel;
 	cl_uint dims;
 	size_t global[3], local[3];
@@ -19,19 +19,21 @@ typedef struct {
 	size_t src_off, dst_off, size;
 	void *pattern; // C memory
 	size_t pattern_size;
+	void *host; // pinned host memory of a write or read
 } dgen_gcmd;
 
 // dgen_replay enqueues the n commands in order, the first after the wait
-// list, the last returning *ev when ev is not NULL. On failure *failed is
-// the index of the command that failed.
-static inline cl_int dgen_replay(cl_command_queue q, const dgen_gcmd *c, cl_uint n, cl_uint nwait, const cl_event *wait, cl_event *ev, cl_uint *failed) {
+// list, the last returning *ev when ev is not NULL, and each its own event
+// in evs[i] when evs is not NULL. On failure *failed is the index of the
+// command that failed, and the events made so far are released.
+static inline cl_int dgen_replay(cl_command_queue q, const dgen_gcmd *c, cl_uint n, cl_uint nwait, const cl_event *wait, cl_event *ev, cl_event *evs, cl_uint *failed) {
 	if (n == 0)
 		return clEnqueueMarkerWithWaitList(q, nwait, wait, ev);
 	for (cl_uint i = 0; i < n; i++) {
 		const dgen_gcmd *x = &c[i];
 		cl_uint nw = i == 0 ? nwait : 0;
 		const cl_event *w = i == 0 ? wait : NULL;
-		cl_event *e = i == n - 1 ? ev : NULL;
+		cl_event *e = evs ? &evs[i] : i == n - 1 ? ev : NULL;
 		cl_int err;
 		switch (x->kind) {
 		case 0:
@@ -40,11 +42,19 @@ static inline cl_int dgen_replay(cl_command_queue q, const dgen_gcmd *c, cl_uint
 		case 1:
 			err = clEnqueueCopyBuffer(q, x->src, x->dst, x->src_off, x->dst_off, x->size, nw, w, e);
 			break;
+		case 3:
+			err = clEnqueueWriteBuffer(q, x->dst, CL_FALSE, x->dst_off, x->size, x->host, nw, w, e);
+			break;
+		case 4:
+			err = clEnqueueReadBuffer(q, x->src, CL_FALSE, x->src_off, x->size, x->host, nw, w, e);
+			break;
 		default:
 			err = clEnqueueFillBuffer(q, x->dst, x->pattern, x->pattern_size, x->dst_off, x->size, nw, w, e);
 		}
 		if (err != CL_SUCCESS) {
 			*failed = i;
+			for (cl_uint j = 0; evs && j < i; j++)
+				clReleaseEvent(evs[j]);
 			return err;
 		}
 	}

@@ -6,13 +6,6 @@ package opencl
 #cgo noescape dgen_cb_launch
 #cgo nocallback dgen_cb_launch
 #include "dgen_graph.h"
-
-static inline cl_mem dgen_staging(cl_command_queue q, const void *data, size_t size, cl_int *err) {
-	cl_context c;
-	if ((*err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL)) != CL_SUCCESS)
-		return NULL;
-	return clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, size, (void *)data, err);
-}
 */
 import "C"
 
@@ -27,13 +20,12 @@ import (
 // graph implements driver.Graph: the commands in C memory, and the
 // command buffer recorded from them where the device has one.
 type graph struct {
-	q       queue
-	cmds    *C.dgen_gcmd // n commands in C memory
-	n       int
-	staging []C.cl_mem // buffers holding the bytes of writes
-	fns     *C.dgen_cb_fns
-	cb      C.dgen_cb // nil: replayed as a loop
-	stale   bool      // an update since cb was recorded: record it anew before the next launch
+	q     queue
+	cmds  *C.dgen_gcmd // n commands in C memory
+	n     int
+	fns   *C.dgen_cb_fns
+	cb    C.dgen_cb // nil: replayed as a loop
+	stale bool      // an update since cb was recorded: record it anew before the next launch
 }
 
 // GraphCaps implements driver.GraphQueue: command buffers where the
@@ -43,7 +35,8 @@ type graph struct {
 // of its own copy of the argument's value instead of the sampler, so that
 // it locks a mutex in arbitrary heap memory, which aborts the process
 // ("PTHREAD ERROR in POclRetainSampler(): Invalid argument") or waits
-// forever.
+// forever. Command buffers hold no transfers to or from host memory
+// either: a graph with one replays as a loop.
 func (q queue) GraphCaps() driver.GraphCaps {
 	var f C.dgen_cb_fns
 	if C.dgen_cb_load(q.h, &f) == 0 {
@@ -67,6 +60,12 @@ func (q queue) NewGraph(cmds []driver.GraphCommand, opt driver.GraphOptions) (dr
 	}
 	if !opt.Native {
 		return g, nil
+	}
+	for i := range g.n {
+		if g.cmd(i).kind > 2 {
+			g.Release()
+			return nil, fmt.Errorf("command %d: clCommandCopyBufferKHR: a command buffer holds no transfers to or from host memory", i)
+		}
 	}
 	g.fns = (*C.dgen_cb_fns)(C.calloc(1, C.sizeof_dgen_cb_fns))
 	if C.dgen_cb_load(q.h, g.fns) == 0 {
@@ -122,17 +121,13 @@ func (g *graph) prepare(i int, c driver.GraphCommand) error {
 		if err != nil {
 			return err
 		}
-		if len(c.Data) == 0 {
-			return check("clCreateBuffer", C.CL_INVALID_BUFFER_SIZE)
-		}
-		var code C.cl_int
-		s := C.dgen_staging(g.q.h, unsafe.Pointer(&c.Data[0]), C.size_t(len(c.Data)), &code)
-		if err := check("clCreateBuffer", code); err != nil {
+		x.kind, x.dst, x.dst_off, x.size, x.host = 3, dst, C.size_t(c.DstOffset), C.size_t(c.Size), c.Host
+	case driver.GraphRead:
+		src, err := asBuffer("clEnqueueReadBuffer", c.Src)
+		if err != nil {
 			return err
 		}
-		g.staging = append(g.staging, s)
-		x.kind, x.src, x.dst = 1, s, dst
-		x.src_off, x.dst_off, x.size = 0, C.size_t(c.DstOffset), C.size_t(len(c.Data))
+		x.kind, x.src, x.src_off, x.size, x.host = 4, src, C.size_t(c.SrcOffset), C.size_t(c.Size), c.Host
 	default:
 		return fmt.Errorf("unknown command kind %d", c.Kind)
 	}
@@ -173,6 +168,30 @@ func (g *graph) build() error {
 
 // Launch implements driver.Graph: one call into C.
 func (g *graph) Launch(wait []driver.Event, wantEvent bool) (driver.Event, error) {
+	return g.launch(wait, wantEvent, nil)
+}
+
+// LaunchTimed implements driver.TimedGraph: an event per command when the
+// graph replays as a loop, one for the whole command buffer else.
+func (g *graph) LaunchTimed(wait []driver.Event) ([]driver.Event, driver.Event, error) {
+	if g.cb != nil || g.n == 0 {
+		ev, err := g.launch(wait, true, nil)
+		return nil, ev, err
+	}
+	evs := make([]C.cl_event, g.n)
+	if _, err := g.launch(wait, false, evs); err != nil {
+		return nil, nil, err
+	}
+	out := make([]driver.Event, g.n)
+	for i, e := range evs {
+		out[i] = event{e}
+	}
+	return out, nil, nil
+}
+
+// launch launches g with an event for the whole launch when wantEvent is
+// set, or one per command in evs when it is not nil (a loop only).
+func (g *graph) launch(wait []driver.Event, wantEvent bool, evs []C.cl_event) (driver.Event, error) {
 	var wb [8]C.cl_event
 	wl, wp, err := waitList(wb[:0], wait)
 	if err != nil {
@@ -182,6 +201,10 @@ func (g *graph) Launch(wait []driver.Event, wantEvent bool) (driver.Event, error
 	evp := &ev
 	if !wantEvent {
 		evp = nil
+	}
+	var evsp *C.cl_event
+	if evs != nil {
+		evsp = &evs[0]
 	}
 	if g.stale {
 		if err := g.build(); err != nil {
@@ -195,7 +218,7 @@ func (g *graph) Launch(wait []driver.Event, wantEvent bool) (driver.Event, error
 		}
 	} else {
 		var failed C.cl_uint
-		code := C.dgen_replay(g.q.h, g.cmds, C.cl_uint(g.n), C.cl_uint(len(wl)), wp, evp, &failed)
+		code := C.dgen_replay(g.q.h, g.cmds, C.cl_uint(g.n), C.cl_uint(len(wl)), wp, evp, evsp, &failed)
 		if code != C.CL_SUCCESS {
 			return nil, fmt.Errorf("command %d: %w", int(failed), check("replay", code))
 		}
@@ -230,10 +253,6 @@ func (g *graph) Release() error {
 		C.free(unsafe.Pointer(g.fns))
 		g.fns = nil
 	}
-	for _, s := range g.staging {
-		errs = append(errs, check("clReleaseMemObject", C.clReleaseMemObject(s)))
-	}
-	g.staging = nil
 	for i := range g.n {
 		if p := g.cmd(i).pattern; p != nil {
 			C.free(p)
@@ -250,4 +269,5 @@ func (g *graph) Release() error {
 var (
 	_ driver.GraphQueue = queue{}
 	_ driver.Graph      = (*graph)(nil)
+	_ driver.TimedGraph = (*graph)(nil)
 )

@@ -86,6 +86,9 @@ const (
 	GlobalWrite
 	// Marker is a command that only waits (OpenCL's marker).
 	Marker
+	// Graph is a launch of a command graph as a whole, which reports its
+	// device times where its commands cannot report theirs one by one.
+	Graph
 )
 
 var cmdNames = [...]string{
@@ -97,6 +100,7 @@ var cmdNames = [...]string{
 	GlobalRead:  "global_read",
 	GlobalWrite: "global_write",
 	Marker:      "marker",
+	Graph:       "graph",
 }
 
 // String returns the name of c, such as "kernel" or "global_write".
