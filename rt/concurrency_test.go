@@ -295,8 +295,8 @@ func TestViewFreeRace(t *testing.T) {
 }
 
 // TestHammer drives one context from 8 goroutines at once: launches,
-// transfers, views and frees of their own and of shared buffers, and at
-// last Close while they run. Every call either succeeds or fails with an
+// transfers, views, graph records and launches, and frees of their own and
+// of shared buffers, and at last Close while they run. Every call either succeeds or fails with an
 // error wrapping rt's sentinels (ErrFreed, ErrClosed); nothing crashes,
 // hangs or races (run it with -race).
 func TestHammer(t *testing.T) {
@@ -373,6 +373,13 @@ func hammer(ctx *rt.Context, shared rt.Buffer[int32], g int, stop chan struct{})
 				v, err := shared.View(32, 16) // 128 bytes in: PoCL's base address alignment
 				if err == nil {
 					err = errors.Join(enqueueAdd(q, v, 1), v.Free())
+				}
+				return err
+			},
+			func() error {
+				g, err := q.Record("hammer", func(rq *rt.Queue) error { return enqueueAdd(rq, own, 1) })
+				if err == nil {
+					err = errors.Join(g.Launch(q), g.Release())
 				}
 				return err
 			},
