@@ -169,6 +169,9 @@ type Config struct {
 	// Tracing (Trace or Tracer set) with device-time sampling turns it on
 	// too.
 	Profiling bool
+	// Retune makes SpecConst.Tune time the candidates even where a tuning
+	// record exists, and record the new winner (DGEN_TUNE=force).
+	Retune bool
 	// AllocPolicy is the policy of each device's allocator (AllocSite.Alloc
 	// and Alloc), as DGEN_ALLOC_POLICY names it:
 	//
@@ -207,7 +210,8 @@ type Config struct {
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
 // selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full,
 // tagged or bestfit), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
-// DGEN_TRACE (see Config.Trace) and the cache variables:
+// DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
+// Config.Retune) and the cache variables:
 //
 //	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
 //	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)
@@ -254,6 +258,16 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if err := traceConfig(&cfg, getenv); err != nil {
 		return cfg, err
+	}
+	if v := strings.TrimSpace(getenv("DGEN_TUNE")); v != "" {
+		b, ok := envconf.Bool(v)
+		if strings.EqualFold(v, "force") {
+			b, ok = true, true
+		}
+		if !ok {
+			return cfg, fmt.Errorf("DGEN_TUNE=%q: want force (or 1) to re-tune, 0 to use tuning records", v)
+		}
+		cfg.Retune = b
 	}
 	cc, err := cacheConfigFromEnv(getenv)
 	cfg.Cache = &cc
