@@ -357,11 +357,18 @@ func traceConfig(cfg *Config, getenv func(string) string) error {
 // the program has registered none: the tier is opt-in, by a blank import
 // of rt/fleetcache, and a configuration that asks for it in a program
 // without it is a mistake to report, not to ignore.
+//
+// A tier that refuses the configuration (rt/fleetcache without
+// DGEN_CACHE_REMOTE_KEY or DGEN_CACHE_REMOTE_UNSIGNED=insecure) fails
+// Open too, with the tier's error, which says what to set.
 func checkRemote(cfg *CacheConfig) error {
-	if cfg.Remote.URL == "" || diskcache.RemoteRegistered() {
+	if cfg.Remote.URL == "" {
 		return nil
 	}
-	return fmt.Errorf("DGEN_CACHE_REMOTE is set: %w", diskcache.ErrNoRemote)
+	if !diskcache.RemoteRegistered() {
+		return fmt.Errorf("DGEN_CACHE_REMOTE is set: %w", diskcache.ErrNoRemote)
+	}
+	return diskcache.CheckRemote(cfg.Remote)
 }
 
 // The origins of build options, for checkOptions' errors.
