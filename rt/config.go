@@ -418,18 +418,47 @@ func checkOptions(opts, from string) error {
 	return nil
 }
 
-// checkDefine checks the value of -D: a macro name, optionally =value.
+// checkDefine checks the value of -D: a macro name, or a function-like
+// macro's name and parameter list (SQ(x), F(a,b), G(), V(a,...)), then
+// optionally =value, as every OpenCL compiler takes them.
 func checkDefine(def string) string {
-	name, _, _ := strings.Cut(def, "=")
+	name, params, fn := strings.Cut(def, "(")
+	if !fn {
+		name, _, _ = strings.Cut(def, "=")
+	}
 	if name == "" {
 		return "-D needs a macro name"
 	}
-	for i, r := range name {
-		if !identChar(r, i > 0) {
-			return fmt.Sprintf("%q is not a macro name", name)
+	if !isIdent(name) {
+		return fmt.Sprintf("%q is not a macro name", name)
+	}
+	if !fn {
+		return ""
+	}
+	list, rest, closed := strings.Cut(params, ")")
+	if !closed || (rest != "" && rest[0] != '=') {
+		return fmt.Sprintf("%q: a function-like macro's parameters are a list of names in parentheses, then =value if any", name+"("+params)
+	}
+	if list == "" {
+		return ""
+	}
+	ps := strings.Split(list, ",")
+	for i, p := range ps {
+		if !isIdent(p) && (p != "..." || i != len(ps)-1) {
+			return fmt.Sprintf("parameter %q of macro %s is not a name", p, name)
 		}
 	}
 	return ""
+}
+
+// isIdent reports whether s is a C identifier.
+func isIdent(s string) bool {
+	for i, r := range s {
+		if !identChar(r, i > 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // checkImageOptions checks an image's own options, naming their origin.
