@@ -292,7 +292,7 @@ func (p *builtProgram) Kernel(name string) (*Kernel, error) {
 	drv, err := p.drv.NewKernel(name)
 	if err != nil {
 		if errors.Is(err, ErrNoKernel) {
-			if names, nerr := p.drv.KernelNames(); nerr == nil {
+			if names, nerr := p.drv.KernelNames(); nerr == nil && len(names) > 0 {
 				err = fmt.Errorf("%w (it defines %v)", err, names)
 			}
 		}

@@ -235,7 +235,14 @@ func (p *program) Binaries() ([][]byte, error) {
 	return out, nil
 }
 
+// KernelNames lists the program's kernels. It asks for their number
+// first: NVIDIA's OpenCL crashes the process when asked for the names of
+// a program that has none.
 func (p *program) KernelNames() ([]string, error) {
+	n, err := p.numKernels()
+	if err != nil || n == 0 {
+		return nil, err
+	}
 	var size C.size_t
 	if err := check("clGetProgramInfo", C.clGetProgramInfo(p.h, C.CL_PROGRAM_KERNEL_NAMES, 0, nil, &size)); err != nil {
 		return nil, err
@@ -250,7 +257,21 @@ func (p *program) KernelNames() ([]string, error) {
 	return strings.Split(cString(buf), ";"), nil
 }
 
+// numKernels returns the number of kernels the program defines.
+func (p *program) numKernels() (int, error) {
+	var n C.size_t
+	if err := check("clGetProgramInfo", C.clGetProgramInfo(p.h, C.CL_PROGRAM_NUM_KERNELS, C.size_t(unsafe.Sizeof(n)), unsafe.Pointer(&n), nil)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// NewKernel creates the kernel called name. A program without kernels is
+// refused before clCreateKernel, whose drivers differ on it.
 func (p *program) NewKernel(name string) (driver.Kernel, error) {
+	if n, err := p.numKernels(); err == nil && n == 0 {
+		return nil, newError("clCreateKernel", C.CL_INVALID_KERNEL_NAME, "the program defines no kernels")
+	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var code C.cl_int
