@@ -344,13 +344,16 @@ func (k kernel) WorkGroupInfo(device uintptr) (driver.KernelWorkGroupInfo, error
 	var (
 		wg, mult    C.size_t
 		local, priv C.cl_ulong
+		reqd        [3]C.size_t
 	)
 	err := errors.Join(
 		kernelValue(k, d, C.CL_KERNEL_WORK_GROUP_SIZE, &wg),
 		kernelValue(k, d, C.CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, &mult),
 		kernelValue(k, d, C.CL_KERNEL_LOCAL_MEM_SIZE, &local),
-		kernelValue(k, d, C.CL_KERNEL_PRIVATE_MEM_SIZE, &priv))
-	return driver.KernelWorkGroupInfo{WorkGroupSize: int(wg), PreferredMultiple: int(mult), LocalMemSize: int64(local), PrivateMemSize: int64(priv)}, err
+		kernelValue(k, d, C.CL_KERNEL_PRIVATE_MEM_SIZE, &priv),
+		kernelValue(k, d, C.CL_KERNEL_COMPILE_WORK_GROUP_SIZE, &reqd))
+	return driver.KernelWorkGroupInfo{WorkGroupSize: int(wg), PreferredMultiple: int(mult), LocalMemSize: int64(local), PrivateMemSize: int64(priv),
+		CompileWorkGroupSize: [3]int{int(reqd[0]), int(reqd[1]), int(reqd[2])}}, err
 }
 
 func (k kernel) Release() error { return check("clReleaseKernel", C.clReleaseKernel(k.h)) }
