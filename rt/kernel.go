@@ -294,6 +294,8 @@ func (p *builtProgram) Kernel(name string) (*Kernel, error) {
 		if errors.Is(err, ErrNoKernel) {
 			if names, nerr := p.drv.KernelNames(); nerr == nil && len(names) > 0 {
 				err = fmt.Errorf("%w (it defines %v)", err, names)
+			} else if nerr == nil {
+				err = fmt.Errorf("%w (it defines no kernel)", err)
 			}
 		}
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)

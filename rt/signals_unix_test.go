@@ -4,6 +4,7 @@ package rt_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -92,10 +93,10 @@ func TestSignalsAfterDriver(t *testing.T) {
 	if !expect("got SIGUSR1") {
 		return
 	}
-	if !waitFor(dump) {
+	if !waitDump(dump) {
 		t.Errorf("no flight recorder dump at %s after SIGUSR1", dump)
 	}
-	os.Remove(dump)
+	os.Remove(dump) // the ring goes on, linked as dump.ring
 	cmd.Process.Signal(syscall.SIGQUIT)
 	for range lines {
 	}
@@ -113,15 +114,17 @@ func TestSignalsAfterDriver(t *testing.T) {
 	if s := stderr.String(); !strings.Contains(s, "SIGQUIT: quit") || !strings.Contains(s, "goroutine ") {
 		t.Errorf("child's stderr has no goroutine dump after SIGQUIT:\n%s", s)
 	}
-	if _, err := os.Stat(dump); err != nil {
+	if b, err := os.ReadFile(dump); err != nil || !json.Valid(b) {
 		t.Errorf("no flight recorder dump before the SIGQUIT exit: %v", err)
 	}
 }
 
-// waitFor waits up to a minute for the file at path to exist.
-func waitFor(path string) bool {
-	for range 600 {
-		if _, err := os.Stat(path); err == nil {
+// waitDump waits up to 20 s for the flight recorder's first dump to path:
+// the ring linked as path.ring, and JSON at path (written atomically).
+func waitDump(path string) bool {
+	for range 200 {
+		_, err := os.Stat(path + ".ring")
+		if b, rerr := os.ReadFile(path); err == nil && rerr == nil && json.Valid(b) {
 			return true
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -270,7 +270,7 @@ func (p *program) numKernels() (int, error) {
 // refused before clCreateKernel, whose drivers differ on it.
 func (p *program) NewKernel(name string) (driver.Kernel, error) {
 	if n, err := p.numKernels(); err == nil && n == 0 {
-		return nil, newError("clCreateKernel", C.CL_INVALID_KERNEL_NAME, "the program defines no kernels")
+		return nil, newError("clCreateKernel", C.CL_INVALID_KERNEL_NAME, "")
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
