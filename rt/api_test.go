@@ -42,9 +42,11 @@ import (
 // -16 (99). SetSpecConst became SpecConst.Set, beside Value and Tune
 // (99). Mem.Size went: a Mem is the untyped handle of a Buffer's memory,
 // whose size is the Buffer's Len; the allocator's rounded size is its own
-// business (stats.Alloc reports the bytes held): -1 (98).
+// business (stats.Alloc reports the bytes held): -1 (98). SpecConst's
+// TuneContext, the context.Context twin of Tune as database/sql has them
+// (issue 39): +1 (99).
 //
-// What the 98 are, and why each stays:
+// What the 99 are, and why each stays:
 //   - entry points (5): Open (the environment), OpenConfig and Config
 //     (code), ConfigFromEnv (the environment, then code's overrides, and
 //     tests' injected getenv); CacheConfig is Config.Cache, nil for the
@@ -65,11 +67,12 @@ import (
 //   - images (12): Image and its 6 methods, ImageDesc, ImageRegion,
 //     NewImage, AllocImage, Sampler (issue 22, a feature users asked for);
 //   - graphs (4, and Queue.Record above): Graph, Launch, Update, Release;
-//   - declarations (13): Program and Kernel (types that generated code
+//   - declarations (14): Program and Kernel (types that generated code
 //     names), DeviceGlobal with Read, Write, ReadAt and WriteAt, SpecConst
-//     with Set, Value and Tune, Local with Bytes (generated code calls it);
+//     with Set, Value, Tune and TuneContext, Local with Bytes (generated
+//     code calls it);
 //   - errors (14): DeviceError and 13 sentinels that callers tell apart.
-const apiCeiling = 98
+const apiCeiling = 99
 
 // exportedIdentifiers counts rt's API with go/ast, over the package's
 // non-test files: every exported package-level identifier (type, function,

@@ -24,6 +24,13 @@ func TestCheckOptions(t *testing.T) {
 		{"-cl-std=CL9", "-cl-std=CL9"},
 		{"cl-mad-enable", "cl-mad-enable"},
 		{"-cl-mad-enable -", "-"},
+		{"-DSQ(x)=((x)*(x)) -DMAX(a,b)=((a)>(b)?(a):(b)) -DZERO()=0 -DV(f,...)=f(__VA_ARGS__) -D F(a)", ""},
+		{"-DSQ(x", "-DSQ(x"},
+		{"-DSQ(x)y", "-DSQ(x)y"},
+		{"-DSQ(1)=1", "-DSQ(1)=1"},
+		{"-DSQ(a,)=1", "-DSQ(a,)=1"},
+		{"-DV(...,a)=1", "-DV(...,a)=1"},
+		{"-D(x)=1", "-D(x)=1"},
 	} {
 		err := checkOptions(tc.opts, optionsFromEnv)
 		if tc.bad == "" {

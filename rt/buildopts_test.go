@@ -60,3 +60,41 @@ func TestBuildOptionsChecked(t *testing.T) {
 		t.Errorf("%d driver builds, want 0", s.Builds)
 	}
 }
+
+// TestFunctionLikeDefine builds with function-like -D macros, which every
+// OpenCL compiler takes, and checks that the kernel computes with them.
+func TestFunctionLikeDefine(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	const src = `__kernel void sq(__global int *out) { int i = get_global_id(0); out[i] = ADD(SQ(i), ONE()); }`
+	prog, err := raw.Build(ctx, "sq", src, "-DSQ(x)=((x)*(x)) -DADD(a,b)=((a)+(b)) -DONE()=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Release()
+	k, err := prog.Kernel("sq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	out, err := rt.NewBuffer[int32](ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Free()
+	if err := k.SetBuffer(0, out.Mem()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Launch(q, k, rt.Range1(n)); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int32, n)
+	if err := out.Read(q, got); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != int32(i*i+1) {
+			t.Fatalf("out[%d] = %d, want %d (SQ(i)+ONE())", i, v, i*i+1)
+		}
+	}
+}

@@ -169,6 +169,9 @@ type Config struct {
 	// Tracing (Trace or Tracer set) with device-time sampling turns it on
 	// too.
 	Profiling bool
+	// Retune makes SpecConst.Tune time the candidates even where a tuning
+	// record exists, and record the new winner (DGEN_TUNE=force).
+	Retune bool
 	// AllocPolicy is the policy of each device's allocator (AllocSite.Alloc
 	// and Alloc), as DGEN_ALLOC_POLICY names it:
 	//
@@ -207,7 +210,8 @@ type Config struct {
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
 // selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full,
 // tagged or bestfit), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
-// DGEN_TRACE (see Config.Trace) and the cache variables:
+// DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
+// Config.Retune) and the cache variables:
 //
 //	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
 //	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)
@@ -254,6 +258,16 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if err := traceConfig(&cfg, getenv); err != nil {
 		return cfg, err
+	}
+	if v := strings.TrimSpace(getenv("DGEN_TUNE")); v != "" {
+		b, ok := envconf.Bool(v)
+		if strings.EqualFold(v, "force") {
+			b, ok = true, true
+		}
+		if !ok {
+			return cfg, fmt.Errorf("DGEN_TUNE=%q: want force (or 1) to re-tune, 0 to use tuning records", v)
+		}
+		cfg.Retune = b
 	}
 	cc, err := cacheConfigFromEnv(getenv)
 	cfg.Cache = &cc
@@ -343,11 +357,18 @@ func traceConfig(cfg *Config, getenv func(string) string) error {
 // the program has registered none: the tier is opt-in, by a blank import
 // of rt/fleetcache, and a configuration that asks for it in a program
 // without it is a mistake to report, not to ignore.
+//
+// A tier that refuses the configuration (rt/fleetcache without
+// DGEN_CACHE_REMOTE_KEY or DGEN_CACHE_REMOTE_UNSIGNED=insecure) fails
+// Open too, with the tier's error, which says what to set.
 func checkRemote(cfg *CacheConfig) error {
-	if cfg.Remote.URL == "" || diskcache.RemoteRegistered() {
+	if cfg.Remote.URL == "" {
 		return nil
 	}
-	return fmt.Errorf("DGEN_CACHE_REMOTE is set: %w", diskcache.ErrNoRemote)
+	if !diskcache.RemoteRegistered() {
+		return fmt.Errorf("DGEN_CACHE_REMOTE is set: %w", diskcache.ErrNoRemote)
+	}
+	return diskcache.CheckRemote(cfg.Remote)
 }
 
 // The origins of build options, for checkOptions' errors.
@@ -397,18 +418,47 @@ func checkOptions(opts, from string) error {
 	return nil
 }
 
-// checkDefine checks the value of -D: a macro name, optionally =value.
+// checkDefine checks the value of -D: a macro name, or a function-like
+// macro's name and parameter list (SQ(x), F(a,b), G(), V(a,...)), then
+// optionally =value, as every OpenCL compiler takes them.
 func checkDefine(def string) string {
-	name, _, _ := strings.Cut(def, "=")
+	name, params, fn := strings.Cut(def, "(")
+	if !fn {
+		name, _, _ = strings.Cut(def, "=")
+	}
 	if name == "" {
 		return "-D needs a macro name"
 	}
-	for i, r := range name {
-		if !identChar(r, i > 0) {
-			return fmt.Sprintf("%q is not a macro name", name)
+	if !isIdent(name) {
+		return fmt.Sprintf("%q is not a macro name", name)
+	}
+	if !fn {
+		return ""
+	}
+	list, rest, closed := strings.Cut(params, ")")
+	if !closed || (rest != "" && rest[0] != '=') {
+		return fmt.Sprintf("%q: a function-like macro's parameters are a list of names in parentheses, then =value if any", name+"("+params)
+	}
+	if list == "" {
+		return ""
+	}
+	ps := strings.Split(list, ",")
+	for i, p := range ps {
+		if !isIdent(p) && (p != "..." || i != len(ps)-1) {
+			return fmt.Sprintf("parameter %q of macro %s is not a name", p, name)
 		}
 	}
 	return ""
+}
+
+// isIdent reports whether s is a C identifier.
+func isIdent(s string) bool {
+	for i, r := range s {
+		if !identChar(r, i > 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // checkImageOptions checks an image's own options, naming their origin.

@@ -37,6 +37,7 @@ type Context struct {
 	devices   []*Device
 	queue     *Queue
 	profiling bool
+	retune    bool // Config.Retune (tune.go)
 
 	tr        *trace.Tracer // never nil; see "Tracing in rt" below
 	ownTracer bool          // tr was made by the context, which closes it
@@ -104,7 +105,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
-	c := &Context{drv: drv, profiling: cfg.Profiling, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg}
+	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg}
 	for i, d := range devs {
 		c.devices = append(c.devices, &Device{DeviceInfo: d, index: i})
 	}

@@ -3,6 +3,7 @@ package rt_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -15,7 +16,7 @@ import (
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/diskcache"
-	_ "github.com/dgen-go/dgen/rt/fleetcache" // the remote tier is opt-in
+	"github.com/dgen-go/dgen/rt/fleetcache" // the remote tier is opt-in
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
 	"github.com/dgen-go/dgen/rt/raw"
 	"github.com/dgen-go/dgen/rt/trace"
@@ -112,6 +113,7 @@ func TestRemoteDownWarnsOnce(t *testing.T) {
 	port := fleettest.FreePort(t)
 	ctx := openCache(t, func(c *rt.CacheConfig) {
 		c.Remote.URL = "redis://127.0.0.1:" + itoa(port)
+		c.Remote.Getenv = remoteEnv("DGEN_CACHE_REMOTE_KEY", "test key")
 		c.Warnings = &warn
 	})
 	for i := range 3 {
@@ -130,6 +132,51 @@ func TestRemoteDownWarnsOnce(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// remoteEnv returns a getenv for the remote tier's variables that gives
+// value for name and nothing else.
+func remoteEnv(name, value string) func(string) string {
+	return func(n string) string {
+		if n == name {
+			return value
+		}
+		return ""
+	}
+}
+
+// TestRemoteUnsignedRefused: a remote tier without a signing key fails
+// Open with an error that says how to set one, unless the configuration
+// opts in to an unsigned store by DGEN_CACHE_REMOTE_UNSIGNED=insecure.
+func TestRemoteUnsignedRefused(t *testing.T) {
+	srv := fleettest.StartRedis(t)
+	for _, tc := range []struct {
+		name, env, value string
+		ok               bool
+	}{
+		{"no key", "", "", false},
+		{"key", "DGEN_CACHE_REMOTE_KEY", "k", true},
+		{"unsigned opt-in", "DGEN_CACHE_REMOTE_UNSIGNED", "insecure", true},
+		{"opt-in misspelt", "DGEN_CACHE_REMOTE_UNSIGNED", "yes", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := rt.DefaultCacheConfig()
+			cc.Disk = diskcache.DefaultConfig(t.TempDir())
+			cc.Remote.URL = srv.URL
+			cc.Remote.Getenv = remoteEnv(tc.env, tc.value)
+			ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", Cache: &cc})
+			if err == nil {
+				ctx.Close()
+			}
+			switch {
+			case tc.ok && err != nil:
+				t.Errorf("open: %v", err)
+			case !tc.ok && (err == nil || !strings.Contains(err.Error(), "DGEN_CACHE_REMOTE_UNSIGNED") ||
+				(tc.env == "" && (!errors.Is(err, fleetcache.ErrUnsigned) || !strings.Contains(err.Error(), "set DGEN_CACHE_REMOTE_KEY")))):
+				t.Errorf("open: %v; want an error that says to set DGEN_CACHE_REMOTE_KEY (or the opt-in)", err)
+			}
+		})
+	}
+}
 
 // TestDriverCrashQuarantined forges an entry whose checksum is valid but
 // whose binary is truncated to a quarter: loading it makes PoCL abort. The process that

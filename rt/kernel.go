@@ -322,8 +322,10 @@ func (p *builtProgram) Kernel(name string) (*Kernel, error) {
 	drv, err := p.drv.NewKernel(name)
 	if err != nil {
 		if errors.Is(err, ErrNoKernel) {
-			if names, nerr := p.drv.KernelNames(); nerr == nil {
+			if names, nerr := p.drv.KernelNames(); nerr == nil && len(names) > 0 {
 				err = fmt.Errorf("%w (it defines %v)", err, names)
+			} else if nerr == nil {
+				err = fmt.Errorf("%w (it defines no kernel)", err)
 			}
 		}
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)

@@ -86,18 +86,30 @@ type tuneRecordTime struct {
 // Context.Stats().Cache counts the candidates timed (Tuned) and the winners that
 // records gave (TuneRecords).
 //
-// q's context must profile (Config.Profiling). The value is the
-// context's, as Set's is: tune before other goroutines launch
-// kernels that use s. DGEN_TUNE=force re-tunes, ignoring records. A record
+// Reading a record needs nothing more; timing candidates needs a context
+// that profiles (Config.Profiling, DGEN_PROFILE=1), and Tune fails where
+// there is no record and q does not profile. The value is the context's,
+// as Set's is: tune before other goroutines launch kernels that use s.
+// Config.Retune (DGEN_TUNE=force) re-tunes, ignoring records. A record
 // that cannot be read, or names a value that is not a candidate, is
 // reported by a warning and tuned again; it never chooses a value.
+//
+// Tune uses context.Background(); TuneContext takes a context.
 func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue) error) (T, error) {
-	res, err := s.tune(q, run)
+	return s.TuneContext(context.Background(), q, run)
+}
+
+// TuneContext is Tune under ctx: ctx bounds the fetch of a record from the
+// fleet tier, and once ctx is done no further candidate or sample is
+// timed. A cancelled tuning returns an error wrapping ctx.Err(), restores
+// the value set before, as a failed tuning does, and records nothing.
+func (s *SpecConst[T]) TuneContext(ctx context.Context, q *Queue, run func(q *Queue) error) (T, error) {
+	res, err := s.tune(ctx, q, run)
 	return res.value, err
 }
 
-// tune is Tune with the whole outcome.
-func (s *SpecConst[T]) tune(q *Queue, run func(q *Queue) error) (tuning[T], error) {
+// tune is TuneContext with the whole outcome.
+func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue) error) (tuning[T], error) {
 	var res tuning[T]
 	d := s.registration()
 	if d == nil {
@@ -114,8 +126,11 @@ func (s *SpecConst[T]) tune(q *Queue, run func(q *Queue) error) (tuning[T], erro
 		return fail(fmt.Errorf("%w: nil tuning function", ErrInvalidArgument))
 	case q == nil || q.ctx == nil:
 		return fail(fmt.Errorf("%w: nil queue", ErrInvalidArgument))
-	case !q.profiling:
-		return fail(fmt.Errorf("%w: the queue on %q does not profile: open the context with Config.Profiling (device timestamps time the candidates)", ErrInvalidArgument, q.dev.Name))
+	case ctx == nil:
+		return fail(fmt.Errorf("%w: nil context.Context", ErrInvalidArgument))
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
 	}
 	for _, lit := range chk.tune {
 		n, _, _ := chk.parse(lit)
@@ -125,11 +140,14 @@ func (s *SpecConst[T]) tune(q *Queue, run func(q *Queue) error) (tuning[T], erro
 	}
 	c := q.ctx
 	key := c.tuneKey(d, chk, q)
-	if rec, ok := c.loadTuneRecord(d, chk, key); ok {
+	if rec, ok := c.loadTuneRecord(ctx, d, chk, key); ok {
 		c.tuneRecords.Add(1)
 		return res, s.applyRecord(c, d, chk, rec, &res)
 	}
-	winner, err := s.measure(q, d, chk, run, &res)
+	if !q.profiling {
+		return fail(fmt.Errorf("%w: no tuning record for this device, and the queue on %q does not profile, which timing the candidates needs: open the context with Config.Profiling, or DGEN_PROFILE=1 (once, say, to make the record that later runs read)", ErrInvalidArgument, q.dev.Name))
+	}
+	winner, err := s.measure(ctx, q, d, chk, run, &res)
 	if err != nil {
 		return fail(err)
 	}
@@ -171,9 +189,9 @@ func (s *SpecConst[T]) applyRecord(c *Context, d *desc.SpecConst, chk *specCheck
 }
 
 // measure times every candidate and sets the fastest, whose literal it
-// returns; with none working it restores the value set before and
-// returns their errors.
-func (s *SpecConst[T]) measure(q *Queue, d *desc.SpecConst, chk *specCheck, run func(*Queue) error, res *tuning[T]) (string, error) {
+// returns; with none working, or ctx done, it restores the value set
+// before and returns their errors, or ctx's.
+func (s *SpecConst[T]) measure(ctx context.Context, q *Queue, d *desc.SpecConst, chk *specCheck, run func(*Queue) error, res *tuning[T]) (string, error) {
 	c := q.ctx
 	prev, hadPrev := "", false
 	for _, v := range c.pc.Specs() {
@@ -184,12 +202,27 @@ func (s *SpecConst[T]) measure(q *Queue, d *desc.SpecConst, chk *specCheck, run 
 	defer c.tr.Range("tune " + d.ID).End()
 	res.times = make([]time.Duration, len(chk.tune))
 	res.errs = make([]error, len(chk.tune))
+	restore := func() {
+		if hadPrev {
+			c.setSpecValue(d.Name, prev)
+		} else {
+			c.clearSpecValue(d.Name)
+		}
+	}
 	best := -1
 	share := tuneBudget / time.Duration(len(chk.tune))
 	for i, lit := range chk.tune {
+		if err := ctx.Err(); err != nil {
+			restore()
+			return "", fmt.Errorf("stopped after %d of %d candidates: %w", i, len(chk.tune), err)
+		}
 		r := c.tr.Range(fmt.Sprintf("%s=%s", d.Name, lit))
-		t, n, err := timeCandidate(q, d.Name, lit, run, share)
+		t, n, err := timeCandidate(ctx, q, d.Name, lit, run, share)
 		r.End()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			restore()
+			return "", fmt.Errorf("stopped while timing %s=%s: %w", d.Name, lit, err)
+		}
 		if err != nil {
 			res.errs[i] = fmt.Errorf("%s=%s: %w", d.Name, lit, err)
 			c.tr.Mark(fmt.Sprintf("%s=%s skipped: %v", d.Name, lit, err))
@@ -205,11 +238,7 @@ func (s *SpecConst[T]) measure(q *Queue, d *desc.SpecConst, chk *specCheck, run 
 		}
 	}
 	if best < 0 {
-		if hadPrev {
-			c.setSpecValue(d.Name, prev)
-		} else {
-			c.clearSpecValue(d.Name)
-		}
+		restore()
 		return "", fmt.Errorf("every candidate failed: %w", errors.Join(res.errs...))
 	}
 	res.value = res.values[best]
@@ -217,8 +246,9 @@ func (s *SpecConst[T]) measure(q *Queue, d *desc.SpecConst, chk *specCheck, run 
 }
 
 // timeCandidate sets name to lit, warms up with one run, and returns the
-// median device time of run over the samples it takes.
-func timeCandidate(q *Queue, name, lit string, run func(*Queue) error, budget time.Duration) (time.Duration, int, error) {
+// median device time of run over the samples it takes, or ctx's error
+// once ctx is done.
+func timeCandidate(ctx context.Context, q *Queue, name, lit string, run func(*Queue) error, budget time.Duration) (time.Duration, int, error) {
 	if err := q.ctx.setSpecValue(name, lit); err != nil {
 		return 0, 0, err
 	}
@@ -231,6 +261,9 @@ func timeCandidate(q *Queue, name, lit string, run func(*Queue) error, budget ti
 	var samples []time.Duration
 	var spent time.Duration
 	for len(samples) < tuneMaxSamples {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
 		t, err := sample(q, run)
 		if err != nil {
 			return 0, 0, err
@@ -327,19 +360,13 @@ func (c *Context) tuneKey(d *desc.SpecConst, chk *specCheck, q *Queue) diskcache
 	}
 }
 
-// tuneForced reports whether DGEN_TUNE asks to re-tune.
-func tuneForced() bool {
-	v := strings.TrimSpace(os.Getenv("DGEN_TUNE"))
-	return v == "force" || v == "1"
-}
-
 // loadTuneRecord returns the tuning record of key from the persistent
 // cache or, with that off, the remote tier. A record that does not
 // decode, is of another constant or names a winner that is not a
 // candidate is reported by a warning and ignored.
-func (c *Context) loadTuneRecord(d *desc.SpecConst, chk *specCheck, key diskcache.Key) (tuneRecord, bool) {
+func (c *Context) loadTuneRecord(ctx context.Context, d *desc.SpecConst, chk *specCheck, key diskcache.Key) (tuneRecord, bool) {
 	var rec tuneRecord
-	if tuneForced() {
+	if c.retune {
 		return rec, false
 	}
 	var (
@@ -354,7 +381,7 @@ func (c *Context) loadTuneRecord(d *desc.SpecConst, chk *specCheck, key diskcach
 			c.tuneWarn("tuning record of %s unreadable, tuning again: %v", d.ID, err)
 		}
 	case c.remote != nil:
-		b, ok = c.remote.Fetch(context.Background(), key)
+		b, ok = c.remote.Fetch(ctx, key)
 	}
 	if !ok {
 		return rec, false

@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"context"
 	"time"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
@@ -16,9 +17,9 @@ type Tuning[T any] struct {
 	Errs   []error
 }
 
-// TuneFull is SpecConst.Tune with the whole outcome.
-func TuneFull[T any](q *Queue, s *SpecConst[T], run func(*Queue) error) (Tuning[T], error) {
-	r, err := s.tune(q, run)
+// TuneFull is SpecConst.TuneContext with the whole outcome.
+func TuneFull[T any](ctx context.Context, q *Queue, s *SpecConst[T], run func(*Queue) error) (Tuning[T], error) {
+	r, err := s.tune(ctx, q, run)
 	return Tuning[T]{r.value, r.cached, r.timed, r.values, r.times, r.errs}, err
 }
 

@@ -2,6 +2,7 @@ package rt_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -59,8 +60,9 @@ __kernel void reps(__global float *out, int n) {
 
 // openTune opens a profiling context on the CPU device (or DGEN_DEVICE)
 // with the persistent cache in dir, remote the remote tier's URL (or
-// none), warnings into warn and a trace recorder.
-func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer) (*rt.Context, *trace.Recorder) {
+// none), warnings into warn, Config.Retune set to retune and a trace
+// recorder.
+func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool) (*rt.Context, *trace.Recorder) {
 	t.Helper()
 	cc := rt.DefaultCacheConfig()
 	cc.Disk = diskcache.DefaultConfig(dir)
@@ -81,7 +83,7 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer) (*rt.Context
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true, Cache: &cc, Tracer: tr})
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true, Retune: retune, Cache: &cc, Tracer: tr})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
@@ -120,23 +122,24 @@ func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*
 
 // TestTune tunes REPS: the failing candidate 3 is skipped and reported,
 // the winner is set and recorded; a second context on the same cache
-// directory times nothing, and DGEN_TUNE=force times again.
+// directory times nothing, and Config.Retune times again. DGEN_TUNE does
+// not override the Config that OpenConfig is given.
 func TestTune(t *testing.T) {
 	dir := t.TempDir()
 	var warn bytes.Buffer
+	t.Setenv("DGEN_TUNE", "force")
 	for i, want := range []struct {
-		force  string
+		retune bool
 		cached bool
 		timed  int
 	}{
-		{"", false, 3},
-		{"", true, 0},
-		{"force", false, 3},
+		{false, false, 3},
+		{false, true, 0},
+		{true, false, 3},
 	} {
-		t.Setenv("DGEN_TUNE", want.force)
-		ctx, rec := openTune(t, dir, "", &warn)
+		ctx, rec := openTune(t, dir, "", &warn, want.retune)
 		runs := 0
-		res, err := rt.TuneFull(ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
+		res, err := rt.TuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -174,31 +177,111 @@ func TestTune(t *testing.T) {
 	}
 }
 
-// TestTuneBadInput: no candidates, a queue that does not profile, and a
-// tuning function that fails for every candidate (the value set before
-// stays) are errors; nothing is recorded for the last.
+// TestTuneEnv: DGEN_TUNE sets Config.Retune in ConfigFromEnv, and a value
+// that is neither force nor a boolean is an error that names it.
+func TestTuneEnv(t *testing.T) {
+	for _, tt := range []struct {
+		v      string
+		retune bool
+		ok     bool
+	}{
+		{"", false, true}, {"force", true, true}, {"FORCE", true, true}, {"1", true, true},
+		{"0", false, true}, {"false", false, true}, {"forced", false, false},
+	} {
+		cfg, err := rt.ConfigFromEnv(func(name string) string {
+			if name == "DGEN_TUNE" {
+				return tt.v
+			}
+			return ""
+		})
+		switch {
+		case !tt.ok && (err == nil || !strings.Contains(err.Error(), "DGEN_TUNE")):
+			t.Errorf("DGEN_TUNE=%q: %v; want an error naming DGEN_TUNE", tt.v, err)
+		case tt.ok && (err != nil || cfg.Retune != tt.retune):
+			t.Errorf("DGEN_TUNE=%q: Retune %v, %v; want %v", tt.v, cfg.Retune, err, tt.retune)
+		}
+	}
+}
+
+// TestTuneContext: a context done before Tune, or while it times, stops
+// it with an error wrapping ctx.Err(); no further candidate is timed, the
+// value set before is restored and nothing is recorded.
+func TestTuneContext(t *testing.T) {
+	var warn bytes.Buffer
+	dir := t.TempDir()
+	ctx, _ := openTune(t, dir, "", &warn, false)
+	q := ctx.Queue()
+	if err := repsConst.Set(ctx, 256); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name     string
+		cancelAt int // the run of the tuning function that cancels; 0: before Tune
+	}{
+		{"cancelled before", 0},
+		{"cancelled in the first warm-up", 1},
+		{"cancelled while sampling", 8},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancelAt == 0 {
+				cancel()
+			}
+			runs, after := 0, 0
+			inner := runReps(t, ctx, repsKern, &runs)
+			res, err := rt.TuneFull(tctx, q, &repsConst, func(q *rt.Queue) error {
+				if tctx.Err() != nil {
+					after++
+				}
+				if runs+1 == tt.cancelAt {
+					cancel()
+				}
+				return inner(q)
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("%+v, %v; want an error wrapping context.Canceled", res, err)
+			}
+			if after > 0 || (tt.cancelAt == 0 && runs != 0) {
+				t.Errorf("the tuning function ran %d times after the cancellation (%d in all)", after, runs)
+			}
+			if v := repsConst.Value(ctx); v != 256 {
+				t.Errorf("after a cancelled tuning the value is %d; want the 256 set before", v)
+			}
+			if _, ok, _ := ctx.PersistentCache().Get(rt.TuneRecordKey(q, &repsConst)); ok {
+				t.Error("a cancelled tuning left a record")
+			}
+		})
+	}
+}
+
+// TestTuneBadInput: no candidates, a queue that does not profile (where
+// there is no record), and a tuning function that fails for every
+// candidate (the value set before stays) are errors; nothing is recorded
+// for the last.
 func TestTuneBadInput(t *testing.T) {
 	var warn bytes.Buffer
-	ctx, _ := openTune(t, t.TempDir(), "", &warn)
+	ctx, _ := openTune(t, t.TempDir(), "", &warn, false)
 	q := ctx.Queue()
 	runs := 0
-	if _, err := rt.TuneFull(q, &noneConst, runReps(t, ctx, repsKern, &runs)); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := rt.TuneFull(context.Background(), q, &noneConst, runReps(t, ctx, repsKern, &runs)); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("no candidates: %v; want ErrInvalidArgument", err)
 	}
-	if _, err := rt.TuneFull(q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := rt.TuneFull(context.Background(), q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("nil function: %v; want ErrInvalidArgument", err)
 	}
 	plain, err := rt.OpenConfig(rt.Config{Device: "cpu"})
 	if err == nil {
 		defer plain.Close()
-		if _, err := rt.TuneFull(plain.Queue(), &repsConst, func(*rt.Queue) error { return nil }); !errors.Is(err, rt.ErrInvalidArgument) {
-			t.Errorf("queue without profiling: %v; want ErrInvalidArgument", err)
+		_, err := rt.TuneFull(context.Background(), plain.Queue(), &repsConst, func(*rt.Queue) error { return nil })
+		if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "Config.Profiling") || !strings.Contains(err.Error(), "DGEN_PROFILE") {
+			t.Errorf("queue without profiling: %v; want ErrInvalidArgument naming Config.Profiling and DGEN_PROFILE", err)
 		}
 	}
 	if err := deadConst.Set(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	res, err := rt.TuneFull(q, &deadConst, runReps(t, ctx, deadKern, &runs))
+	res, err := rt.TuneFull(context.Background(), q, &deadConst, runReps(t, ctx, deadKern, &runs))
 	if !errors.Is(err, rt.ErrBuildFailed) || res.Timed != 0 {
 		t.Errorf("every candidate fails: %v, %+v; want the joined build errors", err, res)
 	}
@@ -221,13 +304,13 @@ func TestTuneForgedRecord(t *testing.T) {
 		`{"v":1,"const":"another","winner":"1"}`,
 	} {
 		var warn bytes.Buffer
-		ctx, _ := openTune(t, t.TempDir(), "", &warn)
+		ctx, _ := openTune(t, t.TempDir(), "", &warn, false)
 		q := ctx.Queue()
 		if err := ctx.PersistentCache().Put(rt.TuneRecordKey(q, &repsConst), []byte(rec)); err != nil {
 			t.Fatal(err)
 		}
 		runs := 0
-		res, err := rt.TuneFull(q, &repsConst, runReps(t, ctx, repsKern, &runs))
+		res, err := rt.TuneFull(context.Background(), q, &repsConst, runReps(t, ctx, repsKern, &runs))
 		if rec == `{"v":1,"const":"`+pkg+`repsConst","winner":"3"}` {
 			// A forged record may name a candidate: the value is one the
 			// program declared, and its failure shows at the launch.
@@ -244,15 +327,45 @@ func TestTuneForgedRecord(t *testing.T) {
 	}
 }
 
+// TestTuneRecordWithoutProfiling: a context that does not profile sets the
+// winner of a tuning record, which a profiling one made, and times
+// nothing.
+func TestTuneRecordWithoutProfiling(t *testing.T) {
+	dir := t.TempDir()
+	var warn bytes.Buffer
+	ctx, _ := openTune(t, dir, "", &warn, false)
+	runs := 0
+	if _, err := repsConst.Tune(ctx.Queue(), runReps(t, ctx, repsKern, &runs)); err != nil {
+		t.Fatal(err)
+	}
+	ctx.Close()
+	cc := rt.DefaultCacheConfig()
+	cc.Disk = diskcache.DefaultConfig(dir)
+	sel := os.Getenv("DGEN_DEVICE")
+	if sel == "" {
+		sel = "cpu"
+	}
+	plain, err := rt.OpenConfig(rt.Config{Device: sel, Cache: &cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	runs = 0
+	res, err := rt.TuneFull(context.Background(), plain.Queue(), &repsConst, runReps(t, plain, repsKern, &runs))
+	if err != nil || !res.Cached || res.Value != 1 || runs != 0 || repsConst.Value(plain) != 1 {
+		t.Errorf("%+v, %v after %d runs; want the record's winner 1, timing nothing", res, err, runs)
+	}
+}
+
 // TestTuneFleet: a process with an empty disk gets the winner from the
 // fleet tier (Redis), signed, and times nothing.
 func TestTuneFleet(t *testing.T) {
 	srv := fleettest.StartRedis(t)
 	var warn bytes.Buffer
 	for i, cached := range []bool{false, true} {
-		ctx, _ := openTune(t, t.TempDir(), srv.URL, &warn)
+		ctx, _ := openTune(t, t.TempDir(), srv.URL, &warn, false)
 		runs := 0
-		res, err := rt.TuneFull(ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
+		res, err := rt.TuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,8 @@ package rt
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -79,9 +81,12 @@ func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
 	if k.released.Load() {
 		return nil, fmt.Errorf("work-group info of kernel %q: %w", k.name, ErrClosed)
 	}
-	// The driver must know the __local arguments set so far.
-	if err := k.flush(); err != nil {
-		return nil, fmt.Errorf("work-group info: %w", err)
+	// The driver must know the __local arguments set so far (and only
+	// those: a launch reports the others' errors where it sets them).
+	if k.lim.localBytes > 0 {
+		if err := k.flush(); err != nil {
+			return nil, fmt.Errorf("work-group info: %w", err)
+		}
 	}
 	info, err := k.drv.WorkGroupInfo(d.Handle)
 	if err != nil {
@@ -119,15 +124,16 @@ type passedLaunch struct {
 
 // checkLaunch checks r and the kernel's local memory against the limits of
 // q's device, before the driver sees them: a work-group larger than the
-// kernel allows, or more local memory than the device has, is an error
-// wrapping ErrInvalidArgument that gives the limits.
+// kernel allows, other than its reqd_work_group_size, or more local memory
+// than the device has, is an error wrapping ErrInvalidArgument that gives
+// the limits.
 func (k *Kernel) checkLaunch(q *Queue, r Range) error {
-	if k.lim.localBytes == 0 && !r.hasLocal() {
-		return nil
-	}
 	d := q.dev
 	info, err := k.workGroup(d)
 	if err != nil {
+		return err
+	}
+	if err := k.checkRequired(d, r, info.CompileWorkGroupSize); err != nil {
 		return err
 	}
 	if r.hasLocal() {
@@ -145,6 +151,36 @@ func (k *Kernel) checkLaunch(q *Queue, r Range) error {
 			ErrInvalidArgument, k.name, need, k.lim.localBytes, info.static, d.Name, d.LocalMemSize)
 	}
 	return nil
+}
+
+// checkRequired checks r against the work-group size that the kernel's
+// reqd_work_group_size attribute demands (req; zeros for none): a range
+// without that local size fails here, naming it, rather than in the
+// driver as CL_INVALID_WORK_GROUP_SIZE.
+func (k *Kernel) checkRequired(d *Device, r Range, req [3]int) error {
+	if req == [3]int{} {
+		return nil
+	}
+	want := make([]string, r.Dims)
+	match := r.hasLocal()
+	for i := range 3 {
+		if i < r.Dims {
+			want[i] = strconv.Itoa(req[i])
+			match = match && r.Local[i] == req[i]
+		} else {
+			match = match && req[i] == 1
+		}
+	}
+	if match {
+		return nil
+	}
+	size := fmt.Sprintf("%d×%d×%d", req[0], req[1], req[2])
+	if !r.hasLocal() {
+		return fmt.Errorf("%w: kernel %q requires work-groups of %s (its reqd_work_group_size) and range %v sets none: launch it over the range .WithLocal(%s)",
+			ErrInvalidArgument, k.name, size, r, strings.Join(want, ", "))
+	}
+	return fmt.Errorf("%w: range %v: kernel %q requires work-groups of %s (its reqd_work_group_size) on %q",
+		ErrInvalidArgument, r, k.name, size, d.Name)
 }
 
 // maxLocalMem returns the most local memory a device of c has, or 0 if no

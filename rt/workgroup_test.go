@@ -2,6 +2,7 @@ package rt_test
 
 import (
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,4 +106,71 @@ func TestLocalMemoryAndWorkGroupLimits(t *testing.T) {
 		}
 		wantErr(t, raw.Submit(q, k, rt.Range1(2*n).WithLocal(n)), 2*half, lm)
 	})
+}
+
+// TestRequiredWorkGroupSize launches a kernel whose reqd_work_group_size
+// is 8×1×1: without that local size, or with another, the launch fails
+// before the driver (which says only CL_INVALID_WORK_GROUP_SIZE) with an
+// error that names the size; with it, the kernel runs.
+func TestRequiredWorkGroupSize(t *testing.T) {
+	if os.Getenv("DGEN_BACKEND") == "cuda" {
+		t.Skip("rt/cuda does not report reqd_work_group_size (its PTX's .reqntid) yet")
+	}
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	const src = `__kernel __attribute__((reqd_work_group_size(8, 1, 1))) void ids(__global int *out) { out[get_global_id(0)] = get_local_id(0); }`
+	prog, err := raw.Build(ctx, "reqd", src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Release()
+	k, err := prog.Kernel("ids")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Release()
+	const n = 32
+	out, err := rt.NewBuffer[int32](ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Free()
+	if err := k.SetBuffer(0, out.Mem()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		r    rt.Range
+		want []string // in the error; nil: the launch runs
+	}{
+		{rt.Range1(n), []string{"8×1×1", "reqd_work_group_size", ".WithLocal(8)"}},
+		{rt.Range1(n).WithLocal(4), []string{"8×1×1", "reqd_work_group_size"}},
+		{rt.Range2(n, 1).WithLocal(8, 1), nil},
+		{rt.Range1(n).WithLocal(8), nil},
+	} {
+		_, err := raw.Launch(q, k, tc.r)
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("range %v: %v", tc.r, err)
+			}
+			continue
+		}
+		if !errors.Is(err, rt.ErrInvalidArgument) {
+			t.Errorf("range %v: %v; want ErrInvalidArgument", tc.r, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("range %v: %v; want it to say %q", tc.r, err, w)
+			}
+		}
+	}
+	got := make([]int32, n)
+	if err := out.Read(q, got); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != int32(i%8) {
+			t.Fatalf("out[%d] = %d, want local id %d", i, v, i%8)
+		}
+	}
 }

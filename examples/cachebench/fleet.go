@@ -71,7 +71,7 @@ func runFleet(redisServer string, procs, reps int) error {
 		return err
 	}
 	defer stop()
-	base := append(os.Environ(), "DGEN_CACHE_REMOTE="+url, "DGEN_CACHE_PERSISTENT=1",
+	base := append(os.Environ(), "DGEN_CACHE_REMOTE="+url, "DGEN_CACHE_REMOTE_KEY=cachebench fleet key", "DGEN_CACHE_PERSISTENT=1",
 		"POCL_KERNEL_CACHE=0", "CUDA_CACHE_DISABLE=1")
 	child := func(dir, nonce string) (Phase, error) {
 		cmd := exec.Command(self, "-child")

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/sigsave"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
 )
@@ -59,7 +60,7 @@ var devices struct {
 }
 
 func listDevices() ([]devInfo, error) {
-	devices.once.Do(func() { devices.list, devices.err = enumerate() })
+	devices.once.Do(func() { defer sigsave.Keep()(); devices.list, devices.err = enumerate() })
 	return devices.list, devices.err
 }
 
@@ -223,6 +224,7 @@ type device struct {
 // NewContext retains the primary CUDA context of every device. Each
 // device must have NVIDIA's OpenCL, which compiles its programs.
 func (Backend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
+	defer sigsave.Keep()() // the driver may install signal handlers: keep Go's
 	if len(devs) == 0 {
 		return nil, errors.New("cuDevicePrimaryCtxRetain: no devices")
 	}

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/sigsave"
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
@@ -94,6 +95,7 @@ func readICDs(dir string, load func(lib string) error) []icdFile {
 
 // tryLoad loads lib with dlopen and unloads it.
 func tryLoad(lib string) error {
+	defer sigsave.Keep()()
 	c := C.CString(lib)
 	defer C.free(unsafe.Pointer(c))
 	if msg := C.dgen_try_open(c); msg != nil {

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/sigsave"
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
@@ -81,6 +82,7 @@ func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program
 
 // load loads PTX into the device's context.
 func (d *device) load(ptx []byte) (C.CUmodule, error) {
+	defer sigsave.Keep()() // the PTX compiler may install signal handlers: keep Go's
 	src := C.CString(string(ptx))
 	defer C.free(unsafe.Pointer(src))
 	var (

@@ -92,7 +92,8 @@ type RemoteTier interface {
 
 var remoteOpener struct {
 	sync.RWMutex
-	open func(RemoteConfig) (RemoteTier, error)
+	open  func(RemoteConfig) (RemoteTier, error)
+	check func(RemoteConfig) error
 }
 
 // RegisterRemote makes open the opener of the remote tier. It is called
@@ -109,6 +110,38 @@ func RegisterRemote(open func(RemoteConfig) (RemoteTier, error)) {
 		panic("diskcache: RegisterRemote called twice")
 	}
 	remoteOpener.open = open
+}
+
+// RegisterRemoteCheck makes check the function with which CheckRemote
+// validates a configuration of the registered tier, opening nothing. It is
+// called from the init function of the package that implements the tier.
+func RegisterRemoteCheck(check func(RemoteConfig) error) {
+	remoteOpener.Lock()
+	defer remoteOpener.Unlock()
+	remoteOpener.check = check
+}
+
+// CheckRemote reports a configuration that the registered remote tier
+// would refuse to open (a malformed value, or rt/fleetcache's store
+// without a signing key), without opening it; nil where cfg.URL is empty.
+// Without a registered tier it returns an error wrapping ErrNoRemote.
+func CheckRemote(cfg RemoteConfig) error {
+	if cfg.URL == "" {
+		return nil
+	}
+	remoteOpener.RLock()
+	open, check := remoteOpener.open, remoteOpener.check
+	remoteOpener.RUnlock()
+	if open == nil {
+		return fmt.Errorf("remote program cache: %w", ErrNoRemote)
+	}
+	if check == nil {
+		return nil
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	return check(cfg)
 }
 
 // RemoteRegistered reports whether a remote tier is registered.

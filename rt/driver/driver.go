@@ -155,6 +155,10 @@ type KernelWorkGroupInfo struct {
 	// PrivateMemSize is the private memory each work-item uses, in bytes
 	// (CL_KERNEL_PRIVATE_MEM_SIZE).
 	PrivateMemSize int64
+	// CompileWorkGroupSize is the work-group size that the kernel's
+	// reqd_work_group_size attribute demands, or zeros where it has none
+	// or the backend does not say (CL_KERNEL_COMPILE_WORK_GROUP_SIZE).
+	CompileWorkGroupSize [3]int
 }
 
 // Event is the completion status of one enqueued command.

@@ -13,7 +13,7 @@ import (
 func BenchmarkFetch(b *testing.B) {
 	for name, srv := range map[string]string{"redis": startRedisURL(b), "http": startNginxURL(b)} {
 		key, bin := testKey(1), testBinary(1, 100<<10)
-		pub, err := Open(Config{URL: srv})
+		pub, err := Open(Config{URL: srv, InsecureUnsigned: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -25,11 +25,11 @@ func BenchmarkFetch(b *testing.B) {
 				mode = "fresh"
 			}
 			b.Run(name+"/"+mode, func(b *testing.B) {
-				f, _ := Open(Config{URL: srv})
+				f, _ := Open(Config{URL: srv, InsecureUnsigned: true})
 				for b.Loop() {
 					if fresh {
 						f.Close(0)
-						f, _ = Open(Config{URL: srv})
+						f, _ = Open(Config{URL: srv, InsecureUnsigned: true})
 					}
 					if _, ok := f.Fetch(context.Background(), key); !ok {
 						b.Fatal("miss")

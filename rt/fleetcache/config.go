@@ -59,8 +59,14 @@ type Config struct {
 	// Mode restricts the direction of transfers.
 	Mode Mode
 	// Secret, if not empty, signs published entries with HMAC-SHA-256 and
-	// makes fetches ignore entries without a valid signature.
+	// makes fetches ignore entries without a valid signature. Open
+	// refuses an empty Secret unless InsecureUnsigned is set.
 	Secret []byte
+	// InsecureUnsigned, with no Secret, lets Open use the store unsigned:
+	// every node then runs whatever anyone who can write to the store puts
+	// there, and PoCL's binaries are native code. It is for a store that
+	// only trusted nodes can reach (DGEN_CACHE_REMOTE_UNSIGNED=insecure).
+	InsecureUnsigned bool
 	// Timeout bounds every request to the store.
 	Timeout time.Duration
 	// Lease is how long a builder's claim on a key lasts without renewal:
@@ -102,7 +108,8 @@ const (
 //
 //	DGEN_CACHE_REMOTE          redis://, rediss://, http:// or https:// URL (default: none)
 //	DGEN_CACHE_REMOTE_MODE     read, write or read_write (default read_write)
-//	DGEN_CACHE_REMOTE_KEY      secret that signs and checks entries (default: unsigned)
+//	DGEN_CACHE_REMOTE_KEY      secret that signs and checks entries (required, unless:)
+//	DGEN_CACHE_REMOTE_UNSIGNED insecure: use the store unsigned, trusting every writer
 //	DGEN_CACHE_REMOTE_TIMEOUT  per-request deadline, a Go duration such as 2s (default 2s)
 //	DGEN_CACHE_REMOTE_LEASE    build lease, a Go duration (default 10s)
 //
@@ -133,6 +140,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if v := getenv("DGEN_CACHE_REMOTE_KEY"); v != "" {
 		cfg.Secret = []byte(v)
 	}
+	switch v := get("DGEN_CACHE_REMOTE_UNSIGNED"); v {
+	case "":
+	case "insecure":
+		cfg.InsecureUnsigned = true
+	default:
+		bad("DGEN_CACHE_REMOTE_UNSIGNED", v, "the one value is insecure (unset it, and set DGEN_CACHE_REMOTE_KEY, to sign entries)")
+	}
 	for _, d := range []struct {
 		name string
 		dst  *time.Duration
@@ -152,6 +166,25 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		cfg.URL = ""
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// ErrUnsigned reports a remote configured with neither a signing key nor
+// the opt-in to an unsigned store.
+var ErrUnsigned = errors.New("remote cache without a signing key")
+
+// check reports a configuration that Open refuses: a malformed URL, or a
+// store without a secret or the opt-in to an unsigned one.
+func (c *Config) check() error {
+	if err := checkURL(c.URL); err != nil {
+		return fmt.Errorf("fleetcache: open %s: %v: %w", Redact(c.URL), err, ErrConfig)
+	}
+	if len(c.Secret) == 0 && !c.InsecureUnsigned {
+		return fmt.Errorf("fleetcache: %s: %w: anyone who can write to the store would run code on every node; "+
+			"set DGEN_CACHE_REMOTE_KEY (Config.Secret) to a secret that only the nodes hold, "+
+			"or DGEN_CACHE_REMOTE_UNSIGNED=insecure (Config.InsecureUnsigned) for a store that only trusted nodes can write to",
+			Redact(c.URL), ErrUnsigned)
+	}
+	return nil
 }
 
 func checkURL(s string) error {

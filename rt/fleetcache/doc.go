@@ -33,7 +33,10 @@
 //
 // Whoever can write to an unsigned shared cache can run code on every node
 // that reads from it. Set a secret (DGEN_CACHE_REMOTE_KEY) that only the
-// nodes hold: entries without a valid signature are ignored. Rejected
+// nodes hold: entries without a valid signature are ignored. Open refuses
+// a store without a secret (ErrUnsigned) unless the configuration opts in
+// to an unsigned one (DGEN_CACHE_REMOTE_UNSIGNED=insecure,
+// Config.InsecureUnsigned). Rejected
 // entries are reported by one warning per process. A node never replaces
 // a signed entry that it cannot verify (signed under another secret, or
 // with none set here): a node with the wrong secret in read_write mode

@@ -52,17 +52,35 @@ var _ diskcache.RemoteTier = (*Fleet)(nil)
 // database/sql driver does: a program that imports this package (for its
 // side effect, if it uses nothing else of it) gets the shared tier that
 // DGEN_CACHE_REMOTE names; one that does not links no store client.
-func init() { diskcache.RegisterRemote(openTier) }
+func init() {
+	diskcache.RegisterRemote(openTier)
+	diskcache.RegisterRemoteCheck(checkTier)
+}
 
-// openTier opens the tier that cfg names, with the other settings read
-// from cfg.Getenv (ConfigFromEnv).
-func openTier(rc diskcache.RemoteConfig) (diskcache.RemoteTier, error) {
-	cfg, err := ConfigFromEnv(func(name string) string {
+// tierConfig is the configuration of the tier that rc names, with the
+// other settings read from rc.Getenv (ConfigFromEnv).
+func tierConfig(rc diskcache.RemoteConfig) (Config, error) {
+	return ConfigFromEnv(func(name string) string {
 		if name == "DGEN_CACHE_REMOTE" {
 			return rc.URL
 		}
 		return rc.Getenv(name)
 	})
+}
+
+// checkTier reports a configuration that openTier would refuse, opening
+// nothing.
+func checkTier(rc diskcache.RemoteConfig) error {
+	cfg, err := tierConfig(rc)
+	if err != nil {
+		return err
+	}
+	return cfg.check()
+}
+
+// openTier opens the tier that rc names.
+func openTier(rc diskcache.RemoteConfig) (diskcache.RemoteTier, error) {
+	cfg, err := tierConfig(rc)
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +94,14 @@ func openTier(rc diskcache.RemoteConfig) (diskcache.RemoteTier, error) {
 
 // Open connects to the store that cfg.URL names; it returns nil and no
 // error when cfg.URL is empty. It sends no request: an unreachable store
-// shows at the first use.
+// shows at the first use. Without cfg.Secret it fails with ErrUnsigned,
+// unless cfg.InsecureUnsigned opts in to an unsigned store.
 func Open(cfg Config) (*Fleet, error) {
 	if cfg.URL == "" {
 		return nil, nil
 	}
-	if err := checkURL(cfg.URL); err != nil {
-		return nil, fmt.Errorf("fleetcache: open %s: %v: %w", Redact(cfg.URL), err, ErrConfig)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	cfg.fill()
 	st, err := openStore(&cfg)

@@ -3,6 +3,8 @@ package fleetcache
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,9 +56,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// openFleet opens a Fleet on url, unsigned unless mutate sets a secret.
 func openFleet(t *testing.T, url string, mutate func(*Config)) *Fleet {
 	t.Helper()
-	cfg := Config{URL: url}
+	cfg := Config{URL: url, InsecureUnsigned: true}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -323,6 +326,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{map[string]string{"DGEN_CACHE_REMOTE": "ftp://h/x"}, Config{}, "DGEN_CACHE_REMOTE"},
 		{map[string]string{"DGEN_CACHE_REMOTE": "redis://u:secretpw@h:1", "DGEN_CACHE_REMOTE_MODE": "both"}, Config{}, "DGEN_CACHE_REMOTE_MODE"},
 		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_TIMEOUT": "2"}, Config{}, "DGEN_CACHE_REMOTE_TIMEOUT"},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_UNSIGNED": "insecure"}, Config{URL: "http://h", InsecureUnsigned: true}, ""},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_UNSIGNED": "1"}, Config{}, "DGEN_CACHE_REMOTE_UNSIGNED"},
 	}
 	for _, tc := range cases {
 		got, err := ConfigFromEnv(func(k string) string { return tc.env[k] })
@@ -336,7 +341,7 @@ func TestConfigFromEnv(t *testing.T) {
 			continue
 		}
 		if err != nil || got.URL != tc.want.URL || got.Mode != tc.want.Mode || string(got.Secret) != string(tc.want.Secret) ||
-			got.Timeout != tc.want.Timeout || got.Lease != tc.want.Lease {
+			got.Timeout != tc.want.Timeout || got.Lease != tc.want.Lease || got.InsecureUnsigned != tc.want.InsecureUnsigned {
 			t.Errorf("%v: got %+v, %v; want %+v", tc.env, got, err, tc.want)
 		}
 	}
@@ -364,3 +369,54 @@ func TestWarnOnce(t *testing.T) {
 
 func startRedisURL(t testing.TB) string { return fleettest.StartRedis(t).URL }
 func startNginxURL(t testing.TB) string { return fleettest.StartNginx(t).URL }
+
+// TestOpenUnsigned: a store without a secret is refused, with an error
+// that names the key to set, unless the configuration opts in to an
+// unsigned store; the environment's configuration likewise.
+func TestOpenUnsigned(t *testing.T) {
+	srv := fleettest.StartRedis(t)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		ok   bool
+	}{
+		{"no key", map[string]string{}, false},
+		{"key", map[string]string{"DGEN_CACHE_REMOTE_KEY": "k"}, true},
+		{"unsigned opt-in", map[string]string{"DGEN_CACHE_REMOTE_UNSIGNED": "insecure"}, true},
+		{"key and opt-in", map[string]string{"DGEN_CACHE_REMOTE_KEY": "k", "DGEN_CACHE_REMOTE_UNSIGNED": "insecure"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) string {
+				if k == "DGEN_CACHE_REMOTE" {
+					return srv.URL
+				}
+				return tc.env[k]
+			}
+			cfg, err := ConfigFromEnv(getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Open(cfg)
+			if f != nil {
+				f.Close(time.Second)
+			}
+			checkErr := diskcache.CheckRemote(diskcache.RemoteConfig{URL: srv.URL, Getenv: getenv})
+			tier, openErr := diskcache.OpenRemote(diskcache.RemoteConfig{URL: srv.URL, Getenv: getenv})
+			if tier != nil {
+				tier.Close(time.Second)
+			}
+			for _, e := range []struct {
+				via string
+				err error
+			}{{"Open", err}, {"diskcache.CheckRemote", checkErr}, {"diskcache.OpenRemote", openErr}} {
+				switch {
+				case tc.ok && e.err != nil:
+					t.Errorf("%s: %v", e.via, e.err)
+				case !tc.ok && (!errors.Is(e.err, ErrUnsigned) || !strings.Contains(fmt.Sprint(e.err), "DGEN_CACHE_REMOTE_KEY") ||
+					!strings.Contains(fmt.Sprint(e.err), "DGEN_CACHE_REMOTE_UNSIGNED=insecure")):
+					t.Errorf("%s: %v; want ErrUnsigned naming DGEN_CACHE_REMOTE_KEY and DGEN_CACHE_REMOTE_UNSIGNED=insecure", e.via, e.err)
+				}
+			}
+		})
+	}
+}

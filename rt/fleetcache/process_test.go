@@ -136,7 +136,7 @@ func TestFleetOneBuildPerKey(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "builds")
 			ns := startNodes(t, nodes, "DGEN_CACHE_REMOTE="+srv.URL, "NODE_KEYS="+strconv.Itoa(keys),
-				"NODE_BUILD=300ms", "NODE_LOG="+log, "DGEN_CACHE_REMOTE_TIMEOUT=5s")
+				"NODE_BUILD=300ms", "NODE_LOG="+log, "DGEN_CACHE_REMOTE_TIMEOUT=5s", "DGEN_CACHE_REMOTE_KEY=fleet test key")
 			waitNodes(t, ns)
 			got := buildsPerKey(t, log)
 			for i := 0; i < keys; i++ {
@@ -161,7 +161,7 @@ func TestFleetRedisKilled(t *testing.T) {
 	srv := fleettest.StartRedis(t)
 	log := filepath.Join(t.TempDir(), "builds")
 	ns := startNodes(t, nodes, "DGEN_CACHE_REMOTE="+srv.URL, "NODE_KEYS="+strconv.Itoa(keys),
-		"NODE_BUILD=40ms", "NODE_LOG="+log, "DGEN_CACHE_REMOTE_TIMEOUT=500ms")
+		"NODE_BUILD=40ms", "NODE_LOG="+log, "DGEN_CACHE_REMOTE_TIMEOUT=500ms", "DGEN_CACHE_REMOTE_UNSIGNED=insecure")
 	deadline := time.Now().Add(20 * time.Second)
 	// Let the nodes build a few keys, then kill the server.
 	for len(buildsPerKey(t, log)) < 5 && time.Now().Before(deadline) {

@@ -27,8 +27,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/sigsave"
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
@@ -73,7 +75,9 @@ func (Backend) NewContext(devices []driver.DeviceInfo) (driver.Context, error) {
 		devs[i] = *(*C.cl_device_id)(unsafe.Pointer(&d.Handle))
 	}
 	var code C.cl_int
+	end := sigsave.Keep()
 	h := C.dgen_create_context(ids[pi], C.cl_uint(len(devs)), &devs[0], &code)
+	end()
 	if err := check("clCreateContext", code); err != nil {
 		return nil, err
 	}
@@ -107,7 +111,10 @@ func (c *context) NewBuffer(size int64) (driver.Buffer, error) {
 	return buffer{h}, nil
 }
 
+// BuildProgram builds source. The compiler may install signal handlers
+// as it loads: Go's are kept (sigsave), here and in LoadProgram.
 func (c *context) BuildProgram(source, options string) (driver.Program, error) {
+	defer sigsave.Keep()()
 	src := C.CString(source)
 	defer C.free(unsafe.Pointer(src))
 	length := C.size_t(len(source))
@@ -120,6 +127,7 @@ func (c *context) BuildProgram(source, options string) (driver.Program, error) {
 }
 
 func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program, error) {
+	defer sigsave.Keep()()
 	n := len(binaries)
 	if n != len(c.devs) {
 		return nil, fmt.Errorf("clCreateProgramWithBinary: %d binaries for %d devices", n, len(c.devs))
@@ -227,7 +235,14 @@ func (p *program) Binaries() ([][]byte, error) {
 	return out, nil
 }
 
+// KernelNames lists the program's kernels. It asks for their number
+// first: NVIDIA's OpenCL crashes the process when asked for the names of
+// a program that has none.
 func (p *program) KernelNames() ([]string, error) {
+	n, err := p.numKernels()
+	if err != nil || n == 0 {
+		return nil, err
+	}
 	var size C.size_t
 	if err := check("clGetProgramInfo", C.clGetProgramInfo(p.h, C.CL_PROGRAM_KERNEL_NAMES, 0, nil, &size)); err != nil {
 		return nil, err
@@ -242,20 +257,50 @@ func (p *program) KernelNames() ([]string, error) {
 	return strings.Split(cString(buf), ";"), nil
 }
 
+// numKernels returns the number of kernels the program defines.
+func (p *program) numKernels() (int, error) {
+	var n C.size_t
+	if err := check("clGetProgramInfo", C.clGetProgramInfo(p.h, C.CL_PROGRAM_NUM_KERNELS, C.size_t(unsafe.Sizeof(n)), unsafe.Pointer(&n), nil)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// NewKernel creates the kernel called name. A program without kernels is
+// refused before clCreateKernel, whose drivers differ on it.
 func (p *program) NewKernel(name string) (driver.Kernel, error) {
+	if n, err := p.numKernels(); err == nil && n == 0 {
+		return nil, newError("clCreateKernel", C.CL_INVALID_KERNEL_NAME, "")
+	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var code C.cl_int
+	end := sigsave.Keep()
 	h := C.clCreateKernel(p.h, cname, &code)
+	end()
 	if err := check("clCreateKernel", code); err != nil {
 		return nil, err
 	}
-	return kernel{h}, nil
+	return kernel{h, new(atomic.Bool)}, nil
 }
 
 func (p *program) Release() error { return check("clReleaseProgram", C.clReleaseProgram(p.h)) }
 
-type kernel struct{ h C.cl_kernel }
+// kernel is a kernel object; ran is set once it has been launched: PoCL
+// compiles a kernel's work-group function at its first launch, so that
+// launch keeps Go's signal handlers (sigsave) and later ones pay one
+// atomic load.
+type kernel struct {
+	h   C.cl_kernel
+	ran *atomic.Bool
+}
+
+// first brackets k's first launch, launch, with sigsave.
+func (k kernel) first(launch func() error) error {
+	defer sigsave.Keep()()
+	k.ran.Store(true)
+	return launch()
+}
 
 func (k kernel) SetArgBuffer(i int, b driver.Buffer) error {
 	var m C.cl_mem
@@ -299,13 +344,16 @@ func (k kernel) WorkGroupInfo(device uintptr) (driver.KernelWorkGroupInfo, error
 	var (
 		wg, mult    C.size_t
 		local, priv C.cl_ulong
+		reqd        [3]C.size_t
 	)
 	err := errors.Join(
 		kernelValue(k, d, C.CL_KERNEL_WORK_GROUP_SIZE, &wg),
 		kernelValue(k, d, C.CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, &mult),
 		kernelValue(k, d, C.CL_KERNEL_LOCAL_MEM_SIZE, &local),
-		kernelValue(k, d, C.CL_KERNEL_PRIVATE_MEM_SIZE, &priv))
-	return driver.KernelWorkGroupInfo{WorkGroupSize: int(wg), PreferredMultiple: int(mult), LocalMemSize: int64(local), PrivateMemSize: int64(priv)}, err
+		kernelValue(k, d, C.CL_KERNEL_PRIVATE_MEM_SIZE, &priv),
+		kernelValue(k, d, C.CL_KERNEL_COMPILE_WORK_GROUP_SIZE, &reqd))
+	return driver.KernelWorkGroupInfo{WorkGroupSize: int(wg), PreferredMultiple: int(mult), LocalMemSize: int64(local), PrivateMemSize: int64(priv),
+		CompileWorkGroupSize: [3]int{int(reqd[0]), int(reqd[1]), int(reqd[2])}}, err
 }
 
 func (k kernel) Release() error { return check("clReleaseKernel", C.clReleaseKernel(k.h)) }
@@ -348,6 +396,9 @@ func (q queue) enqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Ev
 	kk, ok := k.(kernel)
 	if !ok {
 		return fmt.Errorf("clEnqueueNDRangeKernel: kernel of another backend (%T)", k)
+	}
+	if !kk.ran.Load() {
+		return kk.first(func() error { return q.enqueueKernel(k, r, wait, ev) })
 	}
 	var wb [8]C.cl_event
 	wl, wp, err := waitList(wb[:0], wait)

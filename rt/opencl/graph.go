@@ -12,8 +12,10 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/sigsave"
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
@@ -26,6 +28,7 @@ type graph struct {
 	fns   *C.dgen_cb_fns
 	cb    C.dgen_cb // nil: replayed as a loop
 	stale bool      // an update since cb was recorded: record it anew before the next launch
+	ran   atomic.Bool
 }
 
 // GraphCaps implements driver.GraphQueue: command buffers where the
@@ -48,6 +51,7 @@ func (q queue) GraphCaps() driver.GraphCaps {
 // NewGraph implements driver.GraphQueue: a command buffer when opt.Native
 // asks for one, else the commands in C memory, replayed by one call.
 func (q queue) NewGraph(cmds []driver.GraphCommand, opt driver.GraphOptions) (driver.Graph, error) {
+	defer sigsave.Keep()()
 	g := &graph{q: q, n: len(cmds)}
 	if g.n > 0 {
 		g.cmds = (*C.dgen_gcmd)(C.calloc(C.size_t(g.n), C.sizeof_dgen_gcmd))
@@ -166,7 +170,9 @@ func (g *graph) build() error {
 	return nil
 }
 
-// Launch implements driver.Graph: one call into C.
+// Launch implements driver.Graph: one call into C. The first launch may
+// be the first of its kernels, which keeps Go's signal handlers (see
+// kernel).
 func (g *graph) Launch(wait []driver.Event, wantEvent bool) (driver.Event, error) {
 	return g.launch(wait, wantEvent, nil)
 }
@@ -192,6 +198,10 @@ func (g *graph) LaunchTimed(wait []driver.Event) ([]driver.Event, driver.Event, 
 // launch launches g with an event for the whole launch when wantEvent is
 // set, or one per command in evs when it is not nil (a loop only).
 func (g *graph) launch(wait []driver.Event, wantEvent bool, evs []C.cl_event) (driver.Event, error) {
+	if !g.ran.Load() {
+		defer sigsave.Keep()()
+		g.ran.Store(true)
+	}
 	var wb [8]C.cl_event
 	wl, wp, err := waitList(wb[:0], wait)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/sigsave"
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
@@ -18,10 +19,12 @@ var loadOnce sync.Once
 
 // load makes the first OpenCL calls, which load the drivers and make them
 // initialize their devices, with the environment that PoCL needs to read
-// then (see isolatePoCL).
+// then (see isolatePoCL), keeping Go's signal handlers (PoCL's LLVM
+// installs its own as it loads).
 func load() {
 	restore := isolatePoCL()
 	defer restore()
+	defer sigsave.Keep()()
 	var n C.cl_uint
 	if C.clGetPlatformIDs(0, nil, &n) != C.CL_SUCCESS || n == 0 {
 		return

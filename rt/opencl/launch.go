@@ -27,6 +27,14 @@ func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wai
 	if !ok {
 		return nil, fmt.Errorf("clEnqueueNDRangeKernel: kernel of another backend (%T)", k)
 	}
+	if !kk.ran.Load() {
+		var ev driver.Event
+		err := kk.first(func() (err error) {
+			ev, err = q.LaunchArgs(k, a, r, wait, wantEvent)
+			return err
+		})
+		return ev, err
+	}
 	var wb [8]C.cl_event
 	wl, wp, err := waitList(wb[:0], wait)
 	if err != nil {

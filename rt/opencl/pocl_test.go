@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -198,3 +199,38 @@ func runScale(bin string) error {
 }
 
 func unsafePointer(s []float32) unsafe.Pointer { return unsafe.Pointer(&s[0]) }
+
+// TestNoKernels: a program without kernels lists none and refuses
+// NewKernel with ErrNoKernel, without asking the driver for its kernel
+// names (which crashes NVIDIA's OpenCL).
+func TestNoKernels(t *testing.T) {
+	dev, ok := cpuDevice()
+	if !ok {
+		t.Skip("no CPU OpenCL device (PoCL)")
+	}
+	ctx, err := Backend{}.NewContext([]driver.DeviceInfo{dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.Release()
+	for _, tc := range []struct {
+		src   string
+		names []string
+	}{
+		{"int twice(int x) { return 2 * x; }\n", nil},
+		{scaleSource, []string{"scale"}},
+	} {
+		prog, err := ctx.BuildProgram(tc.src, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := prog.KernelNames()
+		if err != nil || !slices.Equal(names, tc.names) {
+			t.Errorf("kernel names %q, %v; want %q", names, err, tc.names)
+		}
+		if _, err := prog.NewKernel("twice"); !errors.Is(err, driver.ErrNoKernel) {
+			t.Errorf("NewKernel(twice): %v; want ErrNoKernel", err)
+		}
+		prog.Release()
+	}
+}
