@@ -3,14 +3,13 @@ package rt_test
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
-	"github.com/dgen-go/dgen/rt/diskcache"
-	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -62,8 +61,7 @@ __kernel void reps(__global float *out, int n) {
 func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer) (*rt.Context, *trace.Recorder) {
 	t.Helper()
 	cc := rt.DefaultCacheConfig()
-	cc.Disk = diskcache.DefaultConfig(dir)
-	cc.Warnings = warn
+	cc.Disk = rt.DefaultDiskCache(dir)
 	if remote != "" {
 		cc.Remote.URL = remote
 		cc.Remote.Getenv = func(name string) string {
@@ -80,7 +78,7 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer) (*rt.Context
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true, Cache: &cc, Tracer: tr})
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true, Cache: &cc, Tracer: tr, Logger: slog.New(slog.NewTextHandler(warn, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +95,7 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer) (*rt.Context
 // each backend) kept them apart.
 func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*rt.Queue) error {
 	n := 4096
-	if ctx.Devices()[0].Type == driver.DeviceGPU {
+	if ctx.Devices()[0].Type == rt.DeviceGPU {
 		n = 1 << 20
 	}
 	out, err := rt.NewBuffer[float32](ctx, n)

@@ -155,7 +155,7 @@ func run(o options, logf func(string, ...any)) (map[string]any, error) {
 	}
 	defer ctx.Close()
 	dev := ctx.Devices()[0]
-	logf("imaging %dx%d (PNG of %d bytes) on %s, %d frames", w, h, len(pngData), dev.Label(), o.frames)
+	logf("imaging %dx%d (PNG of %d bytes) on %s, %d frames", w, h, len(pngData), dev.String(), o.frames)
 	res := map[string]any{"device": dev.Name, "width": w, "height": h, "frames": o.frames}
 
 	// The Go implementation.
@@ -249,7 +249,7 @@ func writeOutputs(ctx *rt.Context, dir string, src *image.RGBA, got outputs, w, 
 		return err
 	}
 	q := ctx.Queue()
-	mag, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h})
+	mag, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: w, Height: h})
 	if err != nil {
 		return err
 	}
