@@ -261,6 +261,10 @@ type Config struct {
 	// Cache configures the kernel/program cache; nil means what the
 	// environment asks for (the cache variables of ConfigFromEnv).
 	Cache *CacheConfig
+	// Graphs says what command graphs (Queue.Record) are prepared as:
+	// GraphsAuto (the zero value) asks DGEN_OPENCL_COMMAND_BUFFER and
+	// DGEN_CUDA_GRAPH, GraphsNative and GraphsLoop do not.
+	Graphs GraphMode
 	// Logger receives the context's warnings (a cache directory that
 	// cannot be used, a remote tier that fails, a tuning that cannot be
 	// stored) and the cache's trace (DiskCacheConfig.Trace); nil means
@@ -285,9 +289,9 @@ type Config struct {
 // names a directory. A malformed value is an error that names the variable
 // and, for a closed set, its valid values.
 //
-// Every Open and OpenConfig also reads the variables that allow command
-// graphs (Queue.Record) to use the device API's own graph objects, for
-// which Config has no field:
+// With Config.Graphs left at GraphsAuto, Open and OpenConfig also read the
+// variables that allow command graphs (Queue.Record) to use the device
+// API's own graph objects:
 //
 //	DGEN_OPENCL_COMMAND_BUFFER            1 or 0 (default 1): OpenCL command buffers
 //	DGEN_CUDA_GRAPH                       1 or 0 (default 1): CUDA graphs
@@ -385,6 +389,25 @@ func graphConfigFromEnv(getenv func(string) string) (graphConfig, error) {
 			}
 			gc.off[k] = !b
 		}
+	}
+	return gc, nil
+}
+
+// graphConfig returns what cfg.Graphs allows, asking the environment
+// through getenv (os.Getenv if nil) for GraphsAuto.
+func (cfg *Config) graphConfig(getenv func(string) string) (graphConfig, error) {
+	var gc graphConfig
+	switch cfg.Graphs {
+	case GraphsAuto:
+		return graphConfigFromEnv(getenv)
+	case GraphsNative:
+	case GraphsLoop:
+		for k := range gc.off {
+			gc.off[k] = true
+		}
+	default:
+		_, err := graphModeNames.parse("graph mode", cfg.Graphs.String())
+		return gc, err
 	}
 	return gc, nil
 }

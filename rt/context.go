@@ -83,7 +83,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	gcfg, err := graphConfigFromEnv(nil) // config.go
+	gcfg, err := cfg.graphConfig(nil) // config.go
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}

@@ -329,6 +329,36 @@ func (p *AllocPolicy) UnmarshalText(b []byte) error {
 	return unmarshal(p, allocPolicyNames, "allocator policy", []byte(strings.ToLower(string(b))))
 }
 
+// GraphMode is what command graphs (Queue.Record) are prepared as
+// (Config.Graphs).
+type GraphMode uint8
+
+// The graph modes.
+const (
+	// GraphsAuto uses the device API's own graph objects (OpenCL command
+	// buffers, CUDA graphs) unless DGEN_OPENCL_COMMAND_BUFFER or
+	// DGEN_CUDA_GRAPH is 0 ("auto").
+	GraphsAuto GraphMode = iota
+	// GraphsNative uses them wherever the backend has them ("native").
+	GraphsNative
+	// GraphsLoop replays every graph as a loop of prepared commands, one
+	// backend call per launch ("loop").
+	GraphsLoop
+)
+
+var graphModeNames = enumNames{GraphsAuto: "auto", GraphsNative: "native", GraphsLoop: "loop"}
+
+// String returns "auto", "native" or "loop".
+func (m GraphMode) String() string { return graphModeNames.name("GraphMode", int(m)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (m GraphMode) MarshalText() ([]byte, error) { return marshal(m, graphModeNames, int(m)) }
+
+// UnmarshalText parses "auto", "native" or "loop".
+func (m *GraphMode) UnmarshalText(b []byte) error {
+	return unmarshal(m, graphModeNames, "graph mode", b)
+}
+
 // Backend names a backend: one that a package registers (rt/opencl
 // registers "opencl", rt/cuda "cuda"), or BackendAuto. It is an open set:
 // UnmarshalText accepts the names registered when it runs.

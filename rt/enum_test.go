@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 // enumValue is the interface every enum of rt implements.
@@ -50,6 +52,9 @@ func TestEnumText(t *testing.T) {
 		{"DeviceType", deviceTypeNames, func(i int) enumValue { return DeviceType(i) },
 			func(s string) (enumValue, error) { var v DeviceType; return v, v.UnmarshalText([]byte(s)) },
 			"fpga", "other, cpu, gpu, accelerator"},
+		{"GraphMode", graphModeNames, func(i int) enumValue { return GraphMode(i) },
+			func(s string) (enumValue, error) { var v GraphMode; return v, v.UnmarshalText([]byte(s)) },
+			"on", "auto, native, loop"},
 		{"AllocPolicy", allocPolicyNames, func(i int) enumValue { return AllocPolicy(i) },
 			func(s string) (enumValue, error) { var v AllocPolicy; return v, v.UnmarshalText([]byte(s)) },
 			"lifo", "full, tagged, bestfit"},
@@ -213,5 +218,42 @@ func TestLoggerWarns(t *testing.T) {
 	(&Context{}).log().Warn("x", "k", 1)
 	if !strings.Contains(def.String(), "k=1") {
 		t.Errorf("a context without a Logger logged %q to slog.Default()", def.String())
+	}
+}
+
+// TestGraphsWinOverEnv: Config.Graphs set to GraphsNative or GraphsLoop
+// wins over DGEN_OPENCL_COMMAND_BUFFER and DGEN_CUDA_GRAPH, which decide
+// for GraphsAuto.
+func TestGraphsWinOverEnv(t *testing.T) {
+	off := map[string]string{"DGEN_OPENCL_COMMAND_BUFFER": "0", "DGEN_CUDA_GRAPH": "0"}
+	tests := []struct {
+		mode GraphMode
+		env  map[string]string
+		want bool // command buffers and CUDA graphs allowed
+		err  bool
+	}{
+		{GraphsAuto, nil, true, false},
+		{GraphsAuto, off, false, false},
+		{GraphsNative, off, true, false},
+		{GraphsLoop, nil, false, false},
+		{GraphsAuto, map[string]string{"DGEN_CUDA_GRAPH": "maybe"}, false, true},
+		{GraphsNative, map[string]string{"DGEN_CUDA_GRAPH": "maybe"}, true, false},
+		{GraphMode(7), nil, false, true},
+	}
+	for _, tt := range tests {
+		cfg := Config{Graphs: tt.mode}
+		gc, err := cfg.graphConfig(func(k string) string { return tt.env[k] })
+		if (err != nil) != tt.err {
+			t.Errorf("%v with %v: error %v, want one: %v", tt.mode, tt.env, err, tt.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		for _, n := range []driver.NativeGraph{driver.CommandBuffer, driver.CUDAGraph} {
+			if gc.allows(n) != tt.want {
+				t.Errorf("%v with %v: allows(%v) = %v, want %v", tt.mode, tt.env, n, gc.allows(n), tt.want)
+			}
+		}
 	}
 }
