@@ -257,3 +257,39 @@ func TestGraphsWinOverEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheTraceLogs: DiskCacheConfig.Trace sends the caches' trace lines
+// through the logger, one Info record a line, and without it there is no
+// trace writer.
+func TestCacheTraceLogs(t *testing.T) {
+	tests := []struct {
+		write string
+		want  []string
+	}{
+		{"hit p1\n", []string{`msg="hit p1"`}},
+		{"a\nb\n", []string{"msg=a", "msg=b"}},
+		{"no newline", []string{`msg="no newline"`}},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		w := DiskCacheConfig{Trace: true}.diskConfig(slog.New(slog.NewTextHandler(&buf, nil))).Trace
+		if w == nil {
+			t.Fatal("no trace writer with Trace set")
+		}
+		if n, err := w.Write([]byte(tt.write)); n != len(tt.write) || err != nil {
+			t.Errorf("Write(%q) = %d, %v", tt.write, n, err)
+		}
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != len(tt.want) {
+			t.Fatalf("Write(%q) logged %q, want %d records", tt.write, buf.String(), len(tt.want))
+		}
+		for i, l := range lines {
+			if !strings.Contains(l, "level=INFO") || !strings.HasSuffix(l, tt.want[i]) {
+				t.Errorf("record %d of %q: %q, want an Info record ending %s", i, tt.write, l, tt.want[i])
+			}
+		}
+	}
+	if w := (DiskCacheConfig{}).diskConfig(slog.Default()).Trace; w != nil {
+		t.Errorf("trace writer %v without Trace", w)
+	}
+}
