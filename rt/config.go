@@ -253,7 +253,9 @@ type Config struct {
 	// Trace selects the built-in trace subscribers and the device-time
 	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
 	// "perfetto:PATH", "summary", "log", "device=16", comma-separated.
-	// Empty means none. It is ignored when Tracer is set.
+	// Empty means none. It is ignored when Tracer is set. The summary and
+	// log subscribers without a path write through Logger, one Info
+	// record a line.
 	Trace string
 	// Tracer, if set, is the tracer the context reports to, with the
 	// subscribers Go code gave it; the context does not close it.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -422,9 +421,6 @@ func (d *Device) String() string { return d.info.Label() }
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
 // (device times of commands with events).
 
-// traceStderr is where the built-in summary and log subscribers print.
-var traceStderr = os.Stderr
-
 // openTracing sets up the context's tracer and the trace handles of its
 // devices, before any queue is created.
 func (c *Context) openTracing(cfg Config) error {
@@ -433,7 +429,7 @@ func (c *Context) openTracing(cfg Config) error {
 		c.tr = cfg.Tracer
 		c.traced = true
 	case cfg.Trace != "":
-		tr, err := trace.Open(cfg.Trace, traceStderr)
+		tr, err := trace.Open(cfg.Trace, logWriter{c.log()}) // summary and log without a path
 		if err != nil {
 			return err
 		}
