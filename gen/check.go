@@ -21,10 +21,12 @@ func (s *state) checkDecls() {
 		s.checkGlobal(g)
 	}
 	for _, d := range s.allocs {
-		if t := s.varType(d); t != nil {
+		if t := s.varType(d); t != nil && !isRT(t, "ImageSite") {
 			if e, ok := rtArg(t, "AllocSite"); !ok || e == nil {
-				s.errorf(d.pos, "//dgen:alloc variable %s must have type rt.AllocSite[T], not %s", d.name, typeString(t, s.l.path))
-			} else if err := plain(e); err != nil && !isImageHandle(e) {
+				s.errorf(d.pos, "//dgen:alloc variable %s must have type rt.AllocSite[T] or rt.ImageSite, not %s", d.name, typeString(t, s.l.path))
+			} else if isImageHandle(e) {
+				s.errorf(d.pos, "allocation site %s: images are allocated from an rt.ImageSite, whose Alloc takes an rt.ImageDesc: declare var %s rt.ImageSite", d.name, d.name)
+			} else if err := plain(e); err != nil {
 				s.errorf(d.pos, "allocation site %s: element type %s is not plain data: %v", d.name, typeString(e, s.l.path), err)
 			}
 		}
@@ -324,7 +326,7 @@ func (s *state) checkHostWrites() {
 				return true
 			}
 			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || (sel.Sel.Name != "Write" && sel.Sel.Name != "WriteAt") {
+			if !ok || (sel.Sel.Name != "Write" && sel.Sel.Name != "WriteBytes") {
 				return true
 			}
 			var id *ast.Ident

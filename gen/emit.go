@@ -112,8 +112,13 @@ func (s *state) emit() ([]File, error) {
 		s.emitKernel(s.fileFor(outs, k.file), k)
 	}
 	for _, a := range s.allocs {
+		site := jen.Op("&").Id(a.name)
+		if t := s.varType(a); t != nil && isRT(t, "ImageSite") {
+			// An ImageSite registers as the AllocSite[Image] it converts to.
+			site = jen.Parens(jen.Op("*").Qual(RuntimePath, "AllocSite").Types(jen.Qual(RuntimePath, "Image"))).Call(site)
+		}
 		s.fileFor(outs, a.file).reg("_", "AllocSite", jen.Dict{
-			jen.Id("Var"):  jen.Qual(CodegenPath, "AllocSiteVar").Call(jen.Op("&").Id(a.name)),
+			jen.Id("Var"):  jen.Qual(CodegenPath, "AllocSiteVar").Call(site),
 			jen.Id("ID"):   jen.Lit(s.id(a.name)),
 			jen.Id("Name"): jen.Lit(a.name),
 		})

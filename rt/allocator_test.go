@@ -345,7 +345,7 @@ func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
 }
 
 func TestAllocSeedPolicy(t *testing.T) {
-	ctx := openCPUConfig(t, rt.Config{AllocPolicy: "tagged"})
+	ctx := openCPUConfig(t, rt.Config{AllocPolicy: rt.AllocTagged})
 	q := ctx.Queue()
 	for range 3 {
 		b, err := rt.Alloc[float32](q, 1000)
@@ -357,7 +357,7 @@ func TestAllocSeedPolicy(t *testing.T) {
 	if s := ctx.Stats().Alloc; s.DriverAllocs != 3 || s.DriverReleases != 3 {
 		t.Errorf("seed policy, untagged: %d allocations, %d releases; want 3 and 3", s.DriverAllocs, s.DriverReleases)
 	}
-	if _, err := rt.OpenConfig(rt.Config{Device: "cpu", AllocPolicy: "lifo"}); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := rt.OpenConfig(rt.Config{Device: "cpu", AllocPolicy: rt.AllocPolicy(9)}); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("policy lifo: %v, want ErrInvalidArgument", err)
 	}
 }
@@ -507,7 +507,7 @@ var faultyN atomic.Int32
 func openFaulty(t *testing.T, f *faulty) *rt.Context {
 	name := fmt.Sprintf("faulty%d", faultyN.Add(1))
 	driver.Register(name, f)
-	return openCPUConfig(t, rt.Config{Backend: name})
+	return openCPUConfig(t, rt.Config{Backend: rt.Backend(name)})
 }
 
 // TestAllocOutOfMemory checks release-and-retry and the typed error when

@@ -3,167 +3,283 @@ package rt_test
 import (
 	"errors"
 	"go/ast"
+	"go/doc"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"io/fs"
 	"os"
-	"sort"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/go/packages"
 )
 
-// apiCeiling is the most exported identifiers rt may have, counted as
-// exportedIdentifiers counts them. Issue 19 started from 129 and aims at
-// 60; the count may only go down: lower this constant with every change
-// that removes identifiers. Issue 28's command graphs added five and issue
-// 24 one (114); issue 22's images and samplers 50 (164). Issue 19's cuts
-// since: the six image handle types and their 36 methods, and the Image
-// interface, became one Image struct whose ImageDesc.Kind names the
-// OpenCL C image type (checked when a generated kernel spec sets the
-// argument): -36 (128). AllocConfig, AllocPolicy and its constants
-// PolicyFull, PolicyTaggedOnly and PolicyBestFit became the fields
-// Config.AllocPolicy (a string checked by Open) and Config.AllocMaxHeld:
-// -5 (123). Context.AllocStats and Context.CacheStats became
-// Context.Stats, which returns stats.Context: -1 (122). SelectDevices
-// moved to internal/devsel (rt.Open and dgen devices use it; its selector
-// is documented at Config.Device) and Devices, a driver.Lookup and
-// Platforms call, into cmd/dgen: -2 (120). Removed as redundant: TagName
-// (stats.TagStats.Name carries a site's name), BufferOf (a Buffer comes
-// from NewBuffer, Alloc or a site), Buffer.Bytes (Len times the element
-// size), Buffer.IsNil (Mem is nil for the zero Buffer) and Event.Name:
-// -5 (115). The raw program and kernel API moved to package rt/raw (the
-// level below generated kernel specs, as database/sql/driver is below
-// database/sql): Context.BuildProgram and Program.Build (raw.Build and
-// raw.BuildGenerated), BuiltProgram and its Kernel, Name and Release
-// (raw.Program), Kernel's Name, Release, SetBuffer, SetImage, SetLocal,
-// SetSampler and WorkGroupInfo (methods of raw.Kernel, which is rt.Kernel
-// by conversion: the type stays, as generated code names it), SetArg,
-// Queue.Launch and Queue.Submit (raw.SetArg, raw.Launch, raw.Submit):
-// -16 (99). SetSpecConst became SpecConst.Set, beside Value and Tune
-// (99). Mem.Size went: a Mem is the untyped handle of a Buffer's memory,
-// whose size is the Buffer's Len; the allocator's rounded size is its own
-// business (stats.Alloc reports the bytes held): -1 (98). SpecConst's
-// TuneContext, the context.Context twin of Tune as database/sql has them
-// (issue 39): +1 (99).
+// rt's API has one audience: applications. The rule, which TestAudience
+// checks on rt's source:
 //
-// What the 99 are, and why each stays:
-//   - entry points (5): Open (the environment), OpenConfig and Config
-//     (code), ConfigFromEnv (the environment, then code's overrides, and
-//     tests' injected getenv); CacheConfig is Config.Cache, nil for the
-//     environment's;
-//   - Context (8: the type and Close, Devices, NewQueue, Queue,
-//     ReleaseHeld, Stats, Tracer) and Device (1);
-//   - Queue (7: the type and Context, Device, Finish, Flush, Marker,
-//     Record);
-//   - Event (4), Range (6: the type, Range1-3, WithLocal, and String for
-//     errors and %v);
-//   - memory (24): NewBuffer, Alloc, AllocSite and its Alloc and Tag (the
-//     key of stats.Alloc), Buffer and its 12 methods (Read and Write are
-//     ReadAt and WriteAt at 0: merging them would put a 0 in 150
-//     whole-buffer transfers), Mem with Free (the untyped memory that
-//     rt/raw's SetBuffer, rt/codegen and code freeing buffers of several
-//     element types pass; Buffer[T] is generic and cannot be passed
-//     between packages untyped), NewPinned, Pinned, Pinned.Free and Slice;
-//   - images (12): Image and its 6 methods, ImageDesc, ImageRegion,
-//     NewImage, AllocImage, Sampler (issue 22, a feature users asked for);
-//   - graphs (4, and Queue.Record above): Graph, Launch, Update, Release;
-//   - declarations (14): Program and Kernel (types that generated code
-//     names), DeviceGlobal with Read, Write, ReadAt and WriteAt, SpecConst
-//     with Set, Value, Tune and TuneContext, Local with Bytes (generated
-//     code calls it);
-//   - errors (14): DeviceError and 13 sentinels that callers tell apart.
-const apiCeiling = 99
+//   - no exported identifier of rt is documented as being for generated
+//     code, backends or tests (rt/codegen, rt/driver and export_test.go
+//     serve those);
+//   - an application needs no import of rt/driver or rt/diskcache for
+//     anything rt documents: no exported identifier's signature, field or
+//     method mentions one of their types, directly or through the types of
+//     dgen's other packages that it mentions.
+//
+// auditExempt are the identifiers that the rule does not check yet: rt.Kernel
+// (the kernel object of generated code's launches) and rt.Mem (the untyped
+// memory of rt/raw and generated code) are being reworked with the launch
+// path by the lead, which moves them into one internal core that rt,
+// rt/codegen and rt/raw alias.
+var auditExempt = map[string]bool{"Kernel": true, "Mem": true}
 
-// exportedIdentifiers counts rt's API with go/ast, over the package's
-// non-test files: every exported package-level identifier (type, function,
-// variable, constant), and every exported method declared on an exported
-// type, generic types included. Fields of exported structs, and methods
-// promoted from embedded fields, are not counted. This is the rule that
-// gave 129 when issue 19 was filed: 57 package-level identifiers and 72
-// methods.
-func exportedIdentifiers(t *testing.T) []string {
+// backstage are the packages whose types an application must not need.
+var backstage = []string{"github.com/dgen-go/dgen/rt/driver", "github.com/dgen-go/dgen/rt/diskcache"}
+
+// otherAudience matches documentation that addresses another audience
+// than applications.
+var otherAudience = regexp.MustCompile(`(?i)\b(for|by|from|of) (the )?(generated code|backends?|tests?|test code)\b|generated code (calls|names|uses|sets)|test[- ]only|internal use`)
+
+// sourceFiles parses rt's non-test files with their comments; it skips
+// the test where the source is not beside the test binary.
+func sourceFiles(t *testing.T) (*token.FileSet, []*ast.File) {
+	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := pkgs["rt"]
-	if f == nil {
+	p := pkgs["rt"]
+	if p == nil {
 		if _, err := os.Stat("api_test.go"); errors.Is(err, fs.ErrNotExist) {
 			t.Skip("no source of package rt beside the test binary (a gpu-bundle)")
 		}
 		t.Fatal("no package rt in the test's directory")
 	}
-	types := map[string]bool{}
-	for _, file := range f.Files {
-		for _, d := range file.Decls {
-			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
-				for _, s := range g.Specs {
-					if ts := s.(*ast.TypeSpec); ts.Name.IsExported() {
-						types[ts.Name.Name] = true
+	var files []*ast.File
+	for _, f := range p.Files {
+		files = append(files, f)
+	}
+	return fset, files
+}
+
+// docViolations returns "Name: doc" for every exported identifier of
+// files, and exported field of an exported struct, whose documentation
+// matches otherAudience.
+func docViolations(t *testing.T, fset *token.FileSet, files []*ast.File) []string {
+	t.Helper()
+	p, err := doc.NewFromFiles(fset, files, "github.com/dgen-go/dgen/rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	check := func(name, text string) {
+		if !auditExempt[strings.SplitN(name, ".", 2)[0]] && otherAudience.MatchString(text) {
+			bad = append(bad, name+": "+otherAudience.FindString(text))
+		}
+	}
+	for _, v := range slices.Concat(p.Consts, p.Vars) {
+		check(strings.Join(v.Names, ","), v.Doc)
+	}
+	for _, f := range p.Funcs {
+		check(f.Name, f.Doc)
+	}
+	for _, ty := range p.Types {
+		check(ty.Name, ty.Doc)
+		for _, f := range slices.Concat(ty.Funcs, ty.Methods) {
+			check(ty.Name+"."+f.Name, f.Doc)
+		}
+		for _, v := range slices.Concat(ty.Consts, ty.Vars) {
+			check(strings.Join(v.Names, ","), v.Doc)
+		}
+		if st, ok := ty.Decl.Specs[0].(*ast.TypeSpec).Type.(*ast.StructType); ok {
+			for _, fld := range st.Fields.List {
+				for _, n := range fld.Names {
+					if n.IsExported() {
+						check(ty.Name+"."+n.Name, fld.Doc.Text()+fld.Comment.Text())
 					}
 				}
 			}
 		}
 	}
-	var ids []string
-	for _, file := range f.Files {
-		for _, d := range file.Decls {
-			switch d := d.(type) {
-			case *ast.FuncDecl:
-				if !d.Name.IsExported() {
-					continue
+	return bad
+}
+
+// typeViolations returns "Name: type" for every exported identifier of
+// pkg whose signature, fields or methods mention a type of a backstage
+// package.
+func typeViolations(pkg *types.Package) []string {
+	var bad []string
+	seen := map[types.Type]bool{}
+	var walk func(where string, t types.Type)
+	walk = func(where string, t types.Type) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t := t.(type) {
+		case *types.Alias:
+			// An alias that rt declares is rt's name for the type, which
+			// an application uses without importing its package: only
+			// its members count.
+			if n, ok := types.Unalias(t).(*types.Named); ok && t.Obj().Pkg() == pkg {
+				walkMembers(where, n, walk)
+				return
+			}
+			walk(where, t.Rhs())
+		case *types.Named:
+			obj := t.Obj()
+			if obj.Pkg() != nil && slices.Contains(backstage, obj.Pkg().Path()) {
+				bad = append(bad, where+": "+types.TypeString(t, nil))
+				return
+			}
+			for i := range t.TypeArgs().Len() {
+				walk(where, t.TypeArgs().At(i))
+			}
+			// dgen's own packages are walked into; rt's exported types are
+			// walked as identifiers of their own.
+			if obj.Pkg() == nil || !strings.HasPrefix(obj.Pkg().Path(), "github.com/dgen-go/dgen/") || obj.Pkg() == pkg || auditExempt[obj.Name()] {
+				return
+			}
+			walkMembers(obj.Pkg().Name()+"."+obj.Name(), t, walk)
+		case *types.Pointer:
+			walk(where, t.Elem())
+		case *types.Slice:
+			walk(where, t.Elem())
+		case *types.Array:
+			walk(where, t.Elem())
+		case *types.Map:
+			walk(where, t.Key())
+			walk(where, t.Elem())
+		case *types.Chan:
+			walk(where, t.Elem())
+		case *types.Signature:
+			for _, tup := range []*types.Tuple{t.Params(), t.Results()} {
+				for i := range tup.Len() {
+					walk(where, tup.At(i).Type())
 				}
-				if d.Recv == nil {
-					ids = append(ids, d.Name.Name)
-				} else if recv := receiverType(d.Recv.List[0].Type); types[recv] {
-					ids = append(ids, recv+"."+d.Name.Name)
+			}
+		case *types.Struct:
+			for i := range t.NumFields() {
+				if f := t.Field(i); f.Exported() || f.Embedded() {
+					walk(where+"."+f.Name(), f.Type())
 				}
-			case *ast.GenDecl:
-				for _, s := range d.Specs {
-					switch s := s.(type) {
-					case *ast.TypeSpec:
-						if s.Name.IsExported() {
-							ids = append(ids, s.Name.Name)
-						}
-					case *ast.ValueSpec:
-						for _, n := range s.Names {
-							if n.IsExported() {
-								ids = append(ids, n.Name)
-							}
-						}
-					}
+			}
+		case *types.Interface:
+			for i := range t.NumMethods() {
+				if m := t.Method(i); m.Exported() {
+					walk(where+"."+m.Name(), m.Type())
 				}
 			}
 		}
 	}
-	sort.Strings(ids)
-	return ids
+	scope := pkg.Scope()
+	for _, name := range scope.Names() {
+		obj := scope.Lookup(name)
+		if !obj.Exported() || auditExempt[name] {
+			continue
+		}
+		if tn, ok := obj.(*types.TypeName); ok && !tn.IsAlias() {
+			walkMembers(name, tn.Type().(*types.Named), walk)
+			continue
+		}
+		walk(name, obj.Type())
+	}
+	return bad
 }
 
-// receiverType returns the name of a method's receiver type: T for T,
-// *T, T[P] and *T[P, Q].
-func receiverType(e ast.Expr) string {
-	if s, ok := e.(*ast.StarExpr); ok {
-		e = s.X
+// walkMembers walks the exported fields and methods of the named type t.
+func walkMembers(name string, t *types.Named, walk func(string, types.Type)) {
+	walk(name, t.Underlying())
+	for i := range t.NumMethods() {
+		if m := t.Method(i); m.Exported() {
+			walk(name+"."+m.Name(), m.Type())
+		}
 	}
-	switch x := e.(type) {
-	case *ast.IndexExpr:
-		e = x.X
-	case *ast.IndexListExpr:
-		e = x.X
-	}
-	if id, ok := e.(*ast.Ident); ok {
-		return id.Name
-	}
-	return ""
 }
 
-// TestAPISize holds rt's exported identifiers at or below apiCeiling.
-func TestAPISize(t *testing.T) {
-	ids := exportedIdentifiers(t)
-	t.Logf("%d exported identifiers (goal: at most 60): %s", len(ids), strings.Join(ids, " "))
-	if len(ids) > apiCeiling {
-		t.Errorf("rt exports %d identifiers, more than %d: a new one must replace an old one", len(ids), apiCeiling)
+// TestAudience checks rt's audience rule (see auditExempt's comment).
+func TestAudience(t *testing.T) {
+	fset, files := sourceFiles(t)
+	if bad := docViolations(t, fset, files); len(bad) > 0 {
+		t.Errorf("rt documents identifiers for another audience than applications (move them to rt/codegen, rt/driver or export_test.go, or document them for applications):\n\t%s", strings.Join(bad, "\n\t"))
 	}
+	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes}, "github.com/dgen-go/dgen/rt")
+	if err != nil || len(pkgs) != 1 || pkgs[0].Types == nil || len(pkgs[0].Errors) > 0 {
+		t.Fatalf("load rt's types: %v %v", err, pkgs)
+	}
+	if bad := typeViolations(pkgs[0].Types); len(bad) > 0 {
+		t.Errorf("rt's API needs an import of rt/driver or rt/diskcache (give rt a type of its own):\n\t%s", strings.Join(bad, "\n\t"))
+	}
+}
+
+// TestAudienceRule checks the rule's checks on sources that break it: each
+// case must be reported, and a clean one not.
+func TestAudienceRule(t *testing.T) {
+	tests := []struct {
+		name, src string
+		bad       bool
+	}{
+		{"clean", "package rt\n\n// Open opens a context.\nfunc Open() {}\n", false},
+		{"generated", "package rt\n\n// Bytes is for generated code.\nfunc Bytes() {}\n", true},
+		{"backend", "package rt\n\n// Hook lets backends report.\ntype Hook int\n\n// Set is used by backends.\nfunc (Hook) Set() {}\n", true},
+		{"tests", "package rt\n\n// Reset exists for tests.\nvar Reset func()\n", true},
+		{"field", "package rt\n\n// T is a thing.\ntype T struct {\n\t// X is set by generated code.\n\tX int\n}\n", true},
+		{"exempt", "package rt\n\n// Kernel is for generated code.\ntype Kernel struct{}\n", false},
+	}
+	for _, tt := range tests {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "x.go", tt.src, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad := docViolations(t, fset, []*ast.File{f}); (len(bad) > 0) != tt.bad {
+			t.Errorf("%s: violations %q, want some: %v", tt.name, bad, tt.bad)
+		}
+	}
+	// Types: a package whose API mentions driver.DeviceInfo in a field, a
+	// result and an alias, and one whose API does not.
+	drv := types.NewPackage("github.com/dgen-go/dgen/rt/driver", "driver")
+	info := types.NewNamed(types.NewTypeName(token.NoPos, drv, "DeviceInfo", nil), types.NewStruct(nil, nil), nil)
+	for _, tt := range []struct {
+		name string
+		decl func(p *types.Package)
+		bad  bool
+	}{
+		{"field", func(p *types.Package) {
+			st := types.NewStruct([]*types.Var{types.NewField(token.NoPos, p, "Info", info, false)}, nil)
+			declare(p, "Device", st)
+		}, true},
+		{"embedded", func(p *types.Package) {
+			st := types.NewStruct([]*types.Var{types.NewField(token.NoPos, p, "DeviceInfo", info, true)}, nil)
+			declare(p, "Device", st)
+		}, true},
+		{"result", func(p *types.Package) {
+			sig := types.NewSignatureType(nil, nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, p, "", types.NewPointer(info))), false)
+			p.Scope().Insert(types.NewFunc(token.NoPos, p, "Devices", sig))
+		}, true},
+		{"unexported", func(p *types.Package) {
+			st := types.NewStruct([]*types.Var{types.NewField(token.NoPos, p, "info", info, false)}, nil)
+			declare(p, "Device", st)
+		}, false},
+		{"exempt", func(p *types.Package) {
+			st := types.NewStruct([]*types.Var{types.NewField(token.NoPos, p, "Info", info, false)}, nil)
+			declare(p, "Kernel", st)
+		}, false},
+	} {
+		p := types.NewPackage("github.com/dgen-go/dgen/rt", "rt")
+		tt.decl(p)
+		if bad := typeViolations(p); (len(bad) > 0) != tt.bad {
+			t.Errorf("types %s: violations %q, want some: %v", tt.name, bad, tt.bad)
+		}
+	}
+}
+
+// declare declares the named type name with underlying type u in p.
+func declare(p *types.Package, name string, u types.Type) {
+	tn := types.NewTypeName(token.NoPos, p, name, nil)
+	types.NewNamed(tn, u, nil)
+	p.Scope().Insert(tn)
 }

@@ -15,12 +15,11 @@ import (
 // driver.AutoBackends in order (rt/cuda for an NVIDIA GPU when libcuda
 // loads, then "opencl") and takes the first on which cfg.Device selects a
 // device; where none does, the error adds why a backend declined
-// automatic selection (driver.AutoDecliner). Device indices ("P:D") and
-// cfg.Devices are the OpenCL backend's under automatic selection, as
-// `dgen devices` lists them under "opencl"; name the backend to use
-// another's.
+// automatic selection (driver.AutoDecliner). Device indices ("P:D") are
+// the OpenCL backend's under automatic selection, as `dgen devices` lists
+// them under "opencl"; name the backend to use another's.
 func chooseBackend(cfg Config) (driver.Backend, []driver.DeviceInfo, error) {
-	name := strings.ToLower(strings.TrimSpace(cfg.Backend))
+	name := strings.ToLower(strings.TrimSpace(string(cfg.Backend)))
 	if name != "" && name != "auto" {
 		b, err := driver.Lookup(name)
 		if err != nil {
@@ -30,7 +29,7 @@ func chooseBackend(cfg Config) (driver.Backend, []driver.DeviceInfo, error) {
 		return b, devs, err
 	}
 	names := driver.AutoBackends()
-	if len(cfg.Devices) > 0 || isIndexSelector(cfg.Device) || len(names) == 0 {
+	if isIndexSelector(cfg.Device) || len(names) == 0 {
 		names = []string{"opencl"}
 	}
 	var errs []error
@@ -53,12 +52,8 @@ func chooseBackend(cfg Config) (driver.Backend, []driver.DeviceInfo, error) {
 	return nil, nil, errors.Join(append(errs, driver.AutoDeclined()...)...)
 }
 
-// devicesOn returns cfg.Devices, or the devices of b that cfg.Device
-// selects.
+// devicesOn returns the devices of b that cfg.Device selects.
 func devicesOn(b driver.Backend, cfg Config) ([]driver.DeviceInfo, error) {
-	if len(cfg.Devices) > 0 {
-		return cfg.Devices, nil
-	}
 	ps, err := b.Platforms()
 	if err != nil {
 		return nil, fmt.Errorf("open context: list platforms: %w", err)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -18,7 +20,6 @@ import (
 
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
 	"github.com/dgen-go/dgen/rt/raw"
@@ -411,9 +412,8 @@ func TestUnusableCacheDirWarnsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warn bytes.Buffer
-	ctx := openCache(t, func(c *rt.CacheConfig) {
+	ctx := openCacheLogged(t, &warn, func(c *rt.CacheConfig) {
 		c.Disk.Dir = filepath.Join(file, "cache")
-		c.Warnings = &warn
 	})
 	for i := range 3 {
 		p, err := raw.Build(ctx, "p", uniqueSource(fmt.Sprint(i)), "")
@@ -422,7 +422,7 @@ func TestUnusableCacheDirWarnsOnce(t *testing.T) {
 		}
 		p.Release()
 	}
-	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "warning") {
+	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "level=WARN") || !strings.Contains(warn.String(), "dir=") {
 		t.Errorf("warnings: %q, want one", warn.String())
 	}
 	if ctx.PersistentCache().Enabled() {
@@ -535,8 +535,23 @@ func TestPersistentAcrossProcesses(t *testing.T) {
 // hang in Close.
 func openCacheUnclosed(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
 	t.Helper()
+	return openCacheConfig(t, nil, edit)
+}
+
+// openCacheLogged is openCache with the context's log written to w as
+// text (slog.TextHandler).
+func openCacheLogged(t testing.TB, w io.Writer, edit func(*rt.CacheConfig)) *rt.Context {
+	t.Helper()
+	ctx := openCacheConfig(t, slog.New(slog.NewTextHandler(w, nil)), edit)
+	t.Cleanup(func() { ctx.Close() })
+	return ctx
+}
+
+// openCacheConfig is openCacheUnclosed with a logger.
+func openCacheConfig(t testing.TB, log *slog.Logger, edit func(*rt.CacheConfig)) *rt.Context {
+	t.Helper()
 	cc := rt.DefaultCacheConfig()
-	cc.Disk = diskcache.DefaultConfig(t.TempDir())
+	cc.Disk = rt.DefaultDiskCache(t.TempDir())
 	if edit != nil {
 		edit(&cc)
 	}
@@ -544,7 +559,7 @@ func openCacheUnclosed(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc, Logger: log})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open context: %v", err)

@@ -143,14 +143,14 @@ func TestPanicInEnqueue(t *testing.T) {
 // Config.AllocPolicy "tagged") releases all but one.
 func TestSiteServesGoroutines(t *testing.T) {
 	for _, tc := range []struct {
-		policy      string
+		policy      rt.AllocPolicy
 		noNewAllocs bool // after the warm-up
 	}{
-		{"full", true},
-		{"bestfit", true},
-		{"tagged", false},
+		{rt.AllocFull, true},
+		{rt.AllocBestFit, true},
+		{rt.AllocTagged, false},
 	} {
-		t.Run(tc.policy, func(t *testing.T) {
+		t.Run(tc.policy.String(), func(t *testing.T) {
 			ctx := openCPUConfig(t, rt.Config{AllocPolicy: tc.policy})
 			const goroutines, rounds, n = 8, 20, 1024
 			qs := make([]*rt.Queue, goroutines)

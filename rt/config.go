@@ -7,12 +7,13 @@ package rt
 import (
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/alloc"
@@ -23,7 +24,8 @@ import (
 )
 
 // CacheConfig configures a context's kernel/program cache: the in-memory
-// level and the persistent level beneath it (package rt/diskcache).
+// level, the persistent level beneath it and the shared remote tier
+// beneath that.
 type CacheConfig struct {
 	// InMemory keeps built programs in the context so that a second
 	// build of the same program (rt/raw's Build or BuildGenerated) returns the first
@@ -39,18 +41,89 @@ type CacheConfig struct {
 	CompileOptions string
 	// Disk configures the persistent cache (DGEN_CACHE_DIR and the other
 	// DGEN_CACHE_ variables). Disk.Persistent false turns it off.
-	Disk diskcache.Config
+	Disk DiskCacheConfig
 	// Remote configures the shared tier beneath the persistent cache
-	// (DGEN_CACHE_REMOTE; the tier reads its other DGEN_CACHE_REMOTE_
-	// variables through Remote.Getenv). An empty Remote.URL turns it off.
-	// The tier is opt-in: a program that sets Remote.URL must import
-	// rt/fleetcache (import _ "github.com/dgen-go/dgen/rt/fleetcache"),
-	// else Open fails. The context fills in Remote.Warnings, Trace and
-	// Events where they are nil.
-	Remote diskcache.RemoteConfig
-	// Warnings receives the one warning a context gives when its cache
-	// directory cannot be used; nil means os.Stderr.
-	Warnings io.Writer
+	// (DGEN_CACHE_REMOTE). An empty Remote.URL turns it off.
+	Remote RemoteCacheConfig
+}
+
+// DiskCacheConfig configures the persistent program cache, a directory of
+// program binaries shared by the processes of a machine. `dgen cache`
+// lists, checks and clears it.
+type DiskCacheConfig struct {
+	// Dir is the cache root, created if missing (DGEN_CACHE_DIR, default
+	// the user cache directory's dgen).
+	Dir string
+	// Persistent turns the cache on (DGEN_CACHE_PERSISTENT, default on
+	// except in test binaries, where DGEN_CACHE_DIR must name a directory).
+	Persistent bool
+	// MaxSize is the total size in bytes above which the least recently
+	// used entries are evicted down to half of it; 0 turns size-based
+	// eviction off (DGEN_CACHE_MAX_SIZE, default 8 GiB).
+	MaxSize int64
+	// MaxAge is the time after its last access at which an entry is
+	// evicted; 0 turns age-based eviction off (DGEN_CACHE_THRESHOLD_DAYS,
+	// default 7 days).
+	MaxAge time.Duration
+	// EvictionDisabled turns size- and age-based eviction off
+	// (DGEN_CACHE_EVICTION_DISABLE).
+	EvictionDisabled bool
+	// MinImageSize and MaxImageSize bound the size in bytes of the
+	// binaries stored; MaxImageSize 0 means no bound
+	// (DGEN_CACHE_MIN_IMAGE_SIZE, default 0; DGEN_CACHE_MAX_IMAGE_SIZE,
+	// default 1 GiB).
+	MinImageSize, MaxImageSize int64
+	// LockWait is how long a build waits for another process that is
+	// building or writing the same program before it goes on without it;
+	// 0 means 2 minutes (DGEN_CACHE_LOCK_TIMEOUT).
+	LockWait time.Duration
+	// Trace logs every cache decision, and the remote tier's, through
+	// Config.Logger at level Info (DGEN_CACHE_TRACE).
+	Trace bool
+}
+
+// RemoteCacheConfig configures the shared tier beneath the persistent
+// cache, a store that the machines of a fleet share. The tier is opt-in: a
+// program that sets URL must import rt/fleetcache
+// (import _ "github.com/dgen-go/dgen/rt/fleetcache"), else Open fails.
+type RemoteCacheConfig struct {
+	// URL names the store: redis://HOST:PORT or http(s)://HOST/PATH
+	// (DGEN_CACHE_REMOTE); empty means no remote tier.
+	URL string
+	// Getenv reads the tier's other settings (DGEN_CACHE_REMOTE_MODE,
+	// DGEN_CACHE_REMOTE_KEY, DGEN_CACHE_REMOTE_TIMEOUT and
+	// DGEN_CACHE_REMOTE_LEASE: see rt/fleetcache); nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// diskConfig returns d as the persistent cache's configuration, its
+// warnings and trace going to log.
+func (d DiskCacheConfig) diskConfig(log *slog.Logger) diskcache.Config {
+	cfg := diskcache.Config{Dir: d.Dir, Persistent: d.Persistent, MaxSize: d.MaxSize, MaxAge: d.MaxAge,
+		EvictionDisabled: d.EvictionDisabled, MinImageSize: d.MinImageSize, MaxImageSize: d.MaxImageSize,
+		BuildWait: d.LockWait, Logger: log}
+	if d.Trace {
+		cfg.Trace = logWriter{log}
+	}
+	return cfg
+}
+
+// diskCacheConfig is the inverse of diskConfig.
+func diskCacheConfig(c diskcache.Config) DiskCacheConfig {
+	return DiskCacheConfig{Dir: c.Dir, Persistent: c.Persistent, MaxSize: c.MaxSize, MaxAge: c.MaxAge,
+		EvictionDisabled: c.EvictionDisabled, MinImageSize: c.MinImageSize, MaxImageSize: c.MaxImageSize,
+		LockWait: c.BuildWait, Trace: c.Trace != nil}
+}
+
+// logWriter is an io.Writer that logs each line written to it at level
+// Info: the trace of the caches, which write lines.
+type logWriter struct{ l *slog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	for line := range strings.SplitSeq(strings.TrimRight(string(p), "\n"), "\n") {
+		w.l.Info(line)
+	}
+	return len(p), nil
 }
 
 // resolveCacheConfig returns *cc, or the environment's configuration
@@ -99,13 +172,13 @@ func cacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 		getenv = os.Getenv
 	}
 	disk, derr := diskcache.ConfigFromEnv(getenv)
-	cfg := CacheConfig{InMemory: true, Disk: disk}
+	cfg := CacheConfig{InMemory: true, Disk: diskCacheConfig(disk)}
 	var errs []error
 	if derr != nil {
 		errs = append(errs, derr)
 	}
 	if v := strings.TrimSpace(getenv("DGEN_CACHE_REMOTE")); v != "" {
-		cfg.Remote = diskcache.RemoteConfig{URL: v, Getenv: getenv}
+		cfg.Remote = RemoteCacheConfig{URL: v, Getenv: getenv}
 	}
 	if inTestBinary() && strings.TrimSpace(getenv("DGEN_CACHE_DIR")) == "" {
 		cfg.Disk.Persistent = false
@@ -141,13 +214,16 @@ var inTestBinary = sync.OnceValue(func() bool {
 	return ok && strings.HasSuffix(bi.Path, ".test")
 })
 
-// Config says which backend and devices a context opens, and how.
+// Config says which backend and devices a context opens, and how. A field
+// left at its zero value is filled from its DGEN_ variable when the
+// context opens (see ConfigFromEnv); a field that is set wins over its
+// variable.
 type Config struct {
-	// Backend names a registered backend ("opencl", "cuda"); empty or
-	// "auto" chooses one (see chooseBackend in backend.go): rt/cuda for an
-	// NVIDIA GPU when it is imported and libcuda loads, else "opencl".
-	Backend string
-	// Device is a device selector, the value of DGEN_DEVICE:
+	// Backend is the backend to open (DGEN_BACKEND); BackendAuto chooses
+	// one (see chooseBackend in backend.go): rt/cuda for an NVIDIA GPU when
+	// it is imported and libcuda loads, else rt/opencl.
+	Backend Backend
+	// Device is a device selector (DGEN_DEVICE):
 	//
 	//	""              the first GPU, else the first CPU device, else the first device
 	//	gpu, cpu, accelerator
@@ -161,34 +237,18 @@ type Config struct {
 	//	                name, contains it (case-insensitive)
 	//
 	// A selector that picks nothing fails Open with an error wrapping
-	// ErrNoDevice. Device is ignored when Devices is set.
+	// ErrNoDevice.
 	Device string
-	// Devices, if set, are the devices to open, all of one platform.
-	Devices []driver.DeviceInfo
-	// Profiling turns on device timestamps for every queue of the context.
-	// Tracing (Trace or Tracer set) with device-time sampling turns it on
-	// too.
+	// Profiling turns on device timestamps for every queue of the context
+	// (DGEN_PROFILE). Tracing (Trace or Tracer set) with device-time
+	// sampling turns it on too.
 	Profiling bool
 	// Retune makes SpecConst.Tune time the candidates even where a tuning
 	// record exists, and record the new winner (DGEN_TUNE=force).
 	Retune bool
 	// AllocPolicy is the policy of each device's allocator (AllocSite.Alloc
-	// and Alloc), as DGEN_ALLOC_POLICY names it:
-	//
-	//	"full"     the tagged free list plus the untagged size-class pool and
-	//	           release-and-retry on out of memory; the default (also "")
-	//	"tagged"   the tagged free list only, as Futhark's allocator (2018)
-	//	           has it: untagged allocations go to the driver and back,
-	//	           and out of memory is not retried
-	//	"bestfit"  the policy Futhark's runtime moved to in 2020: one free
-	//	           list across tags, every freed block held, and a request
-	//	           served by the smallest held block that is large enough and
-	//	           has the request's tag, is under 4096 bytes, or would be less
-	//	           than half empty (alloc.Config.BestFit); release-and-retry
-	//	           on out of memory is on
-	//
-	// Another value fails Open with an error wrapping ErrInvalidArgument.
-	AllocPolicy string
+	// and Alloc; DGEN_ALLOC_POLICY).
+	AllocPolicy AllocPolicy
 	// AllocMaxHeld, when positive, bounds the bytes that one device's
 	// allocator holds in free lists; beyond it the least recently freed
 	// blocks are released to the driver (DGEN_ALLOC_MAX_HELD).
@@ -196,7 +256,9 @@ type Config struct {
 	// Trace selects the built-in trace subscribers and the device-time
 	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
 	// "perfetto:PATH", "summary", "log", "device=16", comma-separated.
-	// Empty means none. It is ignored when Tracer is set.
+	// Empty means none. It is ignored when Tracer is set. The summary and
+	// log subscribers without a path write through Logger, one Info
+	// record a line.
 	Trace string
 	// Tracer, if set, is the tracer the context reports to, with the
 	// subscribers Go code gave it; the context does not close it.
@@ -204,12 +266,22 @@ type Config struct {
 	// Cache configures the kernel/program cache; nil means what the
 	// environment asks for (the cache variables of ConfigFromEnv).
 	Cache *CacheConfig
+	// Graphs says what command graphs (Queue.Record) are prepared as:
+	// GraphsAuto (the zero value) asks DGEN_OPENCL_COMMAND_BUFFER and
+	// DGEN_CUDA_GRAPH, GraphsNative and GraphsLoop do not.
+	Graphs GraphMode
+	// Logger receives the context's warnings (a cache directory that
+	// cannot be used, a remote tier that fails, a tuning that cannot be
+	// stored) and the cache's trace (DiskCacheConfig.Trace); nil means
+	// slog.Default() at the time of each message.
+	Logger *slog.Logger
 }
 
 // ConfigFromEnv returns the configuration that the environment asks for,
 // reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
-// selector), DGEN_BACKEND, DGEN_PROFILE (1 or 0), DGEN_ALLOC_POLICY (full,
-// tagged or bestfit), DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
+// selector), DGEN_BACKEND (auto or a registered backend), DGEN_PROFILE
+// (1 or 0), DGEN_ALLOC_POLICY (full, tagged or bestfit),
+// DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
 // DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
 // Config.Retune) and the cache variables:
 //
@@ -218,13 +290,14 @@ type Config struct {
 //	DGEN_PROGRAM_COMPILE_OPTIONS          extra build options (default none)
 //	DGEN_CACHE_REMOTE                     the shared tier's store (rt/fleetcache, opt-in)
 //
-// and those of diskcache.ConfigFromEnv (DGEN_CACHE_DIR, DGEN_CACHE_PERSISTENT,
+// and those of DiskCacheConfig's fields (DGEN_CACHE_DIR, DGEN_CACHE_PERSISTENT,
 // ...). In a test binary the persistent cache is off unless DGEN_CACHE_DIR
-// names a directory. A malformed value is an error that names the variable.
+// names a directory. A malformed value is an error that names the variable
+// and, for a closed set, its valid values.
 //
-// Every Open and OpenConfig also reads the variables that allow command
-// graphs (Queue.Record) to use the device API's own graph objects, whatever
-// the Config:
+// With Config.Graphs left at GraphsAuto, Open and OpenConfig also read the
+// variables that allow command graphs (Queue.Record) to use the device
+// API's own graph objects:
 //
 //	DGEN_OPENCL_COMMAND_BUFFER            1 or 0 (default 1): OpenCL command buffers
 //	DGEN_CUDA_GRAPH                       1 or 0 (default 1): CUDA graphs
@@ -232,46 +305,67 @@ type Config struct {
 // With one at 0, graphs on that backend replay as a loop of prepared
 // commands, one backend call per launch.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	return Config{}.withEnv(getenv)
+}
+
+// withEnv returns cfg with every field that it leaves at its zero value
+// filled from its variable, read through getenv (os.Getenv if nil). This
+// is the one place where rt reads its configuration from the environment.
+func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	cfg := Config{Backend: getenv("DGEN_BACKEND"), Device: getenv("DGEN_DEVICE")}
-	if v := getenv("DGEN_PROFILE"); v != "" {
-		b, ok := envconf.Bool(v)
-		if !ok {
-			return cfg, fmt.Errorf("DGEN_PROFILE=%q: %s", v, envconf.BoolSyntax)
+	env := func(name string, set bool, parse func(v string) error) error {
+		v := strings.TrimSpace(getenv(name))
+		if set || v == "" {
+			return nil
 		}
-		cfg.Profiling = b
-	}
-	if v := getenv("DGEN_ALLOC_POLICY"); v != "" {
-		cfg.AllocPolicy = strings.ToLower(strings.TrimSpace(v))
-		if _, err := cfg.allocConfig(); err != nil {
-			return cfg, fmt.Errorf("DGEN_ALLOC_POLICY=%q: want full, tagged or bestfit", v)
+		if err := parse(v); err != nil {
+			return fmt.Errorf("%s=%q: %w", name, v, err)
 		}
+		return nil
 	}
-	if v := getenv("DGEN_ALLOC_MAX_HELD"); v != "" {
-		n, err := envconf.Size(v)
-		if err != nil {
-			return cfg, fmt.Errorf("DGEN_ALLOC_MAX_HELD=%q: %w", v, err)
-		}
-		cfg.AllocMaxHeld = n
+	errs := []error{
+		env("DGEN_BACKEND", cfg.Backend != BackendAuto, func(v string) error { return cfg.Backend.UnmarshalText([]byte(v)) }),
+		env("DGEN_DEVICE", cfg.Device != "", func(v string) error { cfg.Device = v; return nil }),
+		env("DGEN_PROFILE", cfg.Profiling, func(v string) error {
+			b, ok := envconf.Bool(v)
+			if !ok {
+				return errors.New(envconf.BoolSyntax)
+			}
+			cfg.Profiling = b
+			return nil
+		}),
+		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),
+		env("DGEN_ALLOC_MAX_HELD", cfg.AllocMaxHeld != 0, func(v string) (err error) {
+			cfg.AllocMaxHeld, err = envconf.Size(v)
+			return err
+		}),
+		env("DGEN_TUNE", cfg.Retune, func(v string) error {
+			b, ok := envconf.Bool(v)
+			if strings.EqualFold(v, "force") {
+				b, ok = true, true
+			}
+			if !ok {
+				return errors.New("want force (or 1) to re-tune, 0 to use tuning records")
+			}
+			cfg.Retune = b
+			return nil
+		}),
+		env(trace.EnvVar, cfg.Trace != "" || cfg.Tracer != nil, func(v string) error {
+			if _, err := trace.ParseOptions(v); err != nil {
+				return err
+			}
+			cfg.Trace = v
+			return nil
+		}),
 	}
-	if err := traceConfig(&cfg, getenv); err != nil {
-		return cfg, err
+	if cfg.Cache == nil {
+		cc, err := cacheConfigFromEnv(getenv)
+		cfg.Cache = &cc
+		errs = append(errs, err)
 	}
-	if v := strings.TrimSpace(getenv("DGEN_TUNE")); v != "" {
-		b, ok := envconf.Bool(v)
-		if strings.EqualFold(v, "force") {
-			b, ok = true, true
-		}
-		if !ok {
-			return cfg, fmt.Errorf("DGEN_TUNE=%q: want force (or 1) to re-tune, 0 to use tuning records", v)
-		}
-		cfg.Retune = b
-	}
-	cc, err := cacheConfigFromEnv(getenv)
-	cfg.Cache = &cc
-	return cfg, err
+	return cfg, errors.Join(errs...)
 }
 
 // graphConfig is what the environment allows command graphs (graph.go)
@@ -316,6 +410,25 @@ func graphConfigFromEnv(getenv func(string) string) (graphConfig, error) {
 	return gc, nil
 }
 
+// graphConfig returns what cfg.Graphs allows, asking the environment
+// through getenv (os.Getenv if nil) for GraphsAuto.
+func (cfg *Config) graphConfig(getenv func(string) string) (graphConfig, error) {
+	var gc graphConfig
+	switch cfg.Graphs {
+	case GraphsAuto:
+		return graphConfigFromEnv(getenv)
+	case GraphsNative:
+	case GraphsLoop:
+		for k := range gc.off {
+			gc.off[k] = true
+		}
+	default:
+		_, err := graphModeNames.parse("graph mode", cfg.Graphs.String())
+		return gc, err
+	}
+	return gc, nil
+}
+
 // allows reports whether graphs may be prepared as the native object n.
 func (gc graphConfig) allows(n driver.NativeGraph) bool {
 	return n != driver.NoNativeGraph && int(n) < len(gc.off) && !gc.off[n]
@@ -326,13 +439,14 @@ func (gc graphConfig) allows(n driver.NativeGraph) bool {
 func (cfg *Config) allocConfig() (alloc.Config, error) {
 	var ac alloc.Config
 	switch cfg.AllocPolicy {
-	case "", "full":
-	case "tagged":
+	case AllocFull:
+	case AllocTagged:
 		ac = alloc.SeedPolicy()
-	case "bestfit":
+	case AllocBestFit:
 		ac.BestFit = true
 	default:
-		return ac, fmt.Errorf("allocator policy %q: %w: want full, tagged or bestfit", cfg.AllocPolicy, ErrInvalidArgument)
+		_, err := allocPolicyNames.parse("allocator policy", cfg.AllocPolicy.String())
+		return ac, err
 	}
 	if cfg.AllocMaxHeld < 0 {
 		return ac, fmt.Errorf("allocator bound of %d bytes held: %w: negative", cfg.AllocMaxHeld, ErrInvalidArgument)
@@ -341,16 +455,6 @@ func (cfg *Config) allocConfig() (alloc.Config, error) {
 	ac.IsOutOfMemory = isOutOfMemory
 	ac.TagName = func(t alloc.Tag) string { return tagName(uint32(t)) }
 	return ac, nil
-}
-
-// traceConfig reads DGEN_TRACE into cfg, validating it.
-func traceConfig(cfg *Config, getenv func(string) string) error {
-	v := getenv(trace.EnvVar)
-	if _, err := trace.ParseOptions(v); err != nil {
-		return err
-	}
-	cfg.Trace = v
-	return nil
 }
 
 // checkRemote fails when cfg names a remote tier (DGEN_CACHE_REMOTE) and
@@ -368,7 +472,7 @@ func checkRemote(cfg *CacheConfig) error {
 	if !diskcache.RemoteRegistered() {
 		return fmt.Errorf("DGEN_CACHE_REMOTE is set: %w", diskcache.ErrNoRemote)
 	}
-	return diskcache.CheckRemote(cfg.Remote)
+	return diskcache.CheckRemote(diskcache.RemoteConfig{URL: cfg.Remote.URL, Getenv: cfg.Remote.Getenv})
 }
 
 // The origins of build options, for checkOptions' errors.

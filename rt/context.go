@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
-	"os"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -62,29 +62,30 @@ type Context struct {
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
 	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
 	instances                    instanceSet              // kernel instances of generated specs, which Close releases (instance.go)
-	warn                         io.Writer                // where the cache's and tuning's warnings go (CacheConfig.Warnings)
+	logger                       *slog.Logger             // Config.Logger: nil for slog.Default() (log)
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
 	images                       imageState               // formats, samplers, images of allocation sites (image.go)
 	graphCfg                     graphConfig              // what command graphs may be prepared as (config.go)
 }
 
-// Open opens a context on the device that the environment selects
-// (DGEN_DEVICE; by default the first GPU, else the first CPU device).
-func Open() (*Context, error) {
-	cfg, err := ConfigFromEnv(nil)
+// Open opens a context as the environment says (ConfigFromEnv): on the
+// device that DGEN_DEVICE selects, by default the first GPU, else the
+// first CPU device. It is OpenConfig(Config{}).
+func Open() (*Context, error) { return OpenConfig(Config{}) }
+
+// OpenConfig opens a context as cfg says, with the fields that cfg leaves
+// at their zero value filled from the environment (ConfigFromEnv): a field
+// that cfg sets wins over its DGEN_ variable.
+func OpenConfig(cfg Config) (*Context, error) {
+	cfg, err := cfg.withEnv(nil) // config.go
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	return OpenConfig(cfg)
-}
-
-// OpenConfig opens a context as cfg says.
-func OpenConfig(cfg Config) (*Context, error) {
 	acfg, err := cfg.allocConfig()
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	gcfg, err := graphConfigFromEnv(nil) // config.go
+	gcfg, err := cfg.graphConfig(nil) // config.go
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
@@ -105,9 +106,9 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
-	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg}
+	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger}
 	for i, d := range devs {
-		c.devices = append(c.devices, &Device{DeviceInfo: d, index: i})
+		c.devices = append(c.devices, newDevice(d, i))
 	}
 	if err := c.openTracing(cfg); err != nil {
 		drv.Release()
@@ -317,15 +318,48 @@ func (q *Queue) enter() error {
 	return q.ctx.enter()
 }
 
-// Device is a device of an open context.
+// Device is a device of an open context, as its backend describes it.
+// Its fields are for reading.
 type Device struct {
-	driver.DeviceInfo
-	index int // position among the context's devices
+	Name     string
+	Vendor   string
+	Type     DeviceType
+	Platform string // the platform's name, which names the backend's driver
+	// Version is the device's OpenCL version ("OpenCL 3.0 CUDA"),
+	// DriverVersion its driver's, OpenCLCVersion its compiler's.
+	Version, DriverVersion, OpenCLCVersion string
+	// GlobalMemSize is the device's memory in bytes, MaxAllocSize the
+	// largest buffer, LocalMemSize the local memory of a work-group.
+	GlobalMemSize, MaxAllocSize, LocalMemSize int64
+	// MemBaseAddrAlign is the alignment in bytes of a view's offset
+	// (Buffer.View) on this device.
+	MemBaseAddrAlign int64
+	ComputeUnits     int
+	MaxWorkGroupSize int
+	Extensions       []string
+
+	info  driver.DeviceInfo // as the backend gave it
+	index int               // position among the context's devices
 
 	tr        *trace.Device // trace handle; see "Tracing in rt"
 	clockOnce sync.Once     // aligns the device clock for tracing
 	clockErr  time.Duration // bound on the aligned device times' error
 }
+
+// newDevice returns the Device of d, the context's i-th.
+func newDevice(d driver.DeviceInfo, i int) *Device {
+	return &Device{
+		Name: d.Name, Vendor: d.Vendor, Type: deviceType(d.Type), Platform: d.Platform,
+		Version: d.Version, DriverVersion: d.DriverVersion, OpenCLCVersion: d.OpenCLCVersion,
+		GlobalMemSize: d.GlobalMemSize, MaxAllocSize: d.MaxAllocSize, LocalMemSize: d.LocalMemSize,
+		MemBaseAddrAlign: d.MemBaseAddrAlign, ComputeUnits: d.ComputeUnits, MaxWorkGroupSize: d.MaxWorkGroupSize,
+		Extensions: d.Extensions, info: d, index: i,
+	}
+}
+
+// String returns the device's name and platform, "NAME (PLATFORM)", as
+// messages name it.
+func (d *Device) String() string { return d.info.Label() }
 
 // Tracing in rt.
 //
@@ -386,9 +420,6 @@ type Device struct {
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
 // (device times of commands with events).
 
-// traceStderr is where the built-in summary and log subscribers print.
-var traceStderr = os.Stderr
-
 // openTracing sets up the context's tracer and the trace handles of its
 // devices, before any queue is created.
 func (c *Context) openTracing(cfg Config) error {
@@ -397,7 +428,7 @@ func (c *Context) openTracing(cfg Config) error {
 		c.tr = cfg.Tracer
 		c.traced = true
 	case cfg.Trace != "":
-		tr, err := trace.Open(cfg.Trace, traceStderr)
+		tr, err := trace.Open(cfg.Trace, logWriter{c.log()}) // summary and log without a path
 		if err != nil {
 			return err
 		}
@@ -409,7 +440,7 @@ func (c *Context) openTracing(cfg Config) error {
 		c.profiling, c.devTimes = true, true
 	}
 	for _, d := range c.devices {
-		d.tr = c.tr.Device(d.index, d.Label()) // "name (platform)": the platform names the backend
+		d.tr = c.tr.Device(d.index, d.String()) // "name (platform)": the platform names the backend
 	}
 	return nil
 }
@@ -727,15 +758,12 @@ func (c *Context) persistentCache() *diskcache.Cache {
 // configures, warning when one cannot be used, and sets up the context's
 // program cache over them.
 func (c *Context) initCache(cfg CacheConfig) {
-	c.warn = warnings(&cfg)
-	c.openRemote(&cfg)
-	if cfg.Disk.Warnings == nil {
-		cfg.Disk.Warnings = warnings(&cfg)
-	}
-	disk, err := diskcache.Open(cfg.Disk)
+	dcfg := cfg.Disk.diskConfig(c.log())
+	dcfg.Remote = c.openRemote(&cfg, dcfg.Trace)
+	disk, err := diskcache.Open(dcfg)
 	c.disk = disk
 	if err != nil {
-		fmt.Fprintf(warnings(&cfg), "dgen: warning: persistent program cache off: %v\n", err)
+		c.log().Warn("dgen: persistent program cache off", "dir", cfg.Disk.Dir, "err", err)
 	}
 	pcfg := progcache.Config{
 		InMemory:          cfg.InMemory,
@@ -745,7 +773,7 @@ func (c *Context) initCache(cfg CacheConfig) {
 		Hooks: progcache.Hooks{
 			Event: func(ev trace.Cache) { c.traceCache(0, ev) },
 			Now:   c.traceNow,
-			Log:   cfg.Disk.Trace,
+			Log:   dcfg.Trace,
 		},
 	}
 	for _, d := range c.devices {
@@ -754,12 +782,12 @@ func (c *Context) initCache(cfg CacheConfig) {
 	c.pc.Init((*cacheBuilder)(c), pcfg)
 }
 
-// warnings returns where cfg's warnings go.
-func warnings(cfg *CacheConfig) io.Writer {
-	if cfg.Warnings == nil {
-		return os.Stderr
+// log returns the context's logger: Config.Logger, else slog.Default().
+func (c *Context) log() *slog.Logger {
+	if c.logger != nil {
+		return c.logger
 	}
-	return cfg.Warnings
+	return slog.Default()
 }
 
 // cacheBuilder is the context as the program cache's builder.
@@ -854,33 +882,24 @@ func (c *Context) devIndex(q *Queue) int {
 const remoteFlushWait = 2 * time.Second
 
 // openRemote connects the context's cache to the shared remote tier that
-// cfg.Remote names, if any, and puts it beneath the persistent cache
-// (cfg.Disk.Remote). A remote that cannot be opened is reported once and
-// left out.
-func (c *Context) openRemote(cfg *CacheConfig) {
-	rc := cfg.Remote
-	if rc.URL == "" {
-		return
+// cfg.Remote names, if any, and returns it to be put beneath the
+// persistent cache; its trace goes to trace. A remote that cannot be
+// opened is logged once and left out.
+func (c *Context) openRemote(cfg *CacheConfig, trace io.Writer) diskcache.Remote {
+	if cfg.Remote.URL == "" {
+		return nil
 	}
-	if rc.Warnings == nil {
-		rc.Warnings = warnings(cfg)
-	}
-	if rc.Trace == nil {
-		rc.Trace = cfg.Disk.Trace
-	}
-	if rc.Events == nil {
-		rc.Events = c.remoteEvent
-	}
-	r, err := diskcache.OpenRemote(rc)
+	r, err := diskcache.OpenRemote(diskcache.RemoteConfig{URL: cfg.Remote.URL, Getenv: cfg.Remote.Getenv,
+		Logger: c.log(), Trace: trace, Events: c.remoteEvent})
 	if err != nil || r == nil {
 		if err == nil {
 			err = errors.New("no tier")
 		}
-		fmt.Fprintf(rc.Warnings, "dgen: warning: remote program cache off: %v\n", err)
-		return
+		c.log().Warn("dgen: remote program cache off", "err", err)
+		return nil
 	}
 	c.remote = r
-	cfg.Disk.Remote = r
+	return r
 }
 
 // remoteEvent traces remote hits and publishes as cache events.
@@ -893,11 +912,11 @@ func (c *Context) remoteEvent(e diskcache.RemoteEvent) {
 }
 
 // remoteStats returns the remote tier's counters; zero without one.
-func (c *Context) remoteStats() diskcache.RemoteStats {
+func (c *Context) remoteStats() stats.Remote {
 	if c.remote == nil {
-		return diskcache.RemoteStats{}
+		return stats.Remote{}
 	}
-	return c.remote.Stats()
+	return stats.Remote(c.remote.Stats())
 }
 
 // closeRemote waits a little for publishes in flight, disconnects, and

@@ -120,7 +120,8 @@ func (l Local[T]) Bytes() int { return l.Len * int(elemSize[T]()) }
 // AllocSite is a named allocation site. Declare one per place in the
 // program that allocates, mark it //dgen:alloc, and allocate through it:
 // its tag keys the allocator's free list, so that a buffer freed by one
-// iteration serves the next.
+// iteration serves the next. Images have a site type of their own,
+// ImageSite.
 type AllocSite[T any] struct {
 	d atomic.Pointer[desc.AllocSite]
 }
@@ -174,17 +175,17 @@ func (g *DeviceGlobal[T]) Write(q *Queue, v T, wait ...*Event) error {
 	return g.copy(q, "write", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), true, wait)
 }
 
-// ReadAt copies len(dst) bytes of the global's value, from byte off, into
-// dst. A span outside the value is an error wrapping ErrOutOfRange, and
-// dst is left alone.
-func (g *DeviceGlobal[T]) ReadAt(q *Queue, off int, dst []byte, wait ...*Event) error {
+// ReadBytes copies len(dst) bytes of the global's value, from byte off,
+// into dst: a part of the value, as Read reads all of it. A span outside
+// the value is an error wrapping ErrOutOfRange, and dst is left alone.
+func (g *DeviceGlobal[T]) ReadBytes(q *Queue, off int, dst []byte, wait ...*Event) error {
 	return g.copy(q, "read", int64(off), unsafe.Pointer(unsafe.SliceData(dst)), int64(len(dst)), false, wait)
 }
 
-// WriteAt copies src into the global's value from byte off. A span
-// outside the value is an error wrapping ErrOutOfRange, and nothing is
-// written.
-func (g *DeviceGlobal[T]) WriteAt(q *Queue, off int, src []byte, wait ...*Event) error {
+// WriteBytes copies src into the global's value from byte off: a part of
+// the value, as Write writes all of it. A span outside the value is an
+// error wrapping ErrOutOfRange, and nothing is written.
+func (g *DeviceGlobal[T]) WriteBytes(q *Queue, off int, src []byte, wait ...*Event) error {
 	return g.copy(q, "write", int64(off), unsafe.Pointer(unsafe.SliceData(src)), int64(len(src)), true, wait)
 }
 
@@ -259,7 +260,7 @@ func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Poin
 		name, kind = "write device global", trace.GlobalWrite
 	}
 	// Frames between transfer's caller and the user: copy and its caller,
-	// the exported Read, Write, ReadAt or WriteAt.
+	// the exported Read, Write, ReadBytes or WriteBytes.
 	if n == 0 {
 		return q.transfer(xfer{op: name, size: 0}, wait, 2) // waits for wait
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
-	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/raw"
 )
@@ -19,22 +18,40 @@ import (
 // the persistent cache in a temporary directory.
 func openFakeDevices(t *testing.T, n int) *rt.Context {
 	t.Helper()
-	ps, err := listPlatforms("fake")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var devs []driver.DeviceInfo
-	for range n {
-		devs = append(devs, ps[0].Devices[0])
-	}
+	name := fmt.Sprintf("fake%d", n)
+	fakeDevicesOnce.Do(func() {
+		for i := 1; i <= 4; i++ {
+			driver.Register(fmt.Sprintf("fake%d", i), fakeDevices{n: i})
+		}
+	})
 	cc := rt.DefaultCacheConfig()
-	cc.Disk = diskcache.DefaultConfig(t.TempDir())
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "fake", Devices: devs, Cache: &cc})
+	cc.Disk = rt.DefaultDiskCache(t.TempDir())
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(name), Device: "0:*", Cache: &cc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ctx.Close() })
 	return ctx
+}
+
+var fakeDevicesOnce sync.Once
+
+// fakeDevices is the fake backend with n copies of its device on its
+// platform.
+type fakeDevices struct {
+	fakeBackend
+	n int
+}
+
+func (b fakeDevices) Platforms() ([]driver.PlatformInfo, error) {
+	ps, err := b.fakeBackend.Platforms()
+	d := ps[0].Devices[0]
+	ps[0].Devices = nil
+	for i := range b.n {
+		d.Index = i
+		ps[0].Devices = append(ps[0].Devices, d)
+	}
+	return ps, err
 }
 
 // TestTooFewBinaries: a driver that returns fewer binaries than the

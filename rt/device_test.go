@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 func TestRangeCheck(t *testing.T) {
@@ -44,8 +46,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", Profiling: true}},
 		{env: map[string]string{"DGEN_PROFILE": "maybe"}, wantErr: true},
 		{env: map[string]string{"DGEN_PROFILE": "on"}, want: Config{Profiling: true}},
-		{env: map[string]string{"DGEN_ALLOC_POLICY": "tagged"}, want: Config{AllocPolicy: "tagged"}},
-		{env: map[string]string{"DGEN_ALLOC_POLICY": "Full"}, want: Config{AllocPolicy: "full"}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "tagged"}, want: Config{AllocPolicy: AllocTagged}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "Full"}, want: Config{AllocPolicy: AllocFull}},
 		{env: map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, wantErr: true},
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "512MiB"}, want: Config{AllocMaxHeld: 512 << 20}},
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "1g"}, want: Config{AllocMaxHeld: 1 << 30}},
@@ -62,6 +64,36 @@ func TestConfigFromEnv(t *testing.T) {
 		cfg.Cache = nil // CacheConfigFromEnv has its own tests
 		if (err != nil) != tt.wantErr || (!tt.wantErr && !reflect.DeepEqual(cfg, tt.want)) {
 			t.Errorf("ConfigFromEnv(%v) = %+v, %v; want %+v, error %v", tt.env, cfg, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// TestNewDevice: a Device carries what the backend says of the device in
+// rt's own fields and types, and prints as "NAME (PLATFORM)".
+func TestNewDevice(t *testing.T) {
+	tests := []struct {
+		in   driver.DeviceInfo
+		want DeviceType
+	}{
+		{driver.DeviceInfo{Name: "H100", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU, Version: "OpenCL 3.0 CUDA", DriverVersion: "550",
+			OpenCLCVersion: "OpenCL C 1.2", GlobalMemSize: 80 << 30, MaxAllocSize: 20 << 30, LocalMemSize: 48 << 10, MemBaseAddrAlign: 512,
+			ComputeUnits: 132, MaxWorkGroupSize: 1024, Extensions: []string{"cl_khr_fp64"}, Vendor: "NVIDIA", Handle: 7}, DeviceGPU},
+		{driver.DeviceInfo{Name: "cpu", Platform: "Portable Computing Language", Type: driver.DeviceCPU}, DeviceCPU},
+		{driver.DeviceInfo{Name: "fpga", Type: driver.DeviceAccelerator}, DeviceAccelerator},
+		{driver.DeviceInfo{Name: "dsp", Type: driver.DeviceOther}, DeviceOther},
+	}
+	for _, tt := range tests {
+		d := newDevice(tt.in, 3)
+		in := tt.in
+		want := &Device{Name: in.Name, Vendor: in.Vendor, Type: tt.want, Platform: in.Platform, Version: in.Version, DriverVersion: in.DriverVersion,
+			OpenCLCVersion: in.OpenCLCVersion, GlobalMemSize: in.GlobalMemSize, MaxAllocSize: in.MaxAllocSize, LocalMemSize: in.LocalMemSize,
+			MemBaseAddrAlign: in.MemBaseAddrAlign, ComputeUnits: in.ComputeUnits, MaxWorkGroupSize: in.MaxWorkGroupSize, Extensions: in.Extensions,
+			info: in, index: 3}
+		if !reflect.DeepEqual(d, want) {
+			t.Errorf("newDevice(%+v) = %+v, want %+v", in, d, want)
+		}
+		if got := d.String(); got != in.Name+" ("+in.Platform+")" {
+			t.Errorf("String() = %q", got)
 		}
 	}
 }

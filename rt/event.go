@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
@@ -79,25 +80,33 @@ func (e *Event) status() (driver.EventStatus, error) {
 	return s, nil
 }
 
+// Timing is a command's device timestamps: when it was queued, submitted
+// to the device, started and ended, each the time since an epoch of the
+// device's clock. Only differences between the timestamps of one device
+// mean anything.
+type Timing struct {
+	Queued, Submitted, Started, Ended time.Duration
+}
+
 // Timing returns the command's device timestamps. The queue must profile
 // (Config.Profiling); Timing waits for the command first.
-func (e *Event) Timing() (driver.Timing, error) {
+func (e *Event) Timing() (Timing, error) {
 	if e == nil {
-		return driver.Timing{}, nilEvent("timing")
+		return Timing{}, nilEvent("timing")
 	}
 	if !e.q.profiling {
-		return driver.Timing{}, fmt.Errorf("timing of %s: %w: queue on %q does not profile", e.name, ErrInvalidArgument, e.q.dev.Name)
+		return Timing{}, fmt.Errorf("timing of %s: %w: queue on %q does not profile", e.name, ErrInvalidArgument, e.q.dev.Name)
 	}
 	if err := e.Wait(); err != nil {
-		return driver.Timing{}, err
+		return Timing{}, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t, err := e.drv.Profile()
 	if err != nil {
-		return driver.Timing{}, fmt.Errorf("timing of %s on %q: %w", e.name, e.q.dev.Name, err)
+		return Timing{}, fmt.Errorf("timing of %s on %q: %w", e.name, e.q.dev.Name, err)
 	}
-	return t, nil
+	return Timing{time.Duration(t.Queued), time.Duration(t.Submitted), time.Duration(t.Started), time.Duration(t.Ended)}, nil
 }
 
 // Release releases the backend event now rather than when the Event

@@ -23,7 +23,7 @@ func ExampleNewImage() {
 	q := ctx.Queue()
 	src := image.NewRGBA(image.Rect(0, 0, 4, 2))
 	src.Set(0, 0, color.RGBA{255, 0, 0, 255})
-	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "UNORM_INT8", Width: 4, Height: 2})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderRGBA, Type: rt.UnormInt8, Width: 4, Height: 2})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -101,6 +101,12 @@ func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 }
 func DefaultCacheConfig() CacheConfig { return defaultCacheConfig() }
 
+// DefaultDiskCache returns the default persistent cache configuration
+// in dir.
+func DefaultDiskCache(dir string) DiskCacheConfig {
+	return diskCacheConfig(diskcache.DefaultConfig(dir))
+}
+
 // KernelRecordOffset is the offset of a Kernel's launch record, which
 // rt/codegen's SetScalar reads through a pointer to the Kernel.
 const KernelRecordOffset = unsafe.Offsetof(Kernel{}.args)

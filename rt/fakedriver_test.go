@@ -348,7 +348,7 @@ func openFakeBackend(t testing.TB, name string, edit func(*rt.CacheConfig)) *rt.
 	if edit != nil {
 		edit(&cc)
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: name, Cache: &cc})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(name), Cache: &cc})
 	if err != nil {
 		t.Fatalf("open %s context: %v", name, err)
 	}

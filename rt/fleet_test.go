@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/fleetcache" // the remote tier is opt-in
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
 	"github.com/dgen-go/dgen/rt/raw"
@@ -34,7 +34,7 @@ func TestRemoteTier(t *testing.T) {
 			open := func() (*rt.Context, *trace.Recorder, *bytes.Buffer) {
 				var warn bytes.Buffer
 				cc := rt.DefaultCacheConfig()
-				cc.Disk = diskcache.DefaultConfig(t.TempDir())
+				cc.Disk = rt.DefaultDiskCache(t.TempDir())
 				cc.Remote.URL = srv.URL
 				cc.Remote.Getenv = func(name string) string {
 					if name == "DGEN_CACHE_REMOTE_KEY" {
@@ -42,7 +42,6 @@ func TestRemoteTier(t *testing.T) {
 					}
 					return ""
 				}
-				cc.Warnings = &warn
 				tr := trace.New()
 				rec := &trace.Recorder{}
 				tr.Subscribe(rec)
@@ -50,7 +49,7 @@ func TestRemoteTier(t *testing.T) {
 				if sel == "" {
 					sel = "cpu"
 				}
-				ctx, err := rt.OpenConfig(rt.Config{Device: sel, Cache: &cc, Tracer: tr})
+				ctx, err := rt.OpenConfig(rt.Config{Device: sel, Cache: &cc, Tracer: tr, Logger: slog.New(slog.NewTextHandler(&warn, nil))})
 				if err != nil {
 					testenv.SkipWithoutDevice(t, err)
 					t.Fatal(err)
@@ -111,10 +110,9 @@ func TestRemoteTier(t *testing.T) {
 func TestRemoteDownWarnsOnce(t *testing.T) {
 	var warn bytes.Buffer
 	port := fleettest.FreePort(t)
-	ctx := openCache(t, func(c *rt.CacheConfig) {
+	ctx := openCacheLogged(t, &warn, func(c *rt.CacheConfig) {
 		c.Remote.URL = "redis://127.0.0.1:" + itoa(port)
 		c.Remote.Getenv = remoteEnv("DGEN_CACHE_REMOTE_KEY", "test key")
-		c.Warnings = &warn
 	})
 	for i := range 3 {
 		p, err := raw.Build(ctx, "p", uniqueSource(itoa(i)), "")
@@ -123,7 +121,7 @@ func TestRemoteDownWarnsOnce(t *testing.T) {
 		}
 		p.Release()
 	}
-	if n := strings.Count(warn.String(), "warning"); n != 1 {
+	if n := strings.Count(warn.String(), "level=WARN"); n != 1 {
 		t.Errorf("%d warnings; want 1:\n%s", n, warn.String())
 	}
 	if s := ctx.Stats().Cache; s.Builds != 3 || s.Remote.Errors != 1 {
@@ -160,7 +158,7 @@ func TestRemoteUnsignedRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cc := rt.DefaultCacheConfig()
-			cc.Disk = diskcache.DefaultConfig(t.TempDir())
+			cc.Disk = rt.DefaultDiskCache(t.TempDir())
 			cc.Remote.URL = srv.URL
 			cc.Remote.Getenv = remoteEnv(tc.env, tc.value)
 			ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", Cache: &cc})

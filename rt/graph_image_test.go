@@ -29,7 +29,7 @@ func newSamplerFixture(t *testing.T) *samplerFixture {
 	ctx := openCPU(t)
 	f := &samplerFixture{ctx: ctx, q: ctx.Queue(), w: 37, h: 11}
 	var err error
-	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: f.w, Height: f.h, Access: "read_only"}
+	d := rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: f.w, Height: f.h, Access: rt.ReadOnly}
 	if f.in, err = rt.NewImage(ctx, d); errors.Is(err, errors.ErrUnsupported) {
 		t.Skipf("no images on this backend: %v", err)
 	} else if err != nil {
@@ -43,7 +43,7 @@ func newSamplerFixture(t *testing.T) *samplerFixture {
 	if f.k, err = prog.Kernel("neighbours"); err != nil {
 		t.Fatal(err)
 	}
-	d.Access = "write_only"
+	d.Access = rt.WriteOnly
 	for i := range f.out {
 		if f.out[i], err = rt.NewImage(ctx, d); err != nil {
 			t.Fatal(err)
@@ -64,8 +64,8 @@ func newSamplerFixture(t *testing.T) *samplerFixture {
 // The two samplers: they differ at the left and right edges, where
 // clamp_to_edge repeats the edge pixel and clamp reads the border (0).
 var (
-	edgeSampler   = rt.Sampler{Address: "clamp_to_edge"}
-	borderSampler = rt.Sampler{Address: "clamp"}
+	edgeSampler   = rt.Sampler{Address: rt.ClampToEdge}
+	borderSampler = rt.Sampler{Address: rt.Clamp}
 )
 
 // launch enqueues neighbours from in to out[i] through s on q.
@@ -161,7 +161,7 @@ func TestGraphSampler(t *testing.T) {
 			f.compare(t, "recording", f.read(t), [2][]float32{f.zeros, f.zeros})
 			// The kernel object that recorded goes on with other
 			// arguments: the graph keeps its own.
-			if err := f.k.SetSampler(1, rt.Sampler{Normalized: true, Address: "repeat", Filter: "linear"}); err != nil {
+			if err := f.k.SetSampler(1, rt.Sampler{Normalized: true, Address: rt.Repeat, Filter: rt.Linear}); err != nil {
 				t.Fatal(err)
 			}
 			for i := range 3 {
@@ -286,7 +286,7 @@ func TestGraphSamplerRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 4, Height: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

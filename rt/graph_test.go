@@ -543,7 +543,7 @@ func TestGraphTrace(t *testing.T) {
 // once and reused on queue B, is overwritten there only after the launch.
 func TestGraphCrossQueueReuse(t *testing.T) {
 	const n, iters, trials = 1 << 16, 400, 10
-	r := newCrossQueueRig(t, "full")
+	r := newCrossQueueRig(t, rt.AllocFull)
 	bad := 0
 	for range trials {
 		in, err := rt.Alloc[float32](r.qa, n)

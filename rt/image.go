@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/stats"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -29,35 +31,33 @@ import (
 // ImageDesc describes an image: its type, its pixel format, its size in
 // pixels and what kernels may do with it.
 //
-// Kind is the OpenCL C image type that the image is: "image1d_t",
-// "image1d_buffer_t", "image1d_array_t", "image2d_t", "image2d_array_t"
-// or "image3d_t". It is required. A kernel parameter of another type
+// Kind is the OpenCL C image type that the image is (Image2D for
+// image2d_t, ...). It is required. A kernel parameter of another type
 // refuses the image: the launch returns an error wrapping
 // ErrInvalidArgument.
 //
-// Order and Type are the channel order and channel data type as OpenCL
-// names them without the CL_ prefix: Order "R", "RG", "RGBA", "BGRA",
-// "LUMINANCE", ...; Type "UNORM_INT8", "UNSIGNED_INT16", "FLOAT",
-// "HALF_FLOAT", ... An image is created only in a format that the device
-// lists for its kind and access; another is an error wrapping
+// Order and Type are the channel order (OrderRGBA, ...) and channel data
+// type (UnormInt8, Float, ...). An image is created only in a format that
+// the device lists for its kind and access; another is an error wrapping
 // errors.ErrUnsupported that lists the formats the device has.
 //
 // Width is the size of every kind; Height that of the 2D and 3D kinds,
 // Depth that of image3d_t, Layers the array size of image1d_array_t and
 // image2d_array_t. Sizes that a kind does not have are left 0.
 //
-// Access is what kernels may do: "read_write" (also when empty),
-// "read_only" or "write_only", as the OpenCL C qualifiers say it. A
+// Access is what kernels may do: ReadWrite (the zero Access), ReadOnly or
+// WriteOnly, as the OpenCL C qualifiers say it. A
 // kernel parameter whose qualifier the image does not allow is an error
 // when the argument is set. The host may read and write any image.
 //
 // Buffer is the memory of an image1d_buffer_t, which lies over a buffer:
 // its pixels are the buffer's bytes (Buffer.Mem).
 type ImageDesc struct {
-	Kind                         string
-	Order, Type                  string
+	Kind                         ImageKind
+	Order                        ChannelOrder
+	Type                         ChannelType
 	Width, Height, Depth, Layers int
-	Access                       string
+	Access                       Access
 	Buffer                       *Mem
 }
 
@@ -72,7 +72,7 @@ type Image struct{ h *imageHandle }
 func (i Image) Desc() ImageDesc { return i.h.Desc() }
 
 // Free gives the image's memory back (to the allocation site's free list
-// for an image from AllocImage). Later uses of the image, and a second
+// for an image from ImageSite.Alloc). Later uses of the image, and a second
 // Free, are errors wrapping ErrFreed.
 func (i Image) Free() error { return i.h.free() }
 
@@ -107,18 +107,12 @@ func (i Image) Fill(q *Queue, r ImageRegion, color [4]float64, wait ...*Event) (
 	return i.h.fill(q, r, color, wait, 0)
 }
 
-// imageKinds maps ImageDesc.Kind to the driver's kinds.
-var imageKinds = map[string]driver.ImageKind{
-	"image1d_t": driver.Image1D, "image1d_buffer_t": driver.Image1DBuffer, "image1d_array_t": driver.Image1DArray,
-	"image2d_t": driver.Image2D, "image2d_array_t": driver.Image2DArray, "image3d_t": driver.Image3D,
-}
-
-// imageKind returns the driver kind that ImageDesc.Kind names.
-func imageKind(kind string) (driver.ImageKind, error) {
-	if k, ok := imageKinds[kind]; ok {
-		return k, nil
+// imageKind returns the driver kind of ImageDesc.Kind.
+func imageKind(kind ImageKind) (driver.ImageKind, error) {
+	if _, err := imageKindNames.parse("image kind", kind.String()); err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("%w: image kind %q: want image1d_t, image1d_buffer_t, image1d_array_t, image2d_t, image2d_array_t or image3d_t", ErrInvalidArgument, kind)
+	return driver.ImageKind(kind), nil
 }
 
 // imageHandle is one image as long as it is not freed: its memory, the
@@ -172,11 +166,6 @@ func (h *imageHandle) free() error {
 	return fmt.Errorf("free image: %w", err)
 }
 
-// accesses are the values of ImageDesc.Access.
-var accesses = map[string]driver.MemAccess{"": driver.ReadWrite, "read_write": driver.ReadWrite, "read_only": driver.ReadOnly, "write_only": driver.WriteOnly}
-
-var accessNames = [...]string{driver.ReadWrite: "read_write", driver.ReadOnly: "read_only", driver.WriteOnly: "write_only"}
-
 // describe checks d and returns the handle that the image will have,
 // without its memory.
 func describe(d ImageDesc) (*imageHandle, error) {
@@ -184,11 +173,10 @@ func describe(d ImageDesc) (*imageHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	acc, ok := accesses[d.Access]
-	if !ok {
-		return nil, fmt.Errorf("%w: access %q: want read_write, read_only or write_only", ErrInvalidArgument, d.Access)
+	if _, err := accessNames.parse("access", d.Access.String()); err != nil {
+		return nil, err
 	}
-	d.Access = accessNames[acc]
+	acc := driver.MemAccess(d.Access)
 	px, chans, err := pixelSize(d.Order, d.Type)
 	if err != nil {
 		return nil, err
@@ -249,7 +237,7 @@ func (h *imageHandle) bytes() int64 {
 // driverDesc returns the driver's description of the image.
 func (h *imageHandle) driverDesc() driver.ImageDesc {
 	d := h.desc
-	dd := driver.ImageDesc{Kind: h.kind, Format: driver.ImageFormat{Order: d.Order, Type: d.Type},
+	dd := driver.ImageDesc{Kind: h.kind, Format: driver.ImageFormat{Order: d.Order.String(), Type: d.Type.String()},
 		Width: d.Width, Height: d.Height, Depth: d.Depth, Layers: d.Layers, Access: h.acc}
 	if d.Buffer != nil {
 		dd.Buffer = d.Buffer.drv
@@ -301,7 +289,7 @@ func (c *Context) checkFormat(ic driver.ImageContext, h *imageHandle) error {
 		c.images.formats[key] = fs
 		c.images.mu.Unlock()
 	}
-	want := driver.ImageFormat{Order: h.desc.Order, Type: h.desc.Type}
+	want := driver.ImageFormat{Order: h.desc.Order.String(), Type: h.desc.Type.String()}
 	if slices.Contains(fs, want) {
 		return nil
 	}
@@ -376,7 +364,7 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 	}
 	drv, err := ic.NewImage(h.driverDesc())
 	if err != nil {
-		return Image{}, fmt.Errorf("%s %s %s on %s: %w", op, sizeString(h.dims), d.Order+"/"+d.Type, c.deviceLabel(), err)
+		return Image{}, fmt.Errorf("%s %s %s on %s: %w", op, sizeString(h.dims), d.Order.String()+"/"+d.Type.String(), c.deviceLabel(), err)
 	}
 	c.driverAllocs.Add(1)
 	// An image1d_buffer_t is a view of its buffer: freeing the buffer ends it.
@@ -388,9 +376,9 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 
 // imageOp names an image of kind in an operation: its kind, or "image"
 // when the kind is not one.
-func imageOp(kind string) string {
-	if _, ok := imageKinds[kind]; ok {
-		return kind
+func imageOp(kind ImageKind) string {
+	if _, err := imageKind(kind); err == nil {
+		return kind.String()
 	}
 	return "image"
 }
@@ -476,24 +464,44 @@ func (c *Context) imagePool(q *Queue, ic driver.ImageContext, h *imageHandle) (*
 	return a, nil
 }
 
-// AllocImage allocates an image as d describes under the allocation
-// site's tag on q's device (declare the site as rt.AllocSite[rt.Image]
-// with //dgen:alloc). It is served from the free list of the tag and the
-// image's kind, format, size and access when that holds an image, in
-// stream order as AllocSite.Alloc serves buffers, and otherwise created.
-// Free gives it back. Errors are as for NewImage; an image1d_buffer_t,
-// which lies over a buffer, has no allocation site.
-func AllocImage(q *Queue, s *AllocSite[Image], d ImageDesc) (Image, error) {
+// ImageSite is a named allocation site of images, declared with
+// //dgen:alloc as AllocSite is for buffers:
+//
+//	//dgen:alloc
+//	var frames rt.ImageSite
+//
+// Its tag keys the allocator's free lists of images, and names the site in
+// statistics and traces.
+type ImageSite struct {
+	// d is AllocSite's field: generated code registers the site as the
+	// *AllocSite[Image] that a *ImageSite converts to.
+	d atomic.Pointer[desc.AllocSite]
+}
+
+// site returns s as the AllocSite its registration is under.
+func (s *ImageSite) site() *AllocSite[Image] { return (*AllocSite[Image])(s) }
+
+// Tag returns the site's allocation tag, as stats.Alloc.Tag and traces
+// name it, or 0 if the site is not registered.
+func (s *ImageSite) Tag() uint32 { return s.site().Tag() }
+
+// Alloc allocates an image as d describes under the site's tag on q's
+// device. It is served from the free list of the tag and the image's
+// kind, format, size and access when that holds an image, in stream order
+// as AllocSite.Alloc serves buffers, and otherwise created. Free gives it
+// back. Errors are as for NewImage; an image1d_buffer_t, which lies over a
+// buffer, has no allocation site.
+func (s *ImageSite) Alloc(q *Queue, d ImageDesc) (Image, error) {
 	var zero Image
 	op := "allocate " + imageOp(d.Kind)
-	info, err := s.registration()
+	info, err := s.site().registration()
 	if err != nil {
 		return zero, fmt.Errorf("%s: %w", op, err)
 	}
 	if q == nil {
 		return zero, fmt.Errorf("%s: %w: nil queue", op, ErrInvalidArgument)
 	}
-	if d.Kind == "image1d_buffer_t" {
+	if d.Kind == Image1DBuffer {
 		return zero, fmt.Errorf("%s for %s: %w: an image over a buffer has no allocation site; use NewImage", op, info.Name, ErrInvalidArgument)
 	}
 	c := q.ctx
@@ -590,38 +598,20 @@ type ImageRegion struct {
 	RowPitch, SlicePitch int
 }
 
-// channelCounts and typeSizes give the pixel size of a format: the
-// channels of the order times the bytes of the type, or the bytes of a
-// packed type, whose pixel is one value.
-var (
-	channelCounts = map[string]int{
-		"R": 1, "A": 1, "INTENSITY": 1, "LUMINANCE": 1, "DEPTH": 1, "Rx": 1,
-		"RG": 2, "RA": 2, "RGx": 2, "RGB": 3, "RGBx": 3, "sRGB": 3, "sRGBx": 3,
-		"RGBA": 4, "BGRA": 4, "ARGB": 4, "ABGR": 4, "sRGBA": 4, "sBGRA": 4,
-	}
-	typeSizes = map[string]int{
-		"SNORM_INT8": 1, "UNORM_INT8": 1, "SIGNED_INT8": 1, "UNSIGNED_INT8": 1,
-		"SNORM_INT16": 2, "UNORM_INT16": 2, "SIGNED_INT16": 2, "UNSIGNED_INT16": 2, "HALF_FLOAT": 2,
-		"SIGNED_INT32": 4, "UNSIGNED_INT32": 4, "FLOAT": 4,
-	}
-	packedSizes = map[string]int{"UNORM_SHORT_565": 2, "UNORM_SHORT_555": 2, "UNORM_INT_101010": 4, "UNORM_INT24": 4, "UNORM_INT_101010_2": 4}
-)
-
 // pixelSize returns the bytes and channels of a pixel of the format; 0
 // channels for a packed type.
-func pixelSize(order, typ string) (int64, int, error) {
-	n, ok := channelCounts[order]
-	if !ok {
-		return 0, 0, fmt.Errorf("%w: channel order %q: want one of R, RG, RGBA, BGRA, LUMINANCE, ... as OpenCL names them without CL_", ErrInvalidArgument, order)
+func pixelSize(order ChannelOrder, typ ChannelType) (int64, int, error) {
+	if _, err := channelOrderNames.parse("channel order", order.String()); err != nil {
+		return 0, 0, err
 	}
-	if s, ok := packedSizes[typ]; ok {
-		return int64(s), 0, nil
+	if _, err := channelTypeNames.parse("channel type", typ.String()); err != nil {
+		return 0, 0, err
 	}
-	s, ok := typeSizes[typ]
-	if !ok {
-		return 0, 0, fmt.Errorf("%w: channel type %q: want one of UNORM_INT8, UNSIGNED_INT16, FLOAT, ... as OpenCL names them without CL_", ErrInvalidArgument, typ)
+	n, c := channelCounts[order], channelSizes[typ]
+	if c.packed {
+		return int64(c.bytes), 0, nil
 	}
-	return int64(n * s), n, nil
+	return int64(n * c.bytes), n, nil
 }
 
 // box resolves r against h: the box in pixels, checked to lie in the
@@ -853,9 +843,9 @@ func (h *imageHandle) fill(q *Queue, r ImageRegion, color [4]float64, wait []*Ev
 	for i, v := range color {
 		var bits uint32
 		switch h.desc.Type {
-		case "SIGNED_INT8", "SIGNED_INT16", "SIGNED_INT32":
+		case SignedInt8, SignedInt16, SignedInt32:
 			bits = uint32(int32(v))
-		case "UNSIGNED_INT8", "UNSIGNED_INT16", "UNSIGNED_INT32":
+		case UnsignedInt8, UnsignedInt16, UnsignedInt32:
 			bits = uint32(v)
 		default:
 			bits = math.Float32bits(float32(v))
@@ -944,10 +934,10 @@ type channelKind struct {
 	float bool
 }
 
-var deviceChannels = map[string]channelKind{
-	"UNORM_INT8": {1, false}, "UNSIGNED_INT8": {1, false},
-	"UNORM_INT16": {2, false}, "UNSIGNED_INT16": {2, false},
-	"FLOAT": {4, true},
+var deviceChannels = map[ChannelType]channelKind{
+	UnormInt8: {1, false}, UnsignedInt8: {1, false},
+	UnormInt16: {2, false}, UnsignedInt16: {2, false},
+	Float: {4, true},
 }
 
 // toDevice converts n samples of depth bytes (big-endian) from src into

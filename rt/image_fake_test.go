@@ -53,7 +53,7 @@ func TestImageFakeDevices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 4, Height: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,13 +72,13 @@ func TestImageFakeDevices(t *testing.T) {
 	if err := img.Write(ctx.Queue(), rt.ImageRegion{}, make([]float32, 16)); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("write on a queue without image commands: %v", err)
 	}
-	_, err = rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "UNORM_INT8", Width: 4, Height: 4})
+	_, err = rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderRGBA, Type: rt.UnormInt8, Width: 4, Height: 4})
 	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "(it supports R/FLOAT)") {
 		t.Errorf("a format the device lacks: %v", err)
 	}
 
 	plain := openFake(t, nil)
-	if _, err := rt.NewImage(plain, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4}); !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "the backend has no images") {
+	if _, err := rt.NewImage(plain, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 4, Height: 4}); !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "the backend has no images") {
 		t.Errorf("images on a backend without them: %v", err)
 	}
 }

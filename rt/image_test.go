@@ -19,11 +19,11 @@ import (
 )
 
 var (
-	imgSite  rt.AllocSite[rt.Image]
-	imgSite2 rt.AllocSite[rt.Image]
+	imgSite  rt.ImageSite
+	imgSite2 rt.ImageSite
 
-	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&imgSite), ID: "github.com/dgen-go/dgen/rt_test.imgSite", Name: "imgSite"})
-	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar(&imgSite2), ID: "github.com/dgen-go/dgen/rt_test.imgSite2", Name: "imgSite2"})
+	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar((*rt.AllocSite[rt.Image])(&imgSite)), ID: "github.com/dgen-go/dgen/rt_test.imgSite", Name: "imgSite"})
+	_ = codegen.Register(&codegen.AllocSite{Var: codegen.AllocSiteVar((*rt.AllocSite[rt.Image])(&imgSite2)), ID: "github.com/dgen-go/dgen/rt_test.imgSite2", Name: "imgSite2"})
 )
 
 func randBytes(n int) []byte {
@@ -73,8 +73,8 @@ func roundTrip(t *testing.T, q *rt.Queue, img rt.Image, dims [3]int, px int) {
 func TestImageRoundTrip(t *testing.T) {
 	ctx := openImages(t)
 	q := ctx.Queue()
-	d := rt.ImageDesc{Order: "RGBA", Type: "UNORM_INT8"}
-	with := func(kind string, w, h, dp, l int) rt.ImageDesc {
+	d := rt.ImageDesc{Order: rt.OrderRGBA, Type: rt.UnormInt8}
+	with := func(kind rt.ImageKind, w, h, dp, l int) rt.ImageDesc {
 		d := d
 		d.Kind, d.Width, d.Height, d.Depth, d.Layers = kind, w, h, dp, l
 		return d
@@ -84,19 +84,19 @@ func TestImageRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Free()
-	bd := with("image1d_buffer_t", 37, 0, 0, 0)
+	bd := with(rt.Image1DBuffer, 37, 0, 0, 0)
 	bd.Buffer = buf.Mem()
 	tests := []struct {
 		name string
 		dims [3]int
 		make func() (rt.Image, error)
 	}{
-		{"1D", [3]int{37, 1, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image1d_t", 37, 0, 0, 0)) }},
+		{"1D", [3]int{37, 1, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, with(rt.Image1D, 37, 0, 0, 0)) }},
 		{"1DBuffer", [3]int{37, 1, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, bd) }},
-		{"1DArray", [3]int{37, 5, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image1d_array_t", 37, 0, 0, 5)) }},
-		{"2D", [3]int{37, 11, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image2d_t", 37, 11, 0, 0)) }},
-		{"2DArray", [3]int{37, 11, 3}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image2d_array_t", 37, 11, 0, 3)) }},
-		{"3D", [3]int{37, 11, 4}, func() (rt.Image, error) { return rt.NewImage(ctx, with("image3d_t", 37, 11, 4, 0)) }},
+		{"1DArray", [3]int{37, 5, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, with(rt.Image1DArray, 37, 0, 0, 5)) }},
+		{"2D", [3]int{37, 11, 1}, func() (rt.Image, error) { return rt.NewImage(ctx, with(rt.Image2D, 37, 11, 0, 0)) }},
+		{"2DArray", [3]int{37, 11, 3}, func() (rt.Image, error) { return rt.NewImage(ctx, with(rt.Image2DArray, 37, 11, 0, 3)) }},
+		{"3D", [3]int{37, 11, 4}, func() (rt.Image, error) { return rt.NewImage(ctx, with(rt.Image3D, 37, 11, 4, 0)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,24 +137,25 @@ func TestImageGoTypes(t *testing.T) {
 	fill := func(pix []byte) []byte { copy(pix, randBytes(len(pix))); return pix }
 	tests := []struct {
 		name        string
-		order, typ  string
+		order       rt.ChannelOrder
+		typ         rt.ChannelType
 		src, dst    image.Image
 		pix         func(image.Image) []byte
 		convertsOut bool
 	}{
-		{"RGBA", "RGBA", "UNORM_INT8", &image.RGBA{Pix: fill(make([]byte, 4*w*h)), Stride: 4 * w, Rect: rect}, image.NewRGBA(rect), func(m image.Image) []byte { return m.(*image.RGBA).Pix }, false},
-		{"RGBAtoFloat", "RGBA", "FLOAT", &image.RGBA{Pix: fill(make([]byte, 4*w*h)), Stride: 4 * w, Rect: rect}, image.NewRGBA(rect), func(m image.Image) []byte { return m.(*image.RGBA).Pix }, true},
-		{"Gray", "R", "UNORM_INT8", &image.Gray{Pix: fill(make([]byte, w*h)), Stride: w, Rect: rect}, image.NewGray(rect), func(m image.Image) []byte { return m.(*image.Gray).Pix }, false},
-		{"GrayToFloat", "R", "FLOAT", &image.Gray{Pix: fill(make([]byte, w*h)), Stride: w, Rect: rect}, image.NewGray(rect), func(m image.Image) []byte { return m.(*image.Gray).Pix }, true},
-		{"GrayTo16", "R", "UNORM_INT16", &image.Gray{Pix: fill(make([]byte, w*h)), Stride: w, Rect: rect}, image.NewGray(rect), func(m image.Image) []byte { return m.(*image.Gray).Pix }, true},
-		{"Gray16", "R", "UNORM_INT16", &image.Gray16{Pix: fill(make([]byte, 2*w*h)), Stride: 2 * w, Rect: rect}, image.NewGray16(rect), func(m image.Image) []byte { return m.(*image.Gray16).Pix }, true},
-		{"Gray16ToFloat", "R", "FLOAT", &image.Gray16{Pix: fill(make([]byte, 2*w*h)), Stride: 2 * w, Rect: rect}, image.NewGray16(rect), func(m image.Image) []byte { return m.(*image.Gray16).Pix }, true},
-		{"RGBA64", "RGBA", "UNORM_INT16", &image.RGBA64{Pix: fill(make([]byte, 8*w*h)), Stride: 8 * w, Rect: rect}, image.NewRGBA64(rect), func(m image.Image) []byte { return m.(*image.RGBA64).Pix }, true},
-		{"RGBA64ToFloat", "RGBA", "FLOAT", &image.RGBA64{Pix: fill(make([]byte, 8*w*h)), Stride: 8 * w, Rect: rect}, image.NewRGBA64(rect), func(m image.Image) []byte { return m.(*image.RGBA64).Pix }, true},
+		{"RGBA", rt.OrderRGBA, rt.UnormInt8, &image.RGBA{Pix: fill(make([]byte, 4*w*h)), Stride: 4 * w, Rect: rect}, image.NewRGBA(rect), func(m image.Image) []byte { return m.(*image.RGBA).Pix }, false},
+		{"RGBAtoFloat", rt.OrderRGBA, rt.Float, &image.RGBA{Pix: fill(make([]byte, 4*w*h)), Stride: 4 * w, Rect: rect}, image.NewRGBA(rect), func(m image.Image) []byte { return m.(*image.RGBA).Pix }, true},
+		{"Gray", rt.OrderR, rt.UnormInt8, &image.Gray{Pix: fill(make([]byte, w*h)), Stride: w, Rect: rect}, image.NewGray(rect), func(m image.Image) []byte { return m.(*image.Gray).Pix }, false},
+		{"GrayToFloat", rt.OrderR, rt.Float, &image.Gray{Pix: fill(make([]byte, w*h)), Stride: w, Rect: rect}, image.NewGray(rect), func(m image.Image) []byte { return m.(*image.Gray).Pix }, true},
+		{"GrayTo16", rt.OrderR, rt.UnormInt16, &image.Gray{Pix: fill(make([]byte, w*h)), Stride: w, Rect: rect}, image.NewGray(rect), func(m image.Image) []byte { return m.(*image.Gray).Pix }, true},
+		{"Gray16", rt.OrderR, rt.UnormInt16, &image.Gray16{Pix: fill(make([]byte, 2*w*h)), Stride: 2 * w, Rect: rect}, image.NewGray16(rect), func(m image.Image) []byte { return m.(*image.Gray16).Pix }, true},
+		{"Gray16ToFloat", rt.OrderR, rt.Float, &image.Gray16{Pix: fill(make([]byte, 2*w*h)), Stride: 2 * w, Rect: rect}, image.NewGray16(rect), func(m image.Image) []byte { return m.(*image.Gray16).Pix }, true},
+		{"RGBA64", rt.OrderRGBA, rt.UnormInt16, &image.RGBA64{Pix: fill(make([]byte, 8*w*h)), Stride: 8 * w, Rect: rect}, image.NewRGBA64(rect), func(m image.Image) []byte { return m.(*image.RGBA64).Pix }, true},
+		{"RGBA64ToFloat", rt.OrderRGBA, rt.Float, &image.RGBA64{Pix: fill(make([]byte, 8*w*h)), Stride: 8 * w, Rect: rect}, image.NewRGBA64(rect), func(m image.Image) []byte { return m.(*image.RGBA64).Pix }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: tt.order, Type: tt.typ, Width: w, Height: h})
+			img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: tt.order, Type: tt.typ, Width: w, Height: h})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +172,7 @@ func TestImageGoTypes(t *testing.T) {
 		})
 	}
 	// A float image holds the normalized value: 255 is 1.0, 51 is 0.2.
-	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 2, Height: 1})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 2, Height: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,14 +192,14 @@ func TestImageGoTypes(t *testing.T) {
 func TestImageCopyFill(t *testing.T) {
 	ctx := openImages(t)
 	q := ctx.Queue()
-	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "UNSIGNED_INT32", Width: 8, Height: 4}
+	d := rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.UnsignedInt32, Width: 8, Height: 4}
 	a, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Free()
 	d3 := d
-	d3.Kind, d3.Depth = "image3d_t", 2
+	d3.Kind, d3.Depth = rt.Image3D, 2
 	b, err := rt.NewImage(ctx, d3)
 	if err != nil {
 		t.Fatal(err)
@@ -259,12 +260,12 @@ func TestImageKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	const w, h = 16, 3
-	in, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h, Access: "read_only"})
+	in, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: w, Height: h, Access: rt.ReadOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Free()
-	out, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h, Access: "write_only"})
+	out, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: w, Height: h, Access: rt.WriteOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,12 +300,12 @@ func TestImageKernel(t *testing.T) {
 
 	// Bad arguments: each an error, the kernel's arguments unchanged.
 	other := openCPU(t)
-	foreign, err := rt.NewImage(other, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h})
+	foreign, err := rt.NewImage(other, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: w, Height: h})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer foreign.Free()
-	freed, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h})
+	freed, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: w, Height: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,8 +321,8 @@ func TestImageKernel(t *testing.T) {
 		{"OtherContext", k.SetImage(0, foreign, "read_only"), rt.ErrInvalidArgument, "belongs to the context"},
 		{"Freed", k.SetImage(0, freed, "read_only"), rt.ErrFreed, "freed"},
 		{"Zero", k.SetImage(0, rt.Image{}, "read_only"), rt.ErrInvalidArgument, "zero image"},
-		{"RepeatUnnormalized", k.SetSampler(1, rt.Sampler{Address: "repeat"}), rt.ErrInvalidArgument, "needs normalized coordinates"},
-		{"BadFilter", k.SetSampler(1, rt.Sampler{Filter: "cubic"}), rt.ErrInvalidArgument, `filter "cubic"`},
+		{"RepeatUnnormalized", k.SetSampler(1, rt.Sampler{Address: rt.Repeat}), rt.ErrInvalidArgument, "needs normalized coordinates"},
+		{"BadFilter", k.SetSampler(1, rt.Sampler{Filter: 7}), rt.ErrInvalidArgument, `filter "FilterMode(7)": want one of nearest, linear`},
 	} {
 		if !errors.Is(tt.err, tt.want) || !strings.Contains(tt.err.Error(), tt.msg) {
 			t.Errorf("%s: %v, want an error wrapping %v that says %q", tt.name, tt.err, tt.want, tt.msg)
@@ -346,7 +347,7 @@ func TestImageBadInput(t *testing.T) {
 	q := ctx.Queue()
 	other := openCPU(t)
 	const w, h = 8, 4
-	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "UNSIGNED_INT8", Width: w, Height: h}
+	d := rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Height: h}
 	img, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
@@ -362,26 +363,26 @@ func TestImageBadInput(t *testing.T) {
 	}
 	freed.Free()
 	ones := bytes.Repeat([]byte{1}, 4*w*h)
-	_, lacking := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "RGB", Type: "FLOAT", Width: w, Height: h})
-	_, badSize := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h, Depth: 3})
-	_, badOrder := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "RGBZ", Type: "FLOAT", Width: w, Height: h})
-	_, noKind := rt.NewImage(ctx, rt.ImageDesc{Order: "R", Type: "FLOAT", Width: w, Height: h})
-	_, badKind := rt.AllocImage(q, &imgSite, rt.ImageDesc{Kind: "image2d", Order: "R", Type: "FLOAT", Width: w, Height: h})
+	_, lacking := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderRGB, Type: rt.Float, Width: w, Height: h})
+	_, badSize := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: w, Height: h, Depth: 3})
+	_, badOrder := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: 99, Type: rt.Float, Width: w, Height: h})
+	_, noKind := rt.NewImage(ctx, rt.ImageDesc{Order: rt.OrderR, Type: rt.Float, Width: w, Height: h})
+	_, badKind := imgSite.Alloc(q, rt.ImageDesc{Kind: 42, Order: rt.OrderR, Type: rt.Float, Width: w, Height: h})
 	pooled, err := rt.Alloc[byte](q, 4*w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, pooledUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: "image1d_buffer_t", Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: pooled.Mem()})
+	_, pooledUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: pooled.Mem()})
 	small, err := rt.NewBuffer[byte](ctx, w-1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, smallUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: "image1d_buffer_t", Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: small.Mem()})
+	_, smallUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: small.Mem()})
 	under, err := rt.NewBuffer[byte](ctx, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	over, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image1d_buffer_t", Order: "R", Type: "UNSIGNED_INT8", Width: w, Buffer: under.Mem()})
+	over, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: under.Mem()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,9 +400,9 @@ func TestImageBadInput(t *testing.T) {
 	}{
 		{"FormatLacking", lacking, errors.ErrUnsupported, "R/UNORM_INT8"},
 		{"SizeNotOfKind", badSize, rt.ErrInvalidArgument, "image2d_t has no Depth"},
-		{"UnknownOrder", badOrder, rt.ErrInvalidArgument, `channel order "RGBZ"`},
-		{"NoKind", noKind, rt.ErrInvalidArgument, `create image: invalid argument: image kind "": want image1d_t,`},
-		{"UnknownKind", badKind, rt.ErrInvalidArgument, `image kind "image2d": want`},
+		{"UnknownOrder", badOrder, rt.ErrInvalidArgument, `channel order "ChannelOrder(99)": want one of R, A, RG,`},
+		{"NoKind", noKind, rt.ErrInvalidArgument, `create image: invalid argument: image kind "ImageKind(0)": want one of image1d_t,`},
+		{"UnknownKind", badKind, rt.ErrInvalidArgument, `image kind "ImageKind(42)": want`},
 		{"RegionOutside", img.Write(q, rt.ImageRegion{Origin: [3]int{6, 0, 0}, Size: [3]int{3, 1, 1}}, ones), rt.ErrOutOfRange, "box 3×1×1 at (6, 0, 0)"},
 		{"RegionNegative", img.Write(q, rt.ImageRegion{Origin: [3]int{-1, 0, 0}, Size: [3]int{1, 1, 1}}, ones), rt.ErrOutOfRange, "box"},
 		{"PitchBelowRow", img.Write(q, rt.ImageRegion{RowPitch: w - 1}, ones), rt.ErrInvalidArgument, "row pitch 7 is smaller than a row of 8 pixels"},
@@ -442,8 +443,8 @@ func TestImageAllocSite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "UNORM_INT8", Width: 16, Height: 8}
-	a, err := rt.AllocImage(q, &imgSite, d)
+	d := rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderRGBA, Type: rt.UnormInt8, Width: 16, Height: 8}
+	a, err := imgSite.Alloc(q, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +456,7 @@ func TestImageAllocSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Same tag and shape, on another queue: reused, after the fill.
-	b, err := rt.AllocImage(q2, &imgSite, d)
+	b, err := imgSite.Alloc(q2, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,12 +476,12 @@ func TestImageAllocSite(t *testing.T) {
 	// Another shape, another tag: each a new image.
 	d2 := d
 	d2.Height = 9
-	c, err := rt.AllocImage(q, &imgSite, d2)
+	c, err := imgSite.Alloc(q, d2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.Free()
-	e, err := rt.AllocImage(q, &imgSite2, d)
+	e, err := imgSite2.Alloc(q, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,15 +492,15 @@ func TestImageAllocSite(t *testing.T) {
 	e.Free()
 	// The statistics count the site's images: three requests, one reuse,
 	// two images created for it (the first, and the other shape).
-	st := ctx.Stats().Alloc.Tag(tagOf(t, &imgSite))
+	st := ctx.Stats().Alloc.Tag(tagOf(t, (*rt.AllocSite[rt.Image])(&imgSite)))
 	if st.Requests != 3 || st.Reuses != 1 || st.DriverAllocs != 2 || st.InUse != 0 || st.Held != 4*16*8+4*16*9 {
 		t.Errorf("statistics of imgSite: %+v", st)
 	}
-	var unregistered rt.AllocSite[rt.Image]
-	if _, err := rt.AllocImage(q, &unregistered, d); !errors.Is(err, rt.ErrNotGenerated) {
+	var unregistered rt.ImageSite
+	if _, err := unregistered.Alloc(q, d); !errors.Is(err, rt.ErrNotGenerated) {
 		t.Fatalf("unregistered site: %v, want ErrNotGenerated", err)
 	}
-	live, err := rt.AllocImage(q, &imgSite, d)
+	live, err := imgSite.Alloc(q, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,11 +519,11 @@ func TestImageTrace(t *testing.T) {
 	skipWithoutImages(t, ctx)
 	q := ctx.Queue()
 	rec.Reset()
-	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 4, Height: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
+	other, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 4, Height: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +583,7 @@ func TestImageTrace(t *testing.T) {
 // samplers; with -race.
 func TestImageConcurrent(t *testing.T) {
 	ctx := openImages(t)
-	d := rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "UNSIGNED_INT32", Width: 16, Height: 4}
+	d := rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.UnsignedInt32, Width: 16, Height: 4}
 	prog, err := raw.Build(ctx, "images", imageKernelsSrc, "")
 	if err != nil {
 		t.Fatal(err)
@@ -598,7 +599,7 @@ func TestImageConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 20 {
-				s := rt.Sampler{Normalized: i%2 == 1, Address: []string{"clamp", "repeat"}[i%2*(1-g%2)], Filter: []string{"nearest", "linear"}[g%2]}
+				s := rt.Sampler{Normalized: i%2 == 1, Address: []rt.AddressMode{rt.Clamp, rt.Repeat}[i%2*(1-g%2)], Filter: []rt.FilterMode{rt.Nearest, rt.Linear}[g%2]}
 				if err := k.SetSampler(1, s); err != nil {
 					errs <- err
 					return
@@ -616,7 +617,7 @@ func TestImageConcurrent(t *testing.T) {
 			defer wg.Done()
 			px := make([]uint32, 16*4)
 			for i := range 20 {
-				img, err := rt.AllocImage(q, &imgSite, d)
+				img, err := imgSite.Alloc(q, d)
 				if err != nil {
 					errs <- err
 					return
@@ -659,7 +660,7 @@ func openImages(t *testing.T) *rt.Context {
 // skipWithoutImages skips the test if ctx's backend has no images.
 func skipWithoutImages(t *testing.T, ctx *rt.Context) {
 	t.Helper()
-	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 1, Height: 1})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 1, Height: 1})
 	if errors.Is(err, errors.ErrUnsupported) {
 		t.Skipf("%s: %v", ctx.Devices()[0].Platform, err)
 	}

@@ -203,10 +203,10 @@ func TestMultiDevice(t *testing.T) {
 // child, reports its result and returns false.
 func multiDeviceConfig(t *testing.T) (rt.Config, bool) {
 	if sel := os.Getenv(testDevicesVar); sel != "" {
-		cfg := rt.Config{Backend: os.Getenv("DGEN_BACKEND"), Device: sel}
+		cfg := rt.Config{Device: sel}
 		ctx, _ := openMulti(t, cfg) // fails at once where sel selects fewer than two
 		for i, d := range ctx.Devices() {
-			t.Logf("device %d: %s", i, d.Label())
+			t.Logf("device %d: %s", i, d)
 		}
 		return cfg, true
 	}
@@ -395,7 +395,7 @@ func testMultiGlobals(t *testing.T, cfg rt.Config) {
 // mdWork returns the elements and re-reads of testMultiReuse's slow
 // kernel on dev: long enough that the host sees it still running.
 func mdWork(dev *rt.Device) (n, iters int) {
-	if dev.Type == driver.DeviceGPU {
+	if dev.Type == rt.DeviceGPU {
 		return 1 << 20, 4000
 	}
 	return 1 << 16, 400

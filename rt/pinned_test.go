@@ -167,7 +167,7 @@ func pinnedBehindSlowKernel(t *testing.T) (r *crossQueueRig, src, sum rt.Buffer[
 	u := &unmapHook{hook: func() { (*onUnmap)() }}
 	name := fmt.Sprintf("unmaphook%d", faultyN.Add(1))
 	driver.Register(name, u)
-	r = newCrossQueueRigConfig(t, rt.Config{Backend: name})
+	r = newCrossQueueRigConfig(t, rt.Config{Backend: rt.Backend(name)})
 	src, _ = rt.NewBuffer[float32](r.ctx, n)
 	sum, _ = rt.NewBuffer[float32](r.ctx, n)
 	t.Cleanup(func() { src.Free(); sum.Free() })

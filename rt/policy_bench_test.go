@@ -52,8 +52,8 @@ func mixedStep(q *rt.Queue, i int, state rt.Buffer[float32]) (rt.Buffer[float32]
 //
 //	go test ./rt -run '^$' -bench PolicyMixed -benchtime 400x -count 5
 func BenchmarkPolicyMixed(b *testing.B) {
-	for _, policy := range []string{"full", "tagged", "bestfit"} {
-		b.Run(policy, func(b *testing.B) {
+	for _, policy := range []rt.AllocPolicy{rt.AllocFull, rt.AllocTagged, rt.AllocBestFit} {
+		b.Run(policy.String(), func(b *testing.B) {
 			ctx := openCPUConfig(b, rt.Config{AllocPolicy: policy})
 			q := ctx.Queue()
 			var state rt.Buffer[float32]

@@ -76,7 +76,7 @@ func (c *Context) deviceLabel() string {
 	}
 	var infos []driver.DeviceInfo
 	for _, d := range c.devices {
-		infos = append(infos, d.DeviceInfo)
+		infos = append(infos, d.info)
 	}
 	return "devices " + labels(infos)
 }

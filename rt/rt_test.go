@@ -28,7 +28,7 @@ func openCPU(t testing.TB) *rt.Context {
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: os.Getenv("DGEN_BACKEND"), Device: sel, Profiling: true})
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open context on %q (apt-get install pocl-opencl-icd): %v", sel, err)

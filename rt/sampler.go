@@ -17,37 +17,27 @@ import (
 // sampler_t field takes one, and the context makes the driver's sampler
 // object on first use and keeps it until Close.
 //
-// Address is "clamp_to_edge" (also when empty), "clamp", "none", "repeat"
-// or "mirrored_repeat" (the last two need Normalized), and Filter "nearest"
-// (also when empty) or "linear", as OpenCL C spells CLK_ADDRESS_* and
-// CLK_FILTER_* in lower case. A sampler declared as a constant in the
-// kernel source needs no field at all.
+// Address is ClampToEdge (the zero AddressMode), Clamp, AddressNone,
+// Repeat or MirroredRepeat (the last two need Normalized), and Filter
+// Nearest (the zero FilterMode) or Linear. A sampler declared as a
+// constant in the kernel source needs no field at all.
 type Sampler struct {
 	Normalized bool
-	Address    string
-	Filter     string
+	Address    AddressMode
+	Filter     FilterMode
 }
 
 // desc checks s and returns its driver description.
 func (s Sampler) desc() (driver.SamplerDesc, error) {
-	d := driver.SamplerDesc{Normalized: s.Normalized, Address: s.Address, Filter: s.Filter}
-	if d.Address == "" {
-		d.Address = "clamp_to_edge"
+	d := driver.SamplerDesc{Normalized: s.Normalized, Address: s.Address.String(), Filter: s.Filter.String()}
+	if _, err := addressNames.parse("address mode", d.Address); err != nil {
+		return d, fmt.Errorf("sampler: %w", err)
 	}
-	if d.Filter == "" {
-		d.Filter = "nearest"
+	if _, err := filterNames.parse("filter", d.Filter); err != nil {
+		return d, fmt.Errorf("sampler: %w", err)
 	}
-	switch d.Address {
-	case "none", "clamp_to_edge", "clamp":
-	case "repeat", "mirrored_repeat":
-		if !s.Normalized {
-			return d, fmt.Errorf("sampler: %w: address mode %s needs normalized coordinates", ErrInvalidArgument, d.Address)
-		}
-	default:
-		return d, fmt.Errorf("sampler: %w: address mode %q: want clamp_to_edge, clamp, none, repeat or mirrored_repeat", ErrInvalidArgument, s.Address)
-	}
-	if d.Filter != "nearest" && d.Filter != "linear" {
-		return d, fmt.Errorf("sampler: %w: filter %q: want nearest or linear", ErrInvalidArgument, s.Filter)
+	if (s.Address == Repeat || s.Address == MirroredRepeat) && !s.Normalized {
+		return d, fmt.Errorf("sampler: %w: address mode %s needs normalized coordinates", ErrInvalidArgument, d.Address)
 	}
 	return d, nil
 }
@@ -88,7 +78,6 @@ func (c *Context) sampler(s Sampler) (*samplerObject, error) {
 	if err != nil {
 		return nil, err
 	}
-	s = Sampler{Normalized: d.Normalized, Address: d.Address, Filter: d.Filter}
 	c.images.mu.Lock()
 	defer c.images.mu.Unlock()
 	if ds, ok := c.images.samplers[s]; ok {
@@ -209,17 +198,17 @@ func (k *Kernel) setImage(i int, img Image, kind, access string) error {
 	if err := k.prog.ctx.sameContext("the image", m.ctx); err != nil {
 		return err
 	}
-	if kind != "" && kind != h.desc.Kind {
+	if kind != "" && kind != h.desc.Kind.String() {
 		return fmt.Errorf("%w: an %s image passed to an %s parameter", ErrInvalidArgument, h.desc.Kind, kind)
 	}
-	want, ok := accesses[access]
-	if !ok || access == "" {
+	var want Access
+	if err := want.UnmarshalText([]byte(access)); err != nil || access == "" {
 		return fmt.Errorf("%w: access qualifier %q: want read_only, write_only or read_write", ErrInvalidArgument, access)
 	}
-	if h.acc != driver.ReadWrite && h.acc != want {
-		return fmt.Errorf("%w: a %s image passed to a %s parameter", ErrInvalidArgument, accessNames[h.acc], access)
+	if h.desc.Access != ReadWrite && h.desc.Access != want {
+		return fmt.Errorf("%w: a %s image passed to a %s parameter", ErrInvalidArgument, h.desc.Access, access)
 	}
-	if want == driver.ReadWrite {
+	if want == ReadWrite {
 		if err := k.prog.ctx.readWriteImages(); err != nil {
 			return err
 		}
@@ -237,7 +226,7 @@ func (c *Context) readWriteImages() error {
 	for _, d := range c.devices {
 		if v := clVersion(d.Version); v != 0 && v < 200 {
 			return fmt.Errorf("%w: a read_write image parameter needs an OpenCL 2.0 device or later, but %s is %q",
-				errors.ErrUnsupported, d.Label(), d.Version)
+				errors.ErrUnsupported, d, d.Version)
 		}
 	}
 	return nil

@@ -43,7 +43,7 @@ type crossQueueRig struct {
 	slowSum, set *raw.Kernel
 }
 
-func newCrossQueueRig(t testing.TB, policy string) *crossQueueRig {
+func newCrossQueueRig(t testing.TB, policy rt.AllocPolicy) *crossQueueRig {
 	return newCrossQueueRigConfig(t, rt.Config{AllocPolicy: policy})
 }
 
@@ -132,9 +132,9 @@ var crossQueuePaths = []struct {
 // may be corrupted in 50 trials, on each allocation path and policy.
 func TestCrossQueueReuse(t *testing.T) {
 	const n, iters, trials = 1 << 16, 400, 50
-	for _, policy := range []string{"full", "bestfit"} {
+	for _, policy := range []rt.AllocPolicy{rt.AllocFull, rt.AllocBestFit} {
 		for _, path := range crossQueuePaths {
-			t.Run(policy+"/"+path.name, func(t *testing.T) {
+			t.Run(policy.String()+"/"+path.name, func(t *testing.T) {
 				r := newCrossQueueRig(t, policy)
 				var bad int
 				for range trials {
@@ -198,7 +198,7 @@ func TestSameQueueReuseNoMarker(t *testing.T) {
 	c := &counting{}
 	name := fmt.Sprintf("counting%d", faultyN.Add(1))
 	driver.Register(name, c)
-	r := newCrossQueueRigConfig(t, rt.Config{Backend: name})
+	r := newCrossQueueRigConfig(t, rt.Config{Backend: rt.Backend(name)})
 	const n = 1024
 	for _, path := range crossQueuePaths {
 		t.Run(path.name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func openTraced(t testing.TB) (*rt.Context, *trace.Recorder) {
 	rec := &trace.Recorder{}
 	tr.Subscribe(rec)
 	sel := testDevice()
-	ctx, err := rt.OpenConfig(rt.Config{Backend: os.Getenv("DGEN_BACKEND"), Device: sel, Tracer: tr})
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Tracer: tr})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open traced context on %q: %v", sel, err)
@@ -244,8 +244,8 @@ func TestTraceCallSites(t *testing.T) {
 		{"generated Enqueue", trace.Kernel, line(), func() error { return enqueueTouch(q, buf) }},
 		{"DeviceGlobal.Read", trace.GlobalRead, line(), func() error { _, err := benchGlobal.Read(q); return err }},
 		{"DeviceGlobal.Write", trace.GlobalWrite, line(), func() error { return benchGlobal.Write(q, 1) }},
-		{"DeviceGlobal.ReadAt", trace.GlobalRead, line(), func() error { return benchGlobal.ReadAt(q, 0, make([]byte, 2)) }},
-		{"DeviceGlobal.WriteAt", trace.GlobalWrite, line(), func() error { return benchGlobal.WriteAt(q, 2, make([]byte, 2)) }},
+		{"DeviceGlobal.ReadBytes", trace.GlobalRead, line(), func() error { return benchGlobal.ReadBytes(q, 0, make([]byte, 2)) }},
+		{"DeviceGlobal.WriteBytes", trace.GlobalWrite, line(), func() error { return benchGlobal.WriteBytes(q, 2, make([]byte, 2)) }},
 	}
 	const iters = 3
 	for _, tt := range tests {

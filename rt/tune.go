@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -416,11 +415,7 @@ func (c *Context) storeTuneRecord(d *desc.SpecConst, key diskcache.Key, rec tune
 // reflectValue returns the settable value *p.
 func reflectValue[T any](p *T) reflect.Value { return reflect.ValueOf(p).Elem() }
 
-// tuneWarn prints a tuning warning where the context's warnings go.
+// tuneWarn logs a tuning warning through the context's logger.
 func (c *Context) tuneWarn(format string, args ...any) {
-	w := c.warn
-	if w == nil {
-		w = os.Stderr
-	}
-	fmt.Fprintf(w, "dgen: warning: "+format+"\n", args...)
+	c.log().Warn("dgen: " + fmt.Sprintf(format, args...))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -11,8 +12,6 @@ import (
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
-	"github.com/dgen-go/dgen/rt/diskcache"
-	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -65,8 +64,7 @@ __kernel void reps(__global float *out, int n) {
 func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool) (*rt.Context, *trace.Recorder) {
 	t.Helper()
 	cc := rt.DefaultCacheConfig()
-	cc.Disk = diskcache.DefaultConfig(dir)
-	cc.Warnings = warn
+	cc.Disk = rt.DefaultDiskCache(dir)
 	if remote != "" {
 		cc.Remote.URL = remote
 		cc.Remote.Getenv = func(name string) string {
@@ -83,7 +81,7 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool)
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true, Retune: retune, Cache: &cc, Tracer: tr})
+	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true, Retune: retune, Cache: &cc, Tracer: tr, Logger: slog.New(slog.NewTextHandler(warn, nil))})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
@@ -101,7 +99,7 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool)
 // each backend) kept them apart.
 func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*rt.Queue) error {
 	n := 4096
-	if ctx.Devices()[0].Type == driver.DeviceGPU {
+	if ctx.Devices()[0].Type == rt.DeviceGPU {
 		n = 1 << 20
 	}
 	out, err := rt.NewBuffer[float32](ctx, n)
@@ -340,7 +338,7 @@ func TestTuneRecordWithoutProfiling(t *testing.T) {
 	}
 	ctx.Close()
 	cc := rt.DefaultCacheConfig()
-	cc.Disk = diskcache.DefaultConfig(dir)
+	cc.Disk = rt.DefaultDiskCache(dir)
 	sel := os.Getenv("DGEN_DEVICE")
 	if sel == "" {
 		sel = "cpu"

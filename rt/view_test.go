@@ -196,7 +196,7 @@ func TestViewErrors(t *testing.T) {
 // overwritten. The view's use must hold B back as a use of the block would.
 func TestViewUsesRecordedOnParent(t *testing.T) {
 	const n, iters, trials = 1 << 16, 400, 20
-	r := newCrossQueueRig(t, "full")
+	r := newCrossQueueRig(t, rt.AllocFull)
 	step := max(int(r.ctx.Devices()[0].MemBaseAddrAlign/4), 32) // CUDA has no alignment rule (1)
 	for range trials {
 		in, err := siteA.Alloc(r.qa, n+step)

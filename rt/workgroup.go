@@ -88,7 +88,7 @@ func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
 			return nil, fmt.Errorf("work-group info: %w", err)
 		}
 	}
-	info, err := k.drv.WorkGroupInfo(d.Handle)
+	info, err := k.drv.WorkGroupInfo(d.info.Handle)
 	if err != nil {
 		return nil, fmt.Errorf("work-group info of kernel %q on %q: %w", k.name, d.Name, err)
 	}

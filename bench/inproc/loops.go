@@ -25,7 +25,7 @@ func openGrid(backend string, size int) (*grid, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Backend = backend
+	cfg.Backend = rt.Backend(backend)
 	ctx, err := rt.OpenConfig(cfg)
 	if err != nil {
 		return nil, err

@@ -116,9 +116,9 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 		}
 		counts = append(counts, g)
 	}
-	cfg := rt.Config{Device: "gpu", Backend: backend}
+	cfg := rt.Config{Device: "gpu", Backend: rt.Backend(backend)}
 	if backend == "cpu" {
-		cfg = rt.Config{Device: "cpu", Backend: "opencl"}
+		cfg = rt.Config{Device: "cpu", Backend: rt.BackendOpenCL}
 	}
 	ctx, err := rt.OpenConfig(cfg)
 	if err != nil {

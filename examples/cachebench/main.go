@@ -115,7 +115,7 @@ func measure() Phase {
 		return fail(err)
 	}
 	defer ctx.Close()
-	p.Device = ctx.Devices()[0].Label()
+	p.Device = ctx.Devices()[0].String()
 	q := ctx.Queue()
 	x, err := rt.NewBuffer[float32](ctx, 1024)
 	if err != nil {

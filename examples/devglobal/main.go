@@ -155,7 +155,7 @@ func (d *demo) structGlobal() error {
 	if err := P.Write(q, Params{Gain: 2, N: 1, Offset: [2]float32{0.5, 9}}); err != nil {
 		return err
 	}
-	if err := P.WriteAt(q, 0, []byte{0, 0, 0x40, 0x40}); err != nil { // Gain = 3.0
+	if err := P.WriteBytes(q, 0, []byte{0, 0, 0x40, 0x40}); err != nil { // Gain = 3.0
 		return err
 	}
 	sc := &Scale{K: 2}
@@ -195,7 +195,7 @@ func (d *demo) hostMemory() error {
 // misuse: an out-of-range write and a write to a read-only global are
 // errors that change nothing.
 func (d *demo) misuse() error {
-	err := Counter.WriteAt(d.q, 2, []byte{1, 2, 3})
+	err := Counter.WriteBytes(d.q, 2, []byte{1, 2, 3})
 	if !errors.Is(err, rt.ErrOutOfRange) {
 		return fmt.Errorf("write past the end: got %v, want ErrOutOfRange", err)
 	}
@@ -205,7 +205,7 @@ func (d *demo) misuse() error {
 	d.say("bounds: %v", err)
 	d.res["bounds_error"] = err.Error()
 	steps := &Steps // through a pointer, out of dgen's sight: the runtime refuses it
-	err = steps.WriteAt(d.q, 0, []byte{1, 0, 0, 0})
+	err = steps.WriteBytes(d.q, 0, []byte{1, 0, 0, 0})
 	if !errors.Is(err, rt.ErrInvalidArgument) {
 		return fmt.Errorf("write to a host_access=read global: got %v", err)
 	}

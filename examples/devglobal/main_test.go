@@ -53,8 +53,8 @@ func TestTraceCallSite(t *testing.T) {
 		{"count", line(), func() error { ev, err := (&Count{Per: 1}).EnqueueEvent(q, rt.Range1(4)); ev.Release(); return err }},
 		{"write device global", line(), func() error { return Counter.Write(q, 5) }},
 		{"read device global", line(), func() error { _, err := P.Read(q); return err }},
-		{"write device global", line(), func() error { return Seen.WriteAt(q, 0, b4[:]) }},
-		{"read device global", line(), func() error { return Steps.ReadAt(q, 0, b4[:]) }},
+		{"write device global", line(), func() error { return Seen.WriteBytes(q, 0, b4[:]) }},
+		{"read device global", line(), func() error { return Steps.ReadBytes(q, 0, b4[:]) }},
 	}
 	for _, tt := range tests {
 		for range 3 {

@@ -113,16 +113,16 @@ type Brighten12 struct {
 // sites, one for each, so that each frame reuses the last one's.
 //
 //dgen:alloc
-var blurredImages rt.AllocSite[rt.Image]
+var blurredImages rt.ImageSite
 
 //dgen:alloc
-var magImages rt.AllocSite[rt.Image]
+var magImages rt.ImageSite
 
 //dgen:alloc
-var coarseImages rt.AllocSite[rt.Image]
+var coarseImages rt.ImageSite
 
 //dgen:alloc
-var detailImages rt.AllocSite[rt.Image]
+var detailImages rt.ImageSite
 
 //dgen:alloc
 var blurredBufs rt.AllocSite[[4]float32]

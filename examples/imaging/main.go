@@ -170,8 +170,8 @@ func run(o options, logf func(string, ...any)) (map[string]any, error) {
 	}
 	defer ctx.Close()
 	dev := ctx.Devices()[0]
-	logf("imaging %dx%d (PNG of %d bytes) on %s, %d frames", w, h, len(pngData), dev.Label(), o.frames)
-	res := map[string]any{"device": dev.Name, "platform": dev.Platform, "width": w, "height": h, "frames": o.frames}
+	logf("imaging %dx%d (PNG of %d bytes) on %s, %d frames", w, h, len(pngData), dev.String(), o.frames)
+	res := map[string]any{"device": dev.Name, "width": w, "height": h, "frames": o.frames}
 
 	// The Go implementation.
 	in := planeOf(src)
@@ -265,7 +265,7 @@ func writeOutputs(ctx *rt.Context, dir string, src *image.RGBA, got outputs, w, 
 		return err
 	}
 	q := ctx.Queue()
-	mag, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: w, Height: h})
+	mag, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: w, Height: h})
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func TestReadWriteImage(t *testing.T) {
 	}
 	defer ctx.Close()
 	q := ctx.Queue()
-	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "R", Type: "FLOAT", Width: 4, Height: 4})
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 4, Height: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,13 +123,13 @@ func TestWriteOnlyToRead(t *testing.T) {
 	}
 	defer ctx.Close()
 	q := ctx.Queue()
-	d := rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "FLOAT", Width: 8, Height: 8, Access: "write_only"}
+	d := rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderRGBA, Type: rt.Float, Width: 8, Height: 8, Access: rt.WriteOnly}
 	wo, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wo.Free()
-	d.Access = ""
+	d.Access = rt.ReadWrite
 	out, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
@@ -157,13 +157,13 @@ func TestWrongKind(t *testing.T) {
 	}
 	defer ctx.Close()
 	q := ctx.Queue()
-	d := rt.ImageDesc{Kind: "image3d_t", Order: "RGBA", Type: "FLOAT", Width: 8, Height: 8, Depth: 2}
+	d := rt.ImageDesc{Kind: rt.Image3D, Order: rt.OrderRGBA, Type: rt.Float, Width: 8, Height: 8, Depth: 2}
 	cube, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cube.Free()
-	d.Kind, d.Depth = "image2d_t", 0
+	d.Kind, d.Depth = rt.Image2D, 0
 	out, err := rt.NewImage(ctx, d)
 	if err != nil {
 		t.Fatal(err)

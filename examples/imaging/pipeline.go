@@ -9,7 +9,7 @@ import (
 )
 
 // clampNearest reads pixels by integer coordinates, clamped to the edge.
-var clampNearest = rt.Sampler{Address: "clamp_to_edge", Filter: "nearest"}
+var clampNearest = rt.Sampler{Address: rt.ClampToEdge, Filter: rt.Nearest}
 
 // runImages runs the pipeline on images for o.frames frames: the input is
 // written once (in place from the *image.RGBA, an RGBA/UNORM_INT8 image);
@@ -20,7 +20,7 @@ var clampNearest = rt.Sampler{Address: "clamp_to_edge", Filter: "nearest"}
 func runImages(ctx *rt.Context, src *image.RGBA, o options) (outputs, []time.Duration, error) {
 	q := ctx.Queue()
 	w, h := src.Bounds().Dx(), src.Bounds().Dy()
-	in, err := rt.NewImage(ctx, rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "UNORM_INT8", Width: w, Height: h, Access: "read_only"})
+	in, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderRGBA, Type: rt.UnormInt8, Width: w, Height: h, Access: rt.ReadOnly})
 	if err != nil {
 		return outputs{}, nil, err
 	}
@@ -28,20 +28,20 @@ func runImages(ctx *rt.Context, src *image.RGBA, o options) (outputs, []time.Dur
 	if err := in.Write(q, rt.ImageRegion{}, src); err != nil {
 		return outputs{}, nil, err
 	}
-	rgba := rt.ImageDesc{Kind: "image2d_t", Order: "RGBA", Type: "FLOAT", Width: w, Height: h}
+	rgba := rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderRGBA, Type: rt.Float, Width: w, Height: h}
 	out := rgba
-	out.Access = "write_only"
+	out.Access = rt.WriteOnly
 	r := rt.Range2(w, h)
 	var got outputs
 	var times []time.Duration
 	for f := range o.frames {
 		start := time.Now()
-		blurred, err1 := rt.AllocImage(q, &blurredImages, rgba)
-		coarse, err2 := rt.AllocImage(q, &coarseImages, out)
-		detail, err3 := rt.AllocImage(q, &detailImages, out)
+		blurred, err1 := blurredImages.Alloc(q, rgba)
+		coarse, err2 := coarseImages.Alloc(q, out)
+		detail, err3 := detailImages.Alloc(q, out)
 		magDesc := out
-		magDesc.Order = "R"
-		mag, err4 := rt.AllocImage(q, &magImages, magDesc)
+		magDesc.Order = rt.OrderR
+		mag, err4 := magImages.Alloc(q, magDesc)
 		if err := errors.Join(err1, err2, err3, err4); err != nil {
 			return got, nil, err
 		}

@@ -366,22 +366,22 @@ var (
 	_ = codegen.Register(&codegen.AllocSite{
 		ID:   "github.com/dgen-go/dgen/examples/imaging.blurredImages",
 		Name: "blurredImages",
-		Var:  codegen.AllocSiteVar(&blurredImages),
+		Var:  codegen.AllocSiteVar((*rt.AllocSite[rt.Image])(&blurredImages)),
 	})
 	_ = codegen.Register(&codegen.AllocSite{
 		ID:   "github.com/dgen-go/dgen/examples/imaging.magImages",
 		Name: "magImages",
-		Var:  codegen.AllocSiteVar(&magImages),
+		Var:  codegen.AllocSiteVar((*rt.AllocSite[rt.Image])(&magImages)),
 	})
 	_ = codegen.Register(&codegen.AllocSite{
 		ID:   "github.com/dgen-go/dgen/examples/imaging.coarseImages",
 		Name: "coarseImages",
-		Var:  codegen.AllocSiteVar(&coarseImages),
+		Var:  codegen.AllocSiteVar((*rt.AllocSite[rt.Image])(&coarseImages)),
 	})
 	_ = codegen.Register(&codegen.AllocSite{
 		ID:   "github.com/dgen-go/dgen/examples/imaging.detailImages",
 		Name: "detailImages",
-		Var:  codegen.AllocSiteVar(&detailImages),
+		Var:  codegen.AllocSiteVar((*rt.AllocSite[rt.Image])(&detailImages)),
 	})
 	_ = codegen.Register(&codegen.AllocSite{
 		ID:   "github.com/dgen-go/dgen/examples/imaging.blurredBufs",

@@ -58,7 +58,7 @@ func run(n int) (err error) {
 	// Close reports what went wrong at the end, a trace's write errors too.
 	defer func() { err = errors.Join(err, ctx.Close()) }()
 	dev := ctx.Devices()[0]
-	fmt.Printf("device: %s, %s, %d compute units\n", dev.Label(), dev.Version, dev.ComputeUnits)
+	fmt.Printf("device: %s, %s, %d compute units\n", dev.String(), dev.Version, dev.ComputeUnits)
 
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	a := r.Float32()*4 - 2

@@ -6,7 +6,6 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/cuda"
-	"github.com/dgen-go/dgen/rt/driver"
 )
 
 // TestBackendsBitIdentical runs Hotspot on an NVIDIA GPU through NVIDIA's
@@ -20,12 +19,12 @@ func TestBackendsBitIdentical(t *testing.T) {
 	temp, power := Inputs(size, 42)
 	var results [2][]float32
 	for i, backend := range []string{"opencl", "cuda"} {
-		ctx, err := rt.OpenConfig(rt.Config{Backend: backend, Device: "gpu"})
+		ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(backend), Device: "gpu"})
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
 		}
-		if d := ctx.Devices()[0]; d.Type != driver.DeviceGPU {
-			t.Fatalf("%s: device %s", backend, d.Label())
+		if d := ctx.Devices()[0]; d.Type != rt.DeviceGPU {
+			t.Fatalf("%s: device %s", backend, d)
 		}
 		sim, err := NewSim(ctx, power, size, size)
 		if err != nil {

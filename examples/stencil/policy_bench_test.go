@@ -19,8 +19,8 @@ func BenchmarkPolicy(b *testing.B) {
 	const n, steps = 512, 64
 	temp, power := Inputs(n, 1)
 	for _, mode := range []string{"tagged", "untagged"} {
-		for _, policy := range []string{"full", "tagged", "bestfit"} {
-			b.Run(mode+"/"+policy, func(b *testing.B) {
+		for _, policy := range []rt.AllocPolicy{rt.AllocFull, rt.AllocTagged, rt.AllocBestFit} {
+			b.Run(mode+"/"+policy.String(), func(b *testing.B) {
 				ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", AllocPolicy: policy})
 				if err != nil {
 					testenv.SkipWithoutDevice(b, err)

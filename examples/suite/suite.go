@@ -50,7 +50,9 @@ func OpenEnv(mode string) (*Env, error) {
 	}
 	e := &Env{Mode: mode, Driver: mode == DriverMode}
 	if !e.Driver {
-		cfg.AllocPolicy = mode // OpenConfig rejects an unknown one
+		if err := cfg.AllocPolicy.UnmarshalText([]byte(mode)); err != nil {
+			return nil, fmt.Errorf("suite: open %s: %w", mode, err)
+		}
 	}
 	if e.Ctx, err = rt.OpenConfig(cfg); err != nil {
 		return nil, fmt.Errorf("suite: open %s: %w", mode, err)
@@ -84,7 +86,7 @@ func readFlag[T int32 | uint32](e *Env, g *rt.DeviceGlobal[T]) (T, error) {
 		e.flag = f
 	}
 	b := e.flag.Slice()
-	if err := g.ReadAt(e.Q, 0, b); err != nil {
+	if err := g.ReadBytes(e.Q, 0, b); err != nil {
 		return 0, err
 	}
 	return T(binary.NativeEndian.Uint32(b)), nil

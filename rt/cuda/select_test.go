@@ -61,7 +61,7 @@ func TestOpenWithoutDriver(t *testing.T) {
 // and OpenCL otherwise; a CPU device is always OpenCL's.
 func TestAutoChooses(t *testing.T) {
 	for _, backend := range []string{"", "auto", "AUTO"} {
-		ctx, err := rt.OpenConfig(rt.Config{Backend: backend, Device: "cpu"})
+		ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(backend), Device: "cpu"})
 		if err != nil {
 			testenv.SkipWithoutDevice(t, err)
 			t.Fatalf("backend %q, cpu: %v", backend, err)

@@ -184,8 +184,8 @@ func (c *Cache) setErr(err error) bool {
 func (c *Cache) degradeOn(err error) error {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
 		werr := &Error{Op: "write", Path: c.root, Err: unavailable{err}}
-		if c.setErr(werr) && c.cfg.Warnings != nil {
-			fmt.Fprintf(c.cfg.Warnings, "dgen: warning: persistent program cache off: %v\n", werr)
+		if c.setErr(werr) && c.cfg.Logger != nil {
+			c.cfg.Logger.Warn("dgen: persistent program cache off", "dir", c.root, "err", err)
 		}
 		c.tracef("disabled: %v", err)
 		return werr

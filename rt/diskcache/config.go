@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -55,10 +56,10 @@ type Config struct {
 	// Trace, if not nil, receives one line for every cache decision.
 	// Writes to it are serialized.
 	Trace io.Writer
-	// Warnings, if not nil, receives the one warning that a cache gives
+	// Logger, if not nil, receives the one warning that a cache gives
 	// when a write shows the disk unusable (full, read-only) and it turns
-	// itself off. Open's errors are returned, not written here.
-	Warnings io.Writer
+	// itself off. Open's errors are returned, not logged.
+	Logger *slog.Logger
 	// Remote, if not nil, is the shared tier beneath the cache: a local
 	// miss asks it, and what is built or stored is published to it.
 	Remote Remote

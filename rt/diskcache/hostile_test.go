@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,7 +218,7 @@ func TestFullDisk(t *testing.T) {
 	}
 	defer exec.Command("umount", dir).Run()
 	var warn bytes.Buffer
-	c := openTest(t, filepath.Join(dir, "cache"), func(cfg *Config) { cfg.Warnings = &warn }, nil)
+	c := openTest(t, filepath.Join(dir, "cache"), func(cfg *Config) { cfg.Logger = slog.New(slog.NewTextHandler(&warn, nil)) }, nil)
 	var perr error
 	for i := 0; i < 20 && perr == nil; i++ {
 		k := testKey(i)
@@ -232,7 +233,7 @@ func TestFullDisk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := strings.Count(warn.String(), "warning"); n != 1 {
+	if n := strings.Count(warn.String(), "level=WARN"); n != 1 {
 		t.Errorf("%d warnings; want 1:\n%s", n, warn.String())
 	}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -71,9 +72,9 @@ type RemoteConfig struct {
 	// Getenv reads the tier's other settings (DGEN_CACHE_REMOTE_MODE,
 	// _KEY, _TIMEOUT, _LEASE for rt/fleetcache); nil means os.Getenv.
 	Getenv func(string) string
-	// Warnings receives the one warning a failing remote gives; nil means
+	// Logger receives the one warning a failing remote gives; nil means
 	// none.
-	Warnings io.Writer
+	Logger *slog.Logger
 	// Trace, if not nil, receives one line per remote decision.
 	Trace io.Writer
 	// Events, if not nil, is called on every remote hit and publish. It

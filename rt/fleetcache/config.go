@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -79,9 +80,9 @@ type Config struct {
 	Backoff time.Duration
 	// MaxEntrySize is the largest entry read or written, in bytes.
 	MaxEntrySize int64
-	// Warnings receives the one warning that a failing remote gives; nil
+	// Logger receives the one warning that a failing remote gives; nil
 	// means no warning.
-	Warnings io.Writer
+	Logger *slog.Logger
 	// Trace, if not nil, receives one line per remote decision.
 	Trace io.Writer
 	// Events, if not nil, is called on every remote hit and publish, for

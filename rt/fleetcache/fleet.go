@@ -84,7 +84,7 @@ func openTier(rc diskcache.RemoteConfig) (diskcache.RemoteTier, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Warnings, cfg.Trace, cfg.Events = rc.Warnings, rc.Trace, rc.Events
+	cfg.Logger, cfg.Trace, cfg.Events = rc.Logger, rc.Trace, rc.Events
 	f, err := Open(cfg)
 	if f == nil || err != nil {
 		return nil, err // a nil *Fleet must not become a non-nil interface
@@ -158,9 +158,9 @@ func (f *Fleet) fail(op string, err error) {
 	f.errs.Add(1)
 	f.downUntil.Store(time.Now().Add(f.cfg.Backoff).UnixNano())
 	f.tracef("%s: %v; remote out of use for %v", op, err, f.cfg.Backoff)
-	if f.cfg.Warnings != nil && !f.warned.Swap(true) {
-		fmt.Fprintf(f.cfg.Warnings, "dgen: warning: remote program cache %s: %s: %v; going on with the local cache\n",
-			Redact(f.cfg.URL), op, err)
+	if f.cfg.Logger != nil && !f.warned.Swap(true) {
+		f.cfg.Logger.Warn("dgen: remote program cache failed; going on with the local cache",
+			"url", Redact(f.cfg.URL), "op", op, "err", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,11 +39,14 @@ func stores(t *testing.T) map[string]*fleettest.Server {
 	return map[string]*fleettest.Server{"redis": fleettest.StartRedis(t), "http": fleettest.StartNginx(t)}
 }
 
-// syncBuffer is a Warnings writer that tests read.
+// syncBuffer is a log that tests read.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
+
+// logger returns a logger that writes to s.
+func (s *syncBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(s, nil)) }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
@@ -215,7 +219,7 @@ func TestBrokenRemote(t *testing.T) {
 				}
 				url := strings.Replace(srv.URL, srv.Addr, addr, 1)
 				var warn syncBuffer
-				f := openFleet(t, url, func(c *Config) { c.Timeout = timeout; c.Warnings = &warn })
+				f := openFleet(t, url, func(c *Config) { c.Timeout = timeout; c.Logger = warn.logger() })
 				ctx := context.Background()
 				for i := 0; i < 3; i++ {
 					t0 := time.Now()
@@ -236,7 +240,7 @@ func TestBrokenRemote(t *testing.T) {
 				if s := f.Stats(); s.Errors != 1 || s.Hits != 0 {
 					t.Errorf("stats %+v; want 1 error (then the backoff), no hit", s)
 				}
-				if n := strings.Count(warn.String(), "warning"); n != 1 {
+				if n := strings.Count(warn.String(), "level=WARN"); n != 1 {
 					t.Errorf("%d warnings; want 1:\n%s", n, warn.String())
 				}
 			})
@@ -352,7 +356,7 @@ func TestConfigFromEnv(t *testing.T) {
 func TestWarnOnce(t *testing.T) {
 	var warn syncBuffer
 	url := "redis://127.0.0.1:" + strconv.Itoa(fleettest.FreePort(t))
-	f := openFleet(t, url, func(c *Config) { c.Backoff = time.Nanosecond; c.Warnings = &warn })
+	f := openFleet(t, url, func(c *Config) { c.Backoff = time.Nanosecond; c.Logger = warn.logger() })
 	for i := 0; i < 3; i++ {
 		time.Sleep(time.Millisecond)
 		if _, ok := f.Fetch(context.Background(), testKey(i)); ok {
@@ -362,7 +366,7 @@ func TestWarnOnce(t *testing.T) {
 	if s := f.Stats(); s.Errors != 3 {
 		t.Errorf("stats %+v; want 3 errors", s)
 	}
-	if n := strings.Count(warn.String(), "warning"); n != 1 {
+	if n := strings.Count(warn.String(), "level=WARN"); n != 1 {
 		t.Errorf("%d warnings; want 1:\n%s", n, warn.String())
 	}
 }

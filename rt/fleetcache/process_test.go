@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +42,7 @@ func runNode() error {
 	if err != nil {
 		return err
 	}
-	rcfg.Warnings = os.Stderr
+	rcfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	fleet, err := Open(rcfg)
 	if err != nil {
 		return err
@@ -145,7 +146,7 @@ func TestFleetOneBuildPerKey(t *testing.T) {
 				}
 			}
 			for i, nd := range ns {
-				if strings.Contains(nd.stderr.String(), "warning") {
+				if strings.Contains(nd.stderr.String(), "level=WARN") {
 					t.Errorf("node %d warned: %s", i, nd.stderr.String())
 				}
 				t.Logf("node %d: %s", i, strings.TrimSpace(nd.stdout.String()))
@@ -170,7 +171,7 @@ func TestFleetRedisKilled(t *testing.T) {
 	srv.Kill()
 	waitNodes(t, ns)
 	for i, nd := range ns {
-		if n := strings.Count(nd.stderr.String(), "warning"); n != 1 {
+		if n := strings.Count(nd.stderr.String(), "level=WARN"); n != 1 {
 			t.Errorf("node %d: %d warnings; want 1:\n%s", i, n, nd.stderr.String())
 		}
 		t.Logf("node %d: %s", i, strings.TrimSpace(nd.stdout.String()))

@@ -3,7 +3,6 @@ package fleetcache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
@@ -32,16 +31,16 @@ func (f *Fleet) reject(ctx context.Context, key *diskcache.Key, addr string, err
 		return
 	}
 	f.rejected.Add(1)
-	if f.cfg.Warnings != nil && !rejectWarned.Swap(true) {
-		fmt.Fprintf(f.cfg.Warnings, "dgen: warning: remote program cache %s: %v (program %s); such entries are never loaded, and counted, not reported again%s\n",
-			Redact(f.cfg.URL), err, key.ProgramName, keyHint(r))
+	if f.cfg.Logger != nil && !rejectWarned.Swap(true) {
+		f.cfg.Logger.Warn("dgen: remote program cache entry rejected; such entries are never loaded, and counted, not reported again",
+			"url", Redact(f.cfg.URL), "program", key.ProgramName, "err", err, "check", keyHint(r))
 	}
 }
 
 // keyHint suggests what to check for a rejection of a signed entry.
 func keyHint(r *rejection) string {
 	if r != nil && r.signed {
-		return "; check that DGEN_CACHE_REMOTE_KEY is the fleet's"
+		return "check that DGEN_CACHE_REMOTE_KEY is the fleet's"
 	}
 	return ""
 }

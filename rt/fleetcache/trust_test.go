@@ -18,7 +18,7 @@ func TestRejectedWarnsOnce(t *testing.T) {
 	var warn syncBuffer
 	for i := range 3 {
 		key, bin := testKey(100+i), testBinary(i, 1000)
-		f := openFleet(t, srv.URL, func(c *Config) { c.Secret = []byte("right"); c.Warnings = &warn })
+		f := openFleet(t, srv.URL, func(c *Config) { c.Secret = []byte("right"); c.Logger = warn.logger() })
 		f.st.put(context.Background(), address(key.Encode()), sealEntry(key.Encode(), bin, []byte("forged")))
 		if _, ok := f.Fetch(context.Background(), key); ok {
 			t.Fatal("a forged entry was fetched")
@@ -27,7 +27,7 @@ func TestRejectedWarnsOnce(t *testing.T) {
 			t.Errorf("fleet %d: stats %+v; want 1 rejected, 1 miss", i, s)
 		}
 	}
-	if n := strings.Count(warn.String(), "warning"); n != 1 || !strings.Contains(warn.String(), "DGEN_CACHE_REMOTE_KEY") {
+	if n := strings.Count(warn.String(), "level=WARN"); n != 1 || !strings.Contains(warn.String(), "DGEN_CACHE_REMOTE_KEY") {
 		t.Errorf("%d warnings; want 1 naming DGEN_CACHE_REMOTE_KEY:\n%s", n, warn.String())
 	}
 }

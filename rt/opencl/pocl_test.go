@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -232,5 +233,29 @@ func TestNoKernels(t *testing.T) {
 			t.Errorf("NewKernel(twice): %v; want ErrNoKernel", err)
 		}
 		prog.Release()
+	}
+}
+
+// TestIsolatePoCLLogs: where no PoCL cache directory of the process's own
+// can be made, the warning is an slog record on slog.Default() with the
+// directory and the error, not a line on stderr, and the environment is
+// left alone.
+func TestIsolatePoCLLogs(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("POCL_KERNEL_CACHE", "0")
+	t.Setenv("POCL_CACHE_DIR", filepath.Join(file, "pocl"))
+	var log bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+	defer slog.SetDefault(old)
+	isolatePoCL()()
+	if out := log.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "base="+filepath.Join(file, "pocl")) || !strings.Contains(out, "err=") {
+		t.Errorf("log %q, want one warning with the directory and the error", out)
+	}
+	if got := os.Getenv("POCL_CACHE_DIR"); got != filepath.Join(file, "pocl") {
+		t.Errorf("POCL_CACHE_DIR = %q, changed", got)
 	}
 }

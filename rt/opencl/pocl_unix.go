@@ -4,6 +4,7 @@ package opencl
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,9 @@ func isolatePoCL() (restore func()) {
 	}
 	dir, err := ownPoCLDir(base)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "dgen: POCL_KERNEL_CACHE=0, and no PoCL cache directory of this process's own (%v): processes that load the same program at once may abort in PoCL (pocl issue 1480); give each its own POCL_CACHE_DIR, or leave PoCL's kernel cache on\n", err)
+		// A backend has no context's Config.Logger: it logs to slog.Default().
+		slog.Warn("dgen: POCL_KERNEL_CACHE=0, and no PoCL cache directory of this process's own: processes that load the same program at once may abort in PoCL (pocl issue 1480); give each its own POCL_CACHE_DIR, or leave PoCL's kernel cache on",
+			"base", base, "err", err)
 		return func() {}
 	}
 	os.Setenv("POCL_CACHE_DIR", dir)

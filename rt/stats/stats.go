@@ -9,9 +9,20 @@ import (
 	"strings"
 
 	"github.com/dgen-go/dgen/rt/alloc"
-	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/internal/desc"
 )
+
+// Remote is what the shared remote tier beneath the persistent cache did
+// (CacheConfig.Remote).
+type Remote struct {
+	Hits      int64 `json:"hits"`      // binaries fetched and accepted
+	Misses    int64 `json:"misses"`    // fetches that found nothing usable
+	Publishes int64 `json:"publishes"` // entries stored on the remote
+	Errors    int64 `json:"errors"`    // failed requests (down, refusing, slow, full)
+	Rejected  int64 `json:"rejected"`  // entries that failed their checks
+	Dropped   int64 `json:"dropped"`   // publishes given up for want of a free slot
+	Waits     int64 `json:"waits"`     // claims that waited for another process's build
+}
 
 // Context is what an rt context reports: the counters of its program
 // cache and a snapshot of its allocators.
@@ -42,7 +53,7 @@ type Cache struct {
 	Programs     int   `json:"programs"`      // programs in memory now
 	Bytes        int64 `json:"bytes"`         // their binary sizes
 	// Remote counts what the shared remote tier (DGEN_CACHE_REMOTE) did.
-	Remote diskcache.RemoteStats `json:"remote"`
+	Remote Remote `json:"remote"`
 	// Tuned counts the candidates that rt.SpecConst.Tune timed, and
 	// TuneRecords the tunings that a tuning record answered, timing
 	// nothing.

@@ -46,4 +46,5 @@ func f(q *rt.Queue) {
 	var local rt.DeviceGlobal[int32]
 	_ = local
 	_ = RO.Write(q, 1)
+	_ = RO.WriteBytes(q, 0, nil)
 }

@@ -25,4 +25,4 @@ type NotImages struct {
 }
 
 //dgen:alloc
-var site rt.AllocSite[rt.Sampler]
+var site rt.AllocSite[rt.Image]

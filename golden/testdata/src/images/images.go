@@ -32,4 +32,4 @@ type RW struct {
 }
 
 //dgen:alloc
-var frames rt.AllocSite[rt.Image]
+var frames rt.ImageSite

@@ -136,6 +136,6 @@ var (
 	_ = codegen.Register(&codegen.AllocSite{
 		ID:   "github.com/dgen-go/dgen/golden/testdata/src/images.frames",
 		Name: "frames",
-		Var:  codegen.AllocSiteVar(&frames),
+		Var:  codegen.AllocSiteVar((*rt.AllocSite[rt.Image])(&frames)),
 	})
 )
