@@ -29,17 +29,21 @@ type out struct {
 	embeds []jen.Code // //go:embed variables, among decls
 }
 
-func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
-	name := MainFile
-	if f.build != "" || f.test {
-		stem := strings.TrimSuffix(filepath.Base(f.path), ".go")
-		if f.test {
-			stem = strings.TrimSuffix(stem, "_test")
-			name = "zz_generated_" + stem + ".dgen_test.go"
-		} else {
-			name = "zz_generated_" + stem + ".dgen.go"
-		}
+// outName returns the name of the generated file of the declarations in
+// f: the main file, or the companion of a build-constrained or test file.
+func (s *state) outName(f *srcFile) string {
+	if f.build == "" && !f.test {
+		return MainFile
 	}
+	stem := strings.TrimSuffix(filepath.Base(f.path), ".go")
+	if f.test {
+		return "zz_generated_" + strings.TrimSuffix(stem, "_test") + ".dgen_test.go"
+	}
+	return "zz_generated_" + stem + ".dgen.go"
+}
+
+func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
+	name := s.outName(f)
 	if o := outs[name]; o != nil {
 		return o
 	}
@@ -50,9 +54,10 @@ func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
 
 func (s *state) id(name string) string { return s.l.path + "." + name }
 
-// reg appends the registration "var name = codegen.Register(&codegen.kind{dict})" to o.
+// reg appends the registration "var name = codegen.Register[*codegen.kind](&codegen.kind{dict})" to o.
 func (o *out) reg(name, kind string, dict jen.Dict) {
-	o.vars = append(o.vars, jen.Id(name).Op("=").Qual(CodegenPath, "Register").Call(jen.Op("&").Qual(CodegenPath, kind).Values(dict)))
+	o.vars = append(o.vars, jen.Id(name).Op("=").Qual(CodegenPath, "Register").Types(jen.Op("*").Qual(CodegenPath, kind)).
+		Call(jen.Op("&").Qual(CodegenPath, kind).Values(dict)))
 }
 
 var accessName = map[string]string{
@@ -77,10 +82,17 @@ func declList(kind string, names []string) jen.Code {
 
 func (s *state) emit() ([]File, error) {
 	outs := map[string]*out{}
+	guarded := map[*types.TypeName]bool{}
 	for _, g := range s.globals {
 		dict := jen.Dict{
-			jen.Id("Var"): jen.Qual(CodegenPath, "GlobalVar").Call(jen.Op("&").Id(g.name)),
+			jen.Id("Var"): s.typeArgs(jen.Qual(CodegenPath, "GlobalVar"), g.elem).Call(jen.Op("&").Id(g.name)),
 			jen.Id("ID"):  jen.Lit(s.id(g.name)),
+		}
+		if g.elem != nil {
+			if shape := s.shapeOf(g.elem); shape != nil {
+				dict[jen.Id("Shape")] = shape
+			}
+			s.guardStructs(outs, guarded, g.elem)
 		}
 		if g.imageScope {
 			dict[jen.Id("ImageScope")] = jen.True()
@@ -92,7 +104,7 @@ func (s *state) emit() ([]File, error) {
 	}
 	for _, sc := range s.specs {
 		dict := jen.Dict{
-			jen.Id("Var"):     jen.Qual(CodegenPath, "SpecConstVar").Call(jen.Op("&").Id(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit)),
+			jen.Id("Var"):     s.typeArgs(jen.Qual(CodegenPath, "SpecConstVar"), s.elemOf(sc, "SpecConst")).Call(jen.Op("&").Id(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit)),
 			jen.Id("ID"):      jen.Lit(s.id(sc.name)),
 			jen.Id("Name"):    jen.Lit(sc.name),
 			jen.Id("Default"): jen.Lit(s.specDefaults[sc.name].cl),
@@ -110,10 +122,13 @@ func (s *state) emit() ([]File, error) {
 			continue
 		}
 		s.emitKernel(s.fileFor(outs, k.file), k)
+		if k.file.info != nil {
+			s.guardStructs(outs, guarded, k.file.info.Defs[k.ts.Name].Type())
+		}
 	}
 	for _, a := range s.allocs {
 		s.fileFor(outs, a.file).reg("_", "AllocSite", jen.Dict{
-			jen.Id("Var"):  jen.Qual(CodegenPath, "AllocSiteVar").Call(jen.Op("&").Id(a.name)),
+			jen.Id("Var"):  s.typeArgs(jen.Qual(CodegenPath, "AllocSiteVar"), s.elemOf(a, "AllocSite")).Call(jen.Op("&").Id(a.name)),
 			jen.Id("ID"):   jen.Lit(s.id(a.name)),
 			jen.Id("Name"): jen.Lit(a.name),
 		})
@@ -215,19 +230,23 @@ func identifiers(src string) map[string]bool {
 	return clsrc.Identifiers([]byte(src))
 }
 
+// typeCode returns the spelling of t in the generated file.
 func (s *state) typeCode(t types.Type) jen.Code {
-	switch u := types.Unalias(t).(type) {
-	case *types.Basic:
-		return jen.Id(u.Name())
-	case *types.Array:
-		return jen.Index(jen.Lit(int(u.Len()))).Add(s.typeCode(u.Elem()))
-	case *types.Named:
-		if u.Obj().Pkg() == nil || u.Obj().Pkg().Path() == s.l.path {
-			return jen.Id(u.Obj().Name())
-		}
-		return jen.Qual(u.Obj().Pkg().Path(), u.Obj().Name())
+	if c, ok := s.typeCodeOK(t); ok {
+		return c
 	}
 	return jen.Id(t.String())
+}
+
+// elemOf returns the type argument T of the rt.kind[T] variable d, or nil
+// where its type is unknown (a file outside the current build).
+func (s *state) elemOf(d decl, kind string) types.Type {
+	if t := s.varType(d); t != nil {
+		if e, ok := rtArg(t, kind); ok {
+			return e
+		}
+	}
+	return nil
 }
 
 func (s *state) emitKernel(o *out, k *kernel) {
@@ -246,6 +265,11 @@ func (s *state) emitKernel(o *out, k *kernel) {
 			names[i] = globalVar(g.name)
 		}
 		dict[jen.Id("Globals")] = declList("Global", names)
+	}
+	if k.file.info != nil {
+		if shape := s.shapeOf(k.file.info.Defs[k.ts.Name].Type()); shape != nil {
+			dict[jen.Id("Shape")] = shape
+		}
 	}
 	if len(k.exts) > 0 {
 		dict[jen.Id("Extensions")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
@@ -272,11 +296,11 @@ func (s *state) emitKernel(o *out, k *kernel) {
 			}
 			switch f.class {
 			case clsrc.ArgBuffer:
-				sets[i] = jen.Qual(CodegenPath, "SetBuffer").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
+				sets[i] = s.typeArgs(jen.Qual(CodegenPath, "SetBuffer"), f.elem).Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
 			case clsrc.ArgLocal:
 				sets[i] = jen.Qual(CodegenPath, "SetLocal").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Bytes").Call())
 			default:
-				sets[i] = jen.Qual(CodegenPath, "SetScalar").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
+				sets[i] = s.typeArgs(jen.Qual(CodegenPath, "SetScalar"), f.elem).Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
 			}
 		}
 		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("%s sets the arguments of kernel %s from s.", args, k.clName)).Line().
@@ -308,7 +332,7 @@ func (s *state) emitKernel(o *out, k *kernel) {
 		o.decls = append(o.decls, jen.Comment(site+" is the allocation site of "+k.name+"."+f.name+".").Line().
 			Var().Id(site).Qual(RuntimePath, "AllocSite").Types(s.typeCode(f.elem)))
 		o.reg("_", "AllocSite", jen.Dict{
-			jen.Id("Var"):  jen.Qual(CodegenPath, "AllocSiteVar").Call(jen.Op("&").Id(site)),
+			jen.Id("Var"):  s.typeArgs(jen.Qual(CodegenPath, "AllocSiteVar"), f.elem).Call(jen.Op("&").Id(site)),
 			jen.Id("ID"):   jen.Lit(sid),
 			jen.Id("Name"): jen.Lit(k.name + "." + f.name),
 		})
@@ -337,6 +361,9 @@ func (s *state) render(o *out) ([]byte, error) {
 	}
 	f.ImportAlias(RuntimePath, alias)
 	f.ImportAlias(CodegenPath, s.importName("codegen"))
+	if name := s.importName("unsafe"); name != "unsafe" {
+		f.ImportAlias("unsafe", name)
+	}
 	if len(o.embeds) > 0 {
 		f.Anon("embed")
 	}
@@ -378,7 +405,7 @@ func (s *state) importName(name string) string {
 // files are written for (codegen.GenVersion); the runtime accepts files of
 // versions codegen.MinVersion to codegen.MaxVersion. The golden packages
 // compile only when it lies in that window.
-const ContractVersion = 2
+const ContractVersion = 3
 
 // versionMessage is what the compiler shows when rt/codegen does not
 // implement the generated file's version.
