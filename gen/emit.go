@@ -149,40 +149,49 @@ func (s *state) emit() ([]File, error) {
 	return files, nil
 }
 
-// programSources returns the files, relative to the package directory in
-// slash form, that p's image was made from: its .cl file, then the headers
-// the preprocessor read, sorted.
-func (s *state) programSources(p *program) []string {
-	var hdrs []string
+// programSource is a file that a program's image was made from: its name
+// in the image (imageName) and its path.
+type programSource struct{ name, path string }
+
+// programSources returns the files that p's image was made from: its .cl
+// file, then the headers the preprocessor read, sorted by name.
+func (s *state) programSources(p *program) []programSource {
+	var hdrs []programSource
 	for path := range p.pp.Files {
-		if rel, err := filepath.Rel(s.l.dir, path); err == nil && path != p.clPath {
-			hdrs = append(hdrs, filepath.ToSlash(rel))
+		if path != p.clPath {
+			hdrs = append(hdrs, programSource{s.imageName(p, path), path})
 		}
 	}
-	sort.Strings(hdrs)
-	return append([]string{p.source}, hdrs...)
+	sort.Slice(hdrs, func(i, j int) bool { return hdrs[i].name < hdrs[j].name })
+	return append([]programSource{{p.source, p.clPath}}, hdrs...)
 }
 
 // emitProgram emits p's image, its embedded sources and its registration.
 // The registration records the xxhash of every source as read now; the
-// runtime compares it with the sources embedded at build time.
+// runtime compares it with the sources embedded at build time, and with
+// a header outside the package, which the build cannot embed, as it is
+// on the machine at first use.
 func (s *state) emitProgram(o *out, p *program) error {
 	var srcs, embeds []jen.Code
-	for i, name := range s.programSources(p) {
-		b, err := os.ReadFile(filepath.Join(s.l.dir, filepath.FromSlash(name)))
+	for i, src := range s.programSources(p) {
+		b, err := os.ReadFile(src.path)
 		if err != nil {
 			return fmt.Errorf("hash program source: %w", err)
 		}
-		if !fs.ValidPath(name) {
-			continue // outside the package: go:embed cannot hold it
+		dict := jen.Dict{jen.Id("Name"): jen.Lit(src.name), jen.Id("Hash"): jen.Id(fmt.Sprintf("%#016x", xxhash.Sum64(b)))}
+		if !fs.ValidPath(src.name) {
+			dict[jen.Id("Outside")] = jen.True() // go:embed cannot hold it
+			srcs = append(srcs, jen.Values(dict))
+			continue
 		}
 		v := "_dgenSource_" + p.name
 		if i > 0 {
 			v += fmt.Sprint("_", i)
 		}
-		srcs = append(srcs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(name), jen.Id("Hash"): jen.Id(fmt.Sprintf("%#016x", xxhash.Sum64(b))), jen.Id("Embedded"): jen.Id(v)}))
-		embeds = append(embeds, jen.Comment(v+" is "+name+" as it is now, to compare with what dgen read.").Line().
-			Comment("//go:embed "+name).Line().
+		dict[jen.Id("Embedded")] = jen.Id(v)
+		srcs = append(srcs, jen.Values(dict))
+		embeds = append(embeds, jen.Comment(v+" is "+src.name+" as it is now, to compare with what dgen read.").Line().
+			Comment("//go:embed "+src.name).Line().
 			Var().Id(v).String())
 	}
 	dict := jen.Dict{

@@ -85,13 +85,14 @@ func (s *state) readProgram(p *program) {
 		s.errorf(arg.ValuePos, "program %s: with source %s the package's programs read more than %d MiB of OpenCL C, more than dgen reads in one run; split the package", p.name, p.source, MaxTotalSource>>20)
 		return
 	}
-	cfg, err := s.cppConfig(p)
+	cfg, absDirs, err := s.cppConfig(p)
 	if err != nil {
 		opt, _ := p.dir.Arg("options")
 		s.errorf(opt.ValuePos, "program %s: %v", p.name, err)
 		return
 	}
 	p.pp = cpp.Preprocess(cfg, p.clPath, src)
+	p.absolute = absoluteHeaders(p, absDirs)
 	p.unit = clsrc.ParseUnit(p.pp.Tokens)
 	s.clErrors(p, p.pp.Errors)
 	if !p.pp.Stopped { // else the unit ends where the preprocessor stopped
@@ -192,26 +193,25 @@ func (s *state) specRedefined(p *program) {
 // cppConfig returns the preprocessor's configuration for a program: OpenCL
 // C's predefined macros, the spec constants at their defaults, then the
 // -D, -U and -I of the program's options; -I directories are relative to
-// the package directory, and those given as absolute paths are kept in
-// p.absDirs for imageName.
-func (s *state) cppConfig(p *program) (*cpp.Config, error) {
+// the package directory, and those given as absolute paths are returned
+// too, for absoluteHeaders.
+func (s *state) cppConfig(p *program) (cfg *cpp.Config, absDirs []string, err error) {
 	defs, dirs, err := cpp.ParseOptions(p.options)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	all := cpp.OpenCL()
 	for _, sc := range s.specs {
 		all = append(all, cpp.Define{Name: sc.name, Value: s.specDefaultOr0(sc.name).cl})
 	}
-	p.absDirs = nil
 	for i, d := range dirs {
 		if filepath.IsAbs(d) {
-			p.absDirs = append(p.absDirs, filepath.Clean(d))
+			absDirs = append(absDirs, filepath.Clean(d))
 		} else {
 			dirs[i] = filepath.Join(s.l.dir, d)
 		}
 	}
-	return &cpp.Config{Defines: append(all, defs...), IncludeDirs: dirs, ReadFile: readSource}, nil
+	return &cpp.Config{Defines: append(all, defs...), IncludeDirs: dirs, ReadFile: readSource}, absDirs, nil
 }
 
 // bom is the UTF-8 byte order mark, which clang accepts at the start of a
@@ -221,8 +221,8 @@ const bom = "\xef\xbb\xbf"
 // readSource reads an OpenCL C file, a source or a header, refusing what
 // is not a regular file (a FIFO would block the generator) and dropping a
 // byte order mark. Headers may lie outside the package directory (-I of a
-// shared directory): they are inlined into the image, but the generated
-// file cannot embed them, so the stale-source check does not see them.
+// shared directory): they are inlined into the image, and the generated
+// file, which cannot embed them, records their hashes (emitProgram).
 func readSource(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -35,7 +35,7 @@ type program struct {
 	table           []*global                      // the globals the image uses
 	kernels         map[string]clsrc.KernelGlobals // hidden arguments by kernel
 	readWriteImages []string                       // kernel parameters that are read_write images (image.go)
-	absDirs         []string                       // the -I directories of options given as absolute paths (imageName)
+	absolute        map[string]bool                // the headers named by their absolute paths (imageName)
 }
 
 // field is a field of a kernel spec, bound to a kernel parameter.

@@ -170,3 +170,48 @@ func TestStaleShape(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleOutsideHeader checks a header outside the package, which the
+// generated file records by absolute path and hash but cannot embed: an
+// edit of it fails the first use with ErrStale naming the header, and a
+// header that is not on the machine (a binary deployed elsewhere) is not
+// checked.
+func TestStaleOutsideHeader(t *testing.T) {
+	ctx := open(t)
+	hdr := filepath.Join(t.TempDir(), "h.h")
+	const text = "#define H 1\n"
+	cases := []struct {
+		name, now string // now: the header's content at first use, "" for none
+		stale     bool
+	}{
+		{"unchanged", text, false},
+		{"edited", "#define H 2\n", true},
+		{"absent", "", false},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(hdr)
+			if c.now != "" {
+				if err := os.WriteFile(hdr, []byte(c.now), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var handle rt.Program
+			codegen.Register(&codegen.Program{Var: codegen.ProgramVar(&handle), ID: fmt.Sprint(pkg, "outside", i), Name: "k.cl", Image: source,
+				Sources: []codegen.Source{
+					{Name: "k.cl", Hash: xxhash.Sum64String(source), Embedded: source},
+					{Name: hdr, Hash: xxhash.Sum64String(text), Outside: true},
+				}})
+			p, err := raw.BuildGenerated(ctx, &handle)
+			if err == nil {
+				p.Release()
+			}
+			switch {
+			case !c.stale && err != nil:
+				t.Fatalf("Build: %v", err)
+			case c.stale && (!errors.Is(err, rt.ErrStale) || !strings.Contains(err.Error(), hdr) || !strings.Contains(err.Error(), "run go generate")):
+				t.Fatalf("Build: %v, want an error wrapping ErrStale that names %s and says to run go generate", err, hdr)
+			}
+		})
+	}
+}
