@@ -108,6 +108,10 @@ var (
 			Embedded: _dgenSource_Hotspot,
 			Hash:     0xe88f1bc2b1ab86b4,
 			Name:     "step.cl",
+		}, {
+			Hash:    0x7962bf048a117b68,
+			Name:    "../../examples/stencil/hotspot.cl",
+			Outside: true,
 		}},
 		Var: codegen.ProgramVar(&Hotspot),
 	})
