@@ -31,14 +31,13 @@ func (s *state) typeCodeOK(t types.Type) (jen.Code, bool) {
 		if obj.Pkg() == nil || obj.Parent() != obj.Pkg().Scope() {
 			return nil, false
 		}
-		var c *jen.Statement
-		if obj.Pkg().Path() == s.l.path || obj.Pkg().Path() == s.l.path+"_test" {
-			c = jen.Id(obj.Name())
-		} else if obj.Exported() {
-			c = jen.Qual(obj.Pkg().Path(), obj.Name())
-		} else {
+		own := obj.Pkg().Path() == s.l.path || obj.Pkg().Path() == s.l.path+"_test"
+		if !own && !obj.Exported() {
 			return nil, false
 		}
+		// jen writes a name of the file's own package unqualified, and
+		// qualifies one of the package from its external test package.
+		c := jen.Qual(obj.Pkg().Path(), obj.Name())
 		if n := u.TypeArgs().Len(); n > 0 {
 			args := make([]jen.Code, n)
 			for i := range n {
