@@ -80,19 +80,21 @@ func declList(kind string, names []string) jen.Code {
 	return jen.Index().Op("*").Qual(CodegenPath, kind).Values(vals...)
 }
 
-func (s *state) emit() ([]File, error) {
+// emit writes the generated files of the checked declarations d.
+func (s *state) emit(d *declared) ([]File, error) {
 	outs := map[string]*out{}
 	guarded := map[*types.TypeName]bool{}
-	for _, g := range s.globals {
+	for _, g := range d.globals {
+		elem := d.globalTypes[g].elem
 		dict := jen.Dict{
-			jen.Id("Var"): s.typeArgs(jen.Qual(CodegenPath, "GlobalVar"), g.elem).Call(jen.Op("&").Id(g.name)),
+			jen.Id("Var"): s.typeArgs(jen.Qual(CodegenPath, "GlobalVar"), elem).Call(jen.Op("&").Id(g.name)),
 			jen.Id("ID"):  jen.Lit(s.id(g.name)),
 		}
-		if g.elem != nil {
-			if shape := s.shapeOf(g.elem); shape != nil {
+		if elem != nil {
+			if shape := s.shapeOf(elem); shape != nil {
 				dict[jen.Id("Shape")] = shape
 			}
-			s.guardStructs(outs, guarded, g.elem)
+			s.guardStructs(outs, guarded, elem)
 		}
 		if g.imageScope {
 			dict[jen.Id("ImageScope")] = jen.True()
@@ -102,22 +104,22 @@ func (s *state) emit() ([]File, error) {
 		}
 		s.fileFor(outs, g.file).reg(globalVar(g.name), "Global", dict)
 	}
-	for _, sc := range s.specs {
+	for _, sc := range d.specs {
 		dict := jen.Dict{
-			jen.Id("Var"):     s.typeArgs(jen.Qual(CodegenPath, "SpecConstVar"), s.elemOf(sc, "SpecConst")).Call(jen.Op("&").Id(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit)),
+			jen.Id("Var"):     s.typeArgs(jen.Qual(CodegenPath, "SpecConstVar"), s.elemOf(sc, "SpecConst")).Call(jen.Op("&").Id(sc.name), jen.Op(d.specDefaultOr0(sc.name).goLit)),
 			jen.Id("ID"):      jen.Lit(s.id(sc.name)),
 			jen.Id("Name"):    jen.Lit(sc.name),
-			jen.Id("Default"): jen.Lit(s.specDefaults[sc.name].cl),
+			jen.Id("Default"): jen.Lit(d.specDefaults[sc.name].cl),
 		}
-		s.addSpecLimits(dict, sc.name) // speclimits.go
+		d.addSpecLimits(dict, sc.name) // speclimits.go
 		s.fileFor(outs, sc.file).reg(specVar(sc.name), "SpecConst", dict)
 	}
-	for _, p := range s.programs {
-		if err := s.emitProgram(s.fileFor(outs, p.file), p); err != nil {
+	for _, p := range d.programs {
+		if err := s.emitProgram(s.fileFor(outs, p.file), p, d.specs); err != nil {
 			return nil, err
 		}
 	}
-	for _, k := range s.kernels {
+	for _, k := range d.kernels {
 		if k.prog == nil {
 			continue
 		}
@@ -126,7 +128,7 @@ func (s *state) emit() ([]File, error) {
 			s.guardStructs(outs, guarded, k.file.info.Defs[k.ts.Name].Type())
 		}
 	}
-	for _, a := range s.allocs {
+	for _, a := range d.allocs {
 		s.fileFor(outs, a.file).reg("_", "AllocSite", jen.Dict{
 			jen.Id("Var"):  s.typeArgs(jen.Qual(CodegenPath, "AllocSiteVar"), s.elemOf(a, "AllocSite")).Call(jen.Op("&").Id(a.name)),
 			jen.Id("ID"):   jen.Lit(s.id(a.name)),
@@ -171,7 +173,7 @@ func (s *state) programSources(p *program) []programSource {
 // runtime compares it with the sources embedded at build time, and with
 // a header outside the package, which the build cannot embed, as it is
 // on the machine at first use.
-func (s *state) emitProgram(o *out, p *program) error {
+func (s *state) emitProgram(o *out, p *program, specConsts []decl) error {
 	var srcs, embeds []jen.Code
 	for i, src := range s.programSources(p) {
 		b, err := os.ReadFile(src.path)
@@ -205,7 +207,7 @@ func (s *state) emitProgram(o *out, p *program) error {
 	}
 	var specs, owns []string
 	used := identifiers(p.image)
-	for _, sc := range s.specs {
+	for _, sc := range specConsts {
 		if used[sc.name] {
 			specs = append(specs, specVar(sc.name))
 		}

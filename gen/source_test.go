@@ -137,8 +137,7 @@ func malformed(tb testing.TB, n int) *loaded {
 // check runs the phases of Generate that read the OpenCL C source.
 func check(l *loaded) *state {
 	s := newState(l)
-	s.collect()
-	s.checkPrograms()
+	s.checkPrograms(s.checkDecls(s.collect()))
 	s.sortDiags()
 	return s
 }
