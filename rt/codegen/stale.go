@@ -19,8 +19,8 @@ import (
 //
 //	var _ codegen.Fresh = codegen.Layout[[1 - min(1, unsafe.Sizeof(Step{})^unsafe.Sizeof(_dgenShape_Step{})|unsafe.Offsetof(Step{}.Cols)^unsafe.Offsetof(_dgenShape_Step{}.Cols)|...)]struct{}]("ERROR: ...")
 //
-//	func _(s Step) {
-//		var _ codegen.Is[int32] = codegen.TypeOf(s.Cols, "ERROR: ...")
+//	func _(v Step) {
+//		var _ codegen.Is[int32] = codegen.TypeOf(v.Cols, "ERROR: ...")
 //	}
 //
 // The first guard's array length is 1 while the struct's size and its
