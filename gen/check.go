@@ -15,12 +15,18 @@ import (
 // The checks of the model against the Go types and the OpenCL C front
 // end's reading of each program.
 
-// checkDecls checks the declared types.
-func (s *state) checkDecls() {
-	for _, g := range s.globals {
-		s.checkGlobal(g)
+// checkDecls checks the declared types and returns what they say: the
+// specialization constants' defaults and limits, the device globals'
+// element types, and the OpenCL C structs declared for them.
+func (s *state) checkDecls(m model) *declared {
+	d := &declared{model: m, specDefaults: map[string]specDefault{}, specLims: map[string]specLimits{},
+		globalTypes: map[*global]globalType{}, structs: &structTable{layouts: map[string]*clsrc.Layout{}, decls: map[string]string{}}}
+	for _, g := range m.globals {
+		if gt, ok := s.checkGlobal(g, d.structs); ok {
+			d.globalTypes[g] = gt
+		}
 	}
-	for _, d := range s.allocs {
+	for _, d := range m.allocs {
 		if t := s.varType(d); t != nil && !isRT(t, "ImageSite") {
 			if e, ok := rtArg(t, "AllocSite"); !ok || e == nil {
 				s.errorf(d.pos, "//dgen:alloc variable %s must have type rt.AllocSite[T] or rt.ImageSite, not %s", d.name, typeString(t, s.l.path))
@@ -31,27 +37,43 @@ func (s *state) checkDecls() {
 			}
 		}
 	}
-	for _, d := range s.specs {
-		if t := s.varType(d); t != nil {
-			e, ok := rtArg(t, "SpecConst")
-			if !ok || e == nil {
-				s.errorf(d.pos, "//dgen:specconst variable %s must have type rt.SpecConst[T], not %s", d.name, typeString(t, s.l.path))
-			} else if b, ok := e.Underlying().(*types.Basic); !ok || !hasCL(b) {
-				s.errorf(d.pos, "specialization constant %s: %s is not a fixed-size number type", d.name, typeString(e, s.l.path))
-			} else if v, ok := s.specDefault(d, b); ok {
-				if v.cl != "" {
-					s.specDefaults[d.name] = v
-				}
-				if lim, ok := s.specLimits(d, b, v.cl); ok { // speclimits.go
-					s.specLims[d.name] = lim
-				}
-			}
-		}
+	for _, sc := range m.specs {
+		s.checkSpecConst(d, sc)
 	}
-	for _, p := range s.programs {
+	for _, p := range m.programs {
 		if t := s.varType(p.decl); t != nil && !isRT(t, "Program") {
 			s.errorf(p.pos, "//dgen:program variable %s must have type rt.Program, not %s", p.name, typeString(t, s.l.path))
 		}
+	}
+	return d
+}
+
+// checkSpecConst checks the type, default and limits of the
+// specialization constant d, recording the default and limits in decls.
+func (s *state) checkSpecConst(decls *declared, d decl) {
+	t := s.varType(d)
+	if t == nil {
+		return
+	}
+	e, ok := rtArg(t, "SpecConst")
+	if !ok || e == nil {
+		s.errorf(d.pos, "//dgen:specconst variable %s must have type rt.SpecConst[T], not %s", d.name, typeString(t, s.l.path))
+		return
+	}
+	b, ok := e.Underlying().(*types.Basic)
+	if !ok || !hasCL(b) {
+		s.errorf(d.pos, "specialization constant %s: %s is not a fixed-size number type", d.name, typeString(e, s.l.path))
+		return
+	}
+	v, ok := s.specDefault(d, b)
+	if !ok {
+		return
+	}
+	if v.cl != "" {
+		decls.specDefaults[d.name] = v
+	}
+	if lim, ok := s.specLimits(d, b, v.cl); ok { // speclimits.go
+		decls.specLims[d.name] = lim
 	}
 }
 
@@ -92,36 +114,36 @@ func sizeText(size int64, ok bool) string {
 }
 
 // checkGlobal checks a device global's type: plain data OpenCL C can
-// declare, of a size a device can hold.
-func (s *state) checkGlobal(g *global) {
+// declare (in structs), of a size a device can hold. It returns the type,
+// and false for a global outside the current build or one it reports.
+func (s *state) checkGlobal(g *global, structs *structTable) (globalType, bool) {
 	t := s.varType(g.decl)
 	if t == nil {
-		return // outside the current build: registered as written
+		return globalType{}, false // outside the current build: registered as written
 	}
 	elem, ok := rtArg(t, "DeviceGlobal")
 	if !ok || elem == nil {
 		s.errorf(g.pos, "//dgen:global variable %s must have type rt.DeviceGlobal[T], not %s", g.name, typeString(t, s.l.path))
-		return
+		return globalType{}, false
 	}
-	g.elem = elem
 	if err := plain(elem); err != nil {
 		s.errorf(g.pos, "device global %s: element type %s is not plain data: %v", g.name, typeString(elem, s.l.path), err)
-		return
+		return globalType{}, false
 	}
 	if z := zeroLength(elem); z != nil {
 		s.errorf(g.pos, "device global %s: %s has length 0, which OpenCL C has no type for", g.name, typeString(z, s.l.path))
-		return
+		return globalType{}, false
 	}
 	if size, ok := s.sizeof(elem); !ok || size > MaxGlobalSize {
 		s.errorf(g.pos, "device global %s: %s is %s; a device global holds at most %d bytes (1 GiB), one buffer per device: allocate large data with rt.AllocSite or a buffer", g.name, typeString(elem, s.l.path), sizeText(size, ok), int64(MaxGlobalSize))
-		return
+		return globalType{}, false
 	}
-	c, err := s.clType(elem)
+	c, err := s.clType(elem, structs)
 	if err != nil {
 		s.errorf(g.pos, "device global %s: %v", g.name, err)
-		return
+		return globalType{}, false
 	}
-	g.cl, g.size = c, s.sizes.Sizeof(elem)
+	return globalType{elem: elem, cl: c}, true
 }
 
 func hasCL(b *types.Basic) bool {
@@ -130,16 +152,16 @@ func hasCL(b *types.Basic) bool {
 }
 
 // checkKernels matches kernel specs with the kernels' parameters.
-func (s *state) checkKernels() {
+func (s *state) checkKernels(d *declared) {
 	progs := map[string]*program{}
-	for _, p := range s.programs {
+	for _, p := range d.programs {
 		progs[p.name] = p
 	}
 	gByName := map[string]*global{}
-	for _, g := range s.globals {
+	for _, g := range d.globals {
 		gByName[g.name] = g
 	}
-	for _, k := range s.kernels {
+	for _, k := range d.kernels {
 		kd, _ := k.dir.Kernel()
 		p := progs[kd.Program.Value]
 		if p == nil {
@@ -302,9 +324,9 @@ func reflectTag(tag string) string {
 
 // checkHostWrites reports writes from Go code to globals the host may not
 // write.
-func (s *state) checkHostWrites() {
+func (s *state) checkHostWrites(d *declared) {
 	ro := map[types.Object]*global{}
-	for _, g := range s.globals {
+	for _, g := range d.globals {
 		if g.access == annotations.HostAccessRead || g.access == annotations.HostAccessNone {
 			if g.file.info != nil {
 				if obj := g.file.info.Defs[g.spec.Names[0]]; obj != nil {

@@ -9,8 +9,10 @@ import (
 	"github.com/dgen-go/dgen/annotations"
 )
 
-// collect finds every directive, reporting those in the wrong place.
-func (s *state) collect() {
+// collect finds every directive, reporting those in the wrong place, and
+// returns the model of the declarations that carry one.
+func (s *state) collect() model {
+	var m model
 	for _, f := range s.l.files {
 		attached := map[*ast.CommentGroup]bool{}
 		for _, d := range f.ast.Decls {
@@ -49,7 +51,7 @@ func (s *state) collect() {
 				}
 				groups = append(groups, cg)
 				attached[cg] = true
-				s.attach(f, gd, sp, cg)
+				s.attach(&m, f, gd, sp, cg)
 			}
 			if gd.Doc != nil && !attached[gd.Doc] {
 				// Every spec has its own doc, which hides the group's.
@@ -65,6 +67,7 @@ func (s *state) collect() {
 			s.nearMisses(cg)
 		}
 	}
+	return m
 }
 
 func hasDirective(cg *ast.CommentGroup) bool {
@@ -85,7 +88,8 @@ func (s *state) misplaced(cg *ast.CommentGroup, what string) {
 	}
 }
 
-func (s *state) attach(f *srcFile, gd *ast.GenDecl, sp ast.Spec, cg *ast.CommentGroup) {
+// attach adds to m the declarations of the directives in cg, on spec sp.
+func (s *state) attach(m *model, f *srcFile, gd *ast.GenDecl, sp ast.Spec, cg *ast.CommentGroup) {
 	ds, err := annotations.ParseCommentGroup(cg)
 	var el annotations.ErrorList
 	if errors.As(err, &el) {
@@ -127,21 +131,21 @@ func (s *state) attach(f *srcFile, gd *ast.GenDecl, sp ast.Spec, cg *ast.Comment
 		switch d.Verb {
 		case annotations.VerbProgram:
 			p, _ := d.Program()
-			s.programs = append(s.programs, &program{decl: dc, source: p.Source.Value, options: p.Options.Value})
+			m.programs = append(m.programs, &program{decl: dc, source: p.Source.Value, options: p.Options.Value})
 		case annotations.VerbKernel:
 			k, _ := d.Kernel()
 			name := k.Name.Value
 			if k.Name.Pos == token.NoPos {
 				name = dc.name
 			}
-			s.kernels = append(s.kernels, &kernel{decl: dc, clName: name})
+			m.kernels = append(m.kernels, &kernel{decl: dc, clName: name})
 		case annotations.VerbGlobal:
 			g, _ := d.Global()
-			s.globals = append(s.globals, &global{decl: dc, imageScope: g.DeviceImageScope, access: g.HostAccess})
+			m.globals = append(m.globals, &global{decl: dc, imageScope: g.DeviceImageScope, access: g.HostAccess})
 		case annotations.VerbAlloc:
-			s.allocs = append(s.allocs, dc)
+			m.allocs = append(m.allocs, dc)
 		case annotations.VerbSpecConst:
-			s.specs = append(s.specs, dc)
+			m.specs = append(m.specs, dc)
 		}
 	}
 }

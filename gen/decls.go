@@ -16,21 +16,22 @@ import (
 // failure or a wrong result is reported here at the declaration at fault.
 
 // checkShapes checks names and kernel spec types before the checks that
-// rely on them, dropping the declarations they reject.
-func (s *state) checkShapes() {
-	s.checkTwice()
-	s.kernels = keep(s.kernels, s.kernelShape)
-	for _, g := range s.globals {
+// rely on them, and returns the model less the declarations it rejects.
+func (s *state) checkShapes(m model) model {
+	m = s.checkTwice(m)
+	m.kernels = keep(m.kernels, s.kernelShape)
+	for _, g := range m.globals {
 		s.clKeyword(g.pos, "device global", g.name)
 	}
-	for _, d := range s.specs {
+	for _, d := range m.specs {
 		s.clKeyword(d.pos, "specialization constant", d.name)
 	}
+	return m
 }
 
-// keep returns the elements of xs for which ok holds.
+// keep returns, in a new slice, the elements of xs for which ok holds.
 func keep[T any](xs []T, ok func(T) bool) []T {
-	out := xs[:0]
+	var out []T
 	for _, x := range xs {
 		if ok(x) {
 			out = append(out, x)
@@ -42,7 +43,7 @@ func keep[T any](xs []T, ok func(T) bool) []T {
 // checkTwice reports a name marked twice in one build configuration
 // (declarations in files for different systems may share a name) and
 // drops the second.
-func (s *state) checkTwice() {
+func (s *state) checkTwice(m model) model {
 	first := map[string]token.Pos{}
 	twice := func(d decl) bool {
 		key := d.name + "\x00" + d.file.build
@@ -54,11 +55,13 @@ func (s *state) checkTwice() {
 		first[key] = d.pos
 		return true
 	}
-	s.programs = keep(s.programs, func(p *program) bool { return twice(p.decl) })
-	s.kernels = keep(s.kernels, func(k *kernel) bool { return twice(k.decl) })
-	s.globals = keep(s.globals, func(g *global) bool { return twice(g.decl) })
-	s.allocs = keep(s.allocs, twice)
-	s.specs = keep(s.specs, twice)
+	return model{
+		programs: keep(m.programs, func(p *program) bool { return twice(p.decl) }),
+		kernels:  keep(m.kernels, func(k *kernel) bool { return twice(k.decl) }),
+		globals:  keep(m.globals, func(g *global) bool { return twice(g.decl) }),
+		allocs:   keep(m.allocs, twice),
+		specs:    keep(m.specs, twice),
+	}
 }
 
 // kernelShape checks that a kernel spec is a plain struct whose fields

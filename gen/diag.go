@@ -54,22 +54,38 @@ func (s *state) rel(path string) string {
 }
 
 // imageName returns the name of path in the #line directives of p's
-// device image: path itself for a file under one of the -I directories
-// that p's options give as absolute paths (a system or SDK header, which
-// every machine keeps in the same place), and otherwise the path relative
-// to the package directory, so that the generated file is the same in
-// every checkout of the tree: the package's own sources, and headers found
+// device image and in its sources: the path itself for a header named
+// absolutely (absoluteHeaders), and otherwise the path relative to the
+// package directory, so that the generated file is the same in every
+// checkout of the tree: the package's own sources, and headers found
 // beside them or through a relative -I, even outside the module.
 func (s *state) imageName(p *program, path string) string {
-	for _, d := range p.absDirs {
-		if relTo(d, path) != path { // path is inside d
-			return path
-		}
+	if p.absolute[path] {
+		return path
 	}
 	if rel, err := filepath.Rel(s.l.dir, path); err == nil {
 		return filepath.ToSlash(rel)
 	}
 	return path
+}
+
+// absoluteHeaders returns the headers of p that the image names by their
+// absolute paths, which every machine keeps in the same place while a
+// path relative to the package would change with the checkout's depth:
+// a header that an #include names by an absolute path, one found under
+// an -I directory that the options give as an absolute path (a system or
+// SDK header), and one that such a header includes beside itself.
+func absoluteHeaders(p *program, absDirs []string) map[string]bool {
+	abs := map[string]bool{}
+	for _, inc := range p.pp.Includes {
+		if abs[inc.Path] {
+			continue
+		}
+		beside := filepath.Clean(filepath.Join(filepath.Dir(inc.From), inc.Name)) == inc.Path
+		abs[inc.Path] = filepath.IsAbs(inc.Name) || beside && abs[inc.From] ||
+			slices.ContainsFunc(absDirs, func(d string) bool { return relTo(d, inc.Path) != inc.Path }) // inside d
+	}
+	return abs
 }
 
 func (s *state) sortDiags() {

@@ -29,17 +29,21 @@ type out struct {
 	embeds []jen.Code // //go:embed variables, among decls
 }
 
-func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
-	name := MainFile
-	if f.build != "" || f.test {
-		stem := strings.TrimSuffix(filepath.Base(f.path), ".go")
-		if f.test {
-			stem = strings.TrimSuffix(stem, "_test")
-			name = "zz_generated_" + stem + ".dgen_test.go"
-		} else {
-			name = "zz_generated_" + stem + ".dgen.go"
-		}
+// outName returns the name of the generated file of the declarations in
+// f: the main file, or the companion of a build-constrained or test file.
+func (s *state) outName(f *srcFile) string {
+	if f.build == "" && !f.test {
+		return MainFile
 	}
+	stem := strings.TrimSuffix(filepath.Base(f.path), ".go")
+	if f.test {
+		return "zz_generated_" + strings.TrimSuffix(stem, "_test") + ".dgen_test.go"
+	}
+	return "zz_generated_" + stem + ".dgen.go"
+}
+
+func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
+	name := s.outName(f)
 	if o := outs[name]; o != nil {
 		return o
 	}
@@ -50,9 +54,10 @@ func (s *state) fileFor(outs map[string]*out, f *srcFile) *out {
 
 func (s *state) id(name string) string { return s.l.path + "." + name }
 
-// reg appends the registration "var name = codegen.Register(&codegen.kind{dict})" to o.
+// reg appends the registration "var name = codegen.Register[*codegen.kind](&codegen.kind{dict})" to o.
 func (o *out) reg(name, kind string, dict jen.Dict) {
-	o.vars = append(o.vars, jen.Id(name).Op("=").Qual(CodegenPath, "Register").Call(jen.Op("&").Qual(CodegenPath, kind).Values(dict)))
+	o.vars = append(o.vars, jen.Id(name).Op("=").Qual(CodegenPath, "Register").Types(jen.Op("*").Qual(CodegenPath, kind)).
+		Call(jen.Op("&").Qual(CodegenPath, kind).Values(dict)))
 }
 
 var accessName = map[string]string{
@@ -75,12 +80,21 @@ func declList(kind string, names []string) jen.Code {
 	return jen.Index().Op("*").Qual(CodegenPath, kind).Values(vals...)
 }
 
-func (s *state) emit() ([]File, error) {
+// emit writes the generated files of the checked declarations d.
+func (s *state) emit(d *declared) ([]File, error) {
 	outs := map[string]*out{}
-	for _, g := range s.globals {
+	guarded := map[*types.TypeName]bool{}
+	for _, g := range d.globals {
+		elem := d.globalTypes[g].elem
 		dict := jen.Dict{
-			jen.Id("Var"): jen.Qual(CodegenPath, "GlobalVar").Call(jen.Op("&").Id(g.name)),
+			jen.Id("Var"): s.typeArgs(jen.Qual(CodegenPath, "GlobalVar"), elem).Call(jen.Op("&").Id(g.name)),
 			jen.Id("ID"):  jen.Lit(s.id(g.name)),
+		}
+		if elem != nil {
+			if shape := s.shapeOf(elem); shape != nil {
+				dict[jen.Id("Shape")] = shape
+			}
+			s.guardStructs(outs, guarded, elem)
 		}
 		if g.imageScope {
 			dict[jen.Id("ImageScope")] = jen.True()
@@ -90,35 +104,38 @@ func (s *state) emit() ([]File, error) {
 		}
 		s.fileFor(outs, g.file).reg(globalVar(g.name), "Global", dict)
 	}
-	for _, sc := range s.specs {
+	for _, sc := range d.specs {
 		dict := jen.Dict{
-			jen.Id("Var"):     jen.Qual(CodegenPath, "SpecConstVar").Call(jen.Op("&").Id(sc.name), jen.Op(s.specDefaultOr0(sc.name).goLit)),
+			jen.Id("Var"):     s.typeArgs(jen.Qual(CodegenPath, "SpecConstVar"), s.elemOf(sc, "SpecConst")).Call(jen.Op("&").Id(sc.name), jen.Op(d.specDefaultOr0(sc.name).goLit)),
 			jen.Id("ID"):      jen.Lit(s.id(sc.name)),
 			jen.Id("Name"):    jen.Lit(sc.name),
-			jen.Id("Default"): jen.Lit(s.specDefaults[sc.name].cl),
+			jen.Id("Default"): jen.Lit(d.specDefaults[sc.name].cl),
 		}
-		s.addSpecLimits(dict, sc.name) // speclimits.go
+		d.addSpecLimits(dict, sc.name) // speclimits.go
 		s.fileFor(outs, sc.file).reg(specVar(sc.name), "SpecConst", dict)
 	}
-	for _, p := range s.programs {
-		if err := s.emitProgram(s.fileFor(outs, p.file), p); err != nil {
+	for _, p := range d.programs {
+		if err := s.emitProgram(s.fileFor(outs, p.file), p, d.specs); err != nil {
 			return nil, err
 		}
 	}
-	for _, k := range s.kernels {
+	for _, k := range d.kernels {
 		if k.prog == nil {
 			continue
 		}
 		s.emitKernel(s.fileFor(outs, k.file), k)
+		if k.file.info != nil {
+			s.guardStructs(outs, guarded, k.file.info.Defs[k.ts.Name].Type())
+		}
 	}
-	for _, a := range s.allocs {
+	for _, a := range d.allocs {
 		site := jen.Op("&").Id(a.name)
 		if t := s.varType(a); t != nil && isRT(t, "ImageSite") {
 			// An ImageSite registers as the AllocSite[Image] it converts to.
 			site = jen.Parens(jen.Op("*").Qual(RuntimePath, "AllocSite").Types(jen.Qual(RuntimePath, "Image"))).Call(site)
 		}
 		s.fileFor(outs, a.file).reg("_", "AllocSite", jen.Dict{
-			jen.Id("Var"):  jen.Qual(CodegenPath, "AllocSiteVar").Call(site),
+			jen.Id("Var"):  s.typeArgs(jen.Qual(CodegenPath, "AllocSiteVar"), s.elemOf(a, "AllocSite")).Call(site),
 			jen.Id("ID"):   jen.Lit(s.id(a.name)),
 			jen.Id("Name"): jen.Lit(a.name),
 		})
@@ -139,40 +156,49 @@ func (s *state) emit() ([]File, error) {
 	return files, nil
 }
 
-// programSources returns the files, relative to the package directory in
-// slash form, that p's image was made from: its .cl file, then the headers
-// the preprocessor read, sorted.
-func (s *state) programSources(p *program) []string {
-	var hdrs []string
+// programSource is a file that a program's image was made from: its name
+// in the image (imageName) and its path.
+type programSource struct{ name, path string }
+
+// programSources returns the files that p's image was made from: its .cl
+// file, then the headers the preprocessor read, sorted by name.
+func (s *state) programSources(p *program) []programSource {
+	var hdrs []programSource
 	for path := range p.pp.Files {
-		if rel, err := filepath.Rel(s.l.dir, path); err == nil && path != p.clPath {
-			hdrs = append(hdrs, filepath.ToSlash(rel))
+		if path != p.clPath {
+			hdrs = append(hdrs, programSource{s.imageName(p, path), path})
 		}
 	}
-	sort.Strings(hdrs)
-	return append([]string{p.source}, hdrs...)
+	sort.Slice(hdrs, func(i, j int) bool { return hdrs[i].name < hdrs[j].name })
+	return append([]programSource{{p.source, p.clPath}}, hdrs...)
 }
 
 // emitProgram emits p's image, its embedded sources and its registration.
 // The registration records the xxhash of every source as read now; the
-// runtime compares it with the sources embedded at build time.
-func (s *state) emitProgram(o *out, p *program) error {
+// runtime compares it with the sources embedded at build time, and with
+// a header outside the package, which the build cannot embed, as it is
+// on the machine at first use.
+func (s *state) emitProgram(o *out, p *program, specConsts []decl) error {
 	var srcs, embeds []jen.Code
-	for i, name := range s.programSources(p) {
-		b, err := os.ReadFile(filepath.Join(s.l.dir, filepath.FromSlash(name)))
+	for i, src := range s.programSources(p) {
+		b, err := os.ReadFile(src.path)
 		if err != nil {
 			return fmt.Errorf("hash program source: %w", err)
 		}
-		if !fs.ValidPath(name) {
-			continue // outside the package: go:embed cannot hold it
+		dict := jen.Dict{jen.Id("Name"): jen.Lit(src.name), jen.Id("Hash"): jen.Id(fmt.Sprintf("%#016x", xxhash.Sum64(b)))}
+		if !fs.ValidPath(src.name) {
+			dict[jen.Id("Outside")] = jen.True() // go:embed cannot hold it
+			srcs = append(srcs, jen.Values(dict))
+			continue
 		}
 		v := "_dgenSource_" + p.name
 		if i > 0 {
 			v += fmt.Sprint("_", i)
 		}
-		srcs = append(srcs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(name), jen.Id("Hash"): jen.Id(fmt.Sprintf("%#016x", xxhash.Sum64(b))), jen.Id("Embedded"): jen.Id(v)}))
-		embeds = append(embeds, jen.Comment(v+" is "+name+" as it is now, to compare with what dgen read.").Line().
-			Comment("//go:embed "+name).Line().
+		dict[jen.Id("Embedded")] = jen.Id(v)
+		srcs = append(srcs, jen.Values(dict))
+		embeds = append(embeds, jen.Comment(v+" is "+src.name+" as it is now, to compare with what dgen read.").Line().
+			Comment("//go:embed "+src.name).Line().
 			Var().Id(v).String())
 	}
 	dict := jen.Dict{
@@ -186,7 +212,7 @@ func (s *state) emitProgram(o *out, p *program) error {
 	}
 	var specs, owns []string
 	used := identifiers(p.image)
-	for _, sc := range s.specs {
+	for _, sc := range specConsts {
 		if used[sc.name] {
 			specs = append(specs, specVar(sc.name))
 		}
@@ -220,19 +246,23 @@ func identifiers(src string) map[string]bool {
 	return clsrc.Identifiers([]byte(src))
 }
 
+// typeCode returns the spelling of t in the generated file.
 func (s *state) typeCode(t types.Type) jen.Code {
-	switch u := types.Unalias(t).(type) {
-	case *types.Basic:
-		return jen.Id(u.Name())
-	case *types.Array:
-		return jen.Index(jen.Lit(int(u.Len()))).Add(s.typeCode(u.Elem()))
-	case *types.Named:
-		if u.Obj().Pkg() == nil || u.Obj().Pkg().Path() == s.l.path {
-			return jen.Id(u.Obj().Name())
-		}
-		return jen.Qual(u.Obj().Pkg().Path(), u.Obj().Name())
+	if c, ok := s.typeCodeOK(t); ok {
+		return c
 	}
 	return jen.Id(t.String())
+}
+
+// elemOf returns the type argument T of the rt.kind[T] variable d, or nil
+// where its type is unknown (a file outside the current build).
+func (s *state) elemOf(d decl, kind string) types.Type {
+	if t := s.varType(d); t != nil {
+		if e, ok := rtArg(t, kind); ok {
+			return e
+		}
+	}
+	return nil
 }
 
 func (s *state) emitKernel(o *out, k *kernel) {
@@ -251,6 +281,11 @@ func (s *state) emitKernel(o *out, k *kernel) {
 			names[i] = globalVar(g.name)
 		}
 		dict[jen.Id("Globals")] = declList("Global", names)
+	}
+	if k.file.info != nil {
+		if shape := s.shapeOf(k.file.info.Defs[k.ts.Name].Type()); shape != nil {
+			dict[jen.Id("Shape")] = shape
+		}
 	}
 	if len(k.exts) > 0 {
 		dict[jen.Id("Extensions")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
@@ -277,11 +312,11 @@ func (s *state) emitKernel(o *out, k *kernel) {
 			}
 			switch f.class {
 			case clsrc.ArgBuffer:
-				sets[i] = jen.Qual(CodegenPath, "SetBuffer").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
+				sets[i] = s.typeArgs(jen.Qual(CodegenPath, "SetBuffer"), f.elem).Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
 			case clsrc.ArgLocal:
 				sets[i] = jen.Qual(CodegenPath, "SetLocal").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name).Dot("Bytes").Call())
 			default:
-				sets[i] = jen.Qual(CodegenPath, "SetScalar").Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
+				sets[i] = s.typeArgs(jen.Qual(CodegenPath, "SetScalar"), f.elem).Call(jen.Id("k"), jen.Lit(i), jen.Id("s").Dot(f.name))
 			}
 		}
 		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("%s sets the arguments of kernel %s from s.", args, k.clName)).Line().
@@ -313,7 +348,7 @@ func (s *state) emitKernel(o *out, k *kernel) {
 		o.decls = append(o.decls, jen.Comment(site+" is the allocation site of "+k.name+"."+f.name+".").Line().
 			Var().Id(site).Qual(RuntimePath, "AllocSite").Types(s.typeCode(f.elem)))
 		o.reg("_", "AllocSite", jen.Dict{
-			jen.Id("Var"):  jen.Qual(CodegenPath, "AllocSiteVar").Call(jen.Op("&").Id(site)),
+			jen.Id("Var"):  s.typeArgs(jen.Qual(CodegenPath, "AllocSiteVar"), f.elem).Call(jen.Op("&").Id(site)),
 			jen.Id("ID"):   jen.Lit(sid),
 			jen.Id("Name"): jen.Lit(k.name + "." + f.name),
 		})
@@ -342,6 +377,9 @@ func (s *state) render(o *out) ([]byte, error) {
 	}
 	f.ImportAlias(RuntimePath, alias)
 	f.ImportAlias(CodegenPath, s.importName("codegen"))
+	if name := s.importName("unsafe"); name != "unsafe" {
+		f.ImportAlias("unsafe", name)
+	}
 	if len(o.embeds) > 0 {
 		f.Anon("embed")
 	}
@@ -383,7 +421,7 @@ func (s *state) importName(name string) string {
 // files are written for (codegen.GenVersion); the runtime accepts files of
 // versions codegen.MinVersion to codegen.MaxVersion. The golden packages
 // compile only when it lies in that window.
-const ContractVersion = 2
+const ContractVersion = 3
 
 // versionMessage is what the compiler shows when rt/codegen does not
 // implement the generated file's version.

@@ -22,16 +22,17 @@ import (
 // into the device image and the device globals it uses threaded through
 // it.
 
-// checkPrograms runs the front end over every program's source.
-func (s *state) checkPrograms() {
+// checkPrograms runs the front end over every program's source, with the
+// declared types.
+func (s *state) checkPrograms(d *declared) {
 	uses := map[*global][]*program{}
-	for _, p := range s.programs {
-		s.frontEnd(p)
+	for _, p := range d.programs {
+		s.frontEnd(p, d)
 		for _, g := range p.table {
 			uses[g] = append(uses[g], p)
 		}
 	}
-	for _, g := range s.globals {
+	for _, g := range d.globals {
 		if ps := uses[g]; g.imageScope && len(ps) > 1 {
 			var names []string
 			for _, p := range ps {
@@ -45,8 +46,8 @@ func (s *state) checkPrograms() {
 // frontEnd reads one program's source and makes its device image, then
 // lets go of what later phases do not read: a package of several large
 // programs holds one program's tokens at a time.
-func (s *state) frontEnd(p *program) {
-	s.readProgram(p)
+func (s *state) frontEnd(p *program, d *declared) {
+	s.readProgram(p, d)
 	if p.pp != nil {
 		p.pp.Tokens, p.pp.Inactive = nil, nil
 		for path := range p.pp.Files {
@@ -62,7 +63,7 @@ func (s *state) frontEnd(p *program) {
 
 // readProgram preprocesses and reads p's source, makes its device image
 // and reports what is wrong with it.
-func (s *state) readProgram(p *program) {
+func (s *state) readProgram(p *program, d *declared) {
 	if p.source == "" {
 		return // the directive's error is reported
 	}
@@ -85,20 +86,21 @@ func (s *state) readProgram(p *program) {
 		s.errorf(arg.ValuePos, "program %s: with source %s the package's programs read more than %d MiB of OpenCL C, more than dgen reads in one run; split the package", p.name, p.source, MaxTotalSource>>20)
 		return
 	}
-	cfg, err := s.cppConfig(p)
+	cfg, absDirs, err := s.cppConfig(p, d)
 	if err != nil {
 		opt, _ := p.dir.Arg("options")
 		s.errorf(opt.ValuePos, "program %s: %v", p.name, err)
 		return
 	}
 	p.pp = cpp.Preprocess(cfg, p.clPath, src)
+	p.absolute = absoluteHeaders(p, absDirs)
 	p.unit = clsrc.ParseUnit(p.pp.Tokens)
 	s.clErrors(p, p.pp.Errors)
 	if !p.pp.Stopped { // else the unit ends where the preprocessor stopped
 		s.clErrors(p, p.unit.Errors)
 	}
 	s.clErrors(p, s.encodingErrors(p))
-	s.specRedefined(p)
+	s.specRedefined(p, d)
 	s.checkEmbeds(p)
 	if len(p.pp.Errors) > 0 {
 		p.unit = nil // no kernel is reported missing from a source that did not preprocess
@@ -113,22 +115,15 @@ func (s *state) readProgram(p *program) {
 		return
 	}
 	p.kernels = map[string]clsrc.KernelGlobals{}
-	rewritten, ok := s.thread(p, in)
+	rewritten, ok := s.thread(p, in, d)
 	if !ok {
 		return
 	}
-	var prelude strings.Builder
-	need := map[string]bool{}
-	for _, g := range p.table {
-		s.structDeps(g.cl, need)
+	cls := make([]string, len(p.table))
+	for i, g := range p.table {
+		cls[i] = d.globalTypes[g].cl
 	}
-	for _, key := range s.preludeOrder {
-		if need[key] {
-			prelude.WriteString(s.prelude[key])
-			prelude.WriteString("\n")
-		}
-	}
-	p.image = string(clsrc.Image(prelude.String(), s.imageName(p, p.clPath), rewritten))
+	p.image = string(clsrc.Image(d.structs.prelude(cls), s.imageName(p, p.clPath), rewritten))
 }
 
 // encodingErrors returns, for each file the preprocessor read, its first
@@ -150,16 +145,16 @@ func (s *state) encodingErrors(p *program) scanner.ErrorList {
 // options, of a specialization constant's name (the kernel would see that
 // value, never the one SpecConst.Set sets), and a #define of a device
 // global's name (the kernel would never read the global).
-func (s *state) specRedefined(p *program) {
+func (s *state) specRedefined(p *program, decls *declared) {
 	specs := map[string]decl{}
-	for _, sc := range s.specs {
+	for _, sc := range decls.specs {
 		specs[sc.name] = sc
 	}
-	if len(specs) == 0 && len(s.globals) == 0 {
+	if len(specs) == 0 && len(decls.globals) == 0 {
 		return
 	}
 	globals := map[string]*global{}
-	for _, g := range s.globals {
+	for _, g := range decls.globals {
 		globals[g.name] = g
 	}
 	for _, d := range p.pp.Defined {
@@ -192,26 +187,25 @@ func (s *state) specRedefined(p *program) {
 // cppConfig returns the preprocessor's configuration for a program: OpenCL
 // C's predefined macros, the spec constants at their defaults, then the
 // -D, -U and -I of the program's options; -I directories are relative to
-// the package directory, and those given as absolute paths are kept in
-// p.absDirs for imageName.
-func (s *state) cppConfig(p *program) (*cpp.Config, error) {
+// the package directory, and those given as absolute paths are returned
+// too, for absoluteHeaders.
+func (s *state) cppConfig(p *program, d *declared) (cfg *cpp.Config, absDirs []string, err error) {
 	defs, dirs, err := cpp.ParseOptions(p.options)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	all := cpp.OpenCL()
-	for _, sc := range s.specs {
-		all = append(all, cpp.Define{Name: sc.name, Value: s.specDefaultOr0(sc.name).cl})
+	for _, sc := range d.specs {
+		all = append(all, cpp.Define{Name: sc.name, Value: d.specDefaultOr0(sc.name).cl})
 	}
-	p.absDirs = nil
 	for i, d := range dirs {
 		if filepath.IsAbs(d) {
-			p.absDirs = append(p.absDirs, filepath.Clean(d))
+			absDirs = append(absDirs, filepath.Clean(d))
 		} else {
 			dirs[i] = filepath.Join(s.l.dir, d)
 		}
 	}
-	return &cpp.Config{Defines: append(all, defs...), IncludeDirs: dirs, ReadFile: readSource}, nil
+	return &cpp.Config{Defines: append(all, defs...), IncludeDirs: dirs, ReadFile: readSource}, absDirs, nil
 }
 
 // bom is the UTF-8 byte order mark, which clang accepts at the start of a
@@ -221,8 +215,8 @@ const bom = "\xef\xbb\xbf"
 // readSource reads an OpenCL C file, a source or a header, refusing what
 // is not a regular file (a FIFO would block the generator) and dropping a
 // byte order mark. Headers may lie outside the package directory (-I of a
-// shared directory): they are inlined into the image, but the generated
-// file cannot embed them, so the stale-source check does not see them.
+// shared directory): they are inlined into the image, and the generated
+// file, which cannot embed them, records their hashes (emitProgram).
 func readSource(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -371,8 +365,8 @@ func mask(line string, spans []cpp.Span) string {
 // preprocessed source names, and fills the program's table of globals. A
 // global that is named only where the rewriting cannot reach (a kernel
 // that a macro expansion defines) is diagnosed.
-func (s *state) thread(p *program, in *inlined) ([]byte, bool) {
-	gs, byName := s.imageGlobals(p)
+func (s *state) thread(p *program, in *inlined, d *declared) ([]byte, bool) {
+	gs, byName := s.imageGlobals(p, d)
 	if len(gs) == 0 {
 		return []byte(in.text.String()), true
 	}
@@ -428,7 +422,7 @@ func kernelUses(u *clsrc.Unit, byName map[string]*global) map[*clsrc.Kernel]glob
 // names and that p's build sees, to be threaded, by name too. A global the
 // source names but whose declaration p's build does not see (a test file's,
 // or one under another build constraint) is diagnosed at the global.
-func (s *state) imageGlobals(p *program) ([]clsrc.Global, map[string]*global) {
+func (s *state) imageGlobals(p *program, d *declared) ([]clsrc.Global, map[string]*global) {
 	named := map[string]bool{}
 	for _, t := range p.pp.Tokens {
 		if t.Kind == cpp.Ident {
@@ -437,7 +431,7 @@ func (s *state) imageGlobals(p *program) ([]clsrc.Global, map[string]*global) {
 	}
 	var gs []clsrc.Global
 	byName := map[string]*global{}
-	for _, g := range s.globals {
+	for _, g := range d.globals {
 		if !named[g.name] {
 			continue
 		}
@@ -453,10 +447,11 @@ func (s *state) imageGlobals(p *program) ([]clsrc.Global, map[string]*global) {
 		if otherBuild {
 			s.errorf(g.pos, "device global %s is declared under the build constraint %q but used by program %s, declared %s; declare them under the same constraint", g.name, g.file.build, p.name, constraintOf(p.file.build))
 		}
-		if testOnly || otherBuild || g.cl == "" {
+		gt, typed := d.globalTypes[g]
+		if testOnly || otherBuild || !typed {
 			continue
 		}
-		gs = append(gs, clsrc.Global{Name: g.name, Type: g.cl})
+		gs = append(gs, clsrc.Global{Name: g.name, Type: gt.cl})
 		byName[g.name] = g
 	}
 	return gs, byName

@@ -36,18 +36,17 @@ func generate(l *loaded) (files []File, err error) {
 	s := newState(l)
 	s.typeErrors()
 	typeErrs := len(s.diags)
-	s.collect()
-	s.checkShapes()
-	s.checkDecls()
-	s.checkPrograms()
-	s.checkKernels()
-	s.checkHostWrites()
+	m := s.checkShapes(s.collect())
+	d := s.checkDecls(m)
+	s.checkPrograms(d)
+	s.checkKernels(d)
+	s.checkHostWrites(d)
 	if len(s.diags) > 0 {
 		s.dropTypeErrors(typeErrs)
 		s.sortDiags()
 		return nil, s.diags
 	}
-	return s.emit()
+	return s.emit(d)
 }
 
 // typeErrors reports the package's type errors that the missing generated

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -116,7 +117,7 @@ func load(dir string) (*loaded, error) {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
 	l := &loaded{dir: abs, path: base.PkgPath, name: base.Name, fset: fset, sizes: base.TypesSizes}
-	l.typeErrs = typeErrors(base, internal, external)
+	l.typeErrs = hostTestErrors(cfg, typeErrors(base, internal, external))
 	main := base
 	if internal != nil {
 		main = internal
@@ -234,6 +235,36 @@ func typeErrors(pkgs ...*packages.Package) []typeError {
 		}
 	}
 	return unexplained(all)
+}
+
+// hostTestErrors drops from errs the type errors of test files that
+// only the target system has: go build does not build tests, and go test
+// needs them to compile only where it runs, so a test that uses a symbol
+// of a file for another system must not stop GOOS=darwin dgen on the
+// Linux machine that runs the tests. When the target (GOOS, GOARCH) is not
+// the host's and a test file has type errors, the package is loaded again
+// for the host, and the test files' errors that it does not have are
+// dropped.
+func hostTestErrors(cfg *packages.Config, errs []typeError) []typeError {
+	goos, goarch := os.Getenv("GOOS"), os.Getenv("GOARCH")
+	if (goos == "" || goos == runtime.GOOS) && (goarch == "" || goarch == runtime.GOARCH) ||
+		!slices.ContainsFunc(errs, func(e typeError) bool { return strings.HasSuffix(e.pos.Filename, "_test.go") }) {
+		return errs
+	}
+	c := *cfg
+	c.Fset = token.NewFileSet()
+	c.Env = append(os.Environ(), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
+	pkgs, err := packages.Load(&c, ".")
+	if err != nil {
+		return errs
+	}
+	host := map[string]bool{}
+	for _, e := range typeErrors(classify(pkgs)) {
+		host[e.pos.String()+e.msg] = true
+	}
+	return slices.DeleteFunc(errs, func(e typeError) bool {
+		return strings.HasSuffix(e.pos.Filename, "_test.go") && !host[e.pos.String()+e.msg]
+	})
 }
 
 // unexplained returns the type errors, each once, but those that the

@@ -10,8 +10,14 @@ import (
 	"github.com/dgen-go/dgen/gen/internal/cpp"
 )
 
-// The model of a package: its marked declarations, filled in by collect
-// and completed by the checks, then read by emit.
+// The model of a package. The generator is a pipeline of values, as
+// go/types' Checker and x/tools' passes are: load makes the loaded package;
+// collect makes the model, its marked declarations; checkShapes returns
+// the model less the declarations it rejects; checkDecls returns the
+// declared types (declared); the front end and the kernel checks read the
+// declared types and record what they find in each program and kernel;
+// emit reads all of it. state holds what every phase shares: the loaded
+// package, the target's sizes and the diagnostics.
 
 // decl is a declaration that carries a directive.
 type decl struct {
@@ -35,7 +41,7 @@ type program struct {
 	table           []*global                      // the globals the image uses
 	kernels         map[string]clsrc.KernelGlobals // hidden arguments by kernel
 	readWriteImages []string                       // kernel parameters that are read_write images (image.go)
-	absDirs         []string                       // the -I directories of options given as absolute paths (imageName)
+	absolute        map[string]bool                // the headers named by their absolute paths (imageName)
 }
 
 // field is a field of a kernel spec, bound to a kernel parameter.
@@ -63,29 +69,52 @@ type kernel struct {
 // global is a //dgen:global variable.
 type global struct {
 	decl
-	elem       types.Type
-	size       int64
 	imageScope bool
 	access     string
-	cl         string // OpenCL C type, "" when unknown (file outside the build)
 }
 
-// state is the model with the checks' shared tables and diagnostics.
+// model is collect's result: the package's marked declarations, in the
+// order of their files.
+type model struct {
+	programs []*program
+	kernels  []*kernel
+	globals  []*global
+	allocs   []decl
+	specs    []decl
+}
+
+// declared is checkDecls' result: the model with what the declarations'
+// Go types say.
+type declared struct {
+	model
+	specDefaults map[string]specDefault // by spec constant name, for those with default=
+	specLims     map[string]specLimits  // by spec constant name: min=, max=, tune=
+	globalTypes  map[*global]globalType // the globals whose type checked
+	structs      *structTable           // the OpenCL C structs of Go struct types
+}
+
+// globalType is a device global's element type in Go and in OpenCL C.
+type globalType struct {
+	elem types.Type
+	cl   string
+}
+
+// structTable holds the OpenCL C struct declarations that dgen writes for
+// Go struct types, by "struct name", in the order they were declared
+// (a struct after the structs of its fields).
+type structTable struct {
+	layouts map[string]*clsrc.Layout
+	decls   map[string]string
+	order   []string
+}
+
+// state is what every phase shares: the loaded package, the target's
+// sizes and the diagnostics reported so far.
 type state struct {
-	l            *loaded
-	diags        Diagnostics
-	programs     []*program
-	kernels      []*kernel
-	globals      []*global
-	allocs       []decl
-	specs        []decl
-	specDefaults map[string]specDefault   // by spec constant name, for those with default=
-	specLims     map[string]specLimits    // by spec constant name: min=, max=, tune=
-	structs      map[string]*clsrc.Layout // generated OpenCL C structs by "struct name"
-	prelude      map[string]string        // struct name -> declaration
-	preludeOrder []string
-	sizes        types.Sizes
-	sourceBytes  int // the program sources read so far
+	l           *loaded
+	diags       Diagnostics
+	sizes       types.Sizes
+	sourceBytes int // the program sources read so far
 }
 
 func newState(l *loaded) *state {
@@ -93,6 +122,5 @@ func newState(l *loaded) *state {
 	if sizes == nil {
 		sizes = types.SizesFor("gc", "amd64")
 	}
-	return &state{l: l, structs: map[string]*clsrc.Layout{}, prelude: map[string]string{}, specDefaults: map[string]specDefault{}, specLims: map[string]specLimits{},
-		sizes: sizes}
+	return &state{l: l, sizes: sizes}
 }

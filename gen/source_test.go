@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -136,8 +137,7 @@ func malformed(tb testing.TB, n int) *loaded {
 // check runs the phases of Generate that read the OpenCL C source.
 func check(l *loaded) *state {
 	s := newState(l)
-	s.collect()
-	s.checkPrograms()
+	s.checkPrograms(s.checkDecls(s.collect()))
 	s.sortDiags()
 	return s
 }
@@ -234,5 +234,73 @@ func TestImageNamesRelative(t *testing.T) {
 		if strings.Contains(main, `\"`+checkout) {
 			t.Errorf("generated file names %s, a path of this checkout", checkout)
 		}
+	}
+}
+
+// TestImageNamesAbsolute checks a header that an #include names by its
+// absolute path, with no -I, and the header it includes beside itself:
+// the image names both by their absolute paths whatever the depth of the
+// package in the checkout, the generated file records their hashes
+// (Outside, since go:embed cannot hold them), and an edit of one makes
+// the generated file out of date, which dgen -check reports.
+func TestImageNamesAbsolute(t *testing.T) {
+	hdrs := t.TempDir()
+	abs, beside := filepath.Join(hdrs, "abs.h"), filepath.Join(hdrs, "beside.h")
+	for name, text := range map[string]string{abs: "#include \"beside.h\"\n", beside: "#define B 1\n"} {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shallow := writePackage(t)
+	deep := filepath.Join(shallow, "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var lines [2][]string
+	for i, dir := range []string{shallow, deep} {
+		for name, text := range map[string]string{
+			"src.cl": "#include " + strconv.Quote(abs) + "\n__kernel void k(int n) {}\n",
+			"p.go":   "package p\n\nimport \"github.com/dgen-go/dgen/rt\"\n\n//dgen:program source=src.cl\nvar P rt.Program\n",
+		} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := Generate(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		main := string(out[0].Content)
+		for _, l := range strings.Split(main, `\n`) {
+			if strings.HasPrefix(l, "#line") {
+				lines[i] = append(lines[i], l)
+			}
+		}
+		for _, want := range []string{
+			`#line 1 \"` + abs + `\"`, `#line 1 \"` + beside + `\"`,
+			"Name:    " + strconv.Quote(abs), "Name:    " + strconv.Quote(beside), "Outside: true",
+		} {
+			if !strings.Contains(main, want) {
+				t.Errorf("the generated file of %s lacks %s:\n%s", dir, want, main)
+			}
+		}
+		if i == 1 {
+			break
+		}
+		if err := Write(dir, out); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(beside, []byte("#define B 2\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err = Generate(dir); err != nil {
+			t.Fatal(err)
+		}
+		if changes, err := Diff(dir, out); err != nil || len(changes) != 1 || !strings.Contains(changes[0], "out of date") {
+			t.Errorf("after an edit of beside.h, Diff (dgen -check) says %q, %v; want the generated file out of date", changes, err)
+		}
+	}
+	if !slices.Equal(lines[0], lines[1]) {
+		t.Errorf("the #line directives differ with the package's depth:\n%q\n%q", lines[0], lines[1])
 	}
 }

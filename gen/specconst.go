@@ -113,8 +113,8 @@ func specLiteral(v constant.Value, b *types.Basic) (specDefault, error) {
 
 // specDefaultOr0 returns the default of the spec constant name, 0 when it
 // has none.
-func (s *state) specDefaultOr0(name string) specDefault {
-	if v, ok := s.specDefaults[name]; ok {
+func (d *declared) specDefaultOr0(name string) specDefault {
+	if v, ok := d.specDefaults[name]; ok {
 		return v
 	}
 	return specDefault{goLit: "0", cl: "0"}

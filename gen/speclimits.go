@@ -141,8 +141,8 @@ func specConst(text string, b *types.Basic) (constant.Value, string, error) {
 // addSpecLimits adds to dict, the generated descriptor of the constant
 // name, its bounds and candidates (fields Min, Max and Tune), where it
 // declares them.
-func (s *state) addSpecLimits(dict jen.Dict, name string) {
-	lim := s.specLims[name]
+func (d *declared) addSpecLimits(dict jen.Dict, name string) {
+	lim := d.specLims[name]
 	if lim.min != "" {
 		dict[jen.Id("Min")] = jen.Lit(lim.min)
 	}

@@ -65,8 +65,8 @@ func clStructName(n *types.Named) string {
 }
 
 // clType returns the OpenCL C spelling of a plain Go type, declaring the
-// structs it needs, or an error saying why it has none.
-func (s *state) clType(t types.Type) (string, error) {
+// structs it needs in tab, or an error saying why it has none.
+func (s *state) clType(t types.Type, tab *structTable) (string, error) {
 	switch u := types.Unalias(t).(type) {
 	case *types.Basic:
 		if info, ok := clsrc.ForGo(u.Kind()); ok {
@@ -77,7 +77,7 @@ func (s *state) clType(t types.Type) (string, error) {
 		}
 		return "", fmt.Errorf("%s has no OpenCL C counterpart", u)
 	case *types.Array:
-		c, err := s.clType(u.Elem())
+		c, err := s.clType(u.Elem(), tab)
 		if err != nil {
 			return "", err
 		}
@@ -88,22 +88,22 @@ func (s *state) clType(t types.Type) (string, error) {
 	case *types.Named:
 		st, ok := u.Underlying().(*types.Struct)
 		if !ok {
-			return s.clType(u.Underlying())
+			return s.clType(u.Underlying(), tab)
 		}
-		return s.declareStruct(u, st)
+		return s.declareStruct(u, st, tab)
 	case *types.Struct:
 		return "", fmt.Errorf("an unnamed struct type has no OpenCL C name; declare a named type")
 	}
 	return "", fmt.Errorf("%s is not plain data", t)
 }
 
-// declareStruct declares the OpenCL C struct of a Go struct type, checking
-// that OpenCL C lays it out as Go does.
-func (s *state) declareStruct(u *types.Named, st *types.Struct) (string, error) {
+// declareStruct declares in tab the OpenCL C struct of a Go struct type,
+// checking that OpenCL C lays it out as Go does.
+func (s *state) declareStruct(u *types.Named, st *types.Struct, tab *structTable) (string, error) {
 	name := u.Obj().Name()
 	cname := clStructName(u)
 	key := "struct " + cname
-	if _, ok := s.structs[key]; ok {
+	if _, ok := tab.layouts[key]; ok {
 		return key, nil
 	}
 	var fields []clsrc.Field
@@ -112,7 +112,7 @@ func (s *state) declareStruct(u *types.Named, st *types.Struct) (string, error) 
 		if clReserved[f.Name()] {
 			return "", fmt.Errorf("field %s of %s: %s is a reserved word in OpenCL C, where dgen declares the struct; rename it", f.Name(), name, f.Name())
 		}
-		c, err := s.clType(f.Type())
+		c, err := s.clType(f.Type(), tab)
 		if err != nil {
 			return "", fmt.Errorf("field %s of %s: %w", f.Name(), name, err)
 		}
@@ -122,7 +122,7 @@ func (s *state) declareStruct(u *types.Named, st *types.Struct) (string, error) 
 		}
 		fields = append(fields, clsrc.Field{Name: name, Type: c})
 	}
-	declText, layout, err := clsrc.StructDecl(cname, fields, s.structs)
+	declText, layout, err := clsrc.StructDecl(cname, fields, tab.layouts)
 	if err != nil {
 		return "", fmt.Errorf("struct %s: %w", name, err)
 	}
@@ -139,14 +139,31 @@ func (s *state) declareStruct(u *types.Named, st *types.Struct) (string, error) 
 			return "", fmt.Errorf("field %s of %s is at byte %d in Go but %d in OpenCL C", fl.Name, name, offs[i], fl.Offset)
 		}
 	}
-	s.structs[key] = layout
-	s.prelude[key] = fmt.Sprintf("/* %s */\n%s", types.TypeString(u, nil), declText)
-	s.preludeOrder = append(s.preludeOrder, key)
+	tab.layouts[key] = layout
+	tab.decls[key] = fmt.Sprintf("/* %s */\n%s", types.TypeString(u, nil), declText)
+	tab.order = append(tab.order, key)
 	return key, nil
 }
 
-// structDeps marks the struct declarations that the OpenCL C type c needs.
-func (s *state) structDeps(c string, need map[string]bool) {
+// prelude returns the declarations of the structs that the OpenCL C types
+// cs need, each after the structs of its fields.
+func (tab *structTable) prelude(cs []string) string {
+	need := map[string]bool{}
+	for _, c := range cs {
+		tab.deps(c, need)
+	}
+	var b strings.Builder
+	for _, key := range tab.order {
+		if need[key] {
+			b.WriteString(tab.decls[key])
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// deps marks the struct declarations that the OpenCL C type c needs.
+func (tab *structTable) deps(c string, need map[string]bool) {
 	if i := strings.Index(c, "["); i >= 0 {
 		c = c[:i]
 	}
@@ -154,9 +171,9 @@ func (s *state) structDeps(c string, need map[string]bool) {
 		return
 	}
 	need[c] = true
-	if l := s.structs[c]; l != nil {
+	if l := tab.layouts[c]; l != nil {
 		for _, f := range l.Fields {
-			s.structDeps(f.Type, need)
+			tab.deps(f.Type, need)
 		}
 	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -110,26 +112,62 @@ var cacheReports = map[string]cacheReport{
 	"gc":     cacheGC,
 }
 
+// listEntry is an entry as dgen cache ls shows it: with its
+// specialization-constant values decoded, which tell the variants of one
+// program apart.
+type listEntry struct {
+	diskcache.EntryInfo
+	Specs string `json:"specs,omitempty"`
+}
+
 func cacheList(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer), error) {
-	ents, err := c.List()
+	infos, err := c.List()
+	ents := make([]listEntry, len(infos))
+	for i, e := range infos {
+		ents[i] = listEntry{e, specValues(e.SpecConsts)}
+	}
 	return ents, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "DEVICE\tPLATFORM\tIMAGE\tPROGRAM\tOPTIONS\tSIZE\tLAST ACCESS")
+		fmt.Fprintln(tw, "DEVICE\tPLATFORM\tIMAGE\tPROGRAM\tSPEC\tOPTIONS\tSIZE\tLAST ACCESS")
 		for _, e := range ents {
 			dev := e.DeviceHash[:min(8, len(e.DeviceHash))]
 			if e.Device.Name != "" {
 				dev += " " + e.Device.Name
 			}
-			img, prog := e.ImageID, tuneLabel(c, e) // tune.go
+			img, prog := e.ImageID, tuneLabel(c, e.EntryInfo) // tune.go
 			if e.Err != "" {
 				img, prog = "?", "error: "+e.Err
 			}
+			spec := e.Specs
+			if spec == "" {
+				spec = "-"
+			}
 			// The platform names the backend: rt/cuda's is "CUDA driver API".
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", dev, e.Device.Platform, img, prog, e.Options, humanSize(e.Size), e.LastAccess.Format(time.DateTime))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", dev, e.Device.Platform, img, prog, spec, e.Options, humanSize(e.Size), e.LastAccess.Format(time.DateTime))
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "%d entries in %s\n", len(ents), c.Dir())
 	}, err
+}
+
+// specValues returns the specialization-constant values of a cache key as
+// "Name=value" words, sorted by name as the key holds them: the encoding
+// of rt's program cache (each name and value preceded by its length as a
+// uvarint). A key that does not decode is shown in hexadecimal.
+func specValues(enc []byte) string {
+	var words []string
+	for b := enc; len(b) > 0; {
+		var pair [2]string
+		for i := range pair {
+			n, k := binary.Uvarint(b)
+			if k <= 0 || n > uint64(len(b)-k) {
+				return fmt.Sprintf("%x", enc)
+			}
+			pair[i], b = string(b[k:k+int(n)]), b[k+int(n):]
+		}
+		words = append(words, pair[0]+"="+pair[1])
+	}
+	return strings.Join(words, " ")
 }
 
 func cacheStat(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer), error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -55,5 +56,49 @@ func TestCacheCommand(t *testing.T) {
 		if strings.Contains(strings.Join(tc.args, " "), "-json") && code == 0 && !json.Valid(out.Bytes()) {
 			t.Errorf("dgen cache %v: invalid JSON %q", tc.args, out.String())
 		}
+	}
+}
+
+// TestCacheListSpecVariants checks that dgen cache ls tells the
+// specialization-constant variants of one program apart: one row each,
+// with its values.
+func TestCacheListSpecVariants(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("DGEN_CACHE_DIR", dir)
+	c, err := diskcache.Open(diskcache.DefaultConfig(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bs := range []string{"16", "32"} {
+		var enc []byte
+		for _, s := range []string{"BlockSize", bs, "Unroll", "4"} {
+			enc = binary.AppendUvarint(enc, uint64(len(s)))
+			enc = append(enc, s...)
+		}
+		key := diskcache.Key{Device: diskcache.Device{Platform: "P", Name: "cpu0"}, ImageID: "x.Prog", ImageHash: 1, ProgramName: "prog", SpecConsts: enc}
+		if err := c.Put(key, []byte("binary "+bs)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"ls"}, []string{"SPEC", "BlockSize=16 Unroll=4", "BlockSize=32 Unroll=4"}},
+		{[]string{"ls", "-json"}, []string{`"specs": "BlockSize=16 Unroll=4"`, `"specs": "BlockSize=32 Unroll=4"`}},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"cache"}, tt.args...), &out, &errb); code != 0 {
+			t.Fatalf("dgen cache %v: status %d, stderr %q", tt.args, code, errb.String())
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("dgen cache %v: output %q lacks %q", tt.args, out.String(), w)
+			}
+		}
+	}
+	if got := specValues([]byte{9, 'x'}); got != "0978" {
+		t.Errorf("specValues of a truncated key = %q, want its hexadecimal", got)
 	}
 }

@@ -56,10 +56,12 @@ import (
 const (
 	// MinVersion is the oldest contract version this runtime implements.
 	MinVersion = 2
-	// MaxVersion is the newest.
-	MaxVersion = 2
+	// MaxVersion is the newest. Version 3 adds the guards against stale
+	// generated code (stale.go): explicit type arguments, layout and field
+	// guards, and Shape fingerprints in the descriptors.
+	MaxVersion = 3
 	// GenVersion is the version that the dgen of this module writes.
-	GenVersion = 2
+	GenVersion = 3
 )
 
 // Version is the type of a generated file's version assertion.

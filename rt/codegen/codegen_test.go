@@ -130,3 +130,90 @@ var _ codegen.InWindow = codegen.Version[[min(1, max(0, %[1]d-codegen.MinVersion
 		t.Errorf("GenVersion %d outside [%d, %d]", codegen.GenVersion, codegen.MinVersion, codegen.MaxVersion)
 	}
 }
+
+// oneBuf is a kernel spec of fill: the shape that dgen fingerprints for
+// it is "struct{Out rt.Buffer;}".
+type oneBuf struct{ Out rt.Buffer[int32] }
+
+// TestStaleShape checks that a kernel spec whose shape is not the one go
+// generate fingerprinted (its fields changed where the compiler cannot
+// see it) fails its first use with an error wrapping ErrStale that names
+// the type and says to run go generate, and that the spec whose shape
+// matches launches.
+func TestStaleShape(t *testing.T) {
+	q := open(t).Queue()
+	cases := []struct {
+		name  string
+		shape string
+		stale bool
+	}{
+		{"fresh", "struct{Out rt.Buffer;}", false},
+		{"field renamed", "struct{Dst rt.Buffer;}", true},
+		{"field type", "struct{Out int32;}", true},
+		{"field added", "struct{Out rt.Buffer;N int32;}", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := codegen.Register(&codegen.Kernel{ID: pkg + "Shape" + c.name, Name: "fill", Program: freshProg, Params: 1,
+				Shape: codegen.ShapeOf[oneBuf](xxhash.Sum64String(c.shape))})
+			k, err := codegen.Acquire(q, d)
+			if err == nil {
+				codegen.SetBuffer[int32](k, 0, rt.Buffer[int32]{})
+				codegen.Launch(q, k, rt.Range1(1), nil) // unlocks it; the nil buffer is an argument error
+			}
+			switch {
+			case !c.stale && err != nil:
+				t.Fatalf("Acquire: %v", err)
+			case c.stale && !errors.Is(err, rt.ErrStale):
+				t.Fatalf("Acquire: %v, want an error wrapping ErrStale", err)
+			case c.stale && (!strings.Contains(err.Error(), "oneBuf") || !strings.Contains(err.Error(), "run go generate")):
+				t.Errorf("Acquire: %q does not name the spec type and say to run go generate", err)
+			}
+		})
+	}
+}
+
+// TestStaleOutsideHeader checks a header outside the package, which the
+// generated file records by absolute path and hash but cannot embed: an
+// edit of it fails the first use with ErrStale naming the header, and a
+// header that is not on the machine (a binary deployed elsewhere) is not
+// checked.
+func TestStaleOutsideHeader(t *testing.T) {
+	ctx := open(t)
+	hdr := filepath.Join(t.TempDir(), "h.h")
+	const text = "#define H 1\n"
+	cases := []struct {
+		name, now string // now: the header's content at first use, "" for none
+		stale     bool
+	}{
+		{"unchanged", text, false},
+		{"edited", "#define H 2\n", true},
+		{"absent", "", false},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(hdr)
+			if c.now != "" {
+				if err := os.WriteFile(hdr, []byte(c.now), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var handle rt.Program
+			codegen.Register(&codegen.Program{Var: codegen.ProgramVar(&handle), ID: fmt.Sprint(pkg, "outside", i), Name: "k.cl", Image: source,
+				Sources: []codegen.Source{
+					{Name: "k.cl", Hash: xxhash.Sum64String(source), Embedded: source},
+					{Name: hdr, Hash: xxhash.Sum64String(text), Outside: true},
+				}})
+			p, err := raw.BuildGenerated(ctx, &handle)
+			if err == nil {
+				p.Release()
+			}
+			switch {
+			case !c.stale && err != nil:
+				t.Fatalf("Build: %v", err)
+			case c.stale && (!errors.Is(err, rt.ErrStale) || !strings.Contains(err.Error(), hdr) || !strings.Contains(err.Error(), "run go generate")):
+				t.Fatalf("Build: %v, want an error wrapping ErrStale that names %s and says to run go generate", err, hdr)
+			}
+		})
+	}
+}

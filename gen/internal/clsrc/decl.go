@@ -134,15 +134,17 @@ func ParseUnit(toks []cpp.Token) *Unit {
 	return p.u
 }
 
-// maxNest is how deep brackets and pointer declarators may nest, as
-// clang's default -fbracket-depth: deeper input is refused rather than
-// recursed into.
+// maxNest is how deep brackets of one kind and pointer declarators may
+// nest, as clang's default -fbracket-depth, which counts parentheses,
+// square brackets and braces each on their own: deeper input is refused
+// rather than recursed into.
 const maxNest = 256
 
-// balance reports brackets that do not match, and reports whether they
-// nest no deeper than maxNest.
+// balance reports brackets that do not match, and reports whether those
+// of each kind nest no deeper than maxNest.
 func (p *declParser) balance() bool {
 	var stack []cpp.Token
+	depth := map[string]int{} // open brackets by kind
 	for _, t := range p.toks {
 		if t.Kind != cpp.Punct {
 			continue
@@ -150,8 +152,8 @@ func (p *declParser) balance() bool {
 		switch t.Text {
 		case "(", "[", "{":
 			stack = append(stack, t)
-			if len(stack) > maxNest {
-				p.errorf(t.Pos, "brackets nested more than %d deep", maxNest)
+			if depth[t.Text]++; depth[t.Text] > maxNest {
+				p.errorf(t.Pos, "%s nested more than %d deep", bracketNames[t.Text], maxNest)
 				return false
 			}
 		case ")", "]", "}":
@@ -159,6 +161,7 @@ func (p *declParser) balance() bool {
 				p.errorf(t.Pos, "unbalanced %s", t.Text)
 				return true
 			}
+			depth[stack[len(stack)-1].Text]--
 			stack = stack[:len(stack)-1]
 		}
 	}
@@ -167,6 +170,9 @@ func (p *declParser) balance() bool {
 	}
 	return true
 }
+
+// bracketNames name each kind of bracket in messages.
+var bracketNames = map[string]string{"(": "parentheses", "[": "square brackets", "{": "braces"}
 
 type declParser struct {
 	toks    []cpp.Token

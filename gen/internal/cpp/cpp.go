@@ -80,6 +80,7 @@ type Include struct {
 	ID       int            // this inclusion's number; -1 when Repeated
 	Line     int            // the directive's first physical line in From
 	EndLine  int            // its last physical line (continuations)
+	Name     string         // the file name as the directive spells it
 	Path     string         // the included file, as opened
 	Repeated bool           // skipped because of #pragma once
 }

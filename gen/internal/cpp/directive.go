@@ -234,7 +234,7 @@ func (e *expander) include(f *frame, hash Token, physLine int, args []Token) {
 		p.errorf(hash.Pos, "#include expects \"FILENAME\" or <FILENAME>")
 		return
 	}
-	in := Include{Pos: hash.Pos, From: f.file.path, FromID: f.file.id, ID: -1, Line: physLine, EndLine: physLine}
+	in := Include{Pos: hash.Pos, From: f.file.path, FromID: f.file.id, ID: -1, Line: physLine, EndLine: physLine, Name: name}
 	if f.i > 0 {
 		in.EndLine = f.toks[f.i-1].Pos.Line
 	}

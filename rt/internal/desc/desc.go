@@ -9,6 +9,8 @@ package desc
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -25,9 +27,10 @@ import (
 var (
 	// ErrNotGenerated reports a declaration that dgen has not registered.
 	ErrNotGenerated = errors.New("declaration not registered: run go generate")
-	// ErrStale reports a program whose source changed after go generate
-	// read it.
-	ErrStale = errors.New("program source changed since go generate")
+	// ErrStale reports generated code older than what it was generated
+	// from: a program source, or a declaration's Go type, changed after go
+	// generate read it.
+	ErrStale = errors.New("generated code is stale")
 )
 
 // Var is a declaration's host variable: the address of its handle
@@ -73,11 +76,32 @@ func (h HostAccess) String() string {
 
 // Source is a file that dgen read to make a program's image: its name
 // relative to the package, the 64-bit xxhash of its content then, and its
-// content now, embedded in the build.
+// content now, embedded in the build. A header outside the package, which
+// go:embed cannot hold, is Outside: nothing is embedded, and where Name is
+// an absolute path the file is read again at first use, where it exists.
 type Source struct {
 	Name     string
 	Hash     uint64
 	Embedded string
+	Outside  bool
+}
+
+// stale returns why s differs from what go generate read, or "".
+func (s *Source) stale() string {
+	if !s.Outside {
+		if xxhash.Sum64String(s.Embedded) != s.Hash {
+			return s.Name + " changed after go generate read it"
+		}
+		return ""
+	}
+	if !filepath.IsAbs(s.Name) {
+		return "" // named relative to a package directory that the binary does not know: dgen -check sees it
+	}
+	b, err := os.ReadFile(s.Name)
+	if err != nil || xxhash.Sum64(b) == s.Hash {
+		return "" // not on this machine: the image holds what go generate read
+	}
+	return s.Name + " changed after go generate read it (a header outside the package, which the build cannot embed)"
 }
 
 // Global describes a //dgen:global declaration.
@@ -91,8 +115,12 @@ type Global struct {
 	ImageScope bool
 	// HostAccess says what the host may do.
 	HostAccess HostAccess
+	// Shape is the fingerprint of the element type as go generate read
+	// it; registration compares it with the type's shape now.
+	Shape Shape
 
 	owner *Program // for image scope: the program that owns it, if any
+	stale error    // Shape's mismatch
 }
 
 // Size returns the size of the global's value in bytes.
@@ -160,9 +188,9 @@ func (p *Program) prepare() {
 	}
 	slices.SortFunc(img.SpecConsts, func(a, b progcache.SpecValue) int { return strings.Compare(a.Name, b.Name) })
 	p.image = img
-	for _, s := range p.Sources {
-		if xxhash.Sum64String(s.Embedded) != s.Hash {
-			p.stale = fmt.Errorf("program %s: %w: %s changed after go generate read it; run go generate", p.ID, ErrStale, s.Name)
+	for i := range p.Sources {
+		if why := p.Sources[i].stale(); why != "" {
+			p.stale = fmt.Errorf("program %s: %w: %s; run go generate", p.ID, ErrStale, why)
 			return
 		}
 	}
@@ -186,14 +214,27 @@ type Kernel struct {
 	// alternatives joined by "|"; a launch on a device that lacks one
 	// fails with an error naming the kernel, the device and the extension.
 	Extensions []string
+	// Shape is the fingerprint of the spec type as go generate read it;
+	// registration compares it with the type's shape now.
+	Shape Shape
 
-	once sync.Once
-	key  *progcache.KernelKey
+	once  sync.Once
+	key   *progcache.KernelKey
+	stale error // Shape's mismatch
 }
 
-// Key returns the kernel as the program cache knows it, or the error of
-// its program's image (ErrStale).
+// Key returns the kernel as the program cache knows it, or an error
+// wrapping ErrStale: its program's image is stale, or the spec's type or
+// a global's element type changed after go generate read it.
 func (k *Kernel) Key() (*progcache.KernelKey, error) {
+	if k.stale != nil {
+		return nil, k.stale
+	}
+	for _, g := range k.Globals {
+		if g.stale != nil {
+			return nil, g.stale
+		}
+	}
 	img, err := k.Program.Built()
 	if err != nil {
 		return nil, err
@@ -259,6 +300,7 @@ func Register[D Descriptor](d D) D {
 	}
 	switch d := any(d).(type) {
 	case *Global:
+		d.stale = staleShape("the element type of device global "+d.ID+",", d.Shape)
 		registry.globals[d.Var.Addr] = d
 	case *SpecConst:
 		registry.specs[d.Var.Addr] = d
@@ -281,6 +323,7 @@ func Register[D Descriptor](d D) D {
 		registry.sites[d.Var.Addr] = d
 	case *Kernel:
 		// A kernel has no handle: its Enqueue names its descriptor.
+		d.stale = staleShape("the kernel spec type", d.Shape)
 	}
 	return d
 }
