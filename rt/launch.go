@@ -3,6 +3,7 @@ package rt
 import (
 	"fmt"
 	"reflect"
+	rtrace "runtime/trace"
 	"slices"
 	"strings"
 	"unsafe"
@@ -114,6 +115,9 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 	if rec := q.rec.Load(); rec != nil {
 		return nil, fmt.Errorf("launch kernel %q: %w", k.name, rec.recordKernel(q, k, r, dw, true, skip+1))
 	}
+	if rtrace.IsEnabled() {
+		q.goTraceKernel(k, skip+1)
+	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	ev, err := k.enqueue(q, r, dw, true)
 	tk.End()
@@ -149,6 +153,9 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 			return fmt.Errorf("submit kernel %q: %w", k.name, err)
 		}
 		return nil
+	}
+	if rtrace.IsEnabled() {
+		q.goTraceKernel(k, skip+1)
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	event := q.wantsEvent(tk)
@@ -189,6 +196,11 @@ func (q *Queue) checkLaunch(k *Kernel, r Range, wait []*Event, op string) ([]dri
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+	}
+	if q.rec.Load() != nil {
+		if err := k.recordable(r); err != nil {
+			return nil, err
+		}
 	}
 	return dw, nil
 }
