@@ -23,6 +23,16 @@ type gatedBuilder struct {
 	gate     chan struct{}
 	ops      sync.WaitGroup
 	released atomic.Int32
+	once     sync.Once
+}
+
+// open lets the builds go on.
+func (b *gatedBuilder) open() { b.once.Do(func() { close(b.gate) }) }
+
+// drain lets every build go on and waits for the operations in progress.
+func (b *gatedBuilder) drain() {
+	b.open()
+	b.ops.Wait()
 }
 
 func newGatedBuilder(tb *testBuilder) *gatedBuilder {
@@ -66,12 +76,23 @@ func (w logWatch) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// await receives from ch, and fails the test if nothing comes within 30
+// seconds.
+func await(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no sign of %s within 30 seconds", what)
+	}
+}
+
 // newGated returns a cache whose builds wait for the gate, and whose
 // waiters call onWait as they begin to wait.
 func newGated(t *testing.T, disk bool, onWait func()) (*Cache[*testKernel], *gatedBuilder) {
 	c, tb := newCache(t, Config{InMemory: true}, disk)
 	gb := newGatedBuilder(tb)
-	t.Cleanup(gb.ops.Wait) // before the cache's cleanup: no build outlives the test
+	t.Cleanup(gb.drain) // before the cache's cleanup: no build outlives the test
 	cfg := c.cfg
 	cfg.Hooks.Log = logWatch{"wait for", onWait}
 	c.Init(gb, cfg)
@@ -98,7 +119,7 @@ func TestWaiterCancelled(t *testing.T) {
 			t.Errorf("cancelled waiter: %v, want context.Canceled", err)
 		}
 	})
-	close(b.gate)
+	b.open()
 	if err := <-built; err != nil {
 		t.Fatalf("the builder: %v", err)
 	}
@@ -125,7 +146,7 @@ func TestBuilderCancelled(t *testing.T) {
 		first <- err
 	}()
 	<-b.started
-	<-waiting // the first goroutine waits for its build's goroutine
+	await(t, waiting, "the first goroutine to wait for its build's goroutine")
 	second := make(chan error, 1)
 	go func() {
 		p, _, err := c.ProgramContext(context.Background(), img)
@@ -134,14 +155,14 @@ func TestBuilderCancelled(t *testing.T) {
 		}
 		second <- err
 	}()
-	<-waiting
+	await(t, waiting, "the second goroutine to wait")
 	cancel()
 	within(t, "a cancelled builder", func() {
 		if err := <-first; !errors.Is(err, context.Canceled) {
 			t.Errorf("cancelled builder: %v, want context.Canceled", err)
 		}
 	})
-	close(b.gate)
+	b.open()
 	if err := <-second; err != nil {
 		t.Errorf("the waiter: %v", err)
 	}
@@ -199,6 +220,7 @@ func TestAbandonedBuildStops(t *testing.T) {
 func TestProgramContextNotInMemory(t *testing.T) {
 	c, tb := newCache(t, Config{}, false)
 	gb := newGatedBuilder(tb)
+	t.Cleanup(gb.drain)
 	c.Init(gb, c.cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -211,8 +233,7 @@ func TestProgramContextNotInMemory(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("ProgramContext: %v, want context.Canceled", err)
 	}
-	close(gb.gate)
-	gb.ops.Wait() // the build has ended
+	gb.drain() // the build has ended
 	if n := gb.released.Load(); n != 1 {
 		t.Errorf("the abandoned build's program released %d times, want 1", n)
 	}
