@@ -381,3 +381,19 @@ func TestGoTrace(t *testing.T) {
 		t.Errorf("no log of the launch (%s at %s) in the trace; dgen's logs:\n%s", want, site, strings.Join(logs, "\n"))
 	}
 }
+
+// TestArgInfoFromCache builds a program with -cl-kernel-arg-info in two
+// contexts over one persistent cache: the second has the names too, where
+// a program loaded from the cache's binaries would have none.
+func TestArgInfoFromCache(t *testing.T) {
+	t.Setenv("DGEN_CACHE_DIR", t.TempDir())
+	src := infoSrc + "// " + t.Name() + "\n"
+	for i := range 2 {
+		ctx := open(t)
+		k := kernel(t, build(t, ctx, "cached", src, "-cl-kernel-arg-info"), "first")
+		if info, err := k.ArgInfo(2); err != nil || info.Name != "scale" {
+			t.Errorf("context %d: ArgInfo(2) = %+v, %v; want the name scale", i, info, err)
+		}
+		ctx.Close()
+	}
+}
