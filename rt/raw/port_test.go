@@ -21,13 +21,13 @@ import (
 )
 
 // The porting tests run on the CPU device (PoCL) by default; on the GPU
-// machine DGEN_TEST_DEVICE and DGEN_BACKEND choose the H100 under either
-// backend.
+// machine DGEN_TEST_DEVICE=gpu and DGEN_BACKEND=opencl or cuda choose the
+// H100 under either backend.
 
 // open opens the test's context, skipping where no OpenCL device exists.
 func open(t *testing.T) *rt.Context {
 	t.Helper()
-	cfg := rt.Config{Device: "cpu"}
+	cfg := rt.Config{Device: "cpu", Backend: os.Getenv("DGEN_BACKEND")}
 	if d := os.Getenv("DGEN_TEST_DEVICE"); d != "" {
 		cfg.Device = d
 	}
@@ -39,8 +39,9 @@ func open(t *testing.T) *rt.Context {
 	return ctx
 }
 
-// cuda reports whether ctx runs on the CUDA backend.
-func cuda(ctx *rt.Context) bool { return strings.Contains(os.Getenv("DGEN_BACKEND"), "cuda") }
+// cuda reports whether ctx runs on the CUDA backend, which open chose
+// from DGEN_BACKEND.
+func cuda(*rt.Context) bool { return os.Getenv("DGEN_BACKEND") == "cuda" }
 
 func build(t *testing.T, ctx *rt.Context, name, src, opts string) *raw.Program {
 	t.Helper()
