@@ -19,9 +19,9 @@ import (
 // pays one call of runtime/trace.IsEnabled, an atomic load
 // (BenchmarkGoTraceOff).
 
-// GoTraceCategory is the category of rt's log events in Go's execution
+// goTraceCategory is the category of rt's log events in Go's execution
 // tracer (runtime/trace.Log).
-const GoTraceCategory = "dgen"
+const goTraceCategory = "dgen"
 
 // goTrace logs a command of kind named name, with detail after the name,
 // to Go's execution tracer. skip counts the frames between goTrace's
@@ -31,7 +31,7 @@ func (q *Queue) goTrace(kind trace.CmdKind, name, detail string, skip int) {
 	if _, file, line, ok := runtime.Caller(skip + 2); ok {
 		msg += " at " + file + ":" + strconv.Itoa(line)
 	}
-	rtrace.Log(context.Background(), GoTraceCategory, msg)
+	rtrace.Log(context.Background(), goTraceCategory, msg)
 }
 
 // goTraceKernel logs a launch of k to Go's execution tracer, with its

@@ -372,7 +372,7 @@ func TestGoTrace(t *testing.T) {
 	}
 	var logs []string
 	for _, l := range strings.Split(string(dump), "\n") {
-		if strings.Contains(l, "Log ") && strings.Contains(l, `Category="`+rt.GoTraceCategory+`"`) {
+		if strings.Contains(l, "Log ") && strings.Contains(l, `Category="dgen"`) {
 			logs = append(logs, l)
 		}
 	}
