@@ -8,25 +8,6 @@ import (
 	"github.com/dgen-go/dgen/rt/internal/rawapi"
 )
 
-// Porting OpenCL host code. What a program written against OpenCL's C API
-// asks of its programs and kernels, beyond building and launching, maps
-// onto this package as follows:
-//
-//	clBuildProgram                        Build, BuildContext
-//	clCreateProgramWithBinary             Load
-//	clGetProgramInfo(CL_PROGRAM_BINARIES) Program.Binaries
-//	CL_PROGRAM_KERNEL_NAMES               Program.KernelNames
-//	clSetKernelArg(k, i, size, &value)    SetArg, or SetArgBytes where the size is known at run time
-//	clSetKernelArg(k, i, sizeof(cl_mem), NULL)  Kernel.SetNullBuffer
-//	clSetKernelArg(k, i, size, NULL)      Kernel.SetLocal
-//	CL_KERNEL_NUM_ARGS                    Kernel.NumArgs
-//	CL_KERNEL_COMPILE_WORK_GROUP_SIZE     Kernel.CompileWorkGroupSize
-//	CL_KERNEL_ATTRIBUTES                  Kernel.Attributes
-//	clGetKernelArgInfo                    Kernel.ArgInfo (build with -cl-kernel-arg-info)
-//	clGetKernelWorkGroupInfo              Kernel.WorkGroupInfo
-//	global_work_offset                    rt.Range.WithOffset
-//	clWaitForEvents, clFinish             rt.Event.WaitContext, rt.Queue.FinishContext
-
 // extra is the rest of rt's raw API, installed by rt's init.
 var extra = rawapi.ExtraOf[*rt.Context, *rt.Program, *rt.Kernel, *rt.Device]()
 
