@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -605,7 +606,7 @@ func (pt *pendingTask) report(complete bool) bool {
 		if e.released {
 			// Its owner released it while its times were pending: the
 			// driver event was left to us.
-			e.drv.Release()
+			e.dropDriver()
 		}
 		return true
 	}
@@ -846,10 +847,7 @@ func (b *cacheBuilder) ReleaseKernel(k *Kernel) error {
 // its source with its name as the image id; one loaded from binaries the
 // caller gave is made directly.
 func (c *Context) build(req buildRequest) (*builtProgram, error) {
-	if req.binaries != nil {
-		return c.buildDirect(req)
-	}
-	return c.programFor(&progcache.Image{ID: req.name, Name: req.name, Source: req.source, Options: req.options})
+	return c.buildContext(context.Background(), req)
 }
 
 // programFor returns img built for every device of the context through
@@ -857,14 +855,7 @@ func (c *Context) build(req buildRequest) (*builtProgram, error) {
 // its own reference. A compile error wraps ErrBuildFailed and carries the
 // build log.
 func (c *Context) programFor(img *progcache.Image) (*builtProgram, error) {
-	if c == nil {
-		return nil, c.enter() // the error of a nil context
-	}
-	p, name, err := c.pc.Program(img)
-	if err != nil {
-		return nil, err
-	}
-	return &builtProgram{ctx: c, drv: p, name: name}, nil
+	return c.programForContext(context.Background(), img)
 }
 
 // devIndex returns the index of q's device in the context, or -1 when q is

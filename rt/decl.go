@@ -4,6 +4,7 @@ package rt
 // SpecConst, AllocSite and Local, which find their descriptors by address.
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sync/atomic"
@@ -60,15 +61,7 @@ func (p *Program) registration() (*desc.Program, error) {
 // build returns the program built for every device of c through the
 // context's program cache (memory, then disk, then a build).
 func (p *Program) build(c *Context) (*builtProgram, error) {
-	d, err := p.registration()
-	if err != nil {
-		return nil, err
-	}
-	img, err := d.Built()
-	if err != nil {
-		return nil, err
-	}
-	return c.programFor(img)
+	return p.buildContext(context.Background(), c)
 }
 
 // SpecConst is a specialization constant declared with //dgen:specconst: the

@@ -72,6 +72,20 @@
 // by hand: its Launch and Submit do phases 3 and 4 for arguments that the
 // caller set one by one. Most code should not need it.
 //
+// Phase 1 may wait for a build, another process's among them: to bound
+// that wait, build the program first with [Program.Build] and a
+// context.Context. Waits for the device take one too
+// ([Event.WaitContext], [Queue.FinishContext]).
+//
+// # Go's execution tracer
+//
+// While Go's execution tracer runs (runtime/trace.Start, go test -trace,
+// a runtime/trace.FlightRecorder), every command is also a log event of
+// the goroutine that enqueued it, of the category "dgen": the kernel, its
+// program and spec, the device and the source line. go tool trace shows
+// it beside the scheduler's events. While the tracer is off, this costs a
+// command one atomic load.
+//
 // # Errors
 //
 // Every failure is returned as an error that names the operation and its

@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -23,6 +24,16 @@ type Event struct {
 	cleanup  runtime.Cleanup
 	released bool
 	pending  bool // in its queue's trace list: the list releases drv
+	waiting  int  // goroutines in drv.Wait, outside mu: the last one out releases drv if the Event was released meanwhile
+	dropped  bool // drv released
+	bg       *backgroundWait
+}
+
+// backgroundWait is the one driver wait that WaitContext leaves to a
+// goroutine of its own: its err is set when done is closed.
+type backgroundWait struct {
+	done chan struct{}
+	err  error
 }
 
 type eventHandle struct{ drv driver.Event }
@@ -51,16 +62,89 @@ func (e *Event) Wait() error {
 	return nil
 }
 
+// wait waits for the driver event without holding mu, so that Release
+// and Status need not wait with it: Release leaves the driver event to
+// the last goroutine that waits on it.
 func (e *Event) wait() error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.released {
+		e.mu.Unlock()
 		return fmt.Errorf("wait for %s: %w", e.name, ErrReleased)
 	}
-	if err := e.drv.Wait(); err != nil {
+	e.waiting++
+	drv := e.drv
+	e.mu.Unlock()
+	err := drv.Wait()
+	e.mu.Lock()
+	e.waiting--
+	if e.released {
+		e.dropDriver()
+	}
+	e.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("wait for %s on %q: %w", e.name, e.q.dev.Name, err)
 	}
 	return nil
+}
+
+// WaitContext is Wait bounded by ctx: when ctx is done before the command
+// completes, it returns an error wrapping ctx.Err(), and the command runs
+// on. The driver's wait, which cannot be stopped, goes on in a goroutine
+// of the Event (at most one, whatever the number of callers) until the
+// command completes; a later Wait or WaitContext joins it.
+func (e *Event) WaitContext(ctx context.Context) error {
+	if e == nil {
+		return nil
+	}
+	if ctx.Done() == nil {
+		return e.Wait()
+	}
+	if s, err := e.status(); err == nil && s == driver.StatusComplete {
+		return e.Wait() // returns at once
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("wait for %s: %w", e.name, err)
+	}
+	bg := e.background()
+	select {
+	case <-bg.done:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for %s on %q: %w", e.name, e.q.dev.Name, ctx.Err())
+	}
+	if bg.err != nil {
+		return bg.err
+	}
+	if e.task != nil && e.q.ctx.devTimes {
+		e.q.drainTrace(false)
+	}
+	return nil
+}
+
+// background returns the Event's background wait, starting it if none
+// has.
+func (e *Event) background() *backgroundWait {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.bg == nil {
+		bg := &backgroundWait{done: make(chan struct{})}
+		e.bg = bg
+		go func() {
+			bg.err = e.wait()
+			close(bg.done)
+		}()
+	}
+	return e.bg
+}
+
+// dropDriver releases the driver event of a released Event once nothing
+// needs it any more: no goroutine waits on it and its queue's trace list
+// does not hold it. Called with mu held.
+func (e *Event) dropDriver() error {
+	if e.pending || e.waiting > 0 || e.dropped {
+		return nil
+	}
+	e.dropped = true
+	return e.drv.Release()
 }
 
 // Status returns the command's execution status.
@@ -124,10 +208,9 @@ func (e *Event) Release() error {
 	}
 	e.released = true
 	e.cleanup.Stop()
-	if e.pending {
-		return nil // the trace's pending list releases it once it has its times
-	}
-	if err := e.drv.Release(); err != nil {
+	// The trace's pending list releases it once it has its times, a
+	// goroutine that waits on it once its wait returns.
+	if err := e.dropDriver(); err != nil {
 		return fmt.Errorf("release event of %s: %w", e.name, err)
 	}
 	return nil

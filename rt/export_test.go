@@ -79,7 +79,6 @@ func (d *Device) ClockError() time.Duration              { return d.clockError()
 func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size) }
 func (c *Context) PersistentCache() *diskcache.Cache     { return c.persistentCache() }
 func (q *Queue) Profiling() bool                         { return q.profilingOn() }
-func (p *builtProgram) KernelNames() ([]string, error)   { return p.kernelNames() }
 func (k *Kernel) NumArgs() int                           { return k.numArgs() }
 func (e *Event) Status() (driver.EventStatus, error)     { return e.status() }
 
@@ -92,7 +91,6 @@ func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*
 func (c *Context) BuildSource(name, source, options string) (*builtProgram, error) {
 	return c.build(buildRequest{name: name, source: source, options: options})
 }
-func (p *builtProgram) Binaries() ([][]byte, error) { return p.binaries() }
 
 // NilProgram returns a nil program, whose methods return errors.
 func NilProgram() *builtProgram { return nil }

@@ -223,7 +223,7 @@ func (k *Kernel) flush() error {
 		var err error
 		switch {
 		case s.Kind == driver.ArgBuffer:
-			err = k.drv.SetArgBuffer(i, k.bufs[i].drv)
+			err = k.drv.SetArgBuffer(i, k.argBuffer(i))
 		case s.Kind == driver.ArgLocal:
 			err = k.drv.SetArgLocal(i, uintptr(s.Size))
 		case s.Kind == driver.ArgSampler:

@@ -3,6 +3,7 @@ package rt
 import (
 	"fmt"
 	"reflect"
+	rtrace "runtime/trace"
 	"slices"
 	"strings"
 	"unsafe"
@@ -118,6 +119,9 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 		return nil, err
 	}
 	defer k.doneArgs()
+	if rtrace.IsEnabled() {
+		q.goTraceKernel(k, skip+1)
+	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	ev, err := k.enqueue(q, r, dw, true)
 	tk.End()
@@ -158,6 +162,9 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 		return err
 	}
 	defer k.doneArgs()
+	if rtrace.IsEnabled() {
+		q.goTraceKernel(k, skip+1)
+	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	event := q.wantsEvent(tk)
 	var ev driver.Event
@@ -197,6 +204,11 @@ func (q *Queue) checkLaunch(k *Kernel, r Range, wait []*Event, op string) ([]dri
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+	}
+	if q.rec.Load() != nil {
+		if err := k.recordable(r); err != nil {
+			return nil, err
+		}
 	}
 	return dw, nil
 }

@@ -1,10 +1,12 @@
 package rt
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -94,8 +96,8 @@ func nilProgram(op string) error {
 	return fmt.Errorf("%s: %w: nil program", op, ErrInvalidArgument)
 }
 
-// binaries returns the built program for each device of the context.
-func (p *builtProgram) binaries() ([][]byte, error) {
+// Binaries returns the built program for each device of the context.
+func (p *builtProgram) Binaries() ([][]byte, error) {
 	if p == nil {
 		return nil, nilProgram("binaries of program")
 	}
@@ -109,8 +111,8 @@ func (p *builtProgram) binaries() ([][]byte, error) {
 	return b, nil
 }
 
-// kernelNames lists the kernels that the program defines.
-func (p *builtProgram) kernelNames() ([]string, error) {
+// KernelNames lists the kernels that the program defines.
+func (p *builtProgram) KernelNames() ([]string, error) {
 	if p == nil {
 		return nil, nilProgram("kernels of program")
 	}
@@ -136,4 +138,58 @@ func (p *builtProgram) Release() error {
 		return fmt.Errorf("release program %q: %w", p.name, err)
 	}
 	return nil
+}
+
+// buildContext is build bounded by ctx: a program from source waits for
+// the program cache (another goroutine's or process's build) only until
+// ctx is done, and returns an error wrapping ctx.Err() then, while the
+// build goes on for the others who wait for it.
+func (c *Context) buildContext(ctx context.Context, req buildRequest) (*builtProgram, error) {
+	if req.binaries != nil {
+		return c.buildDirect(req)
+	}
+	return c.programForContext(ctx, &progcache.Image{ID: req.name, Name: req.name, Source: req.source, Options: req.options})
+}
+
+// programForContext is programFor bounded by ctx, as buildContext is.
+func (c *Context) programForContext(ctx context.Context, img *progcache.Image) (*builtProgram, error) {
+	if c == nil {
+		return nil, c.enter() // the error of a nil context
+	}
+	p, name, err := c.pc.ProgramContext(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	return &builtProgram{ctx: c, drv: p, name: name}, nil
+}
+
+// Build builds the program for every device of c, with its device
+// globals and c's values of its specialization constants, as the first
+// launch of one of its kernel specs would, and keeps it in c's program
+// cache. That first launch (a generated Enqueue) takes no context.Context
+// and may wait for a compile, for another process's build of the same
+// program (up to the persistent cache's build wait) and for the cache's
+// remote tier: Build moves that wait out of it and bounds it by ctx. When
+// ctx is done first, Build returns an error wrapping ctx.Err(); the build
+// goes on for whoever else waits for it. With the in-memory cache off
+// (Config.Cache), a launch builds again, from the persistent cache.
+func (p *Program) Build(ctx context.Context, c *Context) error {
+	bp, err := p.buildContext(ctx, c)
+	if err != nil {
+		return err
+	}
+	return bp.Release()
+}
+
+// buildContext is build bounded by ctx.
+func (p *Program) buildContext(ctx context.Context, c *Context) (*builtProgram, error) {
+	d, err := p.registration()
+	if err != nil {
+		return nil, err
+	}
+	img, err := d.Built()
+	if err != nil {
+		return nil, err
+	}
+	return c.programForContext(ctx, img)
 }

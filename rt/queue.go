@@ -1,7 +1,9 @@
 package rt
 
 import (
+	"context"
 	"fmt"
+	rtrace "runtime/trace"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -86,6 +88,39 @@ func (q *Queue) Finish() error {
 		return err
 	}
 	defer q.ctx.exit()
+	return q.finish()
+}
+
+// FinishContext is Finish bounded by ctx: when ctx is done before every
+// enqueued command has completed, it returns an error wrapping ctx.Err(),
+// and the commands run on. The driver's wait, which cannot be stopped,
+// goes on in a goroutine until they have completed (Context.Close waits
+// for it).
+func (q *Queue) FinishContext(ctx context.Context) error {
+	if ctx.Done() == nil {
+		return q.Finish()
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("finish queue: %w", err)
+	}
+	if err := q.enter(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer q.ctx.exit()
+		done <- q.finish()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, ctx.Err())
+	}
+}
+
+// finish is Finish inside q's enter.
+func (q *Queue) finish() error {
 	n := q.pts.enq.Load()
 	if err := q.drv.Finish(); err != nil {
 		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, err)
@@ -144,13 +179,17 @@ func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
 	return dst, nil
 }
 
-// beginTask is the trace point of every enqueued command: it returns the
+// beginTask is the trace point of every enqueued command, of rt's tracer
+// and of Go's execution tracer (gotrace.go): it returns the
 // command's task (nil when tracing is off, after one atomic load) and emits
 // its edges: the in-order edge and one per event of wait. skip is the
 // number of rt frames between beginTask's caller and the user's code (see
 // the comment at the top of this file). The caller releases the task when
 // it is done with it, unless an Event keeps it (newTracedEvent).
 func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) *trace.Task {
+	if kind != trace.Kernel && rtrace.IsEnabled() { // a launch logs its kernel (goTraceKernel)
+		q.goTrace(kind, name, "", skip+1)
+	}
 	// Begin's skip 0 is beginTask; +1 is beginTask's caller.
 	tk := q.tq.Begin(kind, name, skip+2)
 	if tk != nil {

@@ -32,6 +32,7 @@ const (
 func (c *context) BuildProgram(source, options string) (driver.Program, error) {
 	ptx := make([][]byte, len(c.devs))
 	byName := map[string][]byte{}
+	var args map[string][]driver.ArgInfo
 	for i, d := range c.devs {
 		if b, ok := byName[d.info.Name]; ok {
 			ptx[i] = b
@@ -45,6 +46,9 @@ func (c *context) BuildProgram(source, options string) (driver.Program, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compile with NVIDIA OpenCL: %w", err)
 		}
+		if args == nil {
+			args = argInfos(p, options)
+		}
 		bins, err := p.Binaries()
 		p.Release()
 		if err != nil {
@@ -52,7 +56,12 @@ func (c *context) BuildProgram(source, options string) (driver.Program, error) {
 		}
 		ptx[i], byName[d.info.Name] = bins[0], bins[0]
 	}
-	return c.LoadProgram(ptx, options)
+	p, err := c.LoadProgram(ptx, options)
+	if err != nil {
+		return nil, err
+	}
+	p.(*program).args = args
+	return p, nil
 }
 
 // LoadProgram rewrites each device's PTX (rewritten PTX is unchanged) and
@@ -113,6 +122,11 @@ type program struct {
 	// only grows, so that one kernel object never lowers another's.
 	dynMu sync.Mutex
 	dyn   map[C.CUfunction]int
+
+	// args is what NVIDIA's OpenCL said of the kernels' arguments, by
+	// kernel, where the program was built from source with
+	// -cl-kernel-arg-info (kernelinfo.go).
+	args map[string][]driver.ArgInfo
 }
 
 // Binaries returns the rewritten PTX of each device, NUL-terminated as
@@ -423,6 +437,9 @@ func (k *kernel) prepare(q *queue, r driver.NDRange) (launchShape, error) {
 func (k *kernel) shape(q *queue, r driver.NDRange, l *launchShape) error {
 	if r.Dims < 1 || r.Dims > 3 {
 		return &driver.Error{Call: "cuLaunchKernel", Code: 1, Name: fmt.Sprintf("CUDA_ERROR_INVALID_VALUE (%d dimensions)", r.Dims)}
+	}
+	if r.Offset != [3]int{} {
+		return errOffset
 	}
 	local := r.Local
 	if local == [3]int{} {

@@ -335,4 +335,8 @@ type NDRange struct {
 	Dims   int
 	Global [3]int
 	Local  [3]int
+	// Offset is the global work offset (get_global_offset), all zero for
+	// none. A backend that cannot launch with an offset returns an error
+	// wrapping errors.ErrUnsupported.
+	Offset [3]int
 }

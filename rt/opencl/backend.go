@@ -413,7 +413,8 @@ func (q queue) enqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Ev
 	if r.Local == [3]int{} {
 		lp = nil
 	}
-	code := C.clEnqueueNDRangeKernel(q.h, kk.h, C.cl_uint(r.Dims), nil, &global[0], lp, C.cl_uint(len(wl)), wp, ev)
+	var offset [3]C.size_t
+	code := C.clEnqueueNDRangeKernel(q.h, kk.h, C.cl_uint(r.Dims), offsetOf(r, &offset), &global[0], lp, C.cl_uint(len(wl)), wp, ev)
 	return check("clEnqueueNDRangeKernel", code)
 }
 

@@ -66,12 +66,13 @@ enum {
 };
 
 // dgen_launch sets the changed arguments of k (clearing their marks) and
-// enqueues it: one call from Go per launch. On a failed clSetKernelArg it
+// enqueues it, at the global work offset offset (NULL for none): one call
+// from Go per launch. On a failed clSetKernelArg it
 // returns its code with the argument's index in *failed. The queue and the
 // kernel come as integers, which cgo passes without checking them as Go
 // pointers.
 static inline cl_int dgen_launch(uintptr_t qh, uintptr_t kh, dgen_arg *args, cl_uint nargs, const unsigned char *bytes,
-		cl_uint dims, const size_t *global, const size_t *local, cl_uint nwait, const cl_event *wait, cl_event *ev, cl_uint *failed) {
+		cl_uint dims, const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait, const cl_event *wait, cl_event *ev, cl_uint *failed) {
 	cl_command_queue q = (cl_command_queue)qh;
 	cl_kernel k = (cl_kernel)kh;
 	for (cl_uint i = 0; i < nargs; i++) {
@@ -98,6 +99,6 @@ static inline cl_int dgen_launch(uintptr_t qh, uintptr_t kh, dgen_arg *args, cl_
 		}
 		a->changed = 0;
 	}
-	return clEnqueueNDRangeKernel(q, k, dims, NULL, global, local, nwait, wait, ev);
+	return clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, ev);
 }
 #endif

@@ -207,3 +207,114 @@ func deviceInfo(d C.cl_device_id) (driver.DeviceInfo, error) {
 	info.ComputeUnits, info.MaxWorkGroupSize = int(units), int(maxWorkGroup)
 	return info, nil
 }
+
+// CompileWorkGroupSize implements driver.KernelDescriber.
+func (k kernel) CompileWorkGroupSize(device uintptr) ([3]int, error) {
+	d := *(*C.cl_device_id)(unsafe.Pointer(&device))
+	var wg [3]C.size_t
+	if err := kernelValue(k, d, C.CL_KERNEL_COMPILE_WORK_GROUP_SIZE, &wg); err != nil {
+		return [3]int{}, err
+	}
+	return [3]int{int(wg[0]), int(wg[1]), int(wg[2])}, nil
+}
+
+// Attributes implements driver.KernelDescriber.
+func (k kernel) Attributes() (string, error) {
+	var size C.size_t
+	if err := check("clGetKernelInfo", C.clGetKernelInfo(k.h, C.CL_KERNEL_ATTRIBUTES, 0, nil, &size)); err != nil {
+		return "", err
+	}
+	if size <= 1 {
+		return "", nil
+	}
+	buf := make([]byte, size)
+	if err := check("clGetKernelInfo", C.clGetKernelInfo(k.h, C.CL_KERNEL_ATTRIBUTES, size, unsafe.Pointer(&buf[0]), nil)); err != nil {
+		return "", err
+	}
+	return cString(buf), nil
+}
+
+// ArgInfo implements driver.KernelDescriber through clGetKernelArgInfo.
+func (k kernel) ArgInfo(i int) (driver.ArgInfo, error) {
+	var (
+		info   driver.ArgInfo
+		addr   C.cl_kernel_arg_address_qualifier
+		access C.cl_kernel_arg_access_qualifier
+		tq     C.cl_kernel_arg_type_qualifier
+		err    error
+	)
+	if err = argValue(k, i, C.CL_KERNEL_ARG_ADDRESS_QUALIFIER, &addr); err == nil {
+		err = argValue(k, i, C.CL_KERNEL_ARG_ACCESS_QUALIFIER, &access)
+	}
+	if err == nil {
+		err = argValue(k, i, C.CL_KERNEL_ARG_TYPE_QUALIFIER, &tq)
+	}
+	if err == nil {
+		info.Name, err = argString(k, i, C.CL_KERNEL_ARG_NAME)
+	}
+	if err == nil {
+		info.TypeName, err = argString(k, i, C.CL_KERNEL_ARG_TYPE_NAME)
+	}
+	if err != nil {
+		return driver.ArgInfo{}, err
+	}
+	switch addr {
+	case C.CL_KERNEL_ARG_ADDRESS_GLOBAL:
+		info.Address = driver.AddressGlobal
+	case C.CL_KERNEL_ARG_ADDRESS_CONSTANT:
+		info.Address = driver.AddressConstant
+	case C.CL_KERNEL_ARG_ADDRESS_LOCAL:
+		info.Address = driver.AddressLocal
+	}
+	switch access {
+	case C.CL_KERNEL_ARG_ACCESS_READ_ONLY:
+		info.Access = driver.AccessReadOnly
+	case C.CL_KERNEL_ARG_ACCESS_WRITE_ONLY:
+		info.Access = driver.AccessWriteOnly
+	case C.CL_KERNEL_ARG_ACCESS_READ_WRITE:
+		info.Access = driver.AccessReadWrite
+	}
+	for _, q := range []struct {
+		cl  C.cl_kernel_arg_type_qualifier
+		bit driver.TypeQualifier
+	}{{C.CL_KERNEL_ARG_TYPE_CONST, driver.TypeConst}, {C.CL_KERNEL_ARG_TYPE_RESTRICT, driver.TypeRestrict}, {C.CL_KERNEL_ARG_TYPE_VOLATILE, driver.TypeVolatile}} {
+		if tq&q.cl != 0 {
+			info.Qualifiers |= q.bit
+		}
+	}
+	return info, nil
+}
+
+// argValue reads a fixed-size property of argument i of k into v.
+func argValue[T any](k kernel, i int, param C.cl_kernel_arg_info, v *T) error {
+	return argError(C.clGetKernelArgInfo(k.h, C.cl_uint(i), param, C.size_t(unsafe.Sizeof(*v)), unsafe.Pointer(v), nil))
+}
+
+// argString reads a string property of argument i of k.
+func argString(k kernel, i int, param C.cl_kernel_arg_info) (string, error) {
+	var size C.size_t
+	if err := argError(C.clGetKernelArgInfo(k.h, C.cl_uint(i), param, 0, nil, &size)); err != nil {
+		return "", err
+	}
+	if size <= 1 {
+		return "", nil
+	}
+	buf := make([]byte, size)
+	if err := argError(C.clGetKernelArgInfo(k.h, C.cl_uint(i), param, size, unsafe.Pointer(&buf[0]), nil)); err != nil {
+		return "", err
+	}
+	return cString(buf), nil
+}
+
+// argError is check for clGetKernelArgInfo, whose
+// CL_KERNEL_ARG_INFO_NOT_AVAILABLE means driver.ErrNoArgInfo.
+func argError(code C.cl_int) error {
+	if code == C.CL_KERNEL_ARG_INFO_NOT_AVAILABLE {
+		e := newError("clGetKernelArgInfo", int32(code), "")
+		e.Kind = driver.ErrNoArgInfo
+		return e
+	}
+	return check("clGetKernelArgInfo", code)
+}
+
+var _ driver.KernelDescriber = kernel{}

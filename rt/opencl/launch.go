@@ -48,6 +48,8 @@ func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wai
 	if r.Local == [3]int{} {
 		lp = nil
 	}
+	var offset [3]C.size_t
+	op := offsetOf(r, &offset)
 	var args *C.dgen_arg
 	if len(a.Slots) > 0 {
 		args = (*C.dgen_arg)(unsafe.Pointer(&a.Slots[0]))
@@ -62,7 +64,7 @@ func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wai
 		evp = nil
 	}
 	var failed C.cl_uint
-	code := C.dgen_launch(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(kk.h))), args, C.cl_uint(len(a.Slots)), bytes, C.cl_uint(r.Dims), &global[0], lp, C.cl_uint(len(wl)), wp, evp, &failed)
+	code := C.dgen_launch(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(kk.h))), args, C.cl_uint(len(a.Slots)), bytes, C.cl_uint(r.Dims), op, &global[0], lp, C.cl_uint(len(wl)), wp, evp, &failed)
 	if a.Changed > 0 {
 		a.Changed = countChanged(a.Slots)
 	}
@@ -76,6 +78,18 @@ func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wai
 		return nil, nil
 	}
 	return event{ev}, nil
+}
+
+// offsetOf returns r's global work offset as clEnqueueNDRangeKernel takes
+// it, in buf: nil for none.
+func offsetOf(r driver.NDRange, buf *[3]C.size_t) *C.size_t {
+	if r.Offset == [3]int{} {
+		return nil
+	}
+	for i := range 3 {
+		buf[i] = C.size_t(r.Offset[i])
+	}
+	return &buf[0]
 }
 
 // countChanged returns the number of slots still marked changed.

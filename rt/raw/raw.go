@@ -26,6 +26,26 @@
 // as uses of allocator memory, and are checked against the device's and
 // the kernel's limits, as a generated Enqueue is. Errors wrap rt's
 // sentinels (rt.ErrBuildFailed, rt.ErrNoKernel, rt.ErrOutOfRange, ...).
+//
+// # Porting OpenCL host code
+//
+// What a program written against OpenCL's C API asks of its programs and
+// kernels maps onto this package and rt as follows:
+//
+//	clBuildProgram                              Build, BuildContext
+//	clCreateProgramWithBinary                   Load
+//	CL_PROGRAM_BINARIES                         Program.Binaries
+//	CL_PROGRAM_KERNEL_NAMES                     Program.KernelNames
+//	clSetKernelArg(k, i, size, &value)          SetArg; SetArgBytes where the size is known at run time
+//	clSetKernelArg(k, i, sizeof(cl_mem), NULL)  Kernel.SetNullBuffer
+//	clSetKernelArg(k, i, size, NULL)            Kernel.SetLocal
+//	CL_KERNEL_NUM_ARGS                          Kernel.NumArgs
+//	CL_KERNEL_COMPILE_WORK_GROUP_SIZE           Kernel.CompileWorkGroupSize
+//	CL_KERNEL_ATTRIBUTES                        Kernel.Attributes
+//	clGetKernelArgInfo                          Kernel.ArgInfo (build with -cl-kernel-arg-info)
+//	clGetKernelWorkGroupInfo                    Kernel.WorkGroupInfo
+//	clEnqueueNDRangeKernel's global offset      rt.Range.WithOffset (OpenCL backend only)
+//	clWaitForEvents, clFinish                   rt.Event.WaitContext, rt.Queue.FinishContext
 package raw
 
 import (

@@ -254,6 +254,12 @@ type entry[K Object] struct {
 	err   error          // the stored build error, or the failure waiters retry after
 	retry bool           // err is not a build error: waiters retry
 
+	// For a build on a goroutine of its own (getOrBuildContext): cancel
+	// cancels the build's context, and waiters counts the goroutines
+	// waiting for it, guarded by Cache.mu.
+	cancel  context.CancelFunc
+	waiters int
+
 	used       atomic.Bool // set by fast kernel cache hits since the last eviction pass
 	prev, next *entry[K]   // LRU links, guarded by Cache.mu
 	inLRU      bool
@@ -302,6 +308,16 @@ func (l *list[K]) remove(e *entry[K]) {
 // program, which the caller releases, and the program's name; the cache
 // keeps its own reference. A compile error wraps driver.ErrBuildFailed.
 func (c *Cache[K]) Program(img *Image) (driver.Program, string, error) {
+	return c.ProgramContext(context.Background(), img)
+}
+
+// ProgramContext is Program bounded by ctx. When ctx is done before the
+// program is, it returns an error wrapping ctx.Err(); the build goes on
+// for the other goroutines that wait for it (and into the cache), and
+// stops waiting for the persistent cache's lock and its remote tier once
+// no goroutine waits for it any more. The driver's compile itself cannot
+// be stopped: it finishes in the background.
+func (c *Cache[K]) ProgramContext(ctx context.Context, img *Image) (driver.Program, string, error) {
 	if err := c.b.Enter(img); err != nil {
 		return nil, "", err
 	}
@@ -309,12 +325,15 @@ func (c *Cache[K]) Program(img *Image) (driver.Program, string, error) {
 	if img == nil {
 		return nil, "", fmt.Errorf("build program: %w: nil image", ErrInvalidArgument)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, "", fmt.Errorf("build program %q: %w", img.Name, err)
+	}
 	k := c.keyOf(img, c.spec.Load())
 	if err := k.checkSet(); err != nil {
 		return nil, "", err
 	}
 	if !c.cfg.InMemory {
-		sp, _, err := c.produce(k)
+		sp, err := c.produceContext(ctx, k)
 		if err != nil {
 			return nil, "", err
 		}
@@ -322,13 +341,65 @@ func (c *Cache[K]) Program(img *Image) (driver.Program, string, error) {
 		sp.drop() // the handle's reference is the only one
 		return p, k.name, nil
 	}
-	e, err := c.getOrBuild(k)
+	e, err := c.getOrBuildContext(ctx, k)
 	if err != nil {
 		return nil, "", err
 	}
 	p := ref(e.sp)
 	e.sp.drop() // getOrBuild's reference; the handle holds its own
 	return p, k.name, nil
+}
+
+// produceContext is produce for a cache that keeps nothing in memory,
+// bounded by ctx: when ctx is done first, the program that the build
+// makes after all is released.
+func (c *Cache[K]) produceContext(ctx context.Context, k key) (*sharedProgram, error) {
+	if ctx.Done() == nil {
+		sp, _, err := c.produce(ctx, k)
+		return sp, err
+	}
+	if err := c.b.Enter(k.img); err != nil { // the build's own, ended when it is
+		return nil, err
+	}
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var (
+		mu       sync.Mutex
+		gone     bool // the caller returned: the build's program is no one's
+		finished bool
+		sp       *sharedProgram
+		err      error
+		done     = make(chan struct{})
+	)
+	go func() {
+		defer c.b.Exit()
+		p, _, perr := c.produce(bctx, k)
+		mu.Lock()
+		if gone {
+			mu.Unlock()
+			if perr == nil {
+				p.drop()
+			}
+			return
+		}
+		sp, err, finished = p, perr, true
+		mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+		cancel()
+		return sp, err
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if finished {
+		cancel()
+		return sp, err
+	}
+	gone = true
+	cancel()
+	return nil, fmt.Errorf("build program %q: %w", k.name, ctx.Err())
 }
 
 // key is everything that identifies a program of the cache, and what
@@ -399,6 +470,15 @@ func (k *key) buildOptions() string {
 // is not a build error removes the entry, so that waiters retry (at most
 // maxWaitRetries times).
 func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
+	return c.getOrBuildContext(context.Background(), k)
+}
+
+// getOrBuildContext is getOrBuild bounded by ctx. Where ctx can be done,
+// the build runs on a goroutine of its own, which every waiter (the one
+// that started it among them) waits for: a waiter whose ctx is done
+// returns, and the build goes on for the others; once none waits, its
+// context is cancelled (awaitEntry).
+func (c *Cache[K]) getOrBuildContext(ctx context.Context, k key) (*entry[K], error) {
 	for attempt := 0; ; {
 		c.mu.Lock()
 		if c.closed {
@@ -409,30 +489,38 @@ func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
 		if !ok {
 			e = &entry[K]{key: k.full, name: k.name, done: make(chan struct{})}
 			c.progs[k.full] = e
-			c.mu.Unlock()
-			c.fill(e, k)
-			if e.err != nil {
-				return nil, e.err
+			if ctx.Done() == nil {
+				c.mu.Unlock()
+				c.fill(ctx, e, k)
+				if e.err != nil {
+					return nil, e.err
+				}
+				return e, nil
 			}
-			return e, nil
+			if err := c.b.Enter(k.img); err != nil { // the build's own, ended when it is
+				delete(c.progs, k.full)
+				c.mu.Unlock()
+				return nil, err
+			}
+			bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			e.cancel = cancel
+			go c.fillAsync(bctx, e, k)
 		}
-		select {
-		case <-e.done:
-		default:
+		if err := c.awaitEntry(ctx, e); err != nil {
 			c.mu.Unlock()
-			c.Logf("wait for %s", k.name)
-			<-e.done
-			c.mu.Lock()
+			return nil, fmt.Errorf("build program %q: %w", k.name, err)
 		}
 		if e.err == nil {
 			if !e.inLRU { // evicted meanwhile: look again
 				c.mu.Unlock()
 				continue
 			}
-			// A hit only now: the program is built and in memory. A
-			// waiter whose build failed found nothing.
-			c.memHits.Add(1)
-			c.event(trace.Cache{Op: trace.MemoryHit, Program: k.name})
+			if ok {
+				// A hit only now: the program is built and in memory. A
+				// waiter whose build failed found nothing.
+				c.memHits.Add(1)
+				c.event(trace.Cache{Op: trace.MemoryHit, Program: k.name})
+			}
 			e.sp.refs.Add(1)
 			c.lru.remove(e)
 			c.lru.pushBack(e)
@@ -440,7 +528,7 @@ func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
 			return e, nil
 		}
 		c.mu.Unlock()
-		if !e.retry || attempt >= maxWaitRetries {
+		if !ok || !e.retry || attempt >= maxWaitRetries {
 			return nil, e.err
 		}
 		attempt++
@@ -449,15 +537,62 @@ func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
 	}
 }
 
+// awaitEntry waits until e is done or ctx is, with c.mu held (and let go
+// while it waits), and returns ctx's error if ctx was done first. The last
+// waiter to give up on an entry that a goroutine of its own builds cancels
+// the build's context.
+func (c *Cache[K]) awaitEntry(ctx context.Context, e *entry[K]) error {
+	select {
+	case <-e.done:
+		return nil
+	default:
+	}
+	e.waiters++
+	c.mu.Unlock()
+	c.Logf("wait for %s", e.name)
+	var err error
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	c.mu.Lock()
+	e.waiters--
+	if err != nil {
+		select {
+		case <-e.done:
+			return nil // done meanwhile: take it
+		default:
+		}
+		if e.waiters == 0 && e.cancel != nil {
+			c.Logf("stop waiting for %s: no one waits for it", e.name)
+			e.cancel()
+		}
+	}
+	return err
+}
+
+// fillAsync is fill on a goroutine of its own, which holds the caller's
+// reference to the program until the entry is done: every waiter takes
+// its own.
+func (c *Cache[K]) fillAsync(ctx context.Context, e *entry[K], k key) {
+	defer c.b.Exit()
+	c.fill(ctx, e, k)
+	e.cancel()
+	if e.err == nil {
+		e.sp.drop()
+	}
+}
+
 // fill builds the entry e, which this goroutine inserted, and publishes the
-// outcome.
-func (c *Cache[K]) fill(e *entry[K], k key) {
-	sp, size, err := c.produce(k)
+// outcome. ctx bounds the waits for the persistent cache.
+func (c *Cache[K]) fill(ctx context.Context, e *entry[K], k key) {
+	sp, size, err := c.produce(ctx, k)
 	if err != nil && errors.Is(err, driver.ErrOutOfMemory) {
 		c.oomFlushes.Add(1)
 		c.Logf("out of memory building %s: evict everything and retry", k.name)
 		c.evictAll(nil)
-		sp, size, err = c.produce(k)
+		sp, size, err = c.produce(ctx, k)
 	}
 	c.mu.Lock()
 	var victims []*entry[K]
@@ -586,8 +721,14 @@ func (c *Cache[K]) evictAll(keep *entry[K]) {
 // produce makes the program of k: from the persistent cache if it holds a
 // binary for every device, else by building it from source, storing the
 // binaries. It returns the program with one reference and its binary size.
-func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
-	if c.cfg.Disk == nil || !c.cfg.Disk.Enabled() {
+// ctx bounds the wait for another process's build of k and the remote
+// tier's I/O; a ctx done before the build begins is an error wrapping its
+// error, which waiters retry after.
+func (c *Cache[K]) produce(ctx context.Context, k key) (*sharedProgram, int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("build program %q: %w", k.name, err)
+	}
+	if c.cfg.Disk == nil || !c.cfg.Disk.Enabled() || keepsArgInfo(k.opts) {
 		return c.buildOnly(k)
 	}
 	keys := make([]diskcache.Key, len(c.cfg.Devices))
@@ -601,7 +742,7 @@ func (c *Cache[K]) produce(k key) (*sharedProgram, int64, error) {
 		fetched bool // from the remote tier, which counts the hit
 	)
 	if len(keys) == 1 {
-		bin, sp, size, f, err := c.getOrBuild1(k, keys[0])
+		bin, sp, size, f, err := c.getOrBuild1(ctx, k, keys[0])
 		if sp != nil || err != nil {
 			return sp, size, err
 		}
@@ -644,12 +785,12 @@ func (c *Cache[K]) buildOnly(k key) (*sharedProgram, int64, error) {
 // building (once across processes) on a miss. It returns either the
 // binary to load, with whether the remote tier gave it, or the program it
 // built (or an error).
-func (c *Cache[K]) getOrBuild1(k key, dk diskcache.Key) ([]byte, *sharedProgram, int64, bool, error) {
+func (c *Cache[K]) getOrBuild1(ctx context.Context, k key, dk diskcache.Key) ([]byte, *sharedProgram, int64, bool, error) {
 	var (
 		built driver.Program
 		berr  error
 	)
-	bin, outcome, err := c.cfg.Disk.GetOrBuild(context.Background(), dk, func() ([]byte, error) {
+	bin, outcome, err := c.cfg.Disk.GetOrBuild(ctx, dk, func() ([]byte, error) {
 		built, berr = c.build(k)
 		if berr != nil {
 			return nil, berr
@@ -766,6 +907,14 @@ func checkBinaries(bs [][]byte, devices int) error {
 		return fmt.Errorf("%w: the driver returned %d binaries for %d devices", driver.ErrInvalidBinary, len(bs), devices)
 	}
 	return nil
+}
+
+// keepsArgInfo reports whether opts ask the program to keep its kernels'
+// argument information (-cl-kernel-arg-info), which a program loaded from
+// binaries lacks: such a program skips the persistent cache and is built
+// from source.
+func keepsArgInfo(opts string) bool {
+	return strings.Contains(" "+opts+" ", " -cl-kernel-arg-info ")
 }
 
 func binSize(bins [][]byte) int64 {

@@ -6,6 +6,7 @@
 package rawapi
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -18,6 +19,10 @@ import (
 type Program[K any] interface {
 	// Name returns the program's name.
 	Name() string
+	// KernelNames lists the kernels that the program defines.
+	KernelNames() ([]string, error)
+	// Binaries returns the built program for each device of its context.
+	Binaries() ([][]byte, error)
 	// Kernel creates the kernel object called name.
 	Kernel(name string) (K, error)
 	// Release releases the program.
@@ -79,4 +84,46 @@ func Of[C, P, Q, K, M, E, R, D, I, S any]() *API[C, P, Q, K, M, E, R, D, I, S] {
 		panic(fmt.Sprintf("rawapi: rt installed no raw API of type %T (it has %T)", a, api))
 	}
 	return a
+}
+
+// Extra is the rest of rt's raw API, what host code ported from OpenCL
+// needs: builds bounded by a context.Context, programs from binaries,
+// by-value arguments of a size known at run time, NULL buffers and what a
+// kernel says of itself. C is *rt.Context, P *rt.Program, K *rt.Kernel
+// and D *rt.Device.
+type Extra[C, P, K, D any] struct {
+	// BuildContext is API.Build bounded by ctx.
+	BuildContext func(ctx context.Context, c C, name, source, options string) (Program[K], error)
+	// BuildGeneratedContext is API.BuildGenerated bounded by ctx.
+	BuildGeneratedContext func(ctx context.Context, p P, c C) (Program[K], error)
+	// Load creates a program from binaries, one per device of c.
+	Load func(c C, name string, binaries [][]byte, options string) (Program[K], error)
+	// ArgBytes sets argument i to the bytes of v.
+	ArgBytes func(k K, i int, v []byte) error
+	// NullBuffer sets argument i, a buffer, to NULL.
+	NullBuffer func(k K, i int) error
+	// NumArgs returns the number of arguments k takes.
+	NumArgs func(k K) int
+	// CompileWorkGroupSize returns the work-group size that k's
+	// reqd_work_group_size requires on d.
+	CompileWorkGroupSize func(k K, d D) ([3]int, error)
+	// Attributes returns the attributes that k's source declares.
+	Attributes func(k K) (string, error)
+	// ArgInfo returns what k's source declares of argument i.
+	ArgInfo func(k K, i int) (driver.ArgInfo, error)
+}
+
+// extra holds the one *Extra that rt installs.
+var extra any
+
+// SetExtra installs the rest of rt's raw API. rt calls it once, from init.
+func SetExtra[C, P, K, D any](e *Extra[C, P, K, D]) { extra = e }
+
+// ExtraOf returns what SetExtra installed, as Of does.
+func ExtraOf[C, P, K, D any]() *Extra[C, P, K, D] {
+	e, ok := extra.(*Extra[C, P, K, D])
+	if !ok {
+		panic(fmt.Sprintf("rawapi: rt installed no raw API of type %T (it has %T)", e, extra))
+	}
+	return e
 }

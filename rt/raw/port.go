@@ -1,0 +1,140 @@
+package raw
+
+import (
+	"context"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/rawapi"
+)
+
+// extra is the rest of rt's raw API, installed by rt's init.
+var extra = rawapi.ExtraOf[*rt.Context, *rt.Program, *rt.Kernel, *rt.Device]()
+
+// ErrNoArgInfo reports that a program keeps no information on its kernels'
+// arguments: it was built without the option -cl-kernel-arg-info, or, on
+// the CUDA backend, loaded from binaries.
+var ErrNoArgInfo = driver.ErrNoArgInfo
+
+// ArgInfo describes a kernel argument as its source declares it: its name,
+// type name, address space, image access and type qualifiers.
+type ArgInfo = driver.ArgInfo
+
+// AddressQualifier, AccessQualifier and TypeQualifier are the qualifiers
+// of an ArgInfo.
+type (
+	AddressQualifier = driver.AddressQualifier
+	AccessQualifier  = driver.AccessQualifier
+	TypeQualifier    = driver.TypeQualifier
+)
+
+// The qualifiers of an ArgInfo.
+const (
+	AddressPrivate  = driver.AddressPrivate
+	AddressGlobal   = driver.AddressGlobal
+	AddressConstant = driver.AddressConstant
+	AddressLocal    = driver.AddressLocal
+
+	AccessNone      = driver.AccessNone
+	AccessReadOnly  = driver.AccessReadOnly
+	AccessWriteOnly = driver.AccessWriteOnly
+	AccessReadWrite = driver.AccessReadWrite
+
+	TypeConst    = driver.TypeConst
+	TypeRestrict = driver.TypeRestrict
+	TypeVolatile = driver.TypeVolatile
+	TypePipe     = driver.TypePipe
+)
+
+// BuildContext is Build bounded by ctx. The program cache builds a source
+// once however many goroutines (and, through the persistent cache,
+// processes) ask for it: BuildContext waits for that build only until ctx
+// is done, then returns an error wrapping ctx.Err(), and the build goes on
+// for the others who wait for it, into the cache. The driver's compile
+// itself cannot be stopped.
+func BuildContext(ctx context.Context, c *rt.Context, name, source, options string) (*Program, error) {
+	p, err := extra.BuildContext(ctx, c, name, source, options)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{p}, nil
+}
+
+// BuildGeneratedContext is BuildGenerated bounded by ctx, as BuildContext
+// is. It is the way to bound the build that the first launch of a kernel
+// spec of p would make: a generated Enqueue takes no context.Context, and
+// finds the program built (see also rt.Program.Build).
+func BuildGeneratedContext(ctx context.Context, c *rt.Context, p *rt.Program) (*Program, error) {
+	bp, err := extra.BuildGeneratedContext(ctx, p, c)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{bp}, nil
+}
+
+// Load creates a program from binaries, one per device of c in order, as
+// Program.Binaries returned them (clCreateProgramWithBinary), and builds
+// it with options. Binaries the devices do not accept are an error
+// wrapping rt.ErrInvalidBinary. A program loaded from binaries keeps no
+// argument information on the CUDA backend.
+func Load(c *rt.Context, name string, binaries [][]byte, options string) (*Program, error) {
+	p, err := extra.Load(c, name, binaries, options)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{p}, nil
+}
+
+// KernelNames lists the kernels that the program defines.
+func (p *Program) KernelNames() ([]string, error) {
+	if p == nil {
+		return nil, nilProgram("kernels of program")
+	}
+	return p.p.KernelNames()
+}
+
+// Binaries returns the built program for each device of its context, in
+// the order of rt.Context.Devices: what Load takes. On NVIDIA's OpenCL and
+// on CUDA it is PTX.
+func (p *Program) Binaries() ([][]byte, error) {
+	if p == nil {
+		return nil, nilProgram("binaries of program")
+	}
+	return p.p.Binaries()
+}
+
+// SetArgBytes sets argument i of k to the bytes of v: a by-value argument
+// whose size is known only at run time, laid out as the kernel's parameter
+// type is (in the device's byte order, which on every device dgen runs on
+// is the host's). No bytes, or an index out of range, is an error.
+func SetArgBytes(k *Kernel, i int, v []byte) error {
+	return extra.ArgBytes((*rt.Kernel)(k), i, v)
+}
+
+// SetNullBuffer sets argument i, a __global or __constant pointer, to
+// NULL, as clSetKernelArg with a NULL value does. A graph does not record
+// a launch with a NULL argument (an error wrapping errors.ErrUnsupported).
+func (k *Kernel) SetNullBuffer(i int) error { return extra.NullBuffer((*rt.Kernel)(k), i) }
+
+// NumArgs returns the number of arguments the kernel takes.
+func (k *Kernel) NumArgs() int { return extra.NumArgs((*rt.Kernel)(k)) }
+
+// CompileWorkGroupSize returns the work-group size that the kernel's
+// reqd_work_group_size attribute requires on d, one of its context's
+// devices, all zero when it has none (CL_KERNEL_COMPILE_WORK_GROUP_SIZE).
+func (k *Kernel) CompileWorkGroupSize(d *rt.Device) ([3]int, error) {
+	return extra.CompileWorkGroupSize((*rt.Kernel)(k), d)
+}
+
+// Attributes returns the attributes that the kernel's source declares,
+// as OpenCL reports them (CL_KERNEL_ATTRIBUTES), "" for none; the CUDA
+// backend knows none.
+func (k *Kernel) Attributes() (string, error) { return extra.Attributes((*rt.Kernel)(k)) }
+
+// ArgInfo returns what the kernel's source declares of argument i: its
+// name, type name and qualifiers (clGetKernelArgInfo). OpenCL keeps them
+// only for a program built from source with the option
+// -cl-kernel-arg-info (PoCL and NVIDIA's OpenCL keep no names without it):
+// otherwise the error wraps ErrNoArgInfo. A program built with that option
+// skips the persistent cache, whose binaries lack the information.
+func (k *Kernel) ArgInfo(i int) (ArgInfo, error) { return extra.ArgInfo((*rt.Kernel)(k), i) }
