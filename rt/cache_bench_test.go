@@ -65,7 +65,7 @@ func BenchmarkGeneratedAcquire(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rt.UnlockAcquired(k)
+	rt.ParkAcquired(k)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -73,6 +73,6 @@ func BenchmarkGeneratedAcquire(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rt.UnlockAcquired(k)
+		rt.ParkAcquired(k)
 	}
 }

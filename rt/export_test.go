@@ -61,9 +61,9 @@ func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
 	return q.submit(k, r, wait, skip, false)
 }
 
-// UnlockAcquired parks a kernel instance that a registered kernel's Acquire
+// ParkAcquired parks a kernel instance that a registered kernel's Acquire
 // returned, as its Submit and Launch do last.
-func UnlockAcquired(k *Kernel) { k.park() }
+func ParkAcquired(k *Kernel) { k.park() }
 
 func (m *Mem) Driver() (driver.Buffer, error) { return m.driverBuffer() }
 
