@@ -789,6 +789,53 @@ func TestStreamOrderFailures(t *testing.T) {
 	})
 }
 
+// TestOutOfMemorySettleFails: when the last uses of the blocks that out
+// of memory would release cannot be waited for, the blocks are kept (their
+// memory may still be in use) and the allocation fails with both errors,
+// the driver's and the wait's.
+func TestOutOfMemorySettleFails(t *testing.T) {
+	d := newFake()
+	d.capacity = 300
+	a, _ := New(d, Config{})
+	runSteps(t, a, d, []step{
+		{do: "a x 1 200 qa", dev: "+200"},
+		{do: "f x qa@3"},
+	})
+	errQ := errors.New("CL_INVALID_COMMAND_QUEUE")
+	d.orderErr = errQ
+	runSteps(t, a, d, []step{{do: "a y 2 200 qb", dev: "!200 host<qa@3", err: errQ}})
+	_, err := a.AllocOn(nil, 2, 200)
+	if !errors.Is(err, ErrDeviceOutOfMemory) || !errors.Is(err, errQ) {
+		t.Errorf("error %v: want the driver's out of memory and the wait's error", err)
+	}
+	d.take()
+	d.orderErr = nil
+	if s := a.Stats().Tag(1); s.HeldBlocks != 1 || s.DriverReleases != 0 {
+		t.Errorf("tag 1 %+v: want its block kept, not released", s)
+	}
+	if _, err := a.Alloc(1, 200); err != nil || a.Stats().Tag(1).Reuses != 1 {
+		t.Errorf("the kept block: %v, stats %+v; want it reused", err, a.Stats().Tag(1))
+	}
+}
+
+// TestPeakCountsBorrowedBlocks: under BestFit a tag that takes another
+// tag's block owns more bytes than its driver allocations; its peak counts
+// them, so that it is never below what the tag holds and uses.
+func TestPeakCountsBorrowedBlocks(t *testing.T) {
+	d := newFake()
+	a, _ := New(d, Config{BestFit: true})
+	runSteps(t, a, d, []step{
+		{do: "a x 1 1000", dev: "+1000"},
+		{do: "f x"},
+		{do: "a y 2 900", cap: 1000}, // tag 1's block, now tag 2's
+	})
+	for _, ts := range a.Stats().Tags {
+		if ts.Peak < ts.Held+ts.InUse {
+			t.Errorf("tag %d: peak %d below held %d + in use %d", ts.Tag, ts.Peak, ts.Held, ts.InUse)
+		}
+	}
+}
+
 // TestBestFit checks Futhark's best-fit rule across tags.
 func TestBestFit(t *testing.T) {
 	d := newFake()
