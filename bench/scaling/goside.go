@@ -167,3 +167,25 @@ func request(q *rt.Queue, a allocator, hx, hy []float32, r rt.Range) error {
 	}
 	return errors.Join(err, x.Free(), y.Free())
 }
+
+// fill allocates the request buffers of g goroutines, each on its queue,
+// holds them all at once, and frees them.
+func (s *goSide) fill(g int, a allocator) error {
+	qs, err := s.queues(g)
+	if err != nil {
+		return err
+	}
+	var held []rt.Buffer[float32]
+	for _, q := range qs {
+		x, y, err := a.alloc(q, s.n)
+		if err != nil {
+			return err
+		}
+		held = append(held, x, y)
+	}
+	var errs []error
+	for _, b := range held {
+		errs = append(errs, b.Free())
+	}
+	return errors.Join(errs...)
+}

@@ -149,6 +149,14 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 				return fmt.Errorf("%s %s, %d goroutines: %w", w.w, w.name, k, err)
 			}
 		}
+		// Every goroutine's buffers in use at once, as a service's warm-up
+		// at full load: the free lists hold what the most concurrent
+		// moment of a window needs.
+		for _, a := range []allocator{siteAlloc, poolAlloc} {
+			if err := g.fill(k, a); err != nil {
+				return fmt.Errorf("warm-up of %d goroutines' buffers: %w", k, err)
+			}
+		}
 		for round := range rounds {
 			order := slices.Clone(ways)
 			if round%2 == 1 {
