@@ -3,6 +3,7 @@ package rt
 import (
 	"errors"
 	"fmt"
+	rtrace "runtime/trace"
 	"sync/atomic"
 	"unsafe"
 
@@ -139,6 +140,9 @@ func allocMem(q *Queue, tag alloc.Tag, size int64) (*Mem, error) {
 		size: size, h: h, pooled: true, release: releaseToAllocator}
 	if r := q.rec.Load(); r != nil {
 		r.own(m)
+	}
+	if rtrace.IsEnabled() {
+		q.goTraceAlloc(tagName(uint32(tag)), size, 1) // the user calls AllocSite.Alloc or Alloc, which call allocMem
 	}
 	return m, nil
 }

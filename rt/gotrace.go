@@ -13,7 +13,8 @@ import (
 // -trace, a runtime/trace.FlightRecorder), every command that a goroutine
 // enqueues is also a log event of that goroutine in Go's trace, of the
 // category "dgen": what the command is (a kernel with its program and
-// spec), the device, and the user's source line that enqueued it. go tool
+// spec), the device, and the user's source line that enqueued it; and
+// every allocation from an allocator, with its site's name. go tool
 // trace then shows GPU work on the goroutine that issued it, beside the
 // scheduler, the collector and system calls. While it is off, a command
 // pays one call of runtime/trace.IsEnabled, an atomic load
@@ -46,4 +47,14 @@ func (q *Queue) goTraceKernel(k *Kernel, skip int) {
 		detail += " spec " + k.decl.ID
 	}
 	q.goTrace(trace.Kernel, k.name, detail, skip+1)
+}
+
+// goTraceAlloc logs an allocation of size bytes for the site named site
+// to Go's execution tracer. skip is as for goTrace.
+func (q *Queue) goTraceAlloc(site string, size int64, skip int) {
+	msg := "alloc " + strconv.FormatInt(size, 10) + " bytes for " + site + " on " + strconv.Quote(q.dev.Name)
+	if _, file, line, ok := runtime.Caller(skip + 2); ok {
+		msg += " at " + file + ":" + strconv.Itoa(line)
+	}
+	rtrace.Log(context.Background(), goTraceCategory, msg)
 }

@@ -360,7 +360,11 @@ func TestGoTrace(t *testing.T) {
 	}
 	_, _, line, _ := runtime.Caller(0)
 	err = raw.Submit(q, k, rt.Range1(2)) // line+1
-	ferr := q.Finish()
+	b, aerr := rt.Alloc[float32](q, 4) // line+2
+	if aerr == nil {
+		aerr = b.Free()
+	}
+	ferr := errors.Join(q.Finish(), aerr)
 	rtrace.Stop()
 	f.Close()
 	if err != nil || ferr != nil {
@@ -380,6 +384,11 @@ func TestGoTrace(t *testing.T) {
 	want := `kernel pick program \"traced\"`
 	if !slices.ContainsFunc(logs, func(l string) bool { return strings.Contains(l, want) && strings.Contains(l, site) }) {
 		t.Errorf("no log of the launch (%s at %s) in the trace; dgen's logs:\n%s", want, site, strings.Join(logs, "\n"))
+	}
+	site = "port_test.go:" + strconv.Itoa(line+2)
+	want = "alloc 16 bytes for untagged"
+	if !slices.ContainsFunc(logs, func(l string) bool { return strings.Contains(l, want) && strings.Contains(l, site) }) {
+		t.Errorf("no log of the allocation (%s at %s) in the trace; dgen's logs:\n%s", want, site, strings.Join(logs, "\n"))
 	}
 }
 
