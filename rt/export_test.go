@@ -143,3 +143,7 @@ func Instances(c *Context) int {
 	defer c.instances.mu.Unlock()
 	return len(c.instances.m)
 }
+
+// BlockID names the driver buffer of m: the same for every Mem that the
+// allocator makes for one block.
+func (m *Mem) BlockID() uint64 { return m.id }

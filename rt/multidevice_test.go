@@ -487,7 +487,7 @@ func reuseTrial(q0, q1 *rt.Queue, sum rt.Buffer[float32], n, iters int) (bad int
 		return 0, false, err
 	}
 	defer re.Free()
-	if re.Mem() != inMem {
+	if re.Mem().BlockID() != inMem.BlockID() {
 		return 0, false, errors.New("device 1's allocation did not reuse the block freed after device 0's use")
 	}
 	if err := (&mdSet{B: re, V: 2}).Enqueue(q1, rt.Range1(n)); err != nil {

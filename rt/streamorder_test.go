@@ -90,7 +90,7 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 		return 0, err
 	}
 	defer reused.Free()
-	if reused.Mem() != inMem { // allocMem hands out a reused block's Mem again
+	if reused.Mem().BlockID() != inMem.BlockID() {
 		return 0, errors.New("not the same block")
 	}
 	if err := errors.Join(r.set.SetBuffer(0, reused.Mem()), raw.SetArg(r.set, 1, float32(2))); err != nil {
