@@ -473,3 +473,63 @@ func TestFreeDuringDriverCall(t *testing.T) {
 		})
 	}
 }
+
+// nineSpecs are nine kernel specs of one kernel: a queue parks instances in
+// eight slots, so at least two of them share a slot.
+var nineSpecs = func() (specs [9]*codegen.Kernel) {
+	for i := range specs {
+		specs[i] = codegen.Register(&codegen.Kernel{ID: pkg + "AddV" + string(rune('A'+i)), Name: "addv", Program: _addProg, Params: 2})
+	}
+	return specs
+}()
+
+// TestSpecsShareSlots launches nine specs in turn on one queue: specs that
+// share a slot take turns through the pool, every launch gets its own
+// arguments, and after the first round nothing is allocated.
+func TestSpecsShareSlots(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	b, err := rt.NewBuffer[int32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(q, make([]int32, 4)); err != nil {
+		t.Fatal(err)
+	}
+	round := func() error {
+		for i, spec := range nineSpecs {
+			k, err := codegen.Acquire(q, spec)
+			if err != nil {
+				return err
+			}
+			codegen.SetBuffer(k, 0, b)
+			codegen.SetScalar(k, 1, int32(i+1))
+			if err := codegen.Submit(q, k, rt.Range1(4), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := round(); err != nil {
+		t.Fatal(err)
+	}
+	var rerr error
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := round(); err != nil {
+			rerr = err
+		}
+	})
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if allocs != 0 {
+		t.Errorf("%v heap allocations per round of nine launches, want 0", allocs)
+	}
+	got := make([]int32, 4)
+	if err := b.Read(q, got); err != nil {
+		t.Fatal(err)
+	}
+	if want := int32(45 * 22); got[0] != want { // 1+...+9 per round, 22 rounds
+		t.Errorf("element 0 is %d, want %d", got[0], want)
+	}
+}

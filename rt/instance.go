@@ -2,6 +2,7 @@ package rt
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -39,8 +40,9 @@ import (
 
 // specHit is a kernel instance of a spec, parked in a queue's slot: ck is
 // the cache's kernel (the prototype) it was made from, under the
-// specialization-constant generation gen. It is made once per instance and
-// queue, and never changes.
+// specialization-constant generation gen. It lives in the instance
+// (Kernel.hit), and only the instance's owner changes it: the goroutine
+// that took it from a slot or pool, before it parks it again.
 type specHit struct {
 	d   *desc.Kernel
 	ck  *progcache.Kernel[*Kernel]
@@ -144,9 +146,13 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 		}
 	}
 	if k.decl != d {
-		k.decl, k.hidden = d, nil
+		if k.decl != nil && !slices.Equal(k.decl.Globals, d.Globals) {
+			k.hidden = nil // specs of one kernel of one image bind the same globals
+		}
+		k.decl = d
 	}
-	k.hit = &specHit{d: d, ck: ck, gen: gen, k: k, q: q}
+	// The caller owns k: no slot or pool reads k.hit until park.
+	k.hit = specHit{d: d, ck: ck, gen: gen, k: k, q: q}
 	k.setErr = nil
 	return k, nil
 }
@@ -154,7 +160,7 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 // park gives k, acquired by acquireSpec, back to its queue's slot, or to
 // its prototype's pool if another instance is parked there.
 func (k *Kernel) park() {
-	h := k.hit
+	h := &k.hit
 	if !h.q.specSlot(h.d).CompareAndSwap(nil, h) {
 		h.ck.Object().pool.put(k)
 	}

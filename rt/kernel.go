@@ -284,7 +284,7 @@ type Kernel struct {
 	// instances. Between acquireSpec and park, an instance belongs to the
 	// one goroutine that acquired it, which alone reads and writes it.
 	decl   *desc.Kernel
-	hit    *specHit
+	hit    specHit
 	pool   *kernelPool
 	setErr error // the first error of setting an argument since Acquire
 

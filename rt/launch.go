@@ -280,7 +280,7 @@ func (k *Kernel) specLocal(i int, size int) {
 // is the user's: two frames above this function's caller,
 // codegen.Submit, is the caller of the generated Enqueue.
 func submitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
-	if k == nil || k.hit == nil {
+	if k == nil || k.hit.k == nil {
 		return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.park()
@@ -289,7 +289,7 @@ func submitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
 
 // launchSpec is submitSpec with an event.
 func launchSpec(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
-	if k == nil || k.hit == nil {
+	if k == nil || k.hit.k == nil {
 		return nil, fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.park()

@@ -360,7 +360,7 @@ func TestGoTrace(t *testing.T) {
 	}
 	_, _, line, _ := runtime.Caller(0)
 	err = raw.Submit(q, k, rt.Range1(2)) // line+1
-	b, aerr := rt.Alloc[float32](q, 4) // line+2
+	b, aerr := rt.Alloc[float32](q, 4)   // line+2
 	if aerr == nil {
 		aerr = b.Free()
 	}
