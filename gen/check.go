@@ -151,8 +151,10 @@ func hasCL(b *types.Basic) bool {
 	return ok
 }
 
-// checkKernels matches kernel specs with the kernels' parameters.
-func (s *state) checkKernels(d *declared) {
+// checkKernels matches kernel specs with the kernels' parameters, in the
+// programs' front ends fr, and returns what it bound each spec to.
+func (s *state) checkKernels(d *declared, fr fronts) bindings {
+	bs := bindings{}
 	progs := map[string]*program{}
 	for _, p := range d.programs {
 		progs[p.name] = p
@@ -168,7 +170,8 @@ func (s *state) checkKernels(d *declared) {
 			s.errorf(kd.Program.ValuePos, "kernel spec %s: no //dgen:program variable %s in this package", k.name, kd.Program.Value)
 			continue
 		}
-		k.prog = p
+		b := &binding{prog: fr[p]}
+		bs[k] = b
 		if kp, pp := k.file.ast.Name.Name, p.file.ast.Name.Name; kp != pp {
 			s.errorf(kd.Program.ValuePos, "kernel spec %s is in package %s but program %s in package %s, whose registration the generated code of %s cannot reach; declare the spec and its program in one package", k.name, kp, p.name, pp, kp)
 			continue
@@ -181,25 +184,27 @@ func (s *state) checkKernels(d *declared) {
 			s.errorf(kd.Program.ValuePos, "kernel spec %s: program %s is declared in test file %s, which the package's own build does not see; declare it in a non-test file", k.name, p.name, s.rel(p.file.path))
 			continue
 		}
-		if p.unit == nil {
+		f := b.prog
+		if f.unit == nil {
 			continue // already reported
 		}
-		fn := p.unit.Kernel(k.clName)
+		fn := f.unit.Kernel(k.clName)
 		if fn == nil {
-			s.noKernel(k, p)
+			s.noKernel(k, f)
 			continue
 		}
-		k.exts = p.pp.NeedsAt(fn.Pos)
-		for _, name := range p.kernels[k.clName].Globals {
-			k.globals = append(k.globals, gByName[name])
+		b.exts = f.pp.NeedsAt(fn.Pos)
+		for _, name := range f.kernels[k.clName].Globals {
+			b.globals = append(b.globals, gByName[name])
 		}
 		if k.file.info != nil {
-			s.checkFields(k, fn)
+			s.checkFields(k, b, fn)
 		}
 	}
+	return bs
 }
 
-func (s *state) noKernel(k *kernel, p *program) {
+func (s *state) noKernel(k *kernel, p *front) {
 	kd, _ := k.dir.Kernel()
 	pos := k.pos
 	if kd.Name.Pos != token.NoPos {
@@ -216,8 +221,9 @@ func (s *state) noKernel(k *kernel, p *program) {
 	s.errorf(pos, "kernel spec %s: %s defines no kernel %s (it defines %s)", k.name, p.source, k.clName, strings.Join(names, ", "))
 }
 
-// checkFields matches the fields of a kernel spec with the parameters.
-func (s *state) checkFields(k *kernel, fn *clsrc.Kernel) {
+// checkFields matches the fields of a kernel spec with the parameters,
+// into b.
+func (s *state) checkFields(k *kernel, b *binding, fn *clsrc.Kernel) {
 	st, ok := k.file.info.Defs[k.ts.Name].Type().Underlying().(*types.Struct)
 	if !ok {
 		return
@@ -236,7 +242,7 @@ func (s *state) checkFields(k *kernel, fn *clsrc.Kernel) {
 		return
 	}
 	for i := range st.NumFields() {
-		fd, ok := s.checkField(k, st.Field(i), fpos[i], i, fn.Params[i])
+		fd, ok := s.checkField(k, b, st.Field(i), fpos[i], i, fn.Params[i])
 		if !ok {
 			continue
 		}
@@ -247,7 +253,7 @@ func (s *state) checkFields(k *kernel, fn *clsrc.Kernel) {
 		case fd.out && fn.Params[i].Type.Const:
 			s.errorf(fpos[i], "kernel spec %s: field %s is tagged dgen:\"out\" but parameter %d (%s) of %s is const: the kernel cannot write it", k.name, fd.name, i, fn.Params[i].Text, k.clName)
 		}
-		k.fields = append(k.fields, fd)
+		b.fields = append(b.fields, fd)
 	}
 }
 
@@ -255,8 +261,8 @@ func (s *state) checkFields(k *kernel, fn *clsrc.Kernel) {
 var wrappers = map[clsrc.ArgClass]string{clsrc.ArgBuffer: "Buffer", clsrc.ArgLocal: "Local"}
 
 // checkField matches field i of a kernel spec with its parameter.
-func (s *state) checkField(k *kernel, f *types.Var, pos token.Pos, i int, param clsrc.KernelParam) (field, bool) {
-	if fd, handled, ok := s.checkImageField(k, f, pos, i, param); handled {
+func (s *state) checkField(k *kernel, b *binding, f *types.Var, pos token.Pos, i int, param clsrc.KernelParam) (field, bool) {
+	if fd, handled, ok := s.checkImageField(k, b, f, pos, i, param); handled {
 		return fd, ok
 	}
 	class, elem, err := clsrc.Classify(param.Type)

@@ -59,7 +59,7 @@ func (s *state) rel(path string) string {
 // package directory, so that the generated file is the same in every
 // checkout of the tree: the package's own sources, and headers found
 // beside them or through a relative -I, even outside the module.
-func (s *state) imageName(p *program, path string) string {
+func (s *state) imageName(p *front, path string) string {
 	if p.absolute[path] {
 		return path
 	}
@@ -75,7 +75,7 @@ func (s *state) imageName(p *program, path string) string {
 // a header that an #include names by an absolute path, one found under
 // an -I directory that the options give as an absolute path (a system or
 // SDK header), and one that such a header includes beside itself.
-func absoluteHeaders(p *program, absDirs []string) map[string]bool {
+func absoluteHeaders(p *front, absDirs []string) map[string]bool {
 	abs := map[string]bool{}
 	for _, inc := range p.pp.Includes {
 		if abs[inc.Path] {

@@ -90,7 +90,7 @@ var reservedWindows = map[string]bool{"con": true, "prn": true, "aux": true, "nu
 // checkEmbeds reports each file of p's image that the generated file would
 // embed but the go command would not: the source at its directive, a
 // header at its #include.
-func (s *state) checkEmbeds(p *program) bool {
+func (s *state) checkEmbeds(p *front) bool {
 	arg, _ := p.dir.Arg("source")
 	ok := true
 	if err := embeddable(s.l.dir, p.source); err != nil {

@@ -81,7 +81,7 @@ func declList(kind string, names []string) jen.Code {
 }
 
 // emit writes the generated files of the checked declarations d.
-func (s *state) emit(d *declared) ([]File, error) {
+func (s *state) emit(d *declared, fr fronts, bs bindings) ([]File, error) {
 	outs := map[string]*out{}
 	guarded := map[*types.TypeName]bool{}
 	for _, g := range d.globals {
@@ -115,15 +115,16 @@ func (s *state) emit(d *declared) ([]File, error) {
 		s.fileFor(outs, sc.file).reg(specVar(sc.name), "SpecConst", dict)
 	}
 	for _, p := range d.programs {
-		if err := s.emitProgram(s.fileFor(outs, p.file), p, d.specs); err != nil {
+		if err := s.emitProgram(s.fileFor(outs, p.file), fr[p], imageText(fr[p], d, bs), d.specs); err != nil {
 			return nil, err
 		}
 	}
 	for _, k := range d.kernels {
-		if k.prog == nil {
+		b := bs[k]
+		if b == nil {
 			continue
 		}
-		s.emitKernel(s.fileFor(outs, k.file), k)
+		s.emitKernel(s.fileFor(outs, k.file), k, b)
 		if k.file.info != nil {
 			s.guardStructs(outs, guarded, k.file.info.Defs[k.ts.Name].Type())
 		}
@@ -162,7 +163,7 @@ type programSource struct{ name, path string }
 
 // programSources returns the files that p's image was made from: its .cl
 // file, then the headers the preprocessor read, sorted by name.
-func (s *state) programSources(p *program) []programSource {
+func (s *state) programSources(p *front) []programSource {
 	var hdrs []programSource
 	for path := range p.pp.Files {
 		if path != p.clPath {
@@ -178,7 +179,7 @@ func (s *state) programSources(p *program) []programSource {
 // runtime compares it with the sources embedded at build time, and with
 // a header outside the package, which the build cannot embed, as it is
 // on the machine at first use.
-func (s *state) emitProgram(o *out, p *program, specConsts []decl) error {
+func (s *state) emitProgram(o *out, p *front, image string, specConsts []decl) error {
 	var srcs, embeds []jen.Code
 	for i, src := range s.programSources(p) {
 		b, err := os.ReadFile(src.path)
@@ -211,7 +212,7 @@ func (s *state) emitProgram(o *out, p *program, specConsts []decl) error {
 		dict[jen.Id("Options")] = jen.Lit(p.options)
 	}
 	var specs, owns []string
-	used := identifiers(p.image)
+	used := identifiers(image)
 	for _, sc := range specConsts {
 		if used[sc.name] {
 			specs = append(specs, specVar(sc.name))
@@ -234,7 +235,7 @@ func (s *state) emitProgram(o *out, p *program, specConsts []decl) error {
 	o.reg(programVar(p.name), "Program", dict)
 	o.decls = append(o.decls,
 		jen.Comment(fmt.Sprintf("_dgenImage_%s is the device image of %s: %s after dgen's rewriting.", p.name, p.name, p.source)).Line().
-			Const().Id("_dgenImage_"+p.name).Op("=").Lit(p.image))
+			Const().Id("_dgenImage_"+p.name).Op("=").Lit(image))
 	o.decls = append(o.decls, embeds...)
 	o.embeds = append(o.embeds, embeds...)
 	return nil
@@ -265,19 +266,31 @@ func (s *state) elemOf(d decl, kind string) types.Type {
 	return nil
 }
 
-func (s *state) emitKernel(o *out, k *kernel) {
+// imageText returns f's device image, with the guard of the first
+// read_write image parameter of its kernels' specs, in the package's order
+// (checkImageField), when there is one.
+func imageText(f *front, d *declared, bs bindings) string {
+	for _, k := range d.kernels {
+		if b := bs[k]; b != nil && b.prog == f && b.rwGuard != "" {
+			return f.image + b.rwGuard
+		}
+	}
+	return f.image
+}
+
+func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 	hidden := "_dgenKernel_" + k.name
 	dict := jen.Dict{
 		jen.Id("ID"):      jen.Lit(s.id(k.name)),
 		jen.Id("Name"):    jen.Lit(k.clName),
-		jen.Id("Program"): jen.Id(programVar(k.prog.name)),
+		jen.Id("Program"): jen.Id(programVar(b.prog.name)),
 	}
-	if len(k.fields) > 0 {
-		dict[jen.Id("Params")] = jen.Lit(len(k.fields))
+	if len(b.fields) > 0 {
+		dict[jen.Id("Params")] = jen.Lit(len(b.fields))
 	}
-	if len(k.globals) > 0 {
-		names := make([]string, len(k.globals))
-		for i, g := range k.globals {
+	if len(b.globals) > 0 {
+		names := make([]string, len(b.globals))
+		for i, g := range b.globals {
 			names[i] = globalVar(g.name)
 		}
 		dict[jen.Id("Globals")] = declList("Global", names)
@@ -287,9 +300,9 @@ func (s *state) emitKernel(o *out, k *kernel) {
 			dict[jen.Id("Shape")] = shape
 		}
 	}
-	if len(k.exts) > 0 {
+	if len(b.exts) > 0 {
 		dict[jen.Id("Extensions")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
-			for _, e := range k.exts {
+			for _, e := range b.exts {
 				g.Lit(e)
 			}
 		})
@@ -301,11 +314,11 @@ func (s *state) emitKernel(o *out, k *kernel) {
 	// writes the kernel object's launch record; an error is kept for
 	// Submit or Launch to return.
 	var setArgs jen.Code = jen.Null()
-	if len(k.fields) > 0 {
+	if len(b.fields) > 0 {
 		args := "_dgenArgs_" + k.name
 		setArgs = jen.Id(args).Call(jen.Id("s"), jen.Id("k"))
-		sets := make([]jen.Code, len(k.fields))
-		for i, f := range k.fields {
+		sets := make([]jen.Code, len(b.fields))
+		for i, f := range b.fields {
 			if set := imageArg(i, f); set != nil {
 				sets[i] = set
 				continue
@@ -339,7 +352,7 @@ func (s *state) emitKernel(o *out, k *kernel) {
 		setArgs,
 		jen.Return(jen.Qual(CodegenPath, "Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Id("wait"))),
 	))
-	for _, f := range k.fields {
+	for _, f := range b.fields {
 		if !f.out {
 			continue
 		}

@@ -23,12 +23,16 @@ import (
 // it.
 
 // checkPrograms runs the front end over every program's source, with the
-// declared types.
-func (s *state) checkPrograms(d *declared) {
+// declared types, and returns what it made of each: the phases after it
+// take that value (checkKernels, emit), and nothing of it is kept on the
+// programs.
+func (s *state) checkPrograms(d *declared) fronts {
+	fr := fronts{}
 	uses := map[*global][]*program{}
 	for _, p := range d.programs {
-		s.frontEnd(p, d)
-		for _, g := range p.table {
+		f := s.frontEnd(p, d)
+		fr[p] = f
+		for _, g := range f.table {
 			uses[g] = append(uses[g], p)
 		}
 	}
@@ -41,12 +45,14 @@ func (s *state) checkPrograms(d *declared) {
 			s.errorf(g.pos, "device global %s with device_image_scope is used in more than one device image (%s)", g.name, strings.Join(names, ", "))
 		}
 	}
+	return fr
 }
 
 // frontEnd reads one program's source and makes its device image, then
 // lets go of what later phases do not read: a package of several large
 // programs holds one program's tokens at a time.
-func (s *state) frontEnd(p *program, d *declared) {
+func (s *state) frontEnd(prog *program, d *declared) *front {
+	p := &front{program: prog}
 	s.readProgram(p, d)
 	if p.pp != nil {
 		p.pp.Tokens, p.pp.Inactive = nil, nil
@@ -59,11 +65,12 @@ func (s *state) frontEnd(p *program, d *declared) {
 			k.Body = nil
 		}
 	}
+	return p
 }
 
 // readProgram preprocesses and reads p's source, makes its device image
 // and reports what is wrong with it.
-func (s *state) readProgram(p *program, d *declared) {
+func (s *state) readProgram(p *front, d *declared) {
 	if p.source == "" {
 		return // the directive's error is reported
 	}
@@ -129,7 +136,7 @@ func (s *state) readProgram(p *program, d *declared) {
 // encodingErrors returns, for each file the preprocessor read, its first
 // byte that the device compiler refuses: a NUL byte or one that is not
 // UTF-8.
-func (s *state) encodingErrors(p *program) scanner.ErrorList {
+func (s *state) encodingErrors(p *front) scanner.ErrorList {
 	var errs scanner.ErrorList
 	for path, text := range p.pp.Files {
 		if pos, msg := badByte([]byte(text)); msg != "" {
@@ -145,7 +152,7 @@ func (s *state) encodingErrors(p *program) scanner.ErrorList {
 // options, of a specialization constant's name (the kernel would see that
 // value, never the one SpecConst.Set sets), and a #define of a device
 // global's name (the kernel would never read the global).
-func (s *state) specRedefined(p *program, decls *declared) {
+func (s *state) specRedefined(p *front, decls *declared) {
 	specs := map[string]decl{}
 	for _, sc := range decls.specs {
 		specs[sc.name] = sc
@@ -189,7 +196,7 @@ func (s *state) specRedefined(p *program, decls *declared) {
 // -D, -U and -I of the program's options; -I directories are relative to
 // the package directory, and those given as absolute paths are returned
 // too, for absoluteHeaders.
-func (s *state) cppConfig(p *program, d *declared) (cfg *cpp.Config, absDirs []string, err error) {
+func (s *state) cppConfig(p *front, d *declared) (cfg *cpp.Config, absDirs []string, err error) {
 	defs, dirs, err := cpp.ParseOptions(p.options)
 	if err != nil {
 		return nil, nil, err
@@ -291,7 +298,7 @@ func (in *inlined) write(text, masked string, o origin) {
 // inline writes path with every #include that the preprocessor followed
 // replaced by the included text, between #line directives that keep the
 // names and line numbers of the user's files.
-func (s *state) inline(p *program, in *inlined, path string, id int, stack []string) error {
+func (s *state) inline(p *front, in *inlined, path string, id int, stack []string) error {
 	if slices.Contains(stack, path) {
 		return fmt.Errorf("%s includes itself: a device image cannot hold a recursive #include", s.rel(path))
 	}
@@ -365,7 +372,7 @@ func mask(line string, spans []cpp.Span) string {
 // preprocessed source names, and fills the program's table of globals. A
 // global that is named only where the rewriting cannot reach (a kernel
 // that a macro expansion defines) is diagnosed.
-func (s *state) thread(p *program, in *inlined, d *declared) ([]byte, bool) {
+func (s *state) thread(p *front, in *inlined, d *declared) ([]byte, bool) {
 	gs, byName := s.imageGlobals(p, d)
 	if len(gs) == 0 {
 		return []byte(in.text.String()), true
@@ -422,7 +429,7 @@ func kernelUses(u *clsrc.Unit, byName map[string]*global) map[*clsrc.Kernel]glob
 // names and that p's build sees, to be threaded, by name too. A global the
 // source names but whose declaration p's build does not see (a test file's,
 // or one under another build constraint) is diagnosed at the global.
-func (s *state) imageGlobals(p *program, d *declared) ([]clsrc.Global, map[string]*global) {
+func (s *state) imageGlobals(p *front, d *declared) ([]clsrc.Global, map[string]*global) {
 	named := map[string]bool{}
 	for _, t := range p.pp.Tokens {
 		if t.Kind == cpp.Ident {
@@ -459,7 +466,7 @@ func (s *state) imageGlobals(p *program, d *declared) ([]clsrc.Global, map[strin
 
 // allThreaded reports whether the rewriting reached every kernel of p that
 // uses a global (uses, from kernelUses), diagnosing each it did not.
-func (s *state) allThreaded(p *program, uses map[*clsrc.Kernel]globalUse) bool {
+func (s *state) allThreaded(p *front, uses map[*clsrc.Kernel]globalUse) bool {
 	ok := true
 	for _, k := range p.unit.Kernels {
 		if _, seen := p.kernels[k.Name]; seen {
@@ -492,7 +499,7 @@ func unwrapPath(err error) error {
 
 // clErrors reports errors of the front end at their positions, naming
 // the #include directives through which a header was reached.
-func (s *state) clErrors(p *program, errs scanner.ErrorList) {
+func (s *state) clErrors(p *front, errs scanner.ErrorList) {
 	for _, e := range errs {
 		msg := e.Msg
 		for _, at := range p.pp.IncludedFrom(e.Pos.Filename) {
@@ -505,7 +512,7 @@ func (s *state) clErrors(p *program, errs scanner.ErrorList) {
 
 // clErrorsAt reports errors of the rewriting, whose lines are lines of the
 // inlined source, at the user's files and lines, each message after prefix.
-func (s *state) clErrorsAt(p *program, err error, lines []origin, prefix string) {
+func (s *state) clErrorsAt(p *front, err error, lines []origin, prefix string) {
 	var list clsrc.ErrorList
 	var one *clsrc.Error
 	switch {

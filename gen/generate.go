@@ -38,15 +38,15 @@ func generate(l *loaded) (files []File, err error) {
 	typeErrs := len(s.diags)
 	m := s.checkShapes(s.collect())
 	d := s.checkDecls(m)
-	s.checkPrograms(d)
-	s.checkKernels(d)
+	fr := s.checkPrograms(d)
+	bs := s.checkKernels(d, fr)
 	s.checkHostWrites(d)
 	if len(s.diags) > 0 {
 		s.dropTypeErrors(typeErrs)
 		s.sortDiags()
 		return nil, s.diags
 	}
-	return s.emit(d)
+	return s.emit(d, fr, bs)
 }
 
 // typeErrors reports the package's type errors that the missing generated

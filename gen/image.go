@@ -54,7 +54,7 @@ func accessQualifier(text string) string {
 // checkImageField matches field i of a kernel spec with an image or
 // sampler parameter. handled is false when the parameter is neither, and
 // ok reports a match.
-func (s *state) checkImageField(k *kernel, f *types.Var, pos token.Pos, i int, param clsrc.KernelParam) (fd field, handled, ok bool) {
+func (s *state) checkImageField(k *kernel, b *binding, f *types.Var, pos token.Pos, i int, param clsrc.KernelParam) (fd field, handled, ok bool) {
 	t := param.Type
 	if t == nil || t.Kind != clsrc.Opaque {
 		return field{}, false, false
@@ -74,11 +74,8 @@ func (s *state) checkImageField(k *kernel, f *types.Var, pos token.Pos, i int, p
 	fd = field{name: f.Name(), class: clsrc.ArgValue, cl: t.Name, elem: f.Type(), img: &imageParam{}}
 	if isImage {
 		fd.img.access = accessQualifier(param.Text)
-		if fd.img.access == "read_write" {
-			if len(k.prog.readWriteImages) == 0 {
-				k.prog.image += readWriteGuard(s.imageName(k.prog, param.Pos.Filename), param.Pos.Line, fmt.Sprintf("%s of kernel %s", param.Name, k.clName))
-			}
-			k.prog.readWriteImages = append(k.prog.readWriteImages, k.clName+"."+param.Name)
+		if fd.img.access == "read_write" && b.rwGuard == "" {
+			b.rwGuard = readWriteGuard(s.imageName(b.prog, param.Pos.Filename), param.Pos.Line, fmt.Sprintf("%s of kernel %s", param.Name, k.clName))
 		}
 	}
 	return fd, true, true

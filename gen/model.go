@@ -29,20 +29,43 @@ type decl struct {
 	ts   *ast.TypeSpec  // for kernel specs
 }
 
-// program is a //dgen:program variable and what the front end made of its
-// source.
+// program is a //dgen:program variable.
 type program struct {
 	decl
 	source, options string
-	clPath          string
-	pp              *cpp.Result                    // the preprocessed source
-	unit            *clsrc.Unit                    // its declarations
-	image           string                         // the device image
-	table           []*global                      // the globals the image uses
-	kernels         map[string]clsrc.KernelGlobals // hidden arguments by kernel
-	readWriteImages []string                       // kernel parameters that are read_write images (image.go)
-	absolute        map[string]bool                // the headers named by their absolute paths (imageName)
 }
+
+// front is what the front end made of one program's source (checkPrograms):
+// the phases after it read it and change nothing in it.
+type front struct {
+	*program
+	clPath   string                         // the source file
+	pp       *cpp.Result                    // the preprocessed source
+	unit     *clsrc.Unit                    // its declarations
+	image    string                         // the device image, before read_write image guards (emit)
+	table    []*global                      // the globals the image uses
+	kernels  map[string]clsrc.KernelGlobals // hidden arguments by kernel
+	absolute map[string]bool                // the headers named by their absolute paths (imageName)
+}
+
+// fronts are the front end's results, by program.
+type fronts map[*program]*front
+
+// binding is what checkKernels bound a kernel spec to: its program's front
+// end, the fields matched with the kernel's parameters, the device globals
+// bound as hidden arguments, the extensions the kernel needs (it exists
+// only on devices that have them: cpp.Guard.Needs), and the guard that a
+// read_write image parameter adds to the program's image (image.go).
+type binding struct {
+	prog    *front
+	fields  []field
+	globals []*global
+	exts    []string
+	rwGuard string
+}
+
+// bindings are checkKernels' results, by kernel spec.
+type bindings map[*kernel]*binding
 
 // field is a field of a kernel spec, bound to a kernel parameter.
 type field struct {
@@ -57,13 +80,7 @@ type field struct {
 // kernel is a //dgen:kernel spec.
 type kernel struct {
 	decl
-	prog    *program
-	clName  string
-	fields  []field
-	globals []*global
-	// exts are the extensions the kernel needs (cpp.Guard.Needs): it
-	// exists only on devices that have them.
-	exts []string
+	clName string
 }
 
 // global is a //dgen:global variable.
