@@ -88,7 +88,10 @@ func (m *Mem) use() bool {
 // left that to it.
 func (m *Mem) done() {
 	if m.busy.Add(-1) == 0 && m.freed.Load() && m.pending.CompareAndSwap(true, false) {
-		m.release(m) // Free returned already: no caller is left to tell
+		if err := m.release(m); err != nil && m.ctx != nil {
+			// Free returned already: no caller is left to tell.
+			m.ctx.log().Warn("dgen: release of freed memory", "bytes", m.size, "err", err)
+		}
 	}
 }
 

@@ -215,7 +215,10 @@ func (c *Context) releaseInstance(k *Kernel) {
 	c.instances.mu.Lock()
 	delete(c.instances.m, k)
 	c.instances.mu.Unlock()
-	k.release() // an instance's release error has no caller to go to; Close reports the context's
+	if err := k.release(); err != nil {
+		// No caller waits for an instance's release: log it.
+		c.log().Warn("dgen: release of a kernel instance", "kernel", k.name, "err", err)
+	}
 }
 
 // closeInstances releases every instance. Called by Close after drain.
