@@ -51,7 +51,7 @@ test: deps
 ## cross: build and vet rt, rt/diskcache and cmd/dgen for each of CROSS_OS
 ## without cgo, as an application that imports them is built there.
 CROSS_OS  ?= windows darwin
-CROSS_PKG ?= ./rt ./rt/diskcache ./cmd/dgen
+CROSS_PKG ?= ./rt ./rt/internal/core ./rt/diskcache ./cmd/dgen
 cross:
 	@for os in $(CROSS_OS); do echo "cross: GOOS=$$os CGO_ENABLED=0 go build and go vet $(CROSS_PKG)"; \
 		CGO_ENABLED=0 GOOS=$$os $(GO) build $(CROSS_PKG) && CGO_ENABLED=0 GOOS=$$os $(GO) vet $(CROSS_PKG) || exit 1; done
@@ -103,15 +103,16 @@ bench-table: deps
 ## rawcl. The defaults are what those scripts and docs/BENCHMARKS.md run
 ## (about 55 MB); BUNDLE_TESTS=all takes every package whose tests use a
 ## device (they import rt/opencl; cmd/dgen's need Go), BUNDLE_CMDS=all
-## every example.
-BUNDLE_TESTS ?= rt rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
+## every example. rt's tests live in rt/internal/core, whose binary is
+## named rt.test.
+BUNDLE_TESTS ?= rt/internal/core rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
 BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \
 			awk '/dgen\/rt\/opencl/ && $$1 !~ /cmd\/dgen$$/ {print $$1}'); \
 	for p in $$tests; do p=$${p#github.com/dgen-go/dgen/}; \
-		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|/|_|g').test ./$$p || exit 1; done
+		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|/internal/core$$||; s|/|_|g').test ./$$p || exit 1; done
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh

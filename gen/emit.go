@@ -333,7 +333,7 @@ func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 			}
 		}
 		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("%s sets the arguments of kernel %s from s.", args, k.clName)).Line().
-			Func().Id(args).Params(jen.Id("s").Op("*").Id(k.name), jen.Id("k").Op("*").Qual(RuntimePath, "Kernel")).Block(sets...))
+			Func().Id(args).Params(jen.Id("s").Op("*").Id(k.name), jen.Id("k").Op("*").Qual(CodegenPath, "Instance")).Block(sets...))
 	}
 	params := []jen.Code{jen.Id("q").Op("*").Qual(RuntimePath, "Queue"), jen.Id("r").Qual(RuntimePath, "Range"), jen.Id("wait").Op("...").Op("*").Qual(RuntimePath, "Event")}
 	acquire := jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "Acquire").Call(jen.Id("q"), jen.Id(hidden))
@@ -434,7 +434,7 @@ func (s *state) importName(name string) string {
 // files are written for (codegen.GenVersion); the runtime accepts files of
 // versions codegen.MinVersion to codegen.MaxVersion. The golden packages
 // compile only when it lies in that window.
-const ContractVersion = 3
+const ContractVersion = 4
 
 // versionMessage is what the compiler shows when rt/codegen does not
 // implement the generated file's version.

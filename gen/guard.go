@@ -37,7 +37,12 @@ func (s *state) typeCodeOK(t types.Type) (jen.Code, bool) {
 		}
 		// jen writes a name of the file's own package unqualified, and
 		// qualifies one of the package from its external test package.
-		c := jen.Qual(obj.Pkg().Path(), obj.Name())
+		// A type of rt's internal core is spelled by its alias in rt.
+		path := obj.Pkg().Path()
+		if path == CorePath {
+			path = RuntimePath
+		}
+		c := jen.Qual(path, obj.Name())
 		if n := u.TypeArgs().Len(); n > 0 {
 			args := make([]jen.Code, n)
 			for i := range n {
@@ -81,7 +86,7 @@ func shapeString(t types.Type) string {
 // kinds that are not basic.
 func writeShape(b *strings.Builder, t types.Type) {
 	t = types.Unalias(t)
-	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == RuntimePath {
+	if n, ok := rtNamed(t); ok {
 		b.WriteString("rt." + n.Obj().Name())
 		return
 	}

@@ -26,6 +26,10 @@ import (
 // RuntimePath is the import path of the runtime that generated code uses.
 const RuntimePath = "github.com/dgen-go/dgen/rt"
 
+// CorePath is the import path of rt's internal core, which defines the
+// types that rt's are aliases of.
+const CorePath = RuntimePath + "/internal/core"
+
 // CodegenPath is the import path of the contract that generated code uses.
 const CodegenPath = "github.com/dgen-go/dgen/rt/codegen"
 

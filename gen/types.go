@@ -20,8 +20,8 @@ import (
 // rtArg returns the type argument of the rt generic type named name that
 // the variable or field has, or reports why not.
 func rtArg(t types.Type, name string) (types.Type, bool) {
-	n, ok := types.Unalias(t).(*types.Named)
-	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != RuntimePath || n.Obj().Name() != name {
+	n, ok := rtNamed(t)
+	if !ok || n.Obj().Name() != name {
 		return nil, false
 	}
 	if n.TypeArgs().Len() != 1 {
@@ -31,8 +31,19 @@ func rtArg(t types.Type, name string) (types.Type, bool) {
 }
 
 func isRT(t types.Type, name string) bool {
+	n, ok := rtNamed(t)
+	return ok && n.Obj().Name() == name
+}
+
+// rtNamed returns t as a type of rt: rt's types are aliases of the types of
+// its internal core (CorePath), where they are defined.
+func rtNamed(t types.Type) (*types.Named, bool) {
 	n, ok := types.Unalias(t).(*types.Named)
-	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == RuntimePath && n.Obj().Name() == name
+	if !ok || n.Obj().Pkg() == nil {
+		return nil, false
+	}
+	p := n.Obj().Pkg().Path()
+	return n, p == RuntimePath || p == CorePath
 }
 
 func (s *state) varType(d decl) types.Type {

@@ -28,12 +28,9 @@ import (
 //     method mentions one of their types, directly or through the types of
 //     dgen's other packages that it mentions.
 //
-// auditExempt are the identifiers that the rule does not check yet: rt.Kernel
-// (the kernel object of generated code's launches) and rt.Mem (the untyped
-// memory of rt/raw and generated code) are being reworked with the launch
-// path by the lead, which moves them into one internal core that rt,
-// rt/codegen and rt/raw alias.
-var auditExempt = map[string]bool{"Kernel": true, "Mem": true}
+// rt's types are aliases of the types of its internal core
+// (rt/internal/core), where their methods and fields are documented: the
+// rule applies to those too.
 
 // backstage are the packages whose types an application must not need.
 var backstage = []string{"github.com/dgen-go/dgen/rt/driver", "github.com/dgen-go/dgen/rt/diskcache"}
@@ -42,41 +39,52 @@ var backstage = []string{"github.com/dgen-go/dgen/rt/driver", "github.com/dgen-g
 // than applications.
 var otherAudience = regexp.MustCompile(`(?i)\b(for|by|from|of) (the )?(generated code|backends?|tests?|test code)\b|generated code (calls|names|uses|sets)|test[- ]only|internal use`)
 
-// sourceFiles parses rt's non-test files with their comments; it skips
-// the test where the source is not beside the test binary.
-func sourceFiles(t *testing.T) (*token.FileSet, []*ast.File) {
+// sourceFiles parses the non-test files of package name in dir with their
+// comments; it skips the test where the source is not beside the test
+// binary.
+func sourceFiles(t *testing.T, fset *token.FileSet, dir, name string) []*ast.File {
 	t.Helper()
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := pkgs["rt"]
+	p := pkgs[name]
 	if p == nil {
 		if _, err := os.Stat("api_test.go"); errors.Is(err, fs.ErrNotExist) {
 			t.Skip("no source of package rt beside the test binary (a gpu-bundle)")
 		}
-		t.Fatal("no package rt in the test's directory")
+		t.Fatalf("no package %s in %s", name, dir)
 	}
 	var files []*ast.File
 	for _, f := range p.Files {
 		files = append(files, f)
 	}
-	return fset, files
+	return files
 }
 
 // docViolations returns "Name: doc" for every exported identifier of
 // files, and exported field of an exported struct, whose documentation
-// matches otherAudience.
-func docViolations(t *testing.T, fset *token.FileSet, files []*ast.File) []string {
+// matches otherAudience; and for the methods and fields of the types of
+// coreFiles (rt/internal/core) that files alias.
+func docViolations(t *testing.T, fset *token.FileSet, files, coreFiles []*ast.File) []string {
 	t.Helper()
 	p, err := doc.NewFromFiles(fset, files, "github.com/dgen-go/dgen/rt")
 	if err != nil {
 		t.Fatal(err)
 	}
+	core := map[string]*doc.Type{}
+	if len(coreFiles) > 0 {
+		cp, err := doc.NewFromFiles(fset, coreFiles, "github.com/dgen-go/dgen/rt/internal/core")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ty := range cp.Types {
+			core[ty.Name] = ty
+		}
+	}
 	var bad []string
 	check := func(name, text string) {
-		if !auditExempt[strings.SplitN(name, ".", 2)[0]] && otherAudience.MatchString(text) {
+		if otherAudience.MatchString(text) {
 			bad = append(bad, name+": "+otherAudience.FindString(text))
 		}
 	}
@@ -88,8 +96,37 @@ func docViolations(t *testing.T, fset *token.FileSet, files []*ast.File) []strin
 	}
 	for _, ty := range p.Types {
 		check(ty.Name, ty.Doc)
+		if ts := ty.Decl.Specs[0].(*ast.TypeSpec); ts.Assign.IsValid() && core[ty.Name] != nil && isCore(ts.Type) {
+			checkMembers(ty.Name, core[ty.Name], check)
+			continue
+		}
+		checkMembers(ty.Name, ty, check)
+	}
+	return bad
+}
+
+// isCore reports whether the expression x names a type of package core.
+func isCore(x ast.Expr) bool {
+	if ix, ok := x.(*ast.IndexExpr); ok {
+		x = ix.X
+	}
+	if ix, ok := x.(*ast.IndexListExpr); ok {
+		x = ix.X
+	}
+	sel, ok := x.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == "core"
+}
+
+// checkMembers checks the documentation of ty's functions, methods,
+// constants, variables and exported fields, naming them after name.
+func checkMembers(name string, ty *doc.Type, check func(name, text string)) {
+	{
 		for _, f := range slices.Concat(ty.Funcs, ty.Methods) {
-			check(ty.Name+"."+f.Name, f.Doc)
+			check(name+"."+f.Name, f.Doc)
 		}
 		for _, v := range slices.Concat(ty.Consts, ty.Vars) {
 			check(strings.Join(v.Names, ","), v.Doc)
@@ -98,13 +135,12 @@ func docViolations(t *testing.T, fset *token.FileSet, files []*ast.File) []strin
 			for _, fld := range st.Fields.List {
 				for _, n := range fld.Names {
 					if n.IsExported() {
-						check(ty.Name+"."+n.Name, fld.Doc.Text()+fld.Comment.Text())
+						check(name+"."+n.Name, fld.Doc.Text()+fld.Comment.Text())
 					}
 				}
 			}
 		}
 	}
-	return bad
 }
 
 // typeViolations returns "Name: type" for every exported identifier of
@@ -140,7 +176,7 @@ func typeViolations(pkg *types.Package) []string {
 			}
 			// dgen's own packages are walked into; rt's exported types are
 			// walked as identifiers of their own.
-			if obj.Pkg() == nil || !strings.HasPrefix(obj.Pkg().Path(), "github.com/dgen-go/dgen/") || obj.Pkg() == pkg || auditExempt[obj.Name()] {
+			if obj.Pkg() == nil || !strings.HasPrefix(obj.Pkg().Path(), "github.com/dgen-go/dgen/") || obj.Pkg() == pkg {
 				return
 			}
 			walkMembers(obj.Pkg().Name()+"."+obj.Name(), t, walk)
@@ -178,7 +214,7 @@ func typeViolations(pkg *types.Package) []string {
 	scope := pkg.Scope()
 	for _, name := range scope.Names() {
 		obj := scope.Lookup(name)
-		if !obj.Exported() || auditExempt[name] {
+		if !obj.Exported() {
 			continue
 		}
 		if tn, ok := obj.(*types.TypeName); ok && !tn.IsAlias() {
@@ -200,10 +236,12 @@ func walkMembers(name string, t *types.Named, walk func(string, types.Type)) {
 	}
 }
 
-// TestAudience checks rt's audience rule (see auditExempt's comment).
+// TestAudience checks rt's audience rule.
 func TestAudience(t *testing.T) {
-	fset, files := sourceFiles(t)
-	if bad := docViolations(t, fset, files); len(bad) > 0 {
+	fset := token.NewFileSet()
+	files := sourceFiles(t, fset, ".", "rt")
+	coreFiles := sourceFiles(t, fset, "internal/core", "core")
+	if bad := docViolations(t, fset, files, coreFiles); len(bad) > 0 {
 		t.Errorf("rt documents identifiers for another audience than applications (move them to rt/codegen, rt/driver or export_test.go, or document them for applications):\n\t%s", strings.Join(bad, "\n\t"))
 	}
 	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedTypes}, "github.com/dgen-go/dgen/rt")
@@ -227,7 +265,9 @@ func TestAudienceRule(t *testing.T) {
 		{"backend", "package rt\n\n// Hook lets backends report.\ntype Hook int\n\n// Set is used by backends.\nfunc (Hook) Set() {}\n", true},
 		{"tests", "package rt\n\n// Reset exists for tests.\nvar Reset func()\n", true},
 		{"field", "package rt\n\n// T is a thing.\ntype T struct {\n\t// X is set by generated code.\n\tX int\n}\n", true},
-		{"exempt", "package rt\n\n// Kernel is for generated code.\ntype Kernel struct{}\n", false},
+		{"core method", "package core\n\n// T is a thing.\ntype T struct{}\n\n// M is for tests.\nfunc (T) M() {}\n", true},
+		{"core field", "package core\n\n// T is a thing.\ntype T struct {\n\t// X is set by backends.\n\tX int\n}\n", true},
+		{"core unaliased", "package core\n\n// U is a thing.\ntype U struct{}\n\n// M is for tests.\nfunc (U) M() {}\n", false},
 	}
 	for _, tt := range tests {
 		fset := token.NewFileSet()
@@ -235,7 +275,16 @@ func TestAudienceRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bad := docViolations(t, fset, []*ast.File{f}); (len(bad) > 0) != tt.bad {
+		files, coreFiles := []*ast.File{f}, []*ast.File(nil)
+		if f.Name.Name == "core" {
+			// rt aliases core's T, not U.
+			alias, err := parser.ParseFile(fset, "alias.go", "package rt\n\nimport \"x/core\"\n\n// T is a thing.\ntype T = core.T\n", parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, coreFiles = []*ast.File{alias}, files
+		}
+		if bad := docViolations(t, fset, files, coreFiles); (len(bad) > 0) != tt.bad {
 			t.Errorf("%s: violations %q, want some: %v", tt.name, bad, tt.bad)
 		}
 	}
@@ -264,10 +313,12 @@ func TestAudienceRule(t *testing.T) {
 			st := types.NewStruct([]*types.Var{types.NewField(token.NoPos, p, "info", info, false)}, nil)
 			declare(p, "Device", st)
 		}, false},
-		{"exempt", func(p *types.Package) {
-			st := types.NewStruct([]*types.Var{types.NewField(token.NoPos, p, "Info", info, false)}, nil)
-			declare(p, "Kernel", st)
-		}, false},
+		{"alias", func(p *types.Package) {
+			core := types.NewPackage("github.com/dgen-go/dgen/rt/internal/core", "core")
+			st := types.NewStruct([]*types.Var{types.NewField(token.NoPos, core, "Info", info, false)}, nil)
+			n := types.NewNamed(types.NewTypeName(token.NoPos, core, "Device", nil), st, nil)
+			p.Scope().Insert(types.NewTypeName(token.NoPos, p, "Device", n))
+		}, true},
 	} {
 		p := types.NewPackage("github.com/dgen-go/dgen/rt", "rt")
 		tt.decl(p)

@@ -55,10 +55,11 @@
 //
 // A generated kernel spec's Enqueue (or EnqueueEvent, for an [Event]):
 //
-//  1. takes the spec's kernel object for the queue's device from the
-//     context's fast kernel cache, locked (building its program on first
-//     use: memory, then disk, then the driver);
-//  2. writes every argument into the kernel object's launch record, which
+//  1. takes an instance of the spec's kernel object parked on the queue, or
+//     a new one from the context's kernel cache (building its program on
+//     first use: memory, then disk, then the driver); the instance is the
+//     goroutine's until the launch, and no lock is held;
+//  2. writes every argument into the instance's launch record, which
 //     remembers the last value of each, and binds the storage of the
 //     device globals the kernel uses as hidden arguments;
 //  3. checks the range against the device's and the kernel's limits, emits
@@ -66,10 +67,11 @@
 //     record to the backend, which sets the arguments that changed and
 //     enqueues the kernel in one call;
 //  4. records the launch's use of allocator memory where the context has
-//     more than one queue, for stream-ordered reuse, and unlocks the kernel.
+//     more than one queue, for stream-ordered reuse, and parks the
+//     instance on the queue again.
 //
-// Package rt/raw builds OpenCL C source at run time and drives a [Kernel]
-// by hand: its Launch and Submit do phases 3 and 4 for arguments that the
+// Package rt/raw builds OpenCL C source at run time and drives a kernel
+// object by hand: its Launch and Submit do phases 3 and 4 for arguments that the
 // caller set one by one. Most code should not need it.
 //
 // Phase 1 may wait for a build, another process's among them: to bound
@@ -85,6 +87,17 @@
 // program and spec, the device and the source line. go tool trace shows
 // it beside the scheduler's events. While the tracer is off, this costs a
 // command one atomic load.
+//
+// # Where the methods are documented
+//
+// rt's types are aliases of the types of rt's internal core
+// (rt/internal/core), which rt/codegen and rt/raw reach too, the way
+// protobuf-go's runtime/protoimpl aliases its internal/impl: rt.Queue is
+// that package's Queue, with no conversion and no cost. gopls and
+// pkg.go.dev follow the aliases; go doc shows the methods and fields
+// under the core's path:
+//
+//	go doc github.com/dgen-go/dgen/rt/internal/core.Queue
 //
 // # Errors
 //

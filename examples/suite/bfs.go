@@ -129,7 +129,7 @@ func source[T any](e *Env, site *rt.AllocSite[T], n int, fill, first T) (rt.Buff
 }
 
 func (c *bfsCase) Run() (err error) {
-	if err := free(c.cost.Mem()); err != nil {
+	if err := free(c.cost); err != nil {
 		return err
 	}
 	c.cost = rt.Buffer[int32]{}
@@ -145,7 +145,7 @@ func (c *bfsCase) Run() (err error) {
 	if err != nil {
 		return errors.Join(err, visited.Free())
 	}
-	defer func() { err = errors.Join(err, free(visited.Mem(), frontier.Mem())) }()
+	defer func() { err = errors.Join(err, free(visited, frontier)) }()
 	r := rt.Range1(n)
 	for c.levels = 0; ; c.levels++ {
 		if err := Over.Write(e.Q, 0); err != nil {
@@ -166,7 +166,7 @@ func (c *bfsCase) Run() (err error) {
 		if err == nil {
 			err = up.Enqueue(e.Q, r)
 		}
-		err = errors.Join(err, free(ex.Updating.Mem(), frontier.Mem()))
+		err = errors.Join(err, free(ex.Updating, frontier))
 		frontier = up.Next
 		if err != nil {
 			return err
@@ -204,5 +204,5 @@ func (c *bfsCase) Verify() error {
 }
 
 func (c *bfsCase) Close() error {
-	return free(c.dStart.Mem(), c.dDeg.Mem(), c.dEdges.Mem(), c.cost.Mem())
+	return free(c.dStart, c.dDeg, c.dEdges, c.cost)
 }

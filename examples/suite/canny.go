@@ -134,7 +134,7 @@ func newCanny(e *Env, s Size, seed uint64) (Case, error) {
 }
 
 func (c *cannyCase) Run() error {
-	if err := free(c.class.Mem()); err != nil {
+	if err := free(c.class); err != nil {
 		return err
 	}
 	c.class = rt.Buffer[uint8]{}
@@ -150,24 +150,24 @@ func (c *cannyCase) Run() error {
 		return errors.Join(err, g.Grey.Free())
 	}
 	bx := BlurX{In: g.Grey, W: w, H: h}
-	if err := stage(e, bx.AllocOut, &bx.Out, n*n, bx.Enqueue, r, g.Grey.Mem()); err != nil {
+	if err := stage(e, bx.AllocOut, &bx.Out, n*n, bx.Enqueue, r, g.Grey); err != nil {
 		return err
 	}
 	by := BlurY{In: bx.Out, W: w, H: h}
-	if err := stage(e, by.AllocOut, &by.Out, n*n, by.Enqueue, r, bx.Out.Mem()); err != nil {
+	if err := stage(e, by.AllocOut, &by.Out, n*n, by.Enqueue, r, bx.Out); err != nil {
 		return err
 	}
 	gr := Gradient{In: by.Out, W: w, H: h}
 	if err := allocOut(e, gr.AllocDir, &gr.Dir, n*n); err != nil {
 		return errors.Join(err, by.Out.Free())
 	}
-	if err := stage(e, gr.AllocMag2, &gr.Mag2, n*n, gr.Enqueue, r, by.Out.Mem()); err != nil {
+	if err := stage(e, gr.AllocMag2, &gr.Mag2, n*n, gr.Enqueue, r, by.Out); err != nil {
 		return errors.Join(err, gr.Dir.Free())
 	}
 	su := Suppress{Mag2: gr.Mag2, Dir: gr.Dir, W: w, H: h, Low2: cannyLow2, High2: cannyHigh2}
-	err := stage(e, su.AllocClass, &su.Class, n*n, su.Enqueue, r, gr.Mag2.Mem())
+	err := stage(e, su.AllocClass, &su.Class, n*n, su.Enqueue, r, gr.Mag2)
 	if err = errors.Join(err, gr.Dir.Free()); err != nil {
-		return errors.Join(err, free(su.Class.Mem()))
+		return errors.Join(err, free(su.Class))
 	}
 	c.class = su.Class
 	for c.steps = 0; ; c.steps++ {
@@ -175,7 +175,7 @@ func (c *cannyCase) Run() error {
 			return err
 		}
 		hy := Hysteresis{Class: c.class, W: w, H: h}
-		err := stage(e, hy.AllocNext, &hy.Next, n*n, hy.Enqueue, r, c.class.Mem())
+		err := stage(e, hy.AllocNext, &hy.Next, n*n, hy.Enqueue, r, c.class)
 		c.class = hy.Next
 		if err != nil {
 			return err
@@ -190,7 +190,7 @@ func (c *cannyCase) Run() error {
 // stage allocates n elements for a stage's output into out, launches the
 // stage over r and frees its input in (if not nil). On error out is nil.
 func stage[T any](e *Env, allocField func(*rt.Queue, int) error, out *rt.Buffer[T], n int,
-	enqueue func(*rt.Queue, rt.Range, ...*rt.Event) error, r rt.Range, in *rt.Mem) error {
+	enqueue func(*rt.Queue, rt.Range, ...*rt.Event) error, r rt.Range, in freer) error {
 	if err := allocOut(e, allocField, out, n); err != nil {
 		*out = rt.Buffer[T]{}
 		return errors.Join(err, free(in))
@@ -211,7 +211,7 @@ func (c *cannyCase) Verify() error {
 	return equal("edge class", got, cannyRef(c.rgba, c.n))
 }
 
-func (c *cannyCase) Close() error { return free(c.dRGBA.Mem(), c.class.Mem()) }
+func (c *cannyCase) Close() error { return free(c.dRGBA, c.class) }
 
 // cannyRef runs canny.cl's stages on the CPU in float32 with the kernels'
 // order of operations (each product rounded, as FP_CONTRACT OFF asks).

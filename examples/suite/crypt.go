@@ -89,7 +89,7 @@ func newCrypt(e *Env, s Size, seed uint64) (Case, error) {
 }
 
 func (c *cryptCase) Run() error {
-	if err := free(c.cipher.Mem(), c.clear.Mem()); err != nil {
+	if err := free(c.cipher, c.clear); err != nil {
 		return err
 	}
 	c.cipher, c.clear = rt.Buffer[uint8]{}, rt.Buffer[uint8]{}
@@ -129,7 +129,7 @@ func (c *cryptCase) Verify() error {
 	return errors.Join(equal("cipher text", cipher, want), equal("deciphered text", clear, c.plain))
 }
 
-func (c *cryptCase) Close() error { return free(c.in.Mem(), c.cipher.Mem(), c.clear.Mem()) }
+func (c *cryptCase) Close() error { return free(c.in, c.cipher, c.clear) }
 
 // ideaMul multiplies modulo 2^16+1, where 0 stands for 2^16.
 func ideaMul(a, b uint32) uint32 {

@@ -95,7 +95,7 @@ func newHotspot(e *Env, s Size, seed uint64) (Case, error) {
 }
 
 func (c *hotspotCase) Run() error {
-	if err := free(c.out.Mem()); err != nil {
+	if err := free(c.out); err != nil {
 		return err
 	}
 	c.out = rt.Buffer[float32]{}
@@ -104,9 +104,9 @@ func (c *hotspotCase) Run() error {
 	cur := c.dTemp
 	for step := range c.steps {
 		k := HotspotStep{Temp: cur, Power: c.dPow, Rows: int32(n), Cols: int32(n)}
-		var in *rt.Mem // the input grid, ours to free after the first step
+		var in freer // the input grid, ours to free after the first step
 		if step > 0 {
-			in = cur.Mem()
+			in = cur
 		}
 		if err := stage(e, k.AllocNext, &k.Next, n*n, k.Enqueue, r, in); err != nil {
 			return err
@@ -142,4 +142,4 @@ func (c *hotspotCase) Verify() error {
 	return near("temperature", got, cur, 1e-3, 0)
 }
 
-func (c *hotspotCase) Close() error { return free(c.dTemp.Mem(), c.dPow.Mem(), c.out.Mem()) }
+func (c *hotspotCase) Close() error { return free(c.dTemp, c.dPow, c.out) }

@@ -115,7 +115,7 @@ func newKMeans(e *Env, s Size, seed uint64) (Case, error) {
 }
 
 func (c *kmeansCase) Run() error {
-	if err := free(c.centroids.Mem(), c.membership.Mem()); err != nil {
+	if err := free(c.centroids, c.membership); err != nil {
 		return err
 	}
 	e, n := c.e, len(c.xs)
@@ -252,5 +252,5 @@ func (c *kmeansCase) Verify() error {
 }
 
 func (c *kmeansCase) Close() error {
-	return free(c.dXs.Mem(), c.dYs.Mem(), c.centroids.Mem(), c.membership.Mem())
+	return free(c.dXs, c.dYs, c.centroids, c.membership)
 }

@@ -142,7 +142,7 @@ func (c *lavaCase) Run() error {
 }
 
 func (c *lavaCase) freeForces() error {
-	err := free(c.fv.Mem(), c.fx.Mem(), c.fy.Mem(), c.fz.Mem())
+	err := free(c.fv, c.fx, c.fy, c.fz)
 	c.fv, c.fx, c.fy, c.fz = rt.Buffer[float32]{}, rt.Buffer[float32]{}, rt.Buffer[float32]{}, rt.Buffer[float32]{}
 	return err
 }
@@ -187,6 +187,6 @@ func (c *lavaCase) Verify() error {
 }
 
 func (c *lavaCase) Close() error {
-	err := free(c.dIn[0].Mem(), c.dIn[1].Mem(), c.dIn[2].Mem(), c.dIn[3].Mem(), c.dIn[4].Mem(), c.dNbs.Mem())
+	err := free(c.dIn[0], c.dIn[1], c.dIn[2], c.dIn[3], c.dIn[4], c.dNbs)
 	return errors.Join(err, c.freeForces())
 }

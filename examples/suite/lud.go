@@ -93,7 +93,7 @@ func newLUD(e *Env, s Size, seed uint64) (Case, error) {
 }
 
 func (c *ludCase) Run() error {
-	if err := free(c.a.Mem()); err != nil {
+	if err := free(c.a); err != nil {
 		return err
 	}
 	e, n := c.e, c.n
@@ -172,4 +172,4 @@ func (c *ludCase) Verify() error {
 	return near("LU", got, want, 1e-4, 1e-3)
 }
 
-func (c *ludCase) Close() error { return free(c.dIn.Mem(), c.a.Mem()) }
+func (c *ludCase) Close() error { return free(c.dIn, c.a) }

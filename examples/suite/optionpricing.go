@@ -91,7 +91,7 @@ func newPricing(e *Env, s Size, seed uint64) (Case, error) {
 }
 
 func (c *pricingCase) Run() error {
-	if err := free(c.call.Mem(), c.put.Mem()); err != nil {
+	if err := free(c.call, c.put); err != nil {
 		return err
 	}
 	c.call, c.put = rt.Buffer[float32]{}, rt.Buffer[float32]{}
@@ -106,7 +106,7 @@ func (c *pricingCase) Run() error {
 		}
 		err := k.Enqueue(c.e.Q, rt.Range1(n))
 		// A day's prices live until the next day's are computed.
-		err = errors.Join(err, free(c.call.Mem(), c.put.Mem()))
+		err = errors.Join(err, free(c.call, c.put))
 		c.call, c.put = k.Call, k.Put
 		if err != nil {
 			return err
@@ -144,5 +144,5 @@ func blackScholesRef(s, x, t float64) (call, put float32) {
 }
 
 func (c *pricingCase) Close() error {
-	return free(c.dSpot.Mem(), c.dStrike.Mem(), c.dYrs.Mem(), c.call.Mem(), c.put.Mem())
+	return free(c.dSpot, c.dStrike, c.dYrs, c.call, c.put)
 }

@@ -139,13 +139,13 @@ func (c *rayCase) allocRays(ap func(*rt.Queue, int) error, p *rt.Buffer[[4]float
 }
 
 func (c *rayCase) freeRays() error {
-	err := free(c.pos.Mem(), c.dir.Mem(), c.colour.Mem())
+	err := free(c.pos, c.dir, c.colour)
 	c.pos, c.dir, c.colour = rt.Buffer[[4]float32]{}, rt.Buffer[[4]float32]{}, rt.Buffer[[4]float32]{}
 	return err
 }
 
 func (c *rayCase) Close() error {
-	return errors.Join(free(c.dSpheres.Mem(), c.dPaint.Mem()), c.freeRays())
+	return errors.Join(free(c.dSpheres, c.dPaint), c.freeRays())
 }
 
 // Verify traces the image on the CPU with ray.cl's float32 operations and

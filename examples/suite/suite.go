@@ -133,13 +133,20 @@ func download[T any](e *Env, b rt.Buffer[T]) ([]T, error) {
 	return dst, b.Read(e.Q, dst)
 }
 
-// free frees the memory of every non-nil buffer (Buffer.Mem) and joins the
-// errors.
-func free(ms ...*rt.Mem) error {
+// freer is a buffer that free gives back: an rt.Buffer of any element
+// type.
+type freer interface {
+	Len() int
+	Free() error
+}
+
+// free frees every buffer that is not nil or the zero Buffer, and joins
+// the errors.
+func free(bs ...freer) error {
 	var errs []error
-	for _, m := range ms {
-		if m != nil {
-			errs = append(errs, m.Free())
+	for _, b := range bs {
+		if b != nil && b.Len() > 0 {
+			errs = append(errs, b.Free())
 		}
 	}
 	return errors.Join(errs...)

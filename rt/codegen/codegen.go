@@ -17,11 +17,13 @@
 //
 // # Launches
 //
-// A generated Enqueue acquires the kernel object of its spec with
-// Acquire, sets each argument with SetScalar, SetBuffer, SetLocal,
-// SetImage or SetSampler (which write the kernel object's prepared launch
-// record; an error is kept for the end) and calls Submit, or Launch for an event, which hands the
-// record to the backend: one call into the device API per launch.
+// A generated Enqueue acquires an Instance of its spec with Acquire, sets
+// each argument with SetScalar, SetBuffer, SetLocal, SetImage or
+// SetSampler (which write the instance's prepared launch record; an error
+// is kept for the end) and calls Submit, or Launch for an event, which
+// hands the record to the backend: one call into the device API per
+// launch. Instance and these functions are rt's internal core
+// (rt/internal/core), which rt and rt/raw present to their own audiences.
 //
 // # Compatibility
 //
@@ -41,7 +43,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/internal/desc"
 )
 
@@ -55,13 +57,15 @@ import (
 // go generate.
 const (
 	// MinVersion is the oldest contract version this runtime implements.
-	MinVersion = 2
-	// MaxVersion is the newest. Version 3 adds the guards against stale
+	MinVersion = 4
+	// MaxVersion is the newest. Version 3 added the guards against stale
 	// generated code (stale.go): explicit type arguments, layout and field
-	// guards, and Shape fingerprints in the descriptors.
-	MaxVersion = 3
+	// guards, and Shape fingerprints in the descriptors. Version 4 names
+	// the kernel instance Instance, where earlier versions named rt.Kernel,
+	// which rt no longer exports.
+	MaxVersion = 4
 	// GenVersion is the version that the dgen of this module writes.
-	GenVersion = 3
+	GenVersion = 4
 )
 
 // Version is the type of a generated file's version assertion.
@@ -138,79 +142,51 @@ func AllocSiteVar[T any](s *rt.AllocSite[T]) Var {
 	return Var{Addr: unsafe.Pointer(s), Size: int64(unsafe.Sizeof(zero))}
 }
 
-// launcher is rt's launch path, installed by rt's init.
-var launcher = desc.LauncherOf[*rt.Queue, *rt.Kernel, *rt.Mem, *rt.Event, rt.Range]()
+// Instance is a kernel instance: the kernel object of one spec on one
+// queue, with its launch record (the argument values as last set), which
+// Acquire returns and Submit or Launch takes back. Between the two it
+// belongs to the goroutine that acquired it.
+type Instance = core.Kernel
 
-// Acquire returns the kernel object of the spec k for q's device from the
-// context's kernel cache (building its program on first use), locked. The
-// caller sets every argument and calls Submit or Launch, which unlock it.
-func Acquire(q *rt.Queue, k *Kernel) (*rt.Kernel, error) { return launcher.Acquire(q, k) }
+// Acquire returns an instance of the spec k for q's device, from the
+// queue's slots or the context's kernel cache (building its program on
+// first use). The caller sets every argument and calls Submit or Launch,
+// which park it again. No lock is held in between.
+func Acquire(q *rt.Queue, k *Kernel) (*Instance, error) { return core.Acquire(q, k) }
 
 // SetScalar sets argument i of k to v, a number, or an array or struct of
 // numbers laid out as the kernel's parameter.
-func SetScalar[T any](k *rt.Kernel, i int, v T) {
-	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
-		bits := desc.ScalarBits(v)
-		// The common case, inline: the argument was a scalar of this
-		// size at the last launch too. rt.Kernel's first field is its
-		// launch record. (rt's setScalar makes the same test; a shared
-		// function here put this above the inliner's budget: 6-10 ns
-		// more per generated launch in BenchmarkHostPath.)
-		a := (*driver.Args)(unsafe.Pointer(k))
-		if s := &a.Slots[i]; s.Kind == driver.ArgScalar && uintptr(s.Size) == size && size != 0 {
-			if s.Bits != bits {
-				s.Bits = bits
-				if !s.Changed {
-					s.Changed = true
-					a.Changed++
-				}
-			}
-			return
-		}
-		launcher.Scalar(k, i, size, bits)
-	} else {
-		setBytes(k, i, v)
-	}
-}
-
-// setBytes is SetScalar for a value of more than 8 bytes. It is a function
-// of its own so that only such a value escapes to the heap: a small one
-// costs SetScalar no allocation.
-func setBytes[T any](k *rt.Kernel, i int, v T) {
-	launcher.Bytes(k, i, unsafe.Pointer(&v), unsafe.Sizeof(v))
-}
+func SetScalar[T any](k *Instance, i int, v T) { core.SetScalar(k, i, v) }
 
 // SetBuffer sets argument i of k to the buffer b. A freed buffer, or one
 // of another context, is an error that Submit and Launch return.
-func SetBuffer[T any](k *rt.Kernel, i int, b rt.Buffer[T]) { launcher.Buffer(k, i, b.Mem()) }
+func SetBuffer[T any](k *Instance, i int, b rt.Buffer[T]) { k.SpecBuffer(i, core.BufferMem(b)) }
 
 // SetLocal sets argument i of k, a __local pointer, to size bytes.
-func SetLocal(k *rt.Kernel, i int, size int) { launcher.Local(k, i, size) }
-
-var imageLauncher = desc.ImageLauncherOf[*rt.Kernel, rt.Image, rt.Sampler]()
+func SetLocal(k *Instance, i int, size int) { k.SpecLocal(i, size) }
 
 // SetImage sets argument i of k, an image parameter of the OpenCL C image
 // type kind ("image2d_t", ...) whose access qualifier is access, to img.
 // An image of another kind, one that the qualifier does not allow, a
 // freed one, or one of another context, is an error that Submit and Launch
 // return.
-func SetImage(k *rt.Kernel, i int, img rt.Image, kind, access string) {
-	imageLauncher.Image(k, i, img, kind, access)
+func SetImage(k *Instance, i int, img rt.Image, kind, access string) {
+	k.SpecImage(i, img, kind, access)
 }
 
 // SetSampler sets argument i of k, a sampler_t, to s. An invalid sampler
 // is an error that Submit and Launch return.
-func SetSampler(k *rt.Kernel, i int, s rt.Sampler) { imageLauncher.Sampler(k, i, s) }
+func SetSampler(k *Instance, i int, s rt.Sampler) { k.SpecSampler(i, s) }
 
 // Submit binds the hidden device-global arguments of k, launches it over
-// r after wait without an event (as rt/raw's Submit does) and unlocks it.
-// The first error of setting an argument is returned instead, and nothing
-// is launched.
-func Submit(q *rt.Queue, k *rt.Kernel, r rt.Range, wait []*rt.Event) error {
-	return launcher.Submit(q, k, r, wait)
+// r after wait without an event (as rt/raw's Submit does) and parks it
+// again. The first error of setting an argument is returned instead, and
+// nothing is launched.
+func Submit(q *rt.Queue, k *Instance, r rt.Range, wait []*rt.Event) error {
+	return core.SubmitSpec(q, k, r, wait)
 }
 
 // Launch is Submit with an event, as rt/raw's Launch.
-func Launch(q *rt.Queue, k *rt.Kernel, r rt.Range, wait []*rt.Event) (*rt.Event, error) {
-	return launcher.Launch(q, k, r, wait)
+func Launch(q *rt.Queue, k *Instance, r rt.Range, wait []*rt.Event) (*rt.Event, error) {
+	return core.LaunchSpec(q, k, r, wait)
 }

@@ -5,11 +5,8 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/internal/rawapi"
+	"github.com/dgen-go/dgen/rt/internal/core"
 )
-
-// extra is the rest of rt's raw API, installed by rt's init.
-var extra = rawapi.ExtraOf[*rt.Context, *rt.Program, *rt.Kernel, *rt.Device]()
 
 // ErrNoArgInfo reports that a program keeps no information on its kernels'
 // arguments: it was built without the option -cl-kernel-arg-info, or, on
@@ -53,7 +50,7 @@ const (
 // for the others who wait for it, into the cache. The driver's compile
 // itself cannot be stopped.
 func BuildContext(ctx context.Context, c *rt.Context, name, source, options string) (*Program, error) {
-	p, err := extra.BuildContext(ctx, c, name, source, options)
+	p, err := core.Build(ctx, c, name, source, options)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +62,7 @@ func BuildContext(ctx context.Context, c *rt.Context, name, source, options stri
 // spec of p would make: a generated Enqueue takes no context.Context, and
 // finds the program built (see also rt.Program.Build).
 func BuildGeneratedContext(ctx context.Context, c *rt.Context, p *rt.Program) (*Program, error) {
-	bp, err := extra.BuildGeneratedContext(ctx, p, c)
+	bp, err := core.BuildGenerated(ctx, p, c)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +75,7 @@ func BuildGeneratedContext(ctx context.Context, c *rt.Context, p *rt.Program) (*
 // wrapping rt.ErrInvalidBinary. A program loaded from binaries keeps no
 // argument information on the CUDA backend.
 func Load(c *rt.Context, name string, binaries [][]byte, options string) (*Program, error) {
-	p, err := extra.Load(c, name, binaries, options)
+	p, err := core.Load(c, name, binaries, options)
 	if err != nil {
 		return nil, err
 	}
@@ -108,28 +105,28 @@ func (p *Program) Binaries() ([][]byte, error) {
 // type is (in the device's byte order, which on every device dgen runs on
 // is the host's). No bytes, or an index out of range, is an error.
 func SetArgBytes(k *Kernel, i int, v []byte) error {
-	return extra.ArgBytes((*rt.Kernel)(k), i, v)
+	return (*core.Kernel)(k).SetArgBytes(i, v)
 }
 
 // SetNullBuffer sets argument i, a __global or __constant pointer, to
 // NULL, as clSetKernelArg with a NULL value does. A graph does not record
 // a launch with a NULL argument (an error wrapping errors.ErrUnsupported).
-func (k *Kernel) SetNullBuffer(i int) error { return extra.NullBuffer((*rt.Kernel)(k), i) }
+func (k *Kernel) SetNullBuffer(i int) error { return (*core.Kernel)(k).SetNullBuffer(i) }
 
 // NumArgs returns the number of arguments the kernel takes.
-func (k *Kernel) NumArgs() int { return extra.NumArgs((*rt.Kernel)(k)) }
+func (k *Kernel) NumArgs() int { return (*core.Kernel)(k).NumArgs() }
 
 // CompileWorkGroupSize returns the work-group size that the kernel's
 // reqd_work_group_size attribute requires on d, one of its context's
 // devices, all zero when it has none (CL_KERNEL_COMPILE_WORK_GROUP_SIZE).
 func (k *Kernel) CompileWorkGroupSize(d *rt.Device) ([3]int, error) {
-	return extra.CompileWorkGroupSize((*rt.Kernel)(k), d)
+	return (*core.Kernel)(k).CompileWorkGroupSize(d)
 }
 
 // Attributes returns the attributes that the kernel's source declares,
 // as OpenCL reports them (CL_KERNEL_ATTRIBUTES), "" for none; the CUDA
 // backend knows none.
-func (k *Kernel) Attributes() (string, error) { return extra.Attributes((*rt.Kernel)(k)) }
+func (k *Kernel) Attributes() (string, error) { return (*core.Kernel)(k).Attributes() }
 
 // ArgInfo returns what the kernel's source declares of argument i: its
 // name, type name and qualifiers (clGetKernelArgInfo). OpenCL keeps them
@@ -137,4 +134,4 @@ func (k *Kernel) Attributes() (string, error) { return extra.Attributes((*rt.Ker
 // -cl-kernel-arg-info (PoCL and NVIDIA's OpenCL keep no names without it):
 // otherwise the error wraps ErrNoArgInfo. A program built with that option
 // skips the persistent cache, whose binaries lack the information.
-func (k *Kernel) ArgInfo(i int) (ArgInfo, error) { return extra.ArgInfo((*rt.Kernel)(k), i) }
+func (k *Kernel) ArgInfo(i int) (ArgInfo, error) { return (*core.Kernel)(k).ArgInfo(i) }

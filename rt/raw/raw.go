@@ -16,12 +16,12 @@
 //	prog, err := raw.Build(ctx, "saxpy", src, "") // errors carry the build log
 //	k, err := prog.Kernel("saxpy")
 //	err = raw.SetArg(k, 0, float32(2))
-//	err = k.SetBuffer(1, x.Mem())
+//	err = k.SetBuffer(1, x) // x is an rt.Buffer
 //	err = raw.Submit(q, k, rt.Range1(n)) // no event; raw.Launch returns one
 //
-// A Kernel is the same object as the rt.Kernel that generated code holds
-// (the conversion between the two costs nothing), with the methods of
-// setting its arguments by hand. Its launches go through rt's launch path:
+// A Kernel is the same object as the kernel instance that generated code
+// holds (rt's internal core), with the methods of setting its arguments by
+// hand. Its launches go through rt's launch path:
 // they are traced, recorded into a command graph (rt.Queue.Record), count
 // as uses of allocator memory, and are checked against the device's and
 // the kernel's limits, as a generated Enqueue is. Errors wrap rt's
@@ -49,23 +49,21 @@
 package raw
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/internal/desc"
-	"github.com/dgen-go/dgen/rt/internal/rawapi"
 )
-
-// api is rt's raw API, installed by rt's init.
-var api = rawapi.Of[*rt.Context, *rt.Program, *rt.Queue, *rt.Kernel, *rt.Mem, *rt.Event, rt.Range, *rt.Device, rt.Image, rt.Sampler]()
 
 // Program is a program built for every device of its context: the
 // executable form of OpenCL C source. It is safe for concurrent use.
 type Program struct {
-	p rawapi.Program[*rt.Kernel]
+	p *core.BuiltProgram
 }
 
 // Build compiles source with the build options for every device of c,
@@ -73,11 +71,7 @@ type Program struct {
 // driver). name names the program in errors and traces. A compile error
 // is returned wrapping rt.ErrBuildFailed, with the build log.
 func Build(c *rt.Context, name, source, options string) (*Program, error) {
-	p, err := api.Build(c, name, source, options)
-	if err != nil {
-		return nil, err
-	}
-	return &Program{p}, nil
+	return BuildContext(context.Background(), c, name, source, options)
 }
 
 // BuildGenerated returns the program that the //dgen:program declaration
@@ -87,11 +81,7 @@ func Build(c *rt.Context, name, source, options string) (*Program, error) {
 // constants. Building a program ahead of its first launch moves the build
 // out of that launch.
 func BuildGenerated(c *rt.Context, p *rt.Program) (*Program, error) {
-	bp, err := api.BuildGenerated(p, c)
-	if err != nil {
-		return nil, err
-	}
-	return &Program{bp}, nil
+	return BuildGeneratedContext(context.Background(), c, p)
 }
 
 // Name returns the program's name.
@@ -130,19 +120,19 @@ func nilProgram(op string) error {
 }
 
 // Kernel is a kernel object of a built program with its argument values:
-// an rt.Kernel, as generated code holds it, with the methods of setting
+// the kernel object that generated code holds, with the methods of setting
 // its arguments by hand. Setting arguments changes the Kernel, so one
 // Kernel must not be set up by two goroutines at once; Launch and Submit
 // capture the arguments, after which they may be changed again. A Kernel
 // holds a prepared launch record: an argument set to the value it had at
 // the last launch costs the driver nothing.
-type Kernel rt.Kernel
+type Kernel core.Kernel
 
 // Name returns the kernel's name.
-func (k *Kernel) Name() string { return api.Name((*rt.Kernel)(k)) }
+func (k *Kernel) Name() string { return (*core.Kernel)(k).Name() }
 
 // Release releases the kernel object.
-func (k *Kernel) Release() error { return api.Release((*rt.Kernel)(k)) }
+func (k *Kernel) Release() error { return (*core.Kernel)(k).Release() }
 
 // SetArg sets argument i of k to the value v: a number of fixed size
 // (not int, uint or uintptr), or an array or struct of numbers laid out as
@@ -150,11 +140,11 @@ func (k *Kernel) Release() error { return api.Release((*rt.Kernel)(k)) }
 // error wrapping rt.ErrOutOfRange, a value of no fixed device layout one
 // wrapping rt.ErrInvalidArgument.
 func SetArg[T any](k *Kernel, i int, v T) error {
-	if err := api.CheckArg((*rt.Kernel)(k), i, reflect.TypeFor[T]()); err != nil {
+	if err := (*core.Kernel)(k).CheckArgType(i, reflect.TypeFor[T]()); err != nil {
 		return err
 	}
 	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
-		api.Scalar((*rt.Kernel)(k), i, size, desc.ScalarBits(v))
+		(*core.Kernel)(k).SetScalarBits(i, size, desc.ScalarBits(v))
 	} else {
 		setBytes(k, i, v)
 	}
@@ -164,17 +154,22 @@ func SetArg[T any](k *Kernel, i int, v T) error {
 // setBytes is SetArg for a value of more than 8 bytes, a function of its
 // own so that a small value does not escape to the heap.
 func setBytes[T any](k *Kernel, i int, v T) {
-	api.Bytes((*rt.Kernel)(k), i, unsafe.Pointer(&v), unsafe.Sizeof(v))
+	(*core.Kernel)(k).SetBytes(i, unsafe.Pointer(&v), unsafe.Sizeof(v))
 }
 
-// SetBuffer sets argument i to the memory m, a Buffer's (Buffer.Mem). A
-// freed buffer is an error wrapping rt.ErrFreed, one of another context an
-// error wrapping rt.ErrInvalidArgument.
-func (k *Kernel) SetBuffer(i int, m *rt.Mem) error { return api.Buffer((*rt.Kernel)(k), i, m) }
+// Memory is device memory that a buffer argument takes: an rt.Buffer of
+// any element type (or, from code written before Memory, what
+// rt.Buffer.Mem returns). rt alone implements it.
+type Memory = core.Memory
+
+// SetBuffer sets argument i to the memory of b, an rt.Buffer. A freed
+// buffer is an error wrapping rt.ErrFreed, one of another context an error
+// wrapping rt.ErrInvalidArgument.
+func (k *Kernel) SetBuffer(i int, b Memory) error { return (*core.Kernel)(k).SetBuffer(i, b) }
 
 // SetLocal sets argument i, a __local pointer, to size bytes of local
 // memory.
-func (k *Kernel) SetLocal(i int, size int) error { return api.Local((*rt.Kernel)(k), i, size) }
+func (k *Kernel) SetLocal(i int, size int) error { return (*core.Kernel)(k).SetLocal(i, size) }
 
 // SetImage sets argument i, an image parameter with the OpenCL C access
 // qualifier access ("read_only", "write_only" or "read_write"), to img.
@@ -187,18 +182,18 @@ func (k *Kernel) SetLocal(i int, size int) error { return api.Local((*rt.Kernel)
 // not know the parameter's image type: an image of another kind is the
 // caller's mistake here, where generated kernel specs check it.
 func (k *Kernel) SetImage(i int, img rt.Image, access string) error {
-	return api.Image((*rt.Kernel)(k), i, img, access)
+	return (*core.Kernel)(k).SetImage(i, img, access)
 }
 
 // SetSampler sets argument i, a sampler_t, to s.
 func (k *Kernel) SetSampler(i int, s rt.Sampler) error {
-	return api.Sampler((*rt.Kernel)(k), i, s)
+	return (*core.Kernel)(k).SetSampler(i, s)
 }
 
 // WorkGroupInfo returns the kernel's work-group limits on d, one of its
 // context's devices, asked of the driver once per device.
 func (k *Kernel) WorkGroupInfo(d *rt.Device) (driver.KernelWorkGroupInfo, error) {
-	return api.WorkGroupInfo((*rt.Kernel)(k), d)
+	return (*core.Kernel)(k).WorkGroupInfo(d)
 }
 
 // Launch enqueues kernel k over r on q after the events of wait and
@@ -207,7 +202,7 @@ func (k *Kernel) WorkGroupInfo(d *rt.Device) (driver.KernelWorkGroupInfo, error)
 // image argument whose memory was freed since it was set is an error
 // wrapping rt.ErrFreed, and nothing is enqueued.
 func Launch(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	return api.Launch(q, (*rt.Kernel)(k), r, wait)
+	return core.Launch(q, (*core.Kernel)(k), r, wait)
 }
 
 // Submit enqueues kernel k over r on q after the events of wait, like
@@ -215,5 +210,5 @@ func Launch(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) (*rt.Event, e
 // that is needed, since on some drivers an event costs as much as the
 // launch.
 func Submit(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) error {
-	return api.Submit(q, (*rt.Kernel)(k), r, wait)
+	return core.Submit(q, (*core.Kernel)(k), r, wait)
 }

@@ -1,0 +1,298 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	rtrace "runtime/trace"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/stats"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// ErrTooLarge reports an allocation above the device's maximum single
+// allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE). No driver call is made.
+var ErrTooLarge = alloc.ErrTooLarge
+
+func isOutOfMemory(err error) bool {
+	return errors.Is(err, ErrOutOfMemory) || errors.Is(err, alloc.ErrDeviceOutOfMemory)
+}
+
+// devAlloc is the allocator of one device of a context, with the queue on
+// which it forces new blocks to be resident.
+type devAlloc struct {
+	ctx      *Context
+	dev      *Device
+	q        driver.Queue // private: a residency write never waits for user work
+	a        *alloc.Allocator
+	resident bool // the backend commits new buffers at once: no residency write
+}
+
+// block is what the allocator holds: a driver buffer, with its identity
+// as a Mem records it (Mem.setDriver), which every Mem that allocMem makes
+// for the block copies: a kernel that holds the block as an argument from
+// an earlier allocation need not set it again.
+type block struct {
+	drv driver.Buffer
+	mem Mem
+}
+
+// Alloc implements alloc.Device: a driver buffer, made resident, where
+// the backend does not commit it at once, by a 4-byte blocking write, so
+// that a lazy driver (NVIDIA's OpenCL commits memory at first use) reports
+// exhaustion here rather than in a later kernel.
+func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
+	drv, err := d.ctx.drv.NewBuffer(size)
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, d.dev.Name, err)
+	}
+	d.ctx.driverAllocs.Add(1)
+	if !d.resident {
+		var zero uint32
+		// A blocking write creates no event.
+		if _, err := d.q.WriteBuffer(drv, true, 0, 4, unsafe.Pointer(&zero), nil); err != nil {
+			if rerr := drv.Release(); rerr == nil {
+				d.ctx.driverReleases.Add(1)
+			}
+			return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
+		}
+	}
+	b := &block{drv: drv}
+	b.mem.setDriver(drv) // every Mem of the block copies its identity
+	return b, nil
+}
+
+// Release implements alloc.Device.
+func (d *devAlloc) Release(b alloc.Block) error {
+	if err := b.(*block).drv.Release(); err != nil {
+		return fmt.Errorf("release buffer on %q: %w", d.dev.Name, err)
+	}
+	d.ctx.driverReleases.Add(1)
+	return nil
+}
+
+// MaxAlloc implements alloc.Device.
+func (d *devAlloc) MaxAlloc() int64 { return d.dev.MaxAllocSize }
+
+// allocator returns the allocator of q's device, creating it on first
+// use. The caller is inside c.enter, and q is not nil.
+func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
+	slot := &c.allocs[q.dev.index]
+	if d := slot.Load(); d != nil {
+		return d.a, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := slot.Load(); d != nil {
+		return d.a, nil
+	}
+	if c.closed.Load() {
+		return nil, fmt.Errorf("allocate: context: %w", ErrClosed)
+	}
+	dq, err := c.drv.NewQueue(q.dev.index, false)
+	if err != nil {
+		return nil, fmt.Errorf("create allocator on %q: queue: %w", q.dev.Name, err)
+	}
+	d := &devAlloc{ctx: c, dev: q.dev, q: dq}
+	if rc, ok := c.drv.(driver.ResidentContext); ok {
+		d.resident = rc.BuffersResident()
+	}
+	cfg := c.allocCfg
+	cfg.Hook = allocTracer{q.dev.tr}
+	if d.a, err = alloc.New(d, cfg); err != nil {
+		dq.Release()
+		return nil, fmt.Errorf("create allocator on %q: %w", q.dev.Name, err)
+	}
+	slot.Store(d)
+	return d.a, nil
+}
+
+// allocMem allocates size bytes under tag on q's device through its
+// allocator. skip is the number of frames between its caller and the
+// user's call, for the Go tracer's log.
+func allocMem(q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
+	if q == nil {
+		return nil, fmt.Errorf("allocate %d bytes: %w: nil queue", size, ErrInvalidArgument)
+	}
+	if err := q.ctx.enter(); err != nil {
+		return nil, fmt.Errorf("allocate %d bytes: %w", size, err)
+	}
+	defer q.ctx.exit()
+	a, err := q.ctx.allocator(q)
+	if err != nil {
+		return nil, err
+	}
+	h, err := a.AllocOn(q, tag, size)
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, tagName(uint32(tag)), q.dev.Name, err)
+	}
+	blk, err := h.Block()
+	if err != nil { // cannot happen for a fresh allocation
+		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, tagName(uint32(tag)), q.dev.Name, err)
+	}
+	b := blk.(*block)
+	// A new Mem for every allocation: a *Mem kept from an earlier use of the
+	// block stays freed, and fails with ErrFreed rather than free or bind
+	// this one.
+	m := &Mem{ctx: q.ctx, drv: b.drv, id: b.mem.id, handle: b.mem.handle, native: b.mem.native,
+		size: size, h: h, pooled: true, release: releaseToAllocator}
+	if r := q.rec.Load(); r != nil {
+		r.own(m)
+	}
+	if rtrace.IsEnabled() {
+		q.goTraceAlloc(tagName(uint32(tag)), size, skip+1)
+	}
+	return m, nil
+}
+
+// releaseToAllocator gives m's block back to its allocator with the uses
+// recorded on it. After Context.Close the block is gone already and there is
+// nothing to do.
+func releaseToAllocator(m *Mem) error {
+	var buf [4]alloc.Use
+	ctx, size, uses := m.ctx, m.size, m.uses.appendTo(buf[:0])
+	err := m.h.FreeAfter(uses)
+	if err != nil && ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("free %d bytes: %w", size, err)
+	}
+	return nil
+}
+
+// Alloc allocates a buffer of n elements of T under the site's tag on q's
+// device. It is served from the tag's free block when that block holds
+// between n and 2n elements' worth of bytes, and otherwise from the driver,
+// the new block made resident at once so that out of memory shows here
+// (errors.Is(err, ErrOutOfMemory), after held blocks were released and the
+// allocation retried). A request above the device's maximum allocation is an
+// error wrapping ErrTooLarge; a site that dgen did not register is one
+// wrapping ErrNotGenerated. Free gives the buffer back to the tag's free list.
+func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
+	info, err := s.registration()
+	if err != nil {
+		return Buffer[T]{}, fmt.Errorf("allocate %d elements: %w", n, err)
+	}
+	size, err := byteSize[T](n)
+	if err != nil {
+		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
+	}
+	m, err := allocMem(q, alloc.Tag(info.Tag()), size, 0) // the user calls AllocSite.Alloc
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	return bufferOver[T](m, n), nil
+}
+
+// Alloc is rt.Alloc, which documents it.
+func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
+	size, err := byteSize[T](n)
+	if err != nil {
+		return Buffer[T]{}, fmt.Errorf("allocate: %w", err)
+	}
+	m, err := allocMem(q, alloc.NoTag, size, 1) // the user calls rt.Alloc, which calls Alloc
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	return bufferOver[T](m, n), nil
+}
+
+// allocStats returns the context's allocator statistics (Stats).
+func (c *Context) allocStats() stats.Alloc {
+	var s stats.Alloc
+	if c == nil {
+		return s
+	}
+	for i := range c.allocs {
+		if d := c.allocs[i].Load(); d != nil {
+			s.Devices = append(s.Devices, stats.DeviceAlloc{Device: d.dev.Name, Index: d.dev.index, Stats: d.a.Stats()})
+		}
+	}
+	s.Devices = c.addImageStats(s.Devices) // images of allocation sites, below
+	s.DriverAllocs = c.driverAllocs.Load()
+	s.DriverReleases = c.driverReleases.Load()
+	return s
+}
+
+// ReleaseHeld gives every block held in the allocators' free lists back to
+// the driver. Buffers in use are not affected.
+func (c *Context) ReleaseHeld() error {
+	if c == nil {
+		return fmt.Errorf("release held memory: %w: nil context", ErrInvalidArgument)
+	}
+	var errs []error
+	for i := range c.allocs {
+		if d := c.allocs[i].Load(); d != nil {
+			if err := d.a.ReleaseAll(); err != nil {
+				errs = append(errs, fmt.Errorf("release held memory on %q: %w", d.dev.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// closeAllocators releases every allocator's blocks, held or in use, and
+// its queue. Called by Close with c.closed set.
+func (c *Context) closeAllocators() []error {
+	c.mu.Lock() // no allocator is being created
+	c.mu.Unlock()
+	var errs []error
+	for i := range c.allocs {
+		d := c.allocs[i].Load()
+		if d == nil {
+			continue
+		}
+		if err := d.a.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator on %q: %w", d.dev.Name, err))
+		}
+		if err := d.q.Finish(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+		}
+		if err := d.q.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+		}
+	}
+	return errs
+}
+
+var _ alloc.Device = (*devAlloc)(nil)
+
+// allocSlot is one device's lazily created allocator.
+type allocSlot = atomic.Pointer[devAlloc]
+
+// allocTracer reports the allocator's decisions as memory events of its
+// device's trace handle: driver allocations and releases, and reuses from
+// the free list (Pooled). It is one pointer, which an alloc.Hook holds
+// without a copy.
+type allocTracer struct{ tr *trace.Device }
+
+// mem describes e as a memory event; pooled is set for the free list.
+func (h allocTracer) mem(e *alloc.Event, pooled bool) trace.Mem {
+	return trace.Mem{Tag: uint64(e.Tag), Size: e.BlockSize, Pooled: pooled, TagName: tagName(uint32(e.Tag))}
+}
+
+// DriverAlloc implements alloc.Hook.
+func (h allocTracer) DriverAlloc(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemAlloc(h.mem(&e, false))
+	}
+}
+
+// Reuse implements alloc.Hook: the allocation's memory event, if memory
+// events have a subscriber, in one frame below the allocator's.
+func (h allocTracer) Reuse(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemAlloc(h.mem(&e, true))
+	}
+}
+
+// DriverRelease implements alloc.Hook.
+func (h allocTracer) DriverRelease(e alloc.Event) {
+	if h.tr.MemTraced() {
+		h.tr.MemRelease(h.mem(&e, false))
+	}
+}

@@ -1,0 +1,626 @@
+package core
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// Device memory: Mem and Buffer with their transfers and views. Pinned
+// host memory (pinned.go), the allocator of each device (allocator.go),
+// device globals (global.go), images (image.go) and samplers (sampler.go)
+// live beside this file.
+
+// Mem is an untyped region of device memory: the storage behind a Buffer
+// or an Image. rt does not export it; kernel instances (Kernel.SpecBuffer,
+// raw's SetBuffer) take it from a Buffer. A Mem is freed once; every
+// later use is an error wrapping ErrFreed.
+//
+// Invariants:
+//   - Every allocation is a new Mem, also when an allocator hands out a
+//     block it held: a Mem is never reused, so an old *Mem, and every
+//     Buffer over it, stays freed. What a pooled block keeps from one Mem
+//     to the next is the allocator's (h): the driver buffer, its id and
+//     its stream-ordered uses; the Mem keeps nothing of its predecessor.
+//   - Immutable after allocation: ctx, drv, id, handle, native, parent,
+//     size, offset, h and release. The rest are atomics (gen, freed,
+//     busy, pending) or guarded as their comments say (uses).
+//   - No lock is held across a driver call: a call that passes drv to
+//     the driver brackets it with use and done, and a Free that races it
+//     leaves the release to the last done.
+//
+// The fields that a launch reads come first, so that they share a cache
+// line or two: between two launches the driver's own work evicts them.
+type Mem struct {
+	// gen counts the Frees of m. A Buffer or an Image records it when it
+	// is made, and reads as freed once it differs.
+	gen   atomic.Uint32
+	freed atomic.Bool
+	// pooled is set for memory from an allocator, whose handle is h and
+	// whose uses are recorded in uses for stream-ordered reuse (streamorder.go).
+	pooled bool
+	// native is set where handle is drv's driver.NativeBuffer handle, what
+	// a kernel argument holds: read once, not at every launch.
+	native bool
+	handle uint64
+	// id names the driver buffer for as long as it lives, and never another:
+	// a kernel that skips setting an argument to the buffer it already holds
+	// compares ids, since a driver may hand a released buffer's handle to a
+	// new one. 0 for a zero-sized region.
+	id uint64
+	// parent is the memory a view (Buffer.View) lies in, at byte offset;
+	// cleanup releases the view's sub-buffer if it becomes unreachable.
+	parent *Mem
+	ctx    *Context
+	drv    driver.Buffer // nil for a zero-sized region
+	// h is the allocator's handle of a pooled region; its zero value for
+	// memory straight from the driver.
+	h       alloc.Allocation
+	size    int64 // bytes usable, at least the buffer's length
+	offset  int64
+	uses    useLog
+	cleanup runtime.Cleanup
+	// release gives the storage back: to the driver, or to the allocator
+	// that handed it out. It is called once: by Free, or, when Free finds
+	// calls using the storage (busy), by the last of them (done).
+	release func(*Mem) error
+	// busy counts the calls that pass drv to the driver right now (use,
+	// done); pending is set by a Free that left the release to them.
+	busy    atomic.Int32
+	pending atomic.Bool
+}
+
+// use registers a call that passes m's storage to the driver, so that a
+// Free meanwhile does not release it under the call: it reports false,
+// registering nothing, once m is freed. Every true is matched by one done.
+//
+// use increments busy and then reads freed; Free sets freed and then reads
+// busy. Both are sequentially consistent atomics, so either use sees the
+// Free, or Free sees the call and leaves the release to done.
+func (m *Mem) use() bool {
+	m.busy.Add(1)
+	if m.freed.Load() {
+		m.done()
+		return false
+	}
+	return true
+}
+
+// done ends a call that use registered, releasing the storage if Free
+// left that to it.
+func (m *Mem) done() {
+	if m.busy.Add(-1) == 0 && m.freed.Load() && m.pending.CompareAndSwap(true, false) {
+		if err := m.release(m); err != nil && m.ctx != nil {
+			// Free returned already: no caller is left to tell.
+			m.ctx.log().Warn("dgen: release of freed memory", "bytes", m.size, "err", err)
+		}
+	}
+}
+
+// setDriver makes drv, a new driver buffer, m's, under a new id.
+func (m *Mem) setDriver(drv driver.Buffer) {
+	m.drv, m.id = drv, bufferIDs.Add(1)
+	if nb, ok := drv.(driver.NativeBuffer); ok {
+		m.handle, m.native = nb.Handle(), true
+	}
+}
+
+// bufferIDs numbers driver buffers for Mem.id.
+var bufferIDs atomic.Uint64
+
+// usable reports whether m's driver buffer may be used: m is not freed,
+// nor the buffer a view of it lies in, nor taken back by its allocator.
+// driverBuffer says which when it is not.
+func (m *Mem) usable() bool {
+	if m.freed.Load() || m.pooled && !m.h.Live() {
+		return false
+	}
+	return m.parent == nil || !m.parent.freed.Load()
+}
+
+// driverBuffer returns the backend buffer, or an error if m is nil or freed.
+func (m *Mem) driverBuffer() (driver.Buffer, error) {
+	if m == nil {
+		return nil, fmt.Errorf("buffer: %w: nil buffer", ErrInvalidArgument)
+	}
+	if m.usable() {
+		return m.drv, nil
+	}
+	if m.freed.Load() {
+		return nil, fmt.Errorf("buffer: %w", ErrFreed)
+	}
+	if p := m.parent; p != nil && (p.freed.Load() || m.pooled && !m.h.Live()) {
+		// A pooled parent's block may be in use again, even through the same
+		// Mem: its handle, copied into the view, tells.
+		return nil, fmt.Errorf("buffer: %w: the buffer this view lies in was freed", ErrFreed)
+	}
+	if m.pooled && !m.h.Live() {
+		// The allocator took the block back: Context.Close.
+		return nil, fmt.Errorf("buffer: %w: %w (released by Close)", ErrClosed, ErrFreed)
+	}
+	return m.drv, nil
+}
+
+// newMem allocates size bytes from the driver, without any pool. The
+// allocator and device globals build on it.
+func (c *Context) newMem(size int64) (*Mem, error) {
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	if size < 0 {
+		return nil, fmt.Errorf("allocate %d bytes: %w: negative size", size, ErrInvalidArgument)
+	}
+	m := &Mem{ctx: c, size: size, release: releaseToDriver}
+	if size == 0 {
+		return m, nil
+	}
+	if max := c.maxAlloc(); size > max {
+		// Some drivers (NVIDIA's) accept any size here and fail at first use.
+		return nil, fmt.Errorf("allocate %d bytes on %q: %w: the device allocates at most %d bytes at once", size, c.devices[0].Name, ErrTooLarge, max)
+	}
+	drv, err := c.drv.NewBuffer(size)
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err)
+	}
+	c.driverAllocs.Add(1)
+	m.setDriver(drv)
+	c.traceMem(0, memTrace(m), true)
+	return m, nil
+}
+
+// maxAlloc returns the largest single allocation every device of the
+// context allows.
+func (c *Context) maxAlloc() int64 {
+	max := int64(1<<63 - 1)
+	for _, d := range c.devices {
+		if d.MaxAllocSize > 0 && d.MaxAllocSize < max {
+			max = d.MaxAllocSize
+		}
+	}
+	return max
+}
+
+func releaseToDriver(m *Mem) error {
+	if m.drv == nil {
+		return nil
+	}
+	if err := m.drv.Release(); err != nil {
+		return fmt.Errorf("release %d bytes: %w", m.size, err)
+	}
+	m.ctx.driverReleases.Add(1)
+	m.ctx.traceMem(0, memTrace(m), false)
+	return nil
+}
+
+// Free gives the memory back. A second Free returns an error wrapping
+// ErrFreed and changes nothing.
+func (m *Mem) Free() error {
+	if m == nil {
+		return fmt.Errorf("free buffer: %w: nil buffer", ErrInvalidArgument)
+	}
+	if m.freed.Swap(true) {
+		return fmt.Errorf("free buffer: %w", ErrFreed)
+	}
+	m.gen.Add(1)
+	m.pending.Store(true)
+	if m.busy.Load() == 0 && m.pending.CompareAndSwap(true, false) {
+		return m.release(m)
+	}
+	return nil // a call that uses the storage releases it when it returns (done)
+}
+
+// freedMem stands for the memory of a Buffer that has been freed: every
+// use of it is an error wrapping ErrFreed.
+var freedMem = func() *Mem {
+	m := &Mem{}
+	m.freed.Store(true)
+	return m
+}()
+
+// Buffer is rt.Buffer, which documents it.
+type Buffer[T any] struct {
+	m   *Mem
+	n   int
+	gen uint32 // m.gen when the buffer was made
+}
+
+// bufferOver returns a Buffer of n elements over m.
+func bufferOver[T any](m *Mem, n int) Buffer[T] {
+	return Buffer[T]{m: m, n: n, gen: m.gen.Load()}
+}
+
+// mem returns the buffer's memory: nil for the zero Buffer, freedMem once
+// it has been freed.
+func (b Buffer[T]) mem() *Mem {
+	if b.m != nil && b.m.gen.Load() != b.gen {
+		return freedMem
+	}
+	return b.m
+}
+
+// NewBuffer is rt.NewBuffer, which documents it.
+func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
+	size, err := byteSize[T](n)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	m, err := c.newMem(size)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	return bufferOver[T](m, n), nil
+}
+
+func byteSize[T any](n int) (int64, error) {
+	if !isNumber[T]() { // numbers, the common case, need no reflect
+		t := reflect.TypeFor[T]()
+		if err := checkPlain(t); err != nil {
+			return 0, fmt.Errorf("buffer of %v: %w", t, err)
+		}
+	}
+	es := elemSize[T]()
+	if n < 0 {
+		return 0, fmt.Errorf("buffer of %d %v: %w: negative length", n, reflect.TypeFor[T](), ErrInvalidArgument)
+	}
+	if es > 0 && int64(n) > (1<<62)/es {
+		return 0, fmt.Errorf("buffer of %d %v: %w: too large", n, reflect.TypeFor[T](), ErrInvalidArgument)
+	}
+	return int64(n) * es, nil
+}
+
+// Len returns the number of elements.
+func (b Buffer[T]) Len() int { return b.n }
+
+// Mem returns the memory behind the buffer; nil for the zero Buffer. Once
+// the buffer is freed, every use of the Mem (Free, and rt/raw's
+// Kernel.SetBuffer among them) is an error wrapping ErrFreed, even after
+// the allocator has handed the same device memory to another buffer.
+//
+// Deprecated: rt/raw's Kernel.SetBuffer takes the Buffer itself, and
+// Buffer.Free frees it.
+func (b Buffer[T]) Mem() *Mem { return b.mem() }
+
+// Free gives the buffer's memory back. Later uses of b, or of any copy of
+// it, and a second Free, return errors wrapping ErrFreed.
+func (b Buffer[T]) Free() error { return b.mem().Free() }
+
+func elemSize[T any]() int64 {
+	var z T
+	return int64(unsafe.Sizeof(z))
+}
+
+// span checks that elements [off, off+n) lie in b, and that b may be used on
+// q, and returns b's memory, driver buffer, and the span's byte offset and
+// length. It registers a use of the memory (Mem.use) that the caller ends
+// with m.done() once the driver call returns, so that a Free that races
+// with the call does not release the memory under it.
+func (b Buffer[T]) span(q *Queue, op string, off, n int) (m *Mem, drv driver.Buffer, boff, size int64, err error) {
+	m = b.mem()
+	drv, err = m.driverBuffer()
+	if err == nil && q != nil {
+		err = q.ctx.sameContext("the buffer", m.ctx)
+	}
+	if err == nil && (off < 0 || n < 0 || off > b.n || n > b.n-off) {
+		err = fmt.Errorf("%w: elements [%d, %d) of a buffer of %d", ErrOutOfRange, off, off+n, b.n)
+	}
+	if err == nil && !m.useAll() {
+		err = fmt.Errorf("buffer: %w", ErrFreed)
+	}
+	if err != nil {
+		return nil, nil, 0, 0, fmt.Errorf("%s: %w", op, err)
+	}
+	es := elemSize[T]()
+	return m, drv, int64(off) * es, int64(n) * es, nil
+}
+
+// useAll is use for m and, for a view, the buffer it lies in, whose memory
+// the view's is.
+func (m *Mem) useAll() bool {
+	if !m.use() {
+		return false
+	}
+	if m.parent != nil && !m.parent.use() {
+		m.done()
+		return false
+	}
+	return true
+}
+
+// doneAll ends a use that useAll registered.
+func (m *Mem) doneAll() {
+	if m.parent != nil {
+		m.parent.done()
+	}
+	m.done()
+}
+
+// Write copies src into the buffer from element 0 and waits until it is
+// done. src may be shorter than the buffer.
+func (b Buffer[T]) Write(q *Queue, src []T, wait ...*Event) error {
+	return b.writeAt(q, 0, src, wait, 0)
+}
+
+// WriteAt copies src into the buffer from element off and waits until it
+// is done. A span outside the buffer is an error wrapping ErrOutOfRange,
+// and nothing is written.
+func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
+	return b.writeAt(q, off, src, wait, 0)
+}
+
+// writeAt is WriteAt; skip is as for beginTask.
+func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) error {
+	m, drv, boff, size, err := b.span(q, "write buffer", off, len(src))
+	if err != nil {
+		return err
+	}
+	defer m.doneAll()
+	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: m}
+	return q.transfer(x, wait, skip+1)
+}
+
+// Read copies the first len(dst) elements of the buffer into dst and waits
+// until it is done.
+func (b Buffer[T]) Read(q *Queue, dst []T, wait ...*Event) error {
+	return b.readAt(q, 0, dst, wait, 0)
+}
+
+// ReadAt copies len(dst) elements from element off into dst and waits
+// until it is done. A span outside the buffer is an error wrapping
+// ErrOutOfRange, and dst is left alone.
+func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
+	return b.readAt(q, off, dst, wait, 0)
+}
+
+// readAt is ReadAt; skip is as for beginTask.
+func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) error {
+	m, drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
+	if err != nil {
+		return err
+	}
+	defer m.doneAll()
+	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
+	return q.transfer(x, wait, skip+1)
+}
+
+// Fill sets every element to v. It returns at once with the command's event.
+func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
+	m, drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
+	if err != nil {
+		return nil, err
+	}
+	defer m.doneAll()
+	pattern := unsafe.Slice((*byte)(unsafe.Pointer(&v)), elemSize[T]())
+	if r := q.recorder(); r != nil {
+		if size == 0 {
+			return nil, nil
+		}
+		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
+		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 0)
+	}
+	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
+		if size == 0 {
+			return q.drv.Marker(dw)
+		}
+		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
+	}, wait, 0)
+	if err == nil {
+		q.record(b.mem())
+	}
+	return ev, err
+}
+
+// CopyTo copies the whole buffer to the start of dst, which must be at least
+// as long. It returns at once with the command's event.
+func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+	sm, src, _, size, err := b.span(q, "copy buffer", 0, b.n)
+	if err != nil {
+		return nil, err
+	}
+	defer sm.doneAll()
+	dm, d, _, _, err := dst.span(q, "copy buffer", 0, b.n)
+	if err != nil {
+		return nil, err
+	}
+	defer dm.doneAll()
+	if r := q.recorder(); r != nil {
+		if size == 0 {
+			return nil, nil
+		}
+		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
+		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 0)
+	}
+	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
+		if size == 0 {
+			return q.drv.Marker(dw)
+		}
+		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
+	}, wait, 0)
+	if err == nil {
+		q.record(b.mem(), dst.mem())
+	}
+	return ev, err
+}
+
+// xfer is a transfer between host and device memory: a value, not a
+// closure, so that a blocking transfer allocates nothing.
+type xfer struct {
+	op   string        // "read buffer", "write device global", ...
+	kind trace.CmdKind // trace.Read, trace.Write, trace.GlobalRead or trace.GlobalWrite
+	buf  driver.Buffer
+	off  int64
+	size int64
+	host unsafe.Pointer // the host memory read into or written from
+	mem  *Mem           // the memory of buf, for a graph that records x
+}
+
+// read reports whether x copies from the device to the host.
+func (x *xfer) read() bool { return x.kind == trace.Read || x.kind == trace.GlobalRead }
+
+// enqueue enqueues x on q after dw, blocking or not; a blocking transfer
+// returns no event.
+func (x *xfer) enqueue(q *Queue, dw []driver.Event, blocking bool) (driver.Event, error) {
+	if x.read() {
+		return q.drv.ReadBuffer(x.buf, blocking, x.off, x.size, x.host, dw)
+	}
+	return q.drv.WriteBuffer(x.buf, blocking, x.off, x.size, x.host, dw)
+}
+
+// transfer runs the blocking transfer x, which creates no event; an empty
+// one only waits for wait. When tracing reports device times, transfer
+// enqueues it without blocking and waits for its event. skip is as for
+// beginTask.
+func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
+	if x.size == 0 {
+		for _, e := range wait {
+			if err := e.Wait(); err != nil {
+				return fmt.Errorf("%s: %w", x.op, err)
+			}
+		}
+		return nil
+	}
+	if err := q.enter(); err != nil {
+		return err
+	}
+	defer q.ctx.exit()
+	return q.transferEntered(x, wait, skip+1)
+}
+
+// transferEntered is transfer for a caller inside q's enter (x.size is
+// not 0); skip is as for beginTask.
+func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
+	if r := q.rec.Load(); r != nil {
+		return r.recordTransfer(&x)
+	}
+	dw, err := q.driverEvents(wait)
+	if err != nil {
+		return fmt.Errorf("%s: %w", x.op, err)
+	}
+	tk := q.beginTask(x.kind, x.op, skip+1, wait)
+	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
+	if q.wantsEvent(tk) {
+		err = q.tracedTransfer(&x, tk, dw)
+		tk.Release()
+	} else {
+		_, err = x.enqueue(q, dw, true)
+		tk.EndRelease()
+		if err != nil {
+			err = fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
+		}
+	}
+	if err == nil {
+		q.pts.complete(n)
+	}
+	return err
+}
+
+// command enqueues one command and wraps its event. kind and skip are as
+// for beginTask.
+func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (driver.Event, error), wait []*Event, skip int) (*Event, error) {
+	if r := q.recorder(); r != nil {
+		return nil, r.refuse(op, "graphs do not record this command")
+	}
+	if err := q.enter(); err != nil {
+		return nil, err
+	}
+	defer q.ctx.exit()
+	dw, err := q.driverEvents(wait)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	tk := q.beginTask(kind, op, skip+1, wait)
+	ev, err := do(dw)
+	tk.End()
+	if err != nil {
+		return nil, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+	}
+	return q.newTracedEvent(ev, op, tk), nil
+}
+
+// View returns a buffer of n elements of b from element off that shares
+// b's memory: an OpenCL sub-buffer. Kernels and transfers use it as any
+// other buffer; commands that use it count as uses of b for the
+// allocator's stream-ordered reuse. The byte offset of element off must be
+// a multiple of every device's MemBaseAddrAlign (128 bytes on PoCL), since
+// a kernel argument starts at an aligned address; a span
+// outside b is an error wrapping ErrOutOfRange, a misaligned one an error
+// wrapping ErrInvalidArgument. A view of a view is a view of the same
+// memory.
+//
+// Free on a view releases the view alone; a view is released when it
+// becomes unreachable, too. Using a view after b is freed is an error
+// wrapping ErrFreed.
+func (b Buffer[T]) View(off, n int) (Buffer[T], error) {
+	v, err := b.mem().view(off, n, elemSize[T](), b.n)
+	if err != nil {
+		return Buffer[T]{}, err
+	}
+	return bufferOver[T](v, n), nil
+}
+
+// view returns the memory of elements [off, off+n) of size es of m, which
+// holds length elements.
+func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
+	op := fmt.Sprintf("view of elements [%d, %d)", off, off+n)
+	if _, err := m.driverBuffer(); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if off < 0 || n < 0 || off > length || n > length-off {
+		return nil, fmt.Errorf("%s: %w: buffer of %d elements", op, ErrOutOfRange, length)
+	}
+	c := m.ctx
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	root, boff := m, int64(off)*es
+	if m.parent != nil {
+		root, boff = m.parent, boff+m.offset
+	}
+	// A Free of the parent while the driver makes the sub-buffer must not
+	// release the parent under it.
+	if !root.use() {
+		return nil, fmt.Errorf("%s: buffer: %w", op, ErrFreed)
+	}
+	defer root.done()
+	v := &Mem{ctx: c, size: int64(n) * es, parent: root, offset: boff, h: root.h, pooled: root.pooled, release: releaseView}
+	if v.size == 0 {
+		return v, nil
+	}
+	for _, d := range c.devices {
+		if a := d.MemBaseAddrAlign; a > 0 && boff%a != 0 {
+			return nil, fmt.Errorf("%s: %w: its byte offset %d is not a multiple of %d, the base address alignment of %q (CL_DEVICE_MEM_BASE_ADDR_ALIGN)", op, ErrInvalidArgument, boff, a, d.Name)
+		}
+	}
+	sb, ok := c.drv.(driver.SubBufferContext)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: the backend has no sub-buffers", op, errors.ErrUnsupported)
+	}
+	drv, err := sb.NewSubBuffer(root.drv, boff, v.size)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %q: %w", op, c.devices[0].Name, err)
+	}
+	v.setDriver(drv)
+	v.cleanup = runtime.AddCleanup(v, func(d driver.Buffer) { d.Release() }, drv)
+	return v, nil
+}
+
+// releaseView releases a view's sub-buffer, not its parent.
+func releaseView(m *Mem) error {
+	if m.drv == nil {
+		return nil
+	}
+	m.cleanup.Stop()
+	if err := m.drv.Release(); err != nil {
+		return fmt.Errorf("release view of %d bytes: %w", m.size, err)
+	}
+	return nil
+}

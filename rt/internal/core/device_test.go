@@ -1,0 +1,99 @@
+package core
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+func TestRangeCheck(t *testing.T) {
+	tests := []struct {
+		r    Range
+		want string // "" for no error, else a part of its text
+	}{
+		{Range1(10), ""},
+		{Range2(16, 16).WithLocal(16, 16), ""},
+		{Range3(4, 4, 4).WithLocal(2, 2, 2), ""},
+		{Range1(0), "global size 0 in dimension 0"},
+		{Range2(32, 32).WithLocal(8), "range [32 32]/[8]: invalid argument: 2-D range given 1 local size"},
+		{Range1(32).WithLocal(0), "local size 0 in dimension 0: give a positive size in every dimension, or none"},
+		{Range1(32).WithLocal(8, 4), "1-D range given 2 local sizes"},
+		{Range3(4, 4, 4).WithLocal(), "3-D range given 0 local sizes"},
+		{Range1(10).WithLocal(4), "local size 4 does not divide global size 10"},
+		{Range{Dims: 4}, "4 dimensions"},
+		{Range{}, "0 dimensions"},
+	}
+	for _, tt := range tests {
+		err := tt.r.check()
+		if tt.want == "" && err != nil || tt.want != "" && (!errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%v.check() = %v, want %q", tt.r, err, tt.want)
+		}
+	}
+	if s := Range2(32, 32).WithLocal(8).String(); s != "[32 32]/[8]" {
+		t.Errorf("String() = %q, want [32 32]/[8]", s)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	tests := []struct {
+		env     map[string]string
+		want    Config
+		wantErr bool
+	}{
+		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", Profiling: true}},
+		{env: map[string]string{"DGEN_PROFILE": "maybe"}, wantErr: true},
+		{env: map[string]string{"DGEN_PROFILE": "on"}, want: Config{Profiling: true}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "tagged"}, want: Config{AllocPolicy: AllocTagged}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "Full"}, want: Config{AllocPolicy: AllocFull}},
+		{env: map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, wantErr: true},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "512MiB"}, want: Config{AllocMaxHeld: 512 << 20}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "1g"}, want: Config{AllocMaxHeld: 1 << 30}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "4096"}, want: Config{AllocMaxHeld: 4096}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "0"}, want: Config{}},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "-1"}, wantErr: true},
+		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "lots"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		cfg, err := ConfigFromEnv(func(k string) string { return tt.env[k] })
+		if err == nil && cfg.Cache == nil {
+			t.Errorf("ConfigFromEnv(%v): no cache configuration", tt.env)
+		}
+		cfg.Cache = nil // CacheConfigFromEnv has its own tests
+		if (err != nil) != tt.wantErr || (!tt.wantErr && !reflect.DeepEqual(cfg, tt.want)) {
+			t.Errorf("ConfigFromEnv(%v) = %+v, %v; want %+v, error %v", tt.env, cfg, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// TestNewDevice: a Device carries what the backend says of the device in
+// rt's own fields and types, and prints as "NAME (PLATFORM)".
+func TestNewDevice(t *testing.T) {
+	tests := []struct {
+		in   driver.DeviceInfo
+		want DeviceType
+	}{
+		{driver.DeviceInfo{Name: "H100", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU, Version: "OpenCL 3.0 CUDA", DriverVersion: "550",
+			OpenCLCVersion: "OpenCL C 1.2", GlobalMemSize: 80 << 30, MaxAllocSize: 20 << 30, LocalMemSize: 48 << 10, MemBaseAddrAlign: 512,
+			ComputeUnits: 132, MaxWorkGroupSize: 1024, Extensions: []string{"cl_khr_fp64"}, Vendor: "NVIDIA", Handle: 7}, DeviceGPU},
+		{driver.DeviceInfo{Name: "cpu", Platform: "Portable Computing Language", Type: driver.DeviceCPU}, DeviceCPU},
+		{driver.DeviceInfo{Name: "fpga", Type: driver.DeviceAccelerator}, DeviceAccelerator},
+		{driver.DeviceInfo{Name: "dsp", Type: driver.DeviceOther}, DeviceOther},
+	}
+	for _, tt := range tests {
+		d := newDevice(tt.in, 3)
+		in := tt.in
+		want := &Device{Name: in.Name, Vendor: in.Vendor, Type: tt.want, Platform: in.Platform, Version: in.Version, DriverVersion: in.DriverVersion,
+			OpenCLCVersion: in.OpenCLCVersion, GlobalMemSize: in.GlobalMemSize, MaxAllocSize: in.MaxAllocSize, LocalMemSize: in.LocalMemSize,
+			MemBaseAddrAlign: in.MemBaseAddrAlign, ComputeUnits: in.ComputeUnits, MaxWorkGroupSize: in.MaxWorkGroupSize, Extensions: in.Extensions,
+			info: in, index: 3}
+		if !reflect.DeepEqual(d, want) {
+			t.Errorf("newDevice(%+v) = %+v, want %+v", in, d, want)
+		}
+		if got := d.String(); got != in.Name+" ("+in.Platform+")" {
+			t.Errorf("String() = %q", got)
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package core
+
+import (
+	"bytes"
+	"encoding"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// enumValue is the interface every enum of rt implements.
+type enumValue interface {
+	fmt.Stringer
+	encoding.TextMarshaler
+}
+
+// TestEnumText: every named value of every enum round-trips through
+// MarshalText and UnmarshalText and prints its name; an unknown name is
+// an error wrapping ErrInvalidArgument that lists the valid ones; a value
+// without a name prints as T(n) and does not marshal.
+func TestEnumText(t *testing.T) {
+	tests := []struct {
+		typ     string
+		names   enumNames
+		value   func(int) enumValue
+		parse   func(string) (enumValue, error)
+		unknown string // an invalid name
+		listed  string // a part of the error's list
+	}{
+		{"ImageKind", imageKindNames, func(i int) enumValue { return ImageKind(i) },
+			func(s string) (enumValue, error) { var v ImageKind; return v, v.UnmarshalText([]byte(s)) },
+			"image2d", "image1d_t, image1d_buffer_t, image1d_array_t, image2d_t, image2d_array_t, image3d_t"},
+		{"ChannelOrder", channelOrderNames, func(i int) enumValue { return ChannelOrder(i) },
+			func(s string) (enumValue, error) { var v ChannelOrder; return v, v.UnmarshalText([]byte(s)) },
+			"RGBZ", "RGBA, BGRA"},
+		{"ChannelType", channelTypeNames, func(i int) enumValue { return ChannelType(i) },
+			func(s string) (enumValue, error) { var v ChannelType; return v, v.UnmarshalText([]byte(s)) },
+			"UNORM8", "UNORM_INT8"},
+		{"Access", accessNames, func(i int) enumValue { return Access(i) },
+			func(s string) (enumValue, error) { var v Access; return v, v.UnmarshalText([]byte(s)) },
+			"readonly", "read_write, read_only, write_only"},
+		{"AddressMode", addressNames, func(i int) enumValue { return AddressMode(i) },
+			func(s string) (enumValue, error) { var v AddressMode; return v, v.UnmarshalText([]byte(s)) },
+			"wrap", "clamp_to_edge, clamp, none, repeat, mirrored_repeat"},
+		{"FilterMode", filterNames, func(i int) enumValue { return FilterMode(i) },
+			func(s string) (enumValue, error) { var v FilterMode; return v, v.UnmarshalText([]byte(s)) },
+			"cubic", "nearest, linear"},
+		{"DeviceType", deviceTypeNames, func(i int) enumValue { return DeviceType(i) },
+			func(s string) (enumValue, error) { var v DeviceType; return v, v.UnmarshalText([]byte(s)) },
+			"fpga", "other, cpu, gpu, accelerator"},
+		{"GraphMode", graphModeNames, func(i int) enumValue { return GraphMode(i) },
+			func(s string) (enumValue, error) { var v GraphMode; return v, v.UnmarshalText([]byte(s)) },
+			"on", "auto, native, loop"},
+		{"AllocPolicy", allocPolicyNames, func(i int) enumValue { return AllocPolicy(i) },
+			func(s string) (enumValue, error) { var v AllocPolicy; return v, v.UnmarshalText([]byte(s)) },
+			"lifo", "full, tagged, bestfit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.typ, func(t *testing.T) {
+			for i, name := range tt.names {
+				v := tt.value(i)
+				if name == "" {
+					if got, want := v.String(), fmt.Sprintf("%s(%d)", tt.typ, i); got != want {
+						t.Errorf("String() = %q, want %q", got, want)
+					}
+					if _, err := v.MarshalText(); !errors.Is(err, ErrInvalidArgument) {
+						t.Errorf("MarshalText of %v: %v, want ErrInvalidArgument", v, err)
+					}
+					continue
+				}
+				b, err := v.MarshalText()
+				if err != nil || string(b) != name || v.String() != name {
+					t.Errorf("value %d: MarshalText %q, %v; String %q; want %q", i, b, err, v.String(), name)
+				}
+				if back, err := tt.parse(name); err != nil || back != v {
+					t.Errorf("UnmarshalText(%q) = %v, %v; want %v", name, back, err, v)
+				}
+			}
+			v := tt.value(len(tt.names) + 3)
+			if got := v.String(); got != fmt.Sprintf("%s(%d)", tt.typ, len(tt.names)+3) {
+				t.Errorf("String of an unnamed value: %q", got)
+			}
+			_, err := tt.parse(tt.unknown)
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), tt.listed) || !strings.Contains(err.Error(), tt.unknown) {
+				t.Errorf("UnmarshalText(%q) = %v, want an error wrapping ErrInvalidArgument that names it and lists %q", tt.unknown, err, tt.listed)
+			}
+		})
+	}
+}
+
+// TestChannelTables: every channel order has a channel count and every
+// channel type a size, so that pixelSize knows every format the enums
+// name.
+func TestChannelTables(t *testing.T) {
+	for o, name := range channelOrderNames {
+		if name != "" && (o >= len(channelCounts) || channelCounts[o] == 0) {
+			t.Errorf("channel order %s has no channel count", name)
+		}
+	}
+	for ty, name := range channelTypeNames {
+		if name != "" && (ty >= len(channelSizes) || channelSizes[ty].bytes == 0) {
+			t.Errorf("channel type %s has no size", name)
+		}
+	}
+}
+
+// TestBackendText: Backend parses "auto", nothing and the registered
+// backends, in any case; another name is an error listing the registered
+// ones.
+func TestBackendText(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Backend
+		err  bool
+	}{
+		{"", BackendAuto, false},
+		{"auto", BackendAuto, false},
+		{" AUTO ", BackendAuto, false},
+		{"opencl", BackendOpenCL, false},
+		{"OpenCL", BackendOpenCL, false},
+		{"cdua", "", true},
+	}
+	for _, tt := range tests {
+		var b Backend
+		err := b.UnmarshalText([]byte(tt.in))
+		if tt.err {
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "opencl") || !strings.Contains(err.Error(), tt.in) {
+				t.Errorf("UnmarshalText(%q) = %v, want an error naming it and listing opencl", tt.in, err)
+			}
+			continue
+		}
+		if err != nil || b != tt.want {
+			t.Errorf("UnmarshalText(%q) = %q, %v; want %q", tt.in, b, err, tt.want)
+		}
+	}
+	if BackendAuto.String() != "auto" || BackendCUDA.String() != "cuda" {
+		t.Errorf("String: %q, %q", BackendAuto.String(), BackendCUDA.String())
+	}
+}
+
+// TestConfigWinsOverEnv: a field that Config sets wins over its DGEN_
+// variable; a field it leaves unset is filled from the variable; a
+// malformed variable of an unset field is an error naming the variable
+// and the valid values, and one of a set field is not read at all.
+func TestConfigWinsOverEnv(t *testing.T) {
+	env := map[string]string{
+		"DGEN_BACKEND": "opencl", "DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1",
+		"DGEN_ALLOC_POLICY": "tagged", "DGEN_ALLOC_MAX_HELD": "1M", "DGEN_TRACE": "summary",
+		"DGEN_CACHE_IN_MEM": "0",
+	}
+	cc := CacheConfig{InMemory: true}
+	tests := []struct {
+		name string
+		cfg  Config
+		env  map[string]string
+		want Config
+		err  string // a part of the error; "" for none
+	}{
+		{"unset", Config{}, env,
+			Config{Backend: BackendOpenCL, Device: "gpu", Profiling: true, AllocPolicy: AllocTagged, AllocMaxHeld: 1 << 20, Trace: "summary"}, ""},
+		{"set", Config{Backend: "fake", Device: "cpu", AllocPolicy: AllocBestFit, AllocMaxHeld: 4096, Trace: "log", Cache: &cc}, env,
+			Config{Backend: "fake", Device: "cpu", Profiling: true, AllocPolicy: AllocBestFit, AllocMaxHeld: 4096, Trace: "log", Cache: &cc}, ""},
+		{"badUnset", Config{}, map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, Config{}, `DGEN_ALLOC_POLICY="lifo": invalid argument: allocator policy "lifo": want one of full, tagged, bestfit`},
+		{"badBackend", Config{}, map[string]string{"DGEN_BACKEND": "cdua"}, Config{}, `DGEN_BACKEND="cdua"`},
+		{"badSet", Config{AllocPolicy: AllocTagged, Backend: "opencl"}, map[string]string{"DGEN_ALLOC_POLICY": "lifo", "DGEN_BACKEND": "cdua"},
+			Config{AllocPolicy: AllocTagged, Backend: "opencl"}, ""},
+		{"tracer", Config{Tracer: nil, Trace: ""}, map[string]string{"DGEN_TRACE": "bogus"}, Config{}, "DGEN_TRACE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.cfg.withEnv(func(k string) string { return tt.env[k] })
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Cache == nil {
+				t.Fatal("no cache configuration")
+			}
+			if tt.cfg.Cache == nil && tt.env["DGEN_CACHE_IN_MEM"] == "0" && got.Cache.InMemory {
+				t.Error("DGEN_CACHE_IN_MEM=0 did not fill the unset cache configuration")
+			}
+			if tt.cfg.Cache != nil && got.Cache != tt.cfg.Cache {
+				t.Error("the environment replaced the configuration's cache")
+			}
+			got.Cache, tt.want.Cache = nil, nil
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoggerWarns: the context's warnings go to Config.Logger as slog
+// records with attributes, and nothing is printed elsewhere; with no
+// Logger they go to slog.Default().
+func TestLoggerWarns(t *testing.T) {
+	var buf bytes.Buffer
+	c := &Context{logger: slog.New(slog.NewTextHandler(&buf, nil))}
+	cfg := CacheConfig{Disk: DiskCacheConfig{Dir: "/dev/null/cache", Persistent: true}}
+	c.initCache(cfg)
+	out := buf.String()
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, `msg="dgen: persistent program cache off"`) || !strings.Contains(out, "dir=/dev/null/cache") || !strings.Contains(out, "err=") {
+		t.Errorf("log %q, want one warning with the directory and the error", out)
+	}
+	var def bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&def, nil)))
+	defer slog.SetDefault(old)
+	(&Context{}).log().Warn("x", "k", 1)
+	if !strings.Contains(def.String(), "k=1") {
+		t.Errorf("a context without a Logger logged %q to slog.Default()", def.String())
+	}
+}
+
+// TestGraphsWinOverEnv: Config.Graphs set to GraphsNative or GraphsLoop
+// wins over DGEN_OPENCL_COMMAND_BUFFER and DGEN_CUDA_GRAPH, which decide
+// for GraphsAuto.
+func TestGraphsWinOverEnv(t *testing.T) {
+	off := map[string]string{"DGEN_OPENCL_COMMAND_BUFFER": "0", "DGEN_CUDA_GRAPH": "0"}
+	tests := []struct {
+		mode GraphMode
+		env  map[string]string
+		want bool // command buffers and CUDA graphs allowed
+		err  bool
+	}{
+		{GraphsAuto, nil, true, false},
+		{GraphsAuto, off, false, false},
+		{GraphsNative, off, true, false},
+		{GraphsLoop, nil, false, false},
+		{GraphsAuto, map[string]string{"DGEN_CUDA_GRAPH": "maybe"}, false, true},
+		{GraphsNative, map[string]string{"DGEN_CUDA_GRAPH": "maybe"}, true, false},
+		{GraphMode(7), nil, false, true},
+	}
+	for _, tt := range tests {
+		cfg := Config{Graphs: tt.mode}
+		gc, err := cfg.graphConfig(func(k string) string { return tt.env[k] })
+		if (err != nil) != tt.err {
+			t.Errorf("%v with %v: error %v, want one: %v", tt.mode, tt.env, err, tt.err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		for _, n := range []driver.NativeGraph{driver.CommandBuffer, driver.CUDAGraph} {
+			if gc.allows(n) != tt.want {
+				t.Errorf("%v with %v: allows(%v) = %v, want %v", tt.mode, tt.env, n, gc.allows(n), tt.want)
+			}
+		}
+	}
+}
+
+// TestCacheTraceLogs: DiskCacheConfig.Trace sends the caches' trace lines
+// through the logger, one Info record a line, and without it there is no
+// trace writer.
+func TestCacheTraceLogs(t *testing.T) {
+	tests := []struct {
+		write string
+		want  []string
+	}{
+		{"hit p1\n", []string{`msg="hit p1"`}},
+		{"a\nb\n", []string{"msg=a", "msg=b"}},
+		{"no newline", []string{`msg="no newline"`}},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		w := DiskCacheConfig{Trace: true}.diskConfig(slog.New(slog.NewTextHandler(&buf, nil))).Trace
+		if w == nil {
+			t.Fatal("no trace writer with Trace set")
+		}
+		if n, err := w.Write([]byte(tt.write)); n != len(tt.write) || err != nil {
+			t.Errorf("Write(%q) = %d, %v", tt.write, n, err)
+		}
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != len(tt.want) {
+			t.Fatalf("Write(%q) logged %q, want %d records", tt.write, buf.String(), len(tt.want))
+		}
+		for i, l := range lines {
+			if !strings.Contains(l, "level=INFO") || !strings.HasSuffix(l, tt.want[i]) {
+				t.Errorf("record %d of %q: %q, want an Info record ending %s", i, tt.write, l, tt.want[i])
+			}
+		}
+	}
+	if w := (DiskCacheConfig{}).diskConfig(slog.Default()).Trace; w != nil {
+		t.Errorf("trace writer %v without Trace", w)
+	}
+}

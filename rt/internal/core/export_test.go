@@ -1,0 +1,143 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
+)
+
+// Test-only names for the program and kernel cache (package
+// rt/internal/progcache), which rt's external tests (package rt_test)
+// drive through a context on a real device.
+
+type (
+	ProgramImage   = progcache.Image
+	KernelSpec     = progcache.KernelKey
+	CachedKernel   = progcache.Kernel[*Kernel]
+	CacheSpecValue = progcache.SpecValue
+)
+
+func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
+	return progcache.NewKernelKey(img, name)
+}
+
+func (c *Context) ProgramFor(img *ProgramImage) (*builtProgram, error) { return c.programFor(img) }
+
+func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+	ck, err := c.pc.Kernel(spec, c.devIndex(q))
+	if err != nil {
+		return nil, c.foreignQueue(spec, q, err)
+	}
+	return ck, nil
+}
+
+func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+	ck, err := c.pc.Acquire(spec, c.devIndex(q))
+	if err != nil {
+		return nil, c.foreignQueue(spec, q, err)
+	}
+	return ck, nil
+}
+
+// foreignQueue returns err, or for a queue of another context an error
+// that names both contexts' devices.
+func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
+	if q == nil || spec == nil || q.ctx == c {
+		return err
+	}
+	return fmt.Errorf("get kernel %q: %w", spec.Name(), c.sameContext("the queue", q.ctx))
+}
+
+func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
+	return q.launch(k, r, wait, skip, false)
+}
+
+func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
+	return q.submit(k, r, wait, skip, false)
+}
+
+// ParkAcquired parks a kernel instance that a registered kernel's Acquire
+// returned, as its Submit and Launch do last.
+func ParkAcquired(k *Kernel) { k.park() }
+
+func (m *Mem) Driver() (driver.Buffer, error) { return m.driverBuffer() }
+
+// The unexported parts of the API that rt's external tests drive.
+
+type SpecValue = specValue
+
+func (c *Context) SetSpecValue(name, value string) error { return c.setSpecValue(name, value) }
+func (c *Context) ClearSpecValue(name string) error      { return c.clearSpecValue(name) }
+func (c *Context) SpecValues() []SpecValue               { return c.specValues() }
+func SpecLiteral[T any](v T) (string, error)             { return specLiteral(v) }
+func (d *Device) ClockError() time.Duration              { return d.clockError() }
+func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size) }
+func (c *Context) PersistentCache() *diskcache.Cache     { return c.persistentCache() }
+func (q *Queue) Profiling() bool                         { return q.profilingOn() }
+func (e *Event) Status() (driver.EventStatus, error)     { return e.status() }
+
+func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*builtProgram, error) {
+	return c.loadProgram(name, binaries, options)
+}
+
+// BuildSource is rt/raw's Build, with the program's unexported methods
+// (KernelNames, Binaries) reachable.
+func (c *Context) BuildSource(name, source, options string) (*builtProgram, error) {
+	return c.build(buildRequest{name: name, source: source, options: options})
+}
+
+// NilProgram returns a nil program, whose methods return errors.
+func NilProgram() *builtProgram { return nil }
+func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
+	return cacheConfigFromEnv(getenv)
+}
+func DefaultCacheConfig() CacheConfig { return defaultCacheConfig() }
+
+// DefaultDiskCache returns the default persistent cache configuration
+// in dir.
+func DefaultDiskCache(dir string) DiskCacheConfig {
+	return diskCacheConfig(diskcache.DefaultConfig(dir))
+}
+
+// ReleaseSamplers releases the context's driver samplers now, as Close
+// does: the fault of a sampler gone before a graph that recorded it
+// launches. A later SetSampler makes new ones.
+func ReleaseSamplers(c *Context) error {
+	c.images.mu.Lock()
+	defer c.images.mu.Unlock()
+	return errors.Join(c.releaseSamplers()...)
+}
+
+// GraphNative reports, for each queue the graph was prepared for, whether
+// it was prepared as the device API's own graph object.
+func GraphNative(g *Graph) []bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []bool
+	for _, x := range g.execs {
+		out = append(out, x.opt.Native)
+	}
+	return out
+}
+
+// GraphLen returns the number of commands the graph recorded.
+func GraphLen(g *Graph) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.cmds)
+}
+
+// Instances returns the number of kernel instances the context holds.
+func Instances(c *Context) int {
+	c.instances.mu.Lock()
+	defer c.instances.mu.Unlock()
+	return len(c.instances.m)
+}
+
+// BlockID names the driver buffer of m: the same for every Mem that the
+// allocator makes for one block.
+func (m *Mem) BlockID() uint64 { return m.id }

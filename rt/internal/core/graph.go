@@ -1,0 +1,1152 @@
+package core
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// Command graphs: record once, replay many, as CUDA Graphs, SYCL's
+// command_graph and OpenCL's cl_khr_command_buffer do. The four agree on
+// the life of a graph, and so does Graph:
+//
+//   - record: Queue.Record hands a function a recording queue of its own
+//     (CUDA's stream capture into a stream of its own, SYCL's
+//     begin_recording); the commands it enqueues there (generated
+//     launches, Fill, CopyTo, transfers to and from pinned memory) are
+//     recorded, not executed, while the queue Record was called on keeps
+//     running every other goroutine's commands.
+//   - finalize: when that function returns, Record ends the recording and
+//     prepares the commands for replay: each kernel launch gets a kernel
+//     object of its own, with its arguments set once; the backend turns
+//     the list into what replays fastest (an OpenCL command buffer, a CUDA
+//     graph, a loop in C).
+//   - launch: Launch enqueues every command on a queue of the graph's
+//     context, in one backend call, as often as wanted.
+//   - update: Update changes a recorded launch's arguments and range for
+//     the launches that follow (cuGraphExecKernelNodeSetParams, SYCL's
+//     command_graph::update(node)); the kernel cannot change.
+//
+// A recorded launch remembers its source location, so that a traced graph
+// launch shows its commands at the lines that recorded them, inside one
+// range named after the graph.
+
+// Graph is rt.Graph, which documents it.
+type Graph struct {
+	name      string
+	rangeName string
+	ctx       *Context
+	q         *Queue // the queue Record was called on
+
+	umu sync.Mutex // serializes Update; taken before mu
+	mu  sync.Mutex // guards what follows
+	// state is graphRecording, graphFinal or graphReleased.
+	state graphState
+	cmds  []graphCmd
+	uses  []memUse     // the memory the commands use, each once
+	smps  []smpUse     // the samplers the commands use
+	pins  []*pinnedMem // the pinned memory the commands use, each once, by address
+	owned []memUse     // allocations made while recording: the graph frees them
+	execs []graphExec  // prepared for a queue each
+}
+
+// graphState is where a graph is in its life.
+type graphState uint8
+
+const (
+	graphRecording graphState = iota
+	graphFinal
+	graphReleased
+)
+
+// graphCmd is one recorded command.
+type graphCmd struct {
+	kind trace.CmdKind
+	name string      // the kernel's name or the command's
+	node *trace.Node // where it was recorded
+	// A kernel launch: the kernel object it was recorded from, its
+	// arguments, its range, and the graph's own kernel object (made by
+	// finalize) with those arguments set.
+	kern *Kernel
+	args []graphArg
+	r    Range
+	own  driver.Kernel
+	// A copy, fill or transfer: the backend's command, buffers resolved.
+	dc   driver.GraphCommand
+	mems []*Mem     // the memory it uses
+	pin  *pinnedMem // the pinned memory of a transfer
+}
+
+// graphArg is a recorded kernel argument: a buffer (mem), a sampler
+// (smp), local memory or a value.
+type graphArg struct {
+	kind  driver.ArgKind
+	size  uintptr
+	bits  uint64
+	bytes string // a value of more than 8 bytes
+	mem   *Mem
+	smp   *samplerObject
+}
+
+// smpUse is a sampler argument of a recorded launch: command cmd's
+// argument arg.
+type smpUse struct {
+	s        *samplerObject
+	cmd, arg int
+}
+
+// check reports whether the sampler was released since it was recorded.
+func (u smpUse) check() error {
+	if err := u.s.check(); err != nil {
+		return fmt.Errorf("argument %d: %w", u.arg, err)
+	}
+	return nil
+}
+
+// memUse is memory a graph uses, with its generation when recorded: a
+// Free since then changes it.
+type memUse struct {
+	m   *Mem
+	gen uint32
+	cmd int // the first command that uses it
+}
+
+// graphExec is a graph prepared for one queue, as opt asked.
+type graphExec struct {
+	q   *Queue
+	drv driver.Graph
+	opt driver.GraphOptions
+}
+
+// recording is the state of a recording queue, which Record and Update
+// make for their functions: the graph, and for an update the launch it
+// collects. Once the function has returned, ended is set, and the queue
+// records nothing more.
+type recording struct {
+	g     *Graph
+	upd   *graphUpdate
+	ended atomic.Bool
+}
+
+// GraphNode is rt.GraphNode, which documents it.
+type GraphNode struct {
+	g *Graph
+	i int // the command's place in g.cmds, which never changes
+}
+
+// graphUpdate collects the launch that an Update's function enqueues.
+type graphUpdate struct {
+	n   int
+	cmd graphCmd
+}
+
+// Record records into a new graph the commands that record enqueues on
+// the queue it is given, and prepares the graph for Launch. name names the
+// graph in errors and traces.
+//
+// Recording. record receives a recording queue of its own, on q's device
+// (CUDA's stream capture into a stream of its own, SYCL's
+// command_graph::begin_recording): what it enqueues there is recorded, not
+// run, and q itself keeps running the commands of every other goroutine
+// meanwhile. Any number of goroutines may record on q at once. The
+// recording queue records nothing once record has returned: a command on
+// it then is an error. Graphs do not nest: Record and Graph.Launch on a
+// recording queue are errors.
+//
+// What a graph records, as CUDA Graphs and SYCL graphs define it:
+//   - Kernel launches, with their arguments as set when recorded: values
+//     (scalars, structs) are captured, and Graph.Update changes them;
+//     buffers and samplers are used as they are at each launch.
+//   - Fill and CopyTo, with Fill's value captured.
+//   - Transfers between a buffer and pinned memory (Buffer.WriteAsync and
+//     ReadAsync with a Pinned): each launch reads the pinned memory anew,
+//     or writes it, so that a program puts the next frame in its Pinned
+//     and launches the graph. The host must not touch that memory while a
+//     launch may copy it (wait for the launch, with Queue.Marker or
+//     Finish); Pinned.Free waits for the launches that use it, and a
+//     launch after Free is an error wrapping ErrFreed.
+//   - Allocations on the recording queue, which belong to the graph: it
+//     frees them when it is released.
+//
+// What it refuses, with an error that records nothing (record may go
+// on): a blocking transfer of a Go slice (Buffer.Write, Read, WriteAt,
+// ReadAt), whose host memory the graph could not read or write at each
+// launch (use WriteAsync or ReadAsync with pinned memory); a device
+// global's Read or Write (write it before Graph.Launch, or pass the value
+// as a kernel argument, which the graph captures and Update changes);
+// image commands; EnqueueEvent and Queue.Marker, whose events would
+// complete before the graph runs; and a wait list. Recorded commands run
+// in the order recorded, each after the one before, and create no events:
+// a recorded Fill or CopyTo returns a nil Event.
+//
+// Handles. Queue.Node records one command and returns its handle, which
+// Graph.Update takes to change that launch's arguments and range.
+//
+// Device times. A launch of a traced graph is a range named after the
+// graph with a task per command, at the line that recorded it. Where the
+// context reports device times (DGEN_TRACE with device= sampling), each
+// command reports its own where the backend can time it alone (a loop of
+// prepared commands; CUDA graphs' kernels through CUPTI), else one task
+// named after the graph reports the launch as a whole (a command buffer,
+// a CUDA graph without CUPTI).
+//
+// If record returns an error, Record returns it, wrapped, and no graph.
+// Preparing the graph gives every recorded launch a kernel object of its
+// own with its arguments set (a sampler argument as the context's sampler
+// object, which must still be live when the graph launches), and has the
+// backend prepare the commands for q: a command buffer or CUDA graph, or a
+// list of commands replayed by one call, which is what a graph gets where
+// the backend's own graph object cannot hold a command (a sampler
+// argument, a pinned transfer in an OpenCL command buffer). A backend
+// whose kernels take no samplers fails Record with an error naming the
+// kernel and the argument.
+func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error) {
+	if record == nil {
+		return nil, fmt.Errorf("record graph %q: %w: nil function", name, ErrInvalidArgument)
+	}
+	if err := q.enter(); err != nil {
+		return nil, fmt.Errorf("record graph %q: %w", name, err)
+	}
+	if r := q.rec.Load(); r != nil {
+		q.ctx.exit()
+		return nil, fmt.Errorf("record graph %q: %w: the queue records graph %q (graphs do not nest)", name, ErrInvalidArgument, r.g.name)
+	}
+	g := &Graph{name: name, rangeName: "graph " + name, ctx: q.ctx, q: q}
+	rec := &recording{g: g}
+	q.ctx.graphs.add(g)
+	q.ctx.exit() // record may close the context
+	err := func() error {
+		rq := q.recordingQueue(rec)
+		defer rq.endRecording() // even if record panics
+		return record(rq)
+	}()
+	if err == nil {
+		err = g.finalize()
+	} else {
+		err = fmt.Errorf("record graph %q: %w", name, err)
+	}
+	if err != nil {
+		g.Release()
+		return nil, err
+	}
+	return g, nil
+}
+
+// recordingQueue returns a queue on q's device that records into r.
+// Commands that rt does not record run on q's driver queue: the
+// allocation and zeroing of storage.
+func (q *Queue) recordingQueue(r *recording) *Queue {
+	rq := &Queue{ctx: q.ctx, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq}
+	rq.rec.Store(r)
+	return rq
+}
+
+// endRecording ends the recording of rq, a recording queue: it records
+// nothing more, and the kernel instances that its launches parked in its
+// slots go back to their prototypes' pools, where the next launch on any
+// queue finds them (else each recording would strand its own until
+// Close).
+func (rq *Queue) endRecording() {
+	rq.rec.Load().ended.Store(true)
+	for i := range rq.specs {
+		if h := rq.specs[i].Swap(nil); h != nil {
+			h.unpark()
+		}
+	}
+}
+
+// Node records the one command that enqueue enqueues on q, a recording
+// queue (the one Queue.Record hands its function), and returns its handle
+// for Graph.Update. enqueue is called with q. A command that cannot be
+// recorded, no command or more than one, or a q that is not recording, is
+// an error, and nothing enqueue recorded is kept. Other goroutines must
+// not enqueue on q meanwhile.
+func (q *Queue) Node(enqueue func(q *Queue) error) (*GraphNode, error) {
+	r := q.recorder()
+	if r == nil || r.upd != nil || r.ended.Load() {
+		return nil, fmt.Errorf("record node: %w: the queue is not recording (call Node on the queue that Record hands its function)", ErrInvalidArgument)
+	}
+	if enqueue == nil {
+		return nil, fmt.Errorf("record node: %w: nil function", ErrInvalidArgument)
+	}
+	g := r.g
+	g.mu.Lock()
+	n0 := len(g.cmds)
+	g.mu.Unlock()
+	err := enqueue(q)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := len(g.cmds) - n0; err == nil && n != 1 {
+		err = fmt.Errorf("%w: the function recorded %d commands, not one", ErrInvalidArgument, n)
+	}
+	if err != nil {
+		if g.state == graphRecording && len(g.cmds) > n0 {
+			g.dropLocked(n0)
+		}
+		return nil, fmt.Errorf("graph %q: record node: %w", g.name, err)
+	}
+	return &GraphNode{g: g, i: n0}, nil
+}
+
+// dropLocked drops the commands recorded from the n-th on. Called with
+// g.mu held while g records.
+func (g *Graph) dropLocked(n int) {
+	for i := n; i < len(g.cmds); i++ {
+		if k := g.cmds[i].own; k != nil {
+			k.Release()
+		}
+	}
+	clear(g.cmds[n:])
+	g.cmds = g.cmds[:n]
+	g.collectUses()
+}
+
+// finalize ends the recording and prepares the graph for Launch: every
+// recorded launch gets a kernel object of its own with its arguments set,
+// and the backend prepares the commands for the recording queue.
+func (g *Graph) finalize() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state != graphRecording {
+		return g.stateError("finalize")
+	}
+	if err := g.ctx.enter(); err != nil {
+		g.state = graphReleased
+		return fmt.Errorf("finalize graph %q: %w", g.name, err)
+	}
+	defer g.ctx.exit()
+	for i := range g.cmds {
+		if err := g.checkCmd(i); err != nil {
+			return fmt.Errorf("finalize graph %q: %w", g.name, err)
+		}
+	}
+	g.state = graphFinal
+	for i := range g.cmds {
+		c := &g.cmds[i]
+		if c.kind != trace.Kernel {
+			continue
+		}
+		if err := setArgs(c.own, c.args, nil); err != nil {
+			g.releaseLocked()
+			return fmt.Errorf("finalize graph %q: %s: %w", g.name, g.describe(i), err)
+		}
+	}
+	if _, err := g.exec(g.q); err != nil {
+		g.releaseLocked()
+		return fmt.Errorf("finalize graph %q: %w", g.name, err)
+	}
+	return nil
+}
+
+// setArgs sets the arguments of k that differ from old (all of them when
+// old is nil).
+func setArgs(k driver.Kernel, args, old []graphArg) error {
+	for i, a := range args {
+		if old != nil && old[i] == a {
+			continue
+		}
+		var err error
+		switch {
+		case a.kind == driver.ArgBuffer:
+			var b driver.Buffer
+			if b, err = a.mem.driverBuffer(); err == nil {
+				err = k.SetArgBuffer(i, b)
+			}
+		case a.kind == driver.ArgLocal:
+			err = k.SetArgLocal(i, a.size)
+		case a.kind == driver.ArgSampler:
+			err = setArgSampler(k, i, a.smp)
+		case a.size > 8:
+			b := []byte(a.bytes)
+			err = k.SetArgBytes(i, a.size, unsafe.Pointer(&b[0]))
+		default:
+			err = k.SetArgScalar(i, a.size, a.bits)
+		}
+		if err != nil {
+			return fmt.Errorf("set argument %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// setArgSampler sets argument i of the graph's kernel object k to the
+// sampler s: the driver's object itself, not its handle as a value.
+func setArgSampler(k driver.Kernel, i int, s *samplerObject) error {
+	sk, ok := k.(driver.SamplerKernel)
+	if !ok {
+		return fmt.Errorf("%w: a sampler, and the backend's kernels take no samplers, so a graph cannot record it", errors.ErrUnsupported)
+	}
+	if err := s.check(); err != nil {
+		return err
+	}
+	return sk.SetArgSampler(i, s.drv)
+}
+
+// exec returns the graph prepared for q, preparing it on q's first
+// launch. Called with g.mu held.
+func (g *Graph) exec(q *Queue) (driver.Graph, error) {
+	for _, x := range g.execs {
+		if x.q == q {
+			return x.drv, nil
+		}
+	}
+	cmds := make([]driver.GraphCommand, len(g.cmds))
+	for i := range g.cmds {
+		c := &g.cmds[i]
+		if c.kind == trace.Kernel {
+			cmds[i] = driver.GraphCommand{Kind: driver.GraphKernel, Kernel: c.own, Range: c.r.ndrange()}
+		} else {
+			cmds[i] = c.dc
+		}
+	}
+	var x driver.Graph
+	var opt driver.GraphOptions
+	var err error
+	if gq, ok := q.drv.(driver.GraphQueue); ok {
+		opt = g.options(gq.GraphCaps())
+		x, err = gq.NewGraph(cmds, opt)
+	} else {
+		x = &loopGraph{q: q.drv, cmds: cmds}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prepare for queue %d of %q: %w", q.id, q.dev.Name, err)
+	}
+	g.execs = append(g.execs, graphExec{q: q, drv: x, opt: opt})
+	return x, nil
+}
+
+// options chooses how a backend with caps prepares the graph: as the
+// device API's own graph object where it has one and the environment
+// allows it (graphConfig), unless a recorded launch has a sampler argument
+// that the object cannot hold.
+func (g *Graph) options(caps driver.GraphCaps) driver.GraphOptions {
+	return driver.GraphOptions{Native: g.ctx.graphCfg.allows(caps.Native) && (caps.NativeSamplers || len(g.smps) == 0) && (caps.NativeHost || len(g.pins) == 0)}
+}
+
+// Launch enqueues the graph's commands on q after the events of wait, in
+// the order they were recorded, with one backend call. q must be a queue
+// of the graph's context. A buffer or pinned memory that a command uses
+// and that was freed since it was recorded is an error that names the
+// command, and nothing is enqueued. Launch creates no event; Queue.Marker
+// gives one.
+func (g *Graph) Launch(q *Queue, wait ...*Event) error {
+	if g == nil {
+		return fmt.Errorf("launch graph: %w: nil graph", ErrInvalidArgument)
+	}
+	if err := q.enter(); err != nil {
+		return fmt.Errorf("launch graph %q: %w", g.name, err)
+	}
+	defer q.ctx.exit()
+	if q.ctx != g.ctx {
+		return fmt.Errorf("launch graph %q: %w", g.name, q.ctx.sameContext("the graph", g.ctx))
+	}
+	if r := q.rec.Load(); r != nil {
+		if r.g == g {
+			return fmt.Errorf("launch graph %q: %w: it is still recording", g.name, ErrInvalidArgument)
+		}
+		return fmt.Errorf("launch graph %q: %w: queue %d records graph %q (graphs do not nest)", g.name, ErrInvalidArgument, q.id, r.g.name)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state != graphFinal {
+		return g.stateError("launch")
+	}
+	// The memory is held against a racing Free until the launch is
+	// enqueued (Mem.use), as a launch's arguments are.
+	for i, u := range g.uses {
+		err := u.check()
+		if err == nil && !u.m.useAll() {
+			err = fmt.Errorf("buffer: %w since the graph recorded it", ErrFreed)
+		}
+		if err != nil {
+			g.doneUses(i)
+			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
+		}
+	}
+	defer g.doneUses(len(g.uses))
+	for _, u := range g.smps {
+		if err := u.check(); err != nil {
+			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
+		}
+	}
+	dw, err := q.driverEvents(wait)
+	if err != nil {
+		return fmt.Errorf("launch graph %q: %w", g.name, err)
+	}
+	x, err := g.exec(q)
+	if err != nil {
+		return fmt.Errorf("launch graph %q: %w", g.name, err)
+	}
+	// Pinned memory stays locked, in address order, from its check until
+	// the launch is listed among its uses, so that Free waits for it.
+	for i, p := range g.pins {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.freed {
+			return fmt.Errorf("launch graph %q: %s: pinned memory: %w since the graph recorded it", g.name, g.describe(g.pinCmd(i)), ErrFreed)
+		}
+	}
+	if q.ctx.tr.Enabled() {
+		err = g.tracedLaunch(q, x, dw)
+	} else if _, err = x.Launch(dw, false); err != nil {
+		err = fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)
+	}
+	if err == nil {
+		g.recordUses(q)
+	}
+	return err
+}
+
+// doneUses ends the use of the memory of g.uses[:n] that Launch holds.
+func (g *Graph) doneUses(n int) {
+	for _, u := range g.uses[:n] {
+		u.m.doneAll()
+	}
+}
+
+// pinCmd returns the first command that uses g.pins[i].
+func (g *Graph) pinCmd(i int) int {
+	for j := range g.cmds {
+		if g.cmds[j].pin == g.pins[i] {
+			return j
+		}
+	}
+	return 0
+}
+
+// tracedLaunch is Launch's enqueue under a trace range named after the
+// graph, with a task per command at its recorded node. Where the context
+// reports device times, the commands report theirs one by one where the
+// backend times them so (driver.TimedGraph), else a task named after the
+// graph reports the launch's.
+func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error {
+	rg := q.ctx.tr.Range(g.rangeName)
+	defer rg.End()
+	tasks := make([]*trace.Task, len(g.cmds))
+	sampled := false
+	for i := range g.cmds {
+		tasks[i] = q.tq.BeginNode(g.cmds[i].node)
+		sampled = sampled || q.wantsEvent(tasks[i])
+	}
+	if !sampled {
+		_, err := x.Launch(dw, false)
+		for _, tk := range tasks {
+			tk.EndRelease()
+		}
+		return g.launchError(q, err)
+	}
+	var whole driver.Event
+	var evs []driver.Event
+	var err error
+	wt := q.tq.Begin(trace.Graph, g.rangeName, 2) // Launch's caller
+	if tg, ok := x.(driver.TimedGraph); ok {
+		evs, whole, err = tg.LaunchTimed(dw)
+	} else {
+		whole, err = x.Launch(dw, true)
+	}
+	for i, tk := range tasks {
+		var ev driver.Event
+		if i < len(evs) {
+			ev = evs[i]
+		}
+		g.endTask(q, tk, ev)
+	}
+	g.endTask(q, wt, whole)
+	return g.launchError(q, err)
+}
+
+// endTask ends tk, the task of a command of a traced graph launch, and
+// keeps it with ev until ev's device times are known (ev nil: none come).
+func (g *Graph) endTask(q *Queue, tk *trace.Task, ev driver.Event) {
+	if ev == nil || !q.wantsEvent(tk) {
+		if ev != nil {
+			ev.Release()
+		}
+		tk.EndRelease()
+		return
+	}
+	tk.End()
+	q.addPending(tk, nil, ev)
+	tk.Release()
+}
+
+// launchError is the error of a graph launch on q that failed with err.
+func (g *Graph) launchError(q *Queue, err error) error {
+	if err != nil {
+		return fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)
+	}
+	return nil
+}
+
+// recordUses records the use of the graph's memory by the launch just
+// enqueued on q: for stream-ordered reuse, and for Pinned.Free, which
+// waits for it (the pinned memory is locked).
+func (g *Graph) recordUses(q *Queue) {
+	if !q.ctx.multiQueue.Load() && len(g.pins) == 0 {
+		return
+	}
+	p := q.pts.point()
+	if q.ctx.multiQueue.Load() {
+		for _, u := range g.uses {
+			u.m.used(q, p)
+		}
+	}
+	for _, pm := range g.pins {
+		pm.pending = append(pruneDone(pm.pending), pinnedUse{q: q, pt: p})
+	}
+}
+
+// check reports whether the memory was freed since it was recorded.
+func (u memUse) check() error {
+	if u.m.gen.Load() != u.gen {
+		return fmt.Errorf("buffer: %w since the graph recorded it", ErrFreed)
+	}
+	if _, err := u.m.driverBuffer(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Update changes the recorded kernel launch n, whose handle Queue.Node
+// returned while g recorded, for the launches that follow: enqueue is
+// called with a recording queue of its own, and must enqueue exactly one
+// launch of the same kernel, typically the generated Enqueue of the kernel
+// spec with new field values (a swapped pair of buffers, a new scalar), so
+// that the compiler checks the types as for any Enqueue. A node of
+// another graph or of another command than a launch, an argument whose
+// kind or size differs from the recorded one, another kernel, no launch or
+// more than one, is an error naming the graph and the command, and the
+// graph is left as it was. Launches already enqueued keep what they were
+// enqueued with.
+func (g *Graph) Update(n *GraphNode, enqueue func(q *Queue) error) error {
+	if g == nil {
+		return fmt.Errorf("update graph: %w: nil graph", ErrInvalidArgument)
+	}
+	if n == nil || n.g != g {
+		return fmt.Errorf("update graph %q: %w: a node of another graph (or nil)", g.name, ErrInvalidArgument)
+	}
+	cmd := n.i
+	g.umu.Lock()
+	defer g.umu.Unlock()
+	g.mu.Lock()
+	if g.state != graphFinal {
+		g.mu.Unlock()
+		return g.stateError("update")
+	}
+	if c := &g.cmds[cmd]; c.kind != trace.Kernel {
+		err := fmt.Errorf("update graph %q: %s: %w: only kernel launches can be updated", g.name, g.describe(cmd), ErrInvalidArgument)
+		g.mu.Unlock()
+		return err
+	}
+	g.mu.Unlock()
+	if enqueue == nil {
+		return fmt.Errorf("update graph %q: %s: %w: nil function", g.name, g.describe(cmd), ErrInvalidArgument)
+	}
+	// A recording queue of its own records the update; the graph's queue
+	// stays free for other goroutines.
+	upd := &graphUpdate{}
+	r := &recording{g: g, upd: upd}
+	err := func() error {
+		uq := g.q.recordingQueue(r)
+		defer uq.endRecording()
+		return enqueue(uq)
+	}()
+	if err != nil {
+		return fmt.Errorf("update graph %q: %s: %w", g.name, g.describe(cmd), err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state != graphFinal {
+		return g.stateError("update")
+	}
+	if err := g.apply(cmd, upd); err != nil {
+		return fmt.Errorf("update graph %q: %s: %w", g.name, g.describe(cmd), err)
+	}
+	return nil
+}
+
+// apply makes the launch that upd collected command cmd's. Called with
+// g.mu held.
+func (g *Graph) apply(cmd int, upd *graphUpdate) error {
+	c := &g.cmds[cmd]
+	if upd.n != 1 {
+		return fmt.Errorf("%w: the update enqueued %d kernel launches, not one", ErrInvalidArgument, upd.n)
+	}
+	nc := &upd.cmd
+	if nc.kern.name != c.kern.name || nc.kern.prog.name != c.kern.prog.name {
+		return fmt.Errorf("%w: the update launches kernel %q of %q, the command kernel %q of %q", ErrInvalidArgument, nc.kern.name, nc.kern.prog.name, c.kern.name, c.kern.prog.name)
+	}
+	if len(nc.args) != len(c.args) {
+		return fmt.Errorf("%w: the update sets %d arguments, the command %d", ErrInvalidArgument, len(nc.args), len(c.args))
+	}
+	for i, a := range nc.args {
+		if o := c.args[i]; a.kind != o.kind || a.size != o.size {
+			return fmt.Errorf("argument %d: %w: %s where the command has %s", i, ErrInvalidArgument, a.describe(), o.describe())
+		}
+	}
+	if err := g.ctx.enter(); err != nil {
+		return err
+	}
+	defer g.ctx.exit()
+	if err := setArgs(c.own, nc.args, c.args); err != nil {
+		// Some arguments may be set: put the recorded ones back.
+		setArgs(c.own, c.args, nil)
+		return err
+	}
+	c.args, c.r, c.mems = nc.args, nc.r, nc.mems
+	var errs []error
+	for _, x := range g.execs {
+		if err := x.drv.Update(cmd, c.r.ndrange()); err != nil {
+			errs = append(errs, fmt.Errorf("queue %d: %w", x.q.id, err))
+		}
+	}
+	g.collectUses()
+	return errors.Join(errs...)
+}
+
+// describe describes a recorded argument for errors.
+func (a graphArg) describe() string {
+	switch a.kind {
+	case driver.ArgBuffer:
+		return "a buffer"
+	case driver.ArgLocal:
+		return fmt.Sprintf("%d bytes of local memory", a.size)
+	case driver.ArgSampler:
+		return "a sampler"
+	}
+	return fmt.Sprintf("a value of %d bytes", a.size)
+}
+
+// Release releases what the graph holds: its kernel objects, what the
+// backend prepared, and the memory allocated on the queue while it
+// recorded, which it frees (stream-ordered after its launches). A graph
+// still recording stops recording. Releasing twice does nothing.
+func (g *Graph) Release() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.ctx.enter(); err != nil {
+		// Close released everything.
+		g.state, g.owned = graphReleased, nil
+		return nil
+	}
+	defer g.ctx.exit()
+	var err error
+	if g.state != graphReleased {
+		err = g.releaseLocked()
+	}
+	var errs []error
+	for _, u := range g.owned {
+		if u.m.gen.Load() == u.gen && !u.m.freed.Load() {
+			if ferr := u.m.Free(); ferr != nil {
+				errs = append(errs, ferr)
+			}
+		}
+	}
+	g.owned = nil
+	if err = errors.Join(append([]error{err}, errs...)...); err != nil {
+		return fmt.Errorf("release graph %q: %w", g.name, err)
+	}
+	return nil
+}
+
+// releaseLocked releases the backend's graphs and the kernel objects and
+// marks g released. Called with g.mu held and the context entered (or
+// closing).
+func (g *Graph) releaseLocked() error {
+	g.state = graphReleased
+	var errs []error
+	for _, x := range g.execs {
+		errs = append(errs, x.drv.Release())
+	}
+	g.execs = nil
+	for i := range g.cmds {
+		if k := g.cmds[i].own; k != nil {
+			errs = append(errs, k.Release())
+			g.cmds[i].own = nil
+		}
+	}
+	g.ctx.graphs.remove(g)
+	return errors.Join(errs...)
+}
+
+// stateError is the error of op on a graph that is not in the state op
+// needs. Called with g.mu held.
+func (g *Graph) stateError(op string) error {
+	switch {
+	case g.state == graphRecording:
+		return fmt.Errorf("%s graph %q: %w: it is still recording", op, g.name, ErrInvalidArgument)
+	case g.ctx.closed.Load():
+		return fmt.Errorf("%s graph %q: %w", op, g.name, ErrClosed)
+	case g.state == graphReleased:
+		return fmt.Errorf("%s graph %q: %w: it was released", op, g.name, ErrInvalidArgument)
+	}
+	return fmt.Errorf("%s graph %q: %w: it is finalized already", op, g.name, ErrInvalidArgument)
+}
+
+// describe names command i for errors: its number, kind, name and where
+// it was recorded.
+func (g *Graph) describe(i int) string {
+	c := &g.cmds[i]
+	where := ""
+	if n := c.node; n != nil && n.Line > 0 {
+		where = fmt.Sprintf(" at %s:%d", n.File, n.Line)
+	}
+	if c.kind == trace.Kernel {
+		return fmt.Sprintf("command %d (kernel %q%s)", i, c.name, where)
+	}
+	return fmt.Sprintf("command %d (%s%s)", i, c.name, where)
+}
+
+// checkCmd checks that the memory and the samplers of command i are still
+// live.
+func (g *Graph) checkCmd(i int) error {
+	for _, u := range g.uses {
+		if u.cmd == i {
+			if err := u.check(); err != nil {
+				return fmt.Errorf("%s: %w", g.describe(i), err)
+			}
+		}
+	}
+	for _, u := range g.smps {
+		if u.cmd == i {
+			if err := u.check(); err != nil {
+				return fmt.Errorf("%s: %w", g.describe(i), err)
+			}
+		}
+	}
+	return nil
+}
+
+// collectUses lists the memory and the pinned memory of every command
+// once, and the sampler arguments of every launch. Called with g.mu held.
+func (g *Graph) collectUses() {
+	g.uses, g.smps, g.pins = g.uses[:0], g.smps[:0], g.pins[:0]
+	for i := range g.cmds {
+		if p := g.cmds[i].pin; p != nil && !slices.Contains(g.pins, p) {
+			g.pins = append(g.pins, p)
+		}
+		for j, a := range g.cmds[i].args {
+			if a.kind == driver.ArgSampler {
+				g.smps = append(g.smps, smpUse{s: a.smp, cmd: i, arg: j})
+			}
+		}
+		for _, m := range g.cmds[i].mems {
+			if m == nil {
+				continue
+			}
+			seen := false
+			for _, u := range g.uses {
+				seen = seen || u.m == m
+			}
+			if !seen {
+				g.uses = append(g.uses, memUse{m: m, gen: m.gen.Load(), cmd: i})
+			}
+		}
+	}
+	// Launch locks them in this order.
+	slices.SortFunc(g.pins, func(a, b *pinnedMem) int {
+		return cmp.Compare(uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b)))
+	})
+}
+
+// The recording hooks: the enqueue paths of rt call these when q.rec is
+// set, after checking their arguments and before the driver sees anything.
+
+// add appends c to the graph, or hands it to the update; it returns the
+// error of a command that cannot be recorded.
+func (r *recording) add(c graphCmd, wait []driver.Event) error {
+	g := r.g
+	if r.ended.Load() {
+		return fmt.Errorf("%w: graph %q: its recording queue is used after the function that Record or Update called returned (it records nothing more)", ErrInvalidArgument, g.name)
+	}
+	if len(wait) > 0 {
+		return fmt.Errorf("%w: graph %q: a recorded command waits for no events (the graph's commands run in the order recorded)", ErrInvalidArgument, g.name)
+	}
+	if r.upd != nil {
+		if c.kind == trace.Kernel {
+			r.upd.n++
+			r.upd.cmd = c
+			return nil
+		}
+		return fmt.Errorf("%w: graph %q: an update records one kernel launch, not a %s", ErrInvalidArgument, g.name, c.name)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state != graphRecording {
+		return g.stateError("record into")
+	}
+	g.cmds = append(g.cmds, c)
+	g.collectUses()
+	return nil
+}
+
+// recordKernel records a launch of k over r. skip is as for beginTask.
+func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Event, event bool, skip int) error {
+	if event {
+		return fmt.Errorf("%w: graph %q: a recorded launch has no event (use Enqueue, not EnqueueEvent)", ErrInvalidArgument, r.g.name)
+	}
+	args, mems, err := k.snapshot()
+	if err != nil {
+		return fmt.Errorf("graph %q: %w", r.g.name, err)
+	}
+	c := graphCmd{kind: trace.Kernel, name: k.name, kern: k, args: args, r: rg, mems: mems}
+	if r.upd != nil {
+		return r.add(c, wait)
+	}
+	c.node = q.tq.Site(trace.Kernel, k.name, skip+2)
+	// The graph's own kernel object, made now, while the program is
+	// certainly alive (the caller holds k); finalize sets its arguments.
+	if c.own, err = k.prog.drv.NewKernel(k.name); err != nil {
+		return fmt.Errorf("graph %q: kernel %q: %w", r.g.name, k.name, err)
+	}
+	if err := r.add(c, wait); err != nil {
+		c.own.Release()
+		return err
+	}
+	return nil
+}
+
+// recordCommand records a copy, fill or transfer. skip is as for
+// beginTask.
+func (r *recording) recordCommand(q *Queue, c graphCmd, wait []driver.Event, skip int) error {
+	c.node = q.tq.Site(c.kind, c.name, skip+2)
+	return r.add(c, wait)
+}
+
+// refuse is the error of a command that a graph cannot record.
+func (r *recording) refuse(op, why string) error {
+	return fmt.Errorf("%s: %w: graph %q is recording on this queue: %s", op, ErrInvalidArgument, r.g.name, why)
+}
+
+// snapshot returns k's arguments as set now, from its launch record, and
+// the memory of its buffer arguments.
+func (k *Kernel) snapshot() ([]graphArg, []*Mem, error) {
+	args := make([]graphArg, k.nargs)
+	var mems []*Mem
+	for i := range args {
+		s := &k.args.Slots[i]
+		switch {
+		case s.Kind == driver.ArgBuffer:
+			m := k.bufs[i]
+			args[i] = graphArg{kind: driver.ArgBuffer, size: uintptr(s.Size), mem: m}
+			mems = append(mems, m)
+		case s.Kind == driver.ArgLocal:
+			args[i] = graphArg{kind: driver.ArgLocal, size: uintptr(s.Size)}
+		case s.Kind == driver.ArgSampler:
+			args[i] = graphArg{kind: driver.ArgSampler, size: uintptr(s.Size), smp: k.samplers[i]}
+		case s.Size == 0:
+			return nil, nil, fmt.Errorf("kernel %q: argument %d: %w: not set", k.name, i, ErrInvalidArgument)
+		case s.Size <= 8:
+			args[i] = graphArg{kind: driver.ArgScalar, size: uintptr(s.Size), bits: s.Bits}
+		default:
+			args[i] = graphArg{kind: driver.ArgScalar, size: uintptr(s.Size), bytes: string(k.args.Bytes[s.Bits : s.Bits+uint64(s.Size)])}
+		}
+	}
+	return args, mems, nil
+}
+
+// own makes m, allocated on a queue that records for r, the graph's.
+func (r *recording) own(m *Mem) {
+	if r.upd != nil || r.ended.Load() {
+		return
+	}
+	g := r.g
+	g.mu.Lock()
+	g.owned = append(g.owned, memUse{m: m, gen: m.gen.Load()})
+	g.mu.Unlock()
+}
+
+// graphSet is a context's live graphs, which Close releases.
+type graphSet struct {
+	mu sync.Mutex
+	m  map[*Graph]struct{}
+}
+
+func (s *graphSet) add(g *Graph) {
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = make(map[*Graph]struct{})
+	}
+	s.m[g] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *graphSet) remove(g *Graph) {
+	s.mu.Lock()
+	delete(s.m, g)
+	s.mu.Unlock()
+}
+
+// closeGraphs releases every live graph; Close calls it once the queues
+// have finished, so that no launch is in flight, and before the memory and
+// the kernels go.
+func (c *Context) closeGraphs() []error {
+	c.graphs.mu.Lock()
+	gs := make([]*Graph, 0, len(c.graphs.m))
+	for g := range c.graphs.m {
+		gs = append(gs, g)
+	}
+	c.graphs.mu.Unlock()
+	var errs []error
+	for _, g := range gs {
+		g.mu.Lock()
+		if err := g.releaseLocked(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: release graph %q: %w", g.name, err))
+		}
+		g.owned = nil // the allocators' Close frees them
+		g.mu.Unlock()
+	}
+	return errs
+}
+
+// loopGraph replays commands through a driver.Queue that prepares none.
+type loopGraph struct {
+	q    driver.Queue
+	cmds []driver.GraphCommand
+}
+
+func (l *loopGraph) Launch(wait []driver.Event, event bool) (driver.Event, error) {
+	if err := l.launch(wait, nil); err != nil {
+		return nil, err
+	}
+	if event || len(l.cmds) == 0 && len(wait) > 0 {
+		return l.q.Marker(wait)
+	}
+	return nil, nil
+}
+
+// LaunchTimed implements driver.TimedGraph: an event per command.
+func (l *loopGraph) LaunchTimed(wait []driver.Event) ([]driver.Event, driver.Event, error) {
+	evs := make([]driver.Event, len(l.cmds))
+	if err := l.launch(wait, evs); err != nil {
+		for _, e := range evs {
+			if e != nil {
+				e.Release()
+			}
+		}
+		return nil, nil, err
+	}
+	return evs, nil, nil
+}
+
+// launch enqueues the commands, keeping their events in evs when it is
+// not nil.
+func (l *loopGraph) launch(wait, evs []driver.Event) error {
+	for i, c := range l.cmds {
+		w := wait
+		if i > 0 {
+			w = nil
+		}
+		var ev driver.Event
+		var err error
+		switch c.Kind {
+		case driver.GraphKernel:
+			if evs != nil {
+				ev, err = l.q.EnqueueKernel(c.Kernel, c.Range, w)
+			} else {
+				err = l.q.SubmitKernel(c.Kernel, c.Range, w)
+			}
+		case driver.GraphCopy:
+			ev, err = l.q.CopyBuffer(c.Src, c.Dst, c.SrcOffset, c.DstOffset, c.Size, w)
+		case driver.GraphFill:
+			ev, err = l.q.FillBuffer(c.Dst, c.Data, c.DstOffset, c.Size, w)
+		case driver.GraphWrite:
+			ev, err = l.q.WriteBuffer(c.Dst, false, c.DstOffset, c.Size, c.Host, w)
+		case driver.GraphRead:
+			ev, err = l.q.ReadBuffer(c.Src, false, c.SrcOffset, c.Size, c.Host, w)
+		}
+		if err != nil {
+			return fmt.Errorf("command %d: %w", i, err)
+		}
+		if evs != nil {
+			evs[i] = ev
+		} else if ev != nil {
+			ev.Release()
+		}
+	}
+	return nil
+}
+
+func (l *loopGraph) Update(i int, r driver.NDRange) error {
+	l.cmds[i].Range = r
+	return nil
+}
+
+func (l *loopGraph) Release() error { return nil }
+
+var (
+	_ driver.Graph      = (*loopGraph)(nil)
+	_ driver.TimedGraph = (*loopGraph)(nil)
+)
+
+// queueRec is the recording state of a queue (Queue.rec).
+type queueRec = atomic.Pointer[recording]
+
+// recorder returns the recording state of q, nil when q does not record.
+func (q *Queue) recorder() *recording {
+	if q == nil {
+		return nil
+	}
+	return q.rec.Load()
+}
+
+// recordOp records a copy or fill on q, which records into r. skip is as
+// for beginTask.
+func (q *Queue) recordOp(r *recording, op string, kind trace.CmdKind, dc driver.GraphCommand, mems []*Mem, wait []*Event, skip int) error {
+	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: mems}, wait, skip+1)
+}
+
+// recordEntered records c on q, which records into r, inside q's enter.
+// skip is as for beginTask.
+func (q *Queue) recordEntered(r *recording, c graphCmd, wait []*Event, skip int) error {
+	if err := q.enter(); err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	defer q.ctx.exit()
+	dw, err := q.driverEvents(wait)
+	if err == nil {
+		err = r.recordCommand(q, c, dw, skip+1)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.name, err)
+	}
+	return nil
+}
+
+// recordPinned records a transfer of size bytes between the buffer b (of
+// memory m), from byte off, and the pinned memory p on q, which records into r: each
+// launch of the graph reads p anew, or writes it. The caller holds p.mu.
+func (q *Queue) recordPinned(r *recording, op string, kind trace.CmdKind, b driver.Buffer, off, size int64, m *Mem, p *pinnedMem, wait []*Event) error {
+	if size == 0 {
+		return nil
+	}
+	dc := driver.GraphCommand{Kind: driver.GraphWrite, Src: p.drv, Dst: b, DstOffset: off, Size: size, Host: p.p}
+	if kind == trace.Read {
+		dc = driver.GraphCommand{Kind: driver.GraphRead, Src: b, SrcOffset: off, Dst: p.drv, Size: size, Host: p.p}
+	}
+	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: []*Mem{m}, pin: p}, wait, 2)
+}
+
+// recordTransfer refuses the blocking transfer x, which a graph cannot
+// record: its host memory is a Go slice or value, which a launch could
+// neither read anew nor write.
+func (r *recording) recordTransfer(x *xfer) error {
+	why := "a blocking write of Go memory cannot be recorded: the graph would replay its bytes as they are now, not as they are at each launch; write from pinned memory with WriteAsync (rt.NewPinned), which each launch reads anew"
+	switch x.kind {
+	case trace.Read:
+		why = "a blocking read into Go memory cannot be recorded: it would return before the graph runs; read into pinned memory with ReadAsync (rt.NewPinned), which each launch writes"
+	case trace.GlobalRead, trace.GlobalWrite:
+		why = "a device global's transfer cannot be recorded: read or write it around Graph.Launch, or pass the value as a kernel argument, which the graph captures and Graph.Update changes"
+	}
+	return r.refuse(x.op, why+" (nothing was transferred or recorded)")
+}

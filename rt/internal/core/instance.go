@@ -1,0 +1,237 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
+)
+
+// Kernel instances: how launches of generated specs scale with goroutines.
+//
+// Setting a kernel's arguments mutates the kernel object (an OpenCL
+// cl_kernel, a CUDA kernel's argument memory), so two goroutines must never
+// set up and launch one object at once. Rather than lock one shared object
+// across the driver call, every launching goroutine works on an instance of
+// its own: a kernel object made from the cached program (progcache's
+// Kernel.Spawn) with a launch record of its own.
+//
+// The cache keeps one kernel object per (program, kernel, device), the
+// prototype: it is never launched by a spec, it tells how many arguments the
+// kernel takes, and it holds a pool of spare instances. An instance is
+// owned by exactly one of: a queue's slot (Queue.specs, where it parks
+// between launches), its prototype's pool, or the goroutine that acquired
+// it, from Acquire until park after Submit or Launch. Taking an
+// instance from a slot is one atomic swap and parking it one compare-and-
+// swap, so a goroutine launching on a queue of its own takes no lock and
+// allocates nothing. Only when goroutines share a queue, or specs share a
+// slot, do instances go through the pool, whose mutex guards a slice and is
+// never held across a driver call.
+//
+// A goroutine that panics between Acquire and Submit keeps its instance;
+// nothing is locked, and the next launch takes another. Eviction releases a
+// prototype and its pool; a parked instance of an evicted prototype is
+// released when its slot is next used, and every instance at Close.
+
+// specHit is a kernel instance of a spec, parked in a queue's slot: ck is
+// the cache's kernel (the prototype) it was made from, under the
+// specialization-constant generation gen. It lives in the instance
+// (Kernel.hit), and only the instance's owner changes it: the goroutine
+// that took it from a slot or pool, before it parks it again.
+type specHit struct {
+	d   *desc.Kernel
+	ck  *progcache.Kernel[*Kernel]
+	gen uint64
+	k   *Kernel
+	q   *Queue
+}
+
+// specSlot returns the entry of q.specs for d.
+func (q *Queue) specSlot(d *desc.Kernel) *atomic.Pointer[specHit] {
+	return &q.specs[uintptr(unsafe.Pointer(d))*0x9E3779B97F4A7C15>>61]
+}
+
+// kernelPool holds a prototype's spare instances.
+type kernelPool struct {
+	mu   sync.Mutex // guards free and dead; never held across a driver call
+	free []*Kernel
+	dead bool // the prototype was released: instances given back are released
+}
+
+// get returns a spare instance, or nil.
+func (p *kernelPool) get() *Kernel {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.free)
+	if n == 0 {
+		return nil
+	}
+	k := p.free[n-1]
+	p.free[n-1] = nil
+	p.free = p.free[:n-1]
+	return k
+}
+
+// put keeps k as a spare instance, or releases it if the prototype is gone.
+func (p *kernelPool) put(k *Kernel) {
+	p.mu.Lock()
+	if !p.dead {
+		p.free = append(p.free, k)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	k.ctx.releaseInstance(k)
+}
+
+// kill releases the spare instances and makes put release later ones.
+func (p *kernelPool) kill() {
+	p.mu.Lock()
+	free := p.free
+	p.free, p.dead = nil, true
+	p.mu.Unlock()
+	for _, k := range free {
+		k.ctx.releaseInstance(k)
+	}
+}
+
+// Acquire returns a kernel instance of the spec d for q's device, owned
+// by the caller until Submit or Launch parks it: the one parked in q's slot
+// when it is current, else a spare one or a new one from the context's
+// kernel cache (building the program on first use).
+func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
+	if q == nil {
+		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
+	}
+	if h := q.specSlot(d).Swap(nil); h != nil {
+		if h.d == d && q.ctx.pc.Current(h.ck, h.gen) {
+			h.k.setErr = nil
+			return h.k, nil
+		}
+		h.unpark()
+	}
+	return q.acquireSlow(d)
+}
+
+// acquireSlow is Acquire's path through the kernel cache.
+func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
+	key, err := d.Key()
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
+	}
+	if len(d.Extensions) > 0 {
+		if err := checkExtensions(d, q.dev); err != nil {
+			return nil, err
+		}
+	}
+	gen := q.ctx.pc.Gen()
+	ck, err := q.ctx.pc.Kernel(key, q.dev.index)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
+	}
+	proto := ck.Object()
+	// Check that the generated code and the image agree.
+	if want := d.Params + len(d.Globals); proto.nargs != want {
+		return nil, fmt.Errorf("kernel %s: %w: %q takes %d arguments, the spec %d: run go generate", d.ID, ErrInvalidArgument, d.Name, proto.nargs, want)
+	}
+	k := proto.pool.get()
+	if k == nil {
+		if k, err = q.ctx.newInstance(ck); err != nil {
+			return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
+		}
+	}
+	if k.decl != d {
+		if k.decl != nil && !slices.Equal(k.decl.Globals, d.Globals) {
+			k.hidden = nil // specs of one kernel of one image bind the same globals
+		}
+		k.decl = d
+	}
+	// The caller owns k: no slot or pool reads k.hit until park.
+	k.hit = specHit{d: d, ck: ck, gen: gen, k: k, q: q}
+	k.setErr = nil
+	return k, nil
+}
+
+// park gives k, acquired by Acquire, back to its queue's slot, or to
+// its prototype's pool if another instance is parked there.
+func (k *Kernel) park() {
+	h := &k.hit
+	if !h.q.specSlot(h.d).CompareAndSwap(nil, h) {
+		h.ck.Object().pool.put(k)
+	}
+}
+
+// unpark disposes of h, an instance taken from a slot that cannot serve
+// the spec that looked: one of another spec that shares the slot, or of
+// other specialization-constant values, goes to its prototype's pool; one
+// of an evicted prototype is released.
+func (h *specHit) unpark() {
+	if h.ck.Doomed() {
+		h.k.ctx.releaseInstance(h.k)
+		return
+	}
+	h.ck.Object().pool.put(h.k)
+}
+
+// newInstance makes an instance of the cached kernel ck, with the
+// prototype's work-group limits, which are the same for every object of
+// the kernel.
+func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
+	proto := ck.Object()
+	k, err := ck.Spawn(func(p driver.Program) (*Kernel, error) {
+		return (&builtProgram{ctx: c, drv: p, name: proto.prog.name}).Kernel(proto.name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	k.lim.wg = proto.lim.wg
+	c.instances.mu.Lock()
+	if c.instances.m == nil {
+		c.instances.m = make(map[*Kernel]struct{})
+	}
+	c.instances.m[k] = struct{}{}
+	c.instances.mu.Unlock()
+	if c.closed.Load() { // Close may have released the set before k joined it
+		c.releaseInstance(k)
+		return nil, fmt.Errorf("new kernel %q: context: %w", proto.name, ErrClosed)
+	}
+	return k, nil
+}
+
+// instanceSet is every kernel instance of a context not yet released, for
+// Close.
+type instanceSet struct {
+	mu sync.Mutex // guards m
+	m  map[*Kernel]struct{}
+}
+
+// releaseInstance releases the instance k.
+func (c *Context) releaseInstance(k *Kernel) {
+	c.instances.mu.Lock()
+	delete(c.instances.m, k)
+	c.instances.mu.Unlock()
+	if err := k.Release(); err != nil {
+		// No caller waits for an instance's release: log it.
+		c.log().Warn("dgen: release of a kernel instance", "kernel", k.name, "err", err)
+	}
+}
+
+// closeInstances releases every instance. Called by Close after drain.
+func (c *Context) closeInstances() []error {
+	c.instances.mu.Lock()
+	ks := c.instances.m
+	c.instances.m = nil
+	c.instances.mu.Unlock()
+	var errs []error
+	for k := range ks {
+		if err := k.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: %w", err))
+		}
+	}
+	return errs
+}

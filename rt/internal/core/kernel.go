@@ -1,0 +1,378 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
+)
+
+// The launch path. A Kernel holds a prepared launch record (driver.Args):
+// every argument's value as last set, and which ones changed since the
+// driver last saw them. Setting an argument only writes the record; the
+// launch hands the record to the driver, which, where the backend
+// implements driver.ArgLauncher (rt/opencl does), sets the changed
+// arguments and enqueues in one call. A generated Enqueue reaches it
+// through rt/codegen: Acquire, one setter per argument, Submit
+// (generated.go).
+
+// mark notes that argument i changed.
+func (k *Kernel) mark(i int) {
+	if s := &k.args.Slots[i]; !s.Changed {
+		s.Changed = true
+		k.args.Changed++
+	}
+}
+
+// setScalar records argument i as a value of size bytes (at most 8).
+func (k *Kernel) setScalar(i int, size uintptr, bits uint64) {
+	s := &k.args.Slots[i]
+	if s.Kind == driver.ArgScalar && uintptr(s.Size) == size && size != 0 {
+		// The common case, a scalar again: the slot holds no buffer and
+		// no local memory (bind cleared them when it became a scalar).
+		if s.Bits != bits {
+			s.Bits = bits
+			k.mark(i)
+		}
+		return
+	}
+	*s = driver.Arg{Kind: driver.ArgScalar, Size: uint32(size), Bits: bits, Changed: s.Changed}
+	k.mark(i)
+	k.bind(i, nil)
+}
+
+// setBytes records argument i as size bytes at p (more than 8).
+func (k *Kernel) setBytes(i int, p unsafe.Pointer, size uintptr) {
+	s := &k.args.Slots[i]
+	v := unsafe.Slice((*byte)(p), size)
+	if s.Kind == driver.ArgScalar && uintptr(s.Size) == size && size > 8 {
+		if old := k.args.Bytes[s.Bits : s.Bits+uint64(size)]; string(old) != string(v) {
+			copy(old, v)
+			k.mark(i)
+		}
+	} else {
+		*s = driver.Arg{Kind: driver.ArgScalar, Size: uint32(size), Bits: uint64(len(k.args.Bytes)), Changed: s.Changed}
+		k.args.Bytes = append(k.args.Bytes, v...)
+		k.mark(i)
+	}
+	k.bind(i, nil)
+}
+
+// setBuffer records argument i as the memory m: a freed buffer is an
+// error wrapping ErrFreed, one of another context an error wrapping
+// ErrInvalidArgument.
+func (k *Kernel) setBuffer(i int, m *Mem) error {
+	_, err := m.driverBuffer()
+	if err == nil {
+		err = k.ctx.sameContext("the buffer", m.ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+	}
+	k.recordBuffer(i, m)
+	return nil
+}
+
+// holds reports whether argument i holds m already, as recordBuffer left
+// it, and m may still be used: then setting it again changes nothing. (A
+// Mem's driver buffer, and so its id, is the one it was made with, and
+// k.bufs keeps m from being collected and its address reused.)
+func (k *Kernel) holds(i int, m *Mem) bool {
+	return uint(i) < uint(len(k.bufs)) && k.bufs[i] == m && m != nil && m.usable()
+}
+
+// recordBuffer records argument i as the memory m (a buffer or an image),
+// checked by the caller.
+func (k *Kernel) recordBuffer(i int, m *Mem) {
+	s := &k.args.Slots[i]
+	if s.Kind != driver.ArgBuffer || k.ids[i] != m.id || s.Size == 0 {
+		if m.drv != nil && !m.native {
+			k.foreign = 1 // a backend's buffers are all native or none are
+		}
+		*s = driver.Arg{Kind: driver.ArgBuffer, Size: uint32(unsafe.Sizeof(uintptr(0))), Bits: m.handle, Changed: s.Changed}
+		k.ids[i] = m.id
+		k.mark(i)
+	}
+	k.bind(i, m)
+}
+
+// setLocalArg records argument i as size bytes of local memory.
+func (k *Kernel) setLocalArg(i int, size int) error {
+	if size <= 0 || checkArgSize(size) != nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w: local size %d", i, k.name, ErrInvalidArgument, size)
+	}
+	if max := k.prog.ctx.maxLocalMem(); max > 0 && int64(size) > max {
+		return fmt.Errorf("set argument %d of kernel %q: %w: %d bytes of local memory, more than a device of the context has (%d)", i, k.name, ErrInvalidArgument, size, max)
+	}
+	s := &k.args.Slots[i]
+	if s.Kind != driver.ArgLocal || int(s.Size) != size {
+		*s = driver.Arg{Kind: driver.ArgLocal, Size: uint32(size), Changed: s.Changed}
+		k.mark(i)
+	}
+	k.bind(i, nil)
+	k.setLocal(i, int64(size))
+	return nil
+}
+
+// bind notes that argument i is now m (nil for no buffer), and not a
+// __local argument unless setLocalArg says so after.
+func (k *Kernel) bind(i int, m *Mem) {
+	k.setLocal(i, 0)
+	if k.bufs == nil {
+		if m == nil {
+			return
+		}
+		k.bufs = make([]*Mem, k.nargs)
+		k.held = make([]heldArg, k.nargs)
+	}
+	// The old argument's memory may have been freed and allocated again
+	// by another goroutine since: what bind needs of it, it kept.
+	if k.held[i].pooled {
+		k.pooledArgs--
+	}
+	h := heldArg{}
+	if m != nil {
+		h = heldArg{gen: m.gen.Load(), pooled: m.pooled}
+	}
+	if h.pooled {
+		k.pooledArgs++
+	}
+	k.bufs[i], k.held[i] = m, h
+}
+
+// heldArg is what a kernel keeps of a buffer argument's memory when the
+// argument is set.
+type heldArg struct {
+	gen    uint32 // Mem.gen (checkBufs)
+	pooled bool   // Mem.pooled (pooledArgs)
+}
+
+// checkBufs returns an error wrapping ErrFreed if the memory of a buffer
+// or image argument was freed since the argument was set: a raw launch
+// would otherwise run on a released driver buffer, or on a block that the
+// allocator has handed to another buffer through the same Mem. (A
+// generated Enqueue sets every argument at each launch, and setting checks
+// the memory.)
+func (k *Kernel) checkBufs(op string) error {
+	for i, m := range k.bufs {
+		if m != nil && (m.gen.Load() != k.held[i].gen || !m.usable()) {
+			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w since the argument was set", op, k.name, i, ErrFreed)
+		}
+	}
+	return nil
+}
+
+// useArgs registers a use (Mem.useAll) of the memory of every buffer and
+// image argument for the launch that follows, which doneArgs ends: a Free
+// that races with the launch then releases the memory after the driver has
+// taken the launch, never under it. A freed argument is an error wrapping
+// ErrFreed, and nothing is registered.
+func (k *Kernel) useArgs(op string) error {
+	for i, m := range k.bufs {
+		if m != nil && !m.useAll() {
+			for _, u := range k.bufs[:i] {
+				if u != nil {
+					u.doneAll()
+				}
+			}
+			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w", op, k.name, i, ErrFreed)
+		}
+	}
+	return nil
+}
+
+// doneArgs ends the uses that useArgs registered.
+func (k *Kernel) doneArgs() {
+	for _, m := range k.bufs {
+		if m != nil {
+			m.doneAll()
+		}
+	}
+}
+
+// flush sets the changed arguments through the driver's kernel one by
+// one: the launch path of a backend without driver.ArgLauncher, and what
+// the driver must know before it reports work-group info.
+func (k *Kernel) flush() error {
+	if k.args.Changed == 0 {
+		return nil
+	}
+	for i := range k.args.Slots {
+		s := &k.args.Slots[i]
+		if !s.Changed {
+			continue
+		}
+		var err error
+		switch {
+		case s.Kind == driver.ArgBuffer:
+			err = k.drv.SetArgBuffer(i, k.argBuffer(i))
+		case s.Kind == driver.ArgLocal:
+			err = k.drv.SetArgLocal(i, uintptr(s.Size))
+		case s.Kind == driver.ArgSampler:
+			err = k.setArgSampler(i)
+		case s.Size <= 8:
+			err = k.drv.SetArgScalar(i, uintptr(s.Size), s.Bits)
+		default:
+			err = k.drv.SetArgBytes(i, uintptr(s.Size), unsafe.Pointer(&k.args.Bytes[s.Bits]))
+		}
+		if err != nil {
+			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		}
+		s.Changed = false
+		k.args.Changed--
+	}
+	return nil
+}
+
+// enqueue hands the record to the driver and enqueues k over r after dw:
+// one call where the queue is a driver.ArgLauncher, else the changed
+// arguments one by one and then the launch. It returns a driver event
+// only when event is true.
+func (k *Kernel) enqueue(q *Queue, r Range, dw []driver.Event, event bool) (driver.Event, error) {
+	if q.launcher != nil && k.foreign == 0 {
+		return q.launcher.LaunchArgs(k.drv, &k.args, r.ndrange(), dw, event)
+	}
+	if err := k.flush(); err != nil {
+		return nil, err
+	}
+	if event {
+		return q.drv.EnqueueKernel(k.drv, r.ndrange(), dw)
+	}
+	return nil, q.drv.SubmitKernel(k.drv, r.ndrange(), dw)
+}
+
+// Kernel is a kernel object of a built program with its prepared launch
+// record: the argument values as last set. rt/codegen calls it Instance:
+// generated code holds one between Acquire and SubmitSpec or LaunchSpec
+// (generated.go); rt/raw's Kernel is the same object, whose arguments the
+// caller sets by hand (raw.go). rt does not export it.
+//
+// Invariants:
+//   - A Kernel has one owner at a time and no lock: an instance belongs to
+//     the goroutine that acquired it until it is parked again (instance.go),
+//     a raw kernel to its caller, who must not set it up from two
+//     goroutines at once. Nothing else writes args, bufs, held, ids or
+//     setErr.
+//   - A launch reads the record (args, with bufs, ids and held for the
+//     memory it uses) only while the driver call lasts, on the owner's
+//     goroutine; the driver copies what it keeps, so the record may change
+//     as soon as the launch returns. A graph records a copy.
+//   - ctx, drv, prog, name, nargs, lim and decl are set when the kernel is
+//     made and never change; released is atomic.
+//
+// The fields that a launch reads come first, so that they share few cache
+// lines: between two launches the driver's own work evicts them.
+type Kernel struct {
+	// args is the prepared launch record (see "The launch path"): every
+	// argument's value as last set, and which ones changed since the
+	// driver last saw them. SetScalar (generated.go) updates a scalar
+	// argument in place.
+	args driver.Args
+	ctx  *Context // prog's
+	drv  driver.Kernel
+
+	// For kernels of registered specs (instance.go): decl is the spec an
+	// instance serves, and hidden holds, per device index, the storage of
+	// the device globals bound as hidden arguments. hit is where the
+	// instance parks between launches; pool is a prototype's spare
+	// instances. Between Acquire and park, an instance belongs to the
+	// one goroutine that acquired it, which alone reads and writes it.
+	decl   *desc.Kernel
+	hit    specHit
+	pool   *kernelPool
+	setErr error // the first error of setting an argument since Acquire
+
+	// The rest of the launch record: for buffer arguments their memory,
+	// whose use launches record.
+	bufs       []*Mem
+	held       []heldArg // by argument: what bind kept of a buffer's memory
+	ids        []uint64  // by argument: a buffer's Mem.id (a driver may reuse a released handle)
+	pooledArgs int32     // buffer arguments that are allocator memory
+	foreign    int32     // buffer arguments whose driver buffer has no native handle
+	passed     passedLaunch
+	lim        kernelLimits // local memory and work-group limits
+	hidden     [][]*Mem
+
+	prog     *builtProgram
+	name     string
+	nargs    int
+	released atomic.Bool
+	samplers []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
+}
+
+// Kernel creates the kernel called name. A name that the program does not
+// define is an error wrapping ErrNoKernel.
+func (p *builtProgram) Kernel(name string) (*Kernel, error) {
+	if p == nil {
+		return nil, nilProgram(fmt.Sprintf("create kernel %q", name))
+	}
+	if p.released.Load() {
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, ErrClosed)
+	}
+	if err := p.ctx.enter(); err != nil {
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+	}
+	defer p.ctx.exit()
+	drv, err := p.drv.NewKernel(name)
+	if err != nil {
+		if errors.Is(err, ErrNoKernel) {
+			if names, nerr := p.drv.KernelNames(); nerr == nil && len(names) > 0 {
+				err = fmt.Errorf("%w (it defines %v)", err, names)
+			} else if nerr == nil {
+				err = fmt.Errorf("%w (it defines no kernel)", err)
+			}
+		}
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+	}
+	n, err := drv.NumArgs()
+	if err != nil {
+		drv.Release()
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+	}
+	k := &Kernel{prog: p, ctx: p.ctx, drv: drv, name: name, nargs: n}
+	k.args.Slots = make([]driver.Arg, n)
+	k.ids = make([]uint64, n)
+	k.lim.wg = make([]atomic.Pointer[wgInfo], len(p.ctx.devices))
+	return k, nil
+}
+
+// NumArgs returns the number of arguments the kernel takes.
+func (k *Kernel) NumArgs() int {
+	if k == nil {
+		return 0
+	}
+	return k.nargs
+}
+
+// nilKernel is the error of an operation on a nil *Kernel.
+func nilKernel(op string) error { return fmt.Errorf("%s: %w: nil kernel", op, ErrInvalidArgument) }
+
+// Release releases the kernel object.
+func (k *Kernel) Release() error {
+	if k == nil {
+		return nilKernel("release kernel")
+	}
+	if k.released.Swap(true) {
+		return nil
+	}
+	if err := k.drv.Release(); err != nil {
+		return fmt.Errorf("release kernel %q: %w", k.name, err)
+	}
+	return nil
+}
+
+func (k *Kernel) checkArg(i int) error {
+	if k == nil {
+		return nilKernel(fmt.Sprintf("set argument %d", i))
+	}
+	if k.released.Load() {
+		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, ErrClosed)
+	}
+	if i < 0 || i >= k.nargs {
+		return fmt.Errorf("set argument %d of kernel %q: %w: it takes %d arguments", i, k.name, ErrOutOfRange, k.nargs)
+	}
+	return nil
+}

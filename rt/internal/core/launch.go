@@ -1,0 +1,283 @@
+package core
+
+import (
+	"fmt"
+	"reflect"
+	rtrace "runtime/trace"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// CheckArgType checks that argument i of k may be set to a value of type
+// t: a number of fixed size, or an array or struct of them.
+func (k *Kernel) CheckArgType(i int, t reflect.Type) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	if t.Kind() > reflect.Complex128 || t.Kind() == reflect.Uintptr || t.Kind() == reflect.Int || t.Kind() == reflect.Uint {
+		// Array, struct, or a type with no fixed device size.
+		err := checkPlain(t)
+		if err == nil && t.Kind() <= reflect.Complex128 {
+			err = fmt.Errorf("%w: %v has no fixed size on the device; use int32 or int64", ErrInvalidArgument, t)
+		}
+		if err == nil {
+			err = checkArgSize(t.Size())
+		}
+		if err != nil {
+			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		}
+	}
+	return nil
+}
+
+// launch enqueues k over r after wait; skip is as for beginTask. With spec set, k is
+// a spec's kernel object, whose hidden arguments it binds first.
+func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (*Event, error) {
+	if err := q.enter(); err != nil {
+		return nil, err
+	}
+	defer q.ctx.exit()
+	if spec {
+		// Inside enter: Close must not free the globals' storage while
+		// prepare binds it.
+		if err := k.prepare(q); err != nil {
+			return nil, err
+		}
+	}
+	dw, err := q.checkLaunch(k, r, wait, "launch")
+	if err == nil && !spec {
+		err = k.checkBufs("launch")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec := q.rec.Load(); rec != nil {
+		return nil, fmt.Errorf("launch kernel %q: %w", k.name, rec.recordKernel(q, k, r, dw, true, skip+1))
+	}
+	if err := k.useArgs("launch"); err != nil {
+		return nil, err
+	}
+	defer k.doneArgs()
+	if rtrace.IsEnabled() {
+		q.goTraceKernel(k, skip+1)
+	}
+	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	ev, err := k.enqueue(q, r, dw, true)
+	tk.End()
+	if err != nil {
+		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
+	}
+	q.recordArgs(k)
+	return q.newTracedEvent(ev, k.name, tk), nil
+}
+
+// submit is launch without an event; skip and spec are as for launch. When tracing
+// reports device times it creates an event after all, kept in the pending
+// list.
+func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) error {
+	if err := q.enter(); err != nil {
+		return err
+	}
+	defer q.ctx.exit()
+	if spec {
+		if err := k.prepare(q); err != nil {
+			return err
+		}
+	}
+	dw, err := q.checkLaunch(k, r, wait, "submit")
+	if err == nil && !spec {
+		err = k.checkBufs("submit")
+	}
+	if err != nil {
+		return err
+	}
+	if rec := q.rec.Load(); rec != nil {
+		if err := rec.recordKernel(q, k, r, dw, false, skip+1); err != nil {
+			return fmt.Errorf("submit kernel %q: %w", k.name, err)
+		}
+		return nil
+	}
+	if err := k.useArgs("submit"); err != nil {
+		return err
+	}
+	defer k.doneArgs()
+	if rtrace.IsEnabled() {
+		q.goTraceKernel(k, skip+1)
+	}
+	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	event := q.wantsEvent(tk)
+	var ev driver.Event
+	if event && q.timer != nil && k.foreign == 0 {
+		ev, err = q.timer.LaunchArgsTimed(k.drv, &k.args, r.ndrange(), dw) // the event is for the times only
+	} else {
+		ev, err = k.enqueue(q, r, dw, event)
+	}
+	if event {
+		tk.End()
+	} else {
+		tk.EndRelease()
+	}
+	if err != nil {
+		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
+	}
+	q.recordArgs(k)
+	if event {
+		q.addPending(tk, nil, ev)
+		tk.Release()
+	}
+	return nil
+}
+
+// checkLaunch checks a launch of k over r on q after wait before the
+// driver sees it, and returns the driver events of wait.
+func (q *Queue) checkLaunch(k *Kernel, r Range, wait []*Event, op string) ([]driver.Event, error) {
+	if k == nil {
+		return nil, nilKernel(op)
+	}
+	if k.ctx != q.ctx {
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, q.ctx.sameContext("the kernel", k.prog.ctx))
+	}
+	if err := k.checkRange(q, r); err != nil {
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+	}
+	dw, err := q.driverEvents(wait)
+	if err != nil {
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+	}
+	if q.rec.Load() != nil {
+		if err := k.recordable(r); err != nil {
+			return nil, err
+		}
+	}
+	return dw, nil
+}
+
+// checkExtensions returns an error wrapping ErrNoKernel, naming the
+// kernel, the device and the extension, when dev lacks an extension the
+// kernel d needs: its definition is behind "#if defined(ext)", so the
+// device's compiler leaves it out.
+func checkExtensions(d *desc.Kernel, dev *Device) error {
+	for _, need := range d.Extensions {
+		if !slices.ContainsFunc(strings.Split(need, "|"), func(e string) bool { return slices.Contains(dev.Extensions, e) }) {
+			what := "extension " + need
+			if strings.Contains(need, "|") {
+				what = "any of the extensions " + strings.ReplaceAll(need, "|", ", ")
+			}
+			return fmt.Errorf("kernel %s (%s): device %s lacks %s, under which the kernel is defined: %w", d.ID, d.Name, dev.Name, what, ErrNoKernel)
+		}
+	}
+	return nil
+}
+
+// SpecBytes, SpecBuffer and SpecLocal set an argument of a kernel that
+// Acquire returned, as SetScalar does (generated.go); the index is the
+// generated code's, checked against the kernel's arguments by Acquire. An
+// error is kept for SubmitSpec or LaunchSpec to return.
+func (k *Kernel) SpecBytes(i int, p unsafe.Pointer, size uintptr) {
+	if err := checkArgSize(size); err != nil {
+		if k.setErr == nil {
+			k.setErr = fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		}
+		return
+	}
+	k.setBytes(i, p, size)
+}
+
+// maxArgBytes is the size of the largest kernel argument value
+// (driver.Arg.Size), far above what any device takes
+// (CL_DEVICE_MAX_PARAMETER_SIZE is at least 1024 bytes, NVIDIA's 4352).
+const maxArgBytes = 1<<31 - 1
+
+// checkArgSize returns an error wrapping ErrInvalidArgument for a value of
+// more than maxArgBytes bytes.
+func checkArgSize[N int | uintptr](size N) error {
+	if uint64(size) > maxArgBytes {
+		return fmt.Errorf("%w: %d bytes, more than a kernel argument can be", ErrInvalidArgument, size)
+	}
+	return nil
+}
+
+func (k *Kernel) SpecBuffer(i int, m *Mem) {
+	if k.holds(i, m) {
+		return
+	}
+	if err := k.setBuffer(i, m); err != nil && k.setErr == nil {
+		k.setErr = err
+	}
+}
+
+func (k *Kernel) SpecLocal(i int, size int) {
+	if err := k.setLocalArg(i, size); err != nil && k.setErr == nil {
+		k.setErr = err
+	}
+}
+
+// SubmitSpec binds the hidden device-global arguments of k, launches it
+// over r after wait without an event and parks it again. The trace's call site
+// is the user's: two frames above this function's caller,
+// codegen.Submit, is the caller of the generated Enqueue.
+func SubmitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
+	if k == nil || k.hit.k == nil {
+		return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
+	}
+	defer k.park()
+	return q.submit(k, r, wait, 2, true)
+}
+
+// LaunchSpec is SubmitSpec with an event.
+func LaunchSpec(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
+	if k == nil || k.hit.k == nil {
+		return nil, fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
+	}
+	defer k.park()
+	return q.launch(k, r, wait, 2, true)
+}
+
+// prepare returns the first error of setting the arguments, wrapped, or
+// binds the hidden arguments of k.
+func (k *Kernel) prepare(q *Queue) error {
+	if k.setErr != nil {
+		return fmt.Errorf("enqueue %s: %w", k.decl.ID, k.setErr)
+	}
+	if q == nil {
+		return fmt.Errorf("enqueue %s: %w: nil queue", k.decl.ID, ErrInvalidArgument)
+	}
+	if len(k.decl.Globals) > 0 {
+		if err := k.bindHidden(q); err != nil {
+			return fmt.Errorf("enqueue %s: %w", k.decl.ID, err)
+		}
+	}
+	return nil
+}
+
+// bindHidden sets the hidden arguments to the storage of the kernel's
+// device globals on q's device. Called with the kernel locked.
+func (k *Kernel) bindHidden(q *Queue) error {
+	dev := q.dev.index
+	if k.hidden == nil {
+		k.hidden = make([][]*Mem, len(q.ctx.devices))
+	}
+	mems := k.hidden[dev]
+	if mems == nil {
+		for _, g := range k.decl.Globals {
+			m, err := q.globalMem(g, k.decl.Program)
+			if err != nil {
+				return err
+			}
+			mems = append(mems, m)
+		}
+		k.hidden[dev] = mems
+	}
+	base := k.decl.Params
+	for i, m := range mems {
+		if err := k.setBuffer(base+i, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package core_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/internal/core"
+)
+
+// lockedBuffer is a bytes.Buffer that goroutines write at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestTraceSubscribersLog: DGEN_TRACE's summary and log subscribers
+// without a path write through Config.Logger, one Info record a line, not
+// to stderr.
+func TestTraceSubscribersLog(t *testing.T) {
+	tests := []struct {
+		spec, want string
+	}{
+		{"summary", "count"},
+		{"log", "marker"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			var buf lockedBuffer
+			cc := core.DefaultCacheConfig()
+			cc.Disk.Persistent = false
+			ctx, err := rt.OpenConfig(rt.Config{Backend: "fake", Cache: &cc, Trace: tt.spec, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := ctx.Queue().Marker()
+			if err == nil {
+				err = ev.Wait()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ctx.Close(); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			if !strings.Contains(out, "level=INFO") || !strings.Contains(out, tt.want) {
+				t.Errorf("log %q, want Info records with %q", out, tt.want)
+			}
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				if !strings.HasPrefix(l, "time=") {
+					t.Errorf("line %q is not a record", l)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,241 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// Pinned is rt.Pinned, which documents it.
+type Pinned[T any] struct {
+	pinnedMem
+	s []T // guarded by mu
+}
+
+// pinnedMem is what Pinned holds whatever its element type: graphs that
+// transfer to and from it keep it.
+type pinnedMem struct {
+	q   *Queue // maps and unmaps it
+	drv driver.Buffer
+	p   unsafe.Pointer
+
+	mu      sync.Mutex
+	freed   bool
+	pending []pinnedUse // asynchronous transfers and graph launches that may still use it
+}
+
+// pinnedUse is an asynchronous transfer or a graph launch that uses
+// pinned memory: its queue, its event if it has one (the caller may
+// release it), and its point on the queue, which tells when it has
+// completed all the same.
+type pinnedUse struct {
+	q  *Queue
+	ev *Event
+	pt uint64
+}
+
+// NewPinned is rt.NewPinned, which documents it.
+func NewPinned[T any](q *Queue, n int) (*Pinned[T], error) {
+	size, err := byteSize[T](n)
+	if err != nil {
+		return nil, fmt.Errorf("pinned memory: %w", err)
+	}
+	if err := q.enter(); err != nil {
+		return nil, err
+	}
+	defer q.ctx.exit()
+	p := &Pinned[T]{pinnedMem: pinnedMem{q: q}}
+	if size == 0 {
+		return p, nil
+	}
+	hc, ok := q.ctx.drv.(driver.HostBufferContext)
+	mq, ok2 := q.drv.(driver.MapQueue)
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("pinned memory of %d bytes: %w: the backend has no host buffers", size, errors.ErrUnsupported)
+	}
+	if p.drv, err = hc.NewHostBuffer(size); err != nil {
+		return nil, fmt.Errorf("pinned memory of %d bytes on %q: %w", size, q.dev.Name, err)
+	}
+	if p.p, err = mq.MapBuffer(p.drv, 0, size, nil); err != nil {
+		p.drv.Release()
+		return nil, fmt.Errorf("map pinned memory of %d bytes on %q: %w", size, q.dev.Name, err)
+	}
+	p.s = unsafe.Slice((*T)(p.p), n)
+	clear(p.s)
+	return p, nil
+}
+
+// Slice returns the memory as a slice, valid until Free; nil after it. The
+// host must not touch the elements an asynchronous transfer is copying
+// until its event completes.
+func (p *Pinned[T]) Slice() []T {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.s
+}
+
+// Free waits for the asynchronous transfers that use the memory (those
+// whose events were released too), unmaps it and releases it. A second
+// Free returns an error wrapping ErrFreed; Free after the context's Close,
+// one wrapping ErrClosed (Close has released the queue that would unmap
+// it).
+func (p *Pinned[T]) Free() error {
+	if p == nil {
+		return fmt.Errorf("free pinned memory: %w: nil", ErrInvalidArgument)
+	}
+	if err := p.q.enter(); err != nil {
+		return fmt.Errorf("free pinned memory: %w", err)
+	}
+	defer p.q.ctx.exit()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.freed {
+		return fmt.Errorf("free pinned memory: %w", ErrFreed)
+	}
+	p.freed, p.s = true, nil
+	var errs []error
+	for _, u := range p.pending {
+		errs = append(errs, u.wait())
+	}
+	p.pending = nil
+	if p.drv != nil {
+		if err := p.q.drv.(driver.MapQueue).UnmapBuffer(p.drv, p.p); err != nil {
+			errs = append(errs, fmt.Errorf("unmap pinned memory on %q: %w", p.q.dev.Name, err))
+		}
+		if err := p.drv.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("release pinned memory: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ReadAsync enqueues a copy of len(dst.Slice()) elements of b, from
+// element off, into dst after wait, and returns at once with the command's
+// event; dst holds the elements once it completes. A span outside b is an
+// error wrapping ErrOutOfRange, and nothing is enqueued.
+func (b Buffer[T]) ReadAsync(q *Queue, off int, dst *Pinned[T], wait ...*Event) (*Event, error) {
+	return b.async(q, "read buffer", trace.Read, off, dst, wait, q.drvReadAsync)
+}
+
+// WriteAsync enqueues a copy of src into b from element off after wait,
+// and returns at once with the command's event. src must not change until
+// the event completes. A span outside b is an error wrapping
+// ErrOutOfRange, and nothing is enqueued.
+func (b Buffer[T]) WriteAsync(q *Queue, off int, src *Pinned[T], wait ...*Event) (*Event, error) {
+	return b.async(q, "write buffer", trace.Write, off, src, wait, q.drvWriteAsync)
+}
+
+// async enqueues a non-blocking transfer between b and h with do.
+func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pinned[T], wait []*Event,
+	do func(b driver.Buffer, off, size int64, p unsafe.Pointer, dw []driver.Event) (driver.Event, error)) (*Event, error) {
+	if h == nil {
+		return nil, fmt.Errorf("%s: %w: nil pinned memory", op, ErrInvalidArgument)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.freed {
+		return nil, fmt.Errorf("%s: pinned memory: %w", op, ErrFreed)
+	}
+	if q != nil && h.q.ctx != q.ctx {
+		return nil, fmt.Errorf("%s: %w: pinned memory of another context", op, ErrInvalidArgument)
+	}
+	m, drv, boff, size, err := b.span(q, op, off, len(h.s))
+	if err != nil {
+		return nil, err
+	}
+	defer m.doneAll()
+	if r := q.recorder(); r != nil {
+		return nil, q.recordPinned(r, op, kind, drv, boff, size, m, &h.pinnedMem, wait)
+	}
+	ev, err := q.command(op, kind, func(dw []driver.Event) (driver.Event, error) {
+		if size == 0 {
+			return q.drv.Marker(dw)
+		}
+		return do(drv, boff, size, h.p, dw)
+	}, wait, 1)
+	if err != nil {
+		return nil, err
+	}
+	q.record(b.mem())
+	h.pending = append(pruneDone(h.pending), pinnedUse{q: q, ev: ev, pt: q.pts.point()})
+	return ev, nil
+}
+
+func (q *Queue) drvReadAsync(b driver.Buffer, off, size int64, p unsafe.Pointer, dw []driver.Event) (driver.Event, error) {
+	return q.drv.ReadBuffer(b, false, off, size, p, dw)
+}
+
+func (q *Queue) drvWriteAsync(b driver.Buffer, off, size int64, p unsafe.Pointer, dw []driver.Event) (driver.Event, error) {
+	return q.drv.WriteBuffer(b, false, off, size, p, dw)
+}
+
+// done reports whether the transfer is known to have completed, or
+// failed.
+func (u pinnedUse) done() bool {
+	if u.q.pts.done.Load() >= u.pt {
+		return true
+	}
+	if u.ev == nil {
+		return false
+	}
+	s, err := u.ev.status()
+	return err == nil && s == driver.StatusComplete || err != nil && !errors.Is(err, ErrReleased)
+}
+
+// wait blocks until the transfer has completed and returns its error.
+// Without its event (a graph launch, or a transfer whose caller released
+// it) wait waits for a marker enqueued after it, on its queue.
+func (u pinnedUse) wait() error {
+	if u.ev != nil {
+		err := u.ev.Wait()
+		if !errors.Is(err, ErrReleased) {
+			return err
+		}
+	}
+	q := u.q
+	if q.pts.done.Load() >= u.pt {
+		return nil
+	}
+	n := q.pts.enq.Load()
+	ev, err := q.drv.Marker(nil)
+	if err != nil {
+		return fmt.Errorf("wait for %s on %q: marker: %w", u.name(), q.dev.Name, err)
+	}
+	defer ev.Release()
+	if err := ev.Wait(); err != nil {
+		return fmt.Errorf("wait for %s on %q: %w", u.name(), q.dev.Name, err)
+	}
+	q.pts.complete(n) // the marker came after every point up to n
+	return nil
+}
+
+// name names the use in errors.
+func (u pinnedUse) name() string {
+	if u.ev == nil {
+		return "a graph launch"
+	}
+	return u.ev.name
+}
+
+// pruneDone drops the transfers that have completed, or failed, from us
+// once it has grown past a few.
+func pruneDone(us []pinnedUse) []pinnedUse {
+	if len(us) < 8 {
+		return us
+	}
+	kept := us[:0]
+	for _, u := range us {
+		if !u.done() {
+			kept = append(kept, u)
+		}
+	}
+	clear(us[len(kept):])
+	return kept
+}

@@ -1,0 +1,195 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// builtProgram is a program built for every device of its context: the
+// executable form of a device image.
+type builtProgram struct {
+	ctx      *Context
+	drv      driver.Program
+	name     string
+	released atomic.Bool
+}
+
+// buildRequest is what the build seam receives: source to compile, or
+// binaries to load.
+type buildRequest struct {
+	name     string
+	source   string
+	binaries [][]byte
+	options  string
+}
+
+// loadProgram creates a program from binaries, one per device of the
+// context in order, as builtProgram.Binaries returned them.
+func (c *Context) loadProgram(name string, binaries [][]byte, options string) (*builtProgram, error) {
+	if c == nil {
+		return nil, fmt.Errorf("load program %q: %w: nil context", name, ErrInvalidArgument)
+	}
+	if len(binaries) != len(c.devices) {
+		return nil, fmt.Errorf("load program %q: %w: %d binaries for %d devices", name, ErrInvalidArgument, len(binaries), len(c.devices))
+	}
+	return c.build(buildRequest{name: name, binaries: binaries, options: options})
+}
+
+// buildDirect makes a program through the backend, bypassing the cache.
+func (c *Context) buildDirect(req buildRequest) (*builtProgram, error) {
+	if req.binaries != nil { // a program from source had its options checked by ProgramFor
+		if err := checkOptions(req.options, optionsFromAPI); err != nil {
+			return nil, fmt.Errorf("load program %q: %w", req.name, err)
+		}
+	}
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	var (
+		drv driver.Program
+		err error
+		op  = "build"
+		t0  = c.traceNow()
+	)
+	if req.binaries != nil {
+		op = "load"
+		drv, err = c.drv.LoadProgram(req.binaries, req.options)
+	} else {
+		drv, err = c.drv.BuildProgram(req.source, req.options)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s program %q for %s: %w", op, req.name, c.deviceLabel(), err)
+	}
+	if req.binaries == nil && t0 != 0 {
+		c.traceCache(0, trace.Cache{Op: trace.Build, Program: req.name, Duration: c.tr.Now() - t0})
+	}
+	return &builtProgram{ctx: c, drv: drv, name: req.name}, nil
+}
+
+func (c *Context) deviceLabel() string {
+	if len(c.devices) == 1 {
+		return fmt.Sprintf("device %q", c.devices[0].Name)
+	}
+	var infos []driver.DeviceInfo
+	for _, d := range c.devices {
+		infos = append(infos, d.info)
+	}
+	return "devices " + labels(infos)
+}
+
+// Name returns the program's name.
+func (p *builtProgram) Name() string {
+	if p == nil {
+		return ""
+	}
+	return p.name
+}
+
+// nilProgram is the error of a method called on a nil *builtProgram.
+func nilProgram(op string) error {
+	return fmt.Errorf("%s: %w: nil program", op, ErrInvalidArgument)
+}
+
+// Binaries returns the built program for each device of the context.
+func (p *builtProgram) Binaries() ([][]byte, error) {
+	if p == nil {
+		return nil, nilProgram("binaries of program")
+	}
+	if p.released.Load() {
+		return nil, fmt.Errorf("binaries of program %q: %w", p.name, ErrClosed)
+	}
+	b, err := p.drv.Binaries()
+	if err != nil {
+		return nil, fmt.Errorf("binaries of program %q: %w", p.name, err)
+	}
+	return b, nil
+}
+
+// KernelNames lists the kernels that the program defines.
+func (p *builtProgram) KernelNames() ([]string, error) {
+	if p == nil {
+		return nil, nilProgram("kernels of program")
+	}
+	if p.released.Load() {
+		return nil, fmt.Errorf("kernels of program %q: %w", p.name, ErrClosed)
+	}
+	names, err := p.drv.KernelNames()
+	if err != nil {
+		return nil, fmt.Errorf("kernels of program %q: %w", p.name, err)
+	}
+	return names, nil
+}
+
+// Release releases the program. Kernels made from it stay usable.
+func (p *builtProgram) Release() error {
+	if p == nil {
+		return nilProgram("release program")
+	}
+	if p.released.Swap(true) {
+		return nil
+	}
+	if err := p.drv.Release(); err != nil {
+		return fmt.Errorf("release program %q: %w", p.name, err)
+	}
+	return nil
+}
+
+// buildContext is build bounded by ctx: a program from source waits for
+// the program cache (another goroutine's or process's build) only until
+// ctx is done, and returns an error wrapping ctx.Err() then, while the
+// build goes on for the others who wait for it.
+func (c *Context) buildContext(ctx context.Context, req buildRequest) (*builtProgram, error) {
+	if req.binaries != nil {
+		return c.buildDirect(req)
+	}
+	return c.programForContext(ctx, &progcache.Image{ID: req.name, Name: req.name, Source: req.source, Options: req.options})
+}
+
+// programForContext is programFor bounded by ctx, as buildContext is.
+func (c *Context) programForContext(ctx context.Context, img *progcache.Image) (*builtProgram, error) {
+	if c == nil {
+		return nil, c.enter() // the error of a nil context
+	}
+	p, name, err := c.pc.ProgramContext(ctx, img)
+	if err != nil {
+		return nil, err
+	}
+	return &builtProgram{ctx: c, drv: p, name: name}, nil
+}
+
+// Build builds the program for every device of c, with its device
+// globals and c's values of its specialization constants, as the first
+// launch of one of its kernel specs would, and keeps it in c's program
+// cache. That first launch (a generated Enqueue) takes no context.Context
+// and may wait for a compile, for another process's build of the same
+// program (up to the persistent cache's build wait) and for the cache's
+// remote tier: Build moves that wait out of it and bounds it by ctx. When
+// ctx is done first, Build returns an error wrapping ctx.Err(); the build
+// goes on for whoever else waits for it. With the in-memory cache off
+// (Config.Cache), a launch builds again, from the persistent cache.
+func (p *Program) Build(ctx context.Context, c *Context) error {
+	bp, err := p.buildContext(ctx, c)
+	if err != nil {
+		return err
+	}
+	return bp.Release()
+}
+
+// buildContext is build bounded by ctx.
+func (p *Program) buildContext(ctx context.Context, c *Context) (*builtProgram, error) {
+	d, err := p.registration()
+	if err != nil {
+		return nil, err
+	}
+	img, err := d.Built()
+	if err != nil {
+		return nil, err
+	}
+	return c.programForContext(ctx, img)
+}

@@ -1,0 +1,240 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	rtrace "runtime/trace"
+	"sync/atomic"
+
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// Queues: ordering, markers, wait lists and the trace point of every
+// command. What runs on them lives beside this file: kernels and their
+// launch records (kernel.go), the launch path (launch.go), ranges
+// (range.go), events (event.go), programs (program.go), work-group limits
+// (workgroup.go), use points of stream-ordered reuse (streamorder.go) and
+// command graphs (graph.go).
+
+// Queue is rt.Queue, which documents it.
+//
+// Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer and
+// id are set by NewQueue and never change. rec, specs and global are
+// atomics, pts is atomic counters, and pend has its own mutex, which is
+// never held across a driver call. No lock of the queue is held across a
+// driver call: the context's enter and exit, an atomic count, bracket
+// every call that uses a driver object, so that Close waits for them.
+//
+// The fields that a launch reads come first, so that they share few cache
+// lines: between two launches the driver's own work evicts them.
+type Queue struct {
+	ctx      *Context
+	dev      *Device
+	rec      queueRec           // the graph the queue records into (below)
+	tq       *trace.Queue       // trace handle; see "Tracing in rt" (context.go)
+	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
+	drv      driver.Queue
+	// specs parks the queue's kernel instances between launches, by a
+	// hash of the spec (launch.go's specSlot): a loop launches the same few
+	// specs again and again, each from an instance of its own.
+	specs [8]atomic.Pointer[specHit]
+
+	profiling bool
+	lateTimes bool                    // drv is kernel-timed (driver.KernelTimer): its kernels' times may come after them
+	timer     driver.KernelTimedQueue // drv, where it is kernel-timed and can time a kernel without its event
+
+	id   int         // the queue's number in its context, from 0
+	pend pendingList // traced commands awaiting their device times
+	pts  queuePoints // use points, for stream-ordered reuse
+
+	// global is the device global storage that globalMem found last on
+	// this queue's device: a host loop reads and writes one global again
+	// and again.
+	global atomic.Pointer[globalHit]
+}
+
+// Context returns the queue's context.
+func (q *Queue) Context() *Context {
+	if q == nil {
+		return nil
+	}
+	return q.ctx
+}
+
+// Device returns the queue's device.
+func (q *Queue) Device() *Device {
+	if q == nil {
+		return nil
+	}
+	return q.dev
+}
+
+// Profiling reports whether the queue records device timestamps.
+func (q *Queue) profilingOn() bool { return q != nil && q.profiling }
+
+// Flush submits every enqueued command to the device.
+func (q *Queue) Flush() error {
+	if err := q.enter(); err != nil {
+		return err
+	}
+	defer q.ctx.exit()
+	if err := q.drv.Flush(); err != nil {
+		return fmt.Errorf("flush queue on %q: %w", q.dev.Name, err)
+	}
+	return nil
+}
+
+// Finish blocks until every enqueued command has completed.
+func (q *Queue) Finish() error {
+	if err := q.enter(); err != nil {
+		return err
+	}
+	defer q.ctx.exit()
+	return q.finish()
+}
+
+// FinishContext is Finish bounded by ctx: when ctx is done before every
+// enqueued command has completed, it returns an error wrapping ctx.Err(),
+// and the commands run on. The driver's wait, which cannot be stopped,
+// goes on in a goroutine until they have completed (Context.Close waits
+// for it).
+func (q *Queue) FinishContext(ctx context.Context) error {
+	if ctx.Done() == nil {
+		return q.Finish()
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("finish queue: %w", err)
+	}
+	if err := q.enter(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		defer q.ctx.exit()
+		done <- q.finish()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, ctx.Err())
+	}
+}
+
+// finish is Finish inside q's enter.
+func (q *Queue) finish() error {
+	n := q.pts.enq.Load()
+	if err := q.drv.Finish(); err != nil {
+		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, err)
+	}
+	q.pts.complete(n)
+	q.drainTrace(true)
+	return nil
+}
+
+// Marker enqueues a command that completes when every event of wait has
+// completed, or, with no events, when everything enqueued before it has.
+func (q *Queue) Marker(wait ...*Event) (*Event, error) {
+	if err := q.enter(); err != nil {
+		return nil, err
+	}
+	defer q.ctx.exit()
+	dw, err := q.driverEvents(wait)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue marker: %w", err)
+	}
+	if r := q.rec.Load(); r != nil {
+		return nil, r.refuse("enqueue marker", "a marker's event would complete before the graph runs")
+	}
+	tk := q.beginTask(trace.Marker, "marker", 0, wait)
+	ev, err := q.drv.Marker(dw)
+	tk.End()
+	if err != nil {
+		return nil, fmt.Errorf("enqueue marker on %q: %w", q.dev.Name, err)
+	}
+	return q.newTracedEvent(ev, "marker", tk), nil
+}
+
+// driverEvents returns the driver events of wait, skipping nil events, and
+// nil (no allocation) when there are none. A released event is an error:
+// its backend event is gone; so is an event of another context.
+func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
+	if len(wait) == 0 {
+		return nil, nil
+	}
+	dst := make([]driver.Event, 0, len(wait))
+	for _, e := range wait {
+		if e == nil {
+			continue
+		}
+		e.mu.Lock()
+		released := e.released
+		e.mu.Unlock()
+		if released {
+			return nil, fmt.Errorf("wait list: event of %s: %w", e.name, ErrReleased)
+		}
+		if err := q.ctx.sameContext("the event of "+e.name, e.q.ctx); err != nil {
+			return nil, fmt.Errorf("wait list: %w", err)
+		}
+		dst = append(dst, e.drv)
+	}
+	return dst, nil
+}
+
+// beginTask is the trace point of every enqueued command, of rt's tracer
+// and of Go's execution tracer (gotrace.go): it returns the
+// command's task (nil when tracing is off, after one atomic load) and emits
+// its edges: the in-order edge and one per event of wait. skip is the
+// number of rt frames between beginTask's caller and the user's code (see
+// the comment at the top of this file). The caller releases the task when
+// it is done with it, unless an Event keeps it (newTracedEvent).
+func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) *trace.Task {
+	if kind != trace.Kernel && rtrace.IsEnabled() { // a launch logs its kernel (goTraceKernel)
+		q.goTrace(kind, name, "", skip+1)
+	}
+	// Begin's skip 0 is beginTask; +1 is beginTask's caller.
+	tk := q.tq.Begin(kind, name, skip+2)
+	if tk != nil {
+		for _, w := range wait {
+			if w != nil {
+				tk.DependsOn(w.task)
+			}
+		}
+	}
+	return tk
+}
+
+// wantsEvent reports whether tk is a sampled task on a queue that reports
+// device times (its context opened with device-time sampling, so that its
+// clock is aligned), so that its command needs an event.
+func (q *Queue) wantsEvent(tk *trace.Task) bool {
+	return q.ctx.devTimes && q.profiling && tk.Sampled()
+}
+
+// addPending keeps a copy of tk with its command until its device times
+// are known.
+func (q *Queue) addPending(tk *trace.Task, ev *Event, drv driver.Event) {
+	p := &q.pend
+	p.mu.Lock()
+	p.tasks = append(p.tasks, pendingTask{task: *tk, ev: ev, drv: drv})
+	grow := len(p.tasks) >= max(p.next, pendingDrainAt)
+	p.mu.Unlock()
+	if grow {
+		// Waiting for the newest command makes a profiling queue's times
+		// all readable at once; a kernel-timed queue reads the times that
+		// have come (waiting would have its backend fetch the rest early).
+		q.drainTrace(!q.lateTimes)
+	}
+}
+
+// sameContext checks that an object of context of, named what, may be
+// used with context c: an error wrapping ErrInvalidArgument that names
+// both contexts' devices if not. OpenCL leaves the use of one context's
+// objects in another undefined.
+func (c *Context) sameContext(what string, of *Context) error {
+	if of == c {
+		return nil
+	}
+	return fmt.Errorf("%w: %s belongs to the context on %s, not to this one on %s", ErrInvalidArgument, what, of.deviceLabel(), c.deviceLabel())
+}

@@ -1,0 +1,86 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+)
+
+// What rt/raw calls. raw.Kernel is a *Kernel with the exported methods of
+// kernel.go, kernelinfo.go, sampler.go and workgroup.go; raw.Program wraps
+// a *BuiltProgram. The functions below are raw's entry points into a
+// context.
+
+// BuiltProgram is a program built for every device of its context, as
+// rt/raw's Program holds it.
+type BuiltProgram = builtProgram
+
+// Memory is device memory that a kernel's buffer argument takes: an
+// rt.Buffer of any element type, or the *Mem that Buffer.Mem returns. Only
+// this package implements it.
+type Memory interface{ mem() *Mem }
+
+func (m *Mem) mem() *Mem { return m }
+
+// Build compiles source with options for every device of c through the
+// context's program cache, bounded by ctx.
+func Build(ctx context.Context, c *Context, name, source, options string) (*BuiltProgram, error) {
+	return c.buildContext(ctx, buildRequest{name: name, source: source, options: options})
+}
+
+// BuildGenerated builds the program that the generated handle p
+// registered for every device of c, bounded by ctx.
+func BuildGenerated(ctx context.Context, p *Program, c *Context) (*BuiltProgram, error) {
+	return p.buildContext(ctx, c)
+}
+
+// Load creates a program from binaries, one per device of c.
+func Load(c *Context, name string, binaries [][]byte, options string) (*BuiltProgram, error) {
+	return c.loadProgram(name, binaries, options)
+}
+
+// Name returns the kernel's name; "" for a nil kernel.
+func (k *Kernel) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.name
+}
+
+// SetBuffer sets argument i to the memory m, checked.
+func (k *Kernel) SetBuffer(i int, m Memory) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	if m == nil {
+		return fmt.Errorf("set argument %d of kernel %q: %w: no memory (a NULL buffer is SetNullBuffer's)", i, k.name, ErrInvalidArgument)
+	}
+	return k.setBuffer(i, m.mem())
+}
+
+// SetLocal sets argument i, a __local pointer, to size bytes, checked.
+func (k *Kernel) SetLocal(i int, size int) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	return k.setLocalArg(i, size)
+}
+
+// SetBytes sets argument i to size bytes at p; CheckArgType has checked
+// the argument.
+func (k *Kernel) SetBytes(i int, p unsafe.Pointer, size uintptr) { k.setBytes(i, p, size) }
+
+// SetScalarBits sets argument i to a value of size bytes (at most 8) in
+// bits; CheckArgType has checked the argument.
+func (k *Kernel) SetScalarBits(i int, size uintptr, bits uint64) { k.setScalar(i, size, bits) }
+
+// Launch enqueues k over r on q after wait and returns its event. The
+// trace's call site is the caller of rt/raw's Launch.
+func Launch(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
+	return q.launch(k, r, wait, 1, false)
+}
+
+// Submit is Launch without an event.
+func Submit(q *Queue, k *Kernel, r Range, wait []*Event) error {
+	return q.submit(k, r, wait, 1, false)
+}

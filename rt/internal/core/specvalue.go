@@ -1,0 +1,244 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dgen-go/dgen/rt/internal/desc"
+)
+
+// The checks of specialization-constant values: every registered
+// //dgen:specconst declaration records its type, bounds and tuning
+// candidates here by macro name, and setSpecValue and clearSpecValue
+// refuse a name that none has and a value that does not parse as the
+// type or lies outside the bounds.
+
+// specCheck is what a value of one registered specialization constant
+// must satisfy.
+type specCheck struct {
+	name     string
+	kind     reflect.Kind
+	min, max *specNum // nil when not declared
+	tune     []string // the candidates, canonical literals
+}
+
+// specNum is a parsed value: i for signed integers and booleans, u for
+// unsigned integers, f for floats.
+type specNum struct {
+	i int64
+	u uint64
+	f float64
+}
+
+// specCheckCache holds the check of each descriptor, made at first use.
+var specCheckCache sync.Map // *desc.SpecConst -> *specCheck
+
+// checkOf returns the check of the constant d. The generator has checked
+// its bounds and candidates; one that does not parse here (a hand-written
+// descriptor) is left out rather than trusted.
+func checkOf(d *desc.SpecConst) *specCheck {
+	if c, ok := specCheckCache.Load(d); ok {
+		return c.(*specCheck)
+	}
+	chk := &specCheck{name: d.Name, kind: d.Var.Kind}
+	if d.Min != "" {
+		if n, _, err := chk.parse(d.Min); err == nil {
+			chk.min = &n
+		}
+	}
+	if d.Max != "" {
+		if n, _, err := chk.parse(d.Max); err == nil {
+			chk.max = &n
+		}
+	}
+	for _, c := range d.Tune {
+		if canon, err := chk.check(c); err == nil {
+			chk.tune = append(chk.tune, canon)
+		}
+	}
+	c, _ := specCheckCache.LoadOrStore(d, chk)
+	return c.(*specCheck)
+}
+
+// specChecks returns the checks of the constants named name.
+func specChecks(name string) []*specCheck {
+	var chks []*specCheck
+	for _, d := range desc.SpecConstsNamed(name) {
+		chks = append(chks, checkOf(d))
+	}
+	return chks
+}
+
+// checkRegistered returns value in canonical form (as specLiteral writes
+// it) after checking it against every constant named name: an error wraps
+// ErrInvalidArgument when no registered constant has the name or value
+// does not parse as its type, ErrOutOfRange when it lies outside its
+// bounds. Constants of one name but different types keep value as given.
+func checkRegistered(name, value string) (string, error) {
+	chks := specChecks(name)
+	if len(chks) == 0 {
+		return "", fmt.Errorf("%w: no //dgen:specconst declaration registers a constant named %q (a misspelling, or a package not generated)", ErrInvalidArgument, name)
+	}
+	canon := ""
+	for i, chk := range chks {
+		c, err := chk.check(value)
+		if err != nil {
+			return "", err
+		}
+		if i == 0 {
+			canon = c
+		} else if c != canon {
+			canon = value
+		}
+	}
+	return canon, nil
+}
+
+// check parses value as the constant's type and checks its bounds; it
+// returns the canonical literal.
+func (chk *specCheck) check(value string) (string, error) {
+	n, canon, err := chk.parse(value)
+	if err != nil {
+		return "", err
+	}
+	if chk.min != nil && chk.less(n, *chk.min) {
+		return "", fmt.Errorf("%w: %s=%s is below its minimum (min=%s)", ErrOutOfRange, chk.name, value, chk.format(*chk.min))
+	}
+	if chk.max != nil && chk.less(*chk.max, n) {
+		return "", fmt.Errorf("%w: %s=%s is above its maximum (max=%s)", ErrOutOfRange, chk.name, value, chk.format(*chk.max))
+	}
+	return canon, nil
+}
+
+// less reports a < b in the constant's type.
+func (chk *specCheck) less(a, b specNum) bool {
+	switch {
+	case isUnsigned(chk.kind):
+		return a.u < b.u
+	case isFloat(chk.kind):
+		return a.f < b.f
+	}
+	return a.i < b.i
+}
+
+// format returns n as the canonical literal of the constant's type.
+func (chk *specCheck) format(n specNum) string {
+	v := reflect.New(chk.goType()).Elem()
+	setNum(v, n)
+	lit, _ := specLiteral(v.Interface())
+	return lit
+}
+
+// goType returns the Go type of the kind; int64 for an unknown one.
+func (chk *specCheck) goType() reflect.Type {
+	if t, ok := kindTypes[chk.kind]; ok {
+		return t
+	}
+	return reflect.TypeFor[int64]()
+}
+
+var kindTypes = map[reflect.Kind]reflect.Type{
+	reflect.Bool: reflect.TypeFor[bool](), reflect.Int: reflect.TypeFor[int](), reflect.Int8: reflect.TypeFor[int8](),
+	reflect.Int16: reflect.TypeFor[int16](), reflect.Int32: reflect.TypeFor[int32](), reflect.Int64: reflect.TypeFor[int64](),
+	reflect.Uint: reflect.TypeFor[uint](), reflect.Uint8: reflect.TypeFor[uint8](), reflect.Uint16: reflect.TypeFor[uint16](),
+	reflect.Uint32: reflect.TypeFor[uint32](), reflect.Uint64: reflect.TypeFor[uint64](), reflect.Uintptr: reflect.TypeFor[uintptr](),
+	reflect.Float32: reflect.TypeFor[float32](), reflect.Float64: reflect.TypeFor[float64](),
+}
+
+func isUnsigned(k reflect.Kind) bool { return k >= reflect.Uint && k <= reflect.Uintptr }
+func isFloat(k reflect.Kind) bool    { return k == reflect.Float32 || k == reflect.Float64 }
+
+// parse reads value, an OpenCL C literal of the constant's type (as
+// specLiteral writes it, or a plain Go number of the type), and returns it
+// with its canonical literal; an error wraps ErrInvalidArgument.
+func (chk *specCheck) parse(value string) (specNum, string, error) {
+	t := chk.goType()
+	bad := func(why string) (specNum, string, error) {
+		return specNum{}, "", fmt.Errorf("%w: %s=%q is not a value of type %s%s", ErrInvalidArgument, chk.name, value, t, why)
+	}
+	s := strings.TrimSpace(value)
+	if strings.Contains(s, "_") {
+		return bad("")
+	}
+	var n specNum
+	var err error
+	switch {
+	case chk.kind == reflect.Bool:
+		switch s {
+		case "1", "true":
+			n.i = 1
+		case "0", "false":
+		default:
+			return bad(" (want true, false, 1 or 0)")
+		}
+	case isFloat(chk.kind):
+		s = strings.TrimSuffix(strings.TrimSuffix(s, "f"), "F")
+		n.f, err = strconv.ParseFloat(s, t.Bits())
+		if err == nil && (math.IsInf(n.f, 0) || math.IsNaN(n.f)) {
+			return bad(" (not finite)")
+		}
+	case isUnsigned(chk.kind):
+		s = strings.TrimRight(s, "uUlL")
+		n.u, err = strconv.ParseUint(s, 0, t.Bits())
+	default:
+		if s == "(-9223372036854775807L-1)" {
+			s = "-9223372036854775808"
+		}
+		s = strings.TrimRight(s, "lL")
+		n.i, err = strconv.ParseInt(s, 0, t.Bits())
+	}
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return bad(" (out of its range)")
+		}
+		return bad("")
+	}
+	return n, chk.format(n), nil
+}
+
+// setNum stores n into v, a settable number or boolean.
+func setNum(v reflect.Value, n specNum) {
+	switch {
+	case v.Kind() == reflect.Bool:
+		v.SetBool(n.i != 0)
+	case isUnsigned(v.Kind()):
+		v.SetUint(n.u)
+	case isFloat(v.Kind()):
+		v.SetFloat(n.f)
+	default:
+		v.SetInt(n.i)
+	}
+}
+
+// Value returns the value that programs built by c from now on see for
+// s: the value set on c (Set or Tune), else the default. Value(nil)
+// returns the default; a constant that is not registered, or has neither a
+// value nor a default, gives the zero value.
+func (s *SpecConst[T]) Value(c *Context) T {
+	var v T
+	d := s.registration()
+	if d == nil {
+		return v
+	}
+	lit := d.Default
+	if c != nil {
+		for _, sv := range c.pc.Specs() {
+			if sv.Name == d.Name {
+				lit = sv.Value
+			}
+		}
+	}
+	if lit == "" {
+		return v
+	}
+	n, _, err := checkOf(d).parse(lit)
+	if err != nil {
+		return s.defaultValue()
+	}
+	setNum(reflect.ValueOf(&v).Elem(), n)
+	return v
+}

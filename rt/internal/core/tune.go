@@ -1,0 +1,421 @@
+package core
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/internal/desc"
+)
+
+// Tuning: a specialization constant that declares candidates
+// (//dgen:specconst tune="8,16,32") gets its value by measurement. The
+// program hands SpecConst.Tune a function that runs a representative
+// launch or sequence on a queue; rt times it under each candidate with the
+// device's timestamps, sets the fastest on the context, and keeps the
+// outcome as a tuning record in the persistent cache and the fleet tier,
+// keyed by the constant, the programs that use it, the device and the
+// other values set, so that a later process, here or on another node,
+// sets the winner without timing anything.
+
+// Tuning budgets: each candidate is run once to warm up (its program is
+// built then, through the cache), then timed at least tuneMinSamples and
+// at most tuneMaxSamples times, until the spread of its samples is within
+// tuneSpread of their median or the candidate has used its share of
+// tuneBudget of device time.
+const (
+	tuneMinSamples = 5
+	tuneMaxSamples = 30
+	tuneSpread     = 0.05
+	tuneBudget     = 2 * time.Second
+	tuneRecordV    = 1
+)
+
+// tuning is the outcome of one SpecConst.Tune.
+type tuning[T any] struct {
+	value  T               // the winner, set on the context
+	cached bool            // a tuning record gave the winner; nothing was timed
+	timed  int             // candidates timed
+	values []T             // the candidates, in declared order; times and errs alike
+	times  []time.Duration // median device time of one run; 0 for a failed candidate
+	errs   []error         // why a candidate was skipped; nil for the others
+}
+
+// tuneRecord is a tuning record as the cache stores it.
+type tuneRecord struct {
+	V          int              `json:"v"`
+	Const      string           `json:"const"`
+	Winner     string           `json:"winner"`
+	Candidates []tuneRecordTime `json:"candidates"`
+}
+
+type tuneRecordTime struct {
+	Value string `json:"value"`
+	NS    int64  `json:"ns,omitempty"`
+	Err   string `json:"error,omitempty"`
+}
+
+// Tune chooses the value of s among the candidates that its directive
+// declares (tune=) for the device of q, and sets it on q's context, as
+// SpecConst.Set does.
+//
+// If the persistent cache or the fleet tier holds a tuning record for s
+// (keyed by s, the images of the programs that use it, the device and the
+// other specialization-constant values set on the context), Tune sets its
+// winner and times nothing. Otherwise it sets each candidate in turn and
+// calls run, which must enqueue a representative launch or sequence on
+// the queue it is given and may be called any number of times: once to
+// warm up (which builds the candidate's programs through the cache), then
+// repeatedly between two markers whose device timestamps give the time,
+// until the times agree within 5% or the candidate's share of a 2 s
+// device-time budget is spent. Nothing but run is ever launched. A
+// candidate whose run fails (say its work-group is larger than the kernel
+// allows) is skipped and reported, by a warning and in the trace; if every
+// candidate fails, Tune restores the value set before and returns their
+// errors, joined. The fastest candidate is set, recorded and returned.
+// Context.Stats().Cache counts the candidates timed (Tuned) and the winners that
+// records gave (TuneRecords).
+//
+// Reading a record needs nothing more; timing candidates needs a context
+// that profiles (Config.Profiling, DGEN_PROFILE=1), and Tune fails where
+// there is no record and q does not profile. The value is the context's,
+// as Set's is: tune before other goroutines launch kernels that use s.
+// Config.Retune (DGEN_TUNE=force) re-tunes, ignoring records. A record
+// that cannot be read, or names a value that is not a candidate, is
+// reported by a warning and tuned again; it never chooses a value.
+//
+// Tune uses context.Background(); TuneContext takes a context.
+func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue) error) (T, error) {
+	return s.TuneContext(context.Background(), q, run)
+}
+
+// TuneContext is Tune under ctx: ctx bounds the fetch of a record from the
+// fleet tier, and once ctx is done no further candidate or sample is
+// timed. A cancelled tuning returns an error wrapping ctx.Err(), restores
+// the value set before, as a failed tuning does, and records nothing.
+func (s *SpecConst[T]) TuneContext(ctx context.Context, q *Queue, run func(q *Queue) error) (T, error) {
+	res, err := s.tune(ctx, q, run)
+	return res.value, err
+}
+
+// tune is TuneContext with the whole outcome.
+func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue) error) (tuning[T], error) {
+	var res tuning[T]
+	d := s.registration()
+	if d == nil {
+		return res, fmt.Errorf("tune specialization constant: %w", errNotRegistered)
+	}
+	fail := func(err error) (tuning[T], error) {
+		return res, fmt.Errorf("tune specialization constant %s: %w", d.ID, err)
+	}
+	chk := checkOf(d)
+	switch {
+	case len(chk.tune) == 0:
+		return fail(fmt.Errorf("%w: its //dgen:specconst directive declares no candidates (tune=\"...\")", ErrInvalidArgument))
+	case run == nil:
+		return fail(fmt.Errorf("%w: nil tuning function", ErrInvalidArgument))
+	case q == nil || q.ctx == nil:
+		return fail(fmt.Errorf("%w: nil queue", ErrInvalidArgument))
+	case ctx == nil:
+		return fail(fmt.Errorf("%w: nil context.Context", ErrInvalidArgument))
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	for _, lit := range chk.tune {
+		n, _, _ := chk.parse(lit)
+		var v T
+		setNum(reflectValue(&v), n)
+		res.values = append(res.values, v)
+	}
+	c := q.ctx
+	key := c.tuneKey(d, chk, q)
+	if rec, ok := c.loadTuneRecord(ctx, d, chk, key); ok {
+		c.tuneRecords.Add(1)
+		return res, s.applyRecord(c, d, chk, rec, &res)
+	}
+	if !q.profiling {
+		return fail(fmt.Errorf("%w: no tuning record for this device, and the queue on %q does not profile, which timing the candidates needs: open the context with Config.Profiling, or DGEN_PROFILE=1 (once, say, to make the record that later runs read)", ErrInvalidArgument, q.dev.Name))
+	}
+	winner, err := s.measure(ctx, q, d, chk, run, &res)
+	if err != nil {
+		return fail(err)
+	}
+	rec := tuneRecord{V: tuneRecordV, Const: d.ID, Winner: winner}
+	for i, lit := range chk.tune {
+		t := tuneRecordTime{Value: lit, NS: res.times[i].Nanoseconds()}
+		if res.errs[i] != nil {
+			t.Err = res.errs[i].Error()
+		}
+		rec.Candidates = append(rec.Candidates, t)
+	}
+	c.storeTuneRecord(d, key, rec)
+	return res, nil
+}
+
+// applyRecord sets the winner of rec on c and fills res from it.
+func (s *SpecConst[T]) applyRecord(c *Context, d *desc.SpecConst, chk *specCheck, rec tuneRecord, res *tuning[T]) error {
+	res.cached = true
+	res.times = make([]time.Duration, len(chk.tune))
+	res.errs = make([]error, len(chk.tune))
+	for i, lit := range chk.tune {
+		if lit == rec.Winner {
+			res.value = res.values[i]
+		}
+		for _, t := range rec.Candidates {
+			if t.Value == lit {
+				res.times[i] = time.Duration(t.NS)
+				if t.Err != "" {
+					res.errs[i] = errors.New(t.Err)
+				}
+			}
+		}
+	}
+	c.tr.Mark(fmt.Sprintf("tune %s: %s=%s from a tuning record", d.ID, d.Name, rec.Winner))
+	if err := c.setSpecValue(d.Name, rec.Winner); err != nil {
+		return fmt.Errorf("tune specialization constant %s: %w", d.ID, err)
+	}
+	return nil
+}
+
+// measure times every candidate and sets the fastest, whose literal it
+// returns; with none working, or ctx done, it restores the value set
+// before and returns their errors, or ctx's.
+func (s *SpecConst[T]) measure(ctx context.Context, q *Queue, d *desc.SpecConst, chk *specCheck, run func(*Queue) error, res *tuning[T]) (string, error) {
+	c := q.ctx
+	prev, hadPrev := "", false
+	for _, v := range c.pc.Specs() {
+		if v.Name == d.Name {
+			prev, hadPrev = v.Value, true
+		}
+	}
+	defer c.tr.Range("tune " + d.ID).End()
+	res.times = make([]time.Duration, len(chk.tune))
+	res.errs = make([]error, len(chk.tune))
+	restore := func() {
+		if hadPrev {
+			c.setSpecValue(d.Name, prev)
+		} else {
+			c.clearSpecValue(d.Name)
+		}
+	}
+	best := -1
+	share := tuneBudget / time.Duration(len(chk.tune))
+	for i, lit := range chk.tune {
+		if err := ctx.Err(); err != nil {
+			restore()
+			return "", fmt.Errorf("stopped after %d of %d candidates: %w", i, len(chk.tune), err)
+		}
+		r := c.tr.Range(fmt.Sprintf("%s=%s", d.Name, lit))
+		t, n, err := timeCandidate(ctx, q, d.Name, lit, run, share)
+		r.End()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			restore()
+			return "", fmt.Errorf("stopped while timing %s=%s: %w", d.Name, lit, err)
+		}
+		if err != nil {
+			res.errs[i] = fmt.Errorf("%s=%s: %w", d.Name, lit, err)
+			c.tr.Mark(fmt.Sprintf("%s=%s skipped: %v", d.Name, lit, err))
+			c.tuneWarn("tune %s: candidate %s=%s skipped: %v", d.ID, d.Name, lit, err)
+			continue
+		}
+		res.timed++
+		c.tuneTimed.Add(1)
+		res.times[i] = t
+		c.tr.Mark(fmt.Sprintf("%s=%s: %v (median of %d device-timed runs)", d.Name, lit, t, n))
+		if best < 0 || t < res.times[best] {
+			best = i
+		}
+	}
+	if best < 0 {
+		restore()
+		return "", fmt.Errorf("every candidate failed: %w", errors.Join(res.errs...))
+	}
+	res.value = res.values[best]
+	return chk.tune[best], c.setSpecValue(d.Name, chk.tune[best])
+}
+
+// timeCandidate sets name to lit, warms up with one run, and returns the
+// median device time of run over the samples it takes, or ctx's error
+// once ctx is done.
+func timeCandidate(ctx context.Context, q *Queue, name, lit string, run func(*Queue) error, budget time.Duration) (time.Duration, int, error) {
+	if err := q.ctx.setSpecValue(name, lit); err != nil {
+		return 0, 0, err
+	}
+	if err := runChecked(q, run); err != nil {
+		return 0, 0, err
+	}
+	if err := q.Finish(); err != nil {
+		return 0, 0, err
+	}
+	var samples []time.Duration
+	var spent time.Duration
+	for len(samples) < tuneMaxSamples {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		t, err := sample(q, run)
+		if err != nil {
+			return 0, 0, err
+		}
+		samples = append(samples, t)
+		spent += t
+		if len(samples) >= tuneMinSamples && (settled(samples) || spent >= budget) {
+			break
+		}
+	}
+	slices.Sort(samples)
+	return samples[len(samples)/2], len(samples), nil
+}
+
+// runChecked calls run, turning a panic into an error: a tuning function
+// that panics for one candidate is that candidate's failure.
+func runChecked(q *Queue, run func(*Queue) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("tuning function panicked: %v", p)
+		}
+	}()
+	return run(q)
+}
+
+// sample times one run between two markers by their device timestamps.
+func sample(q *Queue, run func(*Queue) error) (time.Duration, error) {
+	m0, err := q.Marker()
+	if err != nil {
+		return 0, err
+	}
+	defer m0.Release()
+	if err := runChecked(q, run); err != nil {
+		return 0, err
+	}
+	m1, err := q.Marker()
+	if err != nil {
+		return 0, err
+	}
+	defer m1.Release()
+	t0, err := m0.Timing()
+	if err != nil {
+		return 0, err
+	}
+	t1, err := m1.Timing()
+	if err != nil {
+		return 0, err
+	}
+	if t1.Ended == 0 || t1.Ended < t0.Ended {
+		return 0, fmt.Errorf("%w: the device on %q gave no usable marker timestamps (%d, %d)", ErrInvalidArgument, q.dev.Name, t0.Ended, t1.Ended)
+	}
+	return time.Duration(t1.Ended - t0.Ended), nil
+}
+
+// settled reports whether the samples' spread (between the 20th and 80th
+// percentiles) is within tuneSpread of their median.
+func settled(samples []time.Duration) bool {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	lo, hi, med := s[len(s)/5], s[len(s)-1-len(s)/5], s[len(s)/2]
+	return med > 0 && float64(hi-lo) <= tuneSpread*float64(med)
+}
+
+// tuneKey is the cache key of the tuning record of d for q's device:
+// the constant's id and candidates, the images (with options) of the
+// programs that use it, and the other specialization-constant values set.
+func (c *Context) tuneKey(d *desc.SpecConst, chk *specCheck, q *Queue) diskcache.Key {
+	h := xxhash.New()
+	for _, p := range desc.ProgramsUsing(d) {
+		for _, part := range []string{p.ID, p.Image, p.Options} {
+			var n [8]byte
+			binary.LittleEndian.PutUint64(n[:], uint64(len(part)))
+			h.Write(n[:])
+			h.WriteString(part)
+		}
+	}
+	var others []byte
+	for _, v := range c.pc.Specs() {
+		if v.Name != d.Name {
+			others = binary.AppendUvarint(others, uint64(len(v.Name)))
+			others = append(others, v.Name...)
+			others = binary.AppendUvarint(others, uint64(len(v.Value)))
+			others = append(others, v.Value...)
+		}
+	}
+	dev := q.dev
+	return diskcache.Key{
+		Device:      diskcache.Device{Platform: dev.Platform, Name: dev.Name, Version: dev.Version, DriverVersion: dev.DriverVersion},
+		ImageID:     "dgen.tune:" + d.ID,
+		ImageHash:   h.Sum64(),
+		SpecConsts:  others,
+		Options:     "tune=" + strings.Join(chk.tune, ","),
+		ProgramName: "tuning record of " + d.Name,
+	}
+}
+
+// loadTuneRecord returns the tuning record of key from the persistent
+// cache or, with that off, the remote tier. A record that does not
+// decode, is of another constant or names a winner that is not a
+// candidate is reported by a warning and ignored.
+func (c *Context) loadTuneRecord(ctx context.Context, d *desc.SpecConst, chk *specCheck, key diskcache.Key) (tuneRecord, bool) {
+	var rec tuneRecord
+	if c.retune {
+		return rec, false
+	}
+	var (
+		b  []byte
+		ok bool
+	)
+	switch {
+	case c.disk != nil && c.disk.Enabled():
+		var err error
+		b, _, ok, err = c.disk.Lookup(key)
+		if err != nil {
+			c.tuneWarn("tuning record of %s unreadable, tuning again: %v", d.ID, err)
+		}
+	case c.remote != nil:
+		b, ok = c.remote.Fetch(ctx, key)
+	}
+	if !ok {
+		return rec, false
+	}
+	err := json.Unmarshal(b, &rec)
+	switch {
+	case err != nil:
+	case rec.V != tuneRecordV || rec.Const != d.ID:
+		err = fmt.Errorf("version %d of constant %q", rec.V, rec.Const)
+	case !slices.Contains(chk.tune, rec.Winner):
+		err = fmt.Errorf("winner %q is not one of the candidates %s", rec.Winner, strings.Join(chk.tune, ","))
+	}
+	if err != nil {
+		c.tuneWarn("tuning record of %s ignored, tuning again: %v", d.ID, err)
+		return rec, false
+	}
+	return rec, true
+}
+
+// storeTuneRecord stores rec as the tuning record of key, locally and
+// on the fleet tier.
+func (c *Context) storeTuneRecord(d *desc.SpecConst, key diskcache.Key, rec tuneRecord) {
+	b, err := json.Marshal(rec)
+	if err != nil || c.disk == nil {
+		return
+	}
+	if err := c.disk.Put(key, b); err != nil {
+		c.pc.Logf("store tuning record of %s: %v", d.ID, err)
+	}
+}
+
+// reflectValue returns the settable value *p.
+func reflectValue[T any](p *T) reflect.Value { return reflect.ValueOf(p).Elem() }
+
+// tuneWarn logs a tuning warning through the context's logger.
+func (c *Context) tuneWarn(format string, args ...any) {
+	c.log().Warn("dgen: " + fmt.Sprintf(format, args...))
+}
