@@ -11,3 +11,8 @@ type Buffer[T any] = core.Buffer[T]
 func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 	return core.NewBuffer[T](c, n)
 }
+
+// Memory is device memory of any element type: an rt.Buffer, whichever
+// its T. An Image1DBuffer's ImageDesc.Buffer and rt/raw's Kernel.SetBuffer
+// take it. Only rt implements it.
+type Memory = core.Memory

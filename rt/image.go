@@ -25,7 +25,7 @@ import "github.com/dgen-go/dgen/rt/internal/core"
 // when the argument is set. The host may read and write any image.
 //
 // Buffer is the memory of an image1d_buffer_t, which lies over a buffer:
-// its pixels are the buffer's bytes (Buffer.Mem).
+// its pixels are the buffer's bytes. Set it to the rt.Buffer itself.
 type ImageDesc = core.ImageDesc
 
 // Image is an image of any of OpenCL C's six image types (ImageDesc.Kind).

@@ -47,7 +47,7 @@ func openGrid(backend string, size int) (*grid, error) {
 // close frees the grid's buffers and closes its context.
 func (g *grid) close() {
 	for _, b := range []rt.Buffer[float32]{g.power, g.in, g.spare, g.pair} {
-		if b.Mem() != nil {
+		if b.Len() > 0 {
 			b.Free()
 		}
 	}

@@ -363,7 +363,8 @@ func (k *kernel) NumArgs() (int, error) { return len(k.entry.Params), nil }
 
 // WorkGroupInfo returns the kernel's limits on the device whose handle is
 // device: its local memory is its static shared memory and its __local
-// arguments as set.
+// arguments as set, and its required size the .reqntid of its PTX
+// (reqd_work_group_size).
 func (k *kernel) WorkGroupInfo(device uintptr) (driver.KernelWorkGroupInfo, error) {
 	i, d, err := k.p.c.device(device)
 	if err != nil {
@@ -377,7 +378,8 @@ func (k *kernel) WorkGroupInfo(device uintptr) (driver.KernelWorkGroupInfo, erro
 	for _, j := range k.locals {
 		local += k.localSz[j]
 	}
-	return driver.KernelWorkGroupInfo{WorkGroupSize: k.maxTPB[i], PreferredMultiple: d.warp, LocalMemSize: int64(local), PrivateMemSize: int64(priv)}, nil
+	return driver.KernelWorkGroupInfo{WorkGroupSize: k.maxTPB[i], PreferredMultiple: d.warp, LocalMemSize: int64(local), PrivateMemSize: int64(priv),
+		CompileWorkGroupSize: reqntid(k.p.ptx[i].PTX, k.name)}, nil
 }
 
 // Release frees the argument memory and the kernel's hold on its program.

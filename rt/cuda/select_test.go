@@ -117,7 +117,7 @@ func TestTooMuchLocalMemory(t *testing.T) {
 	}
 	o, _ := rt.NewBuffer[float32](ctx, 1)
 	defer o.Free()
-	k.SetBuffer(0, o.Mem())
+	k.SetBuffer(0, o)
 	max := int(ctx.Devices()[0].LocalMemSize)
 	if err := k.SetLocal(1, max+4); err == nil {
 		if _, err = raw.Launch(ctx.Queue(), k, rt.Range1(32)); err == nil {

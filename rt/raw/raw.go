@@ -157,10 +157,8 @@ func setBytes[T any](k *Kernel, i int, v T) {
 	(*core.Kernel)(k).SetBytes(i, unsafe.Pointer(&v), unsafe.Sizeof(v))
 }
 
-// Memory is device memory that a buffer argument takes: an rt.Buffer of
-// any element type (or, from code written before Memory, what
-// rt.Buffer.Mem returns). rt alone implements it.
-type Memory = core.Memory
+// Memory is rt.Memory: an rt.Buffer of any element type.
+type Memory = rt.Memory
 
 // SetBuffer sets argument i to the memory of b, an rt.Buffer. A freed
 // buffer is an error wrapping rt.ErrFreed, one of another context an error

@@ -14,8 +14,8 @@ import (
 // scale it by a rate measured once per process against the monotonic clock
 // (2 ms, at the first such Open); elsewhere, and for Tracers made by New,
 // Now reads the monotonic clock (time.Since: some 20 ns, a quarter of a
-// traced command's host cost). DGEN_TRACE_CLOCK=mono forces the monotonic
-// clock.
+// traced command's host cost). The item clock=mono of Open's spec forces
+// the monotonic clock.
 
 // tscClock is the calibration of the time-stamp counter.
 type tscClock struct {
@@ -35,7 +35,7 @@ const calibrationSpan = 2 * time.Millisecond
 // tscCalibrate measures the rate of the time-stamp counter, where it can
 // serve as a clock.
 func tscCalibrate() tscClock {
-	if !haveTSC || os.Getenv("DGEN_TRACE_CLOCK") == "mono" {
+	if !haveTSC {
 		return tscClock{}
 	}
 	info, err := os.ReadFile("/proc/cpuinfo")

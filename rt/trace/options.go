@@ -40,13 +40,19 @@ type Options struct {
 	// task graph only, no profiling), N for one command in N per node, 1
 	// (written "device=all") for every command.
 	DeviceEvery int
+	// Monotonic is set by the item "clock=mono": the Tracer reads the
+	// monotonic clock even where the time-stamp counter could serve
+	// (clock.go); "clock=tsc", the default, lets it use the counter.
+	Monotonic bool
 }
 
 // ParseOptions parses a DGEN_TRACE value: a comma-separated list of items,
 // each a subscriber ("perfetto:PATH", "flight:PATH", "summary",
 // "summary:PATH", "log" or "log:PATH"), the device-time sampling
 // ("device=N", "device=all" for every command, "device=0" or "device=off"
-// for none) or the ring size of the flight recorder ("size=64M": a byte
+// for none), the clock ("clock=mono" for the monotonic clock, "clock=tsc"
+// for the time-stamp counter where it runs at a constant rate, the
+// default) or the ring size of the flight recorder ("size=64M": a byte
 // count with an optional K, M or G suffix, powers of 1024, at least 64K).
 // Spaces around items are ignored; an empty or blank spec selects nothing
 // (tracing off). An empty item, an unknown name, perfetto or flight without
@@ -58,7 +64,7 @@ func ParseOptions(spec string) (Options, error) {
 	if strings.TrimSpace(spec) == "" {
 		return o, nil
 	}
-	sawDevice := false
+	sawDevice, sawClock := false, false
 	var size uint64
 	sawSize := false
 	for i, item := range strings.Split(spec, ",") {
@@ -75,6 +81,16 @@ func ParseOptions(spec string) (Options, error) {
 				return Options{}, fmt.Errorf("trace: %s=%q: %w", EnvVar, spec, err)
 			}
 			size, sawSize = n, true
+			continue
+		}
+		if v, ok := strings.CutPrefix(item, "clock="); ok {
+			if sawClock {
+				return Options{}, fmt.Errorf("trace: %s=%q: clock= is given twice", EnvVar, spec)
+			}
+			if v != "mono" && v != "tsc" {
+				return Options{}, fmt.Errorf("trace: %s=%q: clock=%q: want mono or tsc", EnvVar, spec, v)
+			}
+			o.Monotonic, sawClock = v == "mono", true
 			continue
 		}
 		if v, ok := strings.CutPrefix(item, "device="); ok {

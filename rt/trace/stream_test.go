@@ -184,6 +184,10 @@ func TestParseOptions(t *testing.T) {
 		{"summary,device=x", 0, 0, "want a count"},
 		{"summary,device=", 0, 0, "want a count"},
 		{"summary,device=1,device=2", 0, 0, "given twice"},
+		{"summary,clock=mono", 1, 0, ""},
+		{"summary,clock=tsc", 1, 0, ""},
+		{"summary,clock=wall", 0, 0, "want mono or tsc"},
+		{"summary,clock=mono,clock=tsc", 0, 0, "given twice"},
 	}
 	for _, tt := range tests {
 		o, err := ParseOptions(tt.spec)
@@ -193,7 +197,7 @@ func TestParseOptions(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || len(o.Subscribers) != tt.subs || o.DeviceEvery != tt.every {
+		if err != nil || len(o.Subscribers) != tt.subs || o.DeviceEvery != tt.every || o.Monotonic != strings.Contains(tt.spec, "clock=mono") {
 			t.Errorf("ParseOptions(%q) = %+v, %v; want %d subscribers, device every %d", tt.spec, o, err, tt.subs, tt.every)
 		}
 		tr, err := Open(strings.ReplaceAll(tt.spec, "/tmp/t.json", filepath.Join(t.TempDir(), "t.json")), nil)

@@ -293,7 +293,7 @@ func Open(spec string, stderr io.Writer) (*Tracer, error) {
 		return nil, err
 	}
 	t := New()
-	if len(o.Subscribers) > 0 {
+	if len(o.Subscribers) > 0 && !o.Monotonic {
 		t.useTSC()
 	}
 	t.SetDeviceSampling(o.DeviceEvery)

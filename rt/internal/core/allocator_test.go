@@ -182,7 +182,7 @@ func TestAllocFreedErrors(t *testing.T) {
 		{"Write", func(b rt.Buffer[float32]) error { return b.Write(q, []float32{1}) }},
 		{"Read", func(b rt.Buffer[float32]) error { return b.Read(q, make([]float32, 1)) }},
 		{"Fill", func(b rt.Buffer[float32]) error { _, err := b.Fill(q, 1); return err }},
-		{"SetBuffer", func(b rt.Buffer[float32]) error { return k.SetBuffer(1, b.Mem()) }},
+		{"SetBuffer", func(b rt.Buffer[float32]) error { return k.SetBuffer(1, b) }},
 	}
 	for _, alloc := range []struct {
 		name  string

@@ -44,7 +44,7 @@ func touchKernel(b testing.TB, ctx *rt.Context) (*raw.Kernel, rt.Buffer[int32]) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := k.SetBuffer(0, buf.Mem()); err != nil {
+	if err := k.SetBuffer(0, buf); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {

@@ -280,13 +280,18 @@ func byteSize[T any](n int) (int64, error) {
 // Len returns the number of elements.
 func (b Buffer[T]) Len() int { return b.n }
 
+// Memory is rt.Memory, which documents it.
+type Memory interface{ mem() *Mem }
+
+func (m *Mem) mem() *Mem { return m }
+
 // Mem returns the memory behind the buffer; nil for the zero Buffer. Once
 // the buffer is freed, every use of the Mem (Free, and rt/raw's
 // Kernel.SetBuffer among them) is an error wrapping ErrFreed, even after
 // the allocator has handed the same device memory to another buffer.
 //
-// Deprecated: rt/raw's Kernel.SetBuffer takes the Buffer itself, and
-// Buffer.Free frees it.
+// Deprecated: the Buffer is Memory itself, which rt/raw's
+// Kernel.SetBuffer and ImageDesc.Buffer take; Buffer.Free frees it.
 func (b Buffer[T]) Mem() *Mem { return b.mem() }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of

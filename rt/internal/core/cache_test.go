@@ -118,7 +118,7 @@ func runFill(t testing.TB, ctx *rt.Context, q *rt.Queue, k *raw.Kernel, n int) [
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := k.SetBuffer(0, out.Mem()); err != nil {
+	if err := k.SetBuffer(0, out); err != nil {
 		t.Fatal(err)
 	}
 	if err := raw.Submit(q, k, rt.Range1(n)); err != nil {
@@ -329,7 +329,7 @@ func TestConcurrentEnqueueOneSpec(t *testing.T) {
 						return err
 					}
 					k := (*raw.Kernel)(ck.Object())
-					err = errors.Join(k.SetBuffer(0, in.Mem()), k.SetBuffer(1, out.Mem()), raw.SetArg(k, 2, f))
+					err = errors.Join(k.SetBuffer(0, in), k.SetBuffer(1, out), raw.SetArg(k, 2, f))
 					var ev *rt.Event
 					if err == nil {
 						ev, err = raw.Launch(q, k, rt.Range1(n))

@@ -245,7 +245,9 @@ type Config struct {
 	AllocMaxHeld int64
 	// Trace selects the built-in trace subscribers and the device-time
 	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
-	// "perfetto:PATH", "summary", "log", "device=16", comma-separated.
+	// "perfetto:PATH", "summary", "log", "device=16", "clock=mono",
+	// comma-separated (DGEN_TRACE_CLOCK=mono adds clock=mono where it
+	// names no clock).
 	// Empty means none. It is ignored when Tracer is set. The summary and
 	// log subscribers without a path write through Logger, one Info
 	// record a line.
@@ -321,6 +323,15 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 				return err
 			}
 			cfg.Trace = v
+			return nil
+		}),
+		// DGEN_TRACE_CLOCK=mono is the item clock=mono of a trace spec
+		// that names no clock.
+		env("DGEN_TRACE_CLOCK", cfg.Trace == "" || strings.Contains(cfg.Trace, "clock="), func(v string) error {
+			if v != "mono" && v != "tsc" {
+				return errors.New("want mono or tsc")
+			}
+			cfg.Trace += ",clock=" + v
 			return nil
 		}),
 	}

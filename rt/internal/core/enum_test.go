@@ -169,6 +169,10 @@ func TestConfigWinsOverEnv(t *testing.T) {
 		{"badSet", Config{AllocPolicy: AllocTagged, Backend: "opencl"}, map[string]string{"DGEN_ALLOC_POLICY": "lifo", "DGEN_BACKEND": "cdua"},
 			Config{AllocPolicy: AllocTagged, Backend: "opencl"}, ""},
 		{"tracer", Config{Tracer: nil, Trace: ""}, map[string]string{"DGEN_TRACE": "bogus"}, Config{}, "DGEN_TRACE"},
+		{"clock", Config{Trace: "log"}, map[string]string{"DGEN_TRACE_CLOCK": "mono"}, Config{Trace: "log,clock=mono"}, ""},
+		{"clockSet", Config{Trace: "log,clock=tsc"}, map[string]string{"DGEN_TRACE_CLOCK": "mono"}, Config{Trace: "log,clock=tsc"}, ""},
+		{"clockNoTrace", Config{}, map[string]string{"DGEN_TRACE_CLOCK": "mono"}, Config{}, ""},
+		{"clockBad", Config{Trace: "log"}, map[string]string{"DGEN_TRACE_CLOCK": "wall"}, Config{}, "DGEN_TRACE_CLOCK"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

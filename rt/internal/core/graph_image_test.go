@@ -298,7 +298,7 @@ func TestGraphSamplerRefused(t *testing.T) {
 	}
 	defer buf.Free()
 	g, err := ctx.Queue().Record("refused", func(q *rt.Queue) error {
-		if err := errors.Join(k.SetImage(0, img, "read_only"), k.SetSampler(1, rt.Sampler{}), k.SetBuffer(2, buf.Mem())); err != nil {
+		if err := errors.Join(k.SetImage(0, img, "read_only"), k.SetSampler(1, rt.Sampler{}), k.SetBuffer(2, buf)); err != nil {
 			return err
 		}
 		return raw.Submit(q, k, rt.Range1(16))

@@ -35,7 +35,7 @@ type ImageDesc struct {
 	Type                         ChannelType
 	Width, Height, Depth, Layers int
 	Access                       Access
-	Buffer                       *Mem
+	Buffer                       Memory
 }
 
 // Image is rt.Image, which documents it.
@@ -183,10 +183,19 @@ func describe(d ImageDesc) (*imageHandle, error) {
 			return nil, fmt.Errorf("%w: %s of %s (%s): every size must be positive", ErrInvalidArgument, [3]string{"width", "height or layers", "depth or layers"}[i], k, sizeString(h.dims))
 		}
 	}
-	if (k == driver.Image1DBuffer) != (d.Buffer != nil) {
+	if (k == driver.Image1DBuffer) != (d.buffer() != nil) {
 		return nil, fmt.Errorf("%w: %s: ImageDesc.Buffer is set for an image1d_buffer_t and only for one", ErrInvalidArgument, k)
 	}
 	return h, nil
+}
+
+// buffer returns the memory of d.Buffer; nil for none, and for the zero
+// Buffer.
+func (d ImageDesc) buffer() *Mem {
+	if d.Buffer == nil {
+		return nil
+	}
+	return d.Buffer.mem()
 }
 
 // nonzero returns the names of the non-zero values of m, sorted.
@@ -213,8 +222,8 @@ func (h *imageHandle) driverDesc() driver.ImageDesc {
 	d := h.desc
 	dd := driver.ImageDesc{Kind: h.kind, Format: driver.ImageFormat{Order: d.Order.String(), Type: d.Type.String()},
 		Width: d.Width, Height: d.Height, Depth: d.Depth, Layers: d.Layers, Access: h.acc}
-	if d.Buffer != nil {
-		dd.Buffer = d.Buffer.drv
+	if m := d.buffer(); m != nil {
+		dd.Buffer = m.drv
 	}
 	return dd
 }
@@ -287,7 +296,7 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 		return nil, nil, err
 	}
 	h, err := describe(d)
-	if err == nil && d.Buffer != nil {
+	if err == nil && d.buffer() != nil {
 		err = c.checkImageBuffer(h)
 	}
 	if err == nil {
@@ -301,7 +310,7 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 
 // checkImageBuffer checks the buffer of an image1d_buffer_t.
 func (c *Context) checkImageBuffer(h *imageHandle) error {
-	m := h.desc.Buffer
+	m := h.desc.buffer()
 	if _, err := m.driverBuffer(); err != nil {
 		return err
 	}
@@ -338,7 +347,7 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 	}
 	c.driverAllocs.Add(1)
 	// An image1d_buffer_t is a view of its buffer: freeing the buffer ends it.
-	h.m = &Mem{ctx: c, size: h.bytes(), release: releaseToDriver, parent: d.Buffer}
+	h.m = &Mem{ctx: c, size: h.bytes(), release: releaseToDriver, parent: d.buffer()}
 	h.m.setDriver(drv)
 	c.traceMem(0, memTrace(h.m), true)
 	return Image{h}, nil

@@ -85,7 +85,7 @@ func TestImageRoundTrip(t *testing.T) {
 	}
 	defer buf.Free()
 	bd := with(rt.Image1DBuffer, 37, 0, 0, 0)
-	bd.Buffer = buf.Mem()
+	bd.Buffer = buf
 	tests := []struct {
 		name string
 		dims [3]int
@@ -372,17 +372,17 @@ func TestImageBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, pooledUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: pooled.Mem()})
+	_, pooledUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: pooled})
 	small, err := rt.NewBuffer[byte](ctx, w-1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, smallUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: small.Mem()})
+	_, smallUnder := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: small})
 	under, err := rt.NewBuffer[byte](ctx, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	over, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: under.Mem()})
+	over, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: under})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestNilArguments(t *testing.T) {
 		{"AllocSite.Alloc(nil queue)", func() error { _, err := siteA.Alloc(nq, 4); return err }},
 		{"Mem.Free", func() error { return nm.Free() }},
 		{"Mem.Driver", func() error { _, err := nm.Driver(); return err }},
-		{"raw.Kernel.SetBuffer", func() error { return nk.SetBuffer(0, buf.Mem()) }},
+		{"raw.Kernel.SetBuffer", func() error { return nk.SetBuffer(0, buf) }},
 		{"raw.Kernel.SetBuffer(nil mem)", func() error { return kern.SetBuffer(0, nm) }},
 		{"raw.Kernel.SetLocal", func() error { return nk.SetLocal(0, 4) }},
 		{"raw.SetArg", func() error { return raw.SetArg(nk, 0, int32(1)) }},
@@ -160,7 +160,7 @@ func TestForeignContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ev1.Release()
-	if err := k1.SetBuffer(0, b1.Mem()); err != nil {
+	if err := k1.SetBuffer(0, b1); err != nil {
 		t.Fatal(err)
 	}
 	spec := core.NewKernelSpec(&core.ProgramImage{ID: "foreign", Name: "foreign", Source: src}, "k")
@@ -168,7 +168,7 @@ func TestForeignContext(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"raw.Kernel.SetBuffer", func() error { return k1.SetBuffer(0, b2.Mem()) }},
+		{"raw.Kernel.SetBuffer", func() error { return k1.SetBuffer(0, b2) }},
 		{"raw.Launch", func() error { _, err := raw.Launch(q2, k1, rt.Range1(1)); return err }},
 		{"raw.Submit", func() error { return raw.Submit(q2, k1, rt.Range1(1)) }},
 		{"Buffer.Write", func() error { return b1.Write(q2, []float32{1}) }},

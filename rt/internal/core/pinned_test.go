@@ -178,7 +178,7 @@ func pinnedBehindSlowKernel(t *testing.T) (r *crossQueueRig, src, sum rt.Buffer[
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(r.slowSum.SetBuffer(0, src.Mem()), r.slowSum.SetBuffer(1, sum.Mem()), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
+	if err := errors.Join(r.slowSum.SetBuffer(0, src), r.slowSum.SetBuffer(1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
 		t.Fatal(err)
 	}
 	slow, err = raw.Launch(r.qb, r.slowSum, rt.Range1(n))

@@ -15,12 +15,6 @@ import (
 // rt/raw's Program holds it.
 type BuiltProgram = builtProgram
 
-// Memory is device memory that a kernel's buffer argument takes: an
-// rt.Buffer of any element type, or the *Mem that Buffer.Mem returns. Only
-// this package implements it.
-type Memory interface{ mem() *Mem }
-
-func (m *Mem) mem() *Mem { return m }
 
 // Build compiles source with options for every device of c through the
 // context's program cache, bounded by ctx.

@@ -153,7 +153,7 @@ func TestSaxpy(t *testing.T) {
 	if err := by.Write(q, y); err != nil {
 		t.Fatal(err)
 	}
-	for i, err := range []error{raw.SetArg(k, 0, a), k.SetBuffer(1, bx.Mem()), k.SetBuffer(2, by.Mem()), raw.SetArg(k, 3, int32(n))} {
+	for i, err := range []error{raw.SetArg(k, 0, a), k.SetBuffer(1, bx), k.SetBuffer(2, by), raw.SetArg(k, 3, int32(n))} {
 		if err != nil {
 			t.Fatalf("arg %d: %v", i, err)
 		}
@@ -226,7 +226,7 @@ func TestStencil2D(t *testing.T) {
 	if err := bin.Write(q, in); err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(k.SetBuffer(0, bin.Mem()), k.SetBuffer(1, bout.Mem()), raw.SetArg(k, 2, int32(rows)), raw.SetArg(k, 3, int32(cols))); err != nil {
+	if err := errors.Join(k.SetBuffer(0, bin), k.SetBuffer(1, bout), raw.SetArg(k, 2, int32(rows)), raw.SetArg(k, 3, int32(cols))); err != nil {
 		t.Fatal(err)
 	}
 	ev, err := raw.Launch(q, k, rt.Range2(cols, rows))
@@ -305,7 +305,7 @@ func TestErrors(t *testing.T) {
 	if err := buf.Read(q, dst); !errors.Is(err, rt.ErrFreed) {
 		t.Errorf("read after free: %v, want ErrFreed", err)
 	}
-	if err := k.SetBuffer(1, buf.Mem()); !errors.Is(err, rt.ErrFreed) {
+	if err := k.SetBuffer(1, buf); !errors.Is(err, rt.ErrFreed) {
 		t.Errorf("kernel argument after free: %v, want ErrFreed", err)
 	}
 	if err := buf.Free(); !errors.Is(err, rt.ErrFreed) {
@@ -385,7 +385,7 @@ func TestTwoDevices(t *testing.T) {
 		if err := errors.Join(x.Write(q, []float32{1, 2, 3, 4}), y.Write(q, []float32{1, 1, 1, 1})); err != nil {
 			t.Fatal(err)
 		}
-		if err := errors.Join(raw.SetArg(k, 0, float32(i+2)), k.SetBuffer(1, x.Mem()), k.SetBuffer(2, y.Mem()), raw.SetArg(k, 3, int32(4))); err != nil {
+		if err := errors.Join(raw.SetArg(k, 0, float32(i+2)), k.SetBuffer(1, x), k.SetBuffer(2, y), raw.SetArg(k, 3, int32(4))); err != nil {
 			t.Fatal(err)
 		}
 		ev, err := raw.Launch(q, k, rt.Range1(4))
@@ -444,7 +444,7 @@ func TestConcurrentQueues(t *testing.T) {
 				return
 			}
 			for it := 0; it < 20; it++ {
-				if err := errors.Join(raw.SetArg(k, 0, float32(g)), k.SetBuffer(1, x.Mem()), k.SetBuffer(2, y.Mem()), raw.SetArg(k, 3, int32(n))); err != nil {
+				if err := errors.Join(raw.SetArg(k, 0, float32(g)), k.SetBuffer(1, x), k.SetBuffer(2, y), raw.SetArg(k, 3, int32(n))); err != nil {
 					errs <- err
 					return
 				}

@@ -88,7 +88,7 @@ func addOne(t testing.TB, ctx *rt.Context, buf rt.Buffer[int32]) *raw.Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.SetBuffer(0, buf.Mem()); err != nil {
+	if err := k.SetBuffer(0, buf); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -549,7 +549,7 @@ func TestTraceConcurrent(t *testing.T) {
 			}
 			k, err := prog.Kernel("add_one")
 			if err == nil {
-				err = k.SetBuffer(0, buf.Mem())
+				err = k.SetBuffer(0, buf)
 			}
 			if err != nil {
 				errs <- err

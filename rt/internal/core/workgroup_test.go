@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,7 +44,7 @@ func TestLocalMemoryAndWorkGroupLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := k.SetBuffer(0, out.Mem()); err != nil {
+	if err := k.SetBuffer(0, out); err != nil {
 		t.Fatal(err)
 	}
 	lm := int(dev.LocalMemSize)
@@ -113,9 +112,6 @@ func TestLocalMemoryAndWorkGroupLimits(t *testing.T) {
 // before the driver (which says only CL_INVALID_WORK_GROUP_SIZE) with an
 // error that names the size; with it, the kernel runs.
 func TestRequiredWorkGroupSize(t *testing.T) {
-	if os.Getenv("DGEN_BACKEND") == "cuda" {
-		t.Skip("rt/cuda does not report reqd_work_group_size (its PTX's .reqntid) yet")
-	}
 	ctx := openCPU(t)
 	q := ctx.Queue()
 	const src = `__kernel __attribute__((reqd_work_group_size(8, 1, 1))) void ids(__global int *out) { out[get_global_id(0)] = get_local_id(0); }`
@@ -135,7 +131,7 @@ func TestRequiredWorkGroupSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := k.SetBuffer(0, out.Mem()); err != nil {
+	if err := k.SetBuffer(0, out); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
