@@ -13,6 +13,7 @@ func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 }
 
 // Memory is device memory of any element type: an rt.Buffer, whichever
-// its T. An Image1DBuffer's ImageDesc.Buffer and rt/raw's Kernel.SetBuffer
-// take it. Only rt implements it.
+// its T, or what its Mem method returns. An Image1DBuffer's
+// ImageDesc.Buffer and rt/raw's Kernel.SetBuffer take it. Only rt
+// implements it.
 type Memory = core.Memory

@@ -43,9 +43,9 @@ func BenchmarkLaunch(b *testing.B) {
 	defer c.Free()
 	defer s.Free()
 	rawArgs := func() {
-		k.SetBuffer(0, out)
-		k.SetBuffer(1, c)
-		k.SetBuffer(2, s)
+		k.SetBuffer(0, out.Mem())
+		k.SetBuffer(1, c.Mem())
+		k.SetBuffer(2, s.Mem())
 	}
 	for _, bc := range []struct {
 		name   string

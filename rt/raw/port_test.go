@@ -409,7 +409,7 @@ func TestArgInfoFromCache(t *testing.T) {
 }
 
 // TestSetBufferMemory: SetBuffer takes an rt.Buffer of any element type
-// (rt.Memory), and still the Mem of code written before it; the zero
+// (rt.Memory), or its Mem, which costs no allocation; the zero
 // Buffer and nil are errors, never a NULL argument.
 func TestSetBufferMemory(t *testing.T) {
 	ctx := open(t)
@@ -420,7 +420,7 @@ func TestSetBufferMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ints.Free()
-	for i, m := range []raw.Memory{ints, ints.Mem()} { //nolint:staticcheck // the deprecated Mem, still taken
+	for i, m := range []raw.Memory{ints, ints.Mem()} {
 		if err := errors.Join(k.SetBuffer(0, m), raw.SetArg(k, 1, int32(i+5))); err != nil {
 			t.Fatal(err)
 		}

@@ -160,9 +160,11 @@ func setBytes[T any](k *Kernel, i int, v T) {
 // Memory is rt.Memory: an rt.Buffer of any element type.
 type Memory = rt.Memory
 
-// SetBuffer sets argument i to the memory of b, an rt.Buffer. A freed
-// buffer is an error wrapping rt.ErrFreed, one of another context an error
-// wrapping rt.ErrInvalidArgument.
+// SetBuffer sets argument i to the memory of b, an rt.Buffer or its Mem
+// (which, unlike the Buffer, is not boxed into an allocation on the way:
+// a launch loop passes b.Mem()). A freed buffer is an error wrapping
+// rt.ErrFreed, one of another context an error wrapping
+// rt.ErrInvalidArgument.
 func (k *Kernel) SetBuffer(i int, b Memory) error { return (*core.Kernel)(k).SetBuffer(i, b) }
 
 // SetLocal sets argument i, a __local pointer, to size bytes of local

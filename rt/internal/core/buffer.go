@@ -285,13 +285,13 @@ type Memory interface{ mem() *Mem }
 
 func (m *Mem) mem() *Mem { return m }
 
-// Mem returns the memory behind the buffer; nil for the zero Buffer. Once
-// the buffer is freed, every use of the Mem (Free, and rt/raw's
-// Kernel.SetBuffer among them) is an error wrapping ErrFreed, even after
-// the allocator has handed the same device memory to another buffer.
-//
-// Deprecated: the Buffer is Memory itself, which rt/raw's
-// Kernel.SetBuffer and ImageDesc.Buffer take; Buffer.Free frees it.
+// Mem returns the memory behind the buffer; nil for the zero Buffer. It
+// is Memory, as the Buffer is, and passing it costs nothing, where passing
+// the Buffer, a value boxed into the interface, costs an allocation: a
+// launch loop of rt/raw sets k.SetBuffer(i, b.Mem()). Once the buffer is
+// freed, every use of the Mem (Free, and rt/raw's Kernel.SetBuffer among
+// them) is an error wrapping ErrFreed, even after the allocator has handed
+// the same device memory to another buffer.
 func (b Buffer[T]) Mem() *Mem { return b.mem() }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of

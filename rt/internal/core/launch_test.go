@@ -117,7 +117,7 @@ func TestLaunchAllocs(t *testing.T) {
 		{"generated Enqueue", func() error { return enqueueTouch(q, buf) }, 0},
 		{"generated Enqueue, 13 arguments", func() error { return enqueueBenchStep(q, r, 1, fbuf, fbuf, fbuf) }, 0},
 		{"SetArg and Queue.Submit", func() error {
-			if err := errors.Join(raw.SetArg(k2, 0, int32(1)), raw.SetArg(k2, 1, float32(2)), k2.SetBuffer(2, fbuf)); err != nil {
+			if err := errors.Join(raw.SetArg(k2, 0, int32(1)), raw.SetArg(k2, 1, float32(2)), k2.SetBuffer(2, fbuf.Mem())); err != nil {
 				return err
 			}
 			return raw.Submit(q, k2, rt.Range1(1))
