@@ -87,19 +87,44 @@ func TestAutoChooses(t *testing.T) {
 	}
 }
 
-// TestRefusedKernel: a program the rewrite refuses fails to build, naming
-// the kernel and the construct, and saying that the OpenCL backend runs it.
+// TestRefusedKernel: through rt, a program with a kernel that CUDA cannot
+// run builds; that kernel is refused when it is made, with an error
+// wrapping errors.ErrUnsupported that names the construct and says that
+// the OpenCL backend runs it, and its sibling runs.
 func TestRefusedKernel(t *testing.T) {
 	ctx := cudaContext(t)
-	src := `__kernel void gray(read_only image2d_t im, sampler_t s, __global float4* o) { o[0] = read_imagef(im, s, (int2)(0, 0)); }`
-	_, err := raw.Build(ctx, "images", src, "")
-	if !errors.Is(err, rt.ErrBuildFailed) {
-		t.Fatalf("err = %v, want ErrBuildFailed", err)
+	src := `__kernel void w1b(__write_only image1d_buffer_t a, float4 v) { write_imagef(a, get_global_id(0), v); }
+__kernel void plain(__global float *o) { o[get_global_id(0)] = 3.0f; }`
+	p, err := raw.Build(ctx, "refused", src, "")
+	if err != nil {
+		t.Fatalf("a program with one kernel CUDA cannot run: %v", err)
 	}
-	for _, w := range []string{"kernel gray", "image", "DGEN_BACKEND=opencl"} {
+	defer p.Release()
+	_, err = p.Kernel("w1b")
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("err = %v, want ErrUnsupported", err)
+	}
+	for _, w := range []string{"image1d_buffer_t", "DGEN_BACKEND=opencl"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("err = %v, want it to say %q", err, w)
 		}
+	}
+	k, err := p.Kernel("plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Release()
+	out, err := rt.NewBuffer[float32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Free()
+	if err := errors.Join(k.SetBuffer(0, out), raw.Submit(ctx.Queue(), k, rt.Range1(4))); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 4)
+	if err := out.Read(ctx.Queue(), got); err != nil || got[3] != 3 {
+		t.Errorf("plain wrote %v (%v)", got, err)
 	}
 }
 

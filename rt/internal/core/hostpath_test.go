@@ -214,7 +214,7 @@ func BenchmarkHostPathTraced(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			cc := core.DefaultCacheConfig()
 			cc.Disk.Persistent = false
-			ctx, err := rt.OpenConfig(rt.Config{Backend: "null", Cache: &cc, Trace: "perfetto:" + filepath.Join(b.TempDir(), "t.json") + tt.opts})
+			ctx, err := rt.OpenConfig(rt.Config{Backend: "null", Device: "cpu", Cache: &cc, Trace: "perfetto:" + filepath.Join(b.TempDir(), "t.json") + tt.opts})
 			if err != nil {
 				b.Fatal(err)
 			}

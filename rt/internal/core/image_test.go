@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,6 +102,9 @@ func TestImageRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			img, err := tt.make()
+			if tt.name == "1DBuffer" && errors.Is(err, errors.ErrUnsupported) && os.Getenv("DGEN_BACKEND") == "cuda" {
+				t.Skip("rt/cuda has no image1d_buffer_t images:", err)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -383,13 +387,18 @@ func TestImageBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	over, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: under})
-	if err != nil {
+	no1DBuffer := errors.Is(err, errors.ErrUnsupported) && os.Getenv("DGEN_BACKEND") == "cuda" // rt/cuda has none
+	if err != nil && !no1DBuffer {
 		t.Fatal(err)
 	}
-	defer over.Free()
 	defer pooled.Free()
 	defer small.Free()
 	under.Free()
+	var overFreed error
+	if !no1DBuffer {
+		defer over.Free()
+		overFreed = over.Write(q, rt.ImageRegion{}, ones)
+	}
 	_, badCopy := img.CopyTo(q, rt.Image{}, rt.ImageRegion{}, [3]int{})
 	_, fillOut := img.Fill(q, rt.ImageRegion{Origin: [3]int{w, 0, 0}, Size: [3]int{1, 1, 1}}, [4]float64{1})
 	tests := []struct {
@@ -418,9 +427,12 @@ func TestImageBadInput(t *testing.T) {
 		{"NilQueue", img.Write(nil, rt.ImageRegion{}, ones), rt.ErrInvalidArgument, "nil queue"},
 		{"OverPooledBuffer", pooledUnder, rt.ErrInvalidArgument, "not from an allocator"},
 		{"OverSmallBuffer", smallUnder, rt.ErrOutOfRange, "the buffer has 7 bytes, the image needs 8"},
-		{"BufferFreed", over.Write(q, rt.ImageRegion{}, ones), rt.ErrFreed, "freed"},
+		{"BufferFreed", overFreed, rt.ErrFreed, "freed"},
 	}
 	for _, tt := range tests {
+		if no1DBuffer && tt.name == "BufferFreed" {
+			continue
+		}
 		if !errors.Is(tt.err, tt.want) || !strings.Contains(tt.err.Error(), tt.msg) {
 			t.Errorf("%s: %v, want an error wrapping %v that says %q", tt.name, tt.err, tt.want, tt.msg)
 		}

@@ -44,7 +44,7 @@ func TestTraceSubscribersLog(t *testing.T) {
 			var buf lockedBuffer
 			cc := core.DefaultCacheConfig()
 			cc.Disk.Persistent = false
-			ctx, err := rt.OpenConfig(rt.Config{Backend: "fake", Cache: &cc, Trace: tt.spec, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+			ctx, err := rt.OpenConfig(rt.Config{Backend: "fake", Device: "cpu", Cache: &cc, Trace: tt.spec, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}

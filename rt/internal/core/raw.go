@@ -15,7 +15,6 @@ import (
 // rt/raw's Program holds it.
 type BuiltProgram = builtProgram
 
-
 // Build compiles source with options for every device of c through the
 // context's program cache, bounded by ctx.
 func Build(ctx context.Context, c *Context, name, source, options string) (*BuiltProgram, error) {
