@@ -4,9 +4,7 @@ import "github.com/dgen-go/dgen/rt/internal/core"
 
 // ErrTooLarge reports an allocation above the device's maximum single
 // allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE). No driver call is made.
-var (
-	ErrTooLarge = core.ErrTooLarge
-)
+var ErrTooLarge = core.ErrTooLarge
 
 // Alloc allocates an untagged buffer of n elements of T on q's device
 // from the allocator's size-class pool (or, under the "tagged"
