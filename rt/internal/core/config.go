@@ -236,6 +236,17 @@ type Config struct {
 	// Retune makes SpecConst.Tune time the candidates even where a tuning
 	// record exists, and record the new winner (DGEN_TUNE=force).
 	Retune bool
+	// SyncLaunches is a debugging setting (DGEN_SYNC_LAUNCHES=1), as
+	// CUDA_LAUNCH_BLOCKING is CUDA's: every kernel launch (and graph
+	// launch) of the context waits until its queue has finished, and
+	// launches are serialised across the context's queues, so that one
+	// kernel at a time runs and a device fault names the launch that
+	// faulted, with the Go line that enqueued it (DeviceFault). On rt/cuda
+	// programs are also built with line information (-nv-line-info), so
+	// that compute-sanitizer names the .cl line of a faulting access. It
+	// costs a wait for the device after every launch: never set it in
+	// production.
+	SyncLaunches bool
 	// AllocPolicy is the policy of each device's allocator (AllocSite.Alloc
 	// and Alloc; DGEN_ALLOC_POLICY).
 	AllocPolicy AllocPolicy
@@ -300,6 +311,14 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 				return errors.New(envconf.BoolSyntax)
 			}
 			cfg.Profiling = b
+			return nil
+		}),
+		env("DGEN_SYNC_LAUNCHES", cfg.SyncLaunches, func(v string) error {
+			b, ok := envconf.Bool(v)
+			if !ok {
+				return errors.New(envconf.BoolSyntax)
+			}
+			cfg.SyncLaunches = b
 			return nil
 		}),
 		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),
