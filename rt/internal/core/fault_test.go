@@ -43,6 +43,7 @@ const faultDelay = 20 * time.Millisecond
 var fakeFaults struct {
 	devs, auto1, auto2 [2]faultDev
 	calls              atomic.Int64 // driver calls of fakefault queues and contexts
+	syncs              atomic.Int64 // blocking calls of fakefault queues
 	newContexts        atomic.Int64
 	// With slow set, a launch stays in the driver for a millisecond;
 	// inLaunch counts the launches in the driver, mostInLaunch the most
@@ -243,6 +244,7 @@ type faultQueue struct {
 
 // sync is a blocking call: it waits for a "bad" launch to fault.
 func (q *faultQueue) sync(call string) error {
+	fakeFaults.syncs.Add(1)
 	if q.bad.Load() {
 		q.d.wait()
 	}
@@ -506,7 +508,7 @@ func faultRole(ctx *rt.Context, role string, q *rt.Queue, ok *raw.Kernel, g *rt.
 			return fmt.Errorf("Close of the faulted context took %v: %w", d, err)
 		}
 		if _, many := err.(interface{ Unwrap() []error }); many {
-			return fmt.Errorf("Close of the faulted context returned joined errors, want one: %w", err)
+			return fmt.Errorf("Close of the faulted context returned joined errors, want one: %v", err)
 		}
 		return err
 	}
@@ -595,7 +597,11 @@ func TestFaultNoDriverCall(t *testing.T) {
 	if n := fakeFaults.calls.Load() - before; n != 0 {
 		t.Errorf("%d driver calls on the faulted context, want none", n)
 	}
+	syncs := fakeFaults.syncs.Load()
 	err = ctx.Close()
+	if n := fakeFaults.syncs.Load() - syncs; n != 0 {
+		t.Errorf("Close of the faulted context waited for the device %d times, want none", n)
+	}
 	if !errors.As(err, &f) || f != ctx.Err() {
 		t.Errorf("Close: %v, want the fault", err)
 	}
