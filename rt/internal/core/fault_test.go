@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/raw"
@@ -649,6 +651,30 @@ func TestFaultSuspects(t *testing.T) {
 			t.Errorf("message %q lacks the count or the hint", f.Error())
 		}
 	})
+	t.Run("graph", func(t *testing.T) {
+		resetDeviceFaults(t)
+		ctx := openFaultDev(t, 0, rt.Config{})
+		q := ctx.Queue()
+		buf, _ := rt.NewBuffer[int32](ctx, 64)
+		ok, bad := faultKernels(t, ctx, buf)
+		g, err := q.Record("steps", func(rq *rt.Queue) error {
+			return errors.Join(raw.Submit(rq, ok, rt.Range1(64)), raw.Submit(rq, bad, rt.Range1(1)))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Launch(q); err != nil {
+			t.Fatal(err)
+		}
+		var f *rt.DeviceFault
+		if err := q.Finish(); !errors.As(err, &f) {
+			t.Fatalf("Finish after the graph: %v, want the fault", err)
+		}
+		want := rt.SuspectLaunch{Queue: 0, Kernel: "graph steps", Program: "kernels ok, bad"}
+		if len(f.Launches) != 1 || f.Launches[0] != want {
+			t.Errorf("launches %+v, want the graph's %+v", f.Launches, want)
+		}
+	})
 	t.Run("synchronised", func(t *testing.T) {
 		resetDeviceFaults(t)
 		ctx := openFaultDev(t, 0, rt.Config{SyncLaunches: true})
@@ -864,4 +890,79 @@ func BenchmarkLaunchPC(b *testing.B) {
 		})
 	}
 	core.SetLaunchPCs(q.Context(), false)
+}
+
+// A spec constant tuned on the fake devices that fault: the program
+// declares ft, which the tuning times, and bad.
+var (
+	ftConst  rt.SpecConst[int32]
+	_ftConst = &codegen.SpecConst{Var: codegen.SpecConstVar(&ftConst, 1), ID: pkg + "ftConst", Name: "FT", Default: "1",
+		Tune: []string{"1", "2", "4"}}
+	_ftProg = &codegen.Program{Var: codegen.ProgramVar(new(rt.Program)), ID: pkg + "ftProg", Name: "ftProg",
+		Image: "__kernel void ft(__global int *x, int n) {}\n__kernel void bad(__global int *x) {}\n", SpecConsts: []*codegen.SpecConst{_ftConst}}
+	ftKern = &codegen.Kernel{ID: pkg + "Ft", Name: "ft", Program: _ftProg, Params: 2}
+	ftBad  = &codegen.Kernel{ID: pkg + "FtBad", Name: "bad", Program: _ftProg, Params: 1}
+	_      = codegen.Register(_ftConst)
+	_      = codegen.Register(_ftProg)
+	_      = codegen.Register(ftKern)
+	_      = codegen.Register(ftBad)
+)
+
+// TestTuneAfterFault: a fault while a spec constant is tuned stops the
+// tuning with the fault (no other candidate is timed) and records nothing:
+// the next process, here a context once the device is usable again, times
+// the candidates anew.
+func TestTuneAfterFault(t *testing.T) {
+	resetDeviceFaults(t)
+	dir := t.TempDir()
+	open := func() *rt.Context {
+		cc := core.DefaultCacheConfig()
+		cc.Disk = core.DefaultDiskCache(dir)
+		ctx, err := rt.OpenConfig(rt.Config{Backend: "fakefault", Device: "0:0", Profiling: true, Cache: &cc, Retune: false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ctx.Close() })
+		return ctx
+	}
+	t.Setenv("DGEN_TUNE", "")
+	runs := map[int32]int{}
+	run := func(ctx *rt.Context, fault bool) func(q *rt.Queue) error {
+		buf, _ := rt.NewBuffer[int32](ctx, 64)
+		return func(q *rt.Queue) error {
+			v := ftConst.Value(ctx)
+			runs[v]++
+			k, err := codegen.Acquire(q, ftKern)
+			if err != nil {
+				return err
+			}
+			codegen.SetBuffer(k, 0, buf)
+			codegen.SetScalar(k, 1, int32(64))
+			if err := codegen.Submit(q, k, rt.Range1(64), nil); err != nil || !fault || v != 2 {
+				return err
+			}
+			b, err := codegen.Acquire(q, ftBad)
+			if err != nil {
+				return err
+			}
+			codegen.SetBuffer(b, 0, buf)
+			return codegen.Submit(q, b, rt.Range1(1), nil)
+		}
+	}
+	ctx := open()
+	_, err := core.TuneFull(context.Background(), ctx.Queue(), &ftConst, run(ctx, true))
+	if !errors.Is(err, rt.ErrDeviceFault) || !strings.Contains(err.Error(), "stopped while timing FT=2") {
+		t.Fatalf("tuning through a fault: %v, want the fault, stopping it at FT=2", err)
+	}
+	if runs[4] != 0 {
+		t.Errorf("FT=4 ran %d times after the fault, want none", runs[4])
+	}
+	ctx.Close()
+
+	resetDeviceFaults(t)
+	ctx = open()
+	res, err := core.TuneFull(context.Background(), ctx.Queue(), &ftConst, run(ctx, false))
+	if err != nil || res.Cached || res.Timed != 3 {
+		t.Errorf("tuning after the fault: %+v, %v; want the 3 candidates timed, no record", res, err)
+	}
 }
