@@ -305,22 +305,8 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 	errs := []error{
 		env("DGEN_BACKEND", cfg.Backend != BackendAuto, func(v string) error { return cfg.Backend.UnmarshalText([]byte(v)) }),
 		env("DGEN_DEVICE", cfg.Device != "", func(v string) error { cfg.Device = v; return nil }),
-		env("DGEN_PROFILE", cfg.Profiling, func(v string) error {
-			b, ok := envconf.Bool(v)
-			if !ok {
-				return errors.New(envconf.BoolSyntax)
-			}
-			cfg.Profiling = b
-			return nil
-		}),
-		env("DGEN_SYNC_LAUNCHES", cfg.SyncLaunches, func(v string) error {
-			b, ok := envconf.Bool(v)
-			if !ok {
-				return errors.New(envconf.BoolSyntax)
-			}
-			cfg.SyncLaunches = b
-			return nil
-		}),
+		env("DGEN_PROFILE", cfg.Profiling, setBool(&cfg.Profiling)),
+		env("DGEN_SYNC_LAUNCHES", cfg.SyncLaunches, setBool(&cfg.SyncLaunches)),
 		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),
 		env("DGEN_ALLOC_MAX_HELD", cfg.AllocMaxHeld != 0, func(v string) (err error) {
 			cfg.AllocMaxHeld, err = envconf.Size(v)
@@ -360,6 +346,18 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// setBool returns the parser of a boolean variable that sets *dst.
+func setBool(dst *bool) func(v string) error {
+	return func(v string) error {
+		b, ok := envconf.Bool(v)
+		if !ok {
+			return errors.New(envconf.BoolSyntax)
+		}
+		*dst = b
+		return nil
+	}
 }
 
 // graphConfig is what the environment allows command graphs (graph.go)
