@@ -207,7 +207,7 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 		c.multiQueue.Store(true)
 		if err := c.queues[0].drv.Finish(); err != nil {
 			dq.Release()
-			return nil, c.failed(c.queues[0], fmt.Errorf("create queue on %q: finish the first queue: %w", dev.Name, err))
+			return nil, c.recordFault(c.queues, c.queues[0], fmt.Errorf("create queue on %q: finish the first queue: %w", dev.Name, err)) // c.mu is held
 		}
 	}
 	c.queues = append(c.queues, q)
@@ -243,11 +243,7 @@ func (c *Context) Close() error {
 	for _, q := range qs {
 		if !c.faulted() {
 			if err := q.drv.Finish(); err != nil {
-				err = fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err)
-				if errors.Is(err, ErrDeviceFault) {
-					err = c.recordFault(qs, q, err)
-				}
-				errs = append(errs, err)
+				errs = append(errs, c.recordFault(qs, q, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err)))
 			}
 		}
 		q.drainTrace(!c.faulted())

@@ -173,11 +173,15 @@ func (c *Context) failed(q *Queue, err error) error {
 	return c.recordFault(qs, q, err)
 }
 
-// recordFault records err, an error wrapping ErrDeviceFault that a call
-// on q (nil for a call of the context as a whole) returned, as the
-// context's fault, naming the launches in flight on qs, unless a fault was
-// recorded before; it returns the context's fault.
+// recordFault is failed for a caller that holds c.mu or has taken the
+// context's queues away (Close): the launches in flight are those of qs.
 func (c *Context) recordFault(qs []*Queue, q *Queue, err error) error {
+	if err == nil || !errors.Is(err, ErrDeviceFault) {
+		return err
+	}
+	if f := c.fault.Load(); f != nil {
+		return f
+	}
 	devs := c.devices
 	if q != nil {
 		devs = []*Device{q.dev}

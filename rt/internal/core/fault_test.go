@@ -615,6 +615,33 @@ func TestFaultNoDriverCall(t *testing.T) {
 	}
 }
 
+// TestFaultNoticedByNewQueue: a second queue finishes the first before it
+// is made (stream-ordered reuse), and that Finish may be what notices the
+// fault: NewQueue returns it, naming the first queue's launch.
+func TestFaultNoticedByNewQueue(t *testing.T) {
+	resetDeviceFaults(t)
+	ctx := openFaultDev(t, 0, rt.Config{})
+	buf, _ := rt.NewBuffer[int32](ctx, 64)
+	_, bad := faultKernels(t, ctx, buf)
+	if err := raw.Submit(ctx.Queue(), bad, rt.Range1(1)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ctx.NewQueue(ctx.Devices()[0])
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var f *rt.DeviceFault
+		if !errors.As(err, &f) || !containsLaunch(f.Launches, "bad", "faults.cl") {
+			t.Errorf("NewQueue after the faulting launch: %v, want the fault naming bad", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("NewQueue hangs after the fault")
+	}
+}
+
 // TestFaultSuspects: the fault names the launches since the queue's last
 // completed synchronisation, at most 64 with a count of the rest; under
 // Config.SyncLaunches exactly the launch that faulted, with the line that
