@@ -620,7 +620,13 @@ func TestFaultNoDriverCall(t *testing.T) {
 // fault: NewQueue returns it, naming the first queue's launch.
 func TestFaultNoticedByNewQueue(t *testing.T) {
 	resetDeviceFaults(t)
-	ctx := openFaultDev(t, 0, rt.Config{})
+	cc := core.DefaultCacheConfig()
+	cc.Disk.Persistent = false
+	ctx, err := rt.OpenConfig(rt.Config{Backend: "fakefault", Device: "0:0", Cache: &cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closed on success only: Close would wait for a NewQueue that hangs.
 	buf, _ := rt.NewBuffer[int32](ctx, 64)
 	_, bad := faultKernels(t, ctx, buf)
 	if err := raw.Submit(ctx.Queue(), bad, rt.Range1(1)); err != nil {
@@ -637,6 +643,7 @@ func TestFaultNoticedByNewQueue(t *testing.T) {
 		if !errors.As(err, &f) || !containsLaunch(f.Launches, "bad", "faults.cl") {
 			t.Errorf("NewQueue after the faulting launch: %v, want the fault naming bad", err)
 		}
+		ctx.Close()
 	case <-time.After(5 * time.Second):
 		t.Fatal("NewQueue hangs after the fault")
 	}
