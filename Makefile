@@ -100,13 +100,15 @@ bench-table: deps
 ## BUNDLE_TESTS, the commands of BUNDLE_CMDS, rawcl and the scripts, to run
 ## on a GPU machine that has no Go: copy it there and run $(BUNDLE)/run.sh,
 ## or $(BUNDLE)/bench-gpu.sh for the launch and Hotspot figures against
-## rawcl. The defaults are what those scripts and docs/BENCHMARKS.md run
+## rawcl, $(BUNDLE)/fault-gpu.sh for the device-fault figures (with
+## BUNDLE_TESTS="rt/internal/core bench/faultloop" it runs the fault loop's
+## GPU test too). The defaults are what those scripts and docs/BENCHMARKS.md run
 ## (about 55 MB); BUNDLE_TESTS=all takes every package whose tests use a
 ## device (they import rt/opencl; cmd/dgen's need Go), BUNDLE_CMDS=all
 ## every example. rt's tests live in rt/internal/core, whose binary is
 ## named rt.test.
 BUNDLE_TESTS ?= rt/internal/core rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
-BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc
+BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc bench/faultloop
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \
@@ -116,7 +118,7 @@ gpu-bundle: deps
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh $(BUNDLE)/
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/fault-gpu.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 	cp examples/stencil/hotspot.cl $(BUNDLE)/

@@ -30,7 +30,8 @@ type Config = core.Config
 // (1 or 0), DGEN_ALLOC_POLICY (full, tagged or bestfit),
 // DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
 // DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
-// Config.Retune) and the cache variables:
+// Config.Retune), DGEN_SYNC_LAUNCHES (1 or 0: see Config.SyncLaunches) and
+// the cache variables:
 //
 //	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
 //	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)

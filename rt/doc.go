@@ -24,7 +24,12 @@
 // shared remote tier of rt/fleetcache for a program that imports it), an
 // allocator per device and a tracer ([Context.Tracer]). Close it when
 // done: Close may race any other call, and every later call returns an
-// error wrapping [ErrClosed].
+// error wrapping [ErrClosed]. A kernel that faults on the device (writes
+// out of bounds, ...) leaves its context unusable: every call on it returns
+// the context's [DeviceFault], which wraps [ErrDeviceFault]; Close it and
+// Open again, which under automatic selection opens the device on the other
+// NVIDIA backend, since neither recovers a faulted device in the same
+// process ([Config].SyncLaunches names the launch that faulted).
 //
 // Device memory is a [Buffer] of plain data: from the driver
 // ([NewBuffer]), from the allocator's untagged pool ([Alloc]), or from an

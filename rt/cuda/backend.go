@@ -275,6 +275,14 @@ func (c *context) compiler(d *device) (driver.Context, error) {
 		return cc, nil
 	}
 	cc, err := opencl.Backend{}.NewContext([]driver.DeviceInfo{*d.compiler})
+	if errors.Is(err, driver.ErrDeviceFault) {
+		// NVIDIA's OpenCL lost the device to a fault earlier in the
+		// process. CUDA's context is not affected (each API's fault is
+		// its own), so this is no fault of the context: it can load
+		// programs from the persistent cache, and compile nothing.
+		return nil, fmt.Errorf("open NVIDIA OpenCL on %q to compile: %v: NVIDIA's OpenCL lost the device to a fault earlier in this process and compiles nothing for it until the process restarts; programs that the persistent cache holds still load: %w",
+			d.info.Name, err, ErrNoCompiler)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open NVIDIA OpenCL on %q to compile: %w", d.info.Name, err)
 	}

@@ -120,6 +120,21 @@ func open(name string, s symbols) (int, error) {
 func versionString(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
 
 // CUDA result codes that mean one of rt/driver's sentinels.
+//
+// The device faults are the codes that cuda.h documents as poisoning the
+// context or the process: "This leaves the process in an inconsistent
+// state and any further CUDA work will return the same error. To continue
+// using CUDA, the process must be terminated and relaunched" (illegal
+// address and instruction, misaligned address, invalid address space,
+// invalid PC, hardware stack error, launch failure, launch timeout, tensor
+// memory leak, contained error, external device, MPS client terminated),
+// a device-side assert ("the context cannot be used anymore"), and an
+// uncorrectable ECC error. Measured on an H200 (driver 580): after
+// CUDA_ERROR_ILLEGAL_ADDRESS, cuDevicePrimaryCtxReset succeeds and every
+// later cuDevicePrimaryCtxRetain or cuCtxCreate on the device fails with
+// the same code, so rt refuses the device on this backend for the rest of
+// the process. CUDA_ERROR_UNKNOWN is left out: it is not documented as
+// sticky.
 var codeKinds = map[C.CUresult]error{
 	2:   driver.ErrOutOfMemory,   // CUDA_ERROR_OUT_OF_MEMORY
 	701: driver.ErrOutOfMemory,   // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
@@ -128,6 +143,20 @@ var codeKinds = map[C.CUresult]error{
 	218: driver.ErrInvalidBinary, // CUDA_ERROR_INVALID_PTX
 	222: driver.ErrInvalidBinary, // CUDA_ERROR_UNSUPPORTED_PTX_VERSION
 	500: driver.ErrNoKernel,      // CUDA_ERROR_NOT_FOUND
+	214: driver.ErrDeviceFault,   // CUDA_ERROR_ECC_UNCORRECTABLE
+	226: driver.ErrDeviceFault,   // CUDA_ERROR_CONTAINED
+	700: driver.ErrDeviceFault,   // CUDA_ERROR_ILLEGAL_ADDRESS
+	702: driver.ErrDeviceFault,   // CUDA_ERROR_LAUNCH_TIMEOUT
+	710: driver.ErrDeviceFault,   // CUDA_ERROR_ASSERT
+	714: driver.ErrDeviceFault,   // CUDA_ERROR_HARDWARE_STACK_ERROR
+	715: driver.ErrDeviceFault,   // CUDA_ERROR_ILLEGAL_INSTRUCTION
+	716: driver.ErrDeviceFault,   // CUDA_ERROR_MISALIGNED_ADDRESS
+	717: driver.ErrDeviceFault,   // CUDA_ERROR_INVALID_ADDRESS_SPACE
+	718: driver.ErrDeviceFault,   // CUDA_ERROR_INVALID_PC
+	719: driver.ErrDeviceFault,   // CUDA_ERROR_LAUNCH_FAILED
+	721: driver.ErrDeviceFault,   // CUDA_ERROR_TENSOR_MEMORY_LEAK
+	810: driver.ErrDeviceFault,   // CUDA_ERROR_MPS_CLIENT_TERMINATED
+	911: driver.ErrDeviceFault,   // CUDA_ERROR_EXTERNAL_DEVICE
 }
 
 // cuError returns the *driver.Error of a failed call, or nil for

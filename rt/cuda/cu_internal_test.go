@@ -79,3 +79,43 @@ func TestPickLocal(t *testing.T) {
 }
 
 func ndrange(dims int, g [3]int) (r driver.NDRange) { r.Dims, r.Global = dims, g; return r }
+
+// TestFaultCodes: the CUDA results after which the context cannot be
+// used wrap driver.ErrDeviceFault, and only those: out of resources
+// before a launch ran is out of memory, not a fault.
+func TestFaultCodes(t *testing.T) {
+	for code, want := range map[int]error{
+		700: driver.ErrDeviceFault, // CUDA_ERROR_ILLEGAL_ADDRESS, measured after an out-of-bounds write
+		715: driver.ErrDeviceFault, // CUDA_ERROR_ILLEGAL_INSTRUCTION
+		716: driver.ErrDeviceFault, // CUDA_ERROR_MISALIGNED_ADDRESS
+		714: driver.ErrDeviceFault, // CUDA_ERROR_HARDWARE_STACK_ERROR
+		719: driver.ErrDeviceFault, // CUDA_ERROR_LAUNCH_FAILED
+		710: driver.ErrDeviceFault, // CUDA_ERROR_ASSERT
+		214: driver.ErrDeviceFault, // CUDA_ERROR_ECC_UNCORRECTABLE
+		701: driver.ErrOutOfMemory, // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+		2:   driver.ErrOutOfMemory, // CUDA_ERROR_OUT_OF_MEMORY
+		999: nil,                   // CUDA_ERROR_UNKNOWN: not documented as sticky
+		1:   nil,                   // CUDA_ERROR_INVALID_VALUE
+	} {
+		err := cuError("cuStreamSynchronize", cuCode(code))
+		if fault := errors.Is(err, driver.ErrDeviceFault); fault != (want == driver.ErrDeviceFault) || want != nil && !errors.Is(err, want) {
+			t.Errorf("code %d: %v (a fault: %v), want %v", code, err, fault, want)
+		}
+	}
+}
+
+func TestHasOption(t *testing.T) {
+	for opts, want := range map[string]bool{
+		LineInfoOption:                        true,
+		"-cl-mad-enable " + LineInfoOption:    true,
+		LineInfoOption + " -DN=1":             true,
+		"-nv-line-info-x":                     false,
+		"-DX=" + LineInfoOption[1:]:           false,
+		"":                                    false,
+		"-cl-kernel-arg-info -nv-line-info  ": true,
+	} {
+		if got := hasOption(opts, LineInfoOption); got != want {
+			t.Errorf("hasOption(%q) = %v, want %v", opts, got, want)
+		}
+	}
+}

@@ -250,12 +250,15 @@ CUresult dgen_host_free(CUcontext ctx, void *p) {
 	return r == 0 ? cu.MemFreeHost(p) : r;
 }
 
-CUresult dgen_module_load(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t n) {
+// dgen_module_load loads PTX; with lineinfo set, ptxas keeps the PTX's
+// .loc line information in the code (CU_JIT_GENERATE_LINE_INFO), which
+// compute-sanitizer reports.
+CUresult dgen_module_load(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t n, int lineinfo) {
 	CUresult r = cu.CtxSetCurrent(ctx);
 	if (r != 0) return r;
-	int opts[] = {DGEN_JIT_ERROR_LOG_BUFFER, DGEN_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-	void *vals[] = {log, (void *)(uintptr_t)n};
-	return cu.ModuleLoadDataEx(m, ptx, 2, opts, vals);
+	int opts[] = {DGEN_JIT_ERROR_LOG_BUFFER, DGEN_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, DGEN_JIT_GENERATE_LINE_INFO};
+	void *vals[] = {log, (void *)(uintptr_t)n, (void *)(uintptr_t)1};
+	return cu.ModuleLoadDataEx(m, ptx, lineinfo ? 3 : 2, opts, vals);
 }
 
 CUresult dgen_module_unload(CUcontext ctx, CUmodule m) {

@@ -26,6 +26,7 @@ enum {
 	DGEN_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
 	DGEN_JIT_ERROR_LOG_BUFFER = 5,
 	DGEN_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+	DGEN_JIT_GENERATE_LINE_INFO = 13,
 };
 
 // Steps of a wrapper, which an error names.
@@ -68,7 +69,7 @@ CUresult dgen_alloc(CUcontext ctx, CUdeviceptr *p, size_t size, int managed);
 CUresult dgen_free(CUcontext ctx, CUdeviceptr p);
 CUresult dgen_host_alloc(CUcontext ctx, void **p, CUdeviceptr *d, size_t size);
 CUresult dgen_host_free(CUcontext ctx, void *p);
-CUresult dgen_module_load(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t n);
+CUresult dgen_module_load(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t n, int lineinfo);
 CUresult dgen_module_unload(CUcontext ctx, CUmodule m);
 CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f);
 CUresult dgen_func_attr(CUcontext ctx, int *v, int a, CUfunction f);

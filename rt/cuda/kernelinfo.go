@@ -28,7 +28,7 @@ const argInfoOption = "-cl-kernel-arg-info"
 // argInfos returns what the compiler's program p says of the arguments of
 // each of its kernels, when options ask for it (argInfoOption), else nil.
 func argInfos(p driver.Program, options string) map[string][]driver.ArgInfo {
-	if !strings.Contains(" "+options+" ", " "+argInfoOption+" ") {
+	if !hasOption(options, argInfoOption) {
 		return nil
 	}
 	names, err := p.KernelNames()

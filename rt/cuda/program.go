@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -26,6 +27,26 @@ const (
 	funcLocalSizeBytes     = 3
 	funcMaxDynamicShared   = 8
 )
+
+// LineInfoOption is the build option of NVIDIA's OpenCL that makes its
+// PTX carry .loc line information, with a .file directive naming each
+// source file as its #line directives name it (dgen's device images name
+// the .cl files). Where a program's options hold it, LoadProgram also has
+// ptxas keep that information in the code (CU_JIT_GENERATE_LINE_INFO),
+// so that compute-sanitizer names the .cl line of a faulting access. rt
+// adds it to every build under Config.SyncLaunches (LineInfoOptions).
+// Measured on an H200 (driver 580): -nv-line-info is accepted; -g alone
+// adds no .loc, and -cl-nv-line-info, -lineinfo and -nv-lineinfo are
+// refused (CL_INVALID_BUILD_OPTIONS).
+const LineInfoOption = "-nv-line-info"
+
+// LineInfoOptions implements driver.LineInfoContext.
+func (c *context) LineInfoOptions() string { return LineInfoOption }
+
+// hasOption reports whether the build options opts hold opt.
+func hasOption(opts, opt string) bool {
+	return strings.Contains(" "+opts+" ", " "+opt+" ")
+}
 
 // BuildProgram compiles source with NVIDIA's OpenCL for every device,
 // rewrites the PTX and loads it.
@@ -72,13 +93,14 @@ func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program
 	}
 	p := &program{c: c}
 	p.refs.Store(1)
+	lineInfo := hasOption(options, LineInfoOption)
 	for i, b := range binaries {
 		m, err := Rewrite(b)
 		if err != nil {
 			p.unload()
 			return nil, err
 		}
-		mod, err := c.devs[i].load(m.PTX)
+		mod, err := c.devs[i].load(m.PTX, lineInfo)
 		if err != nil {
 			p.unload()
 			return nil, err
@@ -89,8 +111,9 @@ func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program
 	return p, nil
 }
 
-// load loads PTX into the device's context.
-func (d *device) load(ptx []byte) (C.CUmodule, error) {
+// load loads PTX into the device's context; with lineInfo, ptxas keeps
+// the PTX's line information (LineInfoOption).
+func (d *device) load(ptx []byte, lineInfo bool) (C.CUmodule, error) {
 	defer sigsave.Keep()() // the PTX compiler may install signal handlers: keep Go's
 	src := C.CString(string(ptx))
 	defer C.free(unsafe.Pointer(src))
@@ -98,7 +121,11 @@ func (d *device) load(ptx []byte) (C.CUmodule, error) {
 		log [8192]C.char
 		mod C.CUmodule
 	)
-	if r := C.dgen_module_load(d.ctx, &mod, src, &log[0], C.size_t(len(log))); r != 0 {
+	li := C.int(0)
+	if lineInfo {
+		li = 1
+	}
+	if r := C.dgen_module_load(d.ctx, &mod, src, &log[0], C.size_t(len(log)), li); r != 0 {
 		err := cuError("cuModuleLoadDataEx", r)
 		var de *driver.Error
 		if errors.As(err, &de) {

@@ -48,6 +48,25 @@ func TestRewrite(t *testing.T) {
 		notWant: []string{"texmode_independent", "%envreg"},
 		entries: []Entry{{Name: "axpy", Params: []Param{{Size: 8, Align: 8}, {Size: 8, Align: 8}, {Size: 4, Align: 4}, {Size: 4, Align: 4}}}},
 	}, {
+		// -nv-line-info (LineInfoOption): .file names the source as its
+		// #line directives do, and .loc lines stay where they are, for
+		// ptxas and compute-sanitizer.
+		name: "line information",
+		in: ptxHead + `.file	1 "/src/faults.cl"
+	// .globl	bad
+.entry bad(
+	.param .u64 .ptr .global .align 4 bad_param_0
+)
+{
+	.loc	1 3 2
+	mov.u32 	%r3, %ctaid.x;
+	.loc	1 4 9
+	ret;
+}
+`,
+		want:    []string{".file\t1 \"/src/faults.cl\"\n", ".visible .entry bad(", "\t.loc\t1 3 2\n\tmov.u32", "\t.loc\t1 4 9\n\tret;"},
+		entries: []Entry{{Name: "bad", Params: []Param{{Size: 8, Align: 8}}}},
+	}, {
 		name: "local parameters",
 		in: ptxHead + `.entry locals(
 	.param .u64 .ptr .global .align 4 locals_param_0,

@@ -68,6 +68,18 @@ type KernelTimedQueue interface {
 	LaunchArgsTimed(k Kernel, a *Args, r NDRange, wait []Event) (Event, error)
 }
 
+// A LineInfoContext is a Context whose programs can carry the line
+// information of their source, which the vendor's debugging tools report
+// (compute-sanitizer names the line of a faulting access). rt adds
+// LineInfoOptions to the options of every program it builds where the
+// application asks for debugging (rt.Config.SyncLaunches); the options
+// are part of every cache key, so such programs are cached apart.
+type LineInfoContext interface {
+	// LineInfoOptions returns the build options that add line
+	// information, in the backend's own spelling.
+	LineInfoOptions() string
+}
+
 // Queue is an in-order command queue on one device. Its methods are
 // safe for concurrent use. Enqueue methods return an event the caller
 // releases; wait lists may be empty.

@@ -22,6 +22,18 @@ var (
 	// ErrNoBackend reports that no backend is registered under the name
 	// asked for.
 	ErrNoBackend = errors.New("no backend registered")
+	// ErrDeviceFault reports that a command faulted on the device (a
+	// kernel wrote out of bounds, executed an illegal instruction, ...)
+	// and the backend's context, or the device for the whole process,
+	// cannot be used any more: the error of every call that the fault
+	// makes fail wraps it, whichever call notices the fault first. A
+	// backend wraps it only where its status code means a fault and
+	// nothing else (rt/cuda: CUDA_ERROR_ILLEGAL_ADDRESS and the other
+	// errors after which "any further CUDA work will return the same
+	// error"); where a code may mean a fault or a plain failure, the
+	// backend decides by the call and the state it can query, and says
+	// how in its documentation.
+	ErrDeviceFault = errors.New("device fault")
 )
 
 // Error is an error returned by a backend call: the call, the backend's

@@ -78,7 +78,7 @@ func (Backend) NewContext(devices []driver.DeviceInfo) (driver.Context, error) {
 	end := sigsave.Keep()
 	h := C.dgen_create_context(ids[pi], C.cl_uint(len(devs)), &devs[0], &code)
 	end()
-	if err := check("clCreateContext", code); err != nil {
+	if err := contextError(devices[0].Platform, code); err != nil {
 		return nil, err
 	}
 	return &context{h: h, devs: devs}, nil
@@ -415,7 +415,7 @@ func (q queue) enqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Ev
 	}
 	var offset [3]C.size_t
 	code := C.clEnqueueNDRangeKernel(q.h, kk.h, C.cl_uint(r.Dims), offsetOf(r, &offset), &global[0], lp, C.cl_uint(len(wl)), wp, ev)
-	return check("clEnqueueNDRangeKernel", code)
+	return queueError(q.h, "clEnqueueNDRangeKernel", code)
 }
 
 func asBuffer(call string, b driver.Buffer) (C.cl_mem, error) {
@@ -459,7 +459,7 @@ func (q queue) transfer(read bool, b driver.Buffer, blocking bool, offset, size 
 		r = 1
 	}
 	code := C.dgen_transfer(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(m))), r, C.size_t(offset), C.size_t(size), (*C.uchar)(p), C.cl_uint(len(wl)), wp)
-	return nil, check(call, code)
+	return nil, queueError(q.h, call, code)
 }
 
 // transferAsync is transfer without blocking, through the bindings that
@@ -477,7 +477,7 @@ func (q queue) transferAsync(call string, read bool, m C.cl_mem, offset, size in
 	} else {
 		code = C.dgen_write_async(q.h, m, C.size_t(offset), C.size_t(size), p, C.cl_uint(len(wl)), wp, &ev)
 	}
-	if err := check(call, code); err != nil {
+	if err := queueError(q.h, call, code); err != nil {
 		return nil, err
 	}
 	return event{ev}, nil
@@ -498,7 +498,7 @@ func (q queue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, w
 	}
 	var ev C.cl_event
 	code := C.clEnqueueFillBuffer(q.h, m, unsafe.Pointer(&pattern[0]), C.size_t(len(pattern)), C.size_t(offset), C.size_t(size), C.cl_uint(len(wl)), wp, &ev)
-	if err := check("clEnqueueFillBuffer", code); err != nil {
+	if err := queueError(q.h, "clEnqueueFillBuffer", code); err != nil {
 		return nil, err
 	}
 	return event{ev}, nil
@@ -520,7 +520,7 @@ func (q queue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int
 	}
 	var ev C.cl_event
 	code := C.clEnqueueCopyBuffer(q.h, s, d, C.size_t(srcOffset), C.size_t(dstOffset), C.size_t(size), C.cl_uint(len(wl)), wp, &ev)
-	if err := check("clEnqueueCopyBuffer", code); err != nil {
+	if err := queueError(q.h, "clEnqueueCopyBuffer", code); err != nil {
 		return nil, err
 	}
 	return event{ev}, nil
@@ -533,14 +533,14 @@ func (q queue) Marker(wait []driver.Event) (driver.Event, error) {
 		return nil, err
 	}
 	var ev C.cl_event
-	if err := check("clEnqueueMarkerWithWaitList", C.clEnqueueMarkerWithWaitList(q.h, C.cl_uint(len(wl)), wp, &ev)); err != nil {
+	if err := queueError(q.h, "clEnqueueMarkerWithWaitList", C.clEnqueueMarkerWithWaitList(q.h, C.cl_uint(len(wl)), wp, &ev)); err != nil {
 		return nil, err
 	}
 	return event{ev}, nil
 }
 
-func (q queue) Flush() error   { return check("clFlush", C.clFlush(q.h)) }
-func (q queue) Finish() error  { return check("clFinish", C.clFinish(q.h)) }
+func (q queue) Flush() error   { return queueError(q.h, "clFlush", C.clFlush(q.h)) }
+func (q queue) Finish() error  { return queueError(q.h, "clFinish", C.clFinish(q.h)) }
 func (q queue) Release() error { return check("clReleaseCommandQueue", C.clReleaseCommandQueue(q.h)) }
 
 type event struct{ h C.cl_event }
@@ -562,7 +562,7 @@ func (e event) Status() (driver.EventStatus, error) {
 		return 0, err
 	}
 	if s < 0 {
-		return 0, check("command execution", s)
+		return 0, statusError(s)
 	}
 	return driver.EventStatus(s), nil
 }

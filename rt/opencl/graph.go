@@ -223,14 +223,14 @@ func (g *graph) launch(wait []driver.Event, wantEvent bool, evs []C.cl_event) (d
 		g.stale = false
 	}
 	if g.cb != nil {
-		if err := check("clEnqueueCommandBufferKHR", C.dgen_cb_launch(g.fns, g.cb, C.cl_uint(len(wl)), wp, evp)); err != nil {
+		if err := queueError(g.q.h, "clEnqueueCommandBufferKHR", C.dgen_cb_launch(g.fns, g.cb, C.cl_uint(len(wl)), wp, evp)); err != nil {
 			return nil, err
 		}
 	} else {
 		var failed C.cl_uint
 		code := C.dgen_replay(g.q.h, g.cmds, C.cl_uint(g.n), C.cl_uint(len(wl)), wp, evp, evsp, &failed)
 		if code != C.CL_SUCCESS {
-			return nil, fmt.Errorf("command %d: %w", int(failed), check("replay", code))
+			return nil, fmt.Errorf("command %d: %w", int(failed), queueError(g.q.h, "replay", code))
 		}
 	}
 	if !wantEvent {

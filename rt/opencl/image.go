@@ -192,7 +192,7 @@ func (q queue) rwImage(call string, read bool, img driver.Buffer, blocking bool,
 	if blocking {
 		bl, evp = C.CL_TRUE, nil
 	}
-	if err := check(call, C.dgen_rw_image(q.h, rd, m, bl, &b[0], C.size_t(r.RowPitch), C.size_t(r.SlicePitch), p, C.cl_uint(len(wl)), wp, evp)); err != nil {
+	if err := queueError(q.h, call, C.dgen_rw_image(q.h, rd, m, bl, &b[0], C.size_t(r.RowPitch), C.size_t(r.SlicePitch), p, C.cl_uint(len(wl)), wp, evp)); err != nil {
 		return nil, err
 	}
 	if blocking {
@@ -228,7 +228,7 @@ func (q queue) CopyImage(src, dst driver.Buffer, srcOrigin, dstOrigin, size [3]i
 	}
 	sb, db := box(srcOrigin, size), box(dstOrigin, size)
 	var ev C.cl_event
-	if err := check("clEnqueueCopyImage", C.clEnqueueCopyImage(q.h, s, d, &sb[0], &db[0], &sb[3], C.cl_uint(len(wl)), wp, &ev)); err != nil {
+	if err := queueError(q.h, "clEnqueueCopyImage", C.clEnqueueCopyImage(q.h, s, d, &sb[0], &db[0], &sb[3], C.cl_uint(len(wl)), wp, &ev)); err != nil {
 		return nil, err
 	}
 	return event{ev}, nil
@@ -247,7 +247,7 @@ func (q queue) FillImage(img driver.Buffer, color [16]byte, origin, size [3]int,
 	}
 	b := box(origin, size)
 	var ev C.cl_event
-	if err := check("clEnqueueFillImage", C.clEnqueueFillImage(q.h, m, unsafe.Pointer(&color[0]), &b[0], &b[3], C.cl_uint(len(wl)), wp, &ev)); err != nil {
+	if err := queueError(q.h, "clEnqueueFillImage", C.clEnqueueFillImage(q.h, m, unsafe.Pointer(&color[0]), &b[0], &b[3], C.cl_uint(len(wl)), wp, &ev)); err != nil {
 		return nil, err
 	}
 	return event{ev}, nil

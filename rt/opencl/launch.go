@@ -72,7 +72,7 @@ func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wai
 		if a.Changed > 0 && int(failed) < len(a.Slots) && a.Slots[failed].Changed {
 			return nil, fmt.Errorf("argument %d: %w", int(failed), check("clSetKernelArg", code))
 		}
-		return nil, check("clEnqueueNDRangeKernel", code)
+		return nil, queueError(q.h, "clEnqueueNDRangeKernel", code)
 	}
 	if !wantEvent {
 		return nil, nil

@@ -56,7 +56,7 @@ func (q queue) MapBuffer(b driver.Buffer, offset, size int64, wait []driver.Even
 	}
 	var code C.cl_int
 	p := C.clEnqueueMapBuffer(q.h, m, C.CL_TRUE, C.CL_MAP_READ|C.CL_MAP_WRITE, C.size_t(offset), C.size_t(size), C.cl_uint(len(wl)), wp, nil, &code)
-	if err := check("clEnqueueMapBuffer", code); err != nil {
+	if err := queueError(q.h, "clEnqueueMapBuffer", code); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -70,7 +70,7 @@ func (q queue) UnmapBuffer(b driver.Buffer, p unsafe.Pointer) error {
 		return err
 	}
 	var ev C.cl_event
-	if err := check("clEnqueueUnmapMemObject", C.clEnqueueUnmapMemObject(q.h, m, p, 0, nil, &ev)); err != nil {
+	if err := queueError(q.h, "clEnqueueUnmapMemObject", C.clEnqueueUnmapMemObject(q.h, m, p, 0, nil, &ev)); err != nil {
 		return err
 	}
 	defer C.clReleaseEvent(ev)

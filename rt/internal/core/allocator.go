@@ -127,7 +127,7 @@ func allocMem(q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
 	}
 	h, err := a.AllocOn(q, tag, size)
 	if err != nil {
-		return nil, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, tagName(uint32(tag)), q.dev.Name, err)
+		return nil, q.ctx.failed(q, fmt.Errorf("allocate %d bytes for %s on %q: %w", size, tagName(uint32(tag)), q.dev.Name, err))
 	}
 	blk, err := h.Block()
 	if err != nil { // cannot happen for a fresh allocation
@@ -249,8 +249,10 @@ func (c *Context) closeAllocators() []error {
 		if err := d.a.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: allocator on %q: %w", d.dev.Name, err))
 		}
-		if err := d.q.Finish(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+		if !c.faulted() { // after a fault the wait can only fail again
+			if err := d.q.Finish(); err != nil {
+				errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+			}
 		}
 		if err := d.q.Release(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))

@@ -169,7 +169,7 @@ func (c *Context) newMem(size int64) (*Mem, error) {
 	}
 	drv, err := c.drv.NewBuffer(size)
 	if err != nil {
-		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err)
+		return nil, c.failed(nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err))
 	}
 	c.driverAllocs.Add(1)
 	m.setDriver(drv)
@@ -202,7 +202,8 @@ func releaseToDriver(m *Mem) error {
 }
 
 // Free gives the memory back. A second Free returns an error wrapping
-// ErrFreed and changes nothing.
+// ErrFreed and changes nothing. On a context that recorded a device
+// fault, Free gives the memory back all the same and returns the fault.
 func (m *Mem) Free() error {
 	if m == nil {
 		return fmt.Errorf("free buffer: %w: nil buffer", ErrInvalidArgument)
@@ -212,10 +213,16 @@ func (m *Mem) Free() error {
 	}
 	m.gen.Add(1)
 	m.pending.Store(true)
+	var err error
 	if m.busy.Load() == 0 && m.pending.CompareAndSwap(true, false) {
-		return m.release(m)
+		err = m.release(m)
+	} // else a call that uses the storage releases it when it returns (done)
+	if m.ctx != nil {
+		if f := m.ctx.faultErr(); f != nil {
+			return fmt.Errorf("free buffer: %w", f) // the release's own error only repeats it
+		}
 	}
-	return nil // a call that uses the storage releases it when it returns (done)
+	return err
 }
 
 // freedMem stands for the memory of a Buffer that has been freed: every
@@ -510,7 +517,7 @@ func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
 		return fmt.Errorf("%s: %w", x.op, err)
 	}
 	tk := q.beginTask(x.kind, x.op, skip+1, wait)
-	n := q.pts.enq.Load() // a blocking transfer completes what was enqueued before it
+	n, l := q.pts.enq.Load(), q.log.mark() // a blocking transfer completes what was enqueued before it
 	if q.wantsEvent(tk) {
 		err = q.tracedTransfer(&x, tk, dw)
 		tk.Release()
@@ -521,10 +528,12 @@ func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
 			err = fmt.Errorf("%s on %q: %w", x.op, q.dev.Name, err)
 		}
 	}
-	if err == nil {
-		q.pts.complete(n)
+	if err != nil {
+		return q.ctx.failed(q, err)
 	}
-	return err
+	q.pts.complete(n)
+	q.log.synchronised(l)
+	return nil
 }
 
 // command enqueues one command and wraps its event. kind and skip are as
@@ -545,7 +554,7 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	ev, err := do(dw)
 	tk.End()
 	if err != nil {
-		return nil, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+		return nil, q.ctx.failed(q, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err))
 	}
 	return q.newTracedEvent(ev, op, tk), nil
 }
@@ -611,7 +620,7 @@ func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
 	}
 	drv, err := sb.NewSubBuffer(root.drv, boff, v.size)
 	if err != nil {
-		return nil, fmt.Errorf("%s on %q: %w", op, c.devices[0].Name, err)
+		return nil, c.failed(nil, fmt.Errorf("%s on %q: %w", op, c.devices[0].Name, err))
 	}
 	v.setDriver(drv)
 	v.cleanup = runtime.AddCleanup(v, func(d driver.Buffer) { d.Release() }, drv)

@@ -236,6 +236,17 @@ type Config struct {
 	// Retune makes SpecConst.Tune time the candidates even where a tuning
 	// record exists, and record the new winner (DGEN_TUNE=force).
 	Retune bool
+	// SyncLaunches is a debugging setting (DGEN_SYNC_LAUNCHES=1), as
+	// CUDA_LAUNCH_BLOCKING is CUDA's: every kernel launch (and graph
+	// launch) of the context waits until its queue has finished, and
+	// launches are serialised across the context's queues, so that one
+	// kernel at a time runs and a device fault names the launch that
+	// faulted, with the Go line that enqueued it (DeviceFault). On rt/cuda
+	// programs are also built with line information (-nv-line-info), so
+	// that compute-sanitizer names the .cl line of a faulting access. It
+	// costs a wait for the device after every launch: never set it in
+	// production.
+	SyncLaunches bool
 	// AllocPolicy is the policy of each device's allocator (AllocSite.Alloc
 	// and Alloc; DGEN_ALLOC_POLICY).
 	AllocPolicy AllocPolicy
@@ -294,14 +305,8 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 	errs := []error{
 		env("DGEN_BACKEND", cfg.Backend != BackendAuto, func(v string) error { return cfg.Backend.UnmarshalText([]byte(v)) }),
 		env("DGEN_DEVICE", cfg.Device != "", func(v string) error { cfg.Device = v; return nil }),
-		env("DGEN_PROFILE", cfg.Profiling, func(v string) error {
-			b, ok := envconf.Bool(v)
-			if !ok {
-				return errors.New(envconf.BoolSyntax)
-			}
-			cfg.Profiling = b
-			return nil
-		}),
+		env("DGEN_PROFILE", cfg.Profiling, setBool(&cfg.Profiling)),
+		env("DGEN_SYNC_LAUNCHES", cfg.SyncLaunches, setBool(&cfg.SyncLaunches)),
 		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),
 		env("DGEN_ALLOC_MAX_HELD", cfg.AllocMaxHeld != 0, func(v string) (err error) {
 			cfg.AllocMaxHeld, err = envconf.Size(v)
@@ -341,6 +346,18 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 		errs = append(errs, err)
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// setBool returns the parser of a boolean variable that sets *dst.
+func setBool(dst *bool) func(v string) error {
+	return func(v string) error {
+		b, ok := envconf.Bool(v)
+		if !ok {
+			return errors.New(envconf.BoolSyntax)
+		}
+		*dst = b
+		return nil
+	}
 }
 
 // graphConfig is what the environment allows command graphs (graph.go)

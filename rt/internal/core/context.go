@@ -48,9 +48,17 @@ type Context struct {
 	multiQueue atomic.Bool
 
 	closed atomic.Bool
+	// fault is the device fault that the context recorded, once, and
+	// returns from every call after it (fault.go).
+	fault  atomic.Pointer[DeviceFault]
 	guard  closeGuard // calls in progress, which Close waits for (closeGuard)
 	mu     sync.Mutex // guards queues and the creation of allocators
 	queues []*Queue
+
+	backend      string     // the backend's registered name
+	syncLaunches bool       // Config.SyncLaunches (fault.go)
+	launchPCs    bool       // launch logs record the Go line of each launch: set with syncLaunches (fault.go)
+	launchMu     sync.Mutex // under syncLaunches, held from a launch until its queue finished (fault.go)
 
 	decls                        declState // storage of the device globals of registered declarations
 	allocCfg                     alloc.Config
@@ -88,20 +96,12 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	b, devs, err := chooseBackend(cfg) // backend.go
+	name, drv, devs, err := openBackend(cfg) // backend.go
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range devs[1:] {
-		if d.PlatformIndex != devs[0].PlatformIndex {
-			return nil, fmt.Errorf("open context on %s and %s: %w: devices of different platforms", devs[0].Label(), d.Label(), ErrInvalidArgument)
-		}
-	}
-	drv, err := b.NewContext(devs)
-	if err != nil {
-		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
-	}
-	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger}
+	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger,
+		backend: name, syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
 	}
@@ -112,7 +112,13 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if c.queue, err = c.NewQueue(c.devices[0]); err != nil {
 		c.closeTracing()
 		drv.Release()
+		if errors.Is(err, ErrDeviceFault) {
+			openFault(name, devs, err)
+		}
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
+	}
+	if lc, ok := drv.(driver.LineInfoContext); ok && cfg.SyncLaunches {
+		cc.CompileOptions = strings.TrimSpace(cc.CompileOptions + " " + lc.LineInfoOptions())
 	}
 	c.initCache(cc)
 	return c, nil
@@ -124,6 +130,16 @@ func labels(devs []driver.DeviceInfo) string {
 		s = append(s, strconv.Quote(d.Name))
 	}
 	return strings.Join(s, ", ")
+}
+
+// Backend returns the name the context's backend is registered under ("cuda",
+// "opencl"): the one Config.Backend named, or the one automatic selection
+// chose.
+func (c *Context) Backend() string {
+	if c == nil {
+		return ""
+	}
+	return c.backend
 }
 
 // Devices returns the context's devices.
@@ -169,7 +185,7 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	}
 	dq, late, err := c.newDriverQueue(dev.index)
 	if err != nil {
-		return nil, fmt.Errorf("create queue on %q: %w", dev.Name, err)
+		return nil, c.failed(nil, fmt.Errorf("create queue on %q: %w", dev.Name, err))
 	}
 	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1)}
 	q.launcher, _ = dq.(driver.ArgLauncher)
@@ -191,7 +207,7 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 		c.multiQueue.Store(true)
 		if err := c.queues[0].drv.Finish(); err != nil {
 			dq.Release()
-			return nil, fmt.Errorf("create queue on %q: finish the first queue: %w", dev.Name, err)
+			return nil, c.recordFault(c.queues, c.queues[0], fmt.Errorf("create queue on %q: finish the first queue: %w", dev.Name, err)) // c.mu is held
 		}
 	}
 	c.queues = append(c.queues, q)
@@ -205,6 +221,11 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 // wrapping ErrClosed (a buffer from the allocator reports ErrClosed and
 // ErrFreed; freeing it does nothing). Close is idempotent; a nil Context is
 // an error wrapping ErrInvalidArgument.
+//
+// Close of a context that recorded a device fault (Err), or that notices
+// one as it finishes the queues, waits for no device work: it releases
+// everything all the same, ignoring the errors that only repeat the
+// fault, and returns one error, the fault's.
 func (c *Context) Close() error {
 	if c == nil {
 		return fmt.Errorf("close context: %w: nil context", ErrInvalidArgument)
@@ -220,10 +241,12 @@ func (c *Context) Close() error {
 	// Drain the queues before anything they use is released.
 	var errs []error
 	for _, q := range qs {
-		if err := q.drv.Finish(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err))
+		if !c.faulted() {
+			if err := q.drv.Finish(); err != nil {
+				errs = append(errs, c.recordFault(qs, q, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err)))
+			}
 		}
-		q.drainTrace(true)
+		q.drainTrace(!c.faulted())
 	}
 	errs = append(errs, c.closeGraphs()...)
 	errs = append(errs, c.closeAllocators()...)
@@ -248,6 +271,9 @@ func (c *Context) Close() error {
 	if err := c.drv.Release(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
+	if f := c.fault.Load(); f != nil {
+		return fmt.Errorf("close context: %w", f) // the release errors only repeat it
+	}
 	return errors.Join(errs...)
 }
 
@@ -268,7 +294,8 @@ type closeGuard struct {
 }
 
 // enter registers a call that uses c's driver objects. It fails with an
-// error wrapping ErrClosed once Close has begun, and with one wrapping
+// error wrapping ErrClosed once Close has begun, with the context's
+// *DeviceFault once it recorded one, and with one wrapping
 // ErrInvalidArgument for a nil context. Every nil error is matched by one
 // exit.
 func (c *Context) enter() error {
@@ -278,7 +305,11 @@ func (c *Context) enter() error {
 	c.guard.n.Add(1)
 	if c.closed.Load() {
 		c.exit()
-		return fmt.Errorf("context: %w", ErrClosed)
+		return c.closedError()
+	}
+	if f := c.fault.Load(); f != nil {
+		c.exit()
+		return f
 	}
 	return nil
 }
@@ -765,6 +796,7 @@ func (c *Context) initCache(cfg CacheConfig) {
 		EvictionThreshold: cfg.EvictionThreshold,
 		CompileOptions:    cfg.CompileOptions,
 		Disk:              disk,
+		Faulted:           c.faultErr,
 		Hooks: progcache.Hooks{
 			Event: func(ev trace.Cache) { c.traceCache(0, ev) },
 			Now:   c.traceNow,
@@ -1075,6 +1107,9 @@ var (
 	// ErrNoBackend reports that no backend is registered under the name
 	// asked for; import rt/opencl to register the OpenCL backend.
 	ErrNoBackend = driver.ErrNoBackend
+	// ErrDeviceFault reports a fault of a command on the device: the
+	// context that it poisoned returns its *DeviceFault from every call.
+	ErrDeviceFault = driver.ErrDeviceFault
 	// ErrClosed reports the use of a closed context, or of an object that
 	// its context's Close released.
 	ErrClosed = progcache.ErrClosed

@@ -55,6 +55,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "0"}, want: Config{}},
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "-1"}, wantErr: true},
 		{env: map[string]string{"DGEN_ALLOC_MAX_HELD": "lots"}, wantErr: true},
+		{env: map[string]string{"DGEN_SYNC_LAUNCHES": "1"}, want: Config{SyncLaunches: true}},
+		{env: map[string]string{"DGEN_SYNC_LAUNCHES": "0"}, want: Config{}},
+		{env: map[string]string{"DGEN_SYNC_LAUNCHES": "always"}, wantErr: true},
 	}
 	for _, tt := range tests {
 		cfg, err := ConfigFromEnv(func(k string) string { return tt.env[k] })

@@ -64,6 +64,9 @@ func (e *Event) Wait() error {
 // and Status need not wait with it: Release leaves the driver event to
 // the last goroutine that waits on it.
 func (e *Event) wait() error {
+	if f := e.q.ctx.faultErr(); f != nil {
+		return fmt.Errorf("wait for %s: %w", e.name, f)
+	}
 	e.mu.Lock()
 	if e.released {
 		e.mu.Unlock()
@@ -80,7 +83,7 @@ func (e *Event) wait() error {
 	}
 	e.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("wait for %s on %q: %w", e.name, e.q.dev.Name, err)
+		return e.q.ctx.failed(e.q, fmt.Errorf("wait for %s on %q: %w", e.name, e.q.dev.Name, err))
 	}
 	return nil
 }
@@ -157,7 +160,7 @@ func (e *Event) status() (driver.EventStatus, error) {
 	}
 	s, err := e.drv.Status()
 	if err != nil {
-		return 0, fmt.Errorf("status of %s on %q: %w", e.name, e.q.dev.Name, err)
+		return 0, e.q.ctx.failed(e.q, fmt.Errorf("status of %s on %q: %w", e.name, e.q.dev.Name, err))
 	}
 	return s, nil
 }

@@ -141,3 +141,17 @@ func Instances(c *Context) int {
 // BlockID names the driver buffer of m: the same for every Mem that the
 // allocator makes for one block.
 func (m *Mem) BlockID() uint64 { return m.id }
+
+// ForgetLostDevices forgets the devices that backends lost to faults
+// (fault.go), which the process otherwise keeps until it ends: each fault
+// test starts with every device usable.
+func ForgetLostDevices() {
+	processFaults.mu.Lock()
+	defer processFaults.mu.Unlock()
+	processFaults.m = nil
+}
+
+// SetLaunchPCs turns on the recording of every launch's Go line, as
+// Config.SyncLaunches does, without the synchronisation: what
+// BenchmarkLaunchPC measures.
+func SetLaunchPCs(c *Context, on bool) { c.launchPCs = on }

@@ -101,7 +101,7 @@ func (q *Queue) newGlobalMem(g *desc.Global) (*Mem, error) {
 	// A blocking write creates no event.
 	if _, err := q.drv.WriteBuffer(m.drv, true, 0, size, unsafe.Pointer(&zero[0]), nil); err != nil {
 		m.Free()
-		return nil, fmt.Errorf("zero device global %s on %q: %w", g.ID, q.dev.Name, err)
+		return nil, q.ctx.failed(q, fmt.Errorf("zero device global %s on %q: %w", g.ID, q.dev.Name, err))
 	}
 	return m, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -55,6 +56,7 @@ type Graph struct {
 	pins  []*pinnedMem // the pinned memory the commands use, each once, by address
 	owned []memUse     // allocations made while recording: the graph frees them
 	execs []graphExec  // prepared for a queue each
+	site  *launchSite  // what a queue's launch log keeps of a launch (fault.go); set by finalize
 }
 
 // graphState is where a graph is in its life.
@@ -328,19 +330,24 @@ func (g *Graph) finalize() error {
 		}
 	}
 	g.state = graphFinal
+	var kernels []string
 	for i := range g.cmds {
 		c := &g.cmds[i]
 		if c.kind != trace.Kernel {
 			continue
+		}
+		if !slices.Contains(kernels, c.name) {
+			kernels = append(kernels, c.name)
 		}
 		if err := setArgs(c.own, c.args, nil); err != nil {
 			g.releaseLocked()
 			return fmt.Errorf("finalize graph %q: %s: %w", g.name, g.describe(i), err)
 		}
 	}
+	g.site = &launchSite{kernel: "graph " + g.name, program: "kernels " + strings.Join(kernels, ", ")}
 	if _, err := g.exec(g.q); err != nil {
 		g.releaseLocked()
-		return fmt.Errorf("finalize graph %q: %w", g.name, err)
+		return g.ctx.failed(g.q, fmt.Errorf("finalize graph %q: %w", g.name, err))
 	}
 	return nil
 }
@@ -493,15 +500,17 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 			return fmt.Errorf("launch graph %q: %s: pinned memory: %w since the graph recorded it", g.name, g.describe(g.pinCmd(i)), ErrFreed)
 		}
 	}
+	lr := q.beginLaunch(g.site, 0) // the user calls Launch
 	if q.ctx.tr.Enabled() {
 		err = g.tracedLaunch(q, x, dw)
 	} else if _, err = x.Launch(dw, false); err != nil {
 		err = fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)
 	}
-	if err == nil {
-		g.recordUses(q)
+	if err = q.endLaunch(lr, err); err != nil {
+		return q.ctx.failed(q, err)
 	}
-	return err
+	g.recordUses(q)
+	return nil
 }
 
 // doneUses ends the use of the memory of g.uses[:n] that Launch holds.

@@ -740,7 +740,7 @@ func (q *Queue) imageTransfer(op string, kind trace.CmdKind, do func([]driver.Ev
 	err = do(dw)
 	tk.EndRelease()
 	if err != nil {
-		return fmt.Errorf("%s on %q: %w", op, q.dev.Name, err)
+		return q.ctx.failed(q, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err))
 	}
 	q.pts.complete(n)
 	return nil

@@ -298,6 +298,7 @@ type Kernel struct {
 
 	prog     *builtProgram
 	name     string
+	site     launchSite // what a queue's launch log keeps of a launch of k (fault.go)
 	nargs    int
 	released atomic.Bool
 	samplers []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
@@ -325,14 +326,14 @@ func (p *builtProgram) Kernel(name string) (*Kernel, error) {
 				err = fmt.Errorf("%w (it defines no kernel)", err)
 			}
 		}
-		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+		return nil, p.ctx.failed(nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err))
 	}
 	n, err := drv.NumArgs()
 	if err != nil {
 		drv.Release()
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
 	}
-	k := &Kernel{prog: p, ctx: p.ctx, drv: drv, name: name, nargs: n}
+	k := &Kernel{prog: p, ctx: p.ctx, drv: drv, name: name, nargs: n, site: launchSite{kernel: name, program: p.name}}
 	k.args.Slots = make([]driver.Arg, n)
 	k.ids = make([]uint64, n)
 	k.lim.wg = make([]atomic.Pointer[wgInfo], len(p.ctx.devices))

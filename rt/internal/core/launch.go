@@ -67,10 +67,14 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 		q.goTraceKernel(k, skip+1)
 	}
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	lr := q.beginLaunch(&k.site, skip+1)
 	ev, err := k.enqueue(q, r, dw, true)
 	tk.End()
-	if err != nil {
-		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
+	if err = q.endLaunch(lr, err); err != nil {
+		if ev != nil {
+			ev.Release()
+		}
+		return nil, q.ctx.failed(q, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err))
 	}
 	q.recordArgs(k)
 	return q.newTracedEvent(ev, k.name, tk), nil
@@ -112,6 +116,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
 	event := q.wantsEvent(tk)
 	var ev driver.Event
+	lr := q.beginLaunch(&k.site, skip+1)
 	if event && q.timer != nil && k.foreign == 0 {
 		ev, err = q.timer.LaunchArgsTimed(k.drv, &k.args, r.ndrange(), dw) // the event is for the times only
 	} else {
@@ -122,8 +127,11 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 	} else {
 		tk.EndRelease()
 	}
-	if err != nil {
-		return fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
+	if err = q.endLaunch(lr, err); err != nil {
+		if ev != nil {
+			ev.Release()
+		}
+		return q.ctx.failed(q, fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err))
 	}
 	q.recordArgs(k)
 	if event {

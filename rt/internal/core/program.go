@@ -64,7 +64,7 @@ func (c *Context) buildDirect(req buildRequest) (*builtProgram, error) {
 		drv, err = c.drv.BuildProgram(req.source, req.options)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s program %q for %s: %w", op, req.name, c.deviceLabel(), err)
+		return nil, c.failed(nil, fmt.Errorf("%s program %q for %s: %w", op, req.name, c.deviceLabel(), err))
 	}
 	if req.binaries == nil && t0 != 0 {
 		c.traceCache(0, trace.Cache{Op: trace.Build, Program: req.name, Duration: c.tr.Now() - t0})

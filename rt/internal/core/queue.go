@@ -21,8 +21,9 @@ import (
 //
 // Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer and
 // id are set by NewQueue and never change. rec, specs and global are
-// atomics, pts is atomic counters, and pend has its own mutex, which is
-// never held across a driver call. No lock of the queue is held across a
+// atomics, pts and log are atomic counters (and log's ring atomic
+// pointers), and pend has its own mutex, which is never held across a
+// driver call. No lock of the queue is held across a
 // driver call: the context's enter and exit, an atomic count, bracket
 // every call that uses a driver object, so that Close waits for them.
 //
@@ -52,6 +53,10 @@ type Queue struct {
 	// this queue's device: a host loop reads and writes one global again
 	// and again.
 	global atomic.Pointer[globalHit]
+
+	// log records the launches since the queue's last completed
+	// synchronisation, which a device fault names (fault.go).
+	log launchLog
 }
 
 // Context returns the queue's context.
@@ -80,7 +85,7 @@ func (q *Queue) Flush() error {
 	}
 	defer q.ctx.exit()
 	if err := q.drv.Flush(); err != nil {
-		return fmt.Errorf("flush queue on %q: %w", q.dev.Name, err)
+		return q.ctx.failed(q, fmt.Errorf("flush queue on %q: %w", q.dev.Name, err))
 	}
 	return nil
 }
@@ -124,11 +129,12 @@ func (q *Queue) FinishContext(ctx context.Context) error {
 
 // finish is Finish inside q's enter.
 func (q *Queue) finish() error {
-	n := q.pts.enq.Load()
+	n, l := q.pts.enq.Load(), q.log.mark()
 	if err := q.drv.Finish(); err != nil {
-		return fmt.Errorf("finish queue on %q: %w", q.dev.Name, err)
+		return q.ctx.failed(q, fmt.Errorf("finish queue on %q: %w", q.dev.Name, err))
 	}
 	q.pts.complete(n)
+	q.log.synchronised(l)
 	q.drainTrace(true)
 	return nil
 }
@@ -151,7 +157,7 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	ev, err := q.drv.Marker(dw)
 	tk.End()
 	if err != nil {
-		return nil, fmt.Errorf("enqueue marker on %q: %w", q.dev.Name, err)
+		return nil, q.ctx.failed(q, fmt.Errorf("enqueue marker on %q: %w", q.dev.Name, err))
 	}
 	return q.newTracedEvent(ev, "marker", tk), nil
 }

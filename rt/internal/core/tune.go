@@ -147,6 +147,9 @@ func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue) er
 		return fail(fmt.Errorf("%w: no tuning record for this device, and the queue on %q does not profile, which timing the candidates needs: open the context with Config.Profiling, or DGEN_PROFILE=1 (once, say, to make the record that later runs read)", ErrInvalidArgument, q.dev.Name))
 	}
 	winner, err := s.measure(ctx, q, d, chk, run, &res)
+	if err == nil {
+		err = c.faultErr() // times taken on a faulted device are no record
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -220,6 +223,9 @@ func (s *SpecConst[T]) measure(ctx context.Context, q *Queue, d *desc.SpecConst,
 		r.End()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			restore()
+			return "", fmt.Errorf("stopped while timing %s=%s: %w", d.Name, lit, err)
+		}
+		if errors.Is(err, ErrDeviceFault) {
 			return "", fmt.Errorf("stopped while timing %s=%s: %w", d.Name, lit, err)
 		}
 		if err != nil {

@@ -83,6 +83,13 @@ type Config struct {
 	Devices []diskcache.Device
 	// Hooks receive the cache's trace events.
 	Hooks Hooks
+	// Faulted, if set, returns the device fault of the cache's owner (rt:
+	// the context's DeviceFault), or nil. A program built once it returns
+	// an error is released, and the build fails with that error: nothing
+	// built on a faulted device is written to the persistent cache or the
+	// remote tier beneath it, whose binaries a faulted driver may have
+	// left incomplete.
+	Faulted func() error
 }
 
 // Stats counts what a cache did.
@@ -765,6 +772,20 @@ func (c *Cache[K]) build(k key) (driver.Program, error) {
 	return c.b.Build(k.name, k.img.Source, k.buildOptions())
 }
 
+// unfaulted returns p, k's program just built, unless the owner's device
+// faulted (Config.Faulted): then it releases p and returns the fault.
+func (c *Cache[K]) unfaulted(k key, p driver.Program) (driver.Program, error) {
+	if c.cfg.Faulted == nil {
+		return p, nil
+	}
+	if err := c.cfg.Faulted(); err != nil {
+		p.Release()
+		c.Logf("build %s: device fault: not stored", k.name)
+		return nil, fmt.Errorf("build program %q: %w", k.name, err)
+	}
+	return p, nil
+}
+
 // buildOnly builds k's program with no persistent cache; its size counts
 // only when the memory cache evicts by size.
 func (c *Cache[K]) buildOnly(k key) (*sharedProgram, int64, error) {
@@ -792,6 +813,9 @@ func (c *Cache[K]) getOrBuild1(ctx context.Context, k key, dk diskcache.Key) ([]
 	)
 	bin, outcome, err := c.cfg.Disk.GetOrBuild(ctx, dk, func() ([]byte, error) {
 		built, berr = c.build(k)
+		if berr == nil {
+			built, berr = c.unfaulted(k, built)
+		}
 		if berr != nil {
 			return nil, berr
 		}
@@ -866,6 +890,9 @@ func (c *Cache[K]) load(k key, keys []diskcache.Key, bins [][]byte, fetched bool
 // buildAndStore builds k's program and stores its binaries.
 func (c *Cache[K]) buildAndStore(k key, keys []diskcache.Key) (*sharedProgram, int64, error) {
 	p, err := c.build(k)
+	if err == nil {
+		p, err = c.unfaulted(k, p)
+	}
 	if err != nil {
 		return nil, 0, err
 	}

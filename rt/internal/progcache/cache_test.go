@@ -651,3 +651,38 @@ func TestSpecSets(t *testing.T) {
 		t.Errorf("Specs() = %v, want [{OTHER 1}]", got)
 	}
 }
+
+// TestFaultedNotStored: a program built while the owner's device has
+// faulted (Config.Faulted) is released and its build fails with the
+// fault; nothing reaches the persistent cache. Once the owner is well, the
+// same program is built and stored.
+func TestFaultedNotStored(t *testing.T) {
+	fault := errors.New("device fault: test")
+	var faulted atomic.Bool
+	c, b := newCache(t, Config{InMemory: true, Faulted: func() error {
+		if faulted.Load() {
+			return fault
+		}
+		return nil
+	}}, true)
+	img := uniqueImage("test.Faulted", "3")
+	faulted.Store(true)
+	if _, _, err := c.Program(img); !errors.Is(err, fault) {
+		t.Fatalf("build on a faulted device: %v, want the fault", err)
+	}
+	if es, err := c.cfg.Disk.List(); err != nil || len(es) != 0 {
+		t.Fatalf("%d entries stored after a build on a faulted device (%v), want none", len(es), err)
+	}
+	faulted.Store(false)
+	p, _, err := c.Program(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	if es, err := c.cfg.Disk.List(); err != nil || len(es) != 1 {
+		t.Errorf("%d entries stored after a build on a working device (%v), want 1", len(es), err)
+	}
+	if n := b.builds.Load(); n != 2 {
+		t.Errorf("%d builds, want 2: the faulted one is not kept", n)
+	}
+}
