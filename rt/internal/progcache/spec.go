@@ -51,6 +51,7 @@ func (c *Cache[K]) SetSpec(name, value string) {
 func (c *Cache[K]) storeSpecs(set *specSet) {
 	if c.spec.Swap(set) != set {
 		c.specGen.Add(1)
+		c.epoch.Add(1)
 	}
 }
 
