@@ -151,6 +151,12 @@ CUresult dgen_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsi
 	return dgen_post(r, s, end, 0, step);
 }
 
+CUresult dgen_launch_plain(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, uintptr_t params) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return -r;
+	return cu.LaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, (void **)params, NULL);
+}
 
 CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, unsigned char *host,
 		size_t size, int nwait, CUevent *waits, CUevent start, CUevent end, int sync, int *step) {

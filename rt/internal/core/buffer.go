@@ -502,7 +502,7 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 	if err := q.enter(); err != nil {
 		return err
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	return q.transferEntered(x, wait, skip+1)
 }
 
@@ -545,7 +545,7 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)

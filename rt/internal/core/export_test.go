@@ -53,11 +53,12 @@ func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
 }
 
 func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, r, wait, skip, false)
+	return q.launch(k, &r, wait, skip, false, true)
 }
 
 func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
-	return q.submit(k, r, wait, skip, false)
+	_, err := q.launch(k, &r, wait, skip, false, false)
+	return err
 }
 
 // ParkAcquired parks a kernel instance that a registered kernel's Acquire

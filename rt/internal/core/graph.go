@@ -217,13 +217,13 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 		return nil, fmt.Errorf("record graph %q: %w", name, err)
 	}
 	if r := q.rec.Load(); r != nil {
-		q.ctx.exit()
+		q.exit()
 		return nil, fmt.Errorf("record graph %q: %w: the queue records graph %q (graphs do not nest)", name, ErrInvalidArgument, r.g.name)
 	}
 	g := &Graph{name: name, rangeName: "graph " + name, ctx: q.ctx, q: q}
 	rec := &recording{g: g}
 	q.ctx.graphs.add(g)
-	q.ctx.exit() // record may close the context
+	q.exit() // record may close the context
 	err := func() error {
 		rq := q.recordingQueue(rec)
 		defer rq.endRecording() // even if record panics
@@ -245,7 +245,7 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 // Commands that rt does not record run on q's driver queue: the
 // allocation and zeroing of storage.
 func (q *Queue) recordingQueue(r *recording) *Queue {
-	rq := &Queue{ctx: q.ctx, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq}
+	rq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq}
 	rq.rec.Store(r)
 	return rq
 }
@@ -450,7 +450,7 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	if q.ctx != g.ctx {
 		return fmt.Errorf("launch graph %q: %w", g.name, q.ctx.sameContext("the graph", g.ctx))
 	}
@@ -1121,7 +1121,7 @@ func (q *Queue) recordEntered(r *recording, c graphCmd, wait []*Event, skip int)
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("%s: %w", c.name, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	dw, err := q.driverEvents(wait)
 	if err == nil {
 		err = r.recordCommand(q, c, dw, skip+1)

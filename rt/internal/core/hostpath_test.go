@@ -39,7 +39,7 @@ func (b *fakeBuffer) Handle() uint64 { return uint64(uintptr(unsafe.Pointer(b)))
 type nullQueue struct{ fakeQueue }
 
 // LaunchArgs takes the changed arguments as set and launches nothing.
-func (nullQueue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, event bool) (driver.Event, error) {
+func (nullQueue) LaunchArgs(k driver.Kernel, a *driver.Args, r *driver.NDRange, wait []driver.Event, event bool) (driver.Event, error) {
 	for i := range a.Slots {
 		a.Slots[i].Changed = false
 	}

@@ -40,15 +40,17 @@ import (
 
 // specHit is a kernel instance of a spec, parked in a queue's slot: ck is
 // the cache's kernel (the prototype) it was made from, under the
-// specialization-constant generation gen. It lives in the instance
+// specialization-constant generation gen; epoch is the cache's epoch when
+// ck was last found current (progcache's CurrentSince). It lives in the instance
 // (Kernel.hit), and only the instance's owner changes it: the goroutine
 // that took it from a slot or pool, before it parks it again.
 type specHit struct {
-	d   *desc.Kernel
-	ck  *progcache.Kernel[*Kernel]
-	gen uint64
-	k   *Kernel
-	q   *Queue
+	d     *desc.Kernel
+	ck    *progcache.Kernel[*Kernel]
+	gen   uint64
+	epoch uint64
+	k     *Kernel
+	q     *Queue
 }
 
 // specSlot returns the entry of q.specs for d.
@@ -109,7 +111,7 @@ func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
 	if h := q.specSlot(d).Swap(nil); h != nil {
-		if h.d == d && q.ctx.pc.Current(h.ck, h.gen) {
+		if h.d == d && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 			h.k.setErr = nil
 			return h.k, nil
 		}
@@ -129,7 +131,7 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 			return nil, err
 		}
 	}
-	gen := q.ctx.pc.Gen()
+	gen, epoch := q.ctx.pc.Gen(), q.ctx.pc.Epoch()
 	ck, err := q.ctx.pc.Kernel(key, q.dev.index)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -149,10 +151,10 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 		if k.decl != nil && !slices.Equal(k.decl.Globals, d.Globals) {
 			k.hidden = nil // specs of one kernel of one image bind the same globals
 		}
-		k.decl = d
+		k.decl, k.nglobals = d, int32(len(d.Globals))
 	}
 	// The caller owns k: no slot or pool reads k.hit until park.
-	k.hit = specHit{d: d, ck: ck, gen: gen, k: k, q: q}
+	k.hit = specHit{d: d, ck: ck, gen: gen, epoch: epoch, k: k, q: q}
 	k.setErr = nil
 	return k, nil
 }

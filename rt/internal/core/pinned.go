@@ -47,7 +47,7 @@ func NewPinned[T any](q *Queue, n int) (*Pinned[T], error) {
 	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	p := &Pinned[T]{pinnedMem: pinnedMem{q: q}}
 	if size == 0 {
 		return p, nil
@@ -93,7 +93,7 @@ func (p *Pinned[T]) Free() error {
 	if err := p.q.enter(); err != nil {
 		return fmt.Errorf("free pinned memory: %w", err)
 	}
-	defer p.q.ctx.exit()
+	defer p.q.exit()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.freed {

@@ -19,8 +19,8 @@ import (
 
 // Queue is rt.Queue, which documents it.
 //
-// Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer and
-// id are set by NewQueue and never change. rec, specs and global are
+// Invariants: ctx, gate, dev, tq, launcher, drv, profiling, lateTimes,
+// timer and id are set by NewQueue and never change. rec, specs and global are
 // atomics, pts and log are atomic counters (and log's ring atomic
 // pointers), and pend has its own mutex, which is never held across a
 // driver call. No lock of the queue is held across a
@@ -31,6 +31,7 @@ import (
 // lines: between two launches the driver's own work evicts them.
 type Queue struct {
 	ctx      *Context
+	gate     *queueGate // the calls inside enter, which Close waits for (context.go)
 	dev      *Device
 	rec      queueRec           // the graph the queue records into (below)
 	tq       *trace.Queue       // trace handle; see "Tracing in rt" (context.go)
@@ -83,7 +84,7 @@ func (q *Queue) Flush() error {
 	if err := q.enter(); err != nil {
 		return err
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	if err := q.drv.Flush(); err != nil {
 		return q.ctx.failed(q, fmt.Errorf("flush queue on %q: %w", q.dev.Name, err))
 	}
@@ -95,7 +96,7 @@ func (q *Queue) Finish() error {
 	if err := q.enter(); err != nil {
 		return err
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	return q.finish()
 }
 
@@ -116,7 +117,7 @@ func (q *Queue) FinishContext(ctx context.Context) error {
 	}
 	done := make(chan error, 1)
 	go func() {
-		defer q.ctx.exit()
+		defer q.exit()
 		done <- q.finish()
 	}()
 	select {
@@ -145,7 +146,7 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue marker: %w", err)
@@ -215,7 +216,7 @@ func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Eve
 // device times (its context opened with device-time sampling, so that its
 // clock is aligned), so that its command needs an event.
 func (q *Queue) wantsEvent(tk *trace.Task) bool {
-	return q.ctx.devTimes && q.profiling && tk.Sampled()
+	return tk != nil && q.profiling && q.ctx.devTimes && tk.Sampled()
 }
 
 // addPending keeps a copy of tk with its command until its device times

@@ -54,18 +54,12 @@ func (r Range) WithOffset(offsets ...int) Range {
 	return r
 }
 
-// same reports whether r and o are equal: r == o, field by field rather
-// than through the runtime's memory comparison (a launch makes it).
-func (r *Range) same(o *Range) bool {
-	return r.Global == o.Global && r.Local == o.Local && r.Dims == o.Dims && r.nlocal == o.nlocal && r.Offset == o.Offset && r.noffset == o.noffset
-}
-
 // hasLocal reports whether r sets a work-group size: through WithLocal,
 // or in Local.
 func (r Range) hasLocal() bool { return r.nlocal > 0 || r.Local != [3]int{} }
 
 // ndrange returns r as the driver takes it.
-func (r Range) ndrange() driver.NDRange {
+func (r *Range) ndrange() driver.NDRange {
 	return driver.NDRange{Dims: r.Dims, Global: r.Global, Local: r.Local, Offset: r.Offset}
 }
 

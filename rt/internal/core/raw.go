@@ -70,10 +70,11 @@ func (k *Kernel) SetScalarBits(i int, size uintptr, bits uint64) { k.setScalar(i
 // Launch enqueues k over r on q after wait and returns its event. The
 // trace's call site is the caller of rt/raw's Launch.
 func Launch(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
-	return q.launch(k, r, wait, 1, false)
+	return q.launch(k, &r, wait, 1, false, true)
 }
 
 // Submit is Launch without an event.
 func Submit(q *Queue, k *Kernel, r Range, wait []*Event) error {
-	return q.submit(k, r, wait, 1, false)
+	_, err := q.launch(k, &r, wait, 1, false, false)
+	return err
 }

@@ -34,8 +34,11 @@ func (k *Kernel) setLocal(i int, size int64) {
 		}
 		k.lim.locals = make([]int64, k.nargs)
 	}
-	k.lim.localBytes += size - k.lim.locals[i]
-	k.lim.locals[i] = size
+	if size != k.lim.locals[i] {
+		k.lim.localBytes += size - k.lim.locals[i]
+		k.lim.locals[i] = size
+		k.passed.dev = nil // the limits on local memory are checked again
+	}
 }
 
 // WorkGroupInfo returns the kernel's work-group limits on d, one of its
@@ -98,28 +101,42 @@ func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
 }
 
 // checkRange checks r, then the kernel's limits on q's device. A launch
-// like the last one that passed (the same range, device and local memory
-// of arguments) passes again without a check.
-func (k *Kernel) checkRange(q *Queue, r Range) error {
-	ok := &k.passed
-	if ok.dev == q.dev && ok.r.same(&r) && ok.localBytes == k.lim.localBytes {
+// like the last one that passed (the same range and device, and the same
+// local memory of arguments: setLocal forgets the last launch when that
+// changes) passes again without a check.
+func (k *Kernel) checkRange(q *Queue, r *Range) error {
+	if ok := &k.passed; ok.dev == q.dev && ok.same(r) {
 		return nil
 	}
+	return k.checkNewRange(q, r)
+}
+
+// checkNewRange is checkRange for a launch unlike the last one that
+// passed.
+func (k *Kernel) checkNewRange(q *Queue, r *Range) error {
 	if err := r.check(); err != nil {
 		return err
 	}
-	if err := k.checkLaunch(q, r); err != nil {
+	if err := k.checkLaunch(q, *r); err != nil {
 		return err
 	}
-	*ok = passedLaunch{r: r, dev: q.dev, localBytes: k.lim.localBytes}
+	k.passed = passedLaunch{dev: q.dev, nlocal: r.nlocal, noffset: r.noffset, nd: r.ndrange()}
 	return nil
 }
 
 // passedLaunch is the last launch of a kernel that checkRange passed.
 type passedLaunch struct {
-	r          Range
-	dev        *Device // nil: none yet
-	localBytes int64
+	dev             *Device // nil: none yet, or the local memory of arguments changed since
+	nlocal, noffset int8    // the range's Range.nlocal and Range.noffset
+	// nd is the range as the driver takes it, which the launch passes
+	// (enqueue): a launch like the last converts nothing.
+	nd driver.NDRange
+}
+
+// same reports whether r is the range that passed, field by field.
+func (p *passedLaunch) same(r *Range) bool {
+	return p.nd.Global == r.Global && p.nd.Local == r.Local && p.nd.Dims == r.Dims && p.nlocal == r.nlocal &&
+		p.nd.Offset == r.Offset && p.noffset == r.noffset
 }
 
 // checkLaunch checks r and the kernel's local memory against the limits of
