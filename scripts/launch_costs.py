@@ -17,16 +17,17 @@ import collections, re, subprocess, sys
 # (part, regular expression on callgrind's "file:function"), first match wins.
 PARTS = [
     ("eviction walk (not a launch)", r"pollute|BenchmarkHostPathCold"),
-    ("defer records", r"runtime\.(deferreturn|deferprocStack|popDefer|\(\*_panic\))|deferwrap"),
-    ("instance slot (Acquire, park)", r"core\.(Acquire|park|\(\*Queue\)\.specSlot)|progcache.*Current|SubmitSpec|LaunchSpec"),
+    ("defer records", r"runtime\.(deferreturn|deferprocStack|popDefer|\(\*_panic\))|deferwrap|\(\*launching\)\.end"),
+    ("instance slot (Acquire, park)", r"core\.(Acquire|\(\*Kernel\)\.park|\(\*Queue\)\.specSlot)|progcache.*Current|SubmitSpec|LaunchSpec"),
     ("argument setters and record", r"SetScalar|SetBuffer|SpecBuffer|SpecBytes|setScalar|setBuffer|recordBuffer|\.bind\b|\(\*Kernel\)\.bind|\(\*Kernel\)\.mark|\(\*Kernel\)\.holds|BufferMem|\.mem\b|\(\*Mem\)\.usable|driverBuffer"),
-    ("context enter and exit", r"\(\*Context\)\.(enter|exit)|\(\*Queue\)\.enter"),
+    ("context enter and exit", r"\(\*Context\)\.(enter|exit)|\(\*Queue\)\.(enter|exit)"),
     ("checks (range, context, wait list, spec)", r"checkLaunch|checkRange|\(\*Range\)\.same|driverEvents|\(\*Kernel\)\.prepare|checkBufs|recordable|sameContext"),
     ("buffer uses against a racing Free", r"useArgs|doneArgs|useAll|doneAll|\(\*Mem\)\.(use|done)\b"),
     ("trace check", r"beginTask|trace\.\(\*Queue\)\.Begin|\(\*Task\)\.End|EndRelease|wantsEvent|IsEnabled|goTrace"),
     ("fault log", r"beginLaunch|endLaunch|launchLog|\(\*Context\)\.failed"),
     ("stream-order recording", r"recordArgs|\(\*Queue\)\.record\b|queuePoints"),
     ("driver call (null backend)", r"\(\*Kernel\)\.enqueue|LaunchArgs|ndrange|nullQueue"),
+    ("launch body", r"\(\*Queue\)\.(launch|launchChecked|submit)\b|launchOp"),
     ("rt/raw and generated wrappers", r"raw\.|enqueueTouch64|enqueueBenchStep|codegen\.(Acquire|Submit)|core\.(Submit|Launch)\b"),
     ("Go runtime: atomics", r"sync/atomic"),
 ]
