@@ -100,7 +100,10 @@ bench-table: deps
 ## BUNDLE_TESTS, the commands of BUNDLE_CMDS, rawcl and the scripts, to run
 ## on a GPU machine that has no Go: copy it there and run $(BUNDLE)/run.sh,
 ## or $(BUNDLE)/bench-gpu.sh for the launch and Hotspot figures against
-## rawcl, $(BUNDLE)/fault-gpu.sh for the device-fault figures (with
+## rawcl, $(BUNDLE)/launch-gpu.sh for the launch path's (issue 45: the
+## launch loop against the cgo floor, Hotspot and its graph against raw C
+## and CuPy, device times per kernel from CUPTI through libkerneltime.so),
+## $(BUNDLE)/fault-gpu.sh for the device-fault figures (with
 ## BUNDLE_TESTS="rt/internal/core bench/faultloop" it runs the fault loop's
 ## GPU test too). The defaults are what those scripts and docs/BENCHMARKS.md run
 ## (about 55 MB); BUNDLE_TESTS=all takes every package whose tests use a
@@ -108,7 +111,7 @@ bench-table: deps
 ## every example. rt's tests live in rt/internal/core, whose binary is
 ## named rt.test.
 BUNDLE_TESTS ?= rt/internal/core rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
-BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc bench/faultloop
+BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc bench/faultloop bench/scaling
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \
@@ -121,7 +124,8 @@ gpu-bundle: deps
 	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/fault-gpu.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
-	cp examples/stencil/hotspot.cl $(BUNDLE)/
+	cc -O2 -Wall -shared -fPIC -o $(BUNDLE)/libkerneltime.so bench/kerneltime/kerneltime.c -ldl -lpthread
+	cp examples/stencil/hotspot.cl examples/stencil/cupy/hotspot.py scripts/launch-gpu.sh $(BUNDLE)/
 
 ## rawcl: the raw C yardsticks of the GPU figures (bench/rawcl/rawcl.c for
 ## OpenCL, bench/rawcu/rawcu.c for CUDA's driver API, opened with dlopen).

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -100,4 +101,59 @@ func (s *goSide) rawLaunches(g int, d time.Duration) (result, error) {
 			return n, lat, q.Finish()
 		}, nil
 	})
+}
+
+// launchAllocs returns the Go heap allocations per launch of the
+// generated Enqueue and of rt/raw's Submit on one queue, counted as
+// testing.AllocsPerRun counts them (GOMAXPROCS 1, runtime.MemStats'
+// Mallocs over n launches after one): the launch loop's promise of none,
+// on the backend under test.
+func (s *goSide) launchAllocs(n int) (gen, rawAllocs float64, err error) {
+	qs, err := s.queues(1)
+	if err != nil {
+		return 0, 0, err
+	}
+	q := qs[0]
+	p, err := rt.NewBuffer[int32](s.ctx, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer p.Free()
+	if err := p.Write(q, make([]int32, 64)); err != nil {
+		return 0, 0, err
+	}
+	if s.raw == nil {
+		if s.raw, err = raw.Build(s.ctx, "scaling.cl", source, ""); err != nil {
+			return 0, 0, err
+		}
+	}
+	k, err := s.raw.Kernel("touch64")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer k.Release()
+	if err := k.SetBuffer(0, p); err != nil {
+		return 0, 0, err
+	}
+	r, spec := rt.Range1(64), &Touch{P: p}
+	count := func(launch func() error) (float64, error) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		if err := launch(); err != nil {
+			return 0, err
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range n {
+			if err := launch(); err != nil {
+				return 0, err
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.Mallocs-before.Mallocs) / float64(n), q.Finish()
+	}
+	if gen, err = count(func() error { return spec.Enqueue(q, r) }); err != nil {
+		return 0, 0, err
+	}
+	rawAllocs, err = count(func() error { return raw.Submit(q, k, r) })
+	return gen, rawAllocs, err
 }

@@ -146,6 +146,13 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 	}
 	fmt.Printf("# scaling: backend %s, device %s, windows of %v, %d rounds, GOMAXPROCS %d, %d CPUs\n",
 		backend, ctx.Devices()[0].Name, window, rounds, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	if slices.ContainsFunc(ways, func(w way) bool { return w.w == launchLoop }) {
+		gen, raw, err := g.launchAllocs(20000)
+		if err != nil {
+			return fmt.Errorf("allocations per launch: %w", err)
+		}
+		fmt.Printf("# Go heap allocations per launch, one goroutine (testing.AllocsPerRun's count): generated Enqueue %g, rt/raw's Submit %g\n", gen, raw)
+	}
 	var sum summary
 	for _, k := range counts {
 		for _, w := range ways { // warm-up: builds, allocator blocks
