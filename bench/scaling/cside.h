@@ -5,3 +5,4 @@ double sc_run(int mode, int g, double window_ns, long *counts, float *lat, int c
 uintptr_t sc_floor_open(void);
 int sc_floor_launch(uintptr_t f);
 int sc_floor_sync(uintptr_t f);
+int sc_noop(uintptr_t f);

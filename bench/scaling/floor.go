@@ -2,6 +2,8 @@ package main
 
 // #cgo noescape sc_floor_launch
 // #cgo nocallback sc_floor_launch
+// #cgo noescape sc_noop
+// #cgo nocallback sc_noop
 // #include "cside.h"
 import "C"
 
@@ -59,6 +61,10 @@ func (s *goSide) floorLaunches(g int, d time.Duration) (result, error) {
 		}, nil
 	})
 }
+
+// cgoNoop calls a C function that returns at once, as the floor calls
+// sc_floor_launch: the cost of crossing into C and back.
+func cgoNoop() int { return int(C.sc_noop(0)) }
 
 // rawLaunches is the launch loop through rt/raw's Submit.
 func (s *goSide) rawLaunches(g int, d time.Duration) (result, error) {
