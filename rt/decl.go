@@ -9,7 +9,40 @@ type Program = core.Program
 
 // SpecConst is a specialization constant declared with //dgen:specconst: the
 // kernel source sees it as a macro of its name. T is a number type.
+//
+// A launch gets its value from one of two places. Its own value, given by
+// a field of its kernel spec (see Spec), belongs to that launch alone, as
+// a value that SYCL's handler sets belongs to one submission. Without one,
+// the launch uses the context's value: Set's, TuneDefault's, else the
+// directive's default. Each set of values is a variant of the program,
+// built once and cached under its values.
 type SpecConst[T any] = core.SpecConst[T]
+
+// Spec is a launch's own value of a specialization constant: the type of a
+// kernel spec's field tagged dgen:"spec=Name", where Name is a
+// //dgen:specconst variable of the package whose macro the kernel's program
+// uses. SpecConst.Of makes one:
+//
+//	//dgen:kernel program=Search name=nearest
+//	type Nearest struct {
+//		Base, Query rt.Buffer[float32]
+//		Best        rt.Buffer[int32]
+//		N           int32
+//		Dim         rt.Spec[int32] `dgen:"spec=Dim"` // not a kernel argument
+//	}
+//
+//	err = (&Nearest{Base: b, Query: qv, Best: best, N: n, Dim: Dim.Of(128)}).Enqueue(q, r)
+//
+// That launch, and no other, runs with Dim=128, whatever the context's
+// value and whatever other goroutines launch meanwhile. The zero Spec
+// gives no value: the launch uses the context's. dgen checks the field's
+// type against the constant's and a constant argument of Of against the
+// directive's bounds; at run time a value outside them is an error
+// wrapping ErrOutOfRange, and so is nothing launched. The first launch with
+// a set of values builds that variant of the program (once, however many
+// goroutines ask); later launches with the same values cost what a launch
+// without them costs.
+type Spec[T any] = core.Spec[T]
 
 // Local is the size of a __local kernel parameter: Len elements of T.
 type Local[T any] = core.Local[T]

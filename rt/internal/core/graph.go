@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -71,11 +72,14 @@ type graphCmd struct {
 	kind trace.CmdKind
 	name string      // the kernel's name or the command's
 	node *trace.Node // where it was recorded
-	// A kernel launch: the kernel object it was recorded from, its
-	// arguments, its range, and the graph's own kernel object (made by
-	// finalize) with those arguments set.
-	kern *Kernel
-	args []graphArg
+	// A kernel launch: the kernel object it was recorded from, the
+	// specialization-constant values of its program's variant (which
+	// name, the kernel's label, shows), its arguments, its range, and the
+	// graph's own kernel object (made by finalize) with those arguments
+	// set.
+	kern  *Kernel
+	specs []progcache.SpecValue
+	args  []graphArg
 	r    Range
 	own  driver.Kernel
 	// A copy, fill or transfer: the backend's command, buffers resolved.
@@ -243,7 +247,7 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 // Commands that rt does not record run on q's driver queue: the
 // allocation and zeroing of storage.
 func (q *Queue) recordingQueue(r *recording) *Queue {
-	rq := &Queue{ctx: q.ctx, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq}
+	rq := &Queue{ctx: q.ctx, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq, tune: q.tune}
 	rq.rec.Store(r)
 	return rq
 }
@@ -683,6 +687,11 @@ func (g *Graph) apply(cmd int, upd *graphUpdate) error {
 	if nc.kern.name != c.kern.name || nc.kern.prog.name != c.kern.prog.name {
 		return fmt.Errorf("%w: the update launches kernel %q of %q, the command kernel %q of %q", ErrInvalidArgument, nc.kern.name, nc.kern.prog.name, c.kern.name, c.kern.prog.name)
 	}
+	if !slices.Equal(nc.specs, c.specs) {
+		// Another variant of the program is another kernel: the command's
+		// kernel object would run with the recorded values.
+		return fmt.Errorf("%w: the update launches %s, the command %s: an update cannot change specialization-constant values (record another graph)", ErrInvalidArgument, nc.name, c.name)
+	}
 	if len(nc.args) != len(c.args) {
 		return fmt.Errorf("%w: the update sets %d arguments, the command %d", ErrInvalidArgument, len(nc.args), len(c.args))
 	}
@@ -899,11 +908,11 @@ func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Ev
 	if err != nil {
 		return fmt.Errorf("graph %q: %w", r.g.name, err)
 	}
-	c := graphCmd{kind: trace.Kernel, name: k.name, kern: k, args: args, r: rg, mems: mems}
+	c := graphCmd{kind: trace.Kernel, name: k.label, kern: k, specs: k.specs, args: args, r: rg, mems: mems}
 	if r.upd != nil {
 		return r.add(c, wait)
 	}
-	c.node = q.tq.Site(trace.Kernel, k.name, skip+2)
+	c.node = q.tq.Site(trace.Kernel, k.label, skip+2)
 	// The graph's own kernel object, made now, while the program is
 	// certainly alive (the caller holds k); finalize sets its arguments.
 	if c.own, err = k.prog.drv.NewKernel(k.name); err != nil {

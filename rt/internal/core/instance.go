@@ -40,15 +40,18 @@ import (
 
 // specHit is a kernel instance of a spec, parked in a queue's slot: ck is
 // the cache's kernel (the prototype) it was made from, under the
-// specialization-constant generation gen. It lives in the instance
+// specialization-constant generation gen and the launch's own values args
+// (speclaunch.go); slot is where it parks. It lives in the instance
 // (Kernel.hit), and only the instance's owner changes it: the goroutine
 // that took it from a slot or pool, before it parks it again.
 type specHit struct {
-	d   *desc.Kernel
-	ck  *progcache.Kernel[*Kernel]
-	gen uint64
-	k   *Kernel
-	q   *Queue
+	d    *desc.Kernel
+	ck   *progcache.Kernel[*Kernel]
+	gen  uint64
+	k    *Kernel
+	q    *Queue
+	slot *atomic.Pointer[specHit]
+	args SpecArgs
 }
 
 // specSlot returns the entry of q.specs for d.
@@ -104,22 +107,30 @@ func (p *kernelPool) kill() {
 // by the caller until Submit or Launch parks it: the one parked in q's slot
 // when it is current, else a spare one or a new one from the context's
 // kernel cache (building the program on first use).
+//
+// A spec whose fields give specialization-constant values launches through
+// AcquireSpec instead (speclaunch.go); every launch of one spec takes the
+// same of the two.
 func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
-	if h := q.specSlot(d).Swap(nil); h != nil {
+	slot := q.specSlot(d)
+	if h := slot.Swap(nil); h != nil {
 		if h.d == d && q.ctx.pc.Current(h.ck, h.gen) {
 			h.k.setErr = nil
 			return h.k, nil
 		}
 		h.unpark()
 	}
-	return q.acquireSlow(d)
+	var none SpecArgs
+	return q.acquireSlow(d, &none, slot)
 }
 
-// acquireSlow is Acquire's path through the kernel cache.
-func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
+// acquireSlow is the path of Acquire and AcquireSpec through the kernel
+// cache, for the values a (and a tuning queue's candidate); the instance
+// parks in slot.
+func (q *Queue) acquireSlow(d *desc.Kernel, a *SpecArgs, slot *atomic.Pointer[specHit]) (*Kernel, error) {
 	key, err := d.Key()
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -129,8 +140,12 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 			return nil, err
 		}
 	}
+	over, err := q.specOverrides(d, a) // speclaunch.go
+	if err != nil {
+		return nil, err
+	}
 	gen := q.ctx.pc.Gen()
-	ck, err := q.ctx.pc.Kernel(key, q.dev.index)
+	ck, err := q.ctx.pc.KernelWith(key, q.dev.index, over)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
 	}
@@ -152,7 +167,9 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 		k.decl = d
 	}
 	// The caller owns k: no slot or pool reads k.hit until park.
-	k.hit = specHit{d: d, ck: ck, gen: gen, k: k, q: q}
+	k.hit = specHit{d: d, ck: ck, gen: gen, k: k, q: q, slot: slot, args: *a}
+	k.specs = ck.Specs()
+	k.label = proto.variantLabel(k.specs)
 	k.setErr = nil
 	return k, nil
 }
@@ -161,7 +178,7 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 // its prototype's pool if another instance is parked there.
 func (k *Kernel) park() {
 	h := &k.hit
-	if !h.q.specSlot(h.d).CompareAndSwap(nil, h) {
+	if !h.slot.CompareAndSwap(nil, h) {
 		h.ck.Object().pool.put(k)
 	}
 }

@@ -66,14 +66,14 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 	if rtrace.IsEnabled() {
 		q.goTraceKernel(k, skip+1)
 	}
-	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	tk := q.beginTask(trace.Kernel, k.label, skip+1, wait)
 	ev, err := k.enqueue(q, r, dw, true)
 	tk.End()
 	if err != nil {
 		return nil, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err)
 	}
 	q.recordArgs(k)
-	return q.newTracedEvent(ev, k.name, tk), nil
+	return q.newTracedEvent(ev, k.label, tk), nil
 }
 
 // submit is launch without an event; skip and spec are as for launch. When tracing
@@ -109,7 +109,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 	if rtrace.IsEnabled() {
 		q.goTraceKernel(k, skip+1)
 	}
-	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	tk := q.beginTask(trace.Kernel, k.label, skip+1, wait)
 	event := q.wantsEvent(tk)
 	var ev driver.Event
 	if event && q.timer != nil && k.foreign == 0 {

@@ -19,8 +19,8 @@ import (
 
 // Queue is rt.Queue, which documents it.
 //
-// Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer and
-// id are set by NewQueue and never change. rec, specs and global are
+// Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer, id
+// and tune are set by NewQueue (or tuningQueue) and never change. rec, specs and global are
 // atomics, pts is atomic counters, and pend has its own mutex, which is
 // never held across a driver call. No lock of the queue is held across a
 // driver call: the context's enter and exit, an atomic count, bracket
@@ -52,6 +52,11 @@ type Queue struct {
 	// this queue's device: a host loop reads and writes one global again
 	// and again.
 	global atomic.Pointer[globalHit]
+
+	// tune is set on the queues that SpecConst.Tune hands its function,
+	// one per candidate (speclaunch.go's tuningQueue): their launches run
+	// with the candidate. Nil on every other queue.
+	tune *tuneOverride
 }
 
 // Context returns the queue's context.

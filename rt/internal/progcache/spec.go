@@ -45,6 +45,23 @@ func (c *Cache[K]) SetSpec(name, value string) {
 	c.storeSpecs(c.internSpecs(vals))
 }
 
+// overlay returns the interned set of base's values with over in their
+// place (a launch's own values, KernelWith).
+func (c *Cache[K]) overlay(base *specSet, over []SpecValue) *specSet {
+	c.specMu.Lock()
+	defer c.specMu.Unlock()
+	vals := slices.Clone(base.vals)
+	for _, v := range over {
+		i, found := slices.BinarySearchFunc(vals, v.Name, byName)
+		if found {
+			vals[i].Value = v.Value
+		} else {
+			vals = slices.Insert(vals, i, v)
+		}
+	}
+	return c.internSpecs(vals)
+}
+
 // storeSpecs makes set the current values; called with specMu held. A
 // change starts a new generation: the first fast kernel hit of each kernel
 // under it counts as a memory hit.
