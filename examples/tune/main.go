@@ -57,16 +57,16 @@ type Mul struct {
 
 // Result is what the command prints.
 type Result struct {
-	OK     bool    `json:"ok"`
-	Device string  `json:"device"`
-	N      int     `json:"n"`
-	Winner int32   `json:"winner"`
-	Timed  int     `json:"timed"`
+	OK     bool   `json:"ok"`
+	Device string `json:"device"`
+	N      int    `json:"n"`
+	Winner int32  `json:"winner"`
+	Timed  int    `json:"timed"`
 	// Default is the context's TILE after tuning: the directive's
 	// default, since Tune times candidates as per-launch values.
-	Default int32 `json:"default"`
-	Cached bool    `json:"cached"`
-	MaxErr float64 `json:"max_rel_err"` // against Go
+	Default int32   `json:"default"`
+	Cached  bool    `json:"cached"`
+	MaxErr  float64 `json:"max_rel_err"` // against Go
 	// Bench holds, with -bench, the device times of reps multiplies with
 	// each candidate that runs on the device, set in turn.
 	Bench []BenchRow `json:"bench,omitempty"`

@@ -80,8 +80,8 @@ type graphCmd struct {
 	kern  *Kernel
 	specs []progcache.SpecValue
 	args  []graphArg
-	r    Range
-	own  driver.Kernel
+	r     Range
+	own   driver.Kernel
 	// A copy, fill or transfer: the backend's command, buffers resolved.
 	dc   driver.GraphCommand
 	mems []*Mem     // the memory it uses

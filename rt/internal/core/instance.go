@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -41,7 +40,8 @@ import (
 // specHit is a kernel instance of a spec, parked in a queue's slot: ck is
 // the cache's kernel (the prototype) it was made from, under the
 // specialization-constant generation gen and the launch's own values args
-// (speclaunch.go); slot is where it parks. It lives in the instance
+// (speclaunch.go); slot is the index in q.specs where it parks, or where
+// that is taken, at slot^1. It lives in the instance
 // (Kernel.hit), and only the instance's owner changes it: the goroutine
 // that took it from a slot or pool, before it parks it again.
 type specHit struct {
@@ -50,13 +50,13 @@ type specHit struct {
 	gen  uint64
 	k    *Kernel
 	q    *Queue
-	slot *atomic.Pointer[specHit]
+	slot int
 	args SpecArgs
 }
 
-// specSlot returns the entry of q.specs for d.
-func (q *Queue) specSlot(d *desc.Kernel) *atomic.Pointer[specHit] {
-	return &q.specs[uintptr(unsafe.Pointer(d))*0x9E3779B97F4A7C15>>61]
+// specSlot returns the index in q.specs of d's slot.
+func (q *Queue) specSlot(d *desc.Kernel) int {
+	return int(uintptr(unsafe.Pointer(d)) * 0x9E3779B97F4A7C15 >> 61)
 }
 
 // kernelPool holds a prototype's spare instances.
@@ -115,22 +115,49 @@ func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
-	slot := q.specSlot(d)
-	if h := slot.Swap(nil); h != nil {
-		if h.d == d && q.ctx.pc.Current(h.ck, h.gen) {
+	i := q.specSlot(d)
+	h := q.specs[i].Swap(nil)
+	if h != nil && h.d == d && q.ctx.pc.Current(h.ck, h.gen) {
+		h.k.setErr = nil
+		return h.k, nil
+	}
+	var none SpecArgs
+	return q.acquireMiss(d, &none, i, h)
+}
+
+// acquireMiss is the path of Acquire and AcquireSpec when slot i did not
+// hold an instance for d launched with a: h, what it held (or nil), goes
+// back there while it still serves its own spec; the pair slot i^1, where
+// an instance parks when its own is taken, is looked at; else the kernel
+// cache. So two specs, or two sets of values, whose slots collide each
+// keep an instance parked.
+func (q *Queue) acquireMiss(d *desc.Kernel, a *SpecArgs, i int, h *specHit) (*Kernel, error) {
+	if h != nil {
+		q.putBack(i, h)
+	}
+	if h := q.specs[i^1].Swap(nil); h != nil {
+		if h.d == d && h.args == *a && q.ctx.pc.Current(h.ck, h.gen) {
 			h.k.setErr = nil
 			return h.k, nil
 		}
-		h.unpark()
+		q.putBack(i^1, h)
 	}
-	var none SpecArgs
-	return q.acquireSlow(d, &none, slot)
+	return q.acquireSlow(d, a, i)
+}
+
+// putBack parks h, taken from slot i by a launch it cannot serve, there
+// again while its prototype is current, and otherwise disposes of it.
+func (q *Queue) putBack(i int, h *specHit) {
+	if q.ctx.pc.Current(h.ck, h.gen) && q.specs[i].CompareAndSwap(nil, h) {
+		return
+	}
+	h.unpark()
 }
 
 // acquireSlow is the path of Acquire and AcquireSpec through the kernel
 // cache, for the values a (and a tuning queue's candidate); the instance
-// parks in slot.
-func (q *Queue) acquireSlow(d *desc.Kernel, a *SpecArgs, slot *atomic.Pointer[specHit]) (*Kernel, error) {
+// parks in slot (or its pair).
+func (q *Queue) acquireSlow(d *desc.Kernel, a *SpecArgs, slot int) (*Kernel, error) {
 	key, err := d.Key()
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -174,11 +201,12 @@ func (q *Queue) acquireSlow(d *desc.Kernel, a *SpecArgs, slot *atomic.Pointer[sp
 	return k, nil
 }
 
-// park gives k, acquired by Acquire, back to its queue's slot, or to
-// its prototype's pool if another instance is parked there.
+// park gives k, acquired by Acquire, back to its queue's slot, or the pair
+// of that slot, or to its prototype's pool if other instances are parked
+// in both.
 func (k *Kernel) park() {
 	h := &k.hit
-	if !h.slot.CompareAndSwap(nil, h) {
+	if s := &h.q.specs; !s[h.slot].CompareAndSwap(nil, h) && !s[h.slot^1].CompareAndSwap(nil, h) {
 		h.ck.Object().pool.put(k)
 	}
 }

@@ -297,9 +297,9 @@ type Kernel struct {
 	lim        kernelLimits // local memory and work-group limits
 	hidden     [][]*Mem
 
-	prog     *builtProgram
-	name     string
-	nargs    int
+	prog  *builtProgram
+	name  string
+	nargs int
 	// label is the name that traces and graphs give the kernel's launches:
 	// name, and for an instance of a spec the specialization-constant
 	// values of its program's variant (variantLabel, made once per
@@ -307,8 +307,8 @@ type Kernel struct {
 	label     string
 	labelOnce atomic.Pointer[string]
 	specs     []progcache.SpecValue
-	released atomic.Bool
-	samplers []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
+	released  atomic.Bool
+	samplers  []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
 }
 
 // Kernel creates the kernel called name. A name that the program does not

@@ -89,27 +89,25 @@ func AcquireSpec(q *Queue, d *desc.Kernel, a *SpecArgs) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
-	slot := q.specSlotArgs(d, a)
-	if h := slot.Swap(nil); h != nil {
-		if h.d == d && h.args == *a && q.ctx.pc.Current(h.ck, h.gen) {
-			h.k.setErr = nil
-			return h.k, nil
-		}
-		h.unpark()
+	i := q.specSlotArgs(d, a)
+	h := q.specs[i].Swap(nil)
+	if h != nil && h.d == d && h.args == *a && q.ctx.pc.Current(h.ck, h.gen) {
+		h.k.setErr = nil
+		return h.k, nil
 	}
-	return q.acquireSlow(d, a, slot)
+	return q.acquireMiss(d, a, i, h)
 }
 
-// specSlotArgs returns the entry of q.specs for d launched with a: the
-// values mix into the index, so that a queue that alternates between a few
+// specSlotArgs returns the index in q.specs of the slot of d launched with
+// a: the values mix into it, so that a queue that alternates between a few
 // values of one spec keeps an instance of each parked.
-func (q *Queue) specSlotArgs(d *desc.Kernel, a *SpecArgs) *atomic.Pointer[specHit] {
+func (q *Queue) specSlotArgs(d *desc.Kernel, a *SpecArgs) int {
 	x := uint64(uintptr(unsafe.Pointer(d)))
 	for i := range min(len(d.Specs), MaxSpecArgs) {
 		x = (x ^ a.bits[i]) * 0x9E3779B97F4A7C15
 	}
 	x ^= uint64(a.set) << 48
-	return &q.specs[x*0x9E3779B97F4A7C15>>61]
+	return int(x * 0x9E3779B97F4A7C15 >> 61)
 }
 
 // specOverrides returns the values that a launch of d on q gives in place
