@@ -20,6 +20,14 @@ const _dgenImage_Hotspot = "#line 1 \"step.cl\"\n// The kernel of examples/stenc
 //go:embed step.cl
 var _dgenSource_Hotspot string
 
+// _dgenImage_BumpProg is the device image of BumpProg: bump.cl after dgen's rewriting.
+const _dgenImage_BumpProg = "#line 1 \"bump.cl\"\n// The kernel of bench/inproc's spec family: 256 work-items, each adding\n// the specialization constant Add to its element.\n__kernel void bump(__global int *p) { p[get_global_id(0)] += Add; }\n"
+
+// _dgenSource_BumpProg is bump.cl as it is now, to compare with what dgen read.
+//
+//go:embed bump.cl
+var _dgenSource_BumpProg string
+
 // _dgenArgs_Step sets the arguments of kernel hotspot from s.
 func _dgenArgs_Step(s *Step, k *codegen.Instance) {
 	codegen.SetScalar[int32](k, 0, s.Iteration)
@@ -92,12 +100,98 @@ func _(v Step) {
 	var _ codegen.Is[float32] = codegen.TypeOf(v.Dt, "ERROR: field Dt of Step changed type after go generate read it: run go generate")
 }
 
+// _dgenArgs_Bump sets the arguments of kernel bump from s.
+func _dgenArgs_Bump(s *Bump, k *codegen.Instance) {
+	codegen.SetBuffer[int32](k, 0, s.P)
+}
+
+// Enqueue sets the arguments of kernel bump from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *Bump) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.Acquire(q, _dgenKernel_Bump)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Bump(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *Bump) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.Acquire(q, _dgenKernel_Bump)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Bump(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// _dgenShape_Bump is Bump as go generate read it: the guards below compile only while Bump is the same.
+type _dgenShape_Bump struct {
+	P rt.Buffer[int32]
+}
+
+var _ codegen.Fresh = codegen.Layout[[1 - min(1, (unsafe.Sizeof(Bump{})^unsafe.Sizeof(_dgenShape_Bump{}))|(unsafe.Offsetof(Bump{}.P)^unsafe.Offsetof(_dgenShape_Bump{}.P)))]struct{}]("ERROR: Bump changed after go generate read it (a field was added, removed or moved): run go generate")
+
+func _(v Bump) {
+	var _ codegen.Is[rt.Buffer[int32]] = codegen.TypeOf(v.P, "ERROR: field P of Bump changed type after go generate read it: run go generate")
+}
+
+// _dgenArgs_BumpAdd sets the arguments of kernel bump from s.
+func _dgenArgs_BumpAdd(s *BumpAdd, k *codegen.Instance) {
+	codegen.SetBuffer[int32](k, 0, s.P)
+}
+
+// Enqueue sets the arguments of kernel bump from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
+func (s *BumpAdd) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	var a codegen.SpecArgs
+	codegen.SetSpec[int32](&a, 0, &Add, s.Add)
+	k, err := codegen.AcquireSpec(q, _dgenKernel_BumpAdd, &a)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_BumpAdd(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
+func (s *BumpAdd) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	var a codegen.SpecArgs
+	codegen.SetSpec[int32](&a, 0, &Add, s.Add)
+	k, err := codegen.AcquireSpec(q, _dgenKernel_BumpAdd, &a)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_BumpAdd(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// _dgenShape_BumpAdd is BumpAdd as go generate read it: the guards below compile only while BumpAdd is the same.
+type _dgenShape_BumpAdd struct {
+	P   rt.Buffer[int32]
+	Add rt.Spec[int32]
+}
+
+var _ codegen.Fresh = codegen.Layout[[1 - min(1, (unsafe.Sizeof(BumpAdd{})^unsafe.Sizeof(_dgenShape_BumpAdd{}))|(unsafe.Offsetof(BumpAdd{}.P)^unsafe.Offsetof(_dgenShape_BumpAdd{}.P))|(unsafe.Offsetof(BumpAdd{}.Add)^unsafe.Offsetof(_dgenShape_BumpAdd{}.Add)))]struct{}]("ERROR: BumpAdd changed after go generate read it (a field was added, removed or moved): run go generate")
+
+func _(v BumpAdd) {
+	var _ codegen.Is[rt.Buffer[int32]] = codegen.TypeOf(v.P, "ERROR: field P of BumpAdd changed type after go generate read it: run go generate")
+	var _ codegen.Is[rt.Spec[int32]] = codegen.TypeOf(v.Add, "ERROR: field Add of BumpAdd changed type after go generate read it: run go generate")
+}
+
 // The descriptors, registered while the package's variables are initialized: before any init function of the package runs.
 var (
 	_dgenGlobal_Word = codegen.Register[*codegen.Global](&codegen.Global{
 		ID:    "github.com/dgen-go/dgen/bench/inproc.Word",
 		Shape: codegen.ShapeOf[uint32](0xd19157a0484fa4a1),
 		Var:   codegen.GlobalVar[uint32](&Word),
+	})
+	_dgenSpecConst_Add = codegen.Register[*codegen.SpecConst](&codegen.SpecConst{
+		Default: "1",
+		ID:      "github.com/dgen-go/dgen/bench/inproc.Add",
+		Max:     "64",
+		Min:     "1",
+		Name:    "Add",
+		Var:     codegen.SpecConstVar[int32](&Add, 1),
 	})
 	_dgenProgram_Hotspot = codegen.Register[*codegen.Program](&codegen.Program{
 		ID:      "github.com/dgen-go/dgen/bench/inproc.Hotspot",
@@ -115,12 +209,39 @@ var (
 		}},
 		Var: codegen.ProgramVar(&Hotspot),
 	})
+	_dgenProgram_BumpProg = codegen.Register[*codegen.Program](&codegen.Program{
+		ID:    "github.com/dgen-go/dgen/bench/inproc.BumpProg",
+		Image: _dgenImage_BumpProg,
+		Name:  "bump.cl",
+		Sources: []codegen.Source{{
+			Embedded: _dgenSource_BumpProg,
+			Hash:     0x190f6364371b58f4,
+			Name:     "bump.cl",
+		}},
+		SpecConsts: []*codegen.SpecConst{_dgenSpecConst_Add},
+		Var:        codegen.ProgramVar(&BumpProg),
+	})
 	_dgenKernel_Step = codegen.Register[*codegen.Kernel](&codegen.Kernel{
 		ID:      "github.com/dgen-go/dgen/bench/inproc.Step",
 		Name:    "hotspot",
 		Params:  13,
 		Program: _dgenProgram_Hotspot,
 		Shape:   codegen.ShapeOf[Step](0x531245f62423b15c),
+	})
+	_dgenKernel_Bump = codegen.Register[*codegen.Kernel](&codegen.Kernel{
+		ID:      "github.com/dgen-go/dgen/bench/inproc.Bump",
+		Name:    "bump",
+		Params:  1,
+		Program: _dgenProgram_BumpProg,
+		Shape:   codegen.ShapeOf[Bump](0x544ba00352cbfd82),
+	})
+	_dgenKernel_BumpAdd = codegen.Register[*codegen.Kernel](&codegen.Kernel{
+		ID:      "github.com/dgen-go/dgen/bench/inproc.BumpAdd",
+		Name:    "bump",
+		Params:  1,
+		Program: _dgenProgram_BumpProg,
+		Shape:   codegen.ShapeOf[BumpAdd](0x223c6552fde15a82),
+		Specs:   []*codegen.SpecConst{_dgenSpecConst_Add},
 	})
 	_ = codegen.Register[*codegen.AllocSite](&codegen.AllocSite{
 		ID:   "github.com/dgen-go/dgen/bench/inproc.tempSite",
