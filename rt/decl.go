@@ -36,12 +36,12 @@ type SpecConst[T any] = core.SpecConst[T]
 // That launch, and no other, runs with Dim=128, whatever the context's
 // value and whatever other goroutines launch meanwhile. The zero Spec
 // gives no value: the launch uses the context's. dgen checks the field's
-// type against the constant's and a constant argument of Of against the
-// directive's bounds; at run time a value outside them is an error
-// wrapping ErrOutOfRange, and so is nothing launched. The first launch with
-// a set of values builds that variant of the program (once, however many
-// goroutines ask); later launches with the same values cost what a launch
-// without them costs.
+// type against the constant's, and a constant argument of Of against the
+// directive's bounds; at run time a value outside them makes Enqueue
+// return an error wrapping ErrOutOfRange, and nothing is launched. The
+// first launch with a set of values builds that variant of the program
+// (once, however many goroutines ask); later launches with the same values
+// on a queue cost what a launch without them costs, and allocate nothing.
 type Spec[T any] = core.Spec[T]
 
 // Local is the size of a __local kernel parameter: Len elements of T.
@@ -59,6 +59,12 @@ type AllocSite[T any] = core.AllocSite[T]
 // global has one zero-initialised instance per device, shared by every
 // program; a device_image_scope global has one per program image and
 // device. T must be plain data.
+//
+// Specialization-constant values choose code, not data: the variants of a
+// program built for different values (a launch's own, or the context's)
+// share its globals. A value written under one set of values, by the host
+// or by a kernel, is what a launch under any other set reads, on the same
+// device; a global's storage is never per variant.
 //
 // The host instance caches its registration, so that reaching a global's
 // storage from its address takes no registry lookup.

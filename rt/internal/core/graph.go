@@ -167,7 +167,10 @@ type graphUpdate struct {
 // What a graph records, as CUDA Graphs and SYCL graphs define it:
 //   - Kernel launches, with their arguments as set when recorded: values
 //     (scalars, structs) are captured, and Graph.Update changes them;
-//     buffers and samplers are used as they are at each launch.
+//     buffers and samplers are used as they are at each launch. Each
+//     launch keeps the specialization-constant values it was recorded
+//     with, its own or the context's then: a later SpecConst.Set changes
+//     no recorded launch, and traces name each after its values.
 //   - Fill and CopyTo, with Fill's value captured.
 //   - Transfers between a buffer and pinned memory (Buffer.WriteAsync and
 //     ReadAsync with a Pinned): each launch reads the pinned memory anew,
@@ -625,9 +628,10 @@ func (u memUse) check() error {
 // spec with new field values (a swapped pair of buffers, a new scalar), so
 // that the compiler checks the types as for any Enqueue. A node of
 // another graph or of another command than a launch, an argument whose
-// kind or size differs from the recorded one, another kernel, no launch or
-// more than one, is an error naming the graph and the command, and the
-// graph is left as it was. Launches already enqueued keep what they were
+// kind or size differs from the recorded one, another kernel or the same
+// kernel under other specialization-constant values (another variant of
+// its program), no launch or more than one, is an error naming the graph
+// and the command, and the graph is left as it was. Launches already enqueued keep what they were
 // enqueued with.
 func (g *Graph) Update(n *GraphNode, enqueue func(q *Queue) error) error {
 	if g == nil {

@@ -20,17 +20,21 @@ import (
 // its own: a kernel object made from the cached program (progcache's
 // Kernel.Spawn) with a launch record of its own.
 //
-// The cache keeps one kernel object per (program, kernel, device), the
-// prototype: it is never launched by a spec, it tells how many arguments the
-// kernel takes, and it holds a pool of spare instances. An instance is
-// owned by exactly one of: a queue's slot (Queue.specs, where it parks
-// between launches), its prototype's pool, or the goroutine that acquired
-// it, from Acquire until park after Submit or Launch. Taking an
+// The cache keeps one kernel object per (program variant, kernel, device),
+// the prototype: it is never launched by a spec, it tells how many
+// arguments the kernel takes, and it holds a pool of spare instances. An
+// instance is owned by exactly one of: a queue's slot (Queue.specs, where
+// it parks between launches), its prototype's pool, or the goroutine that
+// acquired it, from Acquire until park after Submit or Launch. Taking an
 // instance from a slot is one atomic swap and parking it one compare-and-
 // swap, so a goroutine launching on a queue of its own takes no lock and
-// allocates nothing. Only when goroutines share a queue, or specs share a
-// slot, do instances go through the pool, whose mutex guards a slice and is
-// never held across a driver call.
+// allocates nothing. A slot is chosen by a hash of the spec and of the
+// launch's own specialization-constant values (speclaunch.go); an
+// instance whose slot is taken parks in the slot's pair (index^1), where
+// a launch that misses its own slot looks next. Only when goroutines share
+// a queue, or more specs and values than that meet on a pair of slots, do
+// instances go through the pool, whose mutex guards a slice and is never
+// held across a driver call.
 //
 // A goroutine that panics between Acquire and Submit keeps its instance;
 // nothing is locked, and the next launch takes another. Eviction releases a

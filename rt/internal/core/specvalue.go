@@ -215,10 +215,13 @@ func setNum(v reflect.Value, n specNum) {
 	}
 }
 
-// Value returns the value that programs built by c from now on see for
-// s: the value set on c (Set or Tune), else the default. Value(nil)
-// returns the default; a constant that is not registered, or has neither a
-// value nor a default, gives the zero value.
+// Value returns the context's value of s: the value that launches on c
+// that give s no value of their own run with from now on, the value set
+// on c (Set or TuneDefault), else the default. Value(nil) returns the
+// default; a constant that is not registered, or has neither a value nor
+// a default, gives the zero value. A launch's own value (Spec) is not
+// the context's, and inside a tuning function the candidate being timed
+// is the value that Tune passes it, not Value's.
 func (s *SpecConst[T]) Value(c *Context) T {
 	var v T
 	d := s.registration()
