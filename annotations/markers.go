@@ -247,7 +247,7 @@ func markers() []Marker {
 				{Name: "default", Kind: ArgString,
 					Doc: "The value when none is set: a Go constant of type T (16, -3, 0.5, true), checked to fit T."},
 				{Name: "min", Kind: ArgString,
-					Doc: "The smallest value allowed, a number of type T: checked against the default and the candidates at generate time and against every value set at run time."},
+					Doc: "The smallest value allowed, a number of type T: checked against the default, the candidates and every constant passed to Of or Set at generate time, and against every value, set or given per launch, at run time."},
 				{Name: "max", Kind: ArgString,
 					Doc: "The largest value allowed, a number of type T, checked as min is."},
 				{Name: "tune", Kind: ArgString,
