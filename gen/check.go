@@ -439,13 +439,7 @@ func (s *state) checkHostWrites(d *declared) {
 			if !ok || (sel.Sel.Name != "Write" && sel.Sel.Name != "WriteBytes") {
 				return true
 			}
-			var id *ast.Ident
-			switch x := ast.Unparen(sel.X).(type) {
-			case *ast.Ident:
-				id = x
-			case *ast.SelectorExpr:
-				id = x.Sel
-			}
+			id := receiverIdent(sel)
 			if id == nil {
 				return true
 			}
@@ -455,6 +449,18 @@ func (s *state) checkHostWrites(d *declared) {
 			return true
 		})
 	}
+}
+
+// receiverIdent returns the identifier that names the receiver of the
+// method selector sel (v.M or pkg.v.M), or nil.
+func receiverIdent(sel *ast.SelectorExpr) *ast.Ident {
+	switch x := ast.Unparen(sel.X).(type) {
+	case *ast.Ident:
+		return x
+	case *ast.SelectorExpr:
+		return x.Sel
+	}
+	return nil
 }
 
 // zeroLength returns an array type of length 0 in t, or nil.

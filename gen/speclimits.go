@@ -228,13 +228,7 @@ func specReceiver(f *srcFile, consts map[types.Object]decl, call *ast.CallExpr, 
 	if !ok || sel.Sel.Name != name {
 		return decl{}, false
 	}
-	var id *ast.Ident
-	switch x := ast.Unparen(sel.X).(type) {
-	case *ast.Ident:
-		id = x
-	case *ast.SelectorExpr:
-		id = x.Sel
-	}
+	id := receiverIdent(sel)
 	if id == nil {
 		return decl{}, false
 	}

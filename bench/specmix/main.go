@@ -153,31 +153,30 @@ func Run(o Options) (Report, error) {
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for g := range o.G {
+	// spawn runs f on a queue of its own in a goroutine of its own.
+	spawn := func(f func(q *rt.Queue)) error {
 		q, err := ctx.NewQueue(ctx.Devices()[0])
 		if err != nil {
 			close(stop)
 			wg.Wait()
-			return rep, err
+			return err
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			worker(ctx, q, g, values, c, stop)
+			f(q)
 		}()
+		return nil
+	}
+	for g := range o.G {
+		if err := spawn(func(q *rt.Queue) { worker(ctx, q, g, values, c, stop) }); err != nil {
+			return rep, err
+		}
 	}
 	if o.Tune {
-		q, err := ctx.NewQueue(ctx.Devices()[0])
-		if err != nil {
-			close(stop)
-			wg.Wait()
+		if err := spawn(func(q *rt.Queue) { tuner(ctx, q, c, stop) }); err != nil {
 			return rep, err
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tuner(ctx, q, c, stop)
-		}()
 	}
 	start := time.Now()
 	time.Sleep(o.Duration)

@@ -70,6 +70,12 @@ func enqueueBenchStep(q *rt.Queue, r rt.Range, it int32, power, src, dst rt.Buff
 	if err != nil {
 		return err
 	}
+	setBenchStep(k, it, power, src, dst)
+	return codegen.Submit(q, k, r, nil)
+}
+
+// setBenchStep sets the arguments of a benchStep launch.
+func setBenchStep(k *codegen.Instance, it int32, power, src, dst rt.Buffer[float32]) {
 	codegen.SetScalar(k, 0, it)
 	codegen.SetBuffer(k, 1, power)
 	codegen.SetBuffer(k, 2, src)
@@ -83,7 +89,6 @@ func enqueueBenchStep(q *rt.Queue, r rt.Range, it int32, power, src, dst rt.Buff
 	codegen.SetScalar(k, 10, float32(0.25))
 	codegen.SetScalar(k, 11, float32(0.125))
 	codegen.SetScalar(k, 12, float32(0.001))
-	return codegen.Submit(q, k, r, nil)
 }
 
 var (
@@ -338,19 +343,7 @@ func enqueueBenchSpec(q *rt.Queue, r rt.Range, power, src, dst rt.Buffer[float32
 	if err != nil {
 		return err
 	}
-	codegen.SetScalar(k, 0, int32(1))
-	codegen.SetBuffer(k, 1, power)
-	codegen.SetBuffer(k, 2, src)
-	codegen.SetBuffer(k, 3, dst)
-	codegen.SetScalar(k, 4, int32(512))
-	codegen.SetScalar(k, 5, int32(512))
-	codegen.SetScalar(k, 6, int32(1))
-	codegen.SetScalar(k, 7, int32(1))
-	codegen.SetScalar(k, 8, float32(0.5))
-	codegen.SetScalar(k, 9, float32(0.25))
-	codegen.SetScalar(k, 10, float32(0.25))
-	codegen.SetScalar(k, 11, float32(0.125))
-	codegen.SetScalar(k, 12, float32(0.001))
+	setBenchStep(k, 1, power, src, dst)
 	return codegen.Submit(q, k, r, nil)
 }
 
