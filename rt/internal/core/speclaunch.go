@@ -176,8 +176,10 @@ func (q *Queue) tuningQueue(d *desc.SpecConst, lit string) *Queue {
 }
 
 // endTuning gives the kernel instances parked in tq's slots back to their
-// prototypes' pools, as endRecording does for a recording queue.
+// prototypes' pools, as endRecording does for a recording queue, and
+// reports the device times of its traced commands, which wait for them.
 func (tq *Queue) endTuning() {
+	tq.drainTrace(true)
 	for i := range tq.specs {
 		if h := tq.specs[i].Swap(nil); h != nil {
 			h.unpark()
