@@ -346,15 +346,20 @@ func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 	var acquire jen.Code = jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "Acquire").Call(jen.Id("q"), jen.Id(hidden))
 	if len(b.specs) > 0 {
 		// The launch's own specialization-constant values, collected into
-		// fixed-size SpecArgs on the stack: the instance parked for the
-		// same values serves the launch.
-		sets := []jen.Code{jen.Var().Id("a").Qual(CodegenPath, "SpecArgs")}
+		// fixed-size SpecArgs by a function of their own, whose names
+		// (reserved _dgen ones) shadow no constant: the instance parked
+		// for the same values serves the launch.
+		spec := "_dgenSpec_" + k.name
+		sets := make([]jen.Code, 0, len(b.specs)+1)
 		for i, sf := range b.specs {
 			sets = append(sets, s.typeArgs(jen.Qual(CodegenPath, "SetSpec"), sf.elem).
-				Call(jen.Op("&").Id("a"), jen.Lit(i), jen.Op("&").Id(sf.konst.name), jen.Id("s").Dot(sf.name)))
+				Call(jen.Op("&").Id("_dgenA"), jen.Lit(i), jen.Op("&").Id(sf.konst.name), jen.Id("_dgenS").Dot(sf.name)))
 		}
-		sets = append(sets, jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "AcquireSpec").Call(jen.Id("q"), jen.Id(hidden), jen.Op("&").Id("a")))
-		acquire = statements(sets)
+		sets = append(sets, jen.Return())
+		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("%s returns the specialization-constant values that the fields of s give its launch.", spec)).Line().
+			Func().Id(spec).Params(jen.Id("_dgenS").Op("*").Id(k.name)).Params(jen.Id("_dgenA").Qual(CodegenPath, "SpecArgs")).Block(sets...))
+		acquire = jen.Id("a").Op(":=").Id(spec).Call(jen.Id("s")).Line().
+			List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "AcquireSpec").Call(jen.Id("q"), jen.Id(hidden), jen.Op("&").Id("a"))
 	}
 	o.decls = append(o.decls, jen.Comment(fmt.Sprintf("Enqueue sets the arguments of kernel %s from s and launches it over r after wait, creating no event; EnqueueEvent returns one.", k.clName)).Line().
 		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("Enqueue").Params(params...).Error().Block(
@@ -393,18 +398,6 @@ func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 			jen.Return(jen.Nil()),
 		))
 	}
-}
-
-// statements returns the statements ss as one piece of code, one a line.
-func statements(ss []jen.Code) jen.Code {
-	st := jen.Null()
-	for i, c := range ss {
-		if i > 0 {
-			st.Line()
-		}
-		st.Add(c)
-	}
-	return st
 }
 
 // render writes one file. The runtime is imported under the name "rt",

@@ -141,10 +141,15 @@ func _dgenArgs_BumpAdd(s *BumpAdd, k *codegen.Instance) {
 	codegen.SetBuffer[int32](k, 0, s.P)
 }
 
+// _dgenSpec_BumpAdd returns the specialization-constant values that the fields of s give its launch.
+func _dgenSpec_BumpAdd(_dgenS *BumpAdd) (_dgenA codegen.SpecArgs) {
+	codegen.SetSpec[int32](&_dgenA, 0, &Add, _dgenS.Add)
+	return
+}
+
 // Enqueue sets the arguments of kernel bump from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
 func (s *BumpAdd) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
-	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &Add, s.Add)
+	a := _dgenSpec_BumpAdd(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_BumpAdd, &a)
 	if err != nil {
 		return err
@@ -155,8 +160,7 @@ func (s *BumpAdd) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *BumpAdd) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &Add, s.Add)
+	a := _dgenSpec_BumpAdd(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_BumpAdd, &a)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/internal/testenv"
+	"github.com/dgen-go/dgen/rt"
 )
 
 // TestRun runs the command on PoCL for a second, with Tune beside the
@@ -31,5 +32,34 @@ func TestRun(t *testing.T) {
 		if tune && rep.TuneRuns == 0 {
 			t.Errorf("the tuner never ran its function")
 		}
+	}
+}
+
+// TestLaunchAllocs: a generated Enqueue that gives K its own value, whose
+// instance is parked, allocates nothing, as one that gives none.
+func TestLaunchAllocs(t *testing.T) {
+	testenv.RequireDevice(t)
+	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	q := ctx.Queue()
+	out, err := rt.NewBuffer[int32](ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []rt.Spec[int32]{K.Of(3), {}} {
+		l := Launch{Out: out, K: k}
+		if err := l.Enqueue(q, rt.Range1(items)); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, func() { l.Enqueue(q, rt.Range1(items)) }); n != 0 {
+			t.Errorf("K %v: %v allocations a launch; want 0", k, n)
+		}
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -25,10 +25,15 @@ func _dgenArgs_Launch(s *Launch, k *codegen.Instance) {
 	codegen.SetBuffer[int32](k, 0, s.Out)
 }
 
+// _dgenSpec_Launch returns the specialization-constant values that the fields of s give its launch.
+func _dgenSpec_Launch(_dgenS *Launch) (_dgenA codegen.SpecArgs) {
+	codegen.SetSpec[int32](&_dgenA, 0, &K, _dgenS.K)
+	return
+}
+
 // Enqueue sets the arguments of kernel spec_mix from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
 func (s *Launch) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
-	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &K, s.K)
+	a := _dgenSpec_Launch(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_Launch, &a)
 	if err != nil {
 		return err
@@ -39,8 +44,7 @@ func (s *Launch) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Launch) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &K, s.K)
+	a := _dgenSpec_Launch(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_Launch, &a)
 	if err != nil {
 		return nil, err

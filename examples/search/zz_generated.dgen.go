@@ -27,10 +27,15 @@ func _dgenArgs_Scores(s *Scores, k *codegen.Instance) {
 	codegen.SetBuffer[float32](k, 2, s.Score)
 }
 
+// _dgenSpec_Scores returns the specialization-constant values that the fields of s give its launch.
+func _dgenSpec_Scores(_dgenS *Scores) (_dgenA codegen.SpecArgs) {
+	codegen.SetSpec[int32](&_dgenA, 0, &Dim, _dgenS.Dim)
+	return
+}
+
 // Enqueue sets the arguments of kernel scores from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
 func (s *Scores) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
-	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &Dim, s.Dim)
+	a := _dgenSpec_Scores(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_Scores, &a)
 	if err != nil {
 		return err
@@ -41,8 +46,7 @@ func (s *Scores) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Scores) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &Dim, s.Dim)
+	a := _dgenSpec_Scores(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_Scores, &a)
 	if err != nil {
 		return nil, err

@@ -28,10 +28,15 @@ func _dgenArgs_Mul(s *Mul, k *codegen.Instance) {
 	codegen.SetScalar[int32](k, 3, s.N)
 }
 
+// _dgenSpec_Mul returns the specialization-constant values that the fields of s give its launch.
+func _dgenSpec_Mul(_dgenS *Mul) (_dgenA codegen.SpecArgs) {
+	codegen.SetSpec[int32](&_dgenA, 0, &TILE, _dgenS.Tile)
+	return
+}
+
 // Enqueue sets the arguments of kernel matmul from s and launches it over r after wait, creating no event; EnqueueEvent returns one.
 func (s *Mul) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
-	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &TILE, s.Tile)
+	a := _dgenSpec_Mul(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_Mul, &a)
 	if err != nil {
 		return err
@@ -42,8 +47,7 @@ func (s *Mul) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Mul) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &TILE, s.Tile)
+	a := _dgenSpec_Mul(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_Mul, &a)
 	if err != nil {
 		return nil, err

@@ -70,9 +70,13 @@ type (
 	}
 )
 
+func _dgenSpec_lsPut(_dgenS *lsPut) (_dgenA codegen.SpecArgs) {
+	codegen.SetSpec[int32](&_dgenA, 0, &lsScale, _dgenS.Scale)
+	return
+}
+
 func (s *lsPut) Enqueue(q *rt.Queue, r rt.Range) error {
-	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &lsScale, s.Scale)
+	a := _dgenSpec_lsPut(s)
 	k, err := codegen.AcquireSpec(q, lsPutKern, &a)
 	if err != nil {
 		return err
@@ -92,7 +96,7 @@ func (s *lsPlain) Enqueue(q *rt.Queue, r rt.Range) error {
 
 func (s *lsGlob) Enqueue(q *rt.Queue, r rt.Range) error {
 	var a codegen.SpecArgs
-	codegen.SetSpec[int32](&a, 0, &lsScale, s.Scale)
+	codegen.SetSpec[int32](&a, 0, &lsScale, s.Scale) // as _dgenSpec_lsGlob would
 	k, err := codegen.AcquireSpec(q, lsGlobKern, &a)
 	if err != nil {
 		return err

@@ -4,5 +4,5 @@ __kernel void nearest(__global const float *base, __global const float *query, _
 	float s = 0;
 	for (int d = 0; d < Dim; d++)
 		s += base[i * Dim + d] * query[d];
-	best[i] = (int)(s * Block);
+	best[i] = (int)(s * Block) * r;
 }

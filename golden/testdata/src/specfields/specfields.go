@@ -13,6 +13,11 @@ var Dim rt.SpecConst[int32]
 //dgen:specconst default=1.5
 var Block rt.SpecConst[float32]
 
+// r has the name of a parameter of the generated Enqueue.
+//
+//dgen:specconst default=1
+var r rt.SpecConst[int32]
+
 // Nearest gives Dim and Block, in fields between its arguments.
 //
 //dgen:kernel program=S name=nearest
@@ -23,6 +28,7 @@ type Nearest struct {
 	Best  rt.Buffer[int32] `dgen:"out"`
 	N     int32
 	Scale rt.Spec[float32] `dgen:"spec=Block"`
+	R     rt.Spec[int32]   `dgen:"spec=r"`
 }
 
 // Plain launches the same kernel with the context's values.
