@@ -307,6 +307,13 @@ func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 			}
 		})
 	}
+	if len(b.specs) > 0 {
+		names := make([]string, len(b.specs))
+		for i, sf := range b.specs {
+			names[i] = specVar(sf.konst.name)
+		}
+		dict[jen.Id("Specs")] = declList("SpecConst", names)
+	}
 	o.reg(hidden, "Kernel", dict)
 
 	// The arguments are set by a function of their own, which Enqueue and
@@ -336,7 +343,24 @@ func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 			Func().Id(args).Params(jen.Id("s").Op("*").Id(k.name), jen.Id("k").Op("*").Qual(CodegenPath, "Instance")).Block(sets...))
 	}
 	params := []jen.Code{jen.Id("q").Op("*").Qual(RuntimePath, "Queue"), jen.Id("r").Qual(RuntimePath, "Range"), jen.Id("wait").Op("...").Op("*").Qual(RuntimePath, "Event")}
-	acquire := jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "Acquire").Call(jen.Id("q"), jen.Id(hidden))
+	var acquire jen.Code = jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "Acquire").Call(jen.Id("q"), jen.Id(hidden))
+	if len(b.specs) > 0 {
+		// The launch's own specialization-constant values, collected into
+		// fixed-size SpecArgs by a function of their own, whose names
+		// (reserved _dgen ones) shadow no constant: the instance parked
+		// for the same values serves the launch.
+		spec := "_dgenSpec_" + k.name
+		sets := make([]jen.Code, 0, len(b.specs)+1)
+		for i, sf := range b.specs {
+			sets = append(sets, s.typeArgs(jen.Qual(CodegenPath, "SetSpec"), sf.elem).
+				Call(jen.Op("&").Id("_dgenA"), jen.Lit(i), jen.Op("&").Id(sf.konst.name), jen.Id("_dgenS").Dot(sf.name)))
+		}
+		sets = append(sets, jen.Return())
+		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("%s returns the specialization-constant values that the fields of s give its launch.", spec)).Line().
+			Func().Id(spec).Params(jen.Id("_dgenS").Op("*").Id(k.name)).Params(jen.Id("_dgenA").Qual(CodegenPath, "SpecArgs")).Block(sets...))
+		acquire = jen.Id("a").Op(":=").Id(spec).Call(jen.Id("s")).Line().
+			List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "AcquireSpec").Call(jen.Id("q"), jen.Id(hidden), jen.Op("&").Id("a"))
+	}
 	o.decls = append(o.decls, jen.Comment(fmt.Sprintf("Enqueue sets the arguments of kernel %s from s and launches it over r after wait, creating no event; EnqueueEvent returns one.", k.clName)).Line().
 		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("Enqueue").Params(params...).Error().Block(
 		acquire,
@@ -434,7 +458,7 @@ func (s *state) importName(name string) string {
 // files are written for (codegen.GenVersion); the runtime accepts files of
 // versions codegen.MinVersion to codegen.MaxVersion. The golden packages
 // compile only when it lies in that window.
-const ContractVersion = 4
+const ContractVersion = 5
 
 // versionMessage is what the compiler shows when rt/codegen does not
 // implement the generated file's version.

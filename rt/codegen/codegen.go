@@ -17,7 +17,9 @@
 //
 // # Launches
 //
-// A generated Enqueue acquires an Instance of its spec with Acquire, sets
+// A generated Enqueue acquires an Instance of its spec with Acquire (or,
+// where the spec's fields give specialization-constant values, collects
+// them into a SpecArgs with SetSpec and acquires with AcquireSpec), sets
 // each argument with SetScalar, SetBuffer, SetLocal, SetImage or
 // SetSampler (which write the instance's prepared launch record; an error
 // is kept for the end) and calls Submit, or Launch for an event, which
@@ -62,10 +64,11 @@ const (
 	// generated code (stale.go): explicit type arguments, layout and field
 	// guards, and Shape fingerprints in the descriptors. Version 4 names
 	// the kernel instance Instance, where earlier versions named rt.Kernel,
-	// which rt no longer exports.
-	MaxVersion = 4
+	// which rt no longer exports. Version 5 adds specialization-constant
+	// values per launch: Kernel.Specs, SpecArgs, SetSpec and AcquireSpec.
+	MaxVersion = 5
 	// GenVersion is the version that the dgen of this module writes.
-	GenVersion = 4
+	GenVersion = 5
 )
 
 // Version is the type of a generated file's version assertion.
@@ -153,6 +156,29 @@ type Instance = core.Kernel
 // first use). The caller sets every argument and calls Submit or Launch,
 // which park it again. No lock is held in between.
 func Acquire(q *rt.Queue, k *Kernel) (*Instance, error) { return core.Acquire(q, k) }
+
+// SpecArgs are a launch's own specialization-constant values, one per
+// constant of the spec's Specs, which SetSpec fills and AcquireSpec takes:
+// fixed-size, so that collecting them allocates nothing.
+type SpecArgs = core.SpecArgs
+
+// MaxSpecArgs is the most constants of one spec's Specs.
+const MaxSpecArgs = core.MaxSpecArgs
+
+// SetSpec records v, the spec's field of type rt.Spec[T] for the constant
+// c, as value i of a: the zero Spec gives none; one made by another
+// constant's Of is an error that AcquireSpec returns.
+func SetSpec[T any](a *SpecArgs, i int, c *rt.SpecConst[T], v rt.Spec[T]) { core.SetSpec(a, i, c, v) }
+
+// AcquireSpec is Acquire for a spec whose fields give specialization-
+// constant values: an instance of the program's variant for the values of
+// a (each checked against its constant's bounds the first time a queue
+// meets it; an error wraps rt.ErrOutOfRange) and the context's values of
+// the others. The caller sets every argument and calls Submit or Launch,
+// as after Acquire.
+func AcquireSpec(q *rt.Queue, k *Kernel, a *SpecArgs) (*Instance, error) {
+	return core.AcquireSpec(q, k, a)
+}
 
 // SetScalar sets argument i of k to v, a number, or an array or struct of
 // numbers laid out as the kernel's parameter.

@@ -74,9 +74,24 @@ func (s *SpecConst[T]) registration() *desc.SpecConst {
 	return resolve(&s.d, unsafe.Pointer(s), desc.LookupSpecConst)
 }
 
-// Set sets the value of s on every queue of c: programs that use it are
-// built (once per distinct value) with the macro defined to v, and
-// launches of their kernels from then on use that build.
+// Set makes v the value of s on c: the value of every launch, on any queue
+// of c, of a kernel whose program uses s and that gives s no value of its
+// own (a kernel spec without a field of type Spec[T] for s, or with that
+// field zero). Programs are built with the macro defined to v, once per
+// distinct set of values, and cached under them. A value outside the
+// directive's bounds is an error wrapping ErrOutOfRange, and nothing
+// changes.
+//
+// Set is a program-wide change, allowed while other goroutines launch. It
+// is atomic: each launch takes the context's values once, when it
+// acquires its kernel, all from before one Set or all from after it. A
+// launch whose Enqueue begins after Set returns (in the Go memory model's
+// order) runs with v; one that began before may run with the earlier value
+// even if the driver receives it after Set returns. Commands already
+// enqueued run as they were enqueued, and a graph's launches as they were
+// recorded. Launches that give s their own value, and the candidates that
+// Tune times, do not see Set at all. Where one part of a program needs a
+// value of its own, give it per launch rather than Set it.
 func (s *SpecConst[T]) Set(c *Context, v T) error {
 	d := s.registration()
 	if d == nil {

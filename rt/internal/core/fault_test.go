@@ -961,10 +961,9 @@ func TestTuneAfterFault(t *testing.T) {
 	}
 	t.Setenv("DGEN_TUNE", "")
 	runs := map[int32]int{}
-	run := func(ctx *rt.Context, fault bool) func(q *rt.Queue) error {
+	run := func(ctx *rt.Context, fault bool) func(q *rt.Queue, v int32) error {
 		buf, _ := rt.NewBuffer[int32](ctx, 64)
-		return func(q *rt.Queue) error {
-			v := ftConst.Value(ctx)
+		return func(q *rt.Queue, v int32) error {
 			runs[v]++
 			k, err := codegen.Acquire(q, ftKern)
 			if err != nil {

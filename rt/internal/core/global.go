@@ -29,7 +29,9 @@ func (c *Context) hostGlobal(g *desc.Global, use func([]byte)) {
 
 // globalMem returns the storage of g on q's device: one zero-initialised
 // buffer per (global, device), or per (global, program, device) for image
-// scope. prog is the program whose image holds an image-scope global. The
+// scope. The program is its descriptor, not a variant of it: every
+// specialization-constant variant of a program binds the same storage
+// (rt.DeviceGlobal documents it). prog is the program whose image holds an image-scope global. The
 // declarations' lock is not held while the storage is allocated and
 // zeroed (a blocking write): the first caller for a key makes it, later
 // ones wait for that key alone. A failure is returned to the callers that

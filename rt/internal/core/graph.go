@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -73,13 +74,16 @@ type graphCmd struct {
 	kind trace.CmdKind
 	name string      // the kernel's name or the command's
 	node *trace.Node // where it was recorded
-	// A kernel launch: the kernel object it was recorded from, its
-	// arguments, its range, and the graph's own kernel object (made by
-	// finalize) with those arguments set.
-	kern *Kernel
-	args []graphArg
-	r    Range
-	own  driver.Kernel
+	// A kernel launch: the kernel object it was recorded from, the
+	// specialization-constant values of its program's variant (which
+	// name, the kernel's label, shows), its arguments, its range, and the
+	// graph's own kernel object (made by finalize) with those arguments
+	// set.
+	kern  *Kernel
+	specs []progcache.SpecValue
+	args  []graphArg
+	r     Range
+	own   driver.Kernel
 	// A copy, fill or transfer: the backend's command, buffers resolved.
 	dc   driver.GraphCommand
 	mems []*Mem     // the memory it uses
@@ -165,7 +169,10 @@ type graphUpdate struct {
 // What a graph records, as CUDA Graphs and SYCL graphs define it:
 //   - Kernel launches, with their arguments as set when recorded: values
 //     (scalars, structs) are captured, and Graph.Update changes them;
-//     buffers and samplers are used as they are at each launch.
+//     buffers and samplers are used as they are at each launch. Each
+//     launch keeps the specialization-constant values it was recorded
+//     with, its own or the context's then: a later SpecConst.Set changes
+//     no recorded launch, and traces name each after its values.
 //   - Fill and CopyTo, with Fill's value captured.
 //   - Transfers between a buffer and pinned memory (Buffer.WriteAsync and
 //     ReadAsync with a Pinned): each launch reads the pinned memory anew,
@@ -245,7 +252,7 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 // Commands that rt does not record run on q's driver queue: the
 // allocation and zeroing of storage.
 func (q *Queue) recordingQueue(r *recording) *Queue {
-	rq := &Queue{ctx: q.ctx, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq}
+	rq := &Queue{ctx: q.ctx, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq, tune: q.tune}
 	rq.rec.Store(r)
 	return rq
 }
@@ -630,9 +637,10 @@ func (u memUse) check() error {
 // spec with new field values (a swapped pair of buffers, a new scalar), so
 // that the compiler checks the types as for any Enqueue. A node of
 // another graph or of another command than a launch, an argument whose
-// kind or size differs from the recorded one, another kernel, no launch or
-// more than one, is an error naming the graph and the command, and the
-// graph is left as it was. Launches already enqueued keep what they were
+// kind or size differs from the recorded one, another kernel or the same
+// kernel under other specialization-constant values (another variant of
+// its program), no launch or more than one, is an error naming the graph
+// and the command, and the graph is left as it was. Launches already enqueued keep what they were
 // enqueued with.
 func (g *Graph) Update(n *GraphNode, enqueue func(q *Queue) error) error {
 	if g == nil {
@@ -691,6 +699,11 @@ func (g *Graph) apply(cmd int, upd *graphUpdate) error {
 	nc := &upd.cmd
 	if nc.kern.name != c.kern.name || nc.kern.prog.name != c.kern.prog.name {
 		return fmt.Errorf("%w: the update launches kernel %q of %q, the command kernel %q of %q", ErrInvalidArgument, nc.kern.name, nc.kern.prog.name, c.kern.name, c.kern.prog.name)
+	}
+	if !slices.Equal(nc.specs, c.specs) {
+		// Another variant of the program is another kernel: the command's
+		// kernel object would run with the recorded values.
+		return fmt.Errorf("%w: the update launches %s, the command %s: an update cannot change specialization-constant values (record another graph)", ErrInvalidArgument, nc.name, c.name)
 	}
 	if len(nc.args) != len(c.args) {
 		return fmt.Errorf("%w: the update sets %d arguments, the command %d", ErrInvalidArgument, len(nc.args), len(c.args))
@@ -908,11 +921,11 @@ func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Ev
 	if err != nil {
 		return fmt.Errorf("graph %q: %w", r.g.name, err)
 	}
-	c := graphCmd{kind: trace.Kernel, name: k.name, kern: k, args: args, r: rg, mems: mems}
+	c := graphCmd{kind: trace.Kernel, name: k.label, kern: k, specs: k.specs, args: args, r: rg, mems: mems}
 	if r.upd != nil {
 		return r.add(c, wait)
 	}
-	c.node = q.tq.Site(trace.Kernel, k.name, skip+2)
+	c.node = q.tq.Site(trace.Kernel, k.label, skip+2)
 	// The graph's own kernel object, made now, while the program is
 	// certainly alive (the caller holds k); finalize sets its arguments.
 	if c.own, err = k.prog.drv.NewKernel(k.name); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
 // The launch path. A Kernel holds a prepared launch record (driver.Args):
@@ -296,12 +297,19 @@ type Kernel struct {
 	lim        kernelLimits // local memory and work-group limits
 	hidden     [][]*Mem
 
-	prog     *builtProgram
-	name     string
-	site     launchSite // what a queue's launch log keeps of a launch of k (fault.go)
-	nargs    int
-	released atomic.Bool
-	samplers []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
+	prog  *builtProgram
+	name  string
+	nargs int
+	site  launchSite // what a queue's launch log keeps of a launch of k (fault.go)
+	// label is the name that traces and graphs give the kernel's launches:
+	// name, and for an instance of a spec the specialization-constant
+	// values of its program's variant (variantLabel, made once per
+	// prototype in labelOnce); specs are those values. Set by Acquire.
+	label     string
+	labelOnce atomic.Pointer[string]
+	specs     []progcache.SpecValue
+	released  atomic.Bool
+	samplers  []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
 }
 
 // Kernel creates the kernel called name. A name that the program does not
@@ -333,7 +341,7 @@ func (p *builtProgram) Kernel(name string) (*Kernel, error) {
 		drv.Release()
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
 	}
-	k := &Kernel{prog: p, ctx: p.ctx, drv: drv, name: name, nargs: n, site: launchSite{kernel: name, program: p.name}}
+	k := &Kernel{prog: p, ctx: p.ctx, drv: drv, name: name, label: name, nargs: n, site: launchSite{kernel: name, program: p.name}}
 	k.args.Slots = make([]driver.Arg, n)
 	k.ids = make([]uint64, n)
 	k.lim.wg = make([]atomic.Pointer[wgInfo], len(p.ctx.devices))

@@ -66,7 +66,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 	if rtrace.IsEnabled() {
 		q.goTraceKernel(k, skip+1)
 	}
-	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	tk := q.beginTask(trace.Kernel, k.label, skip+1, wait)
 	lr := q.beginLaunch(&k.site, skip+1)
 	ev, err := k.enqueue(q, r, dw, true)
 	tk.End()
@@ -77,7 +77,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 		return nil, q.ctx.failed(q, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err))
 	}
 	q.recordArgs(k)
-	return q.newTracedEvent(ev, k.name, tk), nil
+	return q.newTracedEvent(ev, k.label, tk), nil
 }
 
 // submit is launch without an event; skip and spec are as for launch. When tracing
@@ -113,7 +113,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 	if rtrace.IsEnabled() {
 		q.goTraceKernel(k, skip+1)
 	}
-	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	tk := q.beginTask(trace.Kernel, k.label, skip+1, wait)
 	event := q.wantsEvent(tk)
 	var ev driver.Event
 	lr := q.beginLaunch(&k.site, skip+1)

@@ -19,11 +19,11 @@ import (
 
 // Queue is rt.Queue, which documents it.
 //
-// Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer and
-// id are set by NewQueue and never change. rec, specs and global are
-// atomics, pts and log are atomic counters (and log's ring atomic
-// pointers), and pend has its own mutex, which is never held across a
-// driver call. No lock of the queue is held across a
+// Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer, id
+// and tune are set by NewQueue (or tuningQueue) and never change. rec,
+// specs and global are atomics, pts and log are atomic counters (and log's
+// ring atomic pointers), and pend has its own mutex, which is never held
+// across a driver call. No lock of the queue is held across a
 // driver call: the context's enter and exit, an atomic count, bracket
 // every call that uses a driver object, so that Close waits for them.
 //
@@ -57,6 +57,11 @@ type Queue struct {
 	// log records the launches since the queue's last completed
 	// synchronisation, which a device fault names (fault.go).
 	log launchLog
+
+	// tune is set on the queues that SpecConst.Tune hands its function,
+	// one per candidate (speclaunch.go's tuningQueue): their launches run
+	// with the candidate. Nil on every other queue.
+	tune *tuneOverride
 }
 
 // Context returns the queue's context.

@@ -91,14 +91,15 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool)
 	return ctx, rec
 }
 
-// runReps returns a tuning function that launches k over n items.
+// runReps returns a tuning function that launches k over n items, giving
+// the constant no value of its own: the tuning queue's candidate applies.
 //
 // On a GPU it launches 1<<20 work-items, not 4096: at 4096 the time
 // between the two markers is mostly the launch's own (on an H100, 2026-11-27:
 // REPS=1 13.8 µs, REPS=16 11.8 µs, REPS=256 42 µs), so that REPS=1 and
 // REPS=16 swapped places in one run of six; at 1<<20, 42 runs of 42 (21 on
 // each backend) kept them apart.
-func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*rt.Queue) error {
+func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*rt.Queue, int32) error {
 	n := 4096
 	if ctx.Devices()[0].Type == rt.DeviceGPU {
 		n = 1 << 20
@@ -107,7 +108,7 @@ func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(q *rt.Queue) error {
+	return func(q *rt.Queue, _ int32) error {
 		*runs++
 		kern, err := codegen.Acquire(q, k)
 		if err != nil {
@@ -120,8 +121,9 @@ func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*
 }
 
 // TestTune tunes REPS: the failing candidate 3 is skipped and reported,
-// the winner is set and recorded; a second context on the same cache
-// directory times nothing, and Config.Retune times again. (DGEN_TUNE
+// the winner is returned and recorded, and the context's value stays the
+// default; a second context on the same cache directory times nothing,
+// and Config.Retune times again. (DGEN_TUNE
 // fills Config.Retune where the Config leaves it false: TestTuneEnv.)
 func TestTune(t *testing.T) {
 	dir := t.TempDir()
@@ -142,8 +144,8 @@ func TestTune(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
-		if res.Value != 1 || repsConst.Value(ctx) != 1 || res.Cached != want.cached || res.Timed != want.timed {
-			t.Errorf("run %d: %+v, value on the context %d; want winner 1, cached %v, %d timed", i, res, repsConst.Value(ctx), want.cached, want.timed)
+		if res.Value != 1 || repsConst.Value(ctx) != 16 || res.Cached != want.cached || res.Timed != want.timed {
+			t.Errorf("run %d: %+v, value on the context %d; want winner 1, the default 16 on the context, cached %v, %d timed", i, res, repsConst.Value(ctx), want.cached, want.timed)
 		}
 		if len(res.Errs) != 4 || res.Errs[1] == nil || (!want.cached && !errors.Is(res.Errs[1], rt.ErrBuildFailed)) {
 			t.Errorf("run %d: errors %v; want candidate 3's build failure", i, res.Errs)
@@ -204,7 +206,7 @@ func TestTuneEnv(t *testing.T) {
 
 // TestTuneContext: a context done before Tune, or while it times, stops
 // it with an error wrapping ctx.Err(); no further candidate is timed, the
-// value set before is restored and nothing is recorded.
+// value set before stays and nothing is recorded.
 func TestTuneContext(t *testing.T) {
 	var warn bytes.Buffer
 	dir := t.TempDir()
@@ -229,14 +231,14 @@ func TestTuneContext(t *testing.T) {
 			}
 			runs, after := 0, 0
 			inner := runReps(t, ctx, repsKern, &runs)
-			res, err := core.TuneFull(tctx, q, &repsConst, func(q *rt.Queue) error {
+			res, err := core.TuneFull(tctx, q, &repsConst, func(q *rt.Queue, v int32) error {
 				if tctx.Err() != nil {
 					after++
 				}
 				if runs+1 == tt.cancelAt {
 					cancel()
 				}
-				return inner(q)
+				return inner(q, v)
 			})
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("%+v, %v; want an error wrapping context.Canceled", res, err)
@@ -272,7 +274,7 @@ func TestTuneBadInput(t *testing.T) {
 	plain, err := rt.OpenConfig(rt.Config{Device: "cpu"})
 	if err == nil {
 		defer plain.Close()
-		_, err := core.TuneFull(context.Background(), plain.Queue(), &repsConst, func(*rt.Queue) error { return nil })
+		_, err := core.TuneFull(context.Background(), plain.Queue(), &repsConst, func(*rt.Queue, int32) error { return nil })
 		if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "Config.Profiling") || !strings.Contains(err.Error(), "DGEN_PROFILE") {
 			t.Errorf("queue without profiling: %v; want ErrInvalidArgument naming Config.Profiling and DGEN_PROFILE", err)
 		}
@@ -351,8 +353,11 @@ func TestTuneRecordWithoutProfiling(t *testing.T) {
 	defer plain.Close()
 	runs = 0
 	res, err := core.TuneFull(context.Background(), plain.Queue(), &repsConst, runReps(t, plain, repsKern, &runs))
-	if err != nil || !res.Cached || res.Value != 1 || runs != 0 || repsConst.Value(plain) != 1 {
+	if err != nil || !res.Cached || res.Value != 1 || runs != 0 {
 		t.Errorf("%+v, %v after %d runs; want the record's winner 1, timing nothing", res, err, runs)
+	}
+	if v, err := repsConst.TuneDefault(plain.Queue(), runReps(t, plain, repsKern, &runs)); err != nil || v != 1 || repsConst.Value(plain) != 1 || runs != 0 {
+		t.Errorf("TuneDefault = %d, %v, the context's value %d after %d runs; want the record's winner 1 set on the context, timing nothing", v, err, repsConst.Value(plain), runs)
 	}
 }
 
