@@ -170,6 +170,8 @@ func deviceInfo(i int) (devInfo, error) {
 		MaxWorkGroupSize: d.maxThreads,
 		LocalMemSize:     int64(d.optin),
 		MemBaseAddrAlign: 1, // a view is a pointer offset: no alignment rule
+		MaxWorkItemSizes: [3]int64{int64(d.maxBlock[0]), int64(d.maxBlock[1]), int64(d.maxBlock[2])},
+		MaxGroups:        [3]int64{int64(d.maxGrid[0]), int64(d.maxGrid[1]), int64(d.maxGrid[2])},
 		Handle:           uintptr(i),
 	}
 	return d, nil

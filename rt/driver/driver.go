@@ -271,6 +271,18 @@ type DeviceInfo struct {
 	LocalMemSize         int64 // bytes of local memory per work-group (CL_DEVICE_LOCAL_MEM_SIZE)
 	MemBaseAddrAlign     int64 // bytes to which a sub-buffer's offset is aligned (CL_DEVICE_MEM_BASE_ADDR_ALIGN, which OpenCL gives in bits)
 	Extensions           []string
+	// MaxWorkItemSizes is the largest work-group size in each dimension
+	// (CL_DEVICE_MAX_WORK_ITEM_SIZES; CUDA's largest block); 0 where the
+	// backend does not know it.
+	MaxWorkItemSizes [3]int64
+	// MaxGroups is the most work-groups one launch may have in each
+	// dimension, and MaxGroupsTotal the most in all, as the device or the
+	// backend's scheduler can count them (a CUDA grid: 2^31-1, 65535 and
+	// 65535 blocks; PoCL numbers work-groups with 32-bit integers, so at
+	// most 2^32-1 in all); 0 where the backend sets no limit. rt checks
+	// every launch against them before the driver sees it.
+	MaxGroups      [3]int64
+	MaxGroupsTotal int64
 	// Handle is the backend's own device handle.
 	Handle uintptr
 }

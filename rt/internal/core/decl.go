@@ -6,6 +6,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"sync/atomic"
 	"unsafe"
@@ -104,8 +105,16 @@ type Local[T any] struct {
 	Len int
 }
 
-// Bytes returns the size in bytes.
-func (l Local[T]) Bytes() int { return l.Len * int(elemSize[T]()) }
+// Bytes returns the size in bytes, Len times the size of T, or -1 where
+// Len is negative or the product does not fit in an int: a launch refuses
+// -1 with an error wrapping ErrInvalidArgument, as it refuses 0.
+func (l Local[T]) Bytes() int {
+	es := int(elemSize[T]())
+	if l.Len < 0 || es > 0 && l.Len > math.MaxInt/es {
+		return -1
+	}
+	return l.Len * es
+}
 
 // AllocSite is rt.AllocSite, which documents it.
 type AllocSite[T any] struct {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
@@ -34,12 +35,32 @@ type backgroundWait struct {
 	err  error
 }
 
-type eventHandle struct{ drv driver.Event }
+// eventHandle is what the cleanup of an unreachable Event releases.
+type eventHandle struct {
+	c   *Context
+	w   weak.Pointer[Event]
+	drv driver.Event
+}
 
+// newEvent wraps drv, the event of a command enqueued on q inside the
+// context's enter. The Event is live in the context (live.go) until it is
+// released: by Release, by its cleanup once it is unreachable, or by
+// Close.
 func newEvent(q *Queue, drv driver.Event, name string) *Event {
 	e := &Event{q: q, drv: drv, name: name}
-	e.cleanup = runtime.AddCleanup(e, func(h eventHandle) { h.drv.Release() }, eventHandle{drv})
+	w := weak.Make(e)
+	e.cleanup = runtime.AddCleanup(e, func(h eventHandle) { h.c.forgetEvent(h.w, h.drv) }, eventHandle{q.ctx, w, drv})
+	q.ctx.live.addEvent(w, drv)
 	return e
+}
+
+// releasedError is the error of op on an Event that was released: by its
+// owner (ErrReleased), or by its context's Close (ErrClosed).
+func (e *Event) releasedError(op string) error {
+	if e.q.ctx.closed.Load() {
+		return fmt.Errorf("%s %s: %w", op, e.name, e.q.ctx.closedError())
+	}
+	return fmt.Errorf("%s %s: %w", op, e.name, ErrReleased)
 }
 
 // nilEvent is the error of an operation on a nil *Event.
@@ -67,7 +88,7 @@ func (e *Event) wait() error {
 	e.mu.Lock()
 	if e.released {
 		e.mu.Unlock()
-		return fmt.Errorf("wait for %s: %w", e.name, ErrReleased)
+		return e.releasedError("wait for")
 	}
 	e.waiting++
 	drv := e.drv
@@ -153,7 +174,7 @@ func (e *Event) status() (driver.EventStatus, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
-		return 0, fmt.Errorf("status of %s: %w", e.name, ErrReleased)
+		return 0, e.releasedError("status of")
 	}
 	s, err := e.drv.Status()
 	if err != nil {
@@ -191,11 +212,17 @@ func (e *Event) Timing() (Timing, error) {
 // Release releases the backend event now rather than when the Event
 // becomes unreachable. The command itself is not affected. Using the Event
 // afterwards (Wait, Status, Timing, a wait list) is an error wrapping
-// ErrReleased; releasing it again does nothing.
+// ErrReleased; releasing it again does nothing, nor does releasing it
+// after its context's Close, which released it.
 func (e *Event) Release() error {
 	if e == nil {
 		return nil
 	}
+	c := e.q.ctx
+	if c.enter() != nil {
+		return nil // Close releases it
+	}
+	defer c.exit()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
@@ -203,6 +230,7 @@ func (e *Event) Release() error {
 	}
 	e.released = true
 	e.cleanup.Stop()
+	c.live.removeEvent(weak.Make(e))
 	// The trace's pending list releases it once it has its times, a
 	// goroutine that waits on it once its wait returns.
 	if err := e.dropDriver(); err != nil {

@@ -141,3 +141,10 @@ func Instances(c *Context) int {
 // BlockID names the driver buffer of m: the same for every Mem that the
 // allocator makes for one block.
 func (m *Mem) BlockID() uint64 { return m.id }
+
+// Live returns the number of objects the context made for its user that
+// are not released yet (live.go): what Close would release.
+func Live(c *Context) int { return c.live.count() }
+
+// DriverContext returns the backend's context of c.
+func DriverContext(c *Context) driver.Context { return c.drv }

@@ -101,8 +101,13 @@ func (k *Kernel) recordBuffer(i int, m *Mem) {
 
 // setLocalArg records argument i as size bytes of local memory.
 func (k *Kernel) setLocalArg(i int, size int) error {
-	if size <= 0 || checkArgSize(size) != nil {
-		return fmt.Errorf("set argument %d of kernel %q: %w: local size %d", i, k.name, ErrInvalidArgument, size)
+	switch {
+	case size < 0:
+		return fmt.Errorf("set argument %d of kernel %q: %w: local memory of %d bytes (rt.Local.Len is negative, or its size in bytes overflows an int)", i, k.name, ErrInvalidArgument, size)
+	case size == 0:
+		return fmt.Errorf("set argument %d of kernel %q: %w: local memory of 0 bytes", i, k.name, ErrInvalidArgument)
+	case checkArgSize(size) != nil:
+		return fmt.Errorf("set argument %d of kernel %q: %w: local memory of %d bytes, more than a kernel argument can be (%d)", i, k.name, ErrInvalidArgument, size, maxArgBytes)
 	}
 	if max := k.prog.ctx.maxLocalMem(); max > 0 && int64(size) > max {
 		return fmt.Errorf("set argument %d of kernel %q: %w: %d bytes of local memory, more than a device of the context has (%d)", i, k.name, ErrInvalidArgument, size, max)
@@ -299,13 +304,34 @@ type Kernel struct {
 	prog     *builtProgram
 	name     string
 	nargs    int
+	raw      bool // made for rt/raw: live in the context until released (live.go)
 	released atomic.Bool
 	samplers []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
 }
 
-// Kernel creates the kernel called name. A name that the program does not
-// define is an error wrapping ErrNoKernel.
+// Kernel creates the kernel called name for rt/raw: the caller releases
+// it, or the context's Close does (live.go). A name that the program does
+// not define is an error wrapping ErrNoKernel.
 func (p *builtProgram) Kernel(name string) (*Kernel, error) {
+	k, err := p.kernel(name)
+	if err != nil {
+		return nil, err
+	}
+	c := p.ctx
+	if err := c.enter(); err != nil {
+		k.Release()
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+	}
+	defer c.exit()
+	k.raw = true
+	c.live.add(k)
+	return k, nil
+}
+
+// kernel creates the kernel called name: a raw kernel (Kernel), a
+// prototype of the program cache (cacheBuilder.NewKernel) or an instance
+// (instance.go).
+func (p *builtProgram) kernel(name string) (*Kernel, error) {
 	if p == nil {
 		return nil, nilProgram(fmt.Sprintf("create kernel %q", name))
 	}
@@ -350,10 +376,19 @@ func (k *Kernel) NumArgs() int {
 // nilKernel is the error of an operation on a nil *Kernel.
 func nilKernel(op string) error { return fmt.Errorf("%s: %w: nil kernel", op, ErrInvalidArgument) }
 
-// Release releases the kernel object.
+// Release releases the kernel object. Releasing it again does nothing,
+// nor does releasing it after its context's Close, which released it.
 func (k *Kernel) Release() error {
 	if k == nil {
 		return nilKernel("release kernel")
+	}
+	if k.raw {
+		c := k.ctx
+		if c.enter() != nil {
+			return nil // Close releases it
+		}
+		defer c.exit()
+		c.live.remove(k)
 	}
 	if k.released.Swap(true) {
 		return nil
@@ -369,6 +404,9 @@ func (k *Kernel) checkArg(i int) error {
 		return nilKernel(fmt.Sprintf("set argument %d", i))
 	}
 	if k.released.Load() {
+		if k.ctx.closed.Load() {
+			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, k.ctx.closedError())
+		}
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, ErrClosed)
 	}
 	if i < 0 || i >= k.nargs {

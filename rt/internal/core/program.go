@@ -16,6 +16,7 @@ type builtProgram struct {
 	ctx      *Context
 	drv      driver.Program
 	name     string
+	direct   bool // loaded for rt/raw outside the cache: live in the context until released (live.go)
 	released atomic.Bool
 }
 
@@ -48,7 +49,7 @@ func (c *Context) buildDirect(req buildRequest) (*builtProgram, error) {
 		}
 	}
 	if err := c.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("build program %q: %w", req.name, err)
 	}
 	defer c.exit()
 	var (
@@ -127,9 +128,19 @@ func (p *builtProgram) KernelNames() ([]string, error) {
 }
 
 // Release releases the program. Kernels made from it stay usable.
+// Releasing it again does nothing, nor does releasing it after its
+// context's Close, which released it.
 func (p *builtProgram) Release() error {
 	if p == nil {
 		return nilProgram("release program")
+	}
+	if p.direct {
+		c := p.ctx
+		if c.enter() != nil {
+			return nil // Close releases it
+		}
+		defer c.exit()
+		c.live.remove(p)
 	}
 	if p.released.Swap(true) {
 		return nil
@@ -146,7 +157,18 @@ func (p *builtProgram) Release() error {
 // build goes on for the others who wait for it.
 func (c *Context) buildContext(ctx context.Context, req buildRequest) (*builtProgram, error) {
 	if req.binaries != nil {
-		return c.buildDirect(req)
+		p, err := c.buildDirect(req)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.enter(); err != nil {
+			p.Release()
+			return nil, fmt.Errorf("load program %q: %w", req.name, err)
+		}
+		defer c.exit()
+		p.direct = true
+		c.live.add(p) // no cache holds it
+		return p, nil
 	}
 	return c.programForContext(ctx, &progcache.Image{ID: req.name, Name: req.name, Source: req.source, Options: req.options})
 }
