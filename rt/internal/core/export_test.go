@@ -148,3 +148,7 @@ func Live(c *Context) int { return c.live.count() }
 
 // DriverContext returns the backend's context of c.
 func DriverContext(c *Context) driver.Context { return c.drv }
+
+// HasSymbols reports whether the executable's symbol table can be read:
+// go test strips it, go test -c keeps it.
+func HasSymbols() bool { return len(dataSymbols()) > 0 }

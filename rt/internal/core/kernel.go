@@ -170,6 +170,37 @@ func (k *Kernel) checkBufs(op string) error {
 	return nil
 }
 
+// checkRaw checks the arguments of a raw launch: every one set
+// (checkSet), and none freed since (checkBufs).
+func (k *Kernel) checkRaw(op string) error {
+	if err := k.checkSet(op); err != nil {
+		return err
+	}
+	return k.checkBufs(op)
+}
+
+// checkSet returns an error wrapping ErrInvalidArgument that names the
+// first argument of k never set, by its index and, where the program keeps
+// argument information, its name: the driver would say only
+// CL_INVALID_KERNEL_ARGS. A raw launch checks it; a generated Enqueue sets
+// every argument. Once every argument has been set, it costs one test.
+func (k *Kernel) checkSet(op string) error {
+	if k.allSet {
+		return nil
+	}
+	for i := range k.args.Slots {
+		if s := &k.args.Slots[i]; s.Kind == driver.ArgScalar && s.Size == 0 {
+			name := "its name unknown: build the program with -cl-kernel-arg-info to have it"
+			if info, err := k.ArgInfo(i); err == nil && info.Name != "" {
+				name = fmt.Sprintf("%s %s", info.TypeName, info.Name)
+			}
+			return fmt.Errorf("%s kernel %q: %w: argument %d (%s) is not set", op, k.name, ErrInvalidArgument, i, name)
+		}
+	}
+	k.allSet = true
+	return nil
+}
+
 // useArgs registers a use (Mem.useAll) of the memory of every buffer and
 // image argument for the launch that follows, which doneArgs ends: a Free
 // that races with the launch then releases the memory after the driver has
@@ -304,6 +335,7 @@ type Kernel struct {
 	prog     *builtProgram
 	name     string
 	nargs    int
+	allSet   bool // every argument has been set (checkSet)
 	raw      bool // made for rt/raw: live in the context until released (live.go)
 	released atomic.Bool
 	samplers []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)

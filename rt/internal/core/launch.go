@@ -51,7 +51,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 	}
 	dw, err := q.checkLaunch(k, &r, wait, "launch")
 	if err == nil && !spec {
-		err = k.checkBufs("launch")
+		err = k.checkRaw("launch")
 	}
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 	}
 	dw, err := q.checkLaunch(k, &r, wait, "submit")
 	if err == nil && !spec {
-		err = k.checkBufs("submit")
+		err = k.checkRaw("submit")
 	}
 	if err != nil {
 		return err
