@@ -106,7 +106,7 @@ bench-table: deps
 ## every example. rt's tests live in rt/internal/core, whose binary is
 ## named rt.test.
 BUNDLE_TESTS ?= rt/internal/core rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
-BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc
+BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc bench/soak
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \
@@ -116,9 +116,10 @@ gpu-bundle: deps
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh $(BUNDLE)/
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/soak-gpu.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
+	cc -O2 -Wall -o $(BUNDLE)/soakcl bench/soakcl/soakcl.c -lOpenCL -ldl
 	cp examples/stencil/hotspot.cl $(BUNDLE)/
 
 ## rawcl: the raw C yardsticks of the GPU figures (bench/rawcl/rawcl.c for

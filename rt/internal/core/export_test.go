@@ -152,3 +152,18 @@ func DriverContext(c *Context) driver.Context { return c.drv }
 // HasSymbols reports whether the executable's symbol table can be read:
 // go test strips it, go test -c keeps it.
 func HasSymbols() bool { return len(dataSymbols()) > 0 }
+
+// CheckLaunch runs every check that a launch of k over r on q makes
+// before the driver sees it, and returns the range as the driver would
+// receive it (with the work-group size rt chose, if it did), launching
+// nothing.
+func CheckLaunch(q *Queue, k *Kernel, r Range) (Range, error) {
+	if err := q.enter(); err != nil {
+		return r, err
+	}
+	defer q.ctx.exit()
+	if _, err := q.checkLaunch(k, &r, nil, "check"); err != nil {
+		return r, err
+	}
+	return r, k.checkRaw("check")
+}

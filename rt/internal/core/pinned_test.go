@@ -256,3 +256,28 @@ func TestPinnedAfterClose(t *testing.T) {
 		t.Errorf("NewPinned after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestZeroPinned uses a Pinned that NewPinned did not make: an error
+// wrapping ErrInvalidArgument, not a nil dereference.
+func TestZeroPinned(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	buf, err := rt.NewBuffer[float32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	var zero rt.Pinned[float32]
+	if _, err := buf.WriteAsync(q, 0, &zero); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("WriteAsync from a zero Pinned: %v, want ErrInvalidArgument", err)
+	}
+	if _, err := buf.ReadAsync(q, 0, &zero); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("ReadAsync into a zero Pinned: %v, want ErrInvalidArgument", err)
+	}
+	if err := zero.Free(); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("Free of a zero Pinned: %v, want ErrInvalidArgument", err)
+	}
+	if s := zero.Slice(); s != nil {
+		t.Errorf("Slice of a zero Pinned: %d elements, want nil", len(s))
+	}
+}
