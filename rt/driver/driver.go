@@ -283,8 +283,22 @@ type DeviceInfo struct {
 	// every launch against them before the driver sees it.
 	MaxGroups      [3]int64
 	MaxGroupsTotal int64
+	// Images are the largest images the device makes.
+	Images ImageLimits
 	// Handle is the backend's own device handle.
 	Handle uintptr
+}
+
+// ImageLimits are the largest images a device makes, in pixels (in layers
+// for Layers), as OpenCL's CL_DEVICE_IMAGE2D_MAX_WIDTH and its kin report
+// them (CUDA's surfaces on rt/cuda); 0 where the device makes none, or the
+// backend does not say.
+type ImageLimits struct {
+	Width1D                    int64 // a 1-D image, and a 1-D image array's width
+	Width2D, Height2D          int64 // a 2-D image, and a 2-D image array's
+	Width3D, Height3D, Depth3D int64
+	Layers                     int64 // of an image array
+	Buffer                     int64 // an image over a buffer (image1d_buffer_t)
 }
 
 // Label returns the device's name and platform for messages.

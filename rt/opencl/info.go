@@ -217,7 +217,32 @@ func deviceInfo(d C.cl_device_id) (driver.DeviceInfo, error) {
 	for i := range info.MaxWorkItemSizes {
 		info.MaxWorkItemSizes[i] = int64(items[i])
 	}
-	return info, nil
+	return info, imageLimits(d, &info.Images)
+}
+
+// imageLimits reads the device's largest images; zeros where it has none.
+func imageLimits(d C.cl_device_id, lim *driver.ImageLimits) error {
+	var support C.cl_bool
+	if err := deviceValue(d, C.CL_DEVICE_IMAGE_SUPPORT, &support); err != nil || support == C.CL_FALSE {
+		return err
+	}
+	for _, v := range []struct {
+		param C.cl_device_info
+		dst   *int64
+	}{
+		{C.CL_DEVICE_IMAGE2D_MAX_WIDTH, &lim.Width2D}, {C.CL_DEVICE_IMAGE2D_MAX_HEIGHT, &lim.Height2D},
+		{C.CL_DEVICE_IMAGE3D_MAX_WIDTH, &lim.Width3D}, {C.CL_DEVICE_IMAGE3D_MAX_HEIGHT, &lim.Height3D},
+		{C.CL_DEVICE_IMAGE3D_MAX_DEPTH, &lim.Depth3D},
+		{C.CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, &lim.Layers}, {C.CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, &lim.Buffer},
+	} {
+		var n C.size_t
+		if err := deviceValue(d, v.param, &n); err != nil {
+			return err
+		}
+		*v.dst = int64(n)
+	}
+	lim.Width1D = lim.Width2D // OpenCL 1.2: a 1-D image is as wide as a 2-D one may be
+	return nil
 }
 
 // poclPlatform is the name of PoCL's platform.

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
@@ -14,18 +13,30 @@ import (
 
 // Event is rt.Event, which documents it.
 type Event struct {
-	q    *Queue
-	name string
-	task *trace.Task // the command's trace task, never released; nil when untraced
+	*eventState
+	q       *Queue
+	name    string
+	task    *trace.Task // the command's trace task, never released; nil when untraced
+	cleanup runtime.Cleanup
+}
 
+// eventState is the driver event of an Event and what guards it: the part
+// of the Event that its context's live set holds (live.go), so that Close
+// can release the driver event of an Event that is still reachable,
+// without keeping the Event itself reachable (its cleanup releases it once
+// it is not). It never points to its Event.
+type eventState struct {
 	mu       sync.Mutex
 	drv      driver.Event
-	cleanup  runtime.Cleanup
 	released bool
 	pending  bool // in its queue's trace list: the list releases drv
 	waiting  int  // goroutines in drv.Wait, outside mu: the last one out releases drv if the Event was released meanwhile
 	dropped  bool // drv released
 	bg       *backgroundWait
+
+	ctx        *Context
+	prev, next *eventState // the context's live events (liveSet), guarded by its mu
+	listed     bool        // in that list
 }
 
 // backgroundWait is the one driver wait that WaitContext leaves to a
@@ -35,22 +46,15 @@ type backgroundWait struct {
 	err  error
 }
 
-// eventHandle is what the cleanup of an unreachable Event releases.
-type eventHandle struct {
-	c   *Context
-	w   weak.Pointer[Event]
-	drv driver.Event
-}
-
 // newEvent wraps drv, the event of a command enqueued on q inside the
 // context's enter. The Event is live in the context (live.go) until it is
 // released: by Release, by its cleanup once it is unreachable, or by
 // Close.
 func newEvent(q *Queue, drv driver.Event, name string) *Event {
-	e := &Event{q: q, drv: drv, name: name}
-	w := weak.Make(e)
-	e.cleanup = runtime.AddCleanup(e, func(h eventHandle) { h.c.forgetEvent(h.w, h.drv) }, eventHandle{q.ctx, w, drv})
-	q.ctx.live.addEvent(w, drv)
+	s := &eventState{drv: drv, ctx: q.ctx}
+	e := &Event{eventState: s, q: q, name: name}
+	e.cleanup = runtime.AddCleanup(e, forgetEvent, s)
+	q.ctx.live.addEvent(s)
 	return e
 }
 
@@ -158,12 +162,12 @@ func (e *Event) background() *backgroundWait {
 // dropDriver releases the driver event of a released Event once nothing
 // needs it any more: no goroutine waits on it and its queue's trace list
 // does not hold it. Called with mu held.
-func (e *Event) dropDriver() error {
-	if e.pending || e.waiting > 0 || e.dropped {
+func (s *eventState) dropDriver() error {
+	if s.pending || s.waiting > 0 || s.dropped {
 		return nil
 	}
-	e.dropped = true
-	return e.drv.Release()
+	s.dropped = true
+	return s.drv.Release()
 }
 
 // Status returns the command's execution status.
@@ -230,7 +234,7 @@ func (e *Event) Release() error {
 	}
 	e.released = true
 	e.cleanup.Stop()
-	c.live.removeEvent(weak.Make(e))
+	c.live.removeEvent(e.eventState)
 	// The trace's pending list releases it once it has its times, a
 	// goroutine that waits on it once its wait returns.
 	if err := e.dropDriver(); err != nil {

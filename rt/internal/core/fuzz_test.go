@@ -289,9 +289,11 @@ func checkPoCLLimits(t *testing.T, r, sent rt.Range) {
 	}
 }
 
-// allocate asks for in.allocN elements every way there is, where that is
-// refused or small: a valid request above 64 MiB is not made.
+// allocate asks for in.allocN elements every way there is, and for an
+// image of in.allocN × in.viewN pixels, where that is refused or small: a
+// valid request above 64 MiB is not made.
 func (fx *sizesFixture) allocate(t *testing.T, in sizesInput) {
+	fx.image(t, in)
 	n := in.allocN
 	bytes, ok := n*4, n >= 0 && n <= math.MaxInt64/4
 	if ok && bytes > 64<<20 && bytes <= fx.max {
@@ -318,8 +320,22 @@ func (fx *sizesFixture) allocate(t *testing.T, in sizesInput) {
 		}
 		checkSentinel(t, "Free", p.Free())
 	}
-	img, err := rt.NewImage(fx.ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.SignedInt32, Width: int(n), Height: int(in.viewN)})
-	checkSentinel(t, fmt.Sprintf("NewImage(%d×%d)", n, in.viewN), err)
+}
+
+// image makes an image of in.allocN × in.viewN pixels of 4 bytes, 2-D, or
+// 1-D array of in.viewN layers where the flags ask for pinned memory,
+// unless it is valid and above 64 MiB.
+func (fx *sizesFixture) image(t *testing.T, in sizesInput) {
+	w, h := in.allocN, in.viewN
+	d := rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.SignedInt32, Width: int(w), Height: int(h)}
+	if in.flags&pinned != 0 {
+		d.Kind, d.Height, d.Layers = rt.Image1DArray, 0, int(h)
+	}
+	if w > 0 && h > 0 && w <= 1<<16 && h <= 1<<16 && w*h > 16<<20 {
+		return // perhaps valid (no device makes larger sides), and too large to make here
+	}
+	img, err := rt.NewImage(fx.ctx, d)
+	checkSentinel(t, fmt.Sprintf("NewImage(%v %d×%d)", d.Kind, w, h), err)
 	if err == nil {
 		checkSentinel(t, "Free", img.Free())
 	}

@@ -304,6 +304,9 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 		return nil, nil, err
 	}
 	h, err := describe(d)
+	if err == nil {
+		err = c.checkImageSize(h)
+	}
 	if err == nil && d.buffer() != nil {
 		err = c.checkImageBuffer(h)
 	} else if max := c.maxAlloc(); err == nil && h.bytes() > max {
@@ -316,6 +319,41 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 		return nil, nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return ic, h, nil
+}
+
+// checkImageSize checks h's size against the largest images that every
+// device of c makes (driver.ImageLimits; 0 is no limit known), before the
+// driver sees it.
+func (c *Context) checkImageSize(h *imageHandle) error {
+	d := h.desc
+	for _, dev := range c.devices {
+		lim := &dev.info.Images
+		type side struct {
+			what   string
+			n, max int64
+		}
+		var sides []side
+		switch h.kind {
+		case driver.Image1D:
+			sides = []side{{"width", int64(d.Width), lim.Width1D}}
+		case driver.Image1DBuffer:
+			sides = []side{{"width", int64(d.Width), lim.Buffer}}
+		case driver.Image1DArray:
+			sides = []side{{"width", int64(d.Width), lim.Width1D}, {"layers", int64(d.Layers), lim.Layers}}
+		case driver.Image2D:
+			sides = []side{{"width", int64(d.Width), lim.Width2D}, {"height", int64(d.Height), lim.Height2D}}
+		case driver.Image2DArray:
+			sides = []side{{"width", int64(d.Width), lim.Width2D}, {"height", int64(d.Height), lim.Height2D}, {"layers", int64(d.Layers), lim.Layers}}
+		case driver.Image3D:
+			sides = []side{{"width", int64(d.Width), lim.Width3D}, {"height", int64(d.Height), lim.Height3D}, {"depth", int64(d.Depth), lim.Depth3D}}
+		}
+		for _, s := range sides {
+			if s.max > 0 && s.n > s.max {
+				return fmt.Errorf("%w: %s %s: its %s, %d, is more than %q makes: %d", ErrInvalidArgument, h.kind, sizeString(h.dims), s.what, s.n, dev.Name, s.max)
+			}
+		}
+	}
+	return nil
 }
 
 // checkImageBuffer checks the buffer of an image1d_buffer_t.

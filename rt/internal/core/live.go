@@ -48,15 +48,18 @@ type liveObject interface {
 	describe() string
 }
 
-// liveSet is a context's live objects: those held until released, and
-// views and events, which are released when they become unreachable too
-// and are therefore kept under weak pointers, with the driver object that
-// Close releases if the owner is gone.
+// liveSet is a context's live objects: those held until released, views,
+// which are released when they become unreachable too and are therefore
+// kept under weak pointers, with the sub-buffer that Close releases if the
+// view is gone, and events, by the part of the Event that holds its driver
+// event (eventState), in a list: an event is made and released at every
+// launch that asks for one.
 type liveSet struct {
 	mu     sync.Mutex
 	objs   map[liveObject]struct{}
 	views  map[weak.Pointer[Mem]]driver.Buffer
-	events map[weak.Pointer[Event]]driver.Event
+	events *eventState // the first of the list
+	nevent int
 }
 
 // add makes o live. It is called inside the context's enter, so never
@@ -80,13 +83,15 @@ func (s *liveSet) addView(v weak.Pointer[Mem], drv driver.Buffer) {
 	s.mu.Unlock()
 }
 
-// addEvent makes the Event e, whose driver event is drv, live.
-func (s *liveSet) addEvent(e weak.Pointer[Event], drv driver.Event) {
+// addEvent makes the event e live.
+func (s *liveSet) addEvent(e *eventState) {
 	s.mu.Lock()
-	if s.events == nil {
-		s.events = make(map[weak.Pointer[Event]]driver.Event)
+	e.next, e.listed = s.events, true
+	if e.next != nil {
+		e.next.prev = e
 	}
-	s.events[e] = drv
+	s.events = e
+	s.nevent++
 	s.mu.Unlock()
 }
 
@@ -109,19 +114,30 @@ func (s *liveSet) removeView(v weak.Pointer[Mem]) bool {
 	return ok
 }
 
-func (s *liveSet) removeEvent(e weak.Pointer[Event]) bool {
+func (s *liveSet) removeEvent(e *eventState) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.events[e]
-	delete(s.events, e)
-	return ok
+	if !e.listed {
+		return false
+	}
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		s.events = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	}
+	e.prev, e.next, e.listed = nil, nil, false
+	s.nevent--
+	return true
 }
 
 // count returns the number of live objects.
 func (s *liveSet) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.objs) + len(s.views) + len(s.events)
+	return len(s.objs) + len(s.views) + s.nevent
 }
 
 // closeLive releases every live object: events, then views, then the
@@ -132,11 +148,14 @@ func (c *Context) closeLive() []error {
 	s := &c.live
 	s.mu.Lock()
 	objs, views, events := s.objs, s.views, s.events
-	s.objs, s.views, s.events = nil, nil, nil
+	s.objs, s.views, s.events, s.nevent = nil, nil, nil, 0
+	for e := events; e != nil; e = e.next {
+		e.listed = false
+	}
 	s.mu.Unlock()
 	var errs []error
-	for w, drv := range events {
-		if err := releaseEvent(w, drv); err != nil {
+	for e := events; e != nil; e = e.next {
+		if err := e.closeRelease(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: release event: %w", err))
 		}
 	}
@@ -156,26 +175,23 @@ func (c *Context) closeLive() []error {
 	return errs
 }
 
-// releaseEvent releases the driver event drv of the Event w for Close:
-// through the Event, which may have goroutines waiting on it or device
-// times pending, if it is reachable.
-func releaseEvent(w weak.Pointer[Event], drv driver.Event) error {
-	e := w.Value()
-	if e == nil {
-		return drv.Release()
-	}
+// closeRelease releases the event's driver event for Close, leaving it to
+// the goroutines that wait on it, if any. The Event's cleanup, if it runs
+// later, finds the context closed and does nothing.
+func (e *eventState) closeRelease() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
 		return nil
 	}
 	e.released = true
-	e.cleanup.Stop()
 	return e.dropDriver()
 }
 
 // forgetView and forgetEvent release the driver object of a view or an
 // Event that became unreachable, for its cleanup, unless Close has it.
+// Nothing else holds an unreachable Event's driver event: a goroutine that
+// waits on it holds the Event.
 func (c *Context) forgetView(v weak.Pointer[Mem], drv driver.Buffer) {
 	if c.enter() != nil {
 		return // Close releases it
@@ -186,13 +202,14 @@ func (c *Context) forgetView(v weak.Pointer[Mem], drv driver.Buffer) {
 	}
 }
 
-func (c *Context) forgetEvent(e weak.Pointer[Event], drv driver.Event) {
+func forgetEvent(e *eventState) {
+	c := e.ctx
 	if c.enter() != nil {
 		return // Close releases it
 	}
 	defer c.exit()
 	if c.live.removeEvent(e) {
-		drv.Release() // nobody waits for a cleanup's error
+		e.drv.Release() // nobody waits for a cleanup's error
 	}
 }
 

@@ -181,13 +181,6 @@ func TestAllocationTooLarge(t *testing.T) {
 		}},
 		{"AllocSite.Alloc", func(n int) error { b, err := siteA.Alloc(q, n); b.Free(); return err }},
 		{"Alloc", func(n int) error { b, err := rt.Alloc[float32](q, n); b.Free(); return err }},
-		{"NewImage", func(n int) error {
-			img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderRGBA, Type: rt.Float, Width: n, Height: 4})
-			if err == nil {
-				img.Free()
-			}
-			return err
-		}},
 	}
 	for _, tt := range tests {
 		for _, n := range []int{big, over} {
@@ -199,6 +192,36 @@ func TestAllocationTooLarge(t *testing.T) {
 	for _, n := range []int{-1, math.MinInt} {
 		if _, err := rt.NewBuffer[float32](ctx, n); !errors.Is(err, rt.ErrInvalidArgument) {
 			t.Errorf("NewBuffer of %d: %v, want ErrInvalidArgument", n, err)
+		}
+	}
+}
+
+// TestImageTooLarge makes images larger than the device makes them, and
+// images whose bytes overflow: errors that name the side and the limit
+// (ErrInvalidArgument), or ErrTooLarge, where PoCL said
+// CL_INVALID_OPERATION.
+func TestImageTooLarge(t *testing.T) {
+	ctx := openCPU(t)
+	tests := []struct {
+		d    rt.ImageDesc
+		want error
+		msg  string
+	}{
+		{rt.ImageDesc{Kind: rt.Image2D, Width: 1 << 20, Height: 1}, rt.ErrInvalidArgument, "its width, 1048576, is more than"},
+		{rt.ImageDesc{Kind: rt.Image2D, Width: 1, Height: 1 << 20}, rt.ErrInvalidArgument, "its height, 1048576, is more than"},
+		{rt.ImageDesc{Kind: rt.Image3D, Width: 4, Height: 4, Depth: 1 << 20}, rt.ErrInvalidArgument, "its depth"},
+		{rt.ImageDesc{Kind: rt.Image2DArray, Width: 4, Height: 4, Layers: 1 << 30}, rt.ErrInvalidArgument, "its layers"},
+		{rt.ImageDesc{Kind: rt.Image1D, Width: 1 << 40}, rt.ErrInvalidArgument, "its width"},
+		{rt.ImageDesc{Kind: rt.Image3D, Width: 1 << 40, Height: 1 << 40, Depth: 1 << 40}, rt.ErrTooLarge, "overflows"},
+	}
+	for _, tt := range tests {
+		tt.d.Order, tt.d.Type = rt.OrderRGBA, rt.Float
+		img, err := rt.NewImage(ctx, tt.d)
+		if err == nil {
+			img.Free()
+		}
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("NewImage(%v %d×%d×%d, %d layers): %v, want %v with %q", tt.d.Kind, tt.d.Width, tt.d.Height, tt.d.Depth, tt.d.Layers, err, tt.want, tt.msg)
 		}
 	}
 }
