@@ -357,3 +357,47 @@ func lastRange(t *testing.T, ctx *rt.Context) driver.NDRange {
 	}
 	return c.ranges[len(c.ranges)-1]
 }
+
+// TestGridLimits launches 70,000 work-groups in the second dimension,
+// more than a CUDA grid has (65,535): without a work-group size rt/cuda
+// gets one that fits from rt, and every backend runs the range right;
+// with work-groups of one work-item in that dimension, rt/cuda refuses it
+// before the driver, naming the limit, where the others run it.
+func TestGridLimits(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	k := kernelOf(t, ctx, fuzzSrc, "ids")
+	out, err := rt.NewBuffer[uint32](ctx, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Free()
+	if err := errors.Join(k.SetBuffer(0, out), k.SetLocal(1, 4), raw.SetArg(k, 2, uint32(4096))); err != nil {
+		t.Fatal(err)
+	}
+	cuda := q.Device().Platform == "CUDA driver API"
+	for _, r := range []rt.Range{rt.Range2(1, 70000), rt.Range2(1, 70000).WithLocal(1, 1)} {
+		if _, err := out.Fill(q, math.MaxUint32); err != nil {
+			t.Fatal(err)
+		}
+		err := raw.Submit(q, k, r)
+		if cuda && r.Local[0] != 0 {
+			if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "70000 work-groups in dimension 1") {
+				t.Errorf("launch over %v on %s: %v, want ErrInvalidArgument naming 70000 work-groups", r, q.Device(), err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("launch over %v on %s: %v", r, q.Device(), err)
+		}
+		got := make([]uint32, 4096)
+		if err := out.Read(q, got); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range got {
+			if want := uint32(7 * i); v != want {
+				t.Fatalf("launch over %v on %s: element %d = %d, want %d", r, q.Device(), i, v, want)
+			}
+		}
+	}
+}
