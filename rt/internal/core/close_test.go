@@ -42,6 +42,9 @@ func TestCloseReleasesEverything(t *testing.T) {
 	must(err)
 	view, err := buf.View(256, 256)
 	must(err)
+	freed, err := rt.NewBuffer[float32](ctx, 16) // freed before Close, freed again after it
+	must(err)
+	must(freed.Free())
 	pinned, err := rt.NewPinned[float32](q, 1024)
 	must(err)
 	site, err := siteA.Alloc(q, 1024)
@@ -93,6 +96,7 @@ func TestCloseReleasesEverything(t *testing.T) {
 		call func() error
 	}{
 		{"Buffer.Free", buf.Free},
+		{"Buffer.Free of a buffer freed before Close", freed.Free},
 		{"view Buffer.Free", view.Free},
 		{"site Buffer.Free", site.Free},
 		{"site view Buffer.Free", siteView.Free},
