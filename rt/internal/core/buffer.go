@@ -197,15 +197,7 @@ func releaseToDriver(m *Mem) error {
 	if m.drv == nil {
 		return nil
 	}
-	c := m.ctx
-	if c.enter() != nil {
-		return nil // Close releases it
-	}
-	defer c.exit()
-	if !c.live.remove(m) {
-		return nil
-	}
-	if err := m.releaseLive(); err != nil {
+	if err := m.ctx.ownerRelease(m); err != nil {
 		return fmt.Errorf("release %d bytes: %w", m.size, err)
 	}
 	return nil

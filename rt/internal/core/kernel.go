@@ -414,18 +414,13 @@ func (k *Kernel) Release() error {
 	if k == nil {
 		return nilKernel("release kernel")
 	}
+	var err error
 	if k.raw {
-		c := k.ctx
-		if c.enter() != nil {
-			return nil // Close releases it
-		}
-		defer c.exit()
-		c.live.remove(k)
+		err = k.ctx.ownerRelease(k)
+	} else {
+		err = k.releaseLive()
 	}
-	if k.released.Swap(true) {
-		return nil
-	}
-	if err := k.drv.Release(); err != nil {
+	if err != nil {
 		return fmt.Errorf("release kernel %q: %w", k.name, err)
 	}
 	return nil

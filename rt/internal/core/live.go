@@ -27,14 +27,9 @@ import (
 // they remove it from the set, inside the context's enter; once Close has
 // begun, enter fails and they leave it to Close, which takes the whole
 // set after the calls in progress have returned (drain), so that no
-// release runs after Close has released the driver's context.
-//
-// The rule for the user, which rt's package documentation states: Free
-// gives back memory (buffers, views, images, pinned memory), Release drops
-// any other object (events, graphs, rt/raw's kernels and programs), Close
-// ends a context; after the context's Close, every Free and Release of its
-// objects returns nil, since Close released them, and every other use
-// returns an error wrapping ErrClosed.
+// release runs after Close has released the driver's context. The rule
+// this gives the user (after Close, Free and Release return nil) is stated
+// in rt's package documentation, under "Free, Release and Close".
 
 // A liveObject is what Close releases of a live object that its owner did
 // not release.
@@ -186,6 +181,20 @@ func (e *eventState) closeRelease() error {
 	}
 	e.released = true
 	return e.dropDriver()
+}
+
+// ownerRelease releases o for its owner (Free, Release): inside the
+// context's enter, and only if o is still live. Once Close has begun, or
+// taken o, there is nothing to do: Close releases it.
+func (c *Context) ownerRelease(o liveObject) error {
+	if c.enter() != nil {
+		return nil // Close releases it
+	}
+	defer c.exit()
+	if !c.live.remove(o) {
+		return nil
+	}
+	return o.releaseLive()
 }
 
 // forgetView and forgetEvent release the driver object of a view or an

@@ -134,18 +134,13 @@ func (p *builtProgram) Release() error {
 	if p == nil {
 		return nilProgram("release program")
 	}
+	var err error
 	if p.direct {
-		c := p.ctx
-		if c.enter() != nil {
-			return nil // Close releases it
-		}
-		defer c.exit()
-		c.live.remove(p)
+		err = p.ctx.ownerRelease(p)
+	} else {
+		err = p.releaseLive()
 	}
-	if p.released.Swap(true) {
-		return nil
-	}
-	if err := p.drv.Release(); err != nil {
+	if err != nil {
 		return fmt.Errorf("release program %q: %w", p.name, err)
 	}
 	return nil
