@@ -101,7 +101,7 @@ bench-table: deps
 ## on a GPU machine that has no Go: copy it there and run $(BUNDLE)/run.sh,
 ## or $(BUNDLE)/bench-gpu.sh for the launch and Hotspot figures against
 ## rawcl. The defaults are what those scripts and docs/BENCHMARKS.md run
-## (about 55 MB); BUNDLE_TESTS=all takes every package whose tests use a
+## (about 65 MB); BUNDLE_TESTS=all takes every package whose tests use a
 ## device (they import rt/opencl; cmd/dgen's need Go), BUNDLE_CMDS=all
 ## every example. rt's tests live in rt/internal/core, whose binary is
 ## named rt.test.
