@@ -31,6 +31,21 @@
 // NVIDIA backend, since neither recovers a faulted device in the same
 // process ([Config].SyncLaunches names the launch that faulted).
 //
+// # Free, Release and Close
+//
+// One verb for each kind of object: Free gives back memory that an
+// allocation made (a [Buffer] and its views, an [Image], [Pinned] memory);
+// Release drops any other object that holds something of the device (an
+// [Event], a [Graph], rt/raw's Kernel and Program); Close ends a
+// [Context], and with it everything it made. Close releases whatever its
+// owner did not free or release: memory from the driver and from the
+// allocators, views, images, pinned memory, events, graphs, kernels and
+// programs, so that a service that opens and closes contexts keeps
+// nothing of them. After the context's Close, every Free and Release of
+// its objects returns nil, since Close released them (a second Free of
+// the same memory included); every other use returns an error wrapping
+// [ErrClosed] that names the operation, and [Pinned.Slice] returns nil.
+//
 // Device memory is a [Buffer] of plain data: from the driver
 // ([NewBuffer]), from the allocator's untagged pool ([Alloc]), or from an
 // allocation site's free list ([AllocSite.Alloc]); [Buffer.View] makes a
@@ -41,6 +56,15 @@
 // kernel spec's field of type Image binds an image parameter, and one of
 // type [Sampler] a sampler_t. A launch is over a [Range] ([Range1],
 // [Range2], [Range3], with [Range.WithLocal] for a work-group size).
+//
+// Every size is checked before the driver sees it, with an error that
+// gives the value and the limit: a range's work-items against size_t and
+// its work-groups against what the device and its backend can count (a
+// CUDA grid, PoCL's scheduler), choosing the work-group size where the
+// driver's own choice could break them ([ErrInvalidArgument]); a [Local]
+// argument's bytes, and all of a launch's local memory against the
+// device's; and every allocation against the device's largest
+// ([ErrTooLarge], also for an element count whose bytes overflow).
 //
 // [Context.Stats] reports what the program cache and the allocators did
 // (package rt/stats); the allocator's policy and bound are

@@ -90,7 +90,7 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 		return d.a, nil
 	}
 	if c.closed.Load() {
-		return nil, fmt.Errorf("allocate: context: %w", ErrClosed)
+		return nil, c.closedError()
 	}
 	dq, err := c.drv.NewQueue(q.dev.index, false)
 	if err != nil {
@@ -118,12 +118,12 @@ func allocMem(q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
 		return nil, fmt.Errorf("allocate %d bytes: %w: nil queue", size, ErrInvalidArgument)
 	}
 	if err := q.ctx.enter(); err != nil {
-		return nil, fmt.Errorf("allocate %d bytes: %w", size, err)
+		return nil, fmt.Errorf("allocate %d bytes for %s: %w", size, tagName(uint32(tag)), err)
 	}
 	defer q.ctx.exit()
 	a, err := q.ctx.allocator(q)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("allocate %d bytes for %s: %w", size, tagName(uint32(tag)), err)
 	}
 	h, err := a.AllocOn(q, tag, size)
 	if err != nil {

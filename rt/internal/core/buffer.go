@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"unsafe"
+	"weak"
 
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -153,7 +154,7 @@ func (m *Mem) driverBuffer() (driver.Buffer, error) {
 // allocator and device globals build on it.
 func (c *Context) newMem(size int64) (*Mem, error) {
 	if err := c.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("allocate %d bytes: %w", size, err)
 	}
 	defer c.exit()
 	if size < 0 {
@@ -173,6 +174,7 @@ func (c *Context) newMem(size int64) (*Mem, error) {
 	}
 	c.driverAllocs.Add(1)
 	m.setDriver(drv)
+	c.live.add(m) // live.go
 	c.traceMem(0, memTrace(m), true)
 	return m, nil
 }
@@ -189,24 +191,28 @@ func (c *Context) maxAlloc() int64 {
 	return max
 }
 
+// releaseToDriver releases m, memory from the driver, unless Close has
+// (live.go).
 func releaseToDriver(m *Mem) error {
 	if m.drv == nil {
 		return nil
 	}
-	if err := m.drv.Release(); err != nil {
+	if err := m.ctx.ownerRelease(m); err != nil {
 		return fmt.Errorf("release %d bytes: %w", m.size, err)
 	}
-	m.ctx.driverReleases.Add(1)
-	m.ctx.traceMem(0, memTrace(m), false)
 	return nil
 }
 
 // Free gives the memory back. A second Free returns an error wrapping
 // ErrFreed and changes nothing. On a context that recorded a device
-// fault, Free gives the memory back all the same and returns the fault.
+// fault, Free gives the memory back all the same and returns the fault;
+// after the context's Close, Free returns nil (Close released the memory).
 func (m *Mem) Free() error {
 	if m == nil {
 		return fmt.Errorf("free buffer: %w: nil buffer", ErrInvalidArgument)
+	}
+	if m.ctxClosed() {
+		return nil
 	}
 	if m.freed.Swap(true) {
 		return fmt.Errorf("free buffer: %w", ErrFreed)
@@ -279,7 +285,9 @@ func byteSize[T any](n int) (int64, error) {
 		return 0, fmt.Errorf("buffer of %d %v: %w: negative length", n, reflect.TypeFor[T](), ErrInvalidArgument)
 	}
 	if es > 0 && int64(n) > (1<<62)/es {
-		return 0, fmt.Errorf("buffer of %d %v: %w: too large", n, reflect.TypeFor[T](), ErrInvalidArgument)
+		// Far above any device's largest allocation, or not a number
+		// of bytes an int64 holds.
+		return 0, fmt.Errorf("buffer of %d %v: %w: %d × %d bytes overflows the sizes a device allocates", n, reflect.TypeFor[T](), ErrTooLarge, n, es)
 	}
 	return int64(n) * es, nil
 }
@@ -302,8 +310,14 @@ func (m *Mem) mem() *Mem { return m }
 func (b Buffer[T]) Mem() *Mem { return b.mem() }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
-// it, and a second Free, return errors wrapping ErrFreed.
-func (b Buffer[T]) Free() error { return b.mem().Free() }
+// it, and a second Free, return errors wrapping ErrFreed; after the
+// context's Close, Free returns nil (Close released the memory).
+func (b Buffer[T]) Free() error {
+	if b.m.ctxClosed() {
+		return nil
+	}
+	return b.mem().Free()
+}
 
 func elemSize[T any]() int64 {
 	var z T
@@ -492,6 +506,10 @@ func (x *xfer) enqueue(q *Queue, dw []driver.Event, blocking bool) (driver.Event
 // beginTask.
 func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 	if x.size == 0 {
+		if err := q.enter(); err != nil {
+			return fmt.Errorf("%s: %w", x.op, err)
+		}
+		q.ctx.exit() // the wait below must not hold Close off
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
 				return fmt.Errorf("%s: %w", x.op, err)
@@ -500,7 +518,7 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 		return nil
 	}
 	if err := q.enter(); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", x.op, err)
 	}
 	defer q.ctx.exit()
 	return q.transferEntered(x, wait, skip+1)
@@ -543,7 +561,7 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 		return nil, r.refuse(op, "graphs do not record this command")
 	}
 	if err := q.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	defer q.ctx.exit()
 	dw, err := q.driverEvents(wait)
@@ -592,7 +610,7 @@ func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
 	}
 	c := m.ctx
 	if err := c.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	defer c.exit()
 	root, boff := m, int64(off)*es
@@ -623,13 +641,31 @@ func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
 		return nil, c.failed(nil, fmt.Errorf("%s on %q: %w", op, c.devices[0].Name, err))
 	}
 	v.setDriver(drv)
-	v.cleanup = runtime.AddCleanup(v, func(d driver.Buffer) { d.Release() }, drv)
+	w := weak.Make(v)
+	v.cleanup = runtime.AddCleanup(v, func(h viewHandle) { h.c.forgetView(h.w, h.drv) }, viewHandle{c, w, drv})
+	c.live.addView(w, drv) // live.go
 	return v, nil
 }
 
-// releaseView releases a view's sub-buffer, not its parent.
+// viewHandle is what the cleanup of an unreachable view releases.
+type viewHandle struct {
+	c   *Context
+	w   weak.Pointer[Mem]
+	drv driver.Buffer
+}
+
+// releaseView releases a view's sub-buffer, not its parent, unless Close
+// has (live.go).
 func releaseView(m *Mem) error {
 	if m.drv == nil {
+		return nil
+	}
+	c := m.ctx
+	if c.enter() != nil {
+		return nil // Close releases it
+	}
+	defer c.exit()
+	if !c.live.removeView(weak.Make(m)) {
 		return nil
 	}
 	m.cleanup.Stop()

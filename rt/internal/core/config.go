@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dgen-go/dgen/internal/devsel"
 	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/diskcache"
@@ -229,6 +230,9 @@ type Config struct {
 	// A selector that picks nothing fails Open with an error wrapping
 	// ErrNoDevice.
 	Device string
+	// deviceEnv is the value of DGEN_DEVICE when Device was read from it,
+	// so that errors name the variable while Device still holds its value.
+	deviceEnv string
 	// Profiling turns on device timestamps for every queue of the context
 	// (DGEN_PROFILE). Tracing (Trace or Tracer set) with device-time
 	// sampling turns it on too.
@@ -304,7 +308,13 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 	}
 	errs := []error{
 		env("DGEN_BACKEND", cfg.Backend != BackendAuto, func(v string) error { return cfg.Backend.UnmarshalText([]byte(v)) }),
-		env("DGEN_DEVICE", cfg.Device != "", func(v string) error { cfg.Device = v; return nil }),
+		env("DGEN_DEVICE", cfg.Device != "", func(v string) error {
+			if err := devsel.Check(v); err != nil {
+				return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+			}
+			cfg.Device, cfg.deviceEnv = v, v
+			return nil
+		}),
 		env("DGEN_PROFILE", cfg.Profiling, setBool(&cfg.Profiling)),
 		env("DGEN_SYNC_LAUNCHES", cfg.SyncLaunches, setBool(&cfg.SyncLaunches)),
 		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),

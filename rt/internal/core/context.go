@@ -68,6 +68,7 @@ type Context struct {
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
 	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
+	live                         liveSet                  // what the context made for its user to release, which Close releases if the user did not (live.go)
 	instances                    instanceSet              // kernel instances of generated specs, which Close releases (instance.go)
 	logger                       *slog.Logger             // Config.Logger: nil for slog.Default() (log)
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
@@ -177,7 +178,7 @@ func (c *Context) newDriverQueue(dev int) (q driver.Queue, timed bool, err error
 // context's devices. The context releases it on Close.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	if err := c.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("create queue: %w", err)
 	}
 	defer c.exit()
 	if dev == nil || dev.index >= len(c.devices) || c.devices[dev.index] != dev {
@@ -214,13 +215,15 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	return q, nil
 }
 
-// Close waits for every command enqueued on the context's queues, releases
-// every buffer of the allocators, held or in use, and the queues, then the
-// context. It is safe to call while other goroutines use the context: it
-// waits for the calls in progress, and every later call returns an error
-// wrapping ErrClosed (a buffer from the allocator reports ErrClosed and
-// ErrFreed; freeing it does nothing). Close is idempotent; a nil Context is
-// an error wrapping ErrInvalidArgument.
+// Close waits for every command enqueued on the context's queues, then
+// releases everything the context made that is not yet released: buffers
+// (from the allocators, held or in use, and from NewBuffer), views,
+// images, pinned memory, events, graphs, kernels and programs, and the
+// queues, then the context. It is safe to call while other goroutines use
+// the context: it waits for the calls in progress, and every later call
+// returns an error wrapping ErrClosed, but Free and Release of the
+// context's objects, which return nil (Close released them). Close is
+// idempotent; a nil Context is an error wrapping ErrInvalidArgument.
 //
 // Close of a context that recorded a device fault (Err), or that notices
 // one as it finishes the queues, waits for no device work: it releases
@@ -249,6 +252,7 @@ func (c *Context) Close() error {
 		q.drainTrace(!c.faulted())
 	}
 	errs = append(errs, c.closeGraphs()...)
+	errs = append(errs, c.closeLive()...)
 	errs = append(errs, c.closeAllocators()...)
 	errs = append(errs, c.closeImages()...)
 	for _, q := range qs {
@@ -262,9 +266,7 @@ func (c *Context) Close() error {
 	for _, err := range cacheErrs {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
-	if err := c.releaseDecls(); err != nil {
-		errs = append(errs, fmt.Errorf("close context: %w", err))
-	}
+	c.releaseDecls()
 	if err := c.closeTracing(); err != nil {
 		errs = append(errs, err)
 	}
@@ -312,6 +314,16 @@ func (c *Context) enter() error {
 		return f
 	}
 	return nil
+}
+
+// closedError is the error of a call that entered c after its Close had
+// begun: it names the context by its devices, and the fault if one was
+// recorded before; the caller wraps it with the operation and its subject.
+func (c *Context) closedError() error {
+	if f := c.fault.Load(); f != nil {
+		return fmt.Errorf("context on %s %w after a device fault: %w", c.deviceLabel(), ErrClosed, f)
+	}
+	return fmt.Errorf("context on %s %w", c.deviceLabel(), ErrClosed)
 }
 
 // exit ends a call that enter registered.
@@ -365,6 +377,7 @@ type Device struct {
 
 	info  driver.DeviceInfo // as the backend gave it
 	index int               // position among the context's devices
+	lim   launchLimits      // what one launch may ask of the device (workgroup.go)
 
 	tr        *trace.Device // trace handle; see "Tracing in rt"
 	clockOnce sync.Once     // aligns the device clock for tracing
@@ -379,6 +392,7 @@ func newDevice(d driver.DeviceInfo, i int) *Device {
 		GlobalMemSize: d.GlobalMemSize, MaxAllocSize: d.MaxAllocSize, LocalMemSize: d.LocalMemSize,
 		MemBaseAddrAlign: d.MemBaseAddrAlign, ComputeUnits: d.ComputeUnits, MaxWorkGroupSize: d.MaxWorkGroupSize,
 		Extensions: d.Extensions, info: d, index: i,
+		lim: launchLimits{items: d.MaxWorkItemSizes, groups: d.MaxGroups, total: d.MaxGroupsTotal},
 	}
 }
 
@@ -823,7 +837,10 @@ type cacheBuilder Context
 func (b *cacheBuilder) Enter(img *progcache.Image) error {
 	c := (*Context)(b)
 	if err := c.enter(); err != nil {
-		return err
+		if img != nil {
+			return fmt.Errorf("build program %s: %w", img.Name, err)
+		}
+		return fmt.Errorf("build program: %w", err)
 	}
 	if img != nil {
 		if err := checkImageOptions(img); err != nil {
@@ -855,7 +872,7 @@ func (b *cacheBuilder) Load(name string, binaries [][]byte, options string) (dri
 // NewKernel makes the cache's kernel object of (program, name): the
 // prototype of the kernel's instances (instance.go).
 func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*Kernel, error) {
-	k, err := (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).Kernel(name)
+	k, err := (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).kernel(name)
 	if err == nil {
 		k.pool = new(kernelPool)
 	}
@@ -1000,7 +1017,7 @@ func checkSpecValue(name, value string) error {
 // constant's name and specLiteral of its value.
 func (c *Context) setSpecValue(name, value string) error {
 	if err := c.enter(); err != nil {
-		return err
+		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}
 	defer c.exit()
 	if err := checkSpecValue(name, value); err != nil {
@@ -1019,7 +1036,7 @@ func (c *Context) setSpecValue(name, value string) error {
 // has is an error wrapping ErrInvalidArgument.
 func (c *Context) clearSpecValue(name string) error {
 	if err := c.enter(); err != nil {
-		return err
+		return fmt.Errorf("clear specialization constant %s: %w", name, err)
 	}
 	defer c.exit()
 	if len(specChecks(name)) == 0 {

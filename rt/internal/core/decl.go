@@ -6,6 +6,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"sync/atomic"
 	"unsafe"
@@ -47,11 +48,11 @@ type Program struct {
 // wrapping ErrNotGenerated or ErrStale.
 func (p *Program) registration() (*desc.Program, error) {
 	if p == nil {
-		return nil, fmt.Errorf("program: %w", errNotRegistered)
+		return nil, unregistered("program", nil)
 	}
 	d := resolve(&p.d, unsafe.Pointer(p), desc.LookupProgram)
 	if d == nil {
-		return nil, fmt.Errorf("program: %w", errNotRegistered)
+		return nil, unregistered("program", unsafe.Pointer(p))
 	}
 	return d, nil
 }
@@ -95,7 +96,7 @@ func (s *SpecConst[T]) registration() *desc.SpecConst {
 func (s *SpecConst[T]) Set(c *Context, v T) error {
 	d := s.registration()
 	if d == nil {
-		return fmt.Errorf("set specialization constant: %w", errNotRegistered)
+		return fmt.Errorf("set %w", unregistered("specialization constant", unsafe.Pointer(s)))
 	}
 	lit, err := specLiteral(v)
 	if err != nil {
@@ -119,8 +120,16 @@ type Local[T any] struct {
 	Len int
 }
 
-// Bytes returns the size in bytes.
-func (l Local[T]) Bytes() int { return l.Len * int(elemSize[T]()) }
+// Bytes returns the size in bytes, Len times the size of T, or -1 where
+// Len is negative or the product does not fit in an int: a launch refuses
+// -1 with an error wrapping ErrInvalidArgument, as it refuses 0.
+func (l Local[T]) Bytes() int {
+	es := int(elemSize[T]())
+	if l.Len < 0 || es > 0 && l.Len > math.MaxInt/es {
+		return -1
+	}
+	return l.Len * es
+}
 
 // AllocSite is rt.AllocSite, which documents it.
 type AllocSite[T any] struct {
@@ -135,7 +144,7 @@ func (s *AllocSite[T]) registration() (*desc.AllocSite, error) {
 			return d, nil
 		}
 	}
-	return nil, fmt.Errorf("allocation site: %w", errNotRegistered)
+	return nil, unregistered("allocation site", unsafe.Pointer(s))
 }
 
 // Tag returns the site's allocation tag, as stats.Alloc.Tag and traces
@@ -189,7 +198,7 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	}
 	info := resolve(&g.d, unsafe.Pointer(g), desc.LookupGlobal)
 	if info == nil {
-		return fmt.Errorf("%s device global %v: %w", op, reflect.TypeFor[T](), errNotRegistered)
+		return fmt.Errorf("%s %w", op, unregistered(fmt.Sprintf("device global of %v", reflect.TypeFor[T]()), unsafe.Pointer(g)))
 	}
 	switch {
 	case write && (info.HostAccess == desc.HostRead || info.HostAccess == desc.HostNone):

@@ -43,7 +43,14 @@ func TestConfigFromEnv(t *testing.T) {
 		want    Config
 		wantErr bool
 	}{
-		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", Profiling: true}},
+		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", deviceEnv: "gpu", Profiling: true}},
+		{env: map[string]string{"DGEN_DEVICE": "0:*"}, want: Config{Device: "0:*", deviceEnv: "0:*"}},
+		{env: map[string]string{"DGEN_DEVICE": "gpu:*"}, want: Config{Device: "gpu:*", deviceEnv: "gpu:*"}},
+		{env: map[string]string{"DGEN_DEVICE": "1:2"}, want: Config{Device: "1:2", deviceEnv: "1:2"}},
+		{env: map[string]string{"DGEN_DEVICE": "0:"}, wantErr: true},
+		{env: map[string]string{"DGEN_DEVICE": "0:0,0:1"}, wantErr: true},
+		{env: map[string]string{"DGEN_DEVICE": "-1:0"}, wantErr: true},
+		{env: map[string]string{"DGEN_DEVICE": "0:-1"}, wantErr: true},
 		{env: map[string]string{"DGEN_PROFILE": "maybe"}, wantErr: true},
 		{env: map[string]string{"DGEN_PROFILE": "on"}, want: Config{Profiling: true}},
 		{env: map[string]string{"DGEN_ALLOC_POLICY": "tagged"}, want: Config{AllocPolicy: AllocTagged}},
@@ -67,6 +74,14 @@ func TestConfigFromEnv(t *testing.T) {
 		cfg.Cache = nil // CacheConfigFromEnv has its own tests
 		if (err != nil) != tt.wantErr || (!tt.wantErr && !reflect.DeepEqual(cfg, tt.want)) {
 			t.Errorf("ConfigFromEnv(%v) = %+v, %v; want %+v, error %v", tt.env, cfg, err, tt.want, tt.wantErr)
+		}
+		for name := range tt.env { // every case sets one variable that can be wrong
+			if err != nil && tt.env[name] != "1" && !strings.Contains(err.Error(), name+"=") {
+				t.Errorf("ConfigFromEnv(%v): %v, want an error that names %s", tt.env, err, name)
+			}
+		}
+		if _, ok := tt.env["DGEN_DEVICE"]; ok && err != nil && !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("ConfigFromEnv(%v): %v, want ErrInvalidArgument", tt.env, err)
 		}
 	}
 }

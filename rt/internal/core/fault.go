@@ -146,15 +146,6 @@ func (c *Context) Err() error {
 	return nil
 }
 
-// closedError is enter's error once Close has begun: ErrClosed, and the
-// fault if one was recorded before.
-func (c *Context) closedError() error {
-	if f := c.fault.Load(); f != nil {
-		return fmt.Errorf("context: %w after a device fault: %w", ErrClosed, f)
-	}
-	return fmt.Errorf("context: %w", ErrClosed)
-}
-
 // failed is the error path of a call that used the driver for q (nil for
 // a call of the context as a whole): it returns err, unless err wraps
 // ErrDeviceFault; then it records the context's fault, if none was

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -130,19 +129,13 @@ type globalSlot struct {
 	err  error
 }
 
-// releaseDecls frees the storage of device globals. Close calls it once
-// no call is in progress, so no slot is being made.
-func (c *Context) releaseDecls() error {
+// releaseDecls drops the storage of device globals, which Close has
+// released with the context's other live memory (live.go). Close calls it
+// once no call is in progress, so no slot is being made.
+func (c *Context) releaseDecls() {
 	c.decls.mu.Lock()
 	defer c.decls.mu.Unlock()
-	var errs []error
-	for _, s := range c.decls.globals {
-		if s.m != nil {
-			errs = append(errs, s.m.Free())
-		}
-	}
 	c.decls.globals, c.decls.host = nil, nil
-	return errors.Join(errs...)
 }
 
 // isNumber reports whether T is one of Go's numeric types, which are plain

@@ -130,6 +130,9 @@ func (h *imageHandle) free() error {
 	if h == nil {
 		return fmt.Errorf("free image: %w: zero image", ErrInvalidArgument)
 	}
+	if h.m.ctxClosed() {
+		return nil // Close released it
+	}
 	err := h.mem().Free()
 	switch {
 	case err == nil:
@@ -178,10 +181,15 @@ func describe(d ImageDesc) (*imageHandle, error) {
 	if len(extra) > 0 {
 		return nil, fmt.Errorf("%w: %s has no %s", ErrInvalidArgument, k, strings.Join(extra, " or "))
 	}
-	for i, n := range h.dims {
-		if n <= 0 {
+	n := px
+	for i, d := range h.dims {
+		if d <= 0 {
 			return nil, fmt.Errorf("%w: %s of %s (%s): every size must be positive", ErrInvalidArgument, [3]string{"width", "height or layers", "depth or layers"}[i], k, sizeString(h.dims))
 		}
+		if n > (1<<62)/int64(d) {
+			return nil, fmt.Errorf("%w: %s %s of %d-byte pixels overflows the sizes a device allocates", ErrTooLarge, sizeString(h.dims), k, px)
+		}
+		n *= int64(d)
 	}
 	if (k == driver.Image1DBuffer) != (d.buffer() != nil) {
 		return nil, fmt.Errorf("%w: %s: ImageDesc.Buffer is set for an image1d_buffer_t and only for one", ErrInvalidArgument, k)
@@ -296,8 +304,13 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 		return nil, nil, err
 	}
 	h, err := describe(d)
+	if err == nil {
+		err = c.checkImageSize(h)
+	}
 	if err == nil && d.buffer() != nil {
 		err = c.checkImageBuffer(h)
+	} else if max := c.maxAlloc(); err == nil && h.bytes() > max {
+		err = fmt.Errorf("%w: %s %s of %d bytes: the device allocates at most %d bytes at once", ErrTooLarge, sizeString(h.dims), h.kind, h.bytes(), max)
 	}
 	if err == nil {
 		err = c.checkFormat(ic, h)
@@ -306,6 +319,41 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 		return nil, nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return ic, h, nil
+}
+
+// checkImageSize checks h's size against the largest images that every
+// device of c makes (driver.ImageLimits; 0 is no limit known), before the
+// driver sees it.
+func (c *Context) checkImageSize(h *imageHandle) error {
+	d := h.desc
+	for _, dev := range c.devices {
+		lim := &dev.info.Images
+		type side struct {
+			what   string
+			n, max int64
+		}
+		var sides []side
+		switch h.kind {
+		case driver.Image1D:
+			sides = []side{{"width", int64(d.Width), lim.Width1D}}
+		case driver.Image1DBuffer:
+			sides = []side{{"width", int64(d.Width), lim.Buffer}}
+		case driver.Image1DArray:
+			sides = []side{{"width", int64(d.Width), lim.Width1D}, {"layers", int64(d.Layers), lim.Layers}}
+		case driver.Image2D:
+			sides = []side{{"width", int64(d.Width), lim.Width2D}, {"height", int64(d.Height), lim.Height2D}}
+		case driver.Image2DArray:
+			sides = []side{{"width", int64(d.Width), lim.Width2D}, {"height", int64(d.Height), lim.Height2D}, {"layers", int64(d.Layers), lim.Layers}}
+		case driver.Image3D:
+			sides = []side{{"width", int64(d.Width), lim.Width3D}, {"height", int64(d.Height), lim.Height3D}, {"depth", int64(d.Depth), lim.Depth3D}}
+		}
+		for _, s := range sides {
+			if s.max > 0 && s.n > s.max {
+				return fmt.Errorf("%w: %s %s: its %s, %d, is more than %q makes: %d", ErrInvalidArgument, h.kind, sizeString(h.dims), s.what, s.n, dev.Name, s.max)
+			}
+		}
+	}
+	return nil
 }
 
 // checkImageBuffer checks the buffer of an image1d_buffer_t.
@@ -349,6 +397,7 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 	// An image1d_buffer_t is a view of its buffer: freeing the buffer ends it.
 	h.m = &Mem{ctx: c, size: h.bytes(), release: releaseToDriver, parent: d.buffer()}
 	h.m.setDriver(drv)
+	c.live.add(h.m) // live.go
 	c.traceMem(0, memTrace(h.m), true)
 	return Image{h}, nil
 }
@@ -602,11 +651,20 @@ func (h *imageHandle) layout(s [3]int, row, slice int) (int64, int64, int64, err
 	if rp < rowBytes {
 		return 0, 0, 0, fmt.Errorf("%w: row pitch %d is smaller than a row of %d pixels of %d bytes", ErrInvalidArgument, row, s[0], h.px)
 	}
+	// No host memory spans more than 2^62 bytes: pitches that would are
+	// out of range, before their products overflow.
+	const most = 1 << 62
+	if rp > most/int64(s[1]) {
+		return 0, 0, 0, fmt.Errorf("%w: %d rows of pitch %d overflow any host memory", ErrOutOfRange, s[1], rp)
+	}
 	if sp == 0 {
 		sp = rp * int64(s[1])
 	}
 	if sp < rp*int64(s[1]) {
 		return 0, 0, 0, fmt.Errorf("%w: slice pitch %d is smaller than %d rows of pitch %d", ErrInvalidArgument, slice, s[1], rp)
+	}
+	if sp > most/int64(s[2]) {
+		return 0, 0, 0, fmt.Errorf("%w: %d slices of pitch %d overflow any host memory", ErrOutOfRange, s[2], sp)
 	}
 	span := int64(s[2]-1)*sp + int64(s[1]-1)*rp + rowBytes
 	return rp, sp, span, nil

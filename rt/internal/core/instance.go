@@ -233,7 +233,7 @@ func (h *specHit) unpark() {
 func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
 	proto := ck.Object()
 	k, err := ck.Spawn(func(p driver.Program) (*Kernel, error) {
-		return (&builtProgram{ctx: c, drv: p, name: proto.prog.name}).Kernel(proto.name)
+		return (&builtProgram{ctx: c, drv: p, name: proto.prog.name}).kernel(proto.name)
 	})
 	if err != nil {
 		return nil, err
@@ -247,7 +247,7 @@ func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
 	c.instances.mu.Unlock()
 	if c.closed.Load() { // Close may have released the set before k joined it
 		c.releaseInstance(k)
-		return nil, fmt.Errorf("new kernel %q: context: %w", proto.name, ErrClosed)
+		return nil, fmt.Errorf("new kernel %q: %w", proto.name, c.closedError())
 	}
 	return k, nil
 }

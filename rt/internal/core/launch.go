@@ -39,7 +39,7 @@ func (k *Kernel) CheckArgType(i int, t reflect.Type) error {
 // a spec's kernel object, whose hidden arguments it binds first.
 func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (*Event, error) {
 	if err := q.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("launch kernel %q: %w", k.Name(), err)
 	}
 	defer q.ctx.exit()
 	if spec {
@@ -49,9 +49,9 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 			return nil, err
 		}
 	}
-	dw, err := q.checkLaunch(k, r, wait, "launch")
+	dw, err := q.checkLaunch(k, &r, wait, "launch")
 	if err == nil && !spec {
-		err = k.checkBufs("launch")
+		err = k.checkRaw("launch")
 	}
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (
 // list.
 func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) error {
 	if err := q.enter(); err != nil {
-		return err
+		return fmt.Errorf("submit kernel %q: %w", k.Name(), err)
 	}
 	defer q.ctx.exit()
 	if spec {
@@ -93,9 +93,9 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 			return err
 		}
 	}
-	dw, err := q.checkLaunch(k, r, wait, "submit")
+	dw, err := q.checkLaunch(k, &r, wait, "submit")
 	if err == nil && !spec {
-		err = k.checkBufs("submit")
+		err = k.checkRaw("submit")
 	}
 	if err != nil {
 		return err
@@ -141,9 +141,11 @@ func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) e
 	return nil
 }
 
-// checkLaunch checks a launch of k over r on q after wait before the
-// driver sees it, and returns the driver events of wait.
-func (q *Queue) checkLaunch(k *Kernel, r Range, wait []*Event, op string) ([]driver.Event, error) {
+// checkLaunch checks a launch of k over *r on q after wait before the
+// driver sees it, and returns the driver events of wait. Where the
+// driver's own choice of work-group size could break the device's limits,
+// it sets r's (Kernel.checkRange).
+func (q *Queue) checkLaunch(k *Kernel, r *Range, wait []*Event, op string) ([]driver.Event, error) {
 	if k == nil {
 		return nil, nilKernel(op)
 	}
@@ -158,7 +160,7 @@ func (q *Queue) checkLaunch(k *Kernel, r Range, wait []*Event, op string) ([]dri
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 	}
 	if q.rec.Load() != nil {
-		if err := k.recordable(r); err != nil {
+		if err := k.recordable(*r); err != nil {
 			return nil, err
 		}
 	}

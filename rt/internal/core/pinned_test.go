@@ -231,8 +231,8 @@ func (q unmapHookQueue) UnmapBuffer(b driver.Buffer, p unsafe.Pointer) error {
 	return q.Queue.(driver.MapQueue).UnmapBuffer(b, p)
 }
 
-// TestPinnedAfterClose frees pinned memory after its context is closed:
-// an error, not a crash.
+// TestPinnedAfterClose frees pinned memory after its context is closed,
+// which released it: nil, as every Free after Close, and its Slice is nil.
 func TestPinnedAfterClose(t *testing.T) {
 	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
 	if err != nil {
@@ -246,10 +246,38 @@ func TestPinnedAfterClose(t *testing.T) {
 	if err := ctx.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Free(); !errors.Is(err, rt.ErrClosed) {
-		t.Errorf("Free after Close: %v, want ErrClosed", err)
+	if s := p.Slice(); s != nil {
+		t.Errorf("Slice after Close: %d elements, want nil", len(s))
+	}
+	if err := p.Free(); err != nil {
+		t.Errorf("Free after Close: %v, want nil", err)
 	}
 	if _, err := rt.NewPinned[float64](ctx.Queue(), 10); !errors.Is(err, rt.ErrClosed) {
 		t.Errorf("NewPinned after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestZeroPinned uses a Pinned that NewPinned did not make: an error
+// wrapping ErrInvalidArgument, not a nil dereference.
+func TestZeroPinned(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	buf, err := rt.NewBuffer[float32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	var zero rt.Pinned[float32]
+	if _, err := buf.WriteAsync(q, 0, &zero); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("WriteAsync from a zero Pinned: %v, want ErrInvalidArgument", err)
+	}
+	if _, err := buf.ReadAsync(q, 0, &zero); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("ReadAsync into a zero Pinned: %v, want ErrInvalidArgument", err)
+	}
+	if err := zero.Free(); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("Free of a zero Pinned: %v, want ErrInvalidArgument", err)
+	}
+	if s := zero.Slice(); s != nil {
+		t.Errorf("Slice of a zero Pinned: %d elements, want nil", len(s))
 	}
 }

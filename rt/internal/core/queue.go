@@ -86,7 +86,7 @@ func (q *Queue) profilingOn() bool { return q != nil && q.profiling }
 // Flush submits every enqueued command to the device.
 func (q *Queue) Flush() error {
 	if err := q.enter(); err != nil {
-		return err
+		return fmt.Errorf("flush queue: %w", err)
 	}
 	defer q.ctx.exit()
 	if err := q.drv.Flush(); err != nil {
@@ -98,7 +98,7 @@ func (q *Queue) Flush() error {
 // Finish blocks until every enqueued command has completed.
 func (q *Queue) Finish() error {
 	if err := q.enter(); err != nil {
-		return err
+		return fmt.Errorf("finish queue: %w", err)
 	}
 	defer q.ctx.exit()
 	return q.finish()
@@ -117,7 +117,7 @@ func (q *Queue) FinishContext(ctx context.Context) error {
 		return fmt.Errorf("finish queue: %w", err)
 	}
 	if err := q.enter(); err != nil {
-		return err
+		return fmt.Errorf("finish queue: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -148,7 +148,7 @@ func (q *Queue) finish() error {
 // completed, or, with no events, when everything enqueued before it has.
 func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if err := q.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("enqueue marker: %w", err)
 	}
 	defer q.ctx.exit()
 	dw, err := q.driverEvents(wait)
@@ -183,7 +183,7 @@ func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
 		released := e.released
 		e.mu.Unlock()
 		if released {
-			return nil, fmt.Errorf("wait list: event of %s: %w", e.name, ErrReleased)
+			return nil, fmt.Errorf("wait list: %w", e.releasedError("event of"))
 		}
 		if err := q.ctx.sameContext("the event of "+e.name, e.q.ctx); err != nil {
 			return nil, fmt.Errorf("wait list: %w", err)

@@ -2,6 +2,9 @@ package core
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/dgen-go/dgen/rt/driver"
 )
@@ -103,7 +106,44 @@ func (r Range) check() error {
 			return fmt.Errorf("range %v: %w: local size %d does not divide global size %d in dimension %d", r, ErrInvalidArgument, r.Local[i], r.Global[i], i)
 		}
 	}
+	return r.checkSize()
+}
+
+// checkSize checks that r's work-items, and its work-item ids, can be
+// counted in a size_t (at most math.MaxInt here): the product of the
+// global sizes, and each offset plus its global size. r has positive
+// global sizes and offsets of 0 or more.
+func (r Range) checkSize() error {
+	n := 1
+	for i := range r.Dims {
+		g := r.Global[i]
+		if r.Offset[i] > math.MaxInt-g {
+			return fmt.Errorf("range %v: %w: offset %d plus global size %d in dimension %d is more than a size_t holds", r, ErrInvalidArgument, r.Offset[i], g, i)
+		}
+		if n > math.MaxInt/g {
+			return fmt.Errorf("range %v: %w: %s work-items in all, more than a size_t holds (%d)", r, ErrInvalidArgument, product(r.Global[:r.Dims]), math.MaxInt)
+		}
+		n *= g
+	}
 	return nil
+}
+
+// product writes the product of ns exactly, as "a×b×c = n", or as "a×b×c"
+// where it overflows an int.
+func product(ns []int) string {
+	s := make([]string, len(ns))
+	n, exact := 1, true
+	for i, v := range ns {
+		s[i] = strconv.Itoa(v)
+		if exact && v != 0 && n > math.MaxInt/v {
+			exact = false
+		}
+		n *= v
+	}
+	if exact && len(ns) > 1 {
+		return strings.Join(s, "×") + " = " + strconv.Itoa(n)
+	}
+	return strings.Join(s, "×")
 }
 
 // String returns the global size, the local size after a slash where one

@@ -283,7 +283,7 @@ func TestReuseMarkersFakeDriver(t *testing.T) {
 		t.Run(path.name, func(t *testing.T) {
 			use := func(q *rt.Queue, b rt.Buffer[float32]) {
 				t.Helper()
-				if err := errors.Join(k.SetBuffer(0, b), raw.Submit(q, k, rt.Range1(b.Len()))); err != nil {
+				if err := errors.Join(k.SetBuffer(0, b), raw.SetArg(k, 1, float32(1)), raw.Submit(q, k, rt.Range1(b.Len()))); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -147,7 +148,7 @@ func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue, v 
 	var res tuning[T]
 	d := s.registration()
 	if d == nil {
-		return res, fmt.Errorf("tune specialization constant: %w", errNotRegistered)
+		return res, fmt.Errorf("tune %w", unregistered("specialization constant", unsafe.Pointer(s)))
 	}
 	fail := func(err error) (tuning[T], error) {
 		return res, fmt.Errorf("tune specialization constant %s: %w", d.ID, err)
