@@ -18,10 +18,17 @@ func TestRangeCheck(t *testing.T) {
 		{Range2(16, 16).WithLocal(16, 16), ""},
 		{Range3(4, 4, 4).WithLocal(2, 2, 2), ""},
 		{Range1(0), "global size 0 in dimension 0"},
-		{Range2(32, 32).WithLocal(8), "range [32 32]/[8]: invalid argument: 2-D range given 1 local size"},
-		{Range1(32).WithLocal(0), "local size 0 in dimension 0: give a positive size in every dimension, or none"},
-		{Range1(32).WithLocal(8, 4), "1-D range given 2 local sizes"},
-		{Range3(4, 4, 4).WithLocal(), "3-D range given 0 local sizes"},
+		{Range2(32, 32).WithLocal(8), "range [32 32]/[8 -1]: invalid argument: WithLocal was given no local size of 1 or more in dimension 1"},
+		{Range1(32).WithLocal(0), "WithLocal was given no local size of 1 or more in dimension 0"},
+		{Range1(32).WithLocal(8, 4), "local size 4 in dimension 1 of a 1-D range"},
+		{Range1(32).WithLocal(8, 0), "WithLocal was given more sizes than the range's 1 dimensions"},
+		{Range3(4, 4, 4).WithLocal(), "WithLocal was given no local size"},
+		{Range3(4, 4, 4).WithLocal(1, 1, 1, 1), "WithLocal was given no local size"},
+		{Range{Dims: 1, Global: [3]int{32, 1, 1}, Local: [3]int{0, 0, 0}}, ""},
+		{Range2(8, 8).WithOffset(4), "WithOffset was given no offset of 0 or more in dimension 1"},
+		{Range1(8).WithOffset(4, 0), "WithOffset was given more sizes"},
+		{Range2(8, 8).WithOffset(0, 4), ""},
+		{Range2(8, 8).WithOffset(-2, 4), "WithOffset was given no offset"},
 		{Range1(10).WithLocal(4), "local size 4 does not divide global size 10"},
 		{Range{Dims: 4}, "4 dimensions"},
 		{Range{}, "0 dimensions"},
@@ -32,8 +39,18 @@ func TestRangeCheck(t *testing.T) {
 			t.Errorf("%v.check() = %v, want %q", tt.r, err, tt.want)
 		}
 	}
-	if s := Range2(32, 32).WithLocal(8).String(); s != "[32 32]/[8]" {
-		t.Errorf("String() = %q, want [32 32]/[8]", s)
+	for r, want := range map[Range]string{
+		Range2(32, 32).WithLocal(8):           "[32 32]/[8 -1]",
+		Range2(32, 32).WithLocal(8, 8):        "[32 32]/[8 8]",
+		Range1(32).WithLocal(8, 4):            "[32]/[8 4]",
+		Range1(64).WithOffset(128):            "[64]+[128]",
+		Range2(64, 64).WithLocal(16, 16):      "[64 64]/[16 16]",
+		Range2(64, 64).WithOffset(0, 0):       "[64 64]",
+		Range3(4, 4, 4).WithLocal(1, 1, 1, 1): "[4 4 4]/[-1 -1 -1]",
+	} {
+		if s := r.String(); s != want {
+			t.Errorf("String() = %q, want %q", s, want)
+		}
 	}
 }
 
