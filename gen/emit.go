@@ -352,6 +352,25 @@ func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 		setArgs,
 		jen.Return(jen.Qual(CodegenPath, "Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Id("wait"))),
 	))
+	// The Context forms bound the build of the kernel's program at its
+	// first launch, or the wait for another goroutine's or process's.
+	ctxParams := append([]jen.Code{jen.Id("ctx").Qual("context", "Context")}, params...)
+	acquireCtx := jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "AcquireContext").Call(jen.Id("ctx"), jen.Id("q"), jen.Id(hidden))
+	o.decls = append(o.decls, jen.Comment("EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.").Line().
+		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("EnqueueContext").Params(ctxParams...).Error().Block(
+		acquireCtx,
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		setArgs,
+		jen.Return(jen.Qual(CodegenPath, "Submit").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Id("wait"))),
+	))
+	o.decls = append(o.decls, jen.Comment("EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.").Line().
+		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("EnqueueEventContext").Params(ctxParams...).
+		Params(jen.Op("*").Qual(RuntimePath, "Event"), jen.Error()).Block(
+		acquireCtx,
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		setArgs,
+		jen.Return(jen.Qual(CodegenPath, "Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Id("wait"))),
+	))
 	for _, f := range b.fields {
 		if !f.out {
 			continue
@@ -390,8 +409,10 @@ func (s *state) render(o *out) ([]byte, error) {
 	}
 	f.ImportAlias(RuntimePath, alias)
 	f.ImportAlias(CodegenPath, s.importName("codegen"))
-	if name := s.importName("unsafe"); name != "unsafe" {
-		f.ImportAlias("unsafe", name)
+	for _, std := range []string{"context", "unsafe"} {
+		if name := s.importName(std); name != std {
+			f.ImportAlias(std, name)
+		}
 	}
 	if len(o.embeds) > 0 {
 		f.Anon("embed")
@@ -434,7 +455,7 @@ func (s *state) importName(name string) string {
 // files are written for (codegen.GenVersion); the runtime accepts files of
 // versions codegen.MinVersion to codegen.MaxVersion. The golden packages
 // compile only when it lies in that window.
-const ContractVersion = 4
+const ContractVersion = 5
 
 // versionMessage is what the compiler shows when rt/codegen does not
 // implement the generated file's version.

@@ -35,7 +35,7 @@ func ExampleQueue_Record() {
 	frame, _ := rt.NewPinned[float32](q, 3)
 	defer frame.Free()
 	scale := func(q *rt.Queue, a float32) error {
-		if err := k.SetBuffer(0, x); err != nil {
+		if err := raw.SetBuffer(k, 0, x); err != nil {
 			return err
 		}
 		if err := raw.SetArg(k, 1, a); err != nil { // captured by value

@@ -82,7 +82,7 @@ var closeRaceCalls = []struct {
 			return err
 		}
 		defer b.Free()
-		if err := k.SetBuffer(0, b); err != nil {
+		if err := raw.SetBuffer(k, 0, b); err != nil {
 			return err
 		}
 		return raw.Submit(q, k, rt.Range1(64))

@@ -119,7 +119,7 @@ __kernel void plain(__global float *o) { o[get_global_id(0)] = 3.0f; }`
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := errors.Join(k.SetBuffer(0, out), raw.Submit(ctx.Queue(), k, rt.Range1(4))); err != nil {
+	if err := errors.Join(raw.SetBuffer(k, 0, out), raw.Submit(ctx.Queue(), k, rt.Range1(4))); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]float32, 4)
@@ -142,7 +142,7 @@ func TestTooMuchLocalMemory(t *testing.T) {
 	}
 	o, _ := rt.NewBuffer[float32](ctx, 1)
 	defer o.Free()
-	k.SetBuffer(0, o)
+	raw.SetBuffer(k, 0, o)
 	max := int(ctx.Devices()[0].LocalMemSize)
 	if err := k.SetLocal(1, max+4); err == nil {
 		if _, err = raw.Launch(ctx.Queue(), k, rt.Range1(32)); err == nil {

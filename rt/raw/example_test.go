@@ -31,7 +31,7 @@ func ExampleSubmit() {
 	x, _ := rt.NewBuffer[float32](ctx, 3)
 	defer x.Free()
 	x.Write(q, []float32{1, 2, 3})
-	k.SetBuffer(0, x)
+	raw.SetBuffer(k, 0, x)
 	raw.SetArg(k, 1, float32(10))
 	if err := raw.Submit(q, k, rt.Range1(3)); err != nil {
 		fmt.Println(err)

@@ -23,7 +23,8 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// CacheConfig is rt.CacheConfig, which documents it.
+// CacheConfig is rt.CacheConfig as the core takes it (rt converts its
+// fields, documented there).
 type CacheConfig struct {
 	// InMemory keeps built programs in the context so that a second
 	// build of the same program (rt/raw's Build or BuildGenerated) returns the first
@@ -45,7 +46,8 @@ type CacheConfig struct {
 	Remote RemoteCacheConfig
 }
 
-// DiskCacheConfig is rt.DiskCacheConfig, which documents it.
+// DiskCacheConfig is rt.DiskCacheConfig, field for field: rt converts
+// one to the other.
 type DiskCacheConfig struct {
 	// Dir is the cache root, created if missing (DGEN_CACHE_DIR, default
 	// the user cache directory's dgen).
@@ -78,7 +80,7 @@ type DiskCacheConfig struct {
 	Trace bool
 }
 
-// RemoteCacheConfig is rt.RemoteCacheConfig, which documents it.
+// RemoteCacheConfig is rt.RemoteCacheConfig, field for field.
 type RemoteCacheConfig struct {
 	// URL names the store: redis://HOST:PORT or http(s)://HOST/PATH
 	// (DGEN_CACHE_REMOTE); empty means no remote tier.
@@ -207,7 +209,8 @@ var inTestBinary = sync.OnceValue(func() bool {
 	return ok && strings.HasSuffix(bi.Path, ".test")
 })
 
-// Config is rt.Config, which documents it.
+// Config is rt.Config as the core takes it: rt converts its fields
+// (documented there) one by one, and withEnv fills those left unset.
 type Config struct {
 	// Backend is the backend to open (DGEN_BACKEND); BackendAuto chooses
 	// one (see chooseBackend in backend.go): rt/cuda for an NVIDIA GPU when
@@ -262,6 +265,9 @@ type Config struct {
 	// GraphsAuto (the zero value) asks DGEN_OPENCL_COMMAND_BUFFER and
 	// DGEN_CUDA_GRAPH, GraphsNative and GraphsLoop do not.
 	Graphs GraphMode
+	// QueuePool bounds the queues of the pool of AcquireQueue; 0 means
+	// GOMAXPROCS at Open.
+	QueuePool int
 	// Logger receives the context's warnings (a cache directory that
 	// cannot be used, a remote tier that fails, a tuning that cannot be
 	// stored) and the cache's trace (DiskCacheConfig.Trace); nil means
@@ -269,7 +275,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// ConfigFromEnv is rt.ConfigFromEnv, which documents it.
+// ConfigFromEnv returns the configuration that the environment asks for
+// (rt.ConfigFromEnv), reading variables through getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return Config{}.withEnv(getenv)
 }

@@ -30,7 +30,8 @@ import (
 // tracing, the program cache and the remote tier beneath it, and the
 // specialization-constant values of a context.
 
-// Context is rt.Context, which documents it.
+// Context is an open backend context: rt.Context's implementation, which
+// rt defines its Context over.
 type Context struct {
 	drv       driver.Context
 	devices   []*Device
@@ -65,12 +66,13 @@ type Context struct {
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
 	images                       imageState               // formats, samplers, images of allocation sites (image.go)
 	graphCfg                     graphConfig              // what command graphs may be prepared as (config.go)
+	pool                         queuePool                // the queues of AcquireQueue (queuepool.go)
 }
 
-// Open is rt.Open, which documents it.
+// Open opens a context as the environment says.
 func Open() (*Context, error) { return OpenConfig(Config{}) }
 
-// OpenConfig is rt.OpenConfig, which documents it.
+// OpenConfig opens a context as cfg and the environment say.
 func OpenConfig(cfg Config) (*Context, error) {
 	cfg, err := cfg.withEnv(nil) // config.go
 	if err != nil {
@@ -102,6 +104,10 @@ func OpenConfig(cfg Config) (*Context, error) {
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
 	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger}
+	c.pool.max = cfg.QueuePool
+	if c.pool.max <= 0 {
+		c.pool.max = runtime.GOMAXPROCS(0)
+	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
 	}
@@ -313,7 +319,8 @@ func (q *Queue) enter() error {
 	return q.ctx.enter()
 }
 
-// Device is rt.Device, which documents it.
+// Device is a device of an open context: the fields that rt.Device
+// copies, and what the core keeps of the device.
 type Device struct {
 	Name     string
 	Vendor   string
@@ -331,6 +338,10 @@ type Device struct {
 	ComputeUnits     int
 	MaxWorkGroupSize int
 	Extensions       []string
+	// Facade is rt's *Device for this device, which rt.OpenConfig sets
+	// before it returns the context and nothing changes after: the core
+	// cannot name rt's types, and rt hands out one *Device per device.
+	Facade any
 
 	info  driver.DeviceInfo // as the backend gave it
 	index int               // position among the context's devices
@@ -374,19 +385,21 @@ func (d *Device) String() string { return d.info.Label() }
 //
 // Call sites. beginTask records the Go source location of the command. Its
 // skip argument, and the skip argument of every internal helper that passes
-// it on (command, transfer, launch), counts the rt frames between the
-// helper's caller and the user's code: 0 when the helper is called by the
-// exported function that the user called (Queue.Marker calls
-// beginTask(..., 0)); a function that adds a frame between the user and the
-// helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
-// writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
+// it on (command, transfer, launch), counts the frames between the
+// helper's caller and the user's code: facade (1, rt's method that calls
+// the core's) when the helper is called by the core's exported method that
+// rt's forwards to (Queue.Marker calls beginTask(..., facade)); a function
+// that adds a frame between the user and the helper passes skip+1
+// (Buffer.Write and Buffer.WriteAt call writeAt(..., facade), and writeAt
+// calls transfer(..., skip+1)). runtime.Callers counts inlined frames, so
+// whether the compiler inlines rt's forwarder changes nothing. rt's tests
+// of call sites (tracing_test.go, through rt) check every count.
 // A generated Enqueue reaches q.submit through codegen.Submit and
 // SubmitSpec (launch.go), which passes skip 2, so the location is the
 // user's call of Enqueue; EnqueueEvent reaches q.launch the same way
 // through codegen.Launch and LaunchSpec. rt/raw's Launch and Submit reach
 // q.launch and q.submit through Launch and Submit (raw.go), which pass
-// skip 1. rt's functions that wrap the core's (rt.Alloc) add a frame too
-// (allocMem's skip).
+// skip 1.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or
@@ -414,6 +427,10 @@ func (d *Device) String() string { return d.info.Label() }
 // trace handle), traceCache (program caches: hits, disk loads, evictions), beginTask with a skip (device-global accesses, with
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
 // (device times of commands with events).
+
+// facade is the frame of rt's method between the user and the core's
+// exported method that it forwards to (see "Call sites" above).
+const facade = 1
 
 // openTracing sets up the context's tracer and the trace handles of its
 // devices, before any queue is created.
@@ -1093,5 +1110,5 @@ var (
 	ErrStale = desc.ErrStale
 )
 
-// DeviceError is rt.DeviceError, which documents it.
+// DeviceError is the backends' error, which rt names DeviceError.
 type DeviceError = driver.Error

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -105,6 +106,13 @@ func (p *kernelPool) kill() {
 // when it is current, else a spare one or a new one from the context's
 // kernel cache (building the program on first use).
 func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
+	return AcquireContext(context.Background(), q, d)
+}
+
+// AcquireContext is Acquire bounded by ctx: ctx bounds the build of the
+// program, or the wait for another goroutine's or process's
+// (progcache's KernelContext).
+func AcquireContext(ctx context.Context, q *Queue, d *desc.Kernel) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
@@ -115,11 +123,11 @@ func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
 		}
 		h.unpark()
 	}
-	return q.acquireSlow(d)
+	return q.acquireSlow(ctx, d)
 }
 
 // acquireSlow is Acquire's path through the kernel cache.
-func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
+func (q *Queue) acquireSlow(ctx context.Context, d *desc.Kernel) (*Kernel, error) {
 	key, err := d.Key()
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -130,7 +138,7 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 		}
 	}
 	gen := q.ctx.pc.Gen()
-	ck, err := q.ctx.pc.Kernel(key, q.dev.index)
+	ck, err := q.ctx.pc.KernelContext(ctx, key, q.dev.index)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/internal/core"
 )
 
 // lockedBuffer is a bytes.Buffer that goroutines write at once.
@@ -42,7 +41,7 @@ func TestTraceSubscribersLog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {
 			var buf lockedBuffer
-			cc := core.DefaultCacheConfig()
+			cc := defaultCacheConfig()
 			cc.Disk.Persistent = false
 			ctx, err := rt.OpenConfig(rt.Config{Backend: "fake", Device: "cpu", Cache: &cc, Trace: tt.spec, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 			if err != nil {

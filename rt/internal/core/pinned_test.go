@@ -125,7 +125,7 @@ func TestPinnedFreeWaits(t *testing.T) {
 		}()
 	}
 	*onUnmap = func() {
-		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
+		if st, err := ce(slow).Status(); err != nil || st != driver.StatusComplete {
 			t.Errorf("the slow kernel before a pending read is %v (%v) when Free unmaps, want complete", st, err)
 		}
 	}
@@ -148,7 +148,7 @@ func TestPinnedFreeWaitsReleased(t *testing.T) {
 		}
 	}
 	*onUnmap = func() {
-		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
+		if st, err := ce(slow).Status(); err != nil || st != driver.StatusComplete {
 			t.Errorf("the slow kernel before pending reads is %v (%v) when Free unmaps, want complete", st, err)
 		}
 	}
@@ -178,7 +178,7 @@ func pinnedBehindSlowKernel(t *testing.T) (r *crossQueueRig, src, sum rt.Buffer[
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(r.slowSum.SetBuffer(0, src), r.slowSum.SetBuffer(1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
+	if err := errors.Join(raw.SetBuffer(r.slowSum, 0, src), raw.SetBuffer(r.slowSum, 1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
 		t.Fatal(err)
 	}
 	slow, err = raw.Launch(r.qb, r.slowSum, rt.Range1(n))

@@ -17,7 +17,7 @@ import (
 // (workgroup.go), use points of stream-ordered reuse (streamorder.go) and
 // command graphs (graph.go).
 
-// Queue is rt.Queue, which documents it.
+// Queue is an in-order command queue (rt.Queue).
 //
 // Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer and
 // id are set by NewQueue and never change. rec, specs and global are
@@ -47,6 +47,11 @@ type Queue struct {
 	id   int         // the queue's number in its context, from 0
 	pend pendingList // traced commands awaiting their device times
 	pts  queuePoints // use points, for stream-ordered reuse
+
+	// pooled marks a queue of the context's pool (queuepool.go), which
+	// holders goroutines hold; both are guarded by the pool's mutex.
+	pooled  bool
+	holders int
 
 	// global is the device global storage that globalMem found last on
 	// this queue's device: a host loop reads and writes one global again
@@ -147,13 +152,82 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if r := q.rec.Load(); r != nil {
 		return nil, r.refuse("enqueue marker", "a marker's event would complete before the graph runs")
 	}
-	tk := q.beginTask(trace.Marker, "marker", 0, wait)
+	tk := q.beginTask(trace.Marker, "marker", facade, wait)
 	ev, err := q.drv.Marker(dw)
 	tk.End()
 	if err != nil {
 		return nil, fmt.Errorf("enqueue marker on %q: %w", q.dev.Name, err)
 	}
 	return q.newTracedEvent(ev, "marker", tk), nil
+}
+
+// waitBefore is the wait of a blocking call's Context form (ReadContext,
+// WriteContext, ...), bounded by ctx: it waits for what the blocking
+// command would wait for before it runs, the commands enqueued on q before
+// it and the events of wait, through a marker. When ctx is done first it
+// returns an error wrapping ctx.Err() for op, and the commands run on (the
+// marker's wait goes on in a goroutine of its Event, as WaitContext's).
+// The blocking command that follows then waits for its own copy, and for
+// what other goroutines enqueued on q meanwhile. A nil ctx, one that is
+// never done, and a recording queue (which refuses the blocking command
+// itself) wait for nothing here.
+func (q *Queue) waitBefore(ctx context.Context, op string, wait []*Event) error {
+	if ctx == nil || ctx.Done() == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := q.enter(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if q.rec.Load() != nil {
+		q.ctx.exit()
+		return nil
+	}
+	dw, err := q.driverEvents(wait)
+	var ev driver.Event
+	if err == nil {
+		ev, err = q.drv.Marker(dw)
+	}
+	q.ctx.exit()
+	if err != nil {
+		return fmt.Errorf("%s: wait for the commands before it on %q: %w", op, q.dev.Name, err)
+	}
+	e := newEvent(q, ev, "the commands before "+op)
+	defer e.Release()
+	if err := e.WaitContext(ctx); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// WaitList is what a facade (rt, rt/codegen, rt/raw) copies a wait list
+// of its own events into: a facade's Event is the core's under another
+// name, which converts one pointer for free but not a slice of them, and
+// a short list copied into a WaitList on the caller's stack costs no
+// allocation (no method of the core keeps a wait list).
+type WaitList [4]*Event
+
+// Waits returns wait as the core's events, each converted by conv, in l
+// when they fit; nil for none.
+func Waits[E any](l *WaitList, wait []E, conv func(E) *Event) []*Event {
+	if len(wait) == 0 {
+		return nil
+	}
+	return waitsSlow(l, wait, conv)
+}
+
+// waitsSlow is Waits for a list that is not empty.
+func waitsSlow[E any](l *WaitList, wait []E, conv func(E) *Event) []*Event {
+	s := l[:0]
+	if len(wait) > len(l) {
+		s = make([]*Event, 0, len(wait))
+	}
+	for _, e := range wait {
+		s = append(s, conv(e))
+	}
+	return s
 }
 
 // driverEvents returns the driver events of wait, skipping nil events, and

@@ -88,7 +88,7 @@ func addOne(t testing.TB, ctx *rt.Context, buf rt.Buffer[int32]) *raw.Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.SetBuffer(0, buf); err != nil {
+	if err := raw.SetBuffer(k, 0, buf); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -165,13 +165,13 @@ func TestTraceSequence(t *testing.T) {
 		}
 		// The device cannot start a command before the host began to
 		// enqueue it, up to the clock alignment's error.
-		slack := int64(ctx.Devices()[0].ClockError()) + 1000
+		slack := int64(cx(ctx).Devices()[0].ClockError()) + 1000
 		if tk.DevStart+slack < tk.HostBegin {
-			t.Errorf("%s: device start %d before host begin %d (clock error %v)", tk.Node.Name, tk.DevStart, tk.HostBegin, ctx.Devices()[0].ClockError())
+			t.Errorf("%s: device start %d before host begin %d (clock error %v)", tk.Node.Name, tk.DevStart, tk.HostBegin, cx(ctx).Devices()[0].ClockError())
 		}
 	}
-	if ctx.Devices()[0].ClockError() <= 0 {
-		t.Errorf("ClockError = %v, want a positive bound", ctx.Devices()[0].ClockError())
+	if cx(ctx).Devices()[0].ClockError() <= 0 {
+		t.Errorf("ClockError = %v, want a positive bound", cx(ctx).Devices()[0].ClockError())
 	}
 }
 
@@ -292,12 +292,12 @@ func line() int {
 
 // launchWrapper and submitWrapper stand for generated kernel methods.
 func launchWrapper(q *rt.Queue, k *raw.Kernel) error {
-	_, err := q.LaunchSkip(1, (*core.Kernel)(k), rt.Range1(4))
+	_, err := cq(q).LaunchSkip(1, (*core.Kernel)(k), core.Range1(4))
 	return err
 }
 
 func submitWrapper(q *rt.Queue, k *raw.Kernel) error {
-	return q.SubmitSkip(1, (*core.Kernel)(k), rt.Range1(4))
+	return cq(q).SubmitSkip(1, (*core.Kernel)(k), core.Range1(4))
 }
 
 func TestTraceEdgesMatchWaitLists(t *testing.T) {
@@ -412,8 +412,8 @@ func testTraceEnv(t *testing.T, device string, profiling bool, devSlices int) {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
-	if ctx.Queue().Profiling() != profiling {
-		t.Errorf("tracing context's queue profiles: %v, want %v", ctx.Queue().Profiling(), profiling)
+	if cq(ctx.Queue()).Profiling() != profiling {
+		t.Errorf("tracing context's queue profiles: %v, want %v", cq(ctx.Queue()).Profiling(), profiling)
 	}
 	q := ctx.Queue()
 	buf, _ := rt.NewBuffer[int32](ctx, 64)
@@ -549,7 +549,7 @@ func TestTraceConcurrent(t *testing.T) {
 			}
 			k, err := prog.Kernel("add_one")
 			if err == nil {
-				err = k.SetBuffer(0, buf)
+				err = raw.SetBuffer(k, 0, buf)
 			}
 			if err != nil {
 				errs <- err

@@ -1,6 +1,7 @@
 package progcache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -157,6 +158,13 @@ func (c *Cache[K]) countReuse(e *fastEntry[K]) {
 // negative dev (the caller's device is not one of the cache's) is an
 // error wrapping ErrInvalidArgument.
 func (c *Cache[K]) Kernel(key *KernelKey, dev int) (*Kernel[K], error) {
+	return c.KernelContext(context.Background(), key, dev)
+}
+
+// KernelContext is Kernel bounded by ctx: when ctx is done before the
+// kernel's program is built, it returns an error wrapping ctx.Err(), and
+// the build goes on for the others that wait for it, as ProgramContext's.
+func (c *Cache[K]) KernelContext(ctx context.Context, key *KernelKey, dev int) (*Kernel[K], error) {
 	if key != nil {
 		t := c.fast.Load()
 		if key.index < len(t.slots) {
@@ -173,7 +181,7 @@ func (c *Cache[K]) Kernel(key *KernelKey, dev int) (*Kernel[K], error) {
 			}
 		}
 	}
-	return c.kernelSlow(key, dev)
+	return c.kernelSlow(ctx, key, dev)
 }
 
 // Acquire returns the kernel of key for device dev, locked: set its
@@ -221,7 +229,7 @@ func (c *Cache[K]) Reacquire(ck *Kernel[K], gen uint64) bool {
 
 // kernelSlow is the miss path of Kernel: the program through getOrBuild,
 // then the kernel of (program, name, device), then a new fast table.
-func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
+func (c *Cache[K]) kernelSlow(ctx context.Context, key *KernelKey, dev int) (*Kernel[K], error) {
 	if key == nil || key.image == nil {
 		return nil, fmt.Errorf("get kernel: %w: nil kernel key", ErrInvalidArgument)
 	}
@@ -239,7 +247,7 @@ func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
 	if err := k.checkSet(); err != nil {
 		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
-	e, err := c.getOrBuild(k)
+	e, err := c.getOrBuildContext(ctx, k)
 	if err != nil {
 		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
