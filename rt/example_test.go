@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/opencl"
+	_ "github.com/dgen-go/dgen/rt/backends"
 )
 
 // Open a context on the CPU device (PoCL, where no GPU is present), and

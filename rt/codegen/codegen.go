@@ -205,14 +205,12 @@ func SetSampler(k *Instance, i int, s rt.Sampler) {
 // again. The first error of setting an argument is returned instead, and
 // nothing is launched.
 func Submit(q *rt.Queue, k *Instance, r rt.Range, wait []*rt.Event) error {
-	var w core.WaitList
-	return core.SubmitSpec((*core.Queue)(q), k.core(), core.Range(r), core.Waits(&w, wait, event))
+	return core.SubmitSpec((*core.Queue)(q), k.core(), core.Range(r), wait, event)
 }
 
 // Launch is Submit with an event, as rt/raw's Launch.
 func Launch(q *rt.Queue, k *Instance, r rt.Range, wait []*rt.Event) (*rt.Event, error) {
-	var w core.WaitList
-	e, err := core.LaunchSpec((*core.Queue)(q), k.core(), core.Range(r), core.Waits(&w, wait, event))
+	e, err := core.LaunchSpec((*core.Queue)(q), k.core(), core.Range(r), wait, event)
 	return (*rt.Event)(e), err
 }
 

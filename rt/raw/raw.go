@@ -219,8 +219,7 @@ type WorkGroupInfo struct {
 // image argument whose memory was freed since it was set is an error
 // wrapping rt.ErrFreed, and nothing is enqueued.
 func Launch(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	var w core.WaitList
-	e, err := core.Launch((*core.Queue)(q), k.core(), core.Range(r), core.Waits(&w, wait, event))
+	e, err := core.Launch((*core.Queue)(q), k.core(), core.Range(r), wait, event)
 	return (*rt.Event)(e), err
 }
 
@@ -229,8 +228,7 @@ func Launch(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) (*rt.Event, e
 // that is needed, since on some drivers an event costs as much as the
 // launch.
 func Submit(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) error {
-	var w core.WaitList
-	return core.Submit((*core.Queue)(q), k.core(), core.Range(r), core.Waits(&w, wait, event))
+	return core.Submit((*core.Queue)(q), k.core(), core.Range(r), wait, event)
 }
 
 // event returns e as the core's event.

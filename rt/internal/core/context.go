@@ -90,7 +90,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	b, devs, err := chooseBackend(cfg) // backend.go
+	b, name, devs, err := chooseBackend(cfg) // backend.go
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +121,8 @@ func OpenConfig(cfg Config) (*Context, error) {
 		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
 	}
 	c.initCache(cc)
+	_, noCUDA := driver.Lookup("cuda")
+	noteNVIDIA(c.log(), nvidiaOnOpenCL(cfg, name, devs, noCUDA == nil))
 	return c, nil
 }
 

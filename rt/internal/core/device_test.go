@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -112,5 +113,43 @@ func TestNewDevice(t *testing.T) {
 		if got := d.String(); got != in.Name+" ("+in.Platform+")" {
 			t.Errorf("String() = %q", got)
 		}
+	}
+}
+
+// TestNVIDIAOnOpenCL: Open says once, through the context's logger, that
+// it runs an NVIDIA GPU on NVIDIA's OpenCL where automatic selection chose
+// that because rt/cuda is not linked, and only then.
+func TestNVIDIAOnOpenCL(t *testing.T) {
+	gpu := driver.DeviceInfo{Name: "NVIDIA H200", Vendor: "NVIDIA Corporation", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU}
+	cpu := driver.DeviceInfo{Name: "cpu-x86", Vendor: "AuthenticAMD", Platform: "Portable Computing Language", Type: driver.DeviceCPU}
+	tests := []struct {
+		name    string
+		backend Backend
+		chosen  string
+		devs    []driver.DeviceInfo
+		cuda    bool
+		want    bool
+	}{
+		{"auto without rt/cuda", "", "opencl", []driver.DeviceInfo{gpu}, false, true},
+		{"auto, spelled", "Auto", "opencl", []driver.DeviceInfo{gpu}, false, true},
+		{"rt/cuda linked", "", "opencl", []driver.DeviceInfo{gpu}, true, false},
+		{"opencl asked for", BackendOpenCL, "opencl", []driver.DeviceInfo{gpu}, false, false},
+		{"on cuda", "", "cuda", []driver.DeviceInfo{gpu}, true, false},
+		{"a CPU", "", "opencl", []driver.DeviceInfo{cpu}, false, false},
+	}
+	for _, tt := range tests {
+		got := nvidiaOnOpenCL(Config{Backend: tt.backend}, tt.chosen, tt.devs, tt.cuda)
+		if (got != nil) != tt.want {
+			t.Errorf("%s: %v, want a device: %v", tt.name, got, tt.want)
+		}
+	}
+	var out strings.Builder
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	nvidiaNoted.Store(false)
+	defer nvidiaNoted.Store(true)
+	noteNVIDIA(log, &gpu)
+	noteNVIDIA(log, &gpu)
+	if n := strings.Count(out.String(), "rt/backends"); n != 1 {
+		t.Errorf("%d records naming rt/backends, want 1:\n%s", n, out.String())
 	}
 }

@@ -106,24 +106,42 @@ func (p *kernelPool) kill() {
 // when it is current, else a spare one or a new one from the context's
 // kernel cache (building the program on first use).
 func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
-	return AcquireContext(context.Background(), q, d)
+	if q == nil {
+		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
+	}
+	if k := q.parked(d); k != nil {
+		return k, nil
+	}
+	return q.acquireSlow(context.Background(), d)
 }
 
-// AcquireContext is Acquire bounded by ctx: ctx bounds the build of the
-// program, or the wait for another goroutine's or process's
-// (progcache's KernelContext).
+// AcquireContext is Acquire bounded by ctx: a ctx that is done is an
+// error, and ctx bounds the build of the program, or the wait for another
+// goroutine's or process's (progcache's KernelContext).
 func AcquireContext(ctx context.Context, q *Queue, d *desc.Kernel) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
+	}
+	if k := q.parked(d); k != nil {
+		return k, nil
+	}
+	return q.acquireSlow(ctx, d)
+}
+
+// parked returns the instance of d parked in q's slot when it is current,
+// taking it out; nil if there is none.
+func (q *Queue) parked(d *desc.Kernel) *Kernel {
 	if h := q.specSlot(d).Swap(nil); h != nil {
 		if h.d == d && q.ctx.pc.Current(h.ck, h.gen) {
 			h.k.setErr = nil
-			return h.k, nil
+			return h.k
 		}
 		h.unpark()
 	}
-	return q.acquireSlow(ctx, d)
+	return nil
 }
 
 // acquireSlow is Acquire's path through the kernel cache.

@@ -55,15 +55,18 @@ func (k *Kernel) SetLocal(i int, size int) error {
 	return k.setLocalArg(i, size)
 }
 
-// Launch enqueues k over r on q after wait and returns its event. The
-// trace's call site is the caller of rt/raw's Launch.
-func Launch(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
-	return q.launch(k, r, wait, 1, false)
+// Launch enqueues k over r on q after wait, rt/raw's wait list, whose
+// events conv converts (Waits), and returns its event. The trace's call
+// site is the caller of rt/raw's Launch.
+func Launch[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
+	var w WaitList
+	return q.launch(k, r, Waits(&w, wait, conv), 1, false)
 }
 
 // Submit is Launch without an event.
-func Submit(q *Queue, k *Kernel, r Range, wait []*Event) error {
-	return q.submit(k, r, wait, 1, false)
+func Submit[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
+	var w WaitList
+	return q.submit(k, r, Waits(&w, wait, conv), 1, false)
 }
 
 // DeviceOf returns the device of k's context whose Facade is facade (rt's
