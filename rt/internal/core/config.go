@@ -5,6 +5,7 @@ package core
 // options. It uses nothing of rt but its errors: the bottom floor.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -98,7 +99,7 @@ func (d DiskCacheConfig) diskConfig(log *slog.Logger) diskcache.Config {
 		EvictionDisabled: d.EvictionDisabled, MinImageSize: d.MinImageSize, MaxImageSize: d.MaxImageSize,
 		BuildWait: d.LockWait, Logger: log}
 	if d.Trace {
-		cfg.Trace = logWriter{log}
+		cfg.Trace = &logWriter{l: log}
 	}
 	return cfg
 }
@@ -110,15 +111,44 @@ func diskCacheConfig(c diskcache.Config) DiskCacheConfig {
 		LockWait: c.BuildWait, Trace: c.Trace != nil}
 }
 
-// logWriter is an io.Writer that logs each line written to it at level
-// Info: the trace of the caches, which write lines.
-type logWriter struct{ l *slog.Logger }
+// logWriter is an io.Writer that logs each line written to it as one
+// record at level Info, whatever the pieces it is written in (a table
+// writer writes a line a cell at a time): the trace of the caches, and the
+// trace summary and log without a path. Flush logs a last line that no
+// newline ended.
+type logWriter struct {
+	l *slog.Logger
 
-func (w logWriter) Write(p []byte) (int, error) {
-	for line := range strings.SplitSeq(strings.TrimRight(string(p), "\n"), "\n") {
+	mu      sync.Mutex // guards partial; a log record is made outside it
+	partial []byte     // the line written so far
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.partial = append(w.partial, p...)
+	i := bytes.LastIndexByte(w.partial, '\n')
+	if i < 0 {
+		w.mu.Unlock()
+		return len(p), nil
+	}
+	lines := string(w.partial[:i])
+	w.partial = append(w.partial[:0], w.partial[i+1:]...)
+	w.mu.Unlock()
+	for line := range strings.SplitSeq(lines, "\n") {
 		w.l.Info(line)
 	}
 	return len(p), nil
+}
+
+// Flush logs the line written since the last newline, if any.
+func (w *logWriter) Flush() {
+	w.mu.Lock()
+	line := string(w.partial)
+	w.partial = w.partial[:0]
+	w.mu.Unlock()
+	if line != "" {
+		w.l.Info(line)
+	}
 }
 
 // resolveCacheConfig returns *cc, or the environment's configuration

@@ -41,6 +41,7 @@ type Context struct {
 
 	tr        *trace.Tracer // never nil; see "Tracing in rt" below
 	ownTracer bool          // tr was made by the context, which closes it
+	traceLog  *logWriter    // what tr's summary and log without a path write to; nil for none
 	traced    bool          // tracing configured
 	devTimes  bool          // traced with device-time sampling: queues profile
 	nqueues   atomic.Int32  // queue ids
@@ -442,7 +443,8 @@ func (c *Context) openTracing(cfg Config) error {
 		c.tr = cfg.Tracer
 		c.traced = true
 	case cfg.Trace != "":
-		tr, err := trace.Open(cfg.Trace, logWriter{c.log()}) // summary and log without a path
+		c.traceLog = &logWriter{l: c.log()}
+		tr, err := trace.Open(cfg.Trace, c.traceLog) // summary and log without a path
 		if err != nil {
 			return err
 		}
@@ -477,7 +479,11 @@ func (c *Context) closeTracing() error {
 	if !c.ownTracer {
 		return nil
 	}
-	if err := c.tr.Close(); err != nil {
+	err := c.tr.Close()
+	if c.traceLog != nil {
+		c.traceLog.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("close context: %w", err)
 	}
 	return nil
