@@ -32,6 +32,31 @@ import (
 
 // Context is an open backend context: rt.Context's implementation, which
 // rt defines its Context over.
+//
+// Invariants:
+//   - drv, devices (and each device's fields), queue, profiling, retune,
+//     tr, ownTracer, traced, devTimes, traceLog, allocCfg, graphCfg,
+//     logger, pool.max and the cache (pc, disk, remote: initCache) are set
+//     by OpenConfig before it returns the context and never change after;
+//     rt sets each device's Facade before it hands the context out.
+//   - closed goes from false to true once, in Close. Every call that uses
+//     a driver object runs between enter and exit, which guard counts;
+//     Close sets closed, waits for guard to drain, and only then releases
+//     anything, so that no driver object is released under a call, and a
+//     call that enters after Close fails with ErrClosed (closeGuard).
+//   - mu guards queues and the creation of allocators (allocs' slots are
+//     atomic pointers, read without it). It is held across a driver call
+//     on two once-per-context paths only: making a device's allocator
+//     queue on its first use, and finishing the first queue when a second
+//     is made (NewQueue). multiQueue goes from false to true once, then:
+//     from then on commands record their uses of allocator memory
+//     (streamorder.go).
+//   - nqueues, driverAllocs, driverReleases, tuneTimed and tuneRecords are
+//     atomic counters.
+//   - decls, graphs, instances, images and pool each have a mutex of their
+//     own, described on their types; none is taken while mu is held.
+//   - The program cache (pc) has its own locks (rt/internal/progcache);
+//     one builder per key, and no lock held across a build.
 type Context struct {
 	drv       driver.Context
 	devices   []*Device

@@ -261,7 +261,8 @@ func (k *Kernel) prepare(q *Queue) error {
 }
 
 // bindHidden sets the hidden arguments to the storage of the kernel's
-// device globals on q's device. Called with the kernel locked.
+// device globals on q's device. Called by the instance's owner, the
+// goroutine between Acquire and park (instance.go), which holds no lock.
 func (k *Kernel) bindHidden(q *Queue) error {
 	dev := q.dev.index
 	if k.hidden == nil {

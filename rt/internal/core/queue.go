@@ -21,8 +21,9 @@ import (
 //
 // Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer and
 // id are set by NewQueue and never change. rec, specs and global are
-// atomics, pts is atomic counters, and pend has its own mutex, which is
-// never held across a driver call. No lock of the queue is held across a
+// atomics, pts is atomic counters, pend has its own mutex, which is never
+// held across a driver call, and pooled and holders are the context's
+// pool's, under its mutex (queuepool.go). No lock of the queue is held across a
 // driver call: the context's enter and exit, an atomic count, bracket
 // every call that uses a driver object, so that Close waits for them.
 //
@@ -36,7 +37,7 @@ type Queue struct {
 	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	drv      driver.Queue
 	// specs parks the queue's kernel instances between launches, by a
-	// hash of the spec (launch.go's specSlot): a loop launches the same few
+	// hash of the spec (instance.go's specSlot): a loop launches the same few
 	// specs again and again, each from an instance of its own.
 	specs [8]atomic.Pointer[specHit]
 
@@ -75,7 +76,7 @@ func (q *Queue) Device() *Device {
 	return q.dev
 }
 
-// Profiling reports whether the queue records device timestamps.
+// profilingOn reports whether the queue records device timestamps.
 func (q *Queue) profilingOn() bool { return q != nil && q.profiling }
 
 // Flush submits every enqueued command to the device.
