@@ -80,8 +80,9 @@ bench-stencil: deps
 	GO=$(GO) sh scripts/bench-stencil.sh
 
 ## bench-scaling: G goroutines, each with a queue, against G pthreads in
-## one process (bench/scaling): a launch loop and a request loop, on
-## BACKEND (cpu: PoCL; cuda or opencl: an NVIDIA GPU).
+## one process (bench/scaling): a launch loop, a request loop, and a
+## goroutine per request against a C thread pool (serve), on BACKEND (cpu:
+## PoCL; cuda or opencl: an NVIDIA GPU).
 BACKEND ?= cpu
 bench-scaling: deps
 	$(GO) run ./bench/scaling -backend $(BACKEND)
@@ -106,7 +107,7 @@ bench-table: deps
 ## every example. rt's tests live in rt/internal/core, whose binary is
 ## named rt.test.
 BUNDLE_TESTS ?= rt/internal/core rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
-BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc
+BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc bench/scaling
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \

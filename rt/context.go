@@ -83,7 +83,7 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 //
 // The queue comes from the context's pool: one that no goroutine holds,
 // else a new one while the pool has fewer than Config.QueuePool
-// (GOMAXPROCS by default), else the one that the fewest goroutines hold,
+// (at least 16 by default), else the one that the fewest goroutines hold,
 // shared. AcquireQueue never waits. A request's commands on its queue run
 // in order, as on any queue; the next request to get the queue finds them
 // enqueued before its own. The context releases the pool's queues on

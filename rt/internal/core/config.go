@@ -296,7 +296,7 @@ type Config struct {
 	// DGEN_CUDA_GRAPH, GraphsNative and GraphsLoop do not.
 	Graphs GraphMode
 	// QueuePool bounds the queues of the pool of AcquireQueue; 0 means
-	// GOMAXPROCS at Open.
+	// GOMAXPROCS at Open, and at least 16.
 	QueuePool int
 	// Logger receives the context's warnings (a cache directory that
 	// cannot be used, a remote tier that fails, a tuning that cannot be

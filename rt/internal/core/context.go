@@ -132,7 +132,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger}
 	c.pool.max = cfg.QueuePool
 	if c.pool.max <= 0 {
-		c.pool.max = runtime.GOMAXPROCS(0)
+		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
 	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
