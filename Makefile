@@ -117,7 +117,7 @@ gpu-bundle: deps
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh $(BUNDLE)/
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/gpu-tests.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 	cp examples/stencil/hotspot.cl $(BUNDLE)/

@@ -10,7 +10,7 @@ import (
 // Open a context on the CPU device (PoCL, where no GPU is present), and
 // move data to the device and back.
 func Example() {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.Open() // DGEN_DEVICE and DGEN_BACKEND select; a GPU if present, else PoCL
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -13,7 +13,7 @@ import (
 // generated Enqueue records and updates the same way: pass it the q that
 // Record and Update hand to their functions.
 func ExampleQueue_Record() {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.Open() // DGEN_DEVICE and DGEN_BACKEND select; a GPU if present, else PoCL
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -11,12 +11,14 @@ import (
 	"github.com/dgen-go/dgen/rt/stats"
 )
 
+// openCPU opens a context on the device that DGEN_DEVICE selects, else on
+// PoCL.
 func openCPU(t *testing.T) *rt.Context {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
-		t.Fatalf("open PoCL context: %v", err)
+		t.Fatalf("open a context on %q: %v", testenv.Device(), err)
 	}
 	t.Cleanup(func() { ctx.Close() })
 	return ctx

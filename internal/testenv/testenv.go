@@ -99,3 +99,15 @@ func SkipExamplesWithoutDevice() {
 		}
 	}
 }
+
+// Device returns the device selector that tests open their contexts on:
+// DGEN_DEVICE where it is set (to run the tests on a GPU, on whichever
+// backend DGEN_BACKEND names), else "cpu", PoCL. A test that needs PoCL
+// itself names it, and the backend "opencl", whatever the environment
+// says.
+func Device() string {
+	if sel := os.Getenv("DGEN_DEVICE"); sel != "" {
+		return sel
+	}
+	return "cpu"
+}

@@ -42,7 +42,7 @@ var (
 
 func open(t *testing.T) *rt.Context {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,13 +73,21 @@ func TestContextForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer buf.Free()
-	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.SignedInt32, Width: 4, Height: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer img.Free()
 	want := []int32{1, 2, 3, 4}
-	if err := errors.Join(buf.Write(q, want), img.Write(q, rt.ImageRegion{}, want), ctxGlobal.Write(q, 7)); err != nil {
+	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.SignedInt32, Width: 4, Height: 1})
+	images := err == nil
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		t.Logf("the image forms are left out: %v", err)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		defer img.Free()
+		if err := img.Write(q, rt.ImageRegion{}, want); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(buf.Write(q, want), ctxGlobal.Write(q, 7)); err != nil {
 		t.Fatal(err)
 	}
 	dst := []int32{-1, -1, -1, -1}
@@ -108,6 +117,9 @@ func TestContextForms(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
+		if !images && strings.HasPrefix(tt.name, "Image.") {
+			continue
+		}
 		stop := spinOn(t, ctx, q, other)
 		c, cancel := context.WithCancel(context.Background())
 		cancelled := make(chan time.Time, 1)
@@ -133,7 +145,7 @@ func TestContextForms(t *testing.T) {
 		if err := buf.Read(q, got); err != nil || !slices.Equal(got, want) {
 			t.Errorf("%s: the buffer holds %v (%v) after the call, want %v", tt.name, got, err, want)
 		}
-		if err := img.Read(q, rt.ImageRegion{}, got); err != nil || !slices.Equal(got, want) {
+		if err := img.Read(q, rt.ImageRegion{}, got); images && (err != nil || !slices.Equal(got, want)) {
 			t.Errorf("%s: the image holds %v (%v) after the call, want %v", tt.name, got, err, want)
 		}
 		if v, err := ctxGlobal.Read(q); err != nil || v != 7 {

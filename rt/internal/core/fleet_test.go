@@ -162,7 +162,7 @@ func TestRemoteUnsignedRefused(t *testing.T) {
 			cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(t.TempDir()))
 			cc.Remote.URL = srv.URL
 			cc.Remote.Getenv = remoteEnv(tc.env, tc.value)
-			ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", Cache: &cc})
+			ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device(), Cache: &cc})
 			if err == nil {
 				ctx.Close()
 			}

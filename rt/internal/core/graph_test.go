@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/raw"
@@ -388,11 +387,7 @@ func TestGraphBadInput(t *testing.T) {
 // and releases the graph, which reports ErrClosed after; the recording
 // that closed its context returns ErrClosed.
 func TestGraphClose(t *testing.T) {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
-	if err != nil {
-		testenv.SkipWithoutDevice(t, err)
-		t.Fatal(err)
-	}
+	ctx := openCPU(t)
 	f := newGraphFixture(t, ctx)
 	g, err := f.q.Record("inflight", func(q *rt.Queue) error {
 		for range 50 {

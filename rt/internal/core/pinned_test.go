@@ -7,7 +7,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
@@ -234,11 +233,7 @@ func (q unmapHookQueue) UnmapBuffer(b driver.Buffer, p unsafe.Pointer) error {
 // TestPinnedAfterClose frees pinned memory after its context is closed:
 // an error, not a crash.
 func TestPinnedAfterClose(t *testing.T) {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
-	if err != nil {
-		testenv.SkipWithoutDevice(t, err)
-		t.Fatal(err)
-	}
+	ctx := openCPU(t)
 	p, err := rt.NewPinned[float64](ctx.Queue(), 10)
 	if err != nil {
 		t.Fatal(err)

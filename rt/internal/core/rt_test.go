@@ -25,10 +25,7 @@ import (
 // CPU device (PoCL).
 func openCPU(t testing.TB) *rt.Context {
 	t.Helper()
-	sel := os.Getenv("DGEN_DEVICE")
-	if sel == "" {
-		sel = "cpu"
-	}
+	sel := testenv.Device()
 	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
@@ -341,7 +338,7 @@ func TestTwoDevices(t *testing.T) {
 		}
 		return
 	}
-	ps, err := listPlatforms("")
+	ps, err := listPlatforms("opencl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +351,7 @@ func TestTwoDevices(t *testing.T) {
 	if sel == "" {
 		t.Fatal("no PoCL platform")
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.BackendOpenCL, Device: sel}) // PoCL's, whatever DGEN_BACKEND says
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)

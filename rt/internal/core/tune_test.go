@@ -270,7 +270,7 @@ func TestTuneBadInput(t *testing.T) {
 	if _, err := tuneFull(context.Background(), q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("nil function: %v; want ErrInvalidArgument", err)
 	}
-	plain, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	plain, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 	if err == nil {
 		defer plain.Close()
 		_, err := tuneFull(context.Background(), plain.Queue(), &repsConst, func(*rt.Queue) error { return nil })
