@@ -203,8 +203,10 @@ func (g *DeviceGlobal[T]) copy(ctx context.Context, q *Queue, op string, off int
 	if off < 0 || n < 0 || off > size || n > size-off {
 		return fmt.Errorf("%s device global %s: %w: bytes [%d, %d) of %d", op, info.ID, ErrOutOfRange, off, off+n, size)
 	}
-	if err := q.waitBefore(ctx, op+" device global "+info.ID, wait); err != nil {
-		return err
+	if ctx != nil { // a Context form: the name is made only here
+		if err := q.waitBefore(ctx, op+" device global "+info.ID, wait); err != nil {
+			return err
+		}
 	}
 	if info.ImageScope && info.Owner() == nil {
 		return copyHostGlobal(q, op, info, off, p, n, write, wait)
