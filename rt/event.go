@@ -33,7 +33,8 @@ func (e *Event) Wait() error { return e.core().Wait() }
 func (e *Event) WaitContext(ctx context.Context) error { return e.core().WaitContext(ctx) }
 
 // Timing returns the command's device timestamps. The queue must profile
-// (Config.Profiling); Timing waits for the command first.
+// (Config.Profiling); Timing waits for the command first (WaitContext
+// before it bounds that wait).
 func (e *Event) Timing() (Timing, error) {
 	t, err := e.core().Timing()
 	return Timing(t), err

@@ -122,67 +122,7 @@ func Backstage(path string) bool {
 // pkg's name for the type, which its audience uses without importing the
 // type's package: only its members count.
 func TypeViolations(pkg *types.Package, backstage func(path string) bool) []string {
-	var bad []string
-	seen := map[types.Type]bool{}
-	var walk func(where string, t types.Type)
-	walk = func(where string, t types.Type) {
-		if t == nil || seen[t] {
-			return
-		}
-		seen[t] = true
-		switch t := t.(type) {
-		case *types.Alias:
-			if n, ok := types.Unalias(t).(*types.Named); ok && t.Obj().Pkg() == pkg {
-				walkMembers(where, n, walk)
-				return
-			}
-			walk(where, t.Rhs())
-		case *types.Named:
-			obj := t.Obj()
-			if obj.Pkg() != nil && backstage(obj.Pkg().Path()) {
-				bad = append(bad, where+": "+types.TypeString(t, nil))
-				return
-			}
-			for i := range t.TypeArgs().Len() {
-				walk(where, t.TypeArgs().At(i))
-			}
-			// dgen's own packages are walked into; pkg's exported types are
-			// walked as identifiers of their own.
-			if obj.Pkg() == nil || !strings.HasPrefix(obj.Pkg().Path(), "github.com/dgen-go/dgen/") || obj.Pkg() == pkg {
-				return
-			}
-			walkMembers(obj.Pkg().Name()+"."+obj.Name(), t, walk)
-		case *types.Pointer:
-			walk(where, t.Elem())
-		case *types.Slice:
-			walk(where, t.Elem())
-		case *types.Array:
-			walk(where, t.Elem())
-		case *types.Map:
-			walk(where, t.Key())
-			walk(where, t.Elem())
-		case *types.Chan:
-			walk(where, t.Elem())
-		case *types.Signature:
-			for _, tup := range []*types.Tuple{t.Params(), t.Results()} {
-				for i := range tup.Len() {
-					walk(where, tup.At(i).Type())
-				}
-			}
-		case *types.Struct:
-			for i := range t.NumFields() {
-				if f := t.Field(i); f.Exported() {
-					walk(where+"."+f.Name(), f.Type())
-				}
-			}
-		case *types.Interface:
-			for i := range t.NumMethods() {
-				if m := t.Method(i); m.Exported() {
-					walk(where+"."+m.Name(), m.Type())
-				}
-			}
-		}
-	}
+	w := &typeWalker{pkg: pkg, backstage: backstage, seen: map[types.Type]bool{}}
 	scope := pkg.Scope()
 	for _, name := range scope.Names() {
 		obj := scope.Lookup(name)
@@ -190,20 +130,93 @@ func TypeViolations(pkg *types.Package, backstage func(path string) bool) []stri
 			continue
 		}
 		if tn, ok := obj.(*types.TypeName); ok && !tn.IsAlias() {
-			walkMembers(name, tn.Type().(*types.Named), walk)
+			w.members(name, tn.Type().(*types.Named))
 			continue
 		}
-		walk(name, obj.Type())
+		w.walk(name, obj.Type())
 	}
-	return bad
+	return w.bad
 }
 
-// walkMembers walks the exported fields and methods of the named type t.
-func walkMembers(name string, t *types.Named, walk func(string, types.Type)) {
-	walk(name, t.Underlying())
+// typeWalker walks the types of a package's API for TypeViolations.
+type typeWalker struct {
+	pkg       *types.Package
+	backstage func(path string) bool
+	seen      map[types.Type]bool
+	bad       []string
+}
+
+// walk walks t, which where (an identifier, a field or a method) mentions.
+func (w *typeWalker) walk(where string, t types.Type) {
+	if t == nil || w.seen[t] {
+		return
+	}
+	w.seen[t] = true
+	switch t := t.(type) {
+	case *types.Alias:
+		if n, ok := types.Unalias(t).(*types.Named); ok && t.Obj().Pkg() == w.pkg {
+			w.members(where, n)
+			return
+		}
+		w.walk(where, t.Rhs())
+	case *types.Named:
+		w.named(where, t)
+	case *types.Pointer:
+		w.walk(where, t.Elem())
+	case *types.Slice:
+		w.walk(where, t.Elem())
+	case *types.Array:
+		w.walk(where, t.Elem())
+	case *types.Map:
+		w.walk(where, t.Key())
+		w.walk(where, t.Elem())
+	case *types.Chan:
+		w.walk(where, t.Elem())
+	case *types.Signature:
+		for _, tup := range []*types.Tuple{t.Params(), t.Results()} {
+			for i := range tup.Len() {
+				w.walk(where, tup.At(i).Type())
+			}
+		}
+	case *types.Struct:
+		for i := range t.NumFields() {
+			if f := t.Field(i); f.Exported() {
+				w.walk(where+"."+f.Name(), f.Type())
+			}
+		}
+	case *types.Interface:
+		for i := range t.NumMethods() {
+			if m := t.Method(i); m.Exported() {
+				w.walk(where+"."+m.Name(), m.Type())
+			}
+		}
+	}
+}
+
+// named walks the named type t: a violation where its package is
+// backstage; its members where it is of another of dgen's packages (the
+// package's own exported types are walked as identifiers of their own).
+func (w *typeWalker) named(where string, t *types.Named) {
+	obj := t.Obj()
+	if obj.Pkg() != nil && w.backstage(obj.Pkg().Path()) {
+		w.bad = append(w.bad, where+": "+types.TypeString(t, nil))
+		return
+	}
+	for i := range t.TypeArgs().Len() {
+		w.walk(where, t.TypeArgs().At(i))
+	}
+	if obj.Pkg() == nil || !strings.HasPrefix(obj.Pkg().Path(), "github.com/dgen-go/dgen/") || obj.Pkg() == w.pkg {
+		return
+	}
+	w.members(obj.Pkg().Name()+"."+obj.Name(), t)
+}
+
+// members walks the exported fields and methods of the named type t.
+func (w *typeWalker) members(name string, t *types.Named) {
+	w.walk(name, t.Underlying())
 	for i := range t.NumMethods() {
 		if m := t.Method(i); m.Exported() {
-			walk(name+"."+m.Name(), m.Type())
+			w.walk(name+"."+m.Name(), m.Type())
 		}
 	}
 }

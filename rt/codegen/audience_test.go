@@ -54,90 +54,106 @@ func TestAudience(t *testing.T) {
 
 // reachable returns named and the exported identifiers of pkg that the
 // signatures, fields and type arguments of those mention, through pkg's
-// aliases, to any depth.
+// aliases, to any depth, with the constants of every type among them (a
+// closed set is used whole).
 func reachable(pkg *types.Package, named map[string]bool) map[string]bool {
-	aliasOf := map[types.Type]string{} // the type that each alias of pkg stands for
+	r := &reach{pkg: pkg, aliasOf: map[types.Type]string{}, used: map[string]bool{}, seen: map[types.Type]bool{}}
 	for _, name := range pkg.Scope().Names() {
 		if tn, ok := pkg.Scope().Lookup(name).(*types.TypeName); ok && tn.IsAlias() {
-			aliasOf[types.Unalias(tn.Type())] = name
-		}
-	}
-	used := map[string]bool{}
-	var todo []string
-	add := func(name string) {
-		if !used[name] && pkg.Scope().Lookup(name) != nil {
-			used[name] = true
-			todo = append(todo, name)
+			r.aliasOf[types.Unalias(tn.Type())] = name
 		}
 	}
 	for name := range named {
-		add(name)
+		r.add(name)
 	}
-	seen := map[types.Type]bool{}
-	var walk func(t types.Type)
-	walk = func(t types.Type) {
-		if t == nil || seen[t] {
-			return
-		}
-		seen[t] = true
-		if name, ok := aliasOf[types.Unalias(t)]; ok {
-			add(name)
-		}
-		switch t := types.Unalias(t).(type) {
-		case *types.Named:
-			if t.Obj().Pkg() == pkg {
-				add(t.Obj().Name())
-			}
-			for i := range t.TypeArgs().Len() {
-				walk(t.TypeArgs().At(i))
-			}
-			if _, aliased := aliasOf[t]; t.Obj().Pkg() == pkg || aliased {
-				walk(t.Underlying())
-			}
-		case *types.Pointer:
-			walk(t.Elem())
-		case *types.Slice:
-			walk(t.Elem())
-		case *types.Array:
-			walk(t.Elem())
-		case *types.Signature:
-			for _, tup := range []*types.Tuple{t.Params(), t.Results()} {
-				for i := range tup.Len() {
-					walk(tup.At(i).Type())
-				}
-			}
-			if tps := t.TypeParams(); tps != nil {
-				for i := range tps.Len() {
-					walk(tps.At(i).Constraint())
-				}
-			}
-		case *types.Struct:
-			for i := range t.NumFields() {
-				walk(t.Field(i).Type())
-			}
-		case *types.Interface:
-			for i := range t.NumEmbeddeds() {
-				walk(t.EmbeddedType(i))
-			}
-		case *types.Union:
-			for i := range t.Len() {
-				walk(t.Term(i).Type())
-			}
-		}
-	}
-	for len(todo) > 0 {
-		name := todo[len(todo)-1]
-		todo = todo[:len(todo)-1]
+	for len(r.todo) > 0 {
+		name := r.todo[len(r.todo)-1]
+		r.todo = r.todo[:len(r.todo)-1]
 		obj := pkg.Scope().Lookup(name)
-		walk(obj.Type())
+		r.walk(obj.Type())
 		if _, ok := obj.(*types.TypeName); ok {
-			// The constants of a type used are its closed set.
 			for _, c := range pkg.Scope().Names() {
 				if k, ok := pkg.Scope().Lookup(c).(*types.Const); ok && types.Identical(k.Type(), obj.Type()) {
-					add(c)
+					r.add(c)
 				}
 			}
 		}
 	}
-	return used
+	return r.used
+}
+
+// reach is reachable's walk.
+type reach struct {
+	pkg     *types.Package
+	aliasOf map[types.Type]string // the type that each alias of pkg stands for
+	used    map[string]bool
+	todo    []string
+	seen    map[types.Type]bool
+}
+
+// add marks the identifier name of pkg used, to be walked.
+func (r *reach) add(name string) {
+	if !r.used[name] && r.pkg.Scope().Lookup(name) != nil {
+		r.used[name] = true
+		r.todo = append(r.todo, name)
+	}
+}
+
+// walk marks what t mentions.
+func (r *reach) walk(t types.Type) {
+	if t == nil || r.seen[t] {
+		return
+	}
+	r.seen[t] = true
+	if name, ok := r.aliasOf[types.Unalias(t)]; ok {
+		r.add(name)
+	}
+	switch t := types.Unalias(t).(type) {
+	case *types.Named:
+		r.named(t)
+	case *types.Pointer:
+		r.walk(t.Elem())
+	case *types.Slice:
+		r.walk(t.Elem())
+	case *types.Array:
+		r.walk(t.Elem())
+	case *types.Signature:
+		for _, tup := range []*types.Tuple{t.Params(), t.Results()} {
+			for i := range tup.Len() {
+				r.walk(tup.At(i).Type())
+			}
+		}
+		if tps := t.TypeParams(); tps != nil {
+			for i := range tps.Len() {
+				r.walk(tps.At(i).Constraint())
+			}
+		}
+	case *types.Struct:
+		for i := range t.NumFields() {
+			r.walk(t.Field(i).Type())
+		}
+	case *types.Interface:
+		for i := range t.NumEmbeddeds() {
+			r.walk(t.EmbeddedType(i))
+		}
+	case *types.Union:
+		for i := range t.Len() {
+			r.walk(t.Term(i).Type())
+		}
+	}
+}
+
+// named marks the named type t of pkg, its type arguments, and what its
+// underlying type mentions where it is pkg's or an alias of pkg's stands
+// for it.
+func (r *reach) named(t *types.Named) {
+	if t.Obj().Pkg() == r.pkg {
+		r.add(t.Obj().Name())
+	}
+	for i := range t.TypeArgs().Len() {
+		r.walk(t.TypeArgs().At(i))
+	}
+	if _, aliased := r.aliasOf[t]; t.Obj().Pkg() == r.pkg || aliased {
+		r.walk(t.Underlying())
+	}
 }

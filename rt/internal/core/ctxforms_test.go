@@ -92,51 +92,13 @@ func TestContextForms(t *testing.T) {
 	}
 	dst := []int32{-1, -1, -1, -1}
 	bytes := []byte{9, 9, 9, 9}
-	tests := []struct {
-		name string
-		call func(c context.Context) error
-	}{
-		{"Buffer.ReadContext", func(c context.Context) error { return buf.ReadContext(c, q, dst) }},
-		{"Buffer.ReadAtContext", func(c context.Context) error { return buf.ReadAtContext(c, q, 1, dst[:2]) }},
-		{"Buffer.WriteContext", func(c context.Context) error { return buf.WriteContext(c, q, []int32{0, 0}) }},
-		{"Buffer.WriteAtContext", func(c context.Context) error { return buf.WriteAtContext(c, q, 2, []int32{0}) }},
-		{"Image.ReadContext", func(c context.Context) error { return img.ReadContext(c, q, rt.ImageRegion{}, dst) }},
-		{"Image.WriteContext", func(c context.Context) error {
-			return img.WriteContext(c, q, rt.ImageRegion{}, []int32{0, 0, 0, 0})
-		}},
-		{"DeviceGlobal.ReadContext", func(c context.Context) error { _, err := ctxGlobal.ReadContext(c, q); return err }},
-		{"DeviceGlobal.WriteContext", func(c context.Context) error { return ctxGlobal.WriteContext(c, q, 0) }},
-		{"DeviceGlobal.ReadBytesContext", func(c context.Context) error { return ctxGlobal.ReadBytesContext(c, q, 0, bytes) }},
-		{"DeviceGlobal.WriteBytesContext", func(c context.Context) error { return ctxGlobal.WriteBytesContext(c, q, 0, []byte{0}) }},
-		{"NewPinnedContext", func(c context.Context) error {
-			p, err := rt.NewPinnedContext[int32](c, q, 4)
-			if err == nil {
-				p.Free()
-			}
-			return err
-		}},
-	}
+	tests := contextForms(q, buf, img, dst, bytes)
 	for _, tt := range tests {
 		if !images && strings.HasPrefix(tt.name, "Image.") {
 			continue
 		}
 		stop := spinOn(t, ctx, q, other)
-		c, cancel := context.WithCancel(context.Background())
-		cancelled := make(chan time.Time, 1)
-		go func() {
-			time.Sleep(50 * time.Millisecond)
-			cancelled <- time.Now()
-			cancel()
-		}()
-		err := tt.call(c)
-		returned := time.Now()
-		at := <-cancelled
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("%s: %v, want an error wrapping context.Canceled", tt.name, err)
-		}
-		if d := returned.Sub(at); d > 100*time.Millisecond {
-			t.Errorf("%s returned %v after the cancellation, want at most 100ms", tt.name, d)
-		}
+		cancelMidWait(t, tt.name, tt.call)
 		stop()
 		if !slices.Equal(dst, []int32{-1, -1, -1, -1}) || !slices.Equal(bytes, []byte{9, 9, 9, 9}) {
 			t.Errorf("%s: the host memory changed after the call: %v %v", tt.name, dst, bytes)
@@ -167,6 +129,61 @@ func TestContextForms(t *testing.T) {
 	}
 }
 
+// contextForm is a call of a Context form, by name.
+type contextForm struct {
+	name string
+	call func(c context.Context) error
+}
+
+// contextForms returns a call of each Context form of a blocking call on
+// q, on buf, img and ctxGlobal, reading into dst and bytes.
+func contextForms(q *rt.Queue, buf rt.Buffer[int32], img rt.Image, dst []int32, bytes []byte) []contextForm {
+	return []contextForm{
+		{"Buffer.ReadContext", func(c context.Context) error { return buf.ReadContext(c, q, dst) }},
+		{"Buffer.ReadAtContext", func(c context.Context) error { return buf.ReadAtContext(c, q, 1, dst[:2]) }},
+		{"Buffer.WriteContext", func(c context.Context) error { return buf.WriteContext(c, q, []int32{0, 0}) }},
+		{"Buffer.WriteAtContext", func(c context.Context) error { return buf.WriteAtContext(c, q, 2, []int32{0}) }},
+		{"Image.ReadContext", func(c context.Context) error { return img.ReadContext(c, q, rt.ImageRegion{}, dst) }},
+		{"Image.WriteContext", func(c context.Context) error {
+			return img.WriteContext(c, q, rt.ImageRegion{}, []int32{0, 0, 0, 0})
+		}},
+		{"DeviceGlobal.ReadContext", func(c context.Context) error { _, err := ctxGlobal.ReadContext(c, q); return err }},
+		{"DeviceGlobal.WriteContext", func(c context.Context) error { return ctxGlobal.WriteContext(c, q, 0) }},
+		{"DeviceGlobal.ReadBytesContext", func(c context.Context) error { return ctxGlobal.ReadBytesContext(c, q, 0, bytes) }},
+		{"DeviceGlobal.WriteBytesContext", func(c context.Context) error { return ctxGlobal.WriteBytesContext(c, q, 0, []byte{0}) }},
+		{"NewPinnedContext", func(c context.Context) error {
+			p, err := rt.NewPinnedContext[int32](c, q, 4)
+			if err == nil {
+				p.Free()
+			}
+			return err
+		}},
+	}
+}
+
+// cancelMidWait calls call, the Context form name, with a context that it
+// cancels 50 ms later, while call waits: call must return within 100 ms of
+// the cancellation with an error wrapping context.Canceled.
+func cancelMidWait(t *testing.T, name string, call func(c context.Context) error) {
+	t.Helper()
+	c, cancel := context.WithCancel(context.Background())
+	cancelled := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		cancelled <- time.Now()
+		cancel()
+	}()
+	err := call(c)
+	returned := time.Now()
+	at := <-cancelled
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("%s: %v, want an error wrapping context.Canceled", name, err)
+	}
+	if d := returned.Sub(at); d > 100*time.Millisecond {
+		t.Errorf("%s returned %v after the cancellation, want at most 100ms", name, d)
+	}
+}
+
 var (
 	slowBuildProg = codegen.Register(&codegen.Program{
 		ID:    pkg + "slowBuild",
@@ -186,21 +203,10 @@ var (
 func TestAcquireContext(t *testing.T) {
 	ctx := openFake(t, nil)
 	q := ctx.Queue()
-	c, cancel := context.WithCancel(context.Background())
-	cancelled := make(chan time.Time, 1)
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		cancelled <- time.Now()
-		cancel()
-	}()
-	_, err := codegen.AcquireContext(c, q, slowBuildKern)
-	returned := time.Now()
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("AcquireContext = %v, want an error wrapping context.Canceled", err)
-	}
-	if d := returned.Sub(<-cancelled); d > 100*time.Millisecond {
-		t.Errorf("AcquireContext returned %v after the cancellation, want at most 100ms", d)
-	}
+	cancelMidWait(t, "AcquireContext", func(c context.Context) error {
+		_, err := codegen.AcquireContext(c, q, slowBuildKern)
+		return err
+	})
 	k, err := codegen.AcquireContext(context.Background(), q, slowBuildKern)
 	if err != nil {
 		t.Fatal(err)
