@@ -363,8 +363,10 @@ func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait
 		return err
 	}
 	defer m.doneAll()
-	if err := q.waitBefore(ctx, "write buffer", wait); err != nil {
-		return err
+	if ctx != nil { // a Context form
+		if err := q.waitBefore(ctx, "write buffer", wait); err != nil {
+			return err
+		}
 	}
 	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: m}
 	return q.transfer(x, wait, skip+1)
@@ -396,8 +398,10 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 		return err
 	}
 	defer m.doneAll()
-	if err := q.waitBefore(ctx, "read buffer", wait); err != nil {
-		return err
+	if ctx != nil { // a Context form
+		if err := q.waitBefore(ctx, "read buffer", wait); err != nil {
+			return err
+		}
 	}
 	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
 	return q.transfer(x, wait, skip+1)

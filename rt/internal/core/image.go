@@ -711,8 +711,10 @@ func (h *imageHandle) transfer(ctx context.Context, q *Queue, read bool, r Image
 	if !ok {
 		return fmt.Errorf("%s: %w", op, errNoImages)
 	}
-	if err := q.waitBefore(ctx, op, wait); err != nil {
-		return err
+	if ctx != nil { // a Context form
+		if err := q.waitBefore(ctx, op, wait); err != nil {
+			return err
+		}
 	}
 	dr := driver.ImageRegion{Origin: o, Size: s, RowPitch: rp, SlicePitch: sp}
 	switch h.kind {

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"testing"
@@ -26,6 +27,16 @@ var (
 // EnqueueEvent of the spec do.
 func enqueueTouch(q *rt.Queue, out rt.Buffer[int32]) error {
 	k, err := codegen.Acquire(q, touchSpec)
+	if err != nil {
+		return err
+	}
+	codegen.SetBuffer(k, 0, out)
+	return codegen.Submit(q, k, rt.Range1(1), nil)
+}
+
+// enqueueTouchContext is enqueueTouch as a generated EnqueueContext runs.
+func enqueueTouchContext(c context.Context, q *rt.Queue, out rt.Buffer[int32]) error {
+	k, err := codegen.AcquireContext(c, q, touchSpec)
 	if err != nil {
 		return err
 	}

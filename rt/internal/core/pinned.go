@@ -56,8 +56,10 @@ func newPinned[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) 
 	if err != nil {
 		return nil, fmt.Errorf("pinned memory: %w", err)
 	}
-	if err := q.waitBefore(ctx, "pinned memory", nil); err != nil {
-		return nil, err
+	if ctx != nil {
+		if err := q.waitBefore(ctx, "pinned memory", nil); err != nil {
+			return nil, err
+		}
 	}
 	if err := q.enter(); err != nil {
 		return nil, err

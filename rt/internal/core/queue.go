@@ -169,11 +169,11 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 // returns an error wrapping ctx.Err() for op, and the commands run on (the
 // marker's wait goes on in a goroutine of its Event, as WaitContext's).
 // The blocking command that follows then waits for its own copy, and for
-// what other goroutines enqueued on q meanwhile. A nil ctx, one that is
-// never done, and a recording queue (which refuses the blocking command
-// itself) wait for nothing here.
+// what other goroutines enqueued on q meanwhile. A ctx that is never done,
+// and a recording queue (which refuses the blocking command itself), wait
+// for nothing here; the plain forms, whose ctx is nil, do not call it.
 func (q *Queue) waitBefore(ctx context.Context, op string, wait []*Event) error {
-	if ctx == nil || ctx.Done() == nil {
+	if ctx.Done() == nil {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {

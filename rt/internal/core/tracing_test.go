@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -223,6 +224,8 @@ func TestTraceCallSites(t *testing.T) {
 	}
 	k := addOne(t, ctx, buf)
 	dst := make([]int32, 4)
+	c, cancel := context.WithCancel(context.Background()) // a Context form's wait, never cancelled
+	defer cancel()
 	// Each command is called on the line of its table entry: line() is
 	// that line, and the node must record it exactly.
 	tests := []struct {
@@ -247,6 +250,15 @@ func TestTraceCallSites(t *testing.T) {
 		{"DeviceGlobal.Write", trace.GlobalWrite, line(), func() error { return benchGlobal.Write(q, 1) }},
 		{"DeviceGlobal.ReadBytes", trace.GlobalRead, line(), func() error { return benchGlobal.ReadBytes(q, 0, make([]byte, 2)) }},
 		{"DeviceGlobal.WriteBytes", trace.GlobalWrite, line(), func() error { return benchGlobal.WriteBytes(q, 2, make([]byte, 2)) }},
+		{"WriteContext", trace.Write, line(), func() error { return buf.WriteContext(c, q, dst) }},
+		{"WriteAtContext", trace.Write, line(), func() error { return buf.WriteAtContext(c, q, 1, dst[:2]) }},
+		{"ReadContext", trace.Read, line(), func() error { return buf.ReadContext(c, q, dst) }},
+		{"ReadAtContext", trace.Read, line(), func() error { return buf.ReadAtContext(c, q, 1, dst[:2]) }},
+		{"generated EnqueueContext", trace.Kernel, line(), func() error { return enqueueTouchContext(c, q, buf) }},
+		{"DeviceGlobal.ReadContext", trace.GlobalRead, line(), func() error { _, err := benchGlobal.ReadContext(c, q); return err }},
+		{"DeviceGlobal.WriteContext", trace.GlobalWrite, line(), func() error { return benchGlobal.WriteContext(c, q, 1) }},
+		{"DeviceGlobal.ReadBytesContext", trace.GlobalRead, line(), func() error { return benchGlobal.ReadBytesContext(c, q, 0, make([]byte, 2)) }},
+		{"DeviceGlobal.WriteBytesContext", trace.GlobalWrite, line(), func() error { return benchGlobal.WriteBytesContext(c, q, 2, make([]byte, 2)) }},
 	}
 	const iters = 3
 	for _, tt := range tests {
