@@ -61,7 +61,7 @@ func (d DiskCacheConfig) diskConfig(log *slog.Logger) diskcache.Config {
 		EvictionDisabled: d.EvictionDisabled, MinImageSize: d.MinImageSize, MaxImageSize: d.MaxImageSize,
 		BuildWait: d.LockWait, Logger: log}
 	if d.Trace {
-		cfg.Trace = &logWriter{l: log}
+		cfg.Trace = logWriter{log}
 	}
 	return cfg
 }
@@ -73,19 +73,29 @@ func diskCacheConfig(c diskcache.Config) DiskCacheConfig {
 		LockWait: c.BuildWait, Trace: c.Trace != nil}
 }
 
-// logWriter is an io.Writer that logs each line written to it as one
-// record at level Info, whatever the pieces it is written in (a table
-// writer writes a line a cell at a time): the trace of the caches, and the
-// trace summary and log without a path. Flush logs a last line that no
-// newline ended.
-type logWriter struct {
+// logWriter is an io.Writer that logs each line written to it at level
+// Info: the trace of the caches, which write whole lines.
+type logWriter struct{ l *slog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	for line := range strings.SplitSeq(strings.TrimRight(string(p), "\n"), "\n") {
+		w.l.Info(line)
+	}
+	return len(p), nil
+}
+
+// lineLogger is an io.Writer that logs each line written to it as one
+// record at level Info, whatever the pieces it is written in: the trace
+// summary and log without a path, whose table writer writes a line a cell
+// at a time. Flush logs a last line that no newline ended.
+type lineLogger struct {
 	l *slog.Logger
 
 	mu      sync.Mutex // guards partial; a log record is made outside it
 	partial []byte     // the line written so far
 }
 
-func (w *logWriter) Write(p []byte) (int, error) {
+func (w *lineLogger) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	w.partial = append(w.partial, p...)
 	i := bytes.LastIndexByte(w.partial, '\n')
@@ -103,7 +113,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 }
 
 // Flush logs the line written since the last newline, if any.
-func (w *logWriter) Flush() {
+func (w *lineLogger) Flush() {
 	w.mu.Lock()
 	line := string(w.partial)
 	w.partial = w.partial[:0]

@@ -66,7 +66,7 @@ type Context struct {
 
 	tr        *trace.Tracer // never nil; see "Tracing in rt" below
 	ownTracer bool          // tr was made by the context, which closes it
-	traceLog  *logWriter    // what tr's summary and log without a path write to; nil for none
+	traceLog  *lineLogger   // what tr's summary and log without a path write to; nil for none
 	traced    bool          // tracing configured
 	devTimes  bool          // traced with device-time sampling: queues profile
 	nqueues   atomic.Int32  // queue ids
@@ -468,7 +468,7 @@ func (c *Context) openTracing(cfg Config) error {
 		c.tr = cfg.Tracer
 		c.traced = true
 	case cfg.Trace != "":
-		c.traceLog = &logWriter{l: c.log()}
+		c.traceLog = &lineLogger{l: c.log()}
 		tr, err := trace.Open(cfg.Trace, c.traceLog) // summary and log without a path
 		if err != nil {
 			return err
