@@ -8,7 +8,6 @@ import (
 
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/stats"
 )
 
 // openCPU opens a context on the device that DGEN_DEVICE selects, else on
@@ -107,9 +106,18 @@ func mustTag(t *testing.T) uint32 {
 	return tag
 }
 
+// TestRegistration: tempSite is registered under its name, which the
+// statistics of its tag carry once the allocator has seen it.
 func TestRegistration(t *testing.T) {
-	var none stats.Alloc // a tag's statistics carry the name of its site
-	if name := none.Tag(mustTag(t)).Name; name != "tempSite" {
+	ctx := openCPU(t)
+	b, err := tempSite.Alloc(ctx.Queue(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if name := ctx.Stats().Alloc.Tag(mustTag(t)).Name; name != "tempSite" {
 		t.Errorf("tempSite registered under the name %q, want tempSite", name)
 	}
 }
