@@ -14,8 +14,8 @@ import (
 // variable.
 type Config struct {
 	// Backend is the backend to open (DGEN_BACKEND); BackendAuto chooses
-	// one rt/cuda for an NVIDIA GPU when
-	// it is imported and libcuda loads, else rt/opencl.
+	// one: rt/cuda for an NVIDIA GPU when it is imported (rt/backends)
+	// and libcuda loads, else rt/opencl.
 	Backend Backend
 	// Device is a device selector (DGEN_DEVICE):
 	//
