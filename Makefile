@@ -80,8 +80,9 @@ bench-stencil: deps
 	GO=$(GO) sh scripts/bench-stencil.sh
 
 ## bench-scaling: G goroutines, each with a queue, against G pthreads in
-## one process (bench/scaling): a launch loop and a request loop, on
-## BACKEND (cpu: PoCL; cuda or opencl: an NVIDIA GPU).
+## one process (bench/scaling): a launch loop, a request loop, and a
+## goroutine per request against a C thread pool (serve), on BACKEND (cpu:
+## PoCL; cuda or opencl: an NVIDIA GPU).
 BACKEND ?= cpu
 bench-scaling: deps
 	$(GO) run ./bench/scaling -backend $(BACKEND)
@@ -108,7 +109,7 @@ bench-table: deps
 ## every example. rt's tests live in rt/internal/core, whose binary is
 ## named rt.test.
 BUNDLE_TESTS ?= rt/internal/core rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
-BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite examples/search bench/inproc bench/faultloop bench/specmix bench/soak
+BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite examples/search bench/inproc bench/faultloop bench/specmix bench/soak bench/scaling
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \
@@ -118,7 +119,7 @@ gpu-bundle: deps
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/fault-gpu.sh scripts/spec-gpu.sh scripts/soak-gpu.sh $(BUNDLE)/
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/fault-gpu.sh scripts/spec-gpu.sh scripts/soak-gpu.sh scripts/gpu-tests.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 	cc -O2 -Wall -o $(BUNDLE)/soakcl bench/soakcl/soakcl.c -lOpenCL -ldl

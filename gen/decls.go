@@ -155,7 +155,7 @@ func parseTag(v string) (fieldTagValue, bool) {
 // userMethods reports methods of a kernel spec that the generated file
 // also declares.
 func (s *state) userMethods(k *kernel, outs []*ast.Ident) bool {
-	gen := map[string]bool{"Enqueue": true, "EnqueueEvent": true}
+	gen := map[string]bool{"Enqueue": true, "EnqueueEvent": true, "EnqueueContext": true, "EnqueueEventContext": true}
 	for _, n := range outs {
 		gen["Alloc"+n.Name] = true
 	}

@@ -6,13 +6,20 @@
 //
 // # Entry points
 //
-// A program imports rt and a backend, which registers itself the way a
-// database/sql driver does:
+// A program imports rt and, once, the backends, which register themselves
+// the way database/sql drivers do:
 //
 //	import (
 //		"github.com/dgen-go/dgen/rt"
-//		_ "github.com/dgen-go/dgen/rt/opencl"
+//		_ "github.com/dgen-go/dgen/rt/backends"
 //	)
+//
+// rt/backends registers rt/cuda, which runs NVIDIA GPUs through CUDA's
+// driver API, and rt/opencl, which runs every OpenCL device (PoCL's CPU
+// among them), so that each device runs on the best backend for it. A
+// program that imports rt/opencl alone runs an NVIDIA GPU on NVIDIA's
+// OpenCL, whose launches cost more: Open says so once, through
+// Config.Logger.
 //
 // [Open] opens a [Context] on the device that the environment selects
 // (DGEN_DEVICE, and the other DGEN_ variables of [ConfigFromEnv]);
@@ -45,6 +52,17 @@
 // its objects returns nil, since Close released them (a second Free of
 // the same memory included); every other use returns an error wrapping
 // [ErrClosed] that names the operation, and [Pinned.Slice] returns nil.
+//
+// # Goroutines and queues
+//
+// Every method is safe for concurrent use. A queue runs its commands in
+// order; launches from goroutines that each have a queue scale as CUDA
+// threads with a stream each do. A goroutine that lives long launches on a
+// queue of its own ([Context.NewQueue]); one that lives for a request (a
+// server's handler) takes a queue of the context's pool for the request
+// with [Context.AcquireQueue] and gives it back with
+// [Context.ReleaseQueue], so that requests neither make a queue each nor
+// all wait behind one.
 //
 // Device memory is a [Buffer] of plain data: from the driver
 // ([NewBuffer]), from the allocator's untagged pool ([Alloc]), or from an
@@ -107,10 +125,24 @@
 // object by hand: its Launch and Submit do phases 3 and 4 for arguments that the
 // caller set one by one. Most code should not need it.
 //
-// Phase 1 may wait for a build, another process's among them: to bound
-// that wait, build the program first with [Program.Build] and a
-// context.Context. Waits for the device take one too
-// ([Event.WaitContext], [Queue.FinishContext]).
+// Phase 1 may wait for a build, another process's among them: a generated
+// EnqueueContext (and EnqueueEventContext) bounds that wait with a
+// context.Context, and [Program.Build] builds the program ahead of the
+// first launch under one.
+//
+// # Waiting
+//
+// Every call that waits has a Context form, as database/sql's calls do:
+// the blocking transfers ([Buffer.ReadContext], [Buffer.WriteContext],
+// [Buffer.ReadAtContext], [Buffer.WriteAtContext], [Image.ReadContext],
+// [Image.WriteContext] and the [DeviceGlobal] accessors'), [NewPinnedContext],
+// the waits for the device ([Event.WaitContext], [Queue.FinishContext]),
+// the build of a first launch (a generated EnqueueContext,
+// [Program.Build]) and tuning ([SpecConst.TuneContext]). When the context
+// is done first, the call returns an error wrapping its error, the
+// commands it waited for run on, and the queue and memory stay usable.
+// The driver's own work, once started (a copy, a compile), is not
+// interrupted. Free, Release and Close take no context: they end things.
 //
 // # Go's execution tracer
 //
@@ -120,17 +152,6 @@
 // program and spec, the device and the source line. go tool trace shows
 // it beside the scheduler's events. While the tracer is off, this costs a
 // command one atomic load.
-//
-// # Where the methods are documented
-//
-// rt's types are aliases of the types of rt's internal core
-// (rt/internal/core), which rt/codegen and rt/raw reach too, the way
-// protobuf-go's runtime/protoimpl aliases its internal/impl: rt.Queue is
-// that package's Queue, with no conversion and no cost. gopls and
-// pkg.go.dev follow the aliases; go doc shows the methods and fields
-// under the core's path:
-//
-//	go doc github.com/dgen-go/dgen/rt/internal/core.Queue
 //
 // # Errors
 //

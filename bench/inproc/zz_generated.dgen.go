@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
@@ -58,6 +59,26 @@ func (s *Step) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Step) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_Step)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Step(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Step) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Step)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Step(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Step) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Step)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +146,26 @@ func (s *Bump) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Eve
 	return codegen.Launch(q, k, r, wait)
 }
 
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Bump) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Bump)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Bump(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Bump) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Bump)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Bump(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
 // _dgenShape_Bump is Bump as go generate read it: the guards below compile only while Bump is the same.
 type _dgenShape_Bump struct {
 	P rt.Buffer[int32]
@@ -162,6 +203,28 @@ func (s *BumpAdd) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 func (s *BumpAdd) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	a := _dgenSpec_BumpAdd(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_BumpAdd, &a)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_BumpAdd(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *BumpAdd) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	a := _dgenSpec_BumpAdd(s)
+	k, err := codegen.AcquireSpecContext(ctx, q, _dgenKernel_BumpAdd, &a)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_BumpAdd(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *BumpAdd) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	a := _dgenSpec_BumpAdd(s)
+	k, err := codegen.AcquireSpecContext(ctx, q, _dgenKernel_BumpAdd, &a)
 	if err != nil {
 		return nil, err
 	}

@@ -10,10 +10,10 @@ import (
 // the rounds: its throughput ratio to C in the same round (min–max), its
 // throughput, request latencies, fairness and driver allocations.
 func (s *summary) print(w io.Writer, counts []int) {
-	for _, wl := range []string{"launch", "request"} {
+	for _, wl := range []string{"launch", "request", "serve"} {
 		fmt.Fprintf(w, "\n%s loop\n\n| G | way | / C (min–max) | per s | p50 µs | p99 µs | fewest–most / mean | driver allocs |\n|---|---|---|---|---|---|---|---|\n", wl)
 		for _, g := range counts {
-			for _, name := range []string{"C", "rt", "site", "alloc"} {
+			for _, name := range []string{"C", "rt", "site", "alloc", "pool", "shared"} {
 				bs := s.select_(wl, name, g)
 				if len(bs) == 0 {
 					continue

@@ -168,7 +168,7 @@ func cycle(cfg rt.Config, freeAfter bool) error {
 			return err
 		}
 		frees = append(frees, ev.Release)
-		if err := k.SetBuffer(0, buf); err != nil {
+		if err := raw.SetBuffer(k, 0, buf); err != nil {
 			return err
 		}
 		if err := raw.SetArg(k, 1, float32(1)); err != nil {

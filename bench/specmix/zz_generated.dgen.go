@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
@@ -46,6 +47,28 @@ func (s *Launch) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 func (s *Launch) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	a := _dgenSpec_Launch(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_Launch, &a)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Launch(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Launch) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	a := _dgenSpec_Launch(s)
+	k, err := codegen.AcquireSpecContext(ctx, q, _dgenKernel_Launch, &a)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Launch(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Launch) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	a := _dgenSpec_Launch(s)
+	k, err := codegen.AcquireSpecContext(ctx, q, _dgenKernel_Launch, &a)
 	if err != nil {
 		return nil, err
 	}

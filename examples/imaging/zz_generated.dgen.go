@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
@@ -71,6 +72,26 @@ func (s *Blur) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Eve
 	return codegen.Launch(q, k, r, wait)
 }
 
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Blur) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Blur)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Blur(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Blur) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Blur)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Blur(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
 // _dgenShape_Blur is Blur as go generate read it: the guards below compile only while Blur is the same.
 type _dgenShape_Blur struct {
 	In  rt.Image
@@ -106,6 +127,26 @@ func (s *Sobel) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Sobel) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_Sobel)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Sobel(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Sobel) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Sobel)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Sobel(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Sobel) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Sobel)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +191,26 @@ func (s *EAW) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *EAW) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_EAW)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_EAW(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *EAW) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_EAW)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_EAW(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *EAW) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_EAW)
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +265,26 @@ func (s *BlurBuf) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.
 	return codegen.Launch(q, k, r, wait)
 }
 
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *BlurBuf) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_BlurBuf)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_BlurBuf(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *BlurBuf) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_BlurBuf)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_BlurBuf(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
 // _dgenShape_BlurBuf is BlurBuf as go generate read it: the guards below compile only while BlurBuf is the same.
 type _dgenShape_BlurBuf struct {
 	In  rt.Buffer[[4]uint8]
@@ -242,6 +323,26 @@ func (s *SobelBuf) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *SobelBuf) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_SobelBuf)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_SobelBuf(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *SobelBuf) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_SobelBuf)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_SobelBuf(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *SobelBuf) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_SobelBuf)
 	if err != nil {
 		return nil, err
 	}
@@ -297,6 +398,26 @@ func (s *EAWBuf) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.E
 	return codegen.Launch(q, k, r, wait)
 }
 
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *EAWBuf) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_EAWBuf)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_EAWBuf(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *EAWBuf) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_EAWBuf)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_EAWBuf(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
 // _dgenShape_EAWBuf is EAWBuf as go generate read it: the guards below compile only while EAWBuf is the same.
 type _dgenShape_EAWBuf struct {
 	In      rt.Buffer[[4]float32]
@@ -345,6 +466,26 @@ func (s *Brighten) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt
 	return codegen.Launch(q, k, r, wait)
 }
 
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Brighten) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Brighten)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Brighten(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Brighten) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Brighten)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Brighten(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
 // _dgenShape_Brighten is Brighten as go generate read it: the guards below compile only while Brighten is the same.
 type _dgenShape_Brighten struct {
 	Img rt.Image
@@ -374,6 +515,26 @@ func (s *Brighten12) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Brighten12) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_Brighten12)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Brighten12(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Brighten12) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Brighten12)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Brighten12(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Brighten12) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Brighten12)
 	if err != nil {
 		return nil, err
 	}

@@ -24,9 +24,8 @@ import (
 	"slices"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/cuda"       // NVIDIA GPUs through CUDA's driver API, where libcuda loads
+	_ "github.com/dgen-go/dgen/rt/backends"   // every backend of dgen: rt/cuda for NVIDIA GPUs, rt/opencl for the rest
 	_ "github.com/dgen-go/dgen/rt/fleetcache" // the fleet tier, when DGEN_CACHE_REMOTE names one
-	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
 //go:generate go run github.com/dgen-go/dgen/cmd/dgen

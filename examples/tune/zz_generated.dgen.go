@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
@@ -49,6 +50,28 @@ func (s *Mul) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 func (s *Mul) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	a := _dgenSpec_Mul(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_Mul, &a)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Mul(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Mul) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	a := _dgenSpec_Mul(s)
+	k, err := codegen.AcquireSpecContext(ctx, q, _dgenKernel_Mul, &a)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Mul(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Mul) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	a := _dgenSpec_Mul(s)
+	k, err := codegen.AcquireSpecContext(ctx, q, _dgenKernel_Mul, &a)
 	if err != nil {
 		return nil, err
 	}

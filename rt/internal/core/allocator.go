@@ -181,20 +181,20 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
 	}
-	m, err := allocMem(q, alloc.Tag(info.Tag()), size, 0) // the user calls AllocSite.Alloc
+	m, err := allocMem(q, alloc.Tag(info.Tag()), size, facade) // the user calls rt.AllocSite.Alloc
 	if err != nil {
 		return Buffer[T]{}, err
 	}
 	return bufferOver[T](m, n), nil
 }
 
-// Alloc is rt.Alloc, which documents it.
+// Alloc allocates an untagged buffer from q's allocator (rt.Alloc).
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate: %w", err)
 	}
-	m, err := allocMem(q, alloc.NoTag, size, 1) // the user calls rt.Alloc, which calls Alloc
+	m, err := allocMem(q, alloc.NoTag, size, facade) // the user calls rt.Alloc
 	if err != nil {
 		return Buffer[T]{}, err
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -239,7 +240,9 @@ var freedMem = func() *Mem {
 	return m
 }()
 
-// Buffer is rt.Buffer, which documents it.
+// Buffer is a typed handle on a Mem, rt.Buffer's implementation: rt
+// defines its Buffer over this type and forwards each method. gen is the
+// generation of m that the handle was made in (a Free ends it).
 type Buffer[T any] struct {
 	m   *Mem
 	n   int
@@ -260,7 +263,7 @@ func (b Buffer[T]) mem() *Mem {
 	return b.m
 }
 
-// NewBuffer is rt.NewBuffer, which documents it.
+// NewBuffer allocates a buffer straight from the driver (rt.NewBuffer).
 func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
@@ -294,20 +297,6 @@ func byteSize[T any](n int) (int64, error) {
 
 // Len returns the number of elements.
 func (b Buffer[T]) Len() int { return b.n }
-
-// Memory is rt.Memory, which documents it.
-type Memory interface{ mem() *Mem }
-
-func (m *Mem) mem() *Mem { return m }
-
-// Mem returns the memory behind the buffer; nil for the zero Buffer. It
-// is Memory, as the Buffer is, and passing it costs nothing, where passing
-// the Buffer, a value boxed into the interface, costs an allocation: a
-// launch loop of rt/raw sets k.SetBuffer(i, b.Mem()). Once the buffer is
-// freed, every use of the Mem (Free, and rt/raw's Kernel.SetBuffer among
-// them) is an error wrapping ErrFreed, even after the allocator has handed
-// the same device memory to another buffer.
-func (b Buffer[T]) Mem() *Mem { return b.mem() }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
 // it, and a second Free, return errors wrapping ErrFreed; after the
@@ -370,25 +359,36 @@ func (m *Mem) doneAll() {
 }
 
 // Write copies src into the buffer from element 0 and waits until it is
-// done. src may be shorter than the buffer.
+// done.
 func (b Buffer[T]) Write(q *Queue, src []T, wait ...*Event) error {
-	return b.writeAt(q, 0, src, wait, 0)
+	return b.writeAt(nil, q, 0, src, wait, facade)
 }
 
 // WriteAt copies src into the buffer from element off and waits until it
-// is done. A span outside the buffer is an error wrapping ErrOutOfRange,
-// and nothing is written.
+// is done.
 func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
-	return b.writeAt(q, off, src, wait, 0)
+	return b.writeAt(nil, q, off, src, wait, facade)
 }
 
-// writeAt is WriteAt; skip is as for beginTask.
-func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) error {
+// WriteAtContext is WriteAt with its wait for the commands before it
+// bounded by ctx (Queue.waitBefore).
+func (b Buffer[T]) WriteAtContext(ctx context.Context, q *Queue, off int, src []T, wait ...*Event) error {
+	return b.writeAt(ctx, q, off, src, wait, facade)
+}
+
+// writeAt is WriteAt, bounded by ctx where it is not nil; skip is as for
+// beginTask.
+func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait []*Event, skip int) error {
 	m, drv, boff, size, err := b.span(q, "write buffer", off, len(src))
 	if err != nil {
 		return err
 	}
 	defer m.doneAll()
+	if ctx != nil { // a Context form
+		if err := q.waitBefore(ctx, "write buffer", wait); err != nil {
+			return err
+		}
+	}
 	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: m}
 	return q.transfer(x, wait, skip+1)
 }
@@ -396,23 +396,34 @@ func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) 
 // Read copies the first len(dst) elements of the buffer into dst and waits
 // until it is done.
 func (b Buffer[T]) Read(q *Queue, dst []T, wait ...*Event) error {
-	return b.readAt(q, 0, dst, wait, 0)
+	return b.readAt(nil, q, 0, dst, wait, facade)
 }
 
 // ReadAt copies len(dst) elements from element off into dst and waits
-// until it is done. A span outside the buffer is an error wrapping
-// ErrOutOfRange, and dst is left alone.
+// until it is done.
 func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
-	return b.readAt(q, off, dst, wait, 0)
+	return b.readAt(nil, q, off, dst, wait, facade)
 }
 
-// readAt is ReadAt; skip is as for beginTask.
-func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) error {
+// ReadAtContext is ReadAt with its wait for the commands before it
+// bounded by ctx (Queue.waitBefore).
+func (b Buffer[T]) ReadAtContext(ctx context.Context, q *Queue, off int, dst []T, wait ...*Event) error {
+	return b.readAt(ctx, q, off, dst, wait, facade)
+}
+
+// readAt is ReadAt, bounded by ctx where it is not nil; skip is as for
+// beginTask.
+func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait []*Event, skip int) error {
 	m, drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
 	if err != nil {
 		return err
 	}
 	defer m.doneAll()
+	if ctx != nil { // a Context form
+		if err := q.waitBefore(ctx, "read buffer", wait); err != nil {
+			return err
+		}
+	}
 	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
 	return q.transfer(x, wait, skip+1)
 }
@@ -430,14 +441,14 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
-		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 0)
+		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, facade)
 	}
 	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
-	}, wait, 0)
+	}, wait, facade)
 	if err == nil {
 		q.record(b.mem())
 	}
@@ -462,14 +473,14 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
-		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 0)
+		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, facade)
 	}
 	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
-	}, wait, 0)
+	}, wait, facade)
 	if err == nil {
 		q.record(b.mem(), dst.mem())
 	}

@@ -59,7 +59,7 @@ func TestCloseReleasesEverything(t *testing.T) {
 	must(err)
 	k, err := prog.Kernel("inc")
 	must(err)
-	must(k.SetBuffer(0, buf))
+	must(raw.SetBuffer(k, 0, buf))
 	bins, err := prog.Binaries()
 	must(err)
 	loaded, err := raw.Load(ctx, "close-bin", bins, "")
@@ -78,13 +78,13 @@ func TestCloseReleasesEverything(t *testing.T) {
 	// buf, view, siteView, pinned, img, ev, k, loaded, lk, the global's
 	// storage: ten objects that only Close would release (prog is the
 	// cache's, site the allocator's, g the graph set's).
-	if n := core.Live(ctx); n < 10 {
+	if n := core.Live(cx(ctx)); n < 10 {
 		t.Errorf("%d live objects before Close, want at least 10", n)
 	}
 	if err := ctx.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if n := core.Live(ctx); n != 0 {
+	if n := core.Live(cx(ctx)); n != 0 {
 		t.Errorf("%d live objects after Close, want 0", n)
 	}
 	if s := pinned.Slice(); s != nil {
@@ -133,7 +133,7 @@ func TestCloseReleasesEverything(t *testing.T) {
 		{"Event.Wait", "wait for fill buffer", ev.Wait},
 		{"raw.Submit", `submit kernel "inc"`, func() error { return raw.Submit(q, k, rt.Range1(1)) }},
 		{"raw.Launch", `launch kernel "inc"`, func() error { _, err := raw.Launch(q, lk, rt.Range1(1)); return err }},
-		{"raw.Kernel.SetBuffer", `set argument 0 of kernel "inc"`, func() error { return k.SetBuffer(0, buf) }},
+		{"raw.SetBuffer", `set argument 0 of kernel "inc"`, func() error { return raw.SetBuffer(k, 0, buf) }},
 		{"Graph.Launch", `launch graph "close"`, func() error { return g.Launch(q) }},
 		{"Queue.Finish", "finish queue", q2.Finish},
 		{"Queue.Marker", "enqueue marker", func() error { _, err := q.Marker(); return err }},

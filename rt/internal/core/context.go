@@ -30,7 +30,33 @@ import (
 // tracing, the program cache and the remote tier beneath it, and the
 // specialization-constant values of a context.
 
-// Context is rt.Context, which documents it.
+// Context is an open backend context: rt.Context's implementation, which
+// rt defines its Context over.
+//
+// Invariants:
+//   - drv, devices (and each device's fields), queue, profiling, retune,
+//     tr, ownTracer, traced, devTimes, traceLog, allocCfg, graphCfg,
+//     logger, pool.max and the cache (pc, disk, remote: initCache) are set
+//     by OpenConfig before it returns the context and never change after;
+//     rt sets each device's Facade before it hands the context out.
+//   - closed goes from false to true once, in Close. Every call that uses
+//     a driver object runs between enter and exit, which guard counts;
+//     Close sets closed, waits for guard to drain, and only then releases
+//     anything, so that no driver object is released under a call, and a
+//     call that enters after Close fails with ErrClosed (closeGuard).
+//   - mu guards queues and the creation of allocators (allocs' slots are
+//     atomic pointers, read without it). It is held across a driver call
+//     on two once-per-context paths only: making a device's allocator
+//     queue on its first use, and finishing the first queue when a second
+//     is made (NewQueue). multiQueue goes from false to true once, then:
+//     from then on commands record their uses of allocator memory
+//     (streamorder.go).
+//   - nqueues, driverAllocs, driverReleases, tuneTimed and tuneRecords are
+//     atomic counters.
+//   - decls, graphs, instances, images and pool each have a mutex of their
+//     own, described on their types; none is taken while mu is held.
+//   - The program cache (pc) has its own locks (rt/internal/progcache);
+//     one builder per key, and no lock held across a build.
 type Context struct {
 	drv       driver.Context
 	devices   []*Device
@@ -40,6 +66,7 @@ type Context struct {
 
 	tr        *trace.Tracer // never nil; see "Tracing in rt" below
 	ownTracer bool          // tr was made by the context, which closes it
+	traceLog  *lineLogger   // what tr's summary and log without a path write to; nil for none
 	traced    bool          // tracing configured
 	devTimes  bool          // traced with device-time sampling: queues profile
 	nqueues   atomic.Int32  // queue ids
@@ -74,12 +101,13 @@ type Context struct {
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
 	images                       imageState               // formats, samplers, images of allocation sites (image.go)
 	graphCfg                     graphConfig              // what command graphs may be prepared as (config.go)
+	pool                         queuePool                // the queues of AcquireQueue (queuepool.go)
 }
 
-// Open is rt.Open, which documents it.
+// Open opens a context as the environment says.
 func Open() (*Context, error) { return OpenConfig(Config{}) }
 
-// OpenConfig is rt.OpenConfig, which documents it.
+// OpenConfig opens a context as cfg and the environment say.
 func OpenConfig(cfg Config) (*Context, error) {
 	cfg, err := cfg.withEnv(nil) // config.go
 	if err != nil {
@@ -103,6 +131,10 @@ func OpenConfig(cfg Config) (*Context, error) {
 	}
 	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger,
 		backend: name, syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}
+	c.pool.max = cfg.QueuePool
+	if c.pool.max <= 0 {
+		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
+	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
 	}
@@ -122,6 +154,8 @@ func OpenConfig(cfg Config) (*Context, error) {
 		cc.CompileOptions = strings.TrimSpace(cc.CompileOptions + " " + lc.LineInfoOptions())
 	}
 	c.initCache(cc)
+	_, noCUDA := driver.Lookup("cuda")
+	noteNVIDIA(c.log(), nvidiaOnOpenCL(cfg, name, devs, noCUDA == nil))
 	return c, nil
 }
 
@@ -356,7 +390,8 @@ func (q *Queue) enter() error {
 	return q.ctx.enter()
 }
 
-// Device is rt.Device, which documents it.
+// Device is a device of an open context: the fields that rt.Device
+// copies, and what the core keeps of the device.
 type Device struct {
 	Name     string
 	Vendor   string
@@ -374,6 +409,10 @@ type Device struct {
 	ComputeUnits     int
 	MaxWorkGroupSize int
 	Extensions       []string
+	// Facade is rt's *Device for this device, which rt.OpenConfig sets
+	// before it returns the context and nothing changes after: the core
+	// cannot name rt's types, and rt hands out one *Device per device.
+	Facade any
 
 	info  driver.DeviceInfo // as the backend gave it
 	index int               // position among the context's devices
@@ -419,19 +458,21 @@ func (d *Device) String() string { return d.info.Label() }
 //
 // Call sites. beginTask records the Go source location of the command. Its
 // skip argument, and the skip argument of every internal helper that passes
-// it on (command, transfer, launch), counts the rt frames between the
-// helper's caller and the user's code: 0 when the helper is called by the
-// exported function that the user called (Queue.Marker calls
-// beginTask(..., 0)); a function that adds a frame between the user and the
-// helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
-// writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
+// it on (command, transfer, launch), counts the frames between the
+// helper's caller and the user's code: facade (1, rt's method that calls
+// the core's) when the helper is called by the core's exported method that
+// rt's forwards to (Queue.Marker calls beginTask(..., facade)); a function
+// that adds a frame between the user and the helper passes skip+1
+// (Buffer.Write and Buffer.WriteAt call writeAt(..., facade), and writeAt
+// calls transfer(..., skip+1)). runtime.Callers counts inlined frames, so
+// whether the compiler inlines rt's forwarder changes nothing. rt's tests
+// of call sites (tracing_test.go, through rt) check every count.
 // A generated Enqueue reaches q.submit through codegen.Submit and
 // SubmitSpec (launch.go), which passes skip 2, so the location is the
 // user's call of Enqueue; EnqueueEvent reaches q.launch the same way
 // through codegen.Launch and LaunchSpec. rt/raw's Launch and Submit reach
 // q.launch and q.submit through Launch and Submit (raw.go), which pass
-// skip 1. rt's functions that wrap the core's (rt.Alloc) add a frame too
-// (allocMem's skip).
+// skip 1.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or
@@ -460,6 +501,10 @@ func (d *Device) String() string { return d.info.Label() }
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
 // (device times of commands with events).
 
+// facade is the frame of rt's method between the user and the core's
+// exported method that it forwards to (see "Call sites" above).
+const facade = 1
+
 // openTracing sets up the context's tracer and the trace handles of its
 // devices, before any queue is created.
 func (c *Context) openTracing(cfg Config) error {
@@ -468,7 +513,8 @@ func (c *Context) openTracing(cfg Config) error {
 		c.tr = cfg.Tracer
 		c.traced = true
 	case cfg.Trace != "":
-		tr, err := trace.Open(cfg.Trace, logWriter{c.log()}) // summary and log without a path
+		c.traceLog = &lineLogger{l: c.log()}
+		tr, err := trace.Open(cfg.Trace, c.traceLog) // summary and log without a path
 		if err != nil {
 			return err
 		}
@@ -503,7 +549,11 @@ func (c *Context) closeTracing() error {
 	if !c.ownTracer {
 		return nil
 	}
-	if err := c.tr.Close(); err != nil {
+	err := c.tr.Close()
+	if c.traceLog != nil {
+		c.traceLog.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("close context: %w", err)
 	}
 	return nil
@@ -1145,5 +1195,5 @@ var (
 	ErrStale = desc.ErrStale
 )
 
-// DeviceError is rt.DeviceError, which documents it.
+// DeviceError is the backends' error, which rt names DeviceError.
 type DeviceError = driver.Error

@@ -39,7 +39,8 @@ func resolve[D any](cache *atomic.Pointer[D], addr unsafe.Pointer, lookup func(u
 	return d
 }
 
-// Program is rt.Program, which documents it.
+// Program is a //dgen:program handle (rt.Program): the registration that
+// its generated code made, cached at first use.
 type Program struct {
 	d atomic.Pointer[desc.Program]
 }
@@ -63,7 +64,7 @@ func (p *Program) build(c *Context) (*builtProgram, error) {
 	return p.buildContext(context.Background(), c)
 }
 
-// SpecConst is rt.SpecConst, which documents it.
+// SpecConst is a //dgen:specconst handle (rt.SpecConst).
 type SpecConst[T any] struct {
 	d atomic.Pointer[desc.SpecConst]
 }
@@ -115,7 +116,7 @@ func (s *SpecConst[T]) defaultValue() T {
 	return v
 }
 
-// Local is rt.Local, which documents it.
+// Local is the size of a __local argument: rt.Local, field for field.
 type Local[T any] struct {
 	Len int
 }
@@ -131,7 +132,7 @@ func (l Local[T]) Bytes() int {
 	return l.Len * es
 }
 
-// AllocSite is rt.AllocSite, which documents it.
+// AllocSite is a //dgen:alloc handle of buffers (rt.AllocSite).
 type AllocSite[T any] struct {
 	d atomic.Pointer[desc.AllocSite]
 }
@@ -161,38 +162,54 @@ func (s *AllocSite[T]) Tag() uint32 {
 // 0: the name of its allocation site, as statistics and traces show it.
 func tagName(tag uint32) string { return desc.TagName(tag) }
 
-// DeviceGlobal is rt.DeviceGlobal, which documents it.
+// DeviceGlobal is a //dgen:global handle (rt.DeviceGlobal): its
+// registration, cached at first use.
 type DeviceGlobal[T any] struct {
 	d atomic.Pointer[desc.Global]
 }
 
-// Read returns the global's value on q's device.
+// Read, Write, ReadBytes and WriteBytes copy all of the global's value,
+// or a part of it, between the host and q's device; their Context forms
+// bound the wait for the commands before the copy (Queue.waitBefore).
 func (g *DeviceGlobal[T]) Read(q *Queue, wait ...*Event) (T, error) {
 	var v T
-	err := g.copy(q, "read", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), false, wait)
+	err := g.copy(nil, q, "read", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), false, wait)
 	return v, err
 }
 
-// Write sets the global's value on q's device and waits until it is done.
+func (g *DeviceGlobal[T]) ReadContext(ctx context.Context, q *Queue, wait ...*Event) (T, error) {
+	var v T
+	err := g.copy(ctx, q, "read", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), false, wait)
+	return v, err
+}
+
 func (g *DeviceGlobal[T]) Write(q *Queue, v T, wait ...*Event) error {
-	return g.copy(q, "write", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), true, wait)
+	return g.copy(nil, q, "write", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), true, wait)
 }
 
-// ReadBytes copies len(dst) bytes of the global's value, from byte off,
-// into dst: a part of the value, as Read reads all of it. A span outside
-// the value is an error wrapping ErrOutOfRange, and dst is left alone.
+func (g *DeviceGlobal[T]) WriteContext(ctx context.Context, q *Queue, v T, wait ...*Event) error {
+	return g.copy(ctx, q, "write", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), true, wait)
+}
+
 func (g *DeviceGlobal[T]) ReadBytes(q *Queue, off int, dst []byte, wait ...*Event) error {
-	return g.copy(q, "read", int64(off), unsafe.Pointer(unsafe.SliceData(dst)), int64(len(dst)), false, wait)
+	return g.copy(nil, q, "read", int64(off), unsafe.Pointer(unsafe.SliceData(dst)), int64(len(dst)), false, wait)
 }
 
-// WriteBytes copies src into the global's value from byte off: a part of
-// the value, as Write writes all of it. A span outside the value is an
-// error wrapping ErrOutOfRange, and nothing is written.
+func (g *DeviceGlobal[T]) ReadBytesContext(ctx context.Context, q *Queue, off int, dst []byte, wait ...*Event) error {
+	return g.copy(ctx, q, "read", int64(off), unsafe.Pointer(unsafe.SliceData(dst)), int64(len(dst)), false, wait)
+}
+
 func (g *DeviceGlobal[T]) WriteBytes(q *Queue, off int, src []byte, wait ...*Event) error {
-	return g.copy(q, "write", int64(off), unsafe.Pointer(unsafe.SliceData(src)), int64(len(src)), true, wait)
+	return g.copy(nil, q, "write", int64(off), unsafe.Pointer(unsafe.SliceData(src)), int64(len(src)), true, wait)
 }
 
-func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer, n int64, write bool, wait []*Event) error {
+func (g *DeviceGlobal[T]) WriteBytesContext(ctx context.Context, q *Queue, off int, src []byte, wait ...*Event) error {
+	return g.copy(ctx, q, "write", int64(off), unsafe.Pointer(unsafe.SliceData(src)), int64(len(src)), true, wait)
+}
+
+// copy is what the accessors share: the checks, then the copy, bounded
+// by ctx where it is not nil.
+func (g *DeviceGlobal[T]) copy(ctx context.Context, q *Queue, op string, off int64, p unsafe.Pointer, n int64, write bool, wait []*Event) error {
 	if g == nil {
 		return fmt.Errorf("%s device global: %w: nil global", op, ErrInvalidArgument)
 	}
@@ -209,6 +226,11 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	size := info.Size()
 	if off < 0 || n < 0 || off > size || n > size-off {
 		return fmt.Errorf("%s device global %s: %w: bytes [%d, %d) of %d", op, info.ID, ErrOutOfRange, off, off+n, size)
+	}
+	if ctx != nil { // a Context form: the name is made only here
+		if err := q.waitBefore(ctx, op+" device global "+info.ID, wait); err != nil {
+			return err
+		}
 	}
 	if info.ImageScope && info.Owner() == nil {
 		return copyHostGlobal(q, op, info, off, p, n, write, wait)
@@ -265,7 +287,7 @@ func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Poin
 	// Frames between transfer's caller and the user: copy and its caller,
 	// the exported Read, Write, ReadBytes or WriteBytes.
 	if n == 0 {
-		return q.transfer(xfer{op: name, size: 0}, wait, 2) // waits for wait
+		return q.transfer(xfer{op: name, size: 0}, wait, 2+facade) // waits for wait
 	}
-	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2)
+	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2+facade)
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Event is rt.Event, which documents it.
+// Event is the completion of one command (rt.Event). mu guards the
+// fields below it; a driver wait runs outside it (wait).
 type Event struct {
 	*eventState
 	q       *Queue
@@ -190,7 +191,7 @@ func (e *Event) status() (driver.EventStatus, error) {
 	return s, nil
 }
 
-// Timing is rt.Timing, which documents it.
+// Timing is rt.Timing, field for field.
 type Timing struct {
 	Queued, Submitted, Started, Ended time.Duration
 }

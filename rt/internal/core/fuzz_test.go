@@ -120,7 +120,7 @@ func fuzzFixture(t *testing.T) *sizesFixture {
 		}
 		out, err := rt.NewBuffer[uint32](ctx, fuzzOut)
 		if err == nil {
-			err = k.SetBuffer(0, out)
+			err = raw.SetBuffer(k, 0, out)
 		}
 		if err == nil {
 			err = raw.SetArg(k, 2, uint32(fuzzOut))
@@ -221,7 +221,8 @@ func (fx *sizesFixture) launch(t *testing.T, in sizesInput) {
 		}
 	}
 	r := in.rangeOf()
-	sent, err := core.CheckLaunch(fx.q, (*core.Kernel)(fx.k), r)
+	cs, err := core.CheckLaunch(cq(fx.q), (*core.Kernel)(fx.k), core.Range(r))
+	sent := rt.Range(cs)
 	checkSentinel(t, fmt.Sprintf("check of a launch over %v", r), err)
 	n, ok := workItems(r)
 	if err == nil {

@@ -40,7 +40,7 @@ import (
 // launch shows its commands at the lines that recorded them, inside one
 // range named after the graph.
 
-// Graph is rt.Graph, which documents it.
+// Graph is a recorded list of commands (rt.Graph).
 type Graph struct {
 	name      string
 	rangeName string
@@ -141,7 +141,7 @@ type recording struct {
 	ended atomic.Bool
 }
 
-// GraphNode is rt.GraphNode, which documents it.
+// GraphNode is the handle of a recorded command (rt.GraphNode).
 type GraphNode struct {
 	g *Graph
 	i int // the command's place in g.cmds, which never changes
@@ -561,7 +561,7 @@ func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error 
 	var whole driver.Event
 	var evs []driver.Event
 	var err error
-	wt := q.tq.Begin(trace.Graph, g.rangeName, 2) // Launch's caller
+	wt := q.tq.Begin(trace.Graph, g.rangeName, 2+facade) // Launch's caller
 	if tg, ok := x.(driver.TimedGraph); ok {
 		evs, whole, err = tg.LaunchTimed(dw)
 	} else {
@@ -1156,7 +1156,7 @@ func (q *Queue) recordPinned(r *recording, op string, kind trace.CmdKind, b driv
 	if kind == trace.Read {
 		dc = driver.GraphCommand{Kind: driver.GraphRead, Src: b, SrcOffset: off, Dst: p.drv, Size: size, Host: p.p}
 	}
-	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: []*Mem{m}, pin: p}, wait, 2)
+	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: []*Mem{m}, pin: p}, wait, 2+facade)
 }
 
 // recordTransfer refuses the blocking transfer x, which a graph cannot

@@ -10,7 +10,6 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/internal/core"
 )
 
 // The backend "null" is the fake backend with the one-call launch of a
@@ -217,7 +216,7 @@ func taggedStep(b *testing.B, q *rt.Queue, r rt.Range, power, in rt.Buffer[float
 func BenchmarkHostPathTraced(b *testing.B) {
 	for _, tt := range []struct{ name, opts string }{{"host", ""}, {"device", ",device=all"}} {
 		b.Run(tt.name, func(b *testing.B) {
-			cc := core.DefaultCacheConfig()
+			cc := defaultCacheConfig()
 			cc.Disk.Persistent = false
 			ctx, err := rt.OpenConfig(rt.Config{Backend: "null", Device: "cpu", Cache: &cc, Trace: "perfetto:" + filepath.Join(b.TempDir(), "t.json") + tt.opts})
 			if err != nil {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -28,17 +29,22 @@ import (
 // like a buffer's: freed once, counted, traced and, from an allocation
 // site, reused in stream order.
 
-// ImageDesc is rt.ImageDesc, which documents it.
+// ImageDesc is rt.ImageDesc as the core takes it: rt converts its fields
+// (documented there).
 type ImageDesc struct {
 	Kind                         ImageKind
 	Order                        ChannelOrder
 	Type                         ChannelType
 	Width, Height, Depth, Layers int
 	Access                       Access
-	Buffer                       Memory
+	// Buffer is the memory of an image1d_buffer_t; BufferValue is what
+	// the caller gave for it (rt's ImageDesc.Buffer, an rt.Buffer), which
+	// Desc gives back.
+	Buffer      *Mem
+	BufferValue any
 }
 
-// Image is rt.Image, which documents it.
+// Image is a handle on an image (rt.Image).
 type Image struct{ h *imageHandle }
 
 // Desc returns the image's description; the zero ImageDesc for the zero
@@ -58,27 +64,39 @@ func (i Image) Free() error { return i.h.free() }
 // FLOAT channels (floats in [0, 1] scale to the integer range). See
 // ImageRegion for the box and the errors.
 func (i Image) Read(q *Queue, r ImageRegion, dst any, wait ...*Event) error {
-	return i.h.transfer(q, true, r, dst, wait, 0)
+	return i.h.transfer(nil, q, true, r, dst, wait, facade)
+}
+
+// ReadContext is Read with its wait for the commands before it bounded by
+// ctx (Queue.waitBefore).
+func (i Image) ReadContext(ctx context.Context, q *Queue, r ImageRegion, dst any, wait ...*Event) error {
+	return i.h.transfer(ctx, q, true, r, dst, wait, facade)
 }
 
 // Write copies src into the box r of the image after wait and returns when
 // it is done; src is as Read's dst.
 func (i Image) Write(q *Queue, r ImageRegion, src any, wait ...*Event) error {
-	return i.h.transfer(q, false, r, src, wait, 0)
+	return i.h.transfer(nil, q, false, r, src, wait, facade)
+}
+
+// WriteContext is Write with its wait for the commands before it bounded
+// by ctx (Queue.waitBefore).
+func (i Image) WriteContext(ctx context.Context, q *Queue, r ImageRegion, src any, wait ...*Event) error {
+	return i.h.transfer(ctx, q, false, r, src, wait, facade)
 }
 
 // CopyTo copies the box r of the image to dst, which has the same format
 // and may be of another kind (a 2D image into a slice of a 3D one), at
 // dstOrigin.
 func (i Image) CopyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]int, wait ...*Event) (*Event, error) {
-	return i.h.copyTo(q, dst, r, dstOrigin, wait, 0)
+	return i.h.copyTo(q, dst, r, dstOrigin, wait, facade)
 }
 
 // Fill sets every pixel of the box r to color, whose values are converted
 // as write_imagef (normalized and float types), write_imagei (signed) or
 // write_imageui (unsigned) would.
 func (i Image) Fill(q *Queue, r ImageRegion, color [4]float64, wait ...*Event) (*Event, error) {
-	return i.h.fill(q, r, color, wait, 0)
+	return i.h.fill(q, r, color, wait, facade)
 }
 
 // imageKind returns the driver kind of ImageDesc.Kind.
@@ -199,12 +217,7 @@ func describe(d ImageDesc) (*imageHandle, error) {
 
 // buffer returns the memory of d.Buffer; nil for none, and for the zero
 // Buffer.
-func (d ImageDesc) buffer() *Mem {
-	if d.Buffer == nil {
-		return nil
-	}
-	return d.Buffer.mem()
-}
+func (d ImageDesc) buffer() *Mem { return d.Buffer }
 
 // nonzero returns the names of the non-zero values of m, sorted.
 func nonzero(m map[string]int) []string {
@@ -378,7 +391,7 @@ func (c *Context) checkImageBuffer(h *imageHandle) error {
 	return nil
 }
 
-// NewImage is rt.NewImage, which documents it.
+// NewImage creates an image straight from the driver (rt.NewImage).
 func NewImage(c *Context, d ImageDesc) (Image, error) {
 	op := "create " + imageOp(d.Kind)
 	if err := c.enter(); err != nil {
@@ -492,7 +505,7 @@ func (c *Context) imagePool(q *Queue, ic driver.ImageContext, h *imageHandle) (*
 	return a, nil
 }
 
-// ImageSite is rt.ImageSite, which documents it.
+// ImageSite is a //dgen:alloc handle of images (rt.ImageSite).
 type ImageSite struct {
 	// d is AllocSite's field: generated code registers the site as the
 	// *AllocSite[Image] that a *ImageSite converts to.
@@ -601,7 +614,7 @@ func mergeStats(a, b alloc.Stats) alloc.Stats {
 // The pixels of images: formats, regions, transfers, copies, fills, and
 // the conversion of Go's image types.
 
-// ImageRegion is rt.ImageRegion, which documents it.
+// ImageRegion is rt.ImageRegion, field for field.
 type ImageRegion struct {
 	Origin, Size         [3]int
 	RowPitch, SlicePitch int
@@ -722,8 +735,9 @@ func sliceMem(v any) (hostMem, error) {
 }
 
 // transfer reads (into host) or writes (from host) the box r of the image,
-// blocking until it is done. skip is as for beginTask.
-func (h *imageHandle) transfer(q *Queue, read bool, r ImageRegion, host any, wait []*Event, skip int) error {
+// blocking until it is done, bounded by ctx where it is not nil. skip is
+// as for beginTask.
+func (h *imageHandle) transfer(ctx context.Context, q *Queue, read bool, r ImageRegion, host any, wait []*Event, skip int) error {
 	op := "write " + h.kind.String()
 	kind := trace.Write
 	if read {
@@ -754,6 +768,11 @@ func (h *imageHandle) transfer(q *Queue, read bool, r ImageRegion, host any, wai
 	iq, ok := q.drv.(driver.ImageQueue)
 	if !ok {
 		return fmt.Errorf("%s: %w", op, errNoImages)
+	}
+	if ctx != nil { // a Context form
+		if err := q.waitBefore(ctx, op, wait); err != nil {
+			return err
+		}
 	}
 	dr := driver.ImageRegion{Origin: o, Size: s, RowPitch: rp, SlicePitch: sp}
 	switch h.kind {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -119,6 +120,25 @@ func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
+	return q.acquire(context.Background(), d)
+}
+
+// AcquireContext is Acquire bounded by ctx: a ctx that is done is an
+// error, and ctx bounds the build of the program, or the wait for another
+// goroutine's or process's (progcache's KernelContext).
+func AcquireContext(ctx context.Context, q *Queue, d *desc.Kernel) (*Kernel, error) {
+	if q == nil {
+		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
+	}
+	return q.acquire(ctx, d)
+}
+
+// acquire is Acquire and AcquireContext for a q that is not nil: the
+// instance parked in d's slot when it is current, else acquireMiss.
+func (q *Queue) acquire(ctx context.Context, d *desc.Kernel) (*Kernel, error) {
 	i := q.specSlot(d)
 	h := q.specs[i].Swap(nil)
 	if h != nil && h.d == d && q.ctx.pc.Current(h.ck, h.gen) {
@@ -126,7 +146,7 @@ func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
 		return h.k, nil
 	}
 	var none SpecArgs
-	return q.acquireMiss(d, &none, i, h)
+	return q.acquireMiss(ctx, d, &none, i, h)
 }
 
 // acquireMiss is the path of Acquire and AcquireSpec when slot i did not
@@ -135,7 +155,7 @@ func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
 // an instance parks when its own is taken, is looked at; else the kernel
 // cache. So two specs, or two sets of values, whose slots collide each
 // keep an instance parked.
-func (q *Queue) acquireMiss(d *desc.Kernel, a *SpecArgs, i int, h *specHit) (*Kernel, error) {
+func (q *Queue) acquireMiss(ctx context.Context, d *desc.Kernel, a *SpecArgs, i int, h *specHit) (*Kernel, error) {
 	if h != nil {
 		q.putBack(i, h)
 	}
@@ -146,7 +166,7 @@ func (q *Queue) acquireMiss(d *desc.Kernel, a *SpecArgs, i int, h *specHit) (*Ke
 		}
 		q.putBack(i^1, h)
 	}
-	return q.acquireSlow(d, a, i)
+	return q.acquireSlow(ctx, d, a, i)
 }
 
 // putBack parks h, taken from slot i by a launch it cannot serve, there
@@ -161,7 +181,7 @@ func (q *Queue) putBack(i int, h *specHit) {
 // acquireSlow is the path of Acquire and AcquireSpec through the kernel
 // cache, for the values a (and a tuning queue's candidate); the instance
 // parks in slot (or its pair).
-func (q *Queue) acquireSlow(d *desc.Kernel, a *SpecArgs, slot int) (*Kernel, error) {
+func (q *Queue) acquireSlow(ctx context.Context, d *desc.Kernel, a *SpecArgs, slot int) (*Kernel, error) {
 	key, err := d.Key()
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -176,7 +196,7 @@ func (q *Queue) acquireSlow(d *desc.Kernel, a *SpecArgs, slot int) (*Kernel, err
 		return nil, err
 	}
 	gen := q.ctx.pc.Gen()
-	ck, err := q.ctx.pc.KernelWith(key, q.dev.index, over)
+	ck, err := q.ctx.pc.KernelWithContext(ctx, key, q.dev.index, over)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
 	}

@@ -228,24 +228,29 @@ func (k *Kernel) SpecLocal(i int, size int) {
 }
 
 // SubmitSpec binds the hidden device-global arguments of k, launches it
-// over r after wait without an event and parks it again. The trace's call site
-// is the user's: two frames above this function's caller,
-// codegen.Submit, is the caller of the generated Enqueue.
-func SubmitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
+// over r after wait without an event and parks it again. wait is
+// rt/codegen's wait list, whose events conv converts (Waits): the
+// conversion happens here, so that codegen.Submit is one call, which the
+// compiler inlines into the generated Enqueue. The trace's call site is
+// the user's: two frames above this function's caller, codegen.Submit, is
+// the caller of the generated Enqueue.
+func SubmitSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
 	if k == nil || k.hit.k == nil {
 		return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.park()
-	return q.submit(k, r, wait, 2, true)
+	var w WaitList
+	return q.submit(k, r, Waits(&w, wait, conv), 2, true)
 }
 
 // LaunchSpec is SubmitSpec with an event.
-func LaunchSpec(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
+func LaunchSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
 	if k == nil || k.hit.k == nil {
 		return nil, fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 	}
 	defer k.park()
-	return q.launch(k, r, wait, 2, true)
+	var w WaitList
+	return q.launch(k, r, Waits(&w, wait, conv), 2, true)
 }
 
 // prepare returns the first error of setting the arguments, wrapped, or
@@ -266,7 +271,8 @@ func (k *Kernel) prepare(q *Queue) error {
 }
 
 // bindHidden sets the hidden arguments to the storage of the kernel's
-// device globals on q's device. Called with the kernel locked.
+// device globals on q's device. Called by the instance's owner, the
+// goroutine between Acquire and park (instance.go), which holds no lock.
 func (k *Kernel) bindHidden(q *Queue) error {
 	dev := q.dev.index
 	if k.hidden == nil {

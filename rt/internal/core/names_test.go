@@ -59,7 +59,7 @@ func TestUnsetArgumentNamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := k.SetBuffer(0, buf); err != nil {
+		if err := raw.SetBuffer(k, 0, buf); err != nil {
 			t.Fatal(err)
 		}
 		want := "argument 1 ("

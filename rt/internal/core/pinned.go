@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,7 +11,7 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Pinned is rt.Pinned, which documents it.
+// Pinned is mapped host memory (rt.Pinned).
 type Pinned[T any] struct {
 	pinnedMem
 }
@@ -40,11 +41,27 @@ type pinnedUse struct {
 	pt uint64
 }
 
-// NewPinned is rt.NewPinned, which documents it.
+// NewPinned allocates pinned memory of n elements of T and maps it through
+// q, which waits for q's commands; NewPinnedContext bounds that wait by
+// ctx (Queue.waitBefore).
 func NewPinned[T any](q *Queue, n int) (*Pinned[T], error) {
+	return newPinned[T](nil, q, n)
+}
+
+func NewPinnedContext[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) {
+	return newPinned[T](ctx, q, n)
+}
+
+// newPinned is NewPinned, bounded by ctx where it is not nil.
+func newPinned[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
 		return nil, fmt.Errorf("pinned memory: %w", err)
+	}
+	if ctx != nil {
+		if err := q.waitBefore(ctx, "pinned memory", nil); err != nil {
+			return nil, err
+		}
 	}
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("pinned memory of %d bytes: %w", size, err)
@@ -182,7 +199,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 			return q.drv.Marker(dw)
 		}
 		return do(drv, boff, size, h.p, dw)
-	}, wait, 1)
+	}, wait, 1+facade)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
@@ -125,7 +124,7 @@ func TestPinnedFreeWaits(t *testing.T) {
 		}()
 	}
 	*onUnmap = func() {
-		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
+		if st, err := ce(slow).Status(); err != nil || st != driver.StatusComplete {
 			t.Errorf("the slow kernel before a pending read is %v (%v) when Free unmaps, want complete", st, err)
 		}
 	}
@@ -148,7 +147,7 @@ func TestPinnedFreeWaitsReleased(t *testing.T) {
 		}
 	}
 	*onUnmap = func() {
-		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
+		if st, err := ce(slow).Status(); err != nil || st != driver.StatusComplete {
 			t.Errorf("the slow kernel before pending reads is %v (%v) when Free unmaps, want complete", st, err)
 		}
 	}
@@ -178,7 +177,7 @@ func pinnedBehindSlowKernel(t *testing.T) (r *crossQueueRig, src, sum rt.Buffer[
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(r.slowSum.SetBuffer(0, src), r.slowSum.SetBuffer(1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
+	if err := errors.Join(raw.SetBuffer(r.slowSum, 0, src), raw.SetBuffer(r.slowSum, 1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
 		t.Fatal(err)
 	}
 	slow, err = raw.Launch(r.qb, r.slowSum, rt.Range1(n))
@@ -234,11 +233,7 @@ func (q unmapHookQueue) UnmapBuffer(b driver.Buffer, p unsafe.Pointer) error {
 // TestPinnedAfterClose frees pinned memory after its context is closed,
 // which released it: nil, as every Free after Close, and its Slice is nil.
 func TestPinnedAfterClose(t *testing.T) {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
-	if err != nil {
-		testenv.SkipWithoutDevice(t, err)
-		t.Fatal(err)
-	}
+	ctx := openCPU(t)
 	p, err := rt.NewPinned[float64](ctx.Queue(), 10)
 	if err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func closeCycle(t *testing.T, freeAfter bool) {
 	must(err)
 	view, err := buf.View(1<<18, 1<<18)
 	must(err)
-	must(k.SetBuffer(0, view))
+	must(raw.SetBuffer(k, 0, view))
 	for range 10 {
 		must(raw.Submit(q, k, rt.Range1(1<<18), wev))
 	}

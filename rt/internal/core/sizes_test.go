@@ -44,7 +44,7 @@ func TestRangeLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := k.SetBuffer(0, out); err != nil {
+	if err := raw.SetBuffer(k, 0, out); err != nil {
 		t.Fatal(err)
 	}
 	if err := k.SetLocal(1, 4); err != nil {
@@ -138,7 +138,7 @@ func TestLocalSizeOverflow(t *testing.T) {
 	// Two __local arguments of 3/4 of the device's local memory each.
 	two := kernelOf(t, ctx, `__kernel void two(__global uint* out, __local uint* a, __local uint* b) { a[0] = 1; b[0] = 2; out[0] = a[0] + b[0]; }`, "two")
 	lm := int(q.Device().LocalMemSize)
-	if err := two.SetBuffer(0, buf); err != nil {
+	if err := raw.SetBuffer(two, 0, buf); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 2; i++ {
@@ -349,7 +349,7 @@ func TestWorkGroupChoice(t *testing.T) {
 // context.
 func lastRange(t *testing.T, ctx *rt.Context) driver.NDRange {
 	t.Helper()
-	c := core.DriverContext(ctx).(*gridContext)
+	c := core.DriverContext(cx(ctx)).(*gridContext)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.ranges) == 0 {
@@ -372,7 +372,7 @@ func TestGridLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := errors.Join(k.SetBuffer(0, out), k.SetLocal(1, 4), raw.SetArg(k, 2, uint32(4096))); err != nil {
+	if err := errors.Join(raw.SetBuffer(k, 0, out), k.SetLocal(1, 4), raw.SetArg(k, 2, uint32(4096))); err != nil {
 		t.Fatal(err)
 	}
 	cuda := q.Device().Platform == "CUDA driver API"

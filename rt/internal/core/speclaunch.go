@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -89,13 +90,31 @@ func AcquireSpec(q *Queue, d *desc.Kernel, a *SpecArgs) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
+	return q.acquireSpec(context.Background(), d, a)
+}
+
+// AcquireSpecContext is AcquireSpec bounded by ctx, as AcquireContext is
+// Acquire.
+func AcquireSpecContext(ctx context.Context, q *Queue, d *desc.Kernel, a *SpecArgs) (*Kernel, error) {
+	if q == nil {
+		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
+	}
+	return q.acquireSpec(ctx, d, a)
+}
+
+// acquireSpec is AcquireSpec and AcquireSpecContext for a q that is not
+// nil.
+func (q *Queue) acquireSpec(ctx context.Context, d *desc.Kernel, a *SpecArgs) (*Kernel, error) {
 	i := q.specSlotArgs(d, a)
 	h := q.specs[i].Swap(nil)
 	if h != nil && h.d == d && h.args == *a && q.ctx.pc.Current(h.ck, h.gen) {
 		h.k.setErr = nil
 		return h.k, nil
 	}
-	return q.acquireMiss(d, a, i, h)
+	return q.acquireMiss(ctx, d, a, i, h)
 }
 
 // specSlotArgs returns the index in q.specs of the slot of d launched with

@@ -609,9 +609,9 @@ func TestSpecTrace(t *testing.T) {
 // TestSpecDiskCache: the persistent cache keeps one entry per variant,
 // keyed by every value the image uses (what dgen cache ls shows).
 func TestSpecDiskCache(t *testing.T) {
-	cc := core.DefaultCacheConfig()
+	cc := defaultCacheConfig()
 	dir := t.TempDir()
-	cc.Disk = core.DefaultDiskCache(dir)
+	cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(dir))
 	ctx := openCPUConfig(t, rt.Config{Cache: &cc})
 	q := ctx.Queue()
 	out := lsBuffer(t, ctx)
@@ -620,7 +620,7 @@ func TestSpecDiskCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ents, err := ctx.PersistentCache().List()
+	ents, err := cx(ctx).PersistentCache().List()
 	if err != nil {
 		t.Fatal(err)
 	}

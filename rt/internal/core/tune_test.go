@@ -12,6 +12,7 @@ import (
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
 	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/trace"
@@ -64,8 +65,8 @@ __kernel void reps(__global float *out, int n) {
 // recorder.
 func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool) (*rt.Context, *trace.Recorder) {
 	t.Helper()
-	cc := core.DefaultCacheConfig()
-	cc.Disk = core.DefaultDiskCache(dir)
+	cc := defaultCacheConfig()
+	cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(dir))
 	if remote != "" {
 		cc.Remote.URL = remote
 		cc.Remote.Getenv = func(name string) string {
@@ -140,7 +141,7 @@ func TestTune(t *testing.T) {
 	} {
 		ctx, rec := openTune(t, dir, "", &warn, want.retune)
 		runs := 0
-		res, err := core.TuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
+		res, err := tuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -231,7 +232,7 @@ func TestTuneContext(t *testing.T) {
 			}
 			runs, after := 0, 0
 			inner := runReps(t, ctx, repsKern, &runs)
-			res, err := core.TuneFull(tctx, q, &repsConst, func(q *rt.Queue, v int32) error {
+			res, err := tuneFull(tctx, q, &repsConst, func(q *rt.Queue, v int32) error {
 				if tctx.Err() != nil {
 					after++
 				}
@@ -249,7 +250,7 @@ func TestTuneContext(t *testing.T) {
 			if v := repsConst.Value(ctx); v != 256 {
 				t.Errorf("after a cancelled tuning the value is %d; want the 256 set before", v)
 			}
-			if _, ok, _ := ctx.PersistentCache().Get(core.TuneRecordKey(q, &repsConst)); ok {
+			if _, ok, _ := cx(ctx).PersistentCache().Get(tuneRecordKey(q, &repsConst)); ok {
 				t.Error("a cancelled tuning left a record")
 			}
 		})
@@ -265,16 +266,16 @@ func TestTuneBadInput(t *testing.T) {
 	ctx, _ := openTune(t, t.TempDir(), "", &warn, false)
 	q := ctx.Queue()
 	runs := 0
-	if _, err := core.TuneFull(context.Background(), q, &noneConst, runReps(t, ctx, repsKern, &runs)); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := tuneFull(context.Background(), q, &noneConst, runReps(t, ctx, repsKern, &runs)); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("no candidates: %v; want ErrInvalidArgument", err)
 	}
-	if _, err := core.TuneFull(context.Background(), q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := tuneFull(context.Background(), q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("nil function: %v; want ErrInvalidArgument", err)
 	}
-	plain, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	plain, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 	if err == nil {
 		defer plain.Close()
-		_, err := core.TuneFull(context.Background(), plain.Queue(), &repsConst, func(*rt.Queue, int32) error { return nil })
+		_, err := tuneFull(context.Background(), plain.Queue(), &repsConst, func(*rt.Queue, int32) error { return nil })
 		if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "Config.Profiling") || !strings.Contains(err.Error(), "DGEN_PROFILE") {
 			t.Errorf("queue without profiling: %v; want ErrInvalidArgument naming Config.Profiling and DGEN_PROFILE", err)
 		}
@@ -282,14 +283,14 @@ func TestTuneBadInput(t *testing.T) {
 	if err := deadConst.Set(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	res, err := core.TuneFull(context.Background(), q, &deadConst, runReps(t, ctx, deadKern, &runs))
+	res, err := tuneFull(context.Background(), q, &deadConst, runReps(t, ctx, deadKern, &runs))
 	if !errors.Is(err, rt.ErrBuildFailed) || res.Timed != 0 {
 		t.Errorf("every candidate fails: %v, %+v; want the joined build errors", err, res)
 	}
 	if v := deadConst.Value(ctx); v != 2 {
 		t.Errorf("after a failed tuning the value is %d; want the 2 set before", v)
 	}
-	if _, ok, _ := ctx.PersistentCache().Get(core.TuneRecordKey(q, &deadConst)); ok {
+	if _, ok, _ := cx(ctx).PersistentCache().Get(tuneRecordKey(q, &deadConst)); ok {
 		t.Error("a failed tuning left a record")
 	}
 }
@@ -307,11 +308,11 @@ func TestTuneForgedRecord(t *testing.T) {
 		var warn bytes.Buffer
 		ctx, _ := openTune(t, t.TempDir(), "", &warn, false)
 		q := ctx.Queue()
-		if err := ctx.PersistentCache().Put(core.TuneRecordKey(q, &repsConst), []byte(rec)); err != nil {
+		if err := cx(ctx).PersistentCache().Put(tuneRecordKey(q, &repsConst), []byte(rec)); err != nil {
 			t.Fatal(err)
 		}
 		runs := 0
-		res, err := core.TuneFull(context.Background(), q, &repsConst, runReps(t, ctx, repsKern, &runs))
+		res, err := tuneFull(context.Background(), q, &repsConst, runReps(t, ctx, repsKern, &runs))
 		if rec == `{"v":1,"const":"`+pkg+`repsConst","winner":"3"}` {
 			// A forged record may name a candidate: the value is one the
 			// program declared, and its failure shows at the launch.
@@ -340,8 +341,8 @@ func TestTuneRecordWithoutProfiling(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx.Close()
-	cc := core.DefaultCacheConfig()
-	cc.Disk = core.DefaultDiskCache(dir)
+	cc := defaultCacheConfig()
+	cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(dir))
 	sel := os.Getenv("DGEN_DEVICE")
 	if sel == "" {
 		sel = "cpu"
@@ -352,7 +353,7 @@ func TestTuneRecordWithoutProfiling(t *testing.T) {
 	}
 	defer plain.Close()
 	runs = 0
-	res, err := core.TuneFull(context.Background(), plain.Queue(), &repsConst, runReps(t, plain, repsKern, &runs))
+	res, err := tuneFull(context.Background(), plain.Queue(), &repsConst, runReps(t, plain, repsKern, &runs))
 	if err != nil || !res.Cached || res.Value != 1 || runs != 0 {
 		t.Errorf("%+v, %v after %d runs; want the record's winner 1, timing nothing", res, err, runs)
 	}
@@ -369,7 +370,7 @@ func TestTuneFleet(t *testing.T) {
 	for i, cached := range []bool{false, true} {
 		ctx, _ := openTune(t, t.TempDir(), srv.URL, &warn, false)
 		runs := 0
-		res, err := core.TuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
+		res, err := tuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,4 +384,18 @@ func TestTuneFleet(t *testing.T) {
 	if strings.Contains(warn.String(), "remote") {
 		t.Errorf("warnings: %s", warn.String())
 	}
+}
+
+// tuneFull and tuneRecordKey are core.TuneFull and core.TuneRecordKey on
+// rt's types.
+func tuneFull[T any](ctx context.Context, q *rt.Queue, s *rt.SpecConst[T], run func(*rt.Queue, T) error) (core.Tuning[T], error) {
+	var f func(*core.Queue, T) error
+	if run != nil {
+		f = func(q *core.Queue, v T) error { return run((*rt.Queue)(q), v) }
+	}
+	return core.TuneFull(ctx, cq(q), (*core.SpecConst[T])(s), f)
+}
+
+func tuneRecordKey[T any](q *rt.Queue, s *rt.SpecConst[T]) diskcache.Key {
+	return core.TuneRecordKey(cq(q), (*core.SpecConst[T])(s))
 }

@@ -1,6 +1,7 @@
 package progcache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -161,11 +162,14 @@ func (c *Cache[K]) countReuse(e *fastEntry[K]) {
 // negative dev (the caller's device is not one of the cache's) is an
 // error wrapping ErrInvalidArgument.
 func (c *Cache[K]) Kernel(key *KernelKey, dev int) (*Kernel[K], error) {
-	if ck := c.fastKernel(key, dev, c.spec.Load()); ck != nil {
-		return ck, nil
-	}
-	gen := c.specGen.Load() // before the values: a change between them counts once more, never less
-	return c.kernelSlow(key, dev, gen, c.spec.Load())
+	return c.KernelWithContext(context.Background(), key, dev, nil)
+}
+
+// KernelContext is Kernel bounded by ctx: when ctx is done before the
+// kernel's program is built, it returns an error wrapping ctx.Err(), and
+// the build goes on for the others that wait for it, as ProgramContext's.
+func (c *Cache[K]) KernelContext(ctx context.Context, key *KernelKey, dev int) (*Kernel[K], error) {
+	return c.KernelWithContext(ctx, key, dev, nil)
 }
 
 // KernelWith is Kernel under the cache's values with over in their place:
@@ -174,15 +178,25 @@ func (c *Cache[K]) Kernel(key *KernelKey, dev int) (*Kernel[K], error) {
 // (the cache's keys hold every value the image uses). With no values in
 // over it is Kernel.
 func (c *Cache[K]) KernelWith(key *KernelKey, dev int, over []SpecValue) (*Kernel[K], error) {
+	return c.KernelWithContext(context.Background(), key, dev, over)
+}
+
+// KernelWithContext is KernelWith bounded by ctx, as KernelContext is
+// Kernel.
+func (c *Cache[K]) KernelWithContext(ctx context.Context, key *KernelKey, dev int, over []SpecValue) (*Kernel[K], error) {
 	if len(over) == 0 {
-		return c.Kernel(key, dev)
+		if ck := c.fastKernel(key, dev, c.spec.Load()); ck != nil {
+			return ck, nil
+		}
+		gen := c.specGen.Load() // before the values: a change between them counts once more, never less
+		return c.kernelSlow(ctx, key, dev, gen, c.spec.Load())
 	}
 	gen := c.specGen.Load()
 	specs := c.overlay(c.spec.Load(), over)
 	if ck := c.fastKernel(key, dev, specs); ck != nil {
 		return ck, nil
 	}
-	return c.kernelSlow(key, dev, gen, specs)
+	return c.kernelSlow(ctx, key, dev, gen, specs)
 }
 
 // fastKernel is the fast kernel cache's lookup of key for device dev
@@ -254,7 +268,7 @@ func (c *Cache[K]) Reacquire(ck *Kernel[K], gen uint64) bool {
 // kernelSlow is the miss path of Kernel and KernelWith under the value set
 // specs, read after the generation gen: the program through getOrBuild,
 // then the kernel of (program, name, device), then a new fast table.
-func (c *Cache[K]) kernelSlow(key *KernelKey, dev int, gen uint64, specs *specSet) (*Kernel[K], error) {
+func (c *Cache[K]) kernelSlow(ctx context.Context, key *KernelKey, dev int, gen uint64, specs *specSet) (*Kernel[K], error) {
 	if key == nil || key.image == nil {
 		return nil, fmt.Errorf("get kernel: %w: nil kernel key", ErrInvalidArgument)
 	}
@@ -270,7 +284,7 @@ func (c *Cache[K]) kernelSlow(key *KernelKey, dev int, gen uint64, specs *specSe
 	if err := k.checkSet(); err != nil {
 		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
-	e, err := c.getOrBuild(k)
+	e, err := c.getOrBuildContext(ctx, k)
 	if err != nil {
 		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}

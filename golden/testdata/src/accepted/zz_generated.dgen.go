@@ -3,6 +3,7 @@
 package accepted
 
 import (
+	"context"
 	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
@@ -60,6 +61,26 @@ func (s *Move) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Eve
 	return codegen.Launch(q, k, r, wait)
 }
 
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Move) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Move)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Move(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Move) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Move)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Move(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
 // _dgenShape_Move is Move as go generate read it: the guards below compile only while Move is the same.
 type _dgenShape_Move struct {
 	Ps    rt.Buffer[Particle]
@@ -98,6 +119,26 @@ func (s *Half) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Eve
 	return codegen.Launch(q, k, r, wait)
 }
 
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Half) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Half)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Half(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Half) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Half)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Half(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
 // _dgenShape_Half is Half as go generate read it: the guards below compile only while Half is the same.
 type _dgenShape_Half struct {
 	Out rt.Buffer[float32]
@@ -127,6 +168,26 @@ func (s *Double) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Double) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_Double)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Double(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Double) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Double)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Double(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Double) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Double)
 	if err != nil {
 		return nil, err
 	}

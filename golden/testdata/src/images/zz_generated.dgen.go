@@ -3,6 +3,7 @@
 package images
 
 import (
+	"context"
 	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
@@ -40,6 +41,26 @@ func (s *Blur) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Blur) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_Blur)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Blur(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Blur) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Blur)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Blur(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Blur) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Blur)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +114,26 @@ func (s *Kinds) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Ev
 	return codegen.Launch(q, k, r, wait)
 }
 
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Kinds) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Kinds)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Kinds(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Kinds) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Kinds)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Kinds(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
 // _dgenShape_Kinds is Kinds as go generate read it: the guards below compile only while Kinds is the same.
 type _dgenShape_Kinds struct {
 	A rt.Image
@@ -134,6 +175,26 @@ func (s *RW) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *RW) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_RW)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_RW(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *RW) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_RW)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_RW(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *RW) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_RW)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package rtname
 
 import (
+	dgencontext "context"
 	_ "embed"
 	dgenrt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
@@ -38,6 +39,26 @@ func (s *K) Enqueue(q *dgenrt.Queue, r dgenrt.Range, wait ...*dgenrt.Event) erro
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *K) EnqueueEvent(q *dgenrt.Queue, r dgenrt.Range, wait ...*dgenrt.Event) (*dgenrt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_K)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_K(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *K) EnqueueContext(ctx dgencontext.Context, q *dgenrt.Queue, r dgenrt.Range, wait ...*dgenrt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_K)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_K(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *K) EnqueueEventContext(ctx dgencontext.Context, q *dgenrt.Queue, r dgenrt.Range, wait ...*dgenrt.Event) (*dgenrt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_K)
 	if err != nil {
 		return nil, err
 	}

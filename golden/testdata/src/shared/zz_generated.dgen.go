@@ -3,6 +3,7 @@
 package shared
 
 import (
+	"context"
 	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
@@ -46,6 +47,24 @@ func (s *Inc) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Even
 	return codegen.Launch(q, k, r, wait)
 }
 
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Inc) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Inc)
+	if err != nil {
+		return err
+	}
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Inc) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Inc)
+	if err != nil {
+		return nil, err
+	}
+	return codegen.Launch(q, k, r, wait)
+}
+
 // _dgenShape_Inc is Inc as go generate read it: the guards below compile only while Inc is the same.
 type _dgenShape_Inc struct{}
 
@@ -69,6 +88,26 @@ func (s *Get) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Get) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_Get)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Get(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Get) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Get)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Get(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Get) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Get)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package specfields
 
 import (
+	"context"
 	_ "embed"
 	rt "github.com/dgen-go/dgen/rt"
 	codegen "github.com/dgen-go/dgen/rt/codegen"
@@ -51,6 +52,28 @@ func (s *Nearest) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 func (s *Nearest) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	a := _dgenSpec_Nearest(s)
 	k, err := codegen.AcquireSpec(q, _dgenKernel_Nearest, &a)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Nearest(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Nearest) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	a := _dgenSpec_Nearest(s)
+	k, err := codegen.AcquireSpecContext(ctx, q, _dgenKernel_Nearest, &a)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Nearest(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Nearest) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	a := _dgenSpec_Nearest(s)
+	k, err := codegen.AcquireSpecContext(ctx, q, _dgenKernel_Nearest, &a)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +138,26 @@ func (s *Plain) Enqueue(q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
 // EnqueueEvent is Enqueue with an event, to wait for or to pass in a wait list; on some drivers an event costs as much as the launch.
 func (s *Plain) EnqueueEvent(q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
 	k, err := codegen.Acquire(q, _dgenKernel_Plain)
+	if err != nil {
+		return nil, err
+	}
+	_dgenArgs_Plain(s, k)
+	return codegen.Launch(q, k, r, wait)
+}
+
+// EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.
+func (s *Plain) EnqueueContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) error {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Plain)
+	if err != nil {
+		return err
+	}
+	_dgenArgs_Plain(s, k)
+	return codegen.Submit(q, k, r, wait)
+}
+
+// EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.
+func (s *Plain) EnqueueEventContext(ctx context.Context, q *rt.Queue, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
+	k, err := codegen.AcquireContext(ctx, q, _dgenKernel_Plain)
 	if err != nil {
 		return nil, err
 	}
