@@ -80,8 +80,9 @@ bench-stencil: deps
 	GO=$(GO) sh scripts/bench-stencil.sh
 
 ## bench-scaling: G goroutines, each with a queue, against G pthreads in
-## one process (bench/scaling): a launch loop and a request loop, on
-## BACKEND (cpu: PoCL; cuda or opencl: an NVIDIA GPU).
+## one process (bench/scaling): a launch loop, a request loop, and a
+## goroutine per request against a C thread pool (serve), on BACKEND (cpu:
+## PoCL; cuda or opencl: an NVIDIA GPU).
 BACKEND ?= cpu
 bench-scaling: deps
 	$(GO) run ./bench/scaling -backend $(BACKEND)
@@ -106,24 +107,26 @@ bench-table: deps
 ## $(BUNDLE)/fault-gpu.sh for the device-fault figures (with
 ## BUNDLE_TESTS="rt/internal/core bench/faultloop" it runs the fault loop's
 ## GPU test too). The defaults are what those scripts and docs/BENCHMARKS.md run
-## (about 55 MB); BUNDLE_TESTS=all takes every package whose tests use a
-## device (they import rt/opencl; cmd/dgen's need Go), BUNDLE_CMDS=all
+## (about 70 MB: compress it to carry it where 64 MiB is the limit); BUNDLE_TESTS=all takes every package whose tests use a
+## device (they import a backend; cmd/dgen's, golden's and the module
+## root's need Go; rt's own are rt_api.test), BUNDLE_CMDS=all
 ## every example. rt's tests live in rt/internal/core, whose binary is
 ## named rt.test.
 BUNDLE_TESTS ?= rt/internal/core rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
-BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite bench/inproc bench/faultloop bench/scaling
+BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite examples/search bench/inproc bench/faultloop bench/specmix bench/soak bench/scaling
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \
-			awk '/dgen\/rt\/opencl/ && $$1 !~ /cmd\/dgen$$/ {print $$1}'); \
+			awk '/dgen\/rt\/(opencl|cuda|backends)( |$$)/ && $$1 !~ /(cmd\/dgen|golden|dgen)$$/ {print $$1}'); \
 	for p in $$tests; do p=$${p#github.com/dgen-go/dgen/}; \
-		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|/internal/core$$||; s|/|_|g').test ./$$p || exit 1; done
+		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|^rt$$|rt_api|; s|/internal/core$$||; s|/|_|g').test ./$$p || exit 1; done
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/fault-gpu.sh $(BUNDLE)/
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/fault-gpu.sh scripts/spec-gpu.sh scripts/soak-gpu.sh scripts/gpu-tests.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
+	cc -O2 -Wall -o $(BUNDLE)/soakcl bench/soakcl/soakcl.c -lOpenCL -ldl
 	cc -O2 -Wall -shared -fPIC -o $(BUNDLE)/libkerneltime.so bench/kerneltime/kerneltime.c -ldl -lpthread
 	cp examples/stencil/hotspot.cl examples/stencil/cupy/hotspot.py scripts/launch-gpu.sh $(BUNDLE)/
 

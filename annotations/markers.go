@@ -205,7 +205,8 @@ func markers() []Marker {
 			Decl:   DeclStructType,
 			GoType: "struct",
 			Doc: "Declares a kernel spec: the struct's fields map, in order, to the kernel's " +
-				"parameters, and dgen checks each field's type against its parameter.",
+				"parameters, and dgen checks each field's type against its parameter; " +
+				"a field of type rt.Spec[T] tagged dgen:\"spec=Name\" is no parameter but the launch's own value of the specialization constant Name.",
 			Args: []MarkerArg{
 				{Name: "program", Kind: ArgGoIdent, Required: true,
 					Doc: "The rt.Program variable, in the same package, whose source holds the kernel."},
@@ -239,13 +240,14 @@ func markers() []Marker {
 			Decl:   DeclVar,
 			GoType: "rt.SpecConst[T]",
 			Doc: "Declares a specialization constant of scalar type T, seen by the kernel source " +
-				"as the macro named like the variable; each value set builds its own program. " +
+				"as the macro named like the variable; each value builds its own program. " +
+				"A launch gives its own value through a kernel spec's rt.Spec[T] field (Name.Of(v)), else the context's (Set, else the default) applies. " +
 				"A build of a program that uses it fails, naming it, when it has neither a value set nor a default.",
 			Args: []MarkerArg{
 				{Name: "default", Kind: ArgString,
 					Doc: "The value when none is set: a Go constant of type T (16, -3, 0.5, true), checked to fit T."},
 				{Name: "min", Kind: ArgString,
-					Doc: "The smallest value allowed, a number of type T: checked against the default and the candidates at generate time and against every value set at run time."},
+					Doc: "The smallest value allowed, a number of type T: checked against the default, the candidates and every constant passed to Of or Set at generate time, and against every value, set or given per launch, at run time."},
 				{Name: "max", Kind: ArgString,
 					Doc: "The largest value allowed, a number of type T, checked as min is."},
 				{Name: "tune", Kind: ArgString,
@@ -328,6 +330,9 @@ device globals, spec constants and buffer elements use the same table.
 | ` + "`__global T*`, `__global const T*`, `__constant T*`" + ` | ` + "`rt.Buffer[T']`" + `, T' the Go type of T; any ` + "`rt.Buffer`" + ` for ` + "`void*`" + ` |
 | ` + "`__local T*`" + ` | ` + "`rt.Local[T']`" + ` |
 
-The one struct tag is ` + "`dgen:\"out\"`" + `, on a ` + "`__global`" + ` buffer that the kernel writes (not a
-` + "`const`" + ` one): dgen generates ` + "`Alloc<Field>`" + ` for it.
+Two struct tags mark fields: ` + "`dgen:\"out\"`" + `, on a ` + "`__global`" + ` buffer that the kernel writes (not a
+` + "`const`" + ` one), for which dgen generates ` + "`Alloc<Field>`" + `; and ` + "`dgen:\"spec=Name\"`" + ` (or ` + "`dgen:\"spec\"`" + `,
+naming the field's own name), on a field of type ` + "`rt.Spec[T]`" + `, which is no kernel parameter: it gives
+the launch its own value of the ` + "`//dgen:specconst`" + ` variable Name (` + "`Name.Of(v)`" + `; the zero value leaves
+it to the context). T is the constant's type, and the kernel's program must use the constant.
 `

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dgen-go/dgen/annotations"
@@ -198,7 +199,7 @@ func (s *state) checkKernels(d *declared, fr fronts) bindings {
 			b.globals = append(b.globals, gByName[name])
 		}
 		if k.file.info != nil {
-			s.checkFields(k, b, fn)
+			s.checkFields(d, k, b, fn)
 		}
 	}
 	return bs
@@ -222,8 +223,9 @@ func (s *state) noKernel(k *kernel, p *front) {
 }
 
 // checkFields matches the fields of a kernel spec with the parameters,
-// into b.
-func (s *state) checkFields(k *kernel, b *binding, fn *clsrc.Kernel) {
+// into b: every field but those that give specialization-constant values
+// (checkSpecField), in order, is a parameter.
+func (s *state) checkFields(d *declared, k *kernel, b *binding, fn *clsrc.Kernel) {
 	st, ok := k.file.info.Defs[k.ts.Name].Type().Underlying().(*types.Struct)
 	if !ok {
 		return
@@ -237,12 +239,34 @@ func (s *state) checkFields(k *kernel, b *binding, fn *clsrc.Kernel) {
 			fpos = append(fpos, n.Pos())
 		}
 	}
-	if st.NumFields() != len(fn.Params) {
-		s.errorf(k.pos, "kernel spec %s has %d fields but kernel %s has %d parameters", k.name, st.NumFields(), k.clName, len(fn.Params))
+	var args []int // the fields that are parameters
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		t, tagOK := parseTag(reflectTag(st.Tag(i)))
+		switch {
+		case t.spec:
+			s.checkSpecField(d, k, b, f, fpos[i], t.konst)
+		case !tagOK && isRT(f.Type(), "Spec"):
+			// A spec field whose tag kernelShape reported.
+		case isRT(f.Type(), "Spec"):
+			s.errorf(fpos[i], "kernel spec %s: field %s has type %s but no tag: tag it dgen:\"spec=Name\" to give a launch its own value of the specialization constant Name (it is no kernel argument)", k.name, f.Name(), typeString(f.Type(), s.l.path))
+		default:
+			args = append(args, i)
+		}
+	}
+	if len(b.specs) > MaxSpecFields {
+		s.errorf(k.pos, "kernel spec %s has %d fields of specialization-constant values; a spec has at most %d", k.name, len(b.specs), MaxSpecFields)
+	}
+	if len(args) != len(fn.Params) {
+		if n := st.NumFields() - len(args); n > 0 {
+			s.errorf(k.pos, "kernel spec %s has %d fields of kernel arguments (and %d of specialization-constant values) but kernel %s has %d parameters", k.name, len(args), n, k.clName, len(fn.Params))
+		} else {
+			s.errorf(k.pos, "kernel spec %s has %d fields but kernel %s has %d parameters", k.name, st.NumFields(), k.clName, len(fn.Params))
+		}
 		return
 	}
-	for i := range st.NumFields() {
-		fd, ok := s.checkField(k, b, st.Field(i), fpos[i], i, fn.Params[i])
+	for j, i := range args {
+		fd, ok := s.checkField(k, b, st.Field(i), fpos[i], j, fn.Params[j])
 		if !ok {
 			continue
 		}
@@ -250,11 +274,69 @@ func (s *state) checkFields(k *kernel, b *binding, fn *clsrc.Kernel) {
 		switch {
 		case fd.out && fd.class != clsrc.ArgBuffer:
 			s.errorf(fpos[i], "kernel spec %s: field %s is tagged dgen:\"out\" but is not a buffer", k.name, fd.name)
-		case fd.out && fn.Params[i].Type.Const:
-			s.errorf(fpos[i], "kernel spec %s: field %s is tagged dgen:\"out\" but parameter %d (%s) of %s is const: the kernel cannot write it", k.name, fd.name, i, fn.Params[i].Text, k.clName)
+		case fd.out && fn.Params[j].Type.Const:
+			s.errorf(fpos[i], "kernel spec %s: field %s is tagged dgen:\"out\" but parameter %d (%s) of %s is const: the kernel cannot write it", k.name, fd.name, j, fn.Params[j].Text, k.clName)
 		}
 		b.fields = append(b.fields, fd)
 	}
+}
+
+// MaxSpecFields is the most fields of one kernel spec that give
+// specialization-constant values (rt/codegen's MaxSpecArgs).
+const MaxSpecFields = 8
+
+// checkSpecField checks a kernel spec's field tagged dgen:"spec=konst"
+// (konst empty: the field's name) and records it in b: konst must be a
+// //dgen:specconst variable of the package, under the spec's build
+// constraints, that the program's source uses, given by one field only,
+// and the field's type rt.Spec[T] with T the constant's.
+func (s *state) checkSpecField(d *declared, k *kernel, b *binding, f *types.Var, pos token.Pos, konst string) {
+	if konst == "" {
+		konst = f.Name()
+	}
+	fail := func(format string, args ...any) {
+		s.errorf(pos, "kernel spec %s: field %s: "+format, append([]any{k.name, f.Name()}, args...)...)
+	}
+	i := slices.IndexFunc(d.specs, func(sc decl) bool { return sc.name == konst })
+	if i < 0 {
+		fail("no //dgen:specconst variable %s in this package (the field's tag names the constant whose value it gives)", konst)
+		return
+	}
+	sc := d.specs[i]
+	elem, ok := rtArg(f.Type(), "Spec")
+	want, wantName := s.elemOf(sc, "SpecConst"), "T"
+	if want != nil {
+		wantName = typeString(want, s.l.path)
+	}
+	switch {
+	case !ok || elem == nil:
+		fail("it gives specialization constant %s, so its type is rt.Spec[%s], not %s", konst, wantName, typeString(f.Type(), s.l.path))
+		return
+	case want != nil && !types.Identical(elem, want):
+		fail("it has type %s but specialization constant %s is rt.SpecConst[%s]: declare it rt.Spec[%s]", typeString(f.Type(), s.l.path), konst, wantName, wantName)
+		return
+	case !implies(k.file.build, sc.file.build) || sc.file.test && !k.file.test:
+		fail("specialization constant %s is declared %s%s but the spec %s%s: a build with the spec but not the constant would not compile; declare them under compatible constraints", konst, constraintOf(sc.file.build), testFile(sc.file.test), constraintOf(k.file.build), testFile(k.file.test))
+		return
+	case b.prog != nil && b.prog.image != "" && !identifiers(b.prog.image)[konst]:
+		fail("program %s's source does not use specialization constant %s, so its value would change nothing", b.prog.name, konst)
+		return
+	}
+	for _, o := range b.specs {
+		if o.konst.name == konst {
+			fail("field %s gives specialization constant %s already", o.name, konst)
+			return
+		}
+	}
+	b.specs = append(b.specs, specField{name: f.Name(), konst: sc, elem: elem})
+}
+
+// testFile says " in a _test.go file" for a test file.
+func testFile(test bool) string {
+	if test {
+		return " in a _test.go file"
+	}
+	return ""
 }
 
 // wrappers are the rt types of the fields of each argument class.
@@ -357,13 +439,7 @@ func (s *state) checkHostWrites(d *declared) {
 			if !ok || (sel.Sel.Name != "Write" && sel.Sel.Name != "WriteBytes") {
 				return true
 			}
-			var id *ast.Ident
-			switch x := ast.Unparen(sel.X).(type) {
-			case *ast.Ident:
-				id = x
-			case *ast.SelectorExpr:
-				id = x.Sel
-			}
+			id := receiverIdent(sel)
 			if id == nil {
 				return true
 			}
@@ -373,6 +449,18 @@ func (s *state) checkHostWrites(d *declared) {
 			return true
 		})
 	}
+}
+
+// receiverIdent returns the identifier that names the receiver of the
+// method selector sel (v.M or pkg.v.M), or nil.
+func receiverIdent(sel *ast.SelectorExpr) *ast.Ident {
+	switch x := ast.Unparen(sel.X).(type) {
+	case *ast.Ident:
+		return x
+	case *ast.SelectorExpr:
+		return x.Sel
+	}
+	return nil
 }
 
 // zeroLength returns an array type of length 0 in t, or nil.

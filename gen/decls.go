@@ -107,7 +107,7 @@ func (s *state) kernelShape(k *kernel) bool {
 }
 
 // fieldTag checks the dgen key of a field's struct tag and reports whether
-// it is "out".
+// it is "out". The others are "spec=Name" and "spec" (parseTag).
 func (s *state) fieldTag(k *kernel, af *ast.Field) bool {
 	if af.Tag == nil {
 		return false
@@ -120,17 +120,42 @@ func (s *state) fieldTag(k *kernel, af *ast.Field) bool {
 	if !ok {
 		return false
 	}
-	if v != "out" {
-		s.errorf(af.Tag.Pos(), "kernel spec %s: unknown struct tag dgen:%q (the one tag is dgen:\"out\")", k.name, v)
+	t, ok := parseTag(v)
+	if !ok {
+		s.errorf(af.Tag.Pos(), "kernel spec %s: unknown struct tag dgen:%q (the tags are dgen:\"out\" and dgen:\"spec=Name\")", k.name, v)
 		return false
 	}
-	return true
+	return t.out
+}
+
+// fieldTagValue is what the dgen key of a kernel spec field's struct tag
+// says: out for "out"; spec for "spec=Name" (konst is Name) and for
+// "spec", which names the constant after the field (konst empty).
+type fieldTagValue struct {
+	out, spec bool
+	konst     string
+}
+
+// parseTag reads the value of a dgen struct tag key; ok is false for one
+// that is none of "out", "spec" and "spec=Name" with Name a Go identifier.
+func parseTag(v string) (fieldTagValue, bool) {
+	switch {
+	case v == "out":
+		return fieldTagValue{out: true}, true
+	case v == "spec":
+		return fieldTagValue{spec: true}, true
+	case strings.HasPrefix(v, "spec="):
+		if name := strings.TrimPrefix(v, "spec="); token.IsIdentifier(name) {
+			return fieldTagValue{spec: true, konst: name}, true
+		}
+	}
+	return fieldTagValue{}, false
 }
 
 // userMethods reports methods of a kernel spec that the generated file
 // also declares.
 func (s *state) userMethods(k *kernel, outs []*ast.Ident) bool {
-	gen := map[string]bool{"Enqueue": true, "EnqueueEvent": true}
+	gen := map[string]bool{"Enqueue": true, "EnqueueEvent": true, "EnqueueContext": true, "EnqueueEventContext": true}
 	for _, n := range outs {
 		gen["Alloc"+n.Name] = true
 	}

@@ -307,6 +307,13 @@ func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 			}
 		})
 	}
+	if len(b.specs) > 0 {
+		names := make([]string, len(b.specs))
+		for i, sf := range b.specs {
+			names[i] = specVar(sf.konst.name)
+		}
+		dict[jen.Id("Specs")] = declList("SpecConst", names)
+	}
 	o.reg(hidden, "Kernel", dict)
 
 	// The arguments are set by a function of their own, which Enqueue and
@@ -336,7 +343,27 @@ func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 			Func().Id(args).Params(jen.Id("s").Op("*").Id(k.name), jen.Id("k").Op("*").Qual(CodegenPath, "Instance")).Block(sets...))
 	}
 	params := []jen.Code{jen.Id("q").Op("*").Qual(RuntimePath, "Queue"), jen.Id("r").Qual(RuntimePath, "Range"), jen.Id("wait").Op("...").Op("*").Qual(RuntimePath, "Event")}
-	acquire := jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "Acquire").Call(jen.Id("q"), jen.Id(hidden))
+	var acquire jen.Code = jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "Acquire").Call(jen.Id("q"), jen.Id(hidden))
+	var acquireCtx jen.Code = jen.List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "AcquireContext").Call(jen.Id("ctx"), jen.Id("q"), jen.Id(hidden))
+	if len(b.specs) > 0 {
+		// The launch's own specialization-constant values, collected into
+		// fixed-size SpecArgs by a function of their own, whose names
+		// (reserved _dgen ones) shadow no constant: the instance parked
+		// for the same values serves the launch.
+		spec := "_dgenSpec_" + k.name
+		sets := make([]jen.Code, 0, len(b.specs)+1)
+		for i, sf := range b.specs {
+			sets = append(sets, s.typeArgs(jen.Qual(CodegenPath, "SetSpec"), sf.elem).
+				Call(jen.Op("&").Id("_dgenA"), jen.Lit(i), jen.Op("&").Id(sf.konst.name), jen.Id("_dgenS").Dot(sf.name)))
+		}
+		sets = append(sets, jen.Return())
+		o.decls = append(o.decls, jen.Comment(fmt.Sprintf("%s returns the specialization-constant values that the fields of s give its launch.", spec)).Line().
+			Func().Id(spec).Params(jen.Id("_dgenS").Op("*").Id(k.name)).Params(jen.Id("_dgenA").Qual(CodegenPath, "SpecArgs")).Block(sets...))
+		acquire = jen.Id("a").Op(":=").Id(spec).Call(jen.Id("s")).Line().
+			List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "AcquireSpec").Call(jen.Id("q"), jen.Id(hidden), jen.Op("&").Id("a"))
+		acquireCtx = jen.Id("a").Op(":=").Id(spec).Call(jen.Id("s")).Line().
+			List(jen.Id("k"), jen.Err()).Op(":=").Qual(CodegenPath, "AcquireSpecContext").Call(jen.Id("ctx"), jen.Id("q"), jen.Id(hidden), jen.Op("&").Id("a"))
+	}
 	o.decls = append(o.decls, jen.Comment(fmt.Sprintf("Enqueue sets the arguments of kernel %s from s and launches it over r after wait, creating no event; EnqueueEvent returns one.", k.clName)).Line().
 		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("Enqueue").Params(params...).Error().Block(
 		acquire,
@@ -348,6 +375,24 @@ func (s *state) emitKernel(o *out, k *kernel, b *binding) {
 		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("EnqueueEvent").Params(params...).
 		Params(jen.Op("*").Qual(RuntimePath, "Event"), jen.Error()).Block(
 		acquire,
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		setArgs,
+		jen.Return(jen.Qual(CodegenPath, "Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Id("wait"))),
+	))
+	// The Context forms bound the build of the kernel's program at its
+	// first launch, or the wait for another goroutine's or process's.
+	ctxParams := append([]jen.Code{jen.Id("ctx").Qual("context", "Context")}, params...)
+	o.decls = append(o.decls, jen.Comment("EnqueueContext is Enqueue with ctx bounding the build of the kernel's program at its first launch, or the wait for another goroutine's or process's build: when ctx is done first, it returns an error wrapping ctx.Err() and launches nothing.").Line().
+		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("EnqueueContext").Params(ctxParams...).Error().Block(
+		acquireCtx,
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		setArgs,
+		jen.Return(jen.Qual(CodegenPath, "Submit").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Id("wait"))),
+	))
+	o.decls = append(o.decls, jen.Comment("EnqueueEventContext is EnqueueEvent bounded by ctx, as EnqueueContext is Enqueue.").Line().
+		Func().Params(jen.Id("s").Op("*").Id(k.name)).Id("EnqueueEventContext").Params(ctxParams...).
+		Params(jen.Op("*").Qual(RuntimePath, "Event"), jen.Error()).Block(
+		acquireCtx,
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		setArgs,
 		jen.Return(jen.Qual(CodegenPath, "Launch").Call(jen.Id("q"), jen.Id("k"), jen.Id("r"), jen.Id("wait"))),
@@ -390,8 +435,10 @@ func (s *state) render(o *out) ([]byte, error) {
 	}
 	f.ImportAlias(RuntimePath, alias)
 	f.ImportAlias(CodegenPath, s.importName("codegen"))
-	if name := s.importName("unsafe"); name != "unsafe" {
-		f.ImportAlias("unsafe", name)
+	for _, std := range []string{"context", "unsafe"} {
+		if name := s.importName(std); name != std {
+			f.ImportAlias(std, name)
+		}
 	}
 	if len(o.embeds) > 0 {
 		f.Anon("embed")
@@ -434,7 +481,7 @@ func (s *state) importName(name string) string {
 // files are written for (codegen.GenVersion); the runtime accepts files of
 // versions codegen.MinVersion to codegen.MaxVersion. The golden packages
 // compile only when it lies in that window.
-const ContractVersion = 4
+const ContractVersion = 5
 
 // versionMessage is what the compiler shows when rt/codegen does not
 // implement the generated file's version.

@@ -41,6 +41,7 @@ func generate(l *loaded) (files []File, err error) {
 	fr := s.checkPrograms(d)
 	bs := s.checkKernels(d, fr)
 	s.checkHostWrites(d)
+	s.checkSpecUses(d, bs) // speclimits.go
 	if len(s.diags) > 0 {
 		s.dropTypeErrors(typeErrs)
 		s.sortDiags()

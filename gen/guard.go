@@ -37,12 +37,7 @@ func (s *state) typeCodeOK(t types.Type) (jen.Code, bool) {
 		}
 		// jen writes a name of the file's own package unqualified, and
 		// qualifies one of the package from its external test package.
-		// A type of rt's internal core is spelled by its alias in rt.
-		path := obj.Pkg().Path()
-		if path == CorePath {
-			path = RuntimePath
-		}
-		c := jen.Qual(path, obj.Name())
+		c := jen.Qual(obj.Pkg().Path(), obj.Name())
 		if n := u.TypeArgs().Len(); n > 0 {
 			args := make([]jen.Code, n)
 			for i := range n {

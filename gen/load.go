@@ -26,10 +26,6 @@ import (
 // RuntimePath is the import path of the runtime that generated code uses.
 const RuntimePath = "github.com/dgen-go/dgen/rt"
 
-// CorePath is the import path of rt's internal core, which defines the
-// types that rt's are aliases of.
-const CorePath = RuntimePath + "/internal/core"
-
 // CodegenPath is the import path of the contract that generated code uses.
 const CodegenPath = "github.com/dgen-go/dgen/rt/codegen"
 
@@ -221,7 +217,7 @@ func loadErrors(pkgs ...*packages.Package) error {
 // generatedNames matches the type errors that the generated code, stubbed
 // out while dgen loads the package, explains: its methods (Enqueue,
 // EnqueueEvent, AllocX) and its _dgen identifiers.
-var generatedNames = regexp.MustCompile(`\b(has no field or method (Enqueue|EnqueueEvent|Alloc\w*)\b|undefined: _dgen)`)
+var generatedNames = regexp.MustCompile(`\b(has no field or method (Enqueue|EnqueueEvent|EnqueueContext|EnqueueEventContext|Alloc\w*)\b|undefined: _dgen)`)
 
 // typeErrors returns the type errors of the package variants, each once,
 // but those that the generated code explains: a package that does not

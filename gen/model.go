@@ -52,16 +52,27 @@ type front struct {
 type fronts map[*program]*front
 
 // binding is what checkKernels bound a kernel spec to: its program's front
-// end, the fields matched with the kernel's parameters, the device globals
+// end, the fields matched with the kernel's parameters, the fields that
+// give specialization-constant values, the device globals
 // bound as hidden arguments, the extensions the kernel needs (it exists
 // only on devices that have them: cpp.Guard.Needs), and the guard that a
 // read_write image parameter adds to the program's image (image.go).
 type binding struct {
 	prog    *front
 	fields  []field
+	specs   []specField
 	globals []*global
 	exts    []string
 	rwGuard string
+}
+
+// specField is a field of a kernel spec that gives a launch its own value
+// of a specialization constant: of type rt.Spec[T] (elem is T), tagged
+// dgen:"spec=Name" with konst the //dgen:specconst variable Name.
+type specField struct {
+	name  string
+	konst decl
+	elem  types.Type
 }
 
 // bindings are checkKernels' results, by kernel spec.

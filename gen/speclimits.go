@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"go/ast"
 	"go/constant"
 	"go/token"
 	"go/types"
@@ -17,6 +18,7 @@ import (
 type specLimits struct {
 	min, max string
 	tune     []string
+	lo, hi   constant.Value // min and max as constants; nil when not declared
 }
 
 // specLimits checks the min=, max= and tune= of the specialization
@@ -51,6 +53,7 @@ func (s *state) specLimits(d decl, b *types.Basic, def string) (specLimits, bool
 		return v
 	}
 	lo, hi := bound("min"), bound("max")
+	lim.lo, lim.hi = lo, hi
 	if lo != nil && hi != nil && constant.Compare(lo, token.GTR, hi) {
 		arg, _ := d.dir.Arg("min")
 		s.errorf(arg.ValuePos, "specialization constant %s: min=%s is greater than max=%s", d.name, lo, hi)
@@ -155,5 +158,122 @@ func (d *declared) addSpecLimits(dict jen.Dict, name string) {
 			vals = append(vals, jen.Lit(t))
 		}
 		dict[jen.Id("Tune")] = jen.Index().String().Values(vals...)
+	}
+}
+
+// checkSpecUses reports, anywhere in the package's Go code, what would
+// fail or mislead at run time in a use of a specialization constant:
+//   - a constant value outside the directive's bounds passed to Set or Of
+//     (Dim.Of(300) where max=256), which the launch or Set would refuse;
+//   - a value made by one constant's Of given to a kernel spec's field of
+//     another (Nearest{Dim: Block.Of(4)}, n.Dim = Block.Of(4)), which the
+//     launch would refuse.
+func (s *state) checkSpecUses(d *declared, bs bindings) {
+	consts := map[types.Object]decl{}
+	for _, sc := range d.specs {
+		if sc.file.info != nil {
+			if obj := sc.file.info.Defs[sc.spec.Names[0]]; obj != nil {
+				consts[obj] = sc
+			}
+		}
+	}
+	if len(consts) == 0 {
+		return
+	}
+	fields := map[types.Object]string{} // spec fields to their constants
+	for k, b := range bs {
+		if k.file.info == nil || len(b.specs) == 0 {
+			continue
+		}
+		st, ok := k.file.info.Defs[k.ts.Name].Type().Underlying().(*types.Struct)
+		if !ok {
+			continue
+		}
+		for i := range st.NumFields() {
+			for _, sf := range b.specs {
+				if st.Field(i).Name() == sf.name {
+					fields[st.Field(i)] = sf.konst.name
+				}
+			}
+		}
+	}
+	for _, f := range s.l.files {
+		if f.info == nil {
+			continue
+		}
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				s.checkSpecCall(f, d, consts, n)
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					s.checkSpecValue(f, consts, fields[f.info.Uses[id]], n.Value)
+				}
+			case *ast.AssignStmt:
+				for i, lhs := range n.Lhs {
+					if sel, ok := lhs.(*ast.SelectorExpr); ok && len(n.Lhs) == len(n.Rhs) {
+						s.checkSpecValue(f, consts, fields[f.info.Uses[sel.Sel]], n.Rhs[i])
+					}
+				}
+			}
+			return true
+		})
+	}
+}
+
+// specReceiver returns the constant whose method call is the selector
+// X.name, where X names a //dgen:specconst variable.
+func specReceiver(f *srcFile, consts map[types.Object]decl, call *ast.CallExpr, name string) (decl, bool) {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != name {
+		return decl{}, false
+	}
+	id := receiverIdent(sel)
+	if id == nil {
+		return decl{}, false
+	}
+	sc, ok := consts[f.info.Uses[id]]
+	return sc, ok
+}
+
+// checkSpecCall reports a constant argument of sc.Of(v) or sc.Set(ctx, v)
+// outside the bounds of sc.
+func (s *state) checkSpecCall(f *srcFile, d *declared, consts map[types.Object]decl, call *ast.CallExpr) {
+	arg := -1
+	sc, ok := specReceiver(f, consts, call, "Of")
+	if ok {
+		arg = 0
+	} else if sc, ok = specReceiver(f, consts, call, "Set"); ok {
+		arg = 1
+	}
+	if arg < 0 || arg >= len(call.Args) {
+		return
+	}
+	tv, ok := f.info.Types[call.Args[arg]]
+	lim := d.specLims[sc.name]
+	if !ok || tv.Value == nil || tv.Value.Kind() == constant.Bool {
+		return
+	}
+	v := tv.Value
+	switch {
+	case lim.lo != nil && constant.Compare(v, token.LSS, lim.lo):
+		s.errorf(call.Args[arg].Pos(), "specialization constant %s: %s is below min=%s, so %s.%s would fail at run time", sc.name, v, lim.lo, sc.name, map[int]string{0: "Of", 1: "Set"}[arg])
+	case lim.hi != nil && constant.Compare(v, token.GTR, lim.hi):
+		s.errorf(call.Args[arg].Pos(), "specialization constant %s: %s is above max=%s, so %s.%s would fail at run time", sc.name, v, lim.hi, sc.name, map[int]string{0: "Of", 1: "Set"}[arg])
+	}
+}
+
+// checkSpecValue reports a value made by another constant's Of given to a
+// kernel spec's field of the constant konst ("" for any other field).
+func (s *state) checkSpecValue(f *srcFile, consts map[types.Object]decl, konst string, value ast.Expr) {
+	if konst == "" {
+		return
+	}
+	call, ok := ast.Unparen(value).(*ast.CallExpr)
+	if !ok {
+		return
+	}
+	if sc, ok := specReceiver(f, consts, call, "Of"); ok && sc.name != konst {
+		s.errorf(call.Pos(), "this field gives specialization constant %s, but %s.Of makes a value of %s: write %s.Of", konst, sc.name, sc.name, konst)
 	}
 }

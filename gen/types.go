@@ -35,15 +35,13 @@ func isRT(t types.Type, name string) bool {
 	return ok && n.Obj().Name() == name
 }
 
-// rtNamed returns t as a type of rt: rt's types are aliases of the types of
-// its internal core (CorePath), where they are defined.
+// rtNamed returns t as a type of rt.
 func rtNamed(t types.Type) (*types.Named, bool) {
 	n, ok := types.Unalias(t).(*types.Named)
 	if !ok || n.Obj().Pkg() == nil {
 		return nil, false
 	}
-	p := n.Obj().Pkg().Path()
-	return n, p == RuntimePath || p == CorePath
+	return n, n.Obj().Pkg().Path() == RuntimePath
 }
 
 func (s *state) varType(d decl) types.Type {

@@ -9,7 +9,9 @@ var ErrTooLarge = core.ErrTooLarge
 // Alloc allocates an untagged buffer of n elements of T on q's device
 // from the allocator's size-class pool (or, under the "tagged"
 // Config.AllocPolicy, from the driver). Free gives it back to the pool.
-// Errors are as for AllocSite.Alloc. NewBuffer, by contrast, always asks the driver.
+// Errors are as for AllocSite.Alloc. NewBuffer, by contrast, always asks
+// the driver.
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
-	return core.Alloc[T](q, n)
+	b, err := core.Alloc[T](q.core(), n)
+	return Buffer[T](b), err
 }

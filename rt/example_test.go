@@ -4,13 +4,13 @@ import (
 	"fmt"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/opencl"
+	_ "github.com/dgen-go/dgen/rt/backends"
 )
 
 // Open a context on the CPU device (PoCL, where no GPU is present), and
 // move data to the device and back.
 func Example() {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.Open() // DGEN_DEVICE and DGEN_BACKEND select; a GPU if present, else PoCL
 	if err != nil {
 		fmt.Println(err)
 		return

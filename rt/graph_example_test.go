@@ -13,7 +13,7 @@ import (
 // generated Enqueue records and updates the same way: pass it the q that
 // Record and Update hand to their functions.
 func ExampleQueue_Record() {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.Open() // DGEN_DEVICE and DGEN_BACKEND select; a GPU if present, else PoCL
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -35,7 +35,7 @@ func ExampleQueue_Record() {
 	frame, _ := rt.NewPinned[float32](q, 3)
 	defer frame.Free()
 	scale := func(q *rt.Queue, a float32) error {
-		if err := k.SetBuffer(0, x); err != nil {
+		if err := raw.SetBuffer(k, 0, x); err != nil {
 			return err
 		}
 		if err := raw.SetArg(k, 1, a); err != nil { // captured by value

@@ -14,9 +14,11 @@
 #
 #	P=4 sh bench-inproc.sh old new
 #
-# BACKENDS (default "both cuda") picks the processes' kinds. Every block
-# is a JSON line in $OUT/inproc.jsonl; the end prints, per process, the
-# median of the per-round ratios of every way to C.
+# BACKENDS (default "both cuda") picks the processes' kinds, and
+# INPROC_FAMILIES (inproc's own variable) its families. Every block is a
+# JSON line in $OUT/inproc.jsonl; the end prints, per process, the median
+# of the per-round ratios of every way to C (to plain in the spec
+# families, which have no C way).
 set -u
 cd "$(dirname "$0")"
 if [ -e /usr/local/nvidia/lib64/libnvidia-opencl.so.1 ] && ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
@@ -52,13 +54,14 @@ for line in open(sys.argv[1]):
     t[(r["build"], r["process"], r["family"], r["way"])][r["round"]] = r["ns_per_step"]
 per = defaultdict(list)  # (build, kind, family, way) -> per-process medians
 for (d, p, f, w), v in sorted(t.items()):
-    if w == "C":
+    ref = "C" if (d, p, f, "C") in t else "plain"
+    if w == ref:
         continue
-    c = t[(d, p, f, "C")]
+    c = t[(d, p, f, ref)]
     ratio = [v[k] / c[k] for k in v if k in c]
-    per[(d, p.split()[0], f, w)].append(st.median(ratio))
-    print("%-6s %-8s %-8s %-12s / C: %.3f (%.3f-%.3f)  C %.0f ns" % (d, p, f, w, st.median(ratio), min(ratio), max(ratio), st.median(c.values())))
+    per[(d, p.split()[0], f, w, ref)].append(st.median(ratio))
+    print("%-6s %-8s %-9s %-12s / %s: %.3f (%.3f-%.3f)  %s %.0f ns" % (d, p, f, w, ref, st.median(ratio), min(ratio), max(ratio), ref, st.median(c.values())))
 print()
-for (d, k, f, w), m in sorted(per.items()):
-    print("%-6s %-5s %-8s %-12s / C: median %.3f over %d processes (%.3f-%.3f)" % (d, k, f, w, st.median(m), len(m), min(m), max(m)))
+for (d, k, f, w, ref), m in sorted(per.items()):
+    print("%-6s %-5s %-9s %-12s / %s: median %.3f over %d processes (%.3f-%.3f)" % (d, k, f, w, ref, st.median(m), len(m), min(m), max(m)))
 PY

@@ -31,3 +31,29 @@ var tempSite rt.AllocSite[float32]
 //
 //dgen:global
 var Word rt.DeviceGlobal[uint32]
+
+// BumpProg is the device image of the spec family: a small kernel whose
+// program uses the specialization constant Add.
+//
+//dgen:program source=bump.cl
+var BumpProg rt.Program
+
+// Add is what bump adds; the context's value is the default.
+//
+//dgen:specconst default=1 min=1 max=64
+var Add rt.SpecConst[int32]
+
+// Bump launches bump with the context's Add: the plain way.
+//
+//dgen:kernel program=BumpProg name=bump
+type Bump struct {
+	P rt.Buffer[int32]
+}
+
+// BumpAdd launches the same kernel with its own Add: the spec ways.
+//
+//dgen:kernel program=BumpProg name=bump
+type BumpAdd struct {
+	P   rt.Buffer[int32]
+	Add rt.Spec[int32] `dgen:"spec"`
+}

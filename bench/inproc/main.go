@@ -11,12 +11,19 @@
 //     as examples/stencil runs them;
 //   - rw4: 4 bytes written and read back, each copy waited for: in C, in
 //     C called from Go once per pair (cgo), and as a DeviceGlobal's Write
-//     and Read (global).
+//     and Read (global);
+//   - spec: a 256-item kernel launched back to back by its generated
+//     Enqueue, with the context's specialization-constant value (plain),
+//     with a value of its own (spec), and alternating between two values
+//     of its own (spec-alt), each variant built and its instance parked:
+//     what a per-launch value costs on the launch path (spec.go). Its
+//     ratios are to plain, not to C.
 //
 // C and cgo share a context; floor and rt have one each. With "both", C,
 // cgo, floor and rt's first context are on OpenCL, and rt runs its ways on
 // CUDA too (cuda-swap, cuda-tagged, cuda-graph, cuda-global), timed
-// against the same C loop on OpenCL: what issue 26 compares.
+// against the same C loop on OpenCL: what issue 26 compares; the spec
+// family runs on each backend (spec, spec-cuda).
 //
 //	inproc cuda|opencl|both SRC SIZE STEPS ROUNDS
 //
@@ -30,10 +37,14 @@
 // by block, share the mode. So each round runs STEPS steps (or pairs) of
 // each way of a family, in the family's order on even rounds and the
 // reverse on odd ones, prints one JSON line per block, and the end prints
-// the medians (min–max) of every way and of its per-round ratio to C:
+// the medians (min–max) of every way and of its per-round ratio to the
+// family's first way, C (plain in the spec family):
 //
 //	{"round":3,"family":"hotspot","way":"swap","backend":"opencl","ns_per_step":5312.4}
 //	hotspot swap        / C: 1.041 (1.002–1.097) over 30 rounds
+//
+// INPROC_FAMILIES="spec,spec-cuda" (names, comma-separated) runs only
+// those families.
 //
 // INPROC_PROBES=1 adds the probe family (probe.go): the per-call C way
 // with a fixed amount of one kind of work after every launch, to price it.
@@ -114,9 +125,14 @@ func run(backend, path string, size, steps, rounds int) error {
 	defer g.close()
 	graph := &graphLoop{g: g}
 	defer graph.release()
+	spec, err := specFamily("spec", g)
+	if err != nil {
+		return err
+	}
 	fams := []family{
 		{"hotspot", []way{{"C", c.loop}, {"cgo", c.perCall}, {"floor", floor}, {"swap", swapLoop{g}}, {"tagged", taggedLoop{g}}, {"graph", graph}}},
 		{"rw4", []way{{"C", c.rw}, {"cgo", c.rwPerCall}, {"global", globalRW{g.q}}}},
+		spec,
 	}
 	if backend == "both" {
 		cu, err := openGrid("cuda", size)
@@ -128,9 +144,20 @@ func run(backend, path string, size, steps, rounds int) error {
 		defer cuGraph.release()
 		fams[0].ways = append(fams[0].ways, way{"cuda-swap", swapLoop{cu}}, way{"cuda-tagged", taggedLoop{cu}}, way{"cuda-graph", cuGraph})
 		fams[1].ways = append(fams[1].ways, way{"cuda-global", globalRW{cu.q}})
+		cuSpec, err := specFamily("spec-cuda", cu)
+		if err != nil {
+			return err
+		}
+		fams = append(fams, cuSpec)
 	}
 	if os.Getenv("INPROC_PROBES") != "" {
 		fams = append(fams, probes(c))
+	}
+	if names := os.Getenv("INPROC_FAMILIES"); names != "" {
+		fams = slices.DeleteFunc(fams, func(f family) bool { return !slices.Contains(strings.Split(names, ","), f.name) })
+		if len(fams) == 0 {
+			return fmt.Errorf("INPROC_FAMILIES=%q names no family", names)
+		}
 	}
 	if name := os.Getenv("INPROC_PROFILE"); name != "" {
 		return profile(fams, name, steps*rounds)
@@ -186,7 +213,8 @@ type way struct {
 	s    stepper
 }
 
-// A family is ways of running the same work, the first of them in C.
+// A family is ways of running the same work, the first of them the one
+// the others are compared with: C, or plain in the spec family.
 type family struct {
 	name string
 	ways []way
@@ -227,7 +255,7 @@ func (f family) run(backend string, steps, rounds int) error {
 			for r := range ratio {
 				ratio[r] = times[j][r] / times[0][r]
 			}
-			fmt.Printf("%s %-11s / C: %s over %d rounds\n", f.name, w.name, spread(ratio), rounds)
+			fmt.Printf("%s %-11s / %s: %s over %d rounds\n", f.name, w.name, f.ways[0].name, spread(ratio), rounds)
 		}
 	}
 	return nil

@@ -11,9 +11,10 @@ import (
 	"testing"
 )
 
-// TestRun runs both families on the CPU device (PoCL), with few steps, and
+// TestRun runs every family on the CPU device (PoCL), with few steps, and
 // checks that every way of every round printed its block and that the end
-// printed a ratio to C for every way but C. Three rounds run the ways in
+// printed a ratio to the family's first way (C, or plain) for every other
+// way. Three rounds run the ways in
 // both orders: a way that depends on what another left behind fails.
 func TestRun(t *testing.T) {
 	const source = "../../examples/stencil/hotspot.cl"
@@ -49,12 +50,13 @@ func TestRun(t *testing.T) {
 				t.Errorf("block %s: %v (%v ns)", line, err, b.NS)
 			}
 			blocks[b.Family+" "+b.Way]++
-		} else if bytes.Contains(line, []byte("/ C:")) {
-			ratios = append(ratios, strings.Join(strings.Fields(string(line))[:2], " "))
+		} else if f := strings.Fields(string(line)); len(f) > 3 && f[2] == "/" {
+			ratios = append(ratios, strings.Join(f[:2], " ")+" / "+strings.TrimSuffix(f[3], ":"))
 		}
 	}
-	want := []string{"hotspot cgo", "hotspot floor", "hotspot swap", "hotspot tagged", "hotspot graph", "rw4 cgo", "rw4 global"}
-	for _, w := range append(want, "hotspot C", "rw4 C") {
+	want := []string{"hotspot cgo / C", "hotspot floor / C", "hotspot swap / C", "hotspot tagged / C", "hotspot graph / C", "rw4 cgo / C", "rw4 global / C",
+		"spec spec / plain", "spec spec-alt / plain"}
+	for _, w := range []string{"hotspot C", "hotspot cgo", "hotspot floor", "hotspot swap", "hotspot tagged", "hotspot graph", "rw4 C", "rw4 cgo", "rw4 global", "spec plain", "spec spec", "spec spec-alt"} {
 		if blocks[w] != 3 {
 			t.Errorf("%s: %d blocks, want 3 (one a round)", w, blocks[w])
 		}

@@ -7,7 +7,11 @@
  *     no event until the window closes, then the queue finished;
  *   - request loop: a blocking write of x, axpb over x and y, a blocking
  *     read of y, on buffers the thread keeps (C allocates nothing per
- *     request), each request timed.
+ *     request), each request timed;
+ *   - serve: the same requests served by a pool of g threads that take
+ *     them from a shared queue, which the main thread keeps holding g
+ *     requests, each timed from when it was queued: a C server's thread
+ *     pool, against which the Go side runs a goroutine per request.
  *
  * CUDA goes through bench/rawcu's loader: the kernels are built by NVIDIA's
  * OpenCL and their PTX rewritten and loaded with cuModuleLoadDataEx, as
@@ -68,8 +72,118 @@ int sc_open(int cuda, int cpu, const char *src, int n) {
 	return 0;
 }
 
+/* One thread's resources for the request loop or the launch loop (mode),
+ * made before its loop: a queue or stream, the kernel, buffers of x and y
+ * on the device and on the host. */
+struct res {
+	int mode;
+	size_t bytes;
+	/* OpenCL */
+	cl_command_queue q;
+	cl_kernel k;
+	cl_mem x, y;
+	/* CUDA */
+	CUstream s;
+	CUdeviceptr cx, cy;
+	float *hx, *hy;
+};
+
+static void res_open(struct res *r, int mode) {
+	r->mode = mode;
+	r->bytes = (size_t)(mode ? sc.n : 64) * 4;
+	r->hx = calloc(r->bytes, 1);
+	r->hy = calloc(r->bytes, 1);
+	if (sc.cuda) {
+		check(cu.CtxSetCurrent(sc.cuctx), "cuCtxSetCurrent");
+		check(cu.StreamCreate(&r->s, 1), "cuStreamCreate");
+		check(cu.MemAlloc(&r->cx, r->bytes), "cuMemAlloc");
+		check(cu.MemAlloc(&r->cy, r->bytes), "cuMemAlloc");
+		check(cu.MemcpyHtoDAsync(r->cx, r->hx, r->bytes, r->s), "copy");
+		check(cu.StreamSynchronize(r->s), "sync");
+		return;
+	}
+	cl_int err;
+	r->q = clCreateCommandQueue(sc.ctx, sc.dev, 0, &err);
+	clcheck(err, "clCreateCommandQueue");
+	r->k = clCreateKernel(sc.prog, mode ? "axpb" : "touch64", &err);
+	clcheck(err, "clCreateKernel");
+	r->x = clCreateBuffer(sc.ctx, CL_MEM_READ_WRITE, r->bytes, NULL, &err);
+	clcheck(err, "clCreateBuffer");
+	r->y = clCreateBuffer(sc.ctx, CL_MEM_READ_WRITE, r->bytes, NULL, &err);
+	clcheck(err, "clCreateBuffer");
+	clcheck(clEnqueueWriteBuffer(r->q, r->x, CL_TRUE, 0, r->bytes, r->hx, 0, NULL, NULL), "write");
+}
+
+static void res_close(struct res *r) {
+	if (!sc.cuda) {
+		clReleaseMemObject(r->x);
+		clReleaseMemObject(r->y);
+		clReleaseKernel(r->k);
+		clReleaseCommandQueue(r->q);
+	}
+	free(r->hx);
+	free(r->hy);
+}
+
+/* request runs one request on r: a blocking write of x, axpb over x and y,
+ * a blocking read of y. */
+static void request(struct res *r) {
+	float a = 2.0f;
+	if (sc.cuda) {
+		unsigned blocks = (unsigned)(sc.n + 255) / 256;
+		void *args[] = {&a, &r->cx, &r->cy};
+		check(cu.MemcpyHtoDAsync(r->cx, r->hx, r->bytes, r->s), "copy");
+		check(cu.StreamSynchronize(r->s), "sync");
+		check(cu.LaunchKernel(sc.axpb, blocks, 1, 1, 256, 1, 1, 0, r->s, args, NULL), "launch");
+		check(cu.MemcpyDtoHAsync(r->hy, r->cy, r->bytes, r->s), "copy");
+		check(cu.StreamSynchronize(r->s), "sync");
+		return;
+	}
+	size_t global = (size_t)sc.n;
+	clcheck(clEnqueueWriteBuffer(r->q, r->x, CL_TRUE, 0, r->bytes, r->hx, 0, NULL, NULL), "write");
+	clSetKernelArg(r->k, 0, sizeof a, &a);
+	clSetKernelArg(r->k, 1, sizeof r->x, &r->x);
+	clSetKernelArg(r->k, 2, sizeof r->y, &r->y);
+	clcheck(clEnqueueNDRangeKernel(r->q, r->k, 1, NULL, &global, NULL, 0, NULL, NULL), "launch");
+	clcheck(clEnqueueReadBuffer(r->q, r->y, CL_TRUE, 0, r->bytes, r->hy, 0, NULL, NULL), "read");
+}
+
+/* launches runs the launch loop on r until deadline and returns the count. */
+static long launches(struct res *r, double deadline) {
+	long c = 0;
+	if (sc.cuda) {
+		void *args[] = {&r->cx};
+		while (now_ns() < deadline) {
+			for (int i = 0; i < 64; i++) check(cu.LaunchKernel(sc.touch, 1, 1, 1, 64, 1, 1, 0, r->s, args, NULL), "launch");
+			c += 64;
+		}
+		check(cu.StreamSynchronize(r->s), "sync");
+		return c;
+	}
+	size_t global = 64;
+	clSetKernelArg(r->k, 0, sizeof r->x, &r->x);
+	while (now_ns() < deadline) {
+		for (int i = 0; i < 64; i++) clcheck(clEnqueueNDRangeKernel(r->q, r->k, 1, NULL, &global, NULL, 0, NULL, NULL), "launch");
+		c += 64;
+	}
+	clFinish(r->q);
+	return c;
+}
+
+/* The serve pool's shared queue: the main thread queues requests (their
+ * queue times, in a ring), the threads take them; done counts the requests
+ * finished, which the main thread waits on to queue the next. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t more, done;
+	double ring[64];
+	int head, queued; /* the oldest queued request, and how many are queued */
+	long finished;
+	int stop;
+} pool;
+
 struct worker {
-	int mode; /* 0 launch loop, 1 request loop */
+	int mode; /* 0 launch loop, 1 request loop, 2 serve */
 	double deadline;
 	long count;
 	float *lat; /* request latencies in µs, up to cap */
@@ -77,119 +191,115 @@ struct worker {
 	pthread_barrier_t *ready, *start;
 };
 
-static void *cl_worker(void *arg) {
+/* serve is a pool thread's loop: take a queued request, run it, time it
+ * from its queue time, until the pool stops. */
+static long serve(struct res *r, struct worker *w) {
+	long c = 0;
+	for (;;) {
+		pthread_mutex_lock(&pool.mu);
+		while (pool.queued == 0 && !pool.stop) pthread_cond_wait(&pool.more, &pool.mu);
+		if (pool.queued == 0) {
+			pthread_mutex_unlock(&pool.mu);
+			return c;
+		}
+		double t0 = pool.ring[pool.head];
+		pool.head = (pool.head + 1) % 64;
+		pool.queued--;
+		pthread_mutex_unlock(&pool.mu);
+		request(r);
+		if (c < w->cap) w->lat[c] = (float)((now_ns() - t0) / 1e3);
+		c++;
+		pthread_mutex_lock(&pool.mu);
+		pool.finished++;
+		pthread_cond_signal(&pool.done);
+		pthread_mutex_unlock(&pool.mu);
+	}
+}
+
+/* enqueue queues one request, with the pool's mutex held. */
+static void enqueue(void) {
+	pool.ring[(pool.head + pool.queued) % 64] = now_ns();
+	pool.queued++;
+	pthread_cond_signal(&pool.more);
+}
+
+static void *worker(void *arg) {
 	struct worker *w = arg;
-	cl_int err;
-	cl_command_queue q = clCreateCommandQueue(sc.ctx, sc.dev, 0, &err);
-	clcheck(err, "clCreateCommandQueue");
-	cl_kernel k = clCreateKernel(sc.prog, w->mode ? "axpb" : "touch64", &err);
-	clcheck(err, "clCreateKernel");
-	size_t bytes = (size_t)(w->mode ? sc.n : 64) * 4;
-	cl_mem x = clCreateBuffer(sc.ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-	cl_mem y = clCreateBuffer(sc.ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-	float *hx = calloc(bytes, 1), *hy = calloc(bytes, 1);
-	float a = 2.0f;
-	size_t global = w->mode ? (size_t)sc.n : 64;
-	clcheck(clEnqueueWriteBuffer(q, x, CL_TRUE, 0, bytes, hx, 0, NULL, NULL), "write");
+	struct res r;
+	res_open(&r, w->mode != 0);
 	pthread_barrier_wait(w->ready);
 	pthread_barrier_wait(w->start);
 	long c = 0;
-	if (w->mode == 0) {
-		clSetKernelArg(k, 0, sizeof x, &x);
-		while (now_ns() < w->deadline) {
-			for (int i = 0; i < 64; i++) clcheck(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL), "launch");
-			c += 64;
-		}
-		clFinish(q);
-	} else {
+	switch (w->mode) {
+	case 0:
+		c = launches(&r, w->deadline);
+		break;
+	case 1:
 		while (now_ns() < w->deadline) {
 			double t0 = now_ns();
-			clcheck(clEnqueueWriteBuffer(q, x, CL_TRUE, 0, bytes, hx, 0, NULL, NULL), "write");
-			clSetKernelArg(k, 0, sizeof a, &a);
-			clSetKernelArg(k, 1, sizeof x, &x);
-			clSetKernelArg(k, 2, sizeof y, &y);
-			clcheck(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL), "launch");
-			clcheck(clEnqueueReadBuffer(q, y, CL_TRUE, 0, bytes, hy, 0, NULL, NULL), "read");
+			request(&r);
 			if (c < w->cap) w->lat[c] = (float)((now_ns() - t0) / 1e3);
 			c++;
 		}
+		break;
+	case 2:
+		c = serve(&r, w);
+		break;
 	}
 	w->count = c;
-	clReleaseMemObject(x);
-	clReleaseMemObject(y);
-	clReleaseKernel(k);
-	clReleaseCommandQueue(q);
-	free(hx);
-	free(hy);
+	res_close(&r);
 	return NULL;
 }
 
-static void *cu_worker(void *arg) {
-	struct worker *w = arg;
-	check(cu.CtxSetCurrent(sc.cuctx), "cuCtxSetCurrent");
-	CUstream s;
-	check(cu.StreamCreate(&s, 1), "cuStreamCreate");
-	size_t bytes = (size_t)(w->mode ? sc.n : 64) * 4;
-	CUdeviceptr x, y;
-	check(cu.MemAlloc(&x, bytes), "cuMemAlloc");
-	check(cu.MemAlloc(&y, bytes), "cuMemAlloc");
-	float *hx = calloc(bytes, 1), *hy = calloc(bytes, 1);
-	float a = 2.0f;
-	check(cu.MemcpyHtoDAsync(x, hx, bytes, s), "copy");
-	check(cu.StreamSynchronize(s), "sync");
-	pthread_barrier_wait(w->ready);
-	pthread_barrier_wait(w->start);
-	long c = 0;
-	if (w->mode == 0) {
-		void *args[] = {&x};
-		while (now_ns() < w->deadline) {
-			for (int i = 0; i < 64; i++) check(cu.LaunchKernel(sc.touch, 1, 1, 1, 64, 1, 1, 0, s, args, NULL), "launch");
-			c += 64;
-		}
-		check(cu.StreamSynchronize(s), "sync");
-	} else {
-		unsigned blocks = (unsigned)(sc.n + 255) / 256;
-		while (now_ns() < w->deadline) {
-			double t0 = now_ns();
-			void *args[] = {&a, &x, &y};
-			check(cu.MemcpyHtoDAsync(x, hx, bytes, s), "copy");
-			check(cu.StreamSynchronize(s), "sync");
-			check(cu.LaunchKernel(sc.axpb, blocks, 1, 1, 256, 1, 1, 0, s, args, NULL), "launch");
-			check(cu.MemcpyDtoHAsync(hy, y, bytes, s), "copy");
-			check(cu.StreamSynchronize(s), "sync");
-			if (c < w->cap) w->lat[c] = (float)((now_ns() - t0) / 1e3);
-			c++;
-		}
+/* dispatch is the serve pool's main thread: it keeps g requests queued or
+ * running until the deadline, then stops the pool. */
+static void dispatch(int g, double deadline) {
+	pthread_mutex_lock(&pool.mu);
+	long started = 0;
+	for (; started < g; started++) enqueue();
+	while (now_ns() < deadline) {
+		while (started - pool.finished >= g) pthread_cond_wait(&pool.done, &pool.mu);
+		if (now_ns() >= deadline) break;
+		enqueue();
+		started++;
 	}
-	w->count = c;
-	free(hx);
-	free(hy);
-	return NULL;
+	pool.stop = 1;
+	pthread_cond_broadcast(&pool.more);
+	pthread_mutex_unlock(&pool.mu);
 }
 
-/* sc_run runs the workload mode on g threads for window_ns and returns the
- * nanoseconds from the start until the last thread finished; counts[i] is
- * thread i's launches or requests, lat[i*cap ...] its first request
- * latencies in µs. */
+/* sc_run runs the workload mode (0 launch loop, 1 request loop, 2 serve)
+ * on g threads for window_ns and returns the nanoseconds from the start
+ * until the last thread finished; counts[i] is thread i's launches or
+ * requests, lat[i*cap ...] its first request latencies in µs. */
 double sc_run(int mode, int g, double window_ns, long *counts, float *lat, int cap) {
 	pthread_t th[64];
 	struct worker ws[64];
 	pthread_barrier_t ready, start;
 	pthread_barrier_init(&ready, NULL, (unsigned)g + 1);
 	pthread_barrier_init(&start, NULL, (unsigned)g + 1);
+	pthread_mutex_init(&pool.mu, NULL);
+	pthread_cond_init(&pool.more, NULL);
+	pthread_cond_init(&pool.done, NULL);
+	pool.head = pool.queued = pool.stop = 0;
+	pool.finished = 0;
 	for (int i = 0; i < g; i++) {
 		ws[i] = (struct worker){.mode = mode, .lat = lat + (size_t)i * cap, .cap = cap, .ready = &ready, .start = &start};
-		pthread_create(&th[i], NULL, sc.cuda ? cu_worker : cl_worker, &ws[i]);
+		pthread_create(&th[i], NULL, worker, &ws[i]);
 	}
 	pthread_barrier_wait(&ready); /* every thread has set up */
 	double t0 = now_ns();
 	for (int i = 0; i < g; i++) ws[i].deadline = t0 + window_ns;
 	pthread_barrier_wait(&start); /* the barrier orders the deadline before the loops */
+	if (mode == 2) dispatch(g, t0 + window_ns);
 	for (int i = 0; i < g; i++) pthread_join(th[i], NULL);
 	double t1 = now_ns();
 	for (int i = 0; i < g; i++) counts[i] = ws[i].count;
 	pthread_barrier_destroy(&ready);
 	pthread_barrier_destroy(&start);
+	pthread_mutex_destroy(&pool.mu);
+	pthread_cond_destroy(&pool.more);
+	pthread_cond_destroy(&pool.done);
 	return t1 - t0;
 }
 

@@ -85,7 +85,7 @@ func (s *goSide) rawLaunches(g int, d time.Duration) (result, error) {
 			err = p.Write(q, make([]int32, 64))
 		}
 		if err == nil {
-			err = k.SetBuffer(0, p)
+			err = raw.SetBuffer(k, 0, p)
 		}
 		if err != nil {
 			k.Release()
@@ -138,7 +138,7 @@ func (s *goSide) launchAllocs(n int) (gen, rawAllocs float64, err error) {
 		return 0, 0, err
 	}
 	defer k.Release()
-	if err := k.SetBuffer(0, p); err != nil {
+	if err := raw.SetBuffer(k, 0, p); err != nil {
 		return 0, 0, err
 	}
 	r, spec := rt.Range1(64), &Touch{P: p}

@@ -191,3 +191,64 @@ func (s *goSide) fill(g int, a allocator) error {
 	}
 	return errors.Join(errs...)
 }
+
+// serve is the serve loop: g requests in flight at once, each run by a
+// goroutine of its own that the loop starts when one ends, as a server
+// starts a handler per request. A request takes a queue of the context's
+// pool for its life (Context.AcquireQueue), or, shared set, uses the
+// context's queue, which every request then shares; it is timed from its
+// start, and its host memory is one of g pairs that the requests in flight
+// pass on.
+func (s *goSide) serve(shared bool) func(g int, d time.Duration) (result, error) {
+	return func(g int, d time.Duration) (result, error) {
+		host := make(chan [2][]float32, g)
+		for range g {
+			host <- [2][]float32{make([]float32, s.n), make([]float32, s.n)}
+		}
+		r := rt.Range1(s.n)
+		var (
+			mu   sync.Mutex
+			lat  = make([]float64, 0, latCap*g)
+			errs []error
+			wg   sync.WaitGroup
+			n    int64
+		)
+		before := s.ctx.Stats().Alloc.DriverAllocs
+		t0 := time.Now()
+		for deadline := t0.Add(d); time.Now().Before(deadline); n++ {
+			h := <-host
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				err := s.handle(shared, h[0], h[1], r)
+				took := float64(time.Since(start).Nanoseconds()) / 1e3
+				host <- h
+				mu.Lock()
+				if len(lat) < cap(lat) {
+					lat = append(lat, took)
+				}
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		res := result{elapsed: time.Since(t0), counts: []int64{n}, lat: lat, allocs: s.ctx.Stats().Alloc.DriverAllocs - before}
+		return res, errors.Join(errs...)
+	}
+}
+
+// handle is a request's goroutine: a queue of the pool for the request
+// (or the context's shared one), then the request itself.
+func (s *goSide) handle(shared bool, hx, hy []float32, r rt.Range) error {
+	if shared {
+		return request(s.ctx.Queue(), siteAlloc, hx, hy, r)
+	}
+	q, err := s.ctx.AcquireQueue()
+	if err != nil {
+		return err
+	}
+	return errors.Join(request(q, siteAlloc, hx, hy, r), s.ctx.ReleaseQueue(q))
+}

@@ -1,6 +1,6 @@
 // Command scaling measures how rt serves many goroutines at once, against
 // C with as many pthreads, in one process: each goroutine (thread) has a
-// queue (stream) of its own, and all share one context. Two workloads:
+// queue (stream) of its own, and all share one context. Three workloads:
 //
 //   - launch: the 64-item kernel touch64, launched back to back with no
 //     event (a generated Enqueue, way "rt"; rt/raw's Submit, "raw"; C's
@@ -8,7 +8,14 @@
 //     function called once per launch, "floor": floor.go);
 //   - request: two buffers of N floats from allocation sites (way "site")
 //     or from rt.Alloc (way "alloc"), a blocking write, axpb, a blocking
-//     read, both buffers freed; C keeps its buffers and does the rest.
+//     read, both buffers freed; C keeps its buffers and does the rest;
+//   - serve: the same request as a server runs it, G requests in flight at
+//     once, each timed from when it was queued: on the Go side a goroutine
+//     per request, started as one ends, that takes a queue of the
+//     context's pool for the request (way "pool": Context.AcquireQueue and
+//     ReleaseQueue) or uses the context's one queue (way "shared"); on the
+//     C side a pool of G threads, each with its queue and buffers, that
+//     take the requests from a queue that the main thread keeps full.
 //
 // For each goroutine count G, each round runs every way for a window in
 // turn, C first on even rounds and last on odd ones, and prints a JSON line
@@ -50,12 +57,14 @@ const latCap = 4096
 
 type workload int
 
+// The workloads; their values are cside.c's modes.
 const (
 	launchLoop workload = iota
 	requestLoop
+	serveLoop
 )
 
-func (w workload) String() string { return [...]string{"launch", "request"}[w] }
+func (w workload) String() string { return [...]string{"launch", "request", "serve"}[w] }
 
 // result is what the workers of one window did.
 type result struct {
@@ -88,7 +97,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "rounds per goroutine count")
 	window := flag.Duration("window", 200*time.Millisecond, "how long each way runs per round")
 	n := flag.Int("n", 65536, "floats per request buffer (65536: 256 KiB)")
-	only := flag.String("only", "", "run only this workload (launch or request)")
+	only := flag.String("only", "", "run only this workload (launch, request or serve)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *profile != "" {
@@ -140,6 +149,9 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 		{"C", requestLoop, func(k int, w time.Duration) (result, error) { return c.run(requestLoop, k, w), nil }},
 		{"site", requestLoop, g.requests(siteAlloc)},
 		{"alloc", requestLoop, g.requests(poolAlloc)},
+		{"C", serveLoop, func(k int, w time.Duration) (result, error) { return c.run(serveLoop, k, w), nil }},
+		{"pool", serveLoop, g.serve(false)},
+		{"shared", serveLoop, g.serve(true)},
 	}
 	if only != "" {
 		ways = slices.DeleteFunc(ways, func(w way) bool { return w.w.String() != only })

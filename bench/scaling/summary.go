@@ -11,10 +11,10 @@ import (
 // the cgo floor where the workload has one, its
 // throughput, request latencies, fairness and driver allocations.
 func (s *summary) print(w io.Writer, counts []int) {
-	for _, wl := range []string{"launch", "request"} {
+	for _, wl := range []string{"launch", "request", "serve"} {
 		fmt.Fprintf(w, "\n%s loop\n\n| G | way | / C (min–max) | / floor (min–max) | per s | p50 µs | p99 µs | fewest–most / mean | driver allocs |\n|---|---|---|---|---|---|---|---|---|\n", wl)
 		for _, g := range counts {
-			for _, name := range []string{"C", "floor", "rt", "raw", "site", "alloc"} {
+			for _, name := range []string{"C", "floor", "rt", "raw", "site", "alloc", "pool", "shared"} {
 				bs := s.select_(wl, name, g)
 				if len(bs) == 0 {
 					continue

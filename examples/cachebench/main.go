@@ -34,9 +34,8 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/cuda"
+	_ "github.com/dgen-go/dgen/rt/backends"   // every backend of dgen: rt/cuda for NVIDIA GPUs, rt/opencl for the rest
 	_ "github.com/dgen-go/dgen/rt/fleetcache" // the shared remote tier: the fleet benchmark sets DGEN_CACHE_REMOTE
-	_ "github.com/dgen-go/dgen/rt/opencl"
 	"github.com/dgen-go/dgen/rt/raw"
 )
 

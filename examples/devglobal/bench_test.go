@@ -43,9 +43,9 @@ func BenchmarkLaunch(b *testing.B) {
 	defer c.Free()
 	defer s.Free()
 	rawArgs := func() {
-		k.SetBuffer(0, out.Mem())
-		k.SetBuffer(1, c.Mem())
-		k.SetBuffer(2, s.Mem())
+		raw.SetBuffer(k, 0, out)
+		raw.SetBuffer(k, 1, c)
+		raw.SetBuffer(k, 2, s)
 	}
 	for _, bc := range []struct {
 		name   string

@@ -82,7 +82,7 @@ var closeRaceCalls = []struct {
 			return err
 		}
 		defer b.Free()
-		if err := k.SetBuffer(0, b); err != nil {
+		if err := raw.SetBuffer(k, 0, b); err != nil {
 			return err
 		}
 		return raw.Submit(q, k, rt.Range1(64))
@@ -108,7 +108,7 @@ func TestCloseRace(t *testing.T) {
 	}
 	var calls, closedErrs int
 	for round := range rounds {
-		ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+		ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 		if err != nil {
 			testenv.SkipWithoutDevice(t, err)
 			t.Fatal(err)

@@ -8,8 +8,7 @@ import (
 	"os"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/cuda"
-	_ "github.com/dgen-go/dgen/rt/opencl"
+	_ "github.com/dgen-go/dgen/rt/backends" // every backend of dgen: rt/cuda for NVIDIA GPUs, rt/opencl for the rest
 )
 
 func main() {

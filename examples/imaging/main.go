@@ -19,8 +19,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/cuda" // NVIDIA GPUs (DGEN_BACKEND=auto picks it there)
-	_ "github.com/dgen-go/dgen/rt/opencl"
+	_ "github.com/dgen-go/dgen/rt/backends" // every backend of dgen: rt/cuda for NVIDIA GPUs, rt/opencl for the rest
 )
 
 // The tolerances of the check, absolute, on values in [0, 1] (the Sobel

@@ -19,8 +19,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/cuda"   // NVIDIA GPUs through CUDA's driver API, where libcuda loads
-	_ "github.com/dgen-go/dgen/rt/opencl" // every OpenCL device, PoCL on the CPU among them
+	_ "github.com/dgen-go/dgen/rt/backends" // every backend of dgen: rt/cuda for NVIDIA GPUs, rt/opencl for the rest
 )
 
 //go:generate go run github.com/dgen-go/dgen/cmd/dgen

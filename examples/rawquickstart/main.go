@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/cuda"
-	_ "github.com/dgen-go/dgen/rt/opencl"
+	_ "github.com/dgen-go/dgen/rt/backends" // every backend of dgen: rt/cuda for NVIDIA GPUs, rt/opencl for the rest
 	"github.com/dgen-go/dgen/rt/raw"
 )
 
@@ -78,7 +77,7 @@ func run(n int) (err error) {
 	if err := errors.Join(bx.Write(q, x), by.Write(q, y)); err != nil {
 		return err
 	}
-	if err := errors.Join(raw.SetArg(k, 0, a), k.SetBuffer(1, bx), k.SetBuffer(2, by), raw.SetArg(k, 3, int32(n))); err != nil {
+	if err := errors.Join(raw.SetArg(k, 0, a), raw.SetBuffer(k, 1, bx), raw.SetBuffer(k, 2, by), raw.SetArg(k, 3, int32(n))); err != nil {
 		return err
 	}
 	start = time.Now()

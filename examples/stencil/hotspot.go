@@ -407,7 +407,7 @@ func (l *loop) finish(start time.Time) error {
 // create no event.
 func (l *loop) raw() error {
 	s, k, p := l.s, l.s.raw, l.s.p
-	err := errors.Join(k.SetBuffer(1, s.power.Mem()), raw.SetArg(k, 4, int32(s.cols)), raw.SetArg(k, 5, int32(s.rows)),
+	err := errors.Join(raw.SetBuffer(k, 1, s.power), raw.SetArg(k, 4, int32(s.cols)), raw.SetArg(k, 5, int32(s.rows)),
 		raw.SetArg(k, 6, int32(l.pyramid)), raw.SetArg(k, 7, int32(l.pyramid)),
 		raw.SetArg(k, 8, p.Cap), raw.SetArg(k, 9, p.Rx), raw.SetArg(k, 10, p.Ry), raw.SetArg(k, 11, p.Rz), raw.SetArg(k, 12, p.Step))
 	if err != nil {
@@ -416,7 +416,7 @@ func (l *loop) raw() error {
 	r := l.grid()
 	start := time.Now()
 	for t := 0; t < l.iters; t += l.pyramid {
-		err := errors.Join(raw.SetArg(k, 0, int32(min(l.pyramid, l.iters-t))), k.SetBuffer(2, l.in.Mem()), k.SetBuffer(3, l.spare.Mem()))
+		err := errors.Join(raw.SetArg(k, 0, int32(min(l.pyramid, l.iters-t))), raw.SetBuffer(k, 2, l.in), raw.SetBuffer(k, 3, l.spare))
 		if err != nil {
 			return err
 		}

@@ -8,15 +8,16 @@ import (
 
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/stats"
 )
 
+// openCPU opens a context on the device that DGEN_DEVICE selects, else on
+// PoCL.
 func openCPU(t *testing.T) *rt.Context {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
-		t.Fatalf("open PoCL context: %v", err)
+		t.Fatalf("open a context on %q: %v", testenv.Device(), err)
 	}
 	t.Cleanup(func() { ctx.Close() })
 	return ctx
@@ -105,9 +106,18 @@ func mustTag(t *testing.T) uint32 {
 	return tag
 }
 
+// TestRegistration: tempSite is registered under its name, which the
+// statistics of its tag carry once the allocator has seen it.
 func TestRegistration(t *testing.T) {
-	var none stats.Alloc // a tag's statistics carry the name of its site
-	if name := none.Tag(mustTag(t)).Name; name != "tempSite" {
+	ctx := openCPU(t)
+	b, err := tempSite.Alloc(ctx.Queue(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if name := ctx.Stats().Alloc.Tag(mustTag(t)).Name; name != "tempSite" {
 		t.Errorf("tempSite registered under the name %q, want tempSite", name)
 	}
 }

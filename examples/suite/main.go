@@ -37,8 +37,7 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/dgen-go/dgen/rt/cuda"
-	_ "github.com/dgen-go/dgen/rt/opencl"
+	_ "github.com/dgen-go/dgen/rt/backends" // every backend of dgen: rt/cuda for NVIDIA GPUs, rt/opencl for the rest
 )
 
 // Row is one program, dataset and mode of the table, as written with

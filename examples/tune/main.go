@@ -2,11 +2,15 @@
 // rt.SpecConst.Tune: the first run on a device times each candidate of
 // TILE with device timestamps and keeps the winner as a tuning record in
 // the persistent cache (and the fleet tier, with DGEN_CACHE_REMOTE); a
-// later run, on this machine or another node of the fleet, sets the
-// winner without timing anything. It checks the product against Go and
+// later run, on this machine or another node of the fleet, gets the
+// winner without timing anything. The tile size is a per-launch value:
+// the kernel spec's field Tile gives each launch its own TILE, with the
+// work-group size to match, so that tuning never changes what other
+// launches on the context run with. It checks the product against Go and
 // prints one JSON object: "ok" (the result verified), "winner" and
 // "timed" (candidates timed by this process: 0 when the winner came from a
-// record); with -bench, each candidate's device time.
+// record), "default" (the context's TILE, which tuning leaves alone); with
+// -bench, each candidate's device time.
 package main
 
 import (
@@ -20,9 +24,8 @@ import (
 	"slices"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/cuda"       // NVIDIA GPUs through CUDA's driver API, where libcuda loads
+	_ "github.com/dgen-go/dgen/rt/backends"   // every backend of dgen: rt/cuda for NVIDIA GPUs, rt/opencl for the rest
 	_ "github.com/dgen-go/dgen/rt/fleetcache" // the fleet tier, when DGEN_CACHE_REMOTE names one
-	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
 //go:generate go run github.com/dgen-go/dgen/cmd/dgen
@@ -39,24 +42,30 @@ var MatMul rt.Program
 //dgen:specconst default=16 min=1 max=64 tune="4,8,16,32,64"
 var TILE rt.SpecConst[int32]
 
-// Mul is one launch of the kernel.
+// Mul is one launch of the kernel. Tile is no kernel argument: it is the
+// launch's own value of TILE (TILE.Of(16)), which must match the
+// work-group size the launch asks for.
 //
 //dgen:kernel program=MatMul name=matmul
 type Mul struct {
 	A, B rt.Buffer[float32]
 	C    rt.Buffer[float32]
 	N    int32
+	Tile rt.Spec[int32] `dgen:"spec=TILE"`
 }
 
 // Result is what the command prints.
 type Result struct {
-	OK     bool    `json:"ok"`
-	Device string  `json:"device"`
-	N      int     `json:"n"`
-	Winner int32   `json:"winner"`
-	Timed  int     `json:"timed"`
-	Cached bool    `json:"cached"`
-	MaxErr float64 `json:"max_rel_err"` // against Go
+	OK     bool   `json:"ok"`
+	Device string `json:"device"`
+	N      int    `json:"n"`
+	Winner int32  `json:"winner"`
+	Timed  int    `json:"timed"`
+	// Default is the context's TILE after tuning: the directive's
+	// default, since Tune times candidates as per-launch values.
+	Default int32   `json:"default"`
+	Cached  bool    `json:"cached"`
+	MaxErr  float64 `json:"max_rel_err"` // against Go
 	// Bench holds, with -bench, the device times of reps multiplies with
 	// each candidate that runs on the device, set in turn.
 	Bench []BenchRow `json:"bench,omitempty"`
@@ -127,9 +136,11 @@ func run(n int) (res Result, err error) {
 	if err := errors.Join(a.Write(q, ha), b.Write(q, hb)); err != nil {
 		return res, err
 	}
-	mul := func(q *rt.Queue) error {
-		tile := int(TILE.Value(ctx))
-		return (&Mul{A: a, B: b, C: c, N: int32(n)}).Enqueue(q, rt.Range2(n, n).WithLocal(tile, tile))
+	// One multiply with tile size tile: the launch's own TILE, and the
+	// work-group size that it needs.
+	mul := func(q *rt.Queue, tile int32) error {
+		m := Mul{A: a, B: b, C: c, N: int32(n), Tile: TILE.Of(tile)}
+		return m.Enqueue(q, rt.Range2(n, n).WithLocal(int(tile), int(tile)))
 	}
 	before := ctx.Stats().Cache
 	winner, err := TILE.Tune(q, mul)
@@ -139,8 +150,9 @@ func run(n int) (res Result, err error) {
 	after := ctx.Stats().Cache
 	res.Winner, res.Timed = winner, int(after.Tuned-before.Tuned)
 	res.Cached = after.TuneRecords > before.TuneRecords
+	res.Default = TILE.Value(ctx)
 	// The product with the winner, checked against Go.
-	if err := mul(q); err != nil {
+	if err := mul(q, winner); err != nil {
 		return res, err
 	}
 	got := make([]float32, n*n)
@@ -165,18 +177,14 @@ var benchReps int
 var candidates = []int32{4, 8, 16, 32, 64}
 
 // bench times benchReps multiplies with every candidate that runs on the
-// device, marks the winner, the default and the slowest, and sets the
-// winner again.
-func bench(ctx *rt.Context, q *rt.Queue, mul func(*rt.Queue) error, winner int32, n int) ([]BenchRow, error) {
+// device, and marks the winner, the default and the slowest.
+func bench(ctx *rt.Context, q *rt.Queue, mul func(*rt.Queue, int32) error, winner int32, n int) ([]BenchRow, error) {
 	var rows []BenchRow
 	for _, tile := range candidates {
-		if err := TILE.Set(ctx, tile); err != nil {
-			return rows, err
-		}
-		if err := mul(q); err != nil { // warm up; a tile the device refuses is left out
+		if err := mul(q, tile); err != nil { // warm up; a tile the device refuses is left out
 			continue
 		}
-		row, err := timeRuns(q, mul, n)
+		row, err := timeRuns(q, func(q *rt.Queue) error { return mul(q, tile) }, n)
 		if err != nil {
 			return rows, err
 		}
@@ -200,7 +208,7 @@ func bench(ctx *rt.Context, q *rt.Queue, mul func(*rt.Queue) error, winner int32
 	if len(rows) > 0 && rows[slow].Role == "" {
 		rows[slow].Role = "slowest"
 	}
-	return rows, TILE.Set(ctx, winner)
+	return rows, nil
 }
 
 // timeRuns times benchReps runs of mul, each between two markers by the

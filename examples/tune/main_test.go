@@ -45,6 +45,9 @@ func TestTuneExample(t *testing.T) {
 		if !res.OK || res.Cached != step.cached || (step.cached && res.Timed != 0) || (!step.cached && res.Timed < 3) {
 			t.Errorf("run %d: %+v; want ok, cached %v", i, res, step.cached)
 		}
+		if res.Default != 16 {
+			t.Errorf("run %d: the context's TILE is %d after tuning; want the default 16, which Tune leaves alone", i, res.Default)
+		}
 		if i == 2 && (len(res.Bench) < 3 || !strings.HasPrefix(res.Bench[slices.IndexFunc(res.Bench, func(r BenchRow) bool { return r.Tile == res.Winner })].Role, "winner")) {
 			t.Errorf("bench rows %+v; want the winner among them", res.Bench)
 		}

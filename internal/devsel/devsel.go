@@ -77,6 +77,32 @@ func Select(platforms []driver.PlatformInfo, selector string) ([]driver.DeviceIn
 	return byName(all, sel, selector)
 }
 
+// Check reports whether selector is well formed, without asking which
+// devices there are: a selector that starts with a platform index ("P:")
+// must go on with a device index or "*", both 0 or more. Any other
+// selector is well formed (a name picks nothing, at worst).
+func Check(selector string) error {
+	sel := strings.TrimSpace(selector)
+	ps, ds, ok := strings.Cut(sel, ":")
+	if !ok {
+		return nil
+	}
+	pi, err := strconv.Atoi(ps)
+	if err != nil {
+		return nil // "gpu:*", or a name with a colon
+	}
+	if pi < 0 {
+		return fmt.Errorf("select device %q: platform index %d is negative", selector, pi)
+	}
+	if ds == "*" {
+		return nil
+	}
+	if di, err := strconv.Atoi(ds); err != nil || di < 0 {
+		return fmt.Errorf("select device %q: device index %q is not a number 0 or more, nor *: want P:D or P:* (dgen devices lists the indices)", selector, ds)
+	}
+	return nil
+}
+
 // byIndex returns the devices of a selector "P:D" or "P:*", pi and ds
 // its two parts.
 func byIndex(platforms []driver.PlatformInfo, pi int, ds, selector string) ([]driver.DeviceInfo, error) {
@@ -90,10 +116,10 @@ func byIndex(platforms []driver.PlatformInfo, pi int, ds, selector string) ([]dr
 		}
 		return append([]driver.DeviceInfo(nil), devs...), nil
 	}
-	di, err := strconv.Atoi(ds)
-	if err != nil {
-		return nil, fmt.Errorf("select device %q: device index %q is not a number or *", selector, ds)
+	if err := Check(selector); err != nil {
+		return nil, err
 	}
+	di, _ := strconv.Atoi(ds)
 	if di < 0 || di >= len(devs) {
 		return nil, fmt.Errorf("select device %q: %w: device %d of %d on platform %d", selector, ErrNoDevice, di, len(devs), pi)
 	}

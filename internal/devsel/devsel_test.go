@@ -77,3 +77,16 @@ func TestSelect(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck: a selector that starts with a platform index must go on with
+// a device index or "*"; anything else is well formed.
+func TestCheck(t *testing.T) {
+	for sel, ok := range map[string]bool{
+		"": true, "gpu": true, "cpu:*": true, "0:0": true, "1:*": true, " 2:3 ": true, "NVIDIA H200": true, "gpu:0": true, "a:b:c": true,
+		"0:": false, "0:0,0:1": false, "0:x": false, "-1:0": false, "0:-1": false, "1:0:0": false,
+	} {
+		if err := Check(sel); (err == nil) != ok {
+			t.Errorf("Check(%q) = %v, want ok %v", sel, err, ok)
+		}
+	}
+}

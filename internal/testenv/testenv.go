@@ -9,10 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/dgen-go/dgen/internal/devsel"
-	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
@@ -34,21 +34,39 @@ func SkipWithoutDevice(t testing.TB, err error) {
 }
 
 // RequireDevice skips t where the machine has no device for the tests: the
-// one DGEN_DEVICE selects, else a CPU device (PoCL). It is for tests that
-// start child processes, or run a whole program, that would need one; the
-// test binary must import a backend (rt/opencl).
+// one DGEN_DEVICE selects, else a CPU device (PoCL), on a backend that
+// DGEN_BACKEND names, else on any that automatic selection tries. It is
+// for tests that start child processes, or run a whole program, that
+// would need one; the test binary must import a backend (rt/opencl). It
+// asks the backends for their devices as rt.Open would, without rt, which
+// imports nothing of the tests'.
 func RequireDevice(t testing.TB) {
 	t.Helper()
 	sel := os.Getenv("DGEN_DEVICE")
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel})
-	if err != nil {
-		SkipWithoutDevice(t, err)
-		return // the test itself reports what else went wrong
+	names := driver.AutoBackends()
+	if b := strings.ToLower(strings.TrimSpace(os.Getenv("DGEN_BACKEND"))); b != "" && b != "auto" {
+		names = []string{b}
 	}
-	ctx.Close()
+	err := fmt.Errorf("%w: no backend registered", devsel.ErrNoDevice)
+	for _, n := range names {
+		b, lerr := driver.Lookup(n)
+		if lerr != nil {
+			err = lerr
+			continue
+		}
+		ps, perr := b.Platforms()
+		if perr != nil {
+			err = perr
+			continue
+		}
+		if _, err = devsel.Select(ps, sel); err == nil {
+			return
+		}
+	}
+	SkipWithoutDevice(t, err) // the test itself reports what else went wrong
 }
 
 // SkipExamplesWithoutDevice is for a TestMain, before m.Run: where the
@@ -80,4 +98,16 @@ func SkipExamplesWithoutDevice() {
 			fmt.Fprintln(os.Stderr, "testenv: no OpenCL device: the examples, which need one, are skipped (apt-get install pocl-opencl-icd)")
 		}
 	}
+}
+
+// Device returns the device selector that tests open their contexts on:
+// DGEN_DEVICE where it is set (to run the tests on a GPU, on whichever
+// backend DGEN_BACKEND names), else "cpu", PoCL. A test that needs PoCL
+// itself names it, and the backend "opencl", whatever the environment
+// says.
+func Device() string {
+	if sel := os.Getenv("DGEN_DEVICE"); sel != "" {
+		return sel
+	}
+	return "cpu"
 }

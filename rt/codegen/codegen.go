@@ -17,7 +17,9 @@
 //
 // # Launches
 //
-// A generated Enqueue acquires an Instance of its spec with Acquire, sets
+// A generated Enqueue acquires an Instance of its spec with Acquire (or,
+// where the spec's fields give specialization-constant values, collects
+// them into a SpecArgs with SetSpec and acquires with AcquireSpec), sets
 // each argument with SetScalar, SetBuffer, SetLocal, SetImage or
 // SetSampler (which write the instance's prepared launch record; an error
 // is kept for the end) and calls Submit, or Launch for an event, which
@@ -39,6 +41,7 @@
 package codegen
 
 import (
+	"context"
 	"reflect"
 	"unsafe"
 
@@ -62,10 +65,14 @@ const (
 	// generated code (stale.go): explicit type arguments, layout and field
 	// guards, and Shape fingerprints in the descriptors. Version 4 names
 	// the kernel instance Instance, where earlier versions named rt.Kernel,
-	// which rt no longer exports.
-	MaxVersion = 4
+	// which rt no longer exports. Version 5 adds specialization-constant
+	// values per launch (Kernel.Specs, SpecArgs, SetSpec and AcquireSpec)
+	// and the Context forms of a launch (AcquireContext and
+	// AcquireSpecContext, which a kernel spec's EnqueueContext and
+	// EnqueueEventContext call).
+	MaxVersion = 5
 	// GenVersion is the version that the dgen of this module writes.
-	GenVersion = 4
+	GenVersion = 5
 )
 
 // Version is the type of a generated file's version assertion.
@@ -145,25 +152,77 @@ func AllocSiteVar[T any](s *rt.AllocSite[T]) Var {
 // Instance is a kernel instance: the kernel object of one spec on one
 // queue, with its launch record (the argument values as last set), which
 // Acquire returns and Submit or Launch takes back. Between the two it
-// belongs to the goroutine that acquired it.
-type Instance = core.Kernel
+// belongs to the goroutine that acquired it. It has no methods: generated
+// code sets its arguments and launches it through the functions below.
+type Instance core.Kernel
+
+// core returns k as the core's kernel.
+func (k *Instance) core() *core.Kernel { return (*core.Kernel)(k) }
 
 // Acquire returns an instance of the spec k for q's device, from the
 // queue's slots or the context's kernel cache (building its program on
 // first use). The caller sets every argument and calls Submit or Launch,
 // which park it again. No lock is held in between.
-func Acquire(q *rt.Queue, k *Kernel) (*Instance, error) { return core.Acquire(q, k) }
+func Acquire(q *rt.Queue, k *Kernel) (*Instance, error) {
+	i, err := core.Acquire((*core.Queue)(q), k)
+	return (*Instance)(i), err
+}
+
+// AcquireContext is Acquire bounded by ctx: when ctx is done before the
+// spec's program is built (by this goroutine, another, or another
+// process), it returns an error wrapping ctx.Err(), and the build goes on
+// for the others that wait for it. A generated EnqueueContext calls it.
+func AcquireContext(ctx context.Context, q *rt.Queue, k *Kernel) (*Instance, error) {
+	i, err := core.AcquireContext(ctx, (*core.Queue)(q), k)
+	return (*Instance)(i), err
+}
+
+// SpecArgs are a launch's own specialization-constant values, one per
+// constant of the spec's Specs, which SetSpec fills and AcquireSpec takes:
+// fixed-size, so that collecting them allocates nothing.
+type SpecArgs = core.SpecArgs
+
+// MaxSpecArgs is the most constants of one spec's Specs.
+const MaxSpecArgs = core.MaxSpecArgs
+
+// SetSpec records v, the spec's field of type rt.Spec[T] for the constant
+// c, as value i of a: the zero Spec gives none; one made by another
+// constant's Of is an error that AcquireSpec returns.
+func SetSpec[T any](a *SpecArgs, i int, c *rt.SpecConst[T], v rt.Spec[T]) {
+	core.SetSpec(a, i, (*core.SpecConst[T])(c), core.Spec[T](v))
+}
+
+// AcquireSpec is Acquire for a spec whose fields give specialization-
+// constant values: an instance of the program's variant for the values of
+// a (each checked against its constant's bounds the first time a queue
+// meets it; an error wraps rt.ErrOutOfRange) and the context's values of
+// the others. The caller sets every argument and calls Submit or Launch,
+// as after Acquire.
+func AcquireSpec(q *rt.Queue, k *Kernel, a *SpecArgs) (*Instance, error) {
+	i, err := core.AcquireSpec((*core.Queue)(q), k, a)
+	return (*Instance)(i), err
+}
+
+// AcquireSpecContext is AcquireSpec bounded by ctx, as AcquireContext is
+// Acquire. A generated EnqueueContext of a spec whose fields give
+// specialization-constant values calls it.
+func AcquireSpecContext(ctx context.Context, q *rt.Queue, k *Kernel, a *SpecArgs) (*Instance, error) {
+	i, err := core.AcquireSpecContext(ctx, (*core.Queue)(q), k, a)
+	return (*Instance)(i), err
+}
 
 // SetScalar sets argument i of k to v, a number, or an array or struct of
 // numbers laid out as the kernel's parameter.
-func SetScalar[T any](k *Instance, i int, v T) { core.SetScalar(k, i, v) }
+func SetScalar[T any](k *Instance, i int, v T) { core.SetScalar(k.core(), i, v) }
 
 // SetBuffer sets argument i of k to the buffer b. A freed buffer, or one
 // of another context, is an error that Submit and Launch return.
-func SetBuffer[T any](k *Instance, i int, b rt.Buffer[T]) { k.SpecBuffer(i, core.BufferMem(b)) }
+func SetBuffer[T any](k *Instance, i int, b rt.Buffer[T]) {
+	k.core().SpecBuffer(i, core.BufferMem(core.Buffer[T](b)))
+}
 
 // SetLocal sets argument i of k, a __local pointer, to size bytes.
-func SetLocal(k *Instance, i int, size int) { k.SpecLocal(i, size) }
+func SetLocal(k *Instance, i int, size int) { k.core().SpecLocal(i, size) }
 
 // SetImage sets argument i of k, an image parameter of the OpenCL C image
 // type kind ("image2d_t", ...) whose access qualifier is access, to img.
@@ -171,22 +230,28 @@ func SetLocal(k *Instance, i int, size int) { k.SpecLocal(i, size) }
 // freed one, or one of another context, is an error that Submit and Launch
 // return.
 func SetImage(k *Instance, i int, img rt.Image, kind, access string) {
-	k.SpecImage(i, img, kind, access)
+	k.core().SpecImage(i, core.Image(img), kind, access)
 }
 
 // SetSampler sets argument i of k, a sampler_t, to s. An invalid sampler
 // is an error that Submit and Launch return.
-func SetSampler(k *Instance, i int, s rt.Sampler) { k.SpecSampler(i, s) }
+func SetSampler(k *Instance, i int, s rt.Sampler) {
+	k.core().SpecSampler(i, core.Sampler{Normalized: s.Normalized, Address: core.AddressMode(s.Address), Filter: core.FilterMode(s.Filter)})
+}
 
 // Submit binds the hidden device-global arguments of k, launches it over
 // r after wait without an event (as rt/raw's Submit does) and parks it
 // again. The first error of setting an argument is returned instead, and
 // nothing is launched.
 func Submit(q *rt.Queue, k *Instance, r rt.Range, wait []*rt.Event) error {
-	return core.SubmitSpec(q, k, r, wait)
+	return core.SubmitSpec((*core.Queue)(q), k.core(), core.Range(r), wait, event)
 }
 
 // Launch is Submit with an event, as rt/raw's Launch.
 func Launch(q *rt.Queue, k *Instance, r rt.Range, wait []*rt.Event) (*rt.Event, error) {
-	return core.LaunchSpec(q, k, r, wait)
+	e, err := core.LaunchSpec((*core.Queue)(q), k.core(), core.Range(r), wait, event)
+	return (*rt.Event)(e), err
 }
+
+// event returns e as the core's event.
+func event(e *rt.Event) *core.Event { return (*core.Event)(e) }

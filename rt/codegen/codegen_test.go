@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/dgen-go/dgen/gen"
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
@@ -42,7 +43,7 @@ var (
 
 func open(t *testing.T) *rt.Context {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
@@ -128,6 +129,14 @@ var _ codegen.InWindow = codegen.Version[[min(1, max(0, %[1]d-codegen.MinVersion
 	}
 	if codegen.GenVersion < codegen.MinVersion || codegen.GenVersion > codegen.MaxVersion {
 		t.Errorf("GenVersion %d outside [%d, %d]", codegen.GenVersion, codegen.MinVersion, codegen.MaxVersion)
+	}
+}
+
+// TestMaxSpecArgs checks that the generator refuses a spec with more
+// fields of specialization-constant values than SpecArgs holds.
+func TestMaxSpecArgs(t *testing.T) {
+	if codegen.MaxSpecArgs != gen.MaxSpecFields {
+		t.Errorf("codegen.MaxSpecArgs %d, gen.MaxSpecFields %d: they must be equal", codegen.MaxSpecArgs, gen.MaxSpecFields)
 	}
 }
 

@@ -37,6 +37,13 @@ const (
 	attrComputeMinor          = 76
 	attrMaxSharedOptin        = 97
 	attrReservedSharedPerBlok = 111
+	// The largest surfaces (CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE*): rt/cuda's
+	// images are CUDA arrays for surface loads and stores.
+	attrSurface1DWidth        = 55
+	attrSurface2DWidth        = 56 // then height
+	attrSurface3DWidth        = 58 // then height, depth
+	attrSurface1DLayeredWidth = 61 // then layers
+	attrSurface2DLayeredWidth = 63 // then height, layers
 )
 
 // devInfo is what the backend knows of a CUDA device.
@@ -44,6 +51,7 @@ type devInfo struct {
 	info                  driver.DeviceInfo
 	ord                   C.CUdevice
 	maxBlock, maxGrid     [3]int
+	surf                  [11]int // the surface attributes from attrSurface1DWidth (55 to 65)
 	maxThreads, warp      int
 	maxShared, optin      int // bytes of shared memory per block: by default, and opted in
 	reserved              int // bytes of shared memory the driver reserves per block
@@ -147,6 +155,12 @@ func deviceInfo(i int) (devInfo, error) {
 		a   int
 		dst *int
 	}{attrComputeMinor, &minor})
+	for i := range d.surf {
+		attrs = append(attrs, struct {
+			a   int
+			dst *int
+		}{attrSurface1DWidth + i, &d.surf[i]})
+	}
 	for _, a := range attrs {
 		var v C.int
 		if err := cuError("cuDeviceGetAttribute", C.dgen_attr(&v, C.int(a.a), d.ord)); err != nil {
@@ -170,9 +184,26 @@ func deviceInfo(i int) (devInfo, error) {
 		MaxWorkGroupSize: d.maxThreads,
 		LocalMemSize:     int64(d.optin),
 		MemBaseAddrAlign: 1, // a view is a pointer offset: no alignment rule
+		MaxWorkItemSizes: [3]int64{int64(d.maxBlock[0]), int64(d.maxBlock[1]), int64(d.maxBlock[2])},
+		MaxGroups:        [3]int64{int64(d.maxGrid[0]), int64(d.maxGrid[1]), int64(d.maxGrid[2])},
+		Images:           d.imageLimits(),
 		Handle:           uintptr(i),
 	}
 	return d, nil
+}
+
+// imageLimits returns the largest images the device makes: its largest
+// surfaces, the smaller of a single image's and an array's where an array
+// has a limit of its own. rt/cuda makes no image over a buffer.
+func (d *devInfo) imageLimits() driver.ImageLimits {
+	at := func(attr int) int64 { return int64(d.surf[attr-attrSurface1DWidth]) }
+	return driver.ImageLimits{
+		Width1D:  min(at(attrSurface1DWidth), at(attrSurface1DLayeredWidth)),
+		Width2D:  min(at(attrSurface2DWidth), at(attrSurface2DLayeredWidth)),
+		Height2D: min(at(attrSurface2DWidth+1), at(attrSurface2DLayeredWidth+1)),
+		Width3D:  at(attrSurface3DWidth), Height3D: at(attrSurface3DWidth + 1), Depth3D: at(attrSurface3DWidth + 2),
+		Layers: min(at(attrSurface1DLayeredWidth+1), at(attrSurface2DLayeredWidth+2)),
+	}
 }
 
 // platformName is the name of the backend's one platform. It differs from

@@ -206,6 +206,46 @@ func TestRootNotOurs(t *testing.T) {
 	}
 }
 
+// TestRootSymlink: a root that is a symbolic link to a directory is used
+// as that directory, as ccache, GOCACHE and sccache follow it; a link to
+// nothing, or to a file, is refused with a message that says so.
+func TestRootSymlink(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skipf("symbolic links: %v", err)
+	}
+	c, err := Open(DefaultConfig(link))
+	if err != nil || !c.Enabled() {
+		t.Fatalf("open through a link to a directory: %v, enabled %v", err, c.Enabled())
+	}
+	if err := c.Put(testKey(1), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if !marked(real) {
+		t.Error("the directory the link points to is not marked as the cache's")
+	}
+	dangling := filepath.Join(base, "dangling")
+	os.Symlink(filepath.Join(base, "missing"), dangling)
+	file := filepath.Join(base, "file")
+	os.WriteFile(file, nil, 0o644)
+	toFile := filepath.Join(base, "tofile")
+	os.Symlink(file, toFile)
+	for dir, want := range map[string]string{dangling: "which does not exist", toFile: "not a directory"} {
+		c, err := Open(DefaultConfig(dir))
+		if !errors.Is(err, ErrUnavailable) || c.Enabled() || !strings.Contains(err.Error(), want) {
+			t.Errorf("open through %s: %v, want ErrUnavailable saying %q", dir, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "missing")); err == nil {
+		t.Error("the target of a dangling link was created")
+	}
+}
+
 // TestFullDisk fills a real, small file system (a tmpfs, which needs root):
 // the cache turns itself off with one warning and leaks no temporary file.
 func TestFullDisk(t *testing.T) {

@@ -33,11 +33,18 @@ func ownRootName(name string) bool {
 // missing root and marks it; it marks an existing root that is empty or
 // holds only what the cache writes (a cache made before the mark); and it
 // refuses any other directory, so that DGEN_CACHE_DIR=/ or a directory of
-// the user's never receives the cache's files.
+// the user's never receives the cache's files. A root that is a symbolic
+// link to a directory is that directory, as ccache, Go's GOCACHE and
+// sccache take it; the cache's own files and directories below the root
+// are never followed as links.
 func (c *Cache) claimRoot() error {
-	st, err := os.Lstat(c.root)
+	st, err := os.Stat(c.root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if lst, lerr := os.Lstat(c.root); lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(c.root)
+			return fmt.Errorf("%s is a symbolic link to %s, which does not exist", c.root, target)
+		}
 		if err := os.MkdirAll(c.root, 0o755); err != nil {
 			return err
 		}

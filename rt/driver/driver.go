@@ -283,8 +283,34 @@ type DeviceInfo struct {
 	LocalMemSize         int64 // bytes of local memory per work-group (CL_DEVICE_LOCAL_MEM_SIZE)
 	MemBaseAddrAlign     int64 // bytes to which a sub-buffer's offset is aligned (CL_DEVICE_MEM_BASE_ADDR_ALIGN, which OpenCL gives in bits)
 	Extensions           []string
+	// MaxWorkItemSizes is the largest work-group size in each dimension
+	// (CL_DEVICE_MAX_WORK_ITEM_SIZES; CUDA's largest block); 0 where the
+	// backend does not know it.
+	MaxWorkItemSizes [3]int64
+	// MaxGroups is the most work-groups one launch may have in each
+	// dimension, and MaxGroupsTotal the most in all, as the device or the
+	// backend's scheduler can count them (a CUDA grid: 2^31-1, 65535 and
+	// 65535 blocks; PoCL numbers work-groups with 32-bit integers, so at
+	// most 2^32-1 in all); 0 where the backend sets no limit. rt checks
+	// every launch against them before the driver sees it.
+	MaxGroups      [3]int64
+	MaxGroupsTotal int64
+	// Images are the largest images the device makes.
+	Images ImageLimits
 	// Handle is the backend's own device handle.
 	Handle uintptr
+}
+
+// ImageLimits are the largest images a device makes, in pixels (in layers
+// for Layers), as OpenCL's CL_DEVICE_IMAGE2D_MAX_WIDTH and its kin report
+// them (CUDA's surfaces on rt/cuda); 0 where the device makes none, or the
+// backend does not say.
+type ImageLimits struct {
+	Width1D                    int64 // a 1-D image, and a 1-D image array's width
+	Width2D, Height2D          int64 // a 2-D image, and a 2-D image array's
+	Width3D, Height3D, Depth3D int64
+	Layers                     int64 // of an image array
+	Buffer                     int64 // an image over a buffer (image1d_buffer_t)
 }
 
 // Label returns the device's name and platform for messages.

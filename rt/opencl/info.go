@@ -137,6 +137,7 @@ func platformInfo(index int, p C.cl_platform_id) (driver.PlatformInfo, error) {
 		}
 		di.PlatformIndex, di.Index = index, i
 		di.Platform, di.PlatformVersion = info.Name, info.Version
+		setLimits(&di, info.Name)
 		info.Devices = append(info.Devices, di)
 	}
 	return info, nil
@@ -205,7 +206,62 @@ func deviceInfo(d C.cl_device_id) (driver.DeviceInfo, error) {
 	info.GlobalMemSize, info.MaxAllocSize, info.LocalMemSize = int64(gmem), int64(maxa), int64(lmem)
 	info.MemBaseAddrAlign = int64(align) / 8
 	info.ComputeUnits, info.MaxWorkGroupSize = int(units), int(maxWorkGroup)
-	return info, nil
+	var dims C.cl_uint
+	if err := deviceValue(d, C.CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, &dims); err != nil {
+		return info, err
+	}
+	items := make([]C.size_t, max(dims, 3))
+	if err := check("clGetDeviceInfo", C.clGetDeviceInfo(d, C.CL_DEVICE_MAX_WORK_ITEM_SIZES, C.size_t(len(items))*C.size_t(unsafe.Sizeof(items[0])), unsafe.Pointer(&items[0]), nil)); err != nil {
+		return info, err
+	}
+	for i := range info.MaxWorkItemSizes {
+		info.MaxWorkItemSizes[i] = int64(items[i])
+	}
+	return info, imageLimits(d, &info.Images)
+}
+
+// imageLimits reads the device's largest images; zeros where it has none.
+func imageLimits(d C.cl_device_id, lim *driver.ImageLimits) error {
+	var support C.cl_bool
+	if err := deviceValue(d, C.CL_DEVICE_IMAGE_SUPPORT, &support); err != nil || support == C.CL_FALSE {
+		return err
+	}
+	for _, v := range []struct {
+		param C.cl_device_info
+		dst   *int64
+	}{
+		{C.CL_DEVICE_IMAGE2D_MAX_WIDTH, &lim.Width2D}, {C.CL_DEVICE_IMAGE2D_MAX_HEIGHT, &lim.Height2D},
+		{C.CL_DEVICE_IMAGE3D_MAX_WIDTH, &lim.Width3D}, {C.CL_DEVICE_IMAGE3D_MAX_HEIGHT, &lim.Height3D},
+		{C.CL_DEVICE_IMAGE3D_MAX_DEPTH, &lim.Depth3D},
+		{C.CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, &lim.Layers}, {C.CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, &lim.Buffer},
+	} {
+		var n C.size_t
+		if err := deviceValue(d, v.param, &n); err != nil {
+			return err
+		}
+		*v.dst = int64(n)
+	}
+	lim.Width1D = lim.Width2D // OpenCL 1.2: a 1-D image is as wide as a 2-D one may be
+	return nil
+}
+
+// poclPlatform is the name of PoCL's platform.
+const poclPlatform = "Portable Computing Language"
+
+// poclMaxGroups is the most work-groups that PoCL 3's CPU scheduler runs in
+// one launch: it numbers them, and the work-groups of a row and of a
+// slice, with 32-bit unsigned integers, and a launch beyond that aborts the
+// process (pthread_scheduler.c's get_wg_index_range: "max_wgs > 0") or
+// divides by zero (SIGFPE).
+const poclMaxGroups = 1<<32 - 1
+
+// setLimits records what the platform named platform lets one launch do
+// on the device, beyond what OpenCL reports: PoCL's scheduler limits.
+func setLimits(info *driver.DeviceInfo, platform string) {
+	if platform == poclPlatform {
+		info.MaxGroups = [3]int64{poclMaxGroups, poclMaxGroups, poclMaxGroups}
+		info.MaxGroupsTotal = poclMaxGroups
+	}
 }
 
 // CompileWorkGroupSize implements driver.KernelDescriber.

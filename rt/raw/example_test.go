@@ -4,14 +4,14 @@ import (
 	"fmt"
 
 	"github.com/dgen-go/dgen/rt"
-	_ "github.com/dgen-go/dgen/rt/opencl"
+	_ "github.com/dgen-go/dgen/rt/backends"
 	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // Build a program at run time, set a kernel's arguments and launch it: the
 // phases 3 and 4 of a launch, which a generated Enqueue shares.
 func ExampleSubmit() {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.Open() // DGEN_DEVICE and DGEN_BACKEND select; a GPU if present, else PoCL
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -31,7 +31,7 @@ func ExampleSubmit() {
 	x, _ := rt.NewBuffer[float32](ctx, 3)
 	defer x.Free()
 	x.Write(q, []float32{1, 2, 3})
-	k.SetBuffer(0, x)
+	raw.SetBuffer(k, 0, x)
 	raw.SetArg(k, 1, float32(10))
 	if err := raw.Submit(q, k, rt.Range1(3)); err != nil {
 		fmt.Println(err)

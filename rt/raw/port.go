@@ -13,35 +13,69 @@ import (
 // the CUDA backend, loaded from binaries.
 var ErrNoArgInfo = driver.ErrNoArgInfo
 
-// ArgInfo describes a kernel argument as its source declares it: its name,
-// type name, address space, image access and type qualifiers.
-type ArgInfo = driver.ArgInfo
+// ArgInfo describes a kernel argument as its source declares it
+// (clGetKernelArgInfo).
+type ArgInfo struct {
+	// Name is the parameter's name.
+	Name string
+	// TypeName is the parameter's type without its qualifiers: "float*",
+	// "int", "image2d_t".
+	TypeName string
+	// Address is the address space that a pointer parameter points into.
+	Address AddressQualifier
+	// Access is an image parameter's access qualifier.
+	Access AccessQualifier
+	// Qualifiers are the type qualifiers of the parameter.
+	Qualifiers TypeQualifier
+}
 
-// AddressQualifier, AccessQualifier and TypeQualifier are the qualifiers
-// of an ArgInfo.
-type (
-	AddressQualifier = driver.AddressQualifier
-	AccessQualifier  = driver.AccessQualifier
-	TypeQualifier    = driver.TypeQualifier
-)
+// AddressQualifier is the address space of a kernel argument
+// (CL_KERNEL_ARG_ADDRESS_QUALIFIER): where a pointer parameter points.
+type AddressQualifier uint8
 
-// The qualifiers of an ArgInfo.
+// The address qualifiers.
 const (
-	AddressPrivate  = driver.AddressPrivate
-	AddressGlobal   = driver.AddressGlobal
-	AddressConstant = driver.AddressConstant
-	AddressLocal    = driver.AddressLocal
-
-	AccessNone      = driver.AccessNone
-	AccessReadOnly  = driver.AccessReadOnly
-	AccessWriteOnly = driver.AccessWriteOnly
-	AccessReadWrite = driver.AccessReadWrite
-
-	TypeConst    = driver.TypeConst
-	TypeRestrict = driver.TypeRestrict
-	TypeVolatile = driver.TypeVolatile
-	TypePipe     = driver.TypePipe
+	AddressPrivate  = AddressQualifier(driver.AddressPrivate)  // not a pointer, or __private
+	AddressGlobal   = AddressQualifier(driver.AddressGlobal)   // __global
+	AddressConstant = AddressQualifier(driver.AddressConstant) // __constant
+	AddressLocal    = AddressQualifier(driver.AddressLocal)    // __local
 )
+
+// String returns the address space as OpenCL C spells it without its
+// underscores: "private", "global", "constant" or "local".
+func (a AddressQualifier) String() string { return driver.AddressQualifier(a).String() }
+
+// AccessQualifier is the access qualifier of an image argument
+// (CL_KERNEL_ARG_ACCESS_QUALIFIER).
+type AccessQualifier uint8
+
+// The access qualifiers.
+const (
+	AccessNone      = AccessQualifier(driver.AccessNone)      // not an image
+	AccessReadOnly  = AccessQualifier(driver.AccessReadOnly)  // read_only
+	AccessWriteOnly = AccessQualifier(driver.AccessWriteOnly) // write_only
+	AccessReadWrite = AccessQualifier(driver.AccessReadWrite) // read_write
+)
+
+// String returns the qualifier as OpenCL C spells it, "read_only", or
+// "none".
+func (a AccessQualifier) String() string { return driver.AccessQualifier(a).String() }
+
+// TypeQualifier is a set of type qualifiers of a kernel argument
+// (CL_KERNEL_ARG_TYPE_QUALIFIER).
+type TypeQualifier uint8
+
+// The type qualifiers.
+const (
+	TypeConst    = TypeQualifier(driver.TypeConst)
+	TypeRestrict = TypeQualifier(driver.TypeRestrict)
+	TypeVolatile = TypeQualifier(driver.TypeVolatile)
+	TypePipe     = TypeQualifier(driver.TypePipe)
+)
+
+// String returns the qualifiers as OpenCL C spells them, "const restrict",
+// or "" for none.
+func (t TypeQualifier) String() string { return driver.TypeQualifier(t).String() }
 
 // BuildContext is Build bounded by ctx. The program cache builds a source
 // once however many goroutines (and, through the persistent cache,
@@ -50,7 +84,7 @@ const (
 // for the others who wait for it, into the cache. The driver's compile
 // itself cannot be stopped.
 func BuildContext(ctx context.Context, c *rt.Context, name, source, options string) (*Program, error) {
-	p, err := core.Build(ctx, c, name, source, options)
+	p, err := core.Build(ctx, (*core.Context)(c), name, source, options)
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +92,10 @@ func BuildContext(ctx context.Context, c *rt.Context, name, source, options stri
 }
 
 // BuildGeneratedContext is BuildGenerated bounded by ctx, as BuildContext
-// is. It is the way to bound the build that the first launch of a kernel
-// spec of p would make: a generated Enqueue takes no context.Context, and
-// finds the program built (see also rt.Program.Build).
+// is (see also rt.Program.Build, and a kernel spec's generated
+// EnqueueContext, which bounds the build of its first launch).
 func BuildGeneratedContext(ctx context.Context, c *rt.Context, p *rt.Program) (*Program, error) {
-	bp, err := core.BuildGenerated(ctx, p, c)
+	bp, err := core.BuildGenerated(ctx, (*core.Program)(p), (*core.Context)(c))
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +108,7 @@ func BuildGeneratedContext(ctx context.Context, c *rt.Context, p *rt.Program) (*
 // wrapping rt.ErrInvalidBinary. A program loaded from binaries keeps no
 // argument information on the CUDA backend.
 func Load(c *rt.Context, name string, binaries [][]byte, options string) (*Program, error) {
-	p, err := core.Load(c, name, binaries, options)
+	p, err := core.Load((*core.Context)(c), name, binaries, options)
 	if err != nil {
 		return nil, err
 	}
@@ -105,28 +138,28 @@ func (p *Program) Binaries() ([][]byte, error) {
 // type is (in the device's byte order, which on every device dgen runs on
 // is the host's). No bytes, or an index out of range, is an error.
 func SetArgBytes(k *Kernel, i int, v []byte) error {
-	return (*core.Kernel)(k).SetArgBytes(i, v)
+	return k.core().SetArgBytes(i, v)
 }
 
 // SetNullBuffer sets argument i, a __global or __constant pointer, to
 // NULL, as clSetKernelArg with a NULL value does. A graph does not record
 // a launch with a NULL argument (an error wrapping errors.ErrUnsupported).
-func (k *Kernel) SetNullBuffer(i int) error { return (*core.Kernel)(k).SetNullBuffer(i) }
+func (k *Kernel) SetNullBuffer(i int) error { return k.core().SetNullBuffer(i) }
 
 // NumArgs returns the number of arguments the kernel takes.
-func (k *Kernel) NumArgs() int { return (*core.Kernel)(k).NumArgs() }
+func (k *Kernel) NumArgs() int { return k.core().NumArgs() }
 
 // CompileWorkGroupSize returns the work-group size that the kernel's
 // reqd_work_group_size attribute requires on d, one of its context's
 // devices, all zero when it has none (CL_KERNEL_COMPILE_WORK_GROUP_SIZE).
 func (k *Kernel) CompileWorkGroupSize(d *rt.Device) ([3]int, error) {
-	return (*core.Kernel)(k).CompileWorkGroupSize(d)
+	return k.core().CompileWorkGroupSize(k.core().DeviceOf(d))
 }
 
 // Attributes returns the attributes that the kernel's source declares,
 // as OpenCL reports them (CL_KERNEL_ATTRIBUTES), "" for none; the CUDA
 // backend knows none.
-func (k *Kernel) Attributes() (string, error) { return (*core.Kernel)(k).Attributes() }
+func (k *Kernel) Attributes() (string, error) { return k.core().Attributes() }
 
 // ArgInfo returns what the kernel's source declares of argument i: its
 // name, type name and qualifiers (clGetKernelArgInfo). OpenCL keeps them
@@ -134,4 +167,7 @@ func (k *Kernel) Attributes() (string, error) { return (*core.Kernel)(k).Attribu
 // -cl-kernel-arg-info (PoCL and NVIDIA's OpenCL keep no names without it):
 // otherwise the error wraps ErrNoArgInfo. A program built with that option
 // skips the persistent cache, whose binaries lack the information.
-func (k *Kernel) ArgInfo(i int) (ArgInfo, error) { return (*core.Kernel)(k).ArgInfo(i) }
+func (k *Kernel) ArgInfo(i int) (ArgInfo, error) {
+	a, err := k.core().ArgInfo(i)
+	return ArgInfo{Name: a.Name, TypeName: a.TypeName, Address: AddressQualifier(a.Address), Access: AccessQualifier(a.Access), Qualifiers: TypeQualifier(a.Qualifiers)}, err
+}

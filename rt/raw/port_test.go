@@ -93,7 +93,7 @@ func TestSetArgBytes(t *testing.T) {
 	binary.NativeEndian.PutUint32(p[4:], 10)
 	binary.NativeEndian.PutUint16(p[12:], 100)
 	v := []byte{0, 0, 7, 0} // uchar3 takes the size of uchar4
-	if err := k.SetBuffer(0, out); err != nil {
+	if err := raw.SetBuffer(k, 0, out); err != nil {
 		t.Fatal(err)
 	}
 	if err := raw.SetArgBytes(k, 1, p); err != nil {
@@ -138,14 +138,14 @@ func TestSetNullBuffer(t *testing.T) {
 	if err := in.Write(q, []float32{5, 6}); err != nil {
 		t.Fatal(err)
 	}
-	k.SetBuffer(0, out)
+	raw.SetBuffer(k, 0, out)
 	for _, c := range []struct {
 		in   bool
 		want []float32
 	}{{false, []float32{-1, -1}}, {true, []float32{5, 6}}, {false, []float32{-1, -1}}} {
 		err := k.SetNullBuffer(1)
 		if c.in {
-			err = k.SetBuffer(1, in)
+			err = raw.SetBuffer(k, 1, in)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -261,7 +261,7 @@ func TestBinariesLoad(t *testing.T) {
 	k := kernel(t, p, "pick")
 	out, _ := rt.NewBuffer[float32](ctx, 2)
 	defer out.Free()
-	k.SetBuffer(0, out)
+	raw.SetBuffer(k, 0, out)
 	k.SetNullBuffer(1)
 	if err := raw.Submit(q, k, rt.Range1(2)); err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestGlobalOffset(t *testing.T) {
 	if err := out.Write(q, make([]int32, 8)); err != nil {
 		t.Fatal(err)
 	}
-	k.SetBuffer(0, out)
+	raw.SetBuffer(k, 0, out)
 	err := raw.Submit(q, k, rt.Range1(4).WithOffset(3))
 	if cuda(ctx) {
 		if !errors.Is(err, errors.ErrUnsupported) {
@@ -347,7 +347,7 @@ func TestGoTrace(t *testing.T) {
 	k := kernel(t, build(t, ctx, "traced", nullSrc, ""), "pick")
 	out, _ := rt.NewBuffer[float32](ctx, 2)
 	defer out.Free()
-	k.SetBuffer(0, out)
+	raw.SetBuffer(k, 0, out)
 	k.SetNullBuffer(1)
 
 	file := filepath.Join(t.TempDir(), "trace.out")
@@ -409,8 +409,8 @@ func TestArgInfoFromCache(t *testing.T) {
 }
 
 // TestSetBufferMemory: SetBuffer takes an rt.Buffer of any element type
-// (rt.Memory), or its Mem, which costs no allocation; the zero
-// Buffer and nil are errors, never a NULL argument.
+// and allocates nothing; the zero Buffer is an error, never a NULL
+// argument.
 func TestSetBufferMemory(t *testing.T) {
 	ctx := open(t)
 	q := ctx.Queue()
@@ -420,20 +420,33 @@ func TestSetBufferMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ints.Free()
-	for i, m := range []raw.Memory{ints, ints.Mem()} {
-		if err := errors.Join(k.SetBuffer(0, m), raw.SetArg(k, 1, int32(i+5))); err != nil {
-			t.Fatal(err)
-		}
-		if err := raw.Submit(q, k, rt.Range1(2)); err != nil {
-			t.Fatal(err)
-		}
-		if got, want := read(t, q, ints), []int32{int32(i + 5), int32(i + 5)}; !slices.Equal(got, want) {
-			t.Errorf("memory %d: got %v, want %v", i, got, want)
-		}
+	words, err := rt.NewBuffer[uint32](ctx, 2)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, m := range []raw.Memory{rt.Buffer[int32]{}, nil} {
-		if err := k.SetBuffer(0, m); !errors.Is(err, rt.ErrInvalidArgument) {
-			t.Errorf("SetBuffer(%#v) = %v, want an error wrapping ErrInvalidArgument", m, err)
-		}
+	defer words.Free()
+	if err := errors.Join(raw.SetBuffer(k, 0, ints), raw.SetArg(k, 1, int32(5))); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Submit(q, k, rt.Range1(2)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, q, ints), []int32{5, 5}; !slices.Equal(got, want) {
+		t.Errorf("int32 buffer: got %v, want %v", got, want)
+	}
+	if err := errors.Join(raw.SetBuffer(k, 0, words), raw.SetArg(k, 1, int32(6))); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Submit(q, k, rt.Range1(2)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, q, words), []uint32{6, 6}; !slices.Equal(got, want) {
+		t.Errorf("uint32 buffer: got %v, want %v", got, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { raw.SetBuffer(k, 0, ints) }); n != 0 {
+		t.Errorf("SetBuffer allocates %v times, want 0", n)
+	}
+	if err := raw.SetBuffer(k, 0, rt.Buffer[int32]{}); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("SetBuffer(zero Buffer) = %v, want an error wrapping ErrInvalidArgument", err)
 	}
 }

@@ -16,7 +16,7 @@
 //	prog, err := raw.Build(ctx, "saxpy", src, "") // errors carry the build log
 //	k, err := prog.Kernel("saxpy")
 //	err = raw.SetArg(k, 0, float32(2))
-//	err = k.SetBuffer(1, x) // x is an rt.Buffer
+//	err = raw.SetBuffer(k, 1, x) // x is an rt.Buffer
 //	err = raw.Submit(q, k, rt.Range1(n)) // no event; raw.Launch returns one
 //
 // A Kernel is the same object as the kernel instance that generated code
@@ -37,6 +37,7 @@
 //	CL_PROGRAM_BINARIES                         Program.Binaries
 //	CL_PROGRAM_KERNEL_NAMES                     Program.KernelNames
 //	clSetKernelArg(k, i, size, &value)          SetArg; SetArgBytes where the size is known at run time
+//	clSetKernelArg(k, i, sizeof(cl_mem), &mem)  SetBuffer
 //	clSetKernelArg(k, i, sizeof(cl_mem), NULL)  Kernel.SetNullBuffer
 //	clSetKernelArg(k, i, size, NULL)            Kernel.SetLocal
 //	CL_KERNEL_NUM_ARGS                          Kernel.NumArgs
@@ -52,12 +53,9 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/core"
-	"github.com/dgen-go/dgen/rt/internal/desc"
 )
 
 // Program is a program built for every device of its context: the
@@ -107,6 +105,8 @@ func (p *Program) Kernel(name string) (*Kernel, error) {
 }
 
 // Release releases the program. Kernels made from it stay usable.
+// Releasing it again does nothing, nor does releasing it after its
+// context's Close, which released it.
 func (p *Program) Release() error {
 	if p == nil {
 		return nilProgram("release program")
@@ -129,47 +129,43 @@ func nilProgram(op string) error {
 type Kernel core.Kernel
 
 // Name returns the kernel's name.
-func (k *Kernel) Name() string { return (*core.Kernel)(k).Name() }
+func (k *Kernel) Name() string { return k.core().Name() }
 
-// Release releases the kernel object.
-func (k *Kernel) Release() error { return (*core.Kernel)(k).Release() }
+// Release releases the kernel object. Releasing it again does nothing,
+// nor does releasing it after its context's Close, which released it.
+func (k *Kernel) Release() error { return k.core().Release() }
+
+// core returns k as the core's kernel.
+func (k *Kernel) core() *core.Kernel { return (*core.Kernel)(k) }
 
 // SetArg sets argument i of k to the value v: a number of fixed size
 // (not int, uint or uintptr), or an array or struct of numbers laid out as
 // the kernel's parameter type is. An index out of the kernel's range is an
 // error wrapping rt.ErrOutOfRange, a value of no fixed device layout one
-// wrapping rt.ErrInvalidArgument.
+// wrapping rt.ErrInvalidArgument. The value is set as a generated kernel
+// spec sets it: unchanged since the last launch, it costs the launch
+// nothing.
 func SetArg[T any](k *Kernel, i int, v T) error {
-	if err := (*core.Kernel)(k).CheckArgType(i, reflect.TypeFor[T]()); err != nil {
+	if err := k.core().CheckArgType(i, reflect.TypeFor[T]()); err != nil {
 		return err
 	}
-	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
-		(*core.Kernel)(k).SetScalarBits(i, size, desc.ScalarBits(v))
-	} else {
-		setBytes(k, i, v)
-	}
+	core.SetScalar(k.core(), i, v)
 	return nil
 }
 
-// setBytes is SetArg for a value of more than 8 bytes, a function of its
-// own so that a small value does not escape to the heap.
-func setBytes[T any](k *Kernel, i int, v T) {
-	(*core.Kernel)(k).SetBytes(i, unsafe.Pointer(&v), unsafe.Sizeof(v))
+// SetBuffer sets argument i of k to the buffer b, of any element type: a
+// pointer to __global or __constant memory. A freed buffer is an error
+// wrapping rt.ErrFreed, one of another context an error wrapping
+// rt.ErrInvalidArgument, and the zero Buffer one wrapping
+// rt.ErrInvalidArgument (a NULL pointer is SetNullBuffer's). It allocates
+// nothing, so that a launch loop may set its buffers at every launch.
+func SetBuffer[T any](k *Kernel, i int, b rt.Buffer[T]) error {
+	return k.core().SetBuffer(i, core.BufferMem(core.Buffer[T](b)))
 }
-
-// Memory is rt.Memory: an rt.Buffer of any element type.
-type Memory = rt.Memory
-
-// SetBuffer sets argument i to the memory of b, an rt.Buffer or its Mem
-// (which, unlike the Buffer, is not boxed into an allocation on the way:
-// a launch loop passes b.Mem()). A freed buffer is an error wrapping
-// rt.ErrFreed, one of another context an error wrapping
-// rt.ErrInvalidArgument.
-func (k *Kernel) SetBuffer(i int, b Memory) error { return (*core.Kernel)(k).SetBuffer(i, b) }
 
 // SetLocal sets argument i, a __local pointer, to size bytes of local
 // memory.
-func (k *Kernel) SetLocal(i int, size int) error { return (*core.Kernel)(k).SetLocal(i, size) }
+func (k *Kernel) SetLocal(i int, size int) error { return k.core().SetLocal(i, size) }
 
 // SetImage sets argument i, an image parameter with the OpenCL C access
 // qualifier access ("read_only", "write_only" or "read_write"), to img.
@@ -182,18 +178,42 @@ func (k *Kernel) SetLocal(i int, size int) error { return (*core.Kernel)(k).SetL
 // not know the parameter's image type: an image of another kind is the
 // caller's mistake here, where generated kernel specs check it.
 func (k *Kernel) SetImage(i int, img rt.Image, access string) error {
-	return (*core.Kernel)(k).SetImage(i, img, access)
+	return k.core().SetImage(i, core.Image(img), access)
 }
 
 // SetSampler sets argument i, a sampler_t, to s.
 func (k *Kernel) SetSampler(i int, s rt.Sampler) error {
-	return (*core.Kernel)(k).SetSampler(i, s)
+	return k.core().SetSampler(i, core.Sampler{Normalized: s.Normalized, Address: core.AddressMode(s.Address), Filter: core.FilterMode(s.Filter)})
 }
 
 // WorkGroupInfo returns the kernel's work-group limits on d, one of its
 // context's devices, asked of the driver once per device.
-func (k *Kernel) WorkGroupInfo(d *rt.Device) (driver.KernelWorkGroupInfo, error) {
-	return (*core.Kernel)(k).WorkGroupInfo(d)
+func (k *Kernel) WorkGroupInfo(d *rt.Device) (WorkGroupInfo, error) {
+	info, err := k.core().WorkGroupInfo(k.core().DeviceOf(d))
+	return WorkGroupInfo(info), err
+}
+
+// WorkGroupInfo is what a kernel may run on a device, as
+// clGetKernelWorkGroupInfo says it.
+type WorkGroupInfo struct {
+	// WorkGroupSize is the largest work-group the kernel can run in on
+	// the device (CL_KERNEL_WORK_GROUP_SIZE), at most the device's
+	// MaxWorkGroupSize.
+	WorkGroupSize int
+	// PreferredMultiple is the work-group size multiple that performs best
+	// (CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE).
+	PreferredMultiple int
+	// LocalMemSize is the local memory the kernel uses, in bytes
+	// (CL_KERNEL_LOCAL_MEM_SIZE): its __local variables, and its __local
+	// arguments as set when it was asked.
+	LocalMemSize int64
+	// PrivateMemSize is the private memory each work-item uses, in bytes
+	// (CL_KERNEL_PRIVATE_MEM_SIZE).
+	PrivateMemSize int64
+	// CompileWorkGroupSize is the work-group size that the kernel's
+	// reqd_work_group_size attribute demands, or zeros where it has none
+	// or the backend does not say (CL_KERNEL_COMPILE_WORK_GROUP_SIZE).
+	CompileWorkGroupSize [3]int
 }
 
 // Launch enqueues kernel k over r on q after the events of wait and
@@ -202,7 +222,8 @@ func (k *Kernel) WorkGroupInfo(d *rt.Device) (driver.KernelWorkGroupInfo, error)
 // image argument whose memory was freed since it was set is an error
 // wrapping rt.ErrFreed, and nothing is enqueued.
 func Launch(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) (*rt.Event, error) {
-	return core.Launch(q, (*core.Kernel)(k), r, wait)
+	e, err := core.Launch((*core.Queue)(q), k.core(), core.Range(r), wait, event)
+	return (*rt.Event)(e), err
 }
 
 // Submit enqueues kernel k over r on q after the events of wait, like
@@ -210,5 +231,8 @@ func Launch(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) (*rt.Event, e
 // that is needed, since on some drivers an event costs as much as the
 // launch.
 func Submit(q *rt.Queue, k *Kernel, r rt.Range, wait ...*rt.Event) error {
-	return core.Submit(q, (*core.Kernel)(k), r, wait)
+	return core.Submit((*core.Queue)(q), k.core(), core.Range(r), wait, event)
 }
+
+// event returns e as the core's event.
+func event(e *rt.Event) *core.Event { return (*core.Event)(e) }

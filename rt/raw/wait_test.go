@@ -32,8 +32,8 @@ func spinning(t *testing.T, ctx *rt.Context) (*rt.Event, func()) {
 	if err := flag.Write(q, []int32{0}); err != nil {
 		t.Fatal(err)
 	}
-	k.SetBuffer(0, flag)
-	k.SetBuffer(1, out)
+	raw.SetBuffer(k, 0, flag)
+	raw.SetBuffer(k, 1, out)
 	q2, err := ctx.NewQueue(q.Device()) // before the launch: it waits for the device
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/dgen-go/dgen/rt/alloc"
-	"github.com/dgen-go/dgen/rt/internal/desc"
 )
 
 // Remote is what the shared remote tier beneath the persistent cache did
@@ -91,11 +90,17 @@ func (s Alloc) Total() alloc.TagStats {
 	return t
 }
 
-// Tag returns the statistics of one tag over every device.
+// Tag returns the statistics of one tag over every device, named as the
+// devices' allocators name it (the allocation site's name); a tag that no
+// allocator has seen has no name.
 func (s Alloc) Tag(tag uint32) alloc.TagStats {
-	t := alloc.TagStats{Tag: alloc.Tag(tag), Name: desc.TagName(tag)}
+	t := alloc.TagStats{Tag: alloc.Tag(tag)}
 	for _, d := range s.Devices {
-		t.Add(d.Stats.Tag(alloc.Tag(tag)))
+		ts := d.Stats.Tag(alloc.Tag(tag))
+		if t.Name == "" {
+			t.Name = ts.Name
+		}
+		t.Add(ts)
 	}
 	return t
 }

@@ -90,7 +90,7 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 		return d.a, nil
 	}
 	if c.closed.Load() {
-		return nil, fmt.Errorf("allocate: context: %w", ErrClosed)
+		return nil, c.closedError()
 	}
 	dq, err := c.drv.NewQueue(q.dev.index, false)
 	if err != nil {
@@ -118,12 +118,12 @@ func allocMem(q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
 		return nil, fmt.Errorf("allocate %d bytes: %w: nil queue", size, ErrInvalidArgument)
 	}
 	if err := q.enter(); err != nil {
-		return nil, fmt.Errorf("allocate %d bytes: %w", size, err)
+		return nil, fmt.Errorf("allocate %d bytes for %s: %w", size, tagName(uint32(tag)), err)
 	}
 	defer q.exit()
 	a, err := q.ctx.allocator(q)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("allocate %d bytes for %s: %w", size, tagName(uint32(tag)), err)
 	}
 	h, err := a.AllocOn(q, tag, size)
 	if err != nil {
@@ -181,20 +181,20 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
 	}
-	m, err := allocMem(q, alloc.Tag(info.Tag()), size, 0) // the user calls AllocSite.Alloc
+	m, err := allocMem(q, alloc.Tag(info.Tag()), size, facade) // the user calls rt.AllocSite.Alloc
 	if err != nil {
 		return Buffer[T]{}, err
 	}
 	return bufferOver[T](m, n), nil
 }
 
-// Alloc is rt.Alloc, which documents it.
+// Alloc allocates an untagged buffer from q's allocator (rt.Alloc).
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate: %w", err)
 	}
-	m, err := allocMem(q, alloc.NoTag, size, 1) // the user calls rt.Alloc, which calls Alloc
+	m, err := allocMem(q, alloc.NoTag, size, facade) // the user calls rt.Alloc
 	if err != nil {
 		return Buffer[T]{}, err
 	}

@@ -186,7 +186,7 @@ func TestAllocFreedErrors(t *testing.T) {
 		{"Write", func(b rt.Buffer[float32]) error { return b.Write(q, []float32{1}) }},
 		{"Read", func(b rt.Buffer[float32]) error { return b.Read(q, make([]float32, 1)) }},
 		{"Fill", func(b rt.Buffer[float32]) error { _, err := b.Fill(q, 1); return err }},
-		{"SetBuffer", func(b rt.Buffer[float32]) error { return k.SetBuffer(1, b) }},
+		{"SetBuffer", func(b rt.Buffer[float32]) error { return raw.SetBuffer(k, 1, b) }},
 	}
 	for _, alloc := range []struct {
 		name  string
@@ -337,7 +337,7 @@ func TestAllocReleaseHeldBoundAndClose(t *testing.T) {
 	if s.DriverAllocs != s.DriverReleases {
 		t.Errorf("after Close: %d driver buffers created, %d released\n%v", s.DriverAllocs, s.DriverReleases, s)
 	}
-	if _, err := live.Mem().Driver(); !errors.Is(err, rt.ErrFreed) {
+	if _, err := memOf(live).Driver(); !errors.Is(err, rt.ErrFreed) {
 		t.Errorf("use of a buffer after Close: %v, want ErrFreed", err)
 	}
 	if err := live.Free(); err != nil {

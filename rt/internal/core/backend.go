@@ -3,8 +3,10 @@ package core
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dgen-go/dgen/internal/devsel"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -110,6 +112,39 @@ func chooseBackend(cfg Config) (string, driver.Backend, []driver.DeviceInfo, err
 	return "", nil, nil, errors.Join(append(errs, driver.AutoDeclined()...)...)
 }
 
+// nvidiaNoted is set once Open has said, through a context's logger, that
+// it runs an NVIDIA GPU on NVIDIA's OpenCL for want of rt/cuda: once per
+// process, since a server may open many contexts.
+var nvidiaNoted atomic.Bool
+
+// nvidiaOnOpenCL returns the NVIDIA GPU among devs that automatic
+// selection put on the backend name "opencl", NVIDIA's OpenCL, while no
+// backend "cuda" is registered (cudaLinked false): rt/cuda, which the
+// program did not import, runs it at less cost per launch. It returns nil
+// otherwise, and where cfg names the backend.
+func nvidiaOnOpenCL(cfg Config, name string, devs []driver.DeviceInfo, cudaLinked bool) *driver.DeviceInfo {
+	if b := strings.ToLower(strings.TrimSpace(string(cfg.Backend))); b != "" && b != "auto" || name != "opencl" || cudaLinked {
+		return nil
+	}
+	for i, d := range devs {
+		if d.Type == driver.DeviceGPU && (strings.Contains(d.Vendor, "NVIDIA") || strings.Contains(d.Platform, "NVIDIA")) {
+			return &devs[i]
+		}
+	}
+	return nil
+}
+
+// noteNVIDIA says once through log that the NVIDIA GPU d runs on NVIDIA's
+// OpenCL because rt/cuda is not linked, and how to link it.
+func noteNVIDIA(log *slog.Logger, d *driver.DeviceInfo) {
+	if d == nil || nvidiaNoted.Swap(true) {
+		return
+	}
+	log.Warn("dgen: the NVIDIA GPU runs on NVIDIA's OpenCL because the program does not import rt/cuda; "+
+		`import _ "github.com/dgen-go/dgen/rt/backends" (or rt/cuda) to run it through CUDA's driver API, whose launches cost less`,
+		"device", d.Label())
+}
+
 // devicesOn returns the devices of b that cfg.Device selects.
 func devicesOn(b driver.Backend, cfg Config) ([]driver.DeviceInfo, error) {
 	ps, err := b.Platforms()
@@ -118,6 +153,9 @@ func devicesOn(b driver.Backend, cfg Config) ([]driver.DeviceInfo, error) {
 	}
 	devs, err := devsel.Select(ps, cfg.Device)
 	if err != nil {
+		if cfg.deviceEnv != "" && cfg.deviceEnv == cfg.Device {
+			return nil, fmt.Errorf("open context: DGEN_DEVICE=%q: %w", cfg.Device, err)
+		}
 		return nil, fmt.Errorf("open context: %w", err)
 	}
 	return devs, nil

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
-	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/raw"
 )
 
@@ -44,7 +43,7 @@ func touchKernel(b testing.TB, ctx *rt.Context) (*raw.Kernel, rt.Buffer[int32]) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := k.SetBuffer(0, buf); err != nil {
+	if err := raw.SetBuffer(k, 0, buf); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
@@ -268,19 +267,19 @@ func BenchmarkSetBuffer(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { other.Free() })
-	bufs := [2]*core.Mem{buf.Mem(), other.Mem()}
+	bufs := [2]rt.Buffer[int32]{buf, other}
 	for _, bc := range []struct {
 		name string
-		pick func(i int) *core.Mem
+		pick func(i int) rt.Buffer[int32]
 	}{
-		{"same", func(int) *core.Mem { return bufs[0] }},
-		{"changed", func(i int) *core.Mem { return bufs[i&1] }},
+		{"same", func(int) rt.Buffer[int32] { return bufs[0] }},
+		{"changed", func(i int) rt.Buffer[int32] { return bufs[i&1] }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if err := k.SetBuffer(0, bc.pick(i)); err != nil {
+				if err := raw.SetBuffer(k, 0, bc.pick(i)); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -2,12 +2,14 @@ package core
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
+	"weak"
 
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -153,7 +155,7 @@ func (m *Mem) driverBuffer() (driver.Buffer, error) {
 // allocator and device globals build on it.
 func (c *Context) newMem(size int64) (*Mem, error) {
 	if err := c.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("allocate %d bytes: %w", size, err)
 	}
 	defer c.exit()
 	if size < 0 {
@@ -173,6 +175,7 @@ func (c *Context) newMem(size int64) (*Mem, error) {
 	}
 	c.driverAllocs.Add(1)
 	m.setDriver(drv)
+	c.live.add(m) // live.go
 	c.traceMem(0, memTrace(m), true)
 	return m, nil
 }
@@ -189,24 +192,28 @@ func (c *Context) maxAlloc() int64 {
 	return max
 }
 
+// releaseToDriver releases m, memory from the driver, unless Close has
+// (live.go).
 func releaseToDriver(m *Mem) error {
 	if m.drv == nil {
 		return nil
 	}
-	if err := m.drv.Release(); err != nil {
+	if err := m.ctx.ownerRelease(m); err != nil {
 		return fmt.Errorf("release %d bytes: %w", m.size, err)
 	}
-	m.ctx.driverReleases.Add(1)
-	m.ctx.traceMem(0, memTrace(m), false)
 	return nil
 }
 
 // Free gives the memory back. A second Free returns an error wrapping
 // ErrFreed and changes nothing. On a context that recorded a device
-// fault, Free gives the memory back all the same and returns the fault.
+// fault, Free gives the memory back all the same and returns the fault;
+// after the context's Close, Free returns nil (Close released the memory).
 func (m *Mem) Free() error {
 	if m == nil {
 		return fmt.Errorf("free buffer: %w: nil buffer", ErrInvalidArgument)
+	}
+	if m.ctxClosed() {
+		return nil
 	}
 	if m.freed.Swap(true) {
 		return fmt.Errorf("free buffer: %w", ErrFreed)
@@ -233,7 +240,9 @@ var freedMem = func() *Mem {
 	return m
 }()
 
-// Buffer is rt.Buffer, which documents it.
+// Buffer is a typed handle on a Mem, rt.Buffer's implementation: rt
+// defines its Buffer over this type and forwards each method. gen is the
+// generation of m that the handle was made in (a Free ends it).
 type Buffer[T any] struct {
 	m   *Mem
 	n   int
@@ -254,7 +263,7 @@ func (b Buffer[T]) mem() *Mem {
 	return b.m
 }
 
-// NewBuffer is rt.NewBuffer, which documents it.
+// NewBuffer allocates a buffer straight from the driver (rt.NewBuffer).
 func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
@@ -279,7 +288,9 @@ func byteSize[T any](n int) (int64, error) {
 		return 0, fmt.Errorf("buffer of %d %v: %w: negative length", n, reflect.TypeFor[T](), ErrInvalidArgument)
 	}
 	if es > 0 && int64(n) > (1<<62)/es {
-		return 0, fmt.Errorf("buffer of %d %v: %w: too large", n, reflect.TypeFor[T](), ErrInvalidArgument)
+		// Far above any device's largest allocation, or not a number
+		// of bytes an int64 holds.
+		return 0, fmt.Errorf("buffer of %d %v: %w: %d × %d bytes overflows the sizes a device allocates", n, reflect.TypeFor[T](), ErrTooLarge, n, es)
 	}
 	return int64(n) * es, nil
 }
@@ -287,23 +298,15 @@ func byteSize[T any](n int) (int64, error) {
 // Len returns the number of elements.
 func (b Buffer[T]) Len() int { return b.n }
 
-// Memory is rt.Memory, which documents it.
-type Memory interface{ mem() *Mem }
-
-func (m *Mem) mem() *Mem { return m }
-
-// Mem returns the memory behind the buffer; nil for the zero Buffer. It
-// is Memory, as the Buffer is, and passing it costs nothing, where passing
-// the Buffer, a value boxed into the interface, costs an allocation: a
-// launch loop of rt/raw sets k.SetBuffer(i, b.Mem()). Once the buffer is
-// freed, every use of the Mem (Free, and rt/raw's Kernel.SetBuffer among
-// them) is an error wrapping ErrFreed, even after the allocator has handed
-// the same device memory to another buffer.
-func (b Buffer[T]) Mem() *Mem { return b.mem() }
-
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
-// it, and a second Free, return errors wrapping ErrFreed.
-func (b Buffer[T]) Free() error { return b.mem().Free() }
+// it, and a second Free, return errors wrapping ErrFreed; after the
+// context's Close, Free returns nil (Close released the memory).
+func (b Buffer[T]) Free() error {
+	if b.m.ctxClosed() {
+		return nil
+	}
+	return b.mem().Free()
+}
 
 func elemSize[T any]() int64 {
 	var z T
@@ -356,25 +359,36 @@ func (m *Mem) doneAll() {
 }
 
 // Write copies src into the buffer from element 0 and waits until it is
-// done. src may be shorter than the buffer.
+// done.
 func (b Buffer[T]) Write(q *Queue, src []T, wait ...*Event) error {
-	return b.writeAt(q, 0, src, wait, 0)
+	return b.writeAt(nil, q, 0, src, wait, facade)
 }
 
 // WriteAt copies src into the buffer from element off and waits until it
-// is done. A span outside the buffer is an error wrapping ErrOutOfRange,
-// and nothing is written.
+// is done.
 func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
-	return b.writeAt(q, off, src, wait, 0)
+	return b.writeAt(nil, q, off, src, wait, facade)
 }
 
-// writeAt is WriteAt; skip is as for beginTask.
-func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) error {
+// WriteAtContext is WriteAt with its wait for the commands before it
+// bounded by ctx (Queue.waitBefore).
+func (b Buffer[T]) WriteAtContext(ctx context.Context, q *Queue, off int, src []T, wait ...*Event) error {
+	return b.writeAt(ctx, q, off, src, wait, facade)
+}
+
+// writeAt is WriteAt, bounded by ctx where it is not nil; skip is as for
+// beginTask.
+func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait []*Event, skip int) error {
 	m, drv, boff, size, err := b.span(q, "write buffer", off, len(src))
 	if err != nil {
 		return err
 	}
 	defer m.doneAll()
+	if ctx != nil { // a Context form
+		if err := q.waitBefore(ctx, "write buffer", wait); err != nil {
+			return err
+		}
+	}
 	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: m}
 	return q.transfer(x, wait, skip+1)
 }
@@ -382,23 +396,34 @@ func (b Buffer[T]) writeAt(q *Queue, off int, src []T, wait []*Event, skip int) 
 // Read copies the first len(dst) elements of the buffer into dst and waits
 // until it is done.
 func (b Buffer[T]) Read(q *Queue, dst []T, wait ...*Event) error {
-	return b.readAt(q, 0, dst, wait, 0)
+	return b.readAt(nil, q, 0, dst, wait, facade)
 }
 
 // ReadAt copies len(dst) elements from element off into dst and waits
-// until it is done. A span outside the buffer is an error wrapping
-// ErrOutOfRange, and dst is left alone.
+// until it is done.
 func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
-	return b.readAt(q, off, dst, wait, 0)
+	return b.readAt(nil, q, off, dst, wait, facade)
 }
 
-// readAt is ReadAt; skip is as for beginTask.
-func (b Buffer[T]) readAt(q *Queue, off int, dst []T, wait []*Event, skip int) error {
+// ReadAtContext is ReadAt with its wait for the commands before it
+// bounded by ctx (Queue.waitBefore).
+func (b Buffer[T]) ReadAtContext(ctx context.Context, q *Queue, off int, dst []T, wait ...*Event) error {
+	return b.readAt(ctx, q, off, dst, wait, facade)
+}
+
+// readAt is ReadAt, bounded by ctx where it is not nil; skip is as for
+// beginTask.
+func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait []*Event, skip int) error {
 	m, drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
 	if err != nil {
 		return err
 	}
 	defer m.doneAll()
+	if ctx != nil { // a Context form
+		if err := q.waitBefore(ctx, "read buffer", wait); err != nil {
+			return err
+		}
+	}
 	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
 	return q.transfer(x, wait, skip+1)
 }
@@ -416,14 +441,14 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
-		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 0)
+		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, facade)
 	}
 	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
-	}, wait, 0)
+	}, wait, facade)
 	if err == nil {
 		q.record(b.mem())
 	}
@@ -448,14 +473,14 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
-		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 0)
+		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, facade)
 	}
 	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
-	}, wait, 0)
+	}, wait, facade)
 	if err == nil {
 		q.record(b.mem(), dst.mem())
 	}
@@ -492,6 +517,10 @@ func (x *xfer) enqueue(q *Queue, dw []driver.Event, blocking bool) (driver.Event
 // beginTask.
 func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 	if x.size == 0 {
+		if err := q.enter(); err != nil {
+			return fmt.Errorf("%s: %w", x.op, err)
+		}
+		q.exit() // the wait below must not hold Close off
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
 				return fmt.Errorf("%s: %w", x.op, err)
@@ -500,7 +529,7 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 		return nil
 	}
 	if err := q.enter(); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", x.op, err)
 	}
 	defer q.exit()
 	return q.transferEntered(x, wait, skip+1)
@@ -543,7 +572,7 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 		return nil, r.refuse(op, "graphs do not record this command")
 	}
 	if err := q.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	defer q.exit()
 	dw, err := q.driverEvents(wait)
@@ -592,7 +621,7 @@ func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
 	}
 	c := m.ctx
 	if err := c.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	defer c.exit()
 	root, boff := m, int64(off)*es
@@ -623,13 +652,31 @@ func (m *Mem) view(off, n int, es int64, length int) (*Mem, error) {
 		return nil, c.failed(nil, fmt.Errorf("%s on %q: %w", op, c.devices[0].Name, err))
 	}
 	v.setDriver(drv)
-	v.cleanup = runtime.AddCleanup(v, func(d driver.Buffer) { d.Release() }, drv)
+	w := weak.Make(v)
+	v.cleanup = runtime.AddCleanup(v, func(h viewHandle) { h.c.forgetView(h.w, h.drv) }, viewHandle{c, w, drv})
+	c.live.addView(w, drv) // live.go
 	return v, nil
 }
 
-// releaseView releases a view's sub-buffer, not its parent.
+// viewHandle is what the cleanup of an unreachable view releases.
+type viewHandle struct {
+	c   *Context
+	w   weak.Pointer[Mem]
+	drv driver.Buffer
+}
+
+// releaseView releases a view's sub-buffer, not its parent, unless Close
+// has (live.go).
 func releaseView(m *Mem) error {
 	if m.drv == nil {
+		return nil
+	}
+	c := m.ctx
+	if c.enter() != nil {
+		return nil // Close releases it
+	}
+	defer c.exit()
+	if !c.live.removeView(weak.Make(m)) {
 		return nil
 	}
 	m.cleanup.Stop()

@@ -82,7 +82,7 @@ func TestFunctionLikeDefine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := k.SetBuffer(0, out); err != nil {
+	if err := raw.SetBuffer(k, 0, out); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := raw.Launch(q, k, rt.Range1(n)); err != nil {

@@ -15,14 +15,14 @@ func BenchmarkKernelForHit(b *testing.B) {
 	ctx := openDefault(b)
 	q := ctx.Queue()
 	spec := core.NewKernelSpec(&core.ProgramImage{ID: "bench.Touch", Source: emptySrc}, "touch")
-	if _, err := ctx.KernelFor(spec, q); err != nil {
+	if _, err := cx(ctx).KernelFor(spec, cq(q)); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer() // the first KernelFor built the program
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := ctx.KernelFor(spec, q); err != nil {
+			if _, err := cx(ctx).KernelFor(spec, cq(q)); err != nil {
 				b.Error(err)
 				return
 			}
@@ -38,7 +38,7 @@ func BenchmarkAcquireKernel(b *testing.B) {
 	spec := core.NewKernelSpec(&core.ProgramImage{ID: "bench.Touch", Source: emptySrc}, "touch")
 	b.ReportAllocs()
 	for b.Loop() {
-		ck, err := ctx.AcquireKernel(spec, q)
+		ck, err := cx(ctx).AcquireKernel(spec, cq(q))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func BenchmarkGeneratedAcquire(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	core.ParkAcquired(k)
+	core.ParkAcquired((*core.Kernel)(k))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -74,6 +74,6 @@ func BenchmarkGeneratedAcquire(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		core.ParkAcquired(k)
+		core.ParkAcquired((*core.Kernel)(k))
 	}
 }

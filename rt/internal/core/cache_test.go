@@ -118,7 +118,7 @@ func runFill(t testing.TB, ctx *rt.Context, q *rt.Queue, k *raw.Kernel, n int) [
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := k.SetBuffer(0, out); err != nil {
+	if err := raw.SetBuffer(k, 0, out); err != nil {
 		t.Fatal(err)
 	}
 	if err := raw.Submit(q, k, rt.Range1(n)); err != nil {
@@ -148,10 +148,10 @@ func TestProgramCacheOneBuild(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					if i%2 == 0 {
-						cks[i], errs[i] = ctx.KernelFor(spec, ctx.Queue())
+						cks[i], errs[i] = cx(ctx).KernelFor(spec, cq(ctx.Queue()))
 						return
 					}
-					p, err := ctx.ProgramFor(img)
+					p, err := cx(ctx).ProgramFor(img)
 					if errs[i] = err; err == nil {
 						errs[i] = p.Release()
 					}
@@ -208,11 +208,11 @@ func TestSpecValuesDistinctPrograms(t *testing.T) {
 		{"", 2, 3, 2},  // cached
 	} {
 		if step.value == "" {
-			ctx.ClearSpecValue("N")
-		} else if err := ctx.SetSpecValue("N", step.value); err != nil {
+			cx(ctx).ClearSpecValue("N")
+		} else if err := cx(ctx).SetSpecValue("N", step.value); err != nil {
 			t.Fatal(err)
 		}
-		ck, err := ctx.AcquireKernel(spec, q)
+		ck, err := cx(ctx).AcquireKernel(spec, cq(q))
 		if err != nil {
 			t.Fatalf("N=%q: %v", step.value, err)
 		}
@@ -239,7 +239,7 @@ func TestSpecValueRejected(t *testing.T) {
 	for _, tc := range []struct{ name, value string }{
 		{"", "1"}, {"1N", "1"}, {"N-1", "1"}, {"N", ""}, {"N", "1 -DX"}, {"N", `"x"`},
 	} {
-		if err := ctx.SetSpecValue(tc.name, tc.value); !errors.Is(err, rt.ErrInvalidArgument) {
+		if err := cx(ctx).SetSpecValue(tc.name, tc.value); !errors.Is(err, rt.ErrInvalidArgument) {
 			t.Errorf("SetSpecValue(%q, %q) = %v, want ErrInvalidArgument", tc.name, tc.value, err)
 		}
 	}
@@ -324,12 +324,12 @@ func TestConcurrentEnqueueOneSpec(t *testing.T) {
 				got := make([]int32, n)
 				for it := range iters {
 					f := int32(g + it + 1)
-					ck, err := ctx.AcquireKernel(spec, q)
+					ck, err := cx(ctx).AcquireKernel(spec, cq(q))
 					if err != nil {
 						return err
 					}
 					k := (*raw.Kernel)(ck.Object())
-					err = errors.Join(k.SetBuffer(0, in), k.SetBuffer(1, out), raw.SetArg(k, 2, f))
+					err = errors.Join(raw.SetBuffer(k, 0, in), raw.SetBuffer(k, 1, out), raw.SetArg(k, 2, f))
 					var ev *rt.Event
 					if err == nil {
 						ev, err = raw.Launch(q, k, rt.Range1(n))
@@ -365,10 +365,10 @@ func TestKernelForHitAllocatesNothing(t *testing.T) {
 	ctx := openCache(t, nil)
 	spec := core.NewKernelSpec(&core.ProgramImage{ID: "test.Hit", Source: uniqueSource("1")}, "fill")
 	q := ctx.Queue()
-	if _, err := ctx.KernelFor(spec, q); err != nil {
+	if _, err := cx(ctx).KernelFor(spec, cq(q)); err != nil {
 		t.Fatal(err)
 	}
-	if a := testing.AllocsPerRun(1000, func() { ctx.KernelFor(spec, q) }); a != 0 {
+	if a := testing.AllocsPerRun(1000, func() { cx(ctx).KernelFor(spec, cq(q)) }); a != 0 {
 		t.Errorf("KernelFor hit: %v allocations, want 0", a)
 	}
 }
@@ -377,13 +377,13 @@ func TestCacheConfigFromEnv(t *testing.T) {
 	for _, tc := range []struct {
 		env  map[string]string
 		ok   bool
-		test func(rt.CacheConfig) bool
+		test func(core.CacheConfig) bool
 	}{
-		{map[string]string{}, true, func(c rt.CacheConfig) bool { return c.InMemory && c.EvictionThreshold == 0 && !c.Disk.Persistent }},
-		{map[string]string{"DGEN_CACHE_DIR": "/tmp/x"}, true, func(c rt.CacheConfig) bool { return c.Disk.Persistent && c.Disk.Dir == "/tmp/x" }},
-		{map[string]string{"DGEN_CACHE_IN_MEM": "0"}, true, func(c rt.CacheConfig) bool { return !c.InMemory }},
-		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "16M"}, true, func(c rt.CacheConfig) bool { return c.EvictionThreshold == 16<<20 }},
-		{map[string]string{"DGEN_PROGRAM_COMPILE_OPTIONS": " -cl-fast-relaxed-math "}, true, func(c rt.CacheConfig) bool { return c.CompileOptions == "-cl-fast-relaxed-math" }},
+		{map[string]string{}, true, func(c core.CacheConfig) bool { return c.InMemory && c.EvictionThreshold == 0 && !c.Disk.Persistent }},
+		{map[string]string{"DGEN_CACHE_DIR": "/tmp/x"}, true, func(c core.CacheConfig) bool { return c.Disk.Persistent && c.Disk.Dir == "/tmp/x" }},
+		{map[string]string{"DGEN_CACHE_IN_MEM": "0"}, true, func(c core.CacheConfig) bool { return !c.InMemory }},
+		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "16M"}, true, func(c core.CacheConfig) bool { return c.EvictionThreshold == 16<<20 }},
+		{map[string]string{"DGEN_PROGRAM_COMPILE_OPTIONS": " -cl-fast-relaxed-math "}, true, func(c core.CacheConfig) bool { return c.CompileOptions == "-cl-fast-relaxed-math" }},
 		{map[string]string{"DGEN_CACHE_IN_MEM": "maybe"}, false, nil},
 		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "-1"}, false, nil},
 		{map[string]string{"DGEN_CACHE_MAX_SIZE": "lots"}, false, nil},
@@ -426,7 +426,7 @@ func TestUnusableCacheDirWarnsOnce(t *testing.T) {
 	if n := strings.Count(warn.String(), "\n"); n != 1 || !strings.Contains(warn.String(), "level=WARN") || !strings.Contains(warn.String(), "dir=") {
 		t.Errorf("warnings: %q, want one", warn.String())
 	}
-	if ctx.PersistentCache().Enabled() {
+	if cx(ctx).PersistentCache().Enabled() {
 		t.Error("persistent cache enabled on a file")
 	}
 }
@@ -452,7 +452,7 @@ func TestCacheChild(t *testing.T) {
 		defer ctx.Close()
 		var ck *core.CachedKernel
 		spec := core.NewKernelSpec(&core.ProgramImage{ID: "test.Child", Source: src}, "fill")
-		if ck, err = ctx.AcquireKernel(spec, ctx.Queue()); err == nil {
+		if ck, err = cx(ctx).AcquireKernel(spec, cq(ctx.Queue())); err == nil {
 			out.Value = runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(ck.Object()), 4)[3]
 			ck.Unlock()
 		}
@@ -551,8 +551,8 @@ func openCacheLogged(t testing.TB, w io.Writer, edit func(*rt.CacheConfig)) *rt.
 // openCacheConfig is openCacheUnclosed with a logger.
 func openCacheConfig(t testing.TB, log *slog.Logger, edit func(*rt.CacheConfig)) *rt.Context {
 	t.Helper()
-	cc := core.DefaultCacheConfig()
-	cc.Disk = core.DefaultDiskCache(t.TempDir())
+	cc := defaultCacheConfig()
+	cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(t.TempDir()))
 	if edit != nil {
 		edit(&cc)
 	}
@@ -595,12 +595,12 @@ func TestEvictionWhileHoldingKernel(t *testing.T) {
 	q := ctx.Queue()
 	a := core.NewKernelSpec(&core.ProgramImage{ID: "test.DeadlockA", Source: uniqueSource("1")}, "fill")
 	b := core.NewKernelSpec(&core.ProgramImage{ID: "test.DeadlockB", Source: uniqueSource("2")}, "fill")
-	ckA, err := ctx.AcquireKernel(a, q)
+	ckA, err := cx(ctx).AcquireKernel(a, cq(q))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ckB *core.CachedKernel
-	within(t, "KernelFor(B) while holding A", func() { ckB, err = ctx.KernelFor(b, q) })
+	within(t, "KernelFor(B) while holding A", func() { ckB, err = cx(ctx).KernelFor(b, cq(q)) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,7 +633,7 @@ func TestCloseWhileHoldingKernel(t *testing.T) {
 	ctx := openCacheUnclosed(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
 	q := ctx.Queue()
 	spec := core.NewKernelSpec(&core.ProgramImage{ID: "test.CloseHeld", Source: uniqueSource("3")}, "fill")
-	ck, err := ctx.AcquireKernel(spec, q)
+	ck, err := cx(ctx).AcquireKernel(spec, cq(q))
 	if err != nil {
 		t.Fatal(err)
 	}

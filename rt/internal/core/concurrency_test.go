@@ -200,10 +200,10 @@ func TestSiteServesGoroutines(t *testing.T) {
 	}
 }
 
-// TestOldMemHandle: a *Mem kept from a freed buffer whose block the
-// allocator has handed to another buffer stays freed: freeing it, or
-// binding it to a kernel, is an error wrapping ErrFreed and leaves the new
-// owner's memory alone.
+// TestOldMemHandle: a Buffer, and its *Mem (which rt/codegen and rt/raw
+// reach), kept from a freed buffer whose block the allocator has handed
+// to another buffer stays freed: freeing it, or binding it to a kernel, is
+// an error wrapping ErrFreed and leaves the new owner's memory alone.
 func TestOldMemHandle(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
@@ -211,7 +211,7 @@ func TestOldMemHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := a.Mem()
+	old := memOf(a)
 	if err := a.Free(); err != nil {
 		t.Fatal(err)
 	}
@@ -233,8 +233,8 @@ func TestOldMemHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.SetBuffer(0, old); !errors.Is(err, rt.ErrFreed) {
-		t.Errorf("SetBuffer of the old *Mem: %v, want ErrFreed", err)
+	if err := raw.SetBuffer(k, 0, a); !errors.Is(err, rt.ErrFreed) {
+		t.Errorf("SetBuffer of the old Buffer: %v, want ErrFreed", err)
 	}
 	want := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	if err := b.Write(q, want); err != nil {
@@ -300,7 +300,7 @@ func TestViewFreeRace(t *testing.T) {
 // error wrapping rt's sentinels (ErrFreed, ErrClosed); nothing crashes,
 // hangs or races (run it with -race).
 func TestHammer(t *testing.T) {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.BackendOpenCL, Device: "cpu"}) // PoCL's, whatever DGEN_DEVICE says
 	if err != nil {
 		t.Skipf("no PoCL context: %v", err)
 	}
@@ -623,7 +623,7 @@ func TestPanicInLaunch(t *testing.T) {
 	if err := enqueueAdd(q, b, 1); err != nil {
 		t.Fatalf("launch after the panic: %v", err)
 	}
-	drv, err := b.Mem().Driver()
+	drv, err := memOf(b).Driver()
 	if err != nil {
 		t.Fatal(err)
 	}

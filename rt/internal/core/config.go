@@ -5,6 +5,7 @@ package core
 // options. It uses nothing of rt but its errors: the bottom floor.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dgen-go/dgen/internal/devsel"
 	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/diskcache"
@@ -23,69 +25,33 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// CacheConfig is rt.CacheConfig, which documents it.
+// CacheConfig is rt.CacheConfig as the core takes it: rt converts its
+// fields, which rt documents (with the DGEN_ variable of each).
 type CacheConfig struct {
-	// InMemory keeps built programs in the context so that a second
-	// build of the same program (rt/raw's Build or BuildGenerated) returns the first
-	// (DGEN_CACHE_IN_MEM, default true). The kernels of generated kernel
-	// specs keep their program in any case.
-	InMemory bool
-	// EvictionThreshold is the total size in bytes of program binaries
-	// above which the least recently used programs are evicted, with their
-	// kernels (DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD, default 0: never).
+	InMemory          bool
 	EvictionThreshold int64
-	// CompileOptions are appended to the options of every program built
-	// (DGEN_PROGRAM_COMPILE_OPTIONS) and are part of every cache key.
-	CompileOptions string
-	// Disk configures the persistent cache (DGEN_CACHE_DIR and the other
-	// DGEN_CACHE_ variables). Disk.Persistent false turns it off.
-	Disk DiskCacheConfig
-	// Remote configures the shared tier beneath the persistent cache
-	// (DGEN_CACHE_REMOTE). An empty Remote.URL turns it off.
-	Remote RemoteCacheConfig
+	CompileOptions    string
+	Disk              DiskCacheConfig
+	Remote            RemoteCacheConfig
 }
 
-// DiskCacheConfig is rt.DiskCacheConfig, which documents it.
+// DiskCacheConfig is rt.DiskCacheConfig, field for field, which rt
+// documents: rt converts one to the other.
 type DiskCacheConfig struct {
-	// Dir is the cache root, created if missing (DGEN_CACHE_DIR, default
-	// the user cache directory's dgen).
-	Dir string
-	// Persistent turns the cache on (DGEN_CACHE_PERSISTENT, default on
-	// except in test binaries, where DGEN_CACHE_DIR must name a directory).
-	Persistent bool
-	// MaxSize is the total size in bytes above which the least recently
-	// used entries are evicted down to half of it; 0 turns size-based
-	// eviction off (DGEN_CACHE_MAX_SIZE, default 8 GiB).
-	MaxSize int64
-	// MaxAge is the time after its last access at which an entry is
-	// evicted; 0 turns age-based eviction off (DGEN_CACHE_THRESHOLD_DAYS,
-	// default 7 days).
-	MaxAge time.Duration
-	// EvictionDisabled turns size- and age-based eviction off
-	// (DGEN_CACHE_EVICTION_DISABLE).
-	EvictionDisabled bool
-	// MinImageSize and MaxImageSize bound the size in bytes of the
-	// binaries stored; MaxImageSize 0 means no bound
-	// (DGEN_CACHE_MIN_IMAGE_SIZE, default 0; DGEN_CACHE_MAX_IMAGE_SIZE,
-	// default 1 GiB).
+	Dir                        string
+	Persistent                 bool
+	MaxSize                    int64
+	MaxAge                     time.Duration
+	EvictionDisabled           bool
 	MinImageSize, MaxImageSize int64
-	// LockWait is how long a build waits for another process that is
-	// building or writing the same program before it goes on without it;
-	// 0 means 2 minutes (DGEN_CACHE_LOCK_TIMEOUT).
-	LockWait time.Duration
-	// Trace logs every cache decision, and the remote tier's, through
-	// Config.Logger at level Info (DGEN_CACHE_TRACE).
-	Trace bool
+	LockWait                   time.Duration
+	Trace                      bool
 }
 
-// RemoteCacheConfig is rt.RemoteCacheConfig, which documents it.
+// RemoteCacheConfig is rt.RemoteCacheConfig, field for field, which rt
+// documents.
 type RemoteCacheConfig struct {
-	// URL names the store: redis://HOST:PORT or http(s)://HOST/PATH
-	// (DGEN_CACHE_REMOTE); empty means no remote tier.
-	URL string
-	// Getenv reads the tier's other settings (DGEN_CACHE_REMOTE_MODE,
-	// DGEN_CACHE_REMOTE_KEY, DGEN_CACHE_REMOTE_TIMEOUT and
-	// DGEN_CACHE_REMOTE_LEASE: see rt/fleetcache); nil means os.Getenv.
+	URL    string
 	Getenv func(string) string
 }
 
@@ -109,7 +75,7 @@ func diskCacheConfig(c diskcache.Config) DiskCacheConfig {
 }
 
 // logWriter is an io.Writer that logs each line written to it at level
-// Info: the trace of the caches, which write lines.
+// Info: the trace of the caches, which write whole lines.
 type logWriter struct{ l *slog.Logger }
 
 func (w logWriter) Write(p []byte) (int, error) {
@@ -117,6 +83,45 @@ func (w logWriter) Write(p []byte) (int, error) {
 		w.l.Info(line)
 	}
 	return len(p), nil
+}
+
+// lineLogger is an io.Writer that logs each line written to it as one
+// record at level Info, whatever the pieces it is written in: the trace
+// summary and log without a path, whose table writer writes a line a cell
+// at a time. Flush logs a last line that no newline ended.
+type lineLogger struct {
+	l *slog.Logger
+
+	mu      sync.Mutex // guards partial; a log record is made outside it
+	partial []byte     // the line written so far
+}
+
+func (w *lineLogger) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.partial = append(w.partial, p...)
+	i := bytes.LastIndexByte(w.partial, '\n')
+	if i < 0 {
+		w.mu.Unlock()
+		return len(p), nil
+	}
+	lines := string(w.partial[:i])
+	w.partial = append(w.partial[:0], w.partial[i+1:]...)
+	w.mu.Unlock()
+	for line := range strings.SplitSeq(lines, "\n") {
+		w.l.Info(line)
+	}
+	return len(p), nil
+}
+
+// Flush logs the line written since the last newline, if any.
+func (w *lineLogger) Flush() {
+	w.mu.Lock()
+	line := string(w.partial)
+	w.partial = w.partial[:0]
+	w.mu.Unlock()
+	if line != "" {
+		w.l.Info(line)
+	}
 }
 
 // resolveCacheConfig returns *cc, or the environment's configuration
@@ -207,80 +212,30 @@ var inTestBinary = sync.OnceValue(func() bool {
 	return ok && strings.HasSuffix(bi.Path, ".test")
 })
 
-// Config is rt.Config, which documents it.
+// Config is rt.Config as the core takes it: rt converts its fields, which
+// rt documents, one by one, and withEnv fills those left unset from their
+// DGEN_ variables. Backend auto is chooseBackend's (backend.go).
 type Config struct {
-	// Backend is the backend to open (DGEN_BACKEND); BackendAuto chooses
-	// one (see chooseBackend in backend.go): rt/cuda for an NVIDIA GPU when
-	// it is imported and libcuda loads, else rt/opencl.
 	Backend Backend
-	// Device is a device selector (DGEN_DEVICE):
-	//
-	//	""              the first GPU, else the first CPU device, else the first device
-	//	gpu, cpu, accelerator
-	//	                the first device of that type
-	//	P:D             device D of platform P (indices from 0, as `dgen devices` prints)
-	//	P:*             every device of platform P, in one context
-	//	gpu:*, cpu:*, accelerator:*
-	//	                every device of that type on the first platform that
-	//	                has one, in one context
-	//	anything else   the first device whose name, or else whose platform's
-	//	                name, contains it (case-insensitive)
-	//
-	// A selector that picks nothing fails Open with an error wrapping
-	// ErrNoDevice.
-	Device string
-	// Profiling turns on device timestamps for every queue of the context
-	// (DGEN_PROFILE). Tracing (Trace or Tracer set) with device-time
-	// sampling turns it on too.
-	Profiling bool
-	// Retune makes SpecConst.Tune time the candidates even where a tuning
-	// record exists, and record the new winner (DGEN_TUNE=force).
-	Retune bool
-	// SyncLaunches is a debugging setting (DGEN_SYNC_LAUNCHES=1), as
-	// CUDA_LAUNCH_BLOCKING is CUDA's: every kernel launch (and graph
-	// launch) of the context waits until its queue has finished, and
-	// launches are serialised across the context's queues, so that one
-	// kernel at a time runs and a device fault names the launch that
-	// faulted, with the Go line that enqueued it (DeviceFault). On rt/cuda
-	// programs are also built with line information (-nv-line-info), so
-	// that compute-sanitizer names the .cl line of a faulting access. It
-	// costs a wait for the device after every launch: never set it in
-	// production.
+	Device  string
+	// deviceEnv is the value of DGEN_DEVICE when Device was read from it,
+	// so that errors name the variable while Device still holds its value.
+	deviceEnv    string
+	Profiling    bool
+	Retune       bool
 	SyncLaunches bool
-	// AllocPolicy is the policy of each device's allocator (AllocSite.Alloc
-	// and Alloc; DGEN_ALLOC_POLICY).
-	AllocPolicy AllocPolicy
-	// AllocMaxHeld, when positive, bounds the bytes that one device's
-	// allocator holds in free lists; beyond it the least recently freed
-	// blocks are released to the driver (DGEN_ALLOC_MAX_HELD).
+	AllocPolicy  AllocPolicy
 	AllocMaxHeld int64
-	// Trace selects the built-in trace subscribers and the device-time
-	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
-	// "perfetto:PATH", "summary", "log", "device=16", "clock=mono",
-	// comma-separated (DGEN_TRACE_CLOCK=mono adds clock=mono where it
-	// names no clock).
-	// Empty means none. It is ignored when Tracer is set. The summary and
-	// log subscribers without a path write through Logger, one Info
-	// record a line.
-	Trace string
-	// Tracer, if set, is the tracer the context reports to, with the
-	// subscribers Go code gave it; the context does not close it.
-	Tracer *trace.Tracer
-	// Cache configures the kernel/program cache; nil means what the
-	// environment asks for (the cache variables of ConfigFromEnv).
-	Cache *CacheConfig
-	// Graphs says what command graphs (Queue.Record) are prepared as:
-	// GraphsAuto (the zero value) asks DGEN_OPENCL_COMMAND_BUFFER and
-	// DGEN_CUDA_GRAPH, GraphsNative and GraphsLoop do not.
-	Graphs GraphMode
-	// Logger receives the context's warnings (a cache directory that
-	// cannot be used, a remote tier that fails, a tuning that cannot be
-	// stored) and the cache's trace (DiskCacheConfig.Trace); nil means
-	// slog.Default() at the time of each message.
-	Logger *slog.Logger
+	Trace        string
+	Tracer       *trace.Tracer
+	Cache        *CacheConfig
+	Graphs       GraphMode
+	QueuePool    int
+	Logger       *slog.Logger
 }
 
-// ConfigFromEnv is rt.ConfigFromEnv, which documents it.
+// ConfigFromEnv returns the configuration that the environment asks for
+// (rt.ConfigFromEnv), reading variables through getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return Config{}.withEnv(getenv)
 }
@@ -304,7 +259,13 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 	}
 	errs := []error{
 		env("DGEN_BACKEND", cfg.Backend != BackendAuto, func(v string) error { return cfg.Backend.UnmarshalText([]byte(v)) }),
-		env("DGEN_DEVICE", cfg.Device != "", func(v string) error { cfg.Device = v; return nil }),
+		env("DGEN_DEVICE", cfg.Device != "", func(v string) error {
+			if err := devsel.Check(v); err != nil {
+				return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+			}
+			cfg.Device, cfg.deviceEnv = v, v
+			return nil
+		}),
 		env("DGEN_PROFILE", cfg.Profiling, setBool(&cfg.Profiling)),
 		env("DGEN_SYNC_LAUNCHES", cfg.SyncLaunches, setBool(&cfg.SyncLaunches)),
 		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),

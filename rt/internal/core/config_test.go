@@ -4,19 +4,17 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/dgen-go/dgen/rt/internal/core"
 )
 
 // initCacheConfig is read while the test binary's packages are
 // initialized, before testing has registered its flags.
-var initCacheConfig = core.DefaultCacheConfig()
+var initCacheConfig = defaultCacheConfig()
 
 // TestConfigDuringInit: a configuration read during package initialization
 // in a test binary is the one read later: the persistent cache is off in
 // tests unless DGEN_CACHE_DIR names a directory, whenever it is asked.
 func TestConfigDuringInit(t *testing.T) {
-	later := core.DefaultCacheConfig()
+	later := defaultCacheConfig()
 	if initCacheConfig.Disk.Persistent || later.Disk.Persistent {
 		t.Errorf("persistent cache in a test binary: during init %v, later %v; want off both times",
 			initCacheConfig.Disk.Persistent, later.Disk.Persistent)

@@ -31,7 +31,33 @@ import (
 // tracing, the program cache and the remote tier beneath it, and the
 // specialization-constant values of a context.
 
-// Context is rt.Context, which documents it.
+// Context is an open backend context: rt.Context's implementation, which
+// rt defines its Context over.
+//
+// Invariants:
+//   - drv, devices (and each device's fields), queue, profiling, retune,
+//     tr, ownTracer, traced, devTimes, traceLog, allocCfg, graphCfg,
+//     logger, pool.max and the cache (pc, disk, remote: initCache) are set
+//     by OpenConfig before it returns the context and never change after;
+//     rt sets each device's Facade before it hands the context out.
+//   - closed goes from false to true once, in Close. Every call that uses
+//     a driver object runs between enter and exit, which guard counts;
+//     Close sets closed, waits for guard to drain, and only then releases
+//     anything, so that no driver object is released under a call, and a
+//     call that enters after Close fails with ErrClosed (closeGuard).
+//   - mu guards queues and the creation of allocators (allocs' slots are
+//     atomic pointers, read without it). It is held across a driver call
+//     on two once-per-context paths only: making a device's allocator
+//     queue on its first use, and finishing the first queue when a second
+//     is made (NewQueue). multiQueue goes from false to true once, then:
+//     from then on commands record their uses of allocator memory
+//     (streamorder.go).
+//   - nqueues, driverAllocs, driverReleases, tuneTimed and tuneRecords are
+//     atomic counters.
+//   - decls, graphs, instances, images and pool each have a mutex of their
+//     own, described on their types; none is taken while mu is held.
+//   - The program cache (pc) has its own locks (rt/internal/progcache);
+//     one builder per key, and no lock held across a build.
 type Context struct {
 	drv       driver.Context
 	devices   []*Device
@@ -41,6 +67,7 @@ type Context struct {
 
 	tr        *trace.Tracer // never nil; see "Tracing in rt" below
 	ownTracer bool          // tr was made by the context, which closes it
+	traceLog  *lineLogger   // what tr's summary and log without a path write to; nil for none
 	traced    bool          // tracing configured
 	devTimes  bool          // traced with device-time sampling: queues profile
 	nqueues   atomic.Int32  // queue ids
@@ -69,17 +96,19 @@ type Context struct {
 	disk                         *diskcache.Cache         // beneath pc
 	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
 	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
+	live                         liveSet                  // what the context made for its user to release, which Close releases if the user did not (live.go)
 	instances                    instanceSet              // kernel instances of generated specs, which Close releases (instance.go)
 	logger                       *slog.Logger             // Config.Logger: nil for slog.Default() (log)
 	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
 	images                       imageState               // formats, samplers, images of allocation sites (image.go)
 	graphCfg                     graphConfig              // what command graphs may be prepared as (config.go)
+	pool                         queuePool                // the queues of AcquireQueue (queuepool.go)
 }
 
-// Open is rt.Open, which documents it.
+// Open opens a context as the environment says.
 func Open() (*Context, error) { return OpenConfig(Config{}) }
 
-// OpenConfig is rt.OpenConfig, which documents it.
+// OpenConfig opens a context as cfg and the environment say.
 func OpenConfig(cfg Config) (*Context, error) {
 	cfg, err := cfg.withEnv(nil) // config.go
 	if err != nil {
@@ -103,6 +132,10 @@ func OpenConfig(cfg Config) (*Context, error) {
 	}
 	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger,
 		backend: name, syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}
+	c.pool.max = cfg.QueuePool
+	if c.pool.max <= 0 {
+		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
+	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
 	}
@@ -122,6 +155,8 @@ func OpenConfig(cfg Config) (*Context, error) {
 		cc.CompileOptions = strings.TrimSpace(cc.CompileOptions + " " + lc.LineInfoOptions())
 	}
 	c.initCache(cc)
+	_, noCUDA := driver.Lookup("cuda")
+	noteNVIDIA(c.log(), nvidiaOnOpenCL(cfg, name, devs, noCUDA == nil))
 	return c, nil
 }
 
@@ -178,7 +213,7 @@ func (c *Context) newDriverQueue(dev int) (q driver.Queue, timed bool, err error
 // context's devices. The context releases it on Close.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	if err := c.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("create queue: %w", err)
 	}
 	defer c.exit()
 	if dev == nil || dev.index >= len(c.devices) || c.devices[dev.index] != dev {
@@ -215,13 +250,15 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	return q, nil
 }
 
-// Close waits for every command enqueued on the context's queues, releases
-// every buffer of the allocators, held or in use, and the queues, then the
-// context. It is safe to call while other goroutines use the context: it
-// waits for the calls in progress, and every later call returns an error
-// wrapping ErrClosed (a buffer from the allocator reports ErrClosed and
-// ErrFreed; freeing it does nothing). Close is idempotent; a nil Context is
-// an error wrapping ErrInvalidArgument.
+// Close waits for every command enqueued on the context's queues, then
+// releases everything the context made that is not yet released: buffers
+// (from the allocators, held or in use, and from NewBuffer), views,
+// images, pinned memory, events, graphs, kernels and programs, and the
+// queues, then the context. It is safe to call while other goroutines use
+// the context: it waits for the calls in progress, and every later call
+// returns an error wrapping ErrClosed, but Free and Release of the
+// context's objects, which return nil (Close released them). Close is
+// idempotent; a nil Context is an error wrapping ErrInvalidArgument.
 //
 // Close of a context that recorded a device fault (Err), or that notices
 // one as it finishes the queues, waits for no device work: it releases
@@ -250,6 +287,7 @@ func (c *Context) Close() error {
 		q.drainTrace(!c.faulted())
 	}
 	errs = append(errs, c.closeGraphs()...)
+	errs = append(errs, c.closeLive()...)
 	errs = append(errs, c.closeAllocators()...)
 	errs = append(errs, c.closeImages()...)
 	for _, q := range qs {
@@ -263,9 +301,7 @@ func (c *Context) Close() error {
 	for _, err := range cacheErrs {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
-	if err := c.releaseDecls(); err != nil {
-		errs = append(errs, fmt.Errorf("close context: %w", err))
-	}
+	c.releaseDecls()
 	if err := c.closeTracing(); err != nil {
 		errs = append(errs, err)
 	}
@@ -317,6 +353,16 @@ func (c *Context) enterError() error {
 		return c.closedError()
 	}
 	return c.fault.Load()
+}
+
+// closedError is the error of a call that entered c after its Close had
+// begun: it names the context by its devices, and the fault if one was
+// recorded before; the caller wraps it with the operation and its subject.
+func (c *Context) closedError() error {
+	if f := c.fault.Load(); f != nil {
+		return fmt.Errorf("context on %s %w after a device fault: %w", c.deviceLabel(), ErrClosed, f)
+	}
+	return fmt.Errorf("context on %s %w", c.deviceLabel(), ErrClosed)
 }
 
 // exit ends a call that enter registered.
@@ -400,7 +446,8 @@ func (q *Queue) exit() {
 	}
 }
 
-// Device is rt.Device, which documents it.
+// Device is a device of an open context: the fields that rt.Device
+// copies, and what the core keeps of the device.
 type Device struct {
 	Name     string
 	Vendor   string
@@ -418,9 +465,14 @@ type Device struct {
 	ComputeUnits     int
 	MaxWorkGroupSize int
 	Extensions       []string
+	// Facade is rt's *Device for this device, which rt.OpenConfig sets
+	// before it returns the context and nothing changes after: the core
+	// cannot name rt's types, and rt hands out one *Device per device.
+	Facade any
 
 	info  driver.DeviceInfo // as the backend gave it
 	index int               // position among the context's devices
+	lim   launchLimits      // what one launch may ask of the device (workgroup.go)
 
 	tr        *trace.Device // trace handle; see "Tracing in rt"
 	clockOnce sync.Once     // aligns the device clock for tracing
@@ -435,6 +487,7 @@ func newDevice(d driver.DeviceInfo, i int) *Device {
 		GlobalMemSize: d.GlobalMemSize, MaxAllocSize: d.MaxAllocSize, LocalMemSize: d.LocalMemSize,
 		MemBaseAddrAlign: d.MemBaseAddrAlign, ComputeUnits: d.ComputeUnits, MaxWorkGroupSize: d.MaxWorkGroupSize,
 		Extensions: d.Extensions, info: d, index: i,
+		lim: launchLimits{items: d.MaxWorkItemSizes, groups: d.MaxGroups, total: d.MaxGroupsTotal},
 	}
 }
 
@@ -461,19 +514,21 @@ func (d *Device) String() string { return d.info.Label() }
 //
 // Call sites. beginTask records the Go source location of the command. Its
 // skip argument, and the skip argument of every internal helper that passes
-// it on (command, transfer, launch), counts the rt frames between the
-// helper's caller and the user's code: 0 when the helper is called by the
-// exported function that the user called (Queue.Marker calls
-// beginTask(..., 0)); a function that adds a frame between the user and the
-// helper passes skip+1 (Buffer.Write and Buffer.WriteAt call
-// writeAt(..., 0), and writeAt calls transfer(..., skip+1)).
+// it on (command, transfer, launch), counts the frames between the
+// helper's caller and the user's code: facade (1, rt's method that calls
+// the core's) when the helper is called by the core's exported method that
+// rt's forwards to (Queue.Marker calls beginTask(..., facade)); a function
+// that adds a frame between the user and the helper passes skip+1
+// (Buffer.Write and Buffer.WriteAt call writeAt(..., facade), and writeAt
+// calls transfer(..., skip+1)). runtime.Callers counts inlined frames, so
+// whether the compiler inlines rt's forwarder changes nothing. rt's tests
+// of call sites (tracing_test.go, through rt) check every count.
 // A generated Enqueue reaches q.submit through codegen.Submit and
 // SubmitSpec (launch.go), which passes skip 2, so the location is the
 // user's call of Enqueue; EnqueueEvent reaches q.launch the same way
 // through codegen.Launch and LaunchSpec. rt/raw's Launch and Submit reach
 // q.launch and q.submit through Launch and Submit (raw.go), which pass
-// skip 1. rt's functions that wrap the core's (rt.Alloc) add a frame too
-// (allocMem's skip).
+// skip 1.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or
@@ -502,6 +557,10 @@ func (d *Device) String() string { return d.info.Label() }
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
 // (device times of commands with events).
 
+// facade is the frame of rt's method between the user and the core's
+// exported method that it forwards to (see "Call sites" above).
+const facade = 1
+
 // openTracing sets up the context's tracer and the trace handles of its
 // devices, before any queue is created.
 func (c *Context) openTracing(cfg Config) error {
@@ -510,7 +569,8 @@ func (c *Context) openTracing(cfg Config) error {
 		c.tr = cfg.Tracer
 		c.traced = true
 	case cfg.Trace != "":
-		tr, err := trace.Open(cfg.Trace, logWriter{c.log()}) // summary and log without a path
+		c.traceLog = &lineLogger{l: c.log()}
+		tr, err := trace.Open(cfg.Trace, c.traceLog) // summary and log without a path
 		if err != nil {
 			return err
 		}
@@ -545,7 +605,11 @@ func (c *Context) closeTracing() error {
 	if !c.ownTracer {
 		return nil
 	}
-	if err := c.tr.Close(); err != nil {
+	err := c.tr.Close()
+	if c.traceLog != nil {
+		c.traceLog.Flush()
+	}
+	if err != nil {
 		return fmt.Errorf("close context: %w", err)
 	}
 	return nil
@@ -879,7 +943,10 @@ type cacheBuilder Context
 func (b *cacheBuilder) Enter(img *progcache.Image) error {
 	c := (*Context)(b)
 	if err := c.enter(); err != nil {
-		return err
+		if img != nil {
+			return fmt.Errorf("build program %s: %w", img.Name, err)
+		}
+		return fmt.Errorf("build program: %w", err)
 	}
 	if img != nil {
 		if err := checkImageOptions(img); err != nil {
@@ -911,7 +978,7 @@ func (b *cacheBuilder) Load(name string, binaries [][]byte, options string) (dri
 // NewKernel makes the cache's kernel object of (program, name): the
 // prototype of the kernel's instances (instance.go).
 func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*Kernel, error) {
-	k, err := (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).Kernel(name)
+	k, err := (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).kernel(name)
 	if err == nil {
 		k.pool = new(kernelPool)
 	}
@@ -1056,7 +1123,7 @@ func checkSpecValue(name, value string) error {
 // constant's name and specLiteral of its value.
 func (c *Context) setSpecValue(name, value string) error {
 	if err := c.enter(); err != nil {
-		return err
+		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}
 	defer c.exit()
 	if err := checkSpecValue(name, value); err != nil {
@@ -1075,7 +1142,7 @@ func (c *Context) setSpecValue(name, value string) error {
 // has is an error wrapping ErrInvalidArgument.
 func (c *Context) clearSpecValue(name string) error {
 	if err := c.enter(); err != nil {
-		return err
+		return fmt.Errorf("clear specialization constant %s: %w", name, err)
 	}
 	defer c.exit()
 	if len(specChecks(name)) == 0 {
@@ -1184,5 +1251,5 @@ var (
 	ErrStale = desc.ErrStale
 )
 
-// DeviceError is rt.DeviceError, which documents it.
+// DeviceError is the backends' error, which rt names DeviceError.
 type DeviceError = driver.Error

@@ -6,6 +6,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"sync/atomic"
 	"unsafe"
@@ -38,7 +39,8 @@ func resolve[D any](cache *atomic.Pointer[D], addr unsafe.Pointer, lookup func(u
 	return d
 }
 
-// Program is rt.Program, which documents it.
+// Program is a //dgen:program handle (rt.Program): the registration that
+// its generated code made, cached at first use.
 type Program struct {
 	d atomic.Pointer[desc.Program]
 }
@@ -47,11 +49,11 @@ type Program struct {
 // wrapping ErrNotGenerated or ErrStale.
 func (p *Program) registration() (*desc.Program, error) {
 	if p == nil {
-		return nil, fmt.Errorf("program: %w", errNotRegistered)
+		return nil, unregistered("program", nil)
 	}
 	d := resolve(&p.d, unsafe.Pointer(p), desc.LookupProgram)
 	if d == nil {
-		return nil, fmt.Errorf("program: %w", errNotRegistered)
+		return nil, unregistered("program", unsafe.Pointer(p))
 	}
 	return d, nil
 }
@@ -62,7 +64,7 @@ func (p *Program) build(c *Context) (*builtProgram, error) {
 	return p.buildContext(context.Background(), c)
 }
 
-// SpecConst is rt.SpecConst, which documents it.
+// SpecConst is a //dgen:specconst handle (rt.SpecConst).
 type SpecConst[T any] struct {
 	d atomic.Pointer[desc.SpecConst]
 }
@@ -74,13 +76,28 @@ func (s *SpecConst[T]) registration() *desc.SpecConst {
 	return resolve(&s.d, unsafe.Pointer(s), desc.LookupSpecConst)
 }
 
-// Set sets the value of s on every queue of c: programs that use it are
-// built (once per distinct value) with the macro defined to v, and
-// launches of their kernels from then on use that build.
+// Set makes v the value of s on c: the value of every launch, on any queue
+// of c, of a kernel whose program uses s and that gives s no value of its
+// own (a kernel spec without a field of type Spec[T] for s, or with that
+// field zero). Programs are built with the macro defined to v, once per
+// distinct set of values, and cached under them. A value outside the
+// directive's bounds is an error wrapping ErrOutOfRange, and nothing
+// changes.
+//
+// Set is a program-wide change, allowed while other goroutines launch. It
+// is atomic: each launch takes the context's values once, when it
+// acquires its kernel, all from before one Set or all from after it. A
+// launch whose Enqueue begins after Set returns (in the Go memory model's
+// order) runs with v; one that began before may run with the earlier value
+// even if the driver receives it after Set returns. Commands already
+// enqueued run as they were enqueued, and a graph's launches as they were
+// recorded. Launches that give s their own value, and the candidates that
+// Tune times, do not see Set at all. Where one part of a program needs a
+// value of its own, give it per launch rather than Set it.
 func (s *SpecConst[T]) Set(c *Context, v T) error {
 	d := s.registration()
 	if d == nil {
-		return fmt.Errorf("set specialization constant: %w", errNotRegistered)
+		return fmt.Errorf("set %w", unregistered("specialization constant", unsafe.Pointer(s)))
 	}
 	lit, err := specLiteral(v)
 	if err != nil {
@@ -99,15 +116,23 @@ func (s *SpecConst[T]) defaultValue() T {
 	return v
 }
 
-// Local is rt.Local, which documents it.
+// Local is the size of a __local argument: rt.Local, field for field.
 type Local[T any] struct {
 	Len int
 }
 
-// Bytes returns the size in bytes.
-func (l Local[T]) Bytes() int { return l.Len * int(elemSize[T]()) }
+// Bytes returns the size in bytes, Len times the size of T, or -1 where
+// Len is negative or the product does not fit in an int: a launch refuses
+// -1 with an error wrapping ErrInvalidArgument, as it refuses 0.
+func (l Local[T]) Bytes() int {
+	es := int(elemSize[T]())
+	if l.Len < 0 || es > 0 && l.Len > math.MaxInt/es {
+		return -1
+	}
+	return l.Len * es
+}
 
-// AllocSite is rt.AllocSite, which documents it.
+// AllocSite is a //dgen:alloc handle of buffers (rt.AllocSite).
 type AllocSite[T any] struct {
 	d atomic.Pointer[desc.AllocSite]
 }
@@ -120,7 +145,7 @@ func (s *AllocSite[T]) registration() (*desc.AllocSite, error) {
 			return d, nil
 		}
 	}
-	return nil, fmt.Errorf("allocation site: %w", errNotRegistered)
+	return nil, unregistered("allocation site", unsafe.Pointer(s))
 }
 
 // Tag returns the site's allocation tag, as stats.Alloc.Tag and traces
@@ -137,44 +162,60 @@ func (s *AllocSite[T]) Tag() uint32 {
 // 0: the name of its allocation site, as statistics and traces show it.
 func tagName(tag uint32) string { return desc.TagName(tag) }
 
-// DeviceGlobal is rt.DeviceGlobal, which documents it.
+// DeviceGlobal is a //dgen:global handle (rt.DeviceGlobal): its
+// registration, cached at first use.
 type DeviceGlobal[T any] struct {
 	d atomic.Pointer[desc.Global]
 }
 
-// Read returns the global's value on q's device.
+// Read, Write, ReadBytes and WriteBytes copy all of the global's value,
+// or a part of it, between the host and q's device; their Context forms
+// bound the wait for the commands before the copy (Queue.waitBefore).
 func (g *DeviceGlobal[T]) Read(q *Queue, wait ...*Event) (T, error) {
 	var v T
-	err := g.copy(q, "read", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), false, wait)
+	err := g.copy(nil, q, "read", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), false, wait)
 	return v, err
 }
 
-// Write sets the global's value on q's device and waits until it is done.
+func (g *DeviceGlobal[T]) ReadContext(ctx context.Context, q *Queue, wait ...*Event) (T, error) {
+	var v T
+	err := g.copy(ctx, q, "read", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), false, wait)
+	return v, err
+}
+
 func (g *DeviceGlobal[T]) Write(q *Queue, v T, wait ...*Event) error {
-	return g.copy(q, "write", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), true, wait)
+	return g.copy(nil, q, "write", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), true, wait)
 }
 
-// ReadBytes copies len(dst) bytes of the global's value, from byte off,
-// into dst: a part of the value, as Read reads all of it. A span outside
-// the value is an error wrapping ErrOutOfRange, and dst is left alone.
+func (g *DeviceGlobal[T]) WriteContext(ctx context.Context, q *Queue, v T, wait ...*Event) error {
+	return g.copy(ctx, q, "write", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), true, wait)
+}
+
 func (g *DeviceGlobal[T]) ReadBytes(q *Queue, off int, dst []byte, wait ...*Event) error {
-	return g.copy(q, "read", int64(off), unsafe.Pointer(unsafe.SliceData(dst)), int64(len(dst)), false, wait)
+	return g.copy(nil, q, "read", int64(off), unsafe.Pointer(unsafe.SliceData(dst)), int64(len(dst)), false, wait)
 }
 
-// WriteBytes copies src into the global's value from byte off: a part of
-// the value, as Write writes all of it. A span outside the value is an
-// error wrapping ErrOutOfRange, and nothing is written.
+func (g *DeviceGlobal[T]) ReadBytesContext(ctx context.Context, q *Queue, off int, dst []byte, wait ...*Event) error {
+	return g.copy(ctx, q, "read", int64(off), unsafe.Pointer(unsafe.SliceData(dst)), int64(len(dst)), false, wait)
+}
+
 func (g *DeviceGlobal[T]) WriteBytes(q *Queue, off int, src []byte, wait ...*Event) error {
-	return g.copy(q, "write", int64(off), unsafe.Pointer(unsafe.SliceData(src)), int64(len(src)), true, wait)
+	return g.copy(nil, q, "write", int64(off), unsafe.Pointer(unsafe.SliceData(src)), int64(len(src)), true, wait)
 }
 
-func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer, n int64, write bool, wait []*Event) error {
+func (g *DeviceGlobal[T]) WriteBytesContext(ctx context.Context, q *Queue, off int, src []byte, wait ...*Event) error {
+	return g.copy(ctx, q, "write", int64(off), unsafe.Pointer(unsafe.SliceData(src)), int64(len(src)), true, wait)
+}
+
+// copy is what the accessors share: the checks, then the copy, bounded
+// by ctx where it is not nil.
+func (g *DeviceGlobal[T]) copy(ctx context.Context, q *Queue, op string, off int64, p unsafe.Pointer, n int64, write bool, wait []*Event) error {
 	if g == nil {
 		return fmt.Errorf("%s device global: %w: nil global", op, ErrInvalidArgument)
 	}
 	info := resolve(&g.d, unsafe.Pointer(g), desc.LookupGlobal)
 	if info == nil {
-		return fmt.Errorf("%s device global %v: %w", op, reflect.TypeFor[T](), errNotRegistered)
+		return fmt.Errorf("%s %w", op, unregistered(fmt.Sprintf("device global of %v", reflect.TypeFor[T]()), unsafe.Pointer(g)))
 	}
 	switch {
 	case write && (info.HostAccess == desc.HostRead || info.HostAccess == desc.HostNone):
@@ -185,6 +226,11 @@ func (g *DeviceGlobal[T]) copy(q *Queue, op string, off int64, p unsafe.Pointer,
 	size := info.Size()
 	if off < 0 || n < 0 || off > size || n > size-off {
 		return fmt.Errorf("%s device global %s: %w: bytes [%d, %d) of %d", op, info.ID, ErrOutOfRange, off, off+n, size)
+	}
+	if ctx != nil { // a Context form: the name is made only here
+		if err := q.waitBefore(ctx, op+" device global "+info.ID, wait); err != nil {
+			return err
+		}
 	}
 	if info.ImageScope && info.Owner() == nil {
 		return copyHostGlobal(q, op, info, off, p, n, write, wait)
@@ -241,7 +287,7 @@ func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Poin
 	// Frames between transfer's caller and the user: copy and its caller,
 	// the exported Read, Write, ReadBytes or WriteBytes.
 	if n == 0 {
-		return q.transfer(xfer{op: name, size: 0}, wait, 2) // waits for wait
+		return q.transfer(xfer{op: name, size: 0}, wait, 2+facade) // waits for wait
 	}
-	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2)
+	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2+facade)
 }

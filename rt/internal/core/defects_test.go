@@ -25,8 +25,8 @@ func openFakeDevices(t *testing.T, n int) *rt.Context {
 			driver.Register(fmt.Sprintf("fake%d", i), fakeDevices{n: i})
 		}
 	})
-	cc := core.DefaultCacheConfig()
-	cc.Disk = core.DefaultDiskCache(t.TempDir())
+	cc := defaultCacheConfig()
+	cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(t.TempDir()))
 	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(name), Device: "0:*", Cache: &cc})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestTooFewBinaries(t *testing.T) {
 			if _, err := p.Kernel("k"); err != nil {
 				t.Errorf("kernel of a program whose binaries could not be stored: %v", err)
 			}
-			if es, err := ctx.PersistentCache().List(); err != nil || len(es) != 0 {
+			if es, err := cx(ctx).PersistentCache().List(); err != nil || len(es) != 0 {
 				t.Errorf("%d entries stored (%v); want none", len(es), err)
 			}
 		})

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -18,10 +19,17 @@ func TestRangeCheck(t *testing.T) {
 		{Range2(16, 16).WithLocal(16, 16), ""},
 		{Range3(4, 4, 4).WithLocal(2, 2, 2), ""},
 		{Range1(0), "global size 0 in dimension 0"},
-		{Range2(32, 32).WithLocal(8), "range [32 32]/[8]: invalid argument: 2-D range given 1 local size"},
-		{Range1(32).WithLocal(0), "local size 0 in dimension 0: give a positive size in every dimension, or none"},
-		{Range1(32).WithLocal(8, 4), "1-D range given 2 local sizes"},
-		{Range3(4, 4, 4).WithLocal(), "3-D range given 0 local sizes"},
+		{Range2(32, 32).WithLocal(8), "range [32 32]/[8 -1]: invalid argument: WithLocal was given no local size of 1 or more in dimension 1"},
+		{Range1(32).WithLocal(0), "WithLocal was given no local size of 1 or more in dimension 0"},
+		{Range1(32).WithLocal(8, 4), "local size 4 in dimension 1 of a 1-D range"},
+		{Range1(32).WithLocal(8, 0), "WithLocal was given more sizes than the range's 1 dimensions"},
+		{Range3(4, 4, 4).WithLocal(), "WithLocal was given no local size"},
+		{Range3(4, 4, 4).WithLocal(1, 1, 1, 1), "WithLocal was given no local size"},
+		{Range{Dims: 1, Global: [3]int{32, 1, 1}, Local: [3]int{0, 0, 0}}, ""},
+		{Range2(8, 8).WithOffset(4), "WithOffset was given no offset of 0 or more in dimension 1"},
+		{Range1(8).WithOffset(4, 0), "WithOffset was given more sizes"},
+		{Range2(8, 8).WithOffset(0, 4), ""},
+		{Range2(8, 8).WithOffset(-2, 4), "WithOffset was given no offset"},
 		{Range1(10).WithLocal(4), "local size 4 does not divide global size 10"},
 		{Range{Dims: 4}, "4 dimensions"},
 		{Range{}, "0 dimensions"},
@@ -32,8 +40,18 @@ func TestRangeCheck(t *testing.T) {
 			t.Errorf("%v.check() = %v, want %q", tt.r, err, tt.want)
 		}
 	}
-	if s := Range2(32, 32).WithLocal(8).String(); s != "[32 32]/[8]" {
-		t.Errorf("String() = %q, want [32 32]/[8]", s)
+	for r, want := range map[Range]string{
+		Range2(32, 32).WithLocal(8):           "[32 32]/[8 -1]",
+		Range2(32, 32).WithLocal(8, 8):        "[32 32]/[8 8]",
+		Range1(32).WithLocal(8, 4):            "[32]/[8 4]",
+		Range1(64).WithOffset(128):            "[64]+[128]",
+		Range2(64, 64).WithLocal(16, 16):      "[64 64]/[16 16]",
+		Range2(64, 64).WithOffset(0, 0):       "[64 64]",
+		Range3(4, 4, 4).WithLocal(1, 1, 1, 1): "[4 4 4]/[-1 -1 -1]",
+	} {
+		if s := r.String(); s != want {
+			t.Errorf("String() = %q, want %q", s, want)
+		}
 	}
 }
 
@@ -43,7 +61,14 @@ func TestConfigFromEnv(t *testing.T) {
 		want    Config
 		wantErr bool
 	}{
-		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", Profiling: true}},
+		{env: map[string]string{"DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1"}, want: Config{Device: "gpu", deviceEnv: "gpu", Profiling: true}},
+		{env: map[string]string{"DGEN_DEVICE": "0:*"}, want: Config{Device: "0:*", deviceEnv: "0:*"}},
+		{env: map[string]string{"DGEN_DEVICE": "gpu:*"}, want: Config{Device: "gpu:*", deviceEnv: "gpu:*"}},
+		{env: map[string]string{"DGEN_DEVICE": "1:2"}, want: Config{Device: "1:2", deviceEnv: "1:2"}},
+		{env: map[string]string{"DGEN_DEVICE": "0:"}, wantErr: true},
+		{env: map[string]string{"DGEN_DEVICE": "0:0,0:1"}, wantErr: true},
+		{env: map[string]string{"DGEN_DEVICE": "-1:0"}, wantErr: true},
+		{env: map[string]string{"DGEN_DEVICE": "0:-1"}, wantErr: true},
 		{env: map[string]string{"DGEN_PROFILE": "maybe"}, wantErr: true},
 		{env: map[string]string{"DGEN_PROFILE": "on"}, want: Config{Profiling: true}},
 		{env: map[string]string{"DGEN_ALLOC_POLICY": "tagged"}, want: Config{AllocPolicy: AllocTagged}},
@@ -67,6 +92,14 @@ func TestConfigFromEnv(t *testing.T) {
 		cfg.Cache = nil // CacheConfigFromEnv has its own tests
 		if (err != nil) != tt.wantErr || (!tt.wantErr && !reflect.DeepEqual(cfg, tt.want)) {
 			t.Errorf("ConfigFromEnv(%v) = %+v, %v; want %+v, error %v", tt.env, cfg, err, tt.want, tt.wantErr)
+		}
+		for name := range tt.env { // every case sets one variable that can be wrong
+			if err != nil && tt.env[name] != "1" && !strings.Contains(err.Error(), name+"=") {
+				t.Errorf("ConfigFromEnv(%v): %v, want an error that names %s", tt.env, err, name)
+			}
+		}
+		if _, ok := tt.env["DGEN_DEVICE"]; ok && err != nil && !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("ConfigFromEnv(%v): %v, want ErrInvalidArgument", tt.env, err)
 		}
 	}
 }
@@ -98,5 +131,43 @@ func TestNewDevice(t *testing.T) {
 		if got := d.String(); got != in.Name+" ("+in.Platform+")" {
 			t.Errorf("String() = %q", got)
 		}
+	}
+}
+
+// TestNVIDIAOnOpenCL: Open says once, through the context's logger, that
+// it runs an NVIDIA GPU on NVIDIA's OpenCL where automatic selection chose
+// that because rt/cuda is not linked, and only then.
+func TestNVIDIAOnOpenCL(t *testing.T) {
+	gpu := driver.DeviceInfo{Name: "NVIDIA H200", Vendor: "NVIDIA Corporation", Platform: "NVIDIA CUDA", Type: driver.DeviceGPU}
+	cpu := driver.DeviceInfo{Name: "cpu-x86", Vendor: "AuthenticAMD", Platform: "Portable Computing Language", Type: driver.DeviceCPU}
+	tests := []struct {
+		name    string
+		backend Backend
+		chosen  string
+		devs    []driver.DeviceInfo
+		cuda    bool
+		want    bool
+	}{
+		{"auto without rt/cuda", "", "opencl", []driver.DeviceInfo{gpu}, false, true},
+		{"auto, spelled", "Auto", "opencl", []driver.DeviceInfo{gpu}, false, true},
+		{"rt/cuda linked", "", "opencl", []driver.DeviceInfo{gpu}, true, false},
+		{"opencl asked for", BackendOpenCL, "opencl", []driver.DeviceInfo{gpu}, false, false},
+		{"on cuda", "", "cuda", []driver.DeviceInfo{gpu}, true, false},
+		{"a CPU", "", "opencl", []driver.DeviceInfo{cpu}, false, false},
+	}
+	for _, tt := range tests {
+		got := nvidiaOnOpenCL(Config{Backend: tt.backend}, tt.chosen, tt.devs, tt.cuda)
+		if (got != nil) != tt.want {
+			t.Errorf("%s: %v, want a device: %v", tt.name, got, tt.want)
+		}
+	}
+	var out strings.Builder
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	nvidiaNoted.Store(false)
+	defer nvidiaNoted.Store(true)
+	noteNVIDIA(log, &gpu)
+	noteNVIDIA(log, &gpu)
+	if n := strings.Count(out.String(), "rt/backends"); n != 1 {
+		t.Errorf("%d records naming rt/backends, want 1:\n%s", n, out.String())
 	}
 }

@@ -3,22 +3,28 @@
 // path, images, graphs and the rest. It has three facades, one per
 // audience, and no other importer:
 //
-//   - rt, for applications, declares an alias of every type an
-//     application uses and a function of every entry point;
-//   - rt/codegen, for code that dgen generates, names Kernel as Instance
-//     and calls the launch path of generated.go;
-//   - rt/raw, for hand-written launches, is a Kernel with the setters of
-//     raw.go and kernelinfo.go.
+//   - rt, for applications, defines its own type over each of this
+//     package's that applications use (type Queue core.Queue), with a
+//     documented method that forwards to each exported method here, and
+//     declares the plain data types (Config, ImageDesc, Range, ...) with
+//     their fields, which it converts; the conversions are free (a pointer
+//     or a struct of the same fields) or copy a few fields at Open;
+//   - rt/codegen, for code that dgen generates, defines Instance over
+//     Kernel, with no methods, and calls the launch path of generated.go;
+//   - rt/raw, for hand-written launches, defines Kernel over Kernel, with
+//     the setters of raw.go and kernelinfo.go.
 //
 // The facades reach the implementation through its exported names alone:
 // no function tables installed at init, and no unsafe conversions between
-// their types. An exported method of a type that rt aliases is part of
-// rt's API, documented for applications (rt's TestAudience checks it);
-// what only rt/codegen or rt/raw calls is a function of this package or a
-// method of Kernel, which rt does not alias.
+// their types. A facade's wait list ([]*rt.Event) is converted by Waits,
+// into an array on the caller's stack. An exported method of a type that
+// rt forwards is part of rt's API: rt's TestForwarders lists a method that
+// rt lacks, and its documentation is rt's; this package's comments are for
+// its maintainers. What only rt/codegen or rt/raw calls is a function of
+// this package or a method of Kernel, which rt does not forward.
 //
 // The invariants of the types that launches share (who owns a Kernel, what
 // a Mem keeps, what a launch record may read, which lock guards what) are
-// stated on the types: Kernel (kernel.go), Mem (buffer.go), Queue
-// (queue.go) and the instance slots (instance.go).
+// stated on the types: Context (context.go), Kernel (kernel.go), Mem
+// (buffer.go), Queue (queue.go) and the instance slots (instance.go).
 package core

@@ -44,7 +44,7 @@ func (n enumNames) parse(what, s string) (int, error) {
 	return 0, fmt.Errorf("%w: %s %q: want one of %s", ErrInvalidArgument, what, s, strings.Join(valid, ", "))
 }
 
-// ImageKind is rt.ImageKind, which documents it.
+// ImageKind is rt.ImageKind's set of values: rt defines its ImageKind over it.
 type ImageKind uint8
 
 // The image kinds, one for each image type of OpenCL C.
@@ -73,7 +73,7 @@ func (k *ImageKind) UnmarshalText(b []byte) error {
 	return unmarshal(k, imageKindNames, "image kind", b)
 }
 
-// ChannelOrder is rt.ChannelOrder, which documents it.
+// ChannelOrder is rt.ChannelOrder's set of values: rt defines its ChannelOrder over it.
 type ChannelOrder uint8
 
 // The channel orders. The zero ChannelOrder is none.
@@ -125,7 +125,7 @@ func (o *ChannelOrder) UnmarshalText(b []byte) error {
 	return unmarshal(o, channelOrderNames, "channel order", b)
 }
 
-// ChannelType is rt.ChannelType, which documents it.
+// ChannelType is rt.ChannelType's set of values: rt defines its ChannelType over it.
 type ChannelType uint8
 
 // The channel data types. The zero ChannelType is none.
@@ -183,7 +183,7 @@ func (t *ChannelType) UnmarshalText(b []byte) error {
 	return unmarshal(t, channelTypeNames, "channel type", b)
 }
 
-// Access is rt.Access, which documents it.
+// Access is rt.Access's set of values: rt defines its Access over it.
 type Access uint8
 
 // The access modes.
@@ -204,7 +204,7 @@ func (a Access) MarshalText() ([]byte, error) { return marshal(a, accessNames, i
 // UnmarshalText parses an OpenCL C access qualifier, such as "read_only".
 func (a *Access) UnmarshalText(b []byte) error { return unmarshal(a, accessNames, "access", b) }
 
-// AddressMode is rt.AddressMode, which documents it.
+// AddressMode is rt.AddressMode's set of values: rt defines its AddressMode over it.
 type AddressMode uint8
 
 // The addressing modes. Repeat and MirroredRepeat need normalized
@@ -231,7 +231,7 @@ func (m *AddressMode) UnmarshalText(b []byte) error {
 	return unmarshal(m, addressNames, "address mode", b)
 }
 
-// FilterMode is rt.FilterMode, which documents it.
+// FilterMode is rt.FilterMode's set of values: rt defines its FilterMode over it.
 type FilterMode uint8
 
 // The filter modes.
@@ -251,7 +251,7 @@ func (f FilterMode) MarshalText() ([]byte, error) { return marshal(f, filterName
 // UnmarshalText parses "nearest" or "linear".
 func (f *FilterMode) UnmarshalText(b []byte) error { return unmarshal(f, filterNames, "filter", b) }
 
-// DeviceType is rt.DeviceType, which documents it.
+// DeviceType is rt.DeviceType's set of values: rt defines its DeviceType over it.
 type DeviceType uint8
 
 // The device types, as DGEN_DEVICE's selectors name them.
@@ -288,7 +288,7 @@ func (t *DeviceType) UnmarshalText(b []byte) error {
 	return unmarshal(t, deviceTypeNames, "device type", b)
 }
 
-// AllocPolicy is rt.AllocPolicy, which documents it.
+// AllocPolicy is rt.AllocPolicy's set of values: rt defines its AllocPolicy over it.
 type AllocPolicy uint8
 
 // The allocator policies.
@@ -321,7 +321,7 @@ func (p *AllocPolicy) UnmarshalText(b []byte) error {
 	return unmarshal(p, allocPolicyNames, "allocator policy", []byte(strings.ToLower(string(b))))
 }
 
-// GraphMode is rt.GraphMode, which documents it.
+// GraphMode is rt.GraphMode's set of values: rt defines its GraphMode over it.
 type GraphMode uint8
 
 // The graph modes.
@@ -350,7 +350,7 @@ func (m *GraphMode) UnmarshalText(b []byte) error {
 	return unmarshal(m, graphModeNames, "graph mode", b)
 }
 
-// Backend is rt.Backend, which documents it.
+// Backend is rt.Backend's set of values: rt defines its Backend over it.
 type Backend string
 
 // The backends of dgen's own packages.

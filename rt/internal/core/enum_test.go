@@ -161,7 +161,7 @@ func TestConfigWinsOverEnv(t *testing.T) {
 		err  string // a part of the error; "" for none
 	}{
 		{"unset", Config{}, env,
-			Config{Backend: BackendOpenCL, Device: "gpu", Profiling: true, AllocPolicy: AllocTagged, AllocMaxHeld: 1 << 20, Trace: "summary"}, ""},
+			Config{Backend: BackendOpenCL, Device: "gpu", deviceEnv: "gpu", Profiling: true, AllocPolicy: AllocTagged, AllocMaxHeld: 1 << 20, Trace: "summary"}, ""},
 		{"set", Config{Backend: "fake", Device: "cpu", AllocPolicy: AllocBestFit, AllocMaxHeld: 4096, Trace: "log", Cache: &cc}, env,
 			Config{Backend: "fake", Device: "cpu", Profiling: true, AllocPolicy: AllocBestFit, AllocMaxHeld: 4096, Trace: "log", Cache: &cc}, ""},
 		{"badUnset", Config{}, map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, Config{}, `DGEN_ALLOC_POLICY="lifo": invalid argument: allocator policy "lifo": want one of full, tagged, bestfit`},

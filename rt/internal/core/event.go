@@ -11,20 +11,33 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Event is rt.Event, which documents it.
+// Event is the completion of one command (rt.Event). mu guards the
+// fields below it; a driver wait runs outside it (wait).
 type Event struct {
-	q    *Queue
-	name string
-	task *trace.Task // the command's trace task, never released; nil when untraced
+	*eventState
+	q       *Queue
+	name    string
+	task    *trace.Task // the command's trace task, never released; nil when untraced
+	cleanup runtime.Cleanup
+}
 
+// eventState is the driver event of an Event and what guards it: the part
+// of the Event that its context's live set holds (live.go), so that Close
+// can release the driver event of an Event that is still reachable,
+// without keeping the Event itself reachable (its cleanup releases it once
+// it is not). It never points to its Event.
+type eventState struct {
 	mu       sync.Mutex
 	drv      driver.Event
-	cleanup  runtime.Cleanup
 	released bool
 	pending  bool // in its queue's trace list: the list releases drv
 	waiting  int  // goroutines in drv.Wait, outside mu: the last one out releases drv if the Event was released meanwhile
 	dropped  bool // drv released
 	bg       *backgroundWait
+
+	ctx        *Context
+	prev, next *eventState // the context's live events (liveSet), guarded by its mu
+	listed     bool        // in that list
 }
 
 // backgroundWait is the one driver wait that WaitContext leaves to a
@@ -34,12 +47,25 @@ type backgroundWait struct {
 	err  error
 }
 
-type eventHandle struct{ drv driver.Event }
-
+// newEvent wraps drv, the event of a command enqueued on q inside the
+// context's enter. The Event is live in the context (live.go) until it is
+// released: by Release, by its cleanup once it is unreachable, or by
+// Close.
 func newEvent(q *Queue, drv driver.Event, name string) *Event {
-	e := &Event{q: q, drv: drv, name: name}
-	e.cleanup = runtime.AddCleanup(e, func(h eventHandle) { h.drv.Release() }, eventHandle{drv})
+	s := &eventState{drv: drv, ctx: q.ctx}
+	e := &Event{eventState: s, q: q, name: name}
+	e.cleanup = runtime.AddCleanup(e, forgetEvent, s)
+	q.ctx.live.addEvent(s)
 	return e
+}
+
+// releasedError is the error of op on an Event that was released: by its
+// owner (ErrReleased), or by its context's Close (ErrClosed).
+func (e *Event) releasedError(op string) error {
+	if e.q.ctx.closed.Load() {
+		return fmt.Errorf("%s %s: %w", op, e.name, e.q.ctx.closedError())
+	}
+	return fmt.Errorf("%s %s: %w", op, e.name, ErrReleased)
 }
 
 // nilEvent is the error of an operation on a nil *Event.
@@ -70,7 +96,7 @@ func (e *Event) wait() error {
 	e.mu.Lock()
 	if e.released {
 		e.mu.Unlock()
-		return fmt.Errorf("wait for %s: %w", e.name, ErrReleased)
+		return e.releasedError("wait for")
 	}
 	e.waiting++
 	drv := e.drv
@@ -140,12 +166,12 @@ func (e *Event) background() *backgroundWait {
 // dropDriver releases the driver event of a released Event once nothing
 // needs it any more: no goroutine waits on it and its queue's trace list
 // does not hold it. Called with mu held.
-func (e *Event) dropDriver() error {
-	if e.pending || e.waiting > 0 || e.dropped {
+func (s *eventState) dropDriver() error {
+	if s.pending || s.waiting > 0 || s.dropped {
 		return nil
 	}
-	e.dropped = true
-	return e.drv.Release()
+	s.dropped = true
+	return s.drv.Release()
 }
 
 // Status returns the command's execution status.
@@ -156,7 +182,7 @@ func (e *Event) status() (driver.EventStatus, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
-		return 0, fmt.Errorf("status of %s: %w", e.name, ErrReleased)
+		return 0, e.releasedError("status of")
 	}
 	s, err := e.drv.Status()
 	if err != nil {
@@ -165,7 +191,7 @@ func (e *Event) status() (driver.EventStatus, error) {
 	return s, nil
 }
 
-// Timing is rt.Timing, which documents it.
+// Timing is rt.Timing, field for field.
 type Timing struct {
 	Queued, Submitted, Started, Ended time.Duration
 }
@@ -194,11 +220,17 @@ func (e *Event) Timing() (Timing, error) {
 // Release releases the backend event now rather than when the Event
 // becomes unreachable. The command itself is not affected. Using the Event
 // afterwards (Wait, Status, Timing, a wait list) is an error wrapping
-// ErrReleased; releasing it again does nothing.
+// ErrReleased; releasing it again does nothing, nor does releasing it
+// after its context's Close, which released it.
 func (e *Event) Release() error {
 	if e == nil {
 		return nil
 	}
+	c := e.q.ctx
+	if c.enter() != nil {
+		return nil // Close releases it
+	}
+	defer c.exit()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.released {
@@ -206,6 +238,7 @@ func (e *Event) Release() error {
 	}
 	e.released = true
 	e.cleanup.Stop()
+	c.live.removeEvent(e.eventState)
 	// The trace's pending list releases it once it has its times, a
 	// goroutine that waits on it once its wait returns.
 	if err := e.dropDriver(); err != nil {

@@ -156,3 +156,27 @@ func ForgetLostDevices() {
 // Config.SyncLaunches does, without the synchronisation: what
 // BenchmarkLaunchPC measures.
 func SetLaunchPCs(c *Context, on bool) { c.launchPCs = on }
+
+// Live returns the number of objects the context made for its user that
+// are not released yet (live.go): what Close would release.
+func Live(c *Context) int { return c.live.count() }
+
+// DriverContext returns the backend's context of c.
+func DriverContext(c *Context) driver.Context { return c.drv }
+
+// HasSymbols reports whether the executable's symbol table can be read:
+// go test strips it, go test -c keeps it.
+func HasSymbols() bool { return len(dataSymbols()) > 0 }
+
+// CheckLaunch runs every check that a launch of k over r on q makes
+// before the driver sees it, and returns the range as the driver would
+// receive it (with the work-group size rt chose, if it did), launching
+// nothing.
+func CheckLaunch(q *Queue, k *Kernel, r Range) (Range, error) {
+	if err := q.enter(); err != nil {
+		return r, err
+	}
+	defer q.exit()
+	_, err := q.checkLaunch(k, &r, nil, "check", false)
+	return r, err
+}

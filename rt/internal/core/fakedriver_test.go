@@ -344,7 +344,7 @@ func openFake(t testing.TB, edit func(*rt.CacheConfig)) *rt.Context {
 // variant of the fake one); Close is checked when t ends.
 func openFakeBackend(t testing.TB, name string, edit func(*rt.CacheConfig)) *rt.Context {
 	t.Helper()
-	cc := core.DefaultCacheConfig()
+	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
 	if edit != nil {
 		edit(&cc)
@@ -377,7 +377,7 @@ func TestFakeProgramCache(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := ctx.ProgramFor(img)
+			p, err := cx(ctx).ProgramFor(img)
 			if err != nil {
 				t.Error(err)
 				return
@@ -393,7 +393,7 @@ func TestFakeProgramCache(t *testing.T) {
 	bad := &core.ProgramImage{ID: "fake.Bad", Source: "#error no\n"}
 	before = fakeStats.builds.Load()
 	for range 2 {
-		_, err := ctx.ProgramFor(bad)
+		_, err := cx(ctx).ProgramFor(bad)
 		var de *rt.DeviceError
 		if !errors.Is(err, rt.ErrBuildFailed) || !errors.As(err, &de) || !strings.Contains(de.Log, "#error no") {
 			t.Errorf("bad program: %v, want ErrBuildFailed with the log", err)
@@ -404,7 +404,7 @@ func TestFakeProgramCache(t *testing.T) {
 	}
 
 	key := core.NewKernelSpec(&core.ProgramImage{ID: "fake.B", Source: src("b")}, "k")
-	ck, err := ctx.KernelFor(key, ctx.Queue())
+	ck, err := cx(ctx).KernelFor(key, cq(ctx.Queue()))
 	if err != nil {
 		t.Fatal(err)
 	}

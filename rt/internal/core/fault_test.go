@@ -342,7 +342,7 @@ const faultSource = "__kernel void ok(__global int *x, int n) {}\n__kernel void 
 // other fields, closed when t ends unless the test closed it.
 func openFaultDev(t *testing.T, dev int, cfg rt.Config) *rt.Context {
 	t.Helper()
-	cc := core.DefaultCacheConfig()
+	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
 	cfg.Backend, cfg.Device, cfg.Cache = "fakefault", fmt.Sprintf("0:%d", dev), &cc
 	ctx, err := rt.OpenConfig(cfg)
@@ -363,7 +363,7 @@ func faultKernels(t *testing.T, ctx *rt.Context, buf rt.Buffer[int32]) (ok, bad 
 	}
 	if ok, err = p.Kernel("ok"); err == nil {
 		if bad, err = p.Kernel("bad"); err == nil {
-			err = errors.Join(ok.SetBuffer(0, buf), raw.SetArg(ok, 1, int32(4)), bad.SetBuffer(0, buf))
+			err = errors.Join(raw.SetBuffer(ok, 0, buf), raw.SetArg(ok, 1, int32(4)), raw.SetBuffer(bad, 0, buf))
 		}
 	}
 	if err != nil {
@@ -620,7 +620,7 @@ func TestFaultNoDriverCall(t *testing.T) {
 // fault: NewQueue returns it, naming the first queue's launch.
 func TestFaultNoticedByNewQueue(t *testing.T) {
 	resetDeviceFaults(t)
-	cc := core.DefaultCacheConfig()
+	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
 	ctx, err := rt.OpenConfig(rt.Config{Backend: "fakefault", Device: "0:0", Cache: &cc})
 	if err != nil {
@@ -850,7 +850,7 @@ func TestFaultOtherDevices(t *testing.T) {
 	}
 
 	before := fakeFaults.newContexts.Load()
-	cc := core.DefaultCacheConfig()
+	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
 	_, err := rt.OpenConfig(rt.Config{Backend: "fakefault", Device: "0:0", Cache: &cc})
 	if !errors.Is(err, rt.ErrDeviceFault) || !strings.Contains(err.Error(), "restart the process") {
@@ -871,7 +871,7 @@ func TestFaultAutoFallback(t *testing.T) {
 	fakeAuto.Store(true)
 	defer fakeAuto.Store(false)
 	var logs bytes.Buffer
-	cc := core.DefaultCacheConfig()
+	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
 	cfg := rt.Config{Backend: rt.BackendAuto, Device: "fake device", Cache: &cc, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	open := func() (*rt.Context, error) {
@@ -936,7 +936,7 @@ func TestFaultAutoFallback(t *testing.T) {
 func BenchmarkLaunchPC(b *testing.B) {
 	q, r, power, in := openHostPath(b)
 	for _, on := range []bool{false, true} {
-		core.SetLaunchPCs(q.Context(), on)
+		core.SetLaunchPCs(cx(q.Context()), on)
 		b.Run(map[bool]string{false: "pc=off", true: "pc=on"}[on], func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
@@ -946,7 +946,7 @@ func BenchmarkLaunchPC(b *testing.B) {
 			}
 		})
 	}
-	core.SetLaunchPCs(q.Context(), false)
+	core.SetLaunchPCs(cx(q.Context()), false)
 }
 
 // A spec constant tuned on the fake devices that fault: the program
@@ -973,8 +973,8 @@ func TestTuneAfterFault(t *testing.T) {
 	resetDeviceFaults(t)
 	dir := t.TempDir()
 	open := func() *rt.Context {
-		cc := core.DefaultCacheConfig()
-		cc.Disk = core.DefaultDiskCache(dir)
+		cc := defaultCacheConfig()
+		cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(dir))
 		ctx, err := rt.OpenConfig(rt.Config{Backend: "fakefault", Device: "0:0", Profiling: true, Cache: &cc, Retune: false})
 		if err != nil {
 			t.Fatal(err)
@@ -984,10 +984,9 @@ func TestTuneAfterFault(t *testing.T) {
 	}
 	t.Setenv("DGEN_TUNE", "")
 	runs := map[int32]int{}
-	run := func(ctx *rt.Context, fault bool) func(q *rt.Queue) error {
+	run := func(ctx *rt.Context, fault bool) func(q *rt.Queue, v int32) error {
 		buf, _ := rt.NewBuffer[int32](ctx, 64)
-		return func(q *rt.Queue) error {
-			v := ftConst.Value(ctx)
+		return func(q *rt.Queue, v int32) error {
 			runs[v]++
 			k, err := codegen.Acquire(q, ftKern)
 			if err != nil {
@@ -1007,7 +1006,7 @@ func TestTuneAfterFault(t *testing.T) {
 		}
 	}
 	ctx := open()
-	_, err := core.TuneFull(context.Background(), ctx.Queue(), &ftConst, run(ctx, true))
+	_, err := tuneFull(context.Background(), ctx.Queue(), &ftConst, run(ctx, true))
 	if !errors.Is(err, rt.ErrDeviceFault) || !strings.Contains(err.Error(), "stopped while timing FT=2") {
 		t.Fatalf("tuning through a fault: %v, want the fault, stopping it at FT=2", err)
 	}
@@ -1018,7 +1017,7 @@ func TestTuneAfterFault(t *testing.T) {
 
 	resetDeviceFaults(t)
 	ctx = open()
-	res, err := core.TuneFull(context.Background(), ctx.Queue(), &ftConst, run(ctx, false))
+	res, err := tuneFull(context.Background(), ctx.Queue(), &ftConst, run(ctx, false))
 	if err != nil || res.Cached || res.Timed != 3 {
 		t.Errorf("tuning after the fault: %+v, %v; want the 3 candidates timed, no record", res, err)
 	}

@@ -34,8 +34,8 @@ func TestRemoteTier(t *testing.T) {
 			src := uniqueSource("7")
 			open := func() (*rt.Context, *trace.Recorder, *bytes.Buffer) {
 				var warn bytes.Buffer
-				cc := core.DefaultCacheConfig()
-				cc.Disk = core.DefaultDiskCache(t.TempDir())
+				cc := defaultCacheConfig()
+				cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(t.TempDir()))
 				cc.Remote.URL = srv.URL
 				cc.Remote.Getenv = func(name string) string {
 					if name == "DGEN_CACHE_REMOTE_KEY" {
@@ -79,7 +79,7 @@ func TestRemoteTier(t *testing.T) {
 			} {
 				ctx, rec, warn := open()
 				spec := core.NewKernelSpec(img, "fill")
-				ck, err := ctx.AcquireKernel(spec, ctx.Queue())
+				ck, err := cx(ctx).AcquireKernel(spec, cq(ctx.Queue()))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -158,11 +158,11 @@ func TestRemoteUnsignedRefused(t *testing.T) {
 		{"opt-in misspelt", "DGEN_CACHE_REMOTE_UNSIGNED", "yes", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cc := core.DefaultCacheConfig()
-			cc.Disk = core.DefaultDiskCache(t.TempDir())
+			cc := defaultCacheConfig()
+			cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(t.TempDir()))
 			cc.Remote.URL = srv.URL
 			cc.Remote.Getenv = remoteEnv(tc.env, tc.value)
-			ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", Cache: &cc})
+			ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device(), Cache: &cc})
 			if err == nil {
 				ctx.Close()
 			}

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -29,7 +28,9 @@ func (c *Context) hostGlobal(g *desc.Global, use func([]byte)) {
 
 // globalMem returns the storage of g on q's device: one zero-initialised
 // buffer per (global, device), or per (global, program, device) for image
-// scope. prog is the program whose image holds an image-scope global. The
+// scope. The program is its descriptor, not a variant of it: every
+// specialization-constant variant of a program binds the same storage
+// (rt.DeviceGlobal documents it). prog is the program whose image holds an image-scope global. The
 // declarations' lock is not held while the storage is allocated and
 // zeroed (a blocking write): the first caller for a key makes it, later
 // ones wait for that key alone. A failure is returned to the callers that
@@ -128,19 +129,13 @@ type globalSlot struct {
 	err  error
 }
 
-// releaseDecls frees the storage of device globals. Close calls it once
-// no call is in progress, so no slot is being made.
-func (c *Context) releaseDecls() error {
+// releaseDecls drops the storage of device globals, which Close has
+// released with the context's other live memory (live.go). Close calls it
+// once no call is in progress, so no slot is being made.
+func (c *Context) releaseDecls() {
 	c.decls.mu.Lock()
 	defer c.decls.mu.Unlock()
-	var errs []error
-	for _, s := range c.decls.globals {
-		if s.m != nil {
-			errs = append(errs, s.m.Free())
-		}
-	}
 	c.decls.globals, c.decls.host = nil, nil
-	return errors.Join(errs...)
 }
 
 // isNumber reports whether T is one of Go's numeric types, which are plain

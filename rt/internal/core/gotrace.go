@@ -46,7 +46,7 @@ func (q *Queue) goTraceKernel(k *Kernel, skip int) {
 	if k.decl != nil {
 		detail += " spec " + k.decl.ID
 	}
-	q.goTrace(trace.Kernel, k.name, detail, skip+1)
+	q.goTrace(trace.Kernel, k.label, detail, skip+1)
 }
 
 // goTraceAlloc logs an allocation of size bytes for the site named site

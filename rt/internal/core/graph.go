@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -39,7 +40,7 @@ import (
 // launch shows its commands at the lines that recorded them, inside one
 // range named after the graph.
 
-// Graph is rt.Graph, which documents it.
+// Graph is a recorded list of commands (rt.Graph).
 type Graph struct {
 	name      string
 	rangeName string
@@ -73,13 +74,16 @@ type graphCmd struct {
 	kind trace.CmdKind
 	name string      // the kernel's name or the command's
 	node *trace.Node // where it was recorded
-	// A kernel launch: the kernel object it was recorded from, its
-	// arguments, its range, and the graph's own kernel object (made by
-	// finalize) with those arguments set.
-	kern *Kernel
-	args []graphArg
-	r    Range
-	own  driver.Kernel
+	// A kernel launch: the kernel object it was recorded from, the
+	// specialization-constant values of its program's variant (which
+	// name, the kernel's label, shows), its arguments, its range, and the
+	// graph's own kernel object (made by finalize) with those arguments
+	// set.
+	kern  *Kernel
+	specs []progcache.SpecValue
+	args  []graphArg
+	r     Range
+	own   driver.Kernel
 	// A copy, fill or transfer: the backend's command, buffers resolved.
 	dc   driver.GraphCommand
 	mems []*Mem     // the memory it uses
@@ -137,7 +141,7 @@ type recording struct {
 	ended atomic.Bool
 }
 
-// GraphNode is rt.GraphNode, which documents it.
+// GraphNode is the handle of a recorded command (rt.GraphNode).
 type GraphNode struct {
 	g *Graph
 	i int // the command's place in g.cmds, which never changes
@@ -165,7 +169,10 @@ type graphUpdate struct {
 // What a graph records, as CUDA Graphs and SYCL graphs define it:
 //   - Kernel launches, with their arguments as set when recorded: values
 //     (scalars, structs) are captured, and Graph.Update changes them;
-//     buffers and samplers are used as they are at each launch.
+//     buffers and samplers are used as they are at each launch. Each
+//     launch keeps the specialization-constant values it was recorded
+//     with, its own or the context's then: a later SpecConst.Set changes
+//     no recorded launch, and traces name each after its values.
 //   - Fill and CopyTo, with Fill's value captured.
 //   - Transfers between a buffer and pinned memory (Buffer.WriteAsync and
 //     ReadAsync with a Pinned): each launch reads the pinned memory anew,
@@ -245,7 +252,7 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 // Commands that rt does not record run on q's driver queue: the
 // allocation and zeroing of storage.
 func (q *Queue) recordingQueue(r *recording) *Queue {
-	rq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq}
+	rq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq, tune: q.tune}
 	rq.rec.Store(r)
 	return rq
 }
@@ -498,7 +505,7 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event) error {
 		return err
 	}
 	defer g.unlockPins(len(g.pins))
-	lr := q.beginLaunch(g.site, 1) // the user calls Launch, which calls launchLocked
+	lr := q.beginLaunch(g.site, 1+facade) // the user calls rt's Launch, which calls Launch, which calls launchLocked
 	if q.ctx.tr.Enabled() {
 		err = g.tracedLaunch(q, x, dw)
 	} else if _, err = x.Launch(dw, false); err != nil {
@@ -597,7 +604,7 @@ func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error 
 	var whole driver.Event
 	var evs []driver.Event
 	var err error
-	wt := q.tq.Begin(trace.Graph, g.rangeName, 3) // Launch's caller
+	wt := q.tq.Begin(trace.Graph, g.rangeName, 3+facade) // Launch's caller
 	if tg, ok := x.(driver.TimedGraph); ok {
 		evs, whole, err = tg.LaunchTimed(dw)
 	} else {
@@ -673,9 +680,10 @@ func (u memUse) check() error {
 // spec with new field values (a swapped pair of buffers, a new scalar), so
 // that the compiler checks the types as for any Enqueue. A node of
 // another graph or of another command than a launch, an argument whose
-// kind or size differs from the recorded one, another kernel, no launch or
-// more than one, is an error naming the graph and the command, and the
-// graph is left as it was. Launches already enqueued keep what they were
+// kind or size differs from the recorded one, another kernel or the same
+// kernel under other specialization-constant values (another variant of
+// its program), no launch or more than one, is an error naming the graph
+// and the command, and the graph is left as it was. Launches already enqueued keep what they were
 // enqueued with.
 func (g *Graph) Update(n *GraphNode, enqueue func(q *Queue) error) error {
 	if g == nil {
@@ -734,6 +742,11 @@ func (g *Graph) apply(cmd int, upd *graphUpdate) error {
 	nc := &upd.cmd
 	if nc.kern.name != c.kern.name || nc.kern.prog.name != c.kern.prog.name {
 		return fmt.Errorf("%w: the update launches kernel %q of %q, the command kernel %q of %q", ErrInvalidArgument, nc.kern.name, nc.kern.prog.name, c.kern.name, c.kern.prog.name)
+	}
+	if !slices.Equal(nc.specs, c.specs) {
+		// Another variant of the program is another kernel: the command's
+		// kernel object would run with the recorded values.
+		return fmt.Errorf("%w: the update launches %s, the command %s: an update cannot change specialization-constant values (record another graph)", ErrInvalidArgument, nc.name, c.name)
 	}
 	if len(nc.args) != len(c.args) {
 		return fmt.Errorf("%w: the update sets %d arguments, the command %d", ErrInvalidArgument, len(nc.args), len(c.args))
@@ -951,11 +964,11 @@ func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Ev
 	if err != nil {
 		return fmt.Errorf("graph %q: %w", r.g.name, err)
 	}
-	c := graphCmd{kind: trace.Kernel, name: k.name, kern: k, args: args, r: rg, mems: mems}
+	c := graphCmd{kind: trace.Kernel, name: k.label, kern: k, specs: k.specs, args: args, r: rg, mems: mems}
 	if r.upd != nil {
 		return r.add(c, wait)
 	}
-	c.node = q.tq.Site(trace.Kernel, k.name, skip+2)
+	c.node = q.tq.Site(trace.Kernel, k.label, skip+2)
 	// The graph's own kernel object, made now, while the program is
 	// certainly alive (the caller holds k); finalize sets its arguments.
 	if c.own, err = k.prog.drv.NewKernel(k.name); err != nil {
@@ -1186,7 +1199,7 @@ func (q *Queue) recordPinned(r *recording, op string, kind trace.CmdKind, b driv
 	if kind == trace.Read {
 		dc = driver.GraphCommand{Kind: driver.GraphRead, Src: b, SrcOffset: off, Dst: p.drv, Size: size, Host: p.p}
 	}
-	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: []*Mem{m}, pin: p}, wait, 2)
+	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: []*Mem{m}, pin: p}, wait, 2+facade)
 }
 
 // recordTransfer refuses the blocking transfer x, which a graph cannot

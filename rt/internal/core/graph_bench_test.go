@@ -109,7 +109,7 @@ func BenchmarkGraphUpdate(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				err := g.Update(first, func(q *rt.Queue) error {
-					if err := k.SetBuffer(0, bufs[i%2].Mem()); err != nil {
+					if err := raw.SetBuffer(k, 0, bufs[i%2]); err != nil {
 						return err
 					}
 					return raw.Submit(q, k, rt.Range1(1))

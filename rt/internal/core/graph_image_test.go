@@ -156,7 +156,7 @@ func TestGraphSampler(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer g.Release()
-			if native := core.GraphNative(g); len(native) != 1 || native[0] {
+			if native := core.GraphNative(cg(g)); len(native) != 1 || native[0] {
 				t.Errorf("a graph with a sampler argument prepared as the device's own graph object: %v", native)
 			}
 			f.compare(t, "recording", f.read(t), [2][]float32{f.zeros, f.zeros})
@@ -197,7 +197,7 @@ func TestGraphSamplerReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Release()
-	if err := core.ReleaseSamplers(f.ctx); err != nil {
+	if err := core.ReleaseSamplers(cx(f.ctx)); err != nil {
 		t.Fatal(err)
 	}
 	err = g.Launch(f.q)
@@ -216,7 +216,7 @@ func TestGraphSamplerReleased(t *testing.T) {
 		if err := f.body(q); err != nil {
 			return err
 		}
-		return core.ReleaseSamplers(f.ctx)
+		return core.ReleaseSamplers(cx(f.ctx))
 	})
 	if g2 != nil || err == nil || !strings.Contains(err.Error(), `finalize graph "released": command 0 (kernel "neighbours"`) || !strings.Contains(err.Error(), "argument 1: sampler:") {
 		t.Errorf("sampler released while recording: %v, %v; want an error naming the command and the argument", g2, err)
@@ -298,7 +298,7 @@ func TestGraphSamplerRefused(t *testing.T) {
 	}
 	defer buf.Free()
 	g, err := ctx.Queue().Record("refused", func(q *rt.Queue) error {
-		if err := errors.Join(k.SetImage(0, img, "read_only"), k.SetSampler(1, rt.Sampler{}), k.SetBuffer(2, buf)); err != nil {
+		if err := errors.Join(k.SetImage(0, img, "read_only"), k.SetSampler(1, rt.Sampler{}), raw.SetBuffer(k, 2, buf)); err != nil {
 			return err
 		}
 		return raw.Submit(q, k, rt.Range1(16))

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/raw"
@@ -36,7 +35,7 @@ func loopGraphs(t testing.TB) {
 // "command-buffer" on PoCL (which has cl_khr_command_buffer).
 func checkNative(t *testing.T, ctx *rt.Context, g *rt.Graph, mode string) {
 	t.Helper()
-	native := core.GraphNative(g)
+	native := core.GraphNative(cg(g))
 	if len(native) != 1 {
 		t.Fatalf("prepared for %d queues, want 1", len(native))
 	}
@@ -77,7 +76,7 @@ func newGraphFixture(t *testing.T, ctx *rt.Context) *graphFixture {
 
 // step enqueues y = a*x + b on q.
 func (f *graphFixture) step(q *rt.Queue, x, y rt.Buffer[float32], a, b float32) error {
-	err := errors.Join(f.k.SetBuffer(0, x), f.k.SetBuffer(1, y), raw.SetArg(f.k, 2, a), raw.SetArg(f.k, 3, b), raw.SetArg(f.k, 4, int32(f.n)))
+	err := errors.Join(raw.SetBuffer(f.k, 0, x), raw.SetBuffer(f.k, 1, y), raw.SetArg(f.k, 2, a), raw.SetArg(f.k, 3, b), raw.SetArg(f.k, 4, int32(f.n)))
 	if err != nil {
 		return err
 	}
@@ -264,11 +263,11 @@ func TestGraphUpdate(t *testing.T) {
 					return errors.Join(f.step(q, f.x, f.y, 1, 1), f.step(q, f.x, f.y, 1, 1))
 				}, "enqueued 2 kernel launches"},
 				{"wrong type", nodes[0], func(q *rt.Queue) error {
-					err := errors.Join(f.k.SetBuffer(0, f.x), f.k.SetBuffer(1, f.y), f.k.SetBuffer(2, f.y), raw.SetArg(f.k, 3, float32(1)), raw.SetArg(f.k, 4, int32(f.n)))
+					err := errors.Join(raw.SetBuffer(f.k, 0, f.x), raw.SetBuffer(f.k, 1, f.y), raw.SetBuffer(f.k, 2, f.y), raw.SetArg(f.k, 3, float32(1)), raw.SetArg(f.k, 4, int32(f.n)))
 					return errors.Join(err, raw.Submit(q, f.k, rt.Range1(f.n)))
 				}, "argument 2: invalid argument: a buffer where the command has a value of 4 bytes"},
 				{"another kernel", nodes[0], func(q *rt.Queue) error {
-					err := errors.Join(raw.SetArg(other, 0, float32(1)), other.SetBuffer(1, f.x), other.SetBuffer(2, f.y), raw.SetArg(other, 3, int32(1)))
+					err := errors.Join(raw.SetArg(other, 0, float32(1)), raw.SetBuffer(other, 1, f.x), raw.SetBuffer(other, 2, f.y), raw.SetArg(other, 3, int32(1)))
 					return errors.Join(err, raw.Submit(q, other, rt.Range1(1)))
 				}, `launches kernel "saxpy"`},
 				{"a fill", nodes[0], func(q *rt.Queue) error { return released(f.x.Fill(q, 1)) }, "not a fill buffer"},
@@ -316,7 +315,7 @@ func TestGraphBadInput(t *testing.T) {
 		if _, err := q.Marker(); err == nil || !errors.Is(err, rt.ErrInvalidArgument) {
 			t.Errorf("recorded marker: %v", err)
 		}
-		if err := errors.Join(f.k.SetBuffer(0, f.x), f.k.SetBuffer(1, f.y), raw.SetArg(f.k, 2, float32(1)), raw.SetArg(f.k, 3, float32(1)), raw.SetArg(f.k, 4, int32(f.n))); err != nil {
+		if err := errors.Join(raw.SetBuffer(f.k, 0, f.x), raw.SetBuffer(f.k, 1, f.y), raw.SetArg(f.k, 2, float32(1)), raw.SetArg(f.k, 3, float32(1)), raw.SetArg(f.k, 4, int32(f.n))); err != nil {
 			return err
 		}
 		if _, err := raw.Launch(q, f.k, rt.Range1(f.n)); err == nil || !strings.Contains(err.Error(), "no event") {
@@ -388,11 +387,7 @@ func TestGraphBadInput(t *testing.T) {
 // and releases the graph, which reports ErrClosed after; the recording
 // that closed its context returns ErrClosed.
 func TestGraphClose(t *testing.T) {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
-	if err != nil {
-		testenv.SkipWithoutDevice(t, err)
-		t.Fatal(err)
-	}
+	ctx := openCPU(t)
 	f := newGraphFixture(t, ctx)
 	g, err := f.q.Record("inflight", func(q *rt.Queue) error {
 		for range 50 {
@@ -565,7 +560,7 @@ func TestGraphCrossQueueReuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		g, err := r.qa.Record("slow", func(q *rt.Queue) error {
-			return errors.Join(r.slowSum.SetBuffer(0, in), r.slowSum.SetBuffer(1, sum), raw.SetArg(r.slowSum, 2, int32(iters)), raw.Submit(q, r.slowSum, rt.Range1(n)))
+			return errors.Join(raw.SetBuffer(r.slowSum, 0, in), raw.SetBuffer(r.slowSum, 1, sum), raw.SetArg(r.slowSum, 2, int32(iters)), raw.Submit(q, r.slowSum, rt.Range1(n)))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -577,7 +572,7 @@ func TestGraphCrossQueueReuse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := errors.Join(r.set.SetBuffer(0, reused), raw.SetArg(r.set, 1, float32(2)), raw.Submit(r.qb, r.set, rt.Range1(n)), r.qb.Flush()); err != nil {
+		if err := errors.Join(raw.SetBuffer(r.set, 0, reused), raw.SetArg(r.set, 1, float32(2)), raw.Submit(r.qb, r.set, rt.Range1(n)), r.qb.Flush()); err != nil {
 			t.Fatal(err)
 		}
 		got := make([]float32, n)
@@ -678,7 +673,7 @@ func TestRecordConcurrent(t *testing.T) {
 			return err
 		}
 		defer y.Free()
-		err = errors.Join(x.Write(f.q, ones), k.SetBuffer(0, x), k.SetBuffer(1, y), raw.SetArg(k, 2, a), raw.SetArg(k, 3, float32(1)), raw.SetArg(k, 4, int32(f.n)))
+		err = errors.Join(x.Write(f.q, ones), raw.SetBuffer(k, 0, x), raw.SetBuffer(k, 1, y), raw.SetArg(k, 2, a), raw.SetArg(k, 3, float32(1)), raw.SetArg(k, 4, int32(f.n)))
 		if err == nil {
 			err = raw.Submit(f.q, k, rt.Range1(f.n))
 		}
@@ -716,7 +711,7 @@ func TestRecordConcurrent(t *testing.T) {
 					}()
 				}
 				defer ww.Wait()
-				err := errors.Join(k.SetBuffer(0, f.x), k.SetBuffer(1, outs[r]), raw.SetArg(k, 2, float32(r+1)), raw.SetArg(k, 3, float32(0)), raw.SetArg(k, 4, int32(f.n)))
+				err := errors.Join(raw.SetBuffer(k, 0, f.x), raw.SetBuffer(k, 1, outs[r]), raw.SetArg(k, 2, float32(r+1)), raw.SetArg(k, 3, float32(0)), raw.SetArg(k, 4, int32(f.n)))
 				if err != nil {
 					return err
 				}
@@ -740,7 +735,7 @@ func TestRecordConcurrent(t *testing.T) {
 	}
 	for r, g := range graphs {
 		defer g.Release()
-		if n := core.GraphLen(g); n != 1 {
+		if n := core.GraphLen(cg(g)); n != 1 {
 			t.Errorf("graph %d holds %d commands, want its own 1", r, n)
 		}
 		got := make([]float32, f.n)
@@ -782,7 +777,7 @@ func TestGraphPinned(t *testing.T) {
 			defer g.Release()
 			// PoCL's command buffers hold no host transfers: a loop (a CUDA
 			// graph holds them).
-			if pocl := strings.Contains(f.ctx.Devices()[0].Platform, "Portable Computing Language"); pocl && core.GraphNative(g)[0] {
+			if pocl := strings.Contains(f.ctx.Devices()[0].Platform, "Portable Computing Language"); pocl && core.GraphNative(cg(g))[0] {
 				t.Error("a graph with pinned transfers prepared as a PoCL command buffer")
 			}
 			for frame := range 4 {
@@ -876,7 +871,7 @@ func TestGraphRefusesBlocking(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Release()
-	if n := core.GraphLen(g); n != 1 {
+	if n := core.GraphLen(cg(g)); n != 1 {
 		t.Errorf("the graph holds %d commands, want 1: a refused transfer was recorded", n)
 	}
 }
@@ -901,7 +896,7 @@ func TestGraphDeviceTimes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer g.Release()
-			native := core.GraphNative(g)[0]
+			native := core.GraphNative(cg(g))[0]
 			rec.Reset()
 			if err := errors.Join(g.Launch(f.q), f.q.Finish()); err != nil {
 				t.Fatal(err)
@@ -954,13 +949,13 @@ func TestGraphUpdateInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Release()
-	held := core.Instances(ctx)
+	held := core.Instances(cx(ctx))
 	for i := range 20 {
 		if err := g.Update(node, func(q *rt.Queue) error { return enqueueBenchStep(q, r, int32(i), bufs[0], bufs[i%2], bufs[1-i%2]) }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := core.Instances(ctx); n > held {
+	if n := core.Instances(cx(ctx)); n > held {
 		t.Errorf("%d kernel instances after 20 updates, %d after the recording: the updates' recording queues strand theirs", n, held)
 	}
 }

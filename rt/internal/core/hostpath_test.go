@@ -10,7 +10,6 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/raw"
 )
 
@@ -71,6 +70,12 @@ func enqueueBenchStep(q *rt.Queue, r rt.Range, it int32, power, src, dst rt.Buff
 	if err != nil {
 		return err
 	}
+	setBenchStep(k, it, power, src, dst)
+	return codegen.Submit(q, k, r, nil)
+}
+
+// setBenchStep sets the arguments of a benchStep launch.
+func setBenchStep(k *codegen.Instance, it int32, power, src, dst rt.Buffer[float32]) {
 	codegen.SetScalar(k, 0, it)
 	codegen.SetBuffer(k, 1, power)
 	codegen.SetBuffer(k, 2, src)
@@ -84,7 +89,6 @@ func enqueueBenchStep(q *rt.Queue, r rt.Range, it int32, power, src, dst rt.Buff
 	codegen.SetScalar(k, 10, float32(0.25))
 	codegen.SetScalar(k, 11, float32(0.125))
 	codegen.SetScalar(k, 12, float32(0.001))
-	return codegen.Submit(q, k, r, nil)
 }
 
 var (
@@ -195,7 +199,7 @@ func hostPathTouch(b *testing.B, q *rt.Queue) (rt.Buffer[int32], *raw.Kernel, rt
 	}
 	k, err := prog.Kernel("touch1")
 	if err == nil {
-		err = k.SetBuffer(0, buf)
+		err = raw.SetBuffer(k, 0, buf)
 	}
 	if err != nil {
 		b.Fatal(err)
@@ -269,7 +273,7 @@ func taggedStep(b *testing.B, q *rt.Queue, r rt.Range, power, in rt.Buffer[float
 func BenchmarkHostPathTraced(b *testing.B) {
 	for _, tt := range []struct{ name, opts string }{{"host", ""}, {"device", ",device=all"}} {
 		b.Run(tt.name, func(b *testing.B) {
-			cc := core.DefaultCacheConfig()
+			cc := defaultCacheConfig()
 			cc.Disk.Persistent = false
 			ctx, err := rt.OpenConfig(rt.Config{Backend: "null", Device: "cpu", Cache: &cc, Trace: "perfetto:" + filepath.Join(b.TempDir(), "t.json") + tt.opts})
 			if err != nil {
@@ -377,4 +381,79 @@ func BenchmarkHostPathCold(b *testing.B) {
 			in = taggedStep(b, q, r, power, in)
 		}
 	})
+}
+
+// The Hotspot step's kernel in a program that uses a specialization
+// constant, BSTEP: benchPlainKern launches it with the context's value,
+// benchSpecKern with a value of its own (a field tagged dgen:"spec").
+var (
+	benchSpecConst  rt.SpecConst[int32]
+	benchSpecHandle rt.Program
+	_benchSpecConst = codegen.Register(&codegen.SpecConst{Var: codegen.SpecConstVar(&benchSpecConst, 1), ID: pkg + "benchSpecConst",
+		Name: "BSTEP", Default: "1", Min: "1", Max: "64"})
+	benchSpecProg = codegen.Register(&codegen.Program{
+		ID:    pkg + "benchSpecProg",
+		Image: "__kernel void hotspot_step(int it, __global const float* power, __global const float* src, __global float* dst, int cols, int rows, int bc, int br, float cap, float rx, float ry, float rz, float dt) { (void)BSTEP; }",
+		Name:  "bench_spec.cl", Var: codegen.ProgramVar(&benchSpecHandle), SpecConsts: []*codegen.SpecConst{_benchSpecConst},
+	})
+	benchPlainKern = codegen.Register(&codegen.Kernel{ID: pkg + "benchPlain", Name: "hotspot_step", Program: benchSpecProg, Params: 13})
+	benchSpecKern  = codegen.Register(&codegen.Kernel{ID: pkg + "benchSpec", Name: "hotspot_step", Program: benchSpecProg, Params: 13,
+		Specs: []*codegen.SpecConst{_benchSpecConst}})
+)
+
+// enqueueBenchSpec is what a generated Enqueue of the step does: with
+// own, a spec whose field gives BSTEP (AcquireSpec), else a plain one.
+func enqueueBenchSpec(q *rt.Queue, r rt.Range, power, src, dst rt.Buffer[float32], own bool, v rt.Spec[int32]) error {
+	var k *codegen.Instance
+	var err error
+	if own {
+		var a codegen.SpecArgs
+		codegen.SetSpec[int32](&a, 0, &benchSpecConst, v)
+		k, err = codegen.AcquireSpec(q, benchSpecKern, &a)
+	} else {
+		k, err = codegen.Acquire(q, benchPlainKern)
+	}
+	if err != nil {
+		return err
+	}
+	setBenchStep(k, 1, power, src, dst)
+	return codegen.Submit(q, k, r, nil)
+}
+
+// BenchmarkHostPathSpec is BenchmarkHostPath's enqueue of a kernel whose
+// program uses a specialization constant, on the null backend: "plain"
+// with the context's value, "own" with a value of its own whose instance
+// is parked, "own-alt" alternating two values of its own. The host path's
+// share of issue 44's bound (own within 1.05× plain), apart from the
+// driver.
+//
+//	go test ./rt/internal/core -run '^$' -bench HostPathSpec -count 10
+func BenchmarkHostPathSpec(b *testing.B) {
+	q, r, power, in := openHostPath(b)
+	vals := []rt.Spec[int32]{benchSpecConst.Of(2), benchSpecConst.Of(3)}
+	for _, bb := range []struct {
+		name string
+		own  bool
+		n    int // values to alternate
+	}{{"plain", false, 1}, {"own", true, 1}, {"own-alt", true, 2}} {
+		b.Run(bb.name, func(b *testing.B) {
+			for i := range 2 {
+				if err := enqueueBenchSpec(q, r, power, in, in, bb.own, vals[i%bb.n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			defer func() { b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
+			for i := 0; b.Loop(); i++ {
+				if err := enqueueBenchSpec(q, r, power, in, in, bb.own, vals[i%bb.n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	in.Free()
+	power.Free()
 }

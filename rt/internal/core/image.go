@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -28,17 +29,22 @@ import (
 // like a buffer's: freed once, counted, traced and, from an allocation
 // site, reused in stream order.
 
-// ImageDesc is rt.ImageDesc, which documents it.
+// ImageDesc is rt.ImageDesc as the core takes it: rt converts its fields
+// (documented there).
 type ImageDesc struct {
 	Kind                         ImageKind
 	Order                        ChannelOrder
 	Type                         ChannelType
 	Width, Height, Depth, Layers int
 	Access                       Access
-	Buffer                       Memory
+	// Buffer is the memory of an image1d_buffer_t; BufferValue is what
+	// the caller gave for it (rt's ImageDesc.Buffer, an rt.Buffer), which
+	// Desc gives back.
+	Buffer      *Mem
+	BufferValue any
 }
 
-// Image is rt.Image, which documents it.
+// Image is a handle on an image (rt.Image).
 type Image struct{ h *imageHandle }
 
 // Desc returns the image's description; the zero ImageDesc for the zero
@@ -58,27 +64,39 @@ func (i Image) Free() error { return i.h.free() }
 // FLOAT channels (floats in [0, 1] scale to the integer range). See
 // ImageRegion for the box and the errors.
 func (i Image) Read(q *Queue, r ImageRegion, dst any, wait ...*Event) error {
-	return i.h.transfer(q, true, r, dst, wait, 0)
+	return i.h.transfer(nil, q, true, r, dst, wait, facade)
+}
+
+// ReadContext is Read with its wait for the commands before it bounded by
+// ctx (Queue.waitBefore).
+func (i Image) ReadContext(ctx context.Context, q *Queue, r ImageRegion, dst any, wait ...*Event) error {
+	return i.h.transfer(ctx, q, true, r, dst, wait, facade)
 }
 
 // Write copies src into the box r of the image after wait and returns when
 // it is done; src is as Read's dst.
 func (i Image) Write(q *Queue, r ImageRegion, src any, wait ...*Event) error {
-	return i.h.transfer(q, false, r, src, wait, 0)
+	return i.h.transfer(nil, q, false, r, src, wait, facade)
+}
+
+// WriteContext is Write with its wait for the commands before it bounded
+// by ctx (Queue.waitBefore).
+func (i Image) WriteContext(ctx context.Context, q *Queue, r ImageRegion, src any, wait ...*Event) error {
+	return i.h.transfer(ctx, q, false, r, src, wait, facade)
 }
 
 // CopyTo copies the box r of the image to dst, which has the same format
 // and may be of another kind (a 2D image into a slice of a 3D one), at
 // dstOrigin.
 func (i Image) CopyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]int, wait ...*Event) (*Event, error) {
-	return i.h.copyTo(q, dst, r, dstOrigin, wait, 0)
+	return i.h.copyTo(q, dst, r, dstOrigin, wait, facade)
 }
 
 // Fill sets every pixel of the box r to color, whose values are converted
 // as write_imagef (normalized and float types), write_imagei (signed) or
 // write_imageui (unsigned) would.
 func (i Image) Fill(q *Queue, r ImageRegion, color [4]float64, wait ...*Event) (*Event, error) {
-	return i.h.fill(q, r, color, wait, 0)
+	return i.h.fill(q, r, color, wait, facade)
 }
 
 // imageKind returns the driver kind of ImageDesc.Kind.
@@ -130,6 +148,9 @@ func (h *imageHandle) free() error {
 	if h == nil {
 		return fmt.Errorf("free image: %w: zero image", ErrInvalidArgument)
 	}
+	if h.m.ctxClosed() {
+		return nil // Close released it
+	}
 	err := h.mem().Free()
 	switch {
 	case err == nil:
@@ -178,10 +199,15 @@ func describe(d ImageDesc) (*imageHandle, error) {
 	if len(extra) > 0 {
 		return nil, fmt.Errorf("%w: %s has no %s", ErrInvalidArgument, k, strings.Join(extra, " or "))
 	}
-	for i, n := range h.dims {
-		if n <= 0 {
+	n := px
+	for i, d := range h.dims {
+		if d <= 0 {
 			return nil, fmt.Errorf("%w: %s of %s (%s): every size must be positive", ErrInvalidArgument, [3]string{"width", "height or layers", "depth or layers"}[i], k, sizeString(h.dims))
 		}
+		if n > (1<<62)/int64(d) {
+			return nil, fmt.Errorf("%w: %s %s of %d-byte pixels overflows the sizes a device allocates", ErrTooLarge, sizeString(h.dims), k, px)
+		}
+		n *= int64(d)
 	}
 	if (k == driver.Image1DBuffer) != (d.buffer() != nil) {
 		return nil, fmt.Errorf("%w: %s: ImageDesc.Buffer is set for an image1d_buffer_t and only for one", ErrInvalidArgument, k)
@@ -191,12 +217,7 @@ func describe(d ImageDesc) (*imageHandle, error) {
 
 // buffer returns the memory of d.Buffer; nil for none, and for the zero
 // Buffer.
-func (d ImageDesc) buffer() *Mem {
-	if d.Buffer == nil {
-		return nil
-	}
-	return d.Buffer.mem()
-}
+func (d ImageDesc) buffer() *Mem { return d.Buffer }
 
 // nonzero returns the names of the non-zero values of m, sorted.
 func nonzero(m map[string]int) []string {
@@ -296,8 +317,13 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 		return nil, nil, err
 	}
 	h, err := describe(d)
+	if err == nil {
+		err = c.checkImageSize(h)
+	}
 	if err == nil && d.buffer() != nil {
 		err = c.checkImageBuffer(h)
+	} else if max := c.maxAlloc(); err == nil && h.bytes() > max {
+		err = fmt.Errorf("%w: %s %s of %d bytes: the device allocates at most %d bytes at once", ErrTooLarge, sizeString(h.dims), h.kind, h.bytes(), max)
 	}
 	if err == nil {
 		err = c.checkFormat(ic, h)
@@ -306,6 +332,41 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 		return nil, nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return ic, h, nil
+}
+
+// checkImageSize checks h's size against the largest images that every
+// device of c makes (driver.ImageLimits; 0 is no limit known), before the
+// driver sees it.
+func (c *Context) checkImageSize(h *imageHandle) error {
+	d := h.desc
+	for _, dev := range c.devices {
+		lim := &dev.info.Images
+		type side struct {
+			what   string
+			n, max int64
+		}
+		var sides []side
+		switch h.kind {
+		case driver.Image1D:
+			sides = []side{{"width", int64(d.Width), lim.Width1D}}
+		case driver.Image1DBuffer:
+			sides = []side{{"width", int64(d.Width), lim.Buffer}}
+		case driver.Image1DArray:
+			sides = []side{{"width", int64(d.Width), lim.Width1D}, {"layers", int64(d.Layers), lim.Layers}}
+		case driver.Image2D:
+			sides = []side{{"width", int64(d.Width), lim.Width2D}, {"height", int64(d.Height), lim.Height2D}}
+		case driver.Image2DArray:
+			sides = []side{{"width", int64(d.Width), lim.Width2D}, {"height", int64(d.Height), lim.Height2D}, {"layers", int64(d.Layers), lim.Layers}}
+		case driver.Image3D:
+			sides = []side{{"width", int64(d.Width), lim.Width3D}, {"height", int64(d.Height), lim.Height3D}, {"depth", int64(d.Depth), lim.Depth3D}}
+		}
+		for _, s := range sides {
+			if s.max > 0 && s.n > s.max {
+				return fmt.Errorf("%w: %s %s: its %s, %d, is more than %q makes: %d", ErrInvalidArgument, h.kind, sizeString(h.dims), s.what, s.n, dev.Name, s.max)
+			}
+		}
+	}
+	return nil
 }
 
 // checkImageBuffer checks the buffer of an image1d_buffer_t.
@@ -330,7 +391,7 @@ func (c *Context) checkImageBuffer(h *imageHandle) error {
 	return nil
 }
 
-// NewImage is rt.NewImage, which documents it.
+// NewImage creates an image straight from the driver (rt.NewImage).
 func NewImage(c *Context, d ImageDesc) (Image, error) {
 	op := "create " + imageOp(d.Kind)
 	if err := c.enter(); err != nil {
@@ -349,6 +410,7 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 	// An image1d_buffer_t is a view of its buffer: freeing the buffer ends it.
 	h.m = &Mem{ctx: c, size: h.bytes(), release: releaseToDriver, parent: d.buffer()}
 	h.m.setDriver(drv)
+	c.live.add(h.m) // live.go
 	c.traceMem(0, memTrace(h.m), true)
 	return Image{h}, nil
 }
@@ -443,7 +505,7 @@ func (c *Context) imagePool(q *Queue, ic driver.ImageContext, h *imageHandle) (*
 	return a, nil
 }
 
-// ImageSite is rt.ImageSite, which documents it.
+// ImageSite is a //dgen:alloc handle of images (rt.ImageSite).
 type ImageSite struct {
 	// d is AllocSite's field: generated code registers the site as the
 	// *AllocSite[Image] that a *ImageSite converts to.
@@ -552,7 +614,7 @@ func mergeStats(a, b alloc.Stats) alloc.Stats {
 // The pixels of images: formats, regions, transfers, copies, fills, and
 // the conversion of Go's image types.
 
-// ImageRegion is rt.ImageRegion, which documents it.
+// ImageRegion is rt.ImageRegion, field for field.
 type ImageRegion struct {
 	Origin, Size         [3]int
 	RowPitch, SlicePitch int
@@ -602,11 +664,20 @@ func (h *imageHandle) layout(s [3]int, row, slice int) (int64, int64, int64, err
 	if rp < rowBytes {
 		return 0, 0, 0, fmt.Errorf("%w: row pitch %d is smaller than a row of %d pixels of %d bytes", ErrInvalidArgument, row, s[0], h.px)
 	}
+	// No host memory spans more than 2^62 bytes: pitches that would are
+	// out of range, before their products overflow.
+	const most = 1 << 62
+	if rp > most/int64(s[1]) {
+		return 0, 0, 0, fmt.Errorf("%w: %d rows of pitch %d overflow any host memory", ErrOutOfRange, s[1], rp)
+	}
 	if sp == 0 {
 		sp = rp * int64(s[1])
 	}
 	if sp < rp*int64(s[1]) {
 		return 0, 0, 0, fmt.Errorf("%w: slice pitch %d is smaller than %d rows of pitch %d", ErrInvalidArgument, slice, s[1], rp)
+	}
+	if sp > most/int64(s[2]) {
+		return 0, 0, 0, fmt.Errorf("%w: %d slices of pitch %d overflow any host memory", ErrOutOfRange, s[2], sp)
 	}
 	span := int64(s[2]-1)*sp + int64(s[1]-1)*rp + rowBytes
 	return rp, sp, span, nil
@@ -664,8 +735,9 @@ func sliceMem(v any) (hostMem, error) {
 }
 
 // transfer reads (into host) or writes (from host) the box r of the image,
-// blocking until it is done. skip is as for beginTask.
-func (h *imageHandle) transfer(q *Queue, read bool, r ImageRegion, host any, wait []*Event, skip int) error {
+// blocking until it is done, bounded by ctx where it is not nil. skip is
+// as for beginTask.
+func (h *imageHandle) transfer(ctx context.Context, q *Queue, read bool, r ImageRegion, host any, wait []*Event, skip int) error {
 	op := "write " + h.kind.String()
 	kind := trace.Write
 	if read {
@@ -696,6 +768,11 @@ func (h *imageHandle) transfer(q *Queue, read bool, r ImageRegion, host any, wai
 	iq, ok := q.drv.(driver.ImageQueue)
 	if !ok {
 		return fmt.Errorf("%s: %w", op, errNoImages)
+	}
+	if ctx != nil { // a Context form
+		if err := q.waitBefore(ctx, op, wait); err != nil {
+			return err
+		}
 	}
 	dr := driver.ImageRegion{Origin: o, Size: s, RowPitch: rp, SlicePitch: sp}
 	switch h.kind {

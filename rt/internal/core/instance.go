@@ -1,10 +1,10 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -21,17 +21,21 @@ import (
 // its own: a kernel object made from the cached program (progcache's
 // Kernel.Spawn) with a launch record of its own.
 //
-// The cache keeps one kernel object per (program, kernel, device), the
-// prototype: it is never launched by a spec, it tells how many arguments the
-// kernel takes, and it holds a pool of spare instances. An instance is
-// owned by exactly one of: a queue's slot (Queue.specs, where it parks
-// between launches), its prototype's pool, or the goroutine that acquired
-// it, from Acquire until park after Submit or Launch. Taking an
+// The cache keeps one kernel object per (program variant, kernel, device),
+// the prototype: it is never launched by a spec, it tells how many
+// arguments the kernel takes, and it holds a pool of spare instances. An
+// instance is owned by exactly one of: a queue's slot (Queue.specs, where
+// it parks between launches), its prototype's pool, or the goroutine that
+// acquired it, from Acquire until park after Submit or Launch. Taking an
 // instance from a slot is one atomic swap and parking it one compare-and-
 // swap, so a goroutine launching on a queue of its own takes no lock and
-// allocates nothing. Only when goroutines share a queue, or specs share a
-// slot, do instances go through the pool, whose mutex guards a slice and is
-// never held across a driver call.
+// allocates nothing. A slot is chosen by a hash of the spec and of the
+// launch's own specialization-constant values (speclaunch.go); an
+// instance whose slot is taken parks in the slot's pair (index^1), where
+// a launch that misses its own slot looks next. Only when goroutines share
+// a queue, or more specs and values than that meet on a pair of slots, do
+// instances go through the pool, whose mutex guards a slice and is never
+// held across a driver call.
 //
 // A goroutine that panics between Acquire and Submit keeps its instance;
 // nothing is locked, and the next launch takes another. Eviction releases a
@@ -40,8 +44,10 @@ import (
 
 // specHit is a kernel instance of a spec, parked in a queue's slot: ck is
 // the cache's kernel (the prototype) it was made from, under the
-// specialization-constant generation gen; epoch is the cache's epoch when
-// ck was last found current (progcache's CurrentSince). It lives in the instance
+// specialization-constant generation gen and the launch's own values args
+// (speclaunch.go); epoch is the cache's epoch when ck was last found
+// current (progcache's CurrentSince); slot is the index in q.specs where
+// it parks, or where that is taken, at slot^1. It lives in the instance
 // (Kernel.hit), and only the instance's owner changes it: the goroutine
 // that took it from a slot or pool, before it parks it again.
 type specHit struct {
@@ -51,11 +57,13 @@ type specHit struct {
 	epoch uint64
 	k     *Kernel
 	q     *Queue
+	slot  int
+	args  SpecArgs
 }
 
-// specSlot returns the entry of q.specs for d.
-func (q *Queue) specSlot(d *desc.Kernel) *atomic.Pointer[specHit] {
-	return &q.specs[uintptr(unsafe.Pointer(d))*0x9E3779B97F4A7C15>>61]
+// specSlot returns the index in q.specs of d's slot.
+func (q *Queue) specSlot(d *desc.Kernel) int {
+	return int(uintptr(unsafe.Pointer(d)) * 0x9E3779B97F4A7C15 >> 61)
 }
 
 // kernelPool holds a prototype's spare instances.
@@ -106,22 +114,76 @@ func (p *kernelPool) kill() {
 // by the caller until Submit or Launch parks it: the one parked in q's slot
 // when it is current, else a spare one or a new one from the context's
 // kernel cache (building the program on first use).
+//
+// A spec whose fields give specialization-constant values launches through
+// AcquireSpec instead (speclaunch.go); every launch of one spec takes the
+// same of the two.
 func Acquire(q *Queue, d *desc.Kernel) (*Kernel, error) {
 	if q == nil {
 		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
 	}
-	if h := q.specSlot(d).Swap(nil); h != nil {
-		if h.d == d && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
+	return q.acquire(context.Background(), d)
+}
+
+// AcquireContext is Acquire bounded by ctx: a ctx that is done is an
+// error, and ctx bounds the build of the program, or the wait for another
+// goroutine's or process's (progcache's KernelContext).
+func AcquireContext(ctx context.Context, q *Queue, d *desc.Kernel) (*Kernel, error) {
+	if q == nil {
+		return nil, fmt.Errorf("kernel %s: %w: nil queue", d.ID, ErrInvalidArgument)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
+	}
+	return q.acquire(ctx, d)
+}
+
+// acquire is Acquire and AcquireContext for a q that is not nil: the
+// instance parked in d's slot when it is current, else acquireMiss.
+func (q *Queue) acquire(ctx context.Context, d *desc.Kernel) (*Kernel, error) {
+	i := q.specSlot(d)
+	h := q.specs[i].Swap(nil)
+	if h != nil && h.d == d && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
+		h.k.setErr = nil
+		return h.k, nil
+	}
+	var none SpecArgs
+	return q.acquireMiss(ctx, d, &none, i, h)
+}
+
+// acquireMiss is the path of Acquire and AcquireSpec when slot i did not
+// hold an instance for d launched with a: h, what it held (or nil), goes
+// back there while it still serves its own spec; the pair slot i^1, where
+// an instance parks when its own is taken, is looked at; else the kernel
+// cache. So two specs, or two sets of values, whose slots collide each
+// keep an instance parked.
+func (q *Queue) acquireMiss(ctx context.Context, d *desc.Kernel, a *SpecArgs, i int, h *specHit) (*Kernel, error) {
+	if h != nil {
+		q.putBack(i, h)
+	}
+	if h := q.specs[i^1].Swap(nil); h != nil {
+		if h.d == d && h.args == *a && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 			h.k.setErr = nil
 			return h.k, nil
 		}
-		h.unpark()
+		q.putBack(i^1, h)
 	}
-	return q.acquireSlow(d)
+	return q.acquireSlow(ctx, d, a, i)
 }
 
-// acquireSlow is Acquire's path through the kernel cache.
-func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
+// putBack parks h, taken from slot i by a launch it cannot serve, there
+// again while its prototype is current, and otherwise disposes of it.
+func (q *Queue) putBack(i int, h *specHit) {
+	if q.ctx.pc.Current(h.ck, h.gen) && q.specs[i].CompareAndSwap(nil, h) {
+		return
+	}
+	h.unpark()
+}
+
+// acquireSlow is the path of Acquire and AcquireSpec through the kernel
+// cache, for the values a (and a tuning queue's candidate); the instance
+// parks in slot (or its pair).
+func (q *Queue) acquireSlow(ctx context.Context, d *desc.Kernel, a *SpecArgs, slot int) (*Kernel, error) {
 	key, err := d.Key()
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -131,8 +193,12 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 			return nil, err
 		}
 	}
+	over, err := q.specOverrides(d, a) // speclaunch.go
+	if err != nil {
+		return nil, err
+	}
 	gen, epoch := q.ctx.pc.Gen(), q.ctx.pc.Epoch()
-	ck, err := q.ctx.pc.Kernel(key, q.dev.index)
+	ck, err := q.ctx.pc.KernelWithContext(ctx, key, q.dev.index, over)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
 	}
@@ -154,16 +220,19 @@ func (q *Queue) acquireSlow(d *desc.Kernel) (*Kernel, error) {
 		k.decl, k.nglobals = d, int32(len(d.Globals))
 	}
 	// The caller owns k: no slot or pool reads k.hit until park.
-	k.hit = specHit{d: d, ck: ck, gen: gen, epoch: epoch, k: k, q: q}
+	k.hit = specHit{d: d, ck: ck, gen: gen, epoch: epoch, k: k, q: q, slot: slot, args: *a}
+	k.specs = ck.Specs()
+	k.label = proto.variantLabel(k.specs)
 	k.setErr = nil
 	return k, nil
 }
 
-// park gives k, acquired by Acquire, back to its queue's slot, or to
-// its prototype's pool if another instance is parked there.
+// park gives k, acquired by Acquire, back to its queue's slot, or the pair
+// of that slot, or to its prototype's pool if other instances are parked
+// in both.
 func (k *Kernel) park() {
 	h := &k.hit
-	if !h.q.specSlot(h.d).CompareAndSwap(nil, h) {
+	if s := &h.q.specs; !s[h.slot].CompareAndSwap(nil, h) && !s[h.slot^1].CompareAndSwap(nil, h) {
 		h.ck.Object().pool.put(k)
 	}
 }
@@ -186,7 +255,7 @@ func (h *specHit) unpark() {
 func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
 	proto := ck.Object()
 	k, err := ck.Spawn(func(p driver.Program) (*Kernel, error) {
-		return (&builtProgram{ctx: c, drv: p, name: proto.prog.name}).Kernel(proto.name)
+		return (&builtProgram{ctx: c, drv: p, name: proto.prog.name}).kernel(proto.name)
 	})
 	if err != nil {
 		return nil, err
@@ -200,7 +269,7 @@ func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
 	c.instances.mu.Unlock()
 	if c.closed.Load() { // Close may have released the set before k joined it
 		c.releaseInstance(k)
-		return nil, fmt.Errorf("new kernel %q: context: %w", proto.name, ErrClosed)
+		return nil, fmt.Errorf("new kernel %q: %w", proto.name, c.closedError())
 	}
 	return k, nil
 }

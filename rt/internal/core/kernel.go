@@ -8,6 +8,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
 // The launch path. A Kernel holds a prepared launch record (driver.Args):
@@ -101,8 +102,13 @@ func (k *Kernel) recordBuffer(i int, m *Mem) {
 
 // setLocalArg records argument i as size bytes of local memory.
 func (k *Kernel) setLocalArg(i int, size int) error {
-	if size <= 0 || checkArgSize(size) != nil {
-		return fmt.Errorf("set argument %d of kernel %q: %w: local size %d", i, k.name, ErrInvalidArgument, size)
+	switch {
+	case size < 0:
+		return fmt.Errorf("set argument %d of kernel %q: %w: local memory of %d bytes (rt.Local.Len is negative, or its size in bytes overflows an int)", i, k.name, ErrInvalidArgument, size)
+	case size == 0:
+		return fmt.Errorf("set argument %d of kernel %q: %w: local memory of 0 bytes", i, k.name, ErrInvalidArgument)
+	case checkArgSize(size) != nil:
+		return fmt.Errorf("set argument %d of kernel %q: %w: local memory of %d bytes, more than a kernel argument can be (%d)", i, k.name, ErrInvalidArgument, size, maxArgBytes)
 	}
 	if max := k.prog.ctx.maxLocalMem(); max > 0 && int64(size) > max {
 		return fmt.Errorf("set argument %d of kernel %q: %w: %d bytes of local memory, more than a device of the context has (%d)", i, k.name, ErrInvalidArgument, size, max)
@@ -180,6 +186,37 @@ func (k *Kernel) checkBufs(op string) error {
 			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w since the argument was set", op, k.name, i, ErrFreed)
 		}
 	}
+	return nil
+}
+
+// checkRaw checks the arguments of a raw launch: every one set
+// (checkSet), and none freed since (checkBufs).
+func (k *Kernel) checkRaw(op string) error {
+	if err := k.checkSet(op); err != nil {
+		return err
+	}
+	return k.checkBufs(op)
+}
+
+// checkSet returns an error wrapping ErrInvalidArgument that names the
+// first argument of k never set, by its index and, where the program keeps
+// argument information, its name: the driver would say only
+// CL_INVALID_KERNEL_ARGS. A raw launch checks it; a generated Enqueue sets
+// every argument. Once every argument has been set, it costs one test.
+func (k *Kernel) checkSet(op string) error {
+	if k.allSet {
+		return nil
+	}
+	for i := range k.args.Slots {
+		if s := &k.args.Slots[i]; s.Kind == driver.ArgScalar && s.Size == 0 {
+			name := "its name unknown: build the program with -cl-kernel-arg-info to have it"
+			if info, err := k.ArgInfo(i); err == nil && info.Name != "" {
+				name = fmt.Sprintf("%s %s", info.TypeName, info.Name)
+			}
+			return fmt.Errorf("%s kernel %q: %w: argument %d (%s) is not set", op, k.name, ErrInvalidArgument, i, name)
+		}
+	}
+	k.allSet = true
 	return nil
 }
 
@@ -305,9 +342,14 @@ type Kernel struct {
 	// pool is a prototype's spare instances. Between Acquire and park, an
 	// instance belongs to the one goroutine that acquired it, which alone
 	// reads and writes it.
-	hit      specHit
-	setErr   error // the first error of setting an argument since Acquire
-	name     string
+	hit    specHit
+	setErr error // the first error of setting an argument since Acquire
+	name   string
+	// label is the name that traces and graphs give the kernel's
+	// launches: name, and for an instance of a spec the
+	// specialization-constant values of its program's variant (specs).
+	// Set by Acquire.
+	label    string
 	nglobals int32
 
 	// The rest of the launch record: for buffer arguments their memory,
@@ -322,16 +364,40 @@ type Kernel struct {
 	pool    *kernelPool
 	hidden  [][]*Mem
 
-	prog     *builtProgram
-	site     launchSite // what a queue's launch log keeps of a launch of k (fault.go)
-	nargs    int
-	released atomic.Bool
-	samplers []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
+	prog      *builtProgram
+	nargs     int
+	allSet    bool                   // every argument has been set (checkSet)
+	raw       bool                   // made for rt/raw: live in the context until released (live.go)
+	site      launchSite             // what a queue's launch log keeps of a launch of k (fault.go)
+	labelOnce atomic.Pointer[string] // label of a prototype's instances, made once (variantLabel)
+	specs     []progcache.SpecValue  // the specialization-constant values of the program's variant
+	released  atomic.Bool
+	samplers  []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
 }
 
-// Kernel creates the kernel called name. A name that the program does not
-// define is an error wrapping ErrNoKernel.
+// Kernel creates the kernel called name for rt/raw: the caller releases
+// it, or the context's Close does (live.go). A name that the program does
+// not define is an error wrapping ErrNoKernel.
 func (p *builtProgram) Kernel(name string) (*Kernel, error) {
+	k, err := p.kernel(name)
+	if err != nil {
+		return nil, err
+	}
+	c := p.ctx
+	if err := c.enter(); err != nil {
+		k.Release()
+		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+	}
+	defer c.exit()
+	k.raw = true
+	c.live.add(k)
+	return k, nil
+}
+
+// kernel creates the kernel called name: a raw kernel (Kernel), a
+// prototype of the program cache (cacheBuilder.NewKernel) or an instance
+// (instance.go).
+func (p *builtProgram) kernel(name string) (*Kernel, error) {
 	if p == nil {
 		return nil, nilProgram(fmt.Sprintf("create kernel %q", name))
 	}
@@ -358,7 +424,7 @@ func (p *builtProgram) Kernel(name string) (*Kernel, error) {
 		drv.Release()
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
 	}
-	k := &Kernel{prog: p, ctx: p.ctx, drv: drv, name: name, nargs: n, site: launchSite{kernel: name, program: p.name}}
+	k := &Kernel{prog: p, ctx: p.ctx, drv: drv, name: name, label: name, nargs: n, site: launchSite{kernel: name, program: p.name}}
 	k.args.Slots = make([]driver.Arg, n)
 	k.ids = make([]uint64, n)
 	k.lim.wg = make([]atomic.Pointer[wgInfo], len(p.ctx.devices))
@@ -376,15 +442,19 @@ func (k *Kernel) NumArgs() int {
 // nilKernel is the error of an operation on a nil *Kernel.
 func nilKernel(op string) error { return fmt.Errorf("%s: %w: nil kernel", op, ErrInvalidArgument) }
 
-// Release releases the kernel object.
+// Release releases the kernel object. Releasing it again does nothing,
+// nor does releasing it after its context's Close, which released it.
 func (k *Kernel) Release() error {
 	if k == nil {
 		return nilKernel("release kernel")
 	}
-	if k.released.Swap(true) {
-		return nil
+	var err error
+	if k.raw {
+		err = k.ctx.ownerRelease(k)
+	} else {
+		err = k.releaseLive()
 	}
-	if err := k.drv.Release(); err != nil {
+	if err != nil {
 		return fmt.Errorf("release kernel %q: %w", k.name, err)
 	}
 	return nil
@@ -395,6 +465,9 @@ func (k *Kernel) checkArg(i int) error {
 		return nilKernel(fmt.Sprintf("set argument %d", i))
 	}
 	if k.released.Load() {
+		if k.ctx.closed.Load() {
+			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, k.ctx.closedError())
+		}
 		return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, ErrClosed)
 	}
 	if i < 0 || i >= k.nargs {

@@ -59,11 +59,11 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 		}
 		l.park = true
 	}
+	op := launchOp(event)
 	if err := q.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
 	}
 	l.entered = true
-	op := launchOp(event)
 	dw, err := q.checkLaunch(k, r, wait, op, spec)
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 	if rtrace.IsEnabled() {
 		q.goTraceKernel(k, skip+1)
 	}
-	tk := q.beginTask(trace.Kernel, k.name, skip+1, wait)
+	tk := q.beginTask(trace.Kernel, k.label, skip+1, wait)
 	// Without an event of its own, a launch makes one for its device
 	// times when tracing samples it.
 	want := event || q.wantsEvent(tk)
@@ -100,7 +100,7 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 	q.recordArgs(k)
 	switch {
 	case event:
-		return q.newTracedEvent(ev, k.name, tk), nil
+		return q.newTracedEvent(ev, k.label, tk), nil
 	case want:
 		q.addPending(tk, nil, ev)
 		tk.Release()
@@ -163,8 +163,10 @@ func (q *Queue) recordLaunch(rec *recording, k *Kernel, r *Range, dw []driver.Ev
 // driver sees it, and returns the driver events of wait: with spec set, k
 // is a spec's instance, whose setters kept their first error and whose
 // hidden arguments it binds (inside q's enter: Close must not free the
-// globals' storage while they are bound); else a raw kernel, whose buffer
-// arguments must not have been freed since they were set.
+// globals' storage while they are bound); else a raw kernel, whose
+// arguments must all have been set, and its buffers not freed since.
+// Where the driver's own choice of work-group size could break the
+// device's limits, it sets r's (Kernel.checkRange).
 func (q *Queue) checkLaunch(k *Kernel, r *Range, wait []*Event, op string, spec bool) ([]driver.Event, error) {
 	if k == nil {
 		return nil, nilKernel(op)
@@ -185,7 +187,7 @@ func (q *Queue) checkLaunch(k *Kernel, r *Range, wait []*Event, op string, spec 
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 	}
 	if !spec {
-		if err := k.checkBufs(op); err != nil {
+		if err := k.checkRaw(op); err != nil {
 			return nil, err
 		}
 	}
@@ -253,18 +255,22 @@ func (k *Kernel) SpecLocal(i int, size int) {
 }
 
 // SubmitSpec binds the hidden device-global arguments of k, launches it
-// over r after wait without an event and parks it again. The trace's call
-// site is the user's: two frames above this function's caller,
-// codegen.Submit, is the caller of the generated Enqueue. Small enough to
-// be inlined, so that a generated Enqueue's launch is one frame shorter.
-func SubmitSpec(q *Queue, k *Kernel, r Range, wait []*Event) error {
-	_, err := q.launch(k, &r, wait, 2, true, false)
+// over r after wait without an event and parks it again. wait is
+// rt/codegen's wait list, whose events conv converts (Waits): the
+// conversion happens here, so that codegen.Submit is one call, which the
+// compiler inlines into the generated Enqueue. The trace's call site is
+// the user's: two frames above this function's caller, codegen.Submit, is
+// the caller of the generated Enqueue.
+func SubmitSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
+	var w WaitList
+	_, err := q.launch(k, &r, Waits(&w, wait, conv), 2, true, false)
 	return err
 }
 
 // LaunchSpec is SubmitSpec with an event.
-func LaunchSpec(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
-	return q.launch(k, &r, wait, 2, true, true)
+func LaunchSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
+	var w WaitList
+	return q.launch(k, &r, Waits(&w, wait, conv), 2, true, true)
 }
 
 // errNoInstance is the error of a spec's launch (SubmitSpec, LaunchSpec)
@@ -291,7 +297,8 @@ func (k *Kernel) prepare(q *Queue) error {
 }
 
 // bindHidden sets the hidden arguments to the storage of the kernel's
-// device globals on q's device. Called with the kernel locked.
+// device globals on q's device. Called by the instance's owner, the
+// goroutine between Acquire and park (instance.go), which holds no lock.
 func (k *Kernel) bindHidden(q *Queue) error {
 	dev := q.dev.index
 	if k.hidden == nil {

@@ -26,10 +26,10 @@ func BenchmarkSubmitAllocArgs(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := k.SetBuffer(0, in); err != nil {
+	if err := raw.SetBuffer(k, 0, in); err != nil {
 		b.Fatal(err)
 	}
-	if err := k.SetBuffer(1, out); err != nil {
+	if err := raw.SetBuffer(k, 1, out); err != nil {
 		b.Fatal(err)
 	}
 	r := rt.Range1(64).WithLocal(64)

@@ -42,12 +42,12 @@ func TestNilArguments(t *testing.T) {
 		{"Context.Close", func() error { return nc.Close() }},
 		{"Context.NewQueue", func() error { _, err := nc.NewQueue(nil); return err }},
 		{"Context.NewQueue(nil)", func() error { _, err := ctx.NewQueue(nil); return err }},
-		{"Context.NewMem", func() error { _, err := nc.NewMem(4); return err }},
+		{"Context.NewMem", func() error { _, err := cx(nc).NewMem(4); return err }},
 		{"Context.ReleaseHeld", func() error { return nc.ReleaseHeld() }},
 		{"raw.Build", func() error { _, err := raw.Build(nc, "x", "", ""); return err }},
-		{"Context.LoadProgram", func() error { _, err := nc.LoadProgram("x", [][]byte{{1}}, ""); return err }},
-		{"Context.SetSpecValue", func() error { return nc.SetSpecValue("A", "1") }},
-		{"Context.ClearSpecValue", func() error { return nc.ClearSpecValue("A") }},
+		{"Context.LoadProgram", func() error { _, err := cx(nc).LoadProgram("x", [][]byte{{1}}, ""); return err }},
+		{"Context.SetSpecValue", func() error { return cx(nc).SetSpecValue("A", "1") }},
+		{"Context.ClearSpecValue", func() error { return cx(nc).ClearSpecValue("A") }},
 		{"NewBuffer(nil)", func() error { _, err := rt.NewBuffer[float32](nil, 4); return err }},
 		{"Queue.Flush", func() error { return nq.Flush() }},
 		{"Queue.Finish", func() error { return nq.Finish() }},
@@ -64,8 +64,8 @@ func TestNilArguments(t *testing.T) {
 		{"AllocSite.Alloc(nil queue)", func() error { _, err := siteA.Alloc(nq, 4); return err }},
 		{"Mem.Free", func() error { return nm.Free() }},
 		{"Mem.Driver", func() error { _, err := nm.Driver(); return err }},
-		{"raw.Kernel.SetBuffer", func() error { return nk.SetBuffer(0, buf) }},
-		{"raw.Kernel.SetBuffer(nil mem)", func() error { return kern.SetBuffer(0, nm) }},
+		{"raw.SetBuffer", func() error { return raw.SetBuffer(nk, 0, buf) }},
+		{"raw.SetBuffer(zero buffer)", func() error { return raw.SetBuffer(kern, 0, rt.Buffer[float32]{}) }},
 		{"raw.Kernel.SetLocal", func() error { return nk.SetLocal(0, 4) }},
 		{"raw.SetArg", func() error { return raw.SetArg(nk, 0, int32(1)) }},
 		{"raw.Kernel.Release", func() error { return nk.Release() }},
@@ -76,7 +76,7 @@ func TestNilArguments(t *testing.T) {
 		{"builtProgram.Binaries", func() error { _, err := core.NilProgram().Binaries(); return err }},
 		{"builtProgram.KernelNames", func() error { _, err := core.NilProgram().KernelNames(); return err }},
 		{"raw.Program.Release", func() error { return np.Release() }},
-		{"Event.Status", func() error { _, err := ne.Status(); return err }},
+		{"Event.Status", func() error { _, err := ce(ne).Status(); return err }},
 		{"Event.Timing", func() error { _, err := ne.Timing(); return err }},
 		{"codegen.Launch(nil kernel)", func() error { _, err := codegen.Launch(q, nil, rt.Range1(1), nil); return err }},
 		{"DeviceGlobal.Write", func() error { return ng.Write(q, 1) }},
@@ -111,8 +111,8 @@ func TestNilArguments(t *testing.T) {
 	noPanic := map[string]func() error{
 		"accessors": func() error {
 			_, _, _ = nc.Devices(), nc.Queue(), nc.Stats().Alloc
-			_, _ = nc.Stats().Cache, nc.SpecValues()
-			_, _, _ = nq.Context(), nq.Device(), nq.Profiling()
+			_, _ = nc.Stats().Cache, cx(nc).SpecValues()
+			_, _, _ = nq.Context(), nq.Device(), cq(nq).Profiling()
 			_, _ = nk.Name(), (*core.Kernel)(nk).NumArgs()
 			_ = np.Name()
 			return nil
@@ -160,7 +160,7 @@ func TestForeignContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ev1.Release()
-	if err := k1.SetBuffer(0, b1); err != nil {
+	if err := raw.SetBuffer(k1, 0, b1); err != nil {
 		t.Fatal(err)
 	}
 	spec := core.NewKernelSpec(&core.ProgramImage{ID: "foreign", Name: "foreign", Source: src}, "k")
@@ -168,7 +168,7 @@ func TestForeignContext(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"raw.Kernel.SetBuffer", func() error { return k1.SetBuffer(0, b2) }},
+		{"raw.SetBuffer", func() error { return raw.SetBuffer(k1, 0, b2) }},
 		{"raw.Launch", func() error { _, err := raw.Launch(q2, k1, rt.Range1(1)); return err }},
 		{"raw.Submit", func() error { return raw.Submit(q2, k1, rt.Range1(1)) }},
 		{"Buffer.Write", func() error { return b1.Write(q2, []float32{1}) }},
@@ -177,7 +177,7 @@ func TestForeignContext(t *testing.T) {
 		{"Buffer.CopyTo", func() error { _, err := b1.CopyTo(q1, b2); return err }},
 		{"wait list", func() error { _, err := q2.Marker(ev1); return err }},
 		{"Context.NewQueue", func() error { _, err := ctx2.NewQueue(ctx1.Devices()[0]); return err }},
-		{"Context.KernelFor", func() error { _, err := ctx2.KernelFor(spec, q1); return err }},
+		{"Context.KernelFor", func() error { _, err := cx(ctx2).KernelFor(spec, cq(q1)); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := call(tc.call)

@@ -478,7 +478,7 @@ func reuseTrial(q0, q1 *rt.Queue, sum rt.Buffer[float32], n, iters int) (bad int
 	if err := q0.Flush(); err != nil {
 		return 0, false, err
 	}
-	inMem := in.Mem()
+	inMem := memOf(in)
 	if err := in.Free(); err != nil {
 		return 0, false, err
 	}
@@ -487,13 +487,13 @@ func reuseTrial(q0, q1 *rt.Queue, sum rt.Buffer[float32], n, iters int) (bad int
 		return 0, false, err
 	}
 	defer re.Free()
-	if re.Mem().BlockID() != inMem.BlockID() {
+	if memOf(re).BlockID() != inMem.BlockID() {
 		return 0, false, errors.New("device 1's allocation did not reuse the block freed after device 0's use")
 	}
 	if err := (&mdSet{B: re, V: 2}).Enqueue(q1, rt.Range1(n)); err != nil {
 		return 0, false, err
 	}
-	st, err := slow.Status()
+	st, err := ce(slow).Status()
 	if err != nil {
 		return 0, false, err
 	}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,20 +11,22 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Pinned is rt.Pinned, which documents it.
+// Pinned is mapped host memory (rt.Pinned).
 type Pinned[T any] struct {
 	pinnedMem
-	s []T // guarded by mu
 }
 
 // pinnedMem is what Pinned holds whatever its element type: graphs that
-// transfer to and from it keep it.
+// transfer to and from it keep it. From NewPinned until Free it is live
+// in its context (live.go), whose Close releases it if Free did not.
 type pinnedMem struct {
-	q   *Queue // maps and unmaps it
-	drv driver.Buffer
-	p   unsafe.Pointer
+	q    *Queue // maps and unmaps it
+	drv  driver.Buffer
+	n    int   // elements
+	size int64 // bytes
 
 	mu      sync.Mutex
+	p       unsafe.Pointer // the mapped memory; nil once freed
 	freed   bool
 	pending []pinnedUse // asynchronous transfers and graph launches that may still use it
 }
@@ -38,19 +41,38 @@ type pinnedUse struct {
 	pt uint64
 }
 
-// NewPinned is rt.NewPinned, which documents it.
+// NewPinned allocates pinned memory of n elements of T and maps it through
+// q, which waits for q's commands; NewPinnedContext bounds that wait by
+// ctx (Queue.waitBefore).
 func NewPinned[T any](q *Queue, n int) (*Pinned[T], error) {
+	return newPinned[T](nil, q, n)
+}
+
+func NewPinnedContext[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) {
+	return newPinned[T](ctx, q, n)
+}
+
+// newPinned is NewPinned, bounded by ctx where it is not nil.
+func newPinned[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
 		return nil, fmt.Errorf("pinned memory: %w", err)
 	}
+	if ctx != nil {
+		if err := q.waitBefore(ctx, "pinned memory", nil); err != nil {
+			return nil, err
+		}
+	}
 	if err := q.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pinned memory of %d bytes: %w", size, err)
 	}
 	defer q.exit()
-	p := &Pinned[T]{pinnedMem: pinnedMem{q: q}}
+	p := &Pinned[T]{pinnedMem: pinnedMem{q: q, n: n, size: size}}
 	if size == 0 {
 		return p, nil
+	}
+	if max := q.ctx.maxAlloc(); size > max {
+		return nil, fmt.Errorf("pinned memory of %d bytes on %q: %w: the device allocates at most %d bytes at once", size, q.dev.Name, ErrTooLarge, max)
 	}
 	hc, ok := q.ctx.drv.(driver.HostBufferContext)
 	mq, ok2 := q.drv.(driver.MapQueue)
@@ -64,54 +86,69 @@ func NewPinned[T any](q *Queue, n int) (*Pinned[T], error) {
 		p.drv.Release()
 		return nil, fmt.Errorf("map pinned memory of %d bytes on %q: %w", size, q.dev.Name, err)
 	}
-	p.s = unsafe.Slice((*T)(p.p), n)
-	clear(p.s)
+	clear(unsafe.Slice((*byte)(p.p), size))
+	q.ctx.live.add(&p.pinnedMem) // live.go
 	return p, nil
 }
 
-// Slice returns the memory as a slice, valid until Free; nil after it. The
-// host must not touch the elements an asynchronous transfer is copying
-// until its event completes.
+// Slice returns the memory as a slice, valid until Free or the context's
+// Close; nil after them (a slice returned before must not be used after
+// them either). The host must not touch the elements an asynchronous
+// transfer is copying until its event completes.
 func (p *Pinned[T]) Slice() []T {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.s
+	if p.p == nil {
+		return nil
+	}
+	return unsafe.Slice((*T)(p.p), p.n)
 }
 
 // Free waits for the asynchronous transfers that use the memory (those
 // whose events were released too), unmaps it and releases it. A second
-// Free returns an error wrapping ErrFreed; Free after the context's Close,
-// one wrapping ErrClosed (Close has released the queue that would unmap
-// it).
+// Free returns an error wrapping ErrFreed; Free after the context's Close
+// returns nil (Close released the memory).
 func (p *Pinned[T]) Free() error {
-	if p == nil {
-		return fmt.Errorf("free pinned memory: %w: nil", ErrInvalidArgument)
+	if p == nil || p.q == nil {
+		return fmt.Errorf("free pinned memory: %w: nil, or not from NewPinned", ErrInvalidArgument)
 	}
-	if err := p.q.enter(); err != nil {
-		return fmt.Errorf("free pinned memory: %w", err)
+	c := p.q.ctx
+	if c.enter() != nil {
+		return nil // Close releases it
 	}
-	defer p.q.exit()
+	defer c.exit()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.freed {
-		return fmt.Errorf("free pinned memory: %w", ErrFreed)
+		return fmt.Errorf("free pinned memory of %d bytes: %w", p.size, ErrFreed)
 	}
-	p.freed, p.s = true, nil
 	var errs []error
 	for _, u := range p.pending {
 		errs = append(errs, u.wait())
 	}
-	p.pending = nil
-	if p.drv != nil {
-		if err := p.q.drv.(driver.MapQueue).UnmapBuffer(p.drv, p.p); err != nil {
-			errs = append(errs, fmt.Errorf("unmap pinned memory on %q: %w", p.q.dev.Name, err))
-		}
-		if err := p.drv.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("release pinned memory: %w", err))
-		}
+	c.live.remove(&p.pinnedMem) // inside enter: Close has not taken it
+	errs = append(errs, p.release())
+	return errors.Join(errs...)
+}
+
+// release unmaps and releases the memory, which no transfer uses any
+// more. Called with mu held, by Free or by Close (releaseLive).
+func (p *pinnedMem) release() error {
+	p.freed, p.pending = true, nil
+	ptr := p.p
+	p.p = nil
+	if p.drv == nil {
+		return nil
+	}
+	var errs []error
+	if err := p.q.drv.(driver.MapQueue).UnmapBuffer(p.drv, ptr); err != nil {
+		errs = append(errs, fmt.Errorf("unmap pinned memory on %q: %w", p.q.dev.Name, err))
+	}
+	if err := p.drv.Release(); err != nil {
+		errs = append(errs, fmt.Errorf("release pinned memory: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -135,18 +172,21 @@ func (b Buffer[T]) WriteAsync(q *Queue, off int, src *Pinned[T], wait ...*Event)
 // async enqueues a non-blocking transfer between b and h with do.
 func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pinned[T], wait []*Event,
 	do func(b driver.Buffer, off, size int64, p unsafe.Pointer, dw []driver.Event) (driver.Event, error)) (*Event, error) {
-	if h == nil {
-		return nil, fmt.Errorf("%s: %w: nil pinned memory", op, ErrInvalidArgument)
+	if h == nil || h.q == nil {
+		return nil, fmt.Errorf("%s: %w: nil pinned memory, or not from NewPinned", op, ErrInvalidArgument)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.freed {
+		if h.q.ctx.closed.Load() {
+			return nil, fmt.Errorf("%s: pinned memory: %w", op, h.q.ctx.closedError())
+		}
 		return nil, fmt.Errorf("%s: pinned memory: %w", op, ErrFreed)
 	}
 	if q != nil && h.q.ctx != q.ctx {
 		return nil, fmt.Errorf("%s: %w: pinned memory of another context", op, ErrInvalidArgument)
 	}
-	m, drv, boff, size, err := b.span(q, op, off, len(h.s))
+	m, drv, boff, size, err := b.span(q, op, off, h.n)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +199,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 			return q.drv.Marker(dw)
 		}
 		return do(drv, boff, size, h.p, dw)
-	}, wait, 1)
+	}, wait, 1+facade)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
@@ -125,7 +124,7 @@ func TestPinnedFreeWaits(t *testing.T) {
 		}()
 	}
 	*onUnmap = func() {
-		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
+		if st, err := ce(slow).Status(); err != nil || st != driver.StatusComplete {
 			t.Errorf("the slow kernel before a pending read is %v (%v) when Free unmaps, want complete", st, err)
 		}
 	}
@@ -148,7 +147,7 @@ func TestPinnedFreeWaitsReleased(t *testing.T) {
 		}
 	}
 	*onUnmap = func() {
-		if st, err := slow.Status(); err != nil || st != driver.StatusComplete {
+		if st, err := ce(slow).Status(); err != nil || st != driver.StatusComplete {
 			t.Errorf("the slow kernel before pending reads is %v (%v) when Free unmaps, want complete", st, err)
 		}
 	}
@@ -178,7 +177,7 @@ func pinnedBehindSlowKernel(t *testing.T) (r *crossQueueRig, src, sum rt.Buffer[
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(r.slowSum.SetBuffer(0, src), r.slowSum.SetBuffer(1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
+	if err := errors.Join(raw.SetBuffer(r.slowSum, 0, src), raw.SetBuffer(r.slowSum, 1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
 		t.Fatal(err)
 	}
 	slow, err = raw.Launch(r.qb, r.slowSum, rt.Range1(n))
@@ -231,14 +230,10 @@ func (q unmapHookQueue) UnmapBuffer(b driver.Buffer, p unsafe.Pointer) error {
 	return q.Queue.(driver.MapQueue).UnmapBuffer(b, p)
 }
 
-// TestPinnedAfterClose frees pinned memory after its context is closed:
-// an error, not a crash.
+// TestPinnedAfterClose frees pinned memory after its context is closed,
+// which released it: nil, as every Free after Close, and its Slice is nil.
 func TestPinnedAfterClose(t *testing.T) {
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
-	if err != nil {
-		testenv.SkipWithoutDevice(t, err)
-		t.Fatal(err)
-	}
+	ctx := openCPU(t)
 	p, err := rt.NewPinned[float64](ctx.Queue(), 10)
 	if err != nil {
 		t.Fatal(err)
@@ -246,10 +241,38 @@ func TestPinnedAfterClose(t *testing.T) {
 	if err := ctx.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Free(); !errors.Is(err, rt.ErrClosed) {
-		t.Errorf("Free after Close: %v, want ErrClosed", err)
+	if s := p.Slice(); s != nil {
+		t.Errorf("Slice after Close: %d elements, want nil", len(s))
+	}
+	if err := p.Free(); err != nil {
+		t.Errorf("Free after Close: %v, want nil", err)
 	}
 	if _, err := rt.NewPinned[float64](ctx.Queue(), 10); !errors.Is(err, rt.ErrClosed) {
 		t.Errorf("NewPinned after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestZeroPinned uses a Pinned that NewPinned did not make: an error
+// wrapping ErrInvalidArgument, not a nil dereference.
+func TestZeroPinned(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	buf, err := rt.NewBuffer[float32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	var zero rt.Pinned[float32]
+	if _, err := buf.WriteAsync(q, 0, &zero); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("WriteAsync from a zero Pinned: %v, want ErrInvalidArgument", err)
+	}
+	if _, err := buf.ReadAsync(q, 0, &zero); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("ReadAsync into a zero Pinned: %v, want ErrInvalidArgument", err)
+	}
+	if err := zero.Free(); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("Free of a zero Pinned: %v, want ErrInvalidArgument", err)
+	}
+	if s := zero.Slice(); s != nil {
+		t.Errorf("Slice of a zero Pinned: %d elements, want nil", len(s))
 	}
 }

@@ -39,7 +39,7 @@ func mixedStep(q *rt.Queue, i int, state rt.Buffer[float32]) (rt.Buffer[float32]
 	if err := released(next.Fill(q, 2)); err != nil {
 		return state, err
 	}
-	if state.Mem() != nil {
+	if memOf(state) != nil {
 		state.Free()
 	}
 	return next, nil

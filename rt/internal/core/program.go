@@ -16,6 +16,7 @@ type builtProgram struct {
 	ctx      *Context
 	drv      driver.Program
 	name     string
+	direct   bool // loaded for rt/raw outside the cache: live in the context until released (live.go)
 	released atomic.Bool
 }
 
@@ -48,7 +49,7 @@ func (c *Context) buildDirect(req buildRequest) (*builtProgram, error) {
 		}
 	}
 	if err := c.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("build program %q: %w", req.name, err)
 	}
 	defer c.exit()
 	var (
@@ -127,14 +128,19 @@ func (p *builtProgram) KernelNames() ([]string, error) {
 }
 
 // Release releases the program. Kernels made from it stay usable.
+// Releasing it again does nothing, nor does releasing it after its
+// context's Close, which released it.
 func (p *builtProgram) Release() error {
 	if p == nil {
 		return nilProgram("release program")
 	}
-	if p.released.Swap(true) {
-		return nil
+	var err error
+	if p.direct {
+		err = p.ctx.ownerRelease(p)
+	} else {
+		err = p.releaseLive()
 	}
-	if err := p.drv.Release(); err != nil {
+	if err != nil {
 		return fmt.Errorf("release program %q: %w", p.name, err)
 	}
 	return nil
@@ -146,7 +152,18 @@ func (p *builtProgram) Release() error {
 // build goes on for the others who wait for it.
 func (c *Context) buildContext(ctx context.Context, req buildRequest) (*builtProgram, error) {
 	if req.binaries != nil {
-		return c.buildDirect(req)
+		p, err := c.buildDirect(req)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.enter(); err != nil {
+			p.Release()
+			return nil, fmt.Errorf("load program %q: %w", req.name, err)
+		}
+		defer c.exit()
+		p.direct = true
+		c.live.add(p) // no cache holds it
+		return p, nil
 	}
 	return c.programForContext(ctx, &progcache.Image{ID: req.name, Name: req.name, Source: req.source, Options: req.options})
 }

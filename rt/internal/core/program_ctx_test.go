@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/raw"
@@ -26,9 +27,10 @@ var (
 // first launch builds nothing.
 func TestProgramBuild(t *testing.T) {
 	t.Setenv("DGEN_CACHE_DIR", t.TempDir())
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 	if err != nil {
-		t.Skipf("no OpenCL CPU device: %v", err)
+		testenv.SkipWithoutDevice(t, err)
+		t.Fatal(err)
 	}
 	defer ctx.Close()
 	done, cancel := context.WithCancel(context.Background())

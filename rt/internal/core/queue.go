@@ -17,13 +17,15 @@ import (
 // (workgroup.go), use points of stream-ordered reuse (streamorder.go) and
 // command graphs (graph.go).
 
-// Queue is rt.Queue, which documents it.
+// Queue is an in-order command queue (rt.Queue).
 //
 // Invariants: ctx, gate, dev, tq, launcher, drv, profiling, lateTimes,
-// timer and id are set by NewQueue and never change. rec, specs and global are
-// atomics, pts and log are atomic counters (and log's ring atomic
-// pointers), and pend has its own mutex, which is never held across a
-// driver call. No lock of the queue is held across a
+// timer, id and tune are set by NewQueue (or tuningQueue) and never
+// change. rec, specs and global are atomics, pts and log are atomic
+// counters (and log's ring atomic pointers), pend has its own mutex,
+// which is never held across a driver call, and pooled and holders are
+// the context's pool's, under its mutex (queuepool.go). No lock of the
+// queue is held across a
 // driver call: the context's enter and exit, an atomic count, bracket
 // every call that uses a driver object, so that Close waits for them.
 //
@@ -38,7 +40,7 @@ type Queue struct {
 	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	drv      driver.Queue
 	// specs parks the queue's kernel instances between launches, by a
-	// hash of the spec (launch.go's specSlot): a loop launches the same few
+	// hash of the spec (instance.go's specSlot): a loop launches the same few
 	// specs again and again, each from an instance of its own.
 	specs [8]atomic.Pointer[specHit]
 
@@ -50,6 +52,11 @@ type Queue struct {
 	pend pendingList // traced commands awaiting their device times
 	pts  queuePoints // use points, for stream-ordered reuse
 
+	// pooled marks a queue of the context's pool (queuepool.go), which
+	// holders goroutines hold; both are guarded by the pool's mutex.
+	pooled  bool
+	holders int
+
 	// global is the device global storage that globalMem found last on
 	// this queue's device: a host loop reads and writes one global again
 	// and again.
@@ -58,6 +65,11 @@ type Queue struct {
 	// log records the launches since the queue's last completed
 	// synchronisation, which a device fault names (fault.go).
 	log launchLog
+
+	// tune is set on the queues that SpecConst.Tune hands its function,
+	// one per candidate (speclaunch.go's tuningQueue): their launches run
+	// with the candidate. Nil on every other queue.
+	tune *tuneOverride
 }
 
 // Context returns the queue's context.
@@ -76,13 +88,13 @@ func (q *Queue) Device() *Device {
 	return q.dev
 }
 
-// Profiling reports whether the queue records device timestamps.
+// profilingOn reports whether the queue records device timestamps.
 func (q *Queue) profilingOn() bool { return q != nil && q.profiling }
 
 // Flush submits every enqueued command to the device.
 func (q *Queue) Flush() error {
 	if err := q.enter(); err != nil {
-		return err
+		return fmt.Errorf("flush queue: %w", err)
 	}
 	defer q.exit()
 	if err := q.drv.Flush(); err != nil {
@@ -94,7 +106,7 @@ func (q *Queue) Flush() error {
 // Finish blocks until every enqueued command has completed.
 func (q *Queue) Finish() error {
 	if err := q.enter(); err != nil {
-		return err
+		return fmt.Errorf("finish queue: %w", err)
 	}
 	defer q.exit()
 	return q.finish()
@@ -113,7 +125,7 @@ func (q *Queue) FinishContext(ctx context.Context) error {
 		return fmt.Errorf("finish queue: %w", err)
 	}
 	if err := q.enter(); err != nil {
-		return err
+		return fmt.Errorf("finish queue: %w", err)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -144,7 +156,7 @@ func (q *Queue) finish() error {
 // completed, or, with no events, when everything enqueued before it has.
 func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if err := q.enter(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("enqueue marker: %w", err)
 	}
 	defer q.exit()
 	dw, err := q.driverEvents(wait)
@@ -154,13 +166,82 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if r := q.rec.Load(); r != nil {
 		return nil, r.refuse("enqueue marker", "a marker's event would complete before the graph runs")
 	}
-	tk := q.beginTask(trace.Marker, "marker", 0, wait)
+	tk := q.beginTask(trace.Marker, "marker", facade, wait)
 	ev, err := q.drv.Marker(dw)
 	tk.End()
 	if err != nil {
 		return nil, q.ctx.failed(q, fmt.Errorf("enqueue marker on %q: %w", q.dev.Name, err))
 	}
 	return q.newTracedEvent(ev, "marker", tk), nil
+}
+
+// waitBefore is the wait of a blocking call's Context form (ReadContext,
+// WriteContext, ...), bounded by ctx: it waits for what the blocking
+// command would wait for before it runs, the commands enqueued on q before
+// it and the events of wait, through a marker. When ctx is done first it
+// returns an error wrapping ctx.Err() for op, and the commands run on (the
+// marker's wait goes on in a goroutine of its Event, as WaitContext's).
+// The blocking command that follows then waits for its own copy, and for
+// what other goroutines enqueued on q meanwhile. A ctx that is never done,
+// and a recording queue (which refuses the blocking command itself), wait
+// for nothing here; the plain forms, whose ctx is nil, do not call it.
+func (q *Queue) waitBefore(ctx context.Context, op string, wait []*Event) error {
+	if ctx.Done() == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := q.enter(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if q.rec.Load() != nil {
+		q.exit()
+		return nil
+	}
+	dw, err := q.driverEvents(wait)
+	var ev driver.Event
+	if err == nil {
+		ev, err = q.drv.Marker(dw)
+	}
+	q.exit()
+	if err != nil {
+		return fmt.Errorf("%s: wait for the commands before it on %q: %w", op, q.dev.Name, err)
+	}
+	e := newEvent(q, ev, "the commands before "+op)
+	defer e.Release()
+	if err := e.WaitContext(ctx); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// WaitList is what a facade (rt, rt/codegen, rt/raw) copies a wait list
+// of its own events into: a facade's Event is the core's under another
+// name, which converts one pointer for free but not a slice of them, and
+// a short list copied into a WaitList on the caller's stack costs no
+// allocation (no method of the core keeps a wait list).
+type WaitList [4]*Event
+
+// Waits returns wait as the core's events, each converted by conv, in l
+// when they fit; nil for none.
+func Waits[E any](l *WaitList, wait []E, conv func(E) *Event) []*Event {
+	if len(wait) == 0 {
+		return nil
+	}
+	return waitsSlow(l, wait, conv)
+}
+
+// waitsSlow is Waits for a list that is not empty.
+func waitsSlow[E any](l *WaitList, wait []E, conv func(E) *Event) []*Event {
+	s := l[:0]
+	if len(wait) > len(l) {
+		s = make([]*Event, 0, len(wait))
+	}
+	for _, e := range wait {
+		s = append(s, conv(e))
+	}
+	return s
 }
 
 // driverEvents returns the driver events of wait, skipping nil events, and
@@ -179,7 +260,7 @@ func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
 		released := e.released
 		e.mu.Unlock()
 		if released {
-			return nil, fmt.Errorf("wait list: event of %s: %w", e.name, ErrReleased)
+			return nil, fmt.Errorf("wait list: %w", e.releasedError("event of"))
 		}
 		if err := q.ctx.sameContext("the event of "+e.name, e.q.ctx); err != nil {
 			return nil, fmt.Errorf("wait list: %w", err)

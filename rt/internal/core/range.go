@@ -2,61 +2,76 @@ package core
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// Range is rt.Range, which documents it.
+// Range is an NDRange as the launch path checks it. rt.Range has the same
+// fields, so that rt, rt/codegen and rt/raw convert it for free: a Range is
+// plain data, and what WithLocal and WithOffset were given is in its
+// fields (-1 where a size is missing or below its least value).
 type Range struct {
 	Dims   int
 	Global [3]int
-	Local  [3]int // all zero: the device chooses, unless set by WithLocal
-	// Offset is the global work offset, which get_global_id adds and
-	// get_global_offset returns (clEnqueueNDRangeKernel's
-	// global_work_offset); all zero for none. The CUDA backend launches
-	// no range with an offset: an error wrapping errors.ErrUnsupported.
+	Local  [3]int
 	Offset [3]int
-	// nlocal is 1 + the number of sizes WithLocal was given, 0 if it was
-	// not called: a range that asked for a work-group size must give a
-	// positive one in every dimension, whatever the sizes are.
-	nlocal int8
-	// noffset is 1 + the number of offsets WithOffset was given, 0 if it
-	// was not called.
-	noffset int8
 }
 
-// Range1 is rt.Range1, which documents it.
+// Range1 returns a one-dimensional range.
 func Range1(n int) Range { return Range{Dims: 1, Global: [3]int{n, 1, 1}} }
 
-// Range2 is rt.Range2, which documents it.
+// Range2 returns a two-dimensional range.
 func Range2(d0, d1 int) Range { return Range{Dims: 2, Global: [3]int{d0, d1, 1}} }
 
-// Range3 is rt.Range3, which documents it.
+// Range3 returns a three-dimensional range.
 func Range3(d0, d1, d2 int) Range { return Range{Dims: 3, Global: [3]int{d0, d1, d2}} }
 
-// WithLocal returns r with the work-group size set; give one positive size
-// per dimension of r. A zero size is an error at launch, not "the device
-// chooses": leave WithLocal out for that.
+// missing marks, in Local or Offset, a size that WithLocal or WithOffset
+// was not given, or was given below its least value.
+const missing = -1
+
+// WithLocal returns r with Local set to sizes, marked by fit.
 func (r Range) WithLocal(sizes ...int) Range {
-	r.Local = [3]int{}
-	copy(r.Local[:], sizes)
-	r.nlocal = int8(min(len(sizes), 100) + 1)
+	r.Local = fit(r.Dims, sizes, 1)
 	return r
 }
 
-// WithOffset returns r with the global work offset set, one size per
-// dimension of r: work-item ids run from the offset to the offset plus
-// the global size.
+// WithOffset returns r with Offset set to offsets, marked by fit.
 func (r Range) WithOffset(offsets ...int) Range {
-	r.Offset = [3]int{}
-	copy(r.Offset[:], offsets)
-	r.noffset = int8(min(len(offsets), 100) + 1)
+	r.Offset = fit(r.Dims, offsets, 0)
 	return r
 }
 
-// hasLocal reports whether r sets a work-group size: through WithLocal,
-// or in Local.
-func (r Range) hasLocal() bool { return r.nlocal > 0 || r.Local != [3]int{} }
+// fit returns sizes, one per dimension of a range of dims dimensions, as
+// Local or Offset holds them: each size below least, and each dimension
+// of the range that sizes leave out, is missing, and so is a zero size
+// beyond the range's dimensions, so that the launch's check refuses every
+// count of sizes but dims. More than three sizes are all missing.
+func fit(dims int, sizes []int, least int) [3]int {
+	if len(sizes) > 3 {
+		return [3]int{missing, missing, missing}
+	}
+	var s [3]int
+	for i := range 3 {
+		switch {
+		case i >= len(sizes):
+			if i < dims {
+				s[i] = missing
+			}
+		case sizes[i] < least, i >= dims && sizes[i] == 0:
+			s[i] = missing
+		default:
+			s[i] = sizes[i]
+		}
+	}
+	return s
+}
+
+// hasLocal reports whether r sets a work-group size.
+func (r Range) hasLocal() bool { return r.Local != [3]int{} }
 
 // ndrange returns r as the driver takes it.
 func (r *Range) ndrange() driver.NDRange {
@@ -67,16 +82,16 @@ func (r Range) check() error {
 	if r.Dims < 1 || r.Dims > 3 {
 		return fmt.Errorf("range %v: %w: %d dimensions", r, ErrInvalidArgument, r.Dims)
 	}
-	if n := int(r.nlocal) - 1; n >= 0 && n != r.Dims {
-		return fmt.Errorf("range %v: %w: %d-D range given %d local size%s", r, ErrInvalidArgument, r.Dims, n, plural(n))
-	}
-	if n := int(r.noffset) - 1; n >= 0 && n != r.Dims {
-		return fmt.Errorf("range %v: %w: %d-D range given %d offset%s", r, ErrInvalidArgument, r.Dims, n, plural(n))
-	}
 	local := r.hasLocal()
 	for i := range 3 {
+		if r.Offset[i] == missing {
+			return r.missing("WithOffset", "offset of 0 or more", i)
+		}
 		if r.Offset[i] < 0 || i >= r.Dims && r.Offset[i] != 0 {
 			return fmt.Errorf("range %v: %w: global offset %d in dimension %d of a %d-D range: give one offset, 0 or more, per dimension", r, ErrInvalidArgument, r.Offset[i], i, r.Dims)
+		}
+		if local && r.Local[i] == missing {
+			return r.missing("WithLocal", "local size of 1 or more", i)
 		}
 		if i >= r.Dims {
 			if local && r.Local[i] != 0 {
@@ -97,24 +112,82 @@ func (r Range) check() error {
 			return fmt.Errorf("range %v: %w: local size %d does not divide global size %d in dimension %d", r, ErrInvalidArgument, r.Local[i], r.Global[i], i)
 		}
 	}
+	return r.checkSize()
+}
+
+// checkSize checks that r's work-items, and its work-item ids, can be
+// counted in a size_t (at most math.MaxInt here): the product of the
+// global sizes, and each offset plus its global size. r has positive
+// global sizes and offsets of 0 or more.
+func (r Range) checkSize() error {
+	n := 1
+	for i := range r.Dims {
+		g := r.Global[i]
+		if r.Offset[i] > math.MaxInt-g {
+			return fmt.Errorf("range %v: %w: offset %d plus global size %d in dimension %d is more than a size_t holds", r, ErrInvalidArgument, r.Offset[i], g, i)
+		}
+		if n > math.MaxInt/g {
+			return fmt.Errorf("range %v: %w: %s work-items in all, more than a size_t holds (%d)", r, ErrInvalidArgument, product(r.Global[:r.Dims]), math.MaxInt)
+		}
+		n *= g
+	}
 	return nil
+}
+
+// product writes the product of ns exactly, as "a×b×c = n", or as "a×b×c"
+// where it overflows an int.
+func product(ns []int) string {
+	s := make([]string, len(ns))
+	n, exact := 1, true
+	for i, v := range ns {
+		s[i] = strconv.Itoa(v)
+		if exact && v != 0 && n > math.MaxInt/v {
+			exact = false
+		}
+		n *= v
+	}
+	if exact && len(ns) > 1 {
+		return strings.Join(s, "×") + " = " + strconv.Itoa(n)
+	}
+	return strings.Join(s, "×")
+}
+
+// missing is the error of a size that fit marked missing in dimension i,
+// given to with (WithLocal or WithOffset), which takes one of what per
+// dimension.
+func (r Range) missing(with, what string, i int) error {
+	if i >= r.Dims {
+		return fmt.Errorf("range %v: %w: %s was given more sizes than the range's %d dimensions", r, ErrInvalidArgument, with, r.Dims)
+	}
+	return fmt.Errorf("range %v: %w: %s was given no %s in dimension %d: give it one per dimension of the %d-D range", r, ErrInvalidArgument, with, what, i, r.Dims)
 }
 
 // String returns the global size, the local size after a slash where one
 // is set, and the offset after a plus where one is set: "[64 64]/[16 16]",
-// "[64]+[128]".
+// "[64]+[128]". Sizes beyond the range's dimensions are shown where they
+// are set.
 func (r Range) String() string {
 	d := min(max(r.Dims, 0), 3)
 	s := fmt.Sprint(r.Global[:d])
-	if r.nlocal > 0 {
-		s += "/" + fmt.Sprint(r.Local[:min(int(r.nlocal)-1, 3)])
-	} else if r.hasLocal() {
-		s += "/" + fmt.Sprint(r.Local[:d])
+	if r.hasLocal() {
+		s += "/" + fmt.Sprint(r.Local[:shown(d, r.Local)])
 	}
 	if r.Offset != [3]int{} {
-		s += "+" + fmt.Sprint(r.Offset[:d])
+		s += "+" + fmt.Sprint(r.Offset[:shown(d, r.Offset)])
 	}
 	return s
+}
+
+// shown returns how many of sizes String shows: d, or more up to the last
+// that is set.
+func shown(d int, sizes [3]int) int {
+	n := d
+	for i := d; i < 3; i++ {
+		if sizes[i] != 0 {
+			n = i + 1
+		}
+	}
+	return n
 }
 
 // plural returns "s" unless n is 1.

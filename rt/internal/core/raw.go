@@ -2,8 +2,6 @@ package core
 
 import (
 	"context"
-	"fmt"
-	"unsafe"
 )
 
 // What rt/raw calls. raw.Kernel is a *Kernel with the exported methods of
@@ -40,15 +38,13 @@ func (k *Kernel) Name() string {
 	return k.name
 }
 
-// SetBuffer sets argument i to the memory m, checked.
-func (k *Kernel) SetBuffer(i int, m Memory) error {
+// SetBuffer sets argument i to the memory m, checked: rt/raw's SetBuffer
+// with BufferMem of the caller's buffer.
+func (k *Kernel) SetBuffer(i int, m *Mem) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
-	if m == nil {
-		return fmt.Errorf("set argument %d of kernel %q: %w: no memory (a NULL buffer is SetNullBuffer's)", i, k.name, ErrInvalidArgument)
-	}
-	return k.setBuffer(i, m.mem())
+	return k.setBuffer(i, m)
 }
 
 // SetLocal sets argument i, a __local pointer, to size bytes, checked.
@@ -59,22 +55,31 @@ func (k *Kernel) SetLocal(i int, size int) error {
 	return k.setLocalArg(i, size)
 }
 
-// SetBytes sets argument i to size bytes at p; CheckArgType has checked
-// the argument.
-func (k *Kernel) SetBytes(i int, p unsafe.Pointer, size uintptr) { k.setBytes(i, p, size) }
-
-// SetScalarBits sets argument i to a value of size bytes (at most 8) in
-// bits; CheckArgType has checked the argument.
-func (k *Kernel) SetScalarBits(i int, size uintptr, bits uint64) { k.setScalar(i, size, bits) }
-
-// Launch enqueues k over r on q after wait and returns its event. The
-// trace's call site is the caller of rt/raw's Launch.
-func Launch(q *Queue, k *Kernel, r Range, wait []*Event) (*Event, error) {
-	return q.launch(k, &r, wait, 1, false, true)
+// Launch enqueues k over r on q after wait, rt/raw's wait list, whose
+// events conv converts (Waits), and returns its event. The trace's call
+// site is the caller of rt/raw's Launch.
+func Launch[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
+	var w WaitList
+	return q.launch(k, &r, Waits(&w, wait, conv), 1, false, true)
 }
 
 // Submit is Launch without an event.
-func Submit(q *Queue, k *Kernel, r Range, wait []*Event) error {
-	_, err := q.launch(k, &r, wait, 1, false, false)
+func Submit[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
+	var w WaitList
+	_, err := q.launch(k, &r, Waits(&w, wait, conv), 1, false, false)
 	return err
+}
+
+// DeviceOf returns the device of k's context whose Facade is facade (rt's
+// *Device, which rt/raw passes on); nil if none is, or k is nil.
+func (k *Kernel) DeviceOf(facade any) *Device {
+	if k == nil || facade == nil {
+		return nil
+	}
+	for _, d := range k.ctx.devices {
+		if d.Facade == facade {
+			return d
+		}
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/core"
 	_ "github.com/dgen-go/dgen/rt/opencl"
 	"github.com/dgen-go/dgen/rt/raw"
 )
@@ -24,10 +25,7 @@ import (
 // CPU device (PoCL).
 func openCPU(t testing.TB) *rt.Context {
 	t.Helper()
-	sel := os.Getenv("DGEN_DEVICE")
-	if sel == "" {
-		sel = "cpu"
-	}
+	sel := testenv.Device()
 	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
@@ -153,7 +151,7 @@ func TestSaxpy(t *testing.T) {
 	if err := by.Write(q, y); err != nil {
 		t.Fatal(err)
 	}
-	for i, err := range []error{raw.SetArg(k, 0, a), k.SetBuffer(1, bx), k.SetBuffer(2, by), raw.SetArg(k, 3, int32(n))} {
+	for i, err := range []error{raw.SetArg(k, 0, a), raw.SetBuffer(k, 1, bx), raw.SetBuffer(k, 2, by), raw.SetArg(k, 3, int32(n))} {
 		if err != nil {
 			t.Fatalf("arg %d: %v", i, err)
 		}
@@ -226,7 +224,7 @@ func TestStencil2D(t *testing.T) {
 	if err := bin.Write(q, in); err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(k.SetBuffer(0, bin), k.SetBuffer(1, bout), raw.SetArg(k, 2, int32(rows)), raw.SetArg(k, 3, int32(cols))); err != nil {
+	if err := errors.Join(raw.SetBuffer(k, 0, bin), raw.SetBuffer(k, 1, bout), raw.SetArg(k, 2, int32(rows)), raw.SetArg(k, 3, int32(cols))); err != nil {
 		t.Fatal(err)
 	}
 	ev, err := raw.Launch(q, k, rt.Range2(cols, rows))
@@ -305,7 +303,7 @@ func TestErrors(t *testing.T) {
 	if err := buf.Read(q, dst); !errors.Is(err, rt.ErrFreed) {
 		t.Errorf("read after free: %v, want ErrFreed", err)
 	}
-	if err := k.SetBuffer(1, buf); !errors.Is(err, rt.ErrFreed) {
+	if err := raw.SetBuffer(k, 1, buf); !errors.Is(err, rt.ErrFreed) {
 		t.Errorf("kernel argument after free: %v, want ErrFreed", err)
 	}
 	if err := buf.Free(); !errors.Is(err, rt.ErrFreed) {
@@ -340,7 +338,7 @@ func TestTwoDevices(t *testing.T) {
 		}
 		return
 	}
-	ps, err := listPlatforms("")
+	ps, err := listPlatforms("opencl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +351,7 @@ func TestTwoDevices(t *testing.T) {
 	if sel == "" {
 		t.Fatal("no PoCL platform")
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.BackendOpenCL, Device: sel}) // PoCL's, whatever DGEN_BACKEND says
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
@@ -362,7 +360,7 @@ func TestTwoDevices(t *testing.T) {
 	if n := len(ctx.Devices()); n != 2 {
 		t.Fatalf("context has %d devices, want 2", n)
 	}
-	prog, err := ctx.BuildSource("saxpy", saxpySrc, "")
+	prog, err := cx(ctx).BuildSource("saxpy", saxpySrc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +383,7 @@ func TestTwoDevices(t *testing.T) {
 		if err := errors.Join(x.Write(q, []float32{1, 2, 3, 4}), y.Write(q, []float32{1, 1, 1, 1})); err != nil {
 			t.Fatal(err)
 		}
-		if err := errors.Join(raw.SetArg(k, 0, float32(i+2)), k.SetBuffer(1, x), k.SetBuffer(2, y), raw.SetArg(k, 3, int32(4))); err != nil {
+		if err := errors.Join(raw.SetArg(k, 0, float32(i+2)), raw.SetBuffer(k, 1, x), raw.SetBuffer(k, 2, y), raw.SetArg(k, 3, int32(4))); err != nil {
 			t.Fatal(err)
 		}
 		ev, err := raw.Launch(q, k, rt.Range1(4))
@@ -402,7 +400,7 @@ func TestTwoDevices(t *testing.T) {
 		}
 	}
 	// Binaries built for two devices load back.
-	if _, err := ctx.LoadProgram("saxpy", bins, ""); err != nil {
+	if _, err := cx(ctx).LoadProgram("saxpy", bins, ""); err != nil {
 		t.Fatalf("load binaries: %v", err)
 	}
 	t.Log("ran on 2 devices")
@@ -444,7 +442,7 @@ func TestConcurrentQueues(t *testing.T) {
 				return
 			}
 			for it := 0; it < 20; it++ {
-				if err := errors.Join(raw.SetArg(k, 0, float32(g)), k.SetBuffer(1, x), k.SetBuffer(2, y), raw.SetArg(k, 3, int32(n))); err != nil {
+				if err := errors.Join(raw.SetArg(k, 0, float32(g)), raw.SetBuffer(k, 1, x), raw.SetBuffer(k, 2, y), raw.SetArg(k, 3, int32(n))); err != nil {
 					errs <- err
 					return
 				}
@@ -481,4 +479,22 @@ func listPlatforms(backend string) ([]driver.PlatformInfo, error) {
 		return nil, err
 	}
 	return b.Platforms()
+}
+
+// memOf returns the memory of b, as rt/codegen and rt/raw reach it.
+func memOf[T any](b rt.Buffer[T]) *core.Mem { return core.BufferMem(core.Buffer[T](b)) }
+
+// cx, cq, ce and cg return rt's context, queue, event and graph as the
+// core's, for the core's test hooks (export_test.go).
+func cx(c *rt.Context) *core.Context { return (*core.Context)(c) }
+func cq(q *rt.Queue) *core.Queue     { return (*core.Queue)(q) }
+func ce(e *rt.Event) *core.Event     { return (*core.Event)(e) }
+func cg(g *rt.Graph) *core.Graph     { return (*core.Graph)(g) }
+
+// defaultCacheConfig returns the cache configuration of an empty
+// environment.
+func defaultCacheConfig() rt.CacheConfig {
+	c := core.DefaultCacheConfig()
+	return rt.CacheConfig{InMemory: c.InMemory, EvictionThreshold: c.EvictionThreshold, CompileOptions: c.CompileOptions,
+		Disk: rt.DiskCacheConfig(c.Disk), Remote: rt.RemoteCacheConfig(c.Remote)}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// Sampler is rt.Sampler, which documents it.
+// Sampler is rt.Sampler as the core takes it.
 type Sampler struct {
 	Normalized bool
 	Address    AddressMode

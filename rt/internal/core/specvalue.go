@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/internal/desc"
 )
@@ -214,10 +215,13 @@ func setNum(v reflect.Value, n specNum) {
 	}
 }
 
-// Value returns the value that programs built by c from now on see for
-// s: the value set on c (Set or Tune), else the default. Value(nil)
-// returns the default; a constant that is not registered, or has neither a
-// value nor a default, gives the zero value.
+// Value returns the context's value of s: the value that launches on c
+// that give s no value of their own run with from now on, the value set
+// on c (Set or TuneDefault), else the default. Value(nil) returns the
+// default; a constant that is not registered, or has neither a value nor
+// a default, gives the zero value. A launch's own value (Spec) is not
+// the context's, and inside a tuning function the candidate being timed
+// is the value that Tune passes it, not Value's.
 func (s *SpecConst[T]) Value(c *Context) T {
 	var v T
 	d := s.registration()
@@ -241,4 +245,51 @@ func (s *SpecConst[T]) Value(c *Context) T {
 	}
 	setNum(reflect.ValueOf(&v).Elem(), n)
 	return v
+}
+
+// literalOfBits returns the value whose bits a launch carries (SpecArgs:
+// the number at its own width in the word's first bytes in memory, as
+// desc.ScalarBits stores it) as the constant's canonical literal, after
+// checking it as check does: outside the bounds it is an error wrapping
+// ErrOutOfRange, a float that is not finite one wrapping
+// ErrInvalidArgument.
+func (chk *specCheck) literalOfBits(bits uint64) (string, error) {
+	p := unsafe.Pointer(&bits)
+	var n specNum
+	switch chk.kind {
+	case reflect.Bool:
+		if *(*uint8)(p) != 0 {
+			n.i = 1
+		}
+	case reflect.Int8:
+		n.i = int64(*(*int8)(p))
+	case reflect.Int16:
+		n.i = int64(*(*int16)(p))
+	case reflect.Int32:
+		n.i = int64(*(*int32)(p))
+	case reflect.Int, reflect.Int64:
+		n.i = *(*int64)(p)
+	case reflect.Uint8:
+		n.u = uint64(*(*uint8)(p))
+	case reflect.Uint16:
+		n.u = uint64(*(*uint16)(p))
+	case reflect.Uint32:
+		n.u = uint64(*(*uint32)(p))
+	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		n.u = bits
+	case reflect.Float32:
+		n.f = float64(*(*float32)(p))
+	case reflect.Float64:
+		n.f = *(*float64)(p)
+	default:
+		return "", fmt.Errorf("%w: %s is of kind %v, not a boolean or number", ErrInvalidArgument, chk.name, chk.kind)
+	}
+	if isFloat(chk.kind) && (math.IsInf(n.f, 0) || math.IsNaN(n.f)) {
+		return "", fmt.Errorf("%w: %s=%v is not finite", ErrInvalidArgument, chk.name, n.f)
+	}
+	lit := chk.format(n)
+	if _, err := chk.check(lit); err != nil {
+		return "", err
+	}
+	return lit, nil
 }

@@ -53,7 +53,7 @@ func TestSpecValueChecked(t *testing.T) {
 		{"FLAG", "false", nil},
 		{"MASK", "18446744073709551615UL", nil},
 	} {
-		err := ctx.SetSpecValue(tc.name, tc.value)
+		err := cx(ctx).SetSpecValue(tc.name, tc.value)
 		if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
 			t.Errorf("SetSpecValue(%q, %q) = %v, want %v", tc.name, tc.value, err, tc.want)
 		}
@@ -70,10 +70,10 @@ func TestSpecValueChecked(t *testing.T) {
 	if v := maskConst.Value(ctx); v != 1<<64-1 {
 		t.Errorf("MASK: Value = %d", v)
 	}
-	if err := ctx.ClearSpecValue("TLIE"); !errors.Is(err, rt.ErrInvalidArgument) {
+	if err := cx(ctx).ClearSpecValue("TLIE"); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("ClearSpecValue(TLIE) = %v, want ErrInvalidArgument", err)
 	}
-	if err := ctx.ClearSpecValue("TILE"); err != nil {
+	if err := cx(ctx).ClearSpecValue("TILE"); err != nil {
 		t.Fatal(err)
 	}
 	if v := tileConst.Value(ctx); v != 16 {
@@ -102,10 +102,10 @@ func TestSpecValueChecked(t *testing.T) {
 func TestSpecValueCanonical(t *testing.T) {
 	ctx := openCPU(t)
 	for _, v := range []string{"32", "0x20", "32"} {
-		if err := ctx.SetSpecValue("TILE", v); err != nil {
+		if err := cx(ctx).SetSpecValue("TILE", v); err != nil {
 			t.Fatal(err)
 		}
-		if got := ctx.SpecValues(); len(got) != 1 || got[0].Value != "32" {
+		if got := cx(ctx).SpecValues(); len(got) != 1 || got[0].Value != "32" {
 			t.Errorf("after %q: SpecValues = %v, want TILE=32", v, got)
 		}
 	}

@@ -92,7 +92,7 @@ func BenchmarkView(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := k.SetBuffer(0, v.Mem()); err != nil {
+			if err := raw.SetBuffer(k, 0, v); err != nil {
 				b.Fatal(err)
 			}
 			if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
@@ -109,7 +109,7 @@ func BenchmarkView(b *testing.B) {
 	})
 	b.Run("setbuffer+submit", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if err := k.SetBuffer(0, buf.Mem()); err != nil {
+			if err := raw.SetBuffer(k, 0, buf); err != nil {
 				b.Fatal(err)
 			}
 			if err := raw.Submit(q, k, rt.Range1(1)); err != nil {

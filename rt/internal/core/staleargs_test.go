@@ -41,7 +41,7 @@ func TestRawLaunchFreedArgument(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if err := errors.Join(set.SetBuffer(0, arg), raw.SetArg(set, 1, float32(7))); err != nil {
+				if err := errors.Join(raw.SetBuffer(set, 0, arg), raw.SetArg(set, 1, float32(7))); err != nil {
 					t.Fatal(err)
 				}
 				if err := x.Free(); err != nil {
@@ -74,7 +74,7 @@ func TestRawLaunchFreedArgument(t *testing.T) {
 					t.Errorf("the launch over a freed argument wrote %v into the buffer allocated after it", got[0])
 				}
 				// Set again to live memory, the kernel launches.
-				if err := errors.Join(set.SetBuffer(0, y), raw.Submit(q, set, rt.Range1(n)), y.Read(q, got)); err != nil {
+				if err := errors.Join(raw.SetBuffer(set, 0, y), raw.Submit(q, set, rt.Range1(n)), y.Read(q, got)); err != nil {
 					t.Fatal(err)
 				}
 				if got[n-1] != 7 {

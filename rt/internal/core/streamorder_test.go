@@ -72,7 +72,7 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 		return 0, err
 	}
 	defer sum.Free()
-	if err := errors.Join(r.slowSum.SetBuffer(0, in), r.slowSum.SetBuffer(1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
+	if err := errors.Join(raw.SetBuffer(r.slowSum, 0, in), raw.SetBuffer(r.slowSum, 1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
 		return 0, err
 	}
 	if err := raw.Submit(r.qa, r.slowSum, rt.Range1(n)); err != nil {
@@ -81,7 +81,7 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 	if err := r.qa.Flush(); err != nil {
 		return 0, err
 	}
-	inMem := in.Mem()
+	inMem := memOf(in)
 	if err := in.Free(); err != nil {
 		return 0, err
 	}
@@ -90,10 +90,10 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 		return 0, err
 	}
 	defer reused.Free()
-	if reused.Mem().BlockID() != inMem.BlockID() {
+	if memOf(reused).BlockID() != inMem.BlockID() {
 		return 0, errors.New("not the same block")
 	}
-	if err := errors.Join(r.set.SetBuffer(0, reused), raw.SetArg(r.set, 1, float32(2))); err != nil {
+	if err := errors.Join(raw.SetBuffer(r.set, 0, reused), raw.SetArg(r.set, 1, float32(2))); err != nil {
 		return 0, err
 	}
 	if err := raw.Submit(r.qb, r.set, rt.Range1(n)); err != nil {
@@ -214,7 +214,7 @@ func TestSameQueueReuseNoMarker(t *testing.T) {
 				if err := released(in.CopyTo(r.qa, out)); err != nil {
 					t.Fatal(err)
 				}
-				if err := errors.Join(r.set.SetBuffer(0, out), raw.SetArg(r.set, 1, float32(1))); err != nil {
+				if err := errors.Join(raw.SetBuffer(r.set, 0, out), raw.SetArg(r.set, 1, float32(1))); err != nil {
 					t.Fatal(err)
 				}
 				if err := raw.Submit(r.qa, r.set, rt.Range1(n)); err != nil {
@@ -283,7 +283,7 @@ func TestReuseMarkersFakeDriver(t *testing.T) {
 		t.Run(path.name, func(t *testing.T) {
 			use := func(q *rt.Queue, b rt.Buffer[float32]) {
 				t.Helper()
-				if err := errors.Join(k.SetBuffer(0, b), raw.Submit(q, k, rt.Range1(b.Len()))); err != nil {
+				if err := errors.Join(raw.SetBuffer(k, 0, b), raw.SetArg(k, 1, float32(1)), raw.Submit(q, k, rt.Range1(b.Len()))); err != nil {
 					t.Fatal(err)
 				}
 			}

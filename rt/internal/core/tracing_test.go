@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func addOne(t testing.TB, ctx *rt.Context, buf rt.Buffer[int32]) *raw.Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.SetBuffer(0, buf); err != nil {
+	if err := raw.SetBuffer(k, 0, buf); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -165,13 +166,13 @@ func TestTraceSequence(t *testing.T) {
 		}
 		// The device cannot start a command before the host began to
 		// enqueue it, up to the clock alignment's error.
-		slack := int64(ctx.Devices()[0].ClockError()) + 1000
+		slack := int64(cx(ctx).Devices()[0].ClockError()) + 1000
 		if tk.DevStart+slack < tk.HostBegin {
-			t.Errorf("%s: device start %d before host begin %d (clock error %v)", tk.Node.Name, tk.DevStart, tk.HostBegin, ctx.Devices()[0].ClockError())
+			t.Errorf("%s: device start %d before host begin %d (clock error %v)", tk.Node.Name, tk.DevStart, tk.HostBegin, cx(ctx).Devices()[0].ClockError())
 		}
 	}
-	if ctx.Devices()[0].ClockError() <= 0 {
-		t.Errorf("ClockError = %v, want a positive bound", ctx.Devices()[0].ClockError())
+	if cx(ctx).Devices()[0].ClockError() <= 0 {
+		t.Errorf("ClockError = %v, want a positive bound", cx(ctx).Devices()[0].ClockError())
 	}
 }
 
@@ -223,6 +224,8 @@ func TestTraceCallSites(t *testing.T) {
 	}
 	k := addOne(t, ctx, buf)
 	dst := make([]int32, 4)
+	c, cancel := context.WithCancel(context.Background()) // a Context form's wait, never cancelled
+	defer cancel()
 	// Each command is called on the line of its table entry: line() is
 	// that line, and the node must record it exactly.
 	tests := []struct {
@@ -247,6 +250,15 @@ func TestTraceCallSites(t *testing.T) {
 		{"DeviceGlobal.Write", trace.GlobalWrite, line(), func() error { return benchGlobal.Write(q, 1) }},
 		{"DeviceGlobal.ReadBytes", trace.GlobalRead, line(), func() error { return benchGlobal.ReadBytes(q, 0, make([]byte, 2)) }},
 		{"DeviceGlobal.WriteBytes", trace.GlobalWrite, line(), func() error { return benchGlobal.WriteBytes(q, 2, make([]byte, 2)) }},
+		{"WriteContext", trace.Write, line(), func() error { return buf.WriteContext(c, q, dst) }},
+		{"WriteAtContext", trace.Write, line(), func() error { return buf.WriteAtContext(c, q, 1, dst[:2]) }},
+		{"ReadContext", trace.Read, line(), func() error { return buf.ReadContext(c, q, dst) }},
+		{"ReadAtContext", trace.Read, line(), func() error { return buf.ReadAtContext(c, q, 1, dst[:2]) }},
+		{"generated EnqueueContext", trace.Kernel, line(), func() error { return enqueueTouchContext(c, q, buf) }},
+		{"DeviceGlobal.ReadContext", trace.GlobalRead, line(), func() error { _, err := benchGlobal.ReadContext(c, q); return err }},
+		{"DeviceGlobal.WriteContext", trace.GlobalWrite, line(), func() error { return benchGlobal.WriteContext(c, q, 1) }},
+		{"DeviceGlobal.ReadBytesContext", trace.GlobalRead, line(), func() error { return benchGlobal.ReadBytesContext(c, q, 0, make([]byte, 2)) }},
+		{"DeviceGlobal.WriteBytesContext", trace.GlobalWrite, line(), func() error { return benchGlobal.WriteBytesContext(c, q, 2, make([]byte, 2)) }},
 	}
 	const iters = 3
 	for _, tt := range tests {
@@ -292,12 +304,12 @@ func line() int {
 
 // launchWrapper and submitWrapper stand for generated kernel methods.
 func launchWrapper(q *rt.Queue, k *raw.Kernel) error {
-	_, err := q.LaunchSkip(1, (*core.Kernel)(k), rt.Range1(4))
+	_, err := cq(q).LaunchSkip(1, (*core.Kernel)(k), core.Range1(4))
 	return err
 }
 
 func submitWrapper(q *rt.Queue, k *raw.Kernel) error {
-	return q.SubmitSkip(1, (*core.Kernel)(k), rt.Range1(4))
+	return cq(q).SubmitSkip(1, (*core.Kernel)(k), core.Range1(4))
 }
 
 func TestTraceEdgesMatchWaitLists(t *testing.T) {
@@ -412,8 +424,8 @@ func testTraceEnv(t *testing.T, device string, profiling bool, devSlices int) {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
-	if ctx.Queue().Profiling() != profiling {
-		t.Errorf("tracing context's queue profiles: %v, want %v", ctx.Queue().Profiling(), profiling)
+	if cq(ctx.Queue()).Profiling() != profiling {
+		t.Errorf("tracing context's queue profiles: %v, want %v", cq(ctx.Queue()).Profiling(), profiling)
 	}
 	q := ctx.Queue()
 	buf, _ := rt.NewBuffer[int32](ctx, 64)
@@ -549,7 +561,7 @@ func TestTraceConcurrent(t *testing.T) {
 			}
 			k, err := prog.Kernel("add_one")
 			if err == nil {
-				err = k.SetBuffer(0, buf)
+				err = raw.SetBuffer(k, 0, buf)
 			}
 			if err != nil {
 				errs <- err

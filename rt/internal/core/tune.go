@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -20,12 +21,16 @@ import (
 // Tuning: a specialization constant that declares candidates
 // (//dgen:specconst tune="8,16,32") gets its value by measurement. The
 // program hands SpecConst.Tune a function that runs a representative
-// launch or sequence on a queue; rt times it under each candidate with the
-// device's timestamps, sets the fastest on the context, and keeps the
-// outcome as a tuning record in the persistent cache and the fleet tier,
-// keyed by the constant, the programs that use it, the device and the
-// other values set, so that a later process, here or on another node,
-// sets the winner without timing anything.
+// launch or sequence on the queue it is given, with the candidate it is
+// given; rt times it under each candidate with the device's timestamps and
+// returns the fastest, which it keeps as a tuning record in the persistent
+// cache and the fleet tier, keyed by the constant, the programs that use
+// it, the device and the other values set on the context, so that a later
+// process, here or on another node, gets the winner without timing
+// anything. Candidates are per-launch values (speclaunch.go): each runs on
+// a queue of its own whose launches use it, and the context's value, which
+// every other goroutine's launches use, does not change unless the caller
+// asks (TuneDefault).
 
 // Tuning budgets: each candidate is run once to warm up (its program is
 // built then, through the cache), then timed at least tuneMinSamples and
@@ -42,7 +47,8 @@ const (
 
 // tuning is the outcome of one SpecConst.Tune.
 type tuning[T any] struct {
-	value  T               // the winner, set on the context
+	value  T               // the winner
+	lit    string          // the winner's literal
 	cached bool            // a tuning record gave the winner; nothing was timed
 	timed  int             // candidates timed
 	values []T             // the candidates, in declared order; times and errs alike
@@ -65,54 +71,84 @@ type tuneRecordTime struct {
 }
 
 // Tune chooses the value of s among the candidates that its directive
-// declares (tune=) for the device of q, and sets it on q's context, as
-// SpecConst.Set does.
+// declares (tune=) for the device of q, and returns it. The context's
+// value of s does not change: pass the winner to the launches that want
+// it (s.Of(v) in a kernel spec's field), or make it the context's value
+// with TuneDefault.
 //
 // If the persistent cache or the fleet tier holds a tuning record for s
 // (keyed by s, the images of the programs that use it, the device and the
-// other specialization-constant values set on the context), Tune sets its
-// winner and times nothing. Otherwise it sets each candidate in turn and
-// calls run, which must enqueue a representative launch or sequence on
-// the queue it is given and may be called any number of times: once to
-// warm up (which builds the candidate's programs through the cache), then
-// repeatedly between two markers whose device timestamps give the time,
-// until the times agree within 5% or the candidate's share of a 2 s
-// device-time budget is spent. Nothing but run is ever launched. A
-// candidate whose run fails (say its work-group is larger than the kernel
-// allows) is skipped and reported, by a warning and in the trace; if every
-// candidate fails, Tune restores the value set before and returns their
-// errors, joined. The fastest candidate is set, recorded and returned.
-// Context.Stats().Cache counts the candidates timed (Tuned) and the winners that
-// records gave (TuneRecords).
+// other specialization-constant values set on the context), Tune returns
+// its winner and times nothing. Otherwise it calls run for each candidate
+// v in turn with a queue of its own, on q's device and in order with q's
+// commands, whose launches run with s=v: a launch there that gives s no
+// value of its own (a spec without the field, or with the field zero) uses
+// v, and one that gives s another value than v is an error. run must
+// launch on that queue a representative launch or sequence with the
+// candidate it is given (a work-group size of v, say: v, not
+// s.Value(ctx), is the value being timed), and may be called any number of
+// times: once to warm up (which builds the candidate's programs through
+// the cache), then repeatedly between two markers whose device timestamps
+// give the time, until the times agree within 5% or the candidate's share
+// of a 2 s device-time budget is spent. A run that launches no kernel
+// whose program uses s on the queue it is given is an error of that
+// candidate. Nothing but run is ever launched, and the launches of other
+// goroutines, on q or elsewhere, keep the context's value throughout.
+//
+// A candidate whose run fails (say its work-group is larger than the
+// kernel allows) is skipped and reported, by a warning and in the trace;
+// if every candidate fails, Tune returns their errors, joined. The fastest
+// candidate is recorded and returned. Context.Stats().Cache counts the
+// candidates timed (Tuned) and the winners that records gave
+// (TuneRecords).
 //
 // Reading a record needs nothing more; timing candidates needs a context
 // that profiles (Config.Profiling, DGEN_PROFILE=1), and Tune fails where
-// there is no record and q does not profile. The value is the context's,
-// as Set's is: tune before other goroutines launch kernels that use s.
-// Config.Retune (DGEN_TUNE=force) re-tunes, ignoring records. A record
-// that cannot be read, or names a value that is not a candidate, is
-// reported by a warning and tuned again; it never chooses a value.
+// there is no record and q does not profile. Config.Retune
+// (DGEN_TUNE=force) re-tunes, ignoring records. A record that cannot be
+// read, or names a value that is not a candidate, is reported by a warning
+// and tuned again; it never chooses a value.
 //
 // Tune uses context.Background(); TuneContext takes a context.
-func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue) error) (T, error) {
+func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue, v T) error) (T, error) {
 	return s.TuneContext(context.Background(), q, run)
 }
 
 // TuneContext is Tune under ctx: ctx bounds the fetch of a record from the
 // fleet tier, and once ctx is done no further candidate or sample is
-// timed. A cancelled tuning returns an error wrapping ctx.Err(), restores
-// the value set before, as a failed tuning does, and records nothing.
-func (s *SpecConst[T]) TuneContext(ctx context.Context, q *Queue, run func(q *Queue) error) (T, error) {
+// timed. A cancelled tuning returns an error wrapping ctx.Err() and
+// records nothing.
+func (s *SpecConst[T]) TuneContext(ctx context.Context, q *Queue, run func(q *Queue, v T) error) (T, error) {
 	res, err := s.tune(ctx, q, run)
 	return res.value, err
 }
 
+// TuneDefault is Tune, and then makes the winner the value of s on q's
+// context, as Set does: one atomic change, after every candidate has been
+// timed, which the launches that give s no value of their own see from
+// then on (Set says exactly when). A tuning that fails changes nothing.
+func (s *SpecConst[T]) TuneDefault(q *Queue, run func(q *Queue, v T) error) (T, error) {
+	return s.TuneDefaultContext(context.Background(), q, run)
+}
+
+// TuneDefaultContext is TuneDefault under ctx, as TuneContext is Tune.
+func (s *SpecConst[T]) TuneDefaultContext(ctx context.Context, q *Queue, run func(q *Queue, v T) error) (T, error) {
+	res, err := s.tune(ctx, q, run)
+	if err != nil {
+		return res.value, err
+	}
+	if err := q.ctx.setSpecValue(s.registration().Name, res.lit); err != nil {
+		return res.value, fmt.Errorf("tune specialization constant %s: %w", s.registration().ID, err)
+	}
+	return res.value, nil
+}
+
 // tune is TuneContext with the whole outcome.
-func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue) error) (tuning[T], error) {
+func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue, v T) error) (tuning[T], error) {
 	var res tuning[T]
 	d := s.registration()
 	if d == nil {
-		return res, fmt.Errorf("tune specialization constant: %w", errNotRegistered)
+		return res, fmt.Errorf("tune %w", unregistered("specialization constant", unsafe.Pointer(s)))
 	}
 	fail := func(err error) (tuning[T], error) {
 		return res, fmt.Errorf("tune specialization constant %s: %w", d.ID, err)
@@ -127,6 +163,8 @@ func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue) er
 		return fail(fmt.Errorf("%w: nil queue", ErrInvalidArgument))
 	case ctx == nil:
 		return fail(fmt.Errorf("%w: nil context.Context", ErrInvalidArgument))
+	case q.tune != nil:
+		return fail(fmt.Errorf("%w: the queue is one that Tune of %s passed its function (tunings do not nest)", ErrInvalidArgument, q.tune.d.ID))
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
@@ -141,19 +179,20 @@ func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue) er
 	key := c.tuneKey(d, chk, q)
 	if rec, ok := c.loadTuneRecord(ctx, d, chk, key); ok {
 		c.tuneRecords.Add(1)
-		return res, s.applyRecord(c, d, chk, rec, &res)
+		applyRecord(c, d, chk, rec, &res)
+		return res, nil
 	}
 	if !q.profiling {
 		return fail(fmt.Errorf("%w: no tuning record for this device, and the queue on %q does not profile, which timing the candidates needs: open the context with Config.Profiling, or DGEN_PROFILE=1 (once, say, to make the record that later runs read)", ErrInvalidArgument, q.dev.Name))
 	}
-	winner, err := s.measure(ctx, q, d, chk, run, &res)
+	err := measure(ctx, q, d, chk, run, &res)
 	if err == nil {
 		err = c.faultErr() // times taken on a faulted device are no record
 	}
 	if err != nil {
 		return fail(err)
 	}
-	rec := tuneRecord{V: tuneRecordV, Const: d.ID, Winner: winner}
+	rec := tuneRecord{V: tuneRecordV, Const: d.ID, Winner: res.lit}
 	for i, lit := range chk.tune {
 		t := tuneRecordTime{Value: lit, NS: res.times[i].Nanoseconds()}
 		if res.errs[i] != nil {
@@ -165,9 +204,10 @@ func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue) er
 	return res, nil
 }
 
-// applyRecord sets the winner of rec on c and fills res from it.
-func (s *SpecConst[T]) applyRecord(c *Context, d *desc.SpecConst, chk *specCheck, rec tuneRecord, res *tuning[T]) error {
+// applyRecord fills res from rec, whose winner is one of the candidates.
+func applyRecord[T any](c *Context, d *desc.SpecConst, chk *specCheck, rec tuneRecord, res *tuning[T]) {
 	res.cached = true
+	res.lit = rec.Winner
 	res.times = make([]time.Duration, len(chk.tune))
 	res.errs = make([]error, len(chk.tune))
 	for i, lit := range chk.tune {
@@ -184,49 +224,32 @@ func (s *SpecConst[T]) applyRecord(c *Context, d *desc.SpecConst, chk *specCheck
 		}
 	}
 	c.tr.Mark(fmt.Sprintf("tune %s: %s=%s from a tuning record", d.ID, d.Name, rec.Winner))
-	if err := c.setSpecValue(d.Name, rec.Winner); err != nil {
-		return fmt.Errorf("tune specialization constant %s: %w", d.ID, err)
-	}
-	return nil
 }
 
-// measure times every candidate and sets the fastest, whose literal it
-// returns; with none working, or ctx done, it restores the value set
-// before and returns their errors, or ctx's.
-func (s *SpecConst[T]) measure(ctx context.Context, q *Queue, d *desc.SpecConst, chk *specCheck, run func(*Queue) error, res *tuning[T]) (string, error) {
+// measure times every candidate, each as a per-launch value on a queue of
+// its own, and fills res with the fastest; with none working, or ctx done,
+// it returns their errors, or ctx's.
+func measure[T any](ctx context.Context, q *Queue, d *desc.SpecConst, chk *specCheck, run func(*Queue, T) error, res *tuning[T]) error {
 	c := q.ctx
-	prev, hadPrev := "", false
-	for _, v := range c.pc.Specs() {
-		if v.Name == d.Name {
-			prev, hadPrev = v.Value, true
-		}
-	}
 	defer c.tr.Range("tune " + d.ID).End()
 	res.times = make([]time.Duration, len(chk.tune))
 	res.errs = make([]error, len(chk.tune))
-	restore := func() {
-		if hadPrev {
-			c.setSpecValue(d.Name, prev)
-		} else {
-			c.clearSpecValue(d.Name)
-		}
-	}
 	best := -1
 	share := tuneBudget / time.Duration(len(chk.tune))
 	for i, lit := range chk.tune {
 		if err := ctx.Err(); err != nil {
-			restore()
-			return "", fmt.Errorf("stopped after %d of %d candidates: %w", i, len(chk.tune), err)
+			return fmt.Errorf("stopped after %d of %d candidates: %w", i, len(chk.tune), err)
 		}
 		r := c.tr.Range(fmt.Sprintf("%s=%s", d.Name, lit))
-		t, n, err := timeCandidate(ctx, q, d.Name, lit, run, share)
+		tq := q.tuningQueue(d, lit)
+		t, n, err := timeCandidate(ctx, tq, res.values[i], run, share)
+		tq.endTuning()
 		r.End()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			restore()
-			return "", fmt.Errorf("stopped while timing %s=%s: %w", d.Name, lit, err)
+			return fmt.Errorf("stopped while timing %s=%s: %w", d.Name, lit, err)
 		}
 		if errors.Is(err, ErrDeviceFault) {
-			return "", fmt.Errorf("stopped while timing %s=%s: %w", d.Name, lit, err)
+			return fmt.Errorf("stopped while timing %s=%s: %w", d.Name, lit, err)
 		}
 		if err != nil {
 			res.errs[i] = fmt.Errorf("%s=%s: %w", d.Name, lit, err)
@@ -243,24 +266,24 @@ func (s *SpecConst[T]) measure(ctx context.Context, q *Queue, d *desc.SpecConst,
 		}
 	}
 	if best < 0 {
-		restore()
-		return "", fmt.Errorf("every candidate failed: %w", errors.Join(res.errs...))
+		return fmt.Errorf("every candidate failed: %w", errors.Join(res.errs...))
 	}
-	res.value = res.values[best]
-	return chk.tune[best], c.setSpecValue(d.Name, chk.tune[best])
+	res.value, res.lit = res.values[best], chk.tune[best]
+	return nil
 }
 
-// timeCandidate sets name to lit, warms up with one run, and returns the
-// median device time of run over the samples it takes, or ctx's error
-// once ctx is done.
-func timeCandidate(ctx context.Context, q *Queue, name, lit string, run func(*Queue) error, budget time.Duration) (time.Duration, int, error) {
-	if err := q.ctx.setSpecValue(name, lit); err != nil {
+// timeCandidate warms up with one run of v on tq, a tuning queue for v,
+// and returns the median device time of run over the samples it takes, or
+// ctx's error once ctx is done.
+func timeCandidate[T any](ctx context.Context, tq *Queue, v T, run func(*Queue, T) error, budget time.Duration) (time.Duration, int, error) {
+	if err := runChecked(tq, v, run); err != nil {
 		return 0, 0, err
 	}
-	if err := runChecked(q, run); err != nil {
-		return 0, 0, err
+	if !tq.tune.used.Load() {
+		t := tq.tune.d
+		return 0, 0, fmt.Errorf("%w: the tuning function launched no kernel whose program uses %s on the queue it was given: launch there, with the candidate it is given, or %s is not what it times", ErrInvalidArgument, t.Name, t.Name)
 	}
-	if err := q.Finish(); err != nil {
+	if err := tq.Finish(); err != nil {
 		return 0, 0, err
 	}
 	var samples []time.Duration
@@ -269,7 +292,7 @@ func timeCandidate(ctx context.Context, q *Queue, name, lit string, run func(*Qu
 		if err := ctx.Err(); err != nil {
 			return 0, 0, err
 		}
-		t, err := sample(q, run)
+		t, err := sample(tq, v, run)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -285,23 +308,23 @@ func timeCandidate(ctx context.Context, q *Queue, name, lit string, run func(*Qu
 
 // runChecked calls run, turning a panic into an error: a tuning function
 // that panics for one candidate is that candidate's failure.
-func runChecked(q *Queue, run func(*Queue) error) (err error) {
+func runChecked[T any](q *Queue, v T, run func(*Queue, T) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("tuning function panicked: %v", p)
 		}
 	}()
-	return run(q)
+	return run(q, v)
 }
 
 // sample times one run between two markers by their device timestamps.
-func sample(q *Queue, run func(*Queue) error) (time.Duration, error) {
+func sample[T any](q *Queue, v T, run func(*Queue, T) error) (time.Duration, error) {
 	m0, err := q.Marker()
 	if err != nil {
 		return 0, err
 	}
 	defer m0.Release()
-	if err := runChecked(q, run); err != nil {
+	if err := runChecked(q, v, run); err != nil {
 		return 0, err
 	}
 	m1, err := q.Marker()

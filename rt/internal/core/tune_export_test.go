@@ -18,7 +18,7 @@ type Tuning[T any] struct {
 }
 
 // TuneFull is SpecConst.TuneContext with the whole outcome.
-func TuneFull[T any](ctx context.Context, q *Queue, s *SpecConst[T], run func(*Queue) error) (Tuning[T], error) {
+func TuneFull[T any](ctx context.Context, q *Queue, s *SpecConst[T], run func(*Queue, T) error) (Tuning[T], error) {
 	r, err := s.tune(ctx, q, run)
 	return Tuning[T]{r.value, r.cached, r.timed, r.values, r.times, r.errs}, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/fleetcache/fleettest"
 	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/trace"
@@ -64,8 +65,8 @@ __kernel void reps(__global float *out, int n) {
 // recorder.
 func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool) (*rt.Context, *trace.Recorder) {
 	t.Helper()
-	cc := core.DefaultCacheConfig()
-	cc.Disk = core.DefaultDiskCache(dir)
+	cc := defaultCacheConfig()
+	cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(dir))
 	if remote != "" {
 		cc.Remote.URL = remote
 		cc.Remote.Getenv = func(name string) string {
@@ -91,14 +92,15 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool)
 	return ctx, rec
 }
 
-// runReps returns a tuning function that launches k over n items.
+// runReps returns a tuning function that launches k over n items, giving
+// the constant no value of its own: the tuning queue's candidate applies.
 //
 // On a GPU it launches 1<<20 work-items, not 4096: at 4096 the time
 // between the two markers is mostly the launch's own (on an H100, 2026-11-27:
 // REPS=1 13.8 µs, REPS=16 11.8 µs, REPS=256 42 µs), so that REPS=1 and
 // REPS=16 swapped places in one run of six; at 1<<20, 42 runs of 42 (21 on
 // each backend) kept them apart.
-func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*rt.Queue) error {
+func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*rt.Queue, int32) error {
 	n := 4096
 	if ctx.Devices()[0].Type == rt.DeviceGPU {
 		n = 1 << 20
@@ -107,7 +109,7 @@ func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(q *rt.Queue) error {
+	return func(q *rt.Queue, _ int32) error {
 		*runs++
 		kern, err := codegen.Acquire(q, k)
 		if err != nil {
@@ -120,8 +122,9 @@ func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*
 }
 
 // TestTune tunes REPS: the failing candidate 3 is skipped and reported,
-// the winner is set and recorded; a second context on the same cache
-// directory times nothing, and Config.Retune times again. (DGEN_TUNE
+// the winner is returned and recorded, and the context's value stays the
+// default; a second context on the same cache directory times nothing,
+// and Config.Retune times again. (DGEN_TUNE
 // fills Config.Retune where the Config leaves it false: TestTuneEnv.)
 func TestTune(t *testing.T) {
 	dir := t.TempDir()
@@ -138,12 +141,12 @@ func TestTune(t *testing.T) {
 	} {
 		ctx, rec := openTune(t, dir, "", &warn, want.retune)
 		runs := 0
-		res, err := core.TuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
+		res, err := tuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
-		if res.Value != 1 || repsConst.Value(ctx) != 1 || res.Cached != want.cached || res.Timed != want.timed {
-			t.Errorf("run %d: %+v, value on the context %d; want winner 1, cached %v, %d timed", i, res, repsConst.Value(ctx), want.cached, want.timed)
+		if res.Value != 1 || repsConst.Value(ctx) != 16 || res.Cached != want.cached || res.Timed != want.timed {
+			t.Errorf("run %d: %+v, value on the context %d; want winner 1, the default 16 on the context, cached %v, %d timed", i, res, repsConst.Value(ctx), want.cached, want.timed)
 		}
 		if len(res.Errs) != 4 || res.Errs[1] == nil || (!want.cached && !errors.Is(res.Errs[1], rt.ErrBuildFailed)) {
 			t.Errorf("run %d: errors %v; want candidate 3's build failure", i, res.Errs)
@@ -204,7 +207,7 @@ func TestTuneEnv(t *testing.T) {
 
 // TestTuneContext: a context done before Tune, or while it times, stops
 // it with an error wrapping ctx.Err(); no further candidate is timed, the
-// value set before is restored and nothing is recorded.
+// value set before stays and nothing is recorded.
 func TestTuneContext(t *testing.T) {
 	var warn bytes.Buffer
 	dir := t.TempDir()
@@ -229,14 +232,14 @@ func TestTuneContext(t *testing.T) {
 			}
 			runs, after := 0, 0
 			inner := runReps(t, ctx, repsKern, &runs)
-			res, err := core.TuneFull(tctx, q, &repsConst, func(q *rt.Queue) error {
+			res, err := tuneFull(tctx, q, &repsConst, func(q *rt.Queue, v int32) error {
 				if tctx.Err() != nil {
 					after++
 				}
 				if runs+1 == tt.cancelAt {
 					cancel()
 				}
-				return inner(q)
+				return inner(q, v)
 			})
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("%+v, %v; want an error wrapping context.Canceled", res, err)
@@ -247,7 +250,7 @@ func TestTuneContext(t *testing.T) {
 			if v := repsConst.Value(ctx); v != 256 {
 				t.Errorf("after a cancelled tuning the value is %d; want the 256 set before", v)
 			}
-			if _, ok, _ := ctx.PersistentCache().Get(core.TuneRecordKey(q, &repsConst)); ok {
+			if _, ok, _ := cx(ctx).PersistentCache().Get(tuneRecordKey(q, &repsConst)); ok {
 				t.Error("a cancelled tuning left a record")
 			}
 		})
@@ -263,16 +266,16 @@ func TestTuneBadInput(t *testing.T) {
 	ctx, _ := openTune(t, t.TempDir(), "", &warn, false)
 	q := ctx.Queue()
 	runs := 0
-	if _, err := core.TuneFull(context.Background(), q, &noneConst, runReps(t, ctx, repsKern, &runs)); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := tuneFull(context.Background(), q, &noneConst, runReps(t, ctx, repsKern, &runs)); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("no candidates: %v; want ErrInvalidArgument", err)
 	}
-	if _, err := core.TuneFull(context.Background(), q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := tuneFull(context.Background(), q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("nil function: %v; want ErrInvalidArgument", err)
 	}
-	plain, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	plain, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 	if err == nil {
 		defer plain.Close()
-		_, err := core.TuneFull(context.Background(), plain.Queue(), &repsConst, func(*rt.Queue) error { return nil })
+		_, err := tuneFull(context.Background(), plain.Queue(), &repsConst, func(*rt.Queue, int32) error { return nil })
 		if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), "Config.Profiling") || !strings.Contains(err.Error(), "DGEN_PROFILE") {
 			t.Errorf("queue without profiling: %v; want ErrInvalidArgument naming Config.Profiling and DGEN_PROFILE", err)
 		}
@@ -280,14 +283,14 @@ func TestTuneBadInput(t *testing.T) {
 	if err := deadConst.Set(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	res, err := core.TuneFull(context.Background(), q, &deadConst, runReps(t, ctx, deadKern, &runs))
+	res, err := tuneFull(context.Background(), q, &deadConst, runReps(t, ctx, deadKern, &runs))
 	if !errors.Is(err, rt.ErrBuildFailed) || res.Timed != 0 {
 		t.Errorf("every candidate fails: %v, %+v; want the joined build errors", err, res)
 	}
 	if v := deadConst.Value(ctx); v != 2 {
 		t.Errorf("after a failed tuning the value is %d; want the 2 set before", v)
 	}
-	if _, ok, _ := ctx.PersistentCache().Get(core.TuneRecordKey(q, &deadConst)); ok {
+	if _, ok, _ := cx(ctx).PersistentCache().Get(tuneRecordKey(q, &deadConst)); ok {
 		t.Error("a failed tuning left a record")
 	}
 }
@@ -305,11 +308,11 @@ func TestTuneForgedRecord(t *testing.T) {
 		var warn bytes.Buffer
 		ctx, _ := openTune(t, t.TempDir(), "", &warn, false)
 		q := ctx.Queue()
-		if err := ctx.PersistentCache().Put(core.TuneRecordKey(q, &repsConst), []byte(rec)); err != nil {
+		if err := cx(ctx).PersistentCache().Put(tuneRecordKey(q, &repsConst), []byte(rec)); err != nil {
 			t.Fatal(err)
 		}
 		runs := 0
-		res, err := core.TuneFull(context.Background(), q, &repsConst, runReps(t, ctx, repsKern, &runs))
+		res, err := tuneFull(context.Background(), q, &repsConst, runReps(t, ctx, repsKern, &runs))
 		if rec == `{"v":1,"const":"`+pkg+`repsConst","winner":"3"}` {
 			// A forged record may name a candidate: the value is one the
 			// program declared, and its failure shows at the launch.
@@ -338,8 +341,8 @@ func TestTuneRecordWithoutProfiling(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx.Close()
-	cc := core.DefaultCacheConfig()
-	cc.Disk = core.DefaultDiskCache(dir)
+	cc := defaultCacheConfig()
+	cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(dir))
 	sel := os.Getenv("DGEN_DEVICE")
 	if sel == "" {
 		sel = "cpu"
@@ -350,9 +353,12 @@ func TestTuneRecordWithoutProfiling(t *testing.T) {
 	}
 	defer plain.Close()
 	runs = 0
-	res, err := core.TuneFull(context.Background(), plain.Queue(), &repsConst, runReps(t, plain, repsKern, &runs))
-	if err != nil || !res.Cached || res.Value != 1 || runs != 0 || repsConst.Value(plain) != 1 {
+	res, err := tuneFull(context.Background(), plain.Queue(), &repsConst, runReps(t, plain, repsKern, &runs))
+	if err != nil || !res.Cached || res.Value != 1 || runs != 0 {
 		t.Errorf("%+v, %v after %d runs; want the record's winner 1, timing nothing", res, err, runs)
+	}
+	if v, err := repsConst.TuneDefault(plain.Queue(), runReps(t, plain, repsKern, &runs)); err != nil || v != 1 || repsConst.Value(plain) != 1 || runs != 0 {
+		t.Errorf("TuneDefault = %d, %v, the context's value %d after %d runs; want the record's winner 1 set on the context, timing nothing", v, err, repsConst.Value(plain), runs)
 	}
 }
 
@@ -364,7 +370,7 @@ func TestTuneFleet(t *testing.T) {
 	for i, cached := range []bool{false, true} {
 		ctx, _ := openTune(t, t.TempDir(), srv.URL, &warn, false)
 		runs := 0
-		res, err := core.TuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
+		res, err := tuneFull(context.Background(), ctx.Queue(), &repsConst, runReps(t, ctx, repsKern, &runs))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,4 +384,18 @@ func TestTuneFleet(t *testing.T) {
 	if strings.Contains(warn.String(), "remote") {
 		t.Errorf("warnings: %s", warn.String())
 	}
+}
+
+// tuneFull and tuneRecordKey are core.TuneFull and core.TuneRecordKey on
+// rt's types.
+func tuneFull[T any](ctx context.Context, q *rt.Queue, s *rt.SpecConst[T], run func(*rt.Queue, T) error) (core.Tuning[T], error) {
+	var f func(*core.Queue, T) error
+	if run != nil {
+		f = func(q *core.Queue, v T) error { return run((*rt.Queue)(q), v) }
+	}
+	return core.TuneFull(ctx, cq(q), (*core.SpecConst[T])(s), f)
+}
+
+func tuneRecordKey[T any](q *rt.Queue, s *rt.SpecConst[T]) diskcache.Key {
+	return core.TuneRecordKey(cq(q), (*core.SpecConst[T])(s))
 }

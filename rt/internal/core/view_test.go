@@ -53,7 +53,7 @@ func TestViewTransfersAndKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := kernelOf(t, ctx, saxpySrc, "saxpy")
-	if err := errors.Join(raw.SetArg(k, 0, float32(2)), k.SetBuffer(1, xs), k.SetBuffer(2, half), raw.SetArg(k, 3, int32(m/2))); err != nil {
+	if err := errors.Join(raw.SetArg(k, 0, float32(2)), raw.SetBuffer(k, 1, xs), raw.SetBuffer(k, 2, half), raw.SetArg(k, 3, int32(m/2))); err != nil {
 		t.Fatal(err)
 	}
 	if err := raw.Submit(q, k, rt.Range1(m/2)); err != nil {
@@ -211,7 +211,7 @@ func TestViewUsesRecordedOnParent(t *testing.T) {
 			t.Fatal(err)
 		}
 		sum, _ := rt.NewBuffer[float32](r.ctx, n)
-		if err := errors.Join(r.slowSum.SetBuffer(0, v), r.slowSum.SetBuffer(1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
+		if err := errors.Join(raw.SetBuffer(r.slowSum, 0, v), raw.SetBuffer(r.slowSum, 1, sum), raw.SetArg(r.slowSum, 2, int32(iters))); err != nil {
 			t.Fatal(err)
 		}
 		if err := errors.Join(raw.Submit(r.qa, r.slowSum, rt.Range1(n)), r.qa.Flush(), v.Free(), in.Free()); err != nil {
@@ -221,7 +221,7 @@ func TestViewUsesRecordedOnParent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := errors.Join(r.set.SetBuffer(0, reused), raw.SetArg(r.set, 1, float32(2))); err != nil {
+		if err := errors.Join(raw.SetBuffer(r.set, 0, reused), raw.SetArg(r.set, 1, float32(2))); err != nil {
 			t.Fatal(err)
 		}
 		if err := raw.Submit(r.qb, r.set, rt.Range1(n+step)); err != nil {
@@ -269,7 +269,7 @@ func TestViewsInTurn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := errors.Join(set.SetBuffer(0, v), raw.SetArg(set, 1, float32(i+1))); err != nil {
+		if err := errors.Join(raw.SetBuffer(set, 0, v), raw.SetArg(set, 1, float32(i+1))); err != nil {
 			t.Fatal(err)
 		}
 		if err := errors.Join(raw.Submit(q, set, rt.Range1(1)), q.Finish(), v.Free()); err != nil {

@@ -44,7 +44,7 @@ func TestLocalMemoryAndWorkGroupLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := k.SetBuffer(0, out); err != nil {
+	if err := raw.SetBuffer(k, 0, out); err != nil {
 		t.Fatal(err)
 	}
 	lm := int(dev.LocalMemSize)
@@ -131,7 +131,7 @@ func TestRequiredWorkGroupSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Free()
-	if err := k.SetBuffer(0, out); err != nil {
+	if err := raw.SetBuffer(k, 0, out); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

@@ -209,6 +209,11 @@ type Kernel struct {
 	// Globals are the device globals the kernel takes as hidden
 	// arguments, bound as arguments Params+i.
 	Globals []*Global
+	// Specs are the specialization constants whose values the spec's
+	// fields of type rt.Spec[T] give a launch (tagged dgen:"spec=Name"),
+	// in the order of those fields: value i of the launch's
+	// codegen.SpecArgs is Specs[i]'s. Each is one its program uses.
+	Specs []*SpecConst
 	// Extensions are the OpenCL extensions the kernel exists under (its
 	// definition is inside "#if defined(cl_khr_fp16)"), each one name or
 	// alternatives joined by "|"; a launch on a device that lacks one

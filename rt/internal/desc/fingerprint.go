@@ -17,10 +17,10 @@ type Shape struct {
 	Hash uint64
 }
 
-// corePath is the import path of rt's internal core, which defines the
-// handle types (Buffer[T], Local[T], Image, Sampler) that rt aliases and a
-// shape names without their insides.
-const corePath = "github.com/dgen-go/dgen/rt/internal/core"
+// rtPath is the import path of rt, which defines the handle types
+// (Buffer[T], Local[T], Image, Sampler) that a shape names without their
+// insides.
+const rtPath = "github.com/dgen-go/dgen/rt"
 
 // ShapeString returns the shape of t that dgen fingerprints, the same
 // string that dgen writes from go/types: field names, types and order,
@@ -35,7 +35,7 @@ func ShapeString(t reflect.Type) string {
 }
 
 func writeShape(b *strings.Builder, t reflect.Type) {
-	if t.PkgPath() == corePath && t.Name() != "" {
+	if t.PkgPath() == rtPath && t.Name() != "" {
 		name, _, _ := strings.Cut(t.Name(), "[")
 		b.WriteString("rt." + name)
 		return

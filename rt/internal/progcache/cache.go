@@ -128,9 +128,9 @@ type Cache[K Object] struct {
 
 	fast atomic.Pointer[fastTable[K]] // kernel.go
 
-	specMu   sync.Mutex // guards specSets and writes of spec
-	spec     atomic.Pointer[specSet]
-	specGen  atomic.Uint64 // counts changes of spec, for the memory hits of fast kernel hits (kernel.go)
+	specMu  sync.Mutex // guards specSets and writes of spec
+	spec    atomic.Pointer[specSet]
+	specGen atomic.Uint64 // counts changes of spec, for the memory hits of fast kernel hits (kernel.go)
 	// epoch counts the events after which CurrentSince looks again:
 	// changes of spec, kernels doomed, and the LRU's passes that clear
 	// the used marks (kernel.go).
@@ -256,9 +256,10 @@ func ref(sp *sharedProgram) driver.Program {
 // finished; the fields after it are then fixed (but for the list links
 // and kernels, guarded by Cache.mu).
 type entry[K Object] struct {
-	key  string
-	name string
-	done chan struct{}
+	key   string
+	name  string
+	specs []SpecValue // the specialization-constant values of the program
+	done  chan struct{}
 
 	sp    *sharedProgram // on success
 	size  int64          // binary bytes
@@ -498,7 +499,7 @@ func (c *Cache[K]) getOrBuildContext(ctx context.Context, k key) (*entry[K], err
 		}
 		e, ok := c.progs[k.full]
 		if !ok {
-			e = &entry[K]{key: k.full, name: k.name, done: make(chan struct{})}
+			e = &entry[K]{key: k.full, name: k.name, specs: k.specs, done: make(chan struct{})}
 			c.progs[k.full] = e
 			if ctx.Done() == nil {
 				c.mu.Unlock()

@@ -744,3 +744,47 @@ func TestCurrentSince(t *testing.T) {
 		t.Errorf("after Close: still current")
 	}
 }
+
+// TestKernelWith checks that a launch's own values select a variant as the
+// cache's values do, built once and shared with the cache's values when
+// they are equal, without changing the cache's values; each kernel knows
+// the values of its program.
+func TestKernelWith(t *testing.T) {
+	c, b := newCache(t, Config{InMemory: true}, false)
+	img := uniqueImage("test.With", "N * M")
+	img.SpecConsts = []SpecValue{{Name: "M", Value: "5"}, {Name: "N", Value: "1"}}
+	key := NewKernelKey(img, "fill")
+	c.SetSpec("M", "6")
+	kernels := map[string]*Kernel[*testKernel]{}
+	for _, step := range []struct {
+		over   []SpecValue
+		builds int64
+		specs  string
+	}{
+		{nil, 1, "[{M 6} {N 1}]"},
+		{[]SpecValue{{"N", "3"}}, 2, "[{M 6} {N 3}]"},
+		{[]SpecValue{{"N", "3"}}, 2, "[{M 6} {N 3}]"},
+		{[]SpecValue{{"N", "1"}}, 2, "[{M 6} {N 1}]"},                 // the cache's values: their variant
+		{[]SpecValue{{"M", "5"}, {"N", "3"}}, 3, "[{M 5} {N 3}]"},     // every constant of the image
+		{[]SpecValue{{"OTHER", "2"}, {"N", "3"}}, 3, "[{M 6} {N 3}]"}, // one the image does not name
+	} {
+		ck, err := c.KernelWith(key, 0, step.over)
+		if err != nil {
+			t.Fatalf("%v: %v", step.over, err)
+		}
+		if got := b.builds.Load(); got != step.builds {
+			t.Errorf("%v: %d builds, want %d", step.over, got, step.builds)
+		}
+		specs := fmt.Sprint(ck.Specs())
+		if specs != step.specs {
+			t.Errorf("%v: the kernel's program has %s, want %s", step.over, specs, step.specs)
+		}
+		if k, ok := kernels[specs]; ok && k != ck {
+			t.Errorf("%v: another kernel than the first for %s", step.over, specs)
+		}
+		kernels[specs] = ck
+	}
+	if got := fmt.Sprint(c.Specs()); got != "[{M 6}]" {
+		t.Errorf("the cache's values are %s after launches with their own; want [{M 6}]", got)
+	}
+}

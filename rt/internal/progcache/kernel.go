@@ -1,6 +1,7 @@
 package progcache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -126,6 +127,10 @@ func (c *Cache[K]) CurrentSince(ck *Kernel[K], gen uint64, epoch *uint64) bool {
 	return true
 }
 
+// Specs returns the specialization-constant values of ck's program, sorted
+// by name: every constant its image uses. The caller must not modify them.
+func (ck *Kernel[K]) Specs() []SpecValue { return ck.entry.specs }
+
 // Doomed reports whether ck was evicted or its cache closed: its program
 // serves no new kernel objects.
 func (ck *Kernel[K]) Doomed() bool { return ck.doomed.Load() }
@@ -181,23 +186,64 @@ func (c *Cache[K]) countReuse(e *fastEntry[K]) {
 // negative dev (the caller's device is not one of the cache's) is an
 // error wrapping ErrInvalidArgument.
 func (c *Cache[K]) Kernel(key *KernelKey, dev int) (*Kernel[K], error) {
-	if key != nil {
-		t := c.fast.Load()
-		if key.index < len(t.slots) {
-			specs := c.spec.Load()
-			slot := t.slots[key.index]
-			for i := range slot {
-				if e := &slot[i]; e.specs == specs && e.dev == dev {
-					if !e.ck.entry.used.Load() {
-						e.ck.entry.used.Store(true)
-					}
-					c.countReuse(e)
-					return e.ck, nil
-				}
+	return c.KernelWithContext(context.Background(), key, dev, nil)
+}
+
+// KernelContext is Kernel bounded by ctx: when ctx is done before the
+// kernel's program is built, it returns an error wrapping ctx.Err(), and
+// the build goes on for the others that wait for it, as ProgramContext's.
+func (c *Cache[K]) KernelContext(ctx context.Context, key *KernelKey, dev int) (*Kernel[K], error) {
+	return c.KernelWithContext(ctx, key, dev, nil)
+}
+
+// KernelWith is Kernel under the cache's values with over in their place:
+// a launch's own values, which no other caller sees. The variant's
+// program is built once, as Kernel builds one, and kept under its values
+// (the cache's keys hold every value the image uses). With no values in
+// over it is Kernel.
+func (c *Cache[K]) KernelWith(key *KernelKey, dev int, over []SpecValue) (*Kernel[K], error) {
+	return c.KernelWithContext(context.Background(), key, dev, over)
+}
+
+// KernelWithContext is KernelWith bounded by ctx, as KernelContext is
+// Kernel.
+func (c *Cache[K]) KernelWithContext(ctx context.Context, key *KernelKey, dev int, over []SpecValue) (*Kernel[K], error) {
+	if len(over) == 0 {
+		if ck := c.fastKernel(key, dev, c.spec.Load()); ck != nil {
+			return ck, nil
+		}
+		gen := c.specGen.Load() // before the values: a change between them counts once more, never less
+		return c.kernelSlow(ctx, key, dev, gen, c.spec.Load())
+	}
+	gen := c.specGen.Load()
+	specs := c.overlay(c.spec.Load(), over)
+	if ck := c.fastKernel(key, dev, specs); ck != nil {
+		return ck, nil
+	}
+	return c.kernelSlow(ctx, key, dev, gen, specs)
+}
+
+// fastKernel is the fast kernel cache's lookup of key for device dev
+// under the value set specs: the kernel, or nil.
+func (c *Cache[K]) fastKernel(key *KernelKey, dev int, specs *specSet) *Kernel[K] {
+	if key == nil {
+		return nil
+	}
+	t := c.fast.Load()
+	if key.index >= len(t.slots) {
+		return nil
+	}
+	slot := t.slots[key.index]
+	for i := range slot {
+		if e := &slot[i]; e.specs == specs && e.dev == dev {
+			if !e.ck.entry.used.Load() {
+				e.ck.entry.used.Store(true)
 			}
+			c.countReuse(e)
+			return e.ck
 		}
 	}
-	return c.kernelSlow(key, dev)
+	return nil
 }
 
 // Acquire returns the kernel of key for device dev, locked: set its
@@ -243,9 +289,10 @@ func (c *Cache[K]) Reacquire(ck *Kernel[K], gen uint64) bool {
 	return true
 }
 
-// kernelSlow is the miss path of Kernel: the program through getOrBuild,
+// kernelSlow is the miss path of Kernel and KernelWith under the value set
+// specs, read after the generation gen: the program through getOrBuild,
 // then the kernel of (program, name, device), then a new fast table.
-func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
+func (c *Cache[K]) kernelSlow(ctx context.Context, key *KernelKey, dev int, gen uint64, specs *specSet) (*Kernel[K], error) {
 	if key == nil || key.image == nil {
 		return nil, fmt.Errorf("get kernel: %w: nil kernel key", ErrInvalidArgument)
 	}
@@ -257,13 +304,11 @@ func (c *Cache[K]) kernelSlow(key *KernelKey, dev int) (*Kernel[K], error) {
 	}
 	defer c.b.Exit()
 	c.kernelMisses.Add(1)
-	gen := c.specGen.Load() // before the values: a change between them counts once more, never less
-	specs := c.spec.Load()
 	k := c.keyOf(key.image, specs)
 	if err := k.checkSet(); err != nil {
 		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
-	e, err := c.getOrBuild(k)
+	e, err := c.getOrBuildContext(ctx, k)
 	if err != nil {
 		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}

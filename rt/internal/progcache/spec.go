@@ -35,14 +35,32 @@ func byName(v SpecValue, n string) int { return strings.Compare(v.Name, n) }
 func (c *Cache[K]) SetSpec(name, value string) {
 	c.specMu.Lock()
 	defer c.specMu.Unlock()
-	vals := slices.Clone(c.spec.Load().vals)
-	i, found := slices.BinarySearchFunc(vals, name, byName)
+	c.storeSpecs(c.internSpecs(withValue(slices.Clone(c.spec.Load().vals), SpecValue{name, value})))
+}
+
+// withValue returns vals, sorted by name, with v in place of the value of
+// its name.
+func withValue(vals []SpecValue, v SpecValue) []SpecValue {
+	i, found := slices.BinarySearchFunc(vals, v.Name, byName)
 	if found {
-		vals[i].Value = value
-	} else {
-		vals = slices.Insert(vals, i, SpecValue{name, value})
+		vals[i].Value = v.Value
+		return vals
 	}
-	c.storeSpecs(c.internSpecs(vals))
+	return slices.Insert(vals, i, v)
+}
+
+// overlay returns the interned set of base's values with over in their
+// place (a launch's own values, KernelWith). Interned sets live as long as
+// the cache: one per set of values that the cache's values or a launch's
+// own have made, as a program is built for each.
+func (c *Cache[K]) overlay(base *specSet, over []SpecValue) *specSet {
+	c.specMu.Lock()
+	defer c.specMu.Unlock()
+	vals := slices.Clone(base.vals)
+	for _, v := range over {
+		vals = withValue(vals, v)
+	}
+	return c.internSpecs(vals)
 }
 
 // storeSpecs makes set the current values; called with specMu held. A
