@@ -171,13 +171,22 @@ func TestSiteServesGoroutines(t *testing.T) {
 			}
 			before := ctx.Stats().Alloc.DriverAllocs
 			var wg sync.WaitGroup
+			// In the first round every goroutine holds its block until all
+			// hold one, as many as the warm-up had in use together, so
+			// that the policies differ whatever the scheduler does.
+			var together sync.WaitGroup
+			together.Add(goroutines)
 			errs := make([]error, goroutines)
 			for g, q := range qs {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for range rounds {
+					for i := range rounds {
 						b, err := sharedSite.Alloc(q, n)
+						if i == 0 {
+							together.Done()
+							together.Wait()
+						}
 						if err == nil {
 							err = errors.Join(b.Write(q, make([]int32, n)), b.Free())
 						}
