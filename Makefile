@@ -101,7 +101,10 @@ bench-table: deps
 ## BUNDLE_TESTS, the commands of BUNDLE_CMDS, rawcl and the scripts, to run
 ## on a GPU machine that has no Go: copy it there and run $(BUNDLE)/run.sh,
 ## or $(BUNDLE)/bench-gpu.sh for the launch and Hotspot figures against
-## rawcl, $(BUNDLE)/fault-gpu.sh for the device-fault figures (with
+## rawcl, $(BUNDLE)/launch-gpu.sh for the launch path's (issue 45: the
+## launch loop against the cgo floor, Hotspot and its graph against raw C
+## and CuPy, device times per kernel from CUPTI through libkerneltime.so),
+## $(BUNDLE)/fault-gpu.sh for the device-fault figures (with
 ## BUNDLE_TESTS="rt/internal/core bench/faultloop" it runs the fault loop's
 ## GPU test too). The defaults are what those scripts and docs/BENCHMARKS.md run
 ## (about 70 MB: compress it to carry it where 64 MiB is the limit); BUNDLE_TESTS=all takes every package whose tests use a
@@ -124,7 +127,8 @@ gpu-bundle: deps
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 	cc -O2 -Wall -o $(BUNDLE)/soakcl bench/soakcl/soakcl.c -lOpenCL -ldl
-	cp examples/stencil/hotspot.cl $(BUNDLE)/
+	cc -O2 -Wall -shared -fPIC -o $(BUNDLE)/libkerneltime.so bench/kerneltime/kerneltime.c -ldl -lpthread
+	cp examples/stencil/hotspot.cl examples/stencil/cupy/hotspot.py scripts/launch-gpu.sh $(BUNDLE)/
 
 ## rawcl: the raw C yardsticks of the GPU figures (bench/rawcl/rawcl.c for
 ## OpenCL, bench/rawcu/rawcu.c for CUDA's driver API, opened with dlopen).

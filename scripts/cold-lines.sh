@@ -13,7 +13,7 @@ trap 'rm -rf "$bin"' EXIT
 go test -c -o "$bin/rt.test" ./rt/internal/core
 # run N SUB: callgrind's totals outside the walk and the benchmark's loop.
 run() {
-	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --cache-sim=yes \
+	GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=callgrind --cache-sim=yes \
 		--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64 --callgrind-out-file="$bin/cg" \
 		"$bin/rt.test" -test.run '^$' -test.bench "^BenchmarkHostPathCold\$/^$2\$" -test.benchtime "$1x" >/dev/null 2>&1
 	callgrind_annotate --auto=no --threshold=100 --show-percs=no --show=Ir,D1mr,D1mw "$bin/cg" |

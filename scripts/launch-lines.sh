@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/rt.test" ./rt/internal/core
 n=60
 for sub in ${@:-enqueue tagged}; do
-	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=lackey --trace-mem=yes --log-file="$tmp/log" \
+	GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=lackey --trace-mem=yes --log-file="$tmp/log" \
 		"$tmp/rt.test" -test.run '^$' -test.bench "^BenchmarkHostPathCold\$/^$sub\$" -test.benchtime "${n}x" >/dev/null 2>&1
 	printf '%-8s ' "$sub"
 	python3 scripts/launch_lines.py "$tmp/log" "$n"

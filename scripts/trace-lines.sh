@@ -25,7 +25,7 @@ printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' \
 (cd "$tree" && go test -c -overlay "$tmp/overlay.json" -o "$tmp/rt.test" ./rt/internal/core)
 # run N TRACE POLLUTE: instructions and L1 data misses outside the eviction.
 run() {
-	(cd "$tmp" && GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 \
+	(cd "$tmp" && GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off \
 		TRACE_LINES_N=$1 TRACE_LINES_TRACE=$2 TRACE_LINES_POLLUTE=$3 \
 		valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64 \
 		--callgrind-out-file="$tmp/cg" ./rt.test -test.run '^TestTraceLinesSteps$' >/dev/null 2>&1)

@@ -94,7 +94,7 @@ func (f *floorLoop) steps(n int) (float64, error) {
 		f.a.Slots[2].Bits, f.a.Slots[2].Changed = hs[src], true
 		f.a.Slots[3].Bits, f.a.Slots[3].Changed = hs[1-src], true
 		f.a.Changed += 2
-		if _, err := f.l.LaunchArgs(f.k, f.a, f.r, nil, false); err != nil {
+		if _, err := f.l.LaunchArgs(f.k, f.a, &f.r, nil, false); err != nil {
 			return 0, err
 		}
 		src = 1 - src

@@ -302,3 +302,75 @@ double sc_run(int mode, int g, double window_ns, long *counts, float *lat, int c
 	pthread_cond_destroy(&pool.done);
 	return t1 - t0;
 }
+
+/*
+ * The cgo floor of the launch loop (floor.go): what a Go binding that
+ * crosses into C once per launch can reach at best. Each goroutine opens
+ * a floor of its own, a stream (queue) and a buffer with the launch's
+ * arguments prepared, and calls sc_floor_launch once per launch:
+ * cuCtxSetCurrent and cuLaunchKernel on CUDA (a goroutine may run on any
+ * thread, so the context is made current at every call, as rt/cuda does),
+ * clEnqueueNDRangeKernel on OpenCL. A floor is a C pointer passed as an
+ * integer, which cgo does not check.
+ */
+struct floor {
+	CUstream s;
+	CUdeviceptr p;
+	void *args[1];
+	cl_command_queue q;
+	cl_kernel k;
+	cl_mem m;
+	size_t global;
+};
+
+uintptr_t sc_floor_open(void) {
+	struct floor *f = calloc(1, sizeof *f);
+	f->global = 64;
+	if (sc.cuda) {
+		check(cu.CtxSetCurrent(sc.cuctx), "cuCtxSetCurrent");
+		check(cu.StreamCreate(&f->s, 1), "cuStreamCreate");
+		check(cu.MemAlloc(&f->p, 64 * 4), "cuMemAlloc");
+		int zero[64] = {0};
+		check(cu.MemcpyHtoDAsync(f->p, zero, sizeof zero, f->s), "copy");
+		check(cu.StreamSynchronize(f->s), "sync");
+		f->args[0] = &f->p;
+		return (uintptr_t)f;
+	}
+	cl_int err;
+	f->q = clCreateCommandQueue(sc.ctx, sc.dev, 0, &err);
+	clcheck(err, "clCreateCommandQueue");
+	f->k = clCreateKernel(sc.prog, "touch64", &err);
+	clcheck(err, "clCreateKernel");
+	int zero[64] = {0};
+	f->m = clCreateBuffer(sc.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &err);
+	clcheck(err, "clCreateBuffer");
+	clcheck(clSetKernelArg(f->k, 0, sizeof f->m, &f->m), "clSetKernelArg");
+	return (uintptr_t)f;
+}
+
+/* sc_floor_launch launches touch64 on the floor h; it returns the
+ * driver's error code. */
+int sc_floor_launch(uintptr_t h) {
+	struct floor *f = (struct floor *)h;
+	if (sc.cuda) {
+		CUresult r = cu.CtxSetCurrent(sc.cuctx);
+		return r ? r : cu.LaunchKernel(sc.touch, 1, 1, 1, 64, 1, 1, 0, f->s, f->args, NULL);
+	}
+	return clEnqueueNDRangeKernel(f->q, f->k, 1, NULL, &f->global, NULL, 0, NULL, NULL);
+}
+
+/* sc_noop returns at once: what a call from Go costs by itself
+ * (BenchmarkCgoCall, floor_test.go). */
+int sc_noop(uintptr_t f) { return (int)(f & 0); }
+
+/* sc_floor_sync waits for the floor's stream (queue); it returns the
+ * driver's error code. Floors live as long as the process, as the Go side's
+ * queues do. */
+int sc_floor_sync(uintptr_t h) {
+	struct floor *f = (struct floor *)h;
+	if (sc.cuda) {
+		CUresult r = cu.CtxSetCurrent(sc.cuctx);
+		return r ? r : cu.StreamSynchronize(f->s);
+	}
+	return clFinish(f->q);
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // goSide runs the workloads on rt, one queue per goroutine: the queues are
@@ -14,6 +15,7 @@ type goSide struct {
 	ctx *rt.Context
 	n   int
 	qs  []*rt.Queue
+	raw *raw.Program // the launch loop's program for rt/raw (floor.go)
 }
 
 // queues returns g queues of the context's first device.

@@ -3,8 +3,9 @@
 // queue (stream) of its own, and all share one context. Three workloads:
 //
 //   - launch: the 64-item kernel touch64, launched back to back with no
-//     event (a generated Enqueue; C's clEnqueueNDRangeKernel or
-//     cuLaunchKernel);
+//     event (a generated Enqueue, way "rt"; rt/raw's Submit, "raw"; C's
+//     clEnqueueNDRangeKernel or cuLaunchKernel; and the cgo floor, a C
+//     function called once per launch, "floor": floor.go);
 //   - request: two buffers of N floats from allocation sites (way "site")
 //     or from rt.Alloc (way "alloc"), a blocking write, axpb, a blocking
 //     read, both buffers freed; C keeps its buffers and does the rest;
@@ -19,7 +20,8 @@
 // For each goroutine count G, each round runs every way for a window in
 // turn, C first on even rounds and last on odd ones, and prints a JSON line
 // per block; the end prints per G the median (min–max) over rounds of each
-// way's throughput ratio to C, its throughput, the request latency
+// way's throughput ratio to C (and, in the launch loop, to the cgo floor),
+// its throughput, the request latency
 // percentiles, the fewest and most requests a goroutine completed as a
 // fraction of the mean, and rt's driver allocations during the windows.
 //
@@ -142,6 +144,8 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 	ways := []way{
 		{"C", launchLoop, func(k int, w time.Duration) (result, error) { return c.run(launchLoop, k, w), nil }},
 		{"rt", launchLoop, g.launches},
+		{"raw", launchLoop, g.rawLaunches},
+		{"floor", launchLoop, g.floorLaunches},
 		{"C", requestLoop, func(k int, w time.Duration) (result, error) { return c.run(requestLoop, k, w), nil }},
 		{"site", requestLoop, g.requests(siteAlloc)},
 		{"alloc", requestLoop, g.requests(poolAlloc)},
@@ -154,6 +158,13 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 	}
 	fmt.Printf("# scaling: backend %s, device %s, windows of %v, %d rounds, GOMAXPROCS %d, %d CPUs\n",
 		backend, ctx.Devices()[0].Name, window, rounds, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	if slices.ContainsFunc(ways, func(w way) bool { return w.w == launchLoop }) {
+		gen, raw, err := g.launchAllocs(20000)
+		if err != nil {
+			return fmt.Errorf("allocations per launch: %w", err)
+		}
+		fmt.Printf("# Go heap allocations per launch, one goroutine (testing.AllocsPerRun's count): generated Enqueue %g, rt/raw's Submit %g\n", gen, raw)
+	}
 	var sum summary
 	for _, k := range counts {
 		for _, w := range ways { // warm-up: builds, allocator blocks

@@ -7,26 +7,30 @@ import (
 )
 
 // print writes, per workload and goroutine count, each way's medians over
-// the rounds: its throughput ratio to C in the same round (min–max), its
+// the rounds: its throughput ratio to C in the same round (min–max), and to
+// the cgo floor where the workload has one, its
 // throughput, request latencies, fairness and driver allocations.
 func (s *summary) print(w io.Writer, counts []int) {
 	for _, wl := range []string{"launch", "request", "serve"} {
-		fmt.Fprintf(w, "\n%s loop\n\n| G | way | / C (min–max) | per s | p50 µs | p99 µs | fewest–most / mean | driver allocs |\n|---|---|---|---|---|---|---|---|\n", wl)
+		fmt.Fprintf(w, "\n%s loop\n\n| G | way | / C (min–max) | / floor (min–max) | per s | p50 µs | p99 µs | fewest–most / mean | driver allocs |\n|---|---|---|---|---|---|---|---|---|\n", wl)
 		for _, g := range counts {
-			for _, name := range []string{"C", "rt", "site", "alloc", "pool", "shared"} {
+			for _, name := range []string{"C", "floor", "rt", "raw", "site", "alloc", "pool", "shared"} {
 				bs := s.select_(wl, name, g)
 				if len(bs) == 0 {
 					continue
 				}
-				ratio := "1"
+				ratio, floor := "1", "–"
 				if name != "C" {
-					ratio = s.ratio(wl, name, g)
+					ratio = s.ratio(wl, name, "C", g)
+				}
+				if name != "C" && name != "floor" {
+					floor = s.ratio(wl, name, "floor", g)
 				}
 				var allocs uint64
 				for _, b := range bs {
 					allocs += b.Allocs
 				}
-				fmt.Fprintf(w, "| %d | %s | %s | %.0f | %s | %s | %.2f–%.2f | %d |\n", g, name, ratio,
+				fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f | %s | %s | %.2f–%.2f | %d |\n", g, name, ratio, floor,
 					median(bs, func(b block) float64 { return b.PerSec }),
 					opt(median(bs, func(b block) float64 { return b.P50 })), opt(median(bs, func(b block) float64 { return b.P99 })),
 					median(bs, func(b block) float64 { return b.Fewest }), median(bs, func(b block) float64 { return b.Most }), allocs)
@@ -54,9 +58,9 @@ func (s *summary) select_(wl, name string, g int) []block {
 }
 
 // ratio returns the median (min–max) over rounds of way name's throughput
-// over C's in the same round.
-func (s *summary) ratio(wl, name string, g int) string {
-	cs, ws := s.select_(wl, "C", g), s.select_(wl, name, g)
+// over way ref's in the same round ("–" where ref did not run).
+func (s *summary) ratio(wl, name, ref string, g int) string {
+	cs, ws := s.select_(wl, ref, g), s.select_(wl, name, g)
 	var rs []float64
 	for i := range min(len(cs), len(ws)) {
 		rs = append(rs, ws[i].PerSec/cs[i].PerSec)

@@ -13,17 +13,21 @@
 //
 // Usage:
 //
-//	stencil [-size 512] [-iters 360] [-pyramid 1] [-alloc all] [-reps 1] [-graph] [-json]
+//	stencil [-size 512] [-iters 360] [-pyramid 1] [-alloc all] [-reps 1] [-graph] [-json] [-seed N]
 //
 // With -graph every mode but raw records two time steps (a ping-pong pair)
 // into a command graph once and replays it (rt.Graph); the result equals
-// the run without graphs bit for bit.
+// the run without graphs bit for bit. As CuPy's graph mode, the recording
+// and a first launch come before the timer (record_us).
 //
 // With -json it prints one JSON object per mode and repetition, with keys
 // device, mode, size, iters, pyramid, rep, launches, seconds, us_per_iter,
-// driver_allocs, allocs_after_first, reuses, max_err (null when the result is
-// not finite) and ok (true only if verified); without, a table of the modes side by side. The exit status is
-// 1 if a run fails or does not match the reference.
+// record_us, driver_allocs, allocs_after_first, reuses, max_err (null when
+// the result is not finite), ok (true only if verified) and digest (a hash
+// of the result's bits: with a fixed -seed, equal digests mean results
+// equal bit for bit, across runs, builds and options); without, a table of
+// the modes side by side. The exit status is 1 if a run fails or does not
+// match the reference.
 package main
 
 import (
@@ -57,6 +61,7 @@ type Record struct {
 	Launches         int     `json:"launches"`
 	Seconds          float64 `json:"seconds"`
 	UsPerIter        float64 `json:"us_per_iter"`
+	RecordUs         float64 `json:"record_us,omitempty"`
 	DriverAllocs     uint64  `json:"driver_allocs"`
 	AllocsAfterFirst uint64  `json:"allocs_after_first"`
 	Reuses           uint64  `json:"reuses"`
@@ -65,6 +70,7 @@ type Record struct {
 	// MaxErrJSON is MaxErr, null where it is not finite (JSON has no Inf).
 	MaxErrJSON *float64 `json:"max_err"`
 	OK         bool     `json:"ok"`
+	Digest     string   `json:"digest"`
 }
 
 func main() {
@@ -77,6 +83,7 @@ func main() {
 	graph := flag.Bool("graph", false, "record two time steps into a command graph once and replay it (every mode but raw)")
 	verify := flag.Bool("verify", true, "compare with the Go reference")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the runs to `file`")
+	seed := flag.Uint64("seed", 0, "seed of the inputs (0: a new one each run)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		stop, err := startProfile(*cpuProfile)
@@ -86,7 +93,7 @@ func main() {
 		}
 		defer stop()
 	}
-	recs, err := run(*size, *iters, *pyramid, *mode, *reps, *verify, *graph, func(r Record) {
+	recs, err := run(*size, *iters, *pyramid, *mode, *reps, *verify, *graph, *seed, func(r Record) {
 		if *asJSON {
 			if !math.IsInf(r.MaxErr, 0) && !math.IsNaN(r.MaxErr) {
 				r.MaxErrJSON = &r.MaxErr
@@ -128,7 +135,7 @@ func parseModes(s string) ([]string, error) {
 	return ms, nil
 }
 
-func run(size, iters, pyramid int, mode string, reps int, verify, graph bool, emit func(Record)) ([]Record, error) {
+func run(size, iters, pyramid int, mode string, reps int, verify, graph bool, seed uint64, emit func(Record)) ([]Record, error) {
 	modes, err := parseModes(mode)
 	if err != nil {
 		return nil, err
@@ -142,7 +149,10 @@ func run(size, iters, pyramid int, mode string, reps int, verify, graph bool, em
 	}
 	defer ctx.Close()
 	dev := ctx.Devices()[0]
-	temp, power := Inputs(size, uint64(time.Now().UnixNano()))
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	temp, power := Inputs(size, seed)
 	sim, err := NewSim(ctx, power, size, size)
 	if err != nil {
 		return nil, err
@@ -169,6 +179,8 @@ func run(size, iters, pyramid int, mode string, reps int, verify, graph bool, em
 				Device: dev.Name, Mode: m, Size: size, Iters: iters, Pyramid: pyramid, Rep: rep,
 				Launches: res.Launches, Seconds: res.Elapsed.Seconds(),
 				UsPerIter:    float64(res.Elapsed.Nanoseconds()) / 1e3 / float64(iters),
+				RecordUs:     float64(res.Record.Nanoseconds()) / 1e3,
+				Digest:       Digest(res.Temp),
 				DriverAllocs: res.DriverAllocs, AllocsAfterFirst: res.AllocsAfterFirst, Reuses: res.Reuses,
 				Graph: graph && m != "raw",
 			}

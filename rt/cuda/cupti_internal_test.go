@@ -290,7 +290,7 @@ func TestKernelTimesWithoutEvent(t *testing.T) {
 		}
 	}()
 	for range 50 {
-		ev, err := q.LaunchArgsTimed(k, &driver.Args{}, r, nil)
+		ev, err := q.LaunchArgsTimed(k, &driver.Args{}, &r, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -151,6 +151,12 @@ CUresult dgen_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsi
 	return dgen_post(r, s, end, 0, step);
 }
 
+CUresult dgen_launch_plain(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, uintptr_t params) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return -r;
+	return cu.LaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, (void **)params, NULL);
+}
 
 CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, unsigned char *host,
 		size_t size, int nwait, CUevent *waits, CUevent start, CUevent end, int sync, int *step) {
@@ -300,6 +306,10 @@ typedef struct {
 	void **extra;
 } dgen_kernel_node_params;
 
+// cuGraphUpload (CUDA 11.1), which graphs do without where the driver
+// lacks it: then the first launch uploads.
+static CUresult (*graph_upload)(CUgraphExec, CUstream);
+
 // dgen_graph_load finds the graph functions once; it returns 1 when
 // libcuda has them all.
 int dgen_graph_load(void) {
@@ -311,6 +321,7 @@ int dgen_graph_load(void) {
 			((void **)&cug)[i] = p;
 			if (p == NULL) state = 2;
 		}
+		graph_upload = dgen_lib ? dlsym(dgen_lib, "cuGraphUpload") : NULL;
 	}
 	return state == 1;
 }
@@ -361,7 +372,11 @@ CUresult dgen_gcmd_issue(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, int 
 }
 
 // dgen_graph_capture captures the commands on s, a stream of the graph's
-// own, into *g and instantiates it into *x.
+// own, into *g, instantiates it into *x and uploads it to the device, so
+// that the first launch costs what the others cost (CuPy's graphs are
+// launched once before they are timed; a graph that rt records is
+// uploaded when it is prepared for a queue). An upload the driver refuses
+// is left to the first launch.
 CUresult dgen_graph_capture(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, CUgraph *g, CUgraphExec *x, int *failed) {
 	*failed = n;
 	*g = NULL;
@@ -376,6 +391,11 @@ CUresult dgen_graph_capture(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, C
 	CUresult e = cug.StreamEndCapture(s, g);
 	if (r == 0) r = e;
 	if (r == 0) r = cug.GraphInstantiateWithFlags(x, *g, 0);
+	if (r == 0 && graph_upload && graph_upload(*x, s) == 0) r = cu.StreamSynchronize(s);
+	if (r != 0 && *x) {
+		cug.GraphExecDestroy(*x);
+		*x = NULL;
+	}
 	if (r != 0 && *g) {
 		cug.GraphDestroy(*g);
 		*g = NULL;

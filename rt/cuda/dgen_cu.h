@@ -50,6 +50,11 @@ CUresult dgen_ctx_release(CUdevice d);
 CUresult dgen_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, uintptr_t params,
 		int nwait, CUevent *waits, CUevent start, CUevent end, int *step);
+// dgen_launch_plain is dgen_launch without a wait list or events: it
+// returns cuLaunchKernel's result, or the negated result of cuCtxSetCurrent
+// when that fails.
+CUresult dgen_launch_plain(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, uintptr_t params);
 // dgen_copy's host memory is a byte pointer, not void *, so that cgo does
 // not search the Go memory it points to for Go pointers on every copy.
 CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, unsigned char *host,

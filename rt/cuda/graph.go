@@ -138,7 +138,7 @@ func (g *graph) prepareFill(x *C.dgen_gcmd, c driver.GraphCommand) error {
 // kernel object and r.
 func (g *graph) setKernel(i int, r driver.NDRange) error {
 	k, x := g.kernels[i], g.cmd(i)
-	l, err := k.prepare(g.q, r)
+	l, err := k.prepare(g.q, &r)
 	if err != nil {
 		return err
 	}

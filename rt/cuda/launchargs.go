@@ -25,7 +25,7 @@ func (b *buffer) Handle() uint64 { return uint64(b.ptr) }
 // so the launch stays one cgo call. Unchanged arguments keep the values the
 // slots already hold, since the record and the slots belong to one kernel
 // object.
-func (q *queue) LaunchArgs(dk driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, event bool) (driver.Event, error) {
+func (q *queue) LaunchArgs(dk driver.Kernel, a *driver.Args, r *driver.NDRange, wait []driver.Event, event bool) (driver.Event, error) {
 	mode := noEvent
 	if event {
 		mode = withEvent
@@ -35,11 +35,11 @@ func (q *queue) LaunchArgs(dk driver.Kernel, a *driver.Args, r driver.NDRange, w
 
 // LaunchArgsTimed implements driver.KernelTimedQueue: on a kernel-timed
 // queue, the kernel records no end event.
-func (q *queue) LaunchArgsTimed(dk driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event) (driver.Event, error) {
+func (q *queue) LaunchArgsTimed(dk driver.Kernel, a *driver.Args, r *driver.NDRange, wait []driver.Event) (driver.Event, error) {
 	return q.launchArgs(dk, a, r, wait, timesOnly)
 }
 
-func (q *queue) launchArgs(dk driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, mode eventMode) (driver.Event, error) {
+func (q *queue) launchArgs(dk driver.Kernel, a *driver.Args, r *driver.NDRange, wait []driver.Event, mode eventMode) (driver.Event, error) {
 	k, err := asKernel(dk)
 	if err != nil {
 		return nil, err

@@ -199,30 +199,17 @@ func (p *program) unload() error {
 
 // kernel is a kernel's function on every device, with its arguments in C
 // memory, where cuLaunchKernel reads them: one slot per parameter, and one
-// for the hidden work dimension.
+// for the hidden work dimension. The fields that a launch reads come
+// first, so that they share few cache lines.
 type kernel struct {
-	p      *program
-	name   string
-	entry  *Entry
-	fns    []C.CUfunction
-	static []int // static shared memory by device
-	maxTPB []int // most threads per block by device
-	dynSet []int // the dynamic shared memory the function may use, by device
-
-	slots    unsafe.Pointer  // C memory of the argument values
-	params   *unsafe.Pointer // C array of pointers into slots
-	offs     []uintptr       // slot offsets
-	set      []bool
-	nset     int
-	locals   []int // indices of __local parameters
-	localSz  []int // bytes of local memory by parameter
 	released atomic.Bool
-
-	// The image and sampler arguments, by parameter, and whether the
-	// hidden parameters must be set again from them (objects.go).
-	imgs     []*image
-	smps     []sampler
-	objDirty bool
+	objDirty bool // the hidden parameters must be set again from imgs and smps (objects.go)
+	nset     int
+	set      []bool
+	locals   []int // indices of __local parameters
+	fns      []C.CUfunction
+	params   *unsafe.Pointer // C array of pointers into slots
+	workDim  *uint32         // the slot of the hidden work dimension; nil where the kernel does not read it
 
 	// last is the grid and blocks of the last launch's range on a
 	// device: a loop launches the same range again and again.
@@ -232,6 +219,21 @@ type kernel struct {
 		l   launchShape
 		ok  bool
 	}
+
+	p      *program
+	name   string
+	entry  *Entry
+	static []int // static shared memory by device
+	maxTPB []int // most threads per block by device
+	dynSet []int // the dynamic shared memory the function may use, by device
+
+	slots   unsafe.Pointer // C memory of the argument values
+	offs    []uintptr      // slot offsets
+	localSz []int          // bytes of local memory by parameter
+
+	// The image and sampler arguments, by parameter (objects.go).
+	imgs []*image
+	smps []sampler
 }
 
 // NewKernel finds the kernel's function in every device's module.
@@ -293,6 +295,9 @@ func (k *kernel) allocArgs() {
 	ps := unsafe.Slice(k.params, n+1)
 	for i := range ps {
 		ps[i] = unsafe.Add(k.slots, k.offs[i])
+	}
+	if k.entry.WorkDim {
+		k.workDim = (*uint32)(ps[n])
 	}
 }
 
@@ -427,7 +432,7 @@ type launchShape struct {
 
 // prepare checks the arguments, sets the hidden and __local ones for q's
 // device and returns the launch's grid, blocks and dynamic shared memory.
-func (k *kernel) prepare(q *queue, r driver.NDRange) (launchShape, error) {
+func (k *kernel) prepare(q *queue, r *driver.NDRange) (launchShape, error) {
 	var l launchShape
 	if k.released.Load() {
 		return l, fmt.Errorf("cuLaunchKernel: kernel %s is released", k.name)
@@ -439,21 +444,21 @@ func (k *kernel) prepare(q *queue, r driver.NDRange) (launchShape, error) {
 			}
 		}
 	}
-	if c := &k.last; c.ok && c.r == r && c.dev == q.dev {
+	if c := &k.last; c.ok && c.r == *r && c.dev == q.dev {
 		l.grid, l.block = c.l.grid, c.l.block
 	} else {
 		if err := k.shape(q, r, &l); err != nil {
 			return l, err
 		}
-		c.r, c.dev, c.l, c.ok = r, q.dev, l, true
+		c.r, c.dev, c.l, c.ok = *r, q.dev, l, true
 	}
 	if k.objDirty {
 		if err := k.bindObjects(); err != nil {
 			return l, err
 		}
 	}
-	if k.entry.WorkDim {
-		*(*uint32)(k.slot(len(k.entry.Params) + len(k.entry.Hidden))) = uint32(r.Dims)
+	if k.workDim != nil {
+		*k.workDim = uint32(r.Dims)
 	}
 	if len(k.locals) > 0 {
 		return l, k.setLocals(q, &l)
@@ -463,7 +468,7 @@ func (k *kernel) prepare(q *queue, r driver.NDRange) (launchShape, error) {
 
 // shape computes the grid and blocks of r; with no work-group size given
 // it picks one that divides the global size.
-func (k *kernel) shape(q *queue, r driver.NDRange, l *launchShape) error {
+func (k *kernel) shape(q *queue, r *driver.NDRange, l *launchShape) error {
 	if r.Dims < 1 || r.Dims > 3 {
 		return &driver.Error{Call: "cuLaunchKernel", Code: 1, Name: fmt.Sprintf("CUDA_ERROR_INVALID_VALUE (%d dimensions)", r.Dims)}
 	}
@@ -472,7 +477,7 @@ func (k *kernel) shape(q *queue, r driver.NDRange, l *launchShape) error {
 	}
 	local := r.Local
 	if local == [3]int{} {
-		local = pickLocal(r, min(k.maxTPB[q.dev], 256), q.d.maxBlock)
+		local = pickLocal(*r, min(k.maxTPB[q.dev], 256), q.d.maxBlock)
 	}
 	for i := range 3 {
 		g, b := 1, 1

@@ -3,6 +3,8 @@ package cuda
 /*
 #cgo noescape dgen_launch
 #cgo nocallback dgen_launch
+#cgo noescape dgen_launch_plain
+#cgo nocallback dgen_launch_plain
 #cgo noescape dgen_copy
 #cgo nocallback dgen_copy
 #cgo noescape dgen_fill
@@ -162,13 +164,13 @@ func (q *queue) EnqueueKernel(dk driver.Kernel, r driver.NDRange, wait []driver.
 	if err != nil {
 		return nil, err
 	}
-	return q.launchKernel(k, r, wait, withEvent)
+	return q.launchKernel(k, &r, wait, withEvent)
 }
 
 func (q *queue) SubmitKernel(dk driver.Kernel, r driver.NDRange, wait []driver.Event) error {
 	k, err := asKernel(dk)
 	if err == nil {
-		_, err = q.launchKernel(k, r, wait, noEvent)
+		_, err = q.launchKernel(k, &r, wait, noEvent)
 	}
 	return err
 }
@@ -184,14 +186,23 @@ func asKernel(k driver.Kernel) (*kernel, error) {
 
 // launchKernel launches k over r after wait in one cgo call, with the
 // event that mode asks for (timesOnly is withEvent but on a kernel-timed
-// queue).
-func (q *queue) launchKernel(k *kernel, r driver.NDRange, wait []driver.Event, mode eventMode) (driver.Event, error) {
+// queue). A launch without a wait list or an event, a loop's, takes
+// dgen_launch_plain, which passes less.
+func (q *queue) launchKernel(k *kernel, r *driver.NDRange, wait []driver.Event, mode eventMode) (driver.Event, error) {
 	l, err := k.prepare(q, r)
 	if err != nil {
 		return nil, err
 	}
 	if q.kt != nil {
 		return q.kt.launchKernel(k, l, wait, mode)
+	}
+	if mode == noEvent && len(wait) == 0 {
+		res := C.dgen_launch_plain(q.d.ctx, k.fns[q.dev], l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+			l.shared, q.s, k.paramArray())
+		if res != 0 {
+			return nil, plainError(res)
+		}
+		return nil, nil
 	}
 	want := mode != noEvent
 	var wb [8]C.CUevent
@@ -203,6 +214,15 @@ func (q *queue) launchKernel(k *kernel, r driver.NDRange, wait []driver.Event, m
 	res := C.dgen_launch(q.d.ctx, k.fns[q.dev], l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
 		l.shared, q.s, k.paramArray(), nw, wp, handle(start), handle(end), &step)
 	return q.finish("cuLaunchKernel", res, step, start, end, want)
+}
+
+// plainError is the error of dgen_launch_plain's result res: the negated
+// code of cuCtxSetCurrent, or cuLaunchKernel's.
+func plainError(res C.CUresult) error {
+	if res < 0 {
+		return stepError("cuLaunchKernel", C.STEP_CTX, -res)
+	}
+	return stepError("cuLaunchKernel", C.STEP_OP, res)
 }
 
 // asBuffer returns b as a buffer of this backend.

@@ -65,7 +65,7 @@ type KernelTimedQueue interface {
 	// runtime wants only for the kernel's device times: the Event it
 	// returns is a Spanner, no other command may wait for it, and its Wait
 	// may wait for the whole queue.
-	LaunchArgsTimed(k Kernel, a *Args, r NDRange, wait []Event) (Event, error)
+	LaunchArgsTimed(k Kernel, a *Args, r *NDRange, wait []Event) (Event, error)
 }
 
 // A LineInfoContext is a Context whose programs can carry the line

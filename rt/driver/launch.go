@@ -81,5 +81,7 @@ type ArgLauncher interface {
 	// setting an argument fails, the marks of the arguments not yet set
 	// stay. A backend that passes every argument with each launch (CUDA's
 	// cuLaunchKernel) may pass the record whole, and clears the marks.
-	LaunchArgs(k Kernel, a *Args, r NDRange, wait []Event, event bool) (Event, error)
+	// r, like a, is rt's and is read during the call only: rt keeps the
+	// range of a kernel's last launch prepared, as it keeps its arguments.
+	LaunchArgs(k Kernel, a *Args, r *NDRange, wait []Event, event bool) (Event, error)
 }

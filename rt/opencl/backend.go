@@ -414,7 +414,7 @@ func (q queue) enqueueKernel(k driver.Kernel, r driver.NDRange, wait []driver.Ev
 		lp = nil
 	}
 	var offset [3]C.size_t
-	code := C.clEnqueueNDRangeKernel(q.h, kk.h, C.cl_uint(r.Dims), offsetOf(r, &offset), &global[0], lp, C.cl_uint(len(wl)), wp, ev)
+	code := C.clEnqueueNDRangeKernel(q.h, kk.h, C.cl_uint(r.Dims), offsetOf(&r, &offset), &global[0], lp, C.cl_uint(len(wl)), wp, ev)
 	return queueError(q.h, "clEnqueueNDRangeKernel", code)
 }
 

@@ -22,7 +22,7 @@ func (s sampler) Handle() uint64 { return uint64(uintptr(unsafe.Pointer(s.h))) }
 
 // LaunchArgs implements driver.ArgLauncher: one cgo call sets the changed
 // arguments and enqueues the kernel (dgen_launch).
-func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, wantEvent bool) (driver.Event, error) {
+func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r *driver.NDRange, wait []driver.Event, wantEvent bool) (driver.Event, error) {
 	kk, ok := k.(kernel)
 	if !ok {
 		return nil, fmt.Errorf("clEnqueueNDRangeKernel: kernel of another backend (%T)", k)
@@ -50,9 +50,12 @@ func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wai
 	}
 	var offset [3]C.size_t
 	op := offsetOf(r, &offset)
+	// dgen_launch visits the slots only when one changed: a loop that
+	// launches with the same arguments costs nothing per argument.
 	var args *C.dgen_arg
-	if len(a.Slots) > 0 {
-		args = (*C.dgen_arg)(unsafe.Pointer(&a.Slots[0]))
+	nargs := 0
+	if a.Changed > 0 {
+		args, nargs = (*C.dgen_arg)(unsafe.Pointer(&a.Slots[0])), len(a.Slots)
 	}
 	var bytes *C.uchar
 	if len(a.Bytes) > 0 {
@@ -64,7 +67,7 @@ func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wai
 		evp = nil
 	}
 	var failed C.cl_uint
-	code := C.dgen_launch(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(kk.h))), args, C.cl_uint(len(a.Slots)), bytes, C.cl_uint(r.Dims), op, &global[0], lp, C.cl_uint(len(wl)), wp, evp, &failed)
+	code := C.dgen_launch(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(kk.h))), args, C.cl_uint(nargs), bytes, C.cl_uint(r.Dims), op, &global[0], lp, C.cl_uint(len(wl)), wp, evp, &failed)
 	if a.Changed > 0 {
 		a.Changed = countChanged(a.Slots)
 	}
@@ -82,7 +85,7 @@ func (q queue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wai
 
 // offsetOf returns r's global work offset as clEnqueueNDRangeKernel takes
 // it, in buf: nil for none.
-func offsetOf(r driver.NDRange, buf *[3]C.size_t) *C.size_t {
+func offsetOf(r *driver.NDRange, buf *[3]C.size_t) *C.size_t {
 	if r.Offset == [3]int{} {
 		return nil
 	}

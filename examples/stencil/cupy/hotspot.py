@@ -143,6 +143,7 @@ def main():
     ap.add_argument("-pyramid", type=int, default=1)
     ap.add_argument("-alloc", default="pool,swap,graph")
     ap.add_argument("-reps", type=int, default=3)
+    ap.add_argument("-verify", type=int, default=1, help="0: skip the NumPy reference (max_err and ok null)")
     a = ap.parse_args()
     knl = cp.RawKernel(SRC, "hotspot")
     n = a.size
@@ -152,14 +153,14 @@ def main():
     power = cp.asarray(powerh)
     p = params(n, n)
     run(knl, "swap", temp, power, n, 4, a.pyramid, p)  # warm-up: compiles
-    want = reference(temp, powerh, n, a.iters, p)
+    want = reference(temp, powerh, n, a.iters, p) if a.verify else None
     for rep in range(a.reps):
         for m in a.alloc.split(","):
             res, el = run(knl, m, temp, power, n, a.iters, a.pyramid, p)
-            err = float(np.max(np.abs(res.astype(np.float64) - want)))
+            err = float(np.max(np.abs(res.astype(np.float64) - want))) if want is not None else None
             print(json.dumps(dict(device=cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), mode="cupy-" + m,
                                   size=n, iters=a.iters, pyramid=a.pyramid, rep=rep, us_per_iter=el * 1e6 / a.iters,
-                                  max_err=err, ok=bool(np.isfinite(err) and err <= 1e-2))), flush=True)
+                                  max_err=err, ok=None if err is None else bool(np.isfinite(err) and err <= 1e-2))), flush=True)
 
 
 if __name__ == "__main__":

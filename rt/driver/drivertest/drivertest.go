@@ -874,14 +874,14 @@ func testLaunchArgs(t *testing.T, e *env) {
 		{Kind: driver.ArgScalar, Changed: true, Size: 4, Bits: 64},
 	}, Changed: 4}
 	r := driver.NDRange{Dims: 1, Global: [3]int{64}, Local: [3]int{32}}
-	if _, err := al.LaunchArgs(k, a, r, nil, false); err != nil {
+	if _, err := al.LaunchArgs(k, a, &r, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	if a.Changed != 0 || a.Slots[2].Changed {
 		t.Errorf("marks not cleared: %+v", a)
 	}
 	a.Slots[2].Bits, a.Slots[2].Changed, a.Changed = uint64(math.Float32bits(0.5)), true, 1
-	ev, err := al.LaunchArgs(k, a, r, nil, true)
+	ev, err := al.LaunchArgs(k, a, &r, nil, true)
 	if err != nil || ev == nil {
 		t.Fatalf("LaunchArgs with an event: %v, %v", ev, err)
 	}
@@ -913,7 +913,7 @@ func testLaunchArgs(t *testing.T, e *env) {
 		{Kind: driver.ArgScalar, Changed: true, Size: 8, Bits: 1 << 40},
 		{Kind: driver.ArgScalar, Changed: true, Size: 1, Bits: 0xfe},
 	}, Bytes: bytes, Changed: 6}
-	if _, err := al.LaunchArgs(kv, va, driver.NDRange{Dims: 1, Global: [3]int{1}}, nil, false); err != nil {
+	if _, err := al.LaunchArgs(kv, va, &driver.NDRange{Dims: 1, Global: [3]int{1}}, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	var got [5]float64
@@ -931,7 +931,7 @@ func testLaunchArgs(t *testing.T, e *env) {
 		{Kind: driver.ArgLocal, Changed: true, Size: 8 * l},
 		{Kind: driver.ArgLocal, Changed: true, Size: l},
 	}, Changed: 5}
-	if _, err := al.LaunchArgs(kl, la, driver.NDRange{Dims: 1, Global: [3]int{l}, Local: [3]int{l}}, nil, false); err != nil {
+	if _, err := al.LaunchArgs(kl, la, &driver.NDRange{Dims: 1, Global: [3]int{l}, Local: [3]int{l}}, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range floats(e.read(out, 0, 4*l)) {

@@ -117,10 +117,10 @@ func allocMem(q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
 	if q == nil {
 		return nil, fmt.Errorf("allocate %d bytes: %w: nil queue", size, ErrInvalidArgument)
 	}
-	if err := q.ctx.enter(); err != nil {
+	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("allocate %d bytes for %s: %w", size, tagName(uint32(tag)), err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	a, err := q.ctx.allocator(q)
 	if err != nil {
 		return nil, fmt.Errorf("allocate %d bytes for %s: %w", size, tagName(uint32(tag)), err)

@@ -520,7 +520,7 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 		if err := q.enter(); err != nil {
 			return fmt.Errorf("%s: %w", x.op, err)
 		}
-		q.ctx.exit() // the wait below must not hold Close off
+		q.exit() // the wait below must not hold Close off
 		for _, e := range wait {
 			if err := e.Wait(); err != nil {
 				return fmt.Errorf("%s: %w", x.op, err)
@@ -531,7 +531,7 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("%s: %w", x.op, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	return q.transferEntered(x, wait, skip+1)
 }
 
@@ -574,7 +574,7 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)

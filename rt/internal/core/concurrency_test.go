@@ -171,13 +171,22 @@ func TestSiteServesGoroutines(t *testing.T) {
 			}
 			before := ctx.Stats().Alloc.DriverAllocs
 			var wg sync.WaitGroup
+			// In the first round every goroutine holds its block until all
+			// hold one, as many as the warm-up had in use together, so
+			// that the policies differ whatever the scheduler does.
+			var together sync.WaitGroup
+			together.Add(goroutines)
 			errs := make([]error, goroutines)
 			for g, q := range qs {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for range rounds {
+					for i := range rounds {
 						b, err := sharedSite.Alloc(q, n)
+						if i == 0 {
+							together.Done()
+							together.Wait()
+						}
 						if err == nil {
 							err = errors.Join(b.Write(q, make([]int32, n)), b.Free())
 						}
@@ -531,5 +540,116 @@ func TestSpecsShareSlots(t *testing.T) {
 	}
 	if want := int32(45 * 22); got[0] != want { // 1+...+9 per round, 22 rounds
 		t.Errorf("element 0 is %d, want %d", got[0], want)
+	}
+}
+
+// TestCloseWaitsForLaunch holds a launch, and a write, inside the driver
+// (the fake driver's hooks) on a queue of their own, each counted in its
+// queue's gate rather than the context's: Close must not return, nor
+// release anything, until the call has returned; a launch after Close
+// fails with ErrClosed.
+func TestCloseWaitsForLaunch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hold func(enter, leave chan struct{})
+		call func(q *rt.Queue, b rt.Buffer[int32]) error
+	}{
+		{"launch", func(enter, leave chan struct{}) {
+			h := func() { enter <- struct{}{}; <-leave }
+			fakeLaunchHook.Store(&h)
+		}, func(q *rt.Queue, b rt.Buffer[int32]) error { return enqueueAdd(q, b, 1) }},
+		{"write", func(enter, leave chan struct{}) {
+			h := func(int64) { enter <- struct{}{}; <-leave }
+			fakeWriteHook.Store(&h)
+		}, func(q *rt.Queue, b rt.Buffer[int32]) error { return b.Write(q, make([]int32, b.Len())) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := openFake(t, nil)
+			q, err := ctx.NewQueue(ctx.Devices()[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := rt.NewBuffer[int32](ctx, 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := enqueueAdd(q, b, 1); err != nil { // builds the program outside the hook
+				t.Fatal(err)
+			}
+			enter, leave := make(chan struct{}), make(chan struct{})
+			tc.hold(enter, leave)
+			defer fakeWriteHook.Store(nil)
+			defer fakeLaunchHook.Store(nil)
+			done := make(chan error, 1)
+			go func() { done <- tc.call(q, b) }()
+			<-enter
+			closed := make(chan error, 1)
+			go func() { closed <- ctx.Close() }()
+			select {
+			case err := <-closed:
+				t.Fatalf("Close returned (%v) while a call was inside the driver", err)
+			case <-time.After(200 * time.Millisecond):
+			}
+			close(leave)
+			if err := <-done; err != nil {
+				t.Errorf("the call: %v", err)
+			}
+			if err := <-closed; err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if err := enqueueAdd(q, b, 1); !errors.Is(err, rt.ErrClosed) {
+				t.Errorf("launch after Close: %v, want ErrClosed", err)
+			}
+		})
+	}
+}
+
+// TestPanicInLaunch: a panic inside a launch's driver call (a backend's
+// bug, or a trace subscriber's), recovered by the caller, leaves nothing
+// held: the instance is parked again and the next launch runs, the
+// buffer's Free releases it, and Close does not wait for the dead call.
+func TestPanicInLaunch(t *testing.T) {
+	ctx := openFake(t, nil)
+	q := ctx.Queue()
+	b, err := rt.NewBuffer[int32](ctx, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enqueueAdd(q, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	h := func() { panic("driver bug") }
+	fakeLaunchHook.Store(&h)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the launch did not panic")
+			}
+		}()
+		enqueueAdd(q, b, 1)
+	}()
+	fakeLaunchHook.Store(nil)
+	if err := enqueueAdd(q, b, 1); err != nil {
+		t.Fatalf("launch after the panic: %v", err)
+	}
+	drv, err := memOf(b).Driver()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if !drv.(*fakeBuffer).released.Load() {
+		t.Error("Free after the panic released nothing: the panicking launch's use of the buffer was not ended")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- ctx.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close hangs after a panic inside a launch")
 	}
 }

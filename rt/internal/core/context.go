@@ -9,6 +9,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,7 +75,9 @@ type Context struct {
 	// commands record their uses of allocator memory (streamorder.go).
 	multiQueue atomic.Bool
 
-	closed atomic.Bool
+	closed       atomic.Bool
+	syncLaunches bool // Config.SyncLaunches (fault.go)
+	launchPCs    bool // launch logs record the Go line of each launch: set with syncLaunches (fault.go)
 	// fault is the device fault that the context recorded, once, and
 	// returns from every call after it (fault.go).
 	fault  atomic.Pointer[DeviceFault]
@@ -82,10 +85,8 @@ type Context struct {
 	mu     sync.Mutex // guards queues and the creation of allocators
 	queues []*Queue
 
-	backend      string     // the backend's registered name
-	syncLaunches bool       // Config.SyncLaunches (fault.go)
-	launchPCs    bool       // launch logs record the Go line of each launch: set with syncLaunches (fault.go)
-	launchMu     sync.Mutex // under syncLaunches, held from a launch until its queue finished (fault.go)
+	backend  string     // the backend's registered name
+	launchMu sync.Mutex // under syncLaunches, held from a launch until its queue finished (fault.go)
 
 	decls                        declState // storage of the device globals of registered declarations
 	allocCfg                     alloc.Config
@@ -222,7 +223,7 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	if err != nil {
 		return nil, c.failed(nil, fmt.Errorf("create queue on %q: %w", dev.Name, err))
 	}
-	q := &Queue{ctx: c, dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1)}
+	q := &Queue{ctx: c, gate: new(queueGate), dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1)}
 	q.launcher, _ = dq.(driver.ArgLauncher)
 	if late {
 		q.timer, _ = dq.(driver.KernelTimedQueue)
@@ -339,15 +340,19 @@ func (c *Context) enter() error {
 		return fmt.Errorf("context: %w: nil context", ErrInvalidArgument)
 	}
 	c.guard.n.Add(1)
-	if c.closed.Load() {
+	if c.closed.Load() || c.fault.Load() != nil {
 		c.exit()
-		return c.closedError()
-	}
-	if f := c.fault.Load(); f != nil {
-		c.exit()
-		return f
+		return c.enterError()
 	}
 	return nil
+}
+
+// enterError is enter's error once the context is closed or faulted.
+func (c *Context) enterError() error {
+	if c.closed.Load() {
+		return c.closedError()
+	}
+	return c.fault.Load()
 }
 
 // closedError is the error of a call that entered c after its Close had
@@ -363,31 +368,82 @@ func (c *Context) closedError() error {
 // exit ends a call that enter registered.
 func (c *Context) exit() {
 	if c.guard.n.Add(-1) == 0 && c.closed.Load() {
-		c.guard.mu.Lock()
-		c.guard.idle.Broadcast()
-		c.guard.mu.Unlock()
+		c.wakeDrain()
 	}
 }
 
-// drain waits until every call that entered before Close has exited. Close
-// calls it with c.closed set.
+// drain waits until every call that entered before Close has exited: the
+// context's calls, then those of each queue. Close calls it with c.closed
+// set. Once no call of the context is inside, no queue is being created
+// (NewQueue enters the context), so the queues are all there are.
 func (c *Context) drain() {
+	c.waitIdle(&c.guard.n)
+	c.mu.Lock()
+	qs := slices.Clone(c.queues)
+	c.mu.Unlock()
+	for _, q := range qs {
+		c.waitIdle(&q.gate.n)
+	}
+}
+
+// waitIdle waits until n, a count of calls inside, is 0. Close calls it
+// with c.closed set, after which the call that brings a count to 0 wakes
+// it (wakeDrain).
+func (c *Context) waitIdle(n *atomic.Int64) {
 	g := &c.guard
 	g.mu.Lock()
 	g.idle.L = &g.mu
-	for g.n.Load() != 0 {
+	for n.Load() != 0 {
 		g.idle.Wait()
 	}
 	g.mu.Unlock()
 }
 
-// enter is Context.enter for a call on q; a nil q is an error wrapping
-// ErrInvalidArgument.
+// wakeDrain wakes Close's drain.
+func (c *Context) wakeDrain() {
+	c.guard.mu.Lock()
+	c.guard.idle.Broadcast()
+	c.guard.mu.Unlock()
+}
+
+// queueGate counts the calls inside a queue's enter, as closeGuard counts
+// the context's own: each queue has its own count, so that goroutines
+// launching on queues of their own write no cache line in common (the
+// context's count cost every launch a line that each goroutine took from
+// the last). Queues made from a queue for a while (a recording queue)
+// share its gate.
+type queueGate struct {
+	n atomic.Int64
+}
+
+// enter is Context.enter for a call on q, counted in q's gate; a nil q is
+// an error wrapping ErrInvalidArgument. Every nil error is matched by one
+// q.exit.
 func (q *Queue) enter() error {
+	if q != nil {
+		q.gate.n.Add(1)
+		if c := q.ctx; !c.closed.Load() && c.fault.Load() == nil {
+			return nil
+		}
+	}
+	return q.enterFailed()
+}
+
+// enterFailed is the error of enter on a nil queue, or on one whose
+// context is closed or faulted, whose call it ends.
+func (q *Queue) enterFailed() error {
 	if q == nil {
 		return fmt.Errorf("queue: %w: nil queue", ErrInvalidArgument)
 	}
-	return q.ctx.enter()
+	q.exit()
+	return q.ctx.enterError()
+}
+
+// exit ends a call that q.enter registered.
+func (q *Queue) exit() {
+	if q.gate.n.Add(-1) == 0 && q.ctx.closed.Load() {
+		q.ctx.wakeDrain()
+	}
 }
 
 // Device is a device of an open context: the fields that rt.Device

@@ -252,7 +252,7 @@ func copyHostGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	q.ctx.hostGlobal(info, func(host []byte) {
 		b := unsafe.Slice((*byte)(p), n)
 		if write {
@@ -271,7 +271,7 @@ func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Poin
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	m, err := q.globalMem(info, info.Owner())
 	if err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)

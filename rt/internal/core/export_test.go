@@ -53,11 +53,12 @@ func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
 }
 
 func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, r, wait, skip, false)
+	return q.launch(k, &r, wait, skip, false, true)
 }
 
 func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
-	return q.submit(k, r, wait, skip, false)
+	_, err := q.launch(k, &r, wait, skip, false, false)
+	return err
 }
 
 // ParkAcquired parks a kernel instance that a registered kernel's Acquire
@@ -175,9 +176,7 @@ func CheckLaunch(q *Queue, k *Kernel, r Range) (Range, error) {
 	if err := q.enter(); err != nil {
 		return r, err
 	}
-	defer q.ctx.exit()
-	if _, err := q.checkLaunch(k, &r, nil, "check"); err != nil {
-		return r, err
-	}
-	return r, k.checkRaw("check")
+	defer q.exit()
+	_, err := q.checkLaunch(k, &r, nil, "check", false)
+	return r, err
 }

@@ -34,8 +34,8 @@ import (
 //
 // Costs on the path of a context that has not faulted: enter loads the
 // fault pointer beside the closed flag (one atomic load); a launch adds
-// its kernel to its queue's launch log (an atomic add and an atomic store
-// of a pointer, no allocation); a blocking transfer or Finish marks the
+// its kernel to its queue's launch log (an atomic add, and an atomic
+// store of a pointer unless the slot holds it already, no allocation); a blocking transfer or Finish marks the
 // log synchronised (an atomic load and, when it advances, a
 // compare-and-swap).
 
@@ -159,7 +159,12 @@ type launchSite struct {
 // returns its count.
 func (l *launchLog) add(s *launchSite, pc uintptr) uint64 {
 	n := l.n.Add(1)
-	l.ring[n%launchLogSize].Store(s)
+	// A loop that launches one kernel finds its site in the slot already,
+	// stored there launchLogSize launches before: a load costs a launch
+	// less than a store, which is an exchange with a write barrier.
+	if slot := &l.ring[n%launchLogSize]; slot.Load() != s {
+		slot.Store(s)
+	}
 	if pc != 0 {
 		l.pcs[n%launchLogSize].Store(pc)
 	}

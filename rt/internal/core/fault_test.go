@@ -734,6 +734,29 @@ func TestFaultSuspects(t *testing.T) {
 			t.Errorf("message %q does not name the line", f.Error())
 		}
 	})
+	t.Run("graph synchronised", func(t *testing.T) {
+		resetDeviceFaults(t)
+		ctx := openFaultDev(t, 0, rt.Config{SyncLaunches: true})
+		q := ctx.Queue()
+		buf, _ := rt.NewBuffer[int32](ctx, 64)
+		ok, bad := faultKernels(t, ctx, buf)
+		g, err := q.Record("steps", func(rq *rt.Queue) error {
+			return errors.Join(raw.Submit(rq, ok, rt.Range1(64)), raw.Submit(rq, bad, rt.Range1(1)))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, file, line, _ := runtime.Caller(0)
+		err = g.Launch(q) // the launch waits for its fault
+		var f *rt.DeviceFault
+		if !errors.As(err, &f) {
+			t.Fatalf("Launch of the graph: %v, want the fault", err)
+		}
+		want := rt.SuspectLaunch{Queue: 0, Kernel: "graph steps", Program: "kernels ok, bad", File: file, Line: line + 1}
+		if len(f.Launches) != 1 || f.Launches[0] != want || !f.Exact {
+			t.Errorf("launches %+v (exact %v), want exactly %+v", f.Launches, f.Exact, want)
+		}
+	})
 }
 
 // TestSyncLaunchesSerialises: under Config.SyncLaunches no two launches

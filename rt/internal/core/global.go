@@ -41,7 +41,7 @@ func (q *Queue) globalMem(g *desc.Global, prog *desc.Program) (*Mem, error) {
 	if err := q.enter(); err != nil {
 		return nil, err
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	if !g.ImageScope {
 		prog = nil
 	}

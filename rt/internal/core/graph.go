@@ -224,13 +224,13 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 		return nil, fmt.Errorf("record graph %q: %w", name, err)
 	}
 	if r := q.rec.Load(); r != nil {
-		q.ctx.exit()
+		q.exit()
 		return nil, fmt.Errorf("record graph %q: %w: the queue records graph %q (graphs do not nest)", name, ErrInvalidArgument, r.g.name)
 	}
 	g := &Graph{name: name, rangeName: "graph " + name, ctx: q.ctx, q: q}
 	rec := &recording{g: g}
 	q.ctx.graphs.add(g)
-	q.ctx.exit() // record may close the context
+	q.exit() // record may close the context
 	err := func() error {
 		rq := q.recordingQueue(rec)
 		defer rq.endRecording() // even if record panics
@@ -252,7 +252,7 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 // Commands that rt does not record run on q's driver queue: the
 // allocation and zeroing of storage.
 func (q *Queue) recordingQueue(r *recording) *Queue {
-	rq := &Queue{ctx: q.ctx, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq, tune: q.tune}
+	rq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq, tune: q.tune}
 	rq.rec.Store(r)
 	return rq
 }
@@ -457,7 +457,18 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
+	if err := g.launchable(q); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.launchLocked(q, wait)
+}
+
+// launchable checks that g may be launched on q: a queue of its context
+// that records no graph.
+func (g *Graph) launchable(q *Queue) error {
 	if q.ctx != g.ctx {
 		return fmt.Errorf("launch graph %q: %w", g.name, q.ctx.sameContext("the graph", g.ctx))
 	}
@@ -467,29 +478,21 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 		}
 		return fmt.Errorf("launch graph %q: %w: queue %d records graph %q (graphs do not nest)", g.name, ErrInvalidArgument, q.id, r.g.name)
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	return nil
+}
+
+// launchLocked is Launch inside q's enter, with g.mu held. Its defers are
+// open-coded (none in a loop, few returns): a defer recorded at run time
+// costs a replay hundreds of instructions, and one in a loop an
+// allocation.
+func (g *Graph) launchLocked(q *Queue, wait []*Event) error {
 	if g.state != graphFinal {
 		return g.stateError("launch")
 	}
-	// The memory is held against a racing Free until the launch is
-	// enqueued (Mem.use), as a launch's arguments are.
-	for i, u := range g.uses {
-		err := u.check()
-		if err == nil && !u.m.useAll() {
-			err = fmt.Errorf("buffer: %w since the graph recorded it", ErrFreed)
-		}
-		if err != nil {
-			g.doneUses(i)
-			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
-		}
+	if err := g.useAll(); err != nil {
+		return err
 	}
 	defer g.doneUses(len(g.uses))
-	for _, u := range g.smps {
-		if err := u.check(); err != nil {
-			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
-		}
-	}
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
@@ -498,16 +501,11 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	if err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
-	// Pinned memory stays locked, in address order, from its check until
-	// the launch is listed among its uses, so that Free waits for it.
-	for i, p := range g.pins {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.freed {
-			return fmt.Errorf("launch graph %q: %s: pinned memory: %w since the graph recorded it", g.name, g.describe(g.pinCmd(i)), ErrFreed)
-		}
+	if err := g.lockPins(); err != nil {
+		return err
 	}
-	lr := q.beginLaunch(g.site, 0) // the user calls Launch
+	defer g.unlockPins(len(g.pins))
+	lr := q.beginLaunch(g.site, 1+facade) // the user calls rt's Launch, which calls Launch, which calls launchLocked
 	if q.ctx.tr.Enabled() {
 		err = g.tracedLaunch(q, x, dw)
 	} else if _, err = x.Launch(dw, false); err != nil {
@@ -518,6 +516,51 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	}
 	g.recordUses(q)
 	return nil
+}
+
+// useAll checks the memory and samplers that the graph's commands use and
+// holds the memory against a racing Free until the launch is enqueued
+// (Mem.use), as a launch's arguments are; doneUses ends the uses.
+func (g *Graph) useAll() error {
+	for i, u := range g.uses {
+		err := u.check()
+		if err == nil && !u.m.useAll() {
+			err = fmt.Errorf("buffer: %w since the graph recorded it", ErrFreed)
+		}
+		if err != nil {
+			g.doneUses(i)
+			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
+		}
+	}
+	for _, u := range g.smps {
+		if err := u.check(); err != nil {
+			g.doneUses(len(g.uses))
+			return fmt.Errorf("launch graph %q: %s: %w", g.name, g.describe(u.cmd), err)
+		}
+	}
+	return nil
+}
+
+// lockPins locks the pinned memory that the graph's commands use, in
+// address order, from its check until the launch is listed among its
+// uses, so that Free waits for it; freed pinned memory is an error, and
+// nothing stays locked. unlockPins unlocks it.
+func (g *Graph) lockPins() error {
+	for i, p := range g.pins {
+		p.mu.Lock()
+		if p.freed {
+			g.unlockPins(i + 1)
+			return fmt.Errorf("launch graph %q: %s: pinned memory: %w since the graph recorded it", g.name, g.describe(g.pinCmd(i)), ErrFreed)
+		}
+	}
+	return nil
+}
+
+// unlockPins unlocks g.pins[:n], which lockPins locked.
+func (g *Graph) unlockPins(n int) {
+	for _, p := range g.pins[:n] {
+		p.mu.Unlock()
+	}
 }
 
 // doneUses ends the use of the memory of g.uses[:n] that Launch holds.
@@ -561,7 +604,7 @@ func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error 
 	var whole driver.Event
 	var evs []driver.Event
 	var err error
-	wt := q.tq.Begin(trace.Graph, g.rangeName, 2+facade) // Launch's caller
+	wt := q.tq.Begin(trace.Graph, g.rangeName, 3+facade) // Launch's caller
 	if tg, ok := x.(driver.TimedGraph); ok {
 		evs, whole, err = tg.LaunchTimed(dw)
 	} else {
@@ -1134,7 +1177,7 @@ func (q *Queue) recordEntered(r *recording, c graphCmd, wait []*Event, skip int)
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("%s: %w", c.name, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	dw, err := q.driverEvents(wait)
 	if err == nil {
 		err = r.recordCommand(q, c, dw, skip+1)

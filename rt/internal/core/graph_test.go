@@ -498,7 +498,8 @@ func TestGraphTrace(t *testing.T) {
 	}
 	defer g.Release()
 	rec.Reset()
-	if err := g.Launch(f.q); err != nil {
+	_, _, launchLine, _ := runtime.Caller(0)
+	if err := g.Launch(f.q); err != nil { // launchLine+1
 		t.Fatal(err)
 	}
 	var rng *trace.Event
@@ -510,7 +511,11 @@ func TestGraphTrace(t *testing.T) {
 				rng = &e
 			}
 		case trace.TaskBegin:
-			if e.Task.Node.Kind != trace.Graph { // the launch as a whole, with device times
+			if n := e.Task.Node; n.Kind == trace.Graph { // the launch as a whole, with device times
+				if n.File != file || n.Line != launchLine+1 {
+					t.Errorf("the graph's launch recorded at %s:%d, want %s:%d", n.File, n.Line, file, launchLine+1)
+				}
+			} else {
 				tasks = append(tasks, e)
 			}
 		}

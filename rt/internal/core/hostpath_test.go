@@ -10,6 +10,7 @@ import (
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // The backend "null" is the fake backend with the one-call launch of a
@@ -37,7 +38,7 @@ func (b *fakeBuffer) Handle() uint64 { return uint64(uintptr(unsafe.Pointer(b)))
 type nullQueue struct{ fakeQueue }
 
 // LaunchArgs takes the changed arguments as set and launches nothing.
-func (nullQueue) LaunchArgs(k driver.Kernel, a *driver.Args, r driver.NDRange, wait []driver.Event, event bool) (driver.Event, error) {
+func (nullQueue) LaunchArgs(k driver.Kernel, a *driver.Args, r *driver.NDRange, wait []driver.Event, event bool) (driver.Event, error) {
 	for i := range a.Slots {
 		a.Slots[i].Changed = false
 	}
@@ -99,18 +100,36 @@ var (
 
 // BenchmarkHostPath measures rt's host path on the null backend, per
 // launch: "enqueue" is a generated Enqueue of a 13-argument kernel over
-// two fixed buffers; "tagged" is the Hotspot time step as
-// examples/stencil's tagged mode runs it: the output from an allocation
-// site, the generated Enqueue, the input freed; "read4" and "write4" are
-// blocking 4-byte transfers.
+// two fixed buffers; "touch" the generated Enqueue of a kernel of one
+// buffer argument and "raw" rt/raw's Submit of it (bench/scaling's launch
+// loop); "tagged" is the Hotspot time step as examples/stencil's tagged
+// mode runs it: the output from an allocation site, the generated Enqueue,
+// the input freed; "read4" and "write4" are blocking 4-byte transfers.
 //
-//	go test ./rt -run '^$' -bench HostPath -benchmem -count 10
+//	go test ./rt/internal/core -run '^$' -bench HostPath -benchmem -count 10
 func BenchmarkHostPath(b *testing.B) {
 	q, r, power, in := openHostPath(b)
 	b.Run("enqueue", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			if err := enqueueBenchStep(q, r, int32(i&1), power, in, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	touch, rk, r64 := hostPathTouch(b, q)
+	b.Run("touch", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := enqueueTouch64(q, r64, touch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := raw.Submit(q, rk, r64); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -153,6 +172,44 @@ func BenchmarkHostPath(b *testing.B) {
 		b.Fatal(err)
 	}
 	power.Free()
+}
+
+// enqueueTouch64 is the generated Enqueue of touchSpec over r.
+func enqueueTouch64(q *rt.Queue, r rt.Range, out rt.Buffer[int32]) error {
+	k, err := codegen.Acquire(q, touchSpec)
+	if err != nil {
+		return err
+	}
+	codegen.SetBuffer(k, 0, out)
+	return codegen.Submit(q, k, r, nil)
+}
+
+// hostPathTouch returns a buffer of 64 ints for touchSpec's launches on q,
+// a raw kernel of touchSpec's program with its argument set to it, and
+// bench/scaling's range of 64 items.
+func hostPathTouch(b *testing.B, q *rt.Queue) (rt.Buffer[int32], *raw.Kernel, rt.Range) {
+	ctx := q.Context()
+	buf, err := rt.NewBuffer[int32](ctx, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prog, err := raw.Build(ctx, "touch", _touchProg.Image, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	k, err := prog.Kernel("touch1")
+	if err == nil {
+		err = raw.SetBuffer(k, 0, buf)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		k.Release()
+		prog.Release()
+		buf.Free()
+	})
+	return buf, k, rt.Range1(64)
 }
 
 // openHostPath opens a context on the null backend for hostPathOn.
@@ -297,6 +354,23 @@ func BenchmarkHostPathCold(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			pollute()
 			if err := enqueueBenchStep(q, r, int32(i&1), power, in, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	touch, rk, r64 := hostPathTouch(b, q)
+	b.Run("touch", func(b *testing.B) {
+		for b.Loop() {
+			pollute()
+			if err := enqueueTouch64(q, r64, touch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		for b.Loop() {
+			pollute()
+			if err := raw.Submit(q, rk, r64); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -807,7 +807,7 @@ func (q *Queue) imageTransfer(op string, kind trace.CmdKind, do func([]driver.Ev
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)

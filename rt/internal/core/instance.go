@@ -45,18 +45,20 @@ import (
 // specHit is a kernel instance of a spec, parked in a queue's slot: ck is
 // the cache's kernel (the prototype) it was made from, under the
 // specialization-constant generation gen and the launch's own values args
-// (speclaunch.go); slot is the index in q.specs where it parks, or where
-// that is taken, at slot^1. It lives in the instance
+// (speclaunch.go); epoch is the cache's epoch when ck was last found
+// current (progcache's CurrentSince); slot is the index in q.specs where
+// it parks, or where that is taken, at slot^1. It lives in the instance
 // (Kernel.hit), and only the instance's owner changes it: the goroutine
 // that took it from a slot or pool, before it parks it again.
 type specHit struct {
-	d    *desc.Kernel
-	ck   *progcache.Kernel[*Kernel]
-	gen  uint64
-	k    *Kernel
-	q    *Queue
-	slot int
-	args SpecArgs
+	d     *desc.Kernel
+	ck    *progcache.Kernel[*Kernel]
+	gen   uint64
+	epoch uint64
+	k     *Kernel
+	q     *Queue
+	slot  int
+	args  SpecArgs
 }
 
 // specSlot returns the index in q.specs of d's slot.
@@ -141,7 +143,7 @@ func AcquireContext(ctx context.Context, q *Queue, d *desc.Kernel) (*Kernel, err
 func (q *Queue) acquire(ctx context.Context, d *desc.Kernel) (*Kernel, error) {
 	i := q.specSlot(d)
 	h := q.specs[i].Swap(nil)
-	if h != nil && h.d == d && q.ctx.pc.Current(h.ck, h.gen) {
+	if h != nil && h.d == d && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 		h.k.setErr = nil
 		return h.k, nil
 	}
@@ -160,7 +162,7 @@ func (q *Queue) acquireMiss(ctx context.Context, d *desc.Kernel, a *SpecArgs, i 
 		q.putBack(i, h)
 	}
 	if h := q.specs[i^1].Swap(nil); h != nil {
-		if h.d == d && h.args == *a && q.ctx.pc.Current(h.ck, h.gen) {
+		if h.d == d && h.args == *a && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 			h.k.setErr = nil
 			return h.k, nil
 		}
@@ -195,7 +197,7 @@ func (q *Queue) acquireSlow(ctx context.Context, d *desc.Kernel, a *SpecArgs, sl
 	if err != nil {
 		return nil, err
 	}
-	gen := q.ctx.pc.Gen()
+	gen, epoch := q.ctx.pc.Gen(), q.ctx.pc.Epoch()
 	ck, err := q.ctx.pc.KernelWithContext(ctx, key, q.dev.index, over)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
@@ -215,10 +217,10 @@ func (q *Queue) acquireSlow(ctx context.Context, d *desc.Kernel, a *SpecArgs, sl
 		if k.decl != nil && !slices.Equal(k.decl.Globals, d.Globals) {
 			k.hidden = nil // specs of one kernel of one image bind the same globals
 		}
-		k.decl = d
+		k.decl, k.nglobals = d, int32(len(d.Globals))
 	}
 	// The caller owns k: no slot or pool reads k.hit until park.
-	k.hit = specHit{d: d, ck: ck, gen: gen, k: k, q: q, slot: slot, args: *a}
+	k.hit = specHit{d: d, ck: ck, gen: gen, epoch: epoch, k: k, q: q, slot: slot, args: *a}
 	k.specs = ck.Specs()
 	k.label = proto.variantLabel(k.specs)
 	k.setErr = nil

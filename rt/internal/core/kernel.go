@@ -146,7 +146,25 @@ func (k *Kernel) bind(i int, m *Mem) {
 	if h.pooled {
 		k.pooledArgs++
 	}
+	was := k.bufs[i] != nil
 	k.bufs[i], k.held[i] = m, h
+	if was != (m != nil) {
+		k.indexBufs()
+	}
+}
+
+// indexBufs lists in bufArgs the arguments that hold memory, which a
+// launch visits (useArgs, doneArgs, checkBufs, recordArgs), so that what it
+// costs grows with the buffer arguments, not with all of them. Called when
+// an argument becomes a buffer or stops being one, which a loop that
+// launches one kernel again and again does not do.
+func (k *Kernel) indexBufs() {
+	k.bufArgs = k.bufArgs[:0]
+	for i, m := range k.bufs {
+		if m != nil {
+			k.bufArgs = append(k.bufArgs, int32(i))
+		}
+	}
 }
 
 // heldArg is what a kernel keeps of a buffer argument's memory when the
@@ -163,8 +181,8 @@ type heldArg struct {
 // generated Enqueue sets every argument at each launch, and setting checks
 // the memory.)
 func (k *Kernel) checkBufs(op string) error {
-	for i, m := range k.bufs {
-		if m != nil && (m.gen.Load() != k.held[i].gen || !m.usable()) {
+	for _, i := range k.bufArgs {
+		if m := k.bufs[i]; m.gen.Load() != k.held[i].gen || !m.usable() {
 			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w since the argument was set", op, k.name, i, ErrFreed)
 		}
 	}
@@ -208,12 +226,10 @@ func (k *Kernel) checkSet(op string) error {
 // taken the launch, never under it. A freed argument is an error wrapping
 // ErrFreed, and nothing is registered.
 func (k *Kernel) useArgs(op string) error {
-	for i, m := range k.bufs {
-		if m != nil && !m.useAll() {
-			for _, u := range k.bufs[:i] {
-				if u != nil {
-					u.doneAll()
-				}
+	for j, i := range k.bufArgs {
+		if !k.bufs[i].useAll() {
+			for _, u := range k.bufArgs[:j] {
+				k.bufs[u].doneAll()
 			}
 			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w", op, k.name, i, ErrFreed)
 		}
@@ -223,10 +239,8 @@ func (k *Kernel) useArgs(op string) error {
 
 // doneArgs ends the uses that useArgs registered.
 func (k *Kernel) doneArgs() {
-	for _, m := range k.bufs {
-		if m != nil {
-			m.doneAll()
-		}
+	for _, i := range k.bufArgs {
+		k.bufs[i].doneAll()
 	}
 }
 
@@ -264,21 +278,28 @@ func (k *Kernel) flush() error {
 	return nil
 }
 
-// enqueue hands the record to the driver and enqueues k over r after dw:
-// one call where the queue is a driver.ArgLauncher, else the changed
-// arguments one by one and then the launch. It returns a driver event
-// only when event is true.
-func (k *Kernel) enqueue(q *Queue, r Range, dw []driver.Event, event bool) (driver.Event, error) {
+// enqueue hands the record to the driver and enqueues k after dw over the
+// range that checkRange has just passed (k.passed.nd, prepared as the
+// arguments are): one call where the queue is a driver.ArgLauncher, else
+// the changed arguments one by one and then the launch. It returns a
+// driver event only when event is true.
+func (k *Kernel) enqueue(q *Queue, dw []driver.Event, event bool) (driver.Event, error) {
 	if q.launcher != nil && k.foreign == 0 {
-		return q.launcher.LaunchArgs(k.drv, &k.args, r.ndrange(), dw, event)
+		return q.launcher.LaunchArgs(k.drv, &k.args, &k.passed.nd, dw, event)
 	}
+	return k.enqueueFlushed(q, dw, event)
+}
+
+// enqueueFlushed is enqueue on a queue that is no driver.ArgLauncher, or
+// for a kernel with a buffer argument that has no native handle.
+func (k *Kernel) enqueueFlushed(q *Queue, dw []driver.Event, event bool) (driver.Event, error) {
 	if err := k.flush(); err != nil {
 		return nil, err
 	}
 	if event {
-		return q.drv.EnqueueKernel(k.drv, r.ndrange(), dw)
+		return q.drv.EnqueueKernel(k.drv, k.passed.nd, dw)
 	}
-	return nil, q.drv.SubmitKernel(k.drv, r.ndrange(), dw)
+	return nil, q.drv.SubmitKernel(k.drv, k.passed.nd, dw)
 }
 
 // Kernel is a kernel object of a built program with its prepared launch
@@ -300,52 +321,56 @@ func (k *Kernel) enqueue(q *Queue, r Range, dw []driver.Event, event bool) (driv
 //   - ctx, drv, prog, name, nargs, lim and decl are set when the kernel is
 //     made and never change; released is atomic.
 //
-// The fields that a launch reads come first, so that they share few cache
-// lines: between two launches the driver's own work evicts them.
+// The fields that a launch reads come first, in the order it reads them,
+// so that they share few cache lines: between two launches the driver's
+// own work evicts them.
 type Kernel struct {
 	// args is the prepared launch record (see "The launch path"): every
 	// argument's value as last set, and which ones changed since the
 	// driver last saw them. SetScalar (generated.go) updates a scalar
 	// argument in place.
-	args driver.Args
-	ctx  *Context // prog's
-	drv  driver.Kernel
+	args       driver.Args
+	pooledArgs int32    // buffer arguments that are allocator memory
+	foreign    int32    // buffer arguments whose driver buffer has no native handle
+	ctx        *Context // prog's
+	drv        driver.Kernel
 
-	// For kernels of registered specs (instance.go): decl is the spec an
-	// instance serves, and hidden holds, per device index, the storage of
-	// the device globals bound as hidden arguments. hit is where the
-	// instance parks between launches; pool is a prototype's spare
-	// instances. Between Acquire and park, an instance belongs to the
-	// one goroutine that acquired it, which alone reads and writes it.
-	decl   *desc.Kernel
+	// For kernels of registered specs (instance.go): hit is where the
+	// instance parks between launches; decl is the spec an instance
+	// serves, nglobals the number of its device globals, and hidden
+	// holds, per device index, their storage, bound as hidden arguments;
+	// pool is a prototype's spare instances. Between Acquire and park, an
+	// instance belongs to the one goroutine that acquired it, which alone
+	// reads and writes it.
 	hit    specHit
-	pool   *kernelPool
 	setErr error // the first error of setting an argument since Acquire
+	name   string
+	// label is the name that traces and graphs give the kernel's
+	// launches: name, and for an instance of a spec the
+	// specialization-constant values of its program's variant (specs).
+	// Set by Acquire.
+	label    string
+	nglobals int32
 
 	// The rest of the launch record: for buffer arguments their memory,
 	// whose use launches record.
-	bufs       []*Mem
-	held       []heldArg // by argument: what bind kept of a buffer's memory
-	ids        []uint64  // by argument: a buffer's Mem.id (a driver may reuse a released handle)
-	pooledArgs int32     // buffer arguments that are allocator memory
-	foreign    int32     // buffer arguments whose driver buffer has no native handle
-	passed     passedLaunch
-	lim        kernelLimits // local memory and work-group limits
-	hidden     [][]*Mem
+	bufs    []*Mem
+	bufArgs []int32   // the arguments whose bufs entry is not nil, in order (indexBufs)
+	held    []heldArg // by argument: what bind kept of a buffer's memory
+	passed  passedLaunch
+	lim     kernelLimits // local memory and work-group limits
+	ids     []uint64     // by argument: a buffer's Mem.id (a driver may reuse a released handle)
+	decl    *desc.Kernel
+	pool    *kernelPool
+	hidden  [][]*Mem
 
-	prog   *builtProgram
-	name   string
-	nargs  int
-	allSet bool       // every argument has been set (checkSet)
-	raw    bool       // made for rt/raw: live in the context until released (live.go)
-	site   launchSite // what a queue's launch log keeps of a launch of k (fault.go)
-	// label is the name that traces and graphs give the kernel's launches:
-	// name, and for an instance of a spec the specialization-constant
-	// values of its program's variant (variantLabel, made once per
-	// prototype in labelOnce); specs are those values. Set by Acquire.
-	label     string
-	labelOnce atomic.Pointer[string]
-	specs     []progcache.SpecValue
+	prog      *builtProgram
+	nargs     int
+	allSet    bool                   // every argument has been set (checkSet)
+	raw       bool                   // made for rt/raw: live in the context until released (live.go)
+	site      launchSite             // what a queue's launch log keeps of a launch of k (fault.go)
+	labelOnce atomic.Pointer[string] // label of a prototype's instances, made once (variantLabel)
+	specs     []progcache.SpecValue  // the specialization-constant values of the program's variant
 	released  atomic.Bool
 	samplers  []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
 }

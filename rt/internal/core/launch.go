@@ -35,119 +35,146 @@ func (k *Kernel) CheckArgType(i int, t reflect.Type) error {
 	return nil
 }
 
-// launch enqueues k over r after wait; skip is as for beginTask. With spec set, k is
-// a spec's kernel object, whose hidden arguments it binds first.
-func (q *Queue) launch(k *Kernel, r Range, wait []*Event, skip int, spec bool) (*Event, error) {
-	if err := q.enter(); err != nil {
-		return nil, fmt.Errorf("launch kernel %q: %w", k.Name(), err)
-	}
-	defer q.ctx.exit()
+// launch enqueues k over r after wait, with an event, which it returns,
+// or without one (event false: the generated Enqueue, rt/raw's Submit);
+// skip is as for beginTask. With spec set, k is a spec's kernel instance,
+// whose hidden arguments it binds first and which it parks again at the
+// end, whatever happens.
+//
+// It is the launch path of every kernel launch outside a graph, kept
+// short because a loop of small kernels waits for it: the checks of a
+// launch like the last one are comparisons (checkLaunch), the record goes
+// to the driver in one call (enqueue), and the rare cases (a recording
+// queue, tracing, an error) leave the path through calls of their own.
+// What it must undo, even if a trace subscriber panics, it undoes in one
+// open-coded defer (launching.end), which costs next to nothing, where
+// three deferred calls recorded at run time cost a launch 300
+// instructions.
+func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event bool) (*Event, error) {
+	l := launching{q: q, k: k}
+	defer l.end()
 	if spec {
-		// Inside enter: Close must not free the globals' storage while
-		// prepare binds it.
-		if err := k.prepare(q); err != nil {
-			return nil, err
+		if k == nil || k.hit.k == nil {
+			return nil, errNoInstance()
 		}
+		l.park = true
 	}
-	dw, err := q.checkLaunch(k, &r, wait, "launch")
-	if err == nil && !spec {
-		err = k.checkRaw("launch")
+	op := launchOp(event)
+	if err := q.enter(); err != nil {
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
 	}
+	l.entered = true
+	dw, err := q.checkLaunch(k, r, wait, op, spec)
 	if err != nil {
 		return nil, err
 	}
 	if rec := q.rec.Load(); rec != nil {
-		return nil, fmt.Errorf("launch kernel %q: %w", k.name, rec.recordKernel(q, k, r, dw, true, skip+1))
+		return nil, q.recordLaunch(rec, k, r, dw, event, skip+1)
 	}
-	if err := k.useArgs("launch"); err != nil {
+	if err := k.useArgs(op); err != nil {
 		return nil, err
 	}
-	defer k.doneArgs()
+	l.used = true
 	if rtrace.IsEnabled() {
 		q.goTraceKernel(k, skip+1)
 	}
 	tk := q.beginTask(trace.Kernel, k.label, skip+1, wait)
+	// Without an event of its own, a launch makes one for its device
+	// times when tracing samples it.
+	want := event || q.wantsEvent(tk)
 	lr := q.beginLaunch(&k.site, skip+1)
-	ev, err := k.enqueue(q, r, dw, true)
-	tk.End()
-	if err = q.endLaunch(lr, err); err != nil {
-		if ev != nil {
-			ev.Release()
-		}
-		return nil, q.ctx.failed(q, fmt.Errorf("launch kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err))
-	}
-	q.recordArgs(k)
-	return q.newTracedEvent(ev, k.label, tk), nil
-}
-
-// submit is launch without an event; skip and spec are as for launch. When tracing
-// reports device times it creates an event after all, kept in the pending
-// list.
-func (q *Queue) submit(k *Kernel, r Range, wait []*Event, skip int, spec bool) error {
-	if err := q.enter(); err != nil {
-		return fmt.Errorf("submit kernel %q: %w", k.Name(), err)
-	}
-	defer q.ctx.exit()
-	if spec {
-		if err := k.prepare(q); err != nil {
-			return err
-		}
-	}
-	dw, err := q.checkLaunch(k, &r, wait, "submit")
-	if err == nil && !spec {
-		err = k.checkRaw("submit")
-	}
-	if err != nil {
-		return err
-	}
-	if rec := q.rec.Load(); rec != nil {
-		if err := rec.recordKernel(q, k, r, dw, false, skip+1); err != nil {
-			return fmt.Errorf("submit kernel %q: %w", k.name, err)
-		}
-		return nil
-	}
-	if err := k.useArgs("submit"); err != nil {
-		return err
-	}
-	defer k.doneArgs()
-	if rtrace.IsEnabled() {
-		q.goTraceKernel(k, skip+1)
-	}
-	tk := q.beginTask(trace.Kernel, k.label, skip+1, wait)
-	event := q.wantsEvent(tk)
 	var ev driver.Event
-	lr := q.beginLaunch(&k.site, skip+1)
-	if event && q.timer != nil && k.foreign == 0 {
-		ev, err = q.timer.LaunchArgsTimed(k.drv, &k.args, r.ndrange(), dw) // the event is for the times only
+	if want && !event && q.timer != nil && k.foreign == 0 {
+		ev, err = q.timer.LaunchArgsTimed(k.drv, &k.args, &k.passed.nd, dw) // the event is for the times only
 	} else {
-		ev, err = k.enqueue(q, r, dw, event)
+		ev, err = k.enqueue(q, dw, want)
 	}
-	if event {
+	if want {
 		tk.End()
 	} else {
 		tk.EndRelease()
 	}
 	if err = q.endLaunch(lr, err); err != nil {
-		if ev != nil {
-			ev.Release()
-		}
-		return q.ctx.failed(q, fmt.Errorf("submit kernel %q over %v on %q: %w", k.name, r, q.dev.Name, err))
+		return nil, q.launchFailed(k, r, ev, err, event)
 	}
 	q.recordArgs(k)
-	if event {
+	switch {
+	case event:
+		return q.newTracedEvent(ev, k.label, tk), nil
+	case want:
 		q.addPending(tk, nil, ev)
 		tk.Release()
+	}
+	return nil, nil
+}
+
+// launching is what a launch must undo when it returns: the uses of its
+// buffer arguments (useArgs), its queue's enter, and the instance of a
+// spec, parked again.
+type launching struct {
+	q                   *Queue
+	k                   *Kernel
+	park, entered, used bool
+}
+
+// end undoes what l says, in that order.
+func (l *launching) end() {
+	if l.used {
+		l.k.doneArgs()
+	}
+	if l.entered {
+		l.q.exit()
+	}
+	if l.park {
+		l.k.park()
+	}
+}
+
+// launchOp names a launch with an event and one without in errors.
+func launchOp(event bool) string {
+	if event {
+		return "launch"
+	}
+	return "submit"
+}
+
+// launchFailed is the error of a launch of k over r whose enqueue failed
+// with err; it releases ev, if the driver returned one.
+func (q *Queue) launchFailed(k *Kernel, r *Range, ev driver.Event, err error, event bool) error {
+	if ev != nil {
+		ev.Release()
+	}
+	return q.ctx.failed(q, fmt.Errorf("%s kernel %q over %v on %q: %w", launchOp(event), k.name, *r, q.dev.Name, err))
+}
+
+// recordLaunch records a launch of k over r on q, which records into rec.
+// skip is as for beginTask.
+func (q *Queue) recordLaunch(rec *recording, k *Kernel, r *Range, dw []driver.Event, event bool, skip int) error {
+	if err := k.recordable(*r); err != nil {
+		return err
+	}
+	if err := rec.recordKernel(q, k, *r, dw, event, skip+1); err != nil {
+		return fmt.Errorf("%s kernel %q: %w", launchOp(event), k.name, err)
 	}
 	return nil
 }
 
-// checkLaunch checks a launch of k over *r on q after wait before the
-// driver sees it, and returns the driver events of wait. Where the
-// driver's own choice of work-group size could break the device's limits,
-// it sets r's (Kernel.checkRange).
-func (q *Queue) checkLaunch(k *Kernel, r *Range, wait []*Event, op string) ([]driver.Event, error) {
+// checkLaunch checks a launch of k over r on q after wait before the
+// driver sees it, and returns the driver events of wait: with spec set, k
+// is a spec's instance, whose setters kept their first error and whose
+// hidden arguments it binds (inside q's enter: Close must not free the
+// globals' storage while they are bound); else a raw kernel, whose
+// arguments must all have been set, and its buffers not freed since.
+// Where the driver's own choice of work-group size could break the
+// device's limits, it sets r's (Kernel.checkRange).
+func (q *Queue) checkLaunch(k *Kernel, r *Range, wait []*Event, op string, spec bool) ([]driver.Event, error) {
 	if k == nil {
 		return nil, nilKernel(op)
+	}
+	if spec {
+		if err := k.prepare(q); err != nil {
+			return nil, err
+		}
 	}
 	if k.ctx != q.ctx {
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, q.ctx.sameContext("the kernel", k.prog.ctx))
@@ -159,8 +186,8 @@ func (q *Queue) checkLaunch(k *Kernel, r *Range, wait []*Event, op string) ([]dr
 	if err != nil {
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 	}
-	if q.rec.Load() != nil {
-		if err := k.recordable(*r); err != nil {
+	if !spec {
+		if err := k.checkRaw(op); err != nil {
 			return nil, err
 		}
 	}
@@ -235,22 +262,21 @@ func (k *Kernel) SpecLocal(i int, size int) {
 // the user's: two frames above this function's caller, codegen.Submit, is
 // the caller of the generated Enqueue.
 func SubmitSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
-	if k == nil || k.hit.k == nil {
-		return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
-	}
-	defer k.park()
 	var w WaitList
-	return q.submit(k, r, Waits(&w, wait, conv), 2, true)
+	_, err := q.launch(k, &r, Waits(&w, wait, conv), 2, true, false)
+	return err
 }
 
 // LaunchSpec is SubmitSpec with an event.
 func LaunchSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
-	if k == nil || k.hit.k == nil {
-		return nil, fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
-	}
-	defer k.park()
 	var w WaitList
-	return q.launch(k, r, Waits(&w, wait, conv), 2, true)
+	return q.launch(k, &r, Waits(&w, wait, conv), 2, true, true)
+}
+
+// errNoInstance is the error of a spec's launch (SubmitSpec, LaunchSpec)
+// of a kernel that Acquire did not return.
+func errNoInstance() error {
+	return fmt.Errorf("enqueue: %w: no kernel from Acquire", ErrInvalidArgument)
 }
 
 // prepare returns the first error of setting the arguments, wrapped, or
@@ -262,7 +288,7 @@ func (k *Kernel) prepare(q *Queue) error {
 	if q == nil {
 		return fmt.Errorf("enqueue %s: %w: nil queue", k.decl.ID, ErrInvalidArgument)
 	}
-	if len(k.decl.Globals) > 0 {
+	if k.nglobals > 0 {
 		if err := k.bindHidden(q); err != nil {
 			return fmt.Errorf("enqueue %s: %w", k.decl.ID, err)
 		}

@@ -66,7 +66,7 @@ func newPinned[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) 
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("pinned memory of %d bytes: %w", size, err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	p := &Pinned[T]{pinnedMem: pinnedMem{q: q, n: n, size: size}}
 	if size == 0 {
 		return p, nil

@@ -19,12 +19,13 @@ import (
 
 // Queue is an in-order command queue (rt.Queue).
 //
-// Invariants: ctx, dev, tq, launcher, drv, profiling, lateTimes, timer, id
-// and tune are set by NewQueue (or tuningQueue) and never change. rec,
-// specs and global are atomics, pts and log are atomic counters (and log's
-// ring atomic pointers), pend has its own mutex, which is never held
-// across a driver call, and pooled and holders are the context's pool's,
-// under its mutex (queuepool.go). No lock of the queue is held across a
+// Invariants: ctx, gate, dev, tq, launcher, drv, profiling, lateTimes,
+// timer, id and tune are set by NewQueue (or tuningQueue) and never
+// change. rec, specs and global are atomics, pts and log are atomic
+// counters (and log's ring atomic pointers), pend has its own mutex,
+// which is never held across a driver call, and pooled and holders are
+// the context's pool's, under its mutex (queuepool.go). No lock of the
+// queue is held across a
 // driver call: the context's enter and exit, an atomic count, bracket
 // every call that uses a driver object, so that Close waits for them.
 //
@@ -32,6 +33,7 @@ import (
 // lines: between two launches the driver's own work evicts them.
 type Queue struct {
 	ctx      *Context
+	gate     *queueGate // the calls inside enter, which Close waits for (context.go)
 	dev      *Device
 	rec      queueRec           // the graph the queue records into (below)
 	tq       *trace.Queue       // trace handle; see "Tracing in rt" (context.go)
@@ -94,7 +96,7 @@ func (q *Queue) Flush() error {
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("flush queue: %w", err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	if err := q.drv.Flush(); err != nil {
 		return q.ctx.failed(q, fmt.Errorf("flush queue on %q: %w", q.dev.Name, err))
 	}
@@ -106,7 +108,7 @@ func (q *Queue) Finish() error {
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("finish queue: %w", err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	return q.finish()
 }
 
@@ -127,7 +129,7 @@ func (q *Queue) FinishContext(ctx context.Context) error {
 	}
 	done := make(chan error, 1)
 	go func() {
-		defer q.ctx.exit()
+		defer q.exit()
 		done <- q.finish()
 	}()
 	select {
@@ -156,7 +158,7 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("enqueue marker: %w", err)
 	}
-	defer q.ctx.exit()
+	defer q.exit()
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue marker: %w", err)
@@ -194,7 +196,7 @@ func (q *Queue) waitBefore(ctx context.Context, op string, wait []*Event) error 
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	if q.rec.Load() != nil {
-		q.ctx.exit()
+		q.exit()
 		return nil
 	}
 	dw, err := q.driverEvents(wait)
@@ -202,7 +204,7 @@ func (q *Queue) waitBefore(ctx context.Context, op string, wait []*Event) error 
 	if err == nil {
 		ev, err = q.drv.Marker(dw)
 	}
-	q.ctx.exit()
+	q.exit()
 	if err != nil {
 		return fmt.Errorf("%s: wait for the commands before it on %q: %w", op, q.dev.Name, err)
 	}
@@ -295,7 +297,7 @@ func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Eve
 // device times (its context opened with device-time sampling, so that its
 // clock is aligned), so that its command needs an event.
 func (q *Queue) wantsEvent(tk *trace.Task) bool {
-	return q.ctx.devTimes && q.profiling && tk.Sampled()
+	return tk != nil && q.profiling && q.ctx.devTimes && tk.Sampled()
 }
 
 // addPending keeps a copy of tk with its command until its device times

@@ -70,17 +70,11 @@ func fit(dims int, sizes []int, least int) [3]int {
 	return s
 }
 
-// same reports whether r and o are equal: r == o, field by field rather
-// than through the runtime's memory comparison (a launch makes it).
-func (r *Range) same(o *Range) bool {
-	return r.Global == o.Global && r.Local == o.Local && r.Dims == o.Dims && r.Offset == o.Offset
-}
-
 // hasLocal reports whether r sets a work-group size.
 func (r Range) hasLocal() bool { return r.Local != [3]int{} }
 
 // ndrange returns r as the driver takes it.
-func (r Range) ndrange() driver.NDRange {
+func (r *Range) ndrange() driver.NDRange {
 	return driver.NDRange{Dims: r.Dims, Global: r.Global, Local: r.Local, Offset: r.Offset}
 }
 

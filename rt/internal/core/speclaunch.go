@@ -110,7 +110,7 @@ func AcquireSpecContext(ctx context.Context, q *Queue, d *desc.Kernel, a *SpecAr
 func (q *Queue) acquireSpec(ctx context.Context, d *desc.Kernel, a *SpecArgs) (*Kernel, error) {
 	i := q.specSlotArgs(d, a)
 	h := q.specs[i].Swap(nil)
-	if h != nil && h.d == d && h.args == *a && q.ctx.pc.Current(h.ck, h.gen) {
+	if h != nil && h.d == d && h.args == *a && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 		h.k.setErr = nil
 		return h.k, nil
 	}
@@ -189,7 +189,7 @@ type tuneOverride struct {
 // hands its function for one candidate. Other goroutines' launches on q
 // are not affected. endTuning ends it.
 func (q *Queue) tuningQueue(d *desc.SpecConst, lit string) *Queue {
-	tq := &Queue{ctx: q.ctx, dev: q.dev, tq: q.tq, launcher: q.launcher, drv: q.drv, profiling: q.profiling,
+	tq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, tq: q.tq, launcher: q.launcher, drv: q.drv, profiling: q.profiling,
 		lateTimes: q.lateTimes, timer: q.timer, id: q.id, tune: &tuneOverride{d: d, lit: lit}}
 	return tq
 }

@@ -137,8 +137,8 @@ func (q *Queue) recordArgs(k *Kernel) {
 		return
 	}
 	p := q.pts.point()
-	for _, m := range k.bufs {
-		m.used(q, p)
+	for _, i := range k.bufArgs {
+		k.bufs[i].used(q, p)
 	}
 }
 

@@ -34,8 +34,11 @@ func (k *Kernel) setLocal(i int, size int64) {
 		}
 		k.lim.locals = make([]int64, k.nargs)
 	}
-	k.lim.localBytes += size - k.lim.locals[i]
-	k.lim.locals[i] = size
+	if size != k.lim.locals[i] {
+		k.lim.localBytes += size - k.lim.locals[i]
+		k.lim.locals[i] = size
+		k.passed.dev = nil // the limits on local memory are checked again
+	}
 }
 
 // WorkGroupInfo returns the kernel's work-group limits on d, one of its
@@ -99,35 +102,46 @@ func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
 
 // checkRange checks *r, then the kernel's limits on q's device, and sets
 // r's work-group size where the device needs rt to choose it (groups). A
-// launch like the last one that passed (the same range, device and local
-// memory of arguments) passes again, with the same work-group size,
-// without a check.
+// launch like the last one that passed (the same range and device, and
+// the same local memory of arguments: setLocal forgets the last launch
+// when that changes) passes again, with the same work-group size, without
+// a check.
 func (k *Kernel) checkRange(q *Queue, r *Range) error {
-	ok := &k.passed
-	if ok.dev == q.dev && ok.r.same(r) && ok.localBytes == k.lim.localBytes {
-		if ok.picked {
-			r.Local = ok.local
-		}
+	if ok := &k.passed; ok.dev == q.dev && ok.same(r) {
+		r.Local = ok.nd.Local
 		return nil
 	}
-	in := *r
+	return k.checkNewRange(q, r)
+}
+
+// checkNewRange is checkRange for a launch unlike the last one that
+// passed.
+func (k *Kernel) checkNewRange(q *Queue, r *Range) error {
+	local := r.Local
 	if err := r.check(); err != nil {
 		return err
 	}
 	if err := k.checkLaunch(q, r); err != nil {
 		return err
 	}
-	*ok = passedLaunch{r: in, dev: q.dev, localBytes: k.lim.localBytes, local: r.Local, picked: r.Local != in.Local}
+	k.passed = passedLaunch{dev: q.dev, local: local, nd: r.ndrange()}
 	return nil
 }
 
 // passedLaunch is the last launch of a kernel that checkRange passed.
 type passedLaunch struct {
-	r          Range
-	dev        *Device // nil: none yet
-	localBytes int64
-	local      [3]int // the work-group size that checkRange set (picked)
-	picked     bool
+	dev   *Device // nil: none yet, or the local memory of arguments changed since
+	local [3]int  // the range's Local as the launch gave it
+	// nd is the range as the driver takes it, which the launch passes
+	// (enqueue): a launch like the last converts nothing. Its Local is
+	// the work-group size that checkRange chose where the device needs
+	// one, else local.
+	nd driver.NDRange
+}
+
+// same reports whether r is the range that passed, field by field.
+func (p *passedLaunch) same(r *Range) bool {
+	return p.nd.Global == r.Global && p.local == r.Local && p.nd.Dims == r.Dims && p.nd.Offset == r.Offset
 }
 
 // checkLaunch checks *r and the kernel's local memory against the limits

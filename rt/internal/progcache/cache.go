@@ -128,9 +128,13 @@ type Cache[K Object] struct {
 
 	fast atomic.Pointer[fastTable[K]] // kernel.go
 
-	specMu   sync.Mutex // guards specSets and writes of spec
-	spec     atomic.Pointer[specSet]
-	specGen  atomic.Uint64 // counts changes of spec, for the memory hits of fast kernel hits (kernel.go)
+	specMu  sync.Mutex // guards specSets and writes of spec
+	spec    atomic.Pointer[specSet]
+	specGen atomic.Uint64 // counts changes of spec, for the memory hits of fast kernel hits (kernel.go)
+	// epoch counts the events after which CurrentSince looks again:
+	// changes of spec, kernels doomed, and the LRU's passes that clear
+	// the used marks (kernel.go).
+	epoch    atomic.Uint64
 	specSets map[string]*specSet
 
 	builds, diskHits, memHits, buildErrors, retries, evictions, oomFlushes, kernelMisses atomic.Int64
@@ -650,6 +654,7 @@ func (c *Cache[K]) overThreshold(keep *entry[K]) []*entry[K] {
 		c.lru.remove(e)
 		c.lru.pushBack(e)
 	}
+	c.epoch.Add(1) // a hit marks its entry used again
 	var victims []*entry[K]
 	for e := c.lru.head; e != nil && c.bytes > t; {
 		next := e.next
@@ -691,6 +696,7 @@ func (c *Cache[K]) killKernels(e *entry[K]) []error {
 			errs = append(errs, err)
 		}
 	}
+	c.epoch.Add(1) // after the kills: CurrentSince sees them
 	return errs
 }
 

@@ -687,6 +687,64 @@ func TestFaultedNotStored(t *testing.T) {
 	}
 }
 
+// TestCurrentSince checks that a kernel found current once stays current
+// after one load while nothing changes, and that each event after which
+// Current answers otherwise, or marks the program used again, makes
+// CurrentSince ask Current: a change of values, an eviction, Close, and
+// the LRU's pass that clears the used marks.
+func TestCurrentSince(t *testing.T) {
+	c, _ := newCache(t, Config{InMemory: true, EvictionThreshold: 1}, false)
+	a := NewKernelKey(uniqueImage("test.SinceA", "1"), "fill")
+	get := func(key *KernelKey) (*Kernel[*testKernel], uint64, uint64) {
+		gen, epoch := c.Gen(), c.Epoch()
+		ck, err := c.Kernel(key, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ck, gen, epoch
+	}
+	ck, gen, epoch := get(a)
+	for i := range 3 {
+		if !c.CurrentSince(ck, gen, &epoch) {
+			t.Fatalf("hit %d: not current", i)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { c.CurrentSince(ck, gen, &epoch) }); n != 0 {
+		t.Errorf("CurrentSince: %v allocations, want 0", n)
+	}
+
+	// The used mark, cleared by the LRU's pass, is set again.
+	ck.entry.used.Store(false)
+	c.epoch.Add(1) // what the pass does after clearing the marks
+	if !c.CurrentSince(ck, gen, &epoch) || !ck.entry.used.Load() {
+		t.Errorf("after the LRU's pass: not current, or the program not marked used")
+	}
+
+	// A change of values.
+	c.SetSpec("N", "2")
+	if c.CurrentSince(ck, gen, &epoch) {
+		t.Errorf("after SetSpec: still current")
+	}
+
+	// An eviction: a second program over the threshold evicts the first.
+	ck, gen, epoch = get(a)
+	if !c.CurrentSince(ck, gen, &epoch) {
+		t.Fatal("not current after Kernel")
+	}
+	get(NewKernelKey(uniqueImage("test.SinceB", "2"), "fill"))
+	if c.CurrentSince(ck, gen, &epoch) {
+		t.Errorf("after its eviction: still current")
+	}
+
+	// Close.
+	ck, gen, epoch = get(a)
+	c.CurrentSince(ck, gen, &epoch)
+	c.Close()
+	if c.CurrentSince(ck, gen, &epoch) {
+		t.Errorf("after Close: still current")
+	}
+}
+
 // TestKernelWith checks that a launch's own values select a variant as the
 // cache's values do, built once and shared with the cache's values when
 // they are equal, without changing the cache's values; each kernel knows

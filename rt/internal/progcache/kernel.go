@@ -103,6 +103,30 @@ func (c *Cache[K]) Current(ck *Kernel[K], gen uint64) bool {
 	return true
 }
 
+// Epoch returns the cache's epoch, which changes when the values of
+// specialization constants change, when kernels are evicted, and when the
+// LRU clears its used marks: read before the Kernel call whose result a
+// caller keeps, it is what CurrentSince first takes.
+func (c *Cache[K]) Epoch() uint64 { return c.epoch.Load() }
+
+// CurrentSince is Current for a caller that keeps the epoch at which ck
+// was last found current in *epoch: while the cache's epoch is the same,
+// nothing that Current looks at has changed, and it reports true after one
+// atomic load, without touching ck (a launch loop's hit then costs one
+// cache line, not three). Otherwise it asks Current and, if ck is still
+// current, keeps the epoch read before that.
+func (c *Cache[K]) CurrentSince(ck *Kernel[K], gen uint64, epoch *uint64) bool {
+	e := c.epoch.Load()
+	if e == *epoch {
+		return true
+	}
+	if !c.Current(ck, gen) {
+		return false
+	}
+	*epoch = e
+	return true
+}
+
 // Specs returns the specialization-constant values of ck's program, sorted
 // by name: every constant its image uses. The caller must not modify them.
 func (ck *Kernel[K]) Specs() []SpecValue { return ck.entry.specs }

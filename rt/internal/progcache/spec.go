@@ -69,6 +69,7 @@ func (c *Cache[K]) overlay(base *specSet, over []SpecValue) *specSet {
 func (c *Cache[K]) storeSpecs(set *specSet) {
 	if c.spec.Swap(set) != set {
 		c.specGen.Add(1)
+		c.epoch.Add(1)
 	}
 }
 

@@ -1,0 +1,165 @@
+package main
+
+// #cgo noescape sc_floor_launch
+// #cgo nocallback sc_floor_launch
+// #cgo noescape sc_noop
+// #cgo nocallback sc_noop
+// #include "cside.h"
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
+)
+
+// The launch loop's other ways beside C and the generated Enqueue:
+//
+//   - floor: the cgo floor, a goroutine that calls a C function once per
+//     launch (cside.c's sc_floor_launch: cuCtxSetCurrent and
+//     cuLaunchKernel, or clEnqueueNDRangeKernel, with arguments prepared
+//     once, on a stream or queue of its own), as close to C as a Go
+//     binding with one cgo call a launch can come; rt's own cost is what
+//     it adds on top;
+//   - raw: rt/raw's Submit of a kernel whose argument is set once, per
+//     goroutine (a raw kernel is set up by one goroutine at a time).
+
+// floors are the C side's floors, one per goroutine, kept for the whole
+// run as the Go side keeps its queues.
+var floors []C.uintptr_t
+
+// floorLaunches is the launch loop through the cgo floor.
+func (s *goSide) floorLaunches(g int, d time.Duration) (result, error) {
+	for len(floors) < g {
+		floors = append(floors, C.sc_floor_open())
+	}
+	var mu sync.Mutex
+	next := 0
+	return s.window(g, d, func(*rt.Queue) (work, error) {
+		mu.Lock()
+		f := floors[next] // a floor of its own
+		next++
+		mu.Unlock()
+		return func(deadline time.Time, lat []float64) (int64, []float64, error) {
+			var n int64
+			for time.Now().Before(deadline) {
+				for range 64 {
+					if r := C.sc_floor_launch(f); r != 0 {
+						return n, lat, fmt.Errorf("floor launch: driver error %d", int(r))
+					}
+				}
+				n += 64
+			}
+			if r := C.sc_floor_sync(f); r != 0 {
+				return n, lat, fmt.Errorf("floor sync: driver error %d", int(r))
+			}
+			return n, lat, nil
+		}, nil
+	})
+}
+
+// cgoNoop calls a C function that returns at once, as the floor calls
+// sc_floor_launch: the cost of crossing into C and back.
+func cgoNoop() int { return int(C.sc_noop(0)) }
+
+// rawLaunches is the launch loop through rt/raw's Submit.
+func (s *goSide) rawLaunches(g int, d time.Duration) (result, error) {
+	if s.raw == nil {
+		p, err := raw.Build(s.ctx, "scaling.cl", source, "")
+		if err != nil {
+			return result{}, err
+		}
+		s.raw = p
+	}
+	return s.window(g, d, func(q *rt.Queue) (work, error) {
+		k, err := s.raw.Kernel("touch64")
+		if err != nil {
+			return nil, err
+		}
+		p, err := rt.NewBuffer[int32](s.ctx, 64)
+		if err == nil {
+			err = p.Write(q, make([]int32, 64))
+		}
+		if err == nil {
+			err = raw.SetBuffer(k, 0, p)
+		}
+		if err != nil {
+			k.Release()
+			return nil, err
+		}
+		r := rt.Range1(64)
+		return func(deadline time.Time, lat []float64) (int64, []float64, error) {
+			defer k.Release()
+			defer p.Free()
+			var n int64
+			for time.Now().Before(deadline) {
+				for range 64 {
+					if err := raw.Submit(q, k, r); err != nil {
+						return n, lat, err
+					}
+				}
+				n += 64
+			}
+			return n, lat, q.Finish()
+		}, nil
+	})
+}
+
+// launchAllocs returns the Go heap allocations per launch of the
+// generated Enqueue and of rt/raw's Submit on one queue, counted as
+// testing.AllocsPerRun counts them (GOMAXPROCS 1, runtime.MemStats'
+// Mallocs over n launches after one): the launch loop's promise of none,
+// on the backend under test.
+func (s *goSide) launchAllocs(n int) (gen, rawAllocs float64, err error) {
+	qs, err := s.queues(1)
+	if err != nil {
+		return 0, 0, err
+	}
+	q := qs[0]
+	p, err := rt.NewBuffer[int32](s.ctx, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer p.Free()
+	if err := p.Write(q, make([]int32, 64)); err != nil {
+		return 0, 0, err
+	}
+	if s.raw == nil {
+		if s.raw, err = raw.Build(s.ctx, "scaling.cl", source, ""); err != nil {
+			return 0, 0, err
+		}
+	}
+	k, err := s.raw.Kernel("touch64")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer k.Release()
+	if err := raw.SetBuffer(k, 0, p); err != nil {
+		return 0, 0, err
+	}
+	r, spec := rt.Range1(64), &Touch{P: p}
+	count := func(launch func() error) (float64, error) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		if err := launch(); err != nil {
+			return 0, err
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range n {
+			if err := launch(); err != nil {
+				return 0, err
+			}
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.Mallocs-before.Mallocs) / float64(n), q.Finish()
+	}
+	if gen, err = count(func() error { return spec.Enqueue(q, r) }); err != nil {
+		return 0, 0, err
+	}
+	rawAllocs, err = count(func() error { return raw.Submit(q, k, r) })
+	return gen, rawAllocs, err
+}
