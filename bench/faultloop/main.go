@@ -43,6 +43,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -100,13 +101,18 @@ type epoch struct {
 	Within1s      int     `json:"within_1s"`
 	Goroutines    int     `json:"goroutines"`
 	NoticedMS     float64 `json:"launch_to_noticed_ms"` // from the launch to DeviceFault.Time
-	CloseMS       float64 `json:"close_ms"`
-	CloseOK       bool    `json:"close_returned_fault"`
-	NamesBad      bool    `json:"names_bad"`       // the fault lists bad among its launches
-	NamesLine     bool    `json:"names_line"`      // and the line of its Enqueue
-	Exact         bool    `json:"exact"`           // DeviceFault.Exact
-	Suspects      int     `json:"suspects"`        // launches listed, and omitted
-	Fault         string  `json:"fault,omitempty"` // the fault, abridged
+	// EnqueueMS is how long the faulting Enqueue took to return: on its
+	// queue's first launch of bad, the kernel object is made then
+	// (cuModuleGetFunction), which rt/cuda's driver may hold up while
+	// other goroutines transfer. The times above start when it returned.
+	EnqueueMS float64 `json:"bad_enqueue_ms"`
+	CloseMS   float64 `json:"close_ms"`
+	CloseOK   bool    `json:"close_returned_fault"`
+	NamesBad  bool    `json:"names_bad"`       // the fault lists bad among its launches
+	NamesLine bool    `json:"names_line"`      // and the line of its Enqueue
+	Exact     bool    `json:"exact"`           // DeviceFault.Exact
+	Suspects  int     `json:"suspects"`        // launches listed, and omitted
+	Fault     string  `json:"fault,omitempty"` // the fault, abridged
 }
 
 // summary is the last line.
@@ -198,13 +204,14 @@ func prewarm(cfg rt.Config, log *slog.Logger) {
 
 // state is what the goroutines of one epoch share.
 type state struct {
-	o       options
-	served  atomic.Int64
-	failed  atomic.Int64
-	bad     atomic.Bool  // the epoch launched bad
-	badAt   atomic.Int64 // when, in Unix nanoseconds
-	badLine atomic.Int64 // the line of its Enqueue
-	badFile atomic.Pointer[string]
+	o          options
+	served     atomic.Int64
+	failed     atomic.Int64
+	bad        atomic.Bool  // the epoch launched bad
+	badAt      atomic.Int64 // when its Enqueue returned, in Unix nanoseconds
+	badEnqueue atomic.Int64 // how long its Enqueue took, in nanoseconds
+	badLine    atomic.Int64 // the line of its Enqueue
+	badFile    atomic.Pointer[string]
 }
 
 // requests numbers requests across epochs, so that the faulting one is
@@ -228,17 +235,35 @@ func serve(ctx *rt.Context, o options, i int) epoch {
 		go func() { done <- s.worker(ctx) }()
 	}
 	var outs []outcome
-	timeout := time.After(o.hang + time.Second)
+	// A goroutine hangs when it has no error o.hang after the faulting
+	// launch's Enqueue returned (or 10 × o.hang after the start, while it
+	// has not).
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	start := time.Now()
 	for len(outs) < o.goroutines {
 		select {
 		case r := <-done:
 			outs = append(outs, r)
-		case <-timeout:
+		case now := <-tick.C:
+			from := start
+			if s.bad.Load() && s.badAt.Load() != 0 {
+				from = time.Unix(0, s.badAt.Load())
+			} else if now.Sub(start) < 10*o.hang {
+				continue
+			}
+			if now.Sub(from) < o.hang {
+				continue
+			}
 			ep.Within1s = -1
+			// Where the goroutines wait says whose wait hangs.
+			fmt.Fprintf(os.Stderr, "faultloop: %d goroutines without an error %v after the faulting launch of epoch %d (launched: %v); every goroutine's stack:\n", o.goroutines-len(outs), now.Sub(from).Round(time.Millisecond), i, s.bad.Load())
+			pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
 			return ep
 		}
 	}
 	ep.Requests, ep.Failed = s.served.Load(), s.failed.Load()
+	ep.EnqueueMS = float64(time.Duration(s.badEnqueue.Load()).Microseconds()) / 1000
 	badAt := time.Unix(0, s.badAt.Load())
 	var ms []float64
 	for _, r := range outs {
@@ -315,9 +340,12 @@ func (s *state) worker(ctx *rt.Context) outcome {
 
 // launchBad launches the faulting kernel, noting when and from which line.
 func (s *state) launchBad(q *rt.Queue, buf rt.Buffer[int32]) error {
-	s.badAt.Store(time.Now().UnixNano())
+	start := time.Now()
 	_, file, line, _ := runtime.Caller(0)
 	err := (&Bad{X: buf, N: 1}).Enqueue(q, rt.Range1(1)) // line+1
+	now := time.Now()
+	s.badEnqueue.Store(int64(now.Sub(start)))
+	s.badAt.Store(now.UnixNano())
 	s.badFile.Store(&file)
 	s.badLine.Store(int64(line + 1))
 	return err

@@ -21,9 +21,22 @@ import (
 // machine without an OpenCL driver skips the tests that need one rather than
 // failing them. Where DGEN_DEVICE is set, the environment names the device
 // the tests must run on, and a missing device is left to fail the test.
+//
+// A test binary links the backends its package imports: where
+// DGEN_BACKEND names one it does not link (the GPU bundle runs every
+// binary under DGEN_BACKEND=cuda, and some import rt/opencl alone), t
+// skips, since it cannot run on that backend.
 func SkipWithoutDevice(t testing.TB, err error) {
 	t.Helper()
-	if err == nil || !errors.Is(err, devsel.ErrNoDevice) {
+	if err == nil {
+		return
+	}
+	if b := strings.ToLower(strings.TrimSpace(os.Getenv("DGEN_BACKEND"))); b != "" && b != "auto" {
+		if _, lerr := driver.Lookup(b); lerr != nil {
+			t.Skipf("DGEN_BACKEND=%s: this test binary does not link that backend (%v)", b, err)
+		}
+	}
+	if !errors.Is(err, devsel.ErrNoDevice) {
 		return
 	}
 	if sel := os.Getenv("DGEN_DEVICE"); sel != "" {
@@ -59,7 +72,7 @@ func RequireDevice(t testing.TB) {
 		}
 		ps, perr := b.Platforms()
 		if perr != nil {
-			err = perr
+			err = fmt.Errorf("%w: backend %s lists no platform: %v", devsel.ErrNoDevice, n, perr)
 			continue
 		}
 		if _, err = devsel.Select(ps, sel); err == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dgen-go/dgen/internal/devsel"
 	"github.com/dgen-go/dgen/internal/testenv"
+	"github.com/dgen-go/dgen/rt/driver"
 	_ "github.com/dgen-go/dgen/rt/opencl"
 )
 
@@ -29,6 +30,7 @@ func TestSkipWithoutDevice(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("DGEN_DEVICE", tt.env)
+			t.Setenv("DGEN_BACKEND", "")
 			skipped := true
 			inner := t.Run("inner", func(t *testing.T) {
 				testenv.SkipWithoutDevice(t, tt.err)
@@ -49,12 +51,20 @@ func TestSkipWithoutDevice(t *testing.T) {
 // directory): the child's test must skip, saying what to install.
 func TestRequireDeviceWithoutDevice(t *testing.T) {
 	if os.Getenv("DGEN_TESTENV_CHILD") == "1" {
+		if b, err := driver.Lookup("opencl"); err == nil {
+			if ps, err := b.Platforms(); err == nil && len(ps) > 0 {
+				t.Skipf("this machine's ICD loader lists %d platforms with OCL_ICD_VENDORS naming an empty directory: it cannot hide its drivers", len(ps))
+			}
+		}
 		testenv.RequireDevice(t)
 		t.Fatal("RequireDevice did not skip on a machine without an OpenCL device")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRequireDeviceWithoutDevice$", "-test.v")
 	cmd.Env = append(os.Environ(), "DGEN_TESTENV_CHILD=1", "OCL_ICD_VENDORS="+t.TempDir(), "DGEN_DEVICE=", "DGEN_BACKEND=opencl")
 	out, err := cmd.CombinedOutput()
+	if err == nil && strings.Contains(string(out), "cannot hide its drivers") {
+		t.Skipf("child: %s", out)
+	}
 	if err != nil || !strings.Contains(string(out), "--- SKIP: TestRequireDeviceWithoutDevice") || !strings.Contains(string(out), "apt-get install pocl-opencl-icd") {
 		t.Fatalf("child without a device: %v\n%s", err, out)
 	}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -124,13 +125,16 @@ func TestKernelTimesDurations(t *testing.T) {
 // TestKernelTimesBetweenMarkers checks CUPTI's times against the event
 // clock: a kernel between two markers of its queue (timed events) starts
 // after the first, and ends within 2 µs of the second, which the GPU
-// records as soon as the kernel has completed. (The queue's clock offset
+// records as soon as the kernel has completed (the median over 20
+// launches: another process on the GPU can delay a marker). (The queue's clock offset
 // is measured the same way, on its first kernel, so a kernel may end up
 // to that measure's jitter, tens of ns, after the marker.)
 func TestKernelTimesBetweenMarkers(t *testing.T) {
 	q, k := openTimed(t)
 	k.SetArgScalar(1, 4, 100000) // long enough for the markers to be apart
 	r := driver.NDRange{Dims: 1, Global: [3]int{32}, Local: [3]int{32}}
+	const slack = 2000 // ns
+	var gaps []int64
 	for i := range 20 {
 		before, err := q.Marker(nil)
 		if err != nil {
@@ -156,10 +160,17 @@ func TestKernelTimesBetweenMarkers(t *testing.T) {
 		if errB != nil || errA != nil || err != nil || !done {
 			t.Fatalf("times: %v, %v, %v (done %v)", errB, errA, err, done)
 		}
-		const slack = 2000 // ns
-		if gap := int64(a.Ended) - int64(e); s < b.Ended || e <= s || gap < -slack || gap > slack {
+		gap := int64(a.Ended) - int64(e)
+		gaps = append(gaps, gap)
+		if s < b.Ended || e <= s || gap < -slack {
 			t.Errorf("launch %d: kernel [%d, %d], markers at %d and %d: starts %+d ns after the first, ends %+d ns before the second", i, s, e, b.Ended, a.Ended, int64(s)-int64(b.Ended), gap)
 		}
+	}
+	// Another process's work on the GPU can delay a marker by tens of
+	// µs now and then; the kernel's end is early only if most are.
+	slices.Sort(gaps)
+	if m := gaps[len(gaps)/2]; m > slack {
+		t.Errorf("the second marker comes a median %d ns after the kernel's end (gaps %v), more than %d ns: CUPTI's end times are early", m, gaps, slack)
 	}
 	cupti.mu.Lock()
 	t.Logf("clock offset %d ns", q.kt.offset)

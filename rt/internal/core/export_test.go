@@ -180,3 +180,8 @@ func CheckLaunch(q *Queue, k *Kernel, r Range) (Range, error) {
 	_, err := q.checkLaunch(k, &r, nil, "check", false)
 	return r, err
 }
+
+// GroupLimits returns the most work-groups per dimension and in all that
+// q's device takes in one launch, as its backend reports them (0: no
+// limit known).
+func GroupLimits(q *Queue) ([3]int64, int64) { return q.dev.lim.groups, q.dev.lim.total }

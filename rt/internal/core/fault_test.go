@@ -867,6 +867,7 @@ func TestFaultOtherDevices(t *testing.T) {
 // driver refuses the context. Once every backend lost it, Open fails with
 // ErrDeviceFault and says to restart.
 func TestFaultAutoFallback(t *testing.T) {
+	t.Setenv("DGEN_BACKEND", "") // Config.Backend's auto defers to it; the GPU bundle's runs set it
 	resetDeviceFaults(t)
 	fakeAuto.Store(true)
 	defer fakeAuto.Store(false)

@@ -103,7 +103,7 @@ var (
 // until the process ends, as a fuzzing worker's must.
 func fuzzFixture(t *testing.T) *sizesFixture {
 	sizesOnce.Do(func() {
-		ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+		ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
 		if err != nil {
 			sizesErr = err
 			return
@@ -150,7 +150,8 @@ const fuzzSrc = `__kernel void ids(__global uint* out, __local uint* tmp, uint n
 }`
 
 // sentinels are the errors that every failure must wrap.
-var sentinels = []error{rt.ErrInvalidArgument, rt.ErrOutOfRange, rt.ErrTooLarge, rt.ErrOutOfMemory, rt.ErrFreed, rt.ErrClosed}
+var sentinels = []error{rt.ErrInvalidArgument, rt.ErrOutOfRange, rt.ErrTooLarge, rt.ErrOutOfMemory, rt.ErrFreed, rt.ErrClosed,
+	errors.ErrUnsupported} // rt/cuda: a range with offsets
 
 // checkSentinel fails t unless err is nil or wraps one of rt's sentinels.
 func checkSentinel(t *testing.T, what string, err error) {
@@ -229,7 +230,7 @@ func (fx *sizesFixture) launch(t *testing.T, in sizesInput) {
 		if !ok {
 			t.Fatalf("a launch over %v passed its check; its work-items overflow", r)
 		}
-		checkPoCLLimits(t, r, sent)
+		checkGroupLimits(t, fx.q, r, sent)
 		if n > fuzzRun {
 			return // valid, and too long to run here
 		}
@@ -270,21 +271,27 @@ func (fx *sizesFixture) launch(t *testing.T, in sizesInput) {
 	}
 }
 
-// checkPoCLLimits fails t if PoCL would be sent, for a launch over r, a
-// range that its scheduler cannot count: more than 2^32-1 work-groups
-// (sent's work-group size, or work-groups of one work-item where it has
-// none, as the driver may choose).
-func checkPoCLLimits(t *testing.T, r, sent rt.Range) {
+// checkGroupLimits fails t if q's device would be sent, for a launch over
+// r, more work-groups than its backend says it runs (PoCL's scheduler
+// counts 2^32-1; rt/cuda's grids are 2^31-1 × 65535 × 65535): sent's
+// work-group size, or work-groups of one work-item where it has none, as
+// the driver may choose.
+func checkGroupLimits(t *testing.T, q *rt.Queue, r, sent rt.Range) {
 	t.Helper()
+	per, total := core.GroupLimits(cq(q))
 	groups := uint64(1)
 	for i := range sent.Dims {
 		l := 1
 		if sent.Local[i] > 0 {
 			l = sent.Local[i]
 		}
-		hi, lo := bits.Mul64(groups, uint64(sent.Global[i]/l))
-		if hi != 0 || lo > 1<<32-1 {
-			t.Fatalf("a launch over %v would reach PoCL as %v: more than 2^32-1 work-groups", r, sent)
+		n := uint64(sent.Global[i] / l)
+		if per[i] > 0 && n > uint64(per[i]) {
+			t.Fatalf("a launch over %v would reach the device as %v: %d work-groups in dimension %d, more than its %d", r, sent, n, i, per[i])
+		}
+		hi, lo := bits.Mul64(groups, n)
+		if total > 0 && (hi != 0 || lo > uint64(total)) {
+			t.Fatalf("a launch over %v would reach the device as %v: more than its %d work-groups", r, sent, total)
 		}
 		groups = lo
 	}

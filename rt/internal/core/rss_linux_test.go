@@ -34,6 +34,9 @@ func TestCloseReleasesMemory(t *testing.T) {
 		if testing.Short() {
 			t.Skip("short: 100 contexts")
 		}
+		if sel := testenv.Device(); sel != "cpu" {
+			t.Skipf("DGEN_DEVICE=%q: this test measures PoCL's process; on a GPU, bench/soak (scripts/soak-gpu.sh) does", sel)
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCloseReleasesMemory$", "-test.v")
 		cmd.Env = append(os.Environ(), "DGEN_TEST_RSS_CHILD=1", "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072")
 		out, err := cmd.CombinedOutput()
