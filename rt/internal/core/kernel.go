@@ -475,3 +475,17 @@ func (k *Kernel) checkArg(i int) error {
 	}
 	return nil
 }
+
+// maxArgBytes is the size of the largest kernel argument value
+// (driver.Arg.Size), far above what any device takes
+// (CL_DEVICE_MAX_PARAMETER_SIZE is at least 1024 bytes, NVIDIA's 4352).
+const maxArgBytes = 1<<31 - 1
+
+// checkArgSize returns an error wrapping ErrInvalidArgument for a value of
+// more than maxArgBytes bytes.
+func checkArgSize[N int | uintptr](size N) error {
+	if uint64(size) > maxArgBytes {
+		return fmt.Errorf("%w: %d bytes, more than a kernel argument can be", ErrInvalidArgument, size)
+	}
+	return nil
+}
