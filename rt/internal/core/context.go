@@ -29,75 +29,86 @@ import (
 // Context is an open backend context: rt.Context's implementation, which
 // rt defines its Context over.
 //
-// Invariants:
-//   - drv, devices (and each device's fields), queue, profiling, retune,
-//     tr, ownTracer, traced, devTimes, traceLog, allocCfg, graphCfg,
-//     logger, pool.max and the cache (pc, disk, remote: initCache) are set
-//     by OpenConfig before it returns the context and never change after;
-//     rt sets each device's Facade before it hands the context out.
-//   - closed goes from false to true once, in Close. Every call that uses
-//     a driver object runs between enter and exit, which guard counts;
-//     Close sets closed, waits for guard to drain, and only then releases
-//     anything, so that no driver object is released under a call, and a
-//     call that enters after Close fails with ErrClosed (closeGuard).
-//   - mu guards queues and the creation of allocators (allocs' slots are
-//     atomic pointers, read without it). It is held across a driver call
-//     on two once-per-context paths only: making a device's allocator
-//     queue on its first use, and finishing the first queue when a second
-//     is made (NewQueue). multiQueue goes from false to true once, then:
-//     from then on commands record their uses of allocator memory
-//     (streamorder.go).
-//   - nqueues, driverAllocs, driverReleases, tuneTimed and tuneRecords are
-//     atomic counters.
-//   - decls, graphs, instances, images and pool each have a mutex of their
-//     own, described on their types; none is taken while mu is held.
-//   - The program cache (pc) has its own locks (rt/internal/progcache);
-//     one builder per key, and no lock held across a build.
+// Its fields are of four kinds, and each group below says which:
+//   - Set by OpenConfig before it returns the context, and never changed
+//     after: they are read without a lock. rt sets each Device's Facade
+//     before it hands the context out.
+//   - Atomics: closed and multiQueue go from false to true once; fault
+//     from nil to the context's *DeviceFault once; the rest are counters.
+//   - mu protects queues and the creation of allocators (each of allocs'
+//     slots is an atomic pointer, read without mu). mu is held across a
+//     driver call on two once-per-context paths only: making a device's
+//     allocator queue on its first use (allocator.go), and finishing the
+//     first queue when a second is made (NewQueue). While mu is held no
+//     other lock of the context is taken (recordFault takes the process's
+//     record of lost devices, processFaults).
+//   - Parts with locks of their own, described on their types: guard,
+//     launchMu, pc, decls, graphs, live, instances, images and pool. None
+//     is held across a driver call on a launch or transfer: launchMu is
+//     held across a launch and its wait only under Config.SyncLaunches,
+//     images' lock across the creation of a sampler (once per sampler)
+//     and Close's release of the images, and pc builds one program per key
+//     at a time with no lock held across the build.
+//
+// The close guard: every call that uses a driver object runs between an
+// enter and an exit, the context's (guard) or its queue's (Queue.gate);
+// Close sets closed, waits for both counts to drain, and only then
+// releases anything, so that no driver object is released under a call,
+// and a call that enters after Close fails with ErrClosed (closeGuard).
+//
+// The fields that a launch reads (closed, fault, syncLaunches, launchPCs,
+// multiQueue) lie together near the start.
 type Context struct {
+	// Set by OpenConfig, never changed after.
 	drv       driver.Context
 	devices   []*Device
-	queue     *Queue
+	queue     *Queue // the default queue, on devices[0]
 	profiling bool
-	retune    bool // Config.Retune (tune.go)
-
-	tr        *trace.Tracer // never nil; see "Tracing in rt" below
+	retune    bool          // Config.Retune (tune.go)
+	tr        *trace.Tracer // never nil; see "Tracing in rt" (tracing.go)
 	ownTracer bool          // tr was made by the context, which closes it
 	traceLog  *lineLogger   // what tr's summary and log without a path write to; nil for none
 	traced    bool          // tracing configured
 	devTimes  bool          // traced with device-time sampling: queues profile
-	nqueues   atomic.Int32  // queue ids
+
+	nqueues atomic.Int32 // queue ids
 	// multiQueue is set once the context has a second queue: from then on
 	// commands record their uses of allocator memory (streamorder.go).
 	multiQueue atomic.Bool
-
+	// closed is set once, by Close.
 	closed       atomic.Bool
-	syncLaunches bool // Config.SyncLaunches (fault.go)
-	launchPCs    bool // launch logs record the Go line of each launch: set with syncLaunches (fault.go)
+	syncLaunches bool // Config.SyncLaunches (fault.go); set by OpenConfig
+	launchPCs    bool // launch logs record the Go line of each launch: set by OpenConfig with syncLaunches (fault.go)
 	// fault is the device fault that the context recorded, once, and
 	// returns from every call after it (fault.go).
-	fault  atomic.Pointer[DeviceFault]
-	guard  closeGuard // calls in progress, which Close waits for (closeGuard)
-	mu     sync.Mutex // guards queues and the creation of allocators
+	fault atomic.Pointer[DeviceFault]
+	guard closeGuard // the context's calls in progress, which Close waits for
+
+	mu     sync.Mutex // protects queues and the creation of allocators
 	queues []*Queue
 
-	backend  string     // the backend's registered name
-	launchMu sync.Mutex // under syncLaunches, held from a launch until its queue finished (fault.go)
+	// Set by OpenConfig, never changed after.
+	backend  string               // the backend's registered name
+	allocCfg alloc.Config         // for allocators made on first use (allocator.go)
+	graphCfg graphConfig          // what command graphs may be prepared as (config.go)
+	logger   *slog.Logger         // Config.Logger: nil for slog.Default() (log)
+	disk     *diskcache.Cache     // beneath pc (initCache)
+	remote   diskcache.RemoteTier // beneath disk; nil without DGEN_CACHE_REMOTE
 
-	decls                        declState // storage of the device globals of registered declarations
-	allocCfg                     alloc.Config
-	allocs                       []allocSlot // by device index, created on first use
-	driverAllocs, driverReleases atomic.Uint64
-	pc                           progcache.Cache[*Kernel] // the kernel/program cache (initCache)
-	disk                         *diskcache.Cache         // beneath pc
-	remote                       diskcache.RemoteTier     // beneath disk; nil without DGEN_CACHE_REMOTE
-	graphs                       graphSet                 // live graphs, which Close releases (graph.go)
-	live                         liveSet                  // what the context made for its user to release, which Close releases if the user did not (live.go)
-	instances                    instanceSet              // kernel instances of generated specs, which Close releases (instance.go)
-	logger                       *slog.Logger             // Config.Logger: nil for slog.Default() (log)
-	tuneTimed, tuneRecords       atomic.Int64             // SpecConst.Tune's counters (tune.go)
-	images                       imageState               // formats, samplers, images of allocation sites (image.go)
-	graphCfg                     graphConfig              // what command graphs may be prepared as (config.go)
-	pool                         queuePool                // the queues of AcquireQueue (queuepool.go)
+	// Atomic counters.
+	driverAllocs, driverReleases atomic.Uint64 // memory from the driver, for stats.Alloc (allocator.go)
+	tuneTimed, tuneRecords       atomic.Int64  // SpecConst.Tune's (tune.go)
+
+	// Parts with locks of their own.
+	launchMu  sync.Mutex               // under syncLaunches, held from a launch until its queue finished (fault.go)
+	allocs    []allocSlot              // by device index; the slice is OpenConfig's, each slot made on first use under mu (allocator.go)
+	pc        progcache.Cache[*Kernel] // the kernel/program cache, configured by OpenConfig (initCache, cache.go)
+	decls     declState                // storage of the device globals of registered declarations (global.go)
+	graphs    graphSet                 // live graphs, which Close releases (graph.go)
+	live      liveSet                  // what the context made for its user to release, which Close releases if the user did not (live.go)
+	instances instanceSet              // kernel instances of generated specs, which Close releases (instance.go)
+	images    imageState               // formats, samplers, images of allocation sites (image.go)
+	pool      queuePool                // the queues of AcquireQueue; max is set by OpenConfig (queuepool.go)
 }
 
 // Open opens a context as the environment says.

@@ -318,8 +318,15 @@ func (k *Kernel) enqueueFlushed(q *Queue, dw []driver.Event, event bool) (driver
 //     memory it uses) only while the driver call lasts, on the owner's
 //     goroutine; the driver copies what it keeps, so the record may change
 //     as soon as the launch returns. A graph records a copy.
-//   - ctx, drv, prog, name, nargs, lim and decl are set when the kernel is
-//     made and never change; released is atomic.
+//   - ctx, drv, prog, name, nargs, lim.wg and pool are set when the
+//     kernel is made (an instance shares its prototype's lim.wg, and a
+//     prototype gets its pool: newInstance, cacheBuilder.NewKernel) and
+//     never change; lim.wg's entries (work-group info per device) and
+//     released are atomic. The rest of lim (the bytes of __local
+//     arguments) belongs with the record, to the owner.
+//   - An instance's spec fields (hit, decl, nglobals, hidden, label,
+//     specs) are its owner's too, set by Acquire: an instance serves any
+//     spec of its kernel, one at a time.
 //
 // The fields that a launch reads come first, in the order it reads them,
 // so that they share few cache lines: between two launches the driver's

@@ -20,15 +20,26 @@ import (
 
 // Queue is an in-order command queue (rt.Queue).
 //
-// Invariants: ctx, gate, dev, tq, launcher, drv, profiling, lateTimes,
-// timer, id and tune are set by NewQueue (or tuningQueue) and never
-// change. rec, specs and global are atomics, pts and log are atomic
-// counters (and log's ring atomic pointers), pend has its own mutex,
-// which is never held across a driver call, and pooled and holders are
-// the context's pool's, under its mutex (queuepool.go). No lock of the
-// queue is held across a
-// driver call: the context's enter and exit, an atomic count, bracket
-// every call that uses a driver object, so that Close waits for them.
+// Invariants:
+//   - ctx, gate, dev, tq, launcher, drv, profiling, lateTimes, timer, id
+//     and tune are set when the queue is made and never change: by
+//     NewQueue, or for the queues that Record and Graph.Update
+//     (recordingQueue) and SpecConst.Tune (tuningQueue) hand their
+//     functions, from the queue they are made from, whose driver queue,
+//     gate, trace handle and id they share.
+//   - Every call on the queue that uses a driver object runs between
+//     q.enter and q.exit, which count it in gate, so that Close waits for
+//     it (context.go). A queue counts its own calls, so that goroutines
+//     launching on queues of their own share no written cache line; a
+//     recording or tuning queue counts in the gate of the queue it was
+//     made from. A call of the context as a whole counts in the context's
+//     guard instead.
+//   - rec, specs and global are atomics; pts and log are atomic counters
+//     (and log's ring and pcs atomic words); pooled and holders are the
+//     context's pool's, under its mutex (queuepool.go).
+//   - pend has its own mutex, which only tracing takes; drainTrace holds
+//     it across the driver calls that read device times. No other lock of
+//     the queue is held across a driver call.
 //
 // The fields that a launch reads come first, so that they share few cache
 // lines: between two launches the driver's own work evicts them.
@@ -36,8 +47,8 @@ type Queue struct {
 	ctx      *Context
 	gate     *queueGate // the calls inside enter, which Close waits for (context.go)
 	dev      *Device
-	rec      queueRec           // the graph the queue records into (below)
-	tq       *trace.Queue       // trace handle; see "Tracing in rt" (context.go)
+	rec      queueRec           // the graph the queue records into (recording.go)
+	tq       *trace.Queue       // trace handle; see "Tracing in rt" (tracing.go)
 	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	drv      driver.Queue
 	// specs parks the queue's kernel instances between launches, by a
