@@ -52,9 +52,9 @@ func setLarge[T any](k *Kernel, i int, v T) {
 func BufferMem[T any](b Buffer[T]) *Mem { return b.mem() }
 
 // SpecBytes, SpecBuffer and SpecLocal set an argument of a kernel that
-// Acquire returned, as SetScalar does (generated.go); the index is the
-// generated code's, checked against the kernel's arguments by Acquire. An
-// error is kept for SubmitSpec or LaunchSpec to return.
+// Acquire returned, as SetScalar does; the index is the generated code's,
+// checked against the kernel's arguments by Acquire. An error is kept for
+// SubmitSpec or LaunchSpec to return.
 func (k *Kernel) SpecBytes(i int, p unsafe.Pointer, size uintptr) {
 	if err := checkArgSize(size); err != nil {
 		if k.setErr == nil {

@@ -7,8 +7,8 @@ import (
 )
 
 // What rt/raw calls. raw.Kernel is a *Kernel with the exported methods of
-// kernel.go, kernelinfo.go, sampler.go and workgroup.go; raw.Program wraps
-// a *BuiltProgram. The functions below are raw's entry points into a
+// this file, kernel.go, kernelinfo.go, sampler.go and workgroup.go;
+// raw.Program wraps a *BuiltProgram. The functions below are raw's entry points into a
 // context.
 
 // BuiltProgram is a program built for every device of its context, as

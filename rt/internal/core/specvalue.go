@@ -75,7 +75,7 @@ func (c *Context) setSpecValue(name, value string) error {
 	if err := checkSpecValue(name, value); err != nil {
 		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}
-	canon, err := checkRegistered(name, value) // specvalue.go
+	canon, err := checkRegistered(name, value)
 	if err != nil {
 		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}

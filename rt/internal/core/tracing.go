@@ -41,12 +41,11 @@ import (
 // calls transfer(..., skip+1)). runtime.Callers counts inlined frames, so
 // whether the compiler inlines rt's forwarder changes nothing. rt's tests
 // of call sites (tracing_test.go, through rt) check every count.
-// A generated Enqueue reaches q.submit through codegen.Submit and
-// SubmitSpec (launch.go), which passes skip 2, so the location is the
-// user's call of Enqueue; EnqueueEvent reaches q.launch the same way
-// through codegen.Launch and LaunchSpec. rt/raw's Launch and Submit reach
-// q.launch and q.submit through Launch and Submit (raw.go), which pass
-// skip 1.
+// A generated Enqueue reaches q.launch through codegen.Submit and
+// SubmitSpec (generated.go), which passes skip 2, so the location is the
+// user's call of Enqueue; EnqueueEvent reaches it the same way through
+// codegen.Launch and LaunchSpec. rt/raw's Launch and Submit reach it
+// through Launch and Submit (raw.go), which pass skip 1.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or
