@@ -63,7 +63,8 @@ func parseSpecDefault(text string, b *types.Basic) (specDefault, error) {
 }
 
 // specLiteral checks that v fits b and spells it in Go and in OpenCL C as
-// rt spells a specialization constant's value (specLiteral in rt/context.go).
+// rt spells a specialization constant's value (specLiteral in
+// rt/internal/core/specvalue.go).
 func specLiteral(v constant.Value, b *types.Basic) (specDefault, error) {
 	if b.Info()&types.IsFloat != 0 {
 		f, _ := constant.Float64Val(constant.ToFloat(v))

@@ -78,7 +78,7 @@ func (d *devAlloc) Release(b alloc.Block) error {
 func (d *devAlloc) MaxAlloc() int64 { return d.dev.MaxAllocSize }
 
 // allocator returns the allocator of q's device, creating it on first
-// use. The caller is inside c.enter, and q is not nil.
+// use. The caller is inside q's enter, and q is not nil.
 func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 	slot := &c.allocs[q.dev.index]
 	if d := slot.Load(); d != nil {

@@ -57,8 +57,8 @@ var (
 )
 
 // BenchmarkGeneratedAcquire measures what a generated Enqueue does around
-// setting arguments, through rt/codegen: Acquire (the fast kernel cache hit
-// and the kernel's lock) and the unlock that its Launch does last.
+// setting arguments, through rt/codegen: Acquire (the instance parked in
+// the queue's slot) and the park that its Submit does last.
 func BenchmarkGeneratedAcquire(b *testing.B) {
 	ctx := openDefault(b)
 	q := ctx.Queue()

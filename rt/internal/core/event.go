@@ -47,8 +47,8 @@ type backgroundWait struct {
 	err  error
 }
 
-// newEvent wraps drv, the event of a command enqueued on q inside the
-// context's enter. The Event is live in the context (live.go) until it is
+// newEvent wraps drv, the event of a command enqueued on q inside q's
+// enter. The Event is live in the context (live.go) until it is
 // released: by Release, by its cleanup once it is unreachable, or by
 // Close.
 func newEvent(q *Queue, drv driver.Event, name string) *Event {

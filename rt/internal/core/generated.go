@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
@@ -11,11 +12,11 @@ import (
 // generated Enqueue takes a kernel instance of its spec for its queue
 // (Acquire, instance.go), sets each argument (SetScalar, BufferMem with
 // Kernel.SpecBuffer, Kernel.SpecLocal, SpecImage, SpecSampler, SpecBytes),
-// and hands the instance back with SubmitSpec or LaunchSpec (launch.go),
-// which launch it and park it again. The setters keep their first error in
-// the instance for SubmitSpec and LaunchSpec to return. Between Acquire
-// and the park the instance belongs to the goroutine that acquired it; no
-// lock is held.
+// and hands the instance back with SubmitSpec or LaunchSpec, which launch
+// it (Queue.launch, launch.go) and park it again. The setters keep their
+// first error in the instance for SubmitSpec and LaunchSpec to return.
+// Between Acquire and the park the instance belongs to the goroutine that
+// acquired it; no lock is held.
 
 // SetScalar sets argument i of k to v, a number, or an array or struct of
 // numbers laid out as the kernel's parameter.
@@ -49,3 +50,51 @@ func setLarge[T any](k *Kernel, i int, v T) {
 // BufferMem returns the memory of b, as Kernel.SpecBuffer and
 // Kernel.SetBuffer take it.
 func BufferMem[T any](b Buffer[T]) *Mem { return b.mem() }
+
+// SpecBytes, SpecBuffer and SpecLocal set an argument of a kernel that
+// Acquire returned, as SetScalar does; the index is the generated code's,
+// checked against the kernel's arguments by Acquire. An error is kept for
+// SubmitSpec or LaunchSpec to return.
+func (k *Kernel) SpecBytes(i int, p unsafe.Pointer, size uintptr) {
+	if err := checkArgSize(size); err != nil {
+		if k.setErr == nil {
+			k.setErr = fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
+		}
+		return
+	}
+	k.setBytes(i, p, size)
+}
+
+func (k *Kernel) SpecBuffer(i int, m *Mem) {
+	if k.holds(i, m) {
+		return
+	}
+	if err := k.setBuffer(i, m); err != nil && k.setErr == nil {
+		k.setErr = err
+	}
+}
+
+func (k *Kernel) SpecLocal(i int, size int) {
+	if err := k.setLocalArg(i, size); err != nil && k.setErr == nil {
+		k.setErr = err
+	}
+}
+
+// SubmitSpec binds the hidden device-global arguments of k, launches it
+// over r after wait without an event and parks it again. wait is
+// rt/codegen's wait list, whose events conv converts (Waits): the
+// conversion happens here, so that codegen.Submit is one call, which the
+// compiler inlines into the generated Enqueue. The trace's call site is
+// the user's: two frames above this function's caller, codegen.Submit, is
+// the caller of the generated Enqueue.
+func SubmitSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
+	var w WaitList
+	_, err := q.launch(k, &r, Waits(&w, wait, conv), 2, true, false)
+	return err
+}
+
+// LaunchSpec is SubmitSpec with an event.
+func LaunchSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
+	var w WaitList
+	return q.launch(k, &r, Waits(&w, wait, conv), 2, true, true)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -305,4 +306,21 @@ func (c *Context) closeInstances() []error {
 		}
 	}
 	return errs
+}
+
+// checkExtensions returns an error wrapping ErrNoKernel, naming the
+// kernel, the device and the extension, when dev lacks an extension the
+// kernel d needs: its definition is behind "#if defined(ext)", so the
+// device's compiler leaves it out.
+func checkExtensions(d *desc.Kernel, dev *Device) error {
+	for _, need := range d.Extensions {
+		if !slices.ContainsFunc(strings.Split(need, "|"), func(e string) bool { return slices.Contains(dev.Extensions, e) }) {
+			what := "extension " + need
+			if strings.Contains(need, "|") {
+				what = "any of the extensions " + strings.ReplaceAll(need, "|", ", ")
+			}
+			return fmt.Errorf("kernel %s (%s): device %s lacks %s, under which the kernel is defined: %w", d.ID, d.Name, dev.Name, what, ErrNoKernel)
+		}
+	}
+	return nil
 }

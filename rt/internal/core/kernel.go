@@ -318,8 +318,15 @@ func (k *Kernel) enqueueFlushed(q *Queue, dw []driver.Event, event bool) (driver
 //     memory it uses) only while the driver call lasts, on the owner's
 //     goroutine; the driver copies what it keeps, so the record may change
 //     as soon as the launch returns. A graph records a copy.
-//   - ctx, drv, prog, name, nargs, lim and decl are set when the kernel is
-//     made and never change; released is atomic.
+//   - ctx, drv, prog, name, nargs, lim.wg and pool are set when the
+//     kernel is made (an instance shares its prototype's lim.wg, and a
+//     prototype gets its pool: newInstance, cacheBuilder.NewKernel) and
+//     never change; lim.wg's entries (work-group info per device) and
+//     released are atomic. The rest of lim (the bytes of __local
+//     arguments) belongs with the record, to the owner.
+//   - An instance's spec fields (hit, decl, nglobals, hidden, label,
+//     specs) are its owner's too, set by Acquire: an instance serves any
+//     spec of its kernel, one at a time.
 //
 // The fields that a launch reads come first, in the order it reads them,
 // so that they share few cache lines: between two launches the driver's
@@ -472,6 +479,20 @@ func (k *Kernel) checkArg(i int) error {
 	}
 	if i < 0 || i >= k.nargs {
 		return fmt.Errorf("set argument %d of kernel %q: %w: it takes %d arguments", i, k.name, ErrOutOfRange, k.nargs)
+	}
+	return nil
+}
+
+// maxArgBytes is the size of the largest kernel argument value
+// (driver.Arg.Size), far above what any device takes
+// (CL_DEVICE_MAX_PARAMETER_SIZE is at least 1024 bytes, NVIDIA's 4352).
+const maxArgBytes = 1<<31 - 1
+
+// checkArgSize returns an error wrapping ErrInvalidArgument for a value of
+// more than maxArgBytes bytes.
+func checkArgSize[N int | uintptr](size N) error {
+	if uint64(size) > maxArgBytes {
+		return fmt.Errorf("%w: %d bytes, more than a kernel argument can be", ErrInvalidArgument, size)
 	}
 	return nil
 }

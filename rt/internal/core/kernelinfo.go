@@ -53,7 +53,7 @@ func (k *Kernel) SetNullBuffer(i int) error {
 }
 
 // argBuffer returns the driver buffer of argument i, a buffer argument:
-// nil for NULL (setNullBuffer).
+// nil for NULL (SetNullBuffer).
 func (k *Kernel) argBuffer(i int) driver.Buffer {
 	if i < len(k.bufs) && k.bufs[i] != nil {
 		return k.bufs[i].drv

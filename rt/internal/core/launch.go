@@ -2,38 +2,17 @@ package core
 
 import (
 	"fmt"
-	"reflect"
 	rtrace "runtime/trace"
-	"slices"
-	"strings"
-	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// CheckArgType checks that argument i of k may be set to a value of type
-// t: a number of fixed size, or an array or struct of them.
-func (k *Kernel) CheckArgType(i int, t reflect.Type) error {
-	if err := k.checkArg(i); err != nil {
-		return err
-	}
-	if t.Kind() > reflect.Complex128 || t.Kind() == reflect.Uintptr || t.Kind() == reflect.Int || t.Kind() == reflect.Uint {
-		// Array, struct, or a type with no fixed device size.
-		err := checkPlain(t)
-		if err == nil && t.Kind() <= reflect.Complex128 {
-			err = fmt.Errorf("%w: %v has no fixed size on the device; use int32 or int64", ErrInvalidArgument, t)
-		}
-		if err == nil {
-			err = checkArgSize(t.Size())
-		}
-		if err != nil {
-			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
-		}
-	}
-	return nil
-}
+// The launch path: Queue.launch, which every kernel launch outside a
+// graph takes, a generated spec's (SubmitSpec, LaunchSpec: generated.go)
+// and rt/raw's (raw.go) alike, with its checks and the binding of a spec's
+// hidden device-global arguments. The launch record it hands the driver
+// is kernel.go's.
 
 // launch enqueues k over r after wait, with an event, which it returns,
 // or without one (event false: the generated Enqueue, rt/raw's Submit);
@@ -192,85 +171,6 @@ func (q *Queue) checkLaunch(k *Kernel, r *Range, wait []*Event, op string, spec 
 		}
 	}
 	return dw, nil
-}
-
-// checkExtensions returns an error wrapping ErrNoKernel, naming the
-// kernel, the device and the extension, when dev lacks an extension the
-// kernel d needs: its definition is behind "#if defined(ext)", so the
-// device's compiler leaves it out.
-func checkExtensions(d *desc.Kernel, dev *Device) error {
-	for _, need := range d.Extensions {
-		if !slices.ContainsFunc(strings.Split(need, "|"), func(e string) bool { return slices.Contains(dev.Extensions, e) }) {
-			what := "extension " + need
-			if strings.Contains(need, "|") {
-				what = "any of the extensions " + strings.ReplaceAll(need, "|", ", ")
-			}
-			return fmt.Errorf("kernel %s (%s): device %s lacks %s, under which the kernel is defined: %w", d.ID, d.Name, dev.Name, what, ErrNoKernel)
-		}
-	}
-	return nil
-}
-
-// SpecBytes, SpecBuffer and SpecLocal set an argument of a kernel that
-// Acquire returned, as SetScalar does (generated.go); the index is the
-// generated code's, checked against the kernel's arguments by Acquire. An
-// error is kept for SubmitSpec or LaunchSpec to return.
-func (k *Kernel) SpecBytes(i int, p unsafe.Pointer, size uintptr) {
-	if err := checkArgSize(size); err != nil {
-		if k.setErr == nil {
-			k.setErr = fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
-		}
-		return
-	}
-	k.setBytes(i, p, size)
-}
-
-// maxArgBytes is the size of the largest kernel argument value
-// (driver.Arg.Size), far above what any device takes
-// (CL_DEVICE_MAX_PARAMETER_SIZE is at least 1024 bytes, NVIDIA's 4352).
-const maxArgBytes = 1<<31 - 1
-
-// checkArgSize returns an error wrapping ErrInvalidArgument for a value of
-// more than maxArgBytes bytes.
-func checkArgSize[N int | uintptr](size N) error {
-	if uint64(size) > maxArgBytes {
-		return fmt.Errorf("%w: %d bytes, more than a kernel argument can be", ErrInvalidArgument, size)
-	}
-	return nil
-}
-
-func (k *Kernel) SpecBuffer(i int, m *Mem) {
-	if k.holds(i, m) {
-		return
-	}
-	if err := k.setBuffer(i, m); err != nil && k.setErr == nil {
-		k.setErr = err
-	}
-}
-
-func (k *Kernel) SpecLocal(i int, size int) {
-	if err := k.setLocalArg(i, size); err != nil && k.setErr == nil {
-		k.setErr = err
-	}
-}
-
-// SubmitSpec binds the hidden device-global arguments of k, launches it
-// over r after wait without an event and parks it again. wait is
-// rt/codegen's wait list, whose events conv converts (Waits): the
-// conversion happens here, so that codegen.Submit is one call, which the
-// compiler inlines into the generated Enqueue. The trace's call site is
-// the user's: two frames above this function's caller, codegen.Submit, is
-// the caller of the generated Enqueue.
-func SubmitSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
-	var w WaitList
-	_, err := q.launch(k, &r, Waits(&w, wait, conv), 2, true, false)
-	return err
-}
-
-// LaunchSpec is SubmitSpec with an event.
-func LaunchSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
-	var w WaitList
-	return q.launch(k, &r, Waits(&w, wait, conv), 2, true, true)
 }
 
 // errNoInstance is the error of a spec's launch (SubmitSpec, LaunchSpec)

@@ -57,8 +57,8 @@ type liveSet struct {
 	nevent int
 }
 
-// add makes o live. It is called inside the context's enter, so never
-// after Close took the set.
+// add makes o live. It is called inside an enter, the context's or a
+// queue's, so never after Close took the set.
 func (s *liveSet) add(o liveObject) {
 	s.mu.Lock()
 	if s.objs == nil {

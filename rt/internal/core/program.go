@@ -73,17 +73,6 @@ func (c *Context) buildDirect(req buildRequest) (*builtProgram, error) {
 	return &builtProgram{ctx: c, drv: drv, name: req.name}, nil
 }
 
-func (c *Context) deviceLabel() string {
-	if len(c.devices) == 1 {
-		return fmt.Sprintf("device %q", c.devices[0].Name)
-	}
-	var infos []driver.DeviceInfo
-	for _, d := range c.devices {
-		infos = append(infos, d.info)
-	}
-	return "devices " + labels(infos)
-}
-
 // Name returns the program's name.
 func (p *builtProgram) Name() string {
 	if p == nil {
@@ -209,4 +198,20 @@ func (p *Program) buildContext(ctx context.Context, c *Context) (*builtProgram, 
 		return nil, err
 	}
 	return c.programForContext(ctx, img)
+}
+
+// build is the one function through which every program is made: a
+// program built from source goes through the cache, keyed by the hash of
+// its source with its name as the image id; one loaded from binaries the
+// caller gave is made directly.
+func (c *Context) build(req buildRequest) (*builtProgram, error) {
+	return c.buildContext(context.Background(), req)
+}
+
+// programFor returns img built for every device of the context through
+// the cache. The caller may Release the program it gets; the cache keeps
+// its own reference. A compile error wraps ErrBuildFailed and carries the
+// build log.
+func (c *Context) programFor(img *progcache.Image) (*builtProgram, error) {
+	return c.programForContext(context.Background(), img)
 }

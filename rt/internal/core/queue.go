@@ -2,32 +2,44 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	rtrace "runtime/trace"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Queues: ordering, markers, wait lists and the trace point of every
-// command. What runs on them lives beside this file: kernels and their
-// launch records (kernel.go), the launch path (launch.go), ranges
-// (range.go), events (event.go), programs (program.go), work-group limits
-// (workgroup.go), use points of stream-ordered reuse (streamorder.go) and
-// command graphs (graph.go).
+// Queues: their creation, ordering, markers and wait lists. What runs on
+// them lives beside this file: kernels and their launch records
+// (kernel.go), the launch path (launch.go), ranges (range.go), events
+// (event.go), programs (program.go), work-group limits (workgroup.go), use
+// points of stream-ordered reuse (streamorder.go), the trace point of every
+// command (tracing.go), command graphs (graph.go, recording.go), and the
+// context's pool of queues (queuepool.go).
 
 // Queue is an in-order command queue (rt.Queue).
 //
-// Invariants: ctx, gate, dev, tq, launcher, drv, profiling, lateTimes,
-// timer, id and tune are set by NewQueue (or tuningQueue) and never
-// change. rec, specs and global are atomics, pts and log are atomic
-// counters (and log's ring atomic pointers), pend has its own mutex,
-// which is never held across a driver call, and pooled and holders are
-// the context's pool's, under its mutex (queuepool.go). No lock of the
-// queue is held across a
-// driver call: the context's enter and exit, an atomic count, bracket
-// every call that uses a driver object, so that Close waits for them.
+// Invariants:
+//   - ctx, gate, dev, tq, launcher, drv, profiling, lateTimes, timer, id
+//     and tune are set when the queue is made and never change: by
+//     NewQueue, or for the queues that Record and Graph.Update
+//     (recordingQueue) and SpecConst.Tune (tuningQueue) hand their
+//     functions, from the queue they are made from, whose driver queue,
+//     gate, trace handle and id they share.
+//   - Every call on the queue that uses a driver object runs between
+//     q.enter and q.exit, which count it in gate, so that Close waits for
+//     it (context.go). A queue counts its own calls, so that goroutines
+//     launching on queues of their own share no written cache line; a
+//     recording or tuning queue counts in the gate of the queue it was
+//     made from. A call of the context as a whole counts in the context's
+//     guard instead.
+//   - rec, specs and global are atomics; pts and log are atomic counters
+//     (and log's ring and pcs atomic words); pooled and holders are the
+//     context's pool's, under its mutex (queuepool.go).
+//   - pend has its own mutex, which only tracing takes; drainTrace holds
+//     it across the driver calls that read device times. No other lock of
+//     the queue is held across a driver call.
 //
 // The fields that a launch reads come first, so that they share few cache
 // lines: between two launches the driver's own work evicts them.
@@ -35,8 +47,8 @@ type Queue struct {
 	ctx      *Context
 	gate     *queueGate // the calls inside enter, which Close waits for (context.go)
 	dev      *Device
-	rec      queueRec           // the graph the queue records into (below)
-	tq       *trace.Queue       // trace handle; see "Tracing in rt" (context.go)
+	rec      queueRec           // the graph the queue records into (recording.go)
+	tq       *trace.Queue       // trace handle; see "Tracing in rt" (tracing.go)
 	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	drv      driver.Queue
 	// specs parks the queue's kernel instances between launches, by a
@@ -70,6 +82,62 @@ type Queue struct {
 	// one per candidate (speclaunch.go's tuningQueue): their launches run
 	// with the candidate. Nil on every other queue.
 	tune *tuneOverride
+}
+
+// newDriverQueue creates the driver queue of a new Queue on device dev:
+// kernel-timed (driver.KernelTimer, timed true) when tracing reports the
+// device times of every command and the backend has a cheaper way than
+// events.
+func (c *Context) newDriverQueue(dev int) (q driver.Queue, timed bool, err error) {
+	if kt, ok := c.drv.(driver.KernelTimer); ok && c.devTimes && c.tr.DeviceSampling() == 1 {
+		q, err = kt.NewKernelTimedQueue(dev)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return q, err == nil, err
+		}
+	}
+	q, err = c.drv.NewQueue(dev, c.profiling)
+	return q, false, err
+}
+
+// NewQueue creates an in-order queue on dev, which must be one of the
+// context's devices. The context releases it on Close.
+func (c *Context) NewQueue(dev *Device) (*Queue, error) {
+	if err := c.enter(); err != nil {
+		return nil, fmt.Errorf("create queue: %w", err)
+	}
+	defer c.exit()
+	if dev == nil || dev.index >= len(c.devices) || c.devices[dev.index] != dev {
+		return nil, fmt.Errorf("create queue: %w: the device is not one of this context's (%s)", ErrInvalidArgument, c.deviceLabel())
+	}
+	dq, late, err := c.newDriverQueue(dev.index)
+	if err != nil {
+		return nil, c.failed(nil, fmt.Errorf("create queue on %q: %w", dev.Name, err))
+	}
+	q := &Queue{ctx: c, gate: new(queueGate), dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1)}
+	q.launcher, _ = dq.(driver.ArgLauncher)
+	if late {
+		q.timer, _ = dq.(driver.KernelTimedQueue)
+	}
+	if err := c.initQueueTrace(q); err != nil {
+		dq.Release()
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queues) == 1 && !c.multiQueue.Load() {
+		// The first queue's uses of allocator memory went unrecorded:
+		// complete them before another queue can reuse a block. A command
+		// records its uses if it reads multiQueue set after it was
+		// enqueued; one that reads it unset was enqueued before this
+		// Store, hence before Finish.
+		c.multiQueue.Store(true)
+		if err := c.queues[0].drv.Finish(); err != nil {
+			dq.Release()
+			return nil, c.recordFault(c.queues, c.queues[0], fmt.Errorf("create queue on %q: finish the first queue: %w", dev.Name, err)) // c.mu is held
+		}
+	}
+	c.queues = append(c.queues, q)
+	return q, nil
 }
 
 // Context returns the queue's context.
@@ -268,61 +336,4 @@ func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
 		dst = append(dst, e.drv)
 	}
 	return dst, nil
-}
-
-// beginTask is the trace point of every enqueued command, of rt's tracer
-// and of Go's execution tracer (gotrace.go): it returns the
-// command's task (nil when tracing is off, after one atomic load) and emits
-// its edges: the in-order edge and one per event of wait. skip is the
-// number of rt frames between beginTask's caller and the user's code (see
-// the comment at the top of this file). The caller releases the task when
-// it is done with it, unless an Event keeps it (newTracedEvent).
-func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Event) *trace.Task {
-	if kind != trace.Kernel && rtrace.IsEnabled() { // a launch logs its kernel (goTraceKernel)
-		q.goTrace(kind, name, "", skip+1)
-	}
-	// Begin's skip 0 is beginTask; +1 is beginTask's caller.
-	tk := q.tq.Begin(kind, name, skip+2)
-	if tk != nil {
-		for _, w := range wait {
-			if w != nil {
-				tk.DependsOn(w.task)
-			}
-		}
-	}
-	return tk
-}
-
-// wantsEvent reports whether tk is a sampled task on a queue that reports
-// device times (its context opened with device-time sampling, so that its
-// clock is aligned), so that its command needs an event.
-func (q *Queue) wantsEvent(tk *trace.Task) bool {
-	return tk != nil && q.profiling && q.ctx.devTimes && tk.Sampled()
-}
-
-// addPending keeps a copy of tk with its command until its device times
-// are known.
-func (q *Queue) addPending(tk *trace.Task, ev *Event, drv driver.Event) {
-	p := &q.pend
-	p.mu.Lock()
-	p.tasks = append(p.tasks, pendingTask{task: *tk, ev: ev, drv: drv})
-	grow := len(p.tasks) >= max(p.next, pendingDrainAt)
-	p.mu.Unlock()
-	if grow {
-		// Waiting for the newest command makes a profiling queue's times
-		// all readable at once; a kernel-timed queue reads the times that
-		// have come (waiting would have its backend fetch the rest early).
-		q.drainTrace(!q.lateTimes)
-	}
-}
-
-// sameContext checks that an object of context of, named what, may be
-// used with context c: an error wrapping ErrInvalidArgument that names
-// both contexts' devices if not. OpenCL leaves the use of one context's
-// objects in another undefined.
-func (c *Context) sameContext(what string, of *Context) error {
-	if of == c {
-		return nil
-	}
-	return fmt.Errorf("%w: %s belongs to the context on %s, not to this one on %s", ErrInvalidArgument, what, of.deviceLabel(), c.deviceLabel())
 }

@@ -2,11 +2,13 @@ package core
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 )
 
 // What rt/raw calls. raw.Kernel is a *Kernel with the exported methods of
-// kernel.go, kernelinfo.go, sampler.go and workgroup.go; raw.Program wraps
-// a *BuiltProgram. The functions below are raw's entry points into a
+// this file, kernel.go, kernelinfo.go, sampler.go and workgroup.go;
+// raw.Program wraps a *BuiltProgram. The functions below are raw's entry points into a
 // context.
 
 // BuiltProgram is a program built for every device of its context, as
@@ -79,6 +81,28 @@ func (k *Kernel) DeviceOf(facade any) *Device {
 	for _, d := range k.ctx.devices {
 		if d.Facade == facade {
 			return d
+		}
+	}
+	return nil
+}
+
+// CheckArgType checks that argument i of k may be set to a value of type
+// t: a number of fixed size, or an array or struct of them.
+func (k *Kernel) CheckArgType(i int, t reflect.Type) error {
+	if err := k.checkArg(i); err != nil {
+		return err
+	}
+	if t.Kind() > reflect.Complex128 || t.Kind() == reflect.Uintptr || t.Kind() == reflect.Int || t.Kind() == reflect.Uint {
+		// Array, struct, or a type with no fixed device size.
+		err := checkPlain(t)
+		if err == nil && t.Kind() <= reflect.Complex128 {
+			err = fmt.Errorf("%w: %v has no fixed size on the device; use int32 or int64", ErrInvalidArgument, t)
+		}
+		if err == nil {
+			err = checkArgSize(t.Size())
+		}
+		if err != nil {
+			return fmt.Errorf("set argument %d of kernel %q: %w", i, k.name, err)
 		}
 	}
 	return nil

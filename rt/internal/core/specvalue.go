@@ -12,11 +12,180 @@ import (
 	"github.com/dgen-go/dgen/rt/internal/desc"
 )
 
-// The checks of specialization-constant values: every registered
-// //dgen:specconst declaration records its type, bounds and tuning
-// candidates here by macro name, and setSpecValue and clearSpecValue
-// refuse a name that none has and a value that does not parse as the
-// type or lies outside the bounds.
+// Specialization-constant values: the values set on a context
+// (SpecConst.Set, which calls setSpecValue), which every program the
+// context builds from then on is built with and cached under, and their
+// checks: every registered //dgen:specconst declaration records its type,
+// bounds and tuning candidates here by macro name, and setSpecValue and
+// clearSpecValue refuse a name that none has and a value that does not
+// parse as the type or lies outside the bounds. A launch's own values are
+// speclaunch.go's, tuning tune.go's.
+
+// specValue is the value of one specialization constant as a build sees
+// it: the macro Name defined to Value (-D Name=Value). Value is an OpenCL C
+// literal such as "16", "-3" or "0.5f"; specLiteral formats one.
+type specValue struct {
+	Name  string
+	Value string
+}
+
+// identChar reports whether r may appear in a C identifier: a letter or
+// underscore, or, where digit is true (not the first character), a digit.
+func identChar(r rune, digit bool) bool {
+	return r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || digit && '0' <= r && r <= '9'
+}
+
+// checkSpecValue reports whether name is a C identifier and value a
+// literal that can go on a build command line unquoted.
+func checkSpecValue(name, value string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty name", ErrInvalidArgument)
+	}
+	for i, r := range name {
+		if !identChar(r, i > 0) {
+			return fmt.Errorf("%w: %q is not a C identifier", ErrInvalidArgument, name)
+		}
+	}
+	if value == "" {
+		return fmt.Errorf("%w: empty value", ErrInvalidArgument)
+	}
+	if strings.ContainsAny(value, " \t\r\n\v\f\"'\\") {
+		return fmt.Errorf("%w: value %q contains a space, quote or backslash", ErrInvalidArgument, value)
+	}
+	return nil
+}
+
+// setSpecValue sets the specialization constant name to value for every
+// program that the context builds from now on. A name that no registered
+// //dgen:specconst constant has, or a value that does not parse as the
+// constant's type, is an error wrapping ErrInvalidArgument; a value outside
+// the bounds the directive declares (min=, max=) one wrapping
+// ErrOutOfRange. The value is kept as specLiteral writes it (so that "16"
+// and "0x10" share a build) and becomes -D name=value
+// at build and part of every cache key, so that a changed value builds
+// (once) and caches another program, and setting an earlier value again
+// finds the earlier program. Commands already enqueued are not affected.
+// SpecConst.Set, for a //dgen:specconst declaration, calls it with the
+// constant's name and specLiteral of its value.
+func (c *Context) setSpecValue(name, value string) error {
+	if err := c.enter(); err != nil {
+		return fmt.Errorf("set specialization constant %s: %w", name, err)
+	}
+	defer c.exit()
+	if err := checkSpecValue(name, value); err != nil {
+		return fmt.Errorf("set specialization constant %s: %w", name, err)
+	}
+	canon, err := checkRegistered(name, value)
+	if err != nil {
+		return fmt.Errorf("set specialization constant %s: %w", name, err)
+	}
+	c.pc.SetSpec(name, canon)
+	return nil
+}
+
+// clearSpecValue removes the value of the specialization constant name, so
+// that programs see its default again. A name that no registered constant
+// has is an error wrapping ErrInvalidArgument.
+func (c *Context) clearSpecValue(name string) error {
+	if err := c.enter(); err != nil {
+		return fmt.Errorf("clear specialization constant %s: %w", name, err)
+	}
+	defer c.exit()
+	if len(specChecks(name)) == 0 {
+		return fmt.Errorf("clear specialization constant %s: %w: no //dgen:specconst declaration registers a constant of that name", name, ErrInvalidArgument)
+	}
+	c.pc.ClearSpec(name)
+	return nil
+}
+
+// specValues returns the specialization-constant values set on the
+// context, sorted by name.
+func (c *Context) specValues() []specValue {
+	if c == nil {
+		return nil
+	}
+	set := c.pc.Specs()
+	if len(set) == 0 {
+		return nil
+	}
+	vals := make([]specValue, len(set))
+	for i, v := range set {
+		vals[i] = specValue(v)
+	}
+	return vals
+}
+
+// specLiteral formats v, a boolean or number, as the OpenCL C literal that
+// setSpecValue expects: integers in decimal (unsigned with a u suffix where
+// needed), float32 with an f suffix and float64 in full precision, both
+// exactly round-tripping; booleans as 1 or 0.
+func specLiteral[T any](v T) (string, error) {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Bool:
+		if rv.Bool() {
+			return "1", nil
+		}
+		return "0", nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32:
+		return strconv.FormatInt(rv.Int(), 10), nil
+	case reflect.Int64:
+		n := rv.Int()
+		if n == math.MinInt64 {
+			return "(-9223372036854775807L-1)", nil
+		}
+		return strconv.FormatInt(n, 10) + "L", nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uintptr:
+		return strconv.FormatUint(rv.Uint(), 10) + "u", nil
+	case reflect.Uint64:
+		return strconv.FormatUint(rv.Uint(), 10) + "UL", nil
+	case reflect.Float32:
+		f := rv.Float()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return "", fmt.Errorf("specialization constant literal: %w: %v", ErrInvalidArgument, f)
+		}
+		return strconv.FormatFloat(f, 'e', -1, 32) + "f", nil
+	case reflect.Float64:
+		f := rv.Float()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return "", fmt.Errorf("specialization constant literal: %w: %v", ErrInvalidArgument, f)
+		}
+		return strconv.FormatFloat(f, 'e', -1, 64), nil
+	}
+	return "", fmt.Errorf("specialization constant literal: %w: %T is not a boolean or number", ErrInvalidArgument, v)
+}
+
+// Value returns the context's value of s: the value that launches on c
+// that give s no value of their own run with from now on, the value set
+// on c (Set or TuneDefault), else the default. Value(nil) returns the
+// default; a constant that is not registered, or has neither a value nor
+// a default, gives the zero value. A launch's own value (Spec) is not
+// the context's, and inside a tuning function the candidate being timed
+// is the value that Tune passes it, not Value's.
+func (s *SpecConst[T]) Value(c *Context) T {
+	var v T
+	d := s.registration()
+	if d == nil {
+		return v
+	}
+	lit := d.Default
+	if c != nil {
+		for _, sv := range c.pc.Specs() {
+			if sv.Name == d.Name {
+				lit = sv.Value
+			}
+		}
+	}
+	if lit == "" {
+		return v
+	}
+	n, _, err := checkOf(d).parse(lit)
+	if err != nil {
+		return s.defaultValue()
+	}
+	setNum(reflect.ValueOf(&v).Elem(), n)
+	return v
+}
 
 // specCheck is what a value of one registered specialization constant
 // must satisfy.
@@ -213,38 +382,6 @@ func setNum(v reflect.Value, n specNum) {
 	default:
 		v.SetInt(n.i)
 	}
-}
-
-// Value returns the context's value of s: the value that launches on c
-// that give s no value of their own run with from now on, the value set
-// on c (Set or TuneDefault), else the default. Value(nil) returns the
-// default; a constant that is not registered, or has neither a value nor
-// a default, gives the zero value. A launch's own value (Spec) is not
-// the context's, and inside a tuning function the candidate being timed
-// is the value that Tune passes it, not Value's.
-func (s *SpecConst[T]) Value(c *Context) T {
-	var v T
-	d := s.registration()
-	if d == nil {
-		return v
-	}
-	lit := d.Default
-	if c != nil {
-		for _, sv := range c.pc.Specs() {
-			if sv.Name == d.Name {
-				lit = sv.Value
-			}
-		}
-	}
-	if lit == "" {
-		return v
-	}
-	n, _, err := checkOf(d).parse(lit)
-	if err != nil {
-		return s.defaultValue()
-	}
-	setNum(reflect.ValueOf(&v).Elem(), n)
-	return v
 }
 
 // literalOfBits returns the value whose bits a launch carries (SpecArgs:

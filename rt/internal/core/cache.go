@@ -1,0 +1,199 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
+	"github.com/dgen-go/dgen/rt/stats"
+	"github.com/dgen-go/dgen/rt/trace"
+)
+
+// The context's kernel/program cache is package rt/internal/progcache;
+// this file connects it to the context: it builds through the context's
+// driver and traces through its tracer.
+
+// Stats returns the context's statistics: what its program cache did
+// (Cache) and what its allocators hold and did (Alloc). It works after
+// Close too, and on a nil context returns zero statistics.
+func (c *Context) Stats() stats.Context {
+	return stats.Context{Cache: c.cacheStats(), Alloc: c.allocStats()}
+}
+
+// cacheStats returns the counters of the context's program cache.
+func (c *Context) cacheStats() stats.Cache {
+	if c == nil {
+		return stats.Cache{}
+	}
+	s := c.pc.Stats()
+	return stats.Cache{
+		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
+		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
+		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(), Tuned: c.tuneTimed.Load(), TuneRecords: c.tuneRecords.Load(),
+	}
+}
+
+// persistentCache returns the persistent cache beneath the context's
+// program cache; it is disabled (Enabled false) when the configuration
+// turns it off or its directory cannot be used.
+func (c *Context) persistentCache() *diskcache.Cache {
+	if c == nil {
+		return nil
+	}
+	return c.disk
+}
+
+// initCache opens the remote tier and the persistent cache that cfg
+// configures, warning when one cannot be used, and sets up the context's
+// program cache over them.
+func (c *Context) initCache(cfg CacheConfig) {
+	dcfg := cfg.Disk.diskConfig(c.log())
+	dcfg.Remote = c.openRemote(&cfg, dcfg.Trace)
+	disk, err := diskcache.Open(dcfg)
+	c.disk = disk
+	if err != nil {
+		c.log().Warn("dgen: persistent program cache off", "dir", cfg.Disk.Dir, "err", err)
+	}
+	pcfg := progcache.Config{
+		InMemory:          cfg.InMemory,
+		EvictionThreshold: cfg.EvictionThreshold,
+		CompileOptions:    cfg.CompileOptions,
+		Disk:              disk,
+		Faulted:           c.faultErr,
+		Hooks: progcache.Hooks{
+			Event: func(ev trace.Cache) { c.traceCache(0, ev) },
+			Now:   c.traceNow,
+			Log:   dcfg.Trace,
+		},
+	}
+	for _, d := range c.devices {
+		pcfg.Devices = append(pcfg.Devices, diskcache.Device{Platform: d.Platform, Name: d.Name, Version: d.Version, DriverVersion: d.DriverVersion})
+	}
+	c.pc.Init((*cacheBuilder)(c), pcfg)
+}
+
+// cacheBuilder is the context as the program cache's builder.
+type cacheBuilder Context
+
+func (b *cacheBuilder) Enter(img *progcache.Image) error {
+	c := (*Context)(b)
+	if err := c.enter(); err != nil {
+		if img != nil {
+			return fmt.Errorf("build program %s: %w", img.Name, err)
+		}
+		return fmt.Errorf("build program: %w", err)
+	}
+	if img != nil {
+		if err := checkImageOptions(img); err != nil {
+			c.exit()
+			return fmt.Errorf("build program %s: %w", img.Name, err)
+		}
+	}
+	return nil
+}
+
+func (b *cacheBuilder) Exit() { (*Context)(b).exit() }
+
+func (b *cacheBuilder) Build(name, source, options string) (driver.Program, error) {
+	p, err := (*Context)(b).buildDirect(buildRequest{name: name, source: source, options: options})
+	if err != nil {
+		return nil, err
+	}
+	return p.drv, nil
+}
+
+func (b *cacheBuilder) Load(name string, binaries [][]byte, options string) (driver.Program, error) {
+	p, err := (*Context)(b).buildDirect(buildRequest{name: name, binaries: binaries, options: options})
+	if err != nil {
+		return nil, err
+	}
+	return p.drv, nil
+}
+
+// NewKernel makes the cache's kernel object of (program, name): the
+// prototype of the kernel's instances (instance.go).
+func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*Kernel, error) {
+	k, err := (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).kernel(name)
+	if err == nil {
+		k.pool = new(kernelPool)
+	}
+	return k, err
+}
+
+// ReleaseKernel releases a prototype and its spare instances.
+func (b *cacheBuilder) ReleaseKernel(k *Kernel) error {
+	k.pool.kill()
+	return k.Release()
+}
+
+// devIndex returns the index of q's device in the context, or -1 when q is
+// not a queue of the context, which the cache reports as an invalid
+// argument.
+func (c *Context) devIndex(q *Queue) int {
+	if q == nil || q.ctx != c {
+		return -1
+	}
+	return q.dev.index
+}
+
+// remoteFlushWait bounds how long Close waits for publishes to the remote
+// tier that are still in flight.
+const remoteFlushWait = 2 * time.Second
+
+// openRemote connects the context's cache to the shared remote tier that
+// cfg.Remote names, if any, and returns it to be put beneath the
+// persistent cache; its trace goes to trace. A remote that cannot be
+// opened is logged once and left out.
+func (c *Context) openRemote(cfg *CacheConfig, trace io.Writer) diskcache.Remote {
+	if cfg.Remote.URL == "" {
+		return nil
+	}
+	r, err := diskcache.OpenRemote(diskcache.RemoteConfig{URL: cfg.Remote.URL, Getenv: cfg.Remote.Getenv,
+		Logger: c.log(), Trace: trace, Events: c.remoteEvent})
+	if err != nil || r == nil {
+		if err == nil {
+			err = errors.New("no tier")
+		}
+		c.log().Warn("dgen: remote program cache off", "err", err)
+		return nil
+	}
+	c.remote = r
+	return r
+}
+
+// remoteEvent traces remote hits and publishes as cache events.
+func (c *Context) remoteEvent(e diskcache.RemoteEvent) {
+	op := trace.RemoteHit
+	if e.Op == diskcache.RemotePublish {
+		op = trace.RemotePublish
+	}
+	c.traceCache(0, trace.Cache{Op: op, Program: e.Program, Duration: e.Duration.Nanoseconds()})
+}
+
+// remoteStats returns the remote tier's counters; zero without one.
+func (c *Context) remoteStats() stats.Remote {
+	if c.remote == nil {
+		return stats.Remote{}
+	}
+	return stats.Remote(c.remote.Stats())
+}
+
+// closeRemote waits a little for publishes in flight, disconnects, and
+// adds the counters to those recorded in the cache directory, which
+// `dgen cache stat` shows.
+func (c *Context) closeRemote() {
+	if c.remote == nil {
+		return
+	}
+	c.remote.Close(remoteFlushWait)
+	c.disk.Wait()
+	if c.disk.Enabled() {
+		if err := diskcache.RecordRemote(c.disk.Dir(), c.remote.Stats()); err != nil {
+			c.pc.Logf("%v", err)
+		}
+	}
+}
