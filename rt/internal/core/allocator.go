@@ -9,17 +9,8 @@ import (
 
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/stats"
 	"github.com/dgen-go/dgen/rt/trace"
 )
-
-// ErrTooLarge reports an allocation above the device's maximum single
-// allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE). No driver call is made.
-var ErrTooLarge = alloc.ErrTooLarge
-
-func isOutOfMemory(err error) bool {
-	return errors.Is(err, ErrOutOfMemory) || errors.Is(err, alloc.ErrDeviceOutOfMemory)
-}
 
 // devAlloc is the allocator of one device of a context, with the queue on
 // which it forces new blocks to be resident.
@@ -201,23 +192,6 @@ func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	return bufferOver[T](m, n), nil
 }
 
-// allocStats returns the context's allocator statistics (Stats).
-func (c *Context) allocStats() stats.Alloc {
-	var s stats.Alloc
-	if c == nil {
-		return s
-	}
-	for i := range c.allocs {
-		if d := c.allocs[i].Load(); d != nil {
-			s.Devices = append(s.Devices, stats.DeviceAlloc{Device: d.dev.Name, Index: d.dev.index, Stats: d.a.Stats()})
-		}
-	}
-	s.Devices = c.addImageStats(s.Devices) // images of allocation sites, below
-	s.DriverAllocs = c.driverAllocs.Load()
-	s.DriverReleases = c.driverReleases.Load()
-	return s
-}
-
 // ReleaseHeld gives every block held in the allocators' free lists back to
 // the driver. Buffers in use are not affected.
 func (c *Context) ReleaseHeld() error {
@@ -233,32 +207,6 @@ func (c *Context) ReleaseHeld() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// closeAllocators releases every allocator's blocks, held or in use, and
-// its queue. Called by Close with c.closed set.
-func (c *Context) closeAllocators() []error {
-	c.mu.Lock() // no allocator is being created
-	c.mu.Unlock()
-	var errs []error
-	for i := range c.allocs {
-		d := c.allocs[i].Load()
-		if d == nil {
-			continue
-		}
-		if err := d.a.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: allocator on %q: %w", d.dev.Name, err))
-		}
-		if !c.faulted() { // after a fault the wait can only fail again
-			if err := d.q.Finish(); err != nil {
-				errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
-			}
-		}
-		if err := d.q.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
-		}
-	}
-	return errs
 }
 
 var _ alloc.Device = (*devAlloc)(nil)

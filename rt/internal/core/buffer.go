@@ -232,6 +232,25 @@ func (m *Mem) Free() error {
 	return err
 }
 
+// ctxClosed reports whether m belongs to a context that Close has begun
+// to close: then Close releases m, and Free has nothing to do.
+func (m *Mem) ctxClosed() bool {
+	return m != nil && m.ctx != nil && m.ctx.closed.Load()
+}
+
+// releaseLive and describe make memory from the driver (newMem, NewImage)
+// a liveObject (live.go): it is live under its *Mem until freed.
+func (m *Mem) releaseLive() error {
+	if err := m.drv.Release(); err != nil {
+		return err
+	}
+	m.ctx.driverReleases.Add(1)
+	m.ctx.traceMem(0, memTrace(m), false)
+	return nil
+}
+
+func (m *Mem) describe() string { return fmt.Sprintf("buffer of %d bytes", m.size) }
+
 // freedMem stands for the memory of a Buffer that has been freed: every
 // use of it is an error wrapping ErrFreed.
 var freedMem = func() *Mem {
@@ -311,6 +330,43 @@ func (b Buffer[T]) Free() error {
 func elemSize[T any]() int64 {
 	var z T
 	return int64(unsafe.Sizeof(z))
+}
+
+// isNumber reports whether T is one of Go's numeric types, which are plain
+// data.
+func isNumber[T any]() bool {
+	var z T
+	switch any(z).(type) {
+	case int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, complex128:
+		return true
+	}
+	return false
+}
+
+// checkPlain returns an error unless t is plain data that can be copied to a
+// device byte for byte: booleans, numbers, and arrays and structs of them.
+// Pointers, slices, maps, strings, interfaces, channels and functions are not.
+func checkPlain(t reflect.Type) error {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return nil
+	case reflect.Array:
+		if err := checkPlain(t.Elem()); err != nil {
+			return fmt.Errorf("array element of %v: %w", t, err)
+		}
+		return nil
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if err := checkPlain(f.Type); err != nil {
+				return fmt.Errorf("field %s of %v: %w", f.Name, t, err)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: %v is not plain data (a %s)", ErrInvalidArgument, t, t.Kind())
 }
 
 // span checks that elements [off, off+n) lie in b, and that b may be used on

@@ -4,38 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
-	"github.com/dgen-go/dgen/rt/stats"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // The context's kernel/program cache is package rt/internal/progcache;
 // this file connects it to the context: it builds through the context's
 // driver and traces through its tracer.
-
-// Stats returns the context's statistics: what its program cache did
-// (Cache) and what its allocators hold and did (Alloc). It works after
-// Close too, and on a nil context returns zero statistics.
-func (c *Context) Stats() stats.Context {
-	return stats.Context{Cache: c.cacheStats(), Alloc: c.allocStats()}
-}
-
-// cacheStats returns the counters of the context's program cache.
-func (c *Context) cacheStats() stats.Cache {
-	if c == nil {
-		return stats.Cache{}
-	}
-	s := c.pc.Stats()
-	return stats.Cache{
-		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
-		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
-		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(), Tuned: c.tuneTimed.Load(), TuneRecords: c.tuneRecords.Load(),
-	}
-}
 
 // persistentCache returns the persistent cache beneath the context's
 // program cache; it is disabled (Enabled false) when the configuration
@@ -140,10 +118,6 @@ func (c *Context) devIndex(q *Queue) int {
 	return q.dev.index
 }
 
-// remoteFlushWait bounds how long Close waits for publishes to the remote
-// tier that are still in flight.
-const remoteFlushWait = 2 * time.Second
-
 // openRemote connects the context's cache to the shared remote tier that
 // cfg.Remote names, if any, and returns it to be put beneath the
 // persistent cache; its trace goes to trace. A remote that cannot be
@@ -172,28 +146,4 @@ func (c *Context) remoteEvent(e diskcache.RemoteEvent) {
 		op = trace.RemotePublish
 	}
 	c.traceCache(0, trace.Cache{Op: op, Program: e.Program, Duration: e.Duration.Nanoseconds()})
-}
-
-// remoteStats returns the remote tier's counters; zero without one.
-func (c *Context) remoteStats() stats.Remote {
-	if c.remote == nil {
-		return stats.Remote{}
-	}
-	return stats.Remote(c.remote.Stats())
-}
-
-// closeRemote waits a little for publishes in flight, disconnects, and
-// adds the counters to those recorded in the cache directory, which
-// `dgen cache stat` shows.
-func (c *Context) closeRemote() {
-	if c.remote == nil {
-		return
-	}
-	c.remote.Close(remoteFlushWait)
-	c.disk.Wait()
-	if c.disk.Enabled() {
-		if err := diskcache.RecordRemote(c.disk.Dir(), c.remote.Stats()); err != nil {
-			c.pc.Logf("%v", err)
-		}
-	}
 }

@@ -1,8 +1,10 @@
 package core
 
-// Configuration: what a context opens and how (Config, CacheConfig), read from the environment's DGEN_ variables in this file
-// alone (ConfigFromEnv, cacheConfigFromEnv), and the checks of build
-// options. It uses nothing of rt but its errors: the bottom floor.
+// Configuration: what a context opens and how (Config, CacheConfig), read
+// from the environment's DGEN_ variables in this file alone
+// (ConfigFromEnv, cacheConfigFromEnv), and the checks of build options. Of
+// the rest of the core it uses only the errors, the enums and two name
+// helpers (tagName, identChar).
 
 import (
 	"bytes"
@@ -408,6 +410,12 @@ func (cfg *Config) allocConfig() (alloc.Config, error) {
 	ac.IsOutOfMemory = isOutOfMemory
 	ac.TagName = func(t alloc.Tag) string { return tagName(uint32(t)) }
 	return ac, nil
+}
+
+// isOutOfMemory reports whether err says that the device or the host ran
+// out of memory: the allocator's alloc.Config.IsOutOfMemory.
+func isOutOfMemory(err error) bool {
+	return errors.Is(err, ErrOutOfMemory) || errors.Is(err, alloc.ErrDeviceOutOfMemory)
 }
 
 // checkRemote fails when cfg names a remote tier (DGEN_CACHE_REMOTE) and

@@ -1,11 +1,8 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,12 +16,13 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Contexts: Open and Close, the close guard and the queues' gates that make
-// Close safe under concurrent use, and the devices of a context. Beside
-// this file: how a backend and its devices are chosen (backend.go),
-// queues (queue.go), tracing (tracing.go), the program cache and the
-// remote tier beneath it (cache.go), and the specialization-constant
-// values of a context (specvalue.go).
+// Contexts: the Context type, the close guard and the queues' gates that
+// make Close safe under concurrent use, and the devices of a context.
+// Beside this file: Open and Close (lifecycle.go), how a backend and its
+// devices are chosen (backend.go), queues (queue.go), tracing
+// (tracing.go), the program cache and the remote tier beneath it
+// (cache.go), and the specialization-constant values of a context
+// (specvalue.go).
 
 // Context is an open backend context: rt.Context's implementation, which
 // rt defines its Context over.
@@ -111,69 +109,6 @@ type Context struct {
 	pool      queuePool                // the queues of AcquireQueue; max is set by OpenConfig (queuepool.go)
 }
 
-// Open opens a context as the environment says.
-func Open() (*Context, error) { return OpenConfig(Config{}) }
-
-// OpenConfig opens a context as cfg and the environment say.
-func OpenConfig(cfg Config) (*Context, error) {
-	cfg, err := cfg.withEnv(nil) // config.go
-	if err != nil {
-		return nil, fmt.Errorf("open context: %w", err)
-	}
-	acfg, err := cfg.allocConfig()
-	if err != nil {
-		return nil, fmt.Errorf("open context: %w", err)
-	}
-	gcfg, err := cfg.graphConfig(nil) // config.go
-	if err != nil {
-		return nil, fmt.Errorf("open context: %w", err)
-	}
-	cc, err := resolveCacheConfig(cfg.Cache)
-	if err != nil {
-		return nil, fmt.Errorf("open context: %w", err)
-	}
-	name, drv, devs, err := openBackend(cfg) // backend.go
-	if err != nil {
-		return nil, err
-	}
-	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger,
-		backend: name, syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}
-	c.pool.max = cfg.QueuePool
-	if c.pool.max <= 0 {
-		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
-	}
-	for i, d := range devs {
-		c.devices = append(c.devices, newDevice(d, i))
-	}
-	if err := c.openTracing(cfg); err != nil {
-		drv.Release()
-		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
-	}
-	if c.queue, err = c.NewQueue(c.devices[0]); err != nil {
-		c.closeTracing()
-		drv.Release()
-		if errors.Is(err, ErrDeviceFault) {
-			openFault(name, devs, err)
-		}
-		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
-	}
-	if lc, ok := drv.(driver.LineInfoContext); ok && cfg.SyncLaunches {
-		cc.CompileOptions = strings.TrimSpace(cc.CompileOptions + " " + lc.LineInfoOptions())
-	}
-	c.initCache(cc)
-	_, noCUDA := driver.Lookup("cuda")
-	noteNVIDIA(c.log(), nvidiaOnOpenCL(cfg, name, devs, noCUDA == nil))
-	return c, nil
-}
-
-func labels(devs []driver.DeviceInfo) string {
-	var s []string
-	for _, d := range devs {
-		s = append(s, strconv.Quote(d.Name))
-	}
-	return strings.Join(s, ", ")
-}
-
 // Backend returns the name the context's backend is registered under ("cuda",
 // "opencl"): the one Config.Backend named, or the one automatic selection
 // chose.
@@ -219,6 +154,15 @@ func (c *Context) sameContext(what string, of *Context) error {
 	return fmt.Errorf("%w: %s belongs to the context on %s, not to this one on %s", ErrInvalidArgument, what, of.deviceLabel(), c.deviceLabel())
 }
 
+// labels names devs in messages: their names, quoted, joined.
+func labels(devs []driver.DeviceInfo) string {
+	var s []string
+	for _, d := range devs {
+		s = append(s, strconv.Quote(d.Name))
+	}
+	return strings.Join(s, ", ")
+}
+
 // deviceLabel names the context by its devices in messages: device "NAME",
 // or devices "NAME", "NAME", ....
 func (c *Context) deviceLabel() string {
@@ -230,70 +174,6 @@ func (c *Context) deviceLabel() string {
 		infos = append(infos, d.info)
 	}
 	return "devices " + labels(infos)
-}
-
-// Close waits for every command enqueued on the context's queues, then
-// releases everything the context made that is not yet released: buffers
-// (from the allocators, held or in use, and from NewBuffer), views,
-// images, pinned memory, events, graphs, kernels and programs, and the
-// queues, then the context. It is safe to call while other goroutines use
-// the context: it waits for the calls in progress, and every later call
-// returns an error wrapping ErrClosed, but Free and Release of the
-// context's objects, which return nil (Close released them). Close is
-// idempotent; a nil Context is an error wrapping ErrInvalidArgument.
-//
-// Close of a context that recorded a device fault (Err), or that notices
-// one as it finishes the queues, waits for no device work: it releases
-// everything all the same, ignoring the errors that only repeat the
-// fault, and returns one error, the fault's.
-func (c *Context) Close() error {
-	if c == nil {
-		return fmt.Errorf("close context: %w: nil context", ErrInvalidArgument)
-	}
-	if c.closed.Swap(true) {
-		return nil
-	}
-	c.drain()
-	c.mu.Lock()
-	qs := c.queues
-	c.queues = nil
-	c.mu.Unlock()
-	// Drain the queues before anything they use is released.
-	var errs []error
-	for _, q := range qs {
-		if !c.faulted() {
-			if err := q.drv.Finish(); err != nil {
-				errs = append(errs, c.recordFault(qs, q, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err)))
-			}
-		}
-		q.drainTrace(!c.faulted())
-	}
-	errs = append(errs, c.closeGraphs()...)
-	errs = append(errs, c.closeLive()...)
-	errs = append(errs, c.closeAllocators()...)
-	errs = append(errs, c.closeImages()...)
-	for _, q := range qs {
-		if err := q.drv.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
-		}
-	}
-	cacheErrs := c.pc.Close()
-	cacheErrs = append(cacheErrs, c.closeInstances()...)
-	c.closeRemote()
-	for _, err := range cacheErrs {
-		errs = append(errs, fmt.Errorf("close context: %w", err))
-	}
-	c.releaseDecls()
-	if err := c.closeTracing(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.drv.Release(); err != nil {
-		errs = append(errs, fmt.Errorf("close context: %w", err))
-	}
-	if f := c.fault.Load(); f != nil {
-		return fmt.Errorf("close context: %w", f) // the release errors only repeat it
-	}
-	return errors.Join(errs...)
 }
 
 // closeGuard makes Context.Close safe under concurrent use. Every call that
@@ -352,33 +232,6 @@ func (c *Context) exit() {
 	if c.guard.n.Add(-1) == 0 && c.closed.Load() {
 		c.wakeDrain()
 	}
-}
-
-// drain waits until every call that entered before Close has exited: the
-// context's calls, then those of each queue. Close calls it with c.closed
-// set. Once no call of the context is inside, no queue is being created
-// (NewQueue enters the context), so the queues are all there are.
-func (c *Context) drain() {
-	c.waitIdle(&c.guard.n)
-	c.mu.Lock()
-	qs := slices.Clone(c.queues)
-	c.mu.Unlock()
-	for _, q := range qs {
-		c.waitIdle(&q.gate.n)
-	}
-}
-
-// waitIdle waits until n, a count of calls inside, is 0. Close calls it
-// with c.closed set, after which the call that brings a count to 0 wakes
-// it (wakeDrain).
-func (c *Context) waitIdle(n *atomic.Int64) {
-	g := &c.guard
-	g.mu.Lock()
-	g.idle.L = &g.mu
-	for n.Load() != 0 {
-		g.idle.Wait()
-	}
-	g.mu.Unlock()
 }
 
 // wakeDrain wakes Close's drain.
@@ -476,3 +329,13 @@ func newDevice(d driver.DeviceInfo, i int) *Device {
 // String returns the device's name and platform, "NAME (PLATFORM)", as
 // messages name it.
 func (d *Device) String() string { return d.info.Label() }
+
+// launchLimits are what one launch may ask of a device beyond the
+// work-group size (driver.DeviceInfo's MaxWorkItemSizes, MaxGroups and
+// MaxGroupsTotal), copied when the context opens; 0 where the backend
+// sets no limit.
+type launchLimits struct {
+	items  [3]int64 // work-items of a work-group, per dimension
+	groups [3]int64 // work-groups per dimension
+	total  int64    // work-groups in all
+}

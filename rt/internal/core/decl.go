@@ -21,11 +21,6 @@ import (
 // initialized; the handle finds its descriptor at first use and keeps it,
 // so that a later use costs one atomic load.
 
-// errNotRegistered is the error of using a declaration that is not
-// registered: its package was not generated, or a package-level variable
-// initializer used it before the generated registration ran.
-var errNotRegistered = fmt.Errorf("%w (or it was used by a package-level variable initializer, which Go may run before the generated registration: use it from an init function or later)", ErrNotGenerated)
-
 // resolve returns the descriptor that *cache holds, or looks it up by the
 // handle's address and keeps it; nil when none is registered.
 func resolve[D any](cache *atomic.Pointer[D], addr unsafe.Pointer, lookup func(unsafe.Pointer) *D) *D {

@@ -33,6 +33,11 @@ func unregistered(kind string, addr unsafe.Pointer) error {
 	return fmt.Errorf("%s used at %s: %w", kind, where, errNotRegistered)
 }
 
+// errNotRegistered is the error of using a declaration that is not
+// registered: its package was not generated, or a package-level variable
+// initializer used it before the generated registration ran.
+var errNotRegistered = fmt.Errorf("%w (or it was used by a package-level variable initializer, which Go may run before the generated registration: use it from an init function or later)", ErrNotGenerated)
+
 // rtPackages are the packages whose frames userCaller skips: rt and its
 // facades over this one.
 var rtPackages = map[string]bool{

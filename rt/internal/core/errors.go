@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/dgen-go/dgen/internal/devsel"
+	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
@@ -25,6 +26,9 @@ var (
 	// ErrOutOfRange reports an offset or length outside a buffer or a
 	// device global. Nothing is read or written.
 	ErrOutOfRange = errors.New("out of range")
+	// ErrTooLarge reports an allocation above the device's maximum single
+	// allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE). No driver call is made.
+	ErrTooLarge = alloc.ErrTooLarge
 	// ErrNoDevice reports that no device matches the selection.
 	ErrNoDevice = devsel.ErrNoDevice
 	// ErrNoBackend reports that no backend is registered under the name
@@ -53,3 +57,10 @@ var (
 
 // DeviceError is the backends' error, which rt names DeviceError.
 type DeviceError = driver.Error
+
+// DeviceFault and SuspectLaunch are rt/driver's, which rt aliases and
+// documents: plain values that a context's error carries.
+type (
+	DeviceFault   = driver.DeviceFault
+	SuspectLaunch = driver.SuspectLaunch
+)

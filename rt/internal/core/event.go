@@ -11,6 +11,10 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
+// Events and wait lists: the Event of a command (its waits, times and
+// release) and the wait lists that commands take (WaitList, Waits,
+// driverEvents).
+
 // Event is the completion of one command (rt.Event). mu guards the
 // fields below it; a driver wait runs outside it (wait).
 type Event struct {
@@ -57,6 +61,21 @@ func newEvent(q *Queue, drv driver.Event, name string) *Event {
 	e.cleanup = runtime.AddCleanup(e, forgetEvent, s)
 	q.ctx.live.addEvent(s)
 	return e
+}
+
+// forgetEvent is the cleanup of an Event that became unreachable
+// (newEvent): it releases the driver event unless Close has it. Nothing
+// else holds an unreachable Event's driver event: a goroutine that waits
+// on it holds the Event.
+func forgetEvent(e *eventState) {
+	c := e.ctx
+	if c.enter() != nil {
+		return // Close releases it
+	}
+	defer c.exit()
+	if c.live.removeEvent(e) {
+		e.drv.Release() // nobody waits for a cleanup's error
+	}
 }
 
 // releasedError is the error of op on an Event that was released: by its
@@ -174,6 +193,19 @@ func (s *eventState) dropDriver() error {
 	return s.drv.Release()
 }
 
+// closeRelease releases the event's driver event for Close, leaving it to
+// the goroutines that wait on it, if any. The Event's cleanup, if it runs
+// later, finds the context closed and does nothing.
+func (e *eventState) closeRelease() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.released {
+		return nil
+	}
+	e.released = true
+	return e.dropDriver()
+}
+
 // Status returns the command's execution status.
 func (e *Event) status() (driver.EventStatus, error) {
 	if e == nil {
@@ -245,4 +277,58 @@ func (e *Event) Release() error {
 		return fmt.Errorf("release event of %s: %w", e.name, err)
 	}
 	return nil
+}
+
+// WaitList is what a facade (rt, rt/codegen, rt/raw) copies a wait list
+// of its own events into: a facade's Event is the core's under another
+// name, which converts one pointer for free but not a slice of them, and
+// a short list copied into a WaitList on the caller's stack costs no
+// allocation (no method of the core keeps a wait list).
+type WaitList [4]*Event
+
+// Waits returns wait as the core's events, each converted by conv, in l
+// when they fit; nil for none.
+func Waits[E any](l *WaitList, wait []E, conv func(E) *Event) []*Event {
+	if len(wait) == 0 {
+		return nil
+	}
+	return waitsSlow(l, wait, conv)
+}
+
+// waitsSlow is Waits for a list that is not empty.
+func waitsSlow[E any](l *WaitList, wait []E, conv func(E) *Event) []*Event {
+	s := l[:0]
+	if len(wait) > len(l) {
+		s = make([]*Event, 0, len(wait))
+	}
+	for _, e := range wait {
+		s = append(s, conv(e))
+	}
+	return s
+}
+
+// driverEvents returns the driver events of wait, skipping nil events, and
+// nil (no allocation) when there are none. A released event is an error:
+// its backend event is gone; so is an event of another context.
+func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
+	if len(wait) == 0 {
+		return nil, nil
+	}
+	dst := make([]driver.Event, 0, len(wait))
+	for _, e := range wait {
+		if e == nil {
+			continue
+		}
+		e.mu.Lock()
+		released := e.released
+		e.mu.Unlock()
+		if released {
+			return nil, fmt.Errorf("wait list: %w", e.releasedError("event of"))
+		}
+		if err := q.ctx.sameContext("the event of "+e.name, e.q.ctx); err != nil {
+			return nil, fmt.Errorf("wait list: %w", err)
+		}
+		dst = append(dst, e.drv)
+	}
+	return dst, nil
 }

@@ -39,13 +39,6 @@ import (
 // log synchronised (an atomic load and, when it advances, a
 // compare-and-swap).
 
-// DeviceFault and SuspectLaunch are rt/driver's, which rt aliases and
-// documents: plain values that a context's error carries.
-type (
-	DeviceFault   = driver.DeviceFault
-	SuspectLaunch = driver.SuspectLaunch
-)
-
 // Err returns nil while the context works. Once a device fault has been
 // recorded it returns the *DeviceFault (errors.Is(err, ErrDeviceFault)),
 // which every later call returns too, and Close. After Close without a

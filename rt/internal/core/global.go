@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"reflect"
 	"sync"
 	"unsafe"
 
@@ -127,50 +126,4 @@ type globalSlot struct {
 	done chan struct{}
 	m    *Mem
 	err  error
-}
-
-// releaseDecls drops the storage of device globals, which Close has
-// released with the context's other live memory (live.go). Close calls it
-// once no call is in progress, so no slot is being made.
-func (c *Context) releaseDecls() {
-	c.decls.mu.Lock()
-	defer c.decls.mu.Unlock()
-	c.decls.globals, c.decls.host = nil, nil
-}
-
-// isNumber reports whether T is one of Go's numeric types, which are plain
-// data.
-func isNumber[T any]() bool {
-	var z T
-	switch any(z).(type) {
-	case int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, complex128:
-		return true
-	}
-	return false
-}
-
-// checkPlain returns an error unless t is plain data that can be copied to a
-// device byte for byte: booleans, numbers, and arrays and structs of them.
-// Pointers, slices, maps, strings, interfaces, channels and functions are not.
-func checkPlain(t reflect.Type) error {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
-		return nil
-	case reflect.Array:
-		if err := checkPlain(t.Elem()); err != nil {
-			return fmt.Errorf("array element of %v: %w", t, err)
-		}
-		return nil
-	case reflect.Struct:
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if err := checkPlain(f.Type); err != nil {
-				return fmt.Errorf("field %s of %v: %w", f.Name, t, err)
-			}
-		}
-		return nil
-	}
-	return fmt.Errorf("%w: %v is not plain data (a %s)", ErrInvalidArgument, t, t.Kind())
 }

@@ -18,22 +18,13 @@ import (
 // trace then shows GPU work on the goroutine that issued it, beside the
 // scheduler, the collector and system calls. While it is off, a command
 // pays one call of runtime/trace.IsEnabled, an atomic load
-// (BenchmarkGoTraceOff).
+// (BenchmarkGoTraceOff). The log event itself is goTrace's (tracing.go),
+// which beginTask calls for every command but a launch; a launch and an
+// allocation log theirs with the details below.
 
 // goTraceCategory is the category of rt's log events in Go's execution
 // tracer (runtime/trace.Log).
 const goTraceCategory = "dgen"
-
-// goTrace logs a command of kind named name, with detail after the name,
-// to Go's execution tracer. skip counts the frames between goTrace's
-// caller and the user's code, as beginTask's skip does.
-func (q *Queue) goTrace(kind trace.CmdKind, name, detail string, skip int) {
-	msg := kind.String() + " " + name + detail + " on " + strconv.Quote(q.dev.Name)
-	if _, file, line, ok := runtime.Caller(skip + 2); ok {
-		msg += " at " + file + ":" + strconv.Itoa(line)
-	}
-	rtrace.Log(context.Background(), goTraceCategory, msg)
-}
 
 // goTraceKernel logs a launch of k to Go's execution tracer, with its
 // program and, for a kernel spec's launch, the spec. skip is as for

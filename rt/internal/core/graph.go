@@ -764,28 +764,6 @@ func (s *graphSet) remove(g *Graph) {
 	s.mu.Unlock()
 }
 
-// closeGraphs releases every live graph; Close calls it once the queues
-// have finished, so that no launch is in flight, and before the memory and
-// the kernels go.
-func (c *Context) closeGraphs() []error {
-	c.graphs.mu.Lock()
-	gs := make([]*Graph, 0, len(c.graphs.m))
-	for g := range c.graphs.m {
-		gs = append(gs, g)
-	}
-	c.graphs.mu.Unlock()
-	var errs []error
-	for _, g := range gs {
-		g.mu.Lock()
-		if err := g.releaseLocked(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: release graph %q: %w", g.name, err))
-		}
-		g.owned = nil // the allocators' Close frees them
-		g.mu.Unlock()
-	}
-	return errs
-}
-
 // loopGraph replays commands through a driver.Queue that prepares none.
 type loopGraph struct {
 	q    driver.Queue

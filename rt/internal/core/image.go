@@ -17,7 +17,6 @@ import (
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
-	"github.com/dgen-go/dgen/rt/stats"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -161,9 +160,9 @@ func (h *imageHandle) free() error {
 	return fmt.Errorf("free image: %w", err)
 }
 
-// describe checks d and returns the handle that the image will have,
+// checkImageDesc checks d and returns the handle that the image will have,
 // without its memory.
-func describe(d ImageDesc) (*imageHandle, error) {
+func checkImageDesc(d ImageDesc) (*imageHandle, error) {
 	k, err := imageKind(d.Kind)
 	if err != nil {
 		return nil, err
@@ -316,7 +315,7 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := describe(d)
+	h, err := checkImageDesc(d)
 	if err == nil {
 		err = c.checkImageSize(h)
 	}
@@ -422,24 +421,6 @@ func imageOp(kind ImageKind) string {
 		return kind.String()
 	}
 	return "image"
-}
-
-// closeImages releases the samplers and the images held for allocation
-// sites. Called by Close with c.closed set, after the queues have drained.
-func (c *Context) closeImages() []error {
-	c.images.mu.Lock()
-	defer c.images.mu.Unlock()
-	var errs []error
-	for _, a := range c.images.pools {
-		if err := a.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: images: %w", err))
-		}
-	}
-	for _, err := range c.releaseSamplers() {
-		errs = append(errs, fmt.Errorf("close context: %w", err))
-	}
-	c.images.pools = nil
-	return errs
 }
 
 // Images from allocation sites. Each device has one allocator per kind,
@@ -564,51 +545,6 @@ func (s *ImageSite) Alloc(q *Queue, d ImageDesc) (Image, error) {
 		size: h.bytes(), h: ah, pooled: true, release: releaseToAllocator} // a new Mem, as allocMem makes
 	h.m, h.gen = m, m.gen.Load()
 	return Image{h}, nil
-}
-
-// addImageStats adds the statistics of the image allocators to those of
-// the devices' buffer allocators in ds (allocStats), so that a tag's
-// counts, and the totals, count its images too. A device whose only
-// allocations are images gets an entry of its own, in device order.
-func (c *Context) addImageStats(ds []stats.DeviceAlloc) []stats.DeviceAlloc {
-	c.images.mu.Lock()
-	byDev := map[int][]alloc.Stats{}
-	for k, a := range c.images.pools {
-		byDev[k.dev] = append(byDev[k.dev], a.Stats())
-	}
-	c.images.mu.Unlock()
-	if len(byDev) == 0 {
-		return ds
-	}
-	for dev, all := range byDev {
-		i := slices.IndexFunc(ds, func(d stats.DeviceAlloc) bool { return d.Index == dev })
-		if i < 0 {
-			ds = append(ds, stats.DeviceAlloc{Device: c.devices[dev].Name, Index: dev, Stats: alloc.Stats{Total: alloc.TagStats{Name: "total"}}})
-			i = len(ds) - 1
-		}
-		for _, s := range all {
-			ds[i].Stats = mergeStats(ds[i].Stats, s)
-		}
-	}
-	slices.SortFunc(ds, func(a, b stats.DeviceAlloc) int { return a.Index - b.Index })
-	return ds
-}
-
-// mergeStats returns the statistics of two allocators of one device
-// together; peaks are the larger of the two.
-func mergeStats(a, b alloc.Stats) alloc.Stats {
-	tags := slices.Clone(a.Tags)
-	for _, t := range b.Tags {
-		i, found := slices.BinarySearchFunc(tags, t.Tag, func(x alloc.TagStats, tag alloc.Tag) int { return int(x.Tag) - int(tag) })
-		if !found {
-			tags = slices.Insert(tags, i, alloc.TagStats{Tag: t.Tag, Name: t.Name})
-		}
-		tags[i].Add(t)
-	}
-	a.Tags = tags
-	a.Total.Add(b.Total)
-	a.OOMRetries += b.OOMRetries
-	return a
 }
 
 // The pixels of images: formats, regions, transfers, copies, fills, and

@@ -293,21 +293,6 @@ func (c *Context) releaseInstance(k *Kernel) {
 	}
 }
 
-// closeInstances releases every instance. Called by Close after drain.
-func (c *Context) closeInstances() []error {
-	c.instances.mu.Lock()
-	ks := c.instances.m
-	c.instances.m = nil
-	c.instances.mu.Unlock()
-	var errs []error
-	for k := range ks {
-		if err := k.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: %w", err))
-		}
-	}
-	return errs
-}
-
 // checkExtensions returns an error wrapping ErrNoKernel, naming the
 // kernel, the device and the extension, when dev lacks an extension the
 // kernel d needs: its definition is behind "#if defined(ext)", so the

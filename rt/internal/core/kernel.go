@@ -467,6 +467,17 @@ func (k *Kernel) Release() error {
 	return nil
 }
 
+// releaseLive and describe make a raw kernel a liveObject (live.go):
+// rt/raw's kernels are live under their *Kernel until released.
+func (k *Kernel) releaseLive() error {
+	if k.released.Swap(true) {
+		return nil
+	}
+	return k.drv.Release()
+}
+
+func (k *Kernel) describe() string { return fmt.Sprintf("kernel %q", k.name) }
+
 func (k *Kernel) checkArg(i int) error {
 	if k == nil {
 		return nilKernel(fmt.Sprintf("set argument %d", i))

@@ -32,7 +32,9 @@ import (
 // in rt's package documentation, under "Free, Release and Close".
 
 // A liveObject is what Close releases of a live object that its owner did
-// not release.
+// not release. Each kind implements it beside its type: *Mem (buffer.go),
+// *pinnedMem (pinned.go), *Kernel (kernel.go) and *builtProgram
+// (program.go); events and views are listed apart (addEvent, addView).
 type liveObject interface {
 	// releaseLive releases the object. Its owner calls it once it has
 	// removed the object from the set, Close once it has taken the set,
@@ -170,19 +172,6 @@ func (c *Context) closeLive() []error {
 	return errs
 }
 
-// closeRelease releases the event's driver event for Close, leaving it to
-// the goroutines that wait on it, if any. The Event's cleanup, if it runs
-// later, finds the context closed and does nothing.
-func (e *eventState) closeRelease() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.released {
-		return nil
-	}
-	e.released = true
-	return e.dropDriver()
-}
-
 // ownerRelease releases o for its owner (Free, Release): inside the
 // context's enter, and only if o is still live. Once Close has begun, or
 // taken o, there is nothing to do: Close releases it.
@@ -197,10 +186,9 @@ func (c *Context) ownerRelease(o liveObject) error {
 	return o.releaseLive()
 }
 
-// forgetView and forgetEvent release the driver object of a view or an
-// Event that became unreachable, for its cleanup, unless Close has it.
-// Nothing else holds an unreachable Event's driver event: a goroutine that
-// waits on it holds the Event.
+// forgetView releases the sub-buffer of a view that became unreachable,
+// for its cleanup, unless Close has it. (An Event's cleanup is
+// forgetEvent, event.go.)
 func (c *Context) forgetView(v weak.Pointer[Mem], drv driver.Buffer) {
 	if c.enter() != nil {
 		return // Close releases it
@@ -210,72 +198,3 @@ func (c *Context) forgetView(v weak.Pointer[Mem], drv driver.Buffer) {
 		drv.Release() // nobody waits for a cleanup's error
 	}
 }
-
-func forgetEvent(e *eventState) {
-	c := e.ctx
-	if c.enter() != nil {
-		return // Close releases it
-	}
-	defer c.exit()
-	if c.live.removeEvent(e) {
-		e.drv.Release() // nobody waits for a cleanup's error
-	}
-}
-
-// ctxClosed reports whether m belongs to a context that Close has begun
-// to close: then Close releases m, and Free has nothing to do.
-func (m *Mem) ctxClosed() bool {
-	return m != nil && m.ctx != nil && m.ctx.closed.Load()
-}
-
-// Memory from the driver (newMem, NewImage) is live under its *Mem.
-
-func (m *Mem) releaseLive() error {
-	if err := m.drv.Release(); err != nil {
-		return err
-	}
-	m.ctx.driverReleases.Add(1)
-	m.ctx.traceMem(0, memTrace(m), false)
-	return nil
-}
-
-func (m *Mem) describe() string { return fmt.Sprintf("buffer of %d bytes", m.size) }
-
-// Pinned memory is live under its *pinnedMem.
-
-func (p *pinnedMem) releaseLive() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.freed {
-		return nil
-	}
-	// The queues have drained: no transfer uses it any more.
-	return p.release()
-}
-
-func (p *pinnedMem) describe() string {
-	return fmt.Sprintf("pinned memory of %d bytes", p.size)
-}
-
-// rt/raw's kernels are live under their *Kernel.
-
-func (k *Kernel) releaseLive() error {
-	if k.released.Swap(true) {
-		return nil
-	}
-	return k.drv.Release()
-}
-
-func (k *Kernel) describe() string { return fmt.Sprintf("kernel %q", k.name) }
-
-// Programs loaded from binaries, which no cache holds, are live under
-// their *builtProgram.
-
-func (p *builtProgram) releaseLive() error {
-	if p.released.Swap(true) {
-		return nil
-	}
-	return p.drv.Release()
-}
-
-func (p *builtProgram) describe() string { return fmt.Sprintf("program %q", p.name) }

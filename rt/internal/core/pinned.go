@@ -153,6 +153,22 @@ func (p *pinnedMem) release() error {
 	return errors.Join(errs...)
 }
 
+// releaseLive and describe make pinned memory a liveObject (live.go): it
+// is live under its *pinnedMem until freed.
+func (p *pinnedMem) releaseLive() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.freed {
+		return nil
+	}
+	// The queues have drained: no transfer uses it any more.
+	return p.release()
+}
+
+func (p *pinnedMem) describe() string {
+	return fmt.Sprintf("pinned memory of %d bytes", p.size)
+}
+
 // ReadAsync enqueues a copy of len(dst.Slice()) elements of b, from
 // element off, into dst after wait, and returns at once with the command's
 // event; dst holds the elements once it completes. A span outside b is an

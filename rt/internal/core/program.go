@@ -135,6 +135,18 @@ func (p *builtProgram) Release() error {
 	return nil
 }
 
+// releaseLive and describe make a program loaded from binaries, which no
+// cache holds, a liveObject (live.go): it is live under its *builtProgram
+// until released.
+func (p *builtProgram) releaseLive() error {
+	if p.released.Swap(true) {
+		return nil
+	}
+	return p.drv.Release()
+}
+
+func (p *builtProgram) describe() string { return fmt.Sprintf("program %q", p.name) }
+
 // buildContext is build bounded by ctx: a program from source waits for
 // the program cache (another goroutine's or process's build) only until
 // ctx is done, and returns an error wrapping ctx.Err() then, while the

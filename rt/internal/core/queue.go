@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -82,6 +83,15 @@ type Queue struct {
 	// one per candidate (speclaunch.go's tuningQueue): their launches run
 	// with the candidate. Nil on every other queue.
 	tune *tuneOverride
+}
+
+// tuneOverride is what a tuning queue gives its launches: the candidate
+// lit of the constant d, and whether a launch of a kernel whose program
+// uses d has met it (used).
+type tuneOverride struct {
+	d    *desc.SpecConst
+	lit  string
+	used atomic.Bool
 }
 
 // newDriverQueue creates the driver queue of a new Queue on device dev:
@@ -282,58 +292,4 @@ func (q *Queue) waitBefore(ctx context.Context, op string, wait []*Event) error 
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
-}
-
-// WaitList is what a facade (rt, rt/codegen, rt/raw) copies a wait list
-// of its own events into: a facade's Event is the core's under another
-// name, which converts one pointer for free but not a slice of them, and
-// a short list copied into a WaitList on the caller's stack costs no
-// allocation (no method of the core keeps a wait list).
-type WaitList [4]*Event
-
-// Waits returns wait as the core's events, each converted by conv, in l
-// when they fit; nil for none.
-func Waits[E any](l *WaitList, wait []E, conv func(E) *Event) []*Event {
-	if len(wait) == 0 {
-		return nil
-	}
-	return waitsSlow(l, wait, conv)
-}
-
-// waitsSlow is Waits for a list that is not empty.
-func waitsSlow[E any](l *WaitList, wait []E, conv func(E) *Event) []*Event {
-	s := l[:0]
-	if len(wait) > len(l) {
-		s = make([]*Event, 0, len(wait))
-	}
-	for _, e := range wait {
-		s = append(s, conv(e))
-	}
-	return s
-}
-
-// driverEvents returns the driver events of wait, skipping nil events, and
-// nil (no allocation) when there are none. A released event is an error:
-// its backend event is gone; so is an event of another context.
-func (q *Queue) driverEvents(wait []*Event) ([]driver.Event, error) {
-	if len(wait) == 0 {
-		return nil, nil
-	}
-	dst := make([]driver.Event, 0, len(wait))
-	for _, e := range wait {
-		if e == nil {
-			continue
-		}
-		e.mu.Lock()
-		released := e.released
-		e.mu.Unlock()
-		if released {
-			return nil, fmt.Errorf("wait list: %w", e.releasedError("event of"))
-		}
-		if err := q.ctx.sameContext("the event of "+e.name, e.q.ctx); err != nil {
-			return nil, fmt.Errorf("wait list: %w", err)
-		}
-		dst = append(dst, e.drv)
-	}
-	return dst, nil
 }

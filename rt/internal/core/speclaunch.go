@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt/internal/desc"
@@ -173,15 +172,6 @@ func (q *Queue) specOverrides(d *desc.Kernel, a *SpecArgs) ([]progcache.SpecValu
 		}
 	}
 	return over, nil
-}
-
-// tuneOverride is what a tuning queue gives its launches: the candidate
-// lit of the constant d, and whether a launch of a kernel whose program
-// uses d has met it (used).
-type tuneOverride struct {
-	d    *desc.SpecConst
-	lit  string
-	used atomic.Bool
 }
 
 // tuningQueue returns a queue on q's device, over q's driver queue, whose

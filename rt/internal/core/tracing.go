@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	rtrace "runtime/trace"
@@ -68,9 +69,10 @@ import (
 // times were read keeps its driver event in the list until they are.
 //
 // Hooks for other rt code: traceMem (buffers the driver allocates and
-// releases), allocTracer (allocator.go: an allocator's driver allocations and
-// releases, and its free-list reuses with Mem.Pooled set, on the device's
-// trace handle), traceCache (program caches: hits, disk loads, evictions), beginTask with a skip (device-global accesses, with
+// releases), allocTracer (allocator.go: an allocator's driver allocations
+// and releases, and its free-list reuses with trace.Mem.Pooled set, on the
+// device's trace handle), traceCache (program caches: hits, disk loads,
+// evictions), beginTask with a skip (device-global accesses, with
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
 // (device times of commands with events).
 
@@ -114,22 +116,6 @@ func (c *Context) Tracer() *trace.Tracer {
 		return nil
 	}
 	return c.tr
-}
-
-// closeTracing closes the tracer if the context opened it. Close has
-// drained the queues' pending tasks.
-func (c *Context) closeTracing() error {
-	if !c.ownTracer {
-		return nil
-	}
-	err := c.tr.Close()
-	if c.traceLog != nil {
-		c.traceLog.Flush()
-	}
-	if err != nil {
-		return fmt.Errorf("close context: %w", err)
-	}
-	return nil
 }
 
 // initQueueTrace gives a new queue its trace handle and, for the first
@@ -217,6 +203,17 @@ func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Eve
 		}
 	}
 	return tk
+}
+
+// goTrace logs a command of kind named name, with detail after the name,
+// to Go's execution tracer. skip counts the frames between goTrace's
+// caller and the user's code, as beginTask's skip does.
+func (q *Queue) goTrace(kind trace.CmdKind, name, detail string, skip int) {
+	msg := kind.String() + " " + name + detail + " on " + strconv.Quote(q.dev.Name)
+	if _, file, line, ok := runtime.Caller(skip + 2); ok {
+		msg += " at " + file + ":" + strconv.Itoa(line)
+	}
+	rtrace.Log(context.Background(), goTraceCategory, msg)
 }
 
 // wantsEvent reports whether tk is a sampled task on a queue that reports

@@ -178,16 +178,6 @@ func (k *Kernel) checkLaunch(q *Queue, r *Range) error {
 	return nil
 }
 
-// launchLimits are what one launch may ask of a device beyond the
-// work-group size (driver.DeviceInfo's MaxWorkItemSizes, MaxGroups and
-// MaxGroupsTotal), copied when the context opens; 0 where the backend
-// sets no limit.
-type launchLimits struct {
-	items  [3]int64 // work-items of a work-group, per dimension
-	groups [3]int64 // work-groups per dimension
-	total  int64    // work-groups in all
-}
-
 // groups checks r's work-groups against d's limits. r has passed check.
 // Without a work-group size, the driver chooses one, as small as 1 where
 // it finds nothing better: where that many work-groups could break a

@@ -1,0 +1,294 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// A context's life: Open sets up everything a context holds, from the
+// backend's context to the program cache, and Close waits for the calls in
+// progress (drain) and the device, then releases it all in order. Close's
+// steps follow it here in the order it takes them, but the release of
+// what the context made for its user (closeLive, live.go). What makes
+// Close safe under concurrent use, the close guard and the queues' gates,
+// is context.go's.
+
+// Open opens a context as the environment says.
+func Open() (*Context, error) { return OpenConfig(Config{}) }
+
+// OpenConfig opens a context as cfg and the environment say.
+func OpenConfig(cfg Config) (*Context, error) {
+	cfg, err := cfg.withEnv(nil) // config.go
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	acfg, err := cfg.allocConfig()
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	gcfg, err := cfg.graphConfig(nil) // config.go
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	cc, err := resolveCacheConfig(cfg.Cache)
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	name, drv, devs, err := openBackend(cfg) // backend.go
+	if err != nil {
+		return nil, err
+	}
+	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger,
+		backend: name, syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}
+	c.pool.max = cfg.QueuePool
+	if c.pool.max <= 0 {
+		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
+	}
+	for i, d := range devs {
+		c.devices = append(c.devices, newDevice(d, i))
+	}
+	if err := c.openTracing(cfg); err != nil {
+		drv.Release()
+		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
+	}
+	if c.queue, err = c.NewQueue(c.devices[0]); err != nil {
+		c.closeTracing()
+		drv.Release()
+		if errors.Is(err, ErrDeviceFault) {
+			openFault(name, devs, err)
+		}
+		return nil, fmt.Errorf("open context on %s: %w", labels(devs), err)
+	}
+	if lc, ok := drv.(driver.LineInfoContext); ok && cfg.SyncLaunches {
+		cc.CompileOptions = strings.TrimSpace(cc.CompileOptions + " " + lc.LineInfoOptions())
+	}
+	c.initCache(cc)
+	_, noCUDA := driver.Lookup("cuda")
+	noteNVIDIA(c.log(), nvidiaOnOpenCL(cfg, name, devs, noCUDA == nil))
+	return c, nil
+}
+
+// Close waits for every command enqueued on the context's queues, then
+// releases everything the context made that is not yet released: buffers
+// (from the allocators, held or in use, and from NewBuffer), views,
+// images, pinned memory, events, graphs, kernels and programs, and the
+// queues, then the context. It is safe to call while other goroutines use
+// the context: it waits for the calls in progress, and every later call
+// returns an error wrapping ErrClosed, but Free and Release of the
+// context's objects, which return nil (Close released them). Close is
+// idempotent; a nil Context is an error wrapping ErrInvalidArgument.
+//
+// Close of a context that recorded a device fault (Err), or that notices
+// one as it finishes the queues, waits for no device work: it releases
+// everything all the same, ignoring the errors that only repeat the
+// fault, and returns one error, the fault's.
+func (c *Context) Close() error {
+	if c == nil {
+		return fmt.Errorf("close context: %w: nil context", ErrInvalidArgument)
+	}
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.drain()
+	c.mu.Lock()
+	qs := c.queues
+	c.queues = nil
+	c.mu.Unlock()
+	// Drain the queues before anything they use is released.
+	var errs []error
+	for _, q := range qs {
+		if !c.faulted() {
+			if err := q.drv.Finish(); err != nil {
+				errs = append(errs, c.recordFault(qs, q, fmt.Errorf("close context: finish queue on %q: %w", q.dev.Name, err)))
+			}
+		}
+		q.drainTrace(!c.faulted())
+	}
+	errs = append(errs, c.closeGraphs()...)
+	errs = append(errs, c.closeLive()...)
+	errs = append(errs, c.closeAllocators()...)
+	errs = append(errs, c.closeImages()...)
+	for _, q := range qs {
+		if err := q.drv.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
+		}
+	}
+	cacheErrs := c.pc.Close()
+	cacheErrs = append(cacheErrs, c.closeInstances()...)
+	c.closeRemote()
+	for _, err := range cacheErrs {
+		errs = append(errs, fmt.Errorf("close context: %w", err))
+	}
+	c.releaseDecls()
+	if err := c.closeTracing(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.drv.Release(); err != nil {
+		errs = append(errs, fmt.Errorf("close context: %w", err))
+	}
+	if f := c.fault.Load(); f != nil {
+		return fmt.Errorf("close context: %w", f) // the release errors only repeat it
+	}
+	return errors.Join(errs...)
+}
+
+// drain waits until every call that entered before Close has exited: the
+// context's calls, then those of each queue. Close calls it with c.closed
+// set. Once no call of the context is inside, no queue is being created
+// (NewQueue enters the context), so the queues are all there are.
+func (c *Context) drain() {
+	c.waitIdle(&c.guard.n)
+	c.mu.Lock()
+	qs := slices.Clone(c.queues)
+	c.mu.Unlock()
+	for _, q := range qs {
+		c.waitIdle(&q.gate.n)
+	}
+}
+
+// waitIdle waits until n, a count of calls inside, is 0. Close calls it
+// with c.closed set, after which the call that brings a count to 0 wakes
+// it (wakeDrain).
+func (c *Context) waitIdle(n *atomic.Int64) {
+	g := &c.guard
+	g.mu.Lock()
+	g.idle.L = &g.mu
+	for n.Load() != 0 {
+		g.idle.Wait()
+	}
+	g.mu.Unlock()
+}
+
+// closeGraphs releases every live graph; Close calls it once the queues
+// have finished, so that no launch is in flight, and before the memory and
+// the kernels go.
+func (c *Context) closeGraphs() []error {
+	c.graphs.mu.Lock()
+	gs := make([]*Graph, 0, len(c.graphs.m))
+	for g := range c.graphs.m {
+		gs = append(gs, g)
+	}
+	c.graphs.mu.Unlock()
+	var errs []error
+	for _, g := range gs {
+		g.mu.Lock()
+		if err := g.releaseLocked(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: release graph %q: %w", g.name, err))
+		}
+		g.owned = nil // the allocators' Close frees them
+		g.mu.Unlock()
+	}
+	return errs
+}
+
+// closeAllocators releases every allocator's blocks, held or in use, and
+// its queue. Called by Close with c.closed set.
+func (c *Context) closeAllocators() []error {
+	c.mu.Lock() // no allocator is being created
+	c.mu.Unlock()
+	var errs []error
+	for i := range c.allocs {
+		d := c.allocs[i].Load()
+		if d == nil {
+			continue
+		}
+		if err := d.a.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator on %q: %w", d.dev.Name, err))
+		}
+		if !c.faulted() { // after a fault the wait can only fail again
+			if err := d.q.Finish(); err != nil {
+				errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+			}
+		}
+		if err := d.q.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: allocator queue on %q: %w", d.dev.Name, err))
+		}
+	}
+	return errs
+}
+
+// closeImages releases the samplers and the images held for allocation
+// sites. Called by Close with c.closed set, after the queues have drained.
+func (c *Context) closeImages() []error {
+	c.images.mu.Lock()
+	defer c.images.mu.Unlock()
+	var errs []error
+	for _, a := range c.images.pools {
+		if err := a.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: images: %w", err))
+		}
+	}
+	for _, err := range c.releaseSamplers() {
+		errs = append(errs, fmt.Errorf("close context: %w", err))
+	}
+	c.images.pools = nil
+	return errs
+}
+
+// closeInstances releases every instance. Called by Close after drain.
+func (c *Context) closeInstances() []error {
+	c.instances.mu.Lock()
+	ks := c.instances.m
+	c.instances.m = nil
+	c.instances.mu.Unlock()
+	var errs []error
+	for k := range ks {
+		if err := k.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: %w", err))
+		}
+	}
+	return errs
+}
+
+// remoteFlushWait bounds how long Close waits for publishes to the remote
+// tier that are still in flight.
+const remoteFlushWait = 2 * time.Second
+
+// closeRemote waits a little for publishes in flight, disconnects, and
+// adds the counters to those recorded in the cache directory, which
+// `dgen cache stat` shows.
+func (c *Context) closeRemote() {
+	if c.remote == nil {
+		return
+	}
+	c.remote.Close(remoteFlushWait)
+	c.disk.Wait()
+	if c.disk.Enabled() {
+		if err := diskcache.RecordRemote(c.disk.Dir(), c.remote.Stats()); err != nil {
+			c.pc.Logf("%v", err)
+		}
+	}
+}
+
+// releaseDecls drops the storage of device globals, which Close has
+// released with the context's other live memory (live.go). Close calls it
+// once no call is in progress, so no slot is being made.
+func (c *Context) releaseDecls() {
+	c.decls.mu.Lock()
+	defer c.decls.mu.Unlock()
+	c.decls.globals, c.decls.host = nil, nil
+}
+
+// closeTracing closes the tracer if the context opened it. Close has
+// drained the queues' pending tasks.
+func (c *Context) closeTracing() error {
+	if !c.ownTracer {
+		return nil
+	}
+	err := c.tr.Close()
+	if c.traceLog != nil {
+		c.traceLog.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("close context: %w", err)
+	}
+	return nil
+}

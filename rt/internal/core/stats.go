@@ -1,0 +1,102 @@
+package core
+
+import (
+	"slices"
+
+	"github.com/dgen-go/dgen/rt/alloc"
+	"github.com/dgen-go/dgen/rt/stats"
+)
+
+// The context's statistics (rt/stats): what its program cache and the
+// remote tier beneath it did, and what its allocators, of buffers and of
+// images, hold and did.
+
+// Stats returns the context's statistics: what its program cache did
+// (Cache) and what its allocators hold and did (Alloc). It works after
+// Close too, and on a nil context returns zero statistics.
+func (c *Context) Stats() stats.Context {
+	return stats.Context{Cache: c.cacheStats(), Alloc: c.allocStats()}
+}
+
+// cacheStats returns the counters of the context's program cache.
+func (c *Context) cacheStats() stats.Cache {
+	if c == nil {
+		return stats.Cache{}
+	}
+	s := c.pc.Stats()
+	return stats.Cache{
+		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
+		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
+		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(), Tuned: c.tuneTimed.Load(), TuneRecords: c.tuneRecords.Load(),
+	}
+}
+
+// remoteStats returns the remote tier's counters; zero without one.
+func (c *Context) remoteStats() stats.Remote {
+	if c.remote == nil {
+		return stats.Remote{}
+	}
+	return stats.Remote(c.remote.Stats())
+}
+
+// allocStats returns the context's allocator statistics (Stats).
+func (c *Context) allocStats() stats.Alloc {
+	var s stats.Alloc
+	if c == nil {
+		return s
+	}
+	for i := range c.allocs {
+		if d := c.allocs[i].Load(); d != nil {
+			s.Devices = append(s.Devices, stats.DeviceAlloc{Device: d.dev.Name, Index: d.dev.index, Stats: d.a.Stats()})
+		}
+	}
+	s.Devices = c.addImageStats(s.Devices) // images of allocation sites, below
+	s.DriverAllocs = c.driverAllocs.Load()
+	s.DriverReleases = c.driverReleases.Load()
+	return s
+}
+
+// addImageStats adds the statistics of the image allocators to those of
+// the devices' buffer allocators in ds (allocStats), so that a tag's
+// counts, and the totals, count its images too. A device whose only
+// allocations are images gets an entry of its own, in device order.
+func (c *Context) addImageStats(ds []stats.DeviceAlloc) []stats.DeviceAlloc {
+	c.images.mu.Lock()
+	byDev := map[int][]alloc.Stats{}
+	for k, a := range c.images.pools {
+		byDev[k.dev] = append(byDev[k.dev], a.Stats())
+	}
+	c.images.mu.Unlock()
+	if len(byDev) == 0 {
+		return ds
+	}
+	for dev, all := range byDev {
+		i := slices.IndexFunc(ds, func(d stats.DeviceAlloc) bool { return d.Index == dev })
+		if i < 0 {
+			ds = append(ds, stats.DeviceAlloc{Device: c.devices[dev].Name, Index: dev, Stats: alloc.Stats{Total: alloc.TagStats{Name: "total"}}})
+			i = len(ds) - 1
+		}
+		for _, s := range all {
+			ds[i].Stats = mergeStats(ds[i].Stats, s)
+		}
+	}
+	slices.SortFunc(ds, func(a, b stats.DeviceAlloc) int { return a.Index - b.Index })
+	return ds
+}
+
+// mergeStats returns the statistics of two allocators of one device
+// together; peaks are the larger of the two.
+func mergeStats(a, b alloc.Stats) alloc.Stats {
+	tags := slices.Clone(a.Tags)
+	for _, t := range b.Tags {
+		i, found := slices.BinarySearchFunc(tags, t.Tag, func(x alloc.TagStats, tag alloc.Tag) int { return int(x.Tag) - int(tag) })
+		if !found {
+			tags = slices.Insert(tags, i, alloc.TagStats{Tag: t.Tag, Name: t.Name})
+		}
+		tags[i].Add(t)
+	}
+	a.Tags = tags
+	a.Total.Add(b.Total)
+	a.OOMRetries += b.OOMRetries
+	return a
+}
