@@ -282,11 +282,15 @@ func (q *Queue) waitBefore(ctx context.Context, op string, wait []*Event) error 
 	if err == nil {
 		ev, err = q.drv.Marker(dw)
 	}
-	q.exit()
 	if err != nil {
+		q.exit()
 		return fmt.Errorf("%s: wait for the commands before it on %q: %w", op, q.dev.Name, err)
 	}
+	// Made inside enter, so that Close, which waits for it, finds the
+	// event in the live set and releases it; the wait is outside, so that
+	// it does not hold Close off.
 	e := newEvent(q, ev, "the commands before "+op)
+	q.exit()
 	defer e.Release()
 	if err := e.WaitContext(ctx); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
