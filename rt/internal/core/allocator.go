@@ -157,12 +157,15 @@ func releaseToAllocator(m *Mem) error {
 
 // Alloc allocates a buffer of n elements of T under the site's tag on q's
 // device. It is served from the tag's free block when that block holds
-// between n and 2n elements' worth of bytes, and otherwise from the driver,
-// the new block made resident at once so that out of memory shows here
-// (errors.Is(err, ErrOutOfMemory), after held blocks were released and the
-// allocation retried). A request above the device's maximum allocation is an
-// error wrapping ErrTooLarge; a site that dgen did not register is one
-// wrapping ErrNotGenerated. Free gives the buffer back to the tag's free list.
+// between n and 2n elements' worth of bytes, and otherwise from the
+// driver, the new block made resident at once so that out of memory shows
+// here (errors.Is(err, ErrOutOfMemory), after held blocks were released
+// and the allocation retried). A request above the device's maximum
+// allocation is an error wrapping ErrTooLarge; a site that dgen did not
+// register is one wrapping ErrNotGenerated. Free gives the buffer back to
+// the tag's free list. Alloc never waits for the device: a block reused
+// on another queue than its last use's makes that queue wait, on the
+// device, for that use.
 func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	info, err := s.registration()
 	if err != nil {
@@ -179,7 +182,11 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	return bufferOver[T](m, n), nil
 }
 
-// Alloc allocates an untagged buffer from q's allocator (rt.Alloc).
+// Alloc allocates an untagged buffer of n elements of T on q's device
+// from the allocator's size-class pool (or, under the "tagged"
+// Config.AllocPolicy, from the driver). Free gives it back to the pool.
+// Errors are as for AllocSite.Alloc. NewBuffer, by contrast, always asks
+// the driver.
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {

@@ -259,10 +259,18 @@ var freedMem = func() *Mem {
 	return m
 }()
 
-// Buffer is a typed handle on a Mem, rt.Buffer's implementation: rt
-// defines its Buffer over this type and forwards each method. gen is the
-// generation of m that the handle was made in (a Free ends it).
+// Buffer is a typed array of n elements of T in device memory. T must be
+// plain data (numbers, booleans, arrays and structs of them). A Buffer is a
+// small handle: copies refer to the same memory. The zero Buffer is nil.
+//
+// Read, Write, ReadAt and WriteAt block until the copy is done; their
+// Context forms bound the wait for the commands before the copy with a
+// context.Context. Fill and CopyTo return at once with the command's
+// event, and so do ReadAsync and WriteAsync, which copy to and from pinned
+// memory (Pinned).
 type Buffer[T any] struct {
+	// A Buffer is a typed handle on a Mem. gen is the generation of m that
+	// the handle was made in (a Free ends it).
 	m   *Mem
 	n   int
 	gen uint32 // m.gen when the buffer was made
@@ -282,7 +290,7 @@ func (b Buffer[T]) mem() *Mem {
 	return b.m
 }
 
-// NewBuffer allocates a buffer straight from the driver (rt.NewBuffer).
+// NewBuffer allocates a buffer of n elements of T directly from the driver.
 func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
@@ -415,19 +423,28 @@ func (m *Mem) doneAll() {
 }
 
 // Write copies src into the buffer from element 0 and waits until it is
-// done.
+// done. src may be shorter than the buffer.
 func (b Buffer[T]) Write(q *Queue, src []T, wait ...*Event) error {
 	return b.writeAt(nil, q, 0, src, wait, facade)
 }
 
 // WriteAt copies src into the buffer from element off and waits until it
-// is done.
+// is done. A span outside the buffer is an error wrapping ErrOutOfRange,
+// and nothing is written.
 func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
 	return b.writeAt(nil, q, off, src, wait, facade)
 }
 
-// WriteAtContext is WriteAt with its wait for the commands before it
-// bounded by ctx (Queue.waitBefore).
+// WriteContext is Write bounded by ctx. The copy runs after the commands
+// enqueued on q before it and the events of wait: when ctx is done before
+// they have completed, WriteContext returns an error wrapping ctx.Err(),
+// writes nothing, and they run on. The copy itself, once they have
+// completed, is not interrupted.
+func (b Buffer[T]) WriteContext(ctx context.Context, q *Queue, src []T, wait ...*Event) error {
+	return b.writeAt(ctx, q, 0, src, wait, facade)
+}
+
+// WriteAtContext is WriteAt bounded by ctx, as WriteContext is Write.
 func (b Buffer[T]) WriteAtContext(ctx context.Context, q *Queue, off int, src []T, wait ...*Event) error {
 	return b.writeAt(ctx, q, off, src, wait, facade)
 }
@@ -456,13 +473,22 @@ func (b Buffer[T]) Read(q *Queue, dst []T, wait ...*Event) error {
 }
 
 // ReadAt copies len(dst) elements from element off into dst and waits
-// until it is done.
+// until it is done. A span outside the buffer is an error wrapping
+// ErrOutOfRange, and dst is left alone.
 func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
 	return b.readAt(nil, q, off, dst, wait, facade)
 }
 
-// ReadAtContext is ReadAt with its wait for the commands before it
-// bounded by ctx (Queue.waitBefore).
+// ReadContext is Read bounded by ctx. The copy runs after the commands
+// enqueued on q before it and the events of wait: when ctx is done before
+// they have completed, ReadContext returns an error wrapping ctx.Err(),
+// leaves dst alone, and they run on. The copy itself, once they have
+// completed, is not interrupted.
+func (b Buffer[T]) ReadContext(ctx context.Context, q *Queue, dst []T, wait ...*Event) error {
+	return b.readAt(ctx, q, 0, dst, wait, facade)
+}
+
+// ReadAtContext is ReadAt bounded by ctx, as ReadContext is Read.
 func (b Buffer[T]) ReadAtContext(ctx context.Context, q *Queue, off int, dst []T, wait ...*Event) error {
 	return b.readAt(ctx, q, off, dst, wait, facade)
 }
@@ -484,7 +510,8 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 	return q.transfer(x, wait, skip+1)
 }
 
-// Fill sets every element to v. It returns at once with the command's event.
+// Fill sets every element to v. It returns at once with the command's
+// event.
 func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 	m, drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
 	if err != nil {
@@ -511,8 +538,8 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 	return ev, err
 }
 
-// CopyTo copies the whole buffer to the start of dst, which must be at least
-// as long. It returns at once with the command's event.
+// CopyTo copies the whole buffer to the start of dst, which must be at
+// least as long. It returns at once with the command's event.
 func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
 	sm, src, _, size, err := b.span(q, "copy buffer", 0, b.n)
 	if err != nil {
@@ -649,10 +676,9 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 // other buffer; commands that use it count as uses of b for the
 // allocator's stream-ordered reuse. The byte offset of element off must be
 // a multiple of every device's MemBaseAddrAlign (128 bytes on PoCL), since
-// a kernel argument starts at an aligned address; a span
-// outside b is an error wrapping ErrOutOfRange, a misaligned one an error
-// wrapping ErrInvalidArgument. A view of a view is a view of the same
-// memory.
+// a kernel argument starts at an aligned address; a span outside b is an
+// error wrapping ErrOutOfRange, a misaligned one an error wrapping
+// ErrInvalidArgument. A view of a view is a view of the same memory.
 //
 // Free on a view releases the view alone; a view is released when it
 // becomes unreachable, too. Using a view after b is freed is an error

@@ -24,39 +24,39 @@ import (
 // (cache.go), and the specialization-constant values of a context
 // (specvalue.go).
 
-// Context is an open backend context: rt.Context's implementation, which
-// rt defines its Context over.
-//
-// Its fields are of four kinds, and each group below says which:
-//   - Set by OpenConfig before it returns the context, and never changed
-//     after: they are read without a lock. rt sets each Device's Facade
-//     before it hands the context out.
-//   - Atomics: closed and multiQueue go from false to true once; fault
-//     from nil to the context's *DeviceFault once; the rest are counters.
-//   - mu protects queues and the creation of allocators (each of allocs'
-//     slots is an atomic pointer, read without mu). mu is held across a
-//     driver call on two once-per-context paths only: making a device's
-//     allocator queue on its first use (allocator.go), and finishing the
-//     first queue when a second is made (NewQueue). While mu is held no
-//     other lock of the context is taken (recordFault takes the process's
-//     record of lost devices, processFaults).
-//   - Parts with locks of their own, described on their types: guard,
-//     launchMu, pc, decls, graphs, live, instances, images and pool. None
-//     is held across a driver call on a launch or transfer: launchMu is
-//     held across a launch and its wait only under Config.SyncLaunches,
-//     images' lock across the creation of a sampler (once per sampler)
-//     and Close's release of the images, and pc builds one program per key
-//     at a time with no lock held across the build.
-//
-// The close guard: every call that uses a driver object runs between an
-// enter and an exit, the context's (guard) or its queue's (Queue.gate);
-// Close sets closed, waits for both counts to drain, and only then
-// releases anything, so that no driver object is released under a call,
-// and a call that enters after Close fails with ErrClosed (closeGuard).
-//
-// The fields that a launch reads (closed, fault, syncLaunches, launchPCs,
-// multiQueue) lie together near the start.
+// Context is an open backend context over one or more devices of one
+// platform, with a default queue on its first device. It is safe for
+// concurrent use. Close it when done.
 type Context struct {
+	// Invariants. The fields are of four kinds, and each group below says
+	// which:
+	//   - Set by OpenConfig before it returns the context, and never changed
+	//     after: they are read without a lock.
+	//   - Atomics: closed and multiQueue go from false to true once; fault
+	//     from nil to the context's *DeviceFault once; the rest are counters.
+	//   - mu protects queues and the creation of allocators (each of allocs'
+	//     slots is an atomic pointer, read without mu). mu is held across a
+	//     driver call on two once-per-context paths only: making a device's
+	//     allocator queue on its first use (allocator.go), and finishing the
+	//     first queue when a second is made (NewQueue). While mu is held no
+	//     other lock of the context is taken (recordFault takes the process's
+	//     record of lost devices, processFaults).
+	//   - Parts with locks of their own, described on their types: guard,
+	//     launchMu, pc, decls, graphs, live, instances, images and pool. None
+	//     is held across a driver call on a launch or transfer: launchMu is
+	//     held across a launch and its wait only under Config.SyncLaunches,
+	//     images' lock across the creation of a sampler (once per sampler)
+	//     and Close's release of the images, and pc builds one program per key
+	//     at a time with no lock held across the build.
+	//
+	// The close guard: every call that uses a driver object runs between an
+	// enter and an exit, the context's (guard) or its queue's (Queue.gate);
+	// Close sets closed, waits for both counts to drain, and only then
+	// releases anything, so that no driver object is released under a call,
+	// and a call that enters after Close fails with ErrClosed (closeGuard).
+	//
+	// The fields that a launch reads (closed, fault, syncLaunches, launchPCs,
+	// multiQueue) lie together near the start.
 	// Set by OpenConfig, never changed after.
 	drv       driver.Context
 	devices   []*Device
@@ -281,8 +281,9 @@ func (q *Queue) exit() {
 	}
 }
 
-// Device is a device of an open context: the fields that rt.Device
-// copies, and what the core keeps of the device.
+// Device is a device of an open context, as its backend describes it.
+// Its fields are for reading. A context's Devices, and its queues'
+// Device, return the same *Device for each device.
 type Device struct {
 	Name     string
 	Vendor   string
@@ -300,10 +301,10 @@ type Device struct {
 	ComputeUnits     int
 	MaxWorkGroupSize int
 	Extensions       []string
-	// Facade is rt's *Device for this device, which rt.OpenConfig sets
-	// before it returns the context and nothing changes after: the core
-	// cannot name rt's types, and rt hands out one *Device per device.
-	Facade any
+	// Facade holds rt's *Device for this device, which rt makes on the
+	// device's first use and stores with CompareAndSwap, so that rt hands
+	// out one *Device per device: the core cannot name rt's types.
+	Facade atomic.Value
 
 	info  driver.DeviceInfo // as the backend gave it
 	index int               // position among the context's devices

@@ -18,8 +18,7 @@ import (
 // Between Acquire and the park the instance belongs to the goroutine that
 // acquired it; no lock is held.
 
-// SetScalar sets argument i of k to v, a number, or an array or struct of
-// numbers laid out as the kernel's parameter.
+// SetScalar is rt/codegen's SetScalar and rt/raw's, which document it.
 func SetScalar[T any](k *Kernel, i int, v T) {
 	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
 		bits := desc.ScalarBits(v)

@@ -39,7 +39,8 @@ import (
 // launch shows its commands at the lines that recorded them, inside one
 // range named after the graph.
 
-// Graph is a recorded list of commands (rt.Graph).
+// Graph is a list of commands recorded on a queue (Queue.Record), replayed
+// with Launch. Its methods are safe for concurrent use.
 type Graph struct {
 	name      string
 	rangeName string
@@ -130,7 +131,8 @@ type graphExec struct {
 	opt driver.GraphOptions
 }
 
-// GraphNode is the handle of a recorded command (rt.GraphNode).
+// GraphNode is the handle of a recorded command, which Queue.Node returns
+// while a graph records; Graph.Update takes it.
 type GraphNode struct {
 	g *Graph
 	i int // the command's place in g.cmds, which never changes

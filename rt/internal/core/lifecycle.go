@@ -21,10 +21,14 @@ import (
 // Close safe under concurrent use, the close guard and the queues' gates,
 // is context.go's.
 
-// Open opens a context as the environment says.
+// Open opens a context as the environment says (ConfigFromEnv): on the
+// device that DGEN_DEVICE selects, by default the first GPU, else the
+// first CPU device. It is OpenConfig(Config{}).
 func Open() (*Context, error) { return OpenConfig(Config{}) }
 
-// OpenConfig opens a context as cfg and the environment say.
+// OpenConfig opens a context as cfg says, with the fields that cfg leaves
+// at their zero value filled from the environment (ConfigFromEnv): a field
+// that cfg sets wins over its DGEN_ variable.
 func OpenConfig(cfg Config) (*Context, error) {
 	cfg, err := cfg.withEnv(nil) // config.go
 	if err != nil {

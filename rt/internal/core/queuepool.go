@@ -29,9 +29,26 @@ type queuePool struct {
 	making int        // queues being made, outside mu
 }
 
-// AcquireQueue returns a queue of the pool: an idle one, else a new one
-// while the pool has fewer than max (or none yet), else the one that the
-// fewest goroutines hold. ReleaseQueue gives it back.
+// AcquireQueue returns a queue on the context's first device for the
+// caller's use until it gives it back with ReleaseQueue: the way for a
+// goroutine that lives for one request (a server's handler) to launch
+// with no queue of its own and without ordering its commands behind every
+// other request's on one shared queue.
+//
+//	q, err := ctx.AcquireQueue()
+//	if err != nil {
+//		return err
+//	}
+//	defer ctx.ReleaseQueue(q)
+//	// allocate, launch and read on q
+//
+// The queue comes from the context's pool: one that no goroutine holds,
+// else a new one while the pool has fewer than Config.QueuePool
+// (at least 16 by default), else the one that the fewest goroutines hold,
+// shared. AcquireQueue never waits. A request's commands on its queue run
+// in order, as on any queue; the next request to get the queue finds them
+// enqueued before its own. The context releases the pool's queues on
+// Close.
 func (c *Context) AcquireQueue() (*Queue, error) {
 	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("acquire queue: %w", err)
@@ -71,8 +88,10 @@ func (c *Context) AcquireQueue() (*Queue, error) {
 	return q, nil
 }
 
-// ReleaseQueue gives back a queue that AcquireQueue returned; the queue
-// is idle once every goroutine that holds it has given it back.
+// ReleaseQueue gives back a queue that AcquireQueue returned, for another
+// goroutine to acquire; the caller must not use it afterwards. A queue
+// that is not the pool's, or that was released more often than acquired,
+// is an error wrapping ErrInvalidArgument.
 func (c *Context) ReleaseQueue(q *Queue) error {
 	if q == nil || q.ctx != c {
 		return fmt.Errorf("release queue: %w: not a queue of this context's pool", ErrInvalidArgument)

@@ -72,14 +72,14 @@ func Submit[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) 
 	return err
 }
 
-// DeviceOf returns the device of k's context whose Facade is facade (rt's
-// *Device, which rt/raw passes on); nil if none is, or k is nil.
-func (k *Kernel) DeviceOf(facade any) *Device {
-	if k == nil || facade == nil {
+// DeviceOf returns the device of k's context whose Facade holds dev (rt's
+// *Device, which rt/raw passes on); nil if none does, or k is nil.
+func (k *Kernel) DeviceOf(dev any) *Device {
+	if k == nil || dev == nil {
 		return nil
 	}
 	for _, d := range k.ctx.devices {
-		if d.Facade == facade {
+		if d.Facade.Load() == dev {
 			return d
 		}
 	}
