@@ -175,7 +175,7 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
 	}
-	m, err := allocMem(q, alloc.Tag(info.Tag()), size, facade) // the user calls rt.AllocSite.Alloc
+	m, err := allocMem(q, alloc.Tag(info.Tag()), size, 0) // the user calls rt.AllocSite.Alloc
 	if err != nil {
 		return Buffer[T]{}, err
 	}
@@ -192,7 +192,7 @@ func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate: %w", err)
 	}
-	m, err := allocMem(q, alloc.NoTag, size, facade) // the user calls rt.Alloc
+	m, err := allocMem(q, alloc.NoTag, size, 0) // the user calls rt.Alloc
 	if err != nil {
 		return Buffer[T]{}, err
 	}

@@ -425,14 +425,14 @@ func (m *Mem) doneAll() {
 // Write copies src into the buffer from element 0 and waits until it is
 // done. src may be shorter than the buffer.
 func (b Buffer[T]) Write(q *Queue, src []T, wait ...*Event) error {
-	return b.writeAt(nil, q, 0, src, wait, facade)
+	return b.writeAt(nil, q, 0, src, wait, 0)
 }
 
 // WriteAt copies src into the buffer from element off and waits until it
 // is done. A span outside the buffer is an error wrapping ErrOutOfRange,
 // and nothing is written.
 func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
-	return b.writeAt(nil, q, off, src, wait, facade)
+	return b.writeAt(nil, q, off, src, wait, 0)
 }
 
 // WriteContext is Write bounded by ctx. The copy runs after the commands
@@ -441,12 +441,12 @@ func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
 // writes nothing, and they run on. The copy itself, once they have
 // completed, is not interrupted.
 func (b Buffer[T]) WriteContext(ctx context.Context, q *Queue, src []T, wait ...*Event) error {
-	return b.writeAt(ctx, q, 0, src, wait, facade)
+	return b.writeAt(ctx, q, 0, src, wait, 0)
 }
 
 // WriteAtContext is WriteAt bounded by ctx, as WriteContext is Write.
 func (b Buffer[T]) WriteAtContext(ctx context.Context, q *Queue, off int, src []T, wait ...*Event) error {
-	return b.writeAt(ctx, q, off, src, wait, facade)
+	return b.writeAt(ctx, q, off, src, wait, 0)
 }
 
 // writeAt is WriteAt, bounded by ctx where it is not nil; skip is as for
@@ -469,14 +469,14 @@ func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait
 // Read copies the first len(dst) elements of the buffer into dst and waits
 // until it is done.
 func (b Buffer[T]) Read(q *Queue, dst []T, wait ...*Event) error {
-	return b.readAt(nil, q, 0, dst, wait, facade)
+	return b.readAt(nil, q, 0, dst, wait, 0)
 }
 
 // ReadAt copies len(dst) elements from element off into dst and waits
 // until it is done. A span outside the buffer is an error wrapping
 // ErrOutOfRange, and dst is left alone.
 func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
-	return b.readAt(nil, q, off, dst, wait, facade)
+	return b.readAt(nil, q, off, dst, wait, 0)
 }
 
 // ReadContext is Read bounded by ctx. The copy runs after the commands
@@ -485,12 +485,12 @@ func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
 // leaves dst alone, and they run on. The copy itself, once they have
 // completed, is not interrupted.
 func (b Buffer[T]) ReadContext(ctx context.Context, q *Queue, dst []T, wait ...*Event) error {
-	return b.readAt(ctx, q, 0, dst, wait, facade)
+	return b.readAt(ctx, q, 0, dst, wait, 0)
 }
 
 // ReadAtContext is ReadAt bounded by ctx, as ReadContext is Read.
 func (b Buffer[T]) ReadAtContext(ctx context.Context, q *Queue, off int, dst []T, wait ...*Event) error {
-	return b.readAt(ctx, q, off, dst, wait, facade)
+	return b.readAt(ctx, q, off, dst, wait, 0)
 }
 
 // readAt is ReadAt, bounded by ctx where it is not nil; skip is as for
@@ -524,14 +524,14 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
-		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, facade)
+		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 0)
 	}
 	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
-	}, wait, facade)
+	}, wait, 0)
 	if err == nil {
 		q.record(b.mem())
 	}
@@ -556,14 +556,14 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
-		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, facade)
+		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 0)
 	}
 	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
-	}, wait, facade)
+	}, wait, 0)
 	if err == nil {
 		q.record(b.mem(), dst.mem())
 	}

@@ -323,7 +323,7 @@ func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Poin
 	// Frames between transfer's caller and the user: copy and its caller,
 	// the exported Read, Write, ReadBytes or WriteBytes.
 	if n == 0 {
-		return q.transfer(xfer{op: name, size: 0}, wait, 2+facade) // waits for wait
+		return q.transfer(xfer{op: name, size: 0}, wait, 2) // waits for wait
 	}
-	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2+facade)
+	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2)
 }

@@ -86,7 +86,7 @@ func (i Image) Free() error { return i.h.free() }
 // 16-bit integer or FLOAT channels (floats in [0, 1] scale to the integer
 // range). See ImageRegion for the box and the errors.
 func (i Image) Read(q *Queue, r ImageRegion, dst any, wait ...*Event) error {
-	return i.h.transfer(nil, q, true, r, dst, wait, facade)
+	return i.h.transfer(nil, q, true, r, dst, wait, 0)
 }
 
 // ReadContext is Read bounded by ctx: when ctx is done before the commands
@@ -94,26 +94,26 @@ func (i Image) Read(q *Queue, r ImageRegion, dst any, wait ...*Event) error {
 // returns an error wrapping ctx.Err(), leaves dst alone, and they run on.
 // The copy itself, once they have completed, is not interrupted.
 func (i Image) ReadContext(ctx context.Context, q *Queue, r ImageRegion, dst any, wait ...*Event) error {
-	return i.h.transfer(ctx, q, true, r, dst, wait, facade)
+	return i.h.transfer(ctx, q, true, r, dst, wait, 0)
 }
 
 // Write copies src into the box r of the image after wait and returns
 // when it is done; src is as Read's dst.
 func (i Image) Write(q *Queue, r ImageRegion, src any, wait ...*Event) error {
-	return i.h.transfer(nil, q, false, r, src, wait, facade)
+	return i.h.transfer(nil, q, false, r, src, wait, 0)
 }
 
 // WriteContext is Write bounded by ctx, as ReadContext is Read: when ctx
 // is done first, nothing is written to the image.
 func (i Image) WriteContext(ctx context.Context, q *Queue, r ImageRegion, src any, wait ...*Event) error {
-	return i.h.transfer(ctx, q, false, r, src, wait, facade)
+	return i.h.transfer(ctx, q, false, r, src, wait, 0)
 }
 
 // CopyTo copies the box r of the image to dst, which has the same format
 // and may be of another kind (a 2D image into a slice of a 3D one), at
 // dstOrigin. It returns at once with the command's event.
 func (i Image) CopyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]int, wait ...*Event) (*Event, error) {
-	return i.h.copyTo(q, dst, r, dstOrigin, wait, facade)
+	return i.h.copyTo(q, dst, r, dstOrigin, wait, 0)
 }
 
 // Fill sets every pixel of the box r to color, whose values are converted
@@ -121,7 +121,7 @@ func (i Image) CopyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]int, wait
 // write_imageui (unsigned) would. It returns at once with the command's
 // event.
 func (i Image) Fill(q *Queue, r ImageRegion, color [4]float64, wait ...*Event) (*Event, error) {
-	return i.h.fill(q, r, color, wait, facade)
+	return i.h.fill(q, r, color, wait, 0)
 }
 
 // imageKind returns the driver kind of ImageDesc.Kind.

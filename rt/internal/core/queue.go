@@ -249,7 +249,7 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if r := q.rec.Load(); r != nil {
 		return nil, r.refuse("enqueue marker", "a marker's event would complete before the graph runs")
 	}
-	tk := q.beginTask(trace.Marker, "marker", facade, wait)
+	tk := q.beginTask(trace.Marker, "marker", 0, wait)
 	ev, err := q.drv.Marker(dw)
 	tk.End()
 	if err != nil {
