@@ -15,7 +15,7 @@ import (
 // pkg.go.dev. The rules, which the tests below check on rt's source:
 //
 //   - no exported identifier of rt is documented as being for generated
-//     code, backends or tests (rt/codegen, rt/driver and export_test.go
+//     code, backends or tests (rt/codegen, rt/driver and rt/internal/core/testhooks.go
 //     serve those);
 //   - an application needs no import of rt/driver or rt/diskcache, and no
 //     type of an internal package, for anything rt documents: no exported
@@ -34,7 +34,7 @@ func TestAudience(t *testing.T) {
 	fset := token.NewFileSet()
 	files := apicheck.SourceFiles(t, fset, ".", "rt")
 	if bad := apicheck.OtherAudience(t, fset, files, rtPath); len(bad) > 0 {
-		t.Errorf("rt documents identifiers for another audience than applications (move them to rt/codegen, rt/driver or export_test.go, or document them for applications):\n\t%s", strings.Join(bad, "\n\t"))
+		t.Errorf("rt documents identifiers for another audience than applications (move them to rt/codegen, rt/driver or rt/internal/core/testhooks.go, or document them for applications):\n\t%s", strings.Join(bad, "\n\t"))
 	}
 	pkgs := apicheck.Load(t, rtPath)
 	if bad := apicheck.TypeViolations(pkgs[rtPath], apicheck.Backstage); len(bad) > 0 {
