@@ -4,7 +4,8 @@
 // Usage:
 //
 //	dgen                  generate for the package in the working directory (as go generate runs it)
-//	dgen -check           write nothing; list what generating would change, exit 1 if anything (for CI)
+//	dgen -check [packages] write nothing; list what generating would change, exit 1 if anything (for CI)
+//	dgen [packages]       generate for every package the patterns (./...) match that uses //dgen: directives
 //	dgen devices [-json]  list every platform and device, and the one DGEN_DEVICE picks
 //	dgen markers          print the reference of every //dgen: directive
 //	dgen trace summary FILE
