@@ -6,6 +6,12 @@
 // Importing it registers the backend under the name "opencl":
 //
 //	import _ "github.com/dgen-go/dgen/rt/opencl"
+//
+// A failed build's error carries the driver's build log, with the user's
+// file names and lines. The backend never redirects the process's file
+// descriptors: on PoCL it asks clang to leave out the summary line ("2
+// errors generated.") that it would otherwise write to standard error, and
+// PoCL writes nothing else there unless POCL_DEBUG asks it to.
 package opencl
 
 /*
