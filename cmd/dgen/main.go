@@ -15,6 +15,11 @@
 //	dgen cache ls|stat|verify|clear|gc [-json]
 //	                      explore and manage the persistent program cache
 //	dgen help             print this summary
+//
+// dgen is pure Go: it builds with CGO_ENABLED=0, and go generate needs
+// neither OpenCL nor a C compiler. Listing devices loads OpenCL through cgo,
+// so only a dgen built with cgo (the default where gcc is installed) has
+// dgen devices; one built without says so, and how to get it.
 package main
 
 import (
