@@ -122,8 +122,9 @@ func (c *Context) ReleaseQueue(q *Queue) error { return c.core().ReleaseQueue(q.
 func (c *Context) ReleaseHeld() error { return c.core().ReleaseHeld() }
 
 // Stats returns the context's statistics: what its program cache did
-// (Cache) and what its allocators hold and did (Alloc). It works after
-// Close too, and on a nil context returns zero statistics.
+// (Cache), what its allocators hold and did (Alloc), its queues and its
+// queue pool (Queues), and the events not yet released (Events). It works
+// after Close too, and on a nil context returns zero statistics.
 func (c *Context) Stats() stats.Context { return c.core().Stats() }
 
 // Tracer returns the context's tracer. Subscribe to it to receive the
