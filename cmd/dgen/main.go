@@ -12,6 +12,8 @@
 //	                      print the per-source-location table of a trace written with DGEN_TRACE=perfetto:FILE
 //	dgen trace json [-o OUT | -w] FILE
 //	                      convert a trace file (the records of a program that did not close its context too) to Chrome JSON
+//	dgen trace pprof [-o OUT] FILE
+//	                      write the profile of a trace file in pprof's format: device time by Go caller, memory by site
 //	dgen cache ls|stat|verify|clear|gc [-json]
 //	                      explore and manage the persistent program cache
 //	dgen help             print this summary
@@ -37,7 +39,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"trace": {"summary FILE: print the per-source-location table of a written trace; json FILE: convert it to Chrome JSON", runTrace},
+	"trace": {"summary FILE: print the per-source-location table of a written trace; json FILE: convert it to Chrome JSON; pprof FILE: write its profile in pprof's format", runTrace},
 	"cache": {"explore and manage the persistent program cache: ls, stat, verify, clear, gc", runCache},
 }
 
