@@ -46,29 +46,35 @@
 //	tr.SetDeviceSampling(16)
 //	ctx, err := rt.OpenConfig(rt.Config{Tracer: tr})
 //
-// Its queues then profile, but with no subscriber no command is sampled,
-// so no launch makes an event. With device=N, one command in N of each
-// call site carries device times (its first included), and device_time
-// sums those: timed_commands says how many, and commands/timed_commands
-// scales it to an estimate of all of them; N=1 times every command, on
-// CUDA through CUPTI's records. On a context opened otherwise the profile
-// has commands and enqueue times and no device time, and says so in a
-// comment. rt reads a queue's device times in batches (at its Finish, an
-// Event's Wait, a traced transfer, and every 256 timed commands); a
-// command whose times come after the window ends is counted without its
-// device time.
+// With no subscriber no command is sampled, so no launch makes an event;
+// what the setting costs while no profile is recorded is the profiling
+// queue's, which is nothing measurable on PoCL and on rt/cuda with N
+// above 1, and slows launches on NVIDIA's OpenCL (README's table of
+// DGEN_TRACE's costs). N=1 times every command, and on rt/cuda keeps
+// CUPTI attached to the process while the context is open, which slows
+// its launches all the time: a service wants N of 16 or more. With device=N,
+// one command in N of each call site carries device times (its first
+// included), and device_time sums those: timed_commands says how many,
+// and commands/timed_commands scales it to an estimate of all of them.
+// On a context opened otherwise the profile has commands and enqueue
+// times and no device time, and says so in a comment. rt reads a queue's
+// device times in batches (at its Finish, an Event's Wait, a traced
+// transfer, and every 256 timed commands); a command whose times come
+// after the window ends is counted without its device time.
 //
 // # Costs
 //
 // While no profile is recorded, devprof costs nothing: rt's trace points
-// are one atomic load each with no subscriber, whatever the context's
-// configuration. While one is recorded, every command of the context is
-// traced: a task per command (no allocation in the steady state; tens of
-// nanoseconds on the launch path, see rt/trace), an event per timed
-// command on a profiling queue (on NVIDIA's OpenCL about a launch's
-// worth; on CUDA with N=1 CUPTI's activity records instead), and, per
-// memory event, a look-up under the recorder's lock. docs/BENCHMARKS.md
-// has the measured figures of tracing, which are the profile's.
+// are one atomic load each with no subscriber (1.3–1.9 ns and no
+// allocation, docs/BENCHMARKS.md), whatever the context's configuration. While one is
+// recorded, every command of the context is traced: a task per command
+// at its Go line (no allocation in the steady state; about 0.1–0.2 µs per
+// command, README), an event and its profiling queries per timed
+// command (on NVIDIA's OpenCL about a launch's worth; on rt/cuda a timed
+// event pair, or CUPTI's records with N=1), and a map update under the
+// recorder's lock per command and per memory event. docs/BENCHMARKS.md
+// has the measured figures of tracing on the GPU, which are the
+// profile's.
 package devprof
 
 import (
