@@ -254,3 +254,27 @@ func TestNewCollectorNilContext(t *testing.T) {
 	}()
 	metrics.NewCollector(nil, "nil")
 }
+
+// BenchmarkCollect measures a scrape of a context's collector: one
+// Context.Stats and the metrics made from it.
+func BenchmarkCollect(b *testing.B) {
+	ctx, err := rt.Open()
+	testenv.SkipWithoutDevice(b, err)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ctx.Close()
+	buf, err := rt.Alloc[float32](ctx.Queue(), 1024)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Free()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewCollector(ctx, "bench"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := reg.Gather(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
