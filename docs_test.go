@@ -22,6 +22,7 @@ var docPages = []struct {
 	{"docs/CACHE.md", 0},
 	{"docs/DECLARATIONS.md", 0},
 	{"docs/FAULTS.md", 0},
+	{"docs/OPERATIONS.md", 0},
 	{"docs/OWN-MODULE.md", 0},
 	{"docs/RUNTIME.md", 0},
 	{"docs/TRACING.md", 0},

@@ -49,7 +49,7 @@
 // With no subscriber no command is sampled, so no launch makes an event;
 // what the setting costs while no profile is recorded is the profiling
 // queue's, which is nothing measurable on PoCL and on rt/cuda with N
-// above 1, and slows launches on NVIDIA's OpenCL (README's table of
+// above 1, and slows launches on NVIDIA's OpenCL (docs/TRACING.md's table of
 // DGEN_TRACE's costs). N=1 times every command, and on rt/cuda keeps
 // CUPTI attached to the process while the context is open, which slows
 // its launches all the time: a service wants N of 16 or more. With device=N,
@@ -69,7 +69,7 @@
 // allocation, docs/BENCHMARKS.md), whatever the context's configuration. While one is
 // recorded, every command of the context is traced: a task per command
 // at its Go line (no allocation in the steady state; about 0.1–0.2 µs per
-// command, README), an event and its profiling queries per timed
+// command, docs/TRACING.md), an event and its profiling queries per timed
 // command (on NVIDIA's OpenCL about a launch's worth; on rt/cuda a timed
 // event pair, or CUPTI's records with N=1), and a map update under the
 // recorder's lock per command and per memory event. docs/BENCHMARKS.md
