@@ -42,7 +42,7 @@ type Put struct {
 	const cl = "__kernel void put(__global float *out) { out[0] = 2.0f; }\n"
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod":      "module patterns\n\ngo 1.24\n\nrequire github.com/dgen-go/dgen v0.0.0\n\nreplace github.com/dgen-go/dgen => " + root + "\n",
+		"go.mod":      "module patterns\n\ngo 1.26\n\nrequire github.com/dgen-go/dgen v0.0.0\n\nreplace github.com/dgen-go/dgen => " + root + "\n",
 		"go.sum":      string(sum),
 		"a/a.go":      strings.Replace(kernels, "%s", "a", 1),
 		"a/k.cl":      cl,
