@@ -106,12 +106,14 @@ func TestEvictionUnderLaunches(t *testing.T) {
 		t.Errorf("cache stats %+v: want evictions under a threshold of %d bytes (programs of %d)", s, threshold, size)
 	}
 	// At rest the cache is under the threshold but for the program used
-	// last; while the workers ran, each could hold one program more.
+	// last; while the workers ran, each could hold one program more (the
+	// variants' sizes differ by a few bytes: one program's more is the
+	// margin).
 	if s.Bytes > threshold+size {
 		t.Errorf("the cache holds %d bytes at rest; want at most the threshold %d and one program of %d", s.Bytes, threshold, size)
 	}
-	if m := maxHeld.Load(); m > threshold+(workers+1)*size {
-		t.Errorf("the cache held %d bytes while the workers ran; want at most the threshold %d and a program of %d for each of %d workers and one more", m, threshold, size, workers)
+	if m := maxHeld.Load(); m > threshold+(workers+2)*size {
+		t.Errorf("the cache held %d bytes while the workers ran; want at most the threshold %d and a program of %d for each of %d workers, the one built last and a margin", m, threshold, size, workers)
 	}
 	if _, _, err := lsRun(ctx.Queue(), lsBuffer(t, ctx), lsScale.Of(101)); !errors.Is(err, rt.ErrOutOfRange) {
 		t.Errorf("LSCALE=101, above its max: %v; want an error wrapping ErrOutOfRange", err)
