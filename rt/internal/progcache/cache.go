@@ -694,6 +694,10 @@ func (c *Cache[K]) overThreshold(keep *entry[K]) []*entry[K] {
 		victims []*entry[K]
 		held    bool
 	)
+	// Overdue until the pass ends, so that a holder that lets go after
+	// evictable saw its pin finds the cache overdue (unpin) and passes
+	// again, once this pass lets go of mu.
+	c.overdue.Store(true)
 	for e := c.lru.head; e != nil && c.bytes > t; {
 		next := e.next
 		switch {
