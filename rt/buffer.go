@@ -108,7 +108,10 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at
-// least as long. It returns at once with the command's event.
+// least as long and must not overlap it: the same buffer, or views of one
+// buffer (View) that share elements, are an error wrapping
+// ErrInvalidArgument, on every backend and in a graph. It returns at once
+// with the command's event.
 func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
 	var w core.WaitList
 	e, err := b.core().CopyTo(q.core(), dst.core(), waits(&w, wait)...)

@@ -120,7 +120,8 @@ func (i Image) WriteContext(ctx context.Context, q *Queue, r ImageRegion, src an
 
 // CopyTo copies the box r of the image to dst, which has the same format
 // and may be of another kind (a 2D image into a slice of a 3D one), at
-// dstOrigin. It returns at once with the command's event.
+// dstOrigin. Within one image, boxes that share a pixel are an error
+// wrapping ErrInvalidArgument. It returns at once with the command's event.
 func (i Image) CopyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]int, wait ...*Event) (*Event, error) {
 	var w core.WaitList
 	e, err := i.core().CopyTo(q.core(), dst.core(), core.ImageRegion(r), dstOrigin, waits(&w, wait)...)

@@ -16,16 +16,18 @@ type Range struct {
 	// Local is the work-group size: all zero lets the device choose;
 	// otherwise a launch needs a size of 1 or more in each of the Dims
 	// dimensions that divides the global size, and 0 beyond. WithLocal
-	// sets it, putting -1 where it was given no such size, so that the
-	// launch refuses a range that it was given too few or too many sizes
-	// for, or a size below 1.
+	// sets it, each size as given (a 0 as a mark below every size, since
+	// 0 here means none), and a mark below every size where it was given
+	// none, so that the launch refuses a range that it was given too few
+	// or too many sizes for, or a size below 1, and says what it was given.
 	Local [3]int
 	// Offset is the global work offset, which get_global_id adds and
 	// get_global_offset returns (clEnqueueNDRangeKernel's
 	// global_work_offset); all zero for none, and 0 or more in each
-	// dimension otherwise. WithOffset sets it, putting -1 where it was
-	// given no offset of 0 or more. The CUDA backend launches no range
-	// with an offset: an error wrapping errors.ErrUnsupported.
+	// dimension otherwise. WithOffset sets it, each offset as given, and a
+	// mark below every size where it was given none. The CUDA backend
+	// launches no range with an offset: an error wrapping
+	// errors.ErrUnsupported.
 	Offset [3]int
 }
 
@@ -51,5 +53,6 @@ func (r Range) WithOffset(offsets ...int) Range { return Range(core.Range(r).Wit
 
 // String returns the global size, the local size after a slash where one
 // is set, and the offset after a plus where one is set: "[64 64]/[16 16]",
-// "[64]+[128]".
+// "[64]+[128]"; each size as WithLocal or WithOffset was given it, and "_"
+// where it was given none.
 func (r Range) String() string { return core.Range(r).String() }

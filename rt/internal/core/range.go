@@ -12,7 +12,10 @@ import (
 // Range is an NDRange as the launch path checks it. rt.Range has the same
 // fields, so that rt, rt/codegen and rt/raw convert it for free: a Range is
 // plain data, and what WithLocal and WithOffset were given is in its
-// fields (-1 where a size is missing or below its least value).
+// fields, each size as it was given, but for a size that is missing, which
+// holds missing, and a local size of 0, which holds zeroLocal (Local's own
+// 0 is "the device chooses"): so a launch's error shows the caller's
+// values.
 type Range struct {
 	Dims   int
 	Global [3]int
@@ -29,9 +32,15 @@ func Range2(d0, d1 int) Range { return Range{Dims: 2, Global: [3]int{d0, d1, 1}}
 // Range3 returns a three-dimensional range.
 func Range3(d0, d1, d2 int) Range { return Range{Dims: 3, Global: [3]int{d0, d1, d2}} }
 
-// missing marks, in Local or Offset, a size that WithLocal or WithOffset
-// was not given, or was given below its least value.
-const missing = -1
+// The marks that WithLocal and WithOffset put in Local or Offset, below
+// any size a caller means: missing for a size they were not given, in a
+// dimension of the range, or given beyond its dimensions where it would
+// read as none (a 0) or with more than three sizes; zeroLocal for a local
+// size of 0 in a dimension of the range.
+const (
+	missing   = math.MinInt
+	zeroLocal = math.MinInt + 1
+)
 
 // WithLocal returns r with Local set to sizes, marked by fit.
 func (r Range) WithLocal(sizes ...int) Range {
@@ -46,10 +55,12 @@ func (r Range) WithOffset(offsets ...int) Range {
 }
 
 // fit returns sizes, one per dimension of a range of dims dimensions, as
-// Local or Offset holds them: each size below least, and each dimension
-// of the range that sizes leave out, is missing, and so is a zero size
-// beyond the range's dimensions, so that the launch's check refuses every
-// count of sizes but dims. More than three sizes are all missing.
+// Local or Offset holds them: each size as given, but each dimension of
+// the range that sizes leave out, and a zero size beyond the range's
+// dimensions, is missing, and a zero size where least is 1 is zeroLocal,
+// so that the launch's check refuses every count of sizes but dims, and
+// every size below least, with the size given. More than three sizes are
+// all missing.
 func fit(dims int, sizes []int, least int) [3]int {
 	if len(sizes) > 3 {
 		return [3]int{missing, missing, missing}
@@ -61,13 +72,24 @@ func fit(dims int, sizes []int, least int) [3]int {
 			if i < dims {
 				s[i] = missing
 			}
-		case sizes[i] < least, i >= dims && sizes[i] == 0:
+		case sizes[i] == 0 && i >= dims:
 			s[i] = missing
+		case sizes[i] == 0 && least > 0:
+			s[i] = zeroLocal
 		default:
 			s[i] = sizes[i]
 		}
 	}
 	return s
+}
+
+// given returns a size of Local or Offset as WithLocal or WithOffset was
+// given it: 0 for zeroLocal. It is not for missing.
+func given(size int) int {
+	if size == zeroLocal {
+		return 0
+	}
+	return size
 }
 
 // hasLocal reports whether r sets a work-group size.
@@ -85,13 +107,13 @@ func (r Range) check() error {
 	local := r.hasLocal()
 	for i := range 3 {
 		if r.Offset[i] == missing {
-			return r.missing("WithOffset", "offset of 0 or more", i)
+			return r.missing("WithOffset", "offset", i)
 		}
-		if r.Offset[i] < 0 || i >= r.Dims && r.Offset[i] != 0 {
+		if r.Offset[i] < 0 || i >= r.Dims && r.Offset[i] != 0 { // zeroLocal is for Local only
 			return fmt.Errorf("range %v: %w: global offset %d in dimension %d of a %d-D range: give one offset, 0 or more, per dimension", r, ErrInvalidArgument, r.Offset[i], i, r.Dims)
 		}
 		if local && r.Local[i] == missing {
-			return r.missing("WithLocal", "local size of 1 or more", i)
+			return r.missing("WithLocal", "local size", i)
 		}
 		if i >= r.Dims {
 			if local && r.Local[i] != 0 {
@@ -106,7 +128,7 @@ func (r Range) check() error {
 			continue
 		}
 		if r.Local[i] <= 0 {
-			return fmt.Errorf("range %v: %w: local size %d in dimension %d: give a positive size in every dimension, or none", r, ErrInvalidArgument, r.Local[i], i)
+			return fmt.Errorf("range %v: %w: local size %d in dimension %d: give a positive size in every dimension, or none", r, ErrInvalidArgument, given(r.Local[i]), i)
 		}
 		if r.Global[i]%r.Local[i] != 0 {
 			return fmt.Errorf("range %v: %w: local size %d does not divide global size %d in dimension %d", r, ErrInvalidArgument, r.Local[i], r.Global[i], i)
@@ -165,17 +187,32 @@ func (r Range) missing(with, what string, i int) error {
 // String returns the global size, the local size after a slash where one
 // is set, and the offset after a plus where one is set: "[64 64]/[16 16]",
 // "[64]+[128]". Sizes beyond the range's dimensions are shown where they
-// are set.
+// are set; each size as WithLocal or WithOffset was given it, and "_"
+// where it was given none: "[32 32]/[8 _]".
 func (r Range) String() string {
 	d := min(max(r.Dims, 0), 3)
 	s := fmt.Sprint(r.Global[:d])
 	if r.hasLocal() {
-		s += "/" + fmt.Sprint(r.Local[:shown(d, r.Local)])
+		s += "/" + sizes(r.Local[:shown(d, r.Local)])
 	}
 	if r.Offset != [3]int{} {
-		s += "+" + fmt.Sprint(r.Offset[:shown(d, r.Offset)])
+		s += "+" + sizes(r.Offset[:shown(d, r.Offset)])
 	}
 	return s
+}
+
+// sizes formats sizes of Local or Offset as fmt.Sprint formats a slice,
+// with what WithLocal or WithOffset was given in place of their marks.
+func sizes(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		if n == missing {
+			s[i] = "_"
+		} else {
+			s[i] = strconv.Itoa(given(n))
+		}
+	}
+	return "[" + strings.Join(s, " ") + "]"
 }
 
 // shown returns how many of sizes String shows: d, or more up to the last
