@@ -22,7 +22,8 @@ func TestConfigDuringInit(t *testing.T) {
 }
 
 // TestNoFlagImport: rt does not import flag, directly or not (an
-// application's flags are its own).
+// application's flags are its own), nor the libraries of the opt-in
+// packages.
 func TestNoFlagImport(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -38,6 +39,8 @@ func TestNoFlagImport(t *testing.T) {
 			t.Errorf("rt depends on package %s", p)
 		case strings.Contains(p, "fleetcache"), strings.Contains(p, "go-redis"), p == "net/http":
 			t.Errorf("rt depends on %s: the remote tier must be opt-in", p)
+		case strings.Contains(p, "prometheus"), strings.Contains(p, "google/pprof"):
+			t.Errorf("rt depends on %s: metrics and profiles must be opt-in (rt/metrics, rt/devprof)", p)
 		}
 	}
 }

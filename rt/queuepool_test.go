@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/stats"
 )
 
 // openPool opens a context on the fake backend whose queue pool holds at
@@ -132,5 +133,47 @@ func TestQueuePoolConcurrent(t *testing.T) {
 	wg.Wait()
 	if len(seen) > bound {
 		t.Errorf("the pool made %d queues, more than its bound %d", len(seen), bound)
+	}
+}
+
+// TestQueueStats: Stats reports the context's queues, its pool's, the
+// acquisitions not yet released, the pool queues held by more than one
+// goroutine, and the events not yet released, after each step.
+func TestQueueStats(t *testing.T) {
+	ctx := openPool(t, 2)
+	var held []*rt.Queue
+	var ev *rt.Event
+	acquire := func() error {
+		q, err := ctx.AcquireQueue()
+		held = append(held, q)
+		return err
+	}
+	release := func() error {
+		q := held[0]
+		held = held[1:]
+		return ctx.ReleaseQueue(q)
+	}
+	for _, tt := range []struct {
+		step   string
+		do     func() error
+		want   stats.Queues
+		events int
+	}{
+		{"open", func() error { return nil }, stats.Queues{Queues: 1, PoolMax: 2}, 0},
+		{"acquire", acquire, stats.Queues{Queues: 2, PoolQueues: 1, PoolMax: 2, Acquired: 1}, 0},
+		{"acquire", acquire, stats.Queues{Queues: 3, PoolQueues: 2, PoolMax: 2, Acquired: 2}, 0},
+		{"acquire past the bound", acquire, stats.Queues{Queues: 3, PoolQueues: 2, PoolMax: 2, Acquired: 3, Shared: 1}, 0},
+		{"release", release, stats.Queues{Queues: 3, PoolQueues: 2, PoolMax: 2, Acquired: 2}, 0},
+		{"marker", func() (err error) { ev, err = ctx.Queue().Marker(); return err }, stats.Queues{Queues: 3, PoolQueues: 2, PoolMax: 2, Acquired: 2}, 1},
+		{"release the event", func() error { return ev.Release() }, stats.Queues{Queues: 3, PoolQueues: 2, PoolMax: 2, Acquired: 2}, 0},
+		{"release all", func() error { return errors.Join(release(), release()) }, stats.Queues{Queues: 3, PoolQueues: 2, PoolMax: 2}, 0},
+	} {
+		if err := tt.do(); err != nil {
+			t.Fatalf("%s: %v", tt.step, err)
+		}
+		st := ctx.Stats()
+		if st.Queues != tt.want || st.Events != tt.events {
+			t.Errorf("after %s: Stats().Queues = %+v, Events = %d; want %+v, %d", tt.step, st.Queues, st.Events, tt.want, tt.events)
+		}
 	}
 }

@@ -144,7 +144,10 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at
-// least as long. It returns at once with the command's event.
+// least as long and must not overlap it: the same buffer, or views of one
+// buffer (View) that share elements, are an error wrapping
+// ErrInvalidArgument, on every backend and in a graph. It returns at once
+// with the command's event.
 func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
 	var wl core.WaitList
 	r0, r1 := core.Buffer[T](b).CopyTo((*core.Queue)(q), core.Buffer[T](dst), waits(&wl, wait)...)
@@ -1193,7 +1196,8 @@ func (i Image) WriteContext(ctx context.Context, q *Queue, r ImageRegion, src an
 
 // CopyTo copies the box r of the image to dst, which has the same format
 // and may be of another kind (a 2D image into a slice of a 3D one), at
-// dstOrigin. It returns at once with the command's event.
+// dstOrigin. Within one image, boxes that share a pixel are an error
+// wrapping ErrInvalidArgument. It returns at once with the command's event.
 func (i Image) CopyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]int, wait ...*Event) (*Event, error) {
 	var wl core.WaitList
 	r0, r1 := core.Image(i).CopyTo((*core.Queue)(q), core.Image(dst), core.ImageRegion(r), dstOrigin, waits(&wl, wait)...)
@@ -1474,16 +1478,18 @@ type Range struct {
 	// Local is the work-group size: all zero lets the device choose;
 	// otherwise a launch needs a size of 1 or more in each of the Dims
 	// dimensions that divides the global size, and 0 beyond. WithLocal
-	// sets it, putting -1 where it was given no such size, so that the
-	// launch refuses a range that it was given too few or too many sizes
-	// for, or a size below 1.
+	// sets it, each size as given (a 0 as a mark below every size, since
+	// 0 here means none), and a mark below every size where it was given
+	// none, so that the launch refuses a range that it was given too few
+	// or too many sizes for, or a size below 1, and says what it was given.
 	Local [3]int
 	// Offset is the global work offset, which get_global_id adds and
 	// get_global_offset returns (clEnqueueNDRangeKernel's
 	// global_work_offset); all zero for none, and 0 or more in each
-	// dimension otherwise. WithOffset sets it, putting -1 where it was
-	// given no offset of 0 or more. The CUDA backend launches no range
-	// with an offset: an error wrapping errors.ErrUnsupported.
+	// dimension otherwise. WithOffset sets it, each offset as given, and a
+	// mark below every size where it was given none. The CUDA backend
+	// launches no range with an offset: an error wrapping
+	// errors.ErrUnsupported.
 	Offset [3]int
 }
 
@@ -1520,7 +1526,8 @@ func (r Range) WithOffset(offsets ...int) Range {
 // String returns the global size, the local size after a slash where one
 // is set, and the offset after a plus where one is set: "[64 64]/[16 16]",
 // "[64]+[128]". Sizes beyond the range's dimensions are shown where they
-// are set.
+// are set; each size as WithLocal or WithOffset was given it, and "_"
+// where it was given none: "[32 32]/[8 _]".
 func (r Range) String() string {
 	return core.Range(r).String()
 }
@@ -1684,8 +1691,9 @@ func (s *SpecConst[T]) Value(c *Context) T {
 }
 
 // Stats returns the context's statistics: what its program cache did
-// (Cache) and what its allocators hold and did (Alloc). It works after
-// Close too, and on a nil context returns zero statistics.
+// (Cache), what its allocators hold and did (Alloc), its queues and its
+// queue pool (Queues), and the events not yet released (Events). It works
+// after Close too, and on a nil context returns zero statistics.
 func (c *Context) Stats() stats.Context {
 	return (*core.Context)(c).Stats()
 }

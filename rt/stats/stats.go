@@ -1,12 +1,14 @@
 // Package stats holds the statistics that an rt context reports
-// (Context.Stats returns a Context): what its program cache did (Cache)
-// and what its allocators hold and did (Alloc). They are plain values,
-// safe to keep, compare and print.
+// (Context.Stats returns a Context): what its program cache did (Cache),
+// what its allocators hold and did (Alloc), and what its queues and
+// events are (Queues, Events). They are plain values, safe to keep,
+// compare and print; rt/metrics exports them to Prometheus.
 package stats
 
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dgen-go/dgen/rt/alloc"
 )
@@ -24,10 +26,28 @@ type Remote struct {
 }
 
 // Context is what an rt context reports: the counters of its program
-// cache and a snapshot of its allocators.
+// cache, and snapshots of its allocators, its queues and its events.
 type Context struct {
-	Cache Cache
-	Alloc Alloc
+	Cache  Cache
+	Alloc  Alloc
+	Queues Queues
+	// Events is the number of events (rt.Event) that the context handed
+	// out and that are not released yet.
+	Events int
+}
+
+// Queues is a snapshot of a context's queues and of its queue pool
+// (rt.Context.AcquireQueue).
+type Queues struct {
+	Queues     int `json:"queues"`      // queues of the context, its default queue and the pool's included
+	PoolQueues int `json:"pool_queues"` // queues the pool has made
+	PoolMax    int `json:"pool_max"`    // the most queues the pool makes (Config.QueuePool)
+	// Acquired counts the acquisitions of pool queues not yet released:
+	// the goroutines that hold one now.
+	Acquired int `json:"acquired"`
+	// Shared counts the pool queues that more than one goroutine holds
+	// now: the pool ran out of queues of its own to hand out.
+	Shared int `json:"shared"`
 }
 
 // Cache counts what a context's program cache did. Every program lookup
@@ -37,8 +57,10 @@ type Context struct {
 // tier in vain, once each. A launch through the fast kernel cache with
 // unchanged specialization-constant values is no lookup.
 type Cache struct {
-	Builds   int64 `json:"builds"`    // programs compiled from source
-	DiskHits int64 `json:"disk_hits"` // programs loaded from the local persistent cache; not those the remote tier gave
+	Builds int64 `json:"builds"` // programs compiled from source
+	// BuildTime is the time the Builds took, failed builds included.
+	BuildTime time.Duration `json:"build_time"`
+	DiskHits  int64         `json:"disk_hits"` // programs loaded from the local persistent cache; not those the remote tier gave
 	// MemHits counts programs found in memory (built, or built by another
 	// goroutine while this one waited: it counts once the build
 	// succeeded), and first uses of a kernel after the

@@ -539,7 +539,10 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at
-// least as long. It returns at once with the command's event.
+// least as long and must not overlap it: the same buffer, or views of one
+// buffer (View) that share elements, are an error wrapping
+// ErrInvalidArgument, on every backend and in a graph. It returns at once
+// with the command's event.
 func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
 	sm, src, _, size, err := b.span(q, "copy buffer", 0, b.n)
 	if err != nil {
@@ -551,6 +554,9 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 		return nil, err
 	}
 	defer dm.doneAll()
+	if err := checkOverlap("copy buffer", sm, dm, 0, 0, size); err != nil {
+		return nil, err
+	}
 	if r := q.recorder(); r != nil {
 		if size == 0 {
 			return nil, nil
@@ -568,6 +574,48 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 		q.record(b.mem(), dst.mem())
 	}
 	return ev, err
+}
+
+// checkOverlap returns an error wrapping ErrInvalidArgument, naming both
+// sides and their bytes, when a copy of size bytes from byte soff of src to
+// byte doff of dst reads and writes the same memory: src and dst are one
+// buffer, or views of one (a view's memory is its parent's). The drivers
+// differ there (OpenCL refuses it with CL_MEM_COPY_OVERLAP, which wraps no
+// rt sentinel; CUDA's device-to-device copy does not look, and its result
+// is undefined), so every copy between buffers is checked here, before any
+// backend, whether it runs now or is recorded into a graph.
+func checkOverlap(op string, src, dst *Mem, soff, doff, size int64) error {
+	if size == 0 {
+		return nil
+	}
+	sr, s0 := src.root()
+	dr, d0 := dst.root()
+	if sr != dr {
+		return nil
+	}
+	s0, d0 = s0+soff, d0+doff
+	if s0 >= d0+size || d0 >= s0+size {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: the source and the destination share memory: bytes [%d, %d) of a buffer of %d bytes, through %s, to its bytes [%d, %d), through %s; copy between buffers that share no memory",
+		op, ErrInvalidArgument, s0, s0+size, sr.size, src.side(), d0, d0+size, dst.side())
+}
+
+// root returns the memory that m lies in, m itself or a view's parent, and
+// m's byte offset there.
+func (m *Mem) root() (*Mem, int64) {
+	if m.parent != nil {
+		return m.parent, m.offset
+	}
+	return m, 0
+}
+
+// side names m in the error of checkOverlap: the buffer, or a view of it.
+func (m *Mem) side() string {
+	if m.parent != nil {
+		return fmt.Sprintf("a view of %d bytes at byte %d", m.size, m.offset)
+	}
+	return "the buffer itself"
 }
 
 // xfer is a transfer between host and device memory: a value, not a

@@ -96,6 +96,7 @@ type Context struct {
 	// Atomic counters.
 	driverAllocs, driverReleases atomic.Uint64 // memory from the driver, for stats.Alloc (allocator.go)
 	tuneTimed, tuneRecords       atomic.Int64  // SpecConst.Tune's (tune.go)
+	buildNanos                   atomic.Int64  // the time of the program cache's builds from source, for stats.Cache (cache.go)
 
 	// Parts with locks of their own.
 	launchMu  sync.Mutex               // under syncLaunches, held from a launch until its queue finished (fault.go)

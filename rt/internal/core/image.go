@@ -111,7 +111,8 @@ func (i Image) WriteContext(ctx context.Context, q *Queue, r ImageRegion, src an
 
 // CopyTo copies the box r of the image to dst, which has the same format
 // and may be of another kind (a 2D image into a slice of a 3D one), at
-// dstOrigin. It returns at once with the command's event.
+// dstOrigin. Within one image, boxes that share a pixel are an error
+// wrapping ErrInvalidArgument. It returns at once with the command's event.
 func (i Image) CopyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]int, wait ...*Event) (*Event, error) {
 	return i.h.copyTo(q, dst, r, dstOrigin, wait, 0)
 }
@@ -829,6 +830,11 @@ func (h *imageHandle) copyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]in
 	if err == nil && (dh.desc.Order != h.desc.Order || dh.desc.Type != h.desc.Type) {
 		err = fmt.Errorf("%w: the images' formats differ (%s/%s, %s/%s)", ErrInvalidArgument, h.desc.Order, h.desc.Type, dh.desc.Order, dh.desc.Type)
 	}
+	if err == nil && m == dm && boxesMeet(o, dstOrigin, s) {
+		// As for buffers (checkOverlap): OpenCL's CL_MEM_COPY_OVERLAP
+		// wraps no sentinel, and CUDA's copy does not look.
+		err = fmt.Errorf("%w: the source box at %v and the destination box at %v, each of %v pixels, overlap in one image: copy between boxes that share no pixel", ErrInvalidArgument, o, dstOrigin, s)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -843,6 +849,17 @@ func (h *imageHandle) copyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]in
 		q.record(m, dm)
 	}
 	return ev, err
+}
+
+// boxesMeet reports whether the boxes of size s at a and at b share a
+// pixel.
+func boxesMeet(a, b, s [3]int) bool {
+	for i := range 3 {
+		if s[i] == 0 || a[i] >= b[i]+s[i] || b[i] >= a[i]+s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // fill sets the box r of h to color. skip is as for beginTask.
