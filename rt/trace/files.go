@@ -56,10 +56,11 @@ func (r *recFile) close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.checkLocked()
-	var errs []error
 	if r.stopped != nil {
-		errs = append(errs, fmt.Errorf("the trace stopped: %w", r.stopped))
+		// No generation to convert: the last one was retired.
+		return errors.Join(fmt.Errorf("the trace stopped: %w", r.stopped), r.closeLocked())
 	}
+	var errs []error
 	g := r.gen.Load()
 	var l *recLog
 	var err error
@@ -74,7 +75,7 @@ func (r *recFile) close() error {
 	if err == nil {
 		err = ferr
 	}
-	if err == nil && r.stopped == nil {
+	if err == nil {
 		err = g.writeJSON(r.path, l)
 	}
 	if err != nil {

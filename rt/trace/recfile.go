@@ -248,7 +248,9 @@ func (r *recFile) checkLocked() {
 		log.Warn("dgen: trace file "+why+" while the program ran and cannot be made again; events are dropped until it can", "path", r.name, "err", err)
 	}
 	if err != nil {
-		r.stopped = fmt.Errorf("%s: %w", why, err)
+		if r.stopped == nil {
+			r.stopped = fmt.Errorf("trace file %s and cannot be made again: %w", why, err)
+		}
 		return
 	}
 	r.stopped = nil
