@@ -47,7 +47,7 @@ func lockPath(path string) (*pathLock, error) {
 	lockedHere.Lock()
 	defer lockedHere.Unlock()
 	if lockedHere.names[name] {
-		return nil, fmt.Errorf("%w (another tracer of this process)", ErrBusy)
+		return nil, fmt.Errorf("%w of this process", ErrBusy)
 	}
 	l := &pathLock{name: name}
 	if err := l.take(); err != nil {
