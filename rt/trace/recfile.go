@@ -219,10 +219,10 @@ func (r *recFile) watch() {
 // its file was truncated, moved away or removed, or when an earlier
 // attempt failed; it warns once for each such change.
 func (r *recFile) checkLocked() {
-	if r.closed {
+	g := r.gen.Load()
+	if r.closed || g.anon {
 		return
 	}
-	g := r.gen.Load()
 	why := ""
 	if !g.closed.Load() {
 		why = r.inspect(g)

@@ -20,6 +20,18 @@
 // Chrome trace event JSON; Convert (dgen trace json) converts the record
 // file that a process left without closing its Tracer.
 //
+// What others do to a trace file cannot crash the process. A file
+// truncated while the program runs (logrotate's copytruncate, : > PATH),
+// renamed away (rotation) or removed is noticed within a second, or at the
+// first store that faults: the Tracer warns once (OpenConfig.Logger) and
+// starts the file again at its path, with the nodes defined so far, and
+// with the same promise; the records of the store that faulted are dropped
+// and counted, and a renamed file keeps the records written before. Every
+// file a spec names is locked (a lock file .NAME.dgen-lock beside it)
+// before it is written: a second Tracer on the same path, in this process
+// or another, is refused with an error wrapping ErrBusy, or left out with
+// one warning under OpenConfig.SkipBusy, as the runtime opens contexts.
+//
 // A trace point whose stream has no subscriber costs one atomic load and
 // allocates nothing. With subscribers, a steady-state task (a call site seen
 // before) allocates nothing either: the call site is found by walking a few
