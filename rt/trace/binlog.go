@@ -253,6 +253,13 @@ func (g *recGen) putDef(kind uint8, aux uint32, body *[7]uint64, strs ...string)
 	atomic.StoreUint64(&p[0], headWord(kind, 0, aux, body))
 }
 
+// fullError returns the error that stopped the file's growth, or nil.
+func (g *recGen) fullError() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.full
+}
+
 // drop counts n dropped events in the file header and the Tracer.
 func (g *recGen) drop(n uint64) {
 	atomic.AddUint64(g.word(0, hdrDrops/8), n)

@@ -65,11 +65,9 @@ func (r *recFile) close() error {
 	var l *recLog
 	var err error
 	ferr := guard(g, func() {
-		g.mu.Lock()
-		if g.full != nil && g.dropped() > 0 {
-			errs = append(errs, fmt.Errorf("%d events dropped: %w", g.dropped(), g.full))
+		if full := g.fullError(); full != nil && g.dropped() > 0 {
+			errs = append(errs, fmt.Errorf("%d events dropped: %w", g.dropped(), full))
 		}
-		g.mu.Unlock()
 		l, err = readLog(g.bytes()[:g.used()*slotSize])
 	})
 	if err == nil {

@@ -59,6 +59,7 @@ type recFile struct {
 	mu      sync.Mutex // serialises checks and Close; guards the fields below
 	name    string     // the path of the current generation's file: path, or path.ring after a flight dump
 	stopped error      // set while no new generation could be made (warned once)
+	renamed bool       // the last look found the file renamed and nothing at name
 	closed  bool
 }
 
@@ -227,8 +228,17 @@ func (r *recFile) checkLocked() {
 	if !g.closed.Load() {
 		why = r.inspect(g)
 		if why == "" {
+			r.renamed = false
 			return
 		}
+		if _, err := os.Lstat(r.name); why == "moved away" && err != nil && !r.renamed {
+			// Renamed, and nothing at the path yet: logrotate may be
+			// about to create the file. Writers go on in the renamed
+			// file until the next look.
+			r.renamed = true
+			return
+		}
+		r.renamed = false
 	} else if r.stopped == nil {
 		return // retired by Close
 	}
@@ -243,7 +253,7 @@ func (r *recFile) checkLocked() {
 	case err == nil && why == "":
 		log.Warn("dgen: trace file writable again; the trace starts again in it", "path", r.name)
 	case err == nil:
-		log.Warn("dgen: trace file "+why+" while the program ran; the trace starts again in it", "path", r.name, "events lost", lost)
+		log.Warn("dgen: trace file "+why+" while the program ran; the trace starts again in it", "path", r.name, "lost", lost)
 	case r.stopped == nil:
 		log.Warn("dgen: trace file "+why+" while the program ran and cannot be made again; events are dropped until it can", "path", r.name, "err", err)
 	}
