@@ -229,6 +229,7 @@ func (r *recFile) checkLocked() {
 		why = r.inspect(g)
 		if why == "" {
 			r.renamed = false
+			r.lock.check() // a lock file removed by a cleanup is made again at once
 			return
 		}
 		if _, err := os.Lstat(r.name); why == "moved away" && err != nil && !r.renamed {
@@ -251,7 +252,7 @@ func (r *recFile) checkLocked() {
 	log := r.logger()
 	switch {
 	case err == nil && why == "":
-		log.Warn("dgen: trace file writable again; the trace starts again in it", "path", r.name)
+		log.Info("dgen: trace file made again; the trace starts again in it", "path", r.name)
 	case err == nil:
 		log.Warn("dgen: trace file "+why+" while the program ran; the trace starts again in it", "path", r.name, "lost", lost)
 	case r.stopped == nil:
