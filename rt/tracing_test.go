@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -911,5 +912,62 @@ func TestTraceRanges(t *testing.T) {
 	}
 	if ranges != 1 || inside != 2 {
 		t.Errorf("%d ranges holding %d commands, want 1 holding the write and the launch", ranges, inside)
+	}
+}
+
+// TestTwoContextsOnePath opens two contexts with the same
+// DGEN_TRACE=perfetto:PATH, as a service that opens a context per device
+// or per tenant does: the second opens without the file, saying so in one
+// warning through its logger (it used to truncate the first's file: SIGBUS
+// at the second Open), and the first's trace is whole.
+func TestTwoContextsOnePath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.json")
+	cc := defaultCacheConfig()
+	cc.Disk.Persistent = false
+	first, err := rt.OpenConfig(rt.Config{Device: testDevice(), Cache: &cc, Trace: "perfetto:" + path})
+	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
+		t.Fatal(err)
+	}
+	var log lockedBuffer
+	second, err := rt.OpenConfig(rt.Config{Device: testDevice(), Cache: &cc, Trace: "perfetto:" + path, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		first.Close()
+		t.Fatalf("second context: %v, want it to open without the trace file", err)
+	}
+	for _, ctx := range []*rt.Context{first, second} {
+		ev, err := ctx.Queue().Marker()
+		if err == nil {
+			err = ev.Wait()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w := log.String(); strings.Count(w, "level=WARN") != 1 || !strings.Contains(w, trace.ErrBusy.Error()) {
+		t.Errorf("second context's log %q, want one warning that the file is another tracer's", w)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []struct{ Name string }
+	if err := json.Unmarshal(data, &evs); err != nil {
+		t.Fatalf("the first context's trace does not parse: %v", err)
+	}
+	markers := 0
+	for _, e := range evs {
+		if e.Name == "marker" {
+			markers++
+		}
+	}
+	if markers == 0 {
+		t.Errorf("the first context's trace has no marker: %s", data)
 	}
 }

@@ -90,7 +90,9 @@ func (c *Context) openTracing(cfg Config) error {
 		c.traced = true
 	case cfg.Trace != "":
 		c.traceLog = &lineLogger{l: c.log()}
-		tr, err := trace.Open(cfg.Trace, c.traceLog) // summary and log without a path
+		// A file that another context or process writes is left out, with
+		// one warning: the context opens without it.
+		tr, err := trace.OpenWith(cfg.Trace, trace.OpenConfig{Stderr: c.traceLog, Logger: c.log(), SkipBusy: true})
 		if err != nil {
 			return err
 		}
