@@ -1,6 +1,8 @@
 package rt
 
 import (
+	"context"
+
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/stats"
@@ -51,6 +53,46 @@ func OpenConfig(cfg Config) (*Context, error) {
 // everything all the same, ignoring the errors that only repeat the
 // fault, and returns one error, the fault's.
 func (c *Context) Close() error { return c.core().Close() }
+
+// Shutdown shuts the context down without interrupting the work that
+// holds a queue of the pool, as http.Server.Shutdown does a server's
+// connections: it stops handing out queues and taking new work, waits
+// until every queue acquired before it began is given back, then closes
+// the context (Close), which waits for their commands to complete.
+//
+// From the moment Shutdown begins, AcquireQueue and NewQueue fail at once
+// with an error wrapping ErrShuttingDown, and so does every call on a
+// queue that no goroutine holds from the pool: the default queue, the
+// queues of NewQueue, and a pool queue once given back. Calls on the
+// queues held (and on their recording queues) go on, as do the calls of
+// the context as a whole that they make (NewBuffer, builds, events,
+// Free). Health reports the context draining.
+//
+// When ctx is done first, Shutdown returns an error wrapping ctx.Err()
+// that says how many holds of the pool's queues were left; the drain goes
+// on, and the context closes itself once they are given back. Call Close
+// to close it at once: Close waits only for the calls in progress, and
+// the held queues' later calls fail with ErrClosed. Shutdown may be
+// called from several goroutines, and again: each returns once the
+// context is closed, with Close's error, or when its own ctx is done.
+func (c *Context) Shutdown(ctx context.Context) error { return c.core().Shutdown(ctx) }
+
+// Health reports whether the context serves, for a readiness or liveness
+// probe: nil while it does; else an error that says why not and that
+// tells the states apart:
+//
+//   - draining: Shutdown has begun; an error wrapping ErrShuttingDown;
+//   - closed: an error wrapping ErrClosed (and ErrDeviceFault, after a
+//     fault);
+//   - faulted: the *DeviceFault (ErrDeviceFault), as Err returns it.
+//
+// A context that is neither closed nor known to be faulted is probed: a
+// marker is enqueued on a queue of Health's own on each device and its
+// status queried, which returns at once whatever the device runs, so a
+// fault that no call has noticed yet makes Health return it. Health
+// never waits for the device; while one call probes, others report what
+// the context knows.
+func (c *Context) Health() error { return c.core().Health() }
 
 // Err returns nil while the context works. Once a device fault has been
 // recorded it returns the *DeviceFault (errors.Is(err, ErrDeviceFault)),
@@ -219,6 +261,12 @@ var (
 	// ErrClosed reports the use of a closed context, or of an object that
 	// its context's Close released.
 	ErrClosed = core.ErrClosed
+	// ErrShuttingDown reports a call that a context refuses once its
+	// Shutdown has begun: acquiring or making a queue, or a call on a
+	// queue that the pool did not hand out before. It is not ErrClosed:
+	// the context still serves the queues acquired before, and ErrClosed
+	// follows once Shutdown has closed it.
+	ErrShuttingDown = core.ErrShuttingDown
 	// ErrReleased reports the use of an Event after its Release, while its
 	// context is open: waiting for it, or passing it in a wait list.
 	ErrReleased = core.ErrReleased

@@ -97,6 +97,9 @@ func (c *Context) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.pool.mu.Lock()
+	c.pool.wakeLocked() // a Shutdown waiting for the pool's queues
+	c.pool.mu.Unlock()
 	c.drain()
 	c.mu.Lock()
 	qs := c.queues
@@ -121,6 +124,7 @@ func (c *Context) Close() error {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
 	}
+	errs = append(errs, c.closeHealth()...)
 	cacheErrs := c.pc.Close()
 	cacheErrs = append(cacheErrs, c.closeInstances()...)
 	c.closeRemote()
