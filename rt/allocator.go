@@ -1,6 +1,10 @@
 package rt
 
-import "github.com/dgen-go/dgen/rt/internal/core"
+import (
+	"context"
+
+	"github.com/dgen-go/dgen/rt/internal/core"
+)
 
 // ErrTooLarge reports an allocation above the device's maximum single
 // allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE). No driver call is made.
@@ -13,5 +17,12 @@ var ErrTooLarge = core.ErrTooLarge
 // the driver.
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	b, err := core.Alloc[T](q.core(), n)
+	return Buffer[T](b), err
+}
+
+// AllocContext is Alloc, waiting under ctx past Config.MemoryLimit as
+// AllocSite.AllocContext does.
+func AllocContext[T any](ctx context.Context, q *Queue, n int) (Buffer[T], error) {
+	b, err := core.AllocContext[T](ctx, q.core(), n)
 	return Buffer[T](b), err
 }

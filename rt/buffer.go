@@ -24,8 +24,18 @@ func (b Buffer[T]) core() core.Buffer[T] { return core.Buffer[T](b) }
 func (b Buffer[T]) memory() *core.Mem { return core.BufferMem(b.core()) }
 
 // NewBuffer allocates a buffer of n elements of T directly from the driver.
+// Past Config.MemoryLimit it returns the blocks held in the free lists of
+// the context's first device, where its memory counts, and, if that is
+// not enough, fails at once with an error wrapping ErrMemoryLimit.
 func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 	b, err := core.NewBuffer[T](c.core(), n)
+	return Buffer[T](b), err
+}
+
+// NewBufferContext is NewBuffer, waiting under ctx past Config.MemoryLimit
+// as AllocSite.AllocContext does.
+func NewBufferContext[T any](ctx context.Context, c *Context, n int) (Buffer[T], error) {
+	b, err := core.NewBufferContext[T](ctx, c.core(), n)
 	return Buffer[T](b), err
 }
 

@@ -267,6 +267,11 @@ var (
 	// the context still serves the queues acquired before, and ErrClosed
 	// follows once Shutdown has closed it.
 	ErrShuttingDown = core.ErrShuttingDown
+	// ErrMemoryLimit reports an allocation that would take the bytes the
+	// context holds on a device past Config.MemoryLimit. Errors that wrap
+	// it wrap ErrOutOfMemory too, so that code that sheds load when the
+	// device is out of memory does so at the limit.
+	ErrMemoryLimit = core.ErrMemoryLimit
 	// ErrReleased reports the use of an Event after its Release, while its
 	// context is open: waiting for it, or passing it in a wait list.
 	ErrReleased = core.ErrReleased

@@ -206,9 +206,21 @@ type AllocSite[T any] core.AllocSite[T]
 // register is one wrapping ErrNotGenerated. Free gives the buffer back to
 // the tag's free list. Alloc never waits for the device: a block reused
 // on another queue than its last use's makes that queue wait, on the
-// device, for that use.
+// device, for that use. Past Config.MemoryLimit it returns the blocks held
+// in the device's free lists and, if that is not enough, fails at once
+// with an error wrapping ErrMemoryLimit; AllocContext waits for frees.
 func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	b, err := (*core.AllocSite[T])(s).Alloc(q.core(), n)
+	return Buffer[T](b), err
+}
+
+// AllocContext is Alloc, but past Config.MemoryLimit, once the blocks held
+// in the device's free lists are returned, it waits for other allocations
+// to be freed until the memory fits or ctx is done: then it fails with an
+// error wrapping ErrMemoryLimit and ctx.Err(). A request larger than the
+// limit fails at once. Every Free on the device ends a wait, to try again.
+func (s *AllocSite[T]) AllocContext(ctx context.Context, q *Queue, n int) (Buffer[T], error) {
+	b, err := (*core.AllocSite[T])(s).AllocContext(ctx, q.core(), n)
 	return Buffer[T](b), err
 }
 

@@ -228,6 +228,7 @@ type Config struct {
 	SyncLaunches bool
 	AllocPolicy  AllocPolicy
 	AllocMaxHeld int64
+	MemoryLimit  int64
 	Trace        string
 	Tracer       *trace.Tracer
 	Cache        *CacheConfig
@@ -273,6 +274,10 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),
 		env("DGEN_ALLOC_MAX_HELD", cfg.AllocMaxHeld != 0, func(v string) (err error) {
 			cfg.AllocMaxHeld, err = envconf.Size(v)
+			return err
+		}),
+		env("DGEN_MEMORY_LIMIT", cfg.MemoryLimit != 0, func(v string) (err error) {
+			cfg.MemoryLimit, err = envconf.Size(v)
 			return err
 		}),
 		env("DGEN_TUNE", cfg.Retune, func(v string) error {

@@ -336,6 +336,8 @@ type Device struct {
 	tr        *trace.Device // trace handle; see "Tracing in rt"
 	clockOnce sync.Once     // aligns the device clock for tracing
 	clockErr  time.Duration // bound on the aligned device times' error
+
+	budget memBudget // the bytes the context holds on the device, within Config.MemoryLimit (budget.go)
 }
 
 // newDevice returns the Device of d, the context's i-th.

@@ -46,6 +46,10 @@ var (
 	// the context still serves the queues acquired before, and ErrClosed
 	// follows once Shutdown has closed it.
 	ErrShuttingDown = errors.New("shutting down")
+	// ErrMemoryLimit reports an allocation that would take the bytes the
+	// context holds on a device past Config.MemoryLimit. Errors that wrap
+	// it wrap ErrOutOfMemory too.
+	ErrMemoryLimit = errors.New("device memory limit reached")
 	// ErrReleased reports the use of an Event after its Release, while its
 	// context is open: waiting for it, or passing it in a wait list.
 	ErrReleased = errors.New("event released")

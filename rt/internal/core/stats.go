@@ -53,6 +53,7 @@ func (c *Context) allocStats() stats.Alloc {
 	s.Devices = c.addImageStats(s.Devices) // images of allocation sites, below
 	s.DriverAllocs = c.driverAllocs.Load()
 	s.DriverReleases = c.driverReleases.Load()
+	s.Budgets = c.budgetStats() // budget.go
 	return s
 }
 
