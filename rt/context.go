@@ -122,7 +122,8 @@ func (c *Context) Devices() []*Device {
 func (c *Context) Queue() *Queue { return (*Queue)(c.core().Queue()) }
 
 // NewQueue creates an in-order queue on dev, which must be one of the
-// context's devices. The context releases it on Close.
+// context's devices. The context releases it on Close. Once Shutdown has
+// begun it fails with an error wrapping ErrShuttingDown.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	q, err := c.core().NewQueue(dev.core())
 	return (*Queue)(q), err
@@ -147,14 +148,17 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 // shared. AcquireQueue never waits. A request's commands on its queue run
 // in order, as on any queue; the next request to get the queue finds them
 // enqueued before its own. The context releases the pool's queues on
-// Close.
+// Close. Once Shutdown has begun, AcquireQueue fails at once with an error
+// wrapping ErrShuttingDown, and the queues held then are the work that
+// Shutdown waits for.
 func (c *Context) AcquireQueue() (*Queue, error) {
 	q, err := c.core().AcquireQueue()
 	return (*Queue)(q), err
 }
 
 // ReleaseQueue gives back a queue that AcquireQueue returned, for another
-// goroutine to acquire; the caller must not use it afterwards. A queue
+// goroutine to acquire; the caller must not use it afterwards (once
+// Shutdown has begun, its calls fail with ErrShuttingDown). A queue
 // that is not the pool's, or that was released more often than acquired,
 // is an error wrapping ErrInvalidArgument.
 func (c *Context) ReleaseQueue(q *Queue) error { return c.core().ReleaseQueue(q.core()) }
