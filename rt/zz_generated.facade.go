@@ -22,9 +22,21 @@ import (
 // register is one wrapping ErrNotGenerated. Free gives the buffer back to
 // the tag's free list. Alloc never waits for the device: a block reused
 // on another queue than its last use's makes that queue wait, on the
-// device, for that use.
+// device, for that use. Past Config.MemoryLimit it returns the blocks held
+// in the device's free lists and, if that is not enough, fails at once
+// with an error wrapping ErrMemoryLimit; AllocContext waits for frees.
 func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	r0, r1 := (*core.AllocSite[T])(s).Alloc((*core.Queue)(q), n)
+	return Buffer[T](r0), r1
+}
+
+// AllocContext is Alloc, but past Config.MemoryLimit, once the blocks held
+// in the device's free lists are returned, it waits for other allocations
+// to be freed until the memory fits or ctx is done: then it fails with an
+// error wrapping ErrMemoryLimit and ctx.Err(). A request larger than the
+// limit fails at once. Every Free on the device ends a wait, to try again.
+func (s *AllocSite[T]) AllocContext(ctx context.Context, q *Queue, n int) (Buffer[T], error) {
+	r0, r1 := (*core.AllocSite[T])(s).AllocContext(ctx, (*core.Queue)(q), n)
 	return Buffer[T](r0), r1
 }
 
@@ -35,6 +47,13 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 // the driver.
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
 	r0, r1 := core.Alloc[T]((*core.Queue)(q), n)
+	return Buffer[T](r0), r1
+}
+
+// AllocContext is Alloc, waiting under ctx past Config.MemoryLimit as
+// AllocSite.AllocContext does.
+func AllocContext[T any](ctx context.Context, q *Queue, n int) (Buffer[T], error) {
+	r0, r1 := core.AllocContext[T](ctx, (*core.Queue)(q), n)
 	return Buffer[T](r0), r1
 }
 
@@ -56,8 +75,18 @@ func (c *Context) ReleaseHeld() error {
 type Buffer[T any] core.Buffer[T]
 
 // NewBuffer allocates a buffer of n elements of T directly from the driver.
+// Past Config.MemoryLimit it returns the blocks held in the free lists of
+// the context's first device, where its memory counts, and, if that is
+// not enough, fails at once with an error wrapping ErrMemoryLimit.
 func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
 	r0, r1 := core.NewBuffer[T]((*core.Context)(c), n)
+	return Buffer[T](r0), r1
+}
+
+// NewBufferContext is NewBuffer, waiting under ctx past Config.MemoryLimit
+// as AllocSite.AllocContext does.
+func NewBufferContext[T any](ctx context.Context, c *Context, n int) (Buffer[T], error) {
+	r0, r1 := core.NewBufferContext[T](ctx, (*core.Context)(c), n)
 	return Buffer[T](r0), r1
 }
 
@@ -304,6 +333,23 @@ type Config struct {
 	// allocator holds in free lists; beyond it the least recently freed
 	// blocks are released to the driver (DGEN_ALLOC_MAX_HELD).
 	AllocMaxHeld int64
+	// MemoryLimit, when positive, bounds the bytes of device memory that
+	// the context holds on each of its devices, as GOMEMLIMIT bounds the
+	// heap (DGEN_MEMORY_LIMIT, a byte count such as 2GiB; 0 for no limit).
+	// What counts: the allocators' blocks, held in free lists and in use
+	// (Alloc, AllocSite.Alloc, ImageSite.Alloc, and the output fields of
+	// generated kernel specs), and the memory from the driver (NewBuffer,
+	// NewImage, the storage of device globals), which counts on the first
+	// device. Views, an image over a buffer, and pinned memory (the
+	// host's) do not count, nor does what the driver keeps for itself
+	// (programs, queues, kernel arguments). An allocation past the limit
+	// first returns the blocks held in the device's free lists; then the
+	// plain forms fail at once with an error wrapping ErrMemoryLimit, and
+	// the Context forms (AllocContext, AllocSite.AllocContext,
+	// NewBufferContext) wait for frees until their ctx is done. A request
+	// larger than the limit fails at once. Stats reports each device's
+	// account (stats.Alloc.Budgets).
+	MemoryLimit int64
 	// Trace selects the built-in trace subscribers and the device-time
 	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
 	// "perfetto:PATH", "summary", "log", "device=16", "clock=mono",
@@ -339,12 +385,12 @@ type Config struct {
 
 // toCoreConfig returns x as the core takes it.
 func toCoreConfig(x Config) core.Config {
-	return core.Config{Backend: core.Backend(x.Backend), Device: x.Device, Profiling: x.Profiling, Retune: x.Retune, SyncLaunches: x.SyncLaunches, AllocPolicy: core.AllocPolicy(x.AllocPolicy), AllocMaxHeld: x.AllocMaxHeld, Trace: x.Trace, Tracer: x.Tracer, Cache: toCoreCacheConfigPtr(x.Cache), Graphs: core.GraphMode(x.Graphs), QueuePool: x.QueuePool, Logger: x.Logger}
+	return core.Config{Backend: core.Backend(x.Backend), Device: x.Device, Profiling: x.Profiling, Retune: x.Retune, SyncLaunches: x.SyncLaunches, AllocPolicy: core.AllocPolicy(x.AllocPolicy), AllocMaxHeld: x.AllocMaxHeld, MemoryLimit: x.MemoryLimit, Trace: x.Trace, Tracer: x.Tracer, Cache: toCoreCacheConfigPtr(x.Cache), Graphs: core.GraphMode(x.Graphs), QueuePool: x.QueuePool, Logger: x.Logger}
 }
 
 // fromCoreConfig returns c as rt shows it.
 func fromCoreConfig(c core.Config) Config {
-	return Config{Backend: Backend(c.Backend), Device: c.Device, Profiling: c.Profiling, Retune: c.Retune, SyncLaunches: c.SyncLaunches, AllocPolicy: AllocPolicy(c.AllocPolicy), AllocMaxHeld: c.AllocMaxHeld, Trace: c.Trace, Tracer: c.Tracer, Cache: fromCoreCacheConfigPtr(c.Cache), Graphs: GraphMode(c.Graphs), QueuePool: c.QueuePool, Logger: c.Logger}
+	return Config{Backend: Backend(c.Backend), Device: c.Device, Profiling: c.Profiling, Retune: c.Retune, SyncLaunches: c.SyncLaunches, AllocPolicy: AllocPolicy(c.AllocPolicy), AllocMaxHeld: c.AllocMaxHeld, MemoryLimit: c.MemoryLimit, Trace: c.Trace, Tracer: c.Tracer, Cache: fromCoreCacheConfigPtr(c.Cache), Graphs: GraphMode(c.Graphs), QueuePool: c.QueuePool, Logger: c.Logger}
 }
 
 // ConfigFromEnv returns the configuration that the environment asks for,
@@ -352,6 +398,7 @@ func fromCoreConfig(c core.Config) Config {
 // selector), DGEN_BACKEND (auto or a registered backend), DGEN_PROFILE
 // (1 or 0), DGEN_ALLOC_POLICY (full, tagged or bestfit),
 // DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
+// DGEN_MEMORY_LIMIT (a byte count; 0 for no limit: see Config.MemoryLimit),
 // DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
 // Config.Retune), DGEN_SYNC_LAUNCHES (1 or 0: see Config.SyncLaunches) and
 // the cache variables:
@@ -944,6 +991,17 @@ var (
 	// ErrClosed reports the use of a closed context, or of an object that
 	// its context's Close released.
 	ErrClosed = core.ErrClosed
+	// ErrShuttingDown reports a call that a context refuses once its
+	// Shutdown has begun: acquiring or making a queue, or a call on a
+	// queue that the pool did not hand out before. It is not ErrClosed:
+	// the context still serves the queues acquired before, and ErrClosed
+	// follows once Shutdown has closed it.
+	ErrShuttingDown = core.ErrShuttingDown
+	// ErrMemoryLimit reports an allocation that would take the bytes the
+	// context holds on a device past Config.MemoryLimit. Errors that wrap
+	// it wrap ErrOutOfMemory too, so that code that sheds load when the
+	// device is out of memory does so at the limit.
+	ErrMemoryLimit = core.ErrMemoryLimit
 	// ErrReleased reports the use of an Event after its Release, while its
 	// context is open: waiting for it, or passing it in a wait list.
 	ErrReleased = core.ErrReleased
@@ -1388,7 +1446,8 @@ func (p *Program) Build(ctx context.Context, c *Context) error {
 type Queue core.Queue
 
 // NewQueue creates an in-order queue on dev, which must be one of the
-// context's devices. The context releases it on Close.
+// context's devices. The context releases it on Close. Once Shutdown has
+// begun it fails with an error wrapping ErrShuttingDown.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	r0, r1 := (*core.Context)(c).NewQueue(toCoreDevice(dev))
 	return (*Queue)(r0), r1
@@ -1450,14 +1509,17 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 // shared. AcquireQueue never waits. A request's commands on its queue run
 // in order, as on any queue; the next request to get the queue finds them
 // enqueued before its own. The context releases the pool's queues on
-// Close.
+// Close. Once Shutdown has begun, AcquireQueue fails at once with an error
+// wrapping ErrShuttingDown, and the queues held then are the work that
+// Shutdown waits for.
 func (c *Context) AcquireQueue() (*Queue, error) {
 	r0, r1 := (*core.Context)(c).AcquireQueue()
 	return (*Queue)(r0), r1
 }
 
 // ReleaseQueue gives back a queue that AcquireQueue returned, for another
-// goroutine to acquire; the caller must not use it afterwards. A queue
+// goroutine to acquire; the caller must not use it afterwards (once
+// Shutdown has begun, its calls fail with ErrShuttingDown). A queue
 // that is not the pool's, or that was released more often than acquired,
 // is an error wrapping ErrInvalidArgument.
 func (c *Context) ReleaseQueue(q *Queue) error {
@@ -1637,6 +1699,50 @@ func toCoreSampler(x Sampler) core.Sampler {
 // fromCoreSampler returns c as rt shows it.
 func fromCoreSampler(c core.Sampler) Sampler {
 	return Sampler{Normalized: c.Normalized, Address: AddressMode(c.Address), Filter: FilterMode(c.Filter)}
+}
+
+// Shutdown shuts the context down without interrupting the work that
+// holds a queue of the pool, as http.Server.Shutdown does a server's
+// connections: it stops handing out queues and taking new work, waits
+// until every queue acquired before it began is given back, then closes
+// the context (Close), which waits for their commands to complete.
+//
+// From the moment Shutdown begins, AcquireQueue and NewQueue fail at once
+// with an error wrapping ErrShuttingDown, and so does every call on a
+// queue that no goroutine holds from the pool: the default queue, the
+// queues of NewQueue, and a pool queue once given back. Calls on the
+// queues held (and on their recording queues) go on, as do the calls of
+// the context as a whole that they make (NewBuffer, builds, events,
+// Free). Health reports the context draining.
+//
+// When ctx is done first, Shutdown returns an error wrapping ctx.Err()
+// that says how many holds of the pool's queues were left; the drain goes
+// on, and the context closes itself once they are given back. Call Close
+// to close it at once: Close waits only for the calls in progress, and
+// the held queues' later calls fail with ErrClosed. Shutdown may be
+// called from several goroutines, and again: each returns once the
+// context is closed, with Close's error, or when its own ctx is done.
+func (c *Context) Shutdown(ctx context.Context) error {
+	return (*core.Context)(c).Shutdown(ctx)
+}
+
+// Health reports whether the context serves, for a readiness or liveness
+// probe: nil while it does; else an error that says why not and that
+// tells the states apart:
+//
+//   - draining: Shutdown has begun; an error wrapping ErrShuttingDown;
+//   - closed: an error wrapping ErrClosed (and ErrDeviceFault, after a
+//     fault);
+//   - faulted: the *DeviceFault (ErrDeviceFault), as Err returns it.
+//
+// A context that is neither closed nor known to be faulted is probed: a
+// marker is enqueued on a queue of Health's own on each device and its
+// status queried, which returns at once whatever the device runs, so a
+// fault that no call has noticed yet makes Health return it. Health
+// never waits for the device; while one call probes, others report what
+// the context knows.
+func (c *Context) Health() error {
+	return (*core.Context)(c).Health()
 }
 
 // Spec is a launch's own value of a specialization constant: the type of a

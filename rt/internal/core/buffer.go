@@ -169,8 +169,16 @@ func (c *Context) newMem(size int64) (*Mem, error) {
 		// Some drivers (NVIDIA's) accept any size here and fail at first use.
 		return nil, fmt.Errorf("allocate %d bytes on %q: %w: the device allocates at most %d bytes at once", size, c.devices[0].Name, ErrTooLarge, max)
 	}
+	dev := c.devices[0] // where the context's memory from the driver counts (budget.go)
+	if err := dev.tooLarge(size); err != nil {
+		return nil, fmt.Errorf("allocate %w", err)
+	}
+	if err := dev.charge(size); err != nil {
+		return nil, fmt.Errorf("allocate %w", err)
+	}
 	drv, err := c.drv.NewBuffer(size)
 	if err != nil {
+		dev.refund(size)
 		return nil, c.failed(nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err))
 	}
 	c.driverAllocs.Add(1)
@@ -241,7 +249,11 @@ func (m *Mem) ctxClosed() bool {
 // releaseLive and describe make memory from the driver (newMem, NewImage)
 // a liveObject (live.go): it is live under its *Mem until freed.
 func (m *Mem) releaseLive() error {
-	if err := m.drv.Release(); err != nil {
+	err := m.drv.Release()
+	if m.parent == nil { // an image over a buffer was not charged
+		m.ctx.devices[0].refund(m.size)
+	}
+	if err != nil {
 		return err
 	}
 	m.ctx.driverReleases.Add(1)
@@ -291,12 +303,27 @@ func (b Buffer[T]) mem() *Mem {
 }
 
 // NewBuffer allocates a buffer of n elements of T directly from the driver.
+// Past Config.MemoryLimit it returns the blocks held in the free lists of
+// the context's first device, where its memory counts, and, if that is
+// not enough, fails at once with an error wrapping ErrMemoryLimit.
 func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
+	return NewBufferContext[T](nil, c, n)
+}
+
+// NewBufferContext is NewBuffer, waiting under ctx past Config.MemoryLimit
+// as AllocSite.AllocContext does.
+func NewBufferContext[T any](ctx context.Context, c *Context, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
 		return Buffer[T]{}, err
 	}
 	m, err := c.newMem(size)
+	if err != nil && c != nil && errors.Is(err, ErrMemoryLimit) {
+		err = c.waitForMemory(ctx, c.devices[0], err, func() (err error) {
+			m, err = c.newMem(size)
+			return err
+		})
+	}
 	if err != nil {
 		return Buffer[T]{}, err
 	}

@@ -310,6 +310,23 @@ type Config struct {
 	// allocator holds in free lists; beyond it the least recently freed
 	// blocks are released to the driver (DGEN_ALLOC_MAX_HELD).
 	AllocMaxHeld int64
+	// MemoryLimit, when positive, bounds the bytes of device memory that
+	// the context holds on each of its devices, as GOMEMLIMIT bounds the
+	// heap (DGEN_MEMORY_LIMIT, a byte count such as 2GiB; 0 for no limit).
+	// What counts: the allocators' blocks, held in free lists and in use
+	// (Alloc, AllocSite.Alloc, ImageSite.Alloc, and the output fields of
+	// generated kernel specs), and the memory from the driver (NewBuffer,
+	// NewImage, the storage of device globals), which counts on the first
+	// device. Views, an image over a buffer, and pinned memory (the
+	// host's) do not count, nor does what the driver keeps for itself
+	// (programs, queues, kernel arguments). An allocation past the limit
+	// first returns the blocks held in the device's free lists; then the
+	// plain forms fail at once with an error wrapping ErrMemoryLimit, and
+	// the Context forms (AllocContext, AllocSite.AllocContext,
+	// NewBufferContext) wait for frees until their ctx is done. A request
+	// larger than the limit fails at once. Stats reports each device's
+	// account (stats.Alloc.Budgets).
+	MemoryLimit int64
 	// Trace selects the built-in trace subscribers and the device-time
 	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
 	// "perfetto:PATH", "summary", "log", "device=16", "clock=mono",
@@ -348,6 +365,7 @@ type Config struct {
 // selector), DGEN_BACKEND (auto or a registered backend), DGEN_PROFILE
 // (1 or 0), DGEN_ALLOC_POLICY (full, tagged or bestfit),
 // DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
+// DGEN_MEMORY_LIMIT (a byte count; 0 for no limit: see Config.MemoryLimit),
 // DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
 // Config.Retune), DGEN_SYNC_LAUNCHES (1 or 0: see Config.SyncLaunches) and
 // the cache variables:
@@ -406,6 +424,10 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),
 		env("DGEN_ALLOC_MAX_HELD", cfg.AllocMaxHeld != 0, func(v string) (err error) {
 			cfg.AllocMaxHeld, err = envconf.Size(v)
+			return err
+		}),
+		env("DGEN_MEMORY_LIMIT", cfg.MemoryLimit != 0, func(v string) (err error) {
+			cfg.MemoryLimit, err = envconf.Size(v)
 			return err
 		}),
 		env("DGEN_TUNE", cfg.Retune, func(v string) error {

@@ -43,6 +43,17 @@ var (
 	// ErrClosed reports the use of a closed context, or of an object that
 	// its context's Close released.
 	ErrClosed = progcache.ErrClosed
+	// ErrShuttingDown reports a call that a context refuses once its
+	// Shutdown has begun: acquiring or making a queue, or a call on a
+	// queue that the pool did not hand out before. It is not ErrClosed:
+	// the context still serves the queues acquired before, and ErrClosed
+	// follows once Shutdown has closed it.
+	ErrShuttingDown = errors.New("shutting down")
+	// ErrMemoryLimit reports an allocation that would take the bytes the
+	// context holds on a device past Config.MemoryLimit. Errors that wrap
+	// it wrap ErrOutOfMemory too, so that code that sheds load when the
+	// device is out of memory does so at the limit.
+	ErrMemoryLimit = errors.New("device memory limit reached")
 	// ErrReleased reports the use of an Event after its Release, while its
 	// context is open: waiting for it, or passing it in a wait list.
 	ErrReleased = errors.New("event released")

@@ -95,6 +95,7 @@ func (c *Context) recordFault(qs []*Queue, q *Queue, err error) error {
 	for _, d := range devs {
 		markLost(c.backend, d.info, f)
 	}
+	c.wakeBudgets() // allocations waiting for a free fail with the fault
 	return f
 }
 

@@ -432,8 +432,17 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
+	dev := c.devices[0]
+	if d.buffer() == nil { // an image over a buffer lies in memory counted already
+		if err := dev.charge(h.bytes()); err != nil {
+			return Image{}, fmt.Errorf("%s %s: %w", op, sizeString(h.dims), err)
+		}
+	}
 	drv, err := ic.NewImage(h.driverDesc())
 	if err != nil {
+		if d.buffer() == nil {
+			dev.refund(h.bytes())
+		}
 		return Image{}, fmt.Errorf("%s %s %s on %s: %w", op, sizeString(h.dims), d.Order.String()+"/"+d.Type.String(), c.deviceLabel(), err)
 	}
 	c.driverAllocs.Add(1)
@@ -478,12 +487,16 @@ type imageDevice struct {
 
 // Alloc implements alloc.Device.
 func (d *imageDevice) Alloc(size int64) (alloc.Block, error) {
+	if err := d.dev.charge(size); err != nil {
+		return nil, fmt.Errorf("create %s: %w", d.desc.Kind, err)
+	}
 	drv, err := d.ic.NewImage(d.desc)
 	if err != nil {
+		d.dev.refund(size)
 		return nil, fmt.Errorf("create %s on %q: %w", d.desc.Kind, d.dev.Name, err)
 	}
 	d.ctx.driverAllocs.Add(1)
-	b := &block{drv: drv}
+	b := &block{drv: drv, size: size}
 	b.mem.setDriver(drv)
 	return b, nil
 }

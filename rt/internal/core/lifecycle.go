@@ -46,6 +46,9 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
+	if cfg.MemoryLimit < 0 {
+		return nil, fmt.Errorf("open context: memory limit of %d bytes: %w: negative", cfg.MemoryLimit, ErrInvalidArgument)
+	}
 	name, drv, devs, err := openBackend(cfg) // backend.go
 	if err != nil {
 		return nil, err
@@ -58,6 +61,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
+		c.devices[i].budget.limit = cfg.MemoryLimit
 	}
 	if err := c.openTracing(cfg); err != nil {
 		drv.Release()
@@ -101,6 +105,10 @@ func (c *Context) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.pool.mu.Lock()
+	c.pool.wakeLocked() // a Shutdown waiting for the pool's queues
+	c.pool.mu.Unlock()
+	c.wakeBudgets() // allocations waiting for a free
 	c.drain()
 	c.mu.Lock()
 	qs := c.queues
@@ -125,6 +133,7 @@ func (c *Context) Close() error {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
 	}
+	errs = append(errs, c.closeHealth()...)
 	cacheErrs := c.pc.Close()
 	cacheErrs = append(cacheErrs, c.closeInstances()...)
 	c.closeRemote()

@@ -42,8 +42,9 @@ type Queue struct {
 	//     made from. A call of the context as a whole counts in the context's
 	//     guard instead.
 	//   - rec, specs and global are atomics; pts and log are atomic counters
-	//     (and log's ring and pcs atomic words); pooled and holders are the
-	//     context's pool's, under its mutex (queuepool.go).
+	//     (and log's ring and pcs atomic words); pooled, and the holders of
+	//     gate, are the context's pool's, written under its mutex
+	//     (queuepool.go).
 	//   - pend has its own mutex, which only tracing takes; drainTrace holds
 	//     it across the driver calls that read device times. No other lock of
 	//     the queue is held across a driver call.
@@ -70,10 +71,9 @@ type Queue struct {
 	pend pendingList // traced commands awaiting their device times
 	pts  queuePoints // use points, for stream-ordered reuse
 
-	// pooled marks a queue of the context's pool (queuepool.go), which
-	// holders goroutines hold; both are guarded by the pool's mutex.
-	pooled  bool
-	holders int
+	// pooled marks a queue of the context's pool (queuepool.go), guarded
+	// by the pool's mutex; gate.holders goroutines hold it.
+	pooled bool
 
 	// global is the device global storage that globalMem found last on
 	// this queue's device: a host loop reads and writes one global again
@@ -115,8 +115,18 @@ func (c *Context) newDriverQueue(dev int) (q driver.Queue, timed bool, err error
 }
 
 // NewQueue creates an in-order queue on dev, which must be one of the
-// context's devices. The context releases it on Close.
+// context's devices. The context releases it on Close. Once Shutdown has
+// begun it fails with an error wrapping ErrShuttingDown.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
+	if c != nil && c.draining.Load() {
+		return nil, fmt.Errorf("create queue: %w", c.enterError())
+	}
+	return c.newQueue(dev)
+}
+
+// newQueue is NewQueue for the pool too, whose AcquireQueue checks
+// draining itself.
+func (c *Context) newQueue(dev *Device) (*Queue, error) {
 	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("create queue: %w", err)
 	}
