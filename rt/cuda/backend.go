@@ -58,6 +58,7 @@ type devInfo struct {
 	compiler              *driver.DeviceInfo
 	compilerPlatformIndex int
 	noCompiler            string // why compiler is nil (compiler.go)
+	gate                  *gate  // the gate of the device's primary context (gate.go)
 }
 
 // devices lists the CUDA devices once per process.
@@ -128,7 +129,7 @@ func nvidiaOpenCL() ([]driver.DeviceInfo, error) {
 
 func deviceInfo(i int) (devInfo, error) {
 	var (
-		d    devInfo
+		d    = devInfo{gate: new(gate)}
 		name [256]C.char
 		mem  C.size_t
 	)
