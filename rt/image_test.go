@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -102,7 +101,7 @@ func TestImageRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			img, err := tt.make()
-			if tt.name == "1DBuffer" && errors.Is(err, errors.ErrUnsupported) && os.Getenv("DGEN_BACKEND") == "cuda" {
+			if tt.name == "1DBuffer" && errors.Is(err, errors.ErrUnsupported) && ctx.Backend() == "cuda" {
 				t.Skip("rt/cuda has no image1d_buffer_t images:", err)
 			}
 			if err != nil {
@@ -387,7 +386,7 @@ func TestImageBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	over, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.UnsignedInt8, Width: w, Buffer: under})
-	no1DBuffer := errors.Is(err, errors.ErrUnsupported) && os.Getenv("DGEN_BACKEND") == "cuda" // rt/cuda has none
+	no1DBuffer := errors.Is(err, errors.ErrUnsupported) && ctx.Backend() == "cuda" // rt/cuda has none
 	if err != nil && !no1DBuffer {
 		t.Fatal(err)
 	}
