@@ -75,14 +75,9 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 	if d := slot.Load(); d != nil {
 		return d.a, nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d := slot.Load(); d != nil {
-		return d.a, nil
-	}
-	if c.closed.Load() {
-		return nil, c.closedError()
-	}
+	// The driver queue is made with no lock held: goroutines that race to
+	// make the device's allocator each make one, and all but the first to
+	// take mu release theirs.
 	dq, err := c.drv.NewQueue(q.dev.index, false)
 	if err != nil {
 		return nil, fmt.Errorf("create allocator on %q: queue: %w", q.dev.Name, err)
@@ -97,8 +92,20 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 		dq.Release()
 		return nil, fmt.Errorf("create allocator on %q: %w", q.dev.Name, err)
 	}
-	slot.Store(d)
-	return d.a, nil
+	c.mu.Lock()
+	won := slot.Load() == nil && !c.closed.Load()
+	if won {
+		slot.Store(d)
+	}
+	c.mu.Unlock()
+	if won {
+		return d.a, nil
+	}
+	dq.Release()
+	if w := slot.Load(); w != nil {
+		return w.a, nil
+	}
+	return nil, c.closedError()
 }
 
 // allocMem allocates size bytes under tag on q's device through its

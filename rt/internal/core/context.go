@@ -84,6 +84,7 @@ type Context struct {
 
 	mu     sync.Mutex // protects queues and the creation of allocators
 	queues []*Queue
+	multi  sync.Once // runs startMultiQueue when the second queue is made (queue.go)
 
 	// Set by OpenConfig, never changed after.
 	backend  string               // the backend's registered name

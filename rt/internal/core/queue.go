@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/trace"
@@ -133,21 +134,82 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.queues) == 1 && !c.multiQueue.Load() {
-		// The first queue's uses of allocator memory went unrecorded:
-		// complete them before another queue can reuse a block. A command
-		// records its uses if it reads multiQueue set after it was
-		// enqueued; one that reads it unset was enqueued before this
-		// Store, hence before Finish.
-		c.multiQueue.Store(true)
-		if err := c.queues[0].drv.Finish(); err != nil {
-			dq.Release()
-			return nil, c.recordFault(c.queues, c.queues[0], fmt.Errorf("create queue on %q: finish the first queue: %w", dev.Name, err)) // c.mu is held
+	second := len(c.queues) > 0
+	c.mu.Unlock()
+	if second {
+		var u alloc.Use
+		c.multi.Do(func() { u = c.startMultiQueue() })
+		if u.Queue != nil {
+			c.completeAsync(c.queue, u.Point)
 		}
 	}
+	c.mu.Lock()
 	c.queues = append(c.queues, q)
+	c.mu.Unlock()
 	return q, nil
+}
+
+// startMultiQueue makes the context record its commands' uses of
+// allocator memory (streamorder.go), when its second queue is made, and
+// returns the barrier it set. The uses of the first queue until then went
+// unrecorded: rather than finish that queue (which would wait for
+// whatever it runs, a kernel that never ends included, and did so under
+// the context's mutex), it takes a point on the first queue that covers
+// every one of them, and makes it a last use of every block of the
+// allocators (alloc.Allocator.Barrier): a reuse on another queue is
+// ordered after it, without blocking, until the point is known complete
+// (completeAsync). A command records its uses if it reads multiQueue set
+// after it was enqueued; one that reads it unset was enqueued before this
+// Store, hence before the point. An allocator made after the Store serves
+// commands that record their uses. NewQueue hands out the new queue only
+// after the barriers are set: it calls this through c.multi, whose other
+// callers wait for it (it makes no driver call).
+func (c *Context) startMultiQueue() alloc.Use {
+	c.multiQueue.Store(true)
+	q0 := c.queue
+	u := alloc.Use{Queue: q0, Point: q0.pts.point()}
+	for i := range c.allocs {
+		if d := c.allocs[i].Load(); d != nil {
+			d.a.Barrier(u)
+		}
+	}
+	c.images.mu.Lock()
+	defer c.images.mu.Unlock()
+	for _, a := range c.images.pools {
+		a.Barrier(u)
+	}
+	return u
+}
+
+// completeAsync marks q's points up to p complete once a marker enqueued
+// now has completed, waiting in a goroutine that Close waits for (it is
+// inside q's enter), so that a barrier on q stops ordering reuses even on
+// a queue that is never finished.
+func (c *Context) completeAsync(q *Queue, p uint64) {
+	if q.enter() != nil {
+		return
+	}
+	ev, err := q.drv.Marker(nil)
+	if err == nil {
+		err = q.drv.Flush()
+		if err != nil {
+			ev.Release()
+		}
+	}
+	if err != nil {
+		q.exit()
+		c.failed(q, err) // a fault is the context's; anything else leaves the barrier to the queue's next Finish
+		return
+	}
+	go func() {
+		defer q.exit()
+		if err := ev.Wait(); err != nil {
+			c.failed(q, fmt.Errorf("wait for queue %d on %q: %w", q.id, q.dev.Name, err))
+		} else {
+			q.pts.complete(p)
+		}
+		ev.Release()
+	}()
 }
 
 // Context returns the queue's context.
