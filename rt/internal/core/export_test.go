@@ -109,8 +109,10 @@ func DefaultDiskCache(dir string) DiskCacheConfig {
 // launches. A later SetSampler makes new ones.
 func ReleaseSamplers(c *Context) error {
 	c.images.mu.Lock()
-	defer c.images.mu.Unlock()
-	return errors.Join(c.releaseSamplers()...)
+	ss := c.images.samplers
+	c.images.samplers = nil
+	c.images.mu.Unlock()
+	return errors.Join(releaseSamplers(ss)...)
 }
 
 // GraphNative reports, for each queue the graph was prepared for, whether

@@ -219,17 +219,18 @@ func (c *Context) closeAllocators() []error {
 // sites. Called by Close with c.closed set, after the queues have drained.
 func (c *Context) closeImages() []error {
 	c.images.mu.Lock()
-	defer c.images.mu.Unlock()
+	pools, samplers := c.images.pools, c.images.samplers
+	c.images.pools, c.images.samplers = nil, nil
+	c.images.mu.Unlock()
 	var errs []error
-	for _, a := range c.images.pools {
+	for _, a := range pools {
 		if err := a.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: images: %w", err))
 		}
 	}
-	for _, err := range c.releaseSamplers() {
+	for _, err := range releaseSamplers(samplers) {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
-	c.images.pools = nil
 	return errs
 }
 
