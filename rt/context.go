@@ -80,7 +80,23 @@ func (c *Context) Devices() []*Device {
 func (c *Context) Queue() *Queue { return (*Queue)(c.core().Queue()) }
 
 // NewQueue creates an in-order queue on dev, which must be one of the
-// context's devices. The context releases it on Close.
+// context's devices, for a goroutine that launches on a queue of its own.
+// Give it back with Queue.Release once done with it: a worker that lives
+// shorter than the context (one per job of a pool that grows and shrinks)
+// releases its queue when it ends, and the process keeps nothing of it.
+// The context releases on Close the queues that Release did not.
+//
+//	q, err := ctx.NewQueue(dev)
+//	if err != nil {
+//		return err
+//	}
+//	defer q.Release()
+//	// launch on q
+//
+// A goroutine that lives for one request of a server takes a queue of
+// the context's pool instead (AcquireQueue, on the first device), which
+// makes no driver queue per request. NewQueue never waits for the
+// commands of the context's other queues.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	q, err := c.core().NewQueue(dev.core())
 	return (*Queue)(q), err
@@ -217,7 +233,7 @@ var (
 	// the process. See DeviceFault.
 	ErrDeviceFault = core.ErrDeviceFault
 	// ErrClosed reports the use of a closed context, or of an object that
-	// its context's Close released.
+	// its context's Close released, or of a queue after its Release.
 	ErrClosed = core.ErrClosed
 	// ErrReleased reports the use of an Event after its Release, while its
 	// context is open: waiting for it, or passing it in a wait list.

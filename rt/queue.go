@@ -24,6 +24,24 @@ func (q *Queue) Context() *Context { return (*Context)(q.core().Context()) }
 // Device returns the queue's device.
 func (q *Queue) Device() *Device { return deviceOf(q.core().Device()) }
 
+// Release gives back a queue that Context.NewQueue made, once the
+// commands enqueued on it have completed: it waits for them, as Finish
+// does, and for the calls in progress on the queue, then drops the queue
+// from its context, with what the context keeps per queue (the kernel
+// instances parked on it, the allocators' records of its uses, its trace
+// state, the graphs prepared for it), and releases the driver's queue
+// (after the last Pinned memory made through it is freed, if any is still
+// live). Events of its commands stay valid. Every later use of the queue
+// returns an error wrapping ErrClosed; a second Release does nothing, nor
+// does a Release after the context's Close, which released the queue.
+// The default queue (Context.Close releases it), a queue of the pool
+// (give it back with Context.ReleaseQueue) and the queue that Record or
+// SpecConst.Tune hands its function are not NewQueue's: releasing one
+// returns an error wrapping ErrInvalidArgument. A graph recorded on the
+// queue launches on other queues as before, but its Update needs the
+// queue it was recorded on, and fails with ErrClosed after its Release.
+func (q *Queue) Release() error { return q.core().Release() }
+
 // Flush submits every enqueued command to the device.
 func (q *Queue) Flush() error { return q.core().Flush() }
 

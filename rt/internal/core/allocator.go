@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"slices"
 	rtrace "runtime/trace"
 	"sync/atomic"
 	"unsafe"
@@ -152,6 +153,9 @@ func allocMem(q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
 func releaseToAllocator(m *Mem) error {
 	var buf [4]alloc.Use
 	ctx, size, uses := m.ctx, m.size, m.uses.appendTo(buf[:0])
+	// The uses known complete need no order: the block keeps no queue
+	// that is done with it (a released queue's are all complete).
+	uses = slices.DeleteFunc(uses, useComplete)
 	err := m.h.FreeAfter(uses)
 	if err != nil && ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {
 		return nil

@@ -247,18 +247,34 @@ func (c *Context) wakeDrain() {
 // launching on queues of their own write no cache line in common (the
 // context's count cost every launch a line that each goroutine took from
 // the last). Queues made from a queue for a while (a recording queue)
-// share its gate.
+// share its gate, and with it its driver queue: the gate also says
+// whether the queue was released (Queue.Release) and counts the holders
+// of the driver queue.
 type queueGate struct {
 	n atomic.Int64
+	// released is set once, by Queue.Release, before it waits for the
+	// calls inside; enter fails from then on.
+	released atomic.Pointer[queueRelease]
+	// refs counts the holders of the driver queue: the queue until Close
+	// or Release, and each live pinned memory mapped through it, which
+	// unmaps through it (pinned.go). The last one releases it (unref).
+	refs atomic.Int32
+}
+
+// queueRelease is a Queue.Release in progress: done is closed once it
+// has finished the queue (every command enqueued on it has completed), or
+// failed to.
+type queueRelease struct {
+	done chan struct{}
 }
 
 // enter is Context.enter for a call on q, counted in q's gate; a nil q is
-// an error wrapping ErrInvalidArgument. Every nil error is matched by one
-// q.exit.
+// an error wrapping ErrInvalidArgument, and so is a released q one
+// wrapping ErrClosed. Every nil error is matched by one q.exit.
 func (q *Queue) enter() error {
 	if q != nil {
 		q.gate.n.Add(1)
-		if c := q.ctx; !c.closed.Load() && c.fault.Load() == nil {
+		if c := q.ctx; !c.closed.Load() && c.fault.Load() == nil && q.gate.released.Load() == nil {
 			return nil
 		}
 	}
@@ -266,20 +282,53 @@ func (q *Queue) enter() error {
 }
 
 // enterFailed is the error of enter on a nil queue, or on one whose
-// context is closed or faulted, whose call it ends.
+// context is closed or faulted, or that was released, whose call it ends.
 func (q *Queue) enterFailed() error {
 	if q == nil {
 		return fmt.Errorf("queue: %w: nil queue", ErrInvalidArgument)
 	}
 	q.exit()
+	if c := q.ctx; !c.closed.Load() && c.fault.Load() == nil {
+		return fmt.Errorf("queue %d on %q %w by its Release", q.id, q.dev.Name, ErrClosed)
+	}
 	return q.ctx.enterError()
 }
 
 // exit ends a call that q.enter registered.
 func (q *Queue) exit() {
-	if q.gate.n.Add(-1) == 0 && q.ctx.closed.Load() {
+	if q.gate.n.Add(-1) == 0 && (q.ctx.closed.Load() || q.gate.released.Load() != nil) {
 		q.ctx.wakeDrain()
 	}
+}
+
+// hold enters q's gate for a call that work on another queue makes on q
+// (a marker that orders a reuse after a use on q, a wait for a transfer
+// on q that used pinned memory), whatever the context's state: the caller
+// is inside an enter of its own, which Close waits for. Once q's Release
+// has begun, hold enters nothing and returns false, after waiting until
+// Release has finished q: every command on q has completed then, so the
+// caller has nothing to order or wait for. A true is matched by one
+// q.exit.
+func (q *Queue) hold() bool {
+	q.gate.n.Add(1)
+	if r := q.gate.released.Load(); r != nil {
+		q.exit()
+		<-r.done
+		return false
+	}
+	return true
+}
+
+// unref drops a holder of q's driver queue (queueGate.refs), releasing it
+// when it was the last.
+func (q *Queue) unref() error {
+	if q.gate.refs.Add(-1) != 0 {
+		return nil
+	}
+	if err := q.drv.Release(); err != nil {
+		return fmt.Errorf("release queue %d on %q: %w", q.id, q.dev.Name, err)
+	}
+	return nil
 }
 
 // Device is a device of an open context: the fields that rt.Device

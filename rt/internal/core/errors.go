@@ -38,7 +38,7 @@ var (
 	// context that it poisoned returns its *DeviceFault from every call.
 	ErrDeviceFault = driver.ErrDeviceFault
 	// ErrClosed reports the use of a closed context, or of an object that
-	// its context's Close released.
+	// its context's Close released, or of a queue after its Release.
 	ErrClosed = progcache.ErrClosed
 	// ErrReleased reports the use of an Event after its Release, while its
 	// context is open: waiting for it, or passing it in a wait list.

@@ -96,16 +96,23 @@ type launching struct {
 	park, entered, used bool
 }
 
-// end undoes what l says, in that order.
+// end undoes what l says, in that order. The instance parks inside the
+// queue's enter, so that Queue.Release, which waits for the calls inside,
+// finds it in its slot; a launch that did not enter a released queue
+// gives it to its prototype's pool instead.
 func (l *launching) end() {
 	if l.used {
 		l.k.doneArgs()
 	}
+	if l.park {
+		if l.entered || l.k.hit.q.gate.released.Load() == nil {
+			l.k.park()
+		} else {
+			l.k.hit.unpark()
+		}
+	}
 	if l.entered {
 		l.q.exit()
-	}
-	if l.park {
-		l.k.park()
 	}
 }
 

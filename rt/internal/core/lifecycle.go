@@ -117,8 +117,8 @@ func (c *Context) Close() error {
 	errs = append(errs, c.closeAllocators()...)
 	errs = append(errs, c.closeImages()...)
 	for _, q := range qs {
-		if err := q.drv.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
+		if err := q.unref(); err != nil { // the pinned memory mapped through it went with closeLive
+			errs = append(errs, fmt.Errorf("close context: %w", err))
 		}
 	}
 	cacheErrs := c.pc.Close()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/alloc"
@@ -111,7 +113,8 @@ func (c *Context) newDriverQueue(dev int) (q driver.Queue, timed bool, err error
 }
 
 // NewQueue creates an in-order queue on dev, which must be one of the
-// context's devices. The context releases it on Close.
+// context's devices. Release gives it back; the context releases it on
+// Close if Release did not.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("create queue: %w", err)
@@ -125,6 +128,7 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 		return nil, c.failed(nil, fmt.Errorf("create queue on %q: %w", dev.Name, err))
 	}
 	q := &Queue{ctx: c, gate: new(queueGate), dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1)}
+	q.gate.refs.Store(1)
 	q.launcher, _ = dq.(driver.ArgLauncher)
 	if late {
 		q.timer, _ = dq.(driver.KernelTimedQueue)
@@ -210,6 +214,112 @@ func (c *Context) completeAsync(q *Queue, p uint64) {
 		}
 		ev.Release()
 	}()
+}
+
+// Release gives back a queue that NewQueue made, once the commands
+// enqueued on it have completed: it waits for the calls in progress on the
+// queue and for its commands (as Finish does), then drops the queue from
+// the context and from what the context keeps per queue (the kernel
+// instances parked on it, which go back to their kernels' pools, the
+// allocators' records of its uses, its launch log, its trace handle and
+// pending device times, the graphs prepared for it) and releases its
+// driver queue (after the last pinned memory mapped through it is freed,
+// if any is still live). Events of its commands stay valid. Every later
+// use of the queue is an error wrapping ErrClosed; a second Release does
+// nothing, nor does a Release after the context's Close (or its device
+// fault), since Close releases the queue. The default queue (Close
+// releases it), a queue of the pool (ReleaseQueue gives it back) and a
+// queue that Record or SpecConst.Tune hands its function are not
+// NewQueue's: releasing one is an error wrapping ErrInvalidArgument.
+// Release holds no lock while it waits or releases.
+func (q *Queue) Release() error {
+	if q == nil {
+		return fmt.Errorf("release queue: %w: nil queue", ErrInvalidArgument)
+	}
+	c := q.ctx
+	if c.enter() != nil {
+		return nil // Close releases it
+	}
+	defer c.exit()
+	if q.gate.released.Load() != nil {
+		return nil
+	}
+	if err := c.releasable(q); err != nil {
+		return err
+	}
+	r := &queueRelease{done: make(chan struct{})}
+	if !q.gate.released.CompareAndSwap(nil, r) {
+		return nil // another goroutine's Release
+	}
+	c.waitIdle(&q.gate.n) // the calls on q in progress; later ones fail
+	l := q.log.mark()
+	err := q.drv.Finish()
+	if err == nil {
+		q.pts.done.Store(math.MaxUint64) // every use on q, recorded or to come, is complete
+		q.log.synchronised(l)
+	}
+	q.drainTrace(err == nil)
+	close(r.done)
+	if err != nil {
+		// Close releases it, with the context's other queues.
+		return c.failed(q, fmt.Errorf("release queue %d on %q: finish: %w", q.id, q.dev.Name, err))
+	}
+	c.mu.Lock()
+	if i := slices.Index(c.queues, q); i >= 0 {
+		c.queues = slices.Delete(c.queues, i, i+1)
+	}
+	c.mu.Unlock()
+	q.dropCaches()
+	return q.unref()
+}
+
+// releasable checks that q is a queue that Release may release: one that
+// NewQueue made and handed out, not the default queue or the pool's.
+func (c *Context) releasable(q *Queue) error {
+	what := ""
+	switch {
+	case q == c.queue:
+		what = "the context's default queue (Close releases it)"
+	case q.rec.Load() != nil || q.tune != nil:
+		what = "a queue that Record or Tune hands its function"
+	default:
+		c.pool.mu.Lock()
+		pooled := q.pooled
+		c.pool.mu.Unlock()
+		if pooled {
+			what = "a queue of the context's pool (give it back with ReleaseQueue)"
+		}
+	}
+	if what == "" {
+		c.mu.Lock()
+		listed := slices.Contains(c.queues, q)
+		c.mu.Unlock()
+		if !listed {
+			what = "not a queue that NewQueue made"
+		}
+	}
+	if what != "" {
+		return fmt.Errorf("release queue %d on %q: %w: %s", q.id, q.dev.Name, ErrInvalidArgument, what)
+	}
+	return nil
+}
+
+// dropCaches drops what the context keeps for q, which Release has
+// finished: the kernel instances parked in its slots go back to their
+// prototypes' pools (or are released, if their prototype was evicted),
+// the device global it found last, the graphs prepared for it, and its
+// trace handle. The records of its uses in blocks and buffers are
+// complete (its points are), and go at the next free or use of each.
+func (q *Queue) dropCaches() {
+	for i := range q.specs {
+		if h := q.specs[i].Swap(nil); h != nil {
+			h.q = nil
+			h.unpark()
+		}
+	}
+	q.global.Store(nil)
+	q.ctx.graphs.dropQueue(q) // graph.go
+	q.dev.tr.DropQueue(q.tq)
 }
 
 // Context returns the queue's context.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -87,7 +88,17 @@ func (l *useLog) record(q *Queue, p uint64) {
 			return
 		}
 	}
+	// The uses known complete go before a new queue's joins them: a
+	// buffer that short-lived queues use in turn (each released after its
+	// work, Queue.Release) keeps the uses of the queues still working.
+	m.uses = slices.DeleteFunc(m.uses, useComplete)
 	m.uses = append(m.uses, alloc.Use{Queue: q, Point: p})
+}
+
+// useComplete reports whether every command of u's queue up to u's point
+// is known to have completed.
+func useComplete(u alloc.Use) bool {
+	return u.Queue.(*Queue).pts.done.Load() >= u.Point
 }
 
 // appendTo appends the recorded uses to dst.
@@ -144,10 +155,7 @@ func (q *Queue) recordArgs(k *Kernel) {
 
 // Completed implements alloc.Device: whether every command of u's queue up
 // to u's point is known to have completed.
-func (d *devAlloc) Completed(u alloc.Use) bool {
-	q := u.Queue.(*Queue)
-	return q.pts.done.Load() >= u.Point
-}
+func (d *devAlloc) Completed(u alloc.Use) bool { return useComplete(u) }
 
 // Order implements alloc.Device. For each use it enqueues a marker on the
 // use's queue, which completes when every command enqueued there so far has
@@ -164,23 +172,33 @@ func (d *devAlloc) Order(q alloc.Queue, uses []alloc.Use) (err error) {
 	}()
 	for _, u := range uses {
 		from := u.Queue.(*Queue)
+		if !from.hold() {
+			continue // released: its commands have completed
+		}
 		ev, err := from.drv.Marker(nil)
+		if err == nil {
+			evs = append(evs, ev)
+			// OpenCL guarantees a wait on another queue's event only
+			// once that queue has been flushed.
+			if err = from.drv.Flush(); err != nil {
+				err = fmt.Errorf("order reuse after use on queue %d of %q: flush: %w", from.id, from.dev.Name, err)
+			}
+		} else {
+			err = fmt.Errorf("order reuse after use on queue %d of %q: marker: %w", from.id, from.dev.Name, err)
+		}
+		from.exit()
 		if err != nil {
-			return fmt.Errorf("order reuse after use on queue %d of %q: marker: %w", from.id, from.dev.Name, err)
+			return err
 		}
-		evs = append(evs, ev)
-		// OpenCL guarantees a wait on another queue's event only once
-		// that queue has been flushed.
-		if err := from.drv.Flush(); err != nil {
-			return fmt.Errorf("order reuse after use on queue %d of %q: flush: %w", from.id, from.dev.Name, err)
-		}
+	}
+	if len(evs) == 0 {
+		return nil
 	}
 	to, _ := q.(*Queue)
 	if to == nil {
-		for i, ev := range evs {
+		for _, ev := range evs {
 			if err := ev.Wait(); err != nil {
-				from := uses[i].Queue.(*Queue)
-				return fmt.Errorf("wait for use on queue %d of %q: %w", from.id, from.dev.Name, err)
+				return fmt.Errorf("wait for a use on another queue: %w", err)
 			}
 		}
 		return nil
