@@ -3,8 +3,8 @@ package core
 import (
 	"errors"
 	"fmt"
-	"slices"
 	rtrace "runtime/trace"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 

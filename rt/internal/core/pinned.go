@@ -87,7 +87,7 @@ func newPinned[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) 
 		return nil, fmt.Errorf("map pinned memory of %d bytes on %q: %w", size, q.dev.Name, err)
 	}
 	clear(unsafe.Slice((*byte)(p.p), size))
-	q.gate.refs.Add(1) // it unmaps through q's driver queue, which a Release of q leaves it
+	q.gate.refs.Add(1)           // it unmaps through q's driver queue, which a Release of q leaves it
 	q.ctx.live.add(&p.pinnedMem) // live.go
 	return p, nil
 }
