@@ -187,3 +187,21 @@ func CheckLaunch(q *Queue, k *Kernel, r Range) (Range, error) {
 // q's device takes in one launch, as its backend reports them (0: no
 // limit known).
 func GroupLimits(q *Queue) ([3]int64, int64) { return q.dev.lim.groups, q.dev.lim.total }
+
+// LiveQueues returns the number of the context's queues that Close would
+// release: the default queue, the pool's, and NewQueue's not released.
+func LiveQueues(c *Context) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queues)
+}
+
+// UseLogLen returns the number of queues that m's use log records besides
+// its first (streamorder.go).
+func UseLogLen(m *Mem) int {
+	var n int
+	if x := m.uses.more.Load(); x != nil {
+		n = len(x.uses)
+	}
+	return n
+}
