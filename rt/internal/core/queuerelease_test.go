@@ -231,9 +231,9 @@ func TestQueueReleaseRSS(t *testing.T) {
 		return
 	}
 	const (
-		workers   = 10000
-		at        = 1000
-		parallel  = 4
+		workers  = 10000
+		at       = 1000
+		parallel = 4
 		// The race detector's own memory grew by 5 MiB over 10,000
 		// workers, and by 4 MiB over 30,000; rt's, by 0.6 MiB.
 		tolerance = 3 << 20
