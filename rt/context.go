@@ -118,7 +118,10 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 // The queue comes from the context's pool: one that no goroutine holds,
 // else a new one while the pool has fewer than Config.QueuePool
 // (at least 16 by default), else the one that the fewest goroutines hold,
-// shared. AcquireQueue never waits. A request's commands on its queue run
+// shared. AcquireQueue never waits, not even for a kernel that runs on
+// the context's other queues. The pool's queues are on the first device;
+// on another, make a queue with NewQueue and give it back with
+// Queue.Release. A request's commands on its queue run
 // in order, as on any queue; the next request to get the queue finds them
 // enqueued before its own. The context releases the pool's queues on
 // Close.

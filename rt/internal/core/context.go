@@ -33,20 +33,16 @@ import (
 //     before it hands the context out.
 //   - Atomics: closed and multiQueue go from false to true once; fault
 //     from nil to the context's *DeviceFault once; the rest are counters.
-//   - mu protects queues and the creation of allocators (each of allocs'
-//     slots is an atomic pointer, read without mu). mu is held across a
-//     driver call on two once-per-context paths only: making a device's
-//     allocator queue on its first use (allocator.go), and finishing the
-//     first queue when a second is made (NewQueue). While mu is held no
-//     other lock of the context is taken (recordFault takes the process's
-//     record of lost devices, processFaults).
+//   - mu protects queues and the installing of allocators (each of
+//     allocs' slots is an atomic pointer, read without mu); it is never
+//     held across a driver call, and while it is held no other lock of
+//     the context is taken.
 //   - Parts with locks of their own, described on their types: guard,
-//     launchMu, pc, decls, graphs, live, instances, images and pool. None
-//     is held across a driver call on a launch or transfer: launchMu is
-//     held across a launch and its wait only under Config.SyncLaunches,
-//     images' lock across the creation of a sampler (once per sampler)
-//     and Close's release of the images, and pc builds one program per key
-//     at a time with no lock held across the build.
+//     launchMu, pc, decls, graphs, live, instances, images and pool. The
+//     few held across a driver call, and why, are listed in
+//     docs/ARCHITECTURE.md ("Concurrency"): none is on the path of a
+//     request that does not share the object with another goroutine,
+//     but launchMu, under Config.SyncLaunches.
 //
 // The close guard: every call that uses a driver object runs between an
 // enter and an exit, the context's (guard) or its queue's (Queue.gate);

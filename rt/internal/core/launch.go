@@ -88,8 +88,8 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 }
 
 // launching is what a launch must undo when it returns: the uses of its
-// buffer arguments (useArgs), its queue's enter, and the instance of a
-// spec, parked again.
+// buffer arguments (useArgs), the instance of a spec, parked again, and
+// its queue's enter.
 type launching struct {
 	q                   *Queue
 	k                   *Kernel

@@ -14,7 +14,7 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Queues: their creation, ordering, markers and wait lists. What runs on
+// Queues: their creation and release, ordering, markers and wait lists. What runs on
 // them lives beside this file: kernels and their launch records
 // (kernel.go), the launch path (launch.go), ranges (range.go), events
 // (event.go), programs (program.go), work-group limits (workgroup.go), use
@@ -44,6 +44,11 @@ import (
 //   - pend has its own mutex, which only tracing takes; drainTrace holds
 //     it across the driver calls that read device times. No other lock of
 //     the queue is held across a driver call.
+//   - A queue that NewQueue made is released once, by Release or Close:
+//     Release marks the gate released (enter fails from then on), waits
+//     for the calls inside and for the queue's commands, and takes the
+//     queue out of the context's queues; the driver queue goes with the
+//     last holder of gate.refs.
 //
 // The fields that a launch reads come first, so that they share few cache
 // lines: between two launches the driver's own work evicts them.

@@ -6,10 +6,11 @@ import (
 )
 
 // The queue pool: queues for goroutines that live for one request. A
-// server that gives each request a queue of its own (NewQueue) makes a
-// driver queue per request and never releases one before Close; one that
-// shares a queue between its requests orders them all behind each other,
-// and their launches share kernel instances (instance.go). AcquireQueue
+// server that gives each request a queue of its own (NewQueue, and
+// Queue.Release at its end) makes and releases a driver queue per
+// request; one that shares a queue between its requests orders them all
+// behind each other, and their launches share kernel instances
+// (instance.go). AcquireQueue
 // hands a request a queue that no other goroutine holds, as long as the
 // pool has one or may make one, and ReleaseQueue takes it back for the
 // next request: a request launches as a goroutine with a queue of its own
@@ -18,6 +19,11 @@ import (
 // Past max queues, every queue is held: AcquireQueue never waits, and
 // shares the queue that the fewest goroutines hold, so that requests
 // beyond the pool's size share queues evenly rather than wait.
+//
+// The pool serves the context's first device, where a server's requests
+// run; a goroutine that works on another device makes a queue there with
+// NewQueue and gives it back with Queue.Release (queue.go). A queue of
+// the pool is never released before Close: Release refuses it.
 
 // queuePool is a context's pool of queues on its first device.
 type queuePool struct {

@@ -25,8 +25,14 @@ import (
 //
 // A context with one queue keeps no log (Context.multiQueue is false): every
 // reuse is on the queue of every use, so the allocator's hit-and-free path
-// costs no use recording. Creating the second queue finishes the first,
-// which completes every use that went unrecorded.
+// costs no use recording. Creating the second queue makes a point on the
+// first, which covers every use that went unrecorded, a barrier of every
+// allocator (Context.startMultiQueue), without waiting for it.
+//
+// A released queue (Queue.Release) has completed every point: its uses
+// are dropped from a buffer's log when another queue's use joins it, and
+// from a block's when the buffer is freed, so that neither keeps a queue
+// that is gone.
 
 // queuePoints are a queue's use counters.
 type queuePoints struct {
@@ -129,8 +135,8 @@ func (m *Mem) used(q *Queue, p uint64) {
 
 // record records the use of ms by the command just enqueued on q. A
 // context with one queue records nothing: reuse on the queue that used a
-// block is free, and NewQueue drains the first queue before a second one
-// can reuse anything.
+// block is free, and NewQueue sets the first queue's barrier before a
+// second one can reuse anything.
 func (q *Queue) record(ms ...*Mem) {
 	if !q.ctx.multiQueue.Load() {
 		return
