@@ -14,8 +14,8 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Queues: their creation and release, ordering, markers and wait lists. What runs on
-// them lives beside this file: kernels and their launch records
+// Queues: their creation and release, ordering, markers and wait lists.
+// What runs on them lives beside this file: kernels and their launch records
 // (kernel.go), the launch path (launch.go), ranges (range.go), events
 // (event.go), programs (program.go), work-group limits (workgroup.go), use
 // points of stream-ordered reuse (streamorder.go), the trace point of every
