@@ -58,7 +58,8 @@
 // Every method is safe for concurrent use. A queue runs its commands in
 // order; launches from goroutines that each have a queue scale as CUDA
 // threads with a stream each do. A goroutine that lives long launches on a
-// queue of its own ([Context.NewQueue]); one that lives for a request (a
+// queue of its own ([Context.NewQueue]), which it gives back with
+// [Queue.Release] when it ends; one that lives for a request (a
 // server's handler) takes a queue of the context's pool for the request
 // with [Context.AcquireQueue] and gives it back with
 // [Context.ReleaseQueue], so that requests neither make a queue each nor

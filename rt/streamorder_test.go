@@ -157,6 +157,107 @@ func TestCrossQueueReuse(t *testing.T) {
 	}
 }
 
+// TestCrossQueueReuseFirstQueue: the uses of the first queue go
+// unrecorded while it is the context's only queue; a block that a slow
+// kernel there still reads, freed before the second queue is made (held),
+// or after it (in use when it was made), is reused on the second queue
+// and overwritten at once. NewQueue, which no longer finishes the first
+// queue, must order that reuse behind the kernel all the same (the
+// allocators' barrier): no element may be corrupted.
+func TestCrossQueueReuseFirstQueue(t *testing.T) {
+	const n, iters, trials = 1 << 16, 400, 4
+	for _, path := range crossQueuePaths {
+		for _, freeAfter := range []bool{false, true} {
+			name := path.name + "/held"
+			if freeAfter {
+				name = path.name + "/in-use"
+			}
+			t.Run(name, func(t *testing.T) {
+				bad, ordered := 0, uint64(0)
+				for range trials {
+					b, o := firstQueueTrial(t, path.alloc, n, iters, freeAfter)
+					bad += b
+					ordered += o
+				}
+				if bad != 0 {
+					t.Errorf("%d of %d elements corrupted in %d trials", bad, n*trials, trials)
+				}
+				if ordered == 0 {
+					t.Errorf("no reuse was ordered")
+				}
+			})
+		}
+	}
+}
+
+// firstQueueTrial is one trial of TestCrossQueueReuseFirstQueue on a
+// context of its own: it returns the elements corrupted and the reuses
+// ordered.
+func firstQueueTrial(t *testing.T, alloc func(*rt.Queue, int) (rt.Buffer[float32], error), n, iters int, freeAfter bool) (int, uint64) {
+	ctx := openCPUConfig(t, rt.Config{})
+	qa := ctx.Queue()
+	slowSum, set := kernelOf(t, ctx, crossSource, "slow_sum"), kernelOf(t, ctx, crossSource, "set")
+	in, err := alloc(qa, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := released(in.Fill(qa, 1)); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := rt.NewBuffer[float32](ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(raw.SetBuffer(slowSum, 0, in), raw.SetBuffer(slowSum, 1, sum), raw.SetArg(slowSum, 2, int32(iters))); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Submit(qa, slowSum, rt.Range1(n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := qa.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	block := memOf(in).BlockID()
+	if !freeAfter {
+		if err := in.Free(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qb, err := ctx.NewQueue(ctx.Devices()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if freeAfter {
+		if err := in.Free(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reused, err := alloc(qb, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if memOf(reused).BlockID() != block {
+		t.Fatal("not the same block")
+	}
+	if err := errors.Join(raw.SetBuffer(set, 0, reused), raw.SetArg(set, 1, float32(2))); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Submit(qb, set, rt.Range1(n)); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, n)
+	if err := sum.Read(qa, got); err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for i := range got {
+		if got[i] != float32(iters) {
+			bad++
+		}
+	}
+	return bad, ctx.Stats().Alloc.Total().Ordered
+}
+
 // counting is a backend over OpenCL that counts the markers its queues
 // enqueue: stream-ordered reuse makes its waits with markers.
 type counting struct{ markers atomic.Int64 }
@@ -199,6 +300,7 @@ func TestSameQueueReuseNoMarker(t *testing.T) {
 	name := fmt.Sprintf("counting%d", faultyN.Add(1))
 	driver.Register(name, c)
 	r := newCrossQueueRigConfig(t, rt.Config{Backend: rt.Backend(name)})
+	c.markers.Store(0) // the second queue's marker on the first (Context.completeAsync)
 	const n = 1024
 	for _, path := range crossQueuePaths {
 		t.Run(path.name, func(t *testing.T) {

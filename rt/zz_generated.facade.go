@@ -989,7 +989,7 @@ var (
 	// the process. See DeviceFault.
 	ErrDeviceFault = core.ErrDeviceFault
 	// ErrClosed reports the use of a closed context, or of an object that
-	// its context's Close released.
+	// its context's Close released, or of a queue after its Release.
 	ErrClosed = core.ErrClosed
 	// ErrShuttingDown reports a call that a context refuses once its
 	// Shutdown has begun: acquiring or making a queue, or a call on a
@@ -1446,11 +1446,49 @@ func (p *Program) Build(ctx context.Context, c *Context) error {
 type Queue core.Queue
 
 // NewQueue creates an in-order queue on dev, which must be one of the
-// context's devices. The context releases it on Close. Once Shutdown has
-// begun it fails with an error wrapping ErrShuttingDown.
+// context's devices, for a goroutine that launches on a queue of its own.
+// Give it back with Queue.Release once done with it: a worker that lives
+// shorter than the context (one per job of a pool that grows and shrinks)
+// releases its queue when it ends, and the process keeps nothing of it.
+// The context releases on Close the queues that Release did not.
+//
+//	q, err := ctx.NewQueue(dev)
+//	if err != nil {
+//		return err
+//	}
+//	defer q.Release()
+//	// launch on q
+//
+// A goroutine that lives for one request of a server takes a queue of
+// the context's pool instead (AcquireQueue, on the first device), which
+// makes no driver queue per request. NewQueue never waits for the
+// commands of the context's other queues. Once Shutdown has begun it fails
+// with an error wrapping ErrShuttingDown.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	r0, r1 := (*core.Context)(c).NewQueue(toCoreDevice(dev))
 	return (*Queue)(r0), r1
+}
+
+// Release gives back a queue that NewQueue made, once the commands
+// enqueued on it have completed: it waits for the calls in progress on the
+// queue and for its commands (as Finish does), then drops the queue from
+// the context and from what the context keeps per queue (the kernel
+// instances parked on it, which go back to their kernels' pools, the
+// allocators' records of its uses, its launch log, its trace handle and
+// pending device times, the graphs prepared for it) and releases its
+// driver queue (after the last pinned memory mapped through it is freed,
+// if any is still live). Events of its commands stay valid. Every later
+// use of the queue is an error wrapping ErrClosed; a second Release does
+// nothing, nor does a Release after the context's Close (or its device
+// fault), since Close releases the queue. The default queue (Close
+// releases it), a queue of the pool (ReleaseQueue gives it back) and a
+// queue that Record or SpecConst.Tune hands its function are not
+// NewQueue's: releasing one is an error wrapping ErrInvalidArgument. A
+// graph recorded on the queue launches on other queues as before, but its
+// Update needs the queue it was recorded on, and fails with ErrClosed
+// after its Release. Release holds no lock while it waits or releases.
+func (q *Queue) Release() error {
+	return (*core.Queue)(q).Release()
 }
 
 // Context returns the queue's context.
@@ -1506,9 +1544,12 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 // The queue comes from the context's pool: one that no goroutine holds,
 // else a new one while the pool has fewer than Config.QueuePool
 // (at least 16 by default), else the one that the fewest goroutines hold,
-// shared. AcquireQueue never waits. A request's commands on its queue run
-// in order, as on any queue; the next request to get the queue finds them
-// enqueued before its own. The context releases the pool's queues on
+// shared. AcquireQueue never waits, not even for a kernel that runs on
+// the context's other queues. The pool's queues are on the first device;
+// on another, make a queue with NewQueue and give it back with
+// Queue.Release. A request's commands on its queue run in order, as on
+// any queue; the next request to get the queue finds them enqueued before
+// its own. The context releases the pool's queues on
 // Close. Once Shutdown has begun, AcquireQueue fails at once with an error
 // wrapping ErrShuttingDown, and the queues held then are the work that
 // Shutdown waits for.

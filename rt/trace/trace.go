@@ -75,6 +75,7 @@ import (
 	"io"
 	stdslog "log/slog"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -715,6 +716,17 @@ func (d *Device) Queue(id int, name string, inOrder bool) *Queue {
 	q.Seq = int(d.t.nextQueue())
 	d.queues = append(d.queues, q)
 	return q
+}
+
+// DropQueue forgets q, a queue of the device that its runtime released:
+// Queue with q's id makes a new handle, and q is no longer kept up to date
+// with the tracer's subscribers (its Begin must not be called again). A
+// runtime that makes and releases queues for the life of a process calls
+// it, so that the device keeps only the handles of its live queues.
+func (d *Device) DropQueue(q *Queue) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.queues = slices.DeleteFunc(d.queues, func(o *Queue) bool { return o == q })
 }
 
 // Queue is the trace handle of one command queue. Its Begin method is the

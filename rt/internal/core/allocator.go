@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	rtrace "runtime/trace"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -87,14 +88,9 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 	if d := slot.Load(); d != nil {
 		return d.a, nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d := slot.Load(); d != nil {
-		return d.a, nil
-	}
-	if c.closed.Load() {
-		return nil, c.closedError()
-	}
+	// The driver queue is made with no lock held: goroutines that race to
+	// make the device's allocator each make one, and all but the first to
+	// take mu release theirs.
 	dq, err := c.drv.NewQueue(q.dev.index, false)
 	if err != nil {
 		return nil, fmt.Errorf("create allocator on %q: queue: %w", q.dev.Name, err)
@@ -109,8 +105,20 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 		dq.Release()
 		return nil, fmt.Errorf("create allocator on %q: %w", q.dev.Name, err)
 	}
-	slot.Store(d)
-	return d.a, nil
+	c.mu.Lock()
+	won := slot.Load() == nil && !c.closed.Load()
+	if won {
+		slot.Store(d)
+	}
+	c.mu.Unlock()
+	if won {
+		return d.a, nil
+	}
+	dq.Release()
+	if w := slot.Load(); w != nil {
+		return w.a, nil
+	}
+	return nil, c.closedError()
 }
 
 // allocMem allocates size bytes under tag on q's device through its
@@ -174,6 +182,9 @@ func allocOnce(q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
 func releaseToAllocator(m *Mem) error {
 	var buf [4]alloc.Use
 	ctx, size, uses := m.ctx, m.size, m.uses.appendTo(buf[:0])
+	// The uses known complete need no order: the block keeps no queue
+	// that is done with it (a released queue's are all complete).
+	uses = slices.DeleteFunc(uses, useComplete)
 	err := m.h.FreeAfter(uses)
 	if err == nil {
 		ctx.wakeBudgets() // a waiter may reuse the block

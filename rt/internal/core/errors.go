@@ -41,7 +41,7 @@ var (
 	// the process. See DeviceFault.
 	ErrDeviceFault = driver.ErrDeviceFault
 	// ErrClosed reports the use of a closed context, or of an object that
-	// its context's Close released.
+	// its context's Close released, or of a queue after its Release.
 	ErrClosed = progcache.ErrClosed
 	// ErrShuttingDown reports a call that a context refuses once its
 	// Shutdown has begun: acquiring or making a queue, or a call on a

@@ -766,6 +766,35 @@ func (s *graphSet) remove(g *Graph) {
 	s.mu.Unlock()
 }
 
+// dropQueue releases what the live graphs prepared for q, which
+// Queue.Release has finished: a later launch on q fails, and a graph
+// prepared for no queue prepares again on the next.
+func (s *graphSet) dropQueue(q *Queue) {
+	s.mu.Lock()
+	gs := make([]*Graph, 0, len(s.m))
+	for g := range s.m {
+		gs = append(gs, g)
+	}
+	s.mu.Unlock()
+	for _, g := range gs {
+		var drop []driver.Graph
+		g.mu.Lock()
+		g.execs = slices.DeleteFunc(g.execs, func(x graphExec) bool {
+			if x.q == q {
+				drop = append(drop, x.drv)
+				return true
+			}
+			return false
+		})
+		g.mu.Unlock()
+		for _, x := range drop {
+			if err := x.Release(); err != nil {
+				q.ctx.log().Warn("dgen: release of a graph prepared for a released queue", "graph", g.name, "err", err)
+			}
+		}
+	}
+}
+
 // loopGraph replays commands through a driver.Queue that prepares none.
 type loopGraph struct {
 	q    driver.Queue

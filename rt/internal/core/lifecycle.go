@@ -129,8 +129,8 @@ func (c *Context) Close() error {
 	errs = append(errs, c.closeAllocators()...)
 	errs = append(errs, c.closeImages()...)
 	for _, q := range qs {
-		if err := q.drv.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
+		if err := q.unref(); err != nil { // the pinned memory mapped through it went with closeLive
+			errs = append(errs, fmt.Errorf("close context: %w", err))
 		}
 	}
 	errs = append(errs, c.closeHealth()...)
@@ -232,17 +232,18 @@ func (c *Context) closeAllocators() []error {
 // sites. Called by Close with c.closed set, after the queues have drained.
 func (c *Context) closeImages() []error {
 	c.images.mu.Lock()
-	defer c.images.mu.Unlock()
+	pools, samplers := c.images.pools, c.images.samplers
+	c.images.pools, c.images.samplers = nil, nil
+	c.images.mu.Unlock()
 	var errs []error
-	for _, a := range c.images.pools {
+	for _, a := range pools {
 		if err := a.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: images: %w", err))
 		}
 	}
-	for _, err := range c.releaseSamplers() {
+	for _, err := range releaseSamplers(samplers) {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
-	c.images.pools = nil
 	return errs
 }
 

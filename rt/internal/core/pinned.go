@@ -27,7 +27,7 @@ type Pinned[T any] struct {
 // transfer to and from it keep it. From NewPinned until Free it is live
 // in its context (live.go), whose Close releases it if Free did not.
 type pinnedMem struct {
-	q    *Queue // maps and unmaps it
+	q    *Queue // maps and unmaps it; holds its driver queue (queueGate.refs) while mapped
 	drv  driver.Buffer
 	n    int   // elements
 	size int64 // bytes
@@ -97,6 +97,7 @@ func newPinned[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) 
 		return nil, fmt.Errorf("map pinned memory of %d bytes on %q: %w", size, q.dev.Name, err)
 	}
 	clear(unsafe.Slice((*byte)(p.p), size))
+	q.gate.refs.Add(1)           // it unmaps through q's driver queue, which a Release of q leaves it
 	q.ctx.live.add(&p.pinnedMem) // live.go
 	return p, nil
 }
@@ -160,6 +161,7 @@ func (p *pinnedMem) release() error {
 	if err := p.drv.Release(); err != nil {
 		errs = append(errs, fmt.Errorf("release pinned memory: %w", err))
 	}
+	errs = append(errs, p.q.unref())
 	return errors.Join(errs...)
 }
 
@@ -266,9 +268,10 @@ func (u pinnedUse) wait() error {
 		}
 	}
 	q := u.q
-	if q.pts.done.Load() >= u.pt {
+	if q.pts.done.Load() >= u.pt || !q.hold() { // released: every command on q has completed
 		return nil
 	}
+	defer q.exit()
 	n := q.pts.enq.Load()
 	ev, err := q.drv.Marker(nil)
 	if err != nil {

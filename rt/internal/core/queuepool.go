@@ -6,10 +6,11 @@ import (
 )
 
 // The queue pool: queues for goroutines that live for one request. A
-// server that gives each request a queue of its own (NewQueue) makes a
-// driver queue per request and never releases one before Close; one that
-// shares a queue between its requests orders them all behind each other,
-// and their launches share kernel instances (instance.go). AcquireQueue
+// server that gives each request a queue of its own (NewQueue, and
+// Queue.Release at its end) makes and releases a driver queue per
+// request; one that shares a queue between its requests orders them all
+// behind each other, and their launches share kernel instances
+// (instance.go). AcquireQueue
 // hands a request a queue that no other goroutine holds, as long as the
 // pool has one or may make one, and ReleaseQueue takes it back for the
 // next request: a request launches as a goroutine with a queue of its own
@@ -21,6 +22,11 @@ import (
 //
 // Once Shutdown has begun, AcquireQueue fails, and the queues held then
 // are the work that Shutdown waits for (shutdown.go).
+//
+// The pool serves the context's first device, where a server's requests
+// run; a goroutine that works on another device makes a queue there with
+// NewQueue and gives it back with Queue.Release (queue.go). A queue of
+// the pool is never released before Close: Release refuses it.
 
 // queuePool is a context's pool of queues on its first device.
 type queuePool struct {
@@ -51,9 +57,12 @@ type queuePool struct {
 // The queue comes from the context's pool: one that no goroutine holds,
 // else a new one while the pool has fewer than Config.QueuePool
 // (at least 16 by default), else the one that the fewest goroutines hold,
-// shared. AcquireQueue never waits. A request's commands on its queue run
-// in order, as on any queue; the next request to get the queue finds them
-// enqueued before its own. The context releases the pool's queues on
+// shared. AcquireQueue never waits, not even for a kernel that runs on
+// the context's other queues. The pool's queues are on the first device;
+// on another, make a queue with NewQueue and give it back with
+// Queue.Release. A request's commands on its queue run in order, as on
+// any queue; the next request to get the queue finds them enqueued before
+// its own. The context releases the pool's queues on
 // Close. Once Shutdown has begun, AcquireQueue fails at once with an error
 // wrapping ErrShuttingDown, and the queues held then are the work that
 // Shutdown waits for.

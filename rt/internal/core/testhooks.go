@@ -113,8 +113,10 @@ func DefaultDiskCache(dir string) DiskCacheConfig {
 // launches. A later SetSampler makes new ones.
 func ReleaseSamplers(c *Context) error {
 	c.images.mu.Lock()
-	defer c.images.mu.Unlock()
-	return errors.Join(c.releaseSamplers()...)
+	ss := c.images.samplers
+	c.images.samplers = nil
+	c.images.mu.Unlock()
+	return errors.Join(releaseSamplers(ss)...)
 }
 
 // GraphNative reports, for each queue the graph was prepared for, whether
@@ -211,4 +213,22 @@ func TuneFull[T any](ctx context.Context, q *Queue, s *SpecConst[T], run func(*Q
 func TuneRecordKey[T any](q *Queue, s *SpecConst[T]) diskcache.Key {
 	d := s.registration()
 	return q.ctx.tuneKey(d, checkOf(d), q)
+}
+
+// LiveQueues returns the number of the context's queues that Close would
+// release: the default queue, the pool's, and NewQueue's not released.
+func LiveQueues(c *Context) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queues)
+}
+
+// UseLogLen returns the number of queues that m's use log records besides
+// its first (streamorder.go).
+func UseLogLen(m *Mem) int {
+	var n int
+	if x := m.uses.more.Load(); x != nil {
+		n = len(x.uses)
+	}
+	return n
 }
