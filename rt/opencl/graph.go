@@ -306,8 +306,8 @@ func (g *graph) Release() error {
 }
 
 var (
-	_ driver.GraphQueue = queue{}
-	_ driver.Graph      = (*graph)(nil)
+	_ driver.GraphQueue   = queue{}
+	_ driver.Graph        = (*graph)(nil)
 	_ driver.TimedGraph   = (*graph)(nil)
 	_ driver.CommandGraph = (*graph)(nil)
 )

@@ -60,7 +60,7 @@ type Graph struct {
 	// params are the graph's parameters (graphparam.go), in the order
 	// made; every launch binds each (LaunchWith).
 	params []*graphParam
-	site  *launchSite  // what a queue's launch log keeps of a launch (fault.go); set by finalize
+	site   *launchSite // what a queue's launch log keeps of a launch (fault.go); set by finalize
 }
 
 // graphState is where a graph is in its life.
