@@ -358,8 +358,8 @@ func (g *graph) Release() error {
 }
 
 var (
-	_ driver.GraphQueue = (*queue)(nil)
-	_ driver.Graph      = (*graph)(nil)
+	_ driver.GraphQueue   = (*queue)(nil)
+	_ driver.Graph        = (*graph)(nil)
 	_ driver.TimedGraph   = (*graph)(nil)
 	_ driver.CommandGraph = (*graph)(nil)
 )
