@@ -54,7 +54,7 @@ type graphFixture struct {
 	n    int
 }
 
-func newGraphFixture(t *testing.T, ctx *rt.Context) *graphFixture {
+func newGraphFixture(t testing.TB, ctx *rt.Context) *graphFixture {
 	t.Helper()
 	prog, err := raw.Build(ctx, "axpb", axpbSrc, "")
 	if err != nil {

@@ -1127,7 +1127,8 @@ type GraphNode core.GraphNode
 // of the graph's context. A buffer or pinned memory that a command uses
 // and that was freed since it was recorded is an error that names the
 // command, and nothing is enqueued. Launch creates no event; Queue.Marker
-// gives one.
+// gives one. A graph with parameters (BufferParam, ValueParam) launches
+// with LaunchWith, which binds them; Launch refuses it.
 func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	var wl core.WaitList
 	return (*core.Graph)(g).Launch((*core.Queue)(q), waits(&wl, wait)...)
@@ -1155,6 +1156,75 @@ func (g *Graph) Update(n *GraphNode, enqueue func(q *Queue) error) error {
 // still recording stops recording. Releasing twice does nothing.
 func (g *Graph) Release() error {
 	return (*core.Graph)(g).Release()
+}
+
+// GraphBuffer is a buffer parameter of a graph (BufferParam): every
+// command of the graph that used the buffer it was made from uses the
+// buffer it is bound to at each launch instead (Bind, Graph.LaunchWith).
+type GraphBuffer[T any] core.GraphBuffer[T]
+
+// GraphValue is a value parameter of a graph (ValueParam): one argument of
+// one recorded launch, set at each launch to the value it is bound to
+// (Bind, Graph.LaunchWith).
+type GraphValue[T any] core.GraphValue[T]
+
+// Binding binds a graph parameter for one launch: GraphBuffer.Bind and
+// GraphValue.Bind make one, Graph.LaunchWith takes them. The zero Binding
+// binds nothing, and LaunchWith refuses it.
+type Binding core.Binding
+
+// BufferParam makes b a parameter of g, a graph whose commands used b (a
+// launch's argument, a Fill's, a CopyTo's source or destination, a
+// transfer's buffer): from then on each launch of g uses the buffer that
+// Graph.LaunchWith binds the parameter to in every place where the
+// commands used b, and b itself is free to be freed or reused. A
+// binding's buffer must have b's length; a view of b that a command used
+// stays as recorded, and is an error here, since the parameter would not
+// replace it. b not used by g, already a parameter of g, or g not
+// finalized, is an error wrapping ErrInvalidArgument.
+func BufferParam[T any](g *Graph, b Buffer[T]) (*GraphBuffer[T], error) {
+	r0, r1 := core.BufferParam[T]((*core.Graph)(g), core.Buffer[T](b))
+	return (*GraphBuffer[T])(r0), r1
+}
+
+// ValueParam makes argument arg of the launch that n recorded (the
+// arg-th parameter of the kernel: the arg-th field of a kernel spec) a
+// parameter of n's graph, of type T: each launch of the graph sets it to
+// the value that Graph.LaunchWith binds it to. A node that is not a
+// kernel launch, an argument that is not a value of T's size, one that is
+// a parameter already, or a graph that is not finalized, is an error
+// wrapping ErrInvalidArgument.
+func ValueParam[T any](n *GraphNode, arg int) (*GraphValue[T], error) {
+	r0, r1 := core.ValueParam[T]((*core.GraphNode)(n), arg)
+	return (*GraphValue[T])(r0), r1
+}
+
+// Bind binds the parameter to b for one launch (Graph.LaunchWith). b must
+// have the length of the buffer the parameter was made from, and be a
+// buffer of the graph's context.
+func (p *GraphBuffer[T]) Bind(b Buffer[T]) Binding {
+	return Binding((*core.GraphBuffer[T])(p).Bind(core.Buffer[T](b)))
+}
+
+// Bind binds the parameter to v for one launch (Graph.LaunchWith).
+func (p *GraphValue[T]) Bind(v T) Binding {
+	return Binding((*core.GraphValue[T])(p).Bind(v))
+}
+
+// LaunchWith is Launch with every parameter of the graph (BufferParam,
+// ValueParam) bound by one of bind: the launch uses the bound buffers and
+// values, and later launches are not affected by them. A parameter of
+// another graph, a parameter bound twice or not at all, a buffer of
+// another length or context, a freed buffer, or a copy whose bound source
+// and destination share memory, is an error wrapping ErrInvalidArgument
+// (ErrFreed for a freed buffer) that names the parameter, and nothing is
+// enqueued. Concurrent launches of one graph, each on its own queue with
+// its own bindings, do not interfere: each queue has the graph prepared
+// for it, and a launch sets what its bindings change under the graph's
+// lock, which is never held while waiting for the device.
+func (g *Graph) LaunchWith(q *Queue, bind []Binding, wait ...*Event) error {
+	var wl core.WaitList
+	return (*core.Graph)(g).LaunchWith((*core.Queue)(q), toCoreBindingSlice(bind), waits(&wl, wait)...)
 }
 
 // ImageDesc describes an image: its type, its pixel format, its size in
@@ -1680,6 +1750,10 @@ func (r Range) String() string {
 // Handles. Queue.Node records one command and returns its handle, which
 // Graph.Update takes to change that launch's arguments and range.
 //
+// Parameters. BufferParam and ValueParam make a buffer or a value that the
+// graph recorded a parameter, which each launch binds (Graph.LaunchWith):
+// one graph serves many requests, each with buffers and values of its own.
+//
 // Device times. A launch of a traced graph is a range named after the
 // graph with a task per command, at the line that recorded it. Where the
 // context reports device times (DGEN_TRACE with device= sampling), each
@@ -1920,6 +1994,18 @@ func (s *SpecConst[T]) TuneDefaultContext(ctx context.Context, q *Queue, run fun
 	return (*core.SpecConst[T])(s).TuneDefaultContext(ctx, (*core.Queue)(q), funcQueueT(run))
 }
 
+// fromCoreBindingSlice returns c as rt shows it.
+func fromCoreBindingSlice(c []core.Binding) []Binding {
+	if c == nil {
+		return nil
+	}
+	s := make([]Binding, len(c))
+	for i, e := range c {
+		s[i] = Binding(e)
+	}
+	return s
+}
+
 // fromCoreCacheConfigPtr returns c as rt shows it.
 func fromCoreCacheConfigPtr(c *core.CacheConfig) *CacheConfig {
 	if c == nil {
@@ -1959,6 +2045,18 @@ func funcQueueT[T any](f func(q *Queue, v T) error) func(q *core.Queue, v T) err
 	return func(q *core.Queue, v T) error {
 		return f((*Queue)(q), v)
 	}
+}
+
+// toCoreBindingSlice returns s as the core takes it.
+func toCoreBindingSlice(s []Binding) []core.Binding {
+	if s == nil {
+		return nil
+	}
+	c := make([]core.Binding, len(s))
+	for i, e := range s {
+		c[i] = core.Binding(e)
+	}
+	return c
 }
 
 // toCoreCacheConfigPtr returns x as the core takes it.

@@ -119,3 +119,26 @@ func TestHasOption(t *testing.T) {
 		}
 	}
 }
+
+// TestMemsetNode checks the memset node that a graph's fill is captured
+// as, and whose buffer a graph parameter sets in place.
+func TestMemsetNode(t *testing.T) {
+	for _, tc := range []struct {
+		pattern     []byte
+		size        int
+		value       uint32
+		elem, width int
+		ok          bool
+	}{
+		{[]byte{7}, 10, 7, 1, 10, true},
+		{[]byte{1, 2}, 8, 0x0201, 2, 4, true},
+		{[]byte{0, 0, 0x80, 0x3f}, 16, 0x3f800000, 4, 4, true}, // float32 1
+		{make([]byte, 8), 16, 0, 0, 0, false},                  // two nodes
+		{[]byte{1}, 0, 0, 0, 0, false},                         // none
+	} {
+		v, e, w, ok := memsetNode(tc.pattern, tc.size)
+		if ok != tc.ok || v != tc.value || e != tc.elem || w != tc.width {
+			t.Errorf("memsetNode(%v, %d) = %#x, %d, %d, %v; want %#x, %d, %d, %v", tc.pattern, tc.size, v, e, w, ok, tc.value, tc.elem, tc.width, tc.ok)
+		}
+	}
+}

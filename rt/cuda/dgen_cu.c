@@ -335,6 +335,12 @@ typedef struct {
 // lacks it: then the first launch uploads.
 static CUresult (*graph_upload)(CUgraphExec, CUstream);
 
+// The node setters of copies and fills (CUDA 10.2), which graph
+// parameters do without where the driver lacks them: then a graph whose
+// copy or fill takes other buffers is captured anew.
+static CUresult (*graph_set_memcpy)(CUgraphExec, CUgraphNode, const dgen_memcpy3d *, CUcontext);
+static CUresult (*graph_set_memset)(CUgraphExec, CUgraphNode, const dgen_memset_params *, CUcontext);
+
 // dgen_graph_load finds the graph functions once; it returns 1 when
 // libcuda has them all.
 int dgen_graph_load(void) {
@@ -347,40 +353,59 @@ int dgen_graph_load(void) {
 			if (p == NULL) state = 2;
 		}
 		graph_upload = dgen_lib ? dlsym(dgen_lib, "cuGraphUpload") : NULL;
+		graph_set_memcpy = dgen_lib ? dlsym(dgen_lib, "cuGraphExecMemcpyNodeSetParams") : NULL;
+		graph_set_memset = dgen_lib ? dlsym(dgen_lib, "cuGraphExecMemsetNodeSetParams") : NULL;
 	}
 	return state == 1;
 }
 
-// dgen_gcmd_one issues command c on s; while s captures, a kernel's node
-// is kept in c.
+// dgen_gcmd_node keeps in c the node that s, which captures, added last.
+static CUresult dgen_gcmd_node(CUstream s, dgen_gcmd *c) {
+	int status;
+	const CUgraphNode *deps = NULL;
+	size_t nd = 0;
+	CUresult r = cug.StreamGetCaptureInfo(s, &status, NULL, NULL, &deps, &nd);
+	if (r == 0) c->node = nd == 1 ? deps[0] : NULL;
+	return r;
+}
+
+int dgen_memset_of(const dgen_gcmd *c, dgen_memset_params *p) {
+	size_t n = c->pattern_size;
+	if (c->kind != GCMD_FILL || c->size == 0 || (n != 1 && n != 2 && n != 4)) return 0;
+	unsigned v = 0;
+	memcpy(&v, c->pattern, n);
+	*p = (dgen_memset_params){.dst = c->dst, .pitch = c->size, .value = v, .elementSize = (unsigned)n, .width = c->size / n, .height = 1};
+	return 1;
+}
+
+// dgen_gcmd_one issues command c on s; while s captures, the node of a
+// kernel, of a copy and of a fill of one node is kept in c.
 static CUresult dgen_gcmd_one(CUstream s, dgen_gcmd *c, int capture) {
 	CUresult r = 0;
 	switch (c->kind) {
 	case GCMD_KERNEL:
 		r = cu.LaunchKernel(c->f, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
 			c->shared, s, c->params, NULL);
-		if (r == 0 && capture) {
-			int status;
-			const CUgraphNode *deps = NULL;
-			size_t nd = 0;
-			r = cug.StreamGetCaptureInfo(s, &status, NULL, NULL, &deps, &nd);
-			if (r == 0) c->node = nd == 1 ? deps[0] : NULL;
-		}
-		return r;
+		return r == 0 && capture ? dgen_gcmd_node(s, c) : r;
 	case GCMD_COPY:
-		return c->size ? cu.MemcpyAsync(c->dst, c->src, c->size, s) : 0;
+		r = c->size ? cu.MemcpyAsync(c->dst, c->src, c->size, s) : 0;
+		return r == 0 && capture && c->size ? dgen_gcmd_node(s, c) : r;
 	}
 	size_t n = c->pattern_size, size = c->size;
 	const unsigned char *p = c->pattern;
 	if (size == 0) return 0;
-	if (n == 1) return cu.MemsetD8Async(c->dst, p[0], size, s);
-	if (n == 2) { unsigned short v; memcpy(&v, p, 2); return cu.MemsetD16Async(c->dst, v, size / 2, s); }
-	if (n == 4) { unsigned v; memcpy(&v, p, 4); return cu.MemsetD32Async(c->dst, v, size / 4, s); }
-	for (size_t j = 0; r == 0 && j < n; j += 4) {
-		unsigned v; memcpy(&v, p + j, 4);
-		r = cu.MemsetD2D32Async(c->dst + j, n, v, 1, size / n, s);
+	if (n == 1) r = cu.MemsetD8Async(c->dst, p[0], size, s);
+	else if (n == 2) { unsigned short v; memcpy(&v, p, 2); r = cu.MemsetD16Async(c->dst, v, size / 2, s); }
+	else if (n == 4) { unsigned v; memcpy(&v, p, 4); r = cu.MemsetD32Async(c->dst, v, size / 4, s); }
+	else {
+		// Several nodes: none is kept, and a new buffer captures anew.
+		for (size_t j = 0; r == 0 && j < n; j += 4) {
+			unsigned v; memcpy(&v, p + j, 4);
+			r = cu.MemsetD2D32Async(c->dst + j, n, v, 1, size / n, s);
+		}
+		return r;
 	}
-	return r;
+	return r == 0 && capture ? dgen_gcmd_node(s, c) : r;
 }
 
 // dgen_gcmd_issue issues the n commands on s in order, after waits; on an
@@ -441,6 +466,26 @@ CUresult dgen_graph_set(CUcontext ctx, CUgraphExec x, dgen_gcmd *c) {
 	dgen_kernel_node_params p = {c->f, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
 		c->shared, c->params, NULL};
 	return cug.GraphExecKernelNodeSetParams(x, c->node, &p);
+}
+
+// dgen_graph_set_cmd sets the buffers of c's node in x, a copy or a
+// fill of one node; an error where the driver lacks the setter or c has
+// no node of its own.
+CUresult dgen_graph_set_cmd(CUcontext ctx, CUgraphExec x, dgen_gcmd *c) {
+	if (c->node == NULL) return 1; // CUDA_ERROR_INVALID_VALUE
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	if (c->kind == GCMD_COPY) {
+		if (!graph_set_memcpy) return 801; // CUDA_ERROR_NOT_SUPPORTED
+		dgen_memcpy3d m = {.srcMemoryType = 2, .srcDevice = c->src, .srcPitch = c->size, .srcHeight = 1,
+			.dstMemoryType = 2, .dstDevice = c->dst, .dstPitch = c->size, .dstHeight = 1,
+			.WidthInBytes = c->size, .Height = 1, .Depth = 1}; // CU_MEMORYTYPE_DEVICE
+		return graph_set_memcpy(x, c->node, &m, ctx);
+	}
+	dgen_memset_params p;
+	if (!dgen_memset_of(c, &p)) return 1;
+	if (!graph_set_memset) return 801;
+	return graph_set_memset(x, c->node, &p, ctx);
 }
 
 CUresult dgen_graph_destroy(CUcontext ctx, CUgraph g, CUgraphExec x) {

@@ -154,8 +154,21 @@ typedef struct {
 	size_t size;
 	unsigned char *pattern;
 	size_t pattern_size;
-	CUgraphNode node; // the kernel's node in a captured graph
+	CUgraphNode node; // the command's node in a captured graph; NULL where it has none or several
 } dgen_gcmd;
+
+// dgen_memset_params is CUDA_MEMSET_NODE_PARAMS.
+typedef struct {
+	CUdeviceptr dst;
+	size_t pitch;
+	unsigned value, elementSize;
+	size_t width, height;
+} dgen_memset_params;
+
+// dgen_memset_of fills p with the memset node that a fill command c is
+// captured as, and returns 1; 0 where c is captured as several nodes (a
+// pattern of more than 4 bytes) or none (no bytes).
+int dgen_memset_of(const dgen_gcmd *c, dgen_memset_params *p);
 
 int dgen_graph_load(void);
 CUresult dgen_gcmd_issue(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, int capture,
@@ -163,6 +176,7 @@ CUresult dgen_gcmd_issue(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, int 
 CUresult dgen_graph_capture(CUcontext ctx, CUstream s, dgen_gcmd *cmds, int n, CUgraph *g, CUgraphExec *x, int *failed);
 CUresult dgen_graph_launch(CUcontext ctx, CUstream s, CUgraphExec x, int nwait, CUevent *waits, CUevent start, CUevent end, int *step);
 CUresult dgen_graph_set(CUcontext ctx, CUgraphExec x, dgen_gcmd *c);
+CUresult dgen_graph_set_cmd(CUcontext ctx, CUgraphExec x, dgen_gcmd *c);
 CUresult dgen_graph_destroy(CUcontext ctx, CUgraph g, CUgraphExec x);
 
 // Kernel times from CUPTI (cupti.go, dgen_cupti.c).

@@ -280,6 +280,63 @@ func (g *graph) Update(i int, r driver.NDRange) error {
 	return nil
 }
 
+// SetCommand implements driver.CommandGraph: command i, a copy or fill,
+// takes c's buffers, and the node of the executable graph takes them in
+// place (cuGraphExecMemcpyNodeSetParams, cuGraphExecMemsetNodeSetParams);
+// where it cannot (a fill of a pattern of more than 4 bytes is several
+// nodes, an old driver lacks the setters), the graph is captured anew,
+// once, before the next launch.
+func (g *graph) SetCommand(i int, c driver.GraphCommand) error {
+	if i < 0 || i >= g.n || g.kernels[i] != nil {
+		return fmt.Errorf("set command %d: not a copy or fill of the graph", i)
+	}
+	x := g.cmd(i)
+	const call = "cuGraphExecMemcpyNodeSetParams"
+	d, err := asBuffer(call, c.Dst)
+	if err != nil {
+		return err
+	}
+	if err := d.span(call, c.DstOffset, c.Size); err != nil {
+		return err
+	}
+	switch {
+	case x.kind == C.GCMD_FILL && c.Kind == driver.GraphFill:
+		x.dst = d.ptr + C.CUdeviceptr(c.DstOffset)
+	case x.kind == C.GCMD_COPY && c.Kind != driver.GraphFill && c.Kind != driver.GraphKernel:
+		s, err := asBuffer(call, c.Src)
+		if err != nil {
+			return err
+		}
+		if err := s.span(call, c.SrcOffset, c.Size); err != nil {
+			return err
+		}
+		x.src, x.dst = s.ptr+C.CUdeviceptr(c.SrcOffset), d.ptr+C.CUdeviceptr(c.DstOffset)
+	default:
+		return fmt.Errorf("set command %d: a command of another kind", i)
+	}
+	if g.x != nil && !g.stale && C.dgen_graph_set_cmd(g.q.d.ctx, g.x, x) != 0 {
+		g.stale = true
+	}
+	return nil
+}
+
+// memsetNode returns the memset node that a fill of size bytes with
+// pattern is captured as (CUDA_MEMSET_NODE_PARAMS' value, element size
+// and width), false where it is captured as several nodes or none.
+func memsetNode(pattern []byte, size int) (value uint32, elem, width int, ok bool) {
+	var x C.dgen_gcmd
+	x.kind, x.size, x.pattern_size = C.GCMD_FILL, C.size_t(size), C.size_t(len(pattern))
+	if len(pattern) > 0 {
+		x.pattern = (*C.uchar)(C.CBytes(pattern))
+		defer C.free(unsafe.Pointer(x.pattern))
+	}
+	var p C.dgen_memset_params
+	if C.dgen_memset_of(&x, &p) == 0 {
+		return 0, 0, 0, false
+	}
+	return uint32(p.value), int(p.elementSize), int(p.width), true
+}
+
 // Release implements driver.Graph.
 func (g *graph) Release() error {
 	errs := []error{g.destroy()}
@@ -301,7 +358,8 @@ func (g *graph) Release() error {
 }
 
 var (
-	_ driver.GraphQueue = (*queue)(nil)
-	_ driver.Graph      = (*graph)(nil)
-	_ driver.TimedGraph = (*graph)(nil)
+	_ driver.GraphQueue   = (*queue)(nil)
+	_ driver.Graph        = (*graph)(nil)
+	_ driver.TimedGraph   = (*graph)(nil)
+	_ driver.CommandGraph = (*graph)(nil)
 )

@@ -122,3 +122,13 @@ type TimedGraph interface {
 	// event of the whole launch. The caller releases every event.
 	LaunchTimed(wait []Event) (cmds []Event, whole Event, err error)
 }
+
+// A CommandGraph is a Graph whose copy and fill commands can take other
+// buffers for the launches that follow: rt calls SetCommand when a
+// graph's buffer parameter is bound to another buffer (Graph.LaunchWith).
+type CommandGraph interface {
+	// SetCommand replaces command i, a copy or a fill, by c, of the same
+	// kind, size and pattern size: only its buffers and their offsets
+	// differ. Launches already enqueued keep what they were enqueued with.
+	SetCommand(i int, c GraphCommand) error
+}

@@ -252,6 +252,35 @@ func (g *graph) Update(i int, r driver.NDRange) error {
 	return nil
 }
 
+// SetCommand implements driver.CommandGraph: command i, a copy, fill or
+// transfer, takes c's buffers. Like Update, it leaves a command buffer to
+// be recorded anew before the next launch: PoCL, the device with command
+// buffers here, has no cl_khr_command_buffer_mutable_dispatch.
+func (g *graph) SetCommand(i int, c driver.GraphCommand) error {
+	kinds := map[driver.GraphCommandKind]C.int{driver.GraphCopy: 1, driver.GraphFill: 2, driver.GraphWrite: 3, driver.GraphRead: 4}
+	k, ok := kinds[c.Kind]
+	if i < 0 || i >= g.n || !ok || g.cmd(i).kind != k {
+		return fmt.Errorf("set command %d: not a command of kind %d of the graph", i, c.Kind)
+	}
+	x := g.cmd(i)
+	if c.Kind == driver.GraphCopy || c.Kind == driver.GraphRead {
+		src, err := asBuffer("clEnqueueCopyBuffer", c.Src)
+		if err != nil {
+			return err
+		}
+		x.src = src
+	}
+	if c.Kind != driver.GraphRead {
+		dst, err := asBuffer("clEnqueueCopyBuffer", c.Dst)
+		if err != nil {
+			return err
+		}
+		x.dst = dst
+	}
+	g.stale = g.cb != nil
+	return nil
+}
+
 // Release implements driver.Graph.
 func (g *graph) Release() error {
 	var errs []error
@@ -277,7 +306,8 @@ func (g *graph) Release() error {
 }
 
 var (
-	_ driver.GraphQueue = queue{}
-	_ driver.Graph      = (*graph)(nil)
-	_ driver.TimedGraph = (*graph)(nil)
+	_ driver.GraphQueue   = queue{}
+	_ driver.Graph        = (*graph)(nil)
+	_ driver.TimedGraph   = (*graph)(nil)
+	_ driver.CommandGraph = (*graph)(nil)
 )

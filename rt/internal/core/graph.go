@@ -56,8 +56,11 @@ type Graph struct {
 	smps  []smpUse     // the samplers the commands use
 	pins  []*pinnedMem // the pinned memory the commands use, each once, by address
 	owned []memUse     // allocations made while recording: the graph frees them
-	execs []graphExec  // prepared for a queue each
-	site  *launchSite  // what a queue's launch log keeps of a launch (fault.go); set by finalize
+	execs []*graphExec // prepared for a queue each
+	// params are the graph's parameters (graphparam.go), in the order
+	// made; every launch binds each (LaunchWith).
+	params []*graphParam
+	site   *launchSite // what a queue's launch log keeps of a launch (fault.go); set by finalize
 }
 
 // graphState is where a graph is in its life.
@@ -84,6 +87,9 @@ type graphCmd struct {
 	args  []graphArg
 	r     Range
 	own   driver.Kernel
+	// cur is what own's arguments are set to: args, or a launch's
+	// bindings of parameters (graphparam.go); nil when unknown.
+	cur []graphArg
 	// A copy, fill or transfer: the backend's command, buffers resolved.
 	dc   driver.GraphCommand
 	mems []*Mem     // the memory it uses
@@ -124,11 +130,14 @@ type memUse struct {
 	cmd int // the first command that uses it
 }
 
-// graphExec is a graph prepared for one queue, as opt asked.
+// graphExec is a graph prepared for one queue, as opt asked. last is the
+// parameters' values of its last launch (graphparam.go), nil before the
+// first or where unknown.
 type graphExec struct {
-	q   *Queue
-	drv driver.Graph
-	opt driver.GraphOptions
+	q    *Queue
+	drv  driver.Graph
+	opt  driver.GraphOptions
+	last []paramVal
 }
 
 // GraphNode is the handle of a recorded command, which Queue.Node returns
@@ -171,6 +180,7 @@ func (g *Graph) finalize() error {
 			g.releaseLocked()
 			return fmt.Errorf("finalize graph %q: %s: %w", g.name, g.describe(i), err)
 		}
+		c.cur = c.args
 	}
 	g.site = &launchSite{kernel: "graph " + g.name, program: "kernels " + strings.Join(kernels, ", ")}
 	if _, err := g.exec(g.q); err != nil {
@@ -226,10 +236,10 @@ func setArgSampler(k driver.Kernel, i int, s *samplerObject) error {
 
 // exec returns the graph prepared for q, preparing it on q's first
 // launch. Called with g.mu held.
-func (g *Graph) exec(q *Queue) (driver.Graph, error) {
+func (g *Graph) exec(q *Queue) (*graphExec, error) {
 	for _, x := range g.execs {
 		if x.q == q {
-			return x.drv, nil
+			return x, nil
 		}
 	}
 	cmds := make([]driver.GraphCommand, len(g.cmds))
@@ -253,8 +263,9 @@ func (g *Graph) exec(q *Queue) (driver.Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare for queue %d of %q: %w", q.id, q.dev.Name, err)
 	}
-	g.execs = append(g.execs, graphExec{q: q, drv: x, opt: opt})
-	return x, nil
+	ge := &graphExec{q: q, drv: x, opt: opt}
+	g.execs = append(g.execs, ge)
+	return ge, nil
 }
 
 // options chooses how a backend with caps prepares the graph: as the
@@ -270,7 +281,8 @@ func (g *Graph) options(caps driver.GraphCaps) driver.GraphOptions {
 // of the graph's context. A buffer or pinned memory that a command uses
 // and that was freed since it was recorded is an error that names the
 // command, and nothing is enqueued. Launch creates no event; Queue.Marker
-// gives one.
+// gives one. A graph with parameters (BufferParam, ValueParam) launches
+// with LaunchWith, which binds them; Launch refuses it.
 func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	if g == nil {
 		return fmt.Errorf("launch graph: %w: nil graph", ErrInvalidArgument)
@@ -284,7 +296,10 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.launchLocked(q, wait)
+	if len(g.params) > 0 && g.state == graphFinal {
+		return fmt.Errorf("launch graph %q: %s: %w: not bound (a graph with parameters launches with LaunchWith)", g.name, g.params[0].describe(), ErrInvalidArgument)
+	}
+	return g.launchLocked(q, wait, nil)
 }
 
 // launchable checks that g may be launched on q: a queue of its context
@@ -302,11 +317,12 @@ func (g *Graph) launchable(q *Queue) error {
 	return nil
 }
 
-// launchLocked is Launch inside q's enter, with g.mu held. Its defers are
+// launchLocked is Launch inside q's enter, with g.mu held, its
+// parameters bound to vals (graphparam.go). Its defers are
 // open-coded (none in a loop, few returns): a defer recorded at run time
 // costs a replay hundreds of instructions, and one in a loop an
 // allocation.
-func (g *Graph) launchLocked(q *Queue, wait []*Event) error {
+func (g *Graph) launchLocked(q *Queue, wait []*Event, vals []paramVal) error {
 	if g.state != graphFinal {
 		return g.stateError("launch")
 	}
@@ -318,10 +334,14 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event) error {
 	if err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
-	x, err := g.exec(q)
+	ge, err := g.exec(q)
 	if err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
+	if err := g.bindLocked(ge, vals); err != nil {
+		return g.ctx.failed(q, fmt.Errorf("launch graph %q: %w", g.name, err))
+	}
+	x := ge.drv
 	if err := g.lockPins(); err != nil {
 		return err
 	}
@@ -336,6 +356,7 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event) error {
 		return q.ctx.failed(q, err)
 	}
 	g.recordUses(q)
+	paramUses(q, vals)
 	return nil
 }
 
@@ -581,14 +602,16 @@ func (g *Graph) apply(cmd int, upd *graphUpdate) error {
 		return err
 	}
 	defer g.ctx.exit()
-	if err := setArgs(c.own, nc.args, c.args); err != nil {
+	if err := setArgs(c.own, nc.args, c.cur); err != nil {
 		// Some arguments may be set: put the recorded ones back.
 		setArgs(c.own, c.args, nil)
+		c.cur = c.args
 		return err
 	}
-	c.args, c.r, c.mems = nc.args, nc.r, nc.mems
+	c.args, c.cur, c.r, c.mems = nc.args, nc.args, nc.r, nc.mems
 	var errs []error
 	for _, x := range g.execs {
+		x.last = nil // the next launch binds every parameter anew
 		if err := x.drv.Update(cmd, c.r.ndrange()); err != nil {
 			errs = append(errs, fmt.Errorf("queue %d: %w", x.q.id, err))
 		}
@@ -730,7 +753,7 @@ func (g *Graph) collectUses() {
 			if m == nil {
 				continue
 			}
-			seen := false
+			seen := g.isParam(m)
 			for _, u := range g.uses {
 				seen = seen || u.m == m
 			}
@@ -868,9 +891,19 @@ func (l *loopGraph) Update(i int, r driver.NDRange) error {
 	return nil
 }
 
+// SetCommand implements driver.CommandGraph.
+func (l *loopGraph) SetCommand(i int, c driver.GraphCommand) error {
+	if i < 0 || i >= len(l.cmds) || l.cmds[i].Kind != c.Kind || c.Kind == driver.GraphKernel {
+		return fmt.Errorf("set command %d: not a command of this kind", i)
+	}
+	l.cmds[i] = c
+	return nil
+}
+
 func (l *loopGraph) Release() error { return nil }
 
 var (
-	_ driver.Graph      = (*loopGraph)(nil)
-	_ driver.TimedGraph = (*loopGraph)(nil)
+	_ driver.Graph        = (*loopGraph)(nil)
+	_ driver.TimedGraph   = (*loopGraph)(nil)
+	_ driver.CommandGraph = (*loopGraph)(nil)
 )

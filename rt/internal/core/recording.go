@@ -67,6 +67,10 @@ type recording struct {
 // Handles. Queue.Node records one command and returns its handle, which
 // Graph.Update takes to change that launch's arguments and range.
 //
+// Parameters. BufferParam and ValueParam make a buffer or a value that the
+// graph recorded a parameter, which each launch binds (Graph.LaunchWith):
+// one graph serves many requests, each with buffers and values of its own.
+//
 // Device times. A launch of a traced graph is a range named after the
 // graph with a task per command, at the line that recorded it. Where the
 // context reports device times (DGEN_TRACE with device= sampling), each
