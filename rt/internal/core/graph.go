@@ -802,7 +802,7 @@ func (s *graphSet) dropQueue(q *Queue) {
 	for _, g := range gs {
 		var drop []driver.Graph
 		g.mu.Lock()
-		g.execs = slices.DeleteFunc(g.execs, func(x graphExec) bool {
+		g.execs = slices.DeleteFunc(g.execs, func(x *graphExec) bool {
 			if x.q == q {
 				drop = append(drop, x.drv)
 				return true
