@@ -95,11 +95,16 @@ func (ts *testService) get(path string) (reply, error) {
 
 // query asks /nearest for q on a connection of its own.
 func (ts *testService) query(q []float32) (reply, error) {
+	return ts.queryContext(context.Background(), q)
+}
+
+// queryContext is query, the request cancelled when ctx is done.
+func (ts *testService) queryContext(ctx context.Context, q []float32) (reply, error) {
 	body, err := json.Marshal(map[string][]float32{"query": q})
 	if err != nil {
 		return reply{}, err
 	}
-	return do(http.NewRequest("POST", ts.url+"/nearest", bytes.NewReader(body)))
+	return do(http.NewRequestWithContext(ctx, "POST", ts.url+"/nearest", bytes.NewReader(body)))
 }
 
 func do(req *http.Request, err error) (reply, error) {
@@ -329,13 +334,22 @@ func documentedFamilies(t *testing.T) []string {
 // TestServiceDrain shuts the context down under 16 queries in flight:
 // readiness fails at once, liveness does not, new queries get 503 at
 // once, every query in flight completes with a right answer, and the
-// context closes within Shutdown's deadline.
+// context closes within Shutdown's deadline. Before, a client that gives
+// up ends its query's wait for memory.
 func TestServiceDrain(t *testing.T) {
 	ts := startService(t, 20*time.Second)
 	if r, err := ts.get("/readyz"); err != nil || r.status != http.StatusOK {
 		t.Fatalf("/readyz before the drain: %d %q, %v; want 200", r.status, r.body, err)
 	}
 	fill := ts.fillBudget(t)
+	gone, cancelQuery := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelQuery()
+	if _, err := ts.queryContext(gone, randomQuery(rand.New(rand.NewPCG(12, 13)))); err == nil {
+		t.Fatal("a query past the budget, its client gone after 100 ms: answered")
+	}
+	waitFor(t, "the wait of a query whose client went away ending", func() bool {
+		return ts.gpu.Stats().Alloc.Budgets[0].Failures > 0
+	})
 	errs := ts.inFlight(t, 16)
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
