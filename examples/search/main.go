@@ -5,16 +5,37 @@
 // context, its caches and its queues, and a Dim.Set elsewhere in the
 // program changes neither. It queries vector 100 of each index, which
 // must find itself with a score of 1, and prints one JSON object.
+//
+// With -http, search is a service that its operators can see into, one
+// index of random vectors (-dim, -n) answering POST /nearest
+// {"query": [...]} with {"idx": i, "score": s}:
+//
+//	/metrics               the context's statistics (rt/metrics), for Prometheus
+//	/debug/dgen/profile    device time by Go line (rt/devprof): go tool pprof URL?seconds=30
+//	/healthz               liveness: fails only after a device fault
+//	/readyz                readiness: fails from the moment the service drains
+//
+// Each query acquires a queue of the context's pool and bounds its work,
+// its waits for device memory (-memory-mib, Config.MemoryLimit) included,
+// by its request's context and -timeout; a query that memory or time runs
+// short for gets 503 with Retry-After. On SIGTERM the server stops taking
+// requests and finishes those in flight, then the context drains and
+// closes, within -grace. README.md has the probes' wiring for Kubernetes.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/cuda"   // NVIDIA GPUs through CUDA's driver API, where libcuda loads
@@ -29,8 +50,24 @@ type Answer struct {
 	Score float32 `json:"score"`
 }
 
+var (
+	addr    = flag.String("http", "", "serve queries on this address (host:port) instead of running the check")
+	dim     = flag.Int("dim", 128, "the length of the service's vectors")
+	n       = flag.Int("n", 100000, "the number of the service's vectors")
+	memMiB  = flag.Int64("memory-mib", 0, "the device memory the service may hold, in MiB (0: DGEN_MEMORY_LIMIT's, else no limit)")
+	timeout = flag.Duration("timeout", 5*time.Second, "the longest a query takes, its waits for memory included")
+	grace   = flag.Duration("grace", 25*time.Second, "the time that SIGTERM leaves the queries in flight and the context's drain")
+)
+
 func main() {
 	flag.Parse()
+	if *addr != "" {
+		if err := runService(); err != nil {
+			fmt.Fprintln(os.Stderr, "search:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	answers, err := run()
 	json.NewEncoder(os.Stdout).Encode(struct {
 		Answers []Answer `json:"answers"`
@@ -83,6 +120,23 @@ func run() (answers []Answer, err error) {
 		}
 	}
 	return answers, nil
+}
+
+// runService serves an index of random vectors on *addr until SIGTERM.
+func runService() error {
+	sigterm, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	vecs := randomVectors(rand.New(rand.NewPCG(1, 2)), *dim, *n)
+	s, err := newService(rt.Config{MemoryLimit: *memMiB << 20}, vecs, *timeout)
+	if err != nil {
+		return err
+	}
+	defer s.gpu.Close() // at once, where Shutdown ran out of time
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	return serve(sigterm, ln, s, *grace)
 }
 
 // randomVectors returns n random vectors of length dim, each of length 1:

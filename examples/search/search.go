@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/dgen-go/dgen/rt"
@@ -68,30 +69,39 @@ func NewIndex(q *rt.Queue, dim int, vecs [][]float32) (*Index, error) {
 }
 
 // Nearest returns the index of the vector with the largest dot product
-// with query, and that product.
+// with query, and that product. It is NearestContext without a bound.
 func (ix *Index) Nearest(q *rt.Queue, query []float32) (int, float32, error) {
+	return ix.NearestContext(context.Background(), q, query)
+}
+
+// NearestContext is Nearest, bounded by ctx: past the context's
+// Config.MemoryLimit it waits for memory until ctx is done, and then
+// fails with an error wrapping rt.ErrMemoryLimit; it waits for the device
+// until then too. A query whose length is not the index's is an error
+// wrapping rt.ErrInvalidArgument.
+func (ix *Index) NearestContext(ctx context.Context, q *rt.Queue, query []float32) (int, float32, error) {
 	if len(query) != ix.dim {
-		return 0, 0, fmt.Errorf("nearest: query of %d elements in an index of %d", len(query), ix.dim)
+		return 0, 0, fmt.Errorf("nearest: %w: query of %d elements in an index of %d", rt.ErrInvalidArgument, len(query), ix.dim)
 	}
-	qb, err := querySite.Alloc(q, ix.dim)
+	qb, err := querySite.AllocContext(ctx, q, ix.dim)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer qb.Free()
-	sb, err := scoreSite.Alloc(q, ix.n)
+	sb, err := scoreSite.AllocContext(ctx, q, ix.n)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer sb.Free()
-	if err := qb.Write(q, query); err != nil {
+	if err := qb.WriteContext(ctx, q, query); err != nil {
 		return 0, 0, err
 	}
 	s := Scores{Base: ix.base, Query: qb, Score: sb, Dim: Dim.Of(int32(ix.dim))}
-	if err := s.Enqueue(q, rt.Range1(ix.n)); err != nil {
+	if err := s.EnqueueContext(ctx, q, rt.Range1(ix.n)); err != nil {
 		return 0, 0, err
 	}
 	scores := make([]float32, ix.n)
-	if err := sb.Read(q, scores); err != nil {
+	if err := sb.ReadContext(ctx, q, scores); err != nil {
 		return 0, 0, err
 	}
 	best := 0
