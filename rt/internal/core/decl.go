@@ -267,7 +267,7 @@ func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Poin
 		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}
 	defer q.exit()
-	m, err := q.globalMem(info, info.Owner())
+	m, _, err := q.globalMem(info, info.Owner())
 	if err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}
