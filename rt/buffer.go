@@ -12,9 +12,10 @@ import (
 //
 // Read, Write, ReadAt and WriteAt block until the copy is done; their
 // Context forms bound the wait for the commands before the copy with a
-// context.Context. Fill and CopyTo return at once with the command's
-// event, and so do ReadAsync and WriteAsync, which copy to and from pinned
-// memory (Pinned).
+// context.Context. Fill and CopyTo return once the command is enqueued,
+// without an event (FillEvent and CopyToEvent return one, as a kernel
+// spec's EnqueueEvent does); ReadAsync and WriteAsync, which copy to and
+// from pinned memory (Pinned), return at once with the command's event.
 type Buffer[T any] core.Buffer[T]
 
 // core returns b as the core's buffer.
@@ -99,19 +100,32 @@ func (b Buffer[T]) ReadAtContext(ctx context.Context, q *Queue, off int, dst []T
 	return b.core().ReadAtContext(ctx, q.core(), off, dst, waits(&w, wait)...)
 }
 
-// Fill sets every element to v. It returns at once with the command's
-// event.
-func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
+// Fill sets every element to v. It returns once the command is enqueued,
+// without an event; FillEvent returns one.
+func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) error {
 	var w core.WaitList
-	e, err := b.core().Fill(q.core(), v, waits(&w, wait)...)
+	return b.core().Fill(q.core(), v, waits(&w, wait)...)
+}
+
+// FillEvent is Fill, returning the command's event.
+func (b Buffer[T]) FillEvent(q *Queue, v T, wait ...*Event) (*Event, error) {
+	var w core.WaitList
+	e, err := b.core().FillEvent(q.core(), v, waits(&w, wait)...)
 	return (*Event)(e), err
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at
-// least as long. It returns at once with the command's event.
-func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+// least as long. It returns once the command is enqueued, without an
+// event; CopyToEvent returns one.
+func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) error {
 	var w core.WaitList
-	e, err := b.core().CopyTo(q.core(), dst.core(), waits(&w, wait)...)
+	return b.core().CopyTo(q.core(), dst.core(), waits(&w, wait)...)
+}
+
+// CopyToEvent is CopyTo, returning the command's event.
+func (b Buffer[T]) CopyToEvent(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+	var w core.WaitList
+	e, err := b.core().CopyToEvent(q.core(), dst.core(), waits(&w, wait)...)
 	return (*Event)(e), err
 }
 

@@ -484,8 +484,21 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 	return q.transfer(x, wait, skip+1)
 }
 
-// Fill sets every element to v. It returns at once with the command's event.
-func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
+// Fill sets every element to v. It returns once the command is enqueued,
+// without an event; FillEvent returns one.
+func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) error {
+	_, err := b.fill(q, v, wait, false)
+	return err
+}
+
+// FillEvent is Fill with the command's event.
+func (b Buffer[T]) FillEvent(q *Queue, v T, wait ...*Event) (*Event, error) {
+	return b.fill(q, v, wait, true)
+}
+
+// fill is Fill and FillEvent: event says whether the caller wants the
+// command's event.
+func (b Buffer[T]) fill(q *Queue, v T, wait []*Event, event bool) (*Event, error) {
 	m, drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
 	if err != nil {
 		return nil, err
@@ -497,14 +510,14 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
-		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, facade)
+		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 1+facade)
 	}
 	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
-	}, wait, facade)
+	}, wait, event, 1+facade)
 	if err == nil {
 		q.record(b.mem())
 	}
@@ -512,8 +525,20 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at least
-// as long. It returns at once with the command's event.
-func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+// as long. It returns once the command is enqueued, without an event;
+// CopyToEvent returns one.
+func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) error {
+	_, err := b.copyTo(q, dst, wait, false)
+	return err
+}
+
+// CopyToEvent is CopyTo with the command's event.
+func (b Buffer[T]) CopyToEvent(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+	return b.copyTo(q, dst, wait, true)
+}
+
+// copyTo is CopyTo and CopyToEvent, as fill is Fill and FillEvent.
+func (b Buffer[T]) copyTo(q *Queue, dst Buffer[T], wait []*Event, event bool) (*Event, error) {
 	sm, src, _, size, err := b.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
@@ -529,14 +554,14 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
-		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, facade)
+		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 1+facade)
 	}
 	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
-	}, wait, facade)
+	}, wait, event, 1+facade)
 	if err == nil {
 		q.record(b.mem(), dst.mem())
 	}
@@ -621,9 +646,11 @@ func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
 	return nil
 }
 
-// command enqueues one command and wraps its event. kind and skip are as
+// command enqueues one command and wraps its event, where event is set;
+// without, it keeps the driver's event only where tracing samples the
+// command's device times, and returns a nil Event. kind and skip are as
 // for beginTask.
-func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (driver.Event, error), wait []*Event, skip int) (*Event, error) {
+func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (driver.Event, error), wait []*Event, event bool, skip int) (*Event, error) {
 	if r := q.recorder(); r != nil {
 		return nil, r.refuse(op, "graphs do not record this command")
 	}
@@ -637,11 +664,28 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	}
 	tk := q.beginTask(kind, op, skip+1, wait)
 	ev, err := do(dw)
-	tk.End()
+	want := event || q.wantsEvent(tk)
+	if want {
+		tk.End()
+	} else {
+		tk.EndRelease()
+	}
 	if err != nil {
+		if want {
+			tk.Release()
+		}
 		return nil, q.ctx.failed(q, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err))
 	}
-	return q.newTracedEvent(ev, op, tk), nil
+	switch {
+	case event:
+		return q.newTracedEvent(ev, op, tk), nil
+	case want:
+		q.addPending(tk, nil, ev)
+		tk.Release()
+	default:
+		ev.Release()
+	}
+	return nil, nil
 }
 
 // View returns a buffer of n elements of b from element off that shares

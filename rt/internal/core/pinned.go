@@ -215,7 +215,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 			return q.drv.Marker(dw)
 		}
 		return do(drv, boff, size, h.p, dw)
-	}, wait, 1+facade)
+	}, wait, true, 1+facade)
 	if err != nil {
 		return nil, err
 	}
