@@ -35,7 +35,9 @@ func (b Buffer[T]) Len() int { return b.core().Len() }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
 // it, and a second Free, return errors wrapping ErrFreed; after the
-// context's Close, Free returns nil (Close released the memory).
+// context's Close, Free returns nil (Close released the memory). Free of
+// the zero Buffer does nothing and returns nil, as C's free(NULL) and
+// cudaFree(0) do, so that a deferred Free needs no guard.
 func (b Buffer[T]) Free() error { return b.core().Free() }
 
 // Write copies src into the buffer from element 0 and waits until it is

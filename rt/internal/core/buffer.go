@@ -319,9 +319,11 @@ func (b Buffer[T]) Len() int { return b.n }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
 // it, and a second Free, return errors wrapping ErrFreed; after the
-// context's Close, Free returns nil (Close released the memory).
+// context's Close, Free returns nil (Close released the memory). Free of
+// the zero Buffer does nothing and returns nil, as C's free(NULL) and
+// cudaFree(0) do, so that a deferred Free needs no guard.
 func (b Buffer[T]) Free() error {
-	if b.m.ctxClosed() {
+	if b.m == nil || b.m.ctxClosed() {
 		return nil
 	}
 	return b.mem().Free()

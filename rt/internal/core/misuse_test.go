@@ -15,7 +15,8 @@ import (
 // TestNilArguments calls every exported method that returns an error with
 // a nil receiver or a nil pointer argument: each must return an error
 // wrapping ErrInvalidArgument (ErrFreed for the zero Buffer, which is a nil
-// buffer), never panic. Methods without an error return their zero value.
+// buffer), never panic. Methods without an error return their zero value;
+// Free of the zero Buffer returns nil (TestFreeZero).
 func TestNilArguments(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
@@ -97,7 +98,6 @@ func TestNilArguments(t *testing.T) {
 		call func() error
 	}{
 		{"zero Buffer.Write", func() error { return nb.Write(q, []float32{1}) }},
-		{"zero Buffer.Free", func() error { return nb.Free() }},
 		{"zero Buffer.CopyTo", func() error { return buf.CopyTo(q, nb) }},
 	}
 	for _, tc := range freed {
@@ -189,5 +189,34 @@ func TestForeignContext(t *testing.T) {
 				t.Errorf("error %q does not name both contexts' devices (%q)", got, dev)
 			}
 		})
+	}
+}
+
+// TestFreeZero: Free of the zero Buffer returns nil, every time, as
+// free(NULL) does; what Free reports of a real buffer is unchanged: nil,
+// then ErrFreed.
+func TestFreeZero(t *testing.T) {
+	ctx := openCPU(t)
+	b, err := rt.NewBuffer[int32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zero rt.Buffer[int32]
+	tests := []struct {
+		name string
+		free func() error
+		want error // nil: Free returns nil
+	}{
+		{"zero Buffer", zero.Free, nil},
+		{"zero Buffer again", zero.Free, nil},
+		{"zero Buffer of another type", rt.Buffer[float64]{}.Free, nil},
+		{"a buffer", b.Free, nil},
+		{"a buffer again", b.Free, rt.ErrFreed},
+	}
+	for _, tt := range tests {
+		err := tt.free()
+		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("Free of %s: %v; want %v", tt.name, err, tt.want)
+		}
 	}
 }
