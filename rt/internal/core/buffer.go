@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 	"weak"
@@ -249,7 +250,43 @@ func (m *Mem) releaseLive() error {
 	return nil
 }
 
-func (m *Mem) describe() string { return fmt.Sprintf("buffer of %d bytes", m.size) }
+// describe names m in errors: its size, the allocation site of memory
+// from an allocator, and for a view its place in the buffer it lies in.
+func (m *Mem) describe() string {
+	s := fmt.Sprintf("buffer of %d bytes", m.size)
+	if m.parent != nil {
+		s = fmt.Sprintf("view of %d bytes at byte %d of a %s", m.size, m.offset, m.parent.describe())
+	} else if m.pooled {
+		s += " from " + tagName(uint32(m.h.Tag()))
+	}
+	return s
+}
+
+// named returns err, the error of the command op on m, with m's label
+// after op ("write buffer (buffer of 64 bytes from pkg.site): ..."), so
+// that it says which buffer; nil for nil. Only a failing command pays for
+// the label.
+func (m *Mem) named(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, op); ok {
+		msg = op + " (" + m.describe() + ")" + rest
+	} else {
+		msg = op + " (" + m.describe() + "): " + msg
+	}
+	return &namedError{msg: msg, err: err}
+}
+
+// namedError is an error that Mem.named labelled: msg, wrapping err.
+type namedError struct {
+	msg string
+	err error
+}
+
+func (e *namedError) Error() string { return e.msg }
+func (e *namedError) Unwrap() error { return e.err }
 
 // freedMem stands for the memory of a Buffer that has been freed: every
 // use of it is an error wrapping ErrFreed.
@@ -444,11 +481,11 @@ func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait
 	defer m.doneAll()
 	if ctx != nil { // a Context form
 		if err := q.waitBefore(ctx, "write buffer", wait); err != nil {
-			return err
+			return m.named("write buffer", err)
 		}
 	}
 	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: m}
-	return q.transfer(x, wait, skip+1)
+	return m.named("write buffer", q.transfer(x, wait, skip+1))
 }
 
 // Read copies the first len(dst) elements of the buffer into dst and waits
@@ -479,11 +516,11 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 	defer m.doneAll()
 	if ctx != nil { // a Context form
 		if err := q.waitBefore(ctx, "read buffer", wait); err != nil {
-			return err
+			return m.named("read buffer", err)
 		}
 	}
 	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
-	return q.transfer(x, wait, skip+1)
+	return m.named("read buffer", q.transfer(x, wait, skip+1))
 }
 
 // Fill sets every element to v. It returns once the command is enqueued,
@@ -512,7 +549,7 @@ func (b Buffer[T]) fill(q *Queue, v T, wait []*Event, event bool) (*Event, error
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
-		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 1+facade)
+		return nil, m.named("fill buffer", q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 1+facade))
 	}
 	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
@@ -520,10 +557,11 @@ func (b Buffer[T]) fill(q *Queue, v T, wait []*Event, event bool) (*Event, error
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
 	}, wait, event, 1+facade)
-	if err == nil {
-		q.record(b.mem())
+	if err != nil {
+		return nil, m.named("fill buffer", err)
 	}
-	return ev, err
+	q.record(b.mem())
+	return ev, nil
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at least
@@ -556,7 +594,7 @@ func (b Buffer[T]) copyTo(q *Queue, dst Buffer[T], wait []*Event, event bool) (*
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
-		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 1+facade)
+		return nil, sm.named("copy buffer", q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 1+facade))
 	}
 	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
@@ -564,10 +602,11 @@ func (b Buffer[T]) copyTo(q *Queue, dst Buffer[T], wait []*Event, event bool) (*
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
 	}, wait, event, 1+facade)
-	if err == nil {
-		q.record(b.mem(), dst.mem())
+	if err != nil {
+		return nil, sm.named("copy buffer", err)
 	}
-	return ev, err
+	q.record(b.mem(), dst.mem())
+	return ev, nil
 }
 
 // xfer is a transfer between host and device memory: a value, not a
