@@ -56,7 +56,7 @@ func (p *Program) registration() (*desc.Program, error) {
 // build returns the program built for every device of c through the
 // context's program cache (memory, then disk, then a build).
 func (p *Program) build(c *Context) (*builtProgram, error) {
-	return p.buildContext(context.Background(), c)
+	return p.buildContext(context.Background(), c, nil)
 }
 
 // SpecConst is a //dgen:specconst handle (rt.SpecConst).
