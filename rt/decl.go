@@ -270,6 +270,15 @@ func (s *AllocSite[T]) Tag() uint32 { return (*core.AllocSite[T])(s).Tag() }
 // or by a kernel, is what a launch under any other set reads, on the same
 // device; a global's storage is never per variant.
 //
+// A global is shared by every queue and every goroutine of the context: state
+// that belongs to one request (a counter, a "changed" flag) lives in a
+// buffer of that request, passed to its kernels, not in a global, where
+// concurrent requests would read and reset each other's.
+//
+// The first use of a global on a device makes its storage without waiting
+// for the device: the zero fill is enqueued on the queue of that use, and
+// any other queue waits for the fill on the device.
+//
 // The host instance caches its registration, so that reaching a global's
 // storage from its address takes no registry lookup. Its accessors block
 // until the copy is done, as Buffer.Read and Write do; their Context forms
