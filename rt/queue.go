@@ -30,6 +30,31 @@ func (q *Queue) Flush() error { return q.core().Flush() }
 // Finish blocks until every enqueued command has completed.
 func (q *Queue) Finish() error { return q.core().Finish() }
 
+// WithSpec returns a view of q whose launches run with values
+// (SpecConst.Of) wherever they give no value of their own: the constants
+// that every launch of a request depends on, given once for the request
+// rather than in every kernel spec of the program and at every launch.
+// A launch takes each specialization-constant value from the first of its
+// own (a kernel spec's Spec field), its queue's (WithSpec), and its
+// context's (SpecConst.Set, else the default); a constant that the
+// launch's program does not use is ignored. The context's values may
+// change while the request runs; the view's never do.
+//
+// The view is a queue over q's commands, in order with them: enqueue,
+// transfer and finish on either. It is one per set of values (the same
+// values give the same view), parks kernel instances of its own, and
+// lives as long as q; give back to the pool (Context.ReleaseQueue) the
+// queue that AcquireQueue returned, not a view of it. A view of a view
+// has the values of both, the later in place of the earlier. A zero Spec
+// or two values of one constant is an error wrapping ErrInvalidArgument,
+// a value outside its constant's bounds one wrapping ErrOutOfRange; a
+// queue that records a graph, or that SpecConst.Tune passed its function,
+// has no views (ErrInvalidArgument).
+func (q *Queue) WithSpec(values ...SpecValue) (*Queue, error) {
+	v, err := q.core().WithSpec(specValues(values)...)
+	return (*Queue)(v), err
+}
+
 // FinishContext is Finish bounded by ctx: when ctx is done before every
 // enqueued command has completed, it returns an error wrapping ctx.Err(),
 // and the commands run on. The driver's wait, which cannot be stopped,

@@ -111,6 +111,9 @@ func (c *Context) Close() error {
 			}
 		}
 		q.drainTrace(!c.faulted())
+		for _, v := range q.viewsOf() {
+			v.drainTrace(false) // the queue is finished: every task has completed
+		}
 	}
 	errs = append(errs, c.closeGraphs()...)
 	errs = append(errs, c.closeLive()...)

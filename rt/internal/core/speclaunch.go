@@ -212,6 +212,7 @@ func (q *Queue) specOverrides(d *desc.Kernel, a *SpecArgs) ([]progcache.SpecValu
 			over = append(over, progcache.SpecValue{Name: sc.Name, Value: lit})
 		}
 	}
+	over = q.withQueueSpec(over) // queuespec.go
 	if t := q.tune; t != nil && slices.Contains(d.Program.SpecConsts, t.d) {
 		t.used.Store(true)
 		i := slices.IndexFunc(over, func(v progcache.SpecValue) bool { return v.Name == t.d.Name })
