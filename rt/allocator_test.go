@@ -145,7 +145,7 @@ func TestAllocReuseLoop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := in.CopyTo(q, out); err != nil {
+				if err := in.CopyTo(q, out); err != nil {
 					t.Fatal(err)
 				}
 				if err := in.Free(); err != nil {
@@ -185,7 +185,7 @@ func TestAllocFreedErrors(t *testing.T) {
 		{"Free", func(b rt.Buffer[float32]) error { return b.Free() }},
 		{"Write", func(b rt.Buffer[float32]) error { return b.Write(q, []float32{1}) }},
 		{"Read", func(b rt.Buffer[float32]) error { return b.Read(q, make([]float32, 1)) }},
-		{"Fill", func(b rt.Buffer[float32]) error { _, err := b.Fill(q, 1); return err }},
+		{"Fill", func(b rt.Buffer[float32]) error { return b.Fill(q, 1) }},
 		{"SetBuffer", func(b rt.Buffer[float32]) error { return raw.SetBuffer(k, 1, b) }},
 	}
 	for _, alloc := range []struct {

@@ -53,7 +53,7 @@ func TestCloseReleasesEverything(t *testing.T) {
 	must(err)
 	img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderRGBA, Type: rt.Float, Width: 8, Height: 8})
 	must(err)
-	ev, err := buf.Fill(q, 1)
+	ev, err := buf.FillEvent(q, 1)
 	must(err)
 	prog, err := raw.Build(ctx, "close", closeSrc, "")
 	must(err)
@@ -126,7 +126,7 @@ func TestCloseReleasesEverything(t *testing.T) {
 		{"Buffer.Write of nothing", "write buffer", func() error { return buf.Write(q, nil) }},
 		{"Buffer.Read", "read buffer", func() error { return buf.Read(q, make([]float32, 4)) }},
 		{"view Buffer.Read", "read buffer", func() error { return view.Read(q, make([]float32, 4)) }},
-		{"Buffer.Fill", "fill buffer", func() error { _, err := buf.Fill(q, 2); return err }},
+		{"Buffer.Fill", "fill buffer", func() error { return buf.Fill(q, 2) }},
 		{"Buffer.View", "view of elements", func() error { _, err := buf.View(0, 32); return err }},
 		{"Buffer.ReadAsync", "read buffer", func() error { _, err := buf.ReadAsync(q, 0, pinned); return err }},
 		{"Image.Read", "read image2d", func() error { return img.Read(q, rt.ImageRegion{}, make([]float32, 8*8*4)) }},

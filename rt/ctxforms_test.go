@@ -224,3 +224,44 @@ func TestAcquireContext(t *testing.T) {
 		t.Errorf("%d builds, want 1", n)
 	}
 }
+
+// TestTransferErrorsNameBuffer: the error of a transfer says which buffer
+// it was for, as the other errors of memory do: its size, its allocation
+// site, and for a view where it lies, after the operation.
+func TestTransferErrorsNameBuffer(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	plain, err := rt.NewBuffer[float32](ctx, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Free()
+	sited, err := siteA.Alloc(q, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sited.Free()
+	view, err := plain.View(32, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Free()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	v := make([]float32, 4)
+	tests := []struct {
+		name, want string
+		call       func() error
+	}{
+		{"write", "write buffer (buffer of 256 bytes): ", func() error { return plain.WriteContext(done, q, v) }},
+		{"read", "read buffer (buffer of 256 bytes): ", func() error { return plain.ReadContext(done, q, v) }},
+		{"write to a site's", "write buffer (buffer of 128 bytes from siteA): ", func() error { return sited.WriteContext(done, q, v) }},
+		{"read from a view", "read buffer (view of 128 bytes at byte 128 of a buffer of 256 bytes): ", func() error { return view.ReadContext(done, q, v) }},
+	}
+	for _, tt := range tests {
+		err := tt.call()
+		if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%s: %v; want an error wrapping context.Canceled that begins %q", tt.name, err, tt.want)
+		}
+	}
+}

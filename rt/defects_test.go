@@ -117,21 +117,22 @@ func init() {
 	codegen.Register(&codegen.Global{Var: codegen.GlobalVar(&hostOnlyGlobal), ID: pkg + "hostOnlyGlobal", ImageScope: true})
 }
 
-// TestGlobalStorageConcurrent: making one global's storage, which zeroes it
-// with a blocking write, does not hold up another global's.
+// TestGlobalStorageConcurrent: making one global's storage, held inside
+// the driver as it enqueues the zero fill, does not hold up another
+// global's.
 func TestGlobalStorageConcurrent(t *testing.T) {
 	ctx := openFake(t, nil)
 	q := ctx.Queue()
 	entered, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
 	hook := func(size int64) {
-		if !first.Swap(true) { // the first write blocks
+		if !first.Swap(true) { // the first fill blocks
 			close(entered)
 			<-release
 		}
 	}
-	fakeWriteHook.Store(&hook)
-	defer fakeWriteHook.Store(nil)
+	fakeFillHook.Store(&hook)
+	defer fakeFillHook.Store(nil)
 	slow := make(chan error, 1)
 	go func() { _, err := slowGlobal.Read(q); slow <- err }()
 	<-entered
@@ -143,7 +144,7 @@ func TestGlobalStorageConcurrent(t *testing.T) {
 			t.Errorf("write of another global: %v", err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Error("a global's storage waited for another global's zeroing write")
+		t.Error("a global's storage waited for another global's zero fill")
 		close(release)
 		<-quick
 		release = nil

@@ -293,7 +293,14 @@ func (fakeQueue) WriteBuffer(b driver.Buffer, blocking bool, offset, size int64,
 	return newFakeEvent(), nil
 }
 
+// fakeFillHook, if set, is called at the start of every FillBuffer with
+// its size: a test holds a fill inside the driver with it.
+var fakeFillHook atomic.Pointer[func(size int64)]
+
 func (fakeQueue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) (driver.Event, error) {
+	if h := fakeFillHook.Load(); h != nil {
+		(*h)(size)
+	}
 	fb, span, err := fakeSpan(b, offset, size)
 	if err != nil {
 		return nil, err

@@ -235,7 +235,7 @@ func (fx *sizesFixture) launch(t *testing.T, in sizesInput) {
 			return // valid, and too long to run here
 		}
 	}
-	if _, err := fx.out.Fill(fx.q, math.MaxUint32); err != nil { // in order: before the launch
+	if err := fx.out.Fill(fx.q, math.MaxUint32); err != nil { // in order: before the launch
 		t.Fatal(err)
 	}
 	if in.flags&launchEv != 0 {

@@ -86,7 +86,7 @@ func (f *graphFixture) step(q *rt.Queue, x, y rt.Buffer[float32], a, b float32) 
 // body enqueues the commands the replay tests record: a fill, a
 // ping-pong pair of steps, and a copy.
 func (f *graphFixture) body(q *rt.Queue) error {
-	if _, err := f.y.Fill(q, 7); err != nil {
+	if err := f.y.Fill(q, 7); err != nil {
 		return err
 	}
 	for range 3 {
@@ -97,7 +97,7 @@ func (f *graphFixture) body(q *rt.Queue) error {
 			return err
 		}
 	}
-	_, err := f.x.CopyTo(q, f.y)
+	err := f.x.CopyTo(q, f.y)
 	return err
 }
 
@@ -197,7 +197,7 @@ func TestGraphUpdate(t *testing.T) {
 					return err
 				}
 				if nodes[1], err = q.Node(func(q *rt.Queue) error { // not a launch
-					_, err := f.y.Fill(q, 0)
+					err := f.y.Fill(q, 0)
 					return err
 				}); err != nil {
 					return err
@@ -270,7 +270,7 @@ func TestGraphUpdate(t *testing.T) {
 					err := errors.Join(raw.SetArg(other, 0, float32(1)), raw.SetBuffer(other, 1, f.x), raw.SetBuffer(other, 2, f.y), raw.SetArg(other, 3, int32(1)))
 					return errors.Join(err, raw.Submit(q, other, rt.Range1(1)))
 				}, `launches kernel "saxpy"`},
-				{"a fill", nodes[0], func(q *rt.Queue) error { return released(f.x.Fill(q, 1)) }, "not a fill buffer"},
+				{"a fill", nodes[0], func(q *rt.Queue) error { return f.x.Fill(q, 1) }, "not a fill buffer"},
 			}
 			for _, tc := range bad {
 				err := g.Update(tc.node, tc.fn)
@@ -490,7 +490,7 @@ func TestGraphTrace(t *testing.T) {
 		if err := f.step(q, f.x, f.y, 1, 2); err != nil { // the step's Submit is in step, one frame down
 			return err
 		}
-		_, err := f.y.Fill(q, 1) // line+4
+		err := f.y.Fill(q, 1) // line+4
 		return err
 	})
 	if err != nil {
@@ -556,7 +556,7 @@ func TestGraphCrossQueueReuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Filled on B, so that only the graph's launch uses it on A.
-		if err := errors.Join(released(in.Fill(r.qb, 1)), r.qb.Finish()); err != nil {
+		if err := errors.Join(in.Fill(r.qb, 1), r.qb.Finish()); err != nil {
 			t.Fatal(err)
 		}
 		g, err := r.qa.Record("slow", func(q *rt.Queue) error {
@@ -890,7 +890,7 @@ func TestGraphDeviceTimes(t *testing.T) {
 			ctx, rec := openTraced(t)
 			f := newGraphFixture(t, ctx)
 			g, err := f.q.Record("timed", func(q *rt.Queue) error {
-				return errors.Join(f.step(q, f.x, f.y, 1, 2), released(f.y.Fill(q, 1)), f.step(q, f.y, f.x, 1, 2))
+				return errors.Join(f.step(q, f.x, f.y, 1, 2), f.y.Fill(q, 1), f.step(q, f.y, f.x, 1, 2))
 			})
 			if err != nil {
 				t.Fatal(err)

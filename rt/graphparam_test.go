@@ -28,14 +28,14 @@ func newParamGraph(t testing.TB, ctx *rt.Context) *paramGraph {
 	}
 	var node *rt.GraphNode
 	g, err := f.q.Record("params", func(q *rt.Queue) error {
-		if _, err := f.y.Fill(q, 7); err != nil {
+		if err := f.y.Fill(q, 7); err != nil {
 			return err
 		}
 		var err error
 		if node, err = q.Node(func(q *rt.Queue) error { return f.step(q, f.x, f.y, 2, 1) }); err != nil {
 			return err
 		}
-		_, err = f.y.CopyTo(q, z)
+		err = f.y.CopyTo(q, z)
 		return err
 	})
 	if err != nil {
@@ -241,7 +241,7 @@ func TestGraphParamsMisuse(t *testing.T) {
 	var fill, step *rt.GraphNode
 	g, err := f.q.Record("misuse", func(q *rt.Queue) error {
 		var err error
-		if fill, err = q.Node(func(q *rt.Queue) error { _, err := f.y.Fill(q, 1); return err }); err != nil {
+		if fill, err = q.Node(func(q *rt.Queue) error { return f.y.Fill(q, 1) }); err != nil {
 			return err
 		}
 		step, err = q.Node(func(q *rt.Queue) error { return f.step(q, f.y, f.y, 2, 1) })
@@ -295,17 +295,13 @@ func BenchmarkGraphParams(b *testing.B) {
 			launch := func(r *request, a float32) error { return p.g.LaunchWith(f.q, p.bind(r, a)) }
 			if mode == "plain" {
 				launch = func(r *request, a float32) error {
-					ev, err := r.y.Fill(f.q, 7)
-					if err != nil {
+					if err := r.y.Fill(f.q, 7); err != nil {
 						return err
 					}
-					ev.Release()
 					if err := f.step(f.q, r.x, r.y, a, 1); err != nil {
 						return err
 					}
-					ev, err = r.y.CopyTo(f.q, r.z)
-					ev.Release()
-					return err
+					return r.y.CopyTo(f.q, r.z)
 				}
 			}
 			b.ResetTimer()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
@@ -77,7 +78,8 @@ func TestLaunchEvents(t *testing.T) {
 		{"raw.Launch", 1, func() error { return release(raw.Launch(q, k, rt.Range1(1))) }},
 		{"Buffer.Write", 0, func() error { return buf.Write(q, v) }},
 		{"Buffer.Read", 0, func() error { return buf.Read(q, v) }},
-		{"Buffer.Fill", 1, func() error { return release(buf.Fill(q, 0)) }},
+		{"Buffer.Fill", 1, func() error { return buf.Fill(q, 0) }}, // released at once: the driver makes one
+		{"Buffer.FillEvent", 1, func() error { return release(buf.FillEvent(q, 0)) }},
 		{"Queue.Marker", 1, func() error { return release(q.Marker()) }},
 	}
 	for _, tt := range tests {
@@ -97,6 +99,66 @@ func allocFree(b rt.Buffer[byte], err error) error {
 		return err
 	}
 	return b.Free()
+}
+
+// TestFillCopyEvents: Buffer.Fill and CopyTo hand out no Event (the
+// context holds none after them), FillEvent and CopyToEvent one each; every
+// form does its work, on PoCL.
+func TestFillCopyEvents(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	src, err := rt.NewBuffer[int32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Free()
+	dst, err := rt.NewBuffer[int32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Free()
+	tests := []struct {
+		name   string
+		fill   int32 // the value src is filled with before the copy
+		events int   // Events that the call hands out
+		do     func(v int32) (*rt.Event, error)
+	}{
+		{"Fill and CopyTo", 3, 0, func(v int32) (*rt.Event, error) {
+			return nil, errors.Join(src.Fill(q, v), src.CopyTo(q, dst))
+		}},
+		{"FillEvent", 4, 1, func(v int32) (*rt.Event, error) {
+			ev, err := src.FillEvent(q, v)
+			return ev, errors.Join(err, src.CopyTo(q, dst))
+		}},
+		{"CopyToEvent", 5, 1, func(v int32) (*rt.Event, error) {
+			if err := src.Fill(q, v); err != nil {
+				return nil, err
+			}
+			return src.CopyToEvent(q, dst)
+		}},
+	}
+	for _, tt := range tests {
+		before := ctx.Stats().Events
+		ev, err := tt.do(tt.fill)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if n := ctx.Stats().Events - before; n != tt.events {
+			t.Errorf("%s: the context holds %d more events; want %d", tt.name, n, tt.events)
+		}
+		if (ev != nil) != (tt.events > 0) {
+			t.Errorf("%s returned the event %v", tt.name, ev)
+		}
+		if ev != nil {
+			if err := errors.Join(ev.Wait(), ev.Release()); err != nil {
+				t.Errorf("%s: event: %v", tt.name, err)
+			}
+		}
+		got := make([]int32, 4)
+		if err := dst.Read(q, got); err != nil || !slices.Equal(got, []int32{tt.fill, tt.fill, tt.fill, tt.fill}) {
+			t.Errorf("%s: dst holds %v (%v); want %d throughout", tt.name, got, err, tt.fill)
+		}
+	}
 }
 
 // TestLaunchAllocs checks that the hot paths allocate nothing on the Go

@@ -15,7 +15,8 @@ import (
 // TestNilArguments calls every exported method that returns an error with
 // a nil receiver or a nil pointer argument: each must return an error
 // wrapping ErrInvalidArgument (ErrFreed for the zero Buffer, which is a nil
-// buffer), never panic. Methods without an error return their zero value.
+// buffer), never panic. Methods without an error return their zero value;
+// Free of the zero Buffer returns nil (TestFreeZero).
 func TestNilArguments(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
@@ -58,8 +59,8 @@ func TestNilArguments(t *testing.T) {
 		{"raw.Submit(nil kernel)", func() error { return raw.Submit(q, nk, rt.Range1(1)) }},
 		{"Buffer.Write(nil queue)", func() error { return buf.Write(nq, []float32{1}) }},
 		{"Buffer.Read(nil queue)", func() error { return buf.Read(nq, []float32{1}) }},
-		{"Buffer.Fill(nil queue)", func() error { _, err := buf.Fill(nq, 1); return err }},
-		{"Buffer.CopyTo(nil queue)", func() error { _, err := buf.CopyTo(nq, buf); return err }},
+		{"Buffer.Fill(nil queue)", func() error { return buf.Fill(nq, 1) }},
+		{"Buffer.CopyTo(nil queue)", func() error { return buf.CopyTo(nq, buf) }},
 		{"Alloc(nil queue)", func() error { _, err := rt.Alloc[float32](nq, 4); return err }},
 		{"AllocSite.Alloc(nil queue)", func() error { _, err := siteA.Alloc(nq, 4); return err }},
 		{"Mem.Free", func() error { return nm.Free() }},
@@ -97,8 +98,7 @@ func TestNilArguments(t *testing.T) {
 		call func() error
 	}{
 		{"zero Buffer.Write", func() error { return nb.Write(q, []float32{1}) }},
-		{"zero Buffer.Free", func() error { return nb.Free() }},
-		{"zero Buffer.CopyTo", func() error { _, err := buf.CopyTo(q, nb); return err }},
+		{"zero Buffer.CopyTo", func() error { return buf.CopyTo(q, nb) }},
 	}
 	for _, tc := range freed {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,8 +173,8 @@ func TestForeignContext(t *testing.T) {
 		{"raw.Submit", func() error { return raw.Submit(q2, k1, rt.Range1(1)) }},
 		{"Buffer.Write", func() error { return b1.Write(q2, []float32{1}) }},
 		{"Buffer.Read", func() error { return b2.Read(q1, []float32{1}) }},
-		{"Buffer.Fill", func() error { _, err := b1.Fill(q2, 1); return err }},
-		{"Buffer.CopyTo", func() error { _, err := b1.CopyTo(q1, b2); return err }},
+		{"Buffer.Fill", func() error { return b1.Fill(q2, 1) }},
+		{"Buffer.CopyTo", func() error { return b1.CopyTo(q1, b2) }},
 		{"wait list", func() error { _, err := q2.Marker(ev1); return err }},
 		{"Context.NewQueue", func() error { _, err := ctx2.NewQueue(ctx1.Devices()[0]); return err }},
 		{"Context.KernelFor", func() error { _, err := cx(ctx2).KernelFor(spec, cq(q1)); return err }},
@@ -189,5 +189,34 @@ func TestForeignContext(t *testing.T) {
 				t.Errorf("error %q does not name both contexts' devices (%q)", got, dev)
 			}
 		})
+	}
+}
+
+// TestFreeZero: Free of the zero Buffer returns nil, every time, as
+// free(NULL) does; what Free reports of a real buffer is unchanged: nil,
+// then ErrFreed.
+func TestFreeZero(t *testing.T) {
+	ctx := openCPU(t)
+	b, err := rt.NewBuffer[int32](ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zero rt.Buffer[int32]
+	tests := []struct {
+		name string
+		free func() error
+		want error // nil: Free returns nil
+	}{
+		{"zero Buffer", zero.Free, nil},
+		{"zero Buffer again", zero.Free, nil},
+		{"zero Buffer of another type", rt.Buffer[float64]{}.Free, nil},
+		{"a buffer", b.Free, nil},
+		{"a buffer again", b.Free, rt.ErrFreed},
+	}
+	for _, tt := range tests {
+		err := tt.free()
+		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("Free of %s: %v; want %v", tt.name, err, tt.want)
+		}
 	}
 }

@@ -295,7 +295,7 @@ func testMultiProgram(t *testing.T, cfg rt.Config) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := errors.Join(x.Write(q, xs), released(y.Fill(q, 1))); err != nil {
+			if err := errors.Join(x.Write(q, xs), y.Fill(q, 1)); err != nil {
 				t.Fatal(err)
 			}
 			a := float32(d + 2 + round)
@@ -467,7 +467,7 @@ func reuseTrial(q0, q1 *rt.Queue, sum rt.Buffer[float32], n, iters int) (bad int
 	if err != nil {
 		return 0, false, err
 	}
-	if err := released(in.Fill(q0, 1)); err != nil {
+	if err := in.Fill(q0, 1); err != nil {
 		return 0, false, err
 	}
 	slow, err := (&mdSlowSum{In: in, Out: sum, Iters: int32(iters)}).EnqueueEvent(q0, rt.Range1(n))
@@ -532,7 +532,7 @@ var mdCalls = []mdCall{
 			return err
 		}
 		defer func() { err = errors.Join(err, y.Free()) }()
-		if err := errors.Join(released(x.Fill(q, 3)), released(y.Fill(q, 1))); err != nil {
+		if err := errors.Join(x.Fill(q, 3), y.Fill(q, 1)); err != nil {
 			return err
 		}
 		if err := (&mdAxpy{X: x, Y: y, A: 2, N: 256}).Enqueue(q, rt.Range1(256)); err != nil {

@@ -43,7 +43,7 @@ func TestPinnedStaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill, err := b.Fill(q, -1)
+	fill, err := b.FillEvent(q, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func pinnedBehindSlowKernel(t *testing.T) (r *crossQueueRig, src, sum rt.Buffer[
 	src, _ = rt.NewBuffer[float32](r.ctx, n)
 	sum, _ = rt.NewBuffer[float32](r.ctx, n)
 	t.Cleanup(func() { src.Free(); sum.Free() })
-	if err := released(src.Fill(r.qb, 1)); err != nil {
+	if err := src.Fill(r.qb, 1); err != nil {
 		t.Fatal(err)
 	}
 	p, err := rt.NewPinned[float32](r.qa, n)

@@ -28,7 +28,7 @@ func mixedStep(q *rt.Queue, i int, state rt.Buffer[float32]) (rt.Buffer[float32]
 			return state, err
 		}
 		tmps = append(tmps, b)
-		if err := released(b.Fill(q, 1)); err != nil {
+		if err := b.Fill(q, 1); err != nil {
 			return state, err
 		}
 	}
@@ -36,7 +36,7 @@ func mixedStep(q *rt.Queue, i int, state rt.Buffer[float32]) (rt.Buffer[float32]
 	if err != nil {
 		return state, err
 	}
-	if err := released(next.Fill(q, 2)); err != nil {
+	if err := next.Fill(q, 2); err != nil {
 		return state, err
 	}
 	if memOf(state) != nil {
@@ -110,7 +110,7 @@ func BenchmarkReuseOrder(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				q := qs[i&1]
-				if err := released(buf.Fill(q, 1)); err != nil {
+				if err := buf.Fill(q, 1); err != nil {
 					b.Fatal(err)
 				}
 				if err := buf.Free(); err != nil {

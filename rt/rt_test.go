@@ -86,14 +86,14 @@ func TestBufferFillCopyAndOffsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill, err := a.Fill(q, -7)
+	fill, err := a.FillEvent(q, -7)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := a.WriteAt(q, 10, []int32{1, 2, 3}, fill); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := a.CopyTo(q, b)
+	cp, err := a.CopyToEvent(q, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestBufferFillCopyAndOffsets(t *testing.T) {
 	if want := []int32{-7, 1, 2, 3, -7}; !equal(got, want) {
 		t.Errorf("after fill, write at 10 and copy: %v, want %v", got, want)
 	}
-	if _, err := b.CopyTo(q, a); !errors.Is(err, rt.ErrOutOfRange) {
+	if err := b.CopyTo(q, a); !errors.Is(err, rt.ErrOutOfRange) {
 		t.Errorf("copy 120 elements into 100: %v, want ErrOutOfRange", err)
 	}
 }

@@ -377,7 +377,7 @@ func TestGridLimits(t *testing.T) {
 	}
 	cuda := q.Device().Platform == "CUDA driver API"
 	for _, r := range []rt.Range{rt.Range2(1, 70000), rt.Range2(1, 70000).WithLocal(1, 1)} {
-		if _, err := out.Fill(q, math.MaxUint32); err != nil {
+		if err := out.Fill(q, math.MaxUint32); err != nil {
 			t.Fatal(err)
 		}
 		err := raw.Submit(q, k, r)

@@ -64,7 +64,7 @@ func (r *crossQueueRig) trial(alloc func(*rt.Queue, int) (rt.Buffer[float32], er
 	if err != nil {
 		return 0, err
 	}
-	if err := released(in.Fill(r.qa, 1)); err != nil {
+	if err := in.Fill(r.qa, 1); err != nil {
 		return 0, err
 	}
 	sum, err := rt.NewBuffer[float32](r.ctx, n)
@@ -201,7 +201,7 @@ func firstQueueTrial(t *testing.T, alloc func(*rt.Queue, int) (rt.Buffer[float32
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := released(in.Fill(qa, 1)); err != nil {
+	if err := in.Fill(qa, 1); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := rt.NewBuffer[float32](ctx, n)
@@ -313,7 +313,7 @@ func TestSameQueueReuseNoMarker(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := released(in.CopyTo(r.qa, out)); err != nil {
+				if err := in.CopyTo(r.qa, out); err != nil {
 					t.Fatal(err)
 				}
 				if err := errors.Join(raw.SetBuffer(r.set, 0, out), raw.SetArg(r.set, 1, float32(1))); err != nil {

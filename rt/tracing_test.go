@@ -126,7 +126,7 @@ func TestTraceSequence(t *testing.T) {
 	if err := buf.Write(q, make([]int32, 16)); err != nil {
 		t.Fatal(err)
 	}
-	fill, err := buf.Fill(q, 41)
+	fill, err := buf.FillEvent(q, 41)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,8 +243,8 @@ func TestTraceCallSites(t *testing.T) {
 		{"WriteAt", trace.Write, line(), func() error { return buf.WriteAt(q, 1, dst[:2]) }},
 		{"Read", trace.Read, line(), func() error { return buf.Read(q, dst) }},
 		{"ReadAt", trace.Read, line(), func() error { return buf.ReadAt(q, 1, dst[:2]) }},
-		{"Fill", trace.Fill, line(), func() error { _, err := buf.Fill(q, 7); return err }},
-		{"CopyTo", trace.Copy, line(), func() error { _, err := buf.CopyTo(q, other); return err }},
+		{"Fill", trace.Fill, line(), func() error { return buf.Fill(q, 7) }},
+		{"CopyTo", trace.Copy, line(), func() error { return buf.CopyTo(q, other) }},
 		{"Marker", trace.Marker, line(), func() error { _, err := q.Marker(); return err }},
 		{"generated Enqueue", trace.Kernel, line(), func() error { return enqueueTouch(q, buf) }},
 		{"DeviceGlobal.Read", trace.GlobalRead, line(), func() error { _, err := benchGlobal.Read(q); return err }},
@@ -323,11 +323,11 @@ func TestTraceEdgesMatchWaitLists(t *testing.T) {
 	a, _ := rt.NewBuffer[int32](ctx, 8)
 	b, _ := rt.NewBuffer[int32](ctx, 8)
 	k := addOne(t, ctx, a)
-	fa, err := a.Fill(q, 1)
+	fa, err := a.FillEvent(q, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := b.Fill(q2, 2)
+	fb, err := b.FillEvent(q2, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func TestTraceEdgesMatchWaitLists(t *testing.T) {
 		{"submit two", []*rt.Event{fa, fb}, func(w []*rt.Event) error { return raw.Submit(q, k, rt.Range1(8), w...) }},
 		{"marker two", []*rt.Event{fb, fa}, func(w []*rt.Event) error { _, err := q.Marker(w...); return err }},
 		{"read one", []*rt.Event{fb}, func(w []*rt.Event) error { return a.Read(q2, make([]int32, 8), w...) }},
-		{"copy nil entry", []*rt.Event{nil, fa}, func(w []*rt.Event) error { _, err := a.CopyTo(q2, b, w...); return err }},
+		{"copy nil entry", []*rt.Event{nil, fa}, func(w []*rt.Event) error { return a.CopyTo(q2, b, w...) }},
 	}
 	taskOf := map[*rt.Event]uint64{}
 	for _, e := range rec.Events() {

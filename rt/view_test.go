@@ -25,7 +25,7 @@ func TestViewTransfersAndKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Free()
-	if err := released(b.Fill(q, 1)); err != nil {
+	if err := b.Fill(q, 1); err != nil {
 		t.Fatal(err)
 	}
 	v, err := b.View(off, m)
@@ -49,7 +49,7 @@ func TestViewTransfersAndKernels(t *testing.T) {
 	}
 	xs, _ := rt.NewBuffer[float32](ctx, m/2)
 	defer xs.Free()
-	if err := released(xs.Fill(q, 10)); err != nil {
+	if err := xs.Fill(q, 10); err != nil {
 		t.Fatal(err)
 	}
 	k := kernelOf(t, ctx, saxpySrc, "saxpy")
@@ -207,7 +207,7 @@ func TestViewUsesRecordedOnParent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := released(v.Fill(r.qa, 1)); err != nil {
+		if err := v.Fill(r.qa, 1); err != nil {
 			t.Fatal(err)
 		}
 		sum, _ := rt.NewBuffer[float32](r.ctx, n)
@@ -260,7 +260,7 @@ func TestViewsInTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Free()
-	if err := released(b.Fill(q, 0)); err != nil {
+	if err := b.Fill(q, 0); err != nil {
 		t.Fatal(err)
 	}
 	set := kernelOf(t, ctx, crossSource, "set")

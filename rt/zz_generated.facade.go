@@ -97,7 +97,9 @@ func (b Buffer[T]) Len() int {
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
 // it, and a second Free, return errors wrapping ErrFreed; after the
-// context's Close, Free returns nil (Close released the memory).
+// context's Close, Free returns nil (Close released the memory). Free of
+// the zero Buffer does nothing and returns nil, as C's free(NULL) and
+// cudaFree(0) do, so that a deferred Free needs no guard.
 func (b Buffer[T]) Free() error {
 	return core.Buffer[T](b).Free()
 }
@@ -164,22 +166,34 @@ func (b Buffer[T]) ReadAtContext(ctx context.Context, q *Queue, off int, dst []T
 	return core.Buffer[T](b).ReadAtContext(ctx, (*core.Queue)(q), off, dst, waits(&wl, wait)...)
 }
 
-// Fill sets every element to v. It returns at once with the command's
-// event.
-func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
+// Fill sets every element to v. It returns once the command is enqueued,
+// without an event; FillEvent returns one.
+func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) error {
 	var wl core.WaitList
-	r0, r1 := core.Buffer[T](b).Fill((*core.Queue)(q), v, waits(&wl, wait)...)
+	return core.Buffer[T](b).Fill((*core.Queue)(q), v, waits(&wl, wait)...)
+}
+
+// FillEvent is Fill with the command's event.
+func (b Buffer[T]) FillEvent(q *Queue, v T, wait ...*Event) (*Event, error) {
+	var wl core.WaitList
+	r0, r1 := core.Buffer[T](b).FillEvent((*core.Queue)(q), v, waits(&wl, wait)...)
 	return (*Event)(r0), r1
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at
 // least as long and must not overlap it: the same buffer, or views of one
 // buffer (View) that share elements, are an error wrapping
-// ErrInvalidArgument, on every backend and in a graph. It returns at once
-// with the command's event.
-func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+// ErrInvalidArgument, on every backend and in a graph. It returns once the
+// command is enqueued, without an event; CopyToEvent returns one.
+func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) error {
 	var wl core.WaitList
-	r0, r1 := core.Buffer[T](b).CopyTo((*core.Queue)(q), core.Buffer[T](dst), waits(&wl, wait)...)
+	return core.Buffer[T](b).CopyTo((*core.Queue)(q), core.Buffer[T](dst), waits(&wl, wait)...)
+}
+
+// CopyToEvent is CopyTo with the command's event.
+func (b Buffer[T]) CopyToEvent(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+	var wl core.WaitList
+	r0, r1 := core.Buffer[T](b).CopyToEvent((*core.Queue)(q), core.Buffer[T](dst), waits(&wl, wait)...)
 	return (*Event)(r0), r1
 }
 
@@ -1490,20 +1504,6 @@ func (b Buffer[T]) WriteAsync(q *Queue, off int, src *Pinned[T], wait ...*Event)
 	var wl core.WaitList
 	r0, r1 := core.Buffer[T](b).WriteAsync((*core.Queue)(q), off, (*core.Pinned[T])(src), waits(&wl, wait)...)
 	return (*Event)(r0), r1
-}
-
-// Build builds the program for every device of c, with its device globals
-// and c's values of its specialization constants, as the first launch of
-// one of its kernel specs would, and keeps it in c's program cache. That
-// first launch may wait for a compile, for another process's build of the
-// same program (up to the persistent cache's build wait) and for the
-// cache's remote tier: Build moves that wait out of it and bounds it by
-// ctx, as a generated EnqueueContext bounds it in the launch. When ctx is
-// done first, Build returns an error wrapping ctx.Err(); the build goes on
-// for whoever else waits for it. With the in-memory cache off
-// (Config.Cache), a launch builds again, from the persistent cache.
-func (p *Program) Build(ctx context.Context, c *Context) error {
-	return (*core.Program)(p).Build(ctx, (*core.Context)(c))
 }
 
 // Queue is an in-order command queue on one device. It is safe for

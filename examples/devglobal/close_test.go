@@ -53,10 +53,10 @@ var closeRaceCalls = []struct {
 			return err
 		}
 		defer b.Free()
-		if err := released(a.Fill(q, 7)); err != nil {
+		if err := a.Fill(q, 7); err != nil {
 			return err
 		}
-		return released(a.CopyTo(q, b))
+		return a.CopyTo(q, b)
 	}},
 	{"queue", func(ctx *rt.Context, q *rt.Queue) error {
 		nq, err := ctx.NewQueue(ctx.Devices()[0])

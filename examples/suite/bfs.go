@@ -118,7 +118,7 @@ func source[T any](e *Env, site *rt.AllocSite[T], n int, fill, first T) (rt.Buff
 	if err != nil {
 		return b, err
 	}
-	err = launch(b.Fill(e.Q, fill))
+	err = b.Fill(e.Q, fill)
 	if err == nil {
 		err = b.WriteAt(e.Q, 0, []T{first})
 	}
@@ -156,7 +156,7 @@ func (c *bfsCase) Run() (err error) {
 			return err
 		}
 		up := Update{Updating: ex.Updating, Visited: visited, N: int32(n)}
-		err := launch(ex.Updating.Fill(e.Q, 0))
+		err := ex.Updating.Fill(e.Q, 0)
 		if err == nil {
 			err = ex.Enqueue(e.Q, r)
 		}

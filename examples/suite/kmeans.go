@@ -127,7 +127,7 @@ func (c *kmeansCase) Run() error {
 	if c.membership, err = alloc(e, &membershipSite, n); err != nil {
 		return err
 	}
-	if err := errors.Join(c.centroids.Write(e.Q, c.initial()), launch(c.membership.Fill(e.Q, -1))); err != nil {
+	if err := errors.Join(c.centroids.Write(e.Q, c.initial()), c.membership.Fill(e.Q, -1)); err != nil {
 		return err
 	}
 	for c.iters = 1; c.iters <= kmeansMax; c.iters++ {

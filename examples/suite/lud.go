@@ -101,7 +101,7 @@ func (c *ludCase) Run() error {
 	if c.a, err = alloc(e, &matrixSite, n*n); err != nil {
 		return err
 	}
-	if err := launch(c.dIn.CopyTo(e.Q, c.a)); err != nil {
+	if err := c.dIn.CopyTo(e.Q, c.a); err != nil {
 		return err
 	}
 	for k := 0; k < n; k += ludBlock {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 	"weak"
@@ -261,7 +262,43 @@ func (m *Mem) releaseLive() error {
 	return nil
 }
 
-func (m *Mem) describe() string { return fmt.Sprintf("buffer of %d bytes", m.size) }
+// describe names m in errors: its size, the allocation site of memory
+// from an allocator, and for a view its place in the buffer it lies in.
+func (m *Mem) describe() string {
+	s := fmt.Sprintf("buffer of %d bytes", m.size)
+	if m.parent != nil {
+		s = fmt.Sprintf("view of %d bytes at byte %d of a %s", m.size, m.offset, m.parent.describe())
+	} else if m.pooled {
+		s += " from " + tagName(uint32(m.h.Tag()))
+	}
+	return s
+}
+
+// named returns err, the error of the command op on m, with m's label
+// after op ("write buffer (buffer of 64 bytes from pkg.site): ..."), so
+// that it says which buffer; nil for nil. Only a failing command pays for
+// the label.
+func (m *Mem) named(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, op); ok {
+		msg = op + " (" + m.describe() + ")" + rest
+	} else {
+		msg = op + " (" + m.describe() + "): " + msg
+	}
+	return &namedError{msg: msg, err: err}
+}
+
+// namedError is an error that Mem.named labelled: msg, wrapping err.
+type namedError struct {
+	msg string
+	err error
+}
+
+func (e *namedError) Error() string { return e.msg }
+func (e *namedError) Unwrap() error { return e.err }
 
 // freedMem stands for the memory of a Buffer that has been freed: every
 // use of it is an error wrapping ErrFreed.
@@ -354,9 +391,11 @@ func (b Buffer[T]) Len() int { return b.n }
 
 // Free gives the buffer's memory back. Later uses of b, or of any copy of
 // it, and a second Free, return errors wrapping ErrFreed; after the
-// context's Close, Free returns nil (Close released the memory).
+// context's Close, Free returns nil (Close released the memory). Free of
+// the zero Buffer does nothing and returns nil, as C's free(NULL) and
+// cudaFree(0) do, so that a deferred Free needs no guard.
 func (b Buffer[T]) Free() error {
-	if b.m.ctxClosed() {
+	if b.m == nil || b.m.ctxClosed() {
 		return nil
 	}
 	return b.mem().Free()
@@ -486,11 +525,11 @@ func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait
 	defer m.doneAll()
 	if ctx != nil { // a Context form
 		if err := q.waitBefore(ctx, "write buffer", wait); err != nil {
-			return err
+			return m.named("write buffer", err)
 		}
 	}
 	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: m}
-	return q.transfer(x, wait, skip+1)
+	return m.named("write buffer", q.transfer(x, wait, skip+1))
 }
 
 // Read copies the first len(dst) elements of the buffer into dst and waits
@@ -530,16 +569,28 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 	defer m.doneAll()
 	if ctx != nil { // a Context form
 		if err := q.waitBefore(ctx, "read buffer", wait); err != nil {
-			return err
+			return m.named("read buffer", err)
 		}
 	}
 	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
-	return q.transfer(x, wait, skip+1)
+	return m.named("read buffer", q.transfer(x, wait, skip+1))
 }
 
-// Fill sets every element to v. It returns at once with the command's
-// event.
-func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
+// Fill sets every element to v. It returns once the command is enqueued,
+// without an event; FillEvent returns one.
+func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) error {
+	_, err := b.fill(q, v, wait, false)
+	return err
+}
+
+// FillEvent is Fill with the command's event.
+func (b Buffer[T]) FillEvent(q *Queue, v T, wait ...*Event) (*Event, error) {
+	return b.fill(q, v, wait, true)
+}
+
+// fill is Fill and FillEvent: event says whether the caller wants the
+// command's event.
+func (b Buffer[T]) fill(q *Queue, v T, wait []*Event, event bool) (*Event, error) {
 	m, drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
 	if err != nil {
 		return nil, err
@@ -551,26 +602,38 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
-		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 0)
+		return nil, m.named("fill buffer", q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 1))
 	}
 	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
-	}, wait, 0)
-	if err == nil {
-		q.record(b.mem())
+	}, wait, event, 1)
+	if err != nil {
+		return nil, m.named("fill buffer", err)
 	}
-	return ev, err
+	q.record(b.mem())
+	return ev, nil
 }
 
 // CopyTo copies the whole buffer to the start of dst, which must be at
 // least as long and must not overlap it: the same buffer, or views of one
 // buffer (View) that share elements, are an error wrapping
-// ErrInvalidArgument, on every backend and in a graph. It returns at once
-// with the command's event.
-func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+// ErrInvalidArgument, on every backend and in a graph. It returns once the
+// command is enqueued, without an event; CopyToEvent returns one.
+func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) error {
+	_, err := b.copyTo(q, dst, wait, false)
+	return err
+}
+
+// CopyToEvent is CopyTo with the command's event.
+func (b Buffer[T]) CopyToEvent(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
+	return b.copyTo(q, dst, wait, true)
+}
+
+// copyTo is CopyTo and CopyToEvent, as fill is Fill and FillEvent.
+func (b Buffer[T]) copyTo(q *Queue, dst Buffer[T], wait []*Event, event bool) (*Event, error) {
 	sm, src, _, size, err := b.span(q, "copy buffer", 0, b.n)
 	if err != nil {
 		return nil, err
@@ -589,18 +652,19 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
-		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 0)
+		return nil, sm.named("copy buffer", q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 1))
 	}
 	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
-	}, wait, 0)
-	if err == nil {
-		q.record(b.mem(), dst.mem())
+	}, wait, event, 1)
+	if err != nil {
+		return nil, sm.named("copy buffer", err)
 	}
-	return ev, err
+	q.record(b.mem(), dst.mem())
+	return ev, nil
 }
 
 // checkOverlap returns an error wrapping ErrInvalidArgument, naming both
@@ -723,9 +787,11 @@ func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
 	return nil
 }
 
-// command enqueues one command and wraps its event. kind and skip are as
+// command enqueues one command and wraps its event, where event is set;
+// without, it keeps the driver's event only where tracing samples the
+// command's device times, and returns a nil Event. kind and skip are as
 // for beginTask.
-func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (driver.Event, error), wait []*Event, skip int) (*Event, error) {
+func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (driver.Event, error), wait []*Event, event bool, skip int) (*Event, error) {
 	if r := q.recorder(); r != nil {
 		return nil, r.refuse(op, "graphs do not record this command")
 	}
@@ -739,11 +805,28 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	}
 	tk := q.beginTask(kind, op, skip+1, wait)
 	ev, err := do(dw)
-	tk.End()
+	want := event || q.wantsEvent(tk)
+	if want {
+		tk.End()
+	} else {
+		tk.EndRelease()
+	}
 	if err != nil {
+		if want {
+			tk.Release()
+		}
 		return nil, q.ctx.failed(q, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err))
 	}
-	return q.newTracedEvent(ev, op, tk), nil
+	switch {
+	case event:
+		return q.newTracedEvent(ev, op, tk), nil
+	case want:
+		q.addPending(tk, nil, ev)
+		tk.Release()
+	default:
+		ev.Release()
+	}
+	return nil, nil
 }
 
 // View returns a buffer of n elements of b from element off that shares

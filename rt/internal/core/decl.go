@@ -57,7 +57,7 @@ func (p *Program) registration() (*desc.Program, error) {
 // build returns the program built for every device of c through the
 // context's program cache (memory, then disk, then a build).
 func (p *Program) build(c *Context) (*builtProgram, error) {
-	return p.buildContext(context.Background(), c)
+	return p.buildContext(context.Background(), c, nil)
 }
 
 // SpecConst is a specialization constant declared with //dgen:specconst: the
@@ -308,7 +308,7 @@ func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Poin
 		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}
 	defer q.exit()
-	m, err := q.globalMem(info, info.Owner())
+	m, _, err := q.globalMem(info, info.Owner())
 	if err != nil {
 		return fmt.Errorf("%s device global %s: %w", op, info.ID, err)
 	}

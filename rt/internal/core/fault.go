@@ -206,7 +206,7 @@ func (l *launchLog) inFlight() (sites []*launchSite, pcs []uintptr, omitted int)
 func suspects(qs []*Queue, devs []*Device) ([]SuspectLaunch, int) {
 	var out []SuspectLaunch
 	omitted := 0
-	for _, q := range qs {
+	for _, q := range allQueues(qs) {
 		if !slices.Contains(devs, q.dev) {
 			continue
 		}
@@ -358,4 +358,19 @@ func warnFallback(logger *slog.Logger, backend string, devs []driver.DeviceInfo,
 	}
 	logger.Warn("dgen: the device faulted on another backend earlier in this process, which cannot use it again until the process restarts; opened it on "+backend,
 		"device", strings.Join(labels, ", "), "lost on", strings.Join(skipped, ", "), "backend", backend)
+}
+
+// allQueues returns qs and their views (Queue.WithSpec), whose launches
+// each keep a launch log of their own.
+func allQueues(qs []*Queue) []*Queue {
+	out := qs
+	for _, q := range qs {
+		if vs := q.viewsOf(); len(vs) > 0 {
+			if len(out) == len(qs) {
+				out = slices.Clone(qs)
+			}
+			out = append(out, vs...)
+		}
+	}
+	return out
 }

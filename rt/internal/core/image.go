@@ -857,7 +857,7 @@ func (h *imageHandle) copyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]in
 	}
 	ev, err := q.command(op, trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		return iq.CopyImage(m.drv, dm.drv, o, dstOrigin, s, dw)
-	}, wait, skip+1)
+	}, wait, true, skip+1)
 	if err == nil {
 		q.record(m, dm)
 	}
@@ -905,7 +905,7 @@ func (h *imageHandle) fill(q *Queue, r ImageRegion, color [4]float64, wait []*Ev
 	}
 	ev, err := q.command(op, trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		return iq.FillImage(m.drv, c, o, s, dw)
-	}, wait, skip+1)
+	}, wait, true, skip+1)
 	if err == nil {
 		q.record(m)
 	}

@@ -213,14 +213,21 @@ func (k *Kernel) bindHidden(q *Queue) error {
 	}
 	mems := k.hidden[dev]
 	if mems == nil {
+		// The instance keeps the storage once its zero fills have
+		// completed: until then only q is ordered after them, and a launch
+		// of the instance on another queue must order that queue too.
+		ready := true
 		for _, g := range k.decl.Globals {
-			m, err := q.globalMem(g, k.decl.Program)
+			m, filled, err := q.globalMem(g, k.decl.Program)
 			if err != nil {
 				return err
 			}
 			mems = append(mems, m)
+			ready = ready && filled
 		}
-		k.hidden[dev] = mems
+		if ready {
+			k.hidden[dev] = mems
+		}
 	}
 	base := k.decl.Params
 	for i, m := range mems {

@@ -123,6 +123,9 @@ func (c *Context) Close() error {
 			}
 		}
 		q.drainTrace(!c.faulted())
+		for _, v := range q.viewsOf() {
+			v.drainTrace(false) // the queue is finished: every task has completed
+		}
 	}
 	errs = append(errs, c.closeGraphs()...)
 	errs = append(errs, c.closeLive()...)
@@ -283,12 +286,19 @@ func (c *Context) closeRemote() {
 }
 
 // releaseDecls drops the storage of device globals, which Close has
-// released with the context's other live memory (live.go). Close calls it
-// once no call is in progress, so no slot is being made.
+// released with the context's other live memory (live.go), and releases
+// the events of their zero fills. Close calls it once no call is in
+// progress, so no slot is being made or ordered.
 func (c *Context) releaseDecls() {
 	c.decls.mu.Lock()
-	defer c.decls.mu.Unlock()
+	slots := c.decls.globals
 	c.decls.globals, c.decls.host = nil, nil
+	c.decls.mu.Unlock()
+	for _, s := range slots {
+		if s.fill != nil {
+			s.fill.Release()
+		}
+	}
 }
 
 // closeTracing closes the tracer if the context opened it. Close has

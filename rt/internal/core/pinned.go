@@ -227,7 +227,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 			return q.drv.Marker(dw)
 		}
 		return do(drv, boff, size, h.p, dw)
-	}, wait, 1)
+	}, wait, true, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,13 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -169,45 +172,86 @@ func (c *Context) buildContext(ctx context.Context, req buildRequest) (*builtPro
 
 // programForContext is programFor bounded by ctx, as buildContext is.
 func (c *Context) programForContext(ctx context.Context, img *progcache.Image) (*builtProgram, error) {
+	return c.programWithContext(ctx, img, nil)
+}
+
+// programWithContext is programForContext for the variant with the values
+// over in place of the context's (progcache's ProgramWithContext).
+func (c *Context) programWithContext(ctx context.Context, img *progcache.Image, over []progcache.SpecValue) (*builtProgram, error) {
 	if c == nil {
 		return nil, c.enter() // the error of a nil context
 	}
-	p, name, err := c.pc.ProgramContext(ctx, img)
+	p, name, err := c.pc.ProgramWithContext(ctx, img, over)
 	if err != nil {
 		return nil, err
 	}
 	return &builtProgram{ctx: c, drv: p, name: name}, nil
 }
 
-// Build builds the program for every device of c, with its device globals
-// and c's values of its specialization constants, as the first launch of
-// one of its kernel specs would, and keeps it in c's program cache. That
-// first launch may wait for a compile, for another process's build of the
-// same program (up to the persistent cache's build wait) and for the
-// cache's remote tier: Build moves that wait out of it and bounds it by
-// ctx, as a generated EnqueueContext bounds it in the launch. When ctx is
-// done first, Build returns an error wrapping ctx.Err(); the build goes on
-// for whoever else waits for it. With the in-memory cache off
-// (Config.Cache), a launch builds again, from the persistent cache.
-func (p *Program) Build(ctx context.Context, c *Context) error {
-	bp, err := p.buildContext(ctx, c)
+// Build is rt.Program.Build, which rt declares by hand (rt/facade.go) and
+// documents: it takes rt's SpecValue.
+func (p *Program) Build(ctx context.Context, c *Context, values ...SpecValue) error {
+	bp, err := p.buildContext(ctx, c, values)
 	if err != nil {
 		return err
 	}
 	return bp.Release()
 }
 
-// buildContext is build bounded by ctx.
-func (p *Program) buildContext(ctx context.Context, c *Context) (*builtProgram, error) {
+// buildContext is build bounded by ctx, for the variant of values.
+func (p *Program) buildContext(ctx context.Context, c *Context, values []SpecValue) (*builtProgram, error) {
 	d, err := p.registration()
 	if err != nil {
 		return nil, err
+	}
+	consts, over, err := specValuesOf(values)
+	if err != nil {
+		return nil, fmt.Errorf("build program %s: %w", d.ID, err)
+	}
+	for _, sc := range consts {
+		if !slices.Contains(d.SpecConsts, sc) {
+			return nil, fmt.Errorf("build program %s: %w: its image does not use specialization constant %s (%s)", d.ID, ErrInvalidArgument, sc.Name, sc.ID)
+		}
 	}
 	img, err := d.Built()
 	if err != nil {
 		return nil, err
 	}
-	return c.programForContext(ctx, img)
+	return c.programWithContext(ctx, img, over)
+}
+
+// BuildVariant is rt.BuildVariant (rt/facade.go), as Build is
+// rt.Program.Build.
+func BuildVariant(ctx context.Context, c *Context, values ...SpecValue) error {
+	consts, over, err := specValuesOf(values)
+	if err == nil && len(consts) == 0 {
+		err = fmt.Errorf("%w: no values", ErrInvalidArgument)
+	}
+	if err != nil {
+		return fmt.Errorf("build variant: %w", err)
+	}
+	var progs []*desc.Program
+	for _, sc := range consts {
+		for _, p := range desc.ProgramsUsing(sc) {
+			if !slices.Contains(progs, p) {
+				progs = append(progs, p)
+			}
+		}
+	}
+	var errs []error
+	for _, d := range progs {
+		img, err := d.Built()
+		if err == nil {
+			var bp *builtProgram
+			if bp, err = c.programWithContext(ctx, img, over); err == nil {
+				err = bp.Release()
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("build variant of program %s: %w", d.ID, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // build is the one function through which every program is made: a

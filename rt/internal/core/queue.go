@@ -35,8 +35,9 @@ type Queue struct {
 	//     and tune are set when the queue is made and never change: by
 	//     NewQueue, or for the queues that Record and Graph.Update
 	//     (recordingQueue) and SpecConst.Tune (tuningQueue) hand their
-	//     functions, from the queue they are made from, whose driver queue,
-	//     gate, trace handle and id they share.
+	//     functions, and for the views of WithSpec (with spec and base), from
+	//     the queue they are made from, whose driver queue, gate, trace handle
+	//     and id they share.
 	//   - Every call on the queue that uses a driver object runs between
 	//     q.enter and q.exit, which count it in gate, so that Close waits for
 	//     it (context.go). A queue counts its own calls, so that goroutines
@@ -96,6 +97,13 @@ type Queue struct {
 	// one per candidate (speclaunch.go's tuningQueue): their launches run
 	// with the candidate. Nil on every other queue.
 	tune *tuneOverride
+
+	// spec is set on the views that WithSpec returns (queuespec.go),
+	// with base, the queue they are views of; views holds a queue's
+	// views. Nil on every other queue.
+	spec  *queueSpec
+	base  *Queue
+	views queueViews
 }
 
 // tuneOverride is what a tuning queue gives its launches: the candidate

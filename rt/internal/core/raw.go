@@ -24,7 +24,7 @@ func Build(ctx context.Context, c *Context, name, source, options string) (*Buil
 // BuildGenerated builds the program that the generated handle p
 // registered for every device of c, bounded by ctx.
 func BuildGenerated(ctx context.Context, p *Program, c *Context) (*BuiltProgram, error) {
-	return p.buildContext(ctx, c)
+	return p.buildContext(ctx, c, nil)
 }
 
 // Load creates a program from binaries, one per device of c.

@@ -73,6 +73,57 @@ func (s *SpecConst[T]) Of(v T) Spec[T] { return Spec[T]{c: s, v: v, set: true} }
 // Spec, which leaves the constant to the context.
 func (v Spec[T]) Get() (T, bool) { return v.v, v.set }
 
+// SpecValue is rt.SpecValue: a Spec of any type, as Program.Build,
+// BuildVariant and Queue.WithSpec take them.
+type SpecValue interface {
+	// specValue returns the constant and its value as a build sees it
+	// (the canonical literal), checked against the constant's bounds.
+	specValue() (*desc.SpecConst, string, error)
+}
+
+func (v Spec[T]) specValue() (*desc.SpecConst, string, error) {
+	if !v.set {
+		return nil, "", fmt.Errorf("%w: the zero Spec gives no value (write C.Of(v))", ErrInvalidArgument)
+	}
+	d := v.c.registration()
+	if d == nil {
+		return nil, "", unregistered("specialization constant", unsafe.Pointer(v.c))
+	}
+	lit, err := specLiteral(v.v)
+	if err != nil {
+		return nil, "", err
+	}
+	canon, err := checkOf(d).check(lit)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, canon, nil
+}
+
+// specValuesOf checks values and returns their constants, in order, and
+// the values as the program cache's overrides: a zero Spec, or two values
+// of one constant, is an error wrapping ErrInvalidArgument, a value out
+// of its bounds one wrapping ErrOutOfRange.
+func specValuesOf(values []SpecValue) ([]*desc.SpecConst, []progcache.SpecValue, error) {
+	consts := make([]*desc.SpecConst, 0, len(values))
+	over := make([]progcache.SpecValue, 0, len(values))
+	for i, v := range values {
+		if v == nil {
+			return nil, nil, fmt.Errorf("value %d: %w: nil", i, ErrInvalidArgument)
+		}
+		d, lit, err := v.specValue()
+		if err != nil {
+			return nil, nil, fmt.Errorf("value %d: %w", i, err)
+		}
+		if slices.ContainsFunc(over, func(o progcache.SpecValue) bool { return o.Name == d.Name }) {
+			return nil, nil, fmt.Errorf("value %d: %w: a second value of specialization constant %s", i, ErrInvalidArgument, d.Name)
+		}
+		consts = append(consts, d)
+		over = append(over, progcache.SpecValue{Name: d.Name, Value: lit})
+	}
+	return consts, over, nil
+}
+
 // MaxSpecArgs is the most fields of one kernel spec that give a launch its
 // own specialization-constant values; dgen refuses a spec with more.
 const MaxSpecArgs = 8
@@ -184,6 +235,7 @@ func (q *Queue) specOverrides(d *desc.Kernel, a *SpecArgs) ([]progcache.SpecValu
 			over = append(over, progcache.SpecValue{Name: sc.Name, Value: lit})
 		}
 	}
+	over = q.withQueueSpec(over) // queuespec.go
 	if t := q.tune; t != nil && slices.Contains(d.Program.SpecConsts, t.d) {
 		t.used.Store(true)
 		i := slices.IndexFunc(over, func(v progcache.SpecValue) bool { return v.Name == t.d.Name })

@@ -73,11 +73,11 @@ func (m *Mem) Driver() (driver.Buffer, error) { return m.driverBuffer() }
 
 // The unexported parts of the API that rt's external tests drive.
 
-type SpecValue = specValue
+type SpecPair = specValue
 
 func (c *Context) SetSpecValue(name, value string) error { return c.setSpecValue(name, value) }
 func (c *Context) ClearSpecValue(name string) error      { return c.clearSpecValue(name) }
-func (c *Context) SpecValues() []SpecValue               { return c.specValues() }
+func (c *Context) SpecValues() []SpecPair                { return c.specValues() }
 func SpecLiteral[T any](v T) (string, error)             { return specLiteral(v) }
 func (d *Device) ClockError() time.Duration              { return d.clockError() }
 func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size) }

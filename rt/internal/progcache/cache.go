@@ -348,6 +348,13 @@ func (c *Cache[K]) Program(img *Image) (driver.Program, string, error) {
 // no goroutine waits for it any more. The driver's compile itself cannot
 // be stopped: it finishes in the background.
 func (c *Cache[K]) ProgramContext(ctx context.Context, img *Image) (driver.Program, string, error) {
+	return c.ProgramWithContext(ctx, img, nil)
+}
+
+// ProgramWithContext is ProgramContext under the cache's values with over
+// in their place, as KernelWith is Kernel: the variant that a launch with
+// those values of its own builds, which Program builds ahead of it.
+func (c *Cache[K]) ProgramWithContext(ctx context.Context, img *Image, over []SpecValue) (driver.Program, string, error) {
 	if err := c.b.Enter(img); err != nil {
 		return nil, "", err
 	}
@@ -358,7 +365,11 @@ func (c *Cache[K]) ProgramContext(ctx context.Context, img *Image) (driver.Progr
 	if err := ctx.Err(); err != nil {
 		return nil, "", fmt.Errorf("build program %q: %w", img.Name, err)
 	}
-	k := c.keyOf(img, c.spec.Load())
+	specs := c.spec.Load()
+	if len(over) > 0 {
+		specs = c.overlay(specs, over)
+	}
+	k := c.keyOf(img, specs)
 	if err := k.checkSet(); err != nil {
 		return nil, "", err
 	}
