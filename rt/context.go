@@ -86,6 +86,14 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	return (*Queue)(q), err
 }
 
+// NewQueueConfig is NewQueue for a queue made with cfg: at a priority
+// (QueueConfig.Priority), where the device has one. A priority that is
+// not one of Priority's constants is an error wrapping ErrInvalidArgument.
+func (c *Context) NewQueueConfig(dev *Device, cfg QueueConfig) (*Queue, error) {
+	q, err := c.core().NewQueueConfig(dev.core(), cfg.core())
+	return (*Queue)(q), err
+}
+
 // AcquireQueue returns a queue on the context's first device for the
 // caller's use until it gives it back with ReleaseQueue: the way for a
 // goroutine that lives for one request (a server's handler) to launch
@@ -108,6 +116,20 @@ func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 // Close.
 func (c *Context) AcquireQueue() (*Queue, error) {
 	q, err := c.core().AcquireQueue()
+	return (*Queue)(q), err
+}
+
+// AcquireQueueConfig is AcquireQueue for a queue made with cfg. The pool
+// keeps the queues of each priority apart, up to Config.QueuePool of
+// each: a queue acquired at PriorityHigh is one made at PriorityHigh, and
+// never one that a request of another priority holds or held, so that a
+// latency-sensitive request is ordered behind no batch request's
+// commands, even on a device without priorities. A priority that is not
+// one of Priority's constants is an error wrapping ErrInvalidArgument.
+//
+//	q, err := ctx.AcquireQueueConfig(rt.QueueConfig{Priority: rt.PriorityHigh})
+func (c *Context) AcquireQueueConfig(cfg QueueConfig) (*Queue, error) {
+	q, err := c.core().AcquireQueueConfig(cfg.core())
 	return (*Queue)(q), err
 }
 

@@ -68,6 +68,7 @@ func TestConvert(t *testing.T) {
 		{reflect.TypeFor[ImageDesc](), reflect.TypeFor[core.ImageDesc](), []string{"BufferValue"}},
 		{reflect.TypeFor[Sampler](), reflect.TypeFor[core.Sampler](), nil},
 		{reflect.TypeFor[Device](), reflect.TypeFor[core.Device](), []string{"Facade"}},
+		{reflect.TypeFor[QueueConfig](), reflect.TypeFor[core.QueueConfig](), nil},
 	}
 	for _, p := range pairs {
 		if got, want := fieldNames(p.rt, nil), fieldNames(p.core, p.only); !slices.Equal(got, want) {

@@ -238,6 +238,32 @@ func (m GraphMode) MarshalText() ([]byte, error) { return core.GraphMode(m).Mars
 // UnmarshalText parses "auto", "native" or "loop".
 func (m *GraphMode) UnmarshalText(b []byte) error { return (*core.GraphMode)(m).UnmarshalText(b) }
 
+// Priority is the scheduling priority of a queue (QueueConfig.Priority).
+// The zero Priority is PriorityNormal.
+type Priority core.Priority
+
+// The queue priorities.
+const (
+	// PriorityNormal is the device's default priority, which every queue
+	// runs at unless made at another ("normal").
+	PriorityNormal = Priority(core.PriorityNormal)
+	// PriorityHigh is for latency-sensitive work: the device starts a
+	// high-priority queue's ready commands before those of the others
+	// ("high").
+	PriorityHigh = Priority(core.PriorityHigh)
+	// PriorityLow is for batch work that yields to the others ("low").
+	PriorityLow = Priority(core.PriorityLow)
+)
+
+// String returns "normal", "high" or "low".
+func (p Priority) String() string { return core.Priority(p).String() }
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Priority) MarshalText() ([]byte, error) { return core.Priority(p).MarshalText() }
+
+// UnmarshalText parses "normal", "high" or "low".
+func (p *Priority) UnmarshalText(b []byte) error { return (*core.Priority)(p).UnmarshalText(b) }
+
 // Backend names a backend: one that a package registers (rt/opencl
 // registers "opencl", rt/cuda "cuda"), or BackendAuto. It is an open set:
 // UnmarshalText accepts the names registered when it runs.

@@ -24,6 +24,13 @@ func (q *Queue) Context() *Context { return (*Context)(q.core().Context()) }
 // Device returns the queue's device.
 func (q *Queue) Device() *Device { return deviceOf(q.core().Device()) }
 
+// Priority returns the priority the queue runs at: the one it was made
+// at (QueueConfig.Priority) where its device has it, else the one the
+// device runs it at instead, PriorityNormal where it has no priorities.
+// The context logs a warning (Config.Logger) the first time a queue of a
+// device runs at another priority than it was made at.
+func (q *Queue) Priority() Priority { return Priority(q.core().Priority()) }
+
 // Flush submits every enqueued command to the device.
 func (q *Queue) Flush() error { return q.core().Flush() }
 
@@ -131,4 +138,28 @@ func queueFunc(f func(q *Queue) error) func(q *core.Queue) error {
 		return nil
 	}
 	return func(q *core.Queue) error { return f((*Queue)(q)) }
+}
+
+// QueueConfig says how Context.NewQueueConfig and AcquireQueueConfig make
+// a queue. The zero QueueConfig is what NewQueue and AcquireQueue make.
+type QueueConfig struct {
+	// Priority is the queue's scheduling priority: where queues of a
+	// device have work ready, the device starts that of the higher
+	// priority first (on CUDA, block by block as the multiprocessors free
+	// up, so that a short kernel need not wait for a long one of a queue
+	// of lower priority to end). The zero Priority is PriorityNormal.
+	//
+	// On rt/cuda, priorities are CUDA's stream priorities: PriorityHigh is
+	// the device's greatest, PriorityNormal and PriorityLow its default,
+	// which on NVIDIA's GPUs is also its least, so that a queue at
+	// PriorityLow runs at PriorityNormal (Queue.Priority says so). On
+	// rt/opencl they are cl_khr_priority_hints's, where the device reports
+	// that extension; where it does not (PoCL), every queue runs at
+	// PriorityNormal.
+	Priority Priority
+}
+
+// core returns cfg as the core takes it.
+func (cfg QueueConfig) core() core.QueueConfig {
+	return core.QueueConfig{Priority: core.Priority(cfg.Priority)}
 }

@@ -313,6 +313,8 @@ type Device struct {
 	tr        *trace.Device // trace handle; see "Tracing in rt"
 	clockOnce sync.Once     // aligns the device clock for tracing
 	clockErr  time.Duration // bound on the aligned device times' error
+
+	priorityWarned [numPriorities]atomic.Bool // a priority the device lacks was warned of (priority.go)
 }
 
 // newDevice returns the Device of d, the context's i-th.

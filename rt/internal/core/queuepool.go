@@ -18,41 +18,55 @@ import (
 // Past max queues, every queue is held: AcquireQueue never waits, and
 // shares the queue that the fewest goroutines hold, so that requests
 // beyond the pool's size share queues evenly rather than wait.
+//
+// The pool serves each priority (priority.go) apart, with up to max
+// queues of its own: AcquireQueueConfig hands out only queues made at the
+// priority it is asked for, and shares only those.
 
 // queuePool is a context's pool of queues on its first device.
 type queuePool struct {
-	max int // the most queues the pool makes; set at Open
+	max int // the most queues the pool makes at each priority; set at Open
 
-	mu     sync.Mutex // guards the fields below; never held across a driver call
-	queues []*Queue   // every queue of the pool, in the order made
-	idle   []*Queue   // the queues that no goroutine holds
-	making int        // queues being made, outside mu
+	mu     sync.Mutex              // guards the fields below; never held across a driver call
+	queues []*Queue                // every queue of the pool, in the order made
+	idle   [numPriorities][]*Queue // the queues that no goroutine holds, by the priority asked of them
+	making [numPriorities]int      // queues being made, outside mu, by priority
 }
 
 // AcquireQueue returns a queue of the pool: an idle one, else a new one
 // while the pool has fewer than max (or none yet), else the one that the
 // fewest goroutines hold. ReleaseQueue gives it back.
-func (c *Context) AcquireQueue() (*Queue, error) {
+func (c *Context) AcquireQueue() (*Queue, error) { return c.AcquireQueueConfig(QueueConfig{}) }
+
+// AcquireQueueConfig is AcquireQueue for a queue made with cfg: the pool
+// of cfg.Priority's queues serves it. A priority that is not one of rt's
+// is an error wrapping ErrInvalidArgument.
+func (c *Context) AcquireQueueConfig(cfg QueueConfig) (*Queue, error) {
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("acquire queue: %w", err)
+	}
 	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("acquire queue: %w", err)
 	}
 	defer c.exit()
 	p := &c.pool
+	prio := cfg.Priority
 	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
-		q := p.idle[n-1]
-		p.idle = p.idle[:n-1]
+	if n := len(p.idle[prio]); n > 0 {
+		q := p.idle[prio][n-1]
+		p.idle[prio] = p.idle[prio][:n-1]
 		q.holders++
 		p.mu.Unlock()
 		return q, nil
 	}
-	if len(p.queues)+p.making < p.max || len(p.queues) == 0 {
-		p.making++
+	least, n := p.leastHeld(prio)
+	if n+p.making[prio] < p.max || n == 0 {
+		p.making[prio]++
 		p.mu.Unlock()
-		q, err := c.NewQueue(c.devices[0])
+		q, err := c.NewQueueConfig(c.devices[0], cfg)
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.making--
+		p.making[prio]--
 		if err != nil {
 			return nil, fmt.Errorf("acquire queue: %w", err)
 		}
@@ -61,14 +75,23 @@ func (c *Context) AcquireQueue() (*Queue, error) {
 		return q, nil
 	}
 	defer p.mu.Unlock()
-	q := p.queues[0]
-	for _, o := range p.queues[1:] {
-		if o.holders < q.holders {
-			q = o
+	least.holders++
+	return least, nil
+}
+
+// leastHeld returns the pool's queue asked for prio that the fewest
+// goroutines hold, and the number of the pool's queues asked for prio.
+// Called with mu held.
+func (p *queuePool) leastHeld(prio Priority) (least *Queue, n int) {
+	for _, q := range p.queues {
+		if q.asked != prio {
+			continue
+		}
+		if n++; least == nil || q.holders < least.holders {
+			least = q
 		}
 	}
-	q.holders++
-	return q, nil
+	return least, n
 }
 
 // ReleaseQueue gives back a queue that AcquireQueue returned; the queue
@@ -88,7 +111,7 @@ func (c *Context) ReleaseQueue(q *Queue) error {
 	}
 	q.holders--
 	if q.holders == 0 {
-		p.idle = append(p.idle, q)
+		p.idle[q.asked] = append(p.idle[q.asked], q)
 	}
 	return nil
 }
