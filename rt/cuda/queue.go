@@ -23,14 +23,21 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// NewQueue creates a stream on device dev; a profiling queue records a
-// timed event before and after each command.
+// NewQueue creates a stream on device dev at CUDA's default priority; a
+// profiling queue records a timed event before and after each command.
 func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
+	return c.NewQueueOptions(dev, driver.QueueOptions{Profiling: profiling})
+}
+
+// NewQueueOptions implements driver.PriorityContext: NewQueue with a
+// stream priority (streamPriority).
+func (c *context) NewQueueOptions(dev int, o driver.QueueOptions) (driver.Queue, error) {
 	if dev < 0 || dev >= len(c.devs) {
-		return nil, fmt.Errorf("cuStreamCreate: device %d of %d", dev, len(c.devs))
+		return nil, fmt.Errorf("cuStreamCreateWithPriority: device %d of %d", dev, len(c.devs))
 	}
-	q := &queue{c: c, d: c.devs[dev], dev: dev, profiling: profiling}
-	if err := cuError("cuStreamCreate", C.dgen_stream_create(q.d.ctx, &q.s)); err != nil {
+	q := &queue{c: c, d: c.devs[dev], dev: dev, profiling: o.Profiling}
+	prio, _ := streamPriority(o.Priority, q.d.priorities)
+	if err := cuError("cuStreamCreateWithPriority", C.dgen_stream_create(q.d.ctx, &q.s, C.int(prio))); err != nil {
 		return nil, err
 	}
 	return q, nil
