@@ -102,9 +102,11 @@ type epoch struct {
 	Goroutines    int     `json:"goroutines"`
 	NoticedMS     float64 `json:"launch_to_noticed_ms"` // from the launch to DeviceFault.Time
 	// EnqueueMS is how long the faulting Enqueue took to return: on its
-	// queue's first launch of bad, the kernel object is made then
-	// (cuModuleGetFunction), which rt/cuda's driver may hold up while
-	// other goroutines transfer. The times above start when it returned.
+	// queue's first launch of bad, the kernel object is made then (on
+	// rt/cuda from the functions found when the module loaded: CUDA's
+	// driver held a cuModuleGetFunction there up for over a minute while
+	// other goroutines transferred). The times above start when it
+	// returned.
 	EnqueueMS float64 `json:"bad_enqueue_ms"`
 	CloseMS   float64 `json:"close_ms"`
 	CloseOK   bool    `json:"close_returned_fault"`

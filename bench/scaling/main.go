@@ -36,6 +36,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/dgen-go/dgen/rt/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -99,6 +101,7 @@ func main() {
 	n := flag.Int("n", 65536, "floats per request buffer (65536: 256 KiB)")
 	only := flag.String("only", "", "run only this workload (launch, request or serve)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	scrape := flag.Duration("metrics", 0, "register rt/metrics's collector and scrape it this often while the ways run (0: no collector)")
 	flag.Parse()
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -111,14 +114,14 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*backend, *gs, *rounds, *window, *n, *only); err != nil {
+	if err := run(*backend, *gs, *rounds, *window, *n, *only, *scrape); err != nil {
 		fmt.Fprintln(os.Stderr, "scaling:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(backend, gs string, rounds int, window time.Duration, n int, only string) error {
+func run(backend, gs string, rounds int, window time.Duration, n int, only string, scrape time.Duration) error {
 	var counts []int
 	for _, f := range strings.Split(gs, ",") {
 		g, err := strconv.Atoi(f)
@@ -136,6 +139,9 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 		return err
 	}
 	defer ctx.Close()
+	if scrape > 0 {
+		defer scrapeMetrics(ctx, scrape)()
+	}
 	c, err := openC(backend == "cuda", backend == "cpu", source, n)
 	if err != nil {
 		return err
@@ -233,4 +239,35 @@ func (s *summary) add(b block, r result) {
 	line, _ := json.Marshal(b)
 	fmt.Println(string(line))
 	s.blocks = append(s.blocks, b)
+}
+
+// scrapeMetrics registers rt/metrics's collector of ctx and gathers it
+// every interval, as a Prometheus server scrapes a service, until the
+// function it returns is called, which prints how many scrapes ran.
+func scrapeMetrics(ctx *rt.Context, interval time.Duration) (stop func()) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewCollector(ctx, "scaling"))
+	done := make(chan struct{})
+	scrapes := make(chan int)
+	go func() {
+		n := 0
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if _, err := reg.Gather(); err != nil {
+					fmt.Fprintln(os.Stderr, "scaling: scrape:", err)
+				}
+				n++
+			case <-done:
+				scrapes <- n
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		fmt.Printf("# metrics: rt/metrics's collector registered and scraped every %v: %d scrapes\n", interval, <-scrapes)
+	}
 }

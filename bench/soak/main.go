@@ -110,9 +110,9 @@ func main() {
 			b, _ := json.Marshal(s)
 			fmt.Println(string(b))
 		} else {
-			fmt.Printf("%s cycle %4d: RSS %7.1f MiB (%+.1f), Go heap %5.1f MiB, C malloc %6.1f MiB in use (%+.1f), %6.1f free, %6.1f mapped, goroutines %2d, fds %3d (%+d), GPU memory %s, %.0f s\n",
+			fmt.Printf("%s cycle %4d: RSS %7.1f MiB (%+.1f), Go heap %5.1f MiB, C malloc %6.1f MiB in use (%+.1f), %6.1f free, %6.1f mapped, %d arenas, goroutines %2d, fds %3d (%+d), GPU memory %s, %.0f s\n",
 				*backend, s.Cycle, mib(s.RSS), mib(s.RSS-first.RSS), mib(s.HeapInuse), mib(s.MallocUsed), mib(s.MallocUsed-first.MallocUsed),
-				mib(s.MallocFree), mib(s.MallocMap), s.Goroutines, s.FDs, s.FDs-first.FDs, s.gpu(), s.Seconds)
+				mib(s.MallocFree), mib(s.MallocMap), s.Arenas, s.Goroutines, s.FDs, s.FDs-first.FDs, s.gpu(), s.Seconds)
 		}
 	}
 	if *memprofile != "" {
@@ -225,6 +225,7 @@ type sample struct {
 	MallocUsed int64   `json:"malloc_inuse_bytes"` // C malloc's, -1: unknown
 	MallocFree int64   `json:"malloc_free_bytes"`  // freed and kept by C malloc
 	MallocMap  int64   `json:"malloc_mmap_bytes"`  // mapped on their own
+	Arenas     int     `json:"malloc_arenas"`      // glibc's arenas, -1: unknown
 	GPUProcess int64   `json:"gpu_process_bytes"`  // -1: unknown
 	GPUUsed    int64   `json:"gpu_used_bytes"`     // -1: unknown
 	GPUTotal   int64   `json:"gpu_total_bytes"`    // -1: unknown
@@ -251,6 +252,7 @@ func measure(cycle int, elapsed time.Duration) sample {
 	s := sample{Cycle: cycle, Seconds: elapsed.Seconds(), RSS: rss(), HeapInuse: int64(ms.HeapInuse),
 		Goroutines: runtime.NumGoroutine(), FDs: fds()}
 	s.MallocUsed, s.MallocFree, s.MallocMap = mallocStats()
+	s.Arenas = mallocArenas()
 	s.GPUProcess, s.GPUUsed, s.GPUTotal = gpuMemory()
 	return s
 }

@@ -388,6 +388,12 @@ type Allocator struct {
 	peak       int64
 	peakInUse  int64
 	oomRetries uint64
+
+	// barrier is the use that Barrier set, counted among the last uses of
+	// every block freed while it is set; it is written under mu and read
+	// without it by free, which clears it once Device.Completed says it
+	// completed.
+	barrier atomic.Pointer[Use]
 }
 
 // New returns an Allocator over dev with the policy cfg.
@@ -887,9 +893,15 @@ func (a *Allocator) largestLocked(need int64) []*record {
 	return all[:n]
 }
 
-// free returns h's block to the free lists, last used at uses.
+// free returns h's block to the free lists, last used at uses (and at
+// the barrier, while one is set and not known complete).
 func (a *Allocator) free(h Allocation, uses []Use) error {
 	r := h.r
+	// Asked outside mu, as every Device method is.
+	done := a.barrier.Load()
+	if done != nil && !a.dev.Completed(*done) {
+		done = nil
+	}
 	a.mu.Lock()
 	if r.gen.Load() != h.gen || r.state != stateInUse {
 		a.mu.Unlock()
@@ -897,6 +909,11 @@ func (a *Allocator) free(h Allocation, uses []Use) error {
 	}
 	r.gen.Add(1)
 	r.uses = append(r.uses[:0], uses...)
+	if b := a.barrier.Load(); b == done && b != nil {
+		a.barrier.Store(nil)
+	} else if b != nil {
+		r.uses = addUse(r.uses, *b)
+	}
 	a.used.remove(r)
 	c := &a.tags[r.tag]
 	a.inUse -= r.size
@@ -932,6 +949,35 @@ func (a *Allocator) free(h Allocation, uses []Use) error {
 		err = errors.Join(err, a.trim())
 	}
 	return err
+}
+
+// Barrier makes u one of the last uses of every block, held or in use,
+// until Device.Completed reports it complete: a reuse on a queue other
+// than u's is ordered after it. A runtime that recorded no uses until now
+// (one with a single queue, where every reuse is in order) calls it when
+// it makes a second queue, with the point on the first queue that covers
+// every use it did not record, rather than wait for that queue to finish.
+// A later Barrier replaces an earlier one that has not completed only for
+// the blocks freed after it; the blocks held keep both.
+func (a *Allocator) Barrier(u Use) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.barrier.Store(&u)
+	for r := a.lru.head; r != nil; r = r.next {
+		r.uses = addUse(r.uses, u)
+	}
+}
+
+// addUse adds u to uses: a use on a queue that uses has already moves
+// that queue's point to the later of the two.
+func addUse(uses []Use, u Use) []Use {
+	for i := range uses {
+		if uses[i].Queue == u.Queue {
+			uses[i].Point = max(uses[i].Point, u.Point)
+			return uses
+		}
+	}
+	return append(uses, u)
 }
 
 // trim releases the least recently freed blocks until bytes held are within

@@ -70,6 +70,9 @@ func runSteps(t *testing.T, a *Allocator, d *fakeDevice, steps []step) map[strin
 		case "done":
 			point, _ := strconv.ParseUint(f[2], 10, 64)
 			queue(f[1]).done.Store(point)
+		case "barrier":
+			point, _ := strconv.ParseUint(f[2], 10, 64)
+			a.Barrier(Use{Queue: queue(f[1]), Point: point})
 		case "releaseall":
 			err = a.ReleaseAll()
 		default:
@@ -714,6 +717,27 @@ func TestStreamOrder(t *testing.T) {
 			{do: "f y qc@1 qb@5"},
 			{do: "done qb 5"},
 			{do: "a z T 100 qa", dev: "qa<qc@1"},
+		}},
+		// A barrier on qa orders the reuse on another queue of a block
+		// held when it was set, and of one in use then and freed with no
+		// uses, until it has completed; the first free after that clears
+		// it.
+		{name: "barrier-held", orders: 1, completed: true, steps: []step{
+			{do: "a x T 100 qa", dev: "+D"},
+			{do: "f x"},
+			{do: "barrier qa 4"},
+			{do: "a y T 100 qb", dev: "qb<qa@4"},
+		}},
+		{name: "barrier-in-use", orders: 2, completed: true, steps: []step{
+			{do: "a x T 100 qa", dev: "+D"},
+			{do: "barrier qa 4"},
+			{do: "f x"},
+			{do: "a y T 100 qb", dev: "qb<qa@4"},
+			{do: "f y qb@2"},
+			{do: "a z T 100 qb", dev: "qb<qa@4"},
+			{do: "done qa 4"},
+			{do: "f z"},
+			{do: "a w T 100 qc"},
 		}},
 		{name: "host", orders: 1, completed: true, steps: []step{
 			{do: "a x T 100 qa", dev: "+D"},

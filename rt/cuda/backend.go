@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/cmalloc"
 	"github.com/dgen-go/dgen/internal/sigsave"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/opencl"
@@ -58,6 +59,7 @@ type devInfo struct {
 	compiler              *driver.DeviceInfo
 	compilerPlatformIndex int
 	noCompiler            string // why compiler is nil (compiler.go)
+	gate                  *gate  // the gate of the device's primary context (gate.go)
 }
 
 // devices lists the CUDA devices once per process.
@@ -128,7 +130,7 @@ func nvidiaOpenCL() ([]driver.DeviceInfo, error) {
 
 func deviceInfo(i int) (devInfo, error) {
 	var (
-		d    devInfo
+		d    = devInfo{gate: new(gate)}
 		name [256]C.char
 		mem  C.size_t
 	)
@@ -341,7 +343,9 @@ func (c *context) device(h uintptr) (int, *device, error) {
 	return 0, nil, fmt.Errorf("device handle %d is not one of the context's", h)
 }
 
-// Release releases the compilers, events and primary contexts.
+// Release releases the compilers, events and primary contexts, then gives
+// the C heap's free memory back to the system (cmalloc.Trim): what the
+// driver freed.
 func (c *context) Release() error {
 	var errs []error
 	c.mu.Lock()
@@ -357,6 +361,7 @@ func (c *context) Release() error {
 		errs = append(errs, cuError("cuDevicePrimaryCtxRelease", C.dgen_ctx_release(d.ord)))
 	}
 	c.devs = nil
+	cmalloc.Trim()
 	return errors.Join(errs...)
 }
 

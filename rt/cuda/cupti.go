@@ -215,6 +215,7 @@ func (kt *kernelTimes) closeLocked() {
 // offset.
 func (kt *kernelTimes) launchKernel(k *kernel, l launchShape, wait []driver.Event, mode eventMode) (driver.Event, error) {
 	q := kt.q
+	q.d.gate.pass()
 	var wb [8]C.CUevent
 	wl, wp, err := waitEvents(wb[:0], wait)
 	if err != nil {

@@ -283,8 +283,33 @@ CUresult dgen_module_unload(CUcontext ctx, CUmodule m) {
 	return r == 0 ? cu.ModuleUnload(m) : r;
 }
 
-CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.ModuleGetFunction(f, m, name) : r; }
-CUresult dgen_func_attr(CUcontext ctx, int *v, int a, CUfunction f) { CUresult r = cu.CtxSetCurrent(ctx); return r == 0 ? cu.FuncGetAttribute(v, a, f) : r; }
+// cuFuncLoad (CUDA 12.4), which dgen_function does without where the
+// driver lacks it; dgen_function finds it on its first call.
+static CUresult (*func_load)(CUfunction);
+static int func_load_found;
+
+// dgen_function finds a function of a module, loads its code (under lazy
+// loading, CUDA's default, cuModuleGetFunction may leave that to the first
+// launch) and reads the attributes a kernel needs: its static shared and
+// private memory and most threads per block. *step is the call that
+// failed: 0 cuModuleGetFunction, 1 cuFuncLoad, 2 cuFuncGetAttribute.
+CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f, int *shared, int *local, int *tpb, int *step) {
+	if (!__atomic_load_n(&func_load_found, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&func_load, dgen_lib ? (CUresult (*)(CUfunction))dlsym(dgen_lib, "cuFuncLoad") : NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&func_load_found, 1, __ATOMIC_RELEASE);
+	}
+	*step = 0;
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r == 0) r = cu.ModuleGetFunction(f, m, name);
+	if (r != 0) return r;
+	CUresult (*load)(CUfunction) = __atomic_load_n(&func_load, __ATOMIC_RELAXED);
+	*step = 1;
+	if (load != NULL && (r = load(*f)) != 0) return r;
+	*step = 2;
+	if ((r = cu.FuncGetAttribute(shared, DGEN_FUNC_SHARED_SIZE_BYTES, *f)) != 0) return r;
+	if ((r = cu.FuncGetAttribute(local, DGEN_FUNC_LOCAL_SIZE_BYTES, *f)) != 0) return r;
+	return cu.FuncGetAttribute(tpb, DGEN_FUNC_MAX_THREADS_PER_BLOCK, *f);
+}
 CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v) {
 	CUresult r = cu.CtxSetCurrent(ctx);
 	return r == 0 ? cu.FuncSetAttribute(f, a, v) : r;

@@ -27,6 +27,10 @@ enum {
 	DGEN_JIT_ERROR_LOG_BUFFER = 5,
 	DGEN_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
 	DGEN_JIT_GENERATE_LINE_INFO = 13,
+	// CUfunction_attribute values.
+	DGEN_FUNC_MAX_THREADS_PER_BLOCK = 0,
+	DGEN_FUNC_SHARED_SIZE_BYTES = 1,
+	DGEN_FUNC_LOCAL_SIZE_BYTES = 3,
 };
 
 // Steps of a wrapper, which an error names.
@@ -77,8 +81,7 @@ CUresult dgen_host_alloc(CUcontext ctx, void **p, CUdeviceptr *d, size_t size);
 CUresult dgen_host_free(CUcontext ctx, void *p);
 CUresult dgen_module_load(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t n, int lineinfo);
 CUresult dgen_module_unload(CUcontext ctx, CUmodule m);
-CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f);
-CUresult dgen_func_attr(CUcontext ctx, int *v, int a, CUfunction f);
+CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f, int *shared, int *local, int *tpb, int *step);
 CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v);
 
 // Images (image.go). The structs are CUDA's, as cuda.h lays them out.

@@ -35,6 +35,14 @@
 // managed memory, which every device of the context reaches, as an OpenCL
 // buffer is reached by every device of its context.
 //
+// A program's functions are found and loaded with its module, so that
+// making a kernel object calls no driver function. The driver calls that
+// need a device's context to themselves (loading and unloading modules,
+// creating and destroying streams, allocating and freeing memory) close
+// the device's gate while they run, and the commands enqueued meanwhile
+// wait at it for at most 100 ms: CUDA's driver does not take such a call
+// in turn while other goroutines keep the device busy (gate.go).
+//
 // A kernel-timed queue (driver.KernelTimer: rt asks for one when tracing
 // reports the device times of every command) takes its kernels' times from
 // CUPTI's activity records where libcupti loads (DGEN_CUPTI_LIBRARY names

@@ -61,7 +61,7 @@ func (q *queue) NewGraph(cmds []driver.GraphCommand, opt driver.GraphOptions) (d
 			g.Release()
 			return nil, errors.New("cuGraphInstantiate: the driver has no CUDA graphs")
 		}
-		if err := cuError("cuStreamCreateWithPriority", C.dgen_stream_create(q.d.ctx, &g.capture, 0)); err != nil {
+		if err := q.d.createStream(&g.capture, 0); err != nil {
 			g.Release()
 			return nil, err
 		}
@@ -284,7 +284,7 @@ func (g *graph) Update(i int, r driver.NDRange) error {
 func (g *graph) Release() error {
 	errs := []error{g.destroy()}
 	if g.capture != 0 {
-		errs = append(errs, cuError("cuStreamDestroy", C.dgen_stream_destroy(g.q.d.ctx, g.capture)))
+		errs = append(errs, g.q.d.destroyStream(g.capture))
 		g.capture = 0
 	}
 	for i := range g.n {

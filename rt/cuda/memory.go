@@ -29,9 +29,10 @@ type buffer struct {
 	view bool
 }
 
-// NewBuffer allocates device memory: on the device of a one-device
-// context, and managed memory, which every device reaches, in a context
-// over several (as an OpenCL buffer belongs to its whole context).
+// NewBuffer allocates device memory, behind the gate (gate.go): on the
+// device of a one-device context, and managed memory, which every device
+// reaches, in a context over several (as an OpenCL buffer belongs to its
+// whole context).
 func (c *context) NewBuffer(size int64) (driver.Buffer, error) {
 	b := &buffer{c: c, size: size}
 	managed := C.int(0)
@@ -42,6 +43,7 @@ func (c *context) NewBuffer(size int64) (driver.Buffer, error) {
 	if managed != 0 {
 		call = "cuMemAllocManaged"
 	}
+	defer c.devs[0].gate.hold()()
 	if err := cuError(call, C.dgen_alloc(c.devs[0].ctx, &b.ptr, C.size_t(max(size, 1)), managed)); err != nil {
 		return nil, err
 	}
@@ -68,21 +70,24 @@ func (c *context) NewSubBuffer(parent driver.Buffer, offset, size int64) (driver
 }
 
 // NewHostBuffer allocates pinned host memory that every device reaches
-// (cuMemHostAlloc, portable and mapped).
+// (cuMemHostAlloc, portable and mapped), behind the gate.
 func (c *context) NewHostBuffer(size int64) (driver.Buffer, error) {
 	b := &buffer{c: c, size: size}
+	defer c.devs[0].gate.hold()()
 	if err := cuError("cuMemHostAlloc", C.dgen_host_alloc(c.devs[0].ctx, &b.host, &b.ptr, C.size_t(max(size, 1)))); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-// Release frees the memory; releasing a view does nothing.
+// Release frees the memory, behind the gate (gate.go); releasing a view
+// does nothing.
 func (b *buffer) Release() error {
-	switch {
-	case b.view:
+	if b.view {
 		return nil
-	case b.host != nil:
+	}
+	defer b.c.devs[0].gate.hold()()
+	if b.host != nil {
 		return cuError("cuMemFreeHost", C.dgen_host_free(b.c.devs[0].ctx, b.host))
 	}
 	return cuError("cuMemFree", C.dgen_free(b.c.devs[0].ctx, b.ptr))

@@ -20,13 +20,10 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// CUDA function attributes (CUfunction_attribute).
-const (
-	funcMaxThreadsPerBlock = 0
-	funcSharedSizeBytes    = 1
-	funcLocalSizeBytes     = 3
-	funcMaxDynamicShared   = 8
-)
+// funcMaxDynamicShared is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+// (CUfunction_attribute); dgen_cu.h names the attributes that
+// dgen_function reads.
+const funcMaxDynamicShared = 8
 
 // LineInfoOption is the build option of NVIDIA's OpenCL that makes its
 // PTX carry .loc line information, with a .file directive naming each
@@ -85,8 +82,10 @@ func (c *context) BuildProgram(source, options string) (driver.Program, error) {
 	return p, nil
 }
 
-// LoadProgram rewrites each device's PTX (rewritten PTX is unchanged) and
-// loads it with cuModuleLoadDataEx.
+// LoadProgram rewrites each device's PTX (rewritten PTX is unchanged),
+// loads it with cuModuleLoadDataEx and finds and loads every kernel's
+// function (functions), behind the device's gate (gate.go): NewKernel
+// then calls no driver function.
 func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program, error) {
 	if len(binaries) != len(c.devs) {
 		return nil, fmt.Errorf("cuModuleLoadDataEx: %d binaries for %d devices", len(binaries), len(c.devs))
@@ -100,21 +99,65 @@ func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program
 			p.unload()
 			return nil, err
 		}
-		mod, err := c.devs[i].load(m.PTX, lineInfo)
+		mod, fns, err := c.devs[i].load(m, lineInfo)
 		if err != nil {
 			p.unload()
 			return nil, err
 		}
 		p.mods = append(p.mods, mod)
 		p.ptx = append(p.ptx, m)
+		p.fns = append(p.fns, fns)
 	}
 	return p, nil
 }
 
-// load loads PTX into the device's context; with lineInfo, ptxas keeps
+// function is a kernel's function on a device, found and loaded with its
+// module, and the attributes a kernel reads.
+type function struct {
+	f                   C.CUfunction
+	static, priv, maxTB int // bytes of static shared and of private memory, most threads per block
+}
+
+// load loads m's PTX into the device's context, and the functions of its
+// entries, by name, behind the device's gate; with lineInfo, ptxas keeps
 // the PTX's line information (LineInfoOption).
-func (d *device) load(ptx []byte, lineInfo bool) (C.CUmodule, error) {
+func (d *device) load(m *Module, lineInfo bool) (C.CUmodule, map[string]function, error) {
 	defer sigsave.Keep()() // the PTX compiler may install signal handlers: keep Go's
+	defer d.gate.hold()()
+	mod, err := d.loadModule(m.PTX, lineInfo)
+	if err != nil {
+		return nil, nil, err
+	}
+	fns := make(map[string]function, len(m.Entries))
+	for _, e := range m.Entries {
+		f, err := d.function(mod, e.Name)
+		if err != nil {
+			C.dgen_module_unload(d.ctx, mod)
+			return nil, nil, err
+		}
+		fns[e.Name] = f
+	}
+	return mod, fns, nil
+}
+
+// function finds and loads the function name of mod.
+func (d *device) function(mod C.CUmodule, name string) (function, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var (
+		f                 function
+		static, priv, tpb C.int
+		step              C.int
+	)
+	if r := C.dgen_function(d.ctx, mod, cname, &f.f, &static, &priv, &tpb, &step); r != 0 {
+		return function{}, cuError([...]string{"cuModuleGetFunction", "cuFuncLoad", "cuFuncGetAttribute"}[step], r)
+	}
+	f.static, f.priv, f.maxTB = int(static), int(priv), int(tpb)
+	return f, nil
+}
+
+// loadModule loads PTX into the device's context.
+func (d *device) loadModule(ptx []byte, lineInfo bool) (C.CUmodule, error) {
 	src := C.CString(string(ptx))
 	defer C.free(unsafe.Pointer(src))
 	var (
@@ -142,6 +185,7 @@ type program struct {
 	c    *context
 	mods []C.CUmodule
 	ptx  []*Module
+	fns  []map[string]function // by device, the functions of the entries
 	refs atomic.Int32
 
 	// dyn is the dynamic shared memory each function may use, as set with
@@ -191,7 +235,10 @@ func (p *program) unref() error {
 func (p *program) unload() error {
 	var errs []error
 	for i, m := range p.mods {
-		errs = append(errs, cuError("cuModuleUnload", C.dgen_module_unload(p.c.devs[i].ctx, m)))
+		d := p.c.devs[i]
+		reopen := d.gate.hold()
+		errs = append(errs, cuError("cuModuleUnload", C.dgen_module_unload(d.ctx, m)))
+		reopen()
 	}
 	p.mods = nil
 	return errors.Join(errs...)
@@ -224,6 +271,7 @@ type kernel struct {
 	name   string
 	entry  *Entry
 	static []int // static shared memory by device
+	priv   []int // private memory by device
 	maxTPB []int // most threads per block by device
 	dynSet []int // the dynamic shared memory the function may use, by device
 
@@ -236,7 +284,9 @@ type kernel struct {
 	smps []sampler
 }
 
-// NewKernel finds the kernel's function in every device's module.
+// NewKernel makes a kernel object of the functions that LoadProgram found
+// in every device's module: it calls no driver function, so that making
+// one never waits for the driver while other goroutines use it.
 func (p *program) NewKernel(name string) (driver.Kernel, error) {
 	if why := p.ptx[0].refusal(name); why != nil {
 		return nil, why
@@ -246,22 +296,16 @@ func (p *program) NewKernel(name string) (driver.Kernel, error) {
 		return nil, &driver.Error{Call: "cuModuleGetFunction", Code: 500, Name: "CUDA_ERROR_NOT_FOUND", Kind: driver.ErrNoKernel}
 	}
 	k := &kernel{p: p, name: name, entry: e, set: make([]bool, len(e.Params)), localSz: make([]int, len(e.Params))}
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	for i, m := range p.mods {
-		var f C.CUfunction
-		if err := cuError("cuModuleGetFunction", C.dgen_function(p.c.devs[i].ctx, m, cname, &f)); err != nil {
-			return nil, err
+	for i, fns := range p.fns {
+		f, ok := fns[name]
+		if !ok { // every device's module has the entries of device 0's
+			return nil, &driver.Error{Call: "cuModuleGetFunction", Code: 500, Name: "CUDA_ERROR_NOT_FOUND", Kind: driver.ErrNoKernel}
 		}
-		var static, tpb C.int
-		if err := errors.Join(cuError("cuFuncGetAttribute", C.dgen_func_attr(p.c.devs[i].ctx, &static, funcSharedSizeBytes, f)),
-			cuError("cuFuncGetAttribute", C.dgen_func_attr(p.c.devs[i].ctx, &tpb, funcMaxThreadsPerBlock, f))); err != nil {
-			return nil, err
-		}
-		k.fns = append(k.fns, f)
-		k.static = append(k.static, int(static))
-		k.maxTPB = append(k.maxTPB, int(tpb))
-		k.dynSet = append(k.dynSet, p.c.devs[i].maxShared-int(static))
+		k.fns = append(k.fns, f.f)
+		k.static = append(k.static, f.static)
+		k.priv = append(k.priv, f.priv)
+		k.maxTPB = append(k.maxTPB, f.maxTB)
+		k.dynSet = append(k.dynSet, p.c.devs[i].maxShared-f.static)
 	}
 	k.allocArgs()
 	p.refs.Add(1)
@@ -402,15 +446,11 @@ func (k *kernel) WorkGroupInfo(device uintptr) (driver.KernelWorkGroupInfo, erro
 	if err != nil {
 		return driver.KernelWorkGroupInfo{}, err
 	}
-	var priv C.int
-	if err := cuError("cuFuncGetAttribute", C.dgen_func_attr(d.ctx, &priv, funcLocalSizeBytes, k.fns[i])); err != nil {
-		return driver.KernelWorkGroupInfo{}, err
-	}
 	local := k.static[i]
 	for _, j := range k.locals {
 		local += k.localSz[j]
 	}
-	return driver.KernelWorkGroupInfo{WorkGroupSize: k.maxTPB[i], PreferredMultiple: d.warp, LocalMemSize: int64(local), PrivateMemSize: int64(priv),
+	return driver.KernelWorkGroupInfo{WorkGroupSize: k.maxTPB[i], PreferredMultiple: d.warp, LocalMemSize: int64(local), PrivateMemSize: int64(k.priv[i]),
 		CompileWorkGroupSize: reqntid(k.p.ptx[i].PTX, k.name)}, nil
 }
 

@@ -37,10 +37,23 @@ func (c *context) NewQueueOptions(dev int, o driver.QueueOptions) (driver.Queue,
 	}
 	q := &queue{c: c, d: c.devs[dev], dev: dev, profiling: o.Profiling}
 	prio, _ := streamPriority(o.Priority, q.d.priorities)
-	if err := cuError("cuStreamCreateWithPriority", C.dgen_stream_create(q.d.ctx, &q.s, C.int(prio))); err != nil {
+	if err := q.d.createStream(&q.s, prio); err != nil {
 		return nil, err
 	}
 	return q, nil
+}
+
+// createStream creates a stream on d at CUDA priority prio behind its
+// gate (gate.go).
+func (d *device) createStream(s *C.CUstream, prio int) error {
+	defer d.gate.hold()()
+	return cuError("cuStreamCreateWithPriority", C.dgen_stream_create(d.ctx, s, C.int(prio)))
+}
+
+// destroyStream destroys a stream of d behind its gate.
+func (d *device) destroyStream(s C.CUstream) error {
+	defer d.gate.hold()()
+	return cuError("cuStreamDestroy", C.dgen_stream_destroy(d.ctx, s))
 }
 
 // NewKernelTimedQueue implements driver.KernelTimer: a profiling queue
@@ -117,8 +130,10 @@ func (q *queue) events(want bool) (start, end *cuEvent, err error) {
 // prologue returns what a command's wrapper call takes besides its
 // operation: the CUDA events of wait, held in wb (or a larger array if
 // there are more than 8), with their number and the first's address; and
-// the events the command records (events).
+// the events the command records (events). It first passes the device's
+// gate, as every command does.
 func (q *queue) prologue(wb *[8]C.CUevent, wait []driver.Event, want bool) (nw C.int, first *C.CUevent, start, end *cuEvent, err error) {
+	q.d.gate.pass()
 	wl, first, err := waitEvents(wb[:0], wait)
 	if err != nil {
 		return 0, nil, nil, nil, err
@@ -204,6 +219,7 @@ func (q *queue) launchKernel(k *kernel, r *driver.NDRange, wait []driver.Event, 
 		return q.kt.launchKernel(k, l, wait, mode)
 	}
 	if mode == noEvent && len(wait) == 0 {
+		q.d.gate.pass()
 		res := C.dgen_launch_plain(q.d.ctx, k.fns[q.dev], l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
 			l.shared, q.s, k.paramArray())
 		if res != 0 {
@@ -335,6 +351,7 @@ func (q *queue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size in
 // Marker records an event after wait, or after everything enqueued before
 // it: the stream is in order, so both are the stream's point after wait.
 func (q *queue) Marker(wait []driver.Event) (driver.Event, error) {
+	q.d.gate.pass()
 	var wb [8]C.CUevent
 	wl, wp, err := waitEvents(wb[:0], wait)
 	if err != nil {
@@ -371,5 +388,5 @@ func (q *queue) Release() error {
 	if q.kt != nil {
 		q.kt.close()
 	}
-	return errors.Join(err, cuError("cuStreamDestroy", C.dgen_stream_destroy(q.d.ctx, q.s)))
+	return errors.Join(err, q.d.destroyStream(q.s))
 }

@@ -70,6 +70,15 @@
 //	dgen_driver_buffer_allocs_total                           driver buffers created (Alloc.DriverAllocs)
 //	dgen_driver_buffer_releases_total                         driver buffers released (Alloc.DriverReleases)
 //
+// The device-memory budget of each device ([stats.Budget], rt.Config.MemoryLimit):
+//
+//	dgen_memory_limit_bytes{device,device_name}               the limit; 0 for none (Limit)
+//	dgen_memory_used_bytes{device,device_name}                bytes the context holds on the device (Used)
+//	dgen_memory_peak_bytes{device,device_name}                the most it held at once (Peak)
+//	dgen_memory_limit_waits_total{device,device_name}         allocations that waited for a free (Waits)
+//	dgen_memory_limit_wait_seconds_total{device,device_name}  the time they waited (WaitTime)
+//	dgen_memory_limit_refusals_total{device,device_name}      allocations the limit refused (Failures)
+//
 // Queues and events ([stats.Queues], [stats.Context].Events):
 //
 //	dgen_queues                       queues of the context (Queues)
@@ -214,6 +223,26 @@ var taggeds = []tagged{
 		func(t *alloc.TagStats) float64 { return float64(t.Ordered) }},
 }
 
+// budgets are the metrics of each device's memory budget.
+var budgets = []struct {
+	name, help string
+	typ        prometheus.ValueType
+	value      func(b *stats.Budget) float64
+}{
+	{"memory_limit_bytes", "The bound on the device memory the context holds on the device (rt.Config.MemoryLimit); 0 for none.", gauge,
+		func(b *stats.Budget) float64 { return float64(b.Limit) }},
+	{"memory_used_bytes", "Bytes of device memory the context holds on the device, as the budget counts them.", gauge,
+		func(b *stats.Budget) float64 { return float64(b.Used) }},
+	{"memory_peak_bytes", "The most bytes of device memory the context held on the device at once.", gauge,
+		func(b *stats.Budget) float64 { return float64(b.Peak) }},
+	{"memory_limit_waits_total", "Allocations that waited for a free at the memory limit.", counter,
+		func(b *stats.Budget) float64 { return float64(b.Waits) }},
+	{"memory_limit_wait_seconds_total", "The time allocations waited for frees at the memory limit.", counter,
+		func(b *stats.Budget) float64 { return b.WaitTime.Seconds() }},
+	{"memory_limit_refusals_total", "Allocations that the memory limit refused, at once or when their wait ended.", counter,
+		func(b *stats.Budget) float64 { return float64(b.Failures) }},
+}
+
 // The program cache's tiers, the values of the label tier.
 var tiers = []struct {
 	name  string
@@ -237,6 +266,7 @@ type collector struct {
 	oomRetries *prometheus.Desc
 	scalars    []*prometheus.Desc // by index in scalars
 	taggeds    []*prometheus.Desc // by index in taggeds
+	budgets    []*prometheus.Desc // by index in budgets
 }
 
 // NewCollector returns a collector that exports the statistics of ctx
@@ -268,6 +298,9 @@ func NewCollector(ctx *rt.Context, name string) prometheus.Collector {
 	for _, m := range taggeds {
 		c.taggeds = append(c.taggeds, desc(m.name, m.help, "device", "device_name", "site"))
 	}
+	for _, m := range budgets {
+		c.budgets = append(c.budgets, desc(m.name, m.help, "device", "device_name"))
+	}
 	return c
 }
 
@@ -279,6 +312,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	for _, d := range c.taggeds {
+		ch <- d
+	}
+	for _, d := range c.budgets {
 		ch <- d
 	}
 }
@@ -303,6 +339,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			for i, m := range taggeds {
 				ch <- prometheus.MustNewConstMetric(c.taggeds[i], m.typ, m.value(t), dev, d.Device, t.Name)
 			}
+		}
+	}
+	for j := range s.Alloc.Budgets {
+		b := &s.Alloc.Budgets[j]
+		for i, m := range budgets {
+			ch <- prometheus.MustNewConstMetric(c.budgets[i], m.typ, m.value(b), strconv.Itoa(b.Index), b.Device)
 		}
 	}
 }

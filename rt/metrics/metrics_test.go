@@ -29,7 +29,7 @@ const saxpy = `__kernel void saxpy(float a, __global const float *x, __global fl
 // driver buffers, pool queues held once and shared, a live event.
 func busyContext(t *testing.T) *rt.Context {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{QueuePool: 1})
+	ctx, err := rt.OpenConfig(rt.Config{QueuePool: 1, MemoryLimit: 64 << 20})
 	testenv.SkipWithoutDevice(t, err)
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +149,19 @@ func TestCollectorMatchesStats(t *testing.T) {
 		{"dgen_trace_dropped_events_total", nil, float64(ctx.Tracer().Dropped())},
 		{"dgen_device_faults_total", nil, 0},
 	}
+	if len(st.Alloc.Budgets) == 0 {
+		t.Fatal("Stats has no memory budget")
+	}
+	b := st.Alloc.Budgets[0]
+	bdev := map[string]string{"device": fmt.Sprint(b.Index), "device_name": b.Device}
+	tests = append(tests, []sample{
+		{"dgen_memory_limit_bytes", bdev, float64(b.Limit)},
+		{"dgen_memory_used_bytes", bdev, float64(b.Used)},
+		{"dgen_memory_peak_bytes", bdev, float64(b.Peak)},
+		{"dgen_memory_limit_waits_total", bdev, float64(b.Waits)},
+		{"dgen_memory_limit_wait_seconds_total", bdev, b.WaitTime.Seconds()},
+		{"dgen_memory_limit_refusals_total", bdev, float64(b.Failures)},
+	}...)
 	for _, tt := range tests {
 		got, ok := find(mfs, tt.family, tt.labels)
 		if !ok {

@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/dgen-go/dgen/internal/cmalloc"
 	"github.com/dgen-go/dgen/internal/sigsave"
 	"github.com/dgen-go/dgen/rt/driver"
 )
@@ -215,8 +216,12 @@ func (c *context) buildLog(h C.cl_program) string {
 	return strings.Join(logs, "\n")
 }
 
+// Release releases the context, then gives the C heap's free memory back
+// to the system (cmalloc.Trim): what the driver freed.
 func (c *context) Release() error {
-	return check("clReleaseContext", C.clReleaseContext(c.h))
+	err := check("clReleaseContext", C.clReleaseContext(c.h))
+	cmalloc.Trim()
+	return err
 }
 
 type program struct {

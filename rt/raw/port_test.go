@@ -40,8 +40,8 @@ func open(t *testing.T) *rt.Context {
 }
 
 // cuda reports whether ctx runs on the CUDA backend, which open chose
-// from DGEN_BACKEND.
-func cuda(*rt.Context) bool { return os.Getenv("DGEN_BACKEND") == "cuda" }
+// from DGEN_BACKEND (or automatic selection, which prefers it on a GPU).
+func cuda(ctx *rt.Context) bool { return ctx.Backend() == "cuda" }
 
 func build(t *testing.T, ctx *rt.Context, name, src, opts string) *raw.Program {
 	t.Helper()

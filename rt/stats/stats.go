@@ -91,6 +91,32 @@ type Alloc struct {
 	// DriverAllocs and DriverReleases count every driver buffer created and
 	// released through the context: by the allocators and rt.NewBuffer.
 	DriverAllocs, DriverReleases uint64
+	// Budgets has the account of the memory the context holds on each of
+	// its devices, within rt.Config.MemoryLimit, in device order.
+	Budgets []Budget
+}
+
+// Budget is the account of the device memory that a context holds on one
+// device (rt.Config.MemoryLimit, DGEN_MEMORY_LIMIT): the blocks of its
+// allocators, held and in use, and the memory it has from the driver
+// (rt.NewBuffer, rt.NewImage, device globals), which counts on the
+// context's first device; and the allocations that the limit made wait
+// or refused.
+type Budget struct {
+	// Device is the device's name; Index its position among the
+	// context's devices.
+	Device string
+	Index  int
+	Limit  int64 // the limit in bytes; 0 for none
+	Used   int64 // the bytes held now
+	Peak   int64 // the most bytes held at once
+	// Waits counts the allocations that waited for a free (the Context
+	// forms), and WaitTime the time they waited in all; Failures counts
+	// the allocations that the limit refused: at once (the plain forms,
+	// and any request above the limit) or when their wait ended.
+	Waits    uint64
+	WaitTime time.Duration
+	Failures uint64
 }
 
 // DeviceAlloc are the statistics of one device's allocator.
@@ -137,5 +163,11 @@ func (s Alloc) String() string {
 		}
 	}
 	fmt.Fprintf(&b, "driver buffers created %d, released %d\n", s.DriverAllocs, s.DriverReleases)
+	for _, m := range s.Budgets {
+		if m.Limit > 0 {
+			fmt.Fprintf(&b, "memory limit on %s: %d of %d bytes in use (peak %d), %d waits (%v), %d refused\n",
+				m.Device, m.Used, m.Limit, m.Peak, m.Waits, m.WaitTime, m.Failures)
+		}
+	}
 	return b.String()
 }

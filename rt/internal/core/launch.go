@@ -88,24 +88,31 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 }
 
 // launching is what a launch must undo when it returns: the uses of its
-// buffer arguments (useArgs), its queue's enter, and the instance of a
-// spec, parked again.
+// buffer arguments (useArgs), the instance of a spec, parked again, and
+// its queue's enter.
 type launching struct {
 	q                   *Queue
 	k                   *Kernel
 	park, entered, used bool
 }
 
-// end undoes what l says, in that order.
+// end undoes what l says, in that order. The instance parks inside the
+// queue's enter, so that Queue.Release, which waits for the calls inside,
+// finds it in its slot; a launch that did not enter a released queue
+// gives it to its prototype's pool instead.
 func (l *launching) end() {
 	if l.used {
 		l.k.doneArgs()
 	}
+	if l.park {
+		if l.entered || l.k.hit.q.gate.released.Load() == nil {
+			l.k.park()
+		} else {
+			l.k.hit.unpark()
+		}
+	}
 	if l.entered {
 		l.q.exit()
-	}
-	if l.park {
-		l.k.park()
 	}
 }
 

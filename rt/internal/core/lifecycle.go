@@ -21,10 +21,14 @@ import (
 // Close safe under concurrent use, the close guard and the queues' gates,
 // is context.go's.
 
-// Open opens a context as the environment says.
+// Open opens a context as the environment says (ConfigFromEnv): on the
+// device that DGEN_DEVICE selects, by default the first GPU, else the
+// first CPU device. It is OpenConfig(Config{}).
 func Open() (*Context, error) { return OpenConfig(Config{}) }
 
-// OpenConfig opens a context as cfg and the environment say.
+// OpenConfig opens a context as cfg says, with the fields that cfg leaves
+// at their zero value filled from the environment (ConfigFromEnv): a field
+// that cfg sets wins over its DGEN_ variable.
 func OpenConfig(cfg Config) (*Context, error) {
 	cfg, err := cfg.withEnv(nil) // config.go
 	if err != nil {
@@ -42,6 +46,9 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
+	if cfg.MemoryLimit < 0 {
+		return nil, fmt.Errorf("open context: memory limit of %d bytes: %w: negative", cfg.MemoryLimit, ErrInvalidArgument)
+	}
 	name, drv, devs, err := openBackend(cfg) // backend.go
 	if err != nil {
 		return nil, err
@@ -54,6 +61,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
+		c.devices[i].budget.limit = cfg.MemoryLimit
 	}
 	if err := c.openTracing(cfg); err != nil {
 		drv.Release()
@@ -97,6 +105,10 @@ func (c *Context) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.pool.mu.Lock()
+	c.pool.wakeLocked() // a Shutdown waiting for the pool's queues
+	c.pool.mu.Unlock()
+	c.wakeBudgets() // allocations waiting for a free
 	c.drain()
 	c.mu.Lock()
 	qs := c.queues
@@ -117,10 +129,11 @@ func (c *Context) Close() error {
 	errs = append(errs, c.closeAllocators()...)
 	errs = append(errs, c.closeImages()...)
 	for _, q := range qs {
-		if err := q.drv.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
+		if err := q.unref(); err != nil { // the pinned memory mapped through it went with closeLive
+			errs = append(errs, fmt.Errorf("close context: %w", err))
 		}
 	}
+	errs = append(errs, c.closeHealth()...)
 	cacheErrs := c.pc.Close()
 	cacheErrs = append(cacheErrs, c.closeInstances()...)
 	c.closeRemote()
@@ -219,17 +232,18 @@ func (c *Context) closeAllocators() []error {
 // sites. Called by Close with c.closed set, after the queues have drained.
 func (c *Context) closeImages() []error {
 	c.images.mu.Lock()
-	defer c.images.mu.Unlock()
+	pools, samplers := c.images.pools, c.images.samplers
+	c.images.pools, c.images.samplers = nil, nil
+	c.images.mu.Unlock()
 	var errs []error
-	for _, a := range c.images.pools {
+	for _, a := range pools {
 		if err := a.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close context: images: %w", err))
 		}
 	}
-	for _, err := range c.releaseSamplers() {
+	for _, err := range releaseSamplers(samplers) {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
-	c.images.pools = nil
 	return errs
 }
 

@@ -11,7 +11,14 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Pinned is mapped host memory (rt.Pinned).
+// Pinned is host memory of n elements of T that the device reaches
+// directly: an OpenCL buffer allocated with CL_MEM_ALLOC_HOST_PTR and
+// mapped once for the host, which on GPUs is page-locked memory that
+// transfers copy by DMA, without staging through a driver buffer. Programs
+// that transfer every iteration keep their host side in one: pass Slice to
+// Buffer.Read and Buffer.Write, or the Pinned itself to ReadAsync and
+// WriteAsync, which return before the copy is done. Its methods are safe
+// for concurrent use.
 type Pinned[T any] struct {
 	pinnedMem
 }
@@ -20,7 +27,7 @@ type Pinned[T any] struct {
 // transfer to and from it keep it. From NewPinned until Free it is live
 // in its context (live.go), whose Close releases it if Free did not.
 type pinnedMem struct {
-	q    *Queue // maps and unmaps it
+	q    *Queue // maps and unmaps it; holds its driver queue (queueGate.refs) while mapped
 	drv  driver.Buffer
 	n    int   // elements
 	size int64 // bytes
@@ -41,13 +48,16 @@ type pinnedUse struct {
 	pt uint64
 }
 
-// NewPinned allocates pinned memory of n elements of T and maps it through
-// q, which waits for q's commands; NewPinnedContext bounds that wait by
-// ctx (Queue.waitBefore).
+// NewPinned allocates pinned host memory of n elements of T, mapped for
+// the host through q, and zeroes it. The mapping runs after the commands
+// enqueued on q before it: NewPinnedContext bounds that wait.
 func NewPinned[T any](q *Queue, n int) (*Pinned[T], error) {
 	return newPinned[T](nil, q, n)
 }
 
+// NewPinnedContext is NewPinned bounded by ctx: when ctx is done before
+// the commands enqueued on q before it have completed, it returns an error
+// wrapping ctx.Err() and allocates nothing, and they run on.
 func NewPinnedContext[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) {
 	return newPinned[T](ctx, q, n)
 }
@@ -87,6 +97,7 @@ func newPinned[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) 
 		return nil, fmt.Errorf("map pinned memory of %d bytes on %q: %w", size, q.dev.Name, err)
 	}
 	clear(unsafe.Slice((*byte)(p.p), size))
+	q.gate.refs.Add(1)           // it unmaps through q's driver queue, which a Release of q leaves it
 	q.ctx.live.add(&p.pinnedMem) // live.go
 	return p, nil
 }
@@ -150,6 +161,7 @@ func (p *pinnedMem) release() error {
 	if err := p.drv.Release(); err != nil {
 		errs = append(errs, fmt.Errorf("release pinned memory: %w", err))
 	}
+	errs = append(errs, p.q.unref())
 	return errors.Join(errs...)
 }
 
@@ -215,7 +227,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 			return q.drv.Marker(dw)
 		}
 		return do(drv, boff, size, h.p, dw)
-	}, wait, 1+facade)
+	}, wait, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -256,9 +268,10 @@ func (u pinnedUse) wait() error {
 		}
 	}
 	q := u.q
-	if q.pts.done.Load() >= u.pt {
+	if q.pts.done.Load() >= u.pt || !q.hold() { // released: every command on q has completed
 		return nil
 	}
+	defer q.exit()
 	n := q.pts.enq.Load()
 	ev, err := q.drv.Marker(nil)
 	if err != nil {

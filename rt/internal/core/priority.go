@@ -19,10 +19,22 @@ import (
 // PriorityHigh never shares an in-order queue with the requests of
 // another priority, even where the device has no priorities.
 
-// QueueConfig is rt.QueueConfig: how NewQueueConfig and
-// AcquireQueueConfig make a queue. The zero QueueConfig is what NewQueue
-// and AcquireQueue make.
+// QueueConfig says how Context.NewQueueConfig and AcquireQueueConfig make
+// a queue. The zero QueueConfig is what NewQueue and AcquireQueue make.
 type QueueConfig struct {
+	// Priority is the queue's scheduling priority: where queues of a
+	// device have work ready, the device starts that of the higher
+	// priority first (on CUDA, block by block as the multiprocessors free
+	// up, so that a short kernel need not wait for a long one of a queue
+	// of lower priority to end). The zero Priority is PriorityNormal.
+	//
+	// On rt/cuda, priorities are CUDA's stream priorities: PriorityHigh is
+	// the device's greatest, PriorityNormal and PriorityLow its default,
+	// which on NVIDIA's GPUs is also its least, so that a queue at
+	// PriorityLow runs at PriorityNormal (Queue.Priority says so). On
+	// rt/opencl they are cl_khr_priority_hints's, where the device reports
+	// that extension; where it does not (PoCL), every queue runs at
+	// PriorityNormal.
 	Priority Priority
 }
 
@@ -53,8 +65,10 @@ func (c *Context) queuePriority(dev *Device, p Priority) Priority {
 }
 
 // Priority returns the priority the queue runs at: the one it was made
-// at where its device has it, else the one the device runs it at instead
-// (PriorityNormal on a device without priorities).
+// at (QueueConfig.Priority) where its device has it, else the one the
+// device runs it at instead, PriorityNormal where it has no priorities.
+// The context logs a warning (Config.Logger) the first time a queue of a
+// device runs at another priority than it was made at.
 func (q *Queue) Priority() Priority {
 	if q == nil {
 		return PriorityNormal

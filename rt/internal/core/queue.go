@@ -4,47 +4,62 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync/atomic"
 
+	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/desc"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Queues: their creation, ordering, markers and wait lists. What runs on
-// them lives beside this file: kernels and their launch records
+// Queues: their creation and release, ordering, markers and wait lists.
+// What runs on them lives beside this file: kernels and their launch records
 // (kernel.go), the launch path (launch.go), ranges (range.go), events
 // (event.go), programs (program.go), work-group limits (workgroup.go), use
 // points of stream-ordered reuse (streamorder.go), the trace point of every
 // command (tracing.go), command graphs (graph.go, recording.go), and the
 // context's pool of queues (queuepool.go).
 
-// Queue is an in-order command queue (rt.Queue).
-//
-// Invariants:
-//   - ctx, gate, dev, tq, launcher, drv, profiling, lateTimes, timer, id,
-//     prio, asked and tune are set when the queue is made and never change: by
-//     NewQueue, or for the queues that Record and Graph.Update
-//     (recordingQueue) and SpecConst.Tune (tuningQueue) hand their
-//     functions, from the queue they are made from, whose driver queue,
-//     gate, trace handle and id they share.
-//   - Every call on the queue that uses a driver object runs between
-//     q.enter and q.exit, which count it in gate, so that Close waits for
-//     it (context.go). A queue counts its own calls, so that goroutines
-//     launching on queues of their own share no written cache line; a
-//     recording or tuning queue counts in the gate of the queue it was
-//     made from. A call of the context as a whole counts in the context's
-//     guard instead.
-//   - rec, specs and global are atomics; pts and log are atomic counters
-//     (and log's ring and pcs atomic words); pooled and holders are the
-//     context's pool's, under its mutex (queuepool.go).
-//   - pend has its own mutex, which only tracing takes; drainTrace holds
-//     it across the driver calls that read device times. No other lock of
-//     the queue is held across a driver call.
-//
-// The fields that a launch reads come first, so that they share few cache
-// lines: between two launches the driver's own work evicts them.
+// Queue is an in-order command queue on one device. It is safe for
+// concurrent use: commands from several goroutines are ordered as they
+// reach it. Goroutines that launch concurrently scale best with a queue
+// each, as CUDA threads do with a stream each: a generated Enqueue then
+// shares no kernel object and takes no lock. A goroutine that lives for
+// one request (a server's handler) takes a queue of the context's pool
+// for the request instead (Context.AcquireQueue).
 type Queue struct {
+	// Invariants:
+	//   - ctx, gate, dev, tq, launcher, drv, profiling, lateTimes, timer, id,
+	//     prio, asked and tune are set when the queue is made and never
+	//     change: by
+	//     NewQueue, or for the queues that Record and Graph.Update
+	//     (recordingQueue) and SpecConst.Tune (tuningQueue) hand their
+	//     functions, from the queue they are made from, whose driver queue,
+	//     gate, trace handle and id they share.
+	//   - Every call on the queue that uses a driver object runs between
+	//     q.enter and q.exit, which count it in gate, so that Close waits for
+	//     it (context.go). A queue counts its own calls, so that goroutines
+	//     launching on queues of their own share no written cache line; a
+	//     recording or tuning queue counts in the gate of the queue it was
+	//     made from. A call of the context as a whole counts in the context's
+	//     guard instead.
+	//   - rec, specs and global are atomics; pts and log are atomic counters
+	//     (and log's ring and pcs atomic words); pooled, and the holders of
+	//     gate, are the context's pool's, written under its mutex
+	//     (queuepool.go).
+	//   - pend has its own mutex, which only tracing takes; drainTrace holds
+	//     it across the driver calls that read device times. No other lock of
+	//     the queue is held across a driver call.
+	//   - A queue that NewQueue made is released once, by Release or Close:
+	//     Release marks the gate released (enter fails from then on), waits
+	//     for the calls inside and for the queue's commands, and takes the
+	//     queue out of the context's queues; the driver queue goes with the
+	//     last holder of gate.refs.
+	//
+	// The fields that a launch reads come first, so that they share few cache
+	// lines: between two launches the driver's own work evicts them.
 	ctx      *Context
 	gate     *queueGate // the calls inside enter, which Close waits for (context.go)
 	dev      *Device
@@ -65,10 +80,9 @@ type Queue struct {
 	pend pendingList // traced commands awaiting their device times
 	pts  queuePoints // use points, for stream-ordered reuse
 
-	// pooled marks a queue of the context's pool (queuepool.go), which
-	// holders goroutines hold; both are guarded by the pool's mutex.
-	pooled  bool
-	holders int
+	// pooled marks a queue of the context's pool (queuepool.go), guarded
+	// by the pool's mutex; gate.holders goroutines hold it.
+	pooled bool
 
 	// prio is the priority the queue runs at, asked the one it was made
 	// at, which keys the pool (priority.go).
@@ -121,13 +135,39 @@ func (c *Context) newDriverQueue(dev int, prio Priority) (q driver.Queue, timed 
 }
 
 // NewQueue creates an in-order queue on dev, which must be one of the
-// context's devices. The context releases it on Close.
+// context's devices, for a goroutine that launches on a queue of its own.
+// Give it back with Queue.Release once done with it: a worker that lives
+// shorter than the context (one per job of a pool that grows and shrinks)
+// releases its queue when it ends, and the process keeps nothing of it.
+// The context releases on Close the queues that Release did not.
+//
+//	q, err := ctx.NewQueue(dev)
+//	if err != nil {
+//		return err
+//	}
+//	defer q.Release()
+//	// launch on q
+//
+// A goroutine that lives for one request of a server takes a queue of
+// the context's pool instead (AcquireQueue, on the first device), which
+// makes no driver queue per request. NewQueue never waits for the
+// commands of the context's other queues. Once Shutdown has begun it fails
+// with an error wrapping ErrShuttingDown.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) { return c.NewQueueConfig(dev, QueueConfig{}) }
 
-// NewQueueConfig is NewQueue with cfg: a queue at cfg.Priority
-// (priority.go). A priority that is not one of rt's is an error wrapping
-// ErrInvalidArgument.
+// NewQueueConfig is NewQueue for a queue made with cfg: at a priority
+// (QueueConfig.Priority), where the device has one. A priority that is
+// not one of Priority's constants is an error wrapping ErrInvalidArgument.
 func (c *Context) NewQueueConfig(dev *Device, cfg QueueConfig) (*Queue, error) {
+	if c != nil && c.draining.Load() {
+		return nil, fmt.Errorf("create queue: %w", c.enterError())
+	}
+	return c.newQueue(dev, cfg)
+}
+
+// newQueue is NewQueueConfig for the pool too, whose AcquireQueueConfig
+// checks draining itself.
+func (c *Context) newQueue(dev *Device, cfg QueueConfig) (*Queue, error) {
 	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("create queue: %w", err)
 	}
@@ -145,6 +185,7 @@ func (c *Context) NewQueueConfig(dev *Device, cfg QueueConfig) (*Queue, error) {
 	}
 	q := &Queue{ctx: c, gate: new(queueGate), dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1),
 		prio: prio, asked: cfg.Priority}
+	q.gate.refs.Store(1)
 	q.launcher, _ = dq.(driver.ArgLauncher)
 	if late {
 		q.timer, _ = dq.(driver.KernelTimedQueue)
@@ -154,21 +195,190 @@ func (c *Context) NewQueueConfig(dev *Device, cfg QueueConfig) (*Queue, error) {
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.queues) == 1 && !c.multiQueue.Load() {
-		// The first queue's uses of allocator memory went unrecorded:
-		// complete them before another queue can reuse a block. A command
-		// records its uses if it reads multiQueue set after it was
-		// enqueued; one that reads it unset was enqueued before this
-		// Store, hence before Finish.
-		c.multiQueue.Store(true)
-		if err := c.queues[0].drv.Finish(); err != nil {
-			dq.Release()
-			return nil, c.recordFault(c.queues, c.queues[0], fmt.Errorf("create queue on %q: finish the first queue: %w", dev.Name, err)) // c.mu is held
+	second := len(c.queues) > 0
+	c.mu.Unlock()
+	if second {
+		var u alloc.Use
+		c.multi.Do(func() { u = c.startMultiQueue() })
+		if u.Queue != nil {
+			c.completeAsync(c.queue, u.Point)
 		}
 	}
+	c.mu.Lock()
 	c.queues = append(c.queues, q)
+	c.mu.Unlock()
 	return q, nil
+}
+
+// startMultiQueue makes the context record its commands' uses of
+// allocator memory (streamorder.go), when its second queue is made, and
+// returns the barrier it set. The uses of the first queue until then went
+// unrecorded: rather than finish that queue (which would wait for
+// whatever it runs, a kernel that never ends included, and did so under
+// the context's mutex), it takes a point on the first queue that covers
+// every one of them, and makes it a last use of every block of the
+// allocators (alloc.Allocator.Barrier): a reuse on another queue is
+// ordered after it, without blocking, until the point is known complete
+// (completeAsync). A command records its uses if it reads multiQueue set
+// after it was enqueued; one that reads it unset was enqueued before this
+// Store, hence before the point. An allocator made after the Store serves
+// commands that record their uses. NewQueue hands out the new queue only
+// after the barriers are set: it calls this through c.multi, whose other
+// callers wait for it (it makes no driver call).
+func (c *Context) startMultiQueue() alloc.Use {
+	c.multiQueue.Store(true)
+	q0 := c.queue
+	u := alloc.Use{Queue: q0, Point: q0.pts.point()}
+	for i := range c.allocs {
+		if d := c.allocs[i].Load(); d != nil {
+			d.a.Barrier(u)
+		}
+	}
+	c.images.mu.Lock()
+	defer c.images.mu.Unlock()
+	for _, a := range c.images.pools {
+		a.Barrier(u)
+	}
+	return u
+}
+
+// completeAsync marks q's points up to p complete once a marker enqueued
+// now has completed, waiting in a goroutine that Close waits for (it is
+// inside q's enter), so that a barrier on q stops ordering reuses even on
+// a queue that is never finished.
+func (c *Context) completeAsync(q *Queue, p uint64) {
+	if q.enter() != nil {
+		return
+	}
+	ev, err := q.drv.Marker(nil)
+	if err == nil {
+		err = q.drv.Flush()
+		if err != nil {
+			ev.Release()
+		}
+	}
+	if err != nil {
+		q.exit()
+		c.failed(q, err) // a fault is the context's; anything else leaves the barrier to the queue's next Finish
+		return
+	}
+	go func() {
+		defer q.exit()
+		if err := ev.Wait(); err != nil {
+			c.failed(q, fmt.Errorf("wait for queue %d on %q: %w", q.id, q.dev.Name, err))
+		} else {
+			q.pts.complete(p)
+		}
+		ev.Release()
+	}()
+}
+
+// Release gives back a queue that NewQueue made, once the commands
+// enqueued on it have completed: it waits for the calls in progress on the
+// queue and for its commands (as Finish does), then drops the queue from
+// the context and from what the context keeps per queue (the kernel
+// instances parked on it, which go back to their kernels' pools, the
+// allocators' records of its uses, its launch log, its trace handle and
+// pending device times, the graphs prepared for it) and releases its
+// driver queue (after the last pinned memory mapped through it is freed,
+// if any is still live). Events of its commands stay valid. Every later
+// use of the queue is an error wrapping ErrClosed; a second Release does
+// nothing, nor does a Release after the context's Close (or its device
+// fault), since Close releases the queue. The default queue (Close
+// releases it), a queue of the pool (ReleaseQueue gives it back) and a
+// queue that Record or SpecConst.Tune hands its function are not
+// NewQueue's: releasing one is an error wrapping ErrInvalidArgument. A
+// graph recorded on the queue launches on other queues as before, but its
+// Update needs the queue it was recorded on, and fails with ErrClosed
+// after its Release. Release holds no lock while it waits or releases.
+func (q *Queue) Release() error {
+	if q == nil {
+		return fmt.Errorf("release queue: %w: nil queue", ErrInvalidArgument)
+	}
+	c := q.ctx
+	if c.enter() != nil {
+		return nil // Close releases it
+	}
+	defer c.exit()
+	if q.gate.released.Load() != nil {
+		return nil
+	}
+	if err := c.releasable(q); err != nil {
+		return err
+	}
+	r := &queueRelease{done: make(chan struct{})}
+	if !q.gate.released.CompareAndSwap(nil, r) {
+		return nil // another goroutine's Release
+	}
+	c.waitIdle(&q.gate.n) // the calls on q in progress; later ones fail
+	l := q.log.mark()
+	err := q.drv.Finish()
+	if err == nil {
+		q.pts.done.Store(math.MaxUint64) // every use on q, recorded or to come, is complete
+		q.log.synchronised(l)
+	}
+	q.drainTrace(err == nil)
+	close(r.done)
+	if err != nil {
+		// Close releases it, with the context's other queues.
+		return c.failed(q, fmt.Errorf("release queue %d on %q: finish: %w", q.id, q.dev.Name, err))
+	}
+	c.mu.Lock()
+	if i := slices.Index(c.queues, q); i >= 0 {
+		c.queues = slices.Delete(c.queues, i, i+1)
+	}
+	c.mu.Unlock()
+	q.dropCaches()
+	return q.unref()
+}
+
+// releasable checks that q is a queue that Release may release: one that
+// NewQueue made and handed out, not the default queue or the pool's.
+func (c *Context) releasable(q *Queue) error {
+	what := ""
+	switch {
+	case q == c.queue:
+		what = "the context's default queue (Close releases it)"
+	case q.rec.Load() != nil || q.tune != nil:
+		what = "a queue that Record or Tune hands its function"
+	default:
+		c.pool.mu.Lock()
+		pooled := q.pooled
+		c.pool.mu.Unlock()
+		if pooled {
+			what = "a queue of the context's pool (give it back with ReleaseQueue)"
+		}
+	}
+	if what == "" {
+		c.mu.Lock()
+		listed := slices.Contains(c.queues, q)
+		c.mu.Unlock()
+		if !listed {
+			what = "not a queue that NewQueue made"
+		}
+	}
+	if what != "" {
+		return fmt.Errorf("release queue %d on %q: %w: %s", q.id, q.dev.Name, ErrInvalidArgument, what)
+	}
+	return nil
+}
+
+// dropCaches drops what the context keeps for q, which Release has
+// finished: the kernel instances parked in its slots go back to their
+// prototypes' pools (or are released, if their prototype was evicted),
+// the device global it found last, the graphs prepared for it, and its
+// trace handle. The records of its uses in blocks and buffers are
+// complete (its points are), and go at the next free or use of each.
+func (q *Queue) dropCaches() {
+	for i := range q.specs {
+		if h := q.specs[i].Swap(nil); h != nil {
+			h.q = nil
+			h.unpark()
+		}
+	}
+	q.global.Store(nil)
+	q.ctx.graphs.dropQueue(q) // graph.go
+	q.dev.tr.DropQueue(q.tq)
 }
 
 // Context returns the queue's context.
@@ -265,7 +475,7 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if r := q.rec.Load(); r != nil {
 		return nil, r.refuse("enqueue marker", "a marker's event would complete before the graph runs")
 	}
-	tk := q.beginTask(trace.Marker, "marker", facade, wait)
+	tk := q.beginTask(trace.Marker, "marker", 0, wait)
 	ev, err := q.drv.Marker(dw)
 	tk.End()
 	if err != nil {

@@ -9,24 +9,47 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// Range is an NDRange as the launch path checks it. rt.Range has the same
-// fields, so that rt, rt/codegen and rt/raw convert it for free: a Range is
-// plain data, and what WithLocal and WithOffset were given is in its
-// fields, each size as it was given, but for a size that is missing, which
-// holds missing, and a local size of 0, which holds zeroLocal (Local's own
-// 0 is "the device chooses"): so a launch's error shows the caller's
-// values.
+// Range is an NDRange: the global size in up to three dimensions and,
+// optionally, the local (work-group) size and the global offset. It is
+// plain data: Range1, Range2 and Range3 make one, and WithLocal and
+// WithOffset set its sizes.
 type Range struct {
-	Dims   int
+	// A Range is plain data: rt, rt/codegen and rt/raw convert it for
+	// free, and what WithLocal and WithOffset were given is in its fields,
+	// each size as it was given, but for a size that is missing, which
+	// holds missing, and a local size of 0, which holds zeroLocal (Local's
+	// own 0 is "the device chooses"): so a launch's error shows the
+	// caller's values.
+
+	// Dims is the number of dimensions, 1 to 3. Dimension 0 is the one
+	// that get_global_id(0) indexes, the fastest varying.
+	Dims int
+	// Global is the number of work-items in each dimension; 1 beyond
+	// Dims.
 	Global [3]int
-	Local  [3]int
+	// Local is the work-group size: all zero lets the device choose;
+	// otherwise a launch needs a size of 1 or more in each of the Dims
+	// dimensions that divides the global size, and 0 beyond. WithLocal
+	// sets it, each size as given (a 0 as a mark below every size, since
+	// 0 here means none), and a mark below every size where it was given
+	// none, so that the launch refuses a range that it was given too few
+	// or too many sizes for, or a size below 1, and says what it was given.
+	Local [3]int
+	// Offset is the global work offset, which get_global_id adds and
+	// get_global_offset returns (clEnqueueNDRangeKernel's
+	// global_work_offset); all zero for none, and 0 or more in each
+	// dimension otherwise. WithOffset sets it, each offset as given, and a
+	// mark below every size where it was given none. The CUDA backend
+	// launches no range with an offset: an error wrapping
+	// errors.ErrUnsupported.
 	Offset [3]int
 }
 
-// Range1 returns a one-dimensional range.
+// Range1 returns a one-dimensional range of n work-items.
 func Range1(n int) Range { return Range{Dims: 1, Global: [3]int{n, 1, 1}} }
 
-// Range2 returns a two-dimensional range.
+// Range2 returns a two-dimensional range, d0 work-items in dimension 0 and
+// d1 in dimension 1.
 func Range2(d0, d1 int) Range { return Range{Dims: 2, Global: [3]int{d0, d1, 1}} }
 
 // Range3 returns a three-dimensional range.
@@ -42,13 +65,17 @@ const (
 	zeroLocal = math.MinInt + 1
 )
 
-// WithLocal returns r with Local set to sizes, marked by fit.
+// WithLocal returns r with the work-group size set; give one size of 1 or
+// more per dimension of r. A size below 1 is an error at launch, not "the
+// device chooses": leave WithLocal out for that.
 func (r Range) WithLocal(sizes ...int) Range {
 	r.Local = fit(r.Dims, sizes, 1)
 	return r
 }
 
-// WithOffset returns r with Offset set to offsets, marked by fit.
+// WithOffset returns r with the global work offset set, one offset of 0
+// or more per dimension of r: work-item ids run from the offset to the
+// offset plus the global size.
 func (r Range) WithOffset(offsets ...int) Range {
 	r.Offset = fit(r.Dims, offsets, 0)
 	return r

@@ -11,11 +11,22 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// Sampler is rt.Sampler as the core takes it.
+// Sampler says how a kernel's read_imagef (and friends) reads an image:
+// with coordinates normalized to [0, 1] or in pixels, what it returns
+// outside the image, and how it filters. It is a value: a kernel spec's
+// sampler_t field takes one, and the context makes the driver's sampler
+// object on first use and keeps it until Close. A sampler declared as a
+// constant in the kernel source needs no field at all.
 type Sampler struct {
+	// Normalized says that coordinates run from 0 to 1 across the image,
+	// rather than in pixels.
 	Normalized bool
-	Address    AddressMode
-	Filter     FilterMode
+	// Address is what the sampler returns outside the image: ClampToEdge
+	// (the zero AddressMode), Clamp, AddressNone, Repeat or MirroredRepeat
+	// (the last two need Normalized).
+	Address AddressMode
+	// Filter is Nearest (the zero FilterMode) or Linear.
+	Filter FilterMode
 }
 
 // desc checks s and returns its driver description.
@@ -49,29 +60,31 @@ func (s *samplerObject) check() error {
 	return nil
 }
 
-// releaseSamplers releases the context's driver samplers, marking each
-// released. Called with c.images.mu held.
-func (c *Context) releaseSamplers() []error {
+// releaseSamplers releases the driver samplers ss, which Close took
+// from the context, marking each released.
+func releaseSamplers(ss map[Sampler]*samplerObject) []error {
 	var errs []error
-	for _, s := range c.images.samplers {
+	for _, s := range ss {
 		s.released.Store(true)
 		if err := s.drv.Release(); err != nil {
 			errs = append(errs, fmt.Errorf("sampler: %w", err))
 		}
 	}
-	c.images.samplers = nil
 	return errs
 }
 
-// sampler returns the context's driver sampler for s, made on first use.
+// sampler returns the context's driver sampler for s, made on first use
+// with no lock held: goroutines that race to make the same one each make
+// one, and all but the first to take images.mu release theirs.
 func (c *Context) sampler(s Sampler) (*samplerObject, error) {
 	d, err := s.desc()
 	if err != nil {
 		return nil, err
 	}
 	c.images.mu.Lock()
-	defer c.images.mu.Unlock()
-	if ds, ok := c.images.samplers[s]; ok {
+	ds, ok := c.images.samplers[s]
+	c.images.mu.Unlock()
+	if ok {
 		return ds, nil
 	}
 	if c.closed.Load() {
@@ -85,12 +98,26 @@ func (c *Context) sampler(s Sampler) (*samplerObject, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create sampler on %s: %w", c.deviceLabel(), err)
 	}
-	if c.images.samplers == nil {
-		c.images.samplers = map[Sampler]*samplerObject{}
+	c.images.mu.Lock()
+	ds, ok = c.images.samplers[s]
+	closed := c.closed.Load() // Close takes the samplers under mu after it set closed
+	if !ok && !closed {
+		if c.images.samplers == nil {
+			c.images.samplers = map[Sampler]*samplerObject{}
+		}
+		ds = &samplerObject{drv: drv}
+		c.images.samplers[s] = ds
 	}
-	ds := &samplerObject{drv: drv}
-	c.images.samplers[s] = ds
-	return ds, nil
+	c.images.mu.Unlock()
+	switch {
+	case !ok && !closed:
+		return ds, nil
+	case ok:
+		drv.Release()
+		return ds, nil
+	}
+	drv.Release()
+	return nil, fmt.Errorf("sampler: %w", ErrClosed)
 }
 
 // SetSampler is rt/raw's Kernel.SetSampler: it sets argument i, a

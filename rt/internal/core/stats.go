@@ -33,8 +33,9 @@ func (c *Context) queueStats() stats.Queues {
 	defer p.mu.Unlock()
 	s.PoolQueues, s.PoolMax = len(p.queues), p.max
 	for _, q := range p.queues {
-		s.Acquired += q.holders
-		if q.holders > 1 {
+		h := int(q.gate.holders.Load())
+		s.Acquired += h
+		if h > 1 {
 			s.Shared++
 		}
 	}
@@ -76,6 +77,7 @@ func (c *Context) allocStats() stats.Alloc {
 	s.Devices = c.addImageStats(s.Devices) // images of allocation sites, below
 	s.DriverAllocs = c.driverAllocs.Load()
 	s.DriverReleases = c.driverReleases.Load()
+	s.Budgets = c.budgetStats() // budget.go
 	return s
 }
 

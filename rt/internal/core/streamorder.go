@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -24,8 +25,14 @@ import (
 //
 // A context with one queue keeps no log (Context.multiQueue is false): every
 // reuse is on the queue of every use, so the allocator's hit-and-free path
-// costs no use recording. Creating the second queue finishes the first,
-// which completes every use that went unrecorded.
+// costs no use recording. Creating the second queue makes a point on the
+// first, which covers every use that went unrecorded, a barrier of every
+// allocator (Context.startMultiQueue), without waiting for it.
+//
+// A released queue (Queue.Release) has completed every point: its uses
+// are dropped from a buffer's log when another queue's use joins it, and
+// from a block's when the buffer is freed, so that neither keeps a queue
+// that is gone.
 
 // queuePoints are a queue's use counters.
 type queuePoints struct {
@@ -87,7 +94,17 @@ func (l *useLog) record(q *Queue, p uint64) {
 			return
 		}
 	}
+	// The uses known complete go before a new queue's joins them: a
+	// buffer that short-lived queues use in turn (each released after its
+	// work, Queue.Release) keeps the uses of the queues still working.
+	m.uses = slices.DeleteFunc(m.uses, useComplete)
 	m.uses = append(m.uses, alloc.Use{Queue: q, Point: p})
+}
+
+// useComplete reports whether every command of u's queue up to u's point
+// is known to have completed.
+func useComplete(u alloc.Use) bool {
+	return u.Queue.(*Queue).pts.done.Load() >= u.Point
 }
 
 // appendTo appends the recorded uses to dst.
@@ -118,8 +135,8 @@ func (m *Mem) used(q *Queue, p uint64) {
 
 // record records the use of ms by the command just enqueued on q. A
 // context with one queue records nothing: reuse on the queue that used a
-// block is free, and NewQueue drains the first queue before a second one
-// can reuse anything.
+// block is free, and NewQueue sets the first queue's barrier before a
+// second one can reuse anything.
 func (q *Queue) record(ms ...*Mem) {
 	if !q.ctx.multiQueue.Load() {
 		return
@@ -144,10 +161,7 @@ func (q *Queue) recordArgs(k *Kernel) {
 
 // Completed implements alloc.Device: whether every command of u's queue up
 // to u's point is known to have completed.
-func (d *devAlloc) Completed(u alloc.Use) bool {
-	q := u.Queue.(*Queue)
-	return q.pts.done.Load() >= u.Point
-}
+func (d *devAlloc) Completed(u alloc.Use) bool { return useComplete(u) }
 
 // Order implements alloc.Device. For each use it enqueues a marker on the
 // use's queue, which completes when every command enqueued there so far has
@@ -164,23 +178,33 @@ func (d *devAlloc) Order(q alloc.Queue, uses []alloc.Use) (err error) {
 	}()
 	for _, u := range uses {
 		from := u.Queue.(*Queue)
+		if !from.hold() {
+			continue // released: its commands have completed
+		}
 		ev, err := from.drv.Marker(nil)
+		if err == nil {
+			evs = append(evs, ev)
+			// OpenCL guarantees a wait on another queue's event only
+			// once that queue has been flushed.
+			if err = from.drv.Flush(); err != nil {
+				err = fmt.Errorf("order reuse after use on queue %d of %q: flush: %w", from.id, from.dev.Name, err)
+			}
+		} else {
+			err = fmt.Errorf("order reuse after use on queue %d of %q: marker: %w", from.id, from.dev.Name, err)
+		}
+		from.exit()
 		if err != nil {
-			return fmt.Errorf("order reuse after use on queue %d of %q: marker: %w", from.id, from.dev.Name, err)
+			return err
 		}
-		evs = append(evs, ev)
-		// OpenCL guarantees a wait on another queue's event only once
-		// that queue has been flushed.
-		if err := from.drv.Flush(); err != nil {
-			return fmt.Errorf("order reuse after use on queue %d of %q: flush: %w", from.id, from.dev.Name, err)
-		}
+	}
+	if len(evs) == 0 {
+		return nil
 	}
 	to, _ := q.(*Queue)
 	if to == nil {
-		for i, ev := range evs {
+		for _, ev := range evs {
 			if err := ev.Wait(); err != nil {
-				from := uses[i].Queue.(*Queue)
-				return fmt.Errorf("wait for use on queue %d of %q: %w", from.id, from.dev.Name, err)
+				return fmt.Errorf("wait for a use on another queue: %w", err)
 			}
 		}
 		return nil

@@ -1,0 +1,168 @@
+package rt_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/raw"
+)
+
+// spinSrc is a kernel that runs for as long as n asks: a chain of n
+// dependent multiplications per work-item, which no compiler folds (a
+// linear congruential step has no closed form that LLVM's scalar
+// evolution finds), stored so that it is not dropped.
+const spinSrc = `
+__kernel void spin(__global uint *out, ulong n) {
+	uint x = (uint)get_global_id(0) + 1u;
+	for (ulong i = 0; i < n; i++) {
+		x = x * 1664525u + 1013904223u;
+	}
+	out[get_global_id(0)] = x;
+}
+`
+
+// spinKernel builds spinSrc on ctx and returns the kernel, set up on a
+// buffer of its own, with n iterations chosen so that one launch of one
+// work-item runs for about d on ctx's device.
+func spinKernel(t *testing.T, ctx *rt.Context, d time.Duration) *raw.Kernel {
+	t.Helper()
+	prog, err := raw.Build(ctx, "spin", spinSrc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := prog.Kernel("spin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := rt.NewBuffer[uint32](ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.SetBuffer(k, 0, out); err != nil {
+		t.Fatal(err)
+	}
+	q := ctx.Queue()
+	n := uint64(1 << 16)
+	for warm := false; ; warm = true { // the first launch compiles the kernel (PoCL)
+		if err := raw.SetArg(k, 1, n); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		if warm && took >= 200*time.Millisecond {
+			n = uint64(float64(n) * float64(d) / float64(took))
+			break
+		}
+		if warm {
+			n *= 4
+		}
+	}
+	if err := raw.SetArg(k, 1, n); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestNoWaitBehindKernel: while a kernel of a few seconds runs on the
+// default queue of a fresh context (one that has made no second queue),
+// what a request does to get going (AcquireQueue, NewQueue, Stats,
+// NewBuffer, the first allocation on a new queue and a transfer on it)
+// returns well within the kernel's time. The first extra queue of a
+// context used to finish the default queue while holding the context's
+// mutex: NewQueue and AcquireQueue waited for the kernel, and anything
+// that took the mutex behind them.
+func TestNoWaitBehindKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short: a kernel of seconds")
+	}
+	const kernelTime = 3 * time.Second
+	const bound = kernelTime / 4
+	ctx := openCPUConfig(t, rt.Config{})
+	// Calibrating runs on the default queue and makes no other: the
+	// context is still fresh when the long launch starts.
+	k := spinKernel(t, ctx, kernelTime)
+	q := ctx.Queue()
+	start := time.Now()
+	if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	kernelDone := make(chan time.Duration, 1)
+	go func() {
+		q.Finish()
+		kernelDone <- time.Since(start)
+	}()
+	time.Sleep(50 * time.Millisecond) // the kernel is running
+	calls := []struct {
+		name string
+		do   func() error
+	}{
+		{"AcquireQueue", func() error {
+			aq, err := ctx.AcquireQueue()
+			if err != nil {
+				return err
+			}
+			return ctx.ReleaseQueue(aq)
+		}},
+		{"NewQueue", func() error { _, err := ctx.NewQueue(ctx.Devices()[0]); return err }},
+		{"Stats", func() error { ctx.Stats(); return nil }},
+		{"NewBuffer", func() error {
+			b, err := rt.NewBuffer[float32](ctx, 1024)
+			if err != nil {
+				return err
+			}
+			return b.Free()
+		}},
+		{"NewQueue, Alloc and a transfer on it", func() error {
+			nq, err := ctx.NewQueue(ctx.Devices()[0])
+			if err != nil {
+				return err
+			}
+			b, err := rt.Alloc[float32](nq, 1024)
+			if err != nil {
+				return err
+			}
+			if err := b.Write(nq, make([]float32, 1024)); err != nil {
+				return err
+			}
+			return b.Free()
+		}},
+	}
+	took := make([]time.Duration, len(calls))
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := time.Now()
+			errs[i] = c.do()
+			took[i] = time.Since(s)
+		}()
+	}
+	wg.Wait()
+	kt := <-kernelDone
+	if kt < kernelTime/2 {
+		t.Fatalf("the kernel ran %v, not about %v: the test measured nothing", kt, kernelTime)
+	}
+	for i, c := range calls {
+		if errs[i] != nil {
+			t.Errorf("%s: %v", c.name, errs[i])
+		}
+		if took[i] > bound {
+			t.Errorf("%s took %v while a kernel of %v ran on the default queue (at most %v)", c.name, took[i].Round(time.Millisecond), kt.Round(time.Millisecond), bound)
+		} else {
+			t.Logf("%s: %v (the kernel: %v)", c.name, took[i].Round(time.Microsecond), kt.Round(time.Millisecond))
+		}
+	}
+}
