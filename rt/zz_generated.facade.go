@@ -383,10 +383,10 @@ type Config struct {
 	// GraphsAuto (the zero value) asks DGEN_OPENCL_COMMAND_BUFFER and
 	// DGEN_CUDA_GRAPH, GraphsNative and GraphsLoop do not.
 	Graphs GraphMode
-	// QueuePool bounds the queues of the context's pool
-	// (Context.AcquireQueue), which makes them as requests need them: 0
-	// means GOMAXPROCS at Open, and at least 16, since a goroutine that
-	// waits for the device holds no P.
+	// QueuePool bounds the queues of the context's pool at each queue
+	// priority (Context.AcquireQueue, AcquireQueueConfig), which makes
+	// them as requests need them: 0 means GOMAXPROCS at Open, and at least
+	// 16, since a goroutine that waits for the device holds no P.
 	QueuePool int
 	// Logger receives the context's warnings (a cache directory that
 	// cannot be used, a remote tier that fails, a tuning that cannot be
@@ -939,6 +939,38 @@ func (m GraphMode) MarshalText() ([]byte, error) {
 // UnmarshalText parses "auto", "native" or "loop".
 func (m *GraphMode) UnmarshalText(b []byte) error {
 	return (*core.GraphMode)(m).UnmarshalText(b)
+}
+
+// Priority is the scheduling priority of a queue (QueueConfig.Priority).
+// The zero Priority is PriorityNormal.
+type Priority core.Priority
+
+// The queue priorities.
+const (
+	// PriorityNormal is the device's default priority, which every queue
+	// runs at unless made at another ("normal").
+	PriorityNormal = Priority(core.PriorityNormal)
+	// PriorityHigh is for latency-sensitive work: the device starts a
+	// high-priority queue's ready commands before those of the others
+	// ("high").
+	PriorityHigh = Priority(core.PriorityHigh)
+	// PriorityLow is for batch work that yields to the others ("low").
+	PriorityLow = Priority(core.PriorityLow)
+)
+
+// String returns "normal", "high" or "low".
+func (p Priority) String() string {
+	return core.Priority(p).String()
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Priority) MarshalText() ([]byte, error) {
+	return core.Priority(p).MarshalText()
+}
+
+// UnmarshalText parses "normal", "high" or "low".
+func (p *Priority) UnmarshalText(b []byte) error {
+	return (*core.Priority)(p).UnmarshalText(b)
 }
 
 // Backend names a backend: one that a package registers (rt/opencl
@@ -1506,6 +1538,44 @@ func (b Buffer[T]) WriteAsync(q *Queue, off int, src *Pinned[T], wait ...*Event)
 	return (*Event)(r0), r1
 }
 
+// QueueConfig says how Context.NewQueueConfig and AcquireQueueConfig make
+// a queue. The zero QueueConfig is what NewQueue and AcquireQueue make.
+type QueueConfig struct {
+	// Priority is the queue's scheduling priority: where queues of a
+	// device have work ready, the device starts that of the higher
+	// priority first (on CUDA, block by block as the multiprocessors free
+	// up, so that a short kernel need not wait for a long one of a queue
+	// of lower priority to end). The zero Priority is PriorityNormal.
+	//
+	// On rt/cuda, priorities are CUDA's stream priorities: PriorityHigh is
+	// the device's greatest, PriorityNormal and PriorityLow its default,
+	// which on NVIDIA's GPUs is also its least, so that a queue at
+	// PriorityLow runs at PriorityNormal (Queue.Priority says so). On
+	// rt/opencl they are cl_khr_priority_hints's, where the device reports
+	// that extension; where it does not (PoCL), every queue runs at
+	// PriorityNormal.
+	Priority Priority
+}
+
+// toCoreQueueConfig returns x as the core takes it.
+func toCoreQueueConfig(x QueueConfig) core.QueueConfig {
+	return core.QueueConfig{Priority: core.Priority(x.Priority)}
+}
+
+// fromCoreQueueConfig returns c as rt shows it.
+func fromCoreQueueConfig(c core.QueueConfig) QueueConfig {
+	return QueueConfig{Priority: Priority(c.Priority)}
+}
+
+// Priority returns the priority the queue runs at: the one it was made
+// at (QueueConfig.Priority) where its device has it, else the one the
+// device runs it at instead, PriorityNormal where it has no priorities.
+// The context logs a warning (Config.Logger) the first time a queue of a
+// device runs at another priority than it was made at.
+func (q *Queue) Priority() Priority {
+	return Priority((*core.Queue)(q).Priority())
+}
+
 // Queue is an in-order command queue on one device. It is safe for
 // concurrent use: commands from several goroutines are ordered as they
 // reach it. Goroutines that launch concurrently scale best with a queue
@@ -1536,6 +1606,14 @@ type Queue core.Queue
 // with an error wrapping ErrShuttingDown.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
 	r0, r1 := (*core.Context)(c).NewQueue(toCoreDevice(dev))
+	return (*Queue)(r0), r1
+}
+
+// NewQueueConfig is NewQueue for a queue made with cfg: at a priority
+// (QueueConfig.Priority), where the device has one. A priority that is
+// not one of Priority's constants is an error wrapping ErrInvalidArgument.
+func (c *Context) NewQueueConfig(dev *Device, cfg QueueConfig) (*Queue, error) {
+	r0, r1 := (*core.Context)(c).NewQueueConfig(toCoreDevice(dev), toCoreQueueConfig(cfg))
 	return (*Queue)(r0), r1
 }
 
@@ -1625,6 +1703,20 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 // Shutdown waits for.
 func (c *Context) AcquireQueue() (*Queue, error) {
 	r0, r1 := (*core.Context)(c).AcquireQueue()
+	return (*Queue)(r0), r1
+}
+
+// AcquireQueueConfig is AcquireQueue for a queue made with cfg. The pool
+// keeps the queues of each priority apart, up to Config.QueuePool of
+// each: a queue acquired at PriorityHigh is one made at PriorityHigh, and
+// never one that a request of another priority holds or held, so that a
+// latency-sensitive request is ordered behind no batch request's
+// commands, even on a device without priorities. A priority that is not
+// one of Priority's constants is an error wrapping ErrInvalidArgument.
+//
+//	q, err := ctx.AcquireQueueConfig(rt.QueueConfig{Priority: rt.PriorityHigh})
+func (c *Context) AcquireQueueConfig(cfg QueueConfig) (*Queue, error) {
+	r0, r1 := (*core.Context)(c).AcquireQueueConfig(toCoreQueueConfig(cfg))
 	return (*Queue)(r0), r1
 }
 

@@ -248,10 +248,11 @@ func (Backend) Auto() bool {
 // events and clock it keeps.
 type device struct {
 	*devInfo
-	ctx    C.CUcontext
-	timed  eventPool // events with timing, for profiling queues
-	plain  eventPool // events without
-	anchor anchor
+	ctx        C.CUcontext
+	timed      eventPool // events with timing, for profiling queues
+	plain      eventPool // events without
+	anchor     anchor
+	priorities priorityRange // the context's stream priorities (priority.go)
 }
 
 // NewContext retains the primary CUDA context of every device. Each
@@ -284,6 +285,12 @@ func (Backend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
 		d.timed = eventPool{d: d, timed: true}
 		d.plain = eventPool{d: d}
 		c.devs = append(c.devs, d)
+		var least, greatest C.int
+		if err := cuError("cuCtxGetStreamPriorityRange", C.dgen_priority_range(d.ctx, &least, &greatest)); err != nil {
+			c.Release()
+			return nil, err
+		}
+		d.priorities = priorityRange{least: int(least), greatest: int(greatest)}
 		if err := d.anchor.init(d); err != nil {
 			c.Release()
 			return nil, err

@@ -38,7 +38,6 @@ static struct {
 	CUresult (*MemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
 	CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
 	CUresult (*MemsetD2D32Async)(CUdeviceptr, size_t, unsigned, size_t, size_t, CUstream);
-	CUresult (*StreamCreate)(CUstream *, unsigned);
 	CUresult (*StreamDestroy)(CUstream);
 	CUresult (*StreamSynchronize)(CUstream);
 	CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
@@ -55,6 +54,8 @@ static struct {
 	CUresult (*TexObjectDestroy)(unsigned long long);
 	CUresult (*SurfObjectCreate)(unsigned long long *, const dgen_res_desc *);
 	CUresult (*SurfObjectDestroy)(unsigned long long);
+	CUresult (*CtxGetStreamPriorityRange)(int *, int *);
+	CUresult (*StreamCreateWithPriority)(CUstream *, unsigned, int);
 } cu;
 
 // The symbols in the order of the struct's fields, each a function pointer.
@@ -66,10 +67,11 @@ static const char *dgen_cu_names[] = {
 	"cuLaunchKernel", "cuMemAlloc_v2", "cuMemAllocManaged", "cuMemFree_v2", "cuMemHostAlloc",
 	"cuMemHostGetDevicePointer_v2", "cuMemFreeHost", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
 	"cuMemcpyAsync", "cuMemsetD8Async", "cuMemsetD16Async", "cuMemsetD32Async", "cuMemsetD2D32Async",
-	"cuStreamCreate", "cuStreamDestroy_v2", "cuStreamSynchronize", "cuStreamWaitEvent",
+	"cuStreamDestroy_v2", "cuStreamSynchronize", "cuStreamWaitEvent",
 	"cuEventCreate", "cuEventDestroy_v2", "cuEventRecord", "cuEventQuery", "cuEventSynchronize",
 	"cuEventElapsedTime", "cuArray3DCreate_v2", "cuArrayDestroy", "cuMemcpy3DAsync_v2",
 	"cuTexObjectCreate", "cuTexObjectDestroy", "cuSurfObjectCreate", "cuSurfObjectDestroy",
+	"cuCtxGetStreamPriorityRange", "cuStreamCreateWithPriority",
 };
 
 int dgen_cu_count(void) { return sizeof dgen_cu_names / sizeof dgen_cu_names[0]; }
@@ -198,9 +200,18 @@ CUresult dgen_sync(CUcontext ctx, CUstream s) {
 	return r == 0 ? cu.StreamSynchronize(s) : r;
 }
 
-CUresult dgen_stream_create(CUcontext ctx, CUstream *s) {
+// dgen_stream_create creates a stream at priority prio (0 is CUDA's
+// default, cuStreamCreate's).
+CUresult dgen_stream_create(CUcontext ctx, CUstream *s, int prio) {
 	CUresult r = cu.CtxSetCurrent(ctx);
-	return r == 0 ? cu.StreamCreate(s, 1) : r; // CU_STREAM_NON_BLOCKING
+	return r == 0 ? cu.StreamCreateWithPriority(s, 1, prio) : r; // CU_STREAM_NON_BLOCKING
+}
+
+// dgen_priority_range reads ctx's stream priorities: CUDA's least and
+// greatest, numerically the greater and the lesser.
+CUresult dgen_priority_range(CUcontext ctx, int *least, int *greatest) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.CtxGetStreamPriorityRange(least, greatest) : r;
 }
 
 CUresult dgen_stream_destroy(CUcontext ctx, CUstream s) {

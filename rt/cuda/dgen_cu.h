@@ -67,7 +67,8 @@ CUresult dgen_fill(CUcontext ctx, CUstream s, CUdeviceptr dst, const unsigned ch
 		int nwait, CUevent *waits, CUevent start, CUevent end, int *step);
 CUresult dgen_marker(CUcontext ctx, CUstream s, int nwait, CUevent *waits, CUevent end, int *step);
 CUresult dgen_sync(CUcontext ctx, CUstream s);
-CUresult dgen_stream_create(CUcontext ctx, CUstream *s);
+CUresult dgen_stream_create(CUcontext ctx, CUstream *s, int prio);
+CUresult dgen_priority_range(CUcontext ctx, int *least, int *greatest);
 CUresult dgen_stream_destroy(CUcontext ctx, CUstream s);
 CUresult dgen_event_create(CUcontext ctx, CUevent *e, int timed);
 CUresult dgen_event_destroy(CUcontext ctx, CUevent e);

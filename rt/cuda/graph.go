@@ -61,7 +61,7 @@ func (q *queue) NewGraph(cmds []driver.GraphCommand, opt driver.GraphOptions) (d
 			g.Release()
 			return nil, errors.New("cuGraphInstantiate: the driver has no CUDA graphs")
 		}
-		if err := q.d.createStream(&g.capture); err != nil {
+		if err := q.d.createStream(&g.capture, 0); err != nil {
 			g.Release()
 			return nil, err
 		}

@@ -23,23 +23,31 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// NewQueue creates a stream on device dev; a profiling queue records a
-// timed event before and after each command.
+// NewQueue creates a stream on device dev at CUDA's default priority; a
+// profiling queue records a timed event before and after each command.
 func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
+	return c.NewQueueOptions(dev, driver.QueueOptions{Profiling: profiling})
+}
+
+// NewQueueOptions implements driver.PriorityContext: NewQueue with a
+// stream priority (streamPriority).
+func (c *context) NewQueueOptions(dev int, o driver.QueueOptions) (driver.Queue, error) {
 	if dev < 0 || dev >= len(c.devs) {
-		return nil, fmt.Errorf("cuStreamCreate: device %d of %d", dev, len(c.devs))
+		return nil, fmt.Errorf("cuStreamCreateWithPriority: device %d of %d", dev, len(c.devs))
 	}
-	q := &queue{c: c, d: c.devs[dev], dev: dev, profiling: profiling}
-	if err := q.d.createStream(&q.s); err != nil {
+	q := &queue{c: c, d: c.devs[dev], dev: dev, profiling: o.Profiling}
+	prio, _ := streamPriority(o.Priority, q.d.priorities)
+	if err := q.d.createStream(&q.s, prio); err != nil {
 		return nil, err
 	}
 	return q, nil
 }
 
-// createStream creates a stream on d behind its gate (gate.go).
-func (d *device) createStream(s *C.CUstream) error {
+// createStream creates a stream on d at CUDA priority prio behind its
+// gate (gate.go).
+func (d *device) createStream(s *C.CUstream, prio int) error {
 	defer d.gate.hold()()
-	return cuError("cuStreamCreate", C.dgen_stream_create(d.ctx, s))
+	return cuError("cuStreamCreateWithPriority", C.dgen_stream_create(d.ctx, s, C.int(prio)))
 }
 
 // destroyStream destroys a stream of d behind its gate.

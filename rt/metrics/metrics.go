@@ -183,7 +183,7 @@ var scalars = []scalar{
 		func(s *snapshot) float64 { return float64(s.Queues.Queues) }},
 	{"queue_pool_queues", "Queues that the queue pool has made.", gauge,
 		func(s *snapshot) float64 { return float64(s.Queues.PoolQueues) }},
-	{"queue_pool_max_queues", "The most queues the queue pool makes (Config.QueuePool).", gauge,
+	{"queue_pool_max_queues", "The most queues the queue pool makes at each queue priority (Config.QueuePool).", gauge,
 		func(s *snapshot) float64 { return float64(s.Queues.PoolMax) }},
 	{"queue_pool_acquired", "Acquisitions of pool queues not yet released.", gauge,
 		func(s *snapshot) float64 { return float64(s.Queues.Acquired) }},

@@ -26,6 +26,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -82,13 +83,18 @@ func (Backend) NewContext(devices []driver.DeviceInfo) (driver.Context, error) {
 	if err := contextError(devices[0].Platform, code); err != nil {
 		return nil, err
 	}
-	return &context{h: h, devs: devs, pocl: devices[0].Platform == poclPlatform}, nil
+	c := &context{h: h, devs: devs, pocl: devices[0].Platform == poclPlatform, priorities: make([]bool, len(devices))}
+	for i, d := range devices {
+		c.priorities[i] = slices.Contains(d.Extensions, "cl_khr_priority_hints")
+	}
+	return c, nil
 }
 
 type context struct {
-	h    C.cl_context
-	devs []C.cl_device_id
-	pocl bool // the platform is PoCL's (see poclQuiet)
+	h          C.cl_context
+	devs       []C.cl_device_id
+	pocl       bool   // the platform is PoCL's (see poclQuiet)
+	priorities []bool // by device: it reports cl_khr_priority_hints (priority.go)
 }
 
 func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {

@@ -3,6 +3,7 @@
 #ifndef DGEN_CL_H
 #define DGEN_CL_H
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 
 static inline cl_int dgen_set_arg_scalar(cl_kernel k, cl_uint i, size_t size, cl_ulong v) {
 	return clSetKernelArg(k, i, size, &v);
@@ -21,6 +22,19 @@ static inline cl_int dgen_times(cl_event e, cl_ulong *t, int n) {
 	cl_int r = CL_SUCCESS;
 	for (int i = 0; r == CL_SUCCESS && i < n; i++) r = clGetEventProfilingInfo(e, p + i, sizeof t[i], &t[i], NULL);
 	return r;
+}
+// clCreateCommandQueueWithProperties is OpenCL 2.0's, which the 1.2
+// headers (CL_TARGET_OPENCL_VERSION=120) leave out; every ICD loader since
+// 2.0 exports it. dgen calls it only on a device that reports
+// cl_khr_priority_hints, whose priorities are properties of it.
+#ifndef CL_VERSION_2_0
+extern CL_API_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(cl_context, cl_device_id, const cl_ulong *, cl_int *);
+#endif
+// dgen_priority_queue creates a queue at the cl_khr_priority_hints
+// priority prio (CL_QUEUE_PRIORITY_HIGH_KHR, _MED_ or _LOW_).
+static inline cl_command_queue dgen_priority_queue(cl_context c, cl_device_id d, int profiling, cl_uint prio, cl_int *err) {
+	cl_ulong props[] = {CL_QUEUE_PROPERTIES, profiling ? CL_QUEUE_PROFILING_ENABLE : 0, CL_QUEUE_PRIORITY_KHR, prio, 0};
+	return clCreateCommandQueueWithProperties(c, d, props, err);
 }
 // dgen_nothing does nothing: BenchmarkCgoCall times a call into C alone.
 static inline void dgen_nothing(void) {}

@@ -41,7 +41,7 @@ type Context struct {
 type Queues struct {
 	Queues     int `json:"queues"`      // queues of the context, its default queue and the pool's included
 	PoolQueues int `json:"pool_queues"` // queues the pool has made
-	PoolMax    int `json:"pool_max"`    // the most queues the pool makes (Config.QueuePool)
+	PoolMax    int `json:"pool_max"`    // the most queues the pool makes at each queue priority (Config.QueuePool)
 	// Acquired counts the acquisitions of pool queues not yet released:
 	// the goroutines that hold one now.
 	Acquired int `json:"acquired"`

@@ -203,6 +203,7 @@ func Run(t *testing.T, b driver.Backend, devs []driver.DeviceInfo) {
 		{"WorkGroupInfo", testWorkGroupInfo},
 		{"LaunchArgs", testLaunchArgs},
 		{"Images", testImages},
+		{"Priorities", testPriorities},
 	}
 	e := open(t, b, devs, false)
 	for _, tt := range tests {
@@ -548,6 +549,63 @@ func testWaitAcrossQueues(t *testing.T, e *env) {
 	}
 	m.Wait()
 	m.Release()
+}
+
+// testPriorities checks a PriorityContext: QueuePriority returns one of
+// the priorities, PriorityNormal for itself, and a queue made at each
+// priority it returns runs a kernel after a write and before a read.
+func testPriorities(t *testing.T, e *env) {
+	pc, ok := e.ctx.(driver.PriorityContext)
+	if !ok {
+		t.Skip("the backend's contexts make no queues at a priority")
+	}
+	if got := pc.QueuePriority(0, driver.PriorityNormal); got != driver.PriorityNormal {
+		t.Errorf("QueuePriority(PriorityNormal) = %d", got)
+	}
+	k := e.kernel("axpy")
+	for _, p := range []driver.Priority{driver.PriorityNormal, driver.PriorityHigh, driver.PriorityLow} {
+		runsAt := pc.QueuePriority(0, p)
+		if runsAt > driver.PriorityLow {
+			t.Errorf("QueuePriority(%d) = %d, not a priority", p, runsAt)
+			continue
+		}
+		t.Logf("priority %d runs at %d", p, runsAt)
+		q, err := pc.NewQueueOptions(0, driver.QueueOptions{Priority: runsAt})
+		if err != nil {
+			t.Errorf("NewQueueOptions at %d: %v", runsAt, err)
+			continue
+		}
+		y, x := e.buffer(4*64), e.buffer(4*64)
+		xs := make([]float32, 64)
+		for i := range xs {
+			xs[i] = float32(i)
+		}
+		data := le(xs)
+		for _, b := range []driver.Buffer{x, y} {
+			if _, err := q.WriteBuffer(b, true, 0, 4*64, unsafe.Pointer(&data[0]), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		k.SetArgBuffer(0, y)
+		k.SetArgBuffer(1, x)
+		k.SetArgScalar(2, 4, uint64(math.Float32bits(2)))
+		k.SetArgScalar(3, 4, 64)
+		if err := q.SubmitKernel(k, driver.NDRange{Dims: 1, Global: [3]int{64}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, 4*64)
+		if _, err := q.ReadBuffer(y, true, 0, 4*64, unsafe.Pointer(&got[0]), nil); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range floats(got) {
+			if want := 3 * float32(i); v != want {
+				t.Fatalf("priority %d: y[%d] = %v, want %v", runsAt, i, v, want)
+			}
+		}
+		if err := q.Release(); err != nil {
+			t.Errorf("queue Release: %v", err)
+		}
+	}
 }
 
 func testBinaries(t *testing.T, e *env) {

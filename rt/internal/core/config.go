@@ -346,10 +346,10 @@ type Config struct {
 	// GraphsAuto (the zero value) asks DGEN_OPENCL_COMMAND_BUFFER and
 	// DGEN_CUDA_GRAPH, GraphsNative and GraphsLoop do not.
 	Graphs GraphMode
-	// QueuePool bounds the queues of the context's pool
-	// (Context.AcquireQueue), which makes them as requests need them: 0
-	// means GOMAXPROCS at Open, and at least 16, since a goroutine that
-	// waits for the device holds no P.
+	// QueuePool bounds the queues of the context's pool at each queue
+	// priority (Context.AcquireQueue, AcquireQueueConfig), which makes
+	// them as requests need them: 0 means GOMAXPROCS at Open, and at least
+	// 16, since a goroutine that waits for the device holds no P.
 	QueuePool int
 	// Logger receives the context's warnings (a cache directory that
 	// cannot be used, a remote tier that fails, a tuning that cannot be

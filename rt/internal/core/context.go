@@ -386,6 +386,8 @@ type Device struct {
 	clockErr  time.Duration // bound on the aligned device times' error
 
 	budget memBudget // the bytes the context holds on the device, within Config.MemoryLimit (budget.go)
+
+	priorityWarned [numPriorities]atomic.Bool // a priority the device lacks was warned of (priority.go)
 }
 
 // newDevice returns the Device of d, the context's i-th.

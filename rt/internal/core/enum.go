@@ -359,6 +359,39 @@ func (m *GraphMode) UnmarshalText(b []byte) error {
 	return unmarshal(m, graphModeNames, "graph mode", b)
 }
 
+// Priority is the scheduling priority of a queue (QueueConfig.Priority).
+// The zero Priority is PriorityNormal.
+type Priority uint8
+
+// The queue priorities.
+const (
+	// PriorityNormal is the device's default priority, which every queue
+	// runs at unless made at another ("normal").
+	PriorityNormal Priority = Priority(driver.PriorityNormal)
+	// PriorityHigh is for latency-sensitive work: the device starts a
+	// high-priority queue's ready commands before those of the others
+	// ("high").
+	PriorityHigh Priority = Priority(driver.PriorityHigh)
+	// PriorityLow is for batch work that yields to the others ("low").
+	PriorityLow Priority = Priority(driver.PriorityLow)
+)
+
+// numPriorities is the number of priorities: those below it are valid.
+const numPriorities = int(PriorityLow) + 1
+
+var priorityNames = enumNames{PriorityNormal: "normal", PriorityHigh: "high", PriorityLow: "low"}
+
+// String returns "normal", "high" or "low".
+func (p Priority) String() string { return priorityNames.name("Priority", int(p)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Priority) MarshalText() ([]byte, error) { return marshal(p, priorityNames, int(p)) }
+
+// UnmarshalText parses "normal", "high" or "low".
+func (p *Priority) UnmarshalText(b []byte) error {
+	return unmarshal(p, priorityNames, "queue priority", b)
+}
+
 // Backend names a backend: one that a package registers (rt/opencl
 // registers "opencl", rt/cuda "cuda"), or BackendAuto. It is an open set:
 // UnmarshalText accepts the names registered when it runs.

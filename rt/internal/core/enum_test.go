@@ -59,6 +59,9 @@ func TestEnumText(t *testing.T) {
 		{"AllocPolicy", allocPolicyNames, func(i int) enumValue { return AllocPolicy(i) },
 			func(s string) (enumValue, error) { var v AllocPolicy; return v, v.UnmarshalText([]byte(s)) },
 			"lifo", "full, tagged, bestfit"},
+		{"Priority", priorityNames, func(i int) enumValue { return Priority(i) },
+			func(s string) (enumValue, error) { var v Priority; return v, v.UnmarshalText([]byte(s)) },
+			"urgent", "normal, high, low"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ, func(t *testing.T) {

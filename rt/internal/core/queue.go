@@ -31,8 +31,9 @@ import (
 // for the request instead (Context.AcquireQueue).
 type Queue struct {
 	// Invariants:
-	//   - ctx, gate, dev, tq, launcher, drv, profiling, lateTimes, timer, id
-	//     and tune are set when the queue is made and never change: by
+	//   - ctx, gate, dev, tq, launcher, drv, profiling, lateTimes, timer, id,
+	//     prio, asked and tune are set when the queue is made and never
+	//     change: by
 	//     NewQueue, or for the queues that Record and Graph.Update
 	//     (recordingQueue) and SpecConst.Tune (tuningQueue) hand their
 	//     functions, and for the views of WithSpec (with spec and base), from
@@ -84,6 +85,10 @@ type Queue struct {
 	// by the pool's mutex; gate.holders goroutines hold it.
 	pooled bool
 
+	// prio is the priority the queue runs at, asked the one it was made
+	// at, which keys the pool (priority.go).
+	prio, asked Priority
+
 	// global is the device global storage that globalMem found last on
 	// this queue's device: a host loop reads and writes one global again
 	// and again.
@@ -115,11 +120,18 @@ type tuneOverride struct {
 	used atomic.Bool
 }
 
-// newDriverQueue creates the driver queue of a new Queue on device dev:
-// kernel-timed (driver.KernelTimer, timed true) when tracing reports the
-// device times of every command and the backend has a cheaper way than
+// newDriverQueue creates the driver queue of a new Queue on device dev,
+// at priority prio (priority.go): kernel-timed (driver.KernelTimer, timed
+// true) when tracing reports the device times of every command and the
+// backend has a cheaper way than events. A queue at another priority than
+// PriorityNormal is never kernel-timed: its device times come from its
 // events.
-func (c *Context) newDriverQueue(dev int) (q driver.Queue, timed bool, err error) {
+func (c *Context) newDriverQueue(dev int, prio Priority) (q driver.Queue, timed bool, err error) {
+	if prio != PriorityNormal {
+		o := driver.QueueOptions{Profiling: c.profiling, Priority: driver.Priority(prio)}
+		q, err = c.drv.(driver.PriorityContext).NewQueueOptions(dev, o) // queuePriority returns PriorityNormal for other backends
+		return q, false, err
+	}
 	if kt, ok := c.drv.(driver.KernelTimer); ok && c.devTimes && c.tr.DeviceSampling() == 1 {
 		q, err = kt.NewKernelTimedQueue(dev)
 		if !errors.Is(err, errors.ErrUnsupported) {
@@ -149,16 +161,21 @@ func (c *Context) newDriverQueue(dev int) (q driver.Queue, timed bool, err error
 // makes no driver queue per request. NewQueue never waits for the
 // commands of the context's other queues. Once Shutdown has begun it fails
 // with an error wrapping ErrShuttingDown.
-func (c *Context) NewQueue(dev *Device) (*Queue, error) {
+func (c *Context) NewQueue(dev *Device) (*Queue, error) { return c.NewQueueConfig(dev, QueueConfig{}) }
+
+// NewQueueConfig is NewQueue for a queue made with cfg: at a priority
+// (QueueConfig.Priority), where the device has one. A priority that is
+// not one of Priority's constants is an error wrapping ErrInvalidArgument.
+func (c *Context) NewQueueConfig(dev *Device, cfg QueueConfig) (*Queue, error) {
 	if c != nil && c.draining.Load() {
 		return nil, fmt.Errorf("create queue: %w", c.enterError())
 	}
-	return c.newQueue(dev)
+	return c.newQueue(dev, cfg)
 }
 
-// newQueue is NewQueue for the pool too, whose AcquireQueue checks
-// draining itself.
-func (c *Context) newQueue(dev *Device) (*Queue, error) {
+// newQueue is NewQueueConfig for the pool too, whose AcquireQueueConfig
+// checks draining itself.
+func (c *Context) newQueue(dev *Device, cfg QueueConfig) (*Queue, error) {
 	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("create queue: %w", err)
 	}
@@ -166,11 +183,16 @@ func (c *Context) newQueue(dev *Device) (*Queue, error) {
 	if dev == nil || dev.index >= len(c.devices) || c.devices[dev.index] != dev {
 		return nil, fmt.Errorf("create queue: %w: the device is not one of this context's (%s)", ErrInvalidArgument, c.deviceLabel())
 	}
-	dq, late, err := c.newDriverQueue(dev.index)
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("create queue: %w", err)
+	}
+	prio := c.queuePriority(dev, cfg.Priority)
+	dq, late, err := c.newDriverQueue(dev.index, prio)
 	if err != nil {
 		return nil, c.failed(nil, fmt.Errorf("create queue on %q: %w", dev.Name, err))
 	}
-	q := &Queue{ctx: c, gate: new(queueGate), dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1)}
+	q := &Queue{ctx: c, gate: new(queueGate), dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1),
+		prio: prio, asked: cfg.Priority}
 	q.gate.refs.Store(1)
 	q.launcher, _ = dq.(driver.ArgLauncher)
 	if late {

@@ -20,6 +20,10 @@ import (
 // shares the queue that the fewest goroutines hold, so that requests
 // beyond the pool's size share queues evenly rather than wait.
 //
+// The pool serves each priority (priority.go) apart, with up to max
+// queues of its own: AcquireQueueConfig hands out only queues made at the
+// priority it is asked for, and shares only those.
+//
 // Once Shutdown has begun, AcquireQueue fails, and the queues held then
 // are the work that Shutdown waits for (shutdown.go).
 //
@@ -30,12 +34,12 @@ import (
 
 // queuePool is a context's pool of queues on its first device.
 type queuePool struct {
-	max int // the most queues the pool makes; set at Open
+	max int // the most queues the pool makes at each priority; set at Open
 
-	mu     sync.Mutex // guards the fields below, and the queues' gate.holders; never held across a driver call
-	queues []*Queue   // every queue of the pool, in the order made
-	idle   []*Queue   // the queues that no goroutine holds
-	making int        // queues being made, outside mu
+	mu     sync.Mutex              // guards the fields below, and the queues' gate.holders; never held across a driver call
+	queues []*Queue                // every queue of the pool, in the order made
+	idle   [numPriorities][]*Queue // the queues that no goroutine holds, by the priority asked of them
+	making [numPriorities]int      // queues being made, outside mu, by priority
 	// released is closed, and replaced, when a queue becomes idle or one
 	// being made is done, while Shutdown waits for them (waitPoolIdle).
 	released chan struct{}
@@ -66,31 +70,47 @@ type queuePool struct {
 // Close. Once Shutdown has begun, AcquireQueue fails at once with an error
 // wrapping ErrShuttingDown, and the queues held then are the work that
 // Shutdown waits for.
-func (c *Context) AcquireQueue() (*Queue, error) {
+func (c *Context) AcquireQueue() (*Queue, error) { return c.AcquireQueueConfig(QueueConfig{}) }
+
+// AcquireQueueConfig is AcquireQueue for a queue made with cfg. The pool
+// keeps the queues of each priority apart, up to Config.QueuePool of
+// each: a queue acquired at PriorityHigh is one made at PriorityHigh, and
+// never one that a request of another priority holds or held, so that a
+// latency-sensitive request is ordered behind no batch request's
+// commands, even on a device without priorities. A priority that is not
+// one of Priority's constants is an error wrapping ErrInvalidArgument.
+//
+//	q, err := ctx.AcquireQueueConfig(rt.QueueConfig{Priority: rt.PriorityHigh})
+func (c *Context) AcquireQueueConfig(cfg QueueConfig) (*Queue, error) {
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("acquire queue: %w", err)
+	}
 	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("acquire queue: %w", err)
 	}
 	defer c.exit()
 	p := &c.pool
+	prio := cfg.Priority
 	p.mu.Lock()
 	if c.draining.Load() {
 		p.mu.Unlock()
 		return nil, fmt.Errorf("acquire queue: %w", c.drainingError())
 	}
-	if n := len(p.idle); n > 0 {
-		q := p.idle[n-1]
-		p.idle = p.idle[:n-1]
+	if n := len(p.idle[prio]); n > 0 {
+		q := p.idle[prio][n-1]
+		p.idle[prio] = p.idle[prio][:n-1]
 		q.gate.holders.Add(1)
 		p.mu.Unlock()
 		return q, nil
 	}
-	if len(p.queues)+p.making < p.max || len(p.queues) == 0 {
-		p.making++
+	least, n := p.leastHeld(prio)
+	if n+p.making[prio] < p.max || n == 0 {
+		p.making[prio]++
 		p.mu.Unlock()
-		q, err := c.newQueue(c.devices[0])
+		q, err := c.newQueue(c.devices[0], cfg)
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.making--
+		p.making[prio]--
 		if err != nil {
 			p.wakeLocked()
 			return nil, fmt.Errorf("acquire queue: %w", err)
@@ -101,14 +121,33 @@ func (c *Context) AcquireQueue() (*Queue, error) {
 		return q, nil
 	}
 	defer p.mu.Unlock()
-	q := p.queues[0]
-	for _, o := range p.queues[1:] {
-		if o.gate.holders.Load() < q.gate.holders.Load() {
-			q = o
+	least.gate.holders.Add(1)
+	return least, nil
+}
+
+// leastHeld returns the pool's queue asked for prio that the fewest
+// goroutines hold, and the number of the pool's queues asked for prio.
+// Called with mu held.
+func (p *queuePool) leastHeld(prio Priority) (least *Queue, n int) {
+	for _, q := range p.queues {
+		if q.asked != prio {
+			continue
+		}
+		if n++; least == nil || q.gate.holders.Load() < least.gate.holders.Load() {
+			least = q
 		}
 	}
-	q.gate.holders.Add(1)
-	return q, nil
+	return least, n
+}
+
+// makingLocked returns the number of queues being made, at every
+// priority. Called with mu held.
+func (p *queuePool) makingLocked() int {
+	n := 0
+	for _, m := range p.making {
+		n += m
+	}
+	return n
 }
 
 // ReleaseQueue gives back a queue that AcquireQueue returned, for another
@@ -130,7 +169,7 @@ func (c *Context) ReleaseQueue(q *Queue) error {
 		return fmt.Errorf("release queue %d on %q: %w: released more often than acquired", q.id, q.dev.Name, ErrInvalidArgument)
 	}
 	if q.gate.holders.Add(-1) == 0 {
-		p.idle = append(p.idle, q)
+		p.idle[q.asked] = append(p.idle[q.asked], q)
 		p.wakeLocked()
 	}
 	return nil
@@ -155,7 +194,7 @@ func (c *Context) waitPoolIdle() {
 		if p.released == nil {
 			p.released = make(chan struct{})
 		}
-		held := p.making > 0
+		held := p.makingLocked() > 0
 		for _, q := range p.queues {
 			held = held || q.gate.holders.Load() > 0
 		}
@@ -173,7 +212,7 @@ func (c *Context) waitPoolIdle() {
 func (p *queuePool) heldQueues() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := p.making
+	n := p.makingLocked()
 	for _, q := range p.queues {
 		n += int(q.gate.holders.Load())
 	}

@@ -125,7 +125,7 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 // Commands that rt does not record run on q's driver queue: the
 // allocation and zeroing of storage.
 func (q *Queue) recordingQueue(r *recording) *Queue {
-	rq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq, tune: q.tune}
+	rq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq, tune: q.tune, prio: q.prio, asked: q.asked}
 	rq.rec.Store(r)
 	return rq
 }

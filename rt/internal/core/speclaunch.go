@@ -255,7 +255,7 @@ func (q *Queue) specOverrides(d *desc.Kernel, a *SpecArgs) ([]progcache.SpecValu
 // are not affected. endTuning ends it.
 func (q *Queue) tuningQueue(d *desc.SpecConst, lit string) *Queue {
 	tq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, tq: q.tq, launcher: q.launcher, drv: q.drv, profiling: q.profiling,
-		lateTimes: q.lateTimes, timer: q.timer, id: q.id, tune: &tuneOverride{d: d, lit: lit}}
+		lateTimes: q.lateTimes, timer: q.timer, id: q.id, prio: q.prio, asked: q.asked, tune: &tuneOverride{d: d, lit: lit}}
 	return tq
 }
 
