@@ -62,6 +62,16 @@ type Cache struct {
 	cfg  Config
 	root string
 
+	// rootInfo is the root as Open found or made it (or as checkRoot last
+	// made it again): every operation that takes the tree lock first
+	// checks that the root is still that directory. rootDir holds it
+	// open, so that its inode is not reused by a directory made in its
+	// place after a removal (the file is closed when the Cache is
+	// collected). rootMu serializes the changes of both.
+	rootMu   sync.Mutex
+	rootInfo atomic.Pointer[os.FileInfo]
+	rootDir  *os.File
+
 	enabled atomic.Bool
 	errMu   sync.Mutex
 	err     error // why the cache is disabled
@@ -81,18 +91,30 @@ type Cache struct {
 // (and the underlying cause): the caller should report it once and go on
 // with in-memory caching only. A malformed cfg gives a disabled cache and an
 // error wrapping ErrConfig.
+//
+// The cache holds its root open until Close, and checks before every
+// lookup and store that the root is still the directory it opened (a
+// stat). A root that was removed (rm -rf by an operator or a cleanup job)
+// is made again and marked; another directory put in its place is used
+// only where the cache may write there (a dgen cache directory, or an
+// empty one, which it marks); anything else, a regular file say, turns the
+// cache off. Each such change is said once through Config.Logger, with
+// what the cache did.
 func Open(cfg Config) (*Cache, error) { return open(cfg, nil) }
 
 func open(cfg Config, setup func(*Cache)) (*Cache, error) {
 	if cfg.BuildWait <= 0 {
 		cfg.BuildWait = DefaultBuildWait
 	}
-	if cfg.Dir != "" {
-		cfg.Dir = filepath.Clean(cfg.Dir)
-	}
+	dirErr := resolveDir(&cfg)
 	c := &Cache{cfg: cfg, root: cfg.Dir, now: time.Now, hash: xxhash.Sum64}
 	if setup != nil {
 		setup(c)
+	}
+	if dirErr != nil {
+		err := &Error{Op: "open", Path: "(no cache directory)", Err: unavailable{dirErr}}
+		c.setErr(err)
+		return c, err
 	}
 	if cfg.MaxSize < 0 || cfg.MinImageSize < 0 || cfg.MaxImageSize < 0 || cfg.MaxAge < 0 {
 		err := fmt.Errorf("diskcache: negative size or age in configuration: %w", ErrConfig)
@@ -123,13 +145,33 @@ func (u unavailable) Error() string {
 func (u unavailable) Is(target error) bool { return target == ErrUnavailable }
 func (u unavailable) Unwrap() error        { return u.err }
 
+// resolveDir makes cfg.Dir the absolute root that it names: the user
+// cache directory's dgen where it is empty, and a relative directory made
+// absolute against the working directory of the time, so that a later
+// chdir does not move the cache.
+func resolveDir(cfg *Config) error {
+	if cfg.Dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("no user cache directory (%v); set DGEN_CACHE_DIR (Config.Cache.Disk.Dir)", err)
+		}
+		cfg.Dir = filepath.Join(base, defaultSubdirectory)
+	}
+	abs, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("cache directory %s: %w", cfg.Dir, err)
+	}
+	cfg.Dir = abs // Abs cleans it
+	return nil
+}
+
 // probe checks that the root can be created, written and locked.
 func (c *Cache) probe() error {
-	if c.root == "" {
-		return &Error{Op: "open", Path: "(no cache directory)", Err: unavailable{errors.New("no user cache directory; set DGEN_CACHE_DIR")}}
-	}
 	fail := func(err error) error { return &Error{Op: "open", Path: c.root, Err: unavailable{err}} }
 	if err := c.claimRoot(); err != nil {
+		return fail(err)
+	}
+	if err := c.pinRoot(); err != nil {
 		return fail(err)
 	}
 	f, err := os.CreateTemp(c.root, tempPrefix+"probe-*")
@@ -245,7 +287,7 @@ func (c *Cache) Lookup(key Key) (bin []byte, outcome Outcome, ok bool, err error
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
 	defer cancel()
-	tree, err := lockFile(ctx, filepath.Join(c.root, treeLockName), false)
+	tree, err := c.lockTree(ctx, false)
 	if err != nil {
 		return nil, Built, false, err
 	}
@@ -428,7 +470,7 @@ func (c *Cache) Put(key Key, bin []byte) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
 	defer cancel()
-	tree, err := lockFile(ctx, filepath.Join(c.root, treeLockName), false)
+	tree, err := c.lockTree(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -570,7 +612,7 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 	dir := c.keyDir(&key)
 	lockPath := filepath.Join(dir, keyLockName)
 
-	tree, err := lockFile(waitCtx, filepath.Join(c.root, treeLockName), false)
+	tree, err := c.lockTree(waitCtx, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, Built, ctx.Err()

@@ -292,9 +292,11 @@ func TestUnusableRootDegrades(t *testing.T) {
 			t.Fatalf("builds = %d", builds)
 		}
 	}
-	// No directory at all.
-	if c, err := Open(DefaultConfig("")); !errors.Is(err, ErrUnavailable) || c.Enabled() {
-		t.Fatal("empty dir not reported")
+	// No directory at all: no Dir, and no user cache directory.
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	if c, err := Open(DefaultConfig("")); !errors.Is(err, ErrUnavailable) || c.Enabled() || !strings.Contains(err.Error(), "set DGEN_CACHE_DIR") {
+		t.Fatalf("empty dir without a user cache directory: %v", err)
 	}
 	// Persistent off: disabled, no error.
 	cfg := DefaultConfig(filepath.Join(base, "off"))

@@ -28,7 +28,11 @@ const (
 // Config configures a persistent cache. The zero Config is a disabled cache;
 // DefaultConfig and ConfigFromEnv return usable ones.
 type Config struct {
-	// Dir is the cache root. It is created if missing.
+	// Dir is the cache root. It is created if missing; empty means the
+	// user cache directory's dgen (os.UserCacheDir), and a relative
+	// directory is made absolute when the cache opens, so that a later
+	// chdir does not move it. The cache notices a root that is removed or
+	// replaced while it runs (see Open).
 	Dir string
 	// Persistent enables the cache. A Cache opened with Persistent false
 	// stores nothing and misses on every Get, but its management methods
@@ -56,9 +60,11 @@ type Config struct {
 	// Trace, if not nil, receives one line for every cache decision.
 	// Writes to it are serialized.
 	Trace io.Writer
-	// Logger, if not nil, receives the one warning that a cache gives
-	// when a write shows the disk unusable (full, read-only) and it turns
-	// itself off. Open's errors are returned, not logged.
+	// Logger, if not nil, receives the cache's warnings, one for each
+	// event: a write that shows the disk unusable (full, read-only) and
+	// turns the cache off, and a root removed or replaced while the cache
+	// runs, with what the cache did about it. Open's errors are returned,
+	// not logged.
 	Logger *slog.Logger
 	// Remote, if not nil, is the shared tier beneath the cache: a local
 	// miss asks it, and what is built or stored is published to it.

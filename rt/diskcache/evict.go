@@ -346,7 +346,7 @@ func (c *Cache) maybeAgeEvict() {
 // nothing if another process holds it. It returns the number of directories
 // removed.
 func (c *Cache) prune() int {
-	l, err := lockFile(nil, filepath.Join(c.root, treeLockName), true)
+	l, err := c.lockTree(nil, true)
 	if err != nil {
 		return 0
 	}

@@ -259,6 +259,7 @@ func TestFullDisk(t *testing.T) {
 	defer exec.Command("umount", dir).Run()
 	var warn bytes.Buffer
 	c := openTest(t, filepath.Join(dir, "cache"), func(cfg *Config) { cfg.Logger = slog.New(slog.NewTextHandler(&warn, nil)) }, nil)
+	defer c.Close() // before the umount
 	var perr error
 	for i := 0; i < 20 && perr == nil; i++ {
 		k := testKey(i)

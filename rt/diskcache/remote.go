@@ -63,7 +63,7 @@ func (c *Cache) storeFetched(dir string, key *Key, src, bin []byte) {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
 		defer cancel()
-		tree, err := lockFile(ctx, filepath.Join(c.root, treeLockName), false)
+		tree, err := c.lockTree(ctx, false)
 		if err != nil {
 			c.tracef("store fetched %s: %v", dir, err)
 			return

@@ -34,7 +34,7 @@ func (c *Context) initCache(cfg CacheConfig) {
 	disk, err := diskcache.Open(dcfg)
 	c.disk = disk
 	if err != nil {
-		c.log().Warn("dgen: persistent program cache off", "dir", cfg.Disk.Dir, "err", err)
+		c.log().Warn("dgen: persistent program cache off", "dir", disk.Dir(), "err", err)
 	}
 	pcfg := progcache.Config{
 		InMemory:          cfg.InMemory,

@@ -646,3 +646,71 @@ func TestCloseWhileHoldingKernel(t *testing.T) {
 		t.Errorf("kernel after Close: Lock = %v, want ErrClosed", err)
 	}
 }
+
+// TestCacheDirChangesWhileRunning: with real directories, through rt: an
+// rm -rf of the cache directory while a context runs is noticed at the
+// next build, which makes the directory again and stores there, warning
+// once; a regular file put in its place turns the cache off with one
+// warning; and a relative directory is made absolute at Open, so that a
+// chdir afterwards moves nothing into the new working directory.
+func TestCacheDirChangesWhileRunning(t *testing.T) {
+	base := t.TempDir()
+	work := filepath.Join(base, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(base)
+	var warn bytes.Buffer
+	ctx := openCacheLogged(t, &warn, func(c *rt.CacheConfig) { c.Disk.Dir = "cache" })
+	dir := filepath.Join(base, "cache")
+	disk := cx(ctx).PersistentCache()
+	if disk.Dir() != dir || !disk.Enabled() {
+		t.Fatalf("cache in %q (enabled %v), want %q", disk.Dir(), disk.Enabled(), dir)
+	}
+	t.Chdir(work)
+	build := func(i int) {
+		t.Helper()
+		p, err := raw.Build(ctx, "p", uniqueSource(fmt.Sprint(i)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+	}
+	entries := func() int {
+		es, _ := disk.List()
+		return len(es)
+	}
+	build(1)
+	if entries() != 1 {
+		t.Fatalf("%d entries after a build, want 1", entries())
+	}
+	if _, err := os.Stat(filepath.Join(work, "cache")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the cache wrote into the working directory of after Open: %v", err)
+	}
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	build(2)
+	build(3)
+	if entries() != 2 || !disk.Enabled() {
+		t.Errorf("after rm -rf: %d entries (enabled %v), want 2", entries(), disk.Enabled())
+	}
+	if n := strings.Count(warn.String(), "level=WARN"); n != 1 || !strings.Contains(warn.String(), "was removed; made it again") {
+		t.Errorf("after rm -rf: %d warnings, want one saying the directory was made again:\n%s", n, warn.String())
+	}
+
+	warn.Reset()
+	os.RemoveAll(dir)
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build(4)
+	build(5)
+	if disk.Enabled() {
+		t.Error("a file in place of the cache directory: the cache is still on")
+	}
+	if n := strings.Count(warn.String(), "level=WARN"); n != 1 || !strings.Contains(warn.String(), "cache off") || !strings.Contains(warn.String(), "no longer a directory") {
+		t.Errorf("a file in its place: %d warnings, want one saying the cache is off:\n%s", n, warn.String())
+	}
+}

@@ -254,17 +254,20 @@ const remoteFlushWait = 2 * time.Second
 
 // closeRemote waits a little for publishes in flight, disconnects, and
 // adds the counters to those recorded in the cache directory, which
-// `dgen cache stat` shows.
+// `dgen cache stat` shows; then it closes the persistent cache, which
+// holds its directory open.
 func (c *Context) closeRemote() {
-	if c.remote == nil {
-		return
-	}
-	c.remote.Close(remoteFlushWait)
-	c.disk.Wait()
-	if c.disk.Enabled() {
-		if err := diskcache.RecordRemote(c.disk.Dir(), c.remote.Stats()); err != nil {
-			c.pc.Logf("%v", err)
+	if c.remote != nil {
+		c.remote.Close(remoteFlushWait)
+		c.disk.Wait()
+		if c.disk.Enabled() {
+			if err := diskcache.RecordRemote(c.disk.Dir(), c.remote.Stats()); err != nil {
+				c.pc.Logf("%v", err)
+			}
 		}
+	}
+	if c.disk != nil {
+		c.disk.Close()
 	}
 }
 
