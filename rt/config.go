@@ -11,7 +11,10 @@ import (
 // Config says which backend and devices a context opens, and how. A field
 // left at its zero value is filled from its DGEN_ variable when the
 // context opens (see ConfigFromEnv); a field that is set wins over its
-// variable.
+// variable. Open checks every setting once, whichever it came from: a bad
+// value (a selector that is not one, a negative size) fails it with an
+// error wrapping ErrInvalidArgument that names the field and its
+// variable, the same error from Go code as from the environment.
 type Config struct {
 	// Backend is the backend to open (DGEN_BACKEND); BackendAuto chooses
 	// one: rt/cuda for an NVIDIA GPU when it is imported (rt/backends)
@@ -182,8 +185,14 @@ func (c *CacheConfig) core() core.CacheConfig {
 // program binaries shared by the processes of a machine. `dgen cache`
 // lists, checks and clears it.
 type DiskCacheConfig struct {
-	// Dir is the cache root, created if missing (DGEN_CACHE_DIR, default
-	// the user cache directory's dgen).
+	// Dir is the cache root, created if missing (DGEN_CACHE_DIR); empty
+	// means the user cache directory's dgen (os.UserCacheDir). A relative
+	// directory is made absolute when the context opens, so that a later
+	// chdir does not move the cache. A root removed while the context runs
+	// is made again at the next store; something else put in its place is
+	// used only if the cache may write there (a dgen cache directory, or
+	// an empty one), else the cache turns off: each once said through
+	// Config.Logger.
 	Dir string
 	// Persistent turns the cache on (DGEN_CACHE_PERSISTENT, default on
 	// except in test binaries, where DGEN_CACHE_DIR must name a directory).

@@ -199,9 +199,9 @@ func (e *envReader) days(suffix string, dst *time.Duration) {
 	}
 	n, err := strconv.ParseInt(v, 10, 32)
 	switch {
-	case err != nil || n < 0:
+	case err != nil:
 		e.bad(name, v, "want a number of days, 0 or more")
-	case n > 100*365:
+	case n > 100*365 || n < -100*365:
 		e.bad(name, v, "more than 100 years")
 	default:
 		*dst = time.Duration(n) * 24 * time.Hour

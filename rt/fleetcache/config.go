@@ -157,6 +157,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			continue
 		}
 		t, err := envconf.Duration(v)
+		if err == nil && t < 0 {
+			err = errors.New("negative")
+		}
 		if err != nil {
 			bad(d.name, v, err.Error())
 			continue

@@ -43,7 +43,7 @@ func TestBuildOptionsChecked(t *testing.T) {
 	})
 	t.Run("config", func(t *testing.T) {
 		_, err := rt.OpenConfig(rt.Config{Device: "cpu", Cache: &rt.CacheConfig{InMemory: true, CompileOptions: "-D"}})
-		want(t, err, "CacheConfig.CompileOptions")
+		want(t, err, "Config.Cache.CompileOptions (DGEN_PROGRAM_COMPILE_OPTIONS)")
 	})
 	ctx := openCPU(t)
 	t.Run("api", func(t *testing.T) {

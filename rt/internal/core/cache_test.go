@@ -385,7 +385,7 @@ func TestCacheConfigFromEnv(t *testing.T) {
 		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "16M"}, true, func(c core.CacheConfig) bool { return c.EvictionThreshold == 16<<20 }},
 		{map[string]string{"DGEN_PROGRAM_COMPILE_OPTIONS": " -cl-fast-relaxed-math "}, true, func(c core.CacheConfig) bool { return c.CompileOptions == "-cl-fast-relaxed-math" }},
 		{map[string]string{"DGEN_CACHE_IN_MEM": "maybe"}, false, nil},
-		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "-1"}, false, nil},
+		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "-1"}, true, func(c core.CacheConfig) bool { return c.EvictionThreshold == -1 }}, // Open's check refuses it
 		{map[string]string{"DGEN_CACHE_MAX_SIZE": "lots"}, false, nil},
 		{map[string]string{"DGEN_CACHE_THRESHOLD_DAYS": "x"}, false, nil},
 		{map[string]string{"DGEN_CACHE_PERSISTENT": "2"}, false, nil},

@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,19 +128,12 @@ func (w *lineLogger) Flush() {
 }
 
 // resolveCacheConfig returns *cc, or the environment's configuration
-// when cc is nil.
+// when cc is nil. check has checked it.
 func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
 	if cc != nil {
-		if err := checkRemote(cc); err != nil {
-			return *cc, err
-		}
-		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
+		return *cc, nil
 	}
-	cfg, err := cacheConfigFromEnv(nil)
-	if err == nil {
-		err = checkRemote(&cfg)
-	}
-	return cfg, err
+	return cacheConfigFromEnv(nil)
 }
 
 // defaultCacheConfig returns the configuration of an empty environment:
@@ -175,7 +169,7 @@ func cacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	cfg := CacheConfig{InMemory: true, Disk: diskCacheConfig(disk)}
 	var errs []error
 	if derr != nil {
-		errs = append(errs, derr)
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidArgument, derr))
 	}
 	if v := strings.TrimSpace(getenv("DGEN_CACHE_REMOTE")); v != "" {
 		cfg.Remote = RemoteCacheConfig{URL: v, Getenv: getenv}
@@ -186,21 +180,18 @@ func cacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
 	if v := strings.TrimSpace(getenv("DGEN_CACHE_IN_MEM")); v != "" {
 		b, ok := envconf.Bool(v)
 		if !ok {
-			errs = append(errs, fmt.Errorf("DGEN_CACHE_IN_MEM=%q: %s", v, envconf.BoolSyntax))
+			errs = append(errs, fmt.Errorf("%w: DGEN_CACHE_IN_MEM=%q: %s", ErrInvalidArgument, v, envconf.BoolSyntax))
 		}
 		cfg.InMemory = b || !ok
 	}
 	if v := strings.TrimSpace(getenv("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD")); v != "" {
 		n, err := envconf.Size(v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD=%q: %v", v, err))
+			errs = append(errs, fmt.Errorf("%w: DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD=%q: %v", ErrInvalidArgument, v, err))
 		}
 		cfg.EvictionThreshold = n
 	}
 	cfg.CompileOptions = strings.TrimSpace(getenv("DGEN_PROGRAM_COMPILE_OPTIONS"))
-	if err := checkOptions(cfg.CompileOptions, optionsFromEnv); err != nil {
-		errs = append(errs, err)
-	}
 	return cfg, errors.Join(errs...)
 }
 
@@ -218,11 +209,8 @@ var inTestBinary = sync.OnceValue(func() bool {
 // rt documents, one by one, and withEnv fills those left unset from their
 // DGEN_ variables. Backend auto is chooseBackend's (backend.go).
 type Config struct {
-	Backend Backend
-	Device  string
-	// deviceEnv is the value of DGEN_DEVICE when Device was read from it,
-	// so that errors name the variable while Device still holds its value.
-	deviceEnv    string
+	Backend      Backend
+	Device       string
 	Profiling    bool
 	Retune       bool
 	SyncLaunches bool
@@ -237,9 +225,13 @@ type Config struct {
 }
 
 // ConfigFromEnv returns the configuration that the environment asks for
-// (rt.ConfigFromEnv), reading variables through getenv.
+// (rt.ConfigFromEnv), reading variables through getenv, and checks it.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	return Config{}.withEnv(getenv)
+	cfg, err := Config{}.withEnv(getenv)
+	if err == nil {
+		err = cfg.check()
+	}
+	return cfg, err
 }
 
 // withEnv returns cfg with every field that it leaves at its zero value
@@ -255,17 +247,20 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 			return nil
 		}
 		if err := parse(v); err != nil {
-			return fmt.Errorf("%s=%q: %w", name, v, err)
+			if errors.Is(err, ErrInvalidArgument) {
+				return fmt.Errorf("%s=%q: %w", name, v, err)
+			}
+			return fmt.Errorf("%w: %s=%q: %w", ErrInvalidArgument, name, v, err)
 		}
 		return nil
 	}
 	errs := []error{
-		env("DGEN_BACKEND", cfg.Backend != BackendAuto, func(v string) error { return cfg.Backend.UnmarshalText([]byte(v)) }),
+		env("DGEN_BACKEND", cfg.Backend != BackendAuto, func(v string) error {
+			cfg.Backend = Backend(v) // check checks it, as it checks one that Config names
+			return nil
+		}),
 		env("DGEN_DEVICE", cfg.Device != "", func(v string) error {
-			if err := devsel.Check(v); err != nil {
-				return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-			}
-			cfg.Device, cfg.deviceEnv = v, v
+			cfg.Device = v
 			return nil
 		}),
 		env("DGEN_PROFILE", cfg.Profiling, setBool(&cfg.Profiling)),
@@ -287,9 +282,6 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 			return nil
 		}),
 		env(trace.EnvVar, cfg.Trace != "" || cfg.Tracer != nil, func(v string) error {
-			if _, err := trace.ParseOptions(v); err != nil {
-				return err
-			}
 			cfg.Trace = v
 			return nil
 		}),
@@ -357,7 +349,7 @@ func graphConfigFromEnv(getenv func(string) string) (graphConfig, error) {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
 			b, ok := envconf.Bool(v)
 			if !ok {
-				return gc, fmt.Errorf("%s=%q: %s", name, v, envconf.BoolSyntax)
+				return gc, fmt.Errorf("%w: %s=%q: %s", ErrInvalidArgument, name, v, envconf.BoolSyntax)
 			}
 			gc.off[k] = !b
 		}
@@ -403,9 +395,6 @@ func (cfg *Config) allocConfig() (alloc.Config, error) {
 		_, err := allocPolicyNames.parse("allocator policy", cfg.AllocPolicy.String())
 		return ac, err
 	}
-	if cfg.AllocMaxHeld < 0 {
-		return ac, fmt.Errorf("allocator bound of %d bytes held: %w: negative", cfg.AllocMaxHeld, ErrInvalidArgument)
-	}
 	ac.MaxHeld = cfg.AllocMaxHeld
 	ac.IsOutOfMemory = isOutOfMemory
 	ac.TagName = func(t alloc.Tag) string { return tagName(uint32(t)) }
@@ -416,6 +405,114 @@ func (cfg *Config) allocConfig() (alloc.Config, error) {
 // out of memory: the allocator's alloc.Config.IsOutOfMemory.
 func isOutOfMemory(err error) bool {
 	return errors.Is(err, ErrOutOfMemory) || errors.Is(err, alloc.ErrDeviceOutOfMemory)
+}
+
+// A setting names one setting in the errors of check: its field in
+// rt.Config and its variable, so that a bad value says the same wherever
+// it came from.
+type setting struct{ field, env string }
+
+// The settings that check checks.
+var (
+	setBackend        = setting{"Backend", "DGEN_BACKEND"}
+	setDevice         = setting{"Device", "DGEN_DEVICE"}
+	setAllocPolicy    = setting{"AllocPolicy", "DGEN_ALLOC_POLICY"}
+	setAllocMaxHeld   = setting{"AllocMaxHeld", "DGEN_ALLOC_MAX_HELD"}
+	setTrace          = setting{"Trace", trace.EnvVar}
+	setGraphs         = setting{"Graphs", ""}
+	setQueuePool      = setting{"QueuePool", ""}
+	setEviction       = setting{"Cache.EvictionThreshold", "DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD"}
+	setCompileOptions = setting{"Cache.CompileOptions", "DGEN_PROGRAM_COMPILE_OPTIONS"}
+	setMaxSize        = setting{"Cache.Disk.MaxSize", "DGEN_CACHE_MAX_SIZE"}
+	setMaxAge         = setting{"Cache.Disk.MaxAge", "DGEN_CACHE_THRESHOLD_DAYS"}
+	setMinImageSize   = setting{"Cache.Disk.MinImageSize", "DGEN_CACHE_MIN_IMAGE_SIZE"}
+	setMaxImageSize   = setting{"Cache.Disk.MaxImageSize", "DGEN_CACHE_MAX_IMAGE_SIZE"}
+	setLockWait       = setting{"Cache.Disk.LockWait", "DGEN_CACHE_LOCK_TIMEOUT"}
+	setRemote         = setting{"Cache.Remote", "DGEN_CACHE_REMOTE"}
+)
+
+// String names the setting: "Config.Device (DGEN_DEVICE)", or
+// "Config.QueuePool" for one without a variable.
+func (s setting) String() string {
+	if s.env == "" {
+		return "Config." + s.field
+	}
+	return "Config." + s.field + " (" + s.env + ")"
+}
+
+// bad returns the error of a bad value v of s, wrapping ErrInvalidArgument
+// (and wrapped, if any).
+func (s setting) bad(v any, why string, wrapped ...error) error {
+	if q, ok := v.(string); ok {
+		v = strconv.Quote(q)
+	}
+	err := fmt.Errorf("%w: %v %v: %s", ErrInvalidArgument, s, v, why)
+	for _, w := range wrapped {
+		err = fmt.Errorf("%w (%w)", err, w)
+	}
+	return err
+}
+
+// nonNegative checks a size, count or duration that cannot be negative.
+func (s setting) nonNegative(v int64, show any) error {
+	if v < 0 {
+		return s.bad(show, "negative")
+	}
+	return nil
+}
+
+// check checks every setting of cfg once, whatever it came from (Go code
+// or the environment, which withEnv parses without judging the values it
+// can represent): an error wraps ErrInvalidArgument and names the setting
+// (setting), so that a bad value gives the same error from both. Open and
+// OpenConfig call it before they open anything; ConfigFromEnv calls it on
+// what it read.
+func (cfg *Config) check() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !isAuto(*cfg) {
+		name := strings.ToLower(strings.TrimSpace(string(cfg.Backend)))
+		if _, err := driver.Lookup(name); err != nil {
+			add(setBackend.bad(string(cfg.Backend), fmt.Sprintf("want auto or a registered backend (%s); a backend registers when its package is imported, as rt/opencl and rt/cuda are",
+				strings.Join(driver.Backends(), ", ")), ErrNoBackend))
+		}
+	}
+	if err := devsel.Check(cfg.Device); err != nil {
+		add(setDevice.bad(cfg.Device, err.Error()))
+	}
+	if _, err := allocPolicyNames.parse("allocator policy", cfg.AllocPolicy.String()); err != nil {
+		add(setAllocPolicy.bad(cfg.AllocPolicy.String(), "want one of "+strings.Join(allocPolicyNames.valid(), ", ")))
+	}
+	add(setAllocMaxHeld.nonNegative(cfg.AllocMaxHeld, cfg.AllocMaxHeld))
+	if cfg.Tracer == nil {
+		if _, err := trace.ParseOptions(cfg.Trace); err != nil {
+			add(fmt.Errorf("%w: %v: %w", ErrInvalidArgument, setTrace, err))
+		}
+	}
+	if _, err := graphModeNames.parse("graph mode", cfg.Graphs.String()); err != nil {
+		add(setGraphs.bad(cfg.Graphs.String(), "want one of "+strings.Join(graphModeNames.valid(), ", ")))
+	}
+	add(setQueuePool.nonNegative(int64(cfg.QueuePool), cfg.QueuePool))
+	if cc := cfg.Cache; cc != nil {
+		add(setEviction.nonNegative(cc.EvictionThreshold, cc.EvictionThreshold))
+		if err := checkOptions(cc.CompileOptions, optionsFromConfig); err != nil {
+			add(fmt.Errorf("%w: %w", ErrInvalidArgument, err))
+		}
+		d := &cc.Disk
+		add(setMaxSize.nonNegative(d.MaxSize, d.MaxSize))
+		add(setMaxAge.nonNegative(int64(d.MaxAge), d.MaxAge))
+		add(setMinImageSize.nonNegative(d.MinImageSize, d.MinImageSize))
+		add(setMaxImageSize.nonNegative(d.MaxImageSize, d.MaxImageSize))
+		add(setLockWait.nonNegative(int64(d.LockWait), d.LockWait))
+		if err := checkRemote(cc); err != nil {
+			add(fmt.Errorf("%w: %v: %w", ErrInvalidArgument, setRemote, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // checkRemote fails when cfg names a remote tier (DGEN_CACHE_REMOTE) and
@@ -438,8 +535,7 @@ func checkRemote(cfg *CacheConfig) error {
 
 // The origins of build options, for checkOptions' errors.
 const (
-	optionsFromEnv    = "the environment (DGEN_PROGRAM_COMPILE_OPTIONS)"
-	optionsFromConfig = "the API (CacheConfig.CompileOptions)"
+	optionsFromConfig = "Config.Cache.CompileOptions (DGEN_PROGRAM_COMPILE_OPTIONS)"
 	optionsFromAPI    = "the API (the options of raw.Build, LoadProgram or ProgramImage)"
 )
 

@@ -35,13 +35,18 @@ func (n enumNames) parse(what, s string) (int, error) {
 			return v, nil
 		}
 	}
+	return 0, fmt.Errorf("%w: %s %q: want one of %s", ErrInvalidArgument, what, s, strings.Join(n.valid(), ", "))
+}
+
+// valid returns the names, in the order of their values.
+func (n enumNames) valid() []string {
 	var valid []string
 	for _, name := range n {
 		if name != "" {
 			valid = append(valid, name)
 		}
 	}
-	return 0, fmt.Errorf("%w: %s %q: want one of %s", ErrInvalidArgument, what, s, strings.Join(valid, ", "))
+	return valid
 }
 
 // ImageKind is rt.ImageKind's set of values: rt defines its ImageKind over it.

@@ -145,7 +145,9 @@ func TestBackendText(t *testing.T) {
 // TestConfigWinsOverEnv: a field that Config sets wins over its DGEN_
 // variable; a field it leaves unset is filled from the variable; a
 // malformed variable of an unset field is an error naming the variable
-// and the valid values, and one of a set field is not read at all.
+// and the valid values, and one of a set field is not read at all. A
+// value that parses but is wrong (a backend not registered, a trace spec)
+// is check's to refuse, as it refuses the same value from Go code.
 func TestConfigWinsOverEnv(t *testing.T) {
 	env := map[string]string{
 		"DGEN_BACKEND": "opencl", "DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1",
@@ -161,14 +163,14 @@ func TestConfigWinsOverEnv(t *testing.T) {
 		err  string // a part of the error; "" for none
 	}{
 		{"unset", Config{}, env,
-			Config{Backend: BackendOpenCL, Device: "gpu", deviceEnv: "gpu", Profiling: true, AllocPolicy: AllocTagged, AllocMaxHeld: 1 << 20, Trace: "summary"}, ""},
+			Config{Backend: BackendOpenCL, Device: "gpu", Profiling: true, AllocPolicy: AllocTagged, AllocMaxHeld: 1 << 20, Trace: "summary"}, ""},
 		{"set", Config{Backend: "fake", Device: "cpu", AllocPolicy: AllocBestFit, AllocMaxHeld: 4096, Trace: "log", Cache: &cc}, env,
 			Config{Backend: "fake", Device: "cpu", Profiling: true, AllocPolicy: AllocBestFit, AllocMaxHeld: 4096, Trace: "log", Cache: &cc}, ""},
 		{"badUnset", Config{}, map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, Config{}, `DGEN_ALLOC_POLICY="lifo": invalid argument: allocator policy "lifo": want one of full, tagged, bestfit`},
-		{"badBackend", Config{}, map[string]string{"DGEN_BACKEND": "cdua"}, Config{}, `DGEN_BACKEND="cdua"`},
+		{"badBackend", Config{}, map[string]string{"DGEN_BACKEND": "cdua"}, Config{}, `Config.Backend (DGEN_BACKEND) "cdua"`},
 		{"badSet", Config{AllocPolicy: AllocTagged, Backend: "opencl"}, map[string]string{"DGEN_ALLOC_POLICY": "lifo", "DGEN_BACKEND": "cdua"},
 			Config{AllocPolicy: AllocTagged, Backend: "opencl"}, ""},
-		{"tracer", Config{Tracer: nil, Trace: ""}, map[string]string{"DGEN_TRACE": "bogus"}, Config{}, "DGEN_TRACE"},
+		{"tracer", Config{Tracer: nil, Trace: ""}, map[string]string{"DGEN_TRACE": "bogus"}, Config{}, "Config.Trace (DGEN_TRACE)"},
 		{"clock", Config{Trace: "log"}, map[string]string{"DGEN_TRACE_CLOCK": "mono"}, Config{Trace: "log,clock=mono"}, ""},
 		{"clockSet", Config{Trace: "log,clock=tsc"}, map[string]string{"DGEN_TRACE_CLOCK": "mono"}, Config{Trace: "log,clock=tsc"}, ""},
 		{"clockNoTrace", Config{}, map[string]string{"DGEN_TRACE_CLOCK": "mono"}, Config{}, ""},
@@ -177,6 +179,9 @@ func TestConfigWinsOverEnv(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := tt.cfg.withEnv(func(k string) string { return tt.env[k] })
+			if err == nil {
+				err = got.check()
+			}
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want one containing %q", err, tt.err)

@@ -27,6 +27,9 @@ func Open() (*Context, error) { return OpenConfig(Config{}) }
 // OpenConfig opens a context as cfg and the environment say.
 func OpenConfig(cfg Config) (*Context, error) {
 	cfg, err := cfg.withEnv(nil) // config.go
+	if err == nil {
+		err = cfg.check()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
