@@ -1,6 +1,9 @@
 package rt
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/stats"
@@ -15,16 +18,23 @@ type Context core.Context
 // core returns c as the core's context.
 func (c *Context) core() *core.Context { return (*core.Context)(c) }
 
-// Open opens a context as the environment says (ConfigFromEnv): on the
-// device that DGEN_DEVICE selects, by default the first GPU, else the
-// first CPU device. It is OpenConfig(Config{}).
+// Open opens a context as the environment says: it is OpenConfig of
+// ConfigFromEnv(os.Getenv), on the device that DGEN_DEVICE selects, by
+// default the first GPU, else the first CPU device. A malformed variable
+// fails it with an error that names the variable.
 func Open() (*Context, error) {
-	return OpenConfig(Config{})
+	cfg, err := ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	return OpenConfig(cfg)
 }
 
-// OpenConfig opens a context as cfg says, with the fields that cfg leaves
-// at their zero value filled from the environment (ConfigFromEnv): a field
-// that cfg sets wins over its DGEN_ variable.
+// OpenConfig opens a context as cfg says, and only as it says: it reads
+// no DGEN_ variable, and a field left at its zero value has its documented
+// default, whatever the environment holds (ConfigFromEnv reads that). It
+// checks every setting first: a bad one fails it with an error wrapping
+// ErrInvalidArgument that names the field.
 func OpenConfig(cfg Config) (*Context, error) {
 	c, err := core.OpenConfig(cfg.core())
 	if err != nil {

@@ -109,7 +109,7 @@ func (s *SpecConst[T]) Value(c *Context) T { return s.core().Value(c.core()) }
 // Reading a record needs nothing more; timing candidates needs a context
 // that profiles (Config.Profiling, DGEN_PROFILE=1), and Tune fails where
 // there is no record and q does not profile. Config.Retune
-// (DGEN_TUNE=force) re-tunes, ignoring records. A record that cannot be
+// (DGEN_RETUNE=1) re-tunes, ignoring records. A record that cannot be
 // read, or names a value that is not a candidate, is reported by a warning
 // and tuned again; it never chooses a value. A device fault stops the
 // tuning, which records nothing.

@@ -219,10 +219,9 @@ type GraphMode core.GraphMode
 // The graph modes.
 const (
 	// GraphsAuto uses the device API's own graph objects (OpenCL command
-	// buffers, CUDA graphs) unless DGEN_OPENCL_COMMAND_BUFFER or
-	// DGEN_CUDA_GRAPH is 0 ("auto").
+	// buffers, CUDA graphs) wherever the backend has them ("auto").
 	GraphsAuto = GraphMode(core.GraphsAuto)
-	// GraphsNative uses them wherever the backend has them ("native").
+	// GraphsNative is GraphsAuto ("native").
 	GraphsNative = GraphMode(core.GraphsNative)
 	// GraphsLoop replays every graph as a loop of prepared commands, one
 	// backend call per launch ("loop").
@@ -262,3 +261,30 @@ func (b Backend) MarshalText() ([]byte, error) { return core.Backend(b).MarshalT
 // backend, in any case; another name is an error that lists the
 // registered ones.
 func (b *Backend) UnmarshalText(text []byte) error { return (*core.Backend)(b).UnmarshalText(text) }
+
+// RemoteMode says which way entries flow between a node and the shared
+// tier (RemoteCacheConfig.Mode, DGEN_CACHE_REMOTE_MODE). The zero
+// RemoteMode is RemoteReadWrite.
+type RemoteMode core.RemoteMode
+
+// The remote modes.
+const (
+	// RemoteReadWrite fetches entries and publishes the programs the node
+	// builds ("read_write").
+	RemoteReadWrite = RemoteMode(core.RemoteReadWrite)
+	// RemoteRead fetches entries and publishes nothing: a node that runs
+	// code but must not supply it ("read").
+	RemoteRead = RemoteMode(core.RemoteRead)
+	// RemoteWrite publishes and never fetches: a node that warms the cache
+	// ("write").
+	RemoteWrite = RemoteMode(core.RemoteWrite)
+)
+
+// String returns "read_write", "read" or "write".
+func (m RemoteMode) String() string { return core.RemoteMode(m).String() }
+
+// MarshalText implements encoding.TextMarshaler.
+func (m RemoteMode) MarshalText() ([]byte, error) { return core.RemoteMode(m).MarshalText() }
+
+// UnmarshalText parses "read_write", "read" or "write", in any case.
+func (m *RemoteMode) UnmarshalText(b []byte) error { return (*core.RemoteMode)(m).UnmarshalText(b) }

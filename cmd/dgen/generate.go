@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"runtime/debug"
 
 	"github.com/dgen-go/dgen/annotations"
@@ -66,9 +66,10 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 // dgen accepts (gen.MaxSourceSize) keeps the process under a gigabyte.
 const memoryLimit = 768 << 20
 
-// limitMemory sets memoryLimit unless GOMEMLIMIT sets a limit.
+// limitMemory sets memoryLimit unless GOMEMLIMIT sets a limit, which the
+// runtime has read (a negative limit asks for the current one).
 func limitMemory() {
-	if os.Getenv("GOMEMLIMIT") == "" {
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		debug.SetMemoryLimit(memoryLimit)
 	}
 }

@@ -7,6 +7,7 @@
 //	dgen -check           write nothing; list what generating would change, exit 1 if anything (for CI)
 //	dgen devices [-json]  list every platform and device, and the one DGEN_DEVICE picks
 //	dgen markers          print the reference of every //dgen: directive
+//	dgen env [-json]      print every variable of the environment that dgen reads, with its Config field, default and doc
 //	dgen trace summary FILE
 //	                      print the per-source-location table of a trace written with DGEN_TRACE=perfetto:FILE
 //	dgen trace json [-o OUT | -w] FILE

@@ -103,8 +103,8 @@ type Cache struct {
 func Open(cfg Config) (*Cache, error) { return open(cfg, nil) }
 
 func open(cfg Config, setup func(*Cache)) (*Cache, error) {
-	if cfg.BuildWait <= 0 {
-		cfg.BuildWait = DefaultBuildWait
+	if cfg.LockTimeout <= 0 {
+		cfg.LockTimeout = DefaultLockTimeout
 	}
 	dirErr := resolveDir(&cfg)
 	c := &Cache{cfg: cfg, root: cfg.Dir, now: time.Now, hash: xxhash.Sum64}
@@ -273,7 +273,7 @@ func (c *Cache) storable(n int) bool {
 // entry found corrupt is removed and reported as a miss together with an
 // error that wraps ErrCorrupt; callers should treat every error as a miss.
 // If another process holds the key exclusively (building or writing it),
-// Get waits up to Config.BuildWait.
+// Get waits up to Config.LockTimeout.
 func (c *Cache) Get(key Key) (bin []byte, ok bool, err error) {
 	bin, _, ok, err = c.Lookup(key)
 	return bin, ok, err
@@ -285,7 +285,7 @@ func (c *Cache) Lookup(key Key) (bin []byte, outcome Outcome, ok bool, err error
 	if !c.Enabled() {
 		return nil, Built, false, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LockTimeout)
 	defer cancel()
 	tree, err := c.lockTree(ctx, false)
 	if err != nil {
@@ -468,7 +468,7 @@ func (c *Cache) Put(key Key, bin []byte) error {
 	if !c.Enabled() || !c.storable(len(bin)) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LockTimeout)
 	defer cancel()
 	tree, err := c.lockTree(ctx, false)
 	if err != nil {
@@ -594,7 +594,7 @@ func entrySize(dir string, n int) int64 {
 // GetOrBuild returns the binary for key from the cache or, on a miss, from
 // build, which it then stores. While build runs, GetOrBuild holds the key's
 // lock exclusively: another process (or goroutine) that needs the same key
-// waits for it, up to Config.BuildWait, and then loads the stored binary
+// waits for it, up to Config.LockTimeout, and then loads the stored binary
 // instead of building again; after the wait it builds anyway. The error is
 // build's error or ctx's; cache failures are traced, never returned, and
 // never prevent the build.
@@ -606,7 +606,7 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		}
 		return b, Built, err
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, c.cfg.BuildWait)
+	waitCtx, cancel := context.WithTimeout(ctx, c.cfg.LockTimeout)
 	defer cancel()
 	src := key.encode()
 	dir := c.keyDir(&key)
@@ -656,7 +656,7 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		if ctx.Err() != nil {
 			return nil, Built, ctx.Err()
 		}
-		c.tracef("wait for %s timed out after %v (DGEN_CACHE_LOCK_TIMEOUT); building anyway", dir, c.cfg.BuildWait)
+		c.tracef("wait for %s timed out after %v (DGEN_CACHE_LOCK_TIMEOUT); building anyway", dir, c.cfg.LockTimeout)
 		b, err := build()
 		if err != nil {
 			return nil, Built, err

@@ -377,22 +377,43 @@ func TestCacheConfigFromEnv(t *testing.T) {
 	for _, tc := range []struct {
 		env  map[string]string
 		ok   bool
-		test func(core.CacheConfig) bool
+		test func(rt.CacheConfig) bool
 	}{
-		{map[string]string{}, true, func(c core.CacheConfig) bool { return c.InMemory && c.EvictionThreshold == 0 && !c.Disk.Persistent }},
-		{map[string]string{"DGEN_CACHE_DIR": "/tmp/x"}, true, func(c core.CacheConfig) bool { return c.Disk.Persistent && c.Disk.Dir == "/tmp/x" }},
-		{map[string]string{"DGEN_CACHE_IN_MEM": "0"}, true, func(c core.CacheConfig) bool { return !c.InMemory }},
-		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "16M"}, true, func(c core.CacheConfig) bool { return c.EvictionThreshold == 16<<20 }},
-		{map[string]string{"DGEN_PROGRAM_COMPILE_OPTIONS": " -cl-fast-relaxed-math "}, true, func(c core.CacheConfig) bool { return c.CompileOptions == "-cl-fast-relaxed-math" }},
+		{map[string]string{}, true, func(c rt.CacheConfig) bool { return c.InMemory && c.EvictionThreshold == 0 && !c.Disk.Persistent }},
+		{map[string]string{"DGEN_CACHE_DIR": "/tmp/x"}, true, func(c rt.CacheConfig) bool { return c.Disk.Persistent && c.Disk.Dir == "/tmp/x" }},
+		{map[string]string{"DGEN_CACHE_IN_MEM": "0"}, true, func(c rt.CacheConfig) bool { return !c.InMemory }},
+		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "16M"}, true, func(c rt.CacheConfig) bool { return c.EvictionThreshold == 16<<20 }},
+		{map[string]string{"DGEN_PROGRAM_COMPILE_OPTIONS": " -cl-fast-relaxed-math "}, true, func(c rt.CacheConfig) bool { return c.CompileOptions == "-cl-fast-relaxed-math" }},
+		{map[string]string{"DGEN_CACHE_MAX_AGE": "36h"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == 36*time.Hour }},
+		{map[string]string{"DGEN_CACHE_MAX_AGE": "3d"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == 72*time.Hour }},
+		{map[string]string{"DGEN_CACHE_MAX_AGE": "0"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == 0 }},
+		{map[string]string{"DGEN_CACHE_THRESHOLD_DAYS": "2"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == 48*time.Hour }},
+		{map[string]string{"DGEN_CACHE_THRESHOLD_DAYS": "2", "DGEN_CACHE_MAX_AGE": "1h"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == time.Hour }},
+		{map[string]string{"DGEN_CACHE_LOCK_TIMEOUT": "300ms"}, true, func(c rt.CacheConfig) bool { return c.Disk.LockTimeout == 300*time.Millisecond }},
+		{map[string]string{"DGEN_CACHE_EVICTION_DISABLE": "yes", "DGEN_CACHE_TRACE": "stderr", "DGEN_CACHE_MIN_IMAGE_SIZE": "1KiB", "DGEN_CACHE_MAX_IMAGE_SIZE": "2g", "DGEN_CACHE_MAX_SIZE": "64M"},
+			true, func(c rt.CacheConfig) bool {
+				return c.Disk.EvictionDisabled && c.Disk.Trace && c.Disk.MinImageSize == 1024 && c.Disk.MaxImageSize == 2<<30 && c.Disk.MaxSize == 64<<20
+			}},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_MODE": "rw", "DGEN_CACHE_REMOTE_KEY": " k ", "DGEN_CACHE_REMOTE_TIMEOUT": "500ms", "DGEN_CACHE_REMOTE_LEASE": "1m"},
+			true, func(c rt.CacheConfig) bool {
+				r := c.Remote
+				return r.URL == "http://h" && r.Mode == rt.RemoteReadWrite && r.Key == " k " && r.Timeout == 500*time.Millisecond && r.Lease == time.Minute
+			}},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_MODE": "read", "DGEN_CACHE_REMOTE_UNSIGNED": "insecure"},
+			true, func(c rt.CacheConfig) bool { return c.Remote.Mode == rt.RemoteRead && c.Remote.Unsigned }},
 		{map[string]string{"DGEN_CACHE_IN_MEM": "maybe"}, false, nil},
-		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "-1"}, true, func(c core.CacheConfig) bool { return c.EvictionThreshold == -1 }}, // Open's check refuses it
+		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "-1"}, false, nil},
 		{map[string]string{"DGEN_CACHE_MAX_SIZE": "lots"}, false, nil},
+		{map[string]string{"DGEN_CACHE_MAX_AGE": "a week"}, false, nil},
 		{map[string]string{"DGEN_CACHE_THRESHOLD_DAYS": "x"}, false, nil},
 		{map[string]string{"DGEN_CACHE_PERSISTENT": "2"}, false, nil},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_UNSIGNED": "1"}, false, nil},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_KEY": "k", "DGEN_CACHE_REMOTE_MODE": "both"}, false, nil},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_KEY": "k", "DGEN_CACHE_REMOTE_TIMEOUT": "2"}, false, nil},
 	} {
-		cfg, err := core.CacheConfigFromEnv(func(k string) string { return tc.env[k] })
-		if tc.ok != (err == nil) || (tc.ok && !tc.test(cfg)) {
-			t.Errorf("%v: %+v, %v", tc.env, cfg, err)
+		cfg, err := rt.ConfigFromEnv(func(k string) string { return tc.env[k] })
+		if tc.ok != (err == nil) || (tc.ok && !tc.test(*cfg.Cache)) {
+			t.Errorf("%v: %+v, %v", tc.env, *cfg.Cache, err)
 		}
 	}
 }
@@ -560,7 +581,7 @@ func openCacheConfig(t testing.TB, log *slog.Logger, edit func(*rt.CacheConfig))
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc, Logger: log})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: "faulty", Device: sel, Cache: &cc, Logger: log}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open context: %v", err)

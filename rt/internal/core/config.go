@@ -1,18 +1,16 @@
 package core
 
-// Configuration: what a context opens and how (Config, CacheConfig), read
-// from the environment's DGEN_ variables in this file alone
-// (ConfigFromEnv, cacheConfigFromEnv), and the checks of build options. Of
-// the rest of the core it uses only the errors, the enums and two name
-// helpers (tagName, identChar).
+// Configuration: what a context opens and how (Config, CacheConfig), the
+// one check of every setting, whichever it came from (check), and the
+// checks of build options. The environment is env.go's. Of the rest of
+// the core it uses only the errors, the enums and two name helpers
+// (tagName, identChar).
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +18,6 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/internal/devsel"
-	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -47,15 +44,24 @@ type DiskCacheConfig struct {
 	MaxAge                     time.Duration
 	EvictionDisabled           bool
 	MinImageSize, MaxImageSize int64
-	LockWait                   time.Duration
+	LockTimeout                time.Duration
 	Trace                      bool
 }
 
 // RemoteCacheConfig is rt.RemoteCacheConfig, field for field, which rt
 // documents.
 type RemoteCacheConfig struct {
-	URL    string
-	Getenv func(string) string
+	URL      string
+	Mode     RemoteMode
+	Key      string
+	Unsigned bool
+	Timeout  time.Duration
+	Lease    time.Duration
+}
+
+// remoteConfig returns r as the persistent cache's remote configuration.
+func (r RemoteCacheConfig) remoteConfig() diskcache.RemoteConfig {
+	return diskcache.RemoteConfig{URL: r.URL, Mode: r.Mode.String(), Key: r.Key, Unsigned: r.Unsigned, Timeout: r.Timeout, Lease: r.Lease}
 }
 
 // diskConfig returns d as the persistent cache's configuration, its
@@ -63,7 +69,7 @@ type RemoteCacheConfig struct {
 func (d DiskCacheConfig) diskConfig(log *slog.Logger) diskcache.Config {
 	cfg := diskcache.Config{Dir: d.Dir, Persistent: d.Persistent, MaxSize: d.MaxSize, MaxAge: d.MaxAge,
 		EvictionDisabled: d.EvictionDisabled, MinImageSize: d.MinImageSize, MaxImageSize: d.MaxImageSize,
-		BuildWait: d.LockWait, Logger: log}
+		LockTimeout: d.LockTimeout, Logger: log}
 	if d.Trace {
 		cfg.Trace = logWriter{log}
 	}
@@ -74,7 +80,7 @@ func (d DiskCacheConfig) diskConfig(log *slog.Logger) diskcache.Config {
 func diskCacheConfig(c diskcache.Config) DiskCacheConfig {
 	return DiskCacheConfig{Dir: c.Dir, Persistent: c.Persistent, MaxSize: c.MaxSize, MaxAge: c.MaxAge,
 		EvictionDisabled: c.EvictionDisabled, MinImageSize: c.MinImageSize, MaxImageSize: c.MaxImageSize,
-		LockWait: c.BuildWait, Trace: c.Trace != nil}
+		LockTimeout: c.LockTimeout, Trace: c.Trace != nil}
 }
 
 // logWriter is an io.Writer that logs each line written to it at level
@@ -127,87 +133,10 @@ func (w *lineLogger) Flush() {
 	}
 }
 
-// resolveCacheConfig returns *cc, or the environment's configuration
-// when cc is nil. check has checked it.
-func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
-	if cc != nil {
-		return *cc, nil
-	}
-	return cacheConfigFromEnv(nil)
-}
-
-// defaultCacheConfig returns the configuration of an empty environment:
-// in-memory caching on without eviction, and the persistent cache on
-// under the user cache directory. In a test binary (inTestBinary) the
-// persistent cache is off unless DGEN_CACHE_DIR names a directory, so that
-// tests never write to the user's cache.
-func defaultCacheConfig() CacheConfig {
-	cfg, _ := cacheConfigFromEnv(func(string) string { return "" })
-	return cfg
-}
-
-// cacheConfigFromEnv returns the cache configuration that the environment
-// asks for, reading variables through getenv (os.Getenv if nil):
-//
-//	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
-//	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)
-//	DGEN_PROGRAM_COMPILE_OPTIONS          extra build options (default none)
-//
-// and the variables of diskcache.ConfigFromEnv (DGEN_CACHE_DIR,
-// DGEN_CACHE_PERSISTENT, DGEN_CACHE_MAX_SIZE, DGEN_CACHE_THRESHOLD_DAYS,
-// DGEN_CACHE_EVICTION_DISABLE, DGEN_CACHE_MIN_IMAGE_SIZE,
-// DGEN_CACHE_MAX_IMAGE_SIZE, DGEN_CACHE_TRACE) and DGEN_CACHE_REMOTE, the
-// remote tier's store, whose other variables the tier reads when it opens
-// (rt/fleetcache: DGEN_CACHE_REMOTE_MODE, DGEN_CACHE_REMOTE_KEY,
-// DGEN_CACHE_REMOTE_TIMEOUT, DGEN_CACHE_REMOTE_LEASE).
-// A malformed value is an error that names the variable.
-func cacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	disk, derr := diskcache.ConfigFromEnv(getenv)
-	cfg := CacheConfig{InMemory: true, Disk: diskCacheConfig(disk)}
-	var errs []error
-	if derr != nil {
-		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidArgument, derr))
-	}
-	if v := strings.TrimSpace(getenv("DGEN_CACHE_REMOTE")); v != "" {
-		cfg.Remote = RemoteCacheConfig{URL: v, Getenv: getenv}
-	}
-	if inTestBinary() && strings.TrimSpace(getenv("DGEN_CACHE_DIR")) == "" {
-		cfg.Disk.Persistent = false
-	}
-	if v := strings.TrimSpace(getenv("DGEN_CACHE_IN_MEM")); v != "" {
-		b, ok := envconf.Bool(v)
-		if !ok {
-			errs = append(errs, fmt.Errorf("%w: DGEN_CACHE_IN_MEM=%q: %s", ErrInvalidArgument, v, envconf.BoolSyntax))
-		}
-		cfg.InMemory = b || !ok
-	}
-	if v := strings.TrimSpace(getenv("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD")); v != "" {
-		n, err := envconf.Size(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%w: DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD=%q: %v", ErrInvalidArgument, v, err))
-		}
-		cfg.EvictionThreshold = n
-	}
-	cfg.CompileOptions = strings.TrimSpace(getenv("DGEN_PROGRAM_COMPILE_OPTIONS"))
-	return cfg, errors.Join(errs...)
-}
-
-// inTestBinary reports whether the program is a test binary built by go
-// test, without importing testing or flag into applications: go test
-// records the package path with a ".test" suffix in the binary's build
-// information. It gives the same answer during package initialization as
-// later (testing registers its flags only once main runs).
-var inTestBinary = sync.OnceValue(func() bool {
-	bi, ok := debug.ReadBuildInfo()
-	return ok && strings.HasSuffix(bi.Path, ".test")
-})
-
 // Config is rt.Config as the core takes it: rt converts its fields, which
-// rt documents, one by one, and withEnv fills those left unset from their
-// DGEN_ variables. Backend auto is chooseBackend's (backend.go).
+// rt documents, one by one. A Config means what it says: OpenConfig reads
+// no variable (ConfigFromEnv, env.go, reads them for Open). Backend auto
+// is chooseBackend's (backend.go).
 type Config struct {
 	Backend      Backend
 	Device       string
@@ -222,158 +151,42 @@ type Config struct {
 	Graphs       GraphMode
 	QueuePool    int
 	Logger       *slog.Logger
+	CUDALibrary  string
+	CUPTILibrary string
 }
 
-// ConfigFromEnv returns the configuration that the environment asks for
-// (rt.ConfigFromEnv), reading variables through getenv, and checks it.
-func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	cfg, err := Config{}.withEnv(getenv)
-	if err == nil {
-		err = cfg.check()
+// cacheConfig returns the cache configuration of cfg: its Cache, or the
+// documented defaults where it has none.
+func (cfg *Config) cacheConfig() CacheConfig {
+	if cfg.Cache != nil {
+		return *cfg.Cache
 	}
-	return cfg, err
+	return defaultCacheConfig()
 }
 
-// withEnv returns cfg with every field that it leaves at its zero value
-// filled from its variable, read through getenv (os.Getenv if nil). This
-// is the one place where rt reads its configuration from the environment.
-func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	env := func(name string, set bool, parse func(v string) error) error {
-		v := strings.TrimSpace(getenv(name))
-		if set || v == "" {
-			return nil
-		}
-		if err := parse(v); err != nil {
-			if errors.Is(err, ErrInvalidArgument) {
-				return fmt.Errorf("%s=%q: %w", name, v, err)
-			}
-			return fmt.Errorf("%w: %s=%q: %w", ErrInvalidArgument, name, v, err)
-		}
-		return nil
-	}
-	errs := []error{
-		env("DGEN_BACKEND", cfg.Backend != BackendAuto, func(v string) error {
-			cfg.Backend = Backend(v) // check checks it, as it checks one that Config names
-			return nil
-		}),
-		env("DGEN_DEVICE", cfg.Device != "", func(v string) error {
-			cfg.Device = v
-			return nil
-		}),
-		env("DGEN_PROFILE", cfg.Profiling, setBool(&cfg.Profiling)),
-		env("DGEN_SYNC_LAUNCHES", cfg.SyncLaunches, setBool(&cfg.SyncLaunches)),
-		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),
-		env("DGEN_ALLOC_MAX_HELD", cfg.AllocMaxHeld != 0, func(v string) (err error) {
-			cfg.AllocMaxHeld, err = envconf.Size(v)
-			return err
-		}),
-		env("DGEN_TUNE", cfg.Retune, func(v string) error {
-			b, ok := envconf.Bool(v)
-			if strings.EqualFold(v, "force") {
-				b, ok = true, true
-			}
-			if !ok {
-				return errors.New("want force (or 1) to re-tune, 0 to use tuning records")
-			}
-			cfg.Retune = b
-			return nil
-		}),
-		env(trace.EnvVar, cfg.Trace != "" || cfg.Tracer != nil, func(v string) error {
-			cfg.Trace = v
-			return nil
-		}),
-		// DGEN_TRACE_CLOCK=mono is the item clock=mono of a trace spec
-		// that names no clock.
-		env("DGEN_TRACE_CLOCK", cfg.Trace == "" || strings.Contains(cfg.Trace, "clock="), func(v string) error {
-			if v != "mono" && v != "tsc" {
-				return errors.New("want mono or tsc")
-			}
-			cfg.Trace += ",clock=" + v
-			return nil
-		}),
-	}
-	if cfg.Cache == nil {
-		cc, err := cacheConfigFromEnv(getenv)
-		cfg.Cache = &cc
-		errs = append(errs, err)
-	}
-	return cfg, errors.Join(errs...)
+// driverOptions returns what the backends take of cfg.
+func (cfg *Config) driverOptions() driver.Options {
+	return driver.Options{CUDALibrary: cfg.CUDALibrary, CUPTILibrary: cfg.CUPTILibrary}
 }
 
-// setBool returns the parser of a boolean variable that sets *dst.
-func setBool(dst *bool) func(v string) error {
-	return func(v string) error {
-		b, ok := envconf.Bool(v)
-		if !ok {
-			return errors.New(envconf.BoolSyntax)
-		}
-		*dst = b
-		return nil
-	}
-}
-
-// graphConfig is what the environment allows command graphs (graph.go)
-// to be prepared as, read by every Open and OpenConfig: the device API's
-// own graph objects, each unless its variable is 0:
-//
-//	DGEN_OPENCL_COMMAND_BUFFER  1 or 0 (default 1): OpenCL command buffers (cl_khr_command_buffer)
-//	DGEN_CUDA_GRAPH             1 or 0 (default 1): CUDA graphs
-//
-// Where one is off, or a backend has none, a graph replays as a loop of
-// prepared commands, one backend call per launch of the graph.
+// graphConfig is what command graphs (graph.go) may be prepared as: the
+// device API's own graph objects, where the backend has them, unless
+// Config.Graphs is GraphsLoop. Where one is off, or a backend has none, a
+// graph replays as a loop of prepared commands, one backend call per
+// launch of the graph.
 type graphConfig struct {
 	off [driver.CUDAGraph + 1]bool // by driver.NativeGraph
 }
 
-// graphEnv names the variable that allows each native graph object.
-var graphEnv = [...]string{
-	driver.CommandBuffer: "DGEN_OPENCL_COMMAND_BUFFER",
-	driver.CUDAGraph:     "DGEN_CUDA_GRAPH",
-}
-
-// graphConfigFromEnv reads graphConfig's variables through getenv
-// (os.Getenv if nil). A malformed value is an error that names the
-// variable.
-func graphConfigFromEnv(getenv func(string) string) (graphConfig, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+// graphConfig returns what cfg.Graphs allows.
+func (cfg *Config) graphConfig() graphConfig {
 	var gc graphConfig
-	for k, name := range graphEnv {
-		if name == "" {
-			continue
-		}
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			b, ok := envconf.Bool(v)
-			if !ok {
-				return gc, fmt.Errorf("%w: %s=%q: %s", ErrInvalidArgument, name, v, envconf.BoolSyntax)
-			}
-			gc.off[k] = !b
-		}
-	}
-	return gc, nil
-}
-
-// graphConfig returns what cfg.Graphs allows, asking the environment
-// through getenv (os.Getenv if nil) for GraphsAuto.
-func (cfg *Config) graphConfig(getenv func(string) string) (graphConfig, error) {
-	var gc graphConfig
-	switch cfg.Graphs {
-	case GraphsAuto:
-		return graphConfigFromEnv(getenv)
-	case GraphsNative:
-	case GraphsLoop:
+	if cfg.Graphs == GraphsLoop {
 		for k := range gc.off {
 			gc.off[k] = true
 		}
-	default:
-		_, err := graphModeNames.parse("graph mode", cfg.Graphs.String())
-		return gc, err
 	}
-	return gc, nil
+	return gc
 }
 
 // allows reports whether graphs may be prepared as the native object n.
@@ -412,23 +225,27 @@ func isOutOfMemory(err error) bool {
 // it came from.
 type setting struct{ field, env string }
 
-// The settings that check checks.
+// The settings that check checks, each with the variable that the table
+// of variables (env.go) gives it.
 var (
-	setBackend        = setting{"Backend", "DGEN_BACKEND"}
-	setDevice         = setting{"Device", "DGEN_DEVICE"}
-	setAllocPolicy    = setting{"AllocPolicy", "DGEN_ALLOC_POLICY"}
-	setAllocMaxHeld   = setting{"AllocMaxHeld", "DGEN_ALLOC_MAX_HELD"}
-	setTrace          = setting{"Trace", trace.EnvVar}
-	setGraphs         = setting{"Graphs", ""}
-	setQueuePool      = setting{"QueuePool", ""}
-	setEviction       = setting{"Cache.EvictionThreshold", "DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD"}
-	setCompileOptions = setting{"Cache.CompileOptions", "DGEN_PROGRAM_COMPILE_OPTIONS"}
-	setMaxSize        = setting{"Cache.Disk.MaxSize", "DGEN_CACHE_MAX_SIZE"}
-	setMaxAge         = setting{"Cache.Disk.MaxAge", "DGEN_CACHE_THRESHOLD_DAYS"}
-	setMinImageSize   = setting{"Cache.Disk.MinImageSize", "DGEN_CACHE_MIN_IMAGE_SIZE"}
-	setMaxImageSize   = setting{"Cache.Disk.MaxImageSize", "DGEN_CACHE_MAX_IMAGE_SIZE"}
-	setLockWait       = setting{"Cache.Disk.LockWait", "DGEN_CACHE_LOCK_TIMEOUT"}
-	setRemote         = setting{"Cache.Remote", "DGEN_CACHE_REMOTE"}
+	setBackend        = settingFor("Backend", true)
+	setDevice         = settingFor("Device", true)
+	setAllocPolicy    = settingFor("AllocPolicy", true)
+	setAllocMaxHeld   = settingFor("AllocMaxHeld", true)
+	setTrace          = settingFor("Trace", true)
+	setGraphs         = settingFor("Graphs", true)
+	setQueuePool      = settingFor("QueuePool", false)
+	setEviction       = settingFor("Cache.EvictionThreshold", true)
+	setMaxSize        = settingFor("Cache.Disk.MaxSize", true)
+	setMaxAge         = settingFor("Cache.Disk.MaxAge", true)
+	setMinImageSize   = settingFor("Cache.Disk.MinImageSize", true)
+	setMaxImageSize   = settingFor("Cache.Disk.MaxImageSize", true)
+	setLockTimeout    = settingFor("Cache.Disk.LockTimeout", true)
+	setRemote         = settingFor("Cache.Remote.URL", true)
+	setRemoteMode     = settingFor("Cache.Remote.Mode", true)
+	setRemoteTimeout  = settingFor("Cache.Remote.Timeout", true)
+	setRemoteLease    = settingFor("Cache.Remote.Lease", true)
+	setCompileOptions = settingFor("Cache.CompileOptions", true)
 )
 
 // String names the setting: "Config.Device (DGEN_DEVICE)", or
@@ -462,11 +279,11 @@ func (s setting) nonNegative(v int64, show any) error {
 }
 
 // check checks every setting of cfg once, whatever it came from (Go code
-// or the environment, which withEnv parses without judging the values it
-// can represent): an error wraps ErrInvalidArgument and names the setting
-// (setting), so that a bad value gives the same error from both. Open and
-// OpenConfig call it before they open anything; ConfigFromEnv calls it on
-// what it read.
+// or the environment, whose parsers judge only the syntax of what they
+// read): an error wraps ErrInvalidArgument and names the setting
+// (setting), so that a bad value gives the same error from both.
+// OpenConfig calls it before it opens anything; ConfigFromEnv calls it on
+// what it read. A Config without a Cache has the defaults, which pass.
 func (cfg *Config) check() error {
 	var errs []error
 	add := func(err error) {
@@ -499,7 +316,7 @@ func (cfg *Config) check() error {
 	add(setQueuePool.nonNegative(int64(cfg.QueuePool), cfg.QueuePool))
 	if cc := cfg.Cache; cc != nil {
 		add(setEviction.nonNegative(cc.EvictionThreshold, cc.EvictionThreshold))
-		if err := checkOptions(cc.CompileOptions, optionsFromConfig); err != nil {
+		if err := checkOptions(cc.CompileOptions, setCompileOptions.String()); err != nil {
 			add(fmt.Errorf("%w: %w", ErrInvalidArgument, err))
 		}
 		d := &cc.Disk
@@ -507,7 +324,13 @@ func (cfg *Config) check() error {
 		add(setMaxAge.nonNegative(int64(d.MaxAge), d.MaxAge))
 		add(setMinImageSize.nonNegative(d.MinImageSize, d.MinImageSize))
 		add(setMaxImageSize.nonNegative(d.MaxImageSize, d.MaxImageSize))
-		add(setLockWait.nonNegative(int64(d.LockWait), d.LockWait))
+		add(setLockTimeout.nonNegative(int64(d.LockTimeout), d.LockTimeout))
+		r := &cc.Remote
+		if _, err := remoteModeNames.parse("remote mode", r.Mode.String()); err != nil {
+			add(setRemoteMode.bad(r.Mode.String(), "want one of "+strings.Join(remoteModeNames.valid(), ", ")))
+		}
+		add(setRemoteTimeout.nonNegative(int64(r.Timeout), r.Timeout))
+		add(setRemoteLease.nonNegative(int64(r.Lease), r.Lease))
 		if err := checkRemote(cc); err != nil {
 			add(fmt.Errorf("%w: %v: %w", ErrInvalidArgument, setRemote, err))
 		}
@@ -528,16 +351,14 @@ func checkRemote(cfg *CacheConfig) error {
 		return nil
 	}
 	if !diskcache.RemoteRegistered() {
-		return fmt.Errorf("DGEN_CACHE_REMOTE is set: %w", diskcache.ErrNoRemote)
+		return fmt.Errorf("a remote tier is configured: %w", diskcache.ErrNoRemote)
 	}
-	return diskcache.CheckRemote(diskcache.RemoteConfig{URL: cfg.Remote.URL, Getenv: cfg.Remote.Getenv})
+	return diskcache.CheckRemote(cfg.Remote.remoteConfig())
 }
 
-// The origins of build options, for checkOptions' errors.
-const (
-	optionsFromConfig = "Config.Cache.CompileOptions (DGEN_PROGRAM_COMPILE_OPTIONS)"
-	optionsFromAPI    = "the API (the options of raw.Build, LoadProgram or ProgramImage)"
-)
+// The origin of the build options of the API, for checkOptions' errors
+// (those of the Config name their setting).
+const optionsFromAPI = "the API (the options of raw.Build, LoadProgram or ProgramImage)"
 
 // clStandards are the values -cl-std= accepts.
 var clStandards = []string{"CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"}

@@ -332,10 +332,9 @@ type GraphMode uint8
 // The graph modes.
 const (
 	// GraphsAuto uses the device API's own graph objects (OpenCL command
-	// buffers, CUDA graphs) unless DGEN_OPENCL_COMMAND_BUFFER or
-	// DGEN_CUDA_GRAPH is 0 ("auto").
+	// buffers, CUDA graphs) wherever the backend has them ("auto").
 	GraphsAuto GraphMode = iota
-	// GraphsNative uses them wherever the backend has them ("native").
+	// GraphsNative is GraphsAuto ("native").
 	GraphsNative
 	// GraphsLoop replays every graph as a loop of prepared commands, one
 	// backend call per launch ("loop").
@@ -343,6 +342,34 @@ const (
 )
 
 var graphModeNames = enumNames{GraphsAuto: "auto", GraphsNative: "native", GraphsLoop: "loop"}
+
+// RemoteMode is rt.RemoteMode's set of values: rt defines its RemoteMode
+// over it.
+type RemoteMode uint8
+
+// The remote modes.
+const (
+	// RemoteReadWrite fetches entries and publishes the programs the node
+	// builds ("read_write").
+	RemoteReadWrite RemoteMode = iota
+	// RemoteRead fetches entries and publishes nothing ("read").
+	RemoteRead
+	// RemoteWrite publishes and never fetches ("write").
+	RemoteWrite
+)
+
+var remoteModeNames = enumNames{RemoteReadWrite: "read_write", RemoteRead: "read", RemoteWrite: "write"}
+
+// String returns "read_write", "read" or "write".
+func (m RemoteMode) String() string { return remoteModeNames.name("RemoteMode", int(m)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (m RemoteMode) MarshalText() ([]byte, error) { return marshal(m, remoteModeNames, int(m)) }
+
+// UnmarshalText parses "read_write", "read" or "write", in any case.
+func (m *RemoteMode) UnmarshalText(b []byte) error {
+	return unmarshal(m, remoteModeNames, "remote mode", []byte(strings.ToLower(string(b))))
+}
 
 // String returns "auto", "native" or "loop".
 func (m GraphMode) String() string { return graphModeNames.name("GraphMode", int(m)) }

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,30 +22,30 @@ import (
 // Close safe under concurrent use, the close guard and the queues' gates,
 // is context.go's.
 
-// Open opens a context as the environment says.
-func Open() (*Context, error) { return OpenConfig(Config{}) }
-
-// OpenConfig opens a context as cfg and the environment say.
-func OpenConfig(cfg Config) (*Context, error) {
-	cfg, err := cfg.withEnv(nil) // config.go
-	if err == nil {
-		err = cfg.check()
-	}
+// Open opens a context as the environment says: OpenConfig of
+// ConfigFromEnv(os.Getenv) (env.go).
+func Open() (*Context, error) {
+	cfg, err := ConfigFromEnv(os.Getenv)
 	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	return OpenConfig(cfg)
+}
+
+// OpenConfig opens a context as cfg says, reading no variable of the
+// environment (but those of the driver libraries, which a backend must
+// see as its library sees them: env.go).
+func OpenConfig(cfg Config) (*Context, error) {
+	if err := cfg.check(); err != nil { // config.go
 		return nil, fmt.Errorf("open context: %w", err)
 	}
 	acfg, err := cfg.allocConfig()
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	gcfg, err := cfg.graphConfig(nil) // config.go
-	if err != nil {
-		return nil, fmt.Errorf("open context: %w", err)
-	}
-	cc, err := resolveCacheConfig(cfg.Cache)
-	if err != nil {
-		return nil, fmt.Errorf("open context: %w", err)
-	}
+	gcfg := cfg.graphConfig()
+	cc := cfg.cacheConfig()
+	driver.Configure(cfg.driverOptions())    // before any backend loads its library
 	name, drv, devs, err := openBackend(cfg) // backend.go
 	if err != nil {
 		return nil, err
