@@ -62,11 +62,12 @@ generate:
 
 ## check-generated: build dgen with CGO_ENABLED=0 (the generator needs no
 ## cgo or OpenCL) and fail when regenerating any package that runs dgen
-## would change a file (dgen -check).
+## would change a file (dgen -check ./...), or when rt's facade is not
+## what mkfacade writes from rt/internal/core (go generate ./rt).
 check-generated:
+	CGO_ENABLED=0 $(GO) run ./rt/internal/cmd/mkfacade -check
 	@mkdir -p bin && CGO_ENABLED=0 $(GO) build -o bin/dgen ./cmd/dgen
-	@status=0; for d in $$(grep -rl --include='*.go' '^//go:generate go run github.com/dgen-go/dgen/cmd/dgen' . | xargs -n1 dirname | sort -u); do \
-		bin/dgen -check -C $$d || status=1; done; exit $$status
+	bin/dgen -check ./...
 
 ## bench: run the Go benchmarks (BENCH selects them by regexp), then the
 ## Hotspot example in every mode beside PyOpenCL (SIZES, PYRAMIDS, ITERS,
@@ -105,21 +106,20 @@ bench-table: deps
 ## launch loop against the cgo floor, Hotspot and its graph against raw C
 ## and CuPy, device times per kernel from CUPTI through libkerneltime.so),
 ## $(BUNDLE)/fault-gpu.sh for the device-fault figures (with
-## BUNDLE_TESTS="rt/internal/core bench/faultloop" it runs the fault loop's
+## BUNDLE_TESTS="rt bench/faultloop" it runs the fault loop's
 ## GPU test too). The defaults are what those scripts and docs/BENCHMARKS.md run
 ## (about 70 MB: compress it to carry it where 64 MiB is the limit); BUNDLE_TESTS=all takes every package whose tests use a
 ## device (they import a backend; cmd/dgen's, golden's and the module
-## root's need Go; rt's own are rt_api.test), BUNDLE_CMDS=all
-## every example. rt's tests live in rt/internal/core, whose binary is
-## named rt.test.
-BUNDLE_TESTS ?= rt/internal/core rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
+## root's need Go), BUNDLE_CMDS=all every example. rt's tests are
+## rt.test.
+BUNDLE_TESTS ?= rt rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
 BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite examples/search bench/inproc bench/faultloop bench/specmix bench/soak bench/scaling
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \
 			awk '/dgen\/rt\/(opencl|cuda|backends)( |$$)/ && $$1 !~ /(cmd\/dgen|golden|dgen)$$/ {print $$1}'); \
 	for p in $$tests; do p=$${p#github.com/dgen-go/dgen/}; \
-		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|^rt$$|rt_api|; s|/internal/core$$||; s|/|_|g').test ./$$p || exit 1; done
+		$(GO) test -c -ldflags="-s -w" -o $(BUNDLE)/$$(echo $$p | sed 's|/|_|g').test ./$$p || exit 1; done
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh

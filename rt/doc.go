@@ -63,7 +63,10 @@
 // server's handler) takes a queue of the context's pool for the request
 // with [Context.AcquireQueue] and gives it back with
 // [Context.ReleaseQueue], so that requests neither make a queue each nor
-// all wait behind one.
+// all wait behind one. [Context.Shutdown] drains the pool as
+// http.Server.Shutdown drains a server's connections, and
+// [Context.Health] is what a readiness or liveness probe asks
+// (docs/RUNTIME.md, "Shutdown, health and a memory budget").
 //
 // Device memory is a [Buffer] of plain data: from the driver
 // ([NewBuffer]), from the allocator's untagged pool ([Alloc]), or from an
@@ -88,7 +91,9 @@
 // [Context.Stats] reports what the program cache and the allocators did
 // (package rt/stats); the allocator's policy and bound are
 // [Config].AllocPolicy and AllocMaxHeld (DGEN_ALLOC_POLICY,
-// DGEN_ALLOC_MAX_HELD).
+// DGEN_ALLOC_MAX_HELD), and [Config].MemoryLimit (DGEN_MEMORY_LIMIT)
+// bounds the device memory that the context holds on each device, as
+// GOMEMLIMIT bounds the heap.
 //
 // # Declarations
 //
@@ -139,9 +144,12 @@
 // [Image.WriteContext] and the [DeviceGlobal] accessors'), [NewPinnedContext],
 // the waits for the device ([Event.WaitContext], [Queue.FinishContext]),
 // the build of a first launch (a generated EnqueueContext,
-// [Program.Build]) and tuning ([SpecConst.TuneContext]). When the context
-// is done first, the call returns an error wrapping its error, the
-// commands it waited for run on, and the queue and memory stay usable.
+// [Program.Build]), tuning ([SpecConst.TuneContext]), the waits for
+// memory past [Config].MemoryLimit ([AllocContext],
+// [AllocSite.AllocContext], [NewBufferContext]) and [Context.Shutdown].
+// When the context is done first, the call returns an error wrapping its
+// error, the commands it waited for run on, and the queue and memory stay
+// usable.
 // The driver's own work, once started (a copy, a compile), is not
 // interrupted. Free, Release and Close take no context: they end things.
 //

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Command graphs on the GPU against the raw C yardsticks (issue 28): run it
-# in a folder holding rt.test (go test -c -o rt.test ./rt/internal/core), stencil (go build
+# in a folder holding rt.test (go test -c -o rt.test ./rt), stencil (go build
 # ./examples/stencil), rawcl (bench/rawcl), rawcu (bench/rawcu) and
 # hotspot.cl. ROUNDS rounds (default 7) alternate rawcl's and rawcu's
 # launch figures, rt's BenchmarkGraph (a kernel in a replayed graph of 100,

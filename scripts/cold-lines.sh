@@ -1,6 +1,6 @@
 #!/bin/sh
 # Cache lines that rt's launch path touches, per launch, after L1 was
-# evicted (BenchmarkHostPathCold, rt/internal/core/hostpath_test.go), counted by
+# evicted (BenchmarkHostPathCold, rt/hostpath_test.go), counted by
 # callgrind's cache simulation: a 32 KiB 8-way L1 data cache with 64-byte
 # lines. Also instructions per launch. Deterministic for a build, where
 # timings on a shared machine are not. Needs valgrind.
@@ -10,7 +10,7 @@ set -eu
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go test -c -o "$bin/rt.test" ./rt/internal/core
+go test -c -o "$bin/rt.test" ./rt
 # run N SUB: callgrind's totals outside the walk and the benchmark's loop.
 run() {
 	GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=callgrind --cache-sim=yes \

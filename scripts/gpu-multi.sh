@@ -10,7 +10,7 @@
 # It registers NVIDIA's OpenCL with the ICD loader if no ICD file names it,
 # lists the devices, then runs, printing each run's output:
 #
-#	rt        rt.test's TestMultiDevice (rt/internal/core/multidevice_test.go) on every GPU
+#	rt        rt.test's TestMultiDevice (rt/multidevice_test.go) on every GPU
 #	          (DGEN_TEST_DEVICES='gpu:*': a program built for every GPU, device
 #	          globals per GPU, a tagged block freed after a kernel on GPU 0 and
 #	          reused on GPU 1 without a host wait, Close racing launches on

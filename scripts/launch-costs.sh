@@ -1,7 +1,7 @@
 #!/bin/sh
 # What each part of rt's launch path costs per launch, on the null backend
 # with L1 evicted before each launch (BenchmarkHostPathCold,
-# rt/internal/core/hostpath_test.go), as the driver's work evicts it on a
+# rt/hostpath_test.go), as the driver's work evicts it on a
 # GPU host: instructions and L1 data lines missed, from callgrind's cache
 # simulation (a 32 KiB 8-way L1 with 64-byte lines), by part
 # (scripts/launch_costs.py names the functions of each). Per launch: the
@@ -25,7 +25,7 @@ for a in "$@"; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tree" && go test -c -o "$tmp/rt.test" ./rt/internal/core)
+(cd "$tree" && go test -c -o "$tmp/rt.test" ./rt)
 run() { # N SUB
 	(cd "$tmp" && GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=callgrind --cache-sim=yes \
 		--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64 --callgrind-out-file="$tmp/cg.$1" \

@@ -4,7 +4,7 @@
     launch_costs.py SUB CG_SHORT N_SHORT CG_LONG N_LONG
 
 CG_SHORT and CG_LONG are callgrind outputs (with --cache-sim=yes) of
-BenchmarkHostPathCold/SUB (rt/internal/core/hostpath_test.go) run for
+BenchmarkHostPathCold/SUB (rt/hostpath_test.go) run for
 N_SHORT and N_LONG iterations: each iteration evicts L1 (pollute) and
 launches once. The difference of the two runs, function by function
 (exclusive costs), over N_LONG - N_SHORT, is one launch: its instructions

@@ -4,7 +4,7 @@
     launch_lines.py LACKEY_LOG N
 
 LACKEY_LOG is valgrind --tool=lackey --trace-mem=yes's log of
-BenchmarkHostPathCold (rt/internal/core/hostpath_test.go) run for N iterations: each
+BenchmarkHostPathCold (rt/hostpath_test.go) run for N iterations: each
 iteration walks a 256 KiB array (pollute), then launches once. The walk's
 lines are those touched at least N times in one 256 KiB stretch; the
 accesses between two walks are one launch. For the median launch of the

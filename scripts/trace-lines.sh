@@ -21,8 +21,8 @@ grep -q 'appendMap = 4 << 30' "$tmp/binlog_unix.go"
 cp "$here/scripts/tracelines/steps_test.go.txt" "$tmp/steps_test.go"
 printf '{"Replace":{"%s":"%s","%s":"%s"}}\n' \
 	"$tree/rt/trace/binlog_unix.go" "$tmp/binlog_unix.go" \
-	"$tree/rt/internal/core/zz_trace_lines_test.go" "$tmp/steps_test.go" >"$tmp/overlay.json"
-(cd "$tree" && go test -c -overlay "$tmp/overlay.json" -o "$tmp/rt.test" ./rt/internal/core)
+	"$tree/rt/zz_trace_lines_test.go" "$tmp/steps_test.go" >"$tmp/overlay.json"
+(cd "$tree" && go test -c -overlay "$tmp/overlay.json" -o "$tmp/rt.test" ./rt)
 # run N TRACE POLLUTE: instructions and L1 data misses outside the eviction.
 run() {
 	(cd "$tmp" && GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off \

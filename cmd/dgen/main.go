@@ -4,7 +4,8 @@
 // Usage:
 //
 //	dgen                  generate for the package in the working directory (as go generate runs it)
-//	dgen -check           write nothing; list what generating would change, exit 1 if anything (for CI)
+//	dgen -check [packages] write nothing; list what generating would change, exit 1 if anything (for CI)
+//	dgen [packages]       generate for every package the patterns (./...) match that uses //dgen: directives
 //	dgen devices [-json]  list every platform and device, and the one DGEN_DEVICE picks
 //	dgen markers          print the reference of every //dgen: directive
 //	dgen env [-json]      print every variable of the environment that dgen reads, with its Config field, default and doc
@@ -12,9 +13,16 @@
 //	                      print the per-source-location table of a trace written with DGEN_TRACE=perfetto:FILE
 //	dgen trace json [-o OUT | -w] FILE
 //	                      convert a trace file (the records of a program that did not close its context too) to Chrome JSON
+//	dgen trace pprof [-o OUT] FILE
+//	                      write the profile of a trace file in pprof's format: device time by Go caller, memory by site
 //	dgen cache ls|stat|verify|clear|gc [-json]
 //	                      explore and manage the persistent program cache
 //	dgen help             print this summary
+//
+// dgen is pure Go: it builds with CGO_ENABLED=0, and go generate needs
+// neither OpenCL nor a C compiler. Listing devices loads OpenCL through cgo,
+// so only a dgen built with cgo (the default where gcc is installed) has
+// dgen devices; one built without says so, and how to get it.
 package main
 
 import (
@@ -32,7 +40,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"trace": {"summary FILE: print the per-source-location table of a written trace; json FILE: convert it to Chrome JSON", runTrace},
+	"trace": {"summary FILE: print the per-source-location table of a written trace; json FILE: convert it to Chrome JSON; pprof FILE: write its profile in pprof's format", runTrace},
 	"cache": {"explore and manage the persistent program cache: ls, stat, verify, clear, gc", runCache},
 }
 

@@ -92,7 +92,7 @@ func staleEndToEnd(t *testing.T, sources map[string]string, edit, edited string)
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"go.mod":  "module stale\n\ngo 1.24\n\nrequire github.com/dgen-go/dgen v0.0.0\n\nreplace github.com/dgen-go/dgen => " + root + "\n",
+		"go.mod":  "module stale\n\ngo 1.26\n\nrequire github.com/dgen-go/dgen v0.0.0\n\nreplace github.com/dgen-go/dgen => " + root + "\n",
 		"go.sum":  string(sum),
 		"main.go": staleProgram,
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -110,5 +112,67 @@ func TestTraceSummary(t *testing.T) {
 		if n != 4 {
 			t.Errorf("%s: %d slices of axpy, want 4", f, n)
 		}
+	}
+}
+
+func TestTracePprof(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "trace.json")
+	tr, err := trace.Open("perfetto:"+file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := tr.Device(0, "dev").Queue(0, "queue 0", true)
+	for range 3 {
+		tk := q.Begin(trace.Kernel, "saxpy", 0)
+		tk.End()
+		tk.Complete(tk.HostEnd+10, tk.HostEnd+500)
+	}
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("not a trace"), 0o644)
+	outFile := filepath.Join(dir, "gpu.pb.gz")
+	for _, tt := range []struct {
+		args   []string
+		code   int
+		errOut string
+	}{
+		{[]string{"trace", "pprof", file}, 0, ""},
+		{[]string{"trace", "pprof", "-o", outFile, file}, 0, ""},
+		{[]string{"trace", "pprof", bad}, 1, "not a dgen trace file"},
+		{[]string{"trace", "pprof", filepath.Join(dir, "none")}, 1, "dgen trace pprof:"},
+		{[]string{"trace", "pprof"}, 2, "usage:"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tt.args, &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stderr.String(), tt.errOut) {
+				t.Fatalf("exit %d, stderr %q; want %d, %q", code, stderr.String(), tt.code, tt.errOut)
+			}
+			if code != 0 {
+				return
+			}
+			data := stdout.Bytes()
+			if len(tt.args) > 3 {
+				if data, err = os.ReadFile(outFile); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := profile.ParseData(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dev int64
+			for _, s := range p.Sample {
+				if s.Location[0].Line[0].Function.Name == "kernel saxpy" {
+					dev += s.Value[2] // device_time
+				}
+			}
+			if p.SampleType[2].Type != "device_time" || dev != 3*490 {
+				t.Errorf("%s of kernel saxpy = %d, want %d", p.SampleType[2].Type, dev, 3*490)
+			}
+		})
 	}
 }

@@ -1,10 +1,17 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"github.com/dgen-go/dgen/internal/testenv"
 )
+
+// TestMain skips the example, which needs a device, where there is none.
+func TestMain(m *testing.M) {
+	testenv.SkipExamplesWithoutDevice()
+	os.Exit(m.Run())
+}
 
 // TestRun runs the quickstart, which verifies every element against Go.
 func TestRun(t *testing.T) {

@@ -67,8 +67,8 @@ var otherAudience = regexp.MustCompile(`(?i)\b(for|by|from|of) (the )?(generated
 // OtherAudience returns "Name: words" for every exported identifier of
 // files, and exported method and field of its types, whose documentation
 // addresses another audience than applications (generated code,
-// backends, tests): those belong to rt/codegen, rt/driver and
-// export_test.go.
+// backends, tests): those belong to rt/codegen, rt/driver and the
+// core's test hooks.
 func OtherAudience(t testing.TB, fset *token.FileSet, files []*ast.File, path string) []string {
 	t.Helper()
 	p, err := doc.NewFromFiles(fset, files, path, doc.PreserveAST)

@@ -81,12 +81,13 @@ func (Backend) NewContext(devices []driver.DeviceInfo) (driver.Context, error) {
 	if err := contextError(devices[0].Platform, code); err != nil {
 		return nil, err
 	}
-	return &context{h: h, devs: devs}, nil
+	return &context{h: h, devs: devs, pocl: devices[0].Platform == poclPlatform}, nil
 }
 
 type context struct {
 	h    C.cl_context
 	devs []C.cl_device_id
+	pocl bool // the platform is PoCL's (see poclQuiet)
 }
 
 func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
@@ -158,25 +159,35 @@ func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program
 	return c.buildProgram(h, options)
 }
 
-// buildProgram builds h for every device, releasing it on failure. What
-// the driver writes to standard error meanwhile is captured (see
-// stderrCapture): its compiler's summary goes into the error.
+// buildProgram builds h for every device, releasing it on failure. On
+// PoCL the options begin with poclQuiet, so that clang writes nothing to
+// the process's standard error.
 func (c *context) buildProgram(h C.cl_program, options string) (driver.Program, error) {
-	opts := C.CString(options)
-	defer C.free(unsafe.Pointer(opts))
-	w := captured.begin()
-	code := C.clBuildProgram(h, C.cl_uint(len(c.devs)), &c.devs[0], opts, nil, nil)
-	noise := captured.end(w)
-	if code != C.CL_SUCCESS {
-		log := c.buildLog(h)
-		if noise != "" {
-			log = strings.TrimRight(log, "\n") + "\n" + strings.TrimRight(noise, "\n")
+	quiet := c.pocl && !poclLoud.Load()
+	code := c.build(h, options, quiet)
+	if quiet && code == C.CL_INVALID_BUILD_OPTIONS {
+		// PoCL refused poclQuiet, or the caller's options.
+		if code = c.build(h, options, false); code != C.CL_INVALID_BUILD_OPTIONS {
+			poclLoud.Store(true)
 		}
-		err := newError("clBuildProgram", int32(code), log)
+	}
+	if code != C.CL_SUCCESS {
+		err := newError("clBuildProgram", int32(code), c.buildLog(h))
 		C.clReleaseProgram(h)
 		return nil, err
 	}
 	return &program{h: h, ndev: len(c.devs)}, nil
+}
+
+// build calls clBuildProgram for every device, with poclQuiet before
+// options if quiet is set.
+func (c *context) build(h C.cl_program, options string, quiet bool) C.cl_int {
+	if quiet {
+		options = poclQuiet + options
+	}
+	opts := C.CString(options)
+	defer C.free(unsafe.Pointer(opts))
+	return C.clBuildProgram(h, C.cl_uint(len(c.devs)), &c.devs[0], opts, nil, nil)
 }
 
 // buildLog returns the build logs of every device that has one.

@@ -6,6 +6,21 @@
 // Importing it registers the backend under the name "opencl":
 //
 //	import _ "github.com/dgen-go/dgen/rt/opencl"
+//
+// A failed build's error carries the driver's build log, with the user's
+// file names and lines. The backend never redirects the process's file
+// descriptors: on PoCL it asks clang to leave out the summary line ("2
+// errors generated.") that it would otherwise write to standard error, and
+// PoCL writes nothing else there unless POCL_DEBUG asks it to.
+//
+// With PoCL's kernel cache off (POCL_KERNEL_CACHE=0), PoCL 3.1 still links
+// each kernel in its cache directory, and processes that load the same
+// program at once abort there ("Final linking of kernel … failed"; pocl
+// issues 430 and 1480). In that configuration each process therefore gets
+// a PoCL directory of its own below POCL_CACHE_DIR (or PoCL's default,
+// ~/.cache/pocl/kcache), named dgen-*, locked while the process lives and
+// removed by a later process after it exits; child processes see
+// POCL_CACHE_DIR as it was.
 package opencl
 
 /*

@@ -1,12 +1,14 @@
 // Package stats holds the statistics that an rt context reports
-// (Context.Stats returns a Context): what its program cache did (Cache)
-// and what its allocators hold and did (Alloc). They are plain values,
-// safe to keep, compare and print.
+// (Context.Stats returns a Context): what its program cache did (Cache),
+// what its allocators hold and did (Alloc), and what its queues and
+// events are (Queues, Events). They are plain values, safe to keep,
+// compare and print; rt/metrics exports them to Prometheus.
 package stats
 
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dgen-go/dgen/rt/alloc"
 )
@@ -24,10 +26,28 @@ type Remote struct {
 }
 
 // Context is what an rt context reports: the counters of its program
-// cache and a snapshot of its allocators.
+// cache, and snapshots of its allocators, its queues and its events.
 type Context struct {
-	Cache Cache
-	Alloc Alloc
+	Cache  Cache
+	Alloc  Alloc
+	Queues Queues
+	// Events is the number of events (rt.Event) that the context handed
+	// out and that are not released yet.
+	Events int
+}
+
+// Queues is a snapshot of a context's queues and of its queue pool
+// (rt.Context.AcquireQueue).
+type Queues struct {
+	Queues     int `json:"queues"`      // queues of the context, its default queue and the pool's included
+	PoolQueues int `json:"pool_queues"` // queues the pool has made
+	PoolMax    int `json:"pool_max"`    // the most queues the pool makes (Config.QueuePool)
+	// Acquired counts the acquisitions of pool queues not yet released:
+	// the goroutines that hold one now.
+	Acquired int `json:"acquired"`
+	// Shared counts the pool queues that more than one goroutine holds
+	// now: the pool ran out of queues of its own to hand out.
+	Shared int `json:"shared"`
 }
 
 // Cache counts what a context's program cache did. Every program lookup
@@ -37,8 +57,10 @@ type Context struct {
 // tier in vain, once each. A launch through the fast kernel cache with
 // unchanged specialization-constant values is no lookup.
 type Cache struct {
-	Builds   int64 `json:"builds"`    // programs compiled from source
-	DiskHits int64 `json:"disk_hits"` // programs loaded from the local persistent cache; not those the remote tier gave
+	Builds int64 `json:"builds"` // programs compiled from source
+	// BuildTime is the time the Builds took, failed builds included.
+	BuildTime time.Duration `json:"build_time"`
+	DiskHits  int64         `json:"disk_hits"` // programs loaded from the local persistent cache; not those the remote tier gave
 	// MemHits counts programs found in memory (built, or built by another
 	// goroutine while this one waited: it counts once the build
 	// succeeded), and first uses of a kernel after the
@@ -69,6 +91,32 @@ type Alloc struct {
 	// DriverAllocs and DriverReleases count every driver buffer created and
 	// released through the context: by the allocators and rt.NewBuffer.
 	DriverAllocs, DriverReleases uint64
+	// Budgets has the account of the memory the context holds on each of
+	// its devices, within rt.Config.MemoryLimit, in device order.
+	Budgets []Budget
+}
+
+// Budget is the account of the device memory that a context holds on one
+// device (rt.Config.MemoryLimit, DGEN_MEMORY_LIMIT): the blocks of its
+// allocators, held and in use, and the memory it has from the driver
+// (rt.NewBuffer, rt.NewImage, device globals), which counts on the
+// context's first device; and the allocations that the limit made wait
+// or refused.
+type Budget struct {
+	// Device is the device's name; Index its position among the
+	// context's devices.
+	Device string
+	Index  int
+	Limit  int64 // the limit in bytes; 0 for none
+	Used   int64 // the bytes held now
+	Peak   int64 // the most bytes held at once
+	// Waits counts the allocations that waited for a free (the Context
+	// forms), and WaitTime the time they waited in all; Failures counts
+	// the allocations that the limit refused: at once (the plain forms,
+	// and any request above the limit) or when their wait ended.
+	Waits    uint64
+	WaitTime time.Duration
+	Failures uint64
 }
 
 // DeviceAlloc are the statistics of one device's allocator.
@@ -115,5 +163,11 @@ func (s Alloc) String() string {
 		}
 	}
 	fmt.Fprintf(&b, "driver buffers created %d, released %d\n", s.DriverAllocs, s.DriverReleases)
+	for _, m := range s.Budgets {
+		if m.Limit > 0 {
+			fmt.Fprintf(&b, "memory limit on %s: %d of %d bytes in use (peak %d), %d waits (%v), %d refused\n",
+				m.Device, m.Used, m.Limit, m.Peak, m.Waits, m.WaitTime, m.Failures)
+		}
+	}
 	return b.String()
 }

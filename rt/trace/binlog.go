@@ -84,7 +84,7 @@ const contBytes = slotSize - 8
 // slog is one log of a record file: a range of slots of the mapping that
 // grows (append) or wraps (ring).
 type slog struct {
-	f     *recFile
+	f     *recGen
 	start uint64 // first slot
 	slots uint64 // size in slots for a ring or a fixed log; 0 for a log that grows
 	ring  bool
@@ -127,8 +127,11 @@ func (l *slog) reserveAt(s, n uint64) (uint64, bool) {
 	return abs, true
 }
 
-// recFile is a record file and its mapping.
-type recFile struct {
+// recGen is one generation of a record file (see recFile): one file and
+// its mapping, written from its first slot. Its writers run under guard:
+// a fault on the mapping (the file truncated under it) drops the record
+// and marks the generation damaged.
+type recGen struct {
 	// What writing an event record reads comes first, together.
 	closed atomic.Bool
 	mem    unsafe.Pointer // the mapping: maxSlots slots of address space
@@ -137,7 +140,8 @@ type recFile struct {
 	pf     *prefaulter   // a growing log's, set at open
 
 	f       *os.File
-	path    string
+	owner   *recFile       // woken when the generation is damaged; nil in tests
+	bad     atomic.Bool    // a fault or a short file showed the file truncated
 	anon    bool           // private memory: the file cannot be mapped
 	size    uint64         // bytes mapped
 	mu      sync.Mutex     // grow
@@ -155,8 +159,8 @@ type recFile struct {
 }
 
 // word returns a pointer to word w of slot s.
-func (r *recFile) word(s uint64, w int) *uint64 {
-	return (*uint64)(unsafe.Add(r.mem, s*slotSize+uint64(w)*8))
+func (g *recGen) word(s uint64, w int) *uint64 {
+	return (*uint64)(unsafe.Add(g.mem, s*slotSize+uint64(w)*8))
 }
 
 // strEntry caches the id of a string by the address of its bytes.
@@ -181,27 +185,27 @@ func headWord(kind, flags uint8, aux uint32, body *[7]uint64) uint64 {
 
 // put writes a one-slot record to the event log. It never blocks; a
 // record the log cannot hold is counted as dropped.
-func (r *recFile) put(kind, flags uint8, aux uint32, body *[7]uint64) {
-	if p := r.slot(); p != nil {
+func (g *recGen) put(kind, flags uint8, aux uint32, body *[7]uint64) {
+	if p := g.slot(); p != nil {
 		*(*[7]uint64)(p[1:]) = *body
 		seal(p, kind, flags, aux)
 	}
 }
 
 // slot reserves a slot of the event log for a one-slot record, whose
-// writer fills words 1 to 7 and then seals it. It returns nil when r is
+// writer fills words 1 to 7 and then seals it. It returns nil when g is
 // closed or its log cannot hold the record (a drop, counted).
-func (r *recFile) slot() *[slotWords]uint64 {
-	if r.closed.Load() {
+func (g *recGen) slot() *[slotWords]uint64 {
+	if g.closed.Load() {
 		return nil
 	}
-	l := r.ev
+	l := g.ev
 	s, ok := l.reserve(1)
 	if !ok {
-		r.drop(1)
+		g.drop(1)
 		return nil
 	}
-	p := (*[slotWords]uint64)(unsafe.Add(r.mem, s*slotSize))
+	p := (*[slotWords]uint64)(unsafe.Add(g.mem, s*slotSize))
 	if l.ring {
 		// Unpublish first, so that a reader never pairs the old head
 		// with a half-written body.
@@ -216,8 +220,8 @@ func seal(p *[slotWords]uint64, kind, flags uint8, aux uint32) {
 }
 
 // putDef writes a definition record with strings to the definitions log.
-func (r *recFile) putDef(kind uint8, aux uint32, body *[7]uint64, strs ...string) {
-	if r.closed.Load() {
+func (g *recGen) putDef(kind uint8, aux uint32, body *[7]uint64, strs ...string) {
+	if g.closed.Load() {
 		return
 	}
 	n := 0
@@ -225,9 +229,9 @@ func (r *recFile) putDef(kind uint8, aux uint32, body *[7]uint64, strs ...string
 		n += len(s)
 	}
 	conts := uint64((n + contBytes - 1) / contBytes)
-	s, ok := r.defs.reserve(1 + conts)
+	s, ok := g.defs.reserve(1 + conts)
 	if !ok {
-		r.drop(1)
+		g.drop(1)
 		return
 	}
 	buf := make([]byte, 0, n)
@@ -240,101 +244,108 @@ func (r *recFile) putDef(kind uint8, aux uint32, body *[7]uint64, strs ...string
 		var tmp [contBytes]byte
 		copy(tmp[:], chunk)
 		for w := 0; w < 7; w++ {
-			*r.word(slot, w+1) = binary.LittleEndian.Uint64(tmp[w*8:])
+			*g.word(slot, w+1) = binary.LittleEndian.Uint64(tmp[w*8:])
 		}
-		atomic.StoreUint64(r.word(slot, 0), uint64(recCont)|uint64(uint32(s))<<32)
+		atomic.StoreUint64(g.word(slot, 0), uint64(recCont)|uint64(uint32(s))<<32)
 	}
-	p := (*[slotWords]uint64)(unsafe.Add(r.mem, s*slotSize))
+	p := (*[slotWords]uint64)(unsafe.Add(g.mem, s*slotSize))
 	p[1], p[2], p[3], p[4], p[5], p[6], p[7] = body[0], body[1], body[2], body[3], body[4], body[5], body[6]
 	atomic.StoreUint64(&p[0], headWord(kind, 0, aux, body))
 }
 
+// fullError returns the error that stopped the file's growth, or nil.
+func (g *recGen) fullError() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.full
+}
+
 // drop counts n dropped events in the file header and the Tracer.
-func (r *recFile) drop(n uint64) {
-	atomic.AddUint64(r.word(0, hdrDrops/8), n)
-	if r.drops != nil {
-		r.drops.Add(n)
+func (g *recGen) drop(n uint64) {
+	atomic.AddUint64(g.word(0, hdrDrops/8), n)
+	if g.drops != nil {
+		g.drops.Add(n)
 	}
 }
 
 // Dropped returns the number of events dropped so far.
-func (r *recFile) dropped() uint64 { return atomic.LoadUint64(r.word(0, hdrDrops/8)) }
+func (g *recGen) dropped() uint64 { return atomic.LoadUint64(g.word(0, hdrDrops/8)) }
 
 // str returns the id+1 of s in the file, defining it on first use; 0 for
 // the empty string.
-func (r *recFile) str(s string) uint64 {
+func (g *recGen) str(s string) uint64 {
 	if s == "" {
 		return 0
 	}
 	// A string from the same place (an allocation tag's name, a range's
 	// literal name) has the same bytes: look it up by address first.
 	p := unsafe.StringData(s)
-	if c := r.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(r.strCache))].Load(); c != nil && c.p == p && c.n == len(s) {
+	if c := g.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(g.strCache))].Load(); c != nil && c.p == p && c.n == len(s) {
 		return c.id
 	}
-	return r.define(s)
+	return g.define(s)
 }
 
 // define returns the id+1 of s, which is not empty and not in the string
 // cache, defining it on first use.
-func (r *recFile) define(s string) uint64 {
+func (g *recGen) define(s string) uint64 {
 	p := unsafe.StringData(s)
-	slot := &r.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(r.strCache))]
-	if id, ok := (*r.strs.Load())[s]; ok {
+	slot := &g.strCache[uintptr(unsafe.Pointer(p))>>3%uintptr(len(g.strCache))]
+	if id, ok := (*g.strs.Load())[s]; ok {
 		slot.Store(&strEntry{p: p, n: len(s), id: uint64(id) + 1})
 		return uint64(id) + 1
 	}
-	r.strMu.Lock()
-	defer r.strMu.Unlock()
-	old := *r.strs.Load()
+	g.strMu.Lock()
+	defer g.strMu.Unlock()
+	old := *g.strs.Load()
 	if id, ok := old[s]; ok {
 		return uint64(id) + 1
 	}
-	id := r.nstr
-	r.nstr++
-	r.putDef(recString, id, &[7]uint64{uint64(len(s))}, s)
+	id := g.nstr
+	g.nstr++
+	g.putDef(recString, id, &[7]uint64{uint64(len(s))}, s)
 	next := make(map[string]uint32, len(old)+1)
 	for k, v := range old {
 		next[k] = v
 	}
 	next[s] = id
-	r.strs.Store(&next)
+	g.strs.Store(&next)
 	return uint64(id) + 1
 }
 
 // defineQueue writes the definitions of q and its device unless this file
 // has them.
-func (r *recFile) defineQueue(q *Queue) {
-	if r.queues.has(q.Seq) {
+func (g *recGen) defineQueue(q *Queue) {
+	if g.queues.has(q.Seq) {
 		return
 	}
-	r.defineDevice(q.Device)
-	r.defMu.Lock()
-	defer r.defMu.Unlock()
-	if r.queues.has(q.Seq) {
+	g.defineDevice(q.Device)
+	g.defMu.Lock()
+	defer g.defMu.Unlock()
+	if g.queues.has(q.Seq) {
 		return
 	}
 	in := uint64(0)
 	if q.InOrder {
 		in = 1
 	}
-	r.putDef(recQueue, uint32(q.Seq), &[7]uint64{uint64(q.ID), uint64(q.Device.Seq), in, uint64(len(q.Name))}, q.Name)
-	r.queues.set(q.Seq)
-	q.defIn.CompareAndSwap(nil, r)
+	g.putDef(recQueue, uint32(q.Seq), &[7]uint64{uint64(q.ID), uint64(q.Device.Seq), in, uint64(len(q.Name))}, q.Name)
+	g.queues.set(q.Seq)
+	q.defIn.CompareAndSwap(nil, g)
 }
 
-func (r *recFile) defineDevice(d *Device) {
-	if r.devices.has(d.Seq) {
+func (g *recGen) defineDevice(d *Device) {
+	if g.devices.has(d.Seq) {
 		return
 	}
-	r.defMu.Lock()
-	defer r.defMu.Unlock()
-	if r.devices.has(d.Seq) {
+	g.defMu.Lock()
+	defer g.defMu.Unlock()
+	if g.devices.has(d.Seq) {
 		return
 	}
-	r.putDef(recDevice, uint32(d.Seq), &[7]uint64{uint64(d.ID), uint64(len(d.Name))}, d.Name)
-	r.devices.set(d.Seq)
-	d.defIn.CompareAndSwap(nil, r)
+	g.putDef(recDevice, uint32(d.Seq), &[7]uint64{uint64(d.ID), uint64(len(d.Name))}, d.Name)
+	g.devices.set(d.Seq)
+	d.defIn.CompareAndSwap(nil, g)
 }
 
 // defined is a set of small numbers (queue or device seqs) read without a
@@ -373,8 +384,8 @@ func (d *defined) set(i int) {
 	d.more[i] = true
 }
 
-func (r *recFile) defineNode(n *Node) {
-	r.putDef(recNode, n.seq, &[7]uint64{n.ID, uint64(n.Kind), uint64(int64(n.Line)),
+func (g *recGen) defineNode(n *Node) {
+	g.putDef(recNode, n.seq, &[7]uint64{n.ID, uint64(n.Kind), uint64(int64(n.Line)),
 		uint64(len(n.Name)), uint64(len(n.Func)), uint64(len(n.File))}, n.Name, n.Func, n.File)
 }
 
@@ -382,47 +393,47 @@ func (r *recFile) defineNode(n *Node) {
 // trace points deliver as Event values (nodes, cache events, user ranges
 // and marks, and Subscribe's replay); the frequent ones come through
 // taskRec, edge and mem without an Event.
-func (r *recFile) handle(e *Event) {
-	if r.closed.Load() {
+func (g *recGen) handle(e *Event) {
+	if g.closed.Load() {
 		return
 	}
 	var body [7]uint64
 	switch e.Kind {
 	case NodeCreate:
-		r.defineNode(e.Node)
+		g.defineNode(e.Node)
 	case TaskEnd:
-		r.taskRec(recTaskEnd, &e.Task)
+		g.taskRec(recTaskEnd, &e.Task)
 	case TaskComplete:
-		r.taskRec(recTaskComplete, &e.Task)
+		g.taskRec(recTaskComplete, &e.Task)
 	case EdgeCreate:
-		r.edge(&e.Task, &e.From, e.Implicit)
+		g.edge(&e.Task, &e.From, e.Implicit)
 	case MemAlloc, MemRelease:
-		r.memRec(e.Device, e.Kind, &e.Mem, e.Time)
+		g.memRec(e.Device, e.Kind, &e.Mem, e.Time)
 	case CacheEvent:
-		r.defineDevice(e.Device)
-		body = [7]uint64{e.Cache.Key, uint64(e.Cache.Duration), uint64(e.Time), r.str(e.Cache.Program)}
-		r.put(recCache, uint8(e.Cache.Op), uint32(e.Device.Seq), &body)
+		g.defineDevice(e.Device)
+		body = [7]uint64{e.Cache.Key, uint64(e.Cache.Duration), uint64(e.Time), g.str(e.Cache.Program)}
+		g.put(recCache, uint8(e.Cache.Op), uint32(e.Device.Seq), &body)
 	case UserRange:
-		body = [7]uint64{r.str(e.Name), uint64(e.Begin), uint64(e.Time)}
-		r.put(recRange, 0, 0, &body)
+		body = [7]uint64{g.str(e.Name), uint64(e.Begin), uint64(e.Time)}
+		g.put(recRange, 0, 0, &body)
 	case UserMark:
-		body = [7]uint64{r.str(e.Name), uint64(e.Time)}
-		r.put(recMark, 0, 0, &body)
+		body = [7]uint64{g.str(e.Name), uint64(e.Time)}
+		g.put(recMark, 0, 0, &body)
 	}
 }
 
 // taskRec writes the recTaskEnd or recTaskComplete record of tk. It is the
 // hot path of the perfetto and flight subscribers: no lock, no allocation
 // once the task's queue is defined.
-func (r *recFile) taskRec(kind uint8, tk *Task) {
+func (g *recGen) taskRec(kind uint8, tk *Task) {
 	q := tk.Queue
-	if q.defIn.Load() != r && !r.queues.has(q.Seq) {
-		if r.closed.Load() {
+	if q.defIn.Load() != g && !g.queues.has(q.Seq) {
+		if g.closed.Load() {
 			return
 		}
-		r.defineQueue(q)
+		g.defineQueue(q)
 	}
-	p := r.slot()
+	p := g.slot()
 	if p == nil {
 		return
 	}
@@ -436,29 +447,29 @@ func (r *recFile) taskRec(kind uint8, tk *Task) {
 }
 
 // edge writes the recEdge record of a dependency of to on from.
-func (r *recFile) edge(to, from *Task, implicit bool) {
-	if !r.queues.has(to.Queue.Seq) || !r.queues.has(from.Queue.Seq) {
-		if r.closed.Load() {
+func (g *recGen) edge(to, from *Task, implicit bool) {
+	if !g.queues.has(to.Queue.Seq) || !g.queues.has(from.Queue.Seq) {
+		if g.closed.Load() {
 			return
 		}
-		r.defineQueue(to.Queue)
-		r.defineQueue(from.Queue)
+		g.defineQueue(to.Queue)
+		g.defineQueue(from.Queue)
 	}
 	var fl uint8
 	if implicit {
 		fl = flagImplicit
 	}
 	body := [7]uint64{uint64(from.Queue.Seq), to.ID, from.ID, uint64(to.HostBegin), uint64(from.HostBegin), uint64(from.HostEnd), to.Instance<<32 | uint64(to.Node.seq)}
-	r.put(recEdge, fl, uint32(to.Queue.Seq), &body)
+	g.put(recEdge, fl, uint32(to.Queue.Seq), &body)
 }
 
 // memRec writes the recMem record of a memory event.
-func (r *recFile) memRec(d *Device, k Kind, m *Mem, now int64) {
-	if d.defIn.Load() != r && !r.devices.has(d.Seq) {
-		if r.closed.Load() {
+func (g *recGen) memRec(d *Device, k Kind, m *Mem, now int64) {
+	if d.defIn.Load() != g && !g.devices.has(d.Seq) {
+		if g.closed.Load() {
 			return
 		}
-		r.defineDevice(d)
+		g.defineDevice(d)
 	}
 	var fl uint8
 	if k == MemRelease {
@@ -467,8 +478,8 @@ func (r *recFile) memRec(d *Device, k Kind, m *Mem, now int64) {
 	if m.Pooled {
 		fl |= flagPooled
 	}
-	name := r.str(m.TagName)
-	if p := r.slot(); p != nil {
+	name := g.str(m.TagName)
+	if p := g.slot(); p != nil {
 		p[1], p[2], p[3], p[4], p[5], p[6], p[7] = m.Tag, uint64(m.Size), m.Handle, uint64(now), name, 0, 0
 		seal(p, recMem, fl, uint32(d.Seq))
 	}

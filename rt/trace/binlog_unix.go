@@ -31,14 +31,11 @@ const (
 // that tests can inject a full disk.
 var allocate = allocateFile
 
-// openRecFile creates the record file at path: a growing log (ringBytes 0)
-// or a definitions log and an event ring of ringBytes.
-func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	fail := func(err error) (*recFile, error) {
+// openGen makes f, opened for reading and writing and empty, a record
+// file: a growing log (ringBytes 0) or a definitions log and an event ring
+// of ringBytes. The generation owns f from then on, whatever the error.
+func openGen(f *os.File, ringBytes uint64, start int64, owner *recFile) (*recGen, error) {
+	fail := func(err error) (*recGen, error) {
 		f.Close()
 		return nil, err
 	}
@@ -48,7 +45,10 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 	}
 	// A file that cannot be mapped (/dev/null, a pipe) gets private
 	// memory instead, written to it at Close: not crash-proof.
-	r := &recFile{f: f, path: path, anon: !fi.Mode().IsRegular()}
+	g := &recGen{f: f, owner: owner, anon: !fi.Mode().IsRegular()}
+	if owner != nil {
+		g.drops = owner.drops
+	}
 	var initial uint64
 	if ringBytes == 0 {
 		initial = firstChunk
@@ -57,7 +57,7 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 		ringBytes = slotSize << (bits.Len64(ringBytes/slotSize) - 1)
 		initial = ringDefs + ringBytes + slotSize
 	}
-	if !r.anon {
+	if !g.anon {
 		if err := allocate(f, int64(initial)); err != nil {
 			return fail(fmt.Errorf("allocate %d bytes: %w", initial, err))
 		}
@@ -67,7 +67,7 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 		size = initial
 	}
 	fd, flags := int(f.Fd()), syscall.MAP_SHARED
-	if r.anon {
+	if g.anon {
 		fd, flags = -1, syscall.MAP_PRIVATE|syscall.MAP_ANON|mapNoReserve
 	}
 	var mem []byte
@@ -81,19 +81,31 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 	if err != nil {
 		return fail(fmt.Errorf("map: %w", err))
 	}
-	r.mem, r.size = unsafe.Pointer(&mem[0]), size
-	r.limit.Store(initial / slotSize)
-	if r.anon {
-		r.limit.Store(size / slotSize)
+	g.mem, g.size = unsafe.Pointer(&mem[0]), size
+	g.limit.Store(initial / slotSize)
+	if g.anon {
+		g.limit.Store(size / slotSize)
 	}
-	hdr := mem[:slotSize]
+	if err := guard(g, func() { g.writeHeader(mem[:slotSize], ringBytes, start) }); err != nil {
+		g.unmap()
+		return nil, err
+	}
+	if ringBytes == 0 {
+		g.startPrefault()
+	}
+	return g, nil
+}
+
+// writeHeader writes the header of a new generation, hdr its first slot,
+// and sets up its logs.
+func (g *recGen) writeHeader(hdr []byte, ringBytes uint64, start int64) {
 	copy(hdr[hdrMagic:], logMagic)
 	binary.LittleEndian.PutUint64(hdr[hdrStart:], uint64(start))
 	if ringBytes == 0 {
 		binary.LittleEndian.PutUint64(hdr[hdrMode:], modeAppend)
 		binary.LittleEndian.PutUint64(hdr[hdrDefsStart:], 1)
-		r.defs = &slog{f: r, start: 1}
-		r.ev = r.defs
+		g.defs = &slog{f: g, start: 1}
+		g.ev = g.defs
 	} else {
 		defs := uint64(ringDefs / slotSize)
 		ring := ringBytes / slotSize
@@ -102,49 +114,62 @@ func openRecFile(path string, ringBytes uint64, start int64) (*recFile, error) {
 		binary.LittleEndian.PutUint64(hdr[hdrDefsSlots:], defs)
 		binary.LittleEndian.PutUint64(hdr[hdrRingStart:], 1+defs)
 		binary.LittleEndian.PutUint64(hdr[hdrRingSlots:], ring)
-		r.defs = &slog{f: r, start: 1, slots: defs}
-		r.ev = &slog{f: r, start: 1 + defs, slots: ring, ring: true}
+		g.defs = &slog{f: g, start: 1, slots: defs}
+		g.ev = &slog{f: g, start: 1 + defs, slots: ring, ring: true}
 	}
 	empty := map[string]uint32{}
-	r.strs.Store(&empty)
-	if ringBytes == 0 {
-		r.startPrefault()
-	}
-	return r, nil
+	g.strs.Store(&empty)
 }
 
 // grow makes the file back at least need slots. It reports false, and
 // stops growing, once the file cannot grow (a full disk, or the end of the
 // mapping).
-func (r *recFile) grow(need uint64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	lim := r.limit.Load()
+func (g *recGen) grow(need uint64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	lim := g.limit.Load()
 	if need <= lim {
 		return true
 	}
-	if r.full != nil {
+	if g.full != nil {
 		return false
 	}
-	maxSlots := r.size / slotSize
+	if g.shrunk(lim) {
+		// Someone truncated the file: growing it again would hide that
+		// from the watcher, which starts a new generation.
+		g.damaged()
+		return false
+	}
+	maxSlots := g.size / slotSize
 	if need > maxSlots {
-		r.full = fmt.Errorf("the trace reached %d bytes, the most it maps", r.size)
+		g.full = fmt.Errorf("the trace reached %d bytes, the most it maps", g.size)
 		return false
 	}
 	next := min(max(need, lim+min(lim, growStep/slotSize)), maxSlots)
-	if err := allocate(r.f, int64(next*slotSize)); err != nil {
-		r.full = fmt.Errorf("grow to %d bytes: %w", next*slotSize, err)
+	if err := allocate(g.f, int64(next*slotSize)); err != nil {
+		g.full = fmt.Errorf("grow to %d bytes: %w", next*slotSize, err)
 		return false
 	}
-	r.limit.Store(next)
+	g.limit.Store(next)
 	return true
+}
+
+// shrunk reports whether the file is shorter than the lim slots it backed:
+// truncated by someone else. Read lim before the call: the file is grown
+// before limit is raised.
+func (g *recGen) shrunk(lim uint64) bool {
+	if g.anon {
+		return false
+	}
+	var st syscall.Stat_t
+	return syscall.Fstat(int(g.f.Fd()), &st) == nil && uint64(st.Size) < lim*slotSize
 }
 
 // bytes returns the mapped bytes that hold records: the header and every
 // slot reserved so far.
-func (r *recFile) bytes() []byte {
-	n := r.limit.Load() * slotSize
-	return unsafe.Slice((*byte)(r.mem), n)
+func (g *recGen) bytes() []byte {
+	n := g.limit.Load() * slotSize
+	return unsafe.Slice((*byte)(g.mem), n)
 }
 
 // unmapDelay is how long a closed file's address range stays mapped, to
@@ -152,21 +177,23 @@ func (r *recFile) bytes() []byte {
 const unmapDelay = time.Minute
 
 // unmap detaches the mapping from the file and closes the file; the
-// records stay in the file. Writers check r.closed before they store, but
+// records stay in the file. Writers check g.closed before they store, but
 // one that checked just before may still store a record: so the address
 // range stays mapped, to private pages that nothing reads (see detach),
 // for unmapDelay, and is released after.
-func (r *recFile) unmap() error {
-	r.closed.Store(true)
-	r.stopPrefault()
-	err := detach(r.mem, r.size)
-	r.mu.Lock() // a writer's grow may still use the file
-	if cerr := r.f.Close(); err == nil {
+func (g *recGen) unmap() error {
+	if g.closed.Swap(true) {
+		return nil
+	}
+	g.stopPrefault()
+	err := detach(g.mem, g.size)
+	g.mu.Lock() // a writer's grow may still use the file
+	if cerr := g.f.Close(); err == nil {
 		err = cerr
 	}
-	r.mu.Unlock()
+	g.mu.Unlock()
 	if err == nil {
-		mem := unsafe.Slice((*byte)(r.mem), r.size)
+		mem := unsafe.Slice((*byte)(g.mem), g.size)
 		time.AfterFunc(unmapDelay, func() { syscall.Munmap(mem) })
 	}
 	return err
@@ -174,9 +201,26 @@ func (r *recFile) unmap() error {
 
 // used returns the number of slots that hold records or may: the header
 // and every slot reserved so far.
-func (r *recFile) used() uint64 {
-	if r.ev.ring {
-		return r.limit.Load()
+func (g *recGen) used() uint64 {
+	if g.ev.ring {
+		return g.limit.Load()
 	}
-	return min(r.limit.Load(), r.ev.start+r.ev.next.Load())
+	return min(g.limit.Load(), g.ev.start+g.ev.next.Load())
+}
+
+// moved says whether g's file is still the one at name: "" if so,
+// "removed" when it has no name left, "moved away" when name is another
+// file or none.
+func (g *recGen) moved(name string) string {
+	var st, at syscall.Stat_t
+	if syscall.Fstat(int(g.f.Fd()), &st) != nil {
+		return ""
+	}
+	if err := syscall.Stat(name, &at); err == nil && at.Dev == st.Dev && at.Ino == st.Ino {
+		return ""
+	}
+	if st.Nlink == 0 {
+		return "removed"
+	}
+	return "moved away"
 }

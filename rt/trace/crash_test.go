@@ -28,6 +28,9 @@ var crashCalls = 200
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(childEnv); mode != "" {
+		if strings.HasPrefix(mode, "op-") {
+			operatorChild(mode)
+		}
 		crashChild(mode)
 		return
 	}

@@ -30,22 +30,6 @@ func openPerfetto(path string, t *Tracer) (*perfettoFile, error) {
 	return &perfettoFile{rec: r}, nil
 }
 
-// newRecFile opens a record file for t.
-func newRecFile(path string, ring uint64, t *Tracer) (*recFile, error) {
-	var start int64
-	if t != nil {
-		start = t.start.UnixNano()
-	}
-	r, err := openRecFile(path, ring, start)
-	if err != nil {
-		return nil, err
-	}
-	if t != nil {
-		r.drops = &t.drops
-	}
-	return r, nil
-}
-
 // Wants implements KindSubscriber.
 func (p *perfettoFile) Wants(k Kind) bool { return recWants(k) }
 
@@ -58,37 +42,56 @@ func (p *perfettoFile) HandleEvent(e Event) { p.rec.handle(&e) }
 // Close has begun may be missing from the JSON.
 func (p *perfettoFile) Close() error {
 	p.once.Do(func() {
-		r := p.rec
-		var errs []error
-		r.mu.Lock()
-		if r.full != nil && r.dropped() > 0 {
-			errs = append(errs, fmt.Errorf("%d events dropped: %w", r.dropped(), r.full))
-		}
-		r.mu.Unlock()
-		l, err := readLog(r.bytes()[:r.used()*slotSize])
-		if err == nil {
-			err = r.writeJSON(l)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("convert to JSON (the record file is left for dgen trace json): %w", err))
-		}
-		if err := r.unmap(); err != nil {
-			errs = append(errs, err)
-		}
-		if err := errors.Join(errs...); err != nil {
-			p.err = &writeError{op: "perfetto: " + r.path, err: err}
+		if err := p.rec.close(); err != nil {
+			p.err = &writeError{op: "perfetto: " + p.rec.path, err: err}
 		}
 	})
 	return p.err
 }
 
-// writeJSON writes l as JSON to the file's path: by a rename over the
-// record file, or straight to a file that is not mapped.
-func (r *recFile) writeJSON(l *recLog) error {
-	if !r.anon {
-		return writeFileAtomic(r.path, l.writeJSON)
+// close converts the current generation to JSON at r.path, after a last
+// check of the file, and releases the path.
+func (r *recFile) close() error {
+	r.stopWatch()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checkLocked()
+	if r.stopped != nil {
+		// No generation to convert: the last one was retired.
+		return errors.Join(fmt.Errorf("the trace stopped: %w", r.stopped), r.closeLocked())
 	}
-	bw := bufio.NewWriterSize(r.f, 1<<16)
+	var errs []error
+	g := r.gen.Load()
+	var l *recLog
+	var err error
+	ferr := guard(g, func() {
+		if full := g.fullError(); full != nil && g.dropped() > 0 {
+			errs = append(errs, fmt.Errorf("%d events dropped: %w", g.dropped(), full))
+		}
+		l, err = readLog(g.bytes()[:g.used()*slotSize])
+	})
+	if err == nil {
+		err = ferr
+	}
+	if err == nil {
+		err = g.writeJSON(r.path, l)
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("convert to JSON (the record file is left for dgen trace json): %w", err))
+	}
+	if err := r.closeLocked(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// writeJSON writes l as JSON to path: by a rename over the record file, or
+// straight to a file that is not mapped.
+func (g *recGen) writeJSON(path string, l *recLog) error {
+	if !g.anon {
+		return writeFileAtomic(path, l.writeJSON)
+	}
+	bw := bufio.NewWriterSize(g.f, 1<<16)
 	err := l.writeJSON(bw)
 	if err == nil {
 		err = bw.Flush()
@@ -125,7 +128,6 @@ type FlightRecorder struct {
 	rec    *recFile
 	path   string
 	mu     sync.Mutex // serialises dumps and Close
-	linked bool       // the ring is linked at Path+".ring"
 	closed bool
 	sig    chan os.Signal
 	done   chan struct{}
@@ -174,10 +176,19 @@ func (fr *FlightRecorder) Enabled() bool {
 	return !fr.closed
 }
 
-// snapshot decodes a copy of the ring, taken while writers go on.
-func (fr *FlightRecorder) snapshot() (*recLog, error) {
-	r := fr.rec
-	data := append([]byte(nil), unsafe.Slice((*byte)(r.mem), r.used()*slotSize)...)
+// snapshotLocked decodes a copy of the ring, taken while writers go on,
+// after a check of the file; r.mu is held.
+func (r *recFile) snapshotLocked() (*recLog, error) {
+	r.checkLocked()
+	if r.stopped != nil {
+		return nil, fmt.Errorf("the ring stopped: %w", r.stopped)
+	}
+	g := r.gen.Load()
+	var data []byte
+	if err := guard(g, func() { data = append([]byte(nil), unsafe.Slice((*byte)(g.mem), g.used()*slotSize)...) }); err != nil {
+		r.checkLocked() // the next snapshot reads the new ring
+		return nil, err
+	}
 	return readLog(data)
 }
 
@@ -190,9 +201,11 @@ func (fr *FlightRecorder) WriteTo(w io.Writer) (int64, error) {
 	if fr.closed {
 		return 0, errors.New("trace: flight: recorder closed")
 	}
-	l, err := fr.snapshot()
+	fr.rec.mu.Lock()
+	l, err := fr.rec.snapshotLocked()
+	fr.rec.mu.Unlock()
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("trace: flight: %w", err)
 	}
 	cw := &countWriter{w: w}
 	err = l.writeJSON(cw)
@@ -209,24 +222,29 @@ func (fr *FlightRecorder) Dump() error {
 	if fr.closed {
 		return errors.New("trace: flight: recorder closed")
 	}
+	fr.rec.mu.Lock()
+	defer fr.rec.mu.Unlock()
 	return fr.dumpLocked(true)
 }
 
 // dumpLocked writes the ring to Path as JSON; with link, it first keeps the
-// ring file linked as Path+".ring".
+// ring file linked as Path+".ring". fr.mu and fr.rec.mu are held.
 func (fr *FlightRecorder) dumpLocked(link bool) error {
-	if link && !fr.linked && !fr.rec.anon {
-		os.Remove(fr.path + ".ring")
-		if err := os.Link(fr.path, fr.path+".ring"); err != nil {
+	r := fr.rec
+	l, err := r.snapshotLocked()
+	if err != nil {
+		return fmt.Errorf("trace: flight: dump to %s: %w", fr.path, err)
+	}
+	g := r.gen.Load()
+	if link && r.name == r.path && !g.anon {
+		ring := r.path + ".ring"
+		os.Remove(ring)
+		if err := linkFile(g.f, r.path, ring); err != nil {
 			return fmt.Errorf("trace: flight: %w", err)
 		}
-		fr.linked = true
+		r.name = ring
 	}
-	l, err := fr.snapshot()
-	if err == nil {
-		err = fr.rec.writeJSON(l)
-	}
-	if err != nil {
+	if err := g.writeJSON(fr.path, l); err != nil {
 		return fmt.Errorf("trace: flight: dump to %s: %w", fr.path, err)
 	}
 	return nil
@@ -241,16 +259,40 @@ func (fr *FlightRecorder) Close() error {
 	if fr.closed {
 		return nil
 	}
-	err := fr.dumpLocked(false)
 	fr.closed = true
-	if uerr := fr.rec.unmap(); err == nil && uerr != nil {
+	r := fr.rec
+	r.stopWatch()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := fr.dumpLocked(false)
+	if r.name != r.path {
+		os.Remove(r.name)
+	}
+	if uerr := r.closeLocked(); err == nil && uerr != nil {
 		err = fmt.Errorf("trace: flight: %w", uerr)
 	}
-	os.Remove(fr.path + ".ring")
 	return err
 }
 
 // Dropped returns the number of events the recorder could not store: none
 // unless its definitions (nodes, queues, devices, names) outgrew their
-// 1 MiB.
-func (fr *FlightRecorder) Dropped() uint64 { return fr.rec.dropped() }
+// 1 MiB, or its file was truncated under it.
+func (fr *FlightRecorder) Dropped() uint64 {
+	g := fr.rec.gen.Load()
+	var n uint64
+	guard(g, func() { n = g.dropped() })
+	return n + fr.rec.lost.Load()
+}
+
+// linkChecked links from as to after a check that from still names the
+// open file f.
+func linkChecked(f *os.File, from, to string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if at, err := os.Stat(from); err != nil || !os.SameFile(fi, at) {
+		return fmt.Errorf("link %s as %s: %s is no longer the ring's file", from, to, from)
+	}
+	return os.Link(from, to)
+}

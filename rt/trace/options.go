@@ -220,11 +220,20 @@ func (s Builtin) open(stderr io.Writer, t *Tracer) (subCloser, error) {
 	var w io.Writer = stderr
 	var f *os.File
 	if s.Path != "" {
-		var err error
-		f, err = os.Create(s.Path)
+		lock, err := lockPath(s.Path)
 		if err != nil {
 			return nil, fmt.Errorf("trace: %s: %w", s, err)
 		}
+		// Appending: after a truncation (logrotate's copytruncate) lines
+		// go on at the file's new end, not past a hole.
+		f, err = os.OpenFile(s.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o666)
+		if err != nil {
+			lock.release()
+			return nil, fmt.Errorf("trace: %s: %w", s, err)
+		}
+		t.mu.Lock()
+		t.locks = append(t.locks, lock)
+		t.mu.Unlock()
 		w = f
 	}
 	if w == nil {

@@ -22,7 +22,7 @@ const (
 
 // prefaulter faults in the pages of a growing log ahead of its writers.
 type prefaulter struct {
-	r    *recFile
+	g    *recGen
 	kick chan struct{} // buffered: a wake-up is never lost, never blocks
 	done chan struct{} // closed by stopPrefault
 	gone chan struct{} // closed by the goroutine as it returns
@@ -30,10 +30,10 @@ type prefaulter struct {
 	stop atomic.Bool
 }
 
-// startPrefault starts the prefaulter of r, a growing log.
-func (r *recFile) startPrefault() {
-	p := &prefaulter{r: r, kick: make(chan struct{}, 1), done: make(chan struct{}), gone: make(chan struct{})}
-	r.pf = p
+// startPrefault starts the prefaulter of g, a growing log.
+func (g *recGen) startPrefault() {
+	p := &prefaulter{g: g, kick: make(chan struct{}, 1), done: make(chan struct{}), gone: make(chan struct{})}
+	g.pf = p
 	p.kick <- struct{}{} // the first pages now
 	go p.run()
 }
@@ -59,24 +59,36 @@ func (p *prefaulter) run() {
 		case <-p.done:
 			return
 		}
-		r := p.r
-		want := min(r.ev.start+r.ev.next.Load()+prefaultAhead/slotSize, r.size/slotSize)
-		if !r.anon && want > r.limit.Load() {
-			r.grow(want) // the file's blocks ahead too, off the writers' path
+		g := p.g
+		want := min(g.ev.start+g.ev.next.Load()+prefaultAhead/slotSize, g.size/slotSize)
+		if !g.anon && want > g.limit.Load() {
+			g.grow(want) // the file's blocks ahead too, off the writers' path
 		}
-		end := min(r.limit.Load(), want) * slotSize &^ (pageSize - 1)
-		for at := p.upto.Load(); at < end && !p.stop.Load(); at = p.upto.Load() {
-			n := min(end-at, 1<<20)
-			populate(unsafe.Add(r.mem, at), n)
-			p.upto.Store(at + n)
+		end := min(g.limit.Load(), want) * slotSize &^ (pageSize - 1)
+		if err := guard(g, func() { p.populate(end) }); err != nil {
+			g.damaged() // truncated: the watcher starts a new generation
+			return
 		}
 	}
 }
 
-// stopPrefault stops the prefaulter of r, if it has one, and waits for it
+// populate faults in the pages of the mapping up to end, from where it
+// stopped before.
+func (p *prefaulter) populate(end uint64) {
+	for at := p.upto.Load(); at < end && !p.stop.Load(); at = p.upto.Load() {
+		n := min(end-at, 1<<20)
+		if !populate(unsafe.Add(p.g.mem, at), n) {
+			p.g.damaged()
+			return
+		}
+		p.upto.Store(at + n)
+	}
+}
+
+// stopPrefault stops the prefaulter of g, if it has one, and waits for it
 // to return: the file and the mapping are about to go away.
-func (r *recFile) stopPrefault() {
-	if p := r.pf; p != nil {
+func (g *recGen) stopPrefault() {
+	if p := g.pf; p != nil {
 		if !p.stop.Swap(true) {
 			close(p.done)
 		}

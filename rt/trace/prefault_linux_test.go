@@ -27,7 +27,7 @@ func TestPrefault(t *testing.T) {
 		}
 	}
 	pair(1 << 14) // past the first wake-up
-	pf := tr.owned[0].(*perfettoFile).rec.pf
+	pf := tr.owned[0].(*perfettoFile).rec.gen.Load().pf
 	want := uint64(1<<14+1<<16) * slotSize
 	for deadline := time.Now().Add(10 * time.Second); pf.upto.Load() < want; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {

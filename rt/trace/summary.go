@@ -202,45 +202,18 @@ func SummarizeFile(path string, w io.Writer) error {
 }
 
 // ReadSummary reads a trace written by the perfetto subscriber and returns
-// its summary.
+// its summary: the trace's events replayed into a Summary (Replay).
 func ReadSummary(path string) (*Summary, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
-	events, err := decodeEvents(data)
-	if err != nil {
-		return nil, fmt.Errorf("trace: %s: not a dgen trace file: %w", path, err)
-	}
-	file := struct{ TraceEvents []fileEvent }{events}
 	s := &Summary{rows: make(map[uint64]*Row)}
-	for i := range file.TraceEvents {
-		e := &file.TraceEvents[i]
-		if e.Cat == "dgen" && e.Args.Dropped > 0 {
-			s.Dropped += e.Args.Dropped
-			continue
-		}
-		if e.Ph != "X" || (e.Cat != catHost && e.Cat != catDevice) {
-			continue
-		}
-		id, err := strconv.ParseUint(e.Args.Node, 16, 64)
-		if err != nil {
-			return nil, fmt.Errorf("trace: %s: event %d: bad node id %q", path, i, e.Args.Node)
-		}
-		r := s.rows[id]
-		if r == nil {
-			r = &Row{Node: id, Kind: e.Args.Kind, Name: e.Name, Func: e.Args.Func, File: e.Args.File, Line: e.Args.Line}
-			s.rows[id] = r
-		}
-		dur := parseMicros(e.Dur)
-		if e.Cat == catHost {
-			r.Count++
-			r.HostTotal += dur
-		} else {
-			r.DeviceCount++
-			r.DeviceTotal += dur
-		}
+	dropped, err := replay(data, s)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %s: %w", path, err)
 	}
+	s.Dropped = dropped
 	return s, nil
 }
 
@@ -272,18 +245,30 @@ func decodeEvents(data []byte) ([]fileEvent, error) {
 	return events, err
 }
 
-// fileEvent is the part of a trace file event that ReadSummary reads.
+// fileEvent is the part of a trace file event that Replay reads.
 type fileEvent struct {
 	Name string      `json:"name"`
 	Cat  string      `json:"cat"`
 	Ph   string      `json:"ph"`
+	Ts   json.Number `json:"ts"`
 	Dur  json.Number `json:"dur"`
+	Pid  int         `json:"pid"`
+	Tid  int         `json:"tid"`
 	Args struct {
-		Node string `json:"node"`
-		Kind string `json:"kind"`
-		Func string `json:"func"`
-		File string `json:"file"`
-		Line int    `json:"line"`
+		// A slice's.
+		Node     string `json:"node"`
+		Kind     string `json:"kind"`
+		Func     string `json:"func"`
+		File     string `json:"file"`
+		Line     int    `json:"line"`
+		Task     uint64 `json:"task"`
+		Instance uint64 `json:"instance"`
+		// A memory event's.
+		Size   int64  `json:"size"`
+		Tag    uint64 `json:"tag"`
+		Pooled bool   `json:"pooled"`
+		// Name is a metadata event's: the process's or thread's name.
+		Name string `json:"name"`
 		// Dropped is the count of the "dgen: N events dropped" event.
 		Dropped uint64 `json:"dropped"`
 	} `json:"args"`

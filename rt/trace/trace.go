@@ -20,6 +20,18 @@
 // Chrome trace event JSON; Convert (dgen trace json) converts the record
 // file that a process left without closing its Tracer.
 //
+// What others do to a trace file cannot crash the process. A file
+// truncated while the program runs (logrotate's copytruncate, : > PATH),
+// renamed away (rotation) or removed is noticed within a second, or at the
+// first store that faults: the Tracer warns once (OpenConfig.Logger) and
+// starts the file again at its path, with the nodes defined so far, and
+// with the same promise; the records of the store that faulted are dropped
+// and counted, and a renamed file keeps the records written before. Every
+// file a spec names is locked (a lock file .NAME.dgen-lock beside it)
+// before it is written: a second Tracer on the same path, in this process
+// or another, is refused with an error wrapping ErrBusy, or left out with
+// one warning under OpenConfig.SkipBusy, as the runtime opens contexts.
+//
 // A trace point whose stream has no subscriber costs one atomic load and
 // allocates nothing. With subscribers, a steady-state task (a call site seen
 // before) allocates nothing either: the call site is found by walking a few
@@ -61,6 +73,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	stdslog "log/slog"
 	"math"
 	"sort"
 	"sync"
@@ -71,6 +84,12 @@ import (
 // EnvVar is the environment variable holding the subscriber spec that the
 // runtime passes to Open.
 const EnvVar = "DGEN_TRACE"
+
+// ErrBusy is wrapped by the error of a trace file that another tracer
+// writes: another context of this process, or another process, opened
+// with the same path. The first keeps the file; the second is refused
+// before it touches it.
+var ErrBusy = errors.New("in use by another tracer")
 
 // The names of the built-in streams.
 const (
@@ -260,8 +279,10 @@ type Tracer struct {
 	nodeList []*Node          // in creation order
 	devices  []*Device
 	owned    []io.Closer // built-in subscribers opened by Open
+	locks    []*pathLock // the paths of Open's summary and log files
 	flight   *FlightRecorder
 	closed   bool
+	log      *stdslog.Logger // warnings of the built-in subscribers; nil for slog.Default()
 }
 
 // New returns a Tracer with no subscriber: every trace point is disabled
@@ -286,29 +307,66 @@ func New() *Tracer {
 // sampling selected by spec (see ParseOptions); an empty spec gives a Tracer
 // with none. Subscribers that print
 // (summary and log without a path) write to stderr. Files named in spec are
-// created now, so that a bad path is reported when the context opens.
+// created now, so that a bad path is reported when the context opens. Open
+// is OpenWith with Stderr set and the default logger.
 func Open(spec string, stderr io.Writer) (*Tracer, error) {
+	return OpenWith(spec, OpenConfig{Stderr: stderr})
+}
+
+// OpenConfig holds what OpenWith needs beside the spec.
+type OpenConfig struct {
+	// Stderr is what the summary and log subscribers without a path
+	// print to; nil discards it.
+	Stderr io.Writer
+	// Logger receives the Tracer's warnings: a trace file truncated,
+	// moved away or removed while the program runs, a subscriber left out
+	// (SkipBusy). Nil means slog.Default().
+	Logger *stdslog.Logger
+	// SkipBusy leaves out, with one warning, a subscriber whose file
+	// another tracer writes (another context of this process or another
+	// process: an error wrapping ErrBusy), where OpenWith would otherwise
+	// fail. The runtime sets it: a second context or process started with
+	// the same DGEN_TRACE opens without that file.
+	SkipBusy bool
+}
+
+// OpenWith is Open with the settings of cfg. Every file that spec names
+// is locked before it is written (see ErrBusy).
+func OpenWith(spec string, cfg OpenConfig) (*Tracer, error) {
 	o, err := ParseOptions(spec)
 	if err != nil {
 		return nil, err
 	}
 	t := New()
+	t.log = cfg.Logger
+	if t.log == nil {
+		t.log = stdslog.Default()
+	}
 	if len(o.Subscribers) > 0 && !o.Monotonic {
 		t.useTSC()
 	}
 	t.SetDeviceSampling(o.DeviceEvery)
+	opened := 0
 	for _, sp := range o.Subscribers {
-		sub, err := sp.open(stderr, t)
+		sub, err := sp.open(cfg.Stderr, t)
+		if err != nil && cfg.SkipBusy && errors.Is(err, ErrBusy) {
+			t.log.Warn("dgen: trace file left out: another tracer writes it; give each context and process a path of its own", "item", sp.String(), "err", err)
+			continue
+		}
 		if err != nil {
 			t.Close()
 			return nil, err
 		}
+		opened++
 		t.owned = append(t.owned, sub)
 		if fr, ok := sub.(*FlightRecorder); ok {
 			t.flight = fr
 			fr.handleSignals()
 		}
 		t.Subscribe(sub)
+	}
+	if opened == 0 {
+		t.SetDeviceSampling(0) // every subscriber left out: nothing to profile for
 	}
 	return t, nil
 }
@@ -460,6 +518,9 @@ func (t *Tracer) Subscribe(sub Subscriber, streams ...string) (unsubscribe func(
 	if t.closed || sub == nil {
 		return func() {}
 	}
+	if rs, ok := sub.(recSubscriber); ok {
+		rs.recFile().attach(t)
+	}
 	s := subscription{id: t.nextSub, sub: sub}
 	t.nextSub++
 	if len(streams) > 0 {
@@ -524,6 +585,13 @@ func (t *Tracer) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	t.mu.Lock()
+	locks := t.locks
+	t.locks = nil
+	t.mu.Unlock()
+	for _, l := range locks {
+		l.release()
+	}
 	return errors.Join(errs...)
 }
 
@@ -562,8 +630,8 @@ type Device struct {
 	Seq int
 
 	t       *Tracer
-	memView atomic.Pointer[view]    // t.mem's view, kept by Tracer.publishLocked: one load less per memory event
-	defIn   atomic.Pointer[recFile] // the first record file that defined the device: its records need no look in that file's set
+	memView atomic.Pointer[view]   // t.mem's view, kept by Tracer.publishLocked: one load less per memory event
+	defIn   atomic.Pointer[recGen] // the first record file that defined the device: its records need no look in that file's set
 	clock   atomic.Pointer[clockFit]
 	mu      sync.Mutex // guards queues and samples, and orders the copies of t.task's view into queues
 	queues  []*Queue
@@ -655,9 +723,9 @@ type Queue struct {
 	// What a traced command reads and writes comes first, together.
 	view   atomic.Pointer[view] // t.task's view, kept by Tracer.publishLocked: Begin's one load
 	t      *Tracer
-	spare  atomic.Pointer[Task]    // the last task released, for the next Begin
-	lastID atomic.Uint64           // the id of the last task begun (in-order queues)
-	defIn  atomic.Pointer[recFile] // the first record file that defined the queue: its records need no look in that file's set
+	spare  atomic.Pointer[Task]   // the last task released, for the next Begin
+	lastID atomic.Uint64          // the id of the last task begun (in-order queues)
+	defIn  atomic.Pointer[recGen] // the first record file that defined the queue: its records need no look in that file's set
 
 	// InOrder is set for in-order queues.
 	InOrder bool

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	rtrace "runtime/trace"
@@ -27,8 +28,9 @@ type devAlloc struct {
 // for the block copies: a kernel that holds the block as an argument from
 // an earlier allocation need not set it again.
 type block struct {
-	drv driver.Buffer
-	mem Mem
+	drv  driver.Buffer
+	mem  Mem
+	size int64 // bytes charged to the device's budget (budget.go)
 }
 
 // Alloc implements alloc.Device: a driver buffer, made resident, where
@@ -36,8 +38,12 @@ type block struct {
 // that a lazy driver (NVIDIA's OpenCL commits memory at first use) reports
 // exhaustion here rather than in a later kernel.
 func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
+	if err := d.dev.charge(size); err != nil {
+		return nil, fmt.Errorf("allocate %w", err)
+	}
 	drv, err := d.ctx.drv.NewBuffer(size)
 	if err != nil {
+		d.dev.refund(size)
 		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, d.dev.Name, err)
 	}
 	d.ctx.driverAllocs.Add(1)
@@ -48,17 +54,23 @@ func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
 			if rerr := drv.Release(); rerr == nil {
 				d.ctx.driverReleases.Add(1)
 			}
+			d.dev.refund(size)
 			return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
 		}
 	}
-	b := &block{drv: drv}
+	b := &block{drv: drv, size: size}
 	b.mem.setDriver(drv) // every Mem of the block copies its identity
 	return b, nil
 }
 
-// Release implements alloc.Device.
+// Release implements alloc.Device. The block's bytes leave the device's
+// budget whether or not the driver's release succeeds: the allocator
+// releases a block once, and forgets it.
 func (d *devAlloc) Release(b alloc.Block) error {
-	if err := b.(*block).drv.Release(); err != nil {
+	blk := b.(*block)
+	err := blk.drv.Release()
+	d.dev.refund(blk.size)
+	if err != nil {
 		return fmt.Errorf("release buffer on %q: %w", d.dev.Name, err)
 	}
 	d.ctx.driverReleases.Add(1)
@@ -102,11 +114,28 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 }
 
 // allocMem allocates size bytes under tag on q's device through its
-// allocator. skip is the number of frames between its caller and the
-// user's call, for the Go tracer's log.
-func allocMem(q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
+// allocator; past Config.MemoryLimit it waits for frees under ctx, and a
+// nil ctx (the plain forms) waits for none (budget.go). skip is the
+// number of frames between its caller and the user's call, for the Go
+// tracer's log.
+func allocMem(ctx context.Context, q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
+	m, err := allocOnce(q, tag, size, skip+1)
+	if err != nil && q != nil && errors.Is(err, ErrMemoryLimit) {
+		err = q.ctx.waitForMemory(ctx, q.dev, err, func() (err error) {
+			m, err = allocOnce(q, tag, size, skip+3) // the closure and waitForMemory
+			return err
+		})
+	}
+	return m, err
+}
+
+// allocOnce is one try of allocMem.
+func allocOnce(q *Queue, tag alloc.Tag, size int64, skip int) (*Mem, error) {
 	if q == nil {
 		return nil, fmt.Errorf("allocate %d bytes: %w: nil queue", size, ErrInvalidArgument)
+	}
+	if err := q.dev.tooLarge(size); err != nil {
+		return nil, fmt.Errorf("allocate %d bytes for %s: %w", size, tagName(uint32(tag)), err)
 	}
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("allocate %d bytes for %s: %w", size, tagName(uint32(tag)), err)
@@ -146,6 +175,9 @@ func releaseToAllocator(m *Mem) error {
 	var buf [4]alloc.Use
 	ctx, size, uses := m.ctx, m.size, m.uses.appendTo(buf[:0])
 	err := m.h.FreeAfter(uses)
+	if err == nil {
+		ctx.wakeBudgets() // a waiter may reuse the block
+	}
 	if err != nil && ctx.closed.Load() && errors.Is(err, alloc.ErrFreed) {
 		return nil
 	}
@@ -157,13 +189,32 @@ func releaseToAllocator(m *Mem) error {
 
 // Alloc allocates a buffer of n elements of T under the site's tag on q's
 // device. It is served from the tag's free block when that block holds
-// between n and 2n elements' worth of bytes, and otherwise from the driver,
-// the new block made resident at once so that out of memory shows here
-// (errors.Is(err, ErrOutOfMemory), after held blocks were released and the
-// allocation retried). A request above the device's maximum allocation is an
-// error wrapping ErrTooLarge; a site that dgen did not register is one
-// wrapping ErrNotGenerated. Free gives the buffer back to the tag's free list.
+// between n and 2n elements' worth of bytes, and otherwise from the
+// driver, the new block made resident at once so that out of memory shows
+// here (errors.Is(err, ErrOutOfMemory), after held blocks were released
+// and the allocation retried). A request above the device's maximum
+// allocation is an error wrapping ErrTooLarge; a site that dgen did not
+// register is one wrapping ErrNotGenerated. Free gives the buffer back to
+// the tag's free list. Alloc never waits for the device: a block reused
+// on another queue than its last use's makes that queue wait, on the
+// device, for that use. Past Config.MemoryLimit it returns the blocks held
+// in the device's free lists and, if that is not enough, fails at once
+// with an error wrapping ErrMemoryLimit; AllocContext waits for frees.
 func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
+	return s.alloc(nil, q, n)
+}
+
+// AllocContext is Alloc, but past Config.MemoryLimit, once the blocks held
+// in the device's free lists are returned, it waits for other allocations
+// to be freed until the memory fits or ctx is done: then it fails with an
+// error wrapping ErrMemoryLimit and ctx.Err(). A request larger than the
+// limit fails at once. Every Free on the device ends a wait, to try again.
+func (s *AllocSite[T]) AllocContext(ctx context.Context, q *Queue, n int) (Buffer[T], error) {
+	return s.alloc(ctx, q, n)
+}
+
+// alloc is Alloc and AllocContext; a nil ctx waits for no memory.
+func (s *AllocSite[T]) alloc(ctx context.Context, q *Queue, n int) (Buffer[T], error) {
 	info, err := s.registration()
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate %d elements: %w", n, err)
@@ -172,20 +223,35 @@ func (s *AllocSite[T]) Alloc(q *Queue, n int) (Buffer[T], error) {
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate for %s: %w", info.Name, err)
 	}
-	m, err := allocMem(q, alloc.Tag(info.Tag()), size, facade) // the user calls rt.AllocSite.Alloc
+	m, err := allocMem(ctx, q, alloc.Tag(info.Tag()), size, 1) // the user calls rt.AllocSite.Alloc, through alloc
 	if err != nil {
 		return Buffer[T]{}, err
 	}
 	return bufferOver[T](m, n), nil
 }
 
-// Alloc allocates an untagged buffer from q's allocator (rt.Alloc).
+// Alloc allocates an untagged buffer of n elements of T on q's device
+// from the allocator's size-class pool (or, under the "tagged"
+// Config.AllocPolicy, from the driver). Free gives it back to the pool.
+// Errors are as for AllocSite.Alloc. NewBuffer, by contrast, always asks
+// the driver.
 func Alloc[T any](q *Queue, n int) (Buffer[T], error) {
+	return allocUntagged[T](nil, q, n)
+}
+
+// AllocContext is Alloc, waiting under ctx past Config.MemoryLimit as
+// AllocSite.AllocContext does.
+func AllocContext[T any](ctx context.Context, q *Queue, n int) (Buffer[T], error) {
+	return allocUntagged[T](ctx, q, n)
+}
+
+// allocUntagged is Alloc and AllocContext; a nil ctx waits for no memory.
+func allocUntagged[T any](ctx context.Context, q *Queue, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
 		return Buffer[T]{}, fmt.Errorf("allocate: %w", err)
 	}
-	m, err := allocMem(q, alloc.NoTag, size, facade) // the user calls rt.Alloc
+	m, err := allocMem(ctx, q, alloc.NoTag, size, 1) // the user calls rt.Alloc, through allocUntagged
 	if err != nil {
 		return Buffer[T]{}, err
 	}

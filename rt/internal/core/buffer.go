@@ -169,8 +169,16 @@ func (c *Context) newMem(size int64) (*Mem, error) {
 		// Some drivers (NVIDIA's) accept any size here and fail at first use.
 		return nil, fmt.Errorf("allocate %d bytes on %q: %w: the device allocates at most %d bytes at once", size, c.devices[0].Name, ErrTooLarge, max)
 	}
+	dev := c.devices[0] // where the context's memory from the driver counts (budget.go)
+	if err := dev.tooLarge(size); err != nil {
+		return nil, fmt.Errorf("allocate %w", err)
+	}
+	if err := dev.charge(size); err != nil {
+		return nil, fmt.Errorf("allocate %w", err)
+	}
 	drv, err := c.drv.NewBuffer(size)
 	if err != nil {
+		dev.refund(size)
 		return nil, c.failed(nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err))
 	}
 	c.driverAllocs.Add(1)
@@ -241,7 +249,11 @@ func (m *Mem) ctxClosed() bool {
 // releaseLive and describe make memory from the driver (newMem, NewImage)
 // a liveObject (live.go): it is live under its *Mem until freed.
 func (m *Mem) releaseLive() error {
-	if err := m.drv.Release(); err != nil {
+	err := m.drv.Release()
+	if m.parent == nil { // an image over a buffer was not charged
+		m.ctx.devices[0].refund(m.size)
+	}
+	if err != nil {
 		return err
 	}
 	m.ctx.driverReleases.Add(1)
@@ -259,10 +271,18 @@ var freedMem = func() *Mem {
 	return m
 }()
 
-// Buffer is a typed handle on a Mem, rt.Buffer's implementation: rt
-// defines its Buffer over this type and forwards each method. gen is the
-// generation of m that the handle was made in (a Free ends it).
+// Buffer is a typed array of n elements of T in device memory. T must be
+// plain data (numbers, booleans, arrays and structs of them). A Buffer is a
+// small handle: copies refer to the same memory. The zero Buffer is nil.
+//
+// Read, Write, ReadAt and WriteAt block until the copy is done; their
+// Context forms bound the wait for the commands before the copy with a
+// context.Context. Fill and CopyTo return at once with the command's
+// event, and so do ReadAsync and WriteAsync, which copy to and from pinned
+// memory (Pinned).
 type Buffer[T any] struct {
+	// A Buffer is a typed handle on a Mem. gen is the generation of m that
+	// the handle was made in (a Free ends it).
 	m   *Mem
 	n   int
 	gen uint32 // m.gen when the buffer was made
@@ -282,13 +302,28 @@ func (b Buffer[T]) mem() *Mem {
 	return b.m
 }
 
-// NewBuffer allocates a buffer straight from the driver (rt.NewBuffer).
+// NewBuffer allocates a buffer of n elements of T directly from the driver.
+// Past Config.MemoryLimit it returns the blocks held in the free lists of
+// the context's first device, where its memory counts, and, if that is
+// not enough, fails at once with an error wrapping ErrMemoryLimit.
 func NewBuffer[T any](c *Context, n int) (Buffer[T], error) {
+	return NewBufferContext[T](nil, c, n)
+}
+
+// NewBufferContext is NewBuffer, waiting under ctx past Config.MemoryLimit
+// as AllocSite.AllocContext does.
+func NewBufferContext[T any](ctx context.Context, c *Context, n int) (Buffer[T], error) {
 	size, err := byteSize[T](n)
 	if err != nil {
 		return Buffer[T]{}, err
 	}
 	m, err := c.newMem(size)
+	if err != nil && c != nil && errors.Is(err, ErrMemoryLimit) {
+		err = c.waitForMemory(ctx, c.devices[0], err, func() (err error) {
+			m, err = c.newMem(size)
+			return err
+		})
+	}
 	if err != nil {
 		return Buffer[T]{}, err
 	}
@@ -415,21 +450,30 @@ func (m *Mem) doneAll() {
 }
 
 // Write copies src into the buffer from element 0 and waits until it is
-// done.
+// done. src may be shorter than the buffer.
 func (b Buffer[T]) Write(q *Queue, src []T, wait ...*Event) error {
-	return b.writeAt(nil, q, 0, src, wait, facade)
+	return b.writeAt(nil, q, 0, src, wait, 0)
 }
 
 // WriteAt copies src into the buffer from element off and waits until it
-// is done.
+// is done. A span outside the buffer is an error wrapping ErrOutOfRange,
+// and nothing is written.
 func (b Buffer[T]) WriteAt(q *Queue, off int, src []T, wait ...*Event) error {
-	return b.writeAt(nil, q, off, src, wait, facade)
+	return b.writeAt(nil, q, off, src, wait, 0)
 }
 
-// WriteAtContext is WriteAt with its wait for the commands before it
-// bounded by ctx (Queue.waitBefore).
+// WriteContext is Write bounded by ctx. The copy runs after the commands
+// enqueued on q before it and the events of wait: when ctx is done before
+// they have completed, WriteContext returns an error wrapping ctx.Err(),
+// writes nothing, and they run on. The copy itself, once they have
+// completed, is not interrupted.
+func (b Buffer[T]) WriteContext(ctx context.Context, q *Queue, src []T, wait ...*Event) error {
+	return b.writeAt(ctx, q, 0, src, wait, 0)
+}
+
+// WriteAtContext is WriteAt bounded by ctx, as WriteContext is Write.
 func (b Buffer[T]) WriteAtContext(ctx context.Context, q *Queue, off int, src []T, wait ...*Event) error {
-	return b.writeAt(ctx, q, off, src, wait, facade)
+	return b.writeAt(ctx, q, off, src, wait, 0)
 }
 
 // writeAt is WriteAt, bounded by ctx where it is not nil; skip is as for
@@ -452,19 +496,28 @@ func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait
 // Read copies the first len(dst) elements of the buffer into dst and waits
 // until it is done.
 func (b Buffer[T]) Read(q *Queue, dst []T, wait ...*Event) error {
-	return b.readAt(nil, q, 0, dst, wait, facade)
+	return b.readAt(nil, q, 0, dst, wait, 0)
 }
 
 // ReadAt copies len(dst) elements from element off into dst and waits
-// until it is done.
+// until it is done. A span outside the buffer is an error wrapping
+// ErrOutOfRange, and dst is left alone.
 func (b Buffer[T]) ReadAt(q *Queue, off int, dst []T, wait ...*Event) error {
-	return b.readAt(nil, q, off, dst, wait, facade)
+	return b.readAt(nil, q, off, dst, wait, 0)
 }
 
-// ReadAtContext is ReadAt with its wait for the commands before it
-// bounded by ctx (Queue.waitBefore).
+// ReadContext is Read bounded by ctx. The copy runs after the commands
+// enqueued on q before it and the events of wait: when ctx is done before
+// they have completed, ReadContext returns an error wrapping ctx.Err(),
+// leaves dst alone, and they run on. The copy itself, once they have
+// completed, is not interrupted.
+func (b Buffer[T]) ReadContext(ctx context.Context, q *Queue, dst []T, wait ...*Event) error {
+	return b.readAt(ctx, q, 0, dst, wait, 0)
+}
+
+// ReadAtContext is ReadAt bounded by ctx, as ReadContext is Read.
 func (b Buffer[T]) ReadAtContext(ctx context.Context, q *Queue, off int, dst []T, wait ...*Event) error {
-	return b.readAt(ctx, q, off, dst, wait, facade)
+	return b.readAt(ctx, q, off, dst, wait, 0)
 }
 
 // readAt is ReadAt, bounded by ctx where it is not nil; skip is as for
@@ -484,7 +537,8 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 	return q.transfer(x, wait, skip+1)
 }
 
-// Fill sets every element to v. It returns at once with the command's event.
+// Fill sets every element to v. It returns at once with the command's
+// event.
 func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 	m, drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
 	if err != nil {
@@ -497,22 +551,25 @@ func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) (*Event, error) {
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
-		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, facade)
+		return nil, q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 0)
 	}
 	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
-	}, wait, facade)
+	}, wait, 0)
 	if err == nil {
 		q.record(b.mem())
 	}
 	return ev, err
 }
 
-// CopyTo copies the whole buffer to the start of dst, which must be at least
-// as long. It returns at once with the command's event.
+// CopyTo copies the whole buffer to the start of dst, which must be at
+// least as long and must not overlap it: the same buffer, or views of one
+// buffer (View) that share elements, are an error wrapping
+// ErrInvalidArgument, on every backend and in a graph. It returns at once
+// with the command's event.
 func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, error) {
 	sm, src, _, size, err := b.span(q, "copy buffer", 0, b.n)
 	if err != nil {
@@ -524,23 +581,68 @@ func (b Buffer[T]) CopyTo(q *Queue, dst Buffer[T], wait ...*Event) (*Event, erro
 		return nil, err
 	}
 	defer dm.doneAll()
+	if err := checkOverlap("copy buffer", sm, dm, 0, 0, size); err != nil {
+		return nil, err
+	}
 	if r := q.recorder(); r != nil {
 		if size == 0 {
 			return nil, nil
 		}
 		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
-		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, facade)
+		return nil, q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 0)
 	}
 	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
-	}, wait, facade)
+	}, wait, 0)
 	if err == nil {
 		q.record(b.mem(), dst.mem())
 	}
 	return ev, err
+}
+
+// checkOverlap returns an error wrapping ErrInvalidArgument, naming both
+// sides and their bytes, when a copy of size bytes from byte soff of src to
+// byte doff of dst reads and writes the same memory: src and dst are one
+// buffer, or views of one (a view's memory is its parent's). The drivers
+// differ there (OpenCL refuses it with CL_MEM_COPY_OVERLAP, which wraps no
+// rt sentinel; CUDA's device-to-device copy does not look, and its result
+// is undefined), so every copy between buffers is checked here, before any
+// backend, whether it runs now or is recorded into a graph.
+func checkOverlap(op string, src, dst *Mem, soff, doff, size int64) error {
+	if size == 0 {
+		return nil
+	}
+	sr, s0 := src.root()
+	dr, d0 := dst.root()
+	if sr != dr {
+		return nil
+	}
+	s0, d0 = s0+soff, d0+doff
+	if s0 >= d0+size || d0 >= s0+size {
+		return nil
+	}
+	return fmt.Errorf("%s: %w: the source and the destination share memory: bytes [%d, %d) of a buffer of %d bytes, through %s, to its bytes [%d, %d), through %s; copy between buffers that share no memory",
+		op, ErrInvalidArgument, s0, s0+size, sr.size, src.side(), d0, d0+size, dst.side())
+}
+
+// root returns the memory that m lies in, m itself or a view's parent, and
+// m's byte offset there.
+func (m *Mem) root() (*Mem, int64) {
+	if m.parent != nil {
+		return m.parent, m.offset
+	}
+	return m, 0
+}
+
+// side names m in the error of checkOverlap: the buffer, or a view of it.
+func (m *Mem) side() string {
+	if m.parent != nil {
+		return fmt.Sprintf("a view of %d bytes at byte %d", m.size, m.offset)
+	}
+	return "the buffer itself"
 }
 
 // xfer is a transfer between host and device memory: a value, not a
@@ -649,10 +751,9 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 // other buffer; commands that use it count as uses of b for the
 // allocator's stream-ordered reuse. The byte offset of element off must be
 // a multiple of every device's MemBaseAddrAlign (128 bytes on PoCL), since
-// a kernel argument starts at an aligned address; a span
-// outside b is an error wrapping ErrOutOfRange, a misaligned one an error
-// wrapping ErrInvalidArgument. A view of a view is a view of the same
-// memory.
+// a kernel argument starts at an aligned address; a span outside b is an
+// error wrapping ErrOutOfRange, a misaligned one an error wrapping
+// ErrInvalidArgument. A view of a view is a view of the same memory.
 //
 // Free on a view releases the view alone; a view is released when it
 // becomes unreachable, too. Using a view after b is freed is an error

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -77,7 +78,9 @@ func (b *cacheBuilder) Enter(img *progcache.Image) error {
 func (b *cacheBuilder) Exit() { (*Context)(b).exit() }
 
 func (b *cacheBuilder) Build(name, source, options string) (driver.Program, error) {
+	t0 := time.Now()
 	p, err := (*Context)(b).buildDirect(buildRequest{name: name, source: source, options: options})
+	b.buildNanos.Add(int64(time.Since(t0)))
 	if err != nil {
 		return nil, err
 	}

@@ -24,39 +24,41 @@ import (
 // (cache.go), and the specialization-constant values of a context
 // (specvalue.go).
 
-// Context is an open backend context: rt.Context's implementation, which
-// rt defines its Context over.
-//
-// Its fields are of four kinds, and each group below says which:
-//   - Set by OpenConfig before it returns the context, and never changed
-//     after: they are read without a lock. rt sets each Device's Facade
-//     before it hands the context out.
-//   - Atomics: closed and multiQueue go from false to true once; fault
-//     from nil to the context's *DeviceFault once; the rest are counters.
-//   - mu protects queues and the creation of allocators (each of allocs'
-//     slots is an atomic pointer, read without mu). mu is held across a
-//     driver call on two once-per-context paths only: making a device's
-//     allocator queue on its first use (allocator.go), and finishing the
-//     first queue when a second is made (NewQueue). While mu is held no
-//     other lock of the context is taken (recordFault takes the process's
-//     record of lost devices, processFaults).
-//   - Parts with locks of their own, described on their types: guard,
-//     launchMu, pc, decls, graphs, live, instances, images and pool. None
-//     is held across a driver call on a launch or transfer: launchMu is
-//     held across a launch and its wait only under Config.SyncLaunches,
-//     images' lock across the creation of a sampler (once per sampler)
-//     and Close's release of the images, and pc builds one program per key
-//     at a time with no lock held across the build.
-//
-// The close guard: every call that uses a driver object runs between an
-// enter and an exit, the context's (guard) or its queue's (Queue.gate);
-// Close sets closed, waits for both counts to drain, and only then
-// releases anything, so that no driver object is released under a call,
-// and a call that enters after Close fails with ErrClosed (closeGuard).
-//
-// The fields that a launch reads (closed, fault, syncLaunches, launchPCs,
-// multiQueue) lie together near the start.
+// Context is an open backend context over one or more devices of one
+// platform, with a default queue on its first device. It is safe for
+// concurrent use. Close it when done.
 type Context struct {
+	// Invariants. The fields are of four kinds, and each group below says
+	// which:
+	//   - Set by OpenConfig before it returns the context, and never changed
+	//     after: they are read without a lock.
+	//   - Atomics: closed, draining and multiQueue go from false to true
+	//     once; fault from nil to the context's *DeviceFault once; the rest
+	//     are counters.
+	//   - mu protects queues and the creation of allocators (each of allocs'
+	//     slots is an atomic pointer, read without mu). mu is held across a
+	//     driver call on two once-per-context paths only: making a device's
+	//     allocator queue on its first use (allocator.go), and finishing the
+	//     first queue when a second is made (NewQueue). While mu is held no
+	//     other lock of the context is taken (recordFault takes the process's
+	//     record of lost devices, processFaults).
+	//   - Parts with locks of their own, described on their types: guard,
+	//     launchMu, pc, decls, graphs, live, instances, images, pool, shut
+	//     and health (shutdown.go). None
+	//     is held across a driver call on a launch or transfer: launchMu is
+	//     held across a launch and its wait only under Config.SyncLaunches,
+	//     images' lock across the creation of a sampler (once per sampler)
+	//     and Close's release of the images, and pc builds one program per key
+	//     at a time with no lock held across the build.
+	//
+	// The close guard: every call that uses a driver object runs between an
+	// enter and an exit, the context's (guard) or its queue's (Queue.gate);
+	// Close sets closed, waits for both counts to drain, and only then
+	// releases anything, so that no driver object is released under a call,
+	// and a call that enters after Close fails with ErrClosed (closeGuard).
+	//
+	// The fields that a launch reads (closed, draining, fault, syncLaunches,
+	// launchPCs, multiQueue) lie together near the start.
 	// Set by OpenConfig, never changed after.
 	drv       driver.Context
 	devices   []*Device
@@ -74,7 +76,10 @@ type Context struct {
 	// commands record their uses of allocator memory (streamorder.go).
 	multiQueue atomic.Bool
 	// closed is set once, by Close.
-	closed       atomic.Bool
+	closed atomic.Bool
+	// draining is set once, by Shutdown, under pool.mu: from then on only
+	// the queues that the pool handed out take calls (shutdown.go).
+	draining     atomic.Bool
 	syncLaunches bool // Config.SyncLaunches (fault.go); set by OpenConfig
 	launchPCs    bool // launch logs record the Go line of each launch: set by OpenConfig with syncLaunches (fault.go)
 	// fault is the device fault that the context recorded, once, and
@@ -96,6 +101,7 @@ type Context struct {
 	// Atomic counters.
 	driverAllocs, driverReleases atomic.Uint64 // memory from the driver, for stats.Alloc (allocator.go)
 	tuneTimed, tuneRecords       atomic.Int64  // SpecConst.Tune's (tune.go)
+	buildNanos                   atomic.Int64  // the time of the program cache's builds from source, for stats.Cache (cache.go)
 
 	// Parts with locks of their own.
 	launchMu  sync.Mutex               // under syncLaunches, held from a launch until its queue finished (fault.go)
@@ -107,6 +113,8 @@ type Context struct {
 	instances instanceSet              // kernel instances of generated specs, which Close releases (instance.go)
 	images    imageState               // formats, samplers, images of allocation sites (image.go)
 	pool      queuePool                // the queues of AcquireQueue; max is set by OpenConfig (queuepool.go)
+	shut      shutdownState            // Shutdown's drain (shutdown.go)
+	health    healthProbe              // Health's probe queues (shutdown.go)
 }
 
 // Backend returns the name the context's backend is registered under ("cuda",
@@ -209,12 +217,16 @@ func (c *Context) enter() error {
 	return nil
 }
 
-// enterError is enter's error once the context is closed or faulted.
+// enterError is enter's error once the context is closed or faulted,
+// and a queue's once the context drains (Shutdown).
 func (c *Context) enterError() error {
 	if c.closed.Load() {
 		return c.closedError()
 	}
-	return c.fault.Load()
+	if f := c.fault.Load(); f != nil {
+		return f
+	}
+	return c.drainingError()
 }
 
 // closedError is the error of a call that entered c after its Close had
@@ -247,31 +259,44 @@ func (c *Context) wakeDrain() {
 // context's count cost every launch a line that each goroutine took from
 // the last). Queues made from a queue for a while (a recording queue)
 // share its gate.
+//
+// holders counts the goroutines that hold a queue of the context's pool
+// (AcquireQueue): written under the pool's mutex, read without it by
+// enter while the context drains (Shutdown), which lets in the calls on a
+// queue that is held.
 type queueGate struct {
-	n atomic.Int64
+	n       atomic.Int64
+	holders atomic.Int32
 }
 
 // enter is Context.enter for a call on q, counted in q's gate; a nil q is
-// an error wrapping ErrInvalidArgument. Every nil error is matched by one
-// q.exit.
+// an error wrapping ErrInvalidArgument. While the context drains
+// (Shutdown), a call on a queue that no goroutine holds from the pool
+// fails with an error wrapping ErrShuttingDown. Every nil error is
+// matched by one q.exit.
 func (q *Queue) enter() error {
 	if q != nil {
 		q.gate.n.Add(1)
-		if c := q.ctx; !c.closed.Load() && c.fault.Load() == nil {
+		if c := q.ctx; !c.closed.Load() && !c.draining.Load() && c.fault.Load() == nil {
 			return nil
 		}
 	}
 	return q.enterFailed()
 }
 
-// enterFailed is the error of enter on a nil queue, or on one whose
-// context is closed or faulted, whose call it ends.
+// enterFailed is enter on a nil queue, or on one whose context is closed,
+// faulted or draining: an error, whose call it ends, but for a call on a
+// held queue of a draining context, which goes on.
 func (q *Queue) enterFailed() error {
 	if q == nil {
 		return fmt.Errorf("queue: %w: nil queue", ErrInvalidArgument)
 	}
+	c := q.ctx
+	if !c.closed.Load() && c.fault.Load() == nil && q.gate.holders.Load() > 0 {
+		return nil
+	}
 	q.exit()
-	return q.ctx.enterError()
+	return c.enterError()
 }
 
 // exit ends a call that q.enter registered.
@@ -281,8 +306,9 @@ func (q *Queue) exit() {
 	}
 }
 
-// Device is a device of an open context: the fields that rt.Device
-// copies, and what the core keeps of the device.
+// Device is a device of an open context, as its backend describes it.
+// Its fields are for reading. A context's Devices, and its queues'
+// Device, return the same *Device for each device.
 type Device struct {
 	Name     string
 	Vendor   string
@@ -300,10 +326,10 @@ type Device struct {
 	ComputeUnits     int
 	MaxWorkGroupSize int
 	Extensions       []string
-	// Facade is rt's *Device for this device, which rt.OpenConfig sets
-	// before it returns the context and nothing changes after: the core
-	// cannot name rt's types, and rt hands out one *Device per device.
-	Facade any
+	// Facade holds rt's *Device for this device, which rt makes on the
+	// device's first use and stores with CompareAndSwap, so that rt hands
+	// out one *Device per device: the core cannot name rt's types.
+	Facade atomic.Value
 
 	info  driver.DeviceInfo // as the backend gave it
 	index int               // position among the context's devices
@@ -312,6 +338,8 @@ type Device struct {
 	tr        *trace.Device // trace handle; see "Tracing in rt"
 	clockOnce sync.Once     // aligns the device clock for tracing
 	clockErr  time.Duration // bound on the aligned device times' error
+
+	budget memBudget // the bytes the context holds on the device, within Config.MemoryLimit (budget.go)
 }
 
 // newDevice returns the Device of d, the context's i-th.

@@ -34,8 +34,9 @@ func resolve[D any](cache *atomic.Pointer[D], addr unsafe.Pointer, lookup func(u
 	return d
 }
 
-// Program is a //dgen:program handle (rt.Program): the registration that
-// its generated code made, cached at first use.
+// Program is a device image declared with //dgen:program. Its generated
+// code registers the image; the kernel specs of the program launch its
+// kernels, and package rt/raw builds it by hand (raw.BuildGenerated).
 type Program struct {
 	d atomic.Pointer[desc.Program]
 }
@@ -59,7 +60,15 @@ func (p *Program) build(c *Context) (*builtProgram, error) {
 	return p.buildContext(context.Background(), c)
 }
 
-// SpecConst is a //dgen:specconst handle (rt.SpecConst).
+// SpecConst is a specialization constant declared with //dgen:specconst: the
+// kernel source sees it as a macro of its name. T is a number type.
+//
+// A launch gets its value from one of two places. Its own value, given by
+// a field of its kernel spec (see Spec), belongs to that launch alone, as
+// a value that SYCL's handler sets belongs to one submission. Without one,
+// the launch uses the context's value: Set's, TuneDefault's, else the
+// directive's default. Each set of values is a variant of the program,
+// built once and cached under its values.
 type SpecConst[T any] struct {
 	d atomic.Pointer[desc.SpecConst]
 }
@@ -111,7 +120,8 @@ func (s *SpecConst[T]) defaultValue() T {
 	return v
 }
 
-// Local is the size of a __local argument: rt.Local, field for field.
+// Local is the size of a __local kernel parameter: Len elements of T.
+// A launch refuses a negative Len, or one whose byte size overflows.
 type Local[T any] struct {
 	Len int
 }
@@ -127,7 +137,11 @@ func (l Local[T]) Bytes() int {
 	return l.Len * es
 }
 
-// AllocSite is a //dgen:alloc handle of buffers (rt.AllocSite).
+// AllocSite is a named allocation site. Declare one per place in the
+// program that allocates, mark it //dgen:alloc, and allocate through it:
+// its tag keys the allocator's free list, so that a buffer freed by one
+// iteration serves the next. Images have a site type of their own,
+// ImageSite.
 type AllocSite[T any] struct {
 	d atomic.Pointer[desc.AllocSite]
 }
@@ -157,47 +171,74 @@ func (s *AllocSite[T]) Tag() uint32 {
 // 0: the name of its allocation site, as statistics and traces show it.
 func tagName(tag uint32) string { return desc.TagName(tag) }
 
-// DeviceGlobal is a //dgen:global handle (rt.DeviceGlobal): its
-// registration, cached at first use.
+// DeviceGlobal is a device global variable declared with //dgen:global: a
+// value of T that kernels refer to by the variable's name. An ordinary
+// global has one zero-initialised instance per device, shared by every
+// program; a device_image_scope global has one per program image and
+// device. T must be plain data.
+//
+// Specialization-constant values choose code, not data: the variants of a
+// program built for different values (a launch's own, or the context's)
+// share its globals. A value written under one set of values, by the host
+// or by a kernel, is what a launch under any other set reads, on the same
+// device; a global's storage is never per variant.
+//
+// The host instance caches its registration, so that reaching a global's
+// storage from its address takes no registry lookup. Its accessors block
+// until the copy is done, as Buffer.Read and Write do; their Context forms
+// bound the wait for the commands before the copy.
 type DeviceGlobal[T any] struct {
 	d atomic.Pointer[desc.Global]
 }
 
-// Read, Write, ReadBytes and WriteBytes copy all of the global's value,
-// or a part of it, between the host and q's device; their Context forms
-// bound the wait for the commands before the copy (Queue.waitBefore).
+// Read returns the global's value on q's device.
 func (g *DeviceGlobal[T]) Read(q *Queue, wait ...*Event) (T, error) {
 	var v T
 	err := g.copy(nil, q, "read", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), false, wait)
 	return v, err
 }
 
+// ReadContext is Read bounded by ctx: when ctx is done before the commands
+// enqueued on q before it, and the events of wait, have completed, it
+// returns an error wrapping ctx.Err(), and they run on.
 func (g *DeviceGlobal[T]) ReadContext(ctx context.Context, q *Queue, wait ...*Event) (T, error) {
 	var v T
 	err := g.copy(ctx, q, "read", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), false, wait)
 	return v, err
 }
 
+// Write sets the global's value on q's device and waits until it is done.
 func (g *DeviceGlobal[T]) Write(q *Queue, v T, wait ...*Event) error {
 	return g.copy(nil, q, "write", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), true, wait)
 }
 
+// WriteContext is Write bounded by ctx, as ReadContext is Read: when ctx
+// is done first, nothing is written.
 func (g *DeviceGlobal[T]) WriteContext(ctx context.Context, q *Queue, v T, wait ...*Event) error {
 	return g.copy(ctx, q, "write", 0, unsafe.Pointer(&v), int64(unsafe.Sizeof(v)), true, wait)
 }
 
+// ReadBytes copies len(dst) bytes of the global's value, from byte off,
+// into dst: a part of the value, as Read reads all of it. A span outside
+// the value is an error wrapping ErrOutOfRange, and dst is left alone.
 func (g *DeviceGlobal[T]) ReadBytes(q *Queue, off int, dst []byte, wait ...*Event) error {
 	return g.copy(nil, q, "read", int64(off), unsafe.Pointer(unsafe.SliceData(dst)), int64(len(dst)), false, wait)
 }
 
+// ReadBytesContext is ReadBytes bounded by ctx, as ReadContext is Read.
 func (g *DeviceGlobal[T]) ReadBytesContext(ctx context.Context, q *Queue, off int, dst []byte, wait ...*Event) error {
 	return g.copy(ctx, q, "read", int64(off), unsafe.Pointer(unsafe.SliceData(dst)), int64(len(dst)), false, wait)
 }
 
+// WriteBytes copies src into the global's value from byte off: a part of
+// the value, as Write writes all of it. A span outside the value is an
+// error wrapping ErrOutOfRange, and nothing is written.
 func (g *DeviceGlobal[T]) WriteBytes(q *Queue, off int, src []byte, wait ...*Event) error {
 	return g.copy(nil, q, "write", int64(off), unsafe.Pointer(unsafe.SliceData(src)), int64(len(src)), true, wait)
 }
 
+// WriteBytesContext is WriteBytes bounded by ctx, as WriteContext is
+// Write.
 func (g *DeviceGlobal[T]) WriteBytesContext(ctx context.Context, q *Queue, off int, src []byte, wait ...*Event) error {
 	return g.copy(ctx, q, "write", int64(off), unsafe.Pointer(unsafe.SliceData(src)), int64(len(src)), true, wait)
 }
@@ -282,7 +323,7 @@ func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Poin
 	// Frames between transfer's caller and the user: copy and its caller,
 	// the exported Read, Write, ReadBytes or WriteBytes.
 	if n == 0 {
-		return q.transfer(xfer{op: name, size: 0}, wait, 2+facade) // waits for wait
+		return q.transfer(xfer{op: name, size: 0}, wait, 2) // waits for wait
 	}
-	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2+facade)
+	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2)
 }

@@ -49,7 +49,8 @@ func (n enumNames) valid() []string {
 	return valid
 }
 
-// ImageKind is rt.ImageKind's set of values: rt defines its ImageKind over it.
+// ImageKind is the OpenCL C type of an image. The zero ImageKind is none:
+// ImageDesc.Kind is required.
 type ImageKind uint8
 
 // The image kinds, one for each image type of OpenCL C.
@@ -78,7 +79,8 @@ func (k *ImageKind) UnmarshalText(b []byte) error {
 	return unmarshal(k, imageKindNames, "image kind", b)
 }
 
-// ChannelOrder is rt.ChannelOrder's set of values: rt defines its ChannelOrder over it.
+// ChannelOrder is an image's channel order, as OpenCL names it without
+// the CL_ prefix.
 type ChannelOrder uint8
 
 // The channel orders. The zero ChannelOrder is none.
@@ -130,7 +132,8 @@ func (o *ChannelOrder) UnmarshalText(b []byte) error {
 	return unmarshal(o, channelOrderNames, "channel order", b)
 }
 
-// ChannelType is rt.ChannelType's set of values: rt defines its ChannelType over it.
+// ChannelType is an image's channel data type, as OpenCL names it without
+// the CL_ prefix.
 type ChannelType uint8
 
 // The channel data types. The zero ChannelType is none.
@@ -188,7 +191,8 @@ func (t *ChannelType) UnmarshalText(b []byte) error {
 	return unmarshal(t, channelTypeNames, "channel type", b)
 }
 
-// Access is rt.Access's set of values: rt defines its Access over it.
+// Access is what kernels may do with an image, as OpenCL C's access
+// qualifiers say it. The zero Access is ReadWrite.
 type Access uint8
 
 // The access modes.
@@ -209,7 +213,9 @@ func (a Access) MarshalText() ([]byte, error) { return marshal(a, accessNames, i
 // UnmarshalText parses an OpenCL C access qualifier, such as "read_only".
 func (a *Access) UnmarshalText(b []byte) error { return unmarshal(a, accessNames, "access", b) }
 
-// AddressMode is rt.AddressMode's set of values: rt defines its AddressMode over it.
+// AddressMode is what a sampler returns for coordinates outside the
+// image, as OpenCL C's CLK_ADDRESS_ constants say it. The zero
+// AddressMode is ClampToEdge.
 type AddressMode uint8
 
 // The addressing modes. Repeat and MirroredRepeat need normalized
@@ -236,7 +242,8 @@ func (m *AddressMode) UnmarshalText(b []byte) error {
 	return unmarshal(m, addressNames, "address mode", b)
 }
 
-// FilterMode is rt.FilterMode's set of values: rt defines its FilterMode over it.
+// FilterMode is how a sampler filters, as OpenCL C's CLK_FILTER_
+// constants say it. The zero FilterMode is Nearest.
 type FilterMode uint8
 
 // The filter modes.
@@ -256,7 +263,7 @@ func (f FilterMode) MarshalText() ([]byte, error) { return marshal(f, filterName
 // UnmarshalText parses "nearest" or "linear".
 func (f *FilterMode) UnmarshalText(b []byte) error { return unmarshal(f, filterNames, "filter", b) }
 
-// DeviceType is rt.DeviceType's set of values: rt defines its DeviceType over it.
+// DeviceType is the kind of a device.
 type DeviceType uint8
 
 // The device types, as DGEN_DEVICE's selectors name them.
@@ -293,7 +300,8 @@ func (t *DeviceType) UnmarshalText(b []byte) error {
 	return unmarshal(t, deviceTypeNames, "device type", b)
 }
 
-// AllocPolicy is rt.AllocPolicy's set of values: rt defines its AllocPolicy over it.
+// AllocPolicy is the policy of a device's allocator (Config.AllocPolicy,
+// DGEN_ALLOC_POLICY). The zero AllocPolicy is AllocFull.
 type AllocPolicy uint8
 
 // The allocator policies.
@@ -326,7 +334,8 @@ func (p *AllocPolicy) UnmarshalText(b []byte) error {
 	return unmarshal(p, allocPolicyNames, "allocator policy", []byte(strings.ToLower(string(b))))
 }
 
-// GraphMode is rt.GraphMode's set of values: rt defines its GraphMode over it.
+// GraphMode is what command graphs (Queue.Record) are prepared as
+// (Config.Graphs).
 type GraphMode uint8
 
 // The graph modes.
@@ -343,8 +352,9 @@ const (
 
 var graphModeNames = enumNames{GraphsAuto: "auto", GraphsNative: "native", GraphsLoop: "loop"}
 
-// RemoteMode is rt.RemoteMode's set of values: rt defines its RemoteMode
-// over it.
+// RemoteMode says which way entries flow between a node and the shared
+// tier (RemoteCacheConfig.Mode, DGEN_CACHE_REMOTE_MODE). The zero
+// RemoteMode is RemoteReadWrite.
 type RemoteMode uint8
 
 // The remote modes.
@@ -352,9 +362,11 @@ const (
 	// RemoteReadWrite fetches entries and publishes the programs the node
 	// builds ("read_write").
 	RemoteReadWrite RemoteMode = iota
-	// RemoteRead fetches entries and publishes nothing ("read").
+	// RemoteRead fetches entries and publishes nothing: a node that runs
+	// code but must not supply it ("read").
 	RemoteRead
-	// RemoteWrite publishes and never fetches ("write").
+	// RemoteWrite publishes and never fetches: a node that warms the cache
+	// ("write").
 	RemoteWrite
 )
 
@@ -382,7 +394,9 @@ func (m *GraphMode) UnmarshalText(b []byte) error {
 	return unmarshal(m, graphModeNames, "graph mode", b)
 }
 
-// Backend is rt.Backend's set of values: rt defines its Backend over it.
+// Backend names a backend: one that a package registers (rt/opencl
+// registers "opencl", rt/cuda "cuda"), or BackendAuto. It is an open set:
+// UnmarshalText accepts the names registered when it runs.
 type Backend string
 
 // The backends of dgen's own packages.

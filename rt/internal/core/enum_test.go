@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	_ "github.com/dgen-go/dgen/rt/opencl" // registers "opencl", which Backend's text names
 )
 
 // enumValue is the interface every enum of rt implements.

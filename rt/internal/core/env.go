@@ -27,15 +27,28 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// EnvVar is one variable of the process environment that dgen reads
-// (rt.EnvVar documents it).
+// EnvVar is one variable of the process environment that dgen reads.
 type EnvVar struct {
-	Name       string
-	Field      string
-	Default    string
-	Doc        string
+	// Name is the variable's name, such as "DGEN_DEVICE".
+	Name string
+	// Field is the Config field that the variable sets, such as
+	// "Cache.Disk.MaxSize"; empty for a library's variable.
+	Field string
+	// Default is what the variable means unset.
+	Default string
+	// Doc says what the variable does and what it takes. A boolean takes
+	// 1, true, on or yes, or 0, false, off or no; a size, a number of
+	// bytes with an optional K, M, G or T (powers of 1024); a duration, a
+	// Go duration such as 30s.
+	Doc string
+	// Deprecated, for an old name that is still read, names the variable
+	// that replaces it.
 	Deprecated string
-	Library    string
+	// Library, for a variable of a driver library that dgen reads (or
+	// sets) as the library does, names the library: Open and OpenConfig
+	// read such a variable from the process environment whatever the
+	// Config says, since the library reads it there.
+	Library string
 }
 
 // envVar is a row of the table: the variable, and the parser that sets
@@ -74,6 +87,10 @@ var envVars = []envVar{
 	{EnvVar{Name: "DGEN_ALLOC_MAX_HELD", Field: "AllocMaxHeld", Default: "0 (no bound)",
 		Doc: "A size: the bytes that one device's allocator may hold in free lists; beyond it the least recently freed blocks go back to the driver."},
 		sizeVar(func(c *Config) *int64 { return &c.AllocMaxHeld })},
+	{EnvVar{Name: "DGEN_MEMORY_LIMIT", Field: "MemoryLimit", Default: "0 (no limit)",
+		Doc: "A size: the bytes of device memory that a context may hold on each of its devices, as GOMEMLIMIT bounds the heap; past it held blocks are returned, " +
+			"then allocations fail with rt.ErrMemoryLimit (or wait, in the Context forms)."},
+		sizeVar(func(c *Config) *int64 { return &c.MemoryLimit })},
 	{EnvVar{Name: "DGEN_RETUNE", Field: "Retune", Default: "0",
 		Doc: "A boolean: SpecConst.Tune times the candidates again where a tuning record exists, and records the new winner."},
 		boolVar(func(c *Config) *bool { return &c.Retune })},
@@ -212,7 +229,9 @@ var envVars = []envVar{
 			"and restores it, so that child processes do not inherit it."}},
 }
 
-// EnvVars returns the table of variables, in ConfigFromEnv's order.
+// EnvVars returns every variable of the process environment that dgen
+// reads, in the order ConfigFromEnv reads them: the one table of them,
+// which `dgen env` prints.
 func EnvVars() []EnvVar {
 	out := make([]EnvVar, len(envVars))
 	for i, v := range envVars {
@@ -247,14 +266,25 @@ func settingFor(field string, want bool) setting {
 	return setting{field, ""}
 }
 
-// ConfigFromEnv returns the configuration that the environment asks for
-// (rt.ConfigFromEnv), reading the table's variables through getenv, and
-// checks it: the documented defaults (DefaultCacheConfig for the cache),
-// with each variable that is set parsed into its field. A deprecated name
-// is read where its replacement is unset, and said once per process. A
-// malformed value is an error that names the variable and the field; the
-// other fields still hold their values. A nil getenv is os.Getenv.
+// ConfigFromEnv returns the configuration that the environment asks for,
+// reading the DGEN_ variables through getenv (os.Getenv in a program, and
+// if nil; a map's lookup in a test), and checks it as Open does: the documented
+// defaults, with each variable that is set parsed into the field whose
+// doc names it (the cache's defaults are DefaultCacheConfig's; in a test
+// binary the persistent cache is off unless DGEN_CACHE_DIR is set). It
+// reads the variables of EnvVars, and only them: `dgen env` prints them,
+// each with its field, its default and what it takes. A deprecated name
+// (DGEN_TUNE, DGEN_CACHE_THRESHOLD_DAYS, DGEN_OPENCL_COMMAND_BUFFER,
+// DGEN_CUDA_GRAPH) is read where its replacement is unset, and said once
+// through slog.Default(). A malformed value is an error wrapping
+// ErrInvalidArgument that names the variable and the field (and, for a
+// closed set, the valid values); the other fields still hold their values.
+//
+// To open as the environment says with some fields of the program's own,
+// set them on what ConfigFromEnv returns and call OpenConfig.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	// The defaults, then each variable of the table in order (envVars:
+	// DGEN_TRACE_CLOCK amends DGEN_TRACE), then check.
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -383,8 +413,12 @@ func oldGraphVar(c *Config, v string) error {
 	return nil
 }
 
-// DefaultCacheConfig returns the cache configuration of a Config without
-// a Cache (rt.DefaultCacheConfig).
+// DefaultCacheConfig returns the cache configuration that a Config
+// without a Cache means: the documented default of every field (in-memory
+// caching on without eviction, the persistent cache on under the user
+// cache directory with its bounds, no remote tier). In a test binary the
+// persistent cache is off, so that tests never write to the user's cache.
+// Change what you need of it and set Config.Cache to it.
 func DefaultCacheConfig() CacheConfig { return defaultCacheConfig() }
 
 // defaultCacheConfig returns the documented defaults of the cache, which a

@@ -15,9 +15,12 @@ import (
 // release) and the wait lists that commands take (WaitList, Waits,
 // driverEvents).
 
-// Event is the completion of one command (rt.Event). mu guards the
-// fields below it; a driver wait runs outside it (wait).
+// Event is the completion status of one enqueued command. Pass it in a wait
+// list to order commands, or Wait for it. The backend event is released
+// when the Event becomes unreachable, or earlier by Release.
 type Event struct {
+	// eventState's mu guards the fields below it there; a driver wait
+	// runs outside it (wait).
 	*eventState
 	q       *Queue
 	name    string
@@ -223,13 +226,17 @@ func (e *Event) status() (driver.EventStatus, error) {
 	return s, nil
 }
 
-// Timing is rt.Timing, field for field.
+// Timing is a command's device timestamps: when it was queued, submitted
+// to the device, started and ended, each the time since an epoch of the
+// device's clock. Only differences between the timestamps of one device
+// mean anything.
 type Timing struct {
 	Queued, Submitted, Started, Ended time.Duration
 }
 
 // Timing returns the command's device timestamps. The queue must profile
-// (Config.Profiling); Timing waits for the command first.
+// (Config.Profiling); Timing waits for the command first (WaitContext
+// before it bounds that wait).
 func (e *Event) Timing() (Timing, error) {
 	if e == nil {
 		return Timing{}, nilEvent("timing")

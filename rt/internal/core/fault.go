@@ -95,6 +95,7 @@ func (c *Context) recordFault(qs []*Queue, q *Queue, err error) error {
 	for _, d := range devs {
 		markLost(c.backend, d.info, f)
 	}
+	c.wakeBudgets() // allocations waiting for a free fail with the fault
 	return f
 }
 
@@ -246,7 +247,7 @@ func (q *Queue) beginLaunch(site *launchSite, skip int) launchRec {
 	if c.syncLaunches {
 		c.launchMu.Lock()
 	}
-	return launchRec{q.log.add(site, callerPC(skip+2)), site} // the user's call: skip+2 frames above beginLaunch
+	return launchRec{q.log.add(site, callerPC(skip+3)), site} // the user's call: skip frames and the facade's above beginLaunch's caller
 }
 
 // launchRec is a launch that beginLaunch recorded: its count and site.

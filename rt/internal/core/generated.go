@@ -18,8 +18,7 @@ import (
 // Between Acquire and the park the instance belongs to the goroutine that
 // acquired it; no lock is held.
 
-// SetScalar sets argument i of k to v, a number, or an array or struct of
-// numbers laid out as the kernel's parameter.
+// SetScalar is rt/codegen's SetScalar and rt/raw's, which document it.
 func SetScalar[T any](k *Kernel, i int, v T) {
 	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
 		bits := desc.ScalarBits(v)
@@ -89,12 +88,12 @@ func (k *Kernel) SpecLocal(i int, size int) {
 // the caller of the generated Enqueue.
 func SubmitSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
 	var w WaitList
-	_, err := q.launch(k, &r, Waits(&w, wait, conv), 2, true, false)
+	_, err := q.launch(k, &r, Waits(&w, wait, conv), 1, true, false)
 	return err
 }
 
 // LaunchSpec is SubmitSpec with an event.
 func LaunchSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
 	var w WaitList
-	return q.launch(k, &r, Waits(&w, wait, conv), 2, true, true)
+	return q.launch(k, &r, Waits(&w, wait, conv), 1, true, true)
 }

@@ -44,7 +44,7 @@ func (q *Queue) goTraceKernel(k *Kernel, skip int) {
 // to Go's execution tracer. skip is as for goTrace.
 func (q *Queue) goTraceAlloc(site string, size int64, skip int) {
 	msg := "alloc " + strconv.FormatInt(size, 10) + " bytes for " + site + " on " + strconv.Quote(q.dev.Name)
-	if _, file, line, ok := runtime.Caller(skip + 2); ok {
+	if _, file, line, ok := runtime.Caller(skip + 3); ok { // as goTrace
 		msg += " at " + file + ":" + strconv.Itoa(line)
 	}
 	rtrace.Log(context.Background(), goTraceCategory, msg)

@@ -39,7 +39,8 @@ import (
 // launch shows its commands at the lines that recorded them, inside one
 // range named after the graph.
 
-// Graph is a recorded list of commands (rt.Graph).
+// Graph is a list of commands recorded on a queue (Queue.Record), replayed
+// with Launch. Its methods are safe for concurrent use.
 type Graph struct {
 	name      string
 	rangeName string
@@ -130,7 +131,8 @@ type graphExec struct {
 	opt driver.GraphOptions
 }
 
-// GraphNode is the handle of a recorded command (rt.GraphNode).
+// GraphNode is the handle of a recorded command, which Queue.Node returns
+// while a graph records; Graph.Update takes it.
 type GraphNode struct {
 	g *Graph
 	i int // the command's place in g.cmds, which never changes
@@ -324,7 +326,7 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event) error {
 		return err
 	}
 	defer g.unlockPins(len(g.pins))
-	lr := q.beginLaunch(g.site, 1+facade) // the user calls rt's Launch, which calls Launch, which calls launchLocked
+	lr := q.beginLaunch(g.site, 1) // the user calls rt's Launch, which calls Launch, which calls launchLocked
 	if q.ctx.tr.Enabled() {
 		err = g.tracedLaunch(q, x, dw)
 	} else if _, err = x.Launch(dw, false); err != nil {
@@ -423,7 +425,7 @@ func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error 
 	var whole driver.Event
 	var evs []driver.Event
 	var err error
-	wt := q.tq.Begin(trace.Graph, g.rangeName, 3+facade) // Launch's caller
+	wt := q.tq.Begin(trace.Graph, g.rangeName, 4) // the user: above tracedLaunch, launchLocked, Launch and the facade's frame
 	if tg, ok := x.(driver.TimedGraph); ok {
 		evs, whole, err = tg.LaunchTimed(dw)
 	} else {

@@ -28,22 +28,45 @@ import (
 // like a buffer's: freed once, counted, traced and, from an allocation
 // site, reused in stream order.
 
-// ImageDesc is rt.ImageDesc as the core takes it: rt converts its fields
-// (documented there).
+// ImageDesc describes an image: its type, its pixel format, its size in
+// pixels and what kernels may do with it.
 type ImageDesc struct {
-	Kind                         ImageKind
-	Order                        ChannelOrder
-	Type                         ChannelType
+	// Kind is the OpenCL C image type that the image is (Image2D for
+	// image2d_t, ...). It is required. A kernel parameter of another type
+	// refuses the image: the launch returns an error wrapping
+	// ErrInvalidArgument.
+	Kind ImageKind
+	// Order and Type are the channel order (OrderRGBA, ...) and channel
+	// data type (UnormInt8, Float, ...). An image is created only in a
+	// format that the device lists for its kind and access; another is an
+	// error wrapping errors.ErrUnsupported that lists the formats the
+	// device has.
+	Order ChannelOrder
+	Type  ChannelType
+	// Width is the size of every kind; Height that of the 2D and 3D kinds,
+	// Depth that of image3d_t, Layers the array size of image1d_array_t
+	// and image2d_array_t. Sizes that a kind does not have are left 0.
 	Width, Height, Depth, Layers int
-	Access                       Access
-	// Buffer is the memory of an image1d_buffer_t; BufferValue is what
-	// the caller gave for it (rt's ImageDesc.Buffer, an rt.Buffer), which
-	// Desc gives back.
-	Buffer      *Mem
+	// Access is what kernels may do: ReadWrite (the zero Access), ReadOnly
+	// or WriteOnly, as the OpenCL C qualifiers say it. A kernel parameter
+	// whose qualifier the image does not allow is an error when the
+	// argument is set. The host may read and write any image.
+	Access Access
+	// Buffer is the memory of an image1d_buffer_t, which lies over a
+	// buffer: its pixels are the buffer's bytes. Set it to the rt.Buffer
+	// itself.
+	Buffer *Mem
+	// BufferValue is what the caller gave for Buffer (rt's
+	// ImageDesc.Buffer, the rt.Buffer), which Desc gives back; rt does not
+	// show it.
 	BufferValue any
 }
 
-// Image is a handle on an image (rt.Image).
+// Image is an image of any of OpenCL C's six image types (ImageDesc.Kind).
+// The zero Image is no image; handles are copied freely and refer to the
+// same image. Transfers (Read, Write) block until they are done, and their
+// Context forms bound the wait for the commands before them; CopyTo and
+// Fill return at once with the command's event.
 type Image struct{ h *imageHandle }
 
 // Desc returns the image's description; the zero ImageDesc for the zero
@@ -51,51 +74,55 @@ type Image struct{ h *imageHandle }
 func (i Image) Desc() ImageDesc { return i.h.Desc() }
 
 // Free gives the image's memory back (to the allocation site's free list
-// for an image from ImageSite.Alloc). Later uses of the image, and a second
-// Free, are errors wrapping ErrFreed.
+// for an image from ImageSite.Alloc). Later uses of the image, and a
+// second Free, are errors wrapping ErrFreed.
 func (i Image) Free() error { return i.h.free() }
 
 // Read copies the box r of the image into dst after wait and returns when
-// it is done. dst is a slice of plain data laid out with r's pitches, or an
-// *image.RGBA, *image.Gray, *image.RGBA64 or *image.Gray16 with the box's
-// size and the image's channel count, filled in place when its pixels are
-// the image's (8-bit channels), else converted from 8- or 16-bit integer or
-// FLOAT channels (floats in [0, 1] scale to the integer range). See
-// ImageRegion for the box and the errors.
+// it is done. dst is a slice of plain data laid out with r's pitches, or
+// an *image.RGBA, *image.Gray, *image.RGBA64 or *image.Gray16 with the
+// box's size and the image's channel count, filled in place when its
+// pixels are the image's (8-bit channels), else converted from 8- or
+// 16-bit integer or FLOAT channels (floats in [0, 1] scale to the integer
+// range). See ImageRegion for the box and the errors.
 func (i Image) Read(q *Queue, r ImageRegion, dst any, wait ...*Event) error {
-	return i.h.transfer(nil, q, true, r, dst, wait, facade)
+	return i.h.transfer(nil, q, true, r, dst, wait, 0)
 }
 
-// ReadContext is Read with its wait for the commands before it bounded by
-// ctx (Queue.waitBefore).
+// ReadContext is Read bounded by ctx: when ctx is done before the commands
+// enqueued on q before it, and the events of wait, have completed, it
+// returns an error wrapping ctx.Err(), leaves dst alone, and they run on.
+// The copy itself, once they have completed, is not interrupted.
 func (i Image) ReadContext(ctx context.Context, q *Queue, r ImageRegion, dst any, wait ...*Event) error {
-	return i.h.transfer(ctx, q, true, r, dst, wait, facade)
+	return i.h.transfer(ctx, q, true, r, dst, wait, 0)
 }
 
-// Write copies src into the box r of the image after wait and returns when
-// it is done; src is as Read's dst.
+// Write copies src into the box r of the image after wait and returns
+// when it is done; src is as Read's dst.
 func (i Image) Write(q *Queue, r ImageRegion, src any, wait ...*Event) error {
-	return i.h.transfer(nil, q, false, r, src, wait, facade)
+	return i.h.transfer(nil, q, false, r, src, wait, 0)
 }
 
-// WriteContext is Write with its wait for the commands before it bounded
-// by ctx (Queue.waitBefore).
+// WriteContext is Write bounded by ctx, as ReadContext is Read: when ctx
+// is done first, nothing is written to the image.
 func (i Image) WriteContext(ctx context.Context, q *Queue, r ImageRegion, src any, wait ...*Event) error {
-	return i.h.transfer(ctx, q, false, r, src, wait, facade)
+	return i.h.transfer(ctx, q, false, r, src, wait, 0)
 }
 
 // CopyTo copies the box r of the image to dst, which has the same format
 // and may be of another kind (a 2D image into a slice of a 3D one), at
-// dstOrigin.
+// dstOrigin. Within one image, boxes that share a pixel are an error
+// wrapping ErrInvalidArgument. It returns at once with the command's event.
 func (i Image) CopyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]int, wait ...*Event) (*Event, error) {
-	return i.h.copyTo(q, dst, r, dstOrigin, wait, facade)
+	return i.h.copyTo(q, dst, r, dstOrigin, wait, 0)
 }
 
 // Fill sets every pixel of the box r to color, whose values are converted
 // as write_imagef (normalized and float types), write_imagei (signed) or
-// write_imageui (unsigned) would.
+// write_imageui (unsigned) would. It returns at once with the command's
+// event.
 func (i Image) Fill(q *Queue, r ImageRegion, color [4]float64, wait ...*Event) (*Event, error) {
-	return i.h.fill(q, r, color, wait, facade)
+	return i.h.fill(q, r, color, wait, 0)
 }
 
 // imageKind returns the driver kind of ImageDesc.Kind.
@@ -390,7 +417,11 @@ func (c *Context) checkImageBuffer(h *imageHandle) error {
 	return nil
 }
 
-// NewImage creates an image straight from the driver (rt.NewImage).
+// NewImage creates an image as d describes, straight from the driver:
+// Free releases it. A format the device lacks is an error wrapping
+// errors.ErrUnsupported that lists the formats it has; a kind that
+// ImageDesc does not name, and sizes that do not fit the kind, are errors
+// wrapping ErrInvalidArgument.
 func NewImage(c *Context, d ImageDesc) (Image, error) {
 	op := "create " + imageOp(d.Kind)
 	if err := c.enter(); err != nil {
@@ -401,8 +432,17 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
+	dev := c.devices[0]
+	if d.buffer() == nil { // an image over a buffer lies in memory counted already
+		if err := dev.charge(h.bytes()); err != nil {
+			return Image{}, fmt.Errorf("%s %s: %w", op, sizeString(h.dims), err)
+		}
+	}
 	drv, err := ic.NewImage(h.driverDesc())
 	if err != nil {
+		if d.buffer() == nil {
+			dev.refund(h.bytes())
+		}
 		return Image{}, fmt.Errorf("%s %s %s on %s: %w", op, sizeString(h.dims), d.Order.String()+"/"+d.Type.String(), c.deviceLabel(), err)
 	}
 	c.driverAllocs.Add(1)
@@ -447,12 +487,16 @@ type imageDevice struct {
 
 // Alloc implements alloc.Device.
 func (d *imageDevice) Alloc(size int64) (alloc.Block, error) {
+	if err := d.dev.charge(size); err != nil {
+		return nil, fmt.Errorf("create %s: %w", d.desc.Kind, err)
+	}
 	drv, err := d.ic.NewImage(d.desc)
 	if err != nil {
+		d.dev.refund(size)
 		return nil, fmt.Errorf("create %s on %q: %w", d.desc.Kind, d.dev.Name, err)
 	}
 	d.ctx.driverAllocs.Add(1)
-	b := &block{drv: drv}
+	b := &block{drv: drv, size: size}
 	b.mem.setDriver(drv)
 	return b, nil
 }
@@ -486,7 +530,14 @@ func (c *Context) imagePool(q *Queue, ic driver.ImageContext, h *imageHandle) (*
 	return a, nil
 }
 
-// ImageSite is a //dgen:alloc handle of images (rt.ImageSite).
+// ImageSite is a named allocation site of images, declared with
+// //dgen:alloc as AllocSite is for buffers:
+//
+//	//dgen:alloc
+//	var frames rt.ImageSite
+//
+// Its tag keys the allocator's free lists of images, and names the site in
+// statistics and traces.
 type ImageSite struct {
 	// d is AllocSite's field: generated code registers the site as the
 	// *AllocSite[Image] that a *ImageSite converts to.
@@ -496,8 +547,7 @@ type ImageSite struct {
 // site returns s as the AllocSite its registration is under.
 func (s *ImageSite) site() *AllocSite[Image] { return (*AllocSite[Image])(s) }
 
-// Tag returns the site's allocation tag, as stats.Alloc.Tag and traces
-// name it, or 0 if the site is not registered.
+// Tag returns the site's allocation tag, as AllocSite.Tag does.
 func (s *ImageSite) Tag() uint32 { return s.site().Tag() }
 
 // Alloc allocates an image as d describes under the site's tag on q's
@@ -550,9 +600,21 @@ func (s *ImageSite) Alloc(q *Queue, d ImageDesc) (Image, error) {
 // The pixels of images: formats, regions, transfers, copies, fills, and
 // the conversion of Go's image types.
 
-// ImageRegion is rt.ImageRegion, field for field.
+// ImageRegion is a box of an image's pixels and, for a transfer, the
+// layout of the host memory on the other side.
 type ImageRegion struct {
-	Origin, Size         [3]int
+	// Origin is the first pixel (x, y, z), where y is the layer of an
+	// image1d_array_t and z that of an image2d_array_t. Size is the box's
+	// extent in the same axes; the zero Size means everything from Origin
+	// to the image's end. A box outside the image is an error wrapping
+	// ErrOutOfRange.
+	Origin, Size [3]int
+	// RowPitch and SlicePitch are the bytes from one row, and from one
+	// slice (or layer), of the host memory to the next; 0 means rows and
+	// slices packed without gaps. A pitch smaller than a row (or than the
+	// rows of a slice) is an error wrapping ErrInvalidArgument. They are
+	// ignored when the host side is one of Go's image types, whose Stride
+	// is the pitch.
 	RowPitch, SlicePitch int
 }
 
@@ -781,6 +843,11 @@ func (h *imageHandle) copyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]in
 	if err == nil && (dh.desc.Order != h.desc.Order || dh.desc.Type != h.desc.Type) {
 		err = fmt.Errorf("%w: the images' formats differ (%s/%s, %s/%s)", ErrInvalidArgument, h.desc.Order, h.desc.Type, dh.desc.Order, dh.desc.Type)
 	}
+	if err == nil && m == dm && boxesMeet(o, dstOrigin, s) {
+		// As for buffers (checkOverlap): OpenCL's CL_MEM_COPY_OVERLAP
+		// wraps no sentinel, and CUDA's copy does not look.
+		err = fmt.Errorf("%w: the source box at %v and the destination box at %v, each of %v pixels, overlap in one image: copy between boxes that share no pixel", ErrInvalidArgument, o, dstOrigin, s)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -795,6 +862,17 @@ func (h *imageHandle) copyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]in
 		q.record(m, dm)
 	}
 	return ev, err
+}
+
+// boxesMeet reports whether the boxes of size s at a and at b share a
+// pixel.
+func boxesMeet(a, b, s [3]int) bool {
+	for i := range 3 {
+		if s[i] == 0 || a[i] >= b[i]+s[i] || b[i] >= a[i]+s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // fill sets the box r of h to color. skip is as for beginTask.

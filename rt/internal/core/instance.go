@@ -199,10 +199,13 @@ func (q *Queue) acquireSlow(ctx context.Context, d *desc.Kernel, a *SpecArgs, sl
 		return nil, err
 	}
 	gen, epoch := q.ctx.pc.Gen(), q.ctx.pc.Epoch()
-	ck, err := q.ctx.pc.KernelWithContext(ctx, key, q.dev.index, over)
+	// Held until the instance exists: another goroutine's build cannot
+	// evict the program and doom its prototype before Spawn.
+	ck, err := q.ctx.pc.KernelHeld(ctx, key, q.dev.index, over)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
 	}
+	defer q.ctx.pc.Unhold(ck)
 	proto := ck.Object()
 	// Check that the generated code and the image agree.
 	if want := d.Params + len(d.Globals); proto.nargs != want {

@@ -449,8 +449,7 @@ func (k *Kernel) NumArgs() int {
 // nilKernel is the error of an operation on a nil *Kernel.
 func nilKernel(op string) error { return fmt.Errorf("%s: %w: nil kernel", op, ErrInvalidArgument) }
 
-// Release releases the kernel object. Releasing it again does nothing,
-// nor does releasing it after its context's Close, which released it.
+// Release is rt/raw's Kernel.Release, which documents it.
 func (k *Kernel) Release() error {
 	if k == nil {
 		return nilKernel("release kernel")

@@ -22,20 +22,26 @@ import (
 // Close safe under concurrent use, the close guard and the queues' gates,
 // is context.go's.
 
-// Open opens a context as the environment says: OpenConfig of
-// ConfigFromEnv(os.Getenv) (env.go).
+// Open opens a context as the environment says: it is OpenConfig of
+// ConfigFromEnv(os.Getenv), on the device that DGEN_DEVICE selects, by
+// default the first GPU, else the first CPU device. A malformed variable
+// fails it with an error that names the variable.
 func Open() (*Context, error) {
-	cfg, err := ConfigFromEnv(os.Getenv)
+	cfg, err := ConfigFromEnv(os.Getenv) // env.go
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
 	return OpenConfig(cfg)
 }
 
-// OpenConfig opens a context as cfg says, reading no variable of the
-// environment (but those of the driver libraries, which a backend must
-// see as its library sees them: env.go).
+// OpenConfig opens a context as cfg says, and only as it says: it reads
+// no DGEN_ variable, and a field left at its zero value has its documented
+// default, whatever the environment holds (ConfigFromEnv reads that). It
+// checks every setting first: a bad one fails it with an error wrapping
+// ErrInvalidArgument that names the field.
 func OpenConfig(cfg Config) (*Context, error) {
+	// The variables of the driver libraries, which a backend must see as
+	// its library sees them, are read where the backend asks (env.go).
 	if err := cfg.check(); err != nil { // config.go
 		return nil, fmt.Errorf("open context: %w", err)
 	}
@@ -58,6 +64,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
+		c.devices[i].budget.limit = cfg.MemoryLimit
 	}
 	if err := c.openTracing(cfg); err != nil {
 		drv.Release()
@@ -101,6 +108,10 @@ func (c *Context) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.pool.mu.Lock()
+	c.pool.wakeLocked() // a Shutdown waiting for the pool's queues
+	c.pool.mu.Unlock()
+	c.wakeBudgets() // allocations waiting for a free
 	c.drain()
 	c.mu.Lock()
 	qs := c.queues
@@ -125,6 +136,7 @@ func (c *Context) Close() error {
 			errs = append(errs, fmt.Errorf("close context: release queue on %q: %w", q.dev.Name, err))
 		}
 	}
+	errs = append(errs, c.closeHealth()...)
 	cacheErrs := c.pc.Close()
 	cacheErrs = append(cacheErrs, c.closeInstances()...)
 	c.closeRemote()

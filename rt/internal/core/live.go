@@ -130,6 +130,13 @@ func (s *liveSet) removeEvent(e *eventState) bool {
 	return true
 }
 
+// liveEvents returns the number of live events.
+func (s *liveSet) liveEvents() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nevent
+}
+
 // count returns the number of live objects.
 func (s *liveSet) count() int {
 	s.mu.Lock()

@@ -11,7 +11,14 @@ import (
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
-// Pinned is mapped host memory (rt.Pinned).
+// Pinned is host memory of n elements of T that the device reaches
+// directly: an OpenCL buffer allocated with CL_MEM_ALLOC_HOST_PTR and
+// mapped once for the host, which on GPUs is page-locked memory that
+// transfers copy by DMA, without staging through a driver buffer. Programs
+// that transfer every iteration keep their host side in one: pass Slice to
+// Buffer.Read and Buffer.Write, or the Pinned itself to ReadAsync and
+// WriteAsync, which return before the copy is done. Its methods are safe
+// for concurrent use.
 type Pinned[T any] struct {
 	pinnedMem
 }
@@ -41,13 +48,16 @@ type pinnedUse struct {
 	pt uint64
 }
 
-// NewPinned allocates pinned memory of n elements of T and maps it through
-// q, which waits for q's commands; NewPinnedContext bounds that wait by
-// ctx (Queue.waitBefore).
+// NewPinned allocates pinned host memory of n elements of T, mapped for
+// the host through q, and zeroes it. The mapping runs after the commands
+// enqueued on q before it: NewPinnedContext bounds that wait.
 func NewPinned[T any](q *Queue, n int) (*Pinned[T], error) {
 	return newPinned[T](nil, q, n)
 }
 
+// NewPinnedContext is NewPinned bounded by ctx: when ctx is done before
+// the commands enqueued on q before it have completed, it returns an error
+// wrapping ctx.Err() and allocates nothing, and they run on.
 func NewPinnedContext[T any](ctx context.Context, q *Queue, n int) (*Pinned[T], error) {
 	return newPinned[T](ctx, q, n)
 }
@@ -215,7 +225,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 			return q.drv.Marker(dw)
 		}
 		return do(drv, boff, size, h.p, dw)
-	}, wait, 1+facade)
+	}, wait, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -116,9 +116,7 @@ func (p *builtProgram) KernelNames() ([]string, error) {
 	return names, nil
 }
 
-// Release releases the program. Kernels made from it stay usable.
-// Releasing it again does nothing, nor does releasing it after its
-// context's Close, which released it.
+// Release is rt/raw's Program.Release, which documents it.
 func (p *builtProgram) Release() error {
 	if p == nil {
 		return nilProgram("release program")
@@ -181,15 +179,15 @@ func (c *Context) programForContext(ctx context.Context, img *progcache.Image) (
 	return &builtProgram{ctx: c, drv: p, name: name}, nil
 }
 
-// Build builds the program for every device of c, with its device
-// globals and c's values of its specialization constants, as the first
-// launch of one of its kernel specs would, and keeps it in c's program
-// cache. That first launch (a generated Enqueue) takes no context.Context
-// and may wait for a compile, for another process's build of the same
-// program (up to the persistent cache's build wait) and for the cache's
-// remote tier: Build moves that wait out of it and bounds it by ctx. When
-// ctx is done first, Build returns an error wrapping ctx.Err(); the build
-// goes on for whoever else waits for it. With the in-memory cache off
+// Build builds the program for every device of c, with its device globals
+// and c's values of its specialization constants, as the first launch of
+// one of its kernel specs would, and keeps it in c's program cache. That
+// first launch may wait for a compile, for another process's build of the
+// same program (up to the persistent cache's build wait) and for the
+// cache's remote tier: Build moves that wait out of it and bounds it by
+// ctx, as a generated EnqueueContext bounds it in the launch. When ctx is
+// done first, Build returns an error wrapping ctx.Err(); the build goes on
+// for whoever else waits for it. With the in-memory cache off
 // (Config.Cache), a launch builds again, from the persistent cache.
 func (p *Program) Build(ctx context.Context, c *Context) error {
 	bp, err := p.buildContext(ctx, c)

@@ -19,32 +19,38 @@ import (
 // command (tracing.go), command graphs (graph.go, recording.go), and the
 // context's pool of queues (queuepool.go).
 
-// Queue is an in-order command queue (rt.Queue).
-//
-// Invariants:
-//   - ctx, gate, dev, tq, launcher, drv, profiling, lateTimes, timer, id
-//     and tune are set when the queue is made and never change: by
-//     NewQueue, or for the queues that Record and Graph.Update
-//     (recordingQueue) and SpecConst.Tune (tuningQueue) hand their
-//     functions, from the queue they are made from, whose driver queue,
-//     gate, trace handle and id they share.
-//   - Every call on the queue that uses a driver object runs between
-//     q.enter and q.exit, which count it in gate, so that Close waits for
-//     it (context.go). A queue counts its own calls, so that goroutines
-//     launching on queues of their own share no written cache line; a
-//     recording or tuning queue counts in the gate of the queue it was
-//     made from. A call of the context as a whole counts in the context's
-//     guard instead.
-//   - rec, specs and global are atomics; pts and log are atomic counters
-//     (and log's ring and pcs atomic words); pooled and holders are the
-//     context's pool's, under its mutex (queuepool.go).
-//   - pend has its own mutex, which only tracing takes; drainTrace holds
-//     it across the driver calls that read device times. No other lock of
-//     the queue is held across a driver call.
-//
-// The fields that a launch reads come first, so that they share few cache
-// lines: between two launches the driver's own work evicts them.
+// Queue is an in-order command queue on one device. It is safe for
+// concurrent use: commands from several goroutines are ordered as they
+// reach it. Goroutines that launch concurrently scale best with a queue
+// each, as CUDA threads do with a stream each: a generated Enqueue then
+// shares no kernel object and takes no lock. A goroutine that lives for
+// one request (a server's handler) takes a queue of the context's pool
+// for the request instead (Context.AcquireQueue).
 type Queue struct {
+	// Invariants:
+	//   - ctx, gate, dev, tq, launcher, drv, profiling, lateTimes, timer, id
+	//     and tune are set when the queue is made and never change: by
+	//     NewQueue, or for the queues that Record and Graph.Update
+	//     (recordingQueue) and SpecConst.Tune (tuningQueue) hand their
+	//     functions, from the queue they are made from, whose driver queue,
+	//     gate, trace handle and id they share.
+	//   - Every call on the queue that uses a driver object runs between
+	//     q.enter and q.exit, which count it in gate, so that Close waits for
+	//     it (context.go). A queue counts its own calls, so that goroutines
+	//     launching on queues of their own share no written cache line; a
+	//     recording or tuning queue counts in the gate of the queue it was
+	//     made from. A call of the context as a whole counts in the context's
+	//     guard instead.
+	//   - rec, specs and global are atomics; pts and log are atomic counters
+	//     (and log's ring and pcs atomic words); pooled, and the holders of
+	//     gate, are the context's pool's, written under its mutex
+	//     (queuepool.go).
+	//   - pend has its own mutex, which only tracing takes; drainTrace holds
+	//     it across the driver calls that read device times. No other lock of
+	//     the queue is held across a driver call.
+	//
+	// The fields that a launch reads come first, so that they share few cache
+	// lines: between two launches the driver's own work evicts them.
 	ctx      *Context
 	gate     *queueGate // the calls inside enter, which Close waits for (context.go)
 	dev      *Device
@@ -65,10 +71,9 @@ type Queue struct {
 	pend pendingList // traced commands awaiting their device times
 	pts  queuePoints // use points, for stream-ordered reuse
 
-	// pooled marks a queue of the context's pool (queuepool.go), which
-	// holders goroutines hold; both are guarded by the pool's mutex.
-	pooled  bool
-	holders int
+	// pooled marks a queue of the context's pool (queuepool.go), guarded
+	// by the pool's mutex; gate.holders goroutines hold it.
+	pooled bool
 
 	// global is the device global storage that globalMem found last on
 	// this queue's device: a host loop reads and writes one global again
@@ -110,8 +115,18 @@ func (c *Context) newDriverQueue(dev int) (q driver.Queue, timed bool, err error
 }
 
 // NewQueue creates an in-order queue on dev, which must be one of the
-// context's devices. The context releases it on Close.
+// context's devices. The context releases it on Close. Once Shutdown has
+// begun it fails with an error wrapping ErrShuttingDown.
 func (c *Context) NewQueue(dev *Device) (*Queue, error) {
+	if c != nil && c.draining.Load() {
+		return nil, fmt.Errorf("create queue: %w", c.enterError())
+	}
+	return c.newQueue(dev)
+}
+
+// newQueue is NewQueue for the pool too, whose AcquireQueue checks
+// draining itself.
+func (c *Context) newQueue(dev *Device) (*Queue, error) {
 	if err := c.enter(); err != nil {
 		return nil, fmt.Errorf("create queue: %w", err)
 	}
@@ -244,7 +259,7 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 	if r := q.rec.Load(); r != nil {
 		return nil, r.refuse("enqueue marker", "a marker's event would complete before the graph runs")
 	}
-	tk := q.beginTask(trace.Marker, "marker", facade, wait)
+	tk := q.beginTask(trace.Marker, "marker", 0, wait)
 	ev, err := q.drv.Marker(dw)
 	tk.End()
 	if err != nil {

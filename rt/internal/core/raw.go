@@ -62,24 +62,24 @@ func (k *Kernel) SetLocal(i int, size int) error {
 // site is the caller of rt/raw's Launch.
 func Launch[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
 	var w WaitList
-	return q.launch(k, &r, Waits(&w, wait, conv), 1, false, true)
+	return q.launch(k, &r, Waits(&w, wait, conv), 0, false, true)
 }
 
 // Submit is Launch without an event.
 func Submit[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
 	var w WaitList
-	_, err := q.launch(k, &r, Waits(&w, wait, conv), 1, false, false)
+	_, err := q.launch(k, &r, Waits(&w, wait, conv), 0, false, false)
 	return err
 }
 
-// DeviceOf returns the device of k's context whose Facade is facade (rt's
-// *Device, which rt/raw passes on); nil if none is, or k is nil.
-func (k *Kernel) DeviceOf(facade any) *Device {
-	if k == nil || facade == nil {
+// DeviceOf returns the device of k's context whose Facade holds dev (rt's
+// *Device, which rt/raw passes on); nil if none does, or k is nil.
+func (k *Kernel) DeviceOf(dev any) *Device {
+	if k == nil || dev == nil {
 		return nil
 	}
 	for _, d := range k.ctx.devices {
-		if d.Facade == facade {
+		if d.Facade.Load() == dev {
 			return d
 		}
 	}

@@ -236,7 +236,7 @@ func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Ev
 	if r.upd != nil {
 		return r.add(c, wait)
 	}
-	c.node = q.tq.Site(trace.Kernel, k.label, skip+2)
+	c.node = q.tq.Site(trace.Kernel, k.label, skip+3)
 	// The graph's own kernel object, made now, while the program is
 	// certainly alive (the caller holds k); finalize sets its arguments.
 	if c.own, err = k.prog.drv.NewKernel(k.name); err != nil {
@@ -252,7 +252,7 @@ func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Ev
 // recordCommand records a copy, fill or transfer. skip is as for
 // beginTask.
 func (r *recording) recordCommand(q *Queue, c graphCmd, wait []driver.Event, skip int) error {
-	c.node = q.tq.Site(c.kind, c.name, skip+2)
+	c.node = q.tq.Site(c.kind, c.name, skip+3)
 	return r.add(c, wait)
 }
 
@@ -344,7 +344,7 @@ func (q *Queue) recordPinned(r *recording, op string, kind trace.CmdKind, b driv
 	if kind == trace.Read {
 		dc = driver.GraphCommand{Kind: driver.GraphRead, Src: b, SrcOffset: off, Dst: p.drv, Size: size, Host: p.p}
 	}
-	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: []*Mem{m}, pin: p}, wait, 2+facade)
+	return q.recordEntered(r, graphCmd{kind: kind, name: op, dc: dc, mems: []*Mem{m}, pin: p}, wait, 2)
 }
 
 // recordTransfer refuses the blocking transfer x, which a graph cannot

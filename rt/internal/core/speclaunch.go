@@ -33,7 +33,30 @@ import (
 // program uses the constant being tuned, unless the launch gives the same
 // value itself; any other value is an error.
 
-// Spec is rt.Spec, which documents it.
+// Spec is a launch's own value of a specialization constant: the type of a
+// kernel spec's field tagged dgen:"spec=Name", where Name is a
+// //dgen:specconst variable of the package whose macro the kernel's program
+// uses. SpecConst.Of makes one:
+//
+//	//dgen:kernel program=Search name=nearest
+//	type Nearest struct {
+//		Base, Query rt.Buffer[float32]
+//		Best        rt.Buffer[int32]
+//		N           int32
+//		Dim         rt.Spec[int32] `dgen:"spec=Dim"` // not a kernel argument
+//	}
+//
+//	err = (&Nearest{Base: b, Query: qv, Best: best, N: n, Dim: Dim.Of(128)}).Enqueue(q, r)
+//
+// That launch, and no other, runs with Dim=128, whatever the context's
+// value and whatever other goroutines launch meanwhile. The zero Spec
+// gives no value: the launch uses the context's. dgen checks the field's
+// type against the constant's, and a constant argument of Of against the
+// directive's bounds; at run time a value outside them makes Enqueue
+// return an error wrapping ErrOutOfRange, and nothing is launched. The
+// first launch with a set of values builds that variant of the program
+// (once, however many goroutines ask); later launches with the same values
+// on a queue cost what a launch without them costs, and allocate nothing.
 type Spec[T any] struct {
 	c   *SpecConst[T] // the constant whose Of made the value
 	v   T

@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"time"
 
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/stats"
@@ -12,10 +13,33 @@ import (
 // images, hold and did.
 
 // Stats returns the context's statistics: what its program cache did
-// (Cache) and what its allocators hold and did (Alloc). It works after
-// Close too, and on a nil context returns zero statistics.
+// (Cache), what its allocators hold and did (Alloc), its queues and its
+// queue pool (Queues), and the events not yet released (Events). It works
+// after Close too, and on a nil context returns zero statistics.
 func (c *Context) Stats() stats.Context {
-	return stats.Context{Cache: c.cacheStats(), Alloc: c.allocStats()}
+	if c == nil {
+		return stats.Context{}
+	}
+	return stats.Context{Cache: c.cacheStats(), Alloc: c.allocStats(), Queues: c.queueStats(), Events: c.live.liveEvents()}
+}
+
+// queueStats returns a snapshot of the context's queues and its pool.
+func (c *Context) queueStats() stats.Queues {
+	c.mu.Lock()
+	s := stats.Queues{Queues: len(c.queues)}
+	c.mu.Unlock()
+	p := &c.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s.PoolQueues, s.PoolMax = len(p.queues), p.max
+	for _, q := range p.queues {
+		h := int(q.gate.holders.Load())
+		s.Acquired += h
+		if h > 1 {
+			s.Shared++
+		}
+	}
+	return s
 }
 
 // cacheStats returns the counters of the context's program cache.
@@ -25,7 +49,7 @@ func (c *Context) cacheStats() stats.Cache {
 	}
 	s := c.pc.Stats()
 	return stats.Cache{
-		Builds: s.Builds, DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
+		Builds: s.Builds, BuildTime: time.Duration(c.buildNanos.Load()), DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
 		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
 		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(), Tuned: c.tuneTimed.Load(), TuneRecords: c.tuneRecords.Load(),
 	}
@@ -53,6 +77,7 @@ func (c *Context) allocStats() stats.Alloc {
 	s.Devices = c.addImageStats(s.Devices) // images of allocation sites, below
 	s.DriverAllocs = c.driverAllocs.Load()
 	s.DriverReleases = c.driverReleases.Load()
+	s.Budgets = c.budgetStats() // budget.go
 	return s
 }
 

@@ -34,19 +34,24 @@ import (
 // Call sites. beginTask records the Go source location of the command. Its
 // skip argument, and the skip argument of every internal helper that passes
 // it on (command, transfer, launch), counts the frames between the
-// helper's caller and the user's code: facade (1, rt's method that calls
-// the core's) when the helper is called by the core's exported method that
-// rt's forwards to (Queue.Marker calls beginTask(..., facade)); a function
-// that adds a frame between the user and the helper passes skip+1
-// (Buffer.Write and Buffer.WriteAt call writeAt(..., facade), and writeAt
-// calls transfer(..., skip+1)). runtime.Callers counts inlined frames, so
-// whether the compiler inlines rt's forwarder changes nothing. rt's tests
-// of call sites (tracing_test.go, through rt) check every count.
-// A generated Enqueue reaches q.launch through codegen.Submit and
-// SubmitSpec (generated.go), which passes skip 2, so the location is the
-// user's call of Enqueue; EnqueueEvent reaches it the same way through
-// codegen.Launch and LaunchSpec. rt/raw's Launch and Submit reach it
-// through Launch and Submit (raw.go), which pass skip 1.
+// helper's caller and the core's exported function or method that the
+// user's call entered through: 0 when the helper is called by that entry
+// point (Queue.Marker calls beginTask(..., 0)); a function that adds a
+// frame between the entry point and the helper passes skip+1 (Buffer.Write
+// and Buffer.WriteAt call writeAt(..., 0), and writeAt calls
+// transfer(..., skip+1)). Every entry point is called by exactly one
+// frame of a facade between it and the user (rt's generated forwarder,
+// rt/raw's function, rt/codegen's Submit or Launch), which the trace points
+// (beginTask, goTrace, goTraceAlloc, beginLaunch, recording's Site, a
+// graph's launch) count on their own. runtime.Callers counts inlined
+// frames, so whether the compiler inlines the forwarder changes nothing.
+// rt's tests of call sites (tracing_test.go) check every count. A
+// generated Enqueue reaches q.launch through codegen.Submit and SubmitSpec
+// (generated.go), which passes skip 1 for the Enqueue above codegen's
+// frame, so the location is the user's call of Enqueue; EnqueueEvent
+// reaches it the same way through codegen.Launch and LaunchSpec. rt/raw's
+// Launch and Submit reach it through Launch and Submit (raw.go), which
+// pass skip 0.
 //
 // Device time. The host-side task graph needs no profiling queue and no
 // event. Queues profile when tracing is configured (Config.Trace or
@@ -76,10 +81,6 @@ import (
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
 // (device times of commands with events).
 
-// facade is the frame of rt's method between the user and the core's
-// exported method that it forwards to (see "Call sites" above).
-const facade = 1
-
 // openTracing sets up the context's tracer and the trace handles of its
 // devices, before any queue is created.
 func (c *Context) openTracing(cfg Config) error {
@@ -89,7 +90,9 @@ func (c *Context) openTracing(cfg Config) error {
 		c.traced = true
 	case cfg.Trace != "":
 		c.traceLog = &lineLogger{l: c.log()}
-		tr, err := trace.Open(cfg.Trace, c.traceLog) // summary and log without a path
+		// A file that another context or process writes is left out, with
+		// one warning: the context opens without it.
+		tr, err := trace.OpenWith(cfg.Trace, trace.OpenConfig{Stderr: c.traceLog, Logger: c.log(), SkipBusy: true})
 		if err != nil {
 			return err
 		}
@@ -193,8 +196,9 @@ func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Eve
 	if kind != trace.Kernel && rtrace.IsEnabled() { // a launch logs its kernel (goTraceKernel)
 		q.goTrace(kind, name, "", skip+1)
 	}
-	// Begin's skip 0 is beginTask; +1 is beginTask's caller.
-	tk := q.tq.Begin(kind, name, skip+2)
+	// Begin's skip 0 is beginTask; +1 is beginTask's caller, +skip the
+	// core's entry point, +1 the facade's frame above it.
+	tk := q.tq.Begin(kind, name, skip+3)
 	if tk != nil {
 		for _, w := range wait {
 			if w != nil {
@@ -210,7 +214,7 @@ func (q *Queue) beginTask(kind trace.CmdKind, name string, skip int, wait []*Eve
 // caller and the user's code, as beginTask's skip does.
 func (q *Queue) goTrace(kind trace.CmdKind, name, detail string, skip int) {
 	msg := kind.String() + " " + name + detail + " on " + strconv.Quote(q.dev.Name)
-	if _, file, line, ok := runtime.Caller(skip + 2); ok {
+	if _, file, line, ok := runtime.Caller(skip + 3); ok { // goTrace, its caller, skip, the facade
 		msg += " at " + file + ":" + strconv.Itoa(line)
 	}
 	rtrace.Log(context.Background(), goTraceCategory, msg)

@@ -107,7 +107,8 @@ type tuneRecordTime struct {
 // there is no record and q does not profile. Config.Retune
 // (DGEN_RETUNE=1) re-tunes, ignoring records. A record that cannot be
 // read, or names a value that is not a candidate, is reported by a warning
-// and tuned again; it never chooses a value.
+// and tuned again; it never chooses a value. A device fault stops the
+// tuning, which records nothing.
 //
 // Tune uses context.Background(); TuneContext takes a context.
 func (s *SpecConst[T]) Tune(q *Queue, run func(q *Queue, v T) error) (T, error) {

@@ -41,8 +41,8 @@ func (k *Kernel) setLocal(i int, size int64) {
 	}
 }
 
-// WorkGroupInfo returns the kernel's work-group limits on d, one of its
-// context's devices, asked of the driver once per device.
+// WorkGroupInfo is rt/raw's Kernel.WorkGroupInfo: the limits are asked
+// of the driver once per device.
 func (k *Kernel) WorkGroupInfo(d *Device) (driver.KernelWorkGroupInfo, error) {
 	if k == nil {
 		return driver.KernelWorkGroupInfo{}, nilKernel("work-group info")

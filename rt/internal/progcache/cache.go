@@ -126,6 +126,12 @@ type Cache[K Object] struct {
 	all    map[*sharedProgram]int // every live program, for close
 	closed bool
 
+	// overdue is set when an eviction pass left the cache above its
+	// threshold because the entries it would have evicted were held
+	// (entry.pins): the last holder to let go of an entry evicts then
+	// (unpin). Written under mu.
+	overdue atomic.Bool
+
 	fast atomic.Pointer[fastTable[K]] // kernel.go
 
 	specMu  sync.Mutex // guards specSets and writes of spec
@@ -277,6 +283,18 @@ type entry[K Object] struct {
 	inLRU      bool
 	kernels    []*Kernel[K]            // guarded by Cache.mu
 	making     map[kernelID]*making[K] // kernels made or being made, guarded by Cache.mu
+
+	// pins counts the goroutines that hold the entry, from finding it
+	// until they have made what they came for (a kernel object, an
+	// instance through Spawn): eviction passes over a held entry, so that
+	// another goroutine's build cannot take a program from under a launch.
+	// rt's core holds one entry at a time per goroutine, so the programs
+	// held above the threshold are at most one per goroutine in the cache.
+	// gone is set by the eviction that unlinks the entry, under Cache.mu,
+	// before it looks at pins; a holder that takes a pin without the lock
+	// (pinFast) looks at gone after it: one of the two sees the other.
+	pins atomic.Int32
+	gone atomic.Bool
 }
 
 // list is an intrusive doubly linked list of entries.
@@ -359,6 +377,7 @@ func (c *Cache[K]) ProgramContext(ctx context.Context, img *Image) (driver.Progr
 	}
 	p := ref(e.sp)
 	e.sp.drop() // getOrBuild's reference; the handle holds its own
+	c.unpin(e)
 	return p, k.name, nil
 }
 
@@ -476,11 +495,13 @@ func (k *key) buildOptions() string {
 }
 
 // getOrBuild returns the done entry for k, building it if no goroutine
-// has, with a reference to its program that the caller drops: one
-// goroutine builds, outside the cache's lock, while the others wait on the
-// entry. A build error is stored and every waiter gets it; a failure that
-// is not a build error removes the entry, so that waiters retry (at most
-// maxWaitRetries times).
+// has, with a reference to its program that the caller drops and a pin
+// (entry.pins) that the caller lets go of with unpin: one goroutine builds,
+// outside the cache's lock, while the others wait on the entry. A build
+// error is stored and every waiter gets it; a failure that is not a build
+// error removes the entry, so that waiters retry (at most maxWaitRetries
+// times). The pin is taken before the build or the wait begins, so that
+// no eviction takes the entry between its build and the caller's use.
 func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
 	return c.getOrBuildContext(context.Background(), k)
 }
@@ -501,16 +522,24 @@ func (c *Cache[K]) getOrBuildContext(ctx context.Context, k key) (*entry[K], err
 		if !ok {
 			e = &entry[K]{key: k.full, name: k.name, specs: k.specs, done: make(chan struct{})}
 			c.progs[k.full] = e
+		}
+		// The caller's pin. Until the entry is done it is in no list that
+		// eviction looks at, so the failures below let go of it with a
+		// plain decrement.
+		e.pins.Add(1)
+		if !ok {
 			if ctx.Done() == nil {
 				c.mu.Unlock()
 				c.fill(ctx, e, k)
 				if e.err != nil {
+					e.pins.Add(-1)
 					return nil, e.err
 				}
 				return e, nil
 			}
 			if err := c.b.Enter(k.img); err != nil { // the build's own, ended when it is
 				delete(c.progs, k.full)
+				e.pins.Add(-1)
 				c.mu.Unlock()
 				return nil, err
 			}
@@ -519,11 +548,13 @@ func (c *Cache[K]) getOrBuildContext(ctx context.Context, k key) (*entry[K], err
 			go c.fillAsync(bctx, e, k)
 		}
 		if err := c.awaitEntry(ctx, e); err != nil {
+			e.pins.Add(-1)
 			c.mu.Unlock()
 			return nil, fmt.Errorf("build program %q: %w", k.name, err)
 		}
 		if e.err == nil {
-			if !e.inLRU { // evicted meanwhile: look again
+			if !e.inLRU { // held, so closed meanwhile: look again, and find it closed
+				e.pins.Add(-1)
 				c.mu.Unlock()
 				continue
 			}
@@ -539,6 +570,7 @@ func (c *Cache[K]) getOrBuildContext(ctx context.Context, k key) (*entry[K], err
 			c.mu.Unlock()
 			return e, nil
 		}
+		e.pins.Add(-1)
 		c.mu.Unlock()
 		if !ok || !e.retry || attempt >= maxWaitRetries {
 			return nil, e.err
@@ -635,12 +667,15 @@ func (c *Cache[K]) fill(ctx context.Context, e *entry[K], k key) {
 }
 
 // overThreshold unlinks the least recently used entries until the total
-// binary size is at most the threshold, never keep, and returns them.
-// Entries that fast kernel cache hits used since the last pass count as
-// more recent than those that no one used. Called with mu held.
+// binary size is at most the threshold, never keep nor a held entry, and
+// returns them. Entries that fast kernel cache hits used since the last
+// pass count as more recent than those that no one used. When held entries
+// keep the cache above the threshold, it marks the cache overdue: the last
+// holder's unpin passes again. Called with mu held.
 func (c *Cache[K]) overThreshold(keep *entry[K]) []*entry[K] {
 	t := c.cfg.EvictionThreshold
 	if t <= 0 || c.bytes <= t {
+		c.overdue.Store(false)
 		return nil
 	}
 	var used []*entry[K]
@@ -655,16 +690,78 @@ func (c *Cache[K]) overThreshold(keep *entry[K]) []*entry[K] {
 		c.lru.pushBack(e)
 	}
 	c.epoch.Add(1) // a hit marks its entry used again
-	var victims []*entry[K]
+	var (
+		victims []*entry[K]
+		held    bool
+	)
+	// Overdue until the pass ends, so that a holder that lets go after
+	// evictable saw its pin finds the cache overdue (unpin) and passes
+	// again, once this pass lets go of mu.
+	c.overdue.Store(true)
 	for e := c.lru.head; e != nil && c.bytes > t; {
 		next := e.next
-		if e != keep {
+		switch {
+		case e == keep:
+		case !c.evictable(e):
+			held = true
+		default:
 			c.unlink(e)
 			victims = append(victims, e)
 		}
 		e = next
 	}
+	c.overdue.Store(held && c.bytes > t)
 	return victims
+}
+
+// evictable reports whether no goroutine holds e, marking it gone if so:
+// then no pin can be taken any more (pinFast), and the caller unlinks it.
+// Called with mu held.
+func (c *Cache[K]) evictable(e *entry[K]) bool {
+	e.gone.Store(true)
+	if e.pins.Load() > 0 {
+		e.gone.Store(false)
+		return false
+	}
+	return true
+}
+
+// pinFast takes a pin on the entry of ck, a kernel that the fast kernel
+// cache returned, without the lock, and reports whether it got one: not if
+// the entry is gone or going, or ck was doomed (evicted or closed). A false
+// is no error: the caller takes the slow path, which pins under the lock.
+func (c *Cache[K]) pinFast(ck *Kernel[K]) bool {
+	e := ck.entry
+	e.pins.Add(1)
+	if e.gone.Load() || ck.doomed.Load() {
+		c.unpin(e)
+		return false
+	}
+	return true
+}
+
+// unpin lets go of a pin that getOrBuildContext or pinFast took on e, a
+// done entry. The last holder of an entry while the cache is overdue
+// passes over the LRU again: e counts as used now, so the programs of
+// others go first.
+func (c *Cache[K]) unpin(e *entry[K]) {
+	if e.pins.Add(-1) > 0 || !c.overdue.Load() {
+		return
+	}
+	c.mu.Lock()
+	if c.closed || !c.overdue.Load() {
+		c.mu.Unlock()
+		return
+	}
+	keep := c.lru.tail
+	if e.inLRU {
+		c.lru.remove(e)
+		c.lru.pushBack(e)
+		keep = e
+	}
+	victims := c.overThreshold(keep)
+	c.mu.Unlock()
+	c.releaseVictims(victims)
 }
 
 // unlink removes a done entry from the maps, the list and the fast kernel
@@ -715,14 +812,15 @@ func (c *Cache[K]) releaseVictims(victims []*entry[K]) {
 	}
 }
 
-// evictAll evicts every done program but keep (nil for none), as after an
-// out-of-memory error.
+// evictAll evicts every done program but keep (nil for none) and those
+// that goroutines hold (whose memory their references keep in any case),
+// as after an out-of-memory error.
 func (c *Cache[K]) evictAll(keep *entry[K]) {
 	c.mu.Lock()
 	var victims []*entry[K]
 	for e := c.lru.head; e != nil; {
 		next := e.next
-		if e != keep {
+		if e != keep && c.evictable(e) {
 			c.unlink(e)
 			victims = append(victims, e)
 		}

@@ -43,6 +43,10 @@ type testBuilder struct {
 	delay      time.Duration // before every build
 	buildErrs  []error       // errors of the next builds, in order
 	kernelErrs []error       // errors of the next kernel creations, in order
+	// beforeKernel, if set, runs before the next kernel creation (once):
+	// what another goroutine does between a program's build and the
+	// creation of its kernel object.
+	beforeKernel func()
 }
 
 func pop(errs *[]error) error {
@@ -82,8 +86,12 @@ func (b *testBuilder) ReleaseKernel(k *testKernel) error { return k.Release() }
 func (b *testBuilder) NewKernel(p driver.Program, program, name string) (*testKernel, error) {
 	b.kernels.Add(1)
 	b.mu.Lock()
-	err := pop(&b.kernelErrs)
+	err, hook := pop(&b.kernelErrs), b.beforeKernel
+	b.beforeKernel = nil
 	b.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,11 @@
 // is stored, any other failure is retried by the waiters, and out of memory
 // evicts every other program and retries once.
 //
-// Eviction and Close never wait for a kernel's lock: a goroutine that holds
-// one kernel and asks for another, which evicts the first, cannot deadlock.
+// Eviction passes over a program that a goroutine holds between finding it
+// and making what it came for (a kernel object, an instance through
+// Kernel.Spawn), so that no goroutine's lookup fails because another
+// goroutine's build evicted its program; the last holder evicts what the
+// threshold asks. Eviction and Close never wait for a kernel's lock: a
+// goroutine that holds one kernel and asks for another, which evicts the
+// first, cannot deadlock.
 package progcache

@@ -11,17 +11,32 @@ import (
 )
 
 // Kernel is a kernel object owned by the cache: one per (program, kernel
-// name, device). Setting arguments mutates a kernel, so a goroutine holds
-// the Kernel's lock from setting the arguments until the launch has been
-// enqueued (the launch captures them), and concurrent enqueues of one
-// kernel on one device take turns; the lock is held for microseconds, not
-// for the kernel's run.
+// name, device). It serves in one of two ways.
 //
-// Eviction and Close never wait for the lock: they mark the kernel doomed,
-// and whoever holds the lock last releases it. A goroutine that holds one
-// kernel and asks the cache for another, which evicts the first, therefore
-// cannot deadlock, and a test that fails while holding a kernel does not
-// make Close hang.
+// rt's core uses it as a prototype and never takes its lock: it reads the
+// object through Object for what is fixed once the object is made (the
+// number of arguments, the work-group limits, the pool of spare instances)
+// and launches only instances, kernel objects of its own that Spawn makes
+// from the program, one per launching goroutine, between KernelHeld and
+// Unhold, so that no eviction dooms the kernel meanwhile. The cache's
+// object itself is never given arguments there.
+//
+// A caller that launches the cache's object itself (the tests of the cache
+// and of the core) mutates it by setting arguments: it holds the lock,
+// through Lock or Acquire, from setting the arguments until the launch has
+// been enqueued (the launch captures them), so that concurrent enqueues of
+// one kernel on one device take turns; the lock is held for microseconds,
+// not for the kernel's run.
+//
+// Eviction and Close never wait for the lock: they mark the kernel doomed
+// and release the object at once if no one holds the lock, else at the
+// holder's Unlock. A goroutine that holds one kernel and asks the cache for
+// another, which evicts the first, therefore cannot deadlock, and a test
+// that fails while holding a kernel does not make Close hang. An object
+// read without the lock may be released under its reader: such a reader
+// uses the driver object only while it holds the kernel (KernelHeld) or
+// through a reference of its own (Spawn's objects hold one to the
+// program).
 type Kernel[K Object] struct {
 	mu     sync.Mutex
 	k      K
@@ -32,8 +47,8 @@ type Kernel[K Object] struct {
 	rel    func(K) error // the Builder's ReleaseKernel
 }
 
-// Object returns the kernel object, which only the holder of the lock may
-// use.
+// Object returns the kernel object. Only the holder of the lock may set
+// its arguments and launch it; see Kernel for what others may do.
 func (ck *Kernel[K]) Object() K { return ck.k }
 
 // Lock locks ck for setting arguments and launching, and returns its
@@ -208,20 +223,58 @@ func (c *Cache[K]) KernelWith(key *KernelKey, dev int, over []SpecValue) (*Kerne
 // KernelWithContext is KernelWith bounded by ctx, as KernelContext is
 // Kernel.
 func (c *Cache[K]) KernelWithContext(ctx context.Context, key *KernelKey, dev int, over []SpecValue) (*Kernel[K], error) {
+	var (
+		ck  *Kernel[K]
+		err error
+	)
 	if len(over) == 0 {
 		if ck := c.fastKernel(key, dev, c.spec.Load()); ck != nil {
 			return ck, nil
 		}
 		gen := c.specGen.Load() // before the values: a change between them counts once more, never less
-		return c.kernelSlow(ctx, key, dev, gen, c.spec.Load())
+		ck, err = c.kernelSlow(ctx, key, dev, gen, c.spec.Load())
+	} else {
+		gen := c.specGen.Load()
+		specs := c.overlay(c.spec.Load(), over)
+		if ck := c.fastKernel(key, dev, specs); ck != nil {
+			return ck, nil
+		}
+		ck, err = c.kernelSlow(ctx, key, dev, gen, specs)
 	}
+	if err != nil {
+		return nil, err
+	}
+	c.unpin(ck.entry)
+	return ck, nil
+}
+
+// KernelHeld is KernelWithContext for a caller that makes something of the
+// kernel before it lets go, such as an instance through Spawn: the kernel's
+// program is held in the cache, and no eviction takes it, or dooms the
+// kernel, until the caller's Unhold, which every KernelHeld without an
+// error needs. So a goroutine whose program another goroutine's build
+// would evict is never refused the kernel it asked for. Close still
+// closes a held kernel: then Spawn returns an error wrapping ErrClosed.
+//
+// The cache can go above its threshold by the programs held, at most one
+// per goroutine between KernelHeld and Unhold; the last Unhold of a
+// program evicts what the threshold asks. A hit takes no lock and
+// allocates nothing, as Kernel's; the hold adds an atomic add on the
+// program's entry here and one in Unhold.
+func (c *Cache[K]) KernelHeld(ctx context.Context, key *KernelKey, dev int, over []SpecValue) (*Kernel[K], error) {
 	gen := c.specGen.Load()
-	specs := c.overlay(c.spec.Load(), over)
-	if ck := c.fastKernel(key, dev, specs); ck != nil {
+	specs := c.spec.Load()
+	if len(over) > 0 {
+		specs = c.overlay(specs, over)
+	}
+	if ck := c.fastKernel(key, dev, specs); ck != nil && c.pinFast(ck) {
 		return ck, nil
 	}
 	return c.kernelSlow(ctx, key, dev, gen, specs)
 }
+
+// Unhold lets go of a kernel that KernelHeld returned.
+func (c *Cache[K]) Unhold(ck *Kernel[K]) { c.unpin(ck.entry) }
 
 // fastKernel is the fast kernel cache's lookup of key for device dev
 // under the value set specs: the kernel, or nil.
@@ -291,7 +344,10 @@ func (c *Cache[K]) Reacquire(ck *Kernel[K], gen uint64) bool {
 
 // kernelSlow is the miss path of Kernel and KernelWith under the value set
 // specs, read after the generation gen: the program through getOrBuild,
-// then the kernel of (program, name, device), then a new fast table.
+// then the kernel of (program, name, device), then a new fast table. It
+// returns the kernel with its entry held (entry.pins) from getOrBuild on,
+// so that no other goroutine's eviction comes between the build and the
+// kernel object; the caller lets go with unpin.
 func (c *Cache[K]) kernelSlow(ctx context.Context, key *KernelKey, dev int, gen uint64, specs *specSet) (*Kernel[K], error) {
 	if key == nil || key.image == nil {
 		return nil, fmt.Errorf("get kernel: %w: nil kernel key", ErrInvalidArgument)
@@ -313,16 +369,25 @@ func (c *Cache[K]) kernelSlow(ctx context.Context, key *KernelKey, dev int, gen 
 		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
 	defer e.sp.drop()
-
 	ck, err := c.kernelOf(e, k.name, key.name, dev)
+	if err == nil {
+		err = c.publish(key, dev, gen, specs, e, ck)
+	}
 	if err != nil {
+		c.unpin(e)
 		return nil, fmt.Errorf("get kernel %q: %w", key.name, err)
 	}
+	return ck, nil
+}
 
+// publish adds ck, the kernel of key on device dev under the value set
+// specs in e's program, to the fast kernel cache, unless it is there. e is
+// held, so that only Close can have taken it out of the cache.
+func (c *Cache[K]) publish(key *KernelKey, dev int, gen uint64, specs *specSet, e *entry[K], ck *Kernel[K]) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !e.inLRU || c.closed {
-		return nil, fmt.Errorf("get kernel %q: %w: evicted from the cache", key.name, ErrClosed)
+	if c.closed || !e.inLRU {
+		return ErrClosed
 	}
 	old := c.fast.Load()
 	n := max(len(old.slots), key.index+1)
@@ -330,7 +395,7 @@ func (c *Cache[K]) kernelSlow(ctx context.Context, key *KernelKey, dev int, gen 
 	copy(t.slots, old.slots)
 	for _, fe := range t.slots[key.index] {
 		if fe.specs == specs && fe.dev == dev {
-			return fe.ck, nil
+			return nil // one kernel object per (program, name, device): it is ck
 		}
 	}
 	slot := make([]fastEntry[K], 0, len(t.slots[key.index])+1)
@@ -339,7 +404,7 @@ func (c *Cache[K]) kernelSlow(ctx context.Context, key *KernelKey, dev int, gen 
 	fe.gen.Store(gen)
 	t.slots[key.index] = append(slot, fe)
 	c.fast.Store(t)
-	return ck, nil
+	return nil
 }
 
 // kernelID names a kernel object of a program: one per kernel name and
@@ -394,9 +459,9 @@ func (c *Cache[K]) kernelOf(e *entry[K], prog, name string, dev int) (*Kernel[K]
 		if errors.Is(err, driver.ErrOutOfMemory) {
 			delete(e.making, id)
 		}
-	case !e.inLRU || c.closed: // evicted or closed meanwhile
+	case !e.inLRU || c.closed: // closed meanwhile: e is held, so no eviction took it
 		c.b.ReleaseKernel(kern)
-		km.err = fmt.Errorf("%w: evicted from the cache", ErrClosed)
+		km.err = ErrClosed
 		delete(e.making, id)
 	default:
 		km.ck = &Kernel[K]{k: kern, entry: e, name: name, rel: c.b.ReleaseKernel}

@@ -1,0 +1,218 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgen-go/dgen/rt/diskcache"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
+)
+
+// The hooks of rt's tests (package rt_test, in rt): what they observe and
+// force of the core's unexported state, through a context on a real
+// device. Nothing else calls them, and rt does not show them (mkfacade's
+// hiddenFiles).
+
+// Names for the program and kernel cache (package rt/internal/progcache).
+
+type (
+	ProgramImage   = progcache.Image
+	KernelSpec     = progcache.KernelKey
+	CachedKernel   = progcache.Kernel[*Kernel]
+	CacheSpecValue = progcache.SpecValue
+)
+
+func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
+	return progcache.NewKernelKey(img, name)
+}
+
+func (c *Context) ProgramFor(img *ProgramImage) (*builtProgram, error) { return c.programFor(img) }
+
+func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+	ck, err := c.pc.Kernel(spec, c.devIndex(q))
+	if err != nil {
+		return nil, c.foreignQueue(spec, q, err)
+	}
+	return ck, nil
+}
+
+func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
+	ck, err := c.pc.Acquire(spec, c.devIndex(q))
+	if err != nil {
+		return nil, c.foreignQueue(spec, q, err)
+	}
+	return ck, nil
+}
+
+// foreignQueue returns err, or for a queue of another context an error
+// that names both contexts' devices.
+func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
+	if q == nil || spec == nil || q.ctx == c {
+		return err
+	}
+	return fmt.Errorf("get kernel %q: %w", spec.Name(), c.sameContext("the queue", q.ctx))
+}
+
+func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
+	return q.launch(k, &r, wait, skip, false, true)
+}
+
+func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
+	_, err := q.launch(k, &r, wait, skip, false, false)
+	return err
+}
+
+// ParkAcquired parks a kernel instance that a registered kernel's Acquire
+// returned, as its Submit and Launch do last.
+func ParkAcquired(k *Kernel) { k.park() }
+
+func (m *Mem) Driver() (driver.Buffer, error) { return m.driverBuffer() }
+
+// The unexported parts of the API that rt's external tests drive.
+
+type SpecValue = specValue
+
+func (c *Context) SetSpecValue(name, value string) error { return c.setSpecValue(name, value) }
+func (c *Context) ClearSpecValue(name string) error      { return c.clearSpecValue(name) }
+func (c *Context) SpecValues() []SpecValue               { return c.specValues() }
+func SpecLiteral[T any](v T) (string, error)             { return specLiteral(v) }
+func (d *Device) ClockError() time.Duration              { return d.clockError() }
+func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size) }
+func (c *Context) PersistentCache() *diskcache.Cache     { return c.persistentCache() }
+func (q *Queue) Profiling() bool                         { return q.profilingOn() }
+func (c *Context) SyncLaunchesOn() bool                  { return c.syncLaunches }
+func (c *Context) ProfilingOn() bool                     { return c.profiling }
+
+// AllocTaggedOn reports whether the context's allocators have the tagged
+// policy (alloc.SeedPolicy) rather than the full one.
+func (c *Context) AllocTaggedOn() bool {
+	return c.allocCfg.OneBlockPerTag && c.allocCfg.DisableUntaggedPool
+}
+func (e *Event) Status() (driver.EventStatus, error) { return e.status() }
+
+func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*builtProgram, error) {
+	return c.loadProgram(name, binaries, options)
+}
+
+// BuildSource is rt/raw's Build, with the program's unexported methods
+// (KernelNames, Binaries) reachable.
+func (c *Context) BuildSource(name, source, options string) (*builtProgram, error) {
+	return c.build(buildRequest{name: name, source: source, options: options})
+}
+
+// NilProgram returns a nil program, whose methods return errors.
+func NilProgram() *builtProgram { return nil }
+
+// DefaultDiskCache returns the default persistent cache configuration
+// in dir.
+func DefaultDiskCache(dir string) DiskCacheConfig {
+	return diskCacheConfig(diskcache.DefaultConfig(dir))
+}
+
+// ReleaseSamplers releases the context's driver samplers now, as Close
+// does: the fault of a sampler gone before a graph that recorded it
+// launches. A later SetSampler makes new ones.
+func ReleaseSamplers(c *Context) error {
+	c.images.mu.Lock()
+	defer c.images.mu.Unlock()
+	return errors.Join(c.releaseSamplers()...)
+}
+
+// GraphNative reports, for each queue the graph was prepared for, whether
+// it was prepared as the device API's own graph object.
+func GraphNative(g *Graph) []bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []bool
+	for _, x := range g.execs {
+		out = append(out, x.opt.Native)
+	}
+	return out
+}
+
+// GraphLen returns the number of commands the graph recorded.
+func GraphLen(g *Graph) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.cmds)
+}
+
+// Instances returns the number of kernel instances the context holds.
+func Instances(c *Context) int {
+	c.instances.mu.Lock()
+	defer c.instances.mu.Unlock()
+	return len(c.instances.m)
+}
+
+// BlockID names the driver buffer of m: the same for every Mem that the
+// allocator makes for one block.
+func (m *Mem) BlockID() uint64 { return m.id }
+
+// ForgetLostDevices forgets the devices that backends lost to faults
+// (fault.go), which the process otherwise keeps until it ends: each fault
+// test starts with every device usable.
+func ForgetLostDevices() {
+	processFaults.mu.Lock()
+	defer processFaults.mu.Unlock()
+	processFaults.m = nil
+}
+
+// SetLaunchPCs turns on the recording of every launch's Go line, as
+// Config.SyncLaunches does, without the synchronisation: what
+// BenchmarkLaunchPC measures.
+func SetLaunchPCs(c *Context, on bool) { c.launchPCs = on }
+
+// Live returns the number of objects the context made for its user that
+// are not released yet (live.go): what Close would release.
+func Live(c *Context) int { return c.live.count() }
+
+// DriverContext returns the backend's context of c.
+func DriverContext(c *Context) driver.Context { return c.drv }
+
+// HasSymbols reports whether the executable's symbol table can be read:
+// go test strips it, go test -c keeps it.
+func HasSymbols() bool { return len(dataSymbols()) > 0 }
+
+// CheckLaunch runs every check that a launch of k over r on q makes
+// before the driver sees it, and returns the range as the driver would
+// receive it (with the work-group size rt chose, if it did), launching
+// nothing.
+func CheckLaunch(q *Queue, k *Kernel, r Range) (Range, error) {
+	if err := q.enter(); err != nil {
+		return r, err
+	}
+	defer q.exit()
+	_, err := q.checkLaunch(k, &r, nil, "check", false)
+	return r, err
+}
+
+// GroupLimits returns the most work-groups per dimension and in all that
+// q's device takes in one launch, as its backend reports them (0: no
+// limit known).
+func GroupLimits(q *Queue) ([3]int64, int64) { return q.dev.lim.groups, q.dev.lim.total }
+
+// Tuning is the whole outcome of a SpecConst.Tune, for tests.
+type Tuning[T any] struct {
+	Value  T
+	Cached bool
+	Timed  int
+	Values []T
+	Times  []time.Duration
+	Errs   []error
+}
+
+// TuneFull is SpecConst.TuneContext with the whole outcome.
+func TuneFull[T any](ctx context.Context, q *Queue, s *SpecConst[T], run func(*Queue, T) error) (Tuning[T], error) {
+	r, err := s.tune(ctx, q, run)
+	return Tuning[T]{r.value, r.cached, r.timed, r.values, r.times, r.errs}, err
+}
+
+// TuneRecordKey returns the cache key under which Tune keeps the tuning
+// record of s for q's device, for tests that forge records.
+func TuneRecordKey[T any](q *Queue, s *SpecConst[T]) diskcache.Key {
+	d := s.registration()
+	return q.ctx.tuneKey(d, checkOf(d), q)
+}

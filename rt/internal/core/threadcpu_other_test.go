@@ -1,6 +1,0 @@
-//go:build !linux
-
-package core_test
-
-// threadCPU returns 0: only Linux gives a thread's CPU time.
-func threadCPU() int64 { return 0 }
