@@ -43,7 +43,7 @@ func openCPUConfig(t testing.TB, cfg rt.Config) *rt.Context {
 	if cfg.Device == "" {
 		cfg.Device = "cpu"
 	}
-	ctx, err := rt.OpenConfig(cfg)
+	ctx, err := rt.OpenConfig(withEnv(t, cfg))
 	if err != nil {
 		if sel := os.Getenv("DGEN_DEVICE"); sel != "" && sel != cfg.Device && errors.Is(err, rt.ErrNoDevice) {
 			t.Skipf("no %q device for this test, which needs one whatever DGEN_DEVICE=%q selects: %v", cfg.Device, sel, err)
@@ -361,7 +361,7 @@ func TestAllocSeedPolicy(t *testing.T) {
 	if s := ctx.Stats().Alloc; s.DriverAllocs != 3 || s.DriverReleases != 3 {
 		t.Errorf("seed policy, untagged: %d allocations, %d releases; want 3 and 3", s.DriverAllocs, s.DriverReleases)
 	}
-	if _, err := rt.OpenConfig(rt.Config{Device: "cpu", AllocPolicy: rt.AllocPolicy(9)}); !errors.Is(err, rt.ErrInvalidArgument) {
+	if _, err := rt.OpenConfig(withEnv(t, rt.Config{Device: "cpu", AllocPolicy: rt.AllocPolicy(9)})); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("policy lifo: %v, want ErrInvalidArgument", err)
 	}
 }

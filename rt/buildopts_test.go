@@ -42,8 +42,8 @@ func TestBuildOptionsChecked(t *testing.T) {
 		want(t, err, "DGEN_PROGRAM_COMPILE_OPTIONS")
 	})
 	t.Run("config", func(t *testing.T) {
-		_, err := rt.OpenConfig(rt.Config{Device: "cpu", Cache: &rt.CacheConfig{InMemory: true, CompileOptions: "-D"}})
-		want(t, err, "CacheConfig.CompileOptions")
+		_, err := rt.OpenConfig(withEnv(t, rt.Config{Device: "cpu", Cache: &rt.CacheConfig{InMemory: true, CompileOptions: "-D"}}))
+		want(t, err, "Config.Cache.CompileOptions (DGEN_PROGRAM_COMPILE_OPTIONS)")
 	})
 	ctx := openCPU(t)
 	t.Run("api", func(t *testing.T) {

@@ -377,22 +377,43 @@ func TestCacheConfigFromEnv(t *testing.T) {
 	for _, tc := range []struct {
 		env  map[string]string
 		ok   bool
-		test func(core.CacheConfig) bool
+		test func(rt.CacheConfig) bool
 	}{
-		{map[string]string{}, true, func(c core.CacheConfig) bool { return c.InMemory && c.EvictionThreshold == 0 && !c.Disk.Persistent }},
-		{map[string]string{"DGEN_CACHE_DIR": "/tmp/x"}, true, func(c core.CacheConfig) bool { return c.Disk.Persistent && c.Disk.Dir == "/tmp/x" }},
-		{map[string]string{"DGEN_CACHE_IN_MEM": "0"}, true, func(c core.CacheConfig) bool { return !c.InMemory }},
-		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "16M"}, true, func(c core.CacheConfig) bool { return c.EvictionThreshold == 16<<20 }},
-		{map[string]string{"DGEN_PROGRAM_COMPILE_OPTIONS": " -cl-fast-relaxed-math "}, true, func(c core.CacheConfig) bool { return c.CompileOptions == "-cl-fast-relaxed-math" }},
+		{map[string]string{}, true, func(c rt.CacheConfig) bool { return c.InMemory && c.EvictionThreshold == 0 && !c.Disk.Persistent }},
+		{map[string]string{"DGEN_CACHE_DIR": "/tmp/x"}, true, func(c rt.CacheConfig) bool { return c.Disk.Persistent && c.Disk.Dir == "/tmp/x" }},
+		{map[string]string{"DGEN_CACHE_IN_MEM": "0"}, true, func(c rt.CacheConfig) bool { return !c.InMemory }},
+		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "16M"}, true, func(c rt.CacheConfig) bool { return c.EvictionThreshold == 16<<20 }},
+		{map[string]string{"DGEN_PROGRAM_COMPILE_OPTIONS": " -cl-fast-relaxed-math "}, true, func(c rt.CacheConfig) bool { return c.CompileOptions == "-cl-fast-relaxed-math" }},
+		{map[string]string{"DGEN_CACHE_MAX_AGE": "36h"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == 36*time.Hour }},
+		{map[string]string{"DGEN_CACHE_MAX_AGE": "3d"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == 72*time.Hour }},
+		{map[string]string{"DGEN_CACHE_MAX_AGE": "0"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == 0 }},
+		{map[string]string{"DGEN_CACHE_THRESHOLD_DAYS": "2"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == 48*time.Hour }},
+		{map[string]string{"DGEN_CACHE_THRESHOLD_DAYS": "2", "DGEN_CACHE_MAX_AGE": "1h"}, true, func(c rt.CacheConfig) bool { return c.Disk.MaxAge == time.Hour }},
+		{map[string]string{"DGEN_CACHE_LOCK_TIMEOUT": "300ms"}, true, func(c rt.CacheConfig) bool { return c.Disk.LockTimeout == 300*time.Millisecond }},
+		{map[string]string{"DGEN_CACHE_EVICTION_DISABLE": "yes", "DGEN_CACHE_TRACE": "stderr", "DGEN_CACHE_MIN_IMAGE_SIZE": "1KiB", "DGEN_CACHE_MAX_IMAGE_SIZE": "2g", "DGEN_CACHE_MAX_SIZE": "64M"},
+			true, func(c rt.CacheConfig) bool {
+				return c.Disk.EvictionDisabled && c.Disk.Trace && c.Disk.MinImageSize == 1024 && c.Disk.MaxImageSize == 2<<30 && c.Disk.MaxSize == 64<<20
+			}},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_MODE": "rw", "DGEN_CACHE_REMOTE_KEY": " k ", "DGEN_CACHE_REMOTE_TIMEOUT": "500ms", "DGEN_CACHE_REMOTE_LEASE": "1m"},
+			true, func(c rt.CacheConfig) bool {
+				r := c.Remote
+				return r.URL == "http://h" && r.Mode == rt.RemoteReadWrite && r.Key == " k " && r.Timeout == 500*time.Millisecond && r.Lease == time.Minute
+			}},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_MODE": "read", "DGEN_CACHE_REMOTE_UNSIGNED": "insecure"},
+			true, func(c rt.CacheConfig) bool { return c.Remote.Mode == rt.RemoteRead && c.Remote.Unsigned }},
 		{map[string]string{"DGEN_CACHE_IN_MEM": "maybe"}, false, nil},
 		{map[string]string{"DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD": "-1"}, false, nil},
 		{map[string]string{"DGEN_CACHE_MAX_SIZE": "lots"}, false, nil},
+		{map[string]string{"DGEN_CACHE_MAX_AGE": "a week"}, false, nil},
 		{map[string]string{"DGEN_CACHE_THRESHOLD_DAYS": "x"}, false, nil},
 		{map[string]string{"DGEN_CACHE_PERSISTENT": "2"}, false, nil},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_UNSIGNED": "1"}, false, nil},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_KEY": "k", "DGEN_CACHE_REMOTE_MODE": "both"}, false, nil},
+		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_KEY": "k", "DGEN_CACHE_REMOTE_TIMEOUT": "2"}, false, nil},
 	} {
-		cfg, err := core.CacheConfigFromEnv(func(k string) string { return tc.env[k] })
-		if tc.ok != (err == nil) || (tc.ok && !tc.test(cfg)) {
-			t.Errorf("%v: %+v, %v", tc.env, cfg, err)
+		cfg, err := rt.ConfigFromEnv(func(k string) string { return tc.env[k] })
+		if tc.ok != (err == nil) || (tc.ok && !tc.test(*cfg.Cache)) {
+			t.Errorf("%v: %+v, %v", tc.env, *cfg.Cache, err)
 		}
 	}
 }
@@ -560,7 +581,7 @@ func openCacheConfig(t testing.TB, log *slog.Logger, edit func(*rt.CacheConfig))
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "faulty", Device: sel, Cache: &cc, Logger: log})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: "faulty", Device: sel, Cache: &cc, Logger: log}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open context: %v", err)
@@ -644,5 +665,73 @@ func TestCloseWhileHoldingKernel(t *testing.T) {
 	ck.Unlock()
 	if _, err := ck.Lock(); !errors.Is(err, rt.ErrClosed) {
 		t.Errorf("kernel after Close: Lock = %v, want ErrClosed", err)
+	}
+}
+
+// TestCacheDirChangesWhileRunning: with real directories, through rt: an
+// rm -rf of the cache directory while a context runs is noticed at the
+// next build, which makes the directory again and stores there, warning
+// once; a regular file put in its place turns the cache off with one
+// warning; and a relative directory is made absolute at Open, so that a
+// chdir afterwards moves nothing into the new working directory.
+func TestCacheDirChangesWhileRunning(t *testing.T) {
+	base := t.TempDir()
+	work := filepath.Join(base, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(base)
+	var warn bytes.Buffer
+	ctx := openCacheLogged(t, &warn, func(c *rt.CacheConfig) { c.Disk.Dir = "cache" })
+	dir := filepath.Join(base, "cache")
+	disk := cx(ctx).PersistentCache()
+	if disk.Dir() != dir || !disk.Enabled() {
+		t.Fatalf("cache in %q (enabled %v), want %q", disk.Dir(), disk.Enabled(), dir)
+	}
+	t.Chdir(work)
+	build := func(i int) {
+		t.Helper()
+		p, err := raw.Build(ctx, "p", uniqueSource(fmt.Sprint(i)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+	}
+	entries := func() int {
+		es, _ := disk.List()
+		return len(es)
+	}
+	build(1)
+	if entries() != 1 {
+		t.Fatalf("%d entries after a build, want 1", entries())
+	}
+	if _, err := os.Stat(filepath.Join(work, "cache")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the cache wrote into the working directory of after Open: %v", err)
+	}
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	build(2)
+	build(3)
+	if entries() != 2 || !disk.Enabled() {
+		t.Errorf("after rm -rf: %d entries (enabled %v), want 2", entries(), disk.Enabled())
+	}
+	if n := strings.Count(warn.String(), "level=WARN"); n != 1 || !strings.Contains(warn.String(), "was removed; made it again") {
+		t.Errorf("after rm -rf: %d warnings, want one saying the directory was made again:\n%s", n, warn.String())
+	}
+
+	warn.Reset()
+	os.RemoveAll(dir)
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build(4)
+	build(5)
+	if disk.Enabled() {
+		t.Error("a file in place of the cache directory: the cache is still on")
+	}
+	if n := strings.Count(warn.String(), "level=WARN"); n != 1 || !strings.Contains(warn.String(), "cache off") || !strings.Contains(warn.String(), "no longer a directory") {
+		t.Errorf("a file in its place: %d warnings, want one saying the cache is off:\n%s", n, warn.String())
 	}
 }

@@ -22,7 +22,7 @@ const closeSrc = `__kernel void inc(__global float* b) { b[get_global_id(0)] += 
 // every other use an error wrapping ErrClosed that names the operation,
 // and Pinned.Slice is nil.
 func TestCloseReleasesEverything(t *testing.T) {
-	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testenv.Device()}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)

@@ -309,7 +309,7 @@ func TestViewFreeRace(t *testing.T) {
 // error wrapping rt's sentinels (ErrFreed, ErrClosed); nothing crashes,
 // hangs or races (run it with -race).
 func TestHammer(t *testing.T) {
-	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.BackendOpenCL, Device: "cpu"}) // PoCL's, whatever DGEN_DEVICE says
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: rt.BackendOpenCL, Device: "cpu"})) // PoCL's, whatever DGEN_DEVICE says
 	if err != nil {
 		t.Skipf("no PoCL context: %v", err)
 	}

@@ -27,7 +27,7 @@ func openFakeDevices(t *testing.T, n int) *rt.Context {
 	})
 	cc := defaultCacheConfig()
 	cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(t.TempDir()))
-	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(name), Device: "0:*", Cache: &cc})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: rt.Backend(name), Device: "0:*", Cache: &cc}))
 	if err != nil {
 		t.Fatal(err)
 	}

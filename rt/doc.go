@@ -21,10 +21,11 @@
 // OpenCL, whose launches cost more: Open says so once, through
 // Config.Logger.
 //
-// [Open] opens a [Context] on the device that the environment selects
-// (DGEN_DEVICE, and the other DGEN_ variables of [ConfigFromEnv]);
-// [OpenConfig] takes a [Config], whose fields win over their variables
-// (the environment fills only the fields left unset). Warnings go to
+// [Open] opens a [Context] as the environment says: on the device that
+// DGEN_DEVICE selects, with the other DGEN_ variables of [EnvVars] (`dgen
+// env` prints them), read by [ConfigFromEnv]. [OpenConfig] takes a
+// [Config], which means what it says: it reads no variable, and the zero
+// Config is the documented defaults. Warnings go to
 // [Config].Logger, slog.Default() unless set; rt prints nothing. A context has devices
 // ([Device]), a default [Queue] and the queues [Context.NewQueue] makes,
 // its program and kernel caches (memory, the disk beneath it, and the

@@ -356,7 +356,7 @@ func openFakeBackend(t testing.TB, name string, edit func(*rt.CacheConfig)) *rt.
 	if edit != nil {
 		edit(&cc)
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(name), Device: "cpu", Cache: &cc}) // whatever DGEN_DEVICE says
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: rt.Backend(name), Device: "cpu", Cache: &cc})) // whatever DGEN_DEVICE says
 	if err != nil {
 		t.Fatalf("open %s context: %v", name, err)
 	}

@@ -345,7 +345,7 @@ func openFaultDev(t *testing.T, dev int, cfg rt.Config) *rt.Context {
 	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
 	cfg.Backend, cfg.Device, cfg.Cache = "fakefault", fmt.Sprintf("0:%d", dev), &cc
-	ctx, err := rt.OpenConfig(cfg)
+	ctx, err := rt.OpenConfig(withEnv(t, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -624,7 +624,7 @@ func TestFaultNoticedByNewQueue(t *testing.T) {
 	resetDeviceFaults(t)
 	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "fakefault", Device: "0:0", Cache: &cc})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: "fakefault", Device: "0:0", Cache: &cc}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -850,7 +850,7 @@ func TestFaultOtherDevices(t *testing.T) {
 	before := fakeFaults.newContexts.Load()
 	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
-	_, err := rt.OpenConfig(rt.Config{Backend: "fakefault", Device: "0:0", Cache: &cc})
+	_, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: "fakefault", Device: "0:0", Cache: &cc}))
 	if !errors.Is(err, rt.ErrDeviceFault) || !strings.Contains(err.Error(), "restart the process") {
 		t.Errorf("Open of the lost device: %v, want ErrDeviceFault and the restart", err)
 	}
@@ -874,7 +874,7 @@ func TestFaultAutoFallback(t *testing.T) {
 	cc.Disk.Persistent = false
 	cfg := rt.Config{Backend: rt.BackendAuto, Device: "fake device", Cache: &cc, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	open := func() (*rt.Context, error) {
-		ctx, err := rt.OpenConfig(cfg)
+		ctx, err := rt.OpenConfig(withEnv(t, cfg))
 		if err == nil {
 			t.Cleanup(func() { ctx.Close() })
 		}
@@ -974,14 +974,14 @@ func TestTuneAfterFault(t *testing.T) {
 	open := func() *rt.Context {
 		cc := defaultCacheConfig()
 		cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(dir))
-		ctx, err := rt.OpenConfig(rt.Config{Backend: "fakefault", Device: "0:0", Profiling: true, Cache: &cc, Retune: false})
+		ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: "fakefault", Device: "0:0", Profiling: true, Cache: &cc, Retune: false}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ctx.Close() })
 		return ctx
 	}
-	t.Setenv("DGEN_TUNE", "")
+	t.Setenv("DGEN_RETUNE", "")
 	runs := map[int32]int{}
 	run := func(ctx *rt.Context, fault bool) func(q *rt.Queue, v int32) error {
 		buf, _ := rt.NewBuffer[int32](ctx, 64)

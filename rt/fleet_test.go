@@ -36,13 +36,7 @@ func TestRemoteTier(t *testing.T) {
 				var warn bytes.Buffer
 				cc := defaultCacheConfig()
 				cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(t.TempDir()))
-				cc.Remote.URL = srv.URL
-				cc.Remote.Getenv = func(name string) string {
-					if name == "DGEN_CACHE_REMOTE_KEY" {
-						return "test key"
-					}
-					return ""
-				}
+				cc.Remote.URL, cc.Remote.Key = srv.URL, "test key"
 				tr := trace.New()
 				rec := &trace.Recorder{}
 				tr.Subscribe(rec)
@@ -50,7 +44,7 @@ func TestRemoteTier(t *testing.T) {
 				if sel == "" {
 					sel = "cpu"
 				}
-				ctx, err := rt.OpenConfig(rt.Config{Device: sel, Cache: &cc, Tracer: tr, Logger: slog.New(slog.NewTextHandler(&warn, nil))})
+				ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: sel, Cache: &cc, Tracer: tr, Logger: slog.New(slog.NewTextHandler(&warn, nil))}))
 				if err != nil {
 					testenv.SkipWithoutDevice(t, err)
 					t.Fatal(err)
@@ -113,7 +107,7 @@ func TestRemoteDownWarnsOnce(t *testing.T) {
 	port := fleettest.FreePort(t)
 	ctx := openCacheLogged(t, &warn, func(c *rt.CacheConfig) {
 		c.Remote.URL = "redis://127.0.0.1:" + itoa(port)
-		c.Remote.Getenv = remoteEnv("DGEN_CACHE_REMOTE_KEY", "test key")
+		c.Remote.Key = "test key"
 	})
 	for i := range 3 {
 		p, err := raw.Build(ctx, "p", uniqueSource(itoa(i)), "")
@@ -132,17 +126,6 @@ func TestRemoteDownWarnsOnce(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// remoteEnv returns a getenv for the remote tier's variables that gives
-// value for name and nothing else.
-func remoteEnv(name, value string) func(string) string {
-	return func(n string) string {
-		if n == name {
-			return value
-		}
-		return ""
-	}
-}
-
 // TestRemoteUnsignedRefused: a remote tier without a signing key fails
 // Open with an error that says how to set one, unless the configuration
 // opts in to an unsigned store by DGEN_CACHE_REMOTE_UNSIGNED=insecure.
@@ -158,13 +141,16 @@ func TestRemoteUnsignedRefused(t *testing.T) {
 		{"opt-in misspelt", "DGEN_CACHE_REMOTE_UNSIGNED", "yes", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cc := defaultCacheConfig()
-			cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(t.TempDir()))
-			cc.Remote.URL = srv.URL
-			cc.Remote.Getenv = remoteEnv(tc.env, tc.value)
-			ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device(), Cache: &cc})
+			dir := t.TempDir()
+			cfg, err := rt.ConfigFromEnv(func(k string) string {
+				return map[string]string{"DGEN_CACHE_REMOTE": srv.URL, "DGEN_CACHE_DIR": dir, tc.env: tc.value}[k]
+			})
 			if err == nil {
-				ctx.Close()
+				cfg.Backend, cfg.Device = rt.Backend(testenv.Backend()), testenv.Device()
+				var ctx *rt.Context
+				if ctx, err = rt.OpenConfig(withEnv(t, cfg)); err == nil {
+					ctx.Close()
+				}
 			}
 			switch {
 			case tc.ok && err != nil:

@@ -103,7 +103,7 @@ var (
 // until the process ends, as a fuzzing worker's must.
 func fuzzFixture(t *testing.T) *sizesFixture {
 	sizesOnce.Do(func() {
-		ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
+		ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testenv.Device()}))
 		if err != nil {
 			sizesErr = err
 			return

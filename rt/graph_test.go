@@ -23,12 +23,9 @@ __kernel void axpb(__global const float *x, __global float *y, float a, float b,
 `
 
 // loopGraphs turns the device API's own graph objects off, through the
-// environment, for the contexts that the test opens next: their graphs
-// replay as loops of prepared commands.
-func loopGraphs(t testing.TB) {
-	t.Setenv("DGEN_OPENCL_COMMAND_BUFFER", "0")
-	t.Setenv("DGEN_CUDA_GRAPH", "0")
-}
+// environment (withEnv), for the contexts that the test opens next: their
+// graphs replay as loops of prepared commands.
+func loopGraphs(t testing.TB) { t.Setenv("DGEN_GRAPHS", "loop") }
 
 // checkNative checks how g was prepared: never as the device API's own
 // graph object in mode "loop"; as PoCL's command buffer in mode
@@ -596,29 +593,36 @@ func TestGraphCrossQueueReuse(t *testing.T) {
 	}
 }
 
-// TestGraphConfigEnv: DGEN_OPENCL_COMMAND_BUFFER and DGEN_CUDA_GRAPH,
-// read by rt when a context opens, choose how graphs are prepared; a
-// malformed value fails Open naming the variable.
+// TestGraphConfigEnv: DGEN_GRAPHS, and its old names
+// DGEN_OPENCL_COMMAND_BUFFER and DGEN_CUDA_GRAPH (0 is loop, on every
+// backend), read by Open, choose how graphs are prepared; a malformed
+// value fails Open naming the variable.
 func TestGraphConfigEnv(t *testing.T) {
 	tests := []struct {
-		cb, cu string
-		mode   string // for checkNative; "" for an error
-		err    string
+		graphs, cb, cu string
+		mode           string // for checkNative; "" for an error
+		err            string
 	}{
-		{"", "", "command-buffer", ""},
-		{"1", "yes", "command-buffer", ""},
-		{"0", "0", "loop", ""},
-		{"off", "no", "loop", ""},
-		{"", "0", "command-buffer", ""}, // the CUDA switch leaves PoCL's command buffers on
-		{"sometimes", "", "", `DGEN_OPENCL_COMMAND_BUFFER="sometimes": want 1`},
-		{"", "2", "", `DGEN_CUDA_GRAPH="2": want 1`},
+		{"", "", "", "command-buffer", ""},
+		{"native", "", "", "command-buffer", ""},
+		{"loop", "", "", "loop", ""},
+		{"", "1", "yes", "command-buffer", ""},
+		{"", "0", "0", "loop", ""},
+		{"", "off", "", "loop", ""},
+		{"", "", "0", "loop", ""},
+		{"auto", "0", "", "command-buffer", ""}, // the new name wins
+		{"sometimes", "", "", "", `DGEN_GRAPHS="sometimes"`},
+		{"", "sometimes", "", "", `DGEN_OPENCL_COMMAND_BUFFER="sometimes" (Config.Graphs): want 1`},
+		{"", "", "2", "", `DGEN_CUDA_GRAPH="2" (Config.Graphs): want 1`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.cb+","+tt.cu, func(t *testing.T) {
+		t.Run(tt.graphs+","+tt.cb+","+tt.cu, func(t *testing.T) {
+			t.Setenv("DGEN_GRAPHS", tt.graphs)
 			t.Setenv("DGEN_OPENCL_COMMAND_BUFFER", tt.cb)
 			t.Setenv("DGEN_CUDA_GRAPH", tt.cu)
 			if tt.err != "" {
-				ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+				t.Setenv("DGEN_DEVICE", "cpu")
+				ctx, err := rt.Open()
 				if err == nil {
 					ctx.Close()
 				}

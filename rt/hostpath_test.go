@@ -275,7 +275,7 @@ func BenchmarkHostPathTraced(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			cc := defaultCacheConfig()
 			cc.Disk.Persistent = false
-			ctx, err := rt.OpenConfig(rt.Config{Backend: "null", Device: "cpu", Cache: &cc, Trace: "perfetto:" + filepath.Join(b.TempDir(), "t.json") + tt.opts})
+			ctx, err := rt.OpenConfig(withEnv(b, rt.Config{Backend: "null", Device: "cpu", Cache: &cc, Trace: "perfetto:" + filepath.Join(b.TempDir(), "t.json") + tt.opts}))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -45,7 +45,7 @@ func TestTraceSubscribersLog(t *testing.T) {
 			var buf lockedBuffer
 			cc := defaultCacheConfig()
 			cc.Disk.Persistent = false
-			ctx, err := rt.OpenConfig(rt.Config{Backend: "fake", Device: "cpu", Cache: &cc, Trace: tt.spec, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+			ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: "fake", Device: "cpu", Cache: &cc, Trace: tt.spec, Logger: slog.New(slog.NewTextHandler(&buf, nil))}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -242,7 +242,7 @@ func multiDeviceConfig(t *testing.T) (rt.Config, bool) {
 // It fails the test unless the context has two devices or more.
 func openMulti(t *testing.T, cfg rt.Config) (*rt.Context, []*rt.Queue) {
 	t.Helper()
-	ctx, err := rt.OpenConfig(cfg)
+	ctx, err := rt.OpenConfig(withEnv(t, cfg))
 	if err != nil {
 		t.Fatalf("open %q on backend %q: %v", cfg.Device, cfg.Backend, err)
 	}
@@ -624,6 +624,7 @@ func testMultiClose(t *testing.T, cfg rt.Config) {
 		rounds = 3
 	}
 	var calls, afterClose int
+	cfg = withEnv(t, cfg)
 	for round := range rounds {
 		res := make(chan closeRound, 1)
 		go func() { res <- closeRace(cfg, time.Duration(rand.IntN(4000))*time.Microsecond) }()

@@ -17,25 +17,26 @@ import (
 // value came from, the argument a raw launch left unset, the declaration
 // that go generate has not registered.
 
-// TestDeviceEnvNamed opens a context whose device selector comes from
-// DGEN_DEVICE and matches nothing: the error names the variable, which a
-// selector given in Config is not.
+// TestDeviceEnvNamed opens a context whose device selector matches
+// nothing, or is not one: the error names the setting, the field and its
+// variable, and is the same whether the selector came from DGEN_DEVICE or
+// from Config.
 func TestDeviceEnvNamed(t *testing.T) {
-	const sel = "no-such-device-anywhere"
-	t.Setenv("DGEN_DEVICE", sel)
-	_, err := rt.Open()
-	if !errors.Is(err, rt.ErrNoDevice) || !strings.Contains(err.Error(), `DGEN_DEVICE="`+sel+`"`) {
-		t.Errorf("Open with DGEN_DEVICE=%s: %v, want ErrNoDevice naming DGEN_DEVICE", sel, err)
-	}
-	_, err = rt.OpenConfig(rt.Config{Device: sel})
-	if !errors.Is(err, rt.ErrNoDevice) || strings.Contains(err.Error(), "DGEN_DEVICE") {
-		t.Errorf("OpenConfig with Device %s: %v, want ErrNoDevice without DGEN_DEVICE", sel, err)
-	}
-	for _, bad := range []string{"0:", "0:0,0:1"} {
-		t.Setenv("DGEN_DEVICE", bad)
-		_, err := rt.Open()
-		if !errors.Is(err, rt.ErrInvalidArgument) || !strings.Contains(err.Error(), `DGEN_DEVICE="`+bad+`"`) {
-			t.Errorf("Open with DGEN_DEVICE=%s: %v, want ErrInvalidArgument naming DGEN_DEVICE", bad, err)
+	for _, tc := range []struct {
+		sel  string
+		want error
+	}{{"no-such-device-anywhere", rt.ErrNoDevice}, {"0:", rt.ErrInvalidArgument}, {"0:0,0:1", rt.ErrInvalidArgument}} {
+		t.Setenv("DGEN_DEVICE", tc.sel)
+		_, envErr := rt.Open()
+		t.Setenv("DGEN_DEVICE", "")
+		_, cfgErr := rt.OpenConfig(rt.Config{Device: tc.sel})
+		for _, err := range []error{envErr, cfgErr} {
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), "Config.Device (DGEN_DEVICE)") {
+				t.Errorf("selector %q: %v, want %v naming Config.Device (DGEN_DEVICE)", tc.sel, err, tc.want)
+			}
+		}
+		if envErr != nil && cfgErr != nil && envErr.Error() != cfgErr.Error() {
+			t.Errorf("selector %q: from the environment %v, from Config %v; want the same", tc.sel, envErr, cfgErr)
 		}
 	}
 }

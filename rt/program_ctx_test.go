@@ -27,7 +27,7 @@ var (
 // first launch builds nothing.
 func TestProgramBuild(t *testing.T) {
 	t.Setenv("DGEN_CACHE_DIR", t.TempDir())
-	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testenv.Device()}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)

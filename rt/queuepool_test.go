@@ -15,7 +15,7 @@ func openPool(t *testing.T, max int) *rt.Context {
 	t.Helper()
 	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
-	ctx, err := rt.OpenConfig(rt.Config{Backend: "fake", Device: "cpu", Cache: &cc, QueuePool: max})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: "fake", Device: "cpu", Cache: &cc, QueuePool: max}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestCloseReleasesMemory(t *testing.T) {
 // freeAfter is set.
 func closeCycle(t *testing.T, freeAfter bool) {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{Device: "cpu"})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: "cpu"}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)

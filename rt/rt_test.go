@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +27,7 @@ import (
 func openCPU(t testing.TB) *rt.Context {
 	t.Helper()
 	sel := testenv.Device()
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: sel, Profiling: true}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open context on %q (apt-get install pocl-opencl-icd): %v", sel, err)
@@ -351,7 +352,7 @@ func TestTwoDevices(t *testing.T) {
 	if sel == "" {
 		t.Fatal("no PoCL platform")
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.BackendOpenCL, Device: sel}) // PoCL's, whatever DGEN_BACKEND says
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Backend: rt.BackendOpenCL, Device: sel})) // PoCL's, whatever DGEN_BACKEND says
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
@@ -491,10 +492,27 @@ func cq(q *rt.Queue) *core.Queue     { return (*core.Queue)(q) }
 func ce(e *rt.Event) *core.Event     { return (*core.Event)(e) }
 func cg(g *rt.Graph) *core.Graph     { return (*core.Graph)(g) }
 
-// defaultCacheConfig returns the cache configuration of an empty
-// environment.
-func defaultCacheConfig() rt.CacheConfig {
-	c := core.DefaultCacheConfig()
-	return rt.CacheConfig{InMemory: c.InMemory, EvictionThreshold: c.EvictionThreshold, CompileOptions: c.CompileOptions,
-		Disk: rt.DiskCacheConfig(c.Disk), Remote: rt.RemoteCacheConfig(c.Remote)}
+// withEnv returns cfg with the fields that it leaves at their zero value
+// taken from the environment (rt.ConfigFromEnv), as the tests of this
+// package open their contexts: on the backend and device that
+// DGEN_BACKEND and DGEN_DEVICE select (the GPU bundle runs them so), with
+// the persistent cache in TestMain's DGEN_CACHE_DIR, and with what a test
+// sets by t.Setenv. OpenConfig itself reads no variable.
+func withEnv(t testing.TB, cfg rt.Config) rt.Config {
+	t.Helper()
+	env, err := rt.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		t.Fatalf("the environment's configuration: %v", err)
+	}
+	dst, src := reflect.ValueOf(&cfg).Elem(), reflect.ValueOf(env)
+	for i := range dst.NumField() {
+		if dst.Field(i).IsZero() {
+			dst.Field(i).Set(src.Field(i))
+		}
+	}
+	return cfg
 }
+
+// defaultCacheConfig returns the cache configuration of a Config without
+// one (the persistent cache is off in a test binary).
+func defaultCacheConfig() rt.CacheConfig { return rt.DefaultCacheConfig() }

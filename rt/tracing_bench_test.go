@@ -46,12 +46,12 @@ func benchContextFor(b *testing.B, spec string) *rt.Context {
 	if ctx := tracedContexts[spec]; ctx != nil {
 		return ctx
 	}
-	cfg, err := rt.ConfigFromEnv(nil)
+	cfg, err := rt.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg.Trace = spec
-	ctx, err := rt.OpenConfig(cfg)
+	ctx, err := rt.OpenConfig(withEnv(b, cfg))
 	if err != nil {
 		testenv.SkipWithoutDevice(b, err)
 		b.Fatal(err)
@@ -202,7 +202,7 @@ func TestTraceHostAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: testDevice(), Trace: "perfetto:" + os.DevNull})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testDevice(), Trace: "perfetto:" + os.DevNull}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)

@@ -65,7 +65,7 @@ func openTraced(t testing.TB) (*rt.Context, *trace.Recorder) {
 	rec := &trace.Recorder{}
 	tr.Subscribe(rec)
 	sel := testDevice()
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Tracer: tr})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: sel, Tracer: tr}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open traced context on %q: %v", sel, err)
@@ -420,7 +420,7 @@ func testTraceEnv(t *testing.T, device string, profiling bool, devSlices int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, err := rt.OpenConfig(cfg)
+	ctx, err := rt.OpenConfig(withEnv(t, cfg))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
@@ -528,7 +528,7 @@ func TestTraceMalformedSpec(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), trace.EnvVar) {
 				t.Errorf("ConfigFromEnv with %s=%q: error %v, want one naming the variable", trace.EnvVar, spec, err)
 			}
-			ctx, err := rt.OpenConfig(rt.Config{Device: "cpu", Trace: spec})
+			ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: "cpu", Trace: spec}))
 			if err == nil {
 				ctx.Close()
 				t.Errorf("OpenConfig with Trace %q: no error", spec)
@@ -871,7 +871,7 @@ func traceChild(t *testing.T, mode string) {
 // contains, on the same track, the commands enqueued within it.
 func TestTraceRanges(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "trace.json")
-	ctx, err := rt.OpenConfig(rt.Config{Device: testDevice(), Trace: "perfetto:" + file})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testDevice(), Trace: "perfetto:" + file}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
@@ -924,13 +924,13 @@ func TestTwoContextsOnePath(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.json")
 	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
-	first, err := rt.OpenConfig(rt.Config{Device: testDevice(), Cache: &cc, Trace: "perfetto:" + path})
+	first, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testDevice(), Cache: &cc, Trace: "perfetto:" + path}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
 	}
 	var log lockedBuffer
-	second, err := rt.OpenConfig(rt.Config{Device: testDevice(), Cache: &cc, Trace: "perfetto:" + path, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	second, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testDevice(), Cache: &cc, Trace: "perfetto:" + path, Logger: slog.New(slog.NewTextHandler(&log, nil))}))
 	if err != nil {
 		first.Close()
 		t.Fatalf("second context: %v, want it to open without the trace file", err)

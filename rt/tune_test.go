@@ -68,13 +68,7 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool)
 	cc := defaultCacheConfig()
 	cc.Disk = rt.DiskCacheConfig(core.DefaultDiskCache(dir))
 	if remote != "" {
-		cc.Remote.URL = remote
-		cc.Remote.Getenv = func(name string) string {
-			if name == "DGEN_CACHE_REMOTE_KEY" {
-				return "fleet key"
-			}
-			return ""
-		}
+		cc.Remote.URL, cc.Remote.Key = remote, "fleet key"
 	}
 	tr := trace.New()
 	rec := &trace.Recorder{}
@@ -83,7 +77,7 @@ func openTune(t *testing.T, dir, remote string, warn *bytes.Buffer, retune bool)
 	if sel == "" {
 		sel = "cpu"
 	}
-	ctx, err := rt.OpenConfig(rt.Config{Device: sel, Profiling: true, Retune: retune, Cache: &cc, Tracer: tr, Logger: slog.New(slog.NewTextHandler(warn, nil))})
+	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: sel, Profiling: true, Retune: retune, Cache: &cc, Tracer: tr, Logger: slog.New(slog.NewTextHandler(warn, nil))}))
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)
@@ -129,7 +123,7 @@ func runReps(t *testing.T, ctx *rt.Context, k *codegen.Kernel, runs *int) func(*
 func TestTune(t *testing.T) {
 	dir := t.TempDir()
 	var warn bytes.Buffer
-	t.Setenv("DGEN_TUNE", "")
+	t.Setenv("DGEN_RETUNE", "")
 	for i, want := range []struct {
 		retune bool
 		cached bool
@@ -272,7 +266,7 @@ func TestTuneBadInput(t *testing.T) {
 	if _, err := tuneFull(context.Background(), q, &repsConst, nil); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("nil function: %v; want ErrInvalidArgument", err)
 	}
-	plain, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
+	plain, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testenv.Device()}))
 	if err == nil {
 		defer plain.Close()
 		_, err := tuneFull(context.Background(), plain.Queue(), &repsConst, func(*rt.Queue, int32) error { return nil })
@@ -347,7 +341,7 @@ func TestTuneRecordWithoutProfiling(t *testing.T) {
 	if sel == "" {
 		sel = "cpu"
 	}
-	plain, err := rt.OpenConfig(rt.Config{Device: sel, Cache: &cc})
+	plain, err := rt.OpenConfig(withEnv(t, rt.Config{Device: sel, Cache: &cc}))
 	if err != nil {
 		t.Fatal(err)
 	}

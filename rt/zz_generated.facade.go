@@ -231,7 +231,8 @@ type CacheConfig struct {
 	// (DGEN_PROGRAM_COMPILE_OPTIONS) and are part of every cache key.
 	CompileOptions string
 	// Disk configures the persistent cache (DGEN_CACHE_DIR and the other
-	// DGEN_CACHE_ variables). Disk.Persistent false turns it off.
+	// DGEN_CACHE_ variables). Disk.Persistent false turns it off; the zero
+	// DiskCacheConfig is off.
 	Disk DiskCacheConfig
 	// Remote configures the shared tier beneath the persistent cache
 	// (DGEN_CACHE_REMOTE). An empty Remote.URL turns it off.
@@ -240,20 +241,28 @@ type CacheConfig struct {
 
 // toCoreCacheConfig returns x as the core takes it.
 func toCoreCacheConfig(x CacheConfig) core.CacheConfig {
-	return core.CacheConfig{InMemory: x.InMemory, EvictionThreshold: x.EvictionThreshold, CompileOptions: x.CompileOptions, Disk: core.DiskCacheConfig(x.Disk), Remote: core.RemoteCacheConfig(x.Remote)}
+	return core.CacheConfig{InMemory: x.InMemory, EvictionThreshold: x.EvictionThreshold, CompileOptions: x.CompileOptions, Disk: core.DiskCacheConfig(x.Disk), Remote: toCoreRemoteCacheConfig(x.Remote)}
 }
 
 // fromCoreCacheConfig returns c as rt shows it.
 func fromCoreCacheConfig(c core.CacheConfig) CacheConfig {
-	return CacheConfig{InMemory: c.InMemory, EvictionThreshold: c.EvictionThreshold, CompileOptions: c.CompileOptions, Disk: DiskCacheConfig(c.Disk), Remote: RemoteCacheConfig(c.Remote)}
+	return CacheConfig{InMemory: c.InMemory, EvictionThreshold: c.EvictionThreshold, CompileOptions: c.CompileOptions, Disk: DiskCacheConfig(c.Disk), Remote: fromCoreRemoteCacheConfig(c.Remote)}
 }
 
 // DiskCacheConfig configures the persistent program cache, a directory of
 // program binaries shared by the processes of a machine. `dgen cache`
-// lists, checks and clears it.
+// lists, checks and clears it. Each field means what it says, zero
+// included (MaxSize 0 is no bound): DefaultCacheConfig's Disk has the
+// documented defaults.
 type DiskCacheConfig struct {
-	// Dir is the cache root, created if missing (DGEN_CACHE_DIR, default
-	// the user cache directory's dgen).
+	// Dir is the cache root, created if missing (DGEN_CACHE_DIR); empty
+	// means the user cache directory's dgen (os.UserCacheDir). A relative
+	// directory is made absolute when the context opens, so that a later
+	// chdir does not move the cache. A root removed while the context runs
+	// is made again at the next store; something else put in its place is
+	// used only if the cache may write there (a dgen cache directory, or
+	// an empty one), else the cache turns off: each once said through
+	// Config.Logger.
 	Dir string
 	// Persistent turns the cache on (DGEN_CACHE_PERSISTENT, default on
 	// except in test binaries, where DGEN_CACHE_DIR must name a directory).
@@ -263,8 +272,8 @@ type DiskCacheConfig struct {
 	// eviction off (DGEN_CACHE_MAX_SIZE, default 8 GiB).
 	MaxSize int64
 	// MaxAge is the time after its last access at which an entry is
-	// evicted; 0 turns age-based eviction off (DGEN_CACHE_THRESHOLD_DAYS,
-	// default 7 days).
+	// evicted; 0 turns age-based eviction off (DGEN_CACHE_MAX_AGE, default
+	// 7 days).
 	MaxAge time.Duration
 	// EvictionDisabled turns size- and age-based eviction off
 	// (DGEN_CACHE_EVICTION_DISABLE).
@@ -274,10 +283,10 @@ type DiskCacheConfig struct {
 	// (DGEN_CACHE_MIN_IMAGE_SIZE, default 0; DGEN_CACHE_MAX_IMAGE_SIZE,
 	// default 1 GiB).
 	MinImageSize, MaxImageSize int64
-	// LockWait is how long a build waits for another process that is
+	// LockTimeout is how long a build waits for another process that is
 	// building or writing the same program before it goes on without it;
-	// 0 means 2 minutes (DGEN_CACHE_LOCK_TIMEOUT).
-	LockWait time.Duration
+	// 0 means 2 minutes (DGEN_CACHE_LOCK_TIMEOUT, default 2 minutes).
+	LockTimeout time.Duration
 	// Trace logs every cache decision, and the remote tier's, through
 	// Config.Logger at level Info (DGEN_CACHE_TRACE).
 	Trace bool
@@ -291,16 +300,46 @@ type RemoteCacheConfig struct {
 	// URL names the store: redis://HOST:PORT or http(s)://HOST/PATH
 	// (DGEN_CACHE_REMOTE); empty means no remote tier.
 	URL string
-	// Getenv reads the tier's other settings (DGEN_CACHE_REMOTE_MODE,
-	// DGEN_CACHE_REMOTE_KEY, DGEN_CACHE_REMOTE_TIMEOUT and
-	// DGEN_CACHE_REMOTE_LEASE: see rt/fleetcache); nil means os.Getenv.
-	Getenv func(string) string
+	// Mode is the direction of transfers (DGEN_CACHE_REMOTE_MODE, default
+	// RemoteReadWrite).
+	Mode RemoteMode
+	// Key is a secret that only the nodes hold: entries are signed with
+	// HMAC-SHA-256 under it, and unsigned or wrongly signed ones are
+	// ignored (DGEN_CACHE_REMOTE_KEY). Without a Key, Open fails unless
+	// Unsigned is set.
+	Key string
+	// Unsigned uses the store without a Key, running whatever anyone who
+	// can write to it puts there: for a store that only trusted nodes can
+	// reach (DGEN_CACHE_REMOTE_UNSIGNED=insecure).
+	Unsigned bool
+	// Timeout bounds every request to the store; 0 means 2 seconds
+	// (DGEN_CACHE_REMOTE_TIMEOUT).
+	Timeout time.Duration
+	// Lease is how long a builder's claim on a program lasts without
+	// renewal, the most that a builder that died costs the processes that
+	// wait; 0 means 10 seconds (DGEN_CACHE_REMOTE_LEASE).
+	Lease time.Duration
 }
 
-// Config says which backend and devices a context opens, and how. A field
-// left at its zero value is filled from its DGEN_ variable when the
-// context opens (see ConfigFromEnv); a field that is set wins over its
-// variable.
+// toCoreRemoteCacheConfig returns x as the core takes it.
+func toCoreRemoteCacheConfig(x RemoteCacheConfig) core.RemoteCacheConfig {
+	return core.RemoteCacheConfig{URL: x.URL, Mode: core.RemoteMode(x.Mode), Key: x.Key, Unsigned: x.Unsigned, Timeout: x.Timeout, Lease: x.Lease}
+}
+
+// fromCoreRemoteCacheConfig returns c as rt shows it.
+func fromCoreRemoteCacheConfig(c core.RemoteCacheConfig) RemoteCacheConfig {
+	return RemoteCacheConfig{URL: c.URL, Mode: RemoteMode(c.Mode), Key: c.Key, Unsigned: c.Unsigned, Timeout: c.Timeout, Lease: c.Lease}
+}
+
+// Config says which backend and devices a context opens, and how. It
+// means what it says: OpenConfig reads no DGEN_ variable, and the zero
+// Config is the documented defaults (as the zero http.Server or
+// slog.HandlerOptions is), whatever the environment holds. Open reads the
+// environment (ConfigFromEnv), where each field's variable, named in its
+// doc, sets it. Every setting is checked once, whichever it came from: a
+// bad value (a selector that is not one, a negative size) fails Open with
+// an error wrapping ErrInvalidArgument that names the field and its
+// variable, the same error from Go code as from the environment.
 type Config struct {
 	// Backend is the backend to open (DGEN_BACKEND); BackendAuto chooses
 	// one: rt/cuda for an NVIDIA GPU when it is imported (rt/backends)
@@ -327,7 +366,7 @@ type Config struct {
 	// sampling turns it on too.
 	Profiling bool
 	// Retune makes SpecConst.Tune time the candidates even where a tuning
-	// record exists, and record the new winner (DGEN_TUNE=force).
+	// record exists, and record the new winner (DGEN_RETUNE=1).
 	Retune bool
 	// SyncLaunches is a debugging setting (DGEN_SYNC_LAUNCHES=1), as
 	// CUDA_LAUNCH_BLOCKING is CUDA's: every kernel launch (and graph
@@ -367,8 +406,8 @@ type Config struct {
 	// Trace selects the built-in trace subscribers and the device-time
 	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
 	// "perfetto:PATH", "summary", "log", "device=16", "clock=mono",
-	// comma-separated (DGEN_TRACE_CLOCK=mono adds clock=mono where it
-	// names no clock).
+	// comma-separated (in the environment, DGEN_TRACE_CLOCK=mono adds
+	// clock=mono where DGEN_TRACE names no clock).
 	// Empty means none. It is ignored when Tracer is set. The summary and
 	// log subscribers without a path write through Logger, one Info
 	// record a line.
@@ -376,12 +415,13 @@ type Config struct {
 	// Tracer, if set, is the tracer the context reports to, with the
 	// subscribers Go code gave it; the context does not close it.
 	Tracer *trace.Tracer
-	// Cache configures the kernel/program cache; nil means what the
-	// environment asks for (the cache variables of ConfigFromEnv).
+	// Cache configures the kernel/program cache; nil means the defaults,
+	// DefaultCacheConfig.
 	Cache *CacheConfig
-	// Graphs says what command graphs (Queue.Record) are prepared as:
-	// GraphsAuto (the zero value) asks DGEN_OPENCL_COMMAND_BUFFER and
-	// DGEN_CUDA_GRAPH, GraphsNative and GraphsLoop do not.
+	// Graphs says what command graphs (Queue.Record) are prepared as
+	// (DGEN_GRAPHS): the device API's own graph objects where the backend
+	// has them (GraphsAuto, the zero value), or a loop of prepared
+	// commands (GraphsLoop).
 	Graphs GraphMode
 	// QueuePool bounds the queues of the context's pool at each queue
 	// priority (Context.AcquireQueue, AcquireQueueConfig), which makes
@@ -395,50 +435,27 @@ type Config struct {
 	// trace summary and log without a path (Trace); nil means
 	// slog.Default() at the time of each message.
 	Logger *slog.Logger
+	// CUDALibrary is the CUDA driver library that rt/cuda opens
+	// (DGEN_CUDA_LIBRARY): a path, for a driver outside the loader's path;
+	// empty means libcuda.so.1. rt/cuda loads it once per process, at the
+	// first Open that asks it for devices, which decides.
+	CUDALibrary string
+	// CUPTILibrary is the CUPTI library with which rt/cuda times kernels
+	// when tracing reports every command's device times
+	// (DGEN_CUPTI_LIBRARY): empty means the loader's libcupti.so, then the
+	// CUDA toolkit's; "none" means CUDA events time them. Loaded once per
+	// process, as CUDALibrary is.
+	CUPTILibrary string
 }
 
 // toCoreConfig returns x as the core takes it.
 func toCoreConfig(x Config) core.Config {
-	return core.Config{Backend: core.Backend(x.Backend), Device: x.Device, Profiling: x.Profiling, Retune: x.Retune, SyncLaunches: x.SyncLaunches, AllocPolicy: core.AllocPolicy(x.AllocPolicy), AllocMaxHeld: x.AllocMaxHeld, MemoryLimit: x.MemoryLimit, Trace: x.Trace, Tracer: x.Tracer, Cache: toCoreCacheConfigPtr(x.Cache), Graphs: core.GraphMode(x.Graphs), QueuePool: x.QueuePool, Logger: x.Logger}
+	return core.Config{Backend: core.Backend(x.Backend), Device: x.Device, Profiling: x.Profiling, Retune: x.Retune, SyncLaunches: x.SyncLaunches, AllocPolicy: core.AllocPolicy(x.AllocPolicy), AllocMaxHeld: x.AllocMaxHeld, MemoryLimit: x.MemoryLimit, Trace: x.Trace, Tracer: x.Tracer, Cache: toCoreCacheConfigPtr(x.Cache), Graphs: core.GraphMode(x.Graphs), QueuePool: x.QueuePool, Logger: x.Logger, CUDALibrary: x.CUDALibrary, CUPTILibrary: x.CUPTILibrary}
 }
 
 // fromCoreConfig returns c as rt shows it.
 func fromCoreConfig(c core.Config) Config {
-	return Config{Backend: Backend(c.Backend), Device: c.Device, Profiling: c.Profiling, Retune: c.Retune, SyncLaunches: c.SyncLaunches, AllocPolicy: AllocPolicy(c.AllocPolicy), AllocMaxHeld: c.AllocMaxHeld, MemoryLimit: c.MemoryLimit, Trace: c.Trace, Tracer: c.Tracer, Cache: fromCoreCacheConfigPtr(c.Cache), Graphs: GraphMode(c.Graphs), QueuePool: c.QueuePool, Logger: c.Logger}
-}
-
-// ConfigFromEnv returns the configuration that the environment asks for,
-// reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
-// selector), DGEN_BACKEND (auto or a registered backend), DGEN_PROFILE
-// (1 or 0), DGEN_ALLOC_POLICY (full, tagged or bestfit),
-// DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
-// DGEN_MEMORY_LIMIT (a byte count; 0 for no limit: see Config.MemoryLimit),
-// DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
-// Config.Retune), DGEN_SYNC_LAUNCHES (1 or 0: see Config.SyncLaunches) and
-// the cache variables:
-//
-//	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
-//	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)
-//	DGEN_PROGRAM_COMPILE_OPTIONS          extra build options (default none)
-//	DGEN_CACHE_REMOTE                     the shared tier's store (rt/fleetcache, opt-in)
-//
-// and those of DiskCacheConfig's fields (DGEN_CACHE_DIR, DGEN_CACHE_PERSISTENT,
-// ...). In a test binary the persistent cache is off unless DGEN_CACHE_DIR
-// names a directory. A malformed value is an error that names the variable
-// and, for a closed set, its valid values.
-//
-// With Config.Graphs left at GraphsAuto, Open and OpenConfig also read the
-// variables that allow command graphs (Queue.Record) to use the device
-// API's own graph objects:
-//
-//	DGEN_OPENCL_COMMAND_BUFFER            1 or 0 (default 1): OpenCL command buffers
-//	DGEN_CUDA_GRAPH                       1 or 0 (default 1): CUDA graphs
-//
-// With one at 0, graphs on that backend replay as a loop of prepared
-// commands, one backend call per launch.
-func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	r0, r1 := core.ConfigFromEnv(getenv)
-	return fromCoreConfig(r0), r1
+	return Config{Backend: Backend(c.Backend), Device: c.Device, Profiling: c.Profiling, Retune: c.Retune, SyncLaunches: c.SyncLaunches, AllocPolicy: AllocPolicy(c.AllocPolicy), AllocMaxHeld: c.AllocMaxHeld, MemoryLimit: c.MemoryLimit, Trace: c.Trace, Tracer: c.Tracer, Cache: fromCoreCacheConfigPtr(c.Cache), Graphs: GraphMode(c.Graphs), QueuePool: c.QueuePool, Logger: c.Logger, CUDALibrary: c.CUDALibrary, CUPTILibrary: c.CUPTILibrary}
 }
 
 // Context is an open backend context over one or more devices of one
@@ -916,15 +933,47 @@ type GraphMode core.GraphMode
 // The graph modes.
 const (
 	// GraphsAuto uses the device API's own graph objects (OpenCL command
-	// buffers, CUDA graphs) unless DGEN_OPENCL_COMMAND_BUFFER or
-	// DGEN_CUDA_GRAPH is 0 ("auto").
+	// buffers, CUDA graphs) wherever the backend has them ("auto").
 	GraphsAuto = GraphMode(core.GraphsAuto)
-	// GraphsNative uses them wherever the backend has them ("native").
+	// GraphsNative is GraphsAuto ("native").
 	GraphsNative = GraphMode(core.GraphsNative)
 	// GraphsLoop replays every graph as a loop of prepared commands, one
 	// backend call per launch ("loop").
 	GraphsLoop = GraphMode(core.GraphsLoop)
 )
+
+// RemoteMode says which way entries flow between a node and the shared
+// tier (RemoteCacheConfig.Mode, DGEN_CACHE_REMOTE_MODE). The zero
+// RemoteMode is RemoteReadWrite.
+type RemoteMode core.RemoteMode
+
+// The remote modes.
+const (
+	// RemoteReadWrite fetches entries and publishes the programs the node
+	// builds ("read_write").
+	RemoteReadWrite = RemoteMode(core.RemoteReadWrite)
+	// RemoteRead fetches entries and publishes nothing: a node that runs
+	// code but must not supply it ("read").
+	RemoteRead = RemoteMode(core.RemoteRead)
+	// RemoteWrite publishes and never fetches: a node that warms the cache
+	// ("write").
+	RemoteWrite = RemoteMode(core.RemoteWrite)
+)
+
+// String returns "read_write", "read" or "write".
+func (m RemoteMode) String() string {
+	return core.RemoteMode(m).String()
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (m RemoteMode) MarshalText() ([]byte, error) {
+	return core.RemoteMode(m).MarshalText()
+}
+
+// UnmarshalText parses "read_write", "read" or "write", in any case.
+func (m *RemoteMode) UnmarshalText(b []byte) error {
+	return (*core.RemoteMode)(m).UnmarshalText(b)
+}
 
 // String returns "auto", "native" or "loop".
 func (m GraphMode) String() string {
@@ -1002,6 +1051,68 @@ func (b Backend) MarshalText() ([]byte, error) {
 // registered ones.
 func (b *Backend) UnmarshalText(text []byte) error {
 	return (*core.Backend)(b).UnmarshalText(text)
+}
+
+// EnvVar is one variable of the process environment that dgen reads.
+type EnvVar struct {
+	// Name is the variable's name, such as "DGEN_DEVICE".
+	Name string
+	// Field is the Config field that the variable sets, such as
+	// "Cache.Disk.MaxSize"; empty for a library's variable.
+	Field string
+	// Default is what the variable means unset.
+	Default string
+	// Doc says what the variable does and what it takes. A boolean takes
+	// 1, true, on or yes, or 0, false, off or no; a size, a number of
+	// bytes with an optional K, M, G or T (powers of 1024); a duration, a
+	// Go duration such as 30s.
+	Doc string
+	// Deprecated, for an old name that is still read, names the variable
+	// that replaces it.
+	Deprecated string
+	// Library, for a variable of a driver library that dgen reads (or
+	// sets) as the library does, names the library: Open and OpenConfig
+	// read such a variable from the process environment whatever the
+	// Config says, since the library reads it there.
+	Library string
+}
+
+// EnvVars returns every variable of the process environment that dgen
+// reads, in the order ConfigFromEnv reads them: the one table of them,
+// which `dgen env` prints.
+func EnvVars() []EnvVar {
+	return fromCoreEnvVarSlice(core.EnvVars())
+}
+
+// ConfigFromEnv returns the configuration that the environment asks for,
+// reading the DGEN_ variables through getenv (os.Getenv in a program, and
+// if nil; a map's lookup in a test), and checks it as Open does: the documented
+// defaults, with each variable that is set parsed into the field whose
+// doc names it (the cache's defaults are DefaultCacheConfig's; in a test
+// binary the persistent cache is off unless DGEN_CACHE_DIR is set). It
+// reads the variables of EnvVars, and only them: `dgen env` prints them,
+// each with its field, its default and what it takes. A deprecated name
+// (DGEN_TUNE, DGEN_CACHE_THRESHOLD_DAYS, DGEN_OPENCL_COMMAND_BUFFER,
+// DGEN_CUDA_GRAPH) is read where its replacement is unset, and said once
+// through slog.Default(). A malformed value is an error wrapping
+// ErrInvalidArgument that names the variable and the field (and, for a
+// closed set, the valid values); the other fields still hold their values.
+//
+// To open as the environment says with some fields of the program's own,
+// set them on what ConfigFromEnv returns and call OpenConfig.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	r0, r1 := core.ConfigFromEnv(getenv)
+	return fromCoreConfig(r0), r1
+}
+
+// DefaultCacheConfig returns the cache configuration that a Config
+// without a Cache means: the documented default of every field (in-memory
+// caching on without eviction, the persistent cache on under the user
+// cache directory with its bounds, no remote tier). In a test binary the
+// persistent cache is off, so that tests never write to the user's cache.
+// Change what you need of it and set Config.Cache to it.
+func DefaultCacheConfig() CacheConfig {
+	return fromCoreCacheConfig(core.DefaultCacheConfig())
 }
 
 // Sentinel errors. Errors returned by rt wrap one of these where it applies,
@@ -1442,17 +1553,20 @@ type ImageRegion struct {
 	RowPitch, SlicePitch int
 }
 
-// Open opens a context as the environment says (ConfigFromEnv): on the
-// device that DGEN_DEVICE selects, by default the first GPU, else the
-// first CPU device. It is OpenConfig(Config{}).
+// Open opens a context as the environment says: it is OpenConfig of
+// ConfigFromEnv(os.Getenv), on the device that DGEN_DEVICE selects, by
+// default the first GPU, else the first CPU device. A malformed variable
+// fails it with an error that names the variable.
 func Open() (*Context, error) {
 	r0, r1 := core.Open()
 	return (*Context)(r0), r1
 }
 
-// OpenConfig opens a context as cfg says, with the fields that cfg leaves
-// at their zero value filled from the environment (ConfigFromEnv): a field
-// that cfg sets wins over its DGEN_ variable.
+// OpenConfig opens a context as cfg says, and only as it says: it reads
+// no DGEN_ variable, and a field left at its zero value has its documented
+// default, whatever the environment holds (ConfigFromEnv reads that). It
+// checks every setting first: a bad one fails it with an error wrapping
+// ErrInvalidArgument that names the field.
 func OpenConfig(cfg Config) (*Context, error) {
 	r0, r1 := core.OpenConfig(toCoreConfig(cfg))
 	return (*Context)(r0), r1
@@ -2055,7 +2169,7 @@ func (c *Context) Tracer() *trace.Tracer {
 // Reading a record needs nothing more; timing candidates needs a context
 // that profiles (Config.Profiling, DGEN_PROFILE=1), and Tune fails where
 // there is no record and q does not profile. Config.Retune
-// (DGEN_TUNE=force) re-tunes, ignoring records. A record that cannot be
+// (DGEN_RETUNE=1) re-tunes, ignoring records. A record that cannot be
 // read, or names a value that is not a candidate, is reported by a warning
 // and tuned again; it never chooses a value. A device fault stops the
 // tuning, which records nothing.
@@ -2119,6 +2233,18 @@ func fromCoreDeviceSlice(c []*core.Device) []*Device {
 	return s
 }
 
+// fromCoreEnvVarSlice returns c as rt shows it.
+func fromCoreEnvVarSlice(c []core.EnvVar) []EnvVar {
+	if c == nil {
+		return nil
+	}
+	s := make([]EnvVar, len(c))
+	for i, e := range c {
+		s[i] = EnvVar(e)
+	}
+	return s
+}
+
 // funcQueue returns f as the core takes it; nil for nil, which the core refuses.
 func funcQueue(f func(q *Queue) error) func(q *core.Queue) error {
 	if f == nil {
@@ -2168,6 +2294,18 @@ func toCoreDeviceSlice(s []*Device) []*core.Device {
 	c := make([]*core.Device, len(s))
 	for i, e := range s {
 		c[i] = toCoreDevice(e)
+	}
+	return c
+}
+
+// toCoreEnvVarSlice returns s as the core takes it.
+func toCoreEnvVarSlice(s []EnvVar) []core.EnvVar {
+	if s == nil {
+		return nil
+	}
+	c := make([]core.EnvVar, len(s))
+	for i, e := range s {
+		c[i] = core.EnvVar(e)
 	}
 	return c
 }

@@ -138,7 +138,15 @@ func (s summary) OK() bool {
 func run(o options, out io.Writer) (summary, error) {
 	sum := summary{AllWithin1s: true, CloseOK: true}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	cfg := rt.Config{Backend: rt.Backend(o.backend), SyncLaunches: o.sync, Logger: log}
+	cfg, err := rt.ConfigFromEnv(os.Getenv) // DGEN_DEVICE, DGEN_CACHE_DIR, ... as rt.Open reads them
+	if err != nil {
+		return sum, err
+	}
+	if o.backend != "" {
+		cfg.Backend = rt.Backend(o.backend)
+	}
+	cfg.SyncLaunches = cfg.SyncLaunches || o.sync
+	cfg.Logger = log
 	if o.prewarm {
 		prewarm(cfg, log)
 	}

@@ -75,7 +75,7 @@ func main() {
 	default:
 		fail(fmt.Errorf("-backend %q: want cuda, opencl or cpu", *backend))
 	}
-	cc, err := rt.ConfigFromEnv(nil)
+	cc, err := rt.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		fail(err)
 	}

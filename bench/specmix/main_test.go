@@ -39,7 +39,7 @@ func TestRun(t *testing.T) {
 // instance is parked, allocates nothing, as one that gives none.
 func TestLaunchAllocs(t *testing.T) {
 	testenv.RequireDevice(t)
-	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(testenv.Backend()), Device: testenv.Device()})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)

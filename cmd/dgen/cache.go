@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/fleetcache"
 )
@@ -24,10 +25,11 @@ const cacheUsage = `usage: dgen cache <ls|stat|verify|clear|gc> [-json] [argumen
   verify [-remove] check every checksum; -remove deletes bad entries
   clear [DEVICE]   remove every entry, or those of devices whose hash starts
                    with DEVICE or whose name or platform contains it
-  gc               evict now: entries older than DGEN_CACHE_THRESHOLD_DAYS,
+  gc               evict now: entries older than DGEN_CACHE_MAX_AGE,
                    then least recently used ones down to half DGEN_CACHE_MAX_SIZE
 
-The cache is the one DGEN_CACHE_DIR names (default: the user cache directory + /dgen).
+The cache is the one DGEN_CACHE_DIR names (default: the user cache directory + /dgen),
+with the other DGEN_CACHE_ settings of the environment (dgen env lists them).
 `
 
 // remoteStats is what `dgen cache stat` says of the remote tier.
@@ -36,13 +38,25 @@ type remoteStats struct {
 	fleetcache.Stats
 }
 
-func remoteStat(dir string) remoteStats {
+func remoteStat(dir string, cfg rt.RemoteCacheConfig) remoteStats {
 	r := remoteStats{URL: "none"}
-	if cfg, err := fleetcache.ConfigFromEnv(os.Getenv); err == nil && cfg.URL != "" {
+	if cfg.URL != "" {
 		r.URL = fleetcache.Redact(cfg.URL)
 	}
 	r.Stats, _ = fleetcache.Recorded(dir)
 	return r
+}
+
+// diskConfig returns the persistent cache of the environment's
+// configuration, for management only: it never creates the root.
+func diskConfig() (diskcache.Config, rt.RemoteCacheConfig, error) {
+	cfg, err := rt.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return diskcache.Config{}, rt.RemoteCacheConfig{}, err
+	}
+	d := cfg.Cache.Disk
+	return diskcache.Config{Dir: d.Dir, MaxSize: d.MaxSize, MaxAge: d.MaxAge, EvictionDisabled: d.EvictionDisabled,
+		MinImageSize: d.MinImageSize, MaxImageSize: d.MaxImageSize, LockTimeout: d.LockTimeout}, cfg.Cache.Remote, nil
 }
 
 // runCache is `dgen cache`: explore and manage the persistent program cache.
@@ -59,16 +73,11 @@ func runCache(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	cfg, err := diskcache.ConfigFromEnv(os.Getenv)
+	cfg, remote, err := diskConfig() // Persistent false: manage only, never create the root
 	if err != nil {
 		fmt.Fprintf(stderr, "dgen cache: %v\n", err)
 		return 1
 	}
-	if cfg.Dir == "" {
-		fmt.Fprintln(stderr, "dgen cache: no cache directory: set DGEN_CACHE_DIR")
-		return 1
-	}
-	cfg.Persistent = false // manage only: never create the root
 	c, err := diskcache.Open(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "dgen cache: %v\n", err)
@@ -79,7 +88,7 @@ func runCache(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "dgen cache: unknown subcommand %q\n%s", sub, cacheUsage)
 		return 2
 	}
-	out, print, err := report(c, fs, *remove)
+	out, print, err := report(c, fs, cacheOpts{remove: *remove, remote: remote})
 	if err != nil {
 		return fail(stderr, sub, err)
 	}
@@ -102,7 +111,14 @@ func runCache(args []string, stdout, stderr io.Writer) int {
 
 // A cacheReport runs one `dgen cache` subcommand on c and returns its
 // result for -json and the function that prints it as text.
-type cacheReport func(c *diskcache.Cache, fs *flag.FlagSet, remove bool) (any, func(io.Writer), error)
+type cacheReport func(c *diskcache.Cache, fs *flag.FlagSet, o cacheOpts) (any, func(io.Writer), error)
+
+// cacheOpts are what a cacheReport takes besides the cache: -remove, and
+// the remote tier that the environment configures.
+type cacheOpts struct {
+	remove bool
+	remote rt.RemoteCacheConfig
+}
 
 var cacheReports = map[string]cacheReport{
 	"ls":     cacheList,
@@ -120,7 +136,7 @@ type listEntry struct {
 	Specs string `json:"specs,omitempty"`
 }
 
-func cacheList(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer), error) {
+func cacheList(c *diskcache.Cache, _ *flag.FlagSet, o cacheOpts) (any, func(io.Writer), error) {
 	infos, err := c.List()
 	ents := make([]listEntry, len(infos))
 	for i, e := range infos {
@@ -170,9 +186,9 @@ func specValues(enc []byte) string {
 	return strings.Join(words, " ")
 }
 
-func cacheStat(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer), error) {
+func cacheStat(c *diskcache.Cache, _ *flag.FlagSet, o cacheOpts) (any, func(io.Writer), error) {
 	s, err := c.Stat()
-	remote := remoteStat(c.Dir())
+	remote := remoteStat(c.Dir(), o.remote)
 	out := struct {
 		diskcache.Stats
 		Remote remoteStats `json:"remote"`
@@ -192,8 +208,8 @@ func cacheStat(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer
 	}, err
 }
 
-func cacheVerify(c *diskcache.Cache, _ *flag.FlagSet, remove bool) (any, func(io.Writer), error) {
-	r, err := c.Verify(remove)
+func cacheVerify(c *diskcache.Cache, _ *flag.FlagSet, o cacheOpts) (any, func(io.Writer), error) {
+	r, err := c.Verify(o.remove)
 	return r, func(w io.Writer) {
 		for _, b := range r.Bad {
 			fmt.Fprintf(w, "BAD %s: %s\n", b.Path, b.Error)
@@ -202,14 +218,14 @@ func cacheVerify(c *diskcache.Cache, _ *flag.FlagSet, remove bool) (any, func(io
 	}, err
 }
 
-func cacheClear(c *diskcache.Cache, fs *flag.FlagSet, _ bool) (any, func(io.Writer), error) {
+func cacheClear(c *diskcache.Cache, fs *flag.FlagSet, o cacheOpts) (any, func(io.Writer), error) {
 	r, err := c.Clear(fs.Arg(0))
 	return r, func(w io.Writer) {
 		fmt.Fprintf(w, "removed %d entries (%s), %d skipped (in use)\n", r.Removed, humanSize(r.Freed), r.Skipped)
 	}, err
 }
 
-func cacheGC(c *diskcache.Cache, _ *flag.FlagSet, _ bool) (any, func(io.Writer), error) {
+func cacheGC(c *diskcache.Cache, _ *flag.FlagSet, o cacheOpts) (any, func(io.Writer), error) {
 	r, err := c.GC()
 	return r, func(w io.Writer) {
 		fmt.Fprintf(w, "removed %d entries (%s), %d left (%s), %d skipped (in use), %d directories pruned\n",

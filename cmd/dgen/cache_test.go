@@ -25,6 +25,7 @@ func TestCacheCommand(t *testing.T) {
 		}
 	}
 	t.Setenv("DGEN_CACHE_REMOTE", "redis://u:secretpw@cache.example:6379")
+	t.Setenv("DGEN_CACHE_REMOTE_KEY", "fleet key") // without one the configuration is refused, here as by rt.Open
 	for range 2 {
 		if err := fleetcache.Record(dir, fleetcache.Stats{Hits: 3, Misses: 1, Publishes: 2}); err != nil {
 			t.Fatal(err)

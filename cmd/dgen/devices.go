@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dgen-go/dgen/internal/devsel"
+	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	"github.com/dgen-go/dgen/rt/driver"
 	_ "github.com/dgen-go/dgen/rt/opencl"
@@ -106,8 +107,13 @@ func runDevices(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	cfg, cfgErr := rt.ConfigFromEnv(os.Getenv) // DGEN_BACKEND, DGEN_DEVICE and the libraries, as rt.Open reads them
+	if cfgErr != nil {
+		fmt.Fprintf(stderr, "dgen devices: %v\n", cfgErr)
+	}
+	driver.Configure(driver.Options{CUDALibrary: cfg.CUDALibrary, CUPTILibrary: cfg.CUPTILibrary})
 	vs := views()
-	selector, backend := os.Getenv("DGEN_DEVICE"), os.Getenv("DGEN_BACKEND")
+	selector, backend := cfg.Device, string(cfg.Backend)
 	chosenBackend, chosen, selErr := choose(vs, backend, selector)
 	picked := func(b string, d driver.DeviceInfo) bool {
 		for _, c := range chosen {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -172,9 +173,10 @@ func runsDgen(line string) bool {
 // dgen accepts (gen.MaxSourceSize) keeps the process under a gigabyte.
 const memoryLimit = 768 << 20
 
-// limitMemory sets memoryLimit unless GOMEMLIMIT sets a limit.
+// limitMemory sets memoryLimit unless GOMEMLIMIT sets a limit, which the
+// runtime has read (a negative limit asks for the current one).
 func limitMemory() {
-	if os.Getenv("GOMEMLIMIT") == "" {
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		debug.SetMemoryLimit(memoryLimit)
 	}
 }

@@ -8,6 +8,7 @@
 //	dgen [packages]       generate for every package the patterns (./...) match that uses //dgen: directives
 //	dgen devices [-json]  list every platform and device, and the one DGEN_DEVICE picks
 //	dgen markers          print the reference of every //dgen: directive
+//	dgen env [-json]      print every variable of the environment that dgen reads, with its Config field, default and doc
 //	dgen trace summary FILE
 //	                      print the per-source-location table of a trace written with DGEN_TRACE=perfetto:FILE
 //	dgen trace json [-o OUT | -w] FILE

@@ -108,7 +108,7 @@ func TestCloseRace(t *testing.T) {
 	}
 	var calls, closedErrs int
 	for round := range rounds {
-		ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
+		ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(testenv.Backend()), Device: testenv.Device()})
 		if err != nil {
 			testenv.SkipWithoutDevice(t, err)
 			t.Fatal(err)

@@ -35,7 +35,7 @@ func TestTraceCallSite(t *testing.T) {
 	tr := trace.New()
 	var rec trace.Recorder
 	tr.Subscribe(&rec)
-	ctx, err := rt.OpenConfig(rt.Config{Tracer: tr})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(testenv.Backend()), Device: testenv.Device(), Tracer: tr})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)

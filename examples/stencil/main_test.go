@@ -14,7 +14,7 @@ import (
 // PoCL.
 func openCPU(t *testing.T) *rt.Context {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(testenv.Backend()), Device: testenv.Device()})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatalf("open a context on %q: %v", testenv.Device(), err)

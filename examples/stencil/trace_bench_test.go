@@ -95,7 +95,7 @@ func BenchmarkTraceCost(b *testing.B) {
 // the function it returns is called.
 func openTracedSim(b *testing.B, opts string, power []float32, n int) (*Sim, func()) {
 	b.Helper()
-	cfg, err := rt.ConfigFromEnv(nil)
+	cfg, err := rt.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/dgen-go/dgen/rt"
 )
@@ -44,7 +45,7 @@ type Env struct {
 // OpenEnv opens a context on the device that the environment selects, with
 // the allocator policy that mode names (the default policy for DriverMode).
 func OpenEnv(mode string) (*Env, error) {
-	cfg, err := rt.ConfigFromEnv(nil)
+	cfg, err := rt.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("suite: open %s: %w", mode, err)
 	}

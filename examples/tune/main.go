@@ -103,7 +103,7 @@ func run(n int) (res Result, err error) {
 	if n <= 0 || n%64 != 0 {
 		return res, fmt.Errorf("-n %d: want a positive multiple of 64", n)
 	}
-	cfg, err := rt.ConfigFromEnv(nil)
+	cfg, err := rt.ConfigFromEnv(os.Getenv)
 	if err != nil {
 		return res, err
 	}

@@ -22,7 +22,7 @@ func TestTuneExample(t *testing.T) {
 	srv := fleettest.StartRedis(t)
 	t.Setenv("DGEN_CACHE_REMOTE", srv.URL)
 	t.Setenv("DGEN_CACHE_REMOTE_KEY", "example fleet key")
-	t.Setenv("DGEN_TUNE", "")
+	t.Setenv("DGEN_RETUNE", "")
 	dir := t.TempDir()
 	var first Result
 	for i, step := range []struct {

@@ -28,9 +28,16 @@ const BoolSyntax = "want 1, true, on or yes, or 0, false, off or no"
 
 // Size parses a size in bytes: a decimal number of bytes, optionally
 // followed by K, M, G or T (powers of 1024), which may be followed by B or
-// iB ("64M", "1GiB", "512KB"), ignoring case and surrounding space.
+// iB ("64M", "1GiB", "512KB"), ignoring case and surrounding space. A
+// minus sign is taken ("-1"), so that the setting's own check, which a
+// value from Go code passes too, refuses a negative size with the same
+// error.
 func Size(s string) (int64, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
+	neg := strings.HasPrefix(t, "-")
+	if neg {
+		t = t[1:]
+	}
 	t = strings.TrimSuffix(t, "IB")
 	t = strings.TrimSuffix(t, "B")
 	shift := 0
@@ -56,18 +63,22 @@ func Size(s string) (int64, error) {
 	if n > (1<<62)>>shift {
 		return 0, errors.New("size too large")
 	}
+	if neg {
+		return -(n << shift), nil
+	}
 	return n << shift, nil
 }
 
-// Duration parses a positive Go duration ("2s", "500ms", "1m30s"),
-// ignoring surrounding space.
+// Duration parses a Go duration ("2s", "500ms", "1m30s"), ignoring
+// surrounding space. A negative one is taken, for the setting's own check
+// to refuse as it refuses one from Go code.
 func Duration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil || d <= 0 {
+	if err != nil {
 		return 0, errors.New(DurationSyntax)
 	}
 	return d, nil
 }
 
 // DurationSyntax describes what Duration accepts, for error messages.
-const DurationSyntax = "want a positive duration such as 2s, 500ms or 1m30s"
+const DurationSyntax = "want a duration such as 2s, 500ms or 1m30s"

@@ -22,12 +22,12 @@ func TestBool(t *testing.T) {
 }
 
 func TestSize(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "10": 10, "1k": 1024, "3MB": 3 << 20, "1GiB": 1 << 30, "2T": 2 << 40, " 512KB ": 512 << 10} {
+	for in, want := range map[string]int64{"0": 0, "10": 10, "1k": 1024, "3MB": 3 << 20, "1GiB": 1 << 30, "2T": 2 << 40, " 512KB ": 512 << 10, "-1": -1, "-2K": -2048} {
 		if got, err := Size(in); err != nil || got != want {
 			t.Errorf("Size(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "K", "-1", "+1", "1e3", "99999999999T", "lots"} {
+	for _, in := range []string{"", "K", "-", "--1", "+1", "1e3", "99999999999T", "lots"} {
 		if _, err := Size(in); err == nil {
 			t.Errorf("Size(%q) accepted", in)
 		}
@@ -43,8 +43,8 @@ func TestDuration(t *testing.T) {
 		{"2s", 2 * time.Second, true},
 		{" 500ms ", 500 * time.Millisecond, true},
 		{"1m30s", 90 * time.Second, true},
-		{"0s", 0, false},
-		{"-1s", 0, false},
+		{"0s", 0, true},
+		{"-1s", -time.Second, true},
 		{"2", 0, false},
 		{"soon", 0, false},
 		{"", 0, false},

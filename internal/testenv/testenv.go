@@ -113,6 +113,13 @@ func SkipExamplesWithoutDevice() {
 	}
 }
 
+// Backend returns the backend that tests open their contexts on:
+// DGEN_BACKEND where it is set (the GPU bundle runs every binary under
+// DGEN_BACKEND=cuda and =opencl), else "" (automatic selection). A test
+// that opens a Config of its own (which reads no variable) takes its
+// backend and device from Backend and Device, as rt.Open would.
+func Backend() string { return strings.TrimSpace(os.Getenv("DGEN_BACKEND")) }
+
 // Device returns the device selector that tests open their contexts on:
 // DGEN_DEVICE where it is set (to run the tests on a GPU, on whichever
 // backend DGEN_BACKEND names), else "cpu", PoCL. A test that needs PoCL

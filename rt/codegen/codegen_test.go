@@ -43,7 +43,7 @@ var (
 
 func open(t *testing.T) *rt.Context {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{Device: testenv.Device()})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(testenv.Backend()), Device: testenv.Device()})
 	if err != nil {
 		testenv.SkipWithoutDevice(t, err)
 		t.Fatal(err)

@@ -62,9 +62,11 @@ func (f icdFile) nvidia() bool {
 }
 
 // vendorsDir returns where the ICD loader reads .icd files:
-// OCL_ICD_VENDORS (a directory, or one file) or /etc/OpenCL/vendors.
+// OCL_ICD_VENDORS (a directory, or one file), which the loader reads from
+// the process environment and rt passes on (driver.LibraryEnv), or
+// /etc/OpenCL/vendors.
 func vendorsDir() string {
-	if v := os.Getenv("OCL_ICD_VENDORS"); v != "" {
+	if v := driver.LibraryEnv("OCL_ICD_VENDORS"); v != "" {
 		return v
 	}
 	return "/etc/OpenCL/vendors"

@@ -17,7 +17,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"unsafe"
@@ -33,10 +32,12 @@ var ErrNoDriver = errors.New("CUDA driver not available")
 // cuDevicePrimaryCtxRelease_v2 (cuDriverGetVersion's encoding, 1000*major + 10*minor).
 const minDriverVersion = 11000
 
-// libName is the library the backend opens; DGEN_CUDA_LIBRARY overrides it
-// (a path, for a driver outside the loader's path, or to test its absence).
+// libName is the library the backend opens: libcuda.so.1, unless
+// rt.Config.CUDALibrary (DGEN_CUDA_LIBRARY) names another (a path, for a
+// driver outside the loader's path, or to test its absence), which rt
+// passes in driver.Options.
 func libName() string {
-	if v := os.Getenv("DGEN_CUDA_LIBRARY"); v != "" {
+	if v := driver.Configured().CUDALibrary; v != "" {
 		return v
 	}
 	return "libcuda.so.1"

@@ -11,7 +11,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,10 +55,11 @@ import (
 // whose end event is a timed one recorded just after it.
 
 // cuptiLibraries lists the libraries tried, in order: the loader's
-// libcupti.so, then the CUDA toolkit's. DGEN_CUPTI_LIBRARY names the one
-// to use instead, or "none" to keep CUPTI unused.
+// libcupti.so, then the CUDA toolkit's. rt.Config.CUPTILibrary
+// (DGEN_CUPTI_LIBRARY), which rt passes in driver.Options, names the one to
+// use instead, or "none" to keep CUPTI unused.
 func cuptiLibraries() []string {
-	if v := os.Getenv("DGEN_CUPTI_LIBRARY"); v != "" {
+	if v := driver.Configured().CUPTILibrary; v != "" {
 		return []string{v}
 	}
 	return []string{"libcupti.so", "/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"}

@@ -54,7 +54,7 @@
 // launch of the graph is one cuGraphLaunch, and an update sets the kernel
 // node in place (cuGraphExecKernelNodeSetParams). The graph functions are
 // optional: with a driver that lacks them, or where rt asks for none
-// (DGEN_CUDA_GRAPH=0, read by rt), a graph replays as one loop of prepared
+// (DGEN_GRAPHS=loop, Config.Graphs GraphsLoop), a graph replays as one loop of prepared
 // launches in C.
 //
 // Importing it registers the backend under the name "cuda"; it is chosen by

@@ -35,6 +35,9 @@ const n = 1 << 16
 // arguments set, over buffers from the allocator.
 func open(t *testing.T, cfg rt.Config) (*rt.Context, *raw.Kernel) {
 	t.Helper()
+	if cfg.Device == "" { // OpenConfig reads no variable: the device the environment selects
+		cfg.Backend, cfg.Device = rt.Backend(testenv.Backend()), testenv.Device()
+	}
 	ctx, err := rt.OpenConfig(cfg)
 	testenv.SkipWithoutDevice(t, err)
 	if err != nil {

@@ -62,6 +62,16 @@ type Cache struct {
 	cfg  Config
 	root string
 
+	// rootInfo is the root as Open found or made it (or as checkRoot last
+	// made it again): every operation that takes the tree lock first
+	// checks that the root is still that directory. rootDir holds it
+	// open, so that its inode is not reused by a directory made in its
+	// place after a removal (the file is closed when the Cache is
+	// collected). rootMu serializes the changes of both.
+	rootMu   sync.Mutex
+	rootInfo atomic.Pointer[os.FileInfo]
+	rootDir  *os.File
+
 	enabled atomic.Bool
 	errMu   sync.Mutex
 	err     error // why the cache is disabled
@@ -81,18 +91,30 @@ type Cache struct {
 // (and the underlying cause): the caller should report it once and go on
 // with in-memory caching only. A malformed cfg gives a disabled cache and an
 // error wrapping ErrConfig.
+//
+// The cache holds its root open until Close, and checks before every
+// lookup and store that the root is still the directory it opened (a
+// stat). A root that was removed (rm -rf by an operator or a cleanup job)
+// is made again and marked; another directory put in its place is used
+// only where the cache may write there (a dgen cache directory, or an
+// empty one, which it marks); anything else, a regular file say, turns the
+// cache off. Each such change is said once through Config.Logger, with
+// what the cache did.
 func Open(cfg Config) (*Cache, error) { return open(cfg, nil) }
 
 func open(cfg Config, setup func(*Cache)) (*Cache, error) {
-	if cfg.BuildWait <= 0 {
-		cfg.BuildWait = DefaultBuildWait
+	if cfg.LockTimeout <= 0 {
+		cfg.LockTimeout = DefaultLockTimeout
 	}
-	if cfg.Dir != "" {
-		cfg.Dir = filepath.Clean(cfg.Dir)
-	}
+	dirErr := resolveDir(&cfg)
 	c := &Cache{cfg: cfg, root: cfg.Dir, now: time.Now, hash: xxhash.Sum64}
 	if setup != nil {
 		setup(c)
+	}
+	if dirErr != nil {
+		err := &Error{Op: "open", Path: "(no cache directory)", Err: unavailable{dirErr}}
+		c.setErr(err)
+		return c, err
 	}
 	if cfg.MaxSize < 0 || cfg.MinImageSize < 0 || cfg.MaxImageSize < 0 || cfg.MaxAge < 0 {
 		err := fmt.Errorf("diskcache: negative size or age in configuration: %w", ErrConfig)
@@ -123,13 +145,33 @@ func (u unavailable) Error() string {
 func (u unavailable) Is(target error) bool { return target == ErrUnavailable }
 func (u unavailable) Unwrap() error        { return u.err }
 
+// resolveDir makes cfg.Dir the absolute root that it names: the user
+// cache directory's dgen where it is empty, and a relative directory made
+// absolute against the working directory of the time, so that a later
+// chdir does not move the cache.
+func resolveDir(cfg *Config) error {
+	if cfg.Dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("no user cache directory (%v); set DGEN_CACHE_DIR (Config.Cache.Disk.Dir)", err)
+		}
+		cfg.Dir = filepath.Join(base, defaultSubdirectory)
+	}
+	abs, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("cache directory %s: %w", cfg.Dir, err)
+	}
+	cfg.Dir = abs // Abs cleans it
+	return nil
+}
+
 // probe checks that the root can be created, written and locked.
 func (c *Cache) probe() error {
-	if c.root == "" {
-		return &Error{Op: "open", Path: "(no cache directory)", Err: unavailable{errors.New("no user cache directory; set DGEN_CACHE_DIR")}}
-	}
 	fail := func(err error) error { return &Error{Op: "open", Path: c.root, Err: unavailable{err}} }
 	if err := c.claimRoot(); err != nil {
+		return fail(err)
+	}
+	if err := c.pinRoot(); err != nil {
 		return fail(err)
 	}
 	f, err := os.CreateTemp(c.root, tempPrefix+"probe-*")
@@ -231,7 +273,7 @@ func (c *Cache) storable(n int) bool {
 // entry found corrupt is removed and reported as a miss together with an
 // error that wraps ErrCorrupt; callers should treat every error as a miss.
 // If another process holds the key exclusively (building or writing it),
-// Get waits up to Config.BuildWait.
+// Get waits up to Config.LockTimeout.
 func (c *Cache) Get(key Key) (bin []byte, ok bool, err error) {
 	bin, _, ok, err = c.Lookup(key)
 	return bin, ok, err
@@ -243,9 +285,9 @@ func (c *Cache) Lookup(key Key) (bin []byte, outcome Outcome, ok bool, err error
 	if !c.Enabled() {
 		return nil, Built, false, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LockTimeout)
 	defer cancel()
-	tree, err := lockFile(ctx, filepath.Join(c.root, treeLockName), false)
+	tree, err := c.lockTree(ctx, false)
 	if err != nil {
 		return nil, Built, false, err
 	}
@@ -426,9 +468,9 @@ func (c *Cache) Put(key Key, bin []byte) error {
 	if !c.Enabled() || !c.storable(len(bin)) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LockTimeout)
 	defer cancel()
-	tree, err := lockFile(ctx, filepath.Join(c.root, treeLockName), false)
+	tree, err := c.lockTree(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -552,7 +594,7 @@ func entrySize(dir string, n int) int64 {
 // GetOrBuild returns the binary for key from the cache or, on a miss, from
 // build, which it then stores. While build runs, GetOrBuild holds the key's
 // lock exclusively: another process (or goroutine) that needs the same key
-// waits for it, up to Config.BuildWait, and then loads the stored binary
+// waits for it, up to Config.LockTimeout, and then loads the stored binary
 // instead of building again; after the wait it builds anyway. The error is
 // build's error or ctx's; cache failures are traced, never returned, and
 // never prevent the build.
@@ -564,13 +606,13 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		}
 		return b, Built, err
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, c.cfg.BuildWait)
+	waitCtx, cancel := context.WithTimeout(ctx, c.cfg.LockTimeout)
 	defer cancel()
 	src := key.encode()
 	dir := c.keyDir(&key)
 	lockPath := filepath.Join(dir, keyLockName)
 
-	tree, err := lockFile(waitCtx, filepath.Join(c.root, treeLockName), false)
+	tree, err := c.lockTree(waitCtx, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, Built, ctx.Err()
@@ -614,7 +656,7 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		if ctx.Err() != nil {
 			return nil, Built, ctx.Err()
 		}
-		c.tracef("wait for %s timed out after %v (DGEN_CACHE_LOCK_TIMEOUT); building anyway", dir, c.cfg.BuildWait)
+		c.tracef("wait for %s timed out after %v (DGEN_CACHE_LOCK_TIMEOUT); building anyway", dir, c.cfg.LockTimeout)
 		b, err := build()
 		if err != nil {
 			return nil, Built, err

@@ -292,9 +292,11 @@ func TestUnusableRootDegrades(t *testing.T) {
 			t.Fatalf("builds = %d", builds)
 		}
 	}
-	// No directory at all.
-	if c, err := Open(DefaultConfig("")); !errors.Is(err, ErrUnavailable) || c.Enabled() {
-		t.Fatal("empty dir not reported")
+	// No directory at all: no Dir, and no user cache directory.
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	if c, err := Open(DefaultConfig("")); !errors.Is(err, ErrUnavailable) || c.Enabled() || !strings.Contains(err.Error(), "set DGEN_CACHE_DIR") {
+		t.Fatalf("empty dir without a user cache directory: %v", err)
 	}
 	// Persistent off: disabled, no error.
 	cfg := DefaultConfig(filepath.Join(base, "off"))
@@ -471,35 +473,6 @@ func TestManagement(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	cfg, err := ConfigFromEnv(env(map[string]string{"HOME": "/home/u"}))
-	if err != nil || !cfg.Persistent || cfg.MaxSize != 8<<30 || cfg.MaxAge != 7*24*time.Hour || cfg.MaxImageSize != 1<<30 || cfg.EvictionDisabled || cfg.Trace != nil {
-		t.Fatalf("defaults: %+v %v", cfg, err)
-	}
-	if cfg.Dir != "/home/u/.cache/dgen" && cfg.Dir != filepath.Join("/home/u", "Library", "Caches", "dgen") {
-		t.Errorf("default dir %q", cfg.Dir)
-	}
-	cfg, err = ConfigFromEnv(env(map[string]string{
-		"DGEN_CACHE_DIR": "/tmp/c", "DGEN_CACHE_PERSISTENT": "0", "DGEN_CACHE_MAX_SIZE": "64M",
-		"DGEN_CACHE_THRESHOLD_DAYS": "0", "DGEN_CACHE_EVICTION_DISABLE": "yes please",
-		"DGEN_CACHE_MIN_IMAGE_SIZE": "1KiB", "DGEN_CACHE_MAX_IMAGE_SIZE": "2g", "DGEN_CACHE_TRACE": "1",
-	}))
-	if err != nil || cfg.Dir != "/tmp/c" || cfg.Persistent || cfg.MaxSize != 64<<20 || cfg.MaxAge != 0 ||
-		!cfg.EvictionDisabled || cfg.MinImageSize != 1024 || cfg.MaxImageSize != 2<<30 || cfg.Trace != os.Stderr {
-		t.Fatalf("set: %+v %v", cfg, err)
-	}
-	for name, val := range map[string]string{
-		"DGEN_CACHE_PERSISTENT": "maybe", "DGEN_CACHE_MAX_SIZE": "12Q", "DGEN_CACHE_THRESHOLD_DAYS": "-1",
-		"DGEN_CACHE_MIN_IMAGE_SIZE": "x", "DGEN_CACHE_MAX_IMAGE_SIZE": "1.5G", "DGEN_CACHE_TRACE": "loud",
-	} {
-		_, err := ConfigFromEnv(env(map[string]string{name: val}))
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), val) {
-			t.Errorf("%s=%s: %v", name, val, err)
-		}
-	}
-}
-
 func TestDecodeKeyNoPanic(t *testing.T) {
 	k3 := testKey(3)
 	enc := k3.encode()
@@ -532,7 +505,7 @@ func TestStaleLockOfKilledProcess(t *testing.T) {
 	c := openTest(t, dir, nil, nil)
 	k := testKey(5)
 	// While it lives, a short wait times out and builds anyway.
-	c.cfg.BuildWait = 100 * time.Millisecond
+	c.cfg.LockTimeout = 100 * time.Millisecond
 	_, out, err := c.GetOrBuild(context.Background(), k, func() ([]byte, error) { return payload(k, 10), nil })
 	if err != nil || out != Built {
 		t.Fatal(out, err)
@@ -543,7 +516,7 @@ func TestStaleLockOfKilledProcess(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	// The lock died with the process: a new one proceeds at once.
-	c.cfg.BuildWait = 10 * time.Second
+	c.cfg.LockTimeout = 10 * time.Second
 	start := time.Now()
 	want := payload(k, 1000)
 	bin, out, err := c.GetOrBuild(context.Background(), k, func() ([]byte, error) { return want, nil })

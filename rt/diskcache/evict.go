@@ -70,7 +70,7 @@ func replaceFile(path string, data []byte) error {
 // cannot be taken in time, publish runs anyway and the size is left to the
 // next recount.
 func (c *Cache) updateSize(publish func() error, delta int64, recount, evict bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LockTimeout)
 	defer cancel()
 	l, lerr := lockFile(ctx, filepath.Join(c.root, sizeLockName), true)
 	if publish != nil {
@@ -296,7 +296,7 @@ func (c *Cache) GC() (GCReport, error) {
 		}
 		return GCReport{}, opError("gc", c.root, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LockTimeout)
 	defer cancel()
 	l, err := lockFile(ctx, filepath.Join(c.root, sizeLockName), true)
 	if err != nil {
@@ -346,7 +346,7 @@ func (c *Cache) maybeAgeEvict() {
 // nothing if another process holds it. It returns the number of directories
 // removed.
 func (c *Cache) prune() int {
-	l, err := lockFile(nil, filepath.Join(c.root, treeLockName), true)
+	l, err := c.lockTree(nil, true)
 	if err != nil {
 		return 0
 	}

@@ -63,7 +63,7 @@ func helperCmd(mode string, env ...string) *exec.Cmd {
 func openTest(t testing.TB, dir string, mutate func(*Config), setup func(*Cache)) *Cache {
 	t.Helper()
 	cfg := DefaultConfig(dir)
-	cfg.BuildWait = 10 * time.Second
+	cfg.LockTimeout = 10 * time.Second
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -120,7 +120,7 @@ func envInt(name string, def int) int {
 func runHelper(mode string) error {
 	dir := os.Getenv("DC_DIR")
 	cfg := DefaultConfig(dir)
-	cfg.BuildWait = time.Duration(envInt("DC_WAIT_MS", 10000)) * time.Millisecond
+	cfg.LockTimeout = time.Duration(envInt("DC_WAIT_MS", 10000)) * time.Millisecond
 	cfg.MaxSize = int64(envInt("DC_MAX", 0))
 	var hooks *writeHooks
 	marker := os.Getenv("DC_MARKER")

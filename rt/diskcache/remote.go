@@ -61,9 +61,9 @@ func (c *Cache) storeFetched(dir string, key *Key, src, bin []byte) {
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.BuildWait)
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.LockTimeout)
 		defer cancel()
-		tree, err := lockFile(ctx, filepath.Join(c.root, treeLockName), false)
+		tree, err := c.lockTree(ctx, false)
 		if err != nil {
 			c.tracef("store fetched %s: %v", dir, err)
 			return

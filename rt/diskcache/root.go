@@ -2,6 +2,7 @@ package diskcache
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // The cache writes only inside a directory that it created or marked as
@@ -88,3 +90,146 @@ func marked(dir string) bool {
 }
 
 func writeTag(dir string) error { return replaceFile(filepath.Join(dir, tagName), []byte(tagText)) }
+
+// lockTree takes the tree lock, shared or exclusive, as lockFile does,
+// after checking that the root is still the directory that the cache
+// opened (checkRoot). Where the lock file cannot be made because the root
+// went away in between, it checks the root again and tries once more.
+func (c *Cache) lockTree(ctx context.Context, exclusive bool) (*fileLock, error) {
+	for try := 0; ; try++ {
+		if err := c.checkRoot(); err != nil {
+			return nil, err
+		}
+		l, err := lockFile(ctx, filepath.Join(c.root, treeLockName), exclusive)
+		if err == nil || try > 0 || !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
+			return l, err
+		}
+	}
+}
+
+// checkRoot notices that the root was removed, replaced by something that
+// is not a directory, or replaced by another directory while the cache
+// runs (an operator's rm -rf, a cleanup job): before the next lookup or
+// store, never writing where the cache may not. A root that is gone is
+// made again and marked, as Open makes one; another directory in its
+// place is used only if it is a dgen cache directory or claimRoot may
+// mark it (empty, or holding only what the cache writes); anything else
+// turns the cache off. Each change is said once through the logger, with
+// what the cache did about it: made the directory again, took the new
+// one, or turned itself off. The check costs a stat of the root.
+//
+// A cache opened without Persistent (the management methods of `dgen
+// cache`) checks nothing: it never creates its root.
+func (c *Cache) checkRoot() error {
+	want := c.rootInfo.Load()
+	if want == nil {
+		return nil
+	}
+	if st, err := os.Stat(c.root); err == nil && st.IsDir() && os.SameFile(st, *want) {
+		return nil
+	}
+	c.rootMu.Lock()
+	defer c.rootMu.Unlock()
+	if !c.Enabled() {
+		return c.Err()
+	}
+	st, err := os.Stat(c.root)
+	if err == nil && st.IsDir() && os.SameFile(st, *c.rootInfo.Load()) {
+		return nil // another goroutine dealt with it
+	}
+	var what string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		what = "was removed"
+	case err != nil:
+		return c.rootOff(fmt.Errorf("the cache directory cannot be examined: %w", err))
+	case !st.IsDir():
+		return c.rootOff(fmt.Errorf("%s is no longer a directory (a %s stands in its place)", c.root, fileKind(st)))
+	default:
+		what = "was replaced by another directory"
+	}
+	action := "made it again"
+	if what != "was removed" {
+		action = "using the new one, which is a dgen cache directory"
+		if !marked(c.root) {
+			action = "marked the new one, which held nothing else, as the cache's"
+		}
+	}
+	if err := c.claimRoot(); err != nil {
+		return c.rootOff(fmt.Errorf("the cache directory %s: %w", what, err))
+	}
+	if err := c.pinRoot(); err != nil {
+		return c.rootOff(fmt.Errorf("the cache directory %s, and cannot be made again: %v", what, err))
+	}
+	c.tracef("root %s %s: %s", c.root, what, action)
+	if c.cfg.Logger != nil {
+		c.cfg.Logger.Warn("dgen: persistent program cache directory "+what+"; "+action+" (what it held is lost)", "dir", c.root)
+	}
+	return nil
+}
+
+// pinRoot opens the root and records it as the cache's (rootInfo,
+// rootDir), closing the one it held before.
+func (c *Cache) pinRoot() error {
+	f, err := os.Open(c.root)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.IsDir() {
+		err = fmt.Errorf("%s is not a directory", c.root)
+	}
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if c.rootDir != nil {
+		c.rootDir.Close()
+	}
+	c.rootDir = f
+	c.rootInfo.Store(&st)
+	return nil
+}
+
+// Close releases the root directory that the cache holds open to notice
+// its removal, after waiting for the stores in progress (Wait); the cache
+// stores and loads nothing more. The management methods still work. A
+// Cache that is not closed releases the directory when it is collected.
+func (c *Cache) Close() error {
+	c.Wait()
+	c.rootMu.Lock()
+	defer c.rootMu.Unlock()
+	c.enabled.Store(false)
+	if c.rootDir == nil {
+		return nil
+	}
+	err := c.rootDir.Close()
+	c.rootDir = nil
+	return err
+}
+
+// rootOff turns the cache off because its root changed to something it
+// may not use, saying so once.
+func (c *Cache) rootOff(why error) error {
+	err := &Error{Op: "write", Path: c.root, Err: unavailable{why}}
+	if c.setErr(err) && c.cfg.Logger != nil {
+		c.cfg.Logger.Warn("dgen: persistent program cache off, caching in memory only", "dir", c.root, "err", why)
+	}
+	c.tracef("disabled: %v", why)
+	return err
+}
+
+// fileKind names what st is, for messages.
+func fileKind(st fs.FileInfo) string {
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return "regular file"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "file"
+}

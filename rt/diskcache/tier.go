@@ -65,13 +65,24 @@ type RemoteEvent struct {
 	Duration time.Duration // the time the fetch or the upload took
 }
 
-// RemoteConfig says which remote tier to open, and where it reports.
+// RemoteConfig says which remote tier to open, and where it reports. rt
+// fills it from rt.RemoteCacheConfig, which documents each setting with
+// its variable.
 type RemoteConfig struct {
 	// URL names the store (DGEN_CACHE_REMOTE); empty means no remote.
 	URL string
-	// Getenv reads the tier's other settings (DGEN_CACHE_REMOTE_MODE,
-	// _KEY, _TIMEOUT, _LEASE for rt/fleetcache); nil means os.Getenv.
-	Getenv func(string) string
+	// Mode is the direction of transfers: "read_write" (or ""), "read"
+	// or "write" (DGEN_CACHE_REMOTE_MODE).
+	Mode string
+	// Key signs and checks entries (DGEN_CACHE_REMOTE_KEY).
+	Key string
+	// Unsigned opts in to a store without a Key
+	// (DGEN_CACHE_REMOTE_UNSIGNED=insecure).
+	Unsigned bool
+	// Timeout bounds every request, Lease a builder's claim; zero means
+	// the tier's defaults (DGEN_CACHE_REMOTE_TIMEOUT,
+	// DGEN_CACHE_REMOTE_LEASE).
+	Timeout, Lease time.Duration
 	// Logger receives the one warning a failing remote gives; nil means
 	// none.
 	Logger *slog.Logger
@@ -139,9 +150,6 @@ func CheckRemote(cfg RemoteConfig) error {
 	if check == nil {
 		return nil
 	}
-	if cfg.Getenv == nil {
-		cfg.Getenv = os.Getenv
-	}
 	return check(cfg)
 }
 
@@ -164,9 +172,6 @@ func OpenRemote(cfg RemoteConfig) (RemoteTier, error) {
 	remoteOpener.RUnlock()
 	if open == nil {
 		return nil, fmt.Errorf("remote program cache: %w", ErrNoRemote)
-	}
-	if cfg.Getenv == nil {
-		cfg.Getenv = os.Getenv
 	}
 	return open(cfg)
 }

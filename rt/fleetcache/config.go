@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/diskcache"
 )
 
@@ -104,69 +103,18 @@ const (
 	Publish = diskcache.RemotePublish
 )
 
-// ConfigFromEnv returns the remote configuration that the environment
-// describes, reading through getenv:
-//
-//	DGEN_CACHE_REMOTE          redis://, rediss://, http:// or https:// URL (default: none)
-//	DGEN_CACHE_REMOTE_MODE     read, write or read_write (default read_write)
-//	DGEN_CACHE_REMOTE_KEY      secret that signs and checks entries (required, unless:)
-//	DGEN_CACHE_REMOTE_UNSIGNED insecure: use the store unsigned, trusting every writer
-//	DGEN_CACHE_REMOTE_TIMEOUT  per-request deadline, a Go duration such as 2s (default 2s)
-//	DGEN_CACHE_REMOTE_LEASE    build lease, a Go duration (default 10s)
-//
-// A malformed value is an error that names the variable; the remote is then
-// off (URL empty).
-func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	var cfg Config
-	var errs []error
-	get := func(name string) string { return strings.TrimSpace(getenv(name)) }
-	bad := func(name, val, why string) {
-		errs = append(errs, fmt.Errorf("fleetcache: %s=%q: %s: %w", name, val, why, ErrConfig))
+// ParseMode parses "read_write" (or ""), "read" or "write", as
+// rt.RemoteMode spells them.
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "read_write":
+		return ReadWrite, nil
+	case "read":
+		return ReadOnly, nil
+	case "write":
+		return WriteOnly, nil
 	}
-	if v := get("DGEN_CACHE_REMOTE"); v != "" {
-		if err := checkURL(v); err != nil {
-			bad("DGEN_CACHE_REMOTE", Redact(v), err.Error())
-		}
-		cfg.URL = v
-	}
-	switch v := get("DGEN_CACHE_REMOTE_MODE"); strings.ToLower(v) {
-	case "", "read_write", "rw", "readwrite":
-	case "read", "r", "read_only":
-		cfg.Mode = ReadOnly
-	case "write", "w", "write_only":
-		cfg.Mode = WriteOnly
-	default:
-		bad("DGEN_CACHE_REMOTE_MODE", v, "want read, write or read_write")
-	}
-	if v := getenv("DGEN_CACHE_REMOTE_KEY"); v != "" {
-		cfg.Secret = []byte(v)
-	}
-	switch v := get("DGEN_CACHE_REMOTE_UNSIGNED"); v {
-	case "":
-	case "insecure":
-		cfg.InsecureUnsigned = true
-	default:
-		bad("DGEN_CACHE_REMOTE_UNSIGNED", v, "the one value is insecure (unset it, and set DGEN_CACHE_REMOTE_KEY, to sign entries)")
-	}
-	for _, d := range []struct {
-		name string
-		dst  *time.Duration
-	}{{"DGEN_CACHE_REMOTE_TIMEOUT", &cfg.Timeout}, {"DGEN_CACHE_REMOTE_LEASE", &cfg.Lease}} {
-		v := get(d.name)
-		if v == "" {
-			continue
-		}
-		t, err := envconf.Duration(v)
-		if err != nil {
-			bad(d.name, v, err.Error())
-			continue
-		}
-		*d.dst = t
-	}
-	if len(errs) > 0 {
-		cfg.URL = ""
-	}
-	return cfg, errors.Join(errs...)
+	return ReadWrite, fmt.Errorf("fleetcache: mode %q: want read, write or read_write: %w", s, ErrConfig)
 }
 
 // ErrUnsigned reports a remote configured with neither a signing key nor

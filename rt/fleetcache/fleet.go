@@ -57,15 +57,18 @@ func init() {
 	diskcache.RegisterRemoteCheck(checkTier)
 }
 
-// tierConfig is the configuration of the tier that rc names, with the
-// other settings read from rc.Getenv (ConfigFromEnv).
+// tierConfig is the configuration of the tier that rc names (rt fills rc
+// from its Config, whose fields are the DGEN_CACHE_REMOTE_ variables).
 func tierConfig(rc diskcache.RemoteConfig) (Config, error) {
-	return ConfigFromEnv(func(name string) string {
-		if name == "DGEN_CACHE_REMOTE" {
-			return rc.URL
-		}
-		return rc.Getenv(name)
-	})
+	mode, err := ParseMode(rc.Mode)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{URL: rc.URL, Mode: mode, InsecureUnsigned: rc.Unsigned, Timeout: rc.Timeout, Lease: rc.Lease}
+	if rc.Key != "" {
+		cfg.Secret = []byte(rc.Key)
+	}
+	return cfg, nil
 }
 
 // checkTier reports a configuration that openTier would refuse, opening

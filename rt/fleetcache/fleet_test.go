@@ -315,38 +315,38 @@ func TestLeaseOfDeadBuilder(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
+// TestTierConfig: the tier's configuration from what rt passes
+// (diskcache.RemoteConfig, filled from rt.RemoteCacheConfig), and the
+// refusals of a malformed one, which name the setting and hide the
+// password.
+func TestTierConfig(t *testing.T) {
 	cases := []struct {
-		env     map[string]string
+		rc      diskcache.RemoteConfig
 		want    Config
 		wantErr string
 	}{
-		{map[string]string{}, Config{}, ""},
-		{map[string]string{"DGEN_CACHE_REMOTE": "redis://u:pw@h:6379/2", "DGEN_CACHE_REMOTE_MODE": "read"},
-			Config{URL: "redis://u:pw@h:6379/2", Mode: ReadOnly}, ""},
-		{map[string]string{"DGEN_CACHE_REMOTE": "https://cache.example/x", "DGEN_CACHE_REMOTE_MODE": "write",
-			"DGEN_CACHE_REMOTE_KEY": "k", "DGEN_CACHE_REMOTE_TIMEOUT": "500ms", "DGEN_CACHE_REMOTE_LEASE": "1m"},
+		{diskcache.RemoteConfig{URL: "redis://u:pw@h:6379/2", Mode: "read", Unsigned: true},
+			Config{URL: "redis://u:pw@h:6379/2", Mode: ReadOnly, InsecureUnsigned: true}, ""},
+		{diskcache.RemoteConfig{URL: "https://cache.example/x", Mode: "write", Key: "k", Timeout: 500 * time.Millisecond, Lease: time.Minute},
 			Config{URL: "https://cache.example/x", Mode: WriteOnly, Secret: []byte("k"), Timeout: 500 * time.Millisecond, Lease: time.Minute}, ""},
-		{map[string]string{"DGEN_CACHE_REMOTE": "ftp://h/x"}, Config{}, "DGEN_CACHE_REMOTE"},
-		{map[string]string{"DGEN_CACHE_REMOTE": "redis://u:secretpw@h:1", "DGEN_CACHE_REMOTE_MODE": "both"}, Config{}, "DGEN_CACHE_REMOTE_MODE"},
-		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_TIMEOUT": "2"}, Config{}, "DGEN_CACHE_REMOTE_TIMEOUT"},
-		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_UNSIGNED": "insecure"}, Config{URL: "http://h", InsecureUnsigned: true}, ""},
-		{map[string]string{"DGEN_CACHE_REMOTE": "http://h", "DGEN_CACHE_REMOTE_UNSIGNED": "1"}, Config{}, "DGEN_CACHE_REMOTE_UNSIGNED"},
+		{diskcache.RemoteConfig{URL: "http://h", Key: "k"}, Config{URL: "http://h", Secret: []byte("k")}, ""},
+		{diskcache.RemoteConfig{URL: "ftp://h/x", Key: "k"}, Config{}, "want a redis://"},
+		{diskcache.RemoteConfig{URL: "redis://u:secretpw@h:1", Mode: "both", Key: "k"}, Config{}, `mode "both"`},
 	}
 	for _, tc := range cases {
-		got, err := ConfigFromEnv(func(k string) string { return tc.env[k] })
+		got, err := tierConfig(tc.rc)
+		if err == nil {
+			err = checkTier(tc.rc)
+		}
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "secretpw") {
-				t.Errorf("%v: error %v; want one naming %s, without the password", tc.env, err, tc.wantErr)
-			}
-			if got.URL != "" {
-				t.Errorf("%v: URL %q kept after an error", tc.env, got.URL)
+				t.Errorf("%+v: error %v; want one saying %s, without the password", tc.rc, err, tc.wantErr)
 			}
 			continue
 		}
 		if err != nil || got.URL != tc.want.URL || got.Mode != tc.want.Mode || string(got.Secret) != string(tc.want.Secret) ||
 			got.Timeout != tc.want.Timeout || got.Lease != tc.want.Lease || got.InsecureUnsigned != tc.want.InsecureUnsigned {
-			t.Errorf("%v: got %+v, %v; want %+v", tc.env, got, err, tc.want)
+			t.Errorf("%+v: got %+v, %v; want %+v", tc.rc, got, err, tc.want)
 		}
 	}
 }
@@ -381,22 +381,17 @@ func TestOpenUnsigned(t *testing.T) {
 	srv := fleettest.StartRedis(t)
 	for _, tc := range []struct {
 		name string
-		env  map[string]string
+		rc   diskcache.RemoteConfig
 		ok   bool
 	}{
-		{"no key", map[string]string{}, false},
-		{"key", map[string]string{"DGEN_CACHE_REMOTE_KEY": "k"}, true},
-		{"unsigned opt-in", map[string]string{"DGEN_CACHE_REMOTE_UNSIGNED": "insecure"}, true},
-		{"key and opt-in", map[string]string{"DGEN_CACHE_REMOTE_KEY": "k", "DGEN_CACHE_REMOTE_UNSIGNED": "insecure"}, true},
+		{"no key", diskcache.RemoteConfig{}, false},
+		{"key", diskcache.RemoteConfig{Key: "k"}, true},
+		{"unsigned opt-in", diskcache.RemoteConfig{Unsigned: true}, true},
+		{"key and opt-in", diskcache.RemoteConfig{Key: "k", Unsigned: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			getenv := func(k string) string {
-				if k == "DGEN_CACHE_REMOTE" {
-					return srv.URL
-				}
-				return tc.env[k]
-			}
-			cfg, err := ConfigFromEnv(getenv)
+			tc.rc.URL = srv.URL
+			cfg, err := tierConfig(tc.rc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -404,8 +399,8 @@ func TestOpenUnsigned(t *testing.T) {
 			if f != nil {
 				f.Close(time.Second)
 			}
-			checkErr := diskcache.CheckRemote(diskcache.RemoteConfig{URL: srv.URL, Getenv: getenv})
-			tier, openErr := diskcache.OpenRemote(diskcache.RemoteConfig{URL: srv.URL, Getenv: getenv})
+			checkErr := diskcache.CheckRemote(tc.rc)
+			tier, openErr := diskcache.OpenRemote(tc.rc)
 			if tier != nil {
 				tier.Close(time.Second)
 			}

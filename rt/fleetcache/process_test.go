@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 func runNode() error {
 	keys, _ := strconv.Atoi(os.Getenv("NODE_KEYS"))
 	buildTime, _ := time.ParseDuration(os.Getenv("NODE_BUILD"))
-	rcfg, err := ConfigFromEnv(os.Getenv)
+	timeout, _ := time.ParseDuration(os.Getenv("DGEN_CACHE_REMOTE_TIMEOUT"))
+	rcfg, err := tierConfig(diskcache.RemoteConfig{URL: os.Getenv("DGEN_CACHE_REMOTE"), Mode: os.Getenv("DGEN_CACHE_REMOTE_MODE"),
+		Key: os.Getenv("DGEN_CACHE_REMOTE_KEY"), Unsigned: os.Getenv("DGEN_CACHE_REMOTE_UNSIGNED") == "insecure", Timeout: timeout})
 	if err != nil {
 		return err
 	}
@@ -48,7 +50,7 @@ func runNode() error {
 		return err
 	}
 	cfg := diskcache.DefaultConfig(os.Getenv("NODE_DIR"))
-	cfg.BuildWait = 30 * time.Second
+	cfg.LockTimeout = 30 * time.Second
 	cfg.Remote = fleet
 	c, err := diskcache.Open(cfg)
 	if err != nil {

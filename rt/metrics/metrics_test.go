@@ -29,7 +29,7 @@ const saxpy = `__kernel void saxpy(float a, __global const float *x, __global fl
 // driver buffers, pool queues held once and shared, a live event.
 func busyContext(t *testing.T) *rt.Context {
 	t.Helper()
-	ctx, err := rt.OpenConfig(rt.Config{QueuePool: 1, MemoryLimit: 64 << 20})
+	ctx, err := rt.OpenConfig(rt.Config{Backend: rt.Backend(testenv.Backend()), Device: testenv.Device(), QueuePool: 1, MemoryLimit: 64 << 20})
 	testenv.SkipWithoutDevice(t, err)
 	if err != nil {
 		t.Fatal(err)

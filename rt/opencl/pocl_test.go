@@ -259,3 +259,20 @@ func TestIsolatePoCLLogs(t *testing.T) {
 		t.Errorf("POCL_CACHE_DIR = %q, changed", got)
 	}
 }
+
+// The backend reads and sets PoCL's variables through what rt's table of
+// variables installs (driver.InstallLibraryEnv); its own tests, which run
+// without rt, install the process environment's.
+func init() {
+	driver.InstallLibraryEnv(os.Getenv, func(name, value string) func() {
+		orig, had := os.LookupEnv(name)
+		os.Setenv(name, value)
+		return func() {
+			if had {
+				os.Setenv(name, orig)
+			} else {
+				os.Unsetenv(name)
+			}
+		}
+	})
+}

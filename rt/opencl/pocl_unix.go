@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 // PoCL 3.1 with its kernel cache off (POCL_KERNEL_CACHE=0) still compiles
@@ -24,6 +26,11 @@ import (
 // has read it, so that child processes do not inherit the directory. The
 // directory stays locked for the life of the process, and the directories
 // of processes that have exited are removed by the next one.
+//
+// The backend reads and sets these variables of PoCL's through rt's table
+// of variables (driver.LibraryEnv, driver.SetLibraryEnv), which `dgen env`
+// lists: no backend touches the process environment itself. Used without
+// rt (no table installed), the backend leaves PoCL as it is.
 
 // poclDirPrefix begins the name of a process's own PoCL cache directory,
 // poclTempPrefix that of one being made.
@@ -42,11 +49,10 @@ var poclLock *os.File
 // call. Where no such directory can be made it says so once, with what to
 // set, and leaves the environment alone.
 func isolatePoCL() (restore func()) {
-	if !poclCacheOff(os.Getenv("POCL_KERNEL_CACHE")) {
+	if !poclCacheOff(driver.LibraryEnv("POCL_KERNEL_CACHE")) {
 		return func() {}
 	}
-	orig, had := os.LookupEnv("POCL_CACHE_DIR")
-	base := orig
+	base := driver.LibraryEnv("POCL_CACHE_DIR")
 	if base == "" {
 		base = defaultPoCLCacheDir()
 	}
@@ -57,14 +63,11 @@ func isolatePoCL() (restore func()) {
 			"base", base, "err", err)
 		return func() {}
 	}
-	os.Setenv("POCL_CACHE_DIR", dir)
-	return func() {
-		if had {
-			os.Setenv("POCL_CACHE_DIR", orig)
-		} else {
-			os.Unsetenv("POCL_CACHE_DIR")
-		}
+	restore, ok := driver.SetLibraryEnv("POCL_CACHE_DIR", dir)
+	if !ok {
+		return func() {}
 	}
+	return restore
 }
 
 // poclCacheOff reports whether PoCL reads v, the value of

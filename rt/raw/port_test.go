@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	_ "github.com/dgen-go/dgen/rt/cuda"
 	_ "github.com/dgen-go/dgen/rt/opencl"
@@ -27,7 +28,7 @@ import (
 // open opens the test's context, skipping where no OpenCL device exists.
 func open(t *testing.T) *rt.Context {
 	t.Helper()
-	cfg := rt.Config{Device: "cpu"} // DGEN_BACKEND fills Backend
+	cfg := rt.Config{Backend: rt.Backend(testenv.Backend()), Device: "cpu"}
 	if d := os.Getenv("DGEN_TEST_DEVICE"); d != "" {
 		cfg.Device = d
 	}

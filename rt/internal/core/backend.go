@@ -153,10 +153,7 @@ func devicesOn(b driver.Backend, cfg Config) ([]driver.DeviceInfo, error) {
 	}
 	devs, err := devsel.Select(ps, cfg.Device)
 	if err != nil {
-		if cfg.deviceEnv != "" && cfg.deviceEnv == cfg.Device {
-			return nil, fmt.Errorf("open context: DGEN_DEVICE=%q: %w", cfg.Device, err)
-		}
-		return nil, fmt.Errorf("open context: %w", err)
+		return nil, fmt.Errorf("open context: %v: %w", setDevice, err)
 	}
 	return devs, nil
 }

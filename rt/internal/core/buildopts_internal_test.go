@@ -32,7 +32,7 @@ func TestCheckOptions(t *testing.T) {
 		{"-DV(...,a)=1", "-DV(...,a)=1"},
 		{"-D(x)=1", "-D(x)=1"},
 	} {
-		err := checkOptions(tc.opts, optionsFromEnv)
+		err := checkOptions(tc.opts, setCompileOptions.String())
 		if tc.bad == "" {
 			if err != nil {
 				t.Errorf("%q: %v", tc.opts, err)

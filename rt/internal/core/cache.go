@@ -35,7 +35,7 @@ func (c *Context) initCache(cfg CacheConfig) {
 	disk, err := diskcache.Open(dcfg)
 	c.disk = disk
 	if err != nil {
-		c.log().Warn("dgen: persistent program cache off", "dir", cfg.Disk.Dir, "err", err)
+		c.log().Warn("dgen: persistent program cache off", "dir", disk.Dir(), "err", err)
 	}
 	pcfg := progcache.Config{
 		InMemory:          cfg.InMemory,
@@ -129,8 +129,9 @@ func (c *Context) openRemote(cfg *CacheConfig, trace io.Writer) diskcache.Remote
 	if cfg.Remote.URL == "" {
 		return nil
 	}
-	r, err := diskcache.OpenRemote(diskcache.RemoteConfig{URL: cfg.Remote.URL, Getenv: cfg.Remote.Getenv,
-		Logger: c.log(), Trace: trace, Events: c.remoteEvent})
+	rc := cfg.Remote.remoteConfig()
+	rc.Logger, rc.Trace, rc.Events = c.log(), trace, c.remoteEvent
+	r, err := diskcache.OpenRemote(rc)
 	if err != nil || r == nil {
 		if err == nil {
 			err = errors.New("no tier")

@@ -1,25 +1,23 @@
 package core
 
-// Configuration: what a context opens and how (Config, CacheConfig), read
-// from the environment's DGEN_ variables in this file alone
-// (ConfigFromEnv, cacheConfigFromEnv), and the checks of build options. Of
-// the rest of the core it uses only the errors, the enums and two name
-// helpers (tagName, identChar).
+// Configuration: what a context opens and how (Config, CacheConfig), the
+// one check of every setting, whichever it came from (check), and the
+// checks of build options. The environment is env.go's. Of the rest of
+// the core it uses only the errors, the enums and two name helpers
+// (tagName, identChar).
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/dgen-go/dgen/internal/devsel"
-	"github.com/dgen-go/dgen/internal/envconf"
 	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
@@ -44,7 +42,8 @@ type CacheConfig struct {
 	// (DGEN_PROGRAM_COMPILE_OPTIONS) and are part of every cache key.
 	CompileOptions string
 	// Disk configures the persistent cache (DGEN_CACHE_DIR and the other
-	// DGEN_CACHE_ variables). Disk.Persistent false turns it off.
+	// DGEN_CACHE_ variables). Disk.Persistent false turns it off; the zero
+	// DiskCacheConfig is off.
 	Disk DiskCacheConfig
 	// Remote configures the shared tier beneath the persistent cache
 	// (DGEN_CACHE_REMOTE). An empty Remote.URL turns it off.
@@ -53,10 +52,18 @@ type CacheConfig struct {
 
 // DiskCacheConfig configures the persistent program cache, a directory of
 // program binaries shared by the processes of a machine. `dgen cache`
-// lists, checks and clears it.
+// lists, checks and clears it. Each field means what it says, zero
+// included (MaxSize 0 is no bound): DefaultCacheConfig's Disk has the
+// documented defaults.
 type DiskCacheConfig struct {
-	// Dir is the cache root, created if missing (DGEN_CACHE_DIR, default
-	// the user cache directory's dgen).
+	// Dir is the cache root, created if missing (DGEN_CACHE_DIR); empty
+	// means the user cache directory's dgen (os.UserCacheDir). A relative
+	// directory is made absolute when the context opens, so that a later
+	// chdir does not move the cache. A root removed while the context runs
+	// is made again at the next store; something else put in its place is
+	// used only if the cache may write there (a dgen cache directory, or
+	// an empty one), else the cache turns off: each once said through
+	// Config.Logger.
 	Dir string
 	// Persistent turns the cache on (DGEN_CACHE_PERSISTENT, default on
 	// except in test binaries, where DGEN_CACHE_DIR must name a directory).
@@ -66,8 +73,8 @@ type DiskCacheConfig struct {
 	// eviction off (DGEN_CACHE_MAX_SIZE, default 8 GiB).
 	MaxSize int64
 	// MaxAge is the time after its last access at which an entry is
-	// evicted; 0 turns age-based eviction off (DGEN_CACHE_THRESHOLD_DAYS,
-	// default 7 days).
+	// evicted; 0 turns age-based eviction off (DGEN_CACHE_MAX_AGE, default
+	// 7 days).
 	MaxAge time.Duration
 	// EvictionDisabled turns size- and age-based eviction off
 	// (DGEN_CACHE_EVICTION_DISABLE).
@@ -77,10 +84,10 @@ type DiskCacheConfig struct {
 	// (DGEN_CACHE_MIN_IMAGE_SIZE, default 0; DGEN_CACHE_MAX_IMAGE_SIZE,
 	// default 1 GiB).
 	MinImageSize, MaxImageSize int64
-	// LockWait is how long a build waits for another process that is
+	// LockTimeout is how long a build waits for another process that is
 	// building or writing the same program before it goes on without it;
-	// 0 means 2 minutes (DGEN_CACHE_LOCK_TIMEOUT).
-	LockWait time.Duration
+	// 0 means 2 minutes (DGEN_CACHE_LOCK_TIMEOUT, default 2 minutes).
+	LockTimeout time.Duration
 	// Trace logs every cache decision, and the remote tier's, through
 	// Config.Logger at level Info (DGEN_CACHE_TRACE).
 	Trace bool
@@ -94,10 +101,30 @@ type RemoteCacheConfig struct {
 	// URL names the store: redis://HOST:PORT or http(s)://HOST/PATH
 	// (DGEN_CACHE_REMOTE); empty means no remote tier.
 	URL string
-	// Getenv reads the tier's other settings (DGEN_CACHE_REMOTE_MODE,
-	// DGEN_CACHE_REMOTE_KEY, DGEN_CACHE_REMOTE_TIMEOUT and
-	// DGEN_CACHE_REMOTE_LEASE: see rt/fleetcache); nil means os.Getenv.
-	Getenv func(string) string
+	// Mode is the direction of transfers (DGEN_CACHE_REMOTE_MODE, default
+	// RemoteReadWrite).
+	Mode RemoteMode
+	// Key is a secret that only the nodes hold: entries are signed with
+	// HMAC-SHA-256 under it, and unsigned or wrongly signed ones are
+	// ignored (DGEN_CACHE_REMOTE_KEY). Without a Key, Open fails unless
+	// Unsigned is set.
+	Key string
+	// Unsigned uses the store without a Key, running whatever anyone who
+	// can write to it puts there: for a store that only trusted nodes can
+	// reach (DGEN_CACHE_REMOTE_UNSIGNED=insecure).
+	Unsigned bool
+	// Timeout bounds every request to the store; 0 means 2 seconds
+	// (DGEN_CACHE_REMOTE_TIMEOUT).
+	Timeout time.Duration
+	// Lease is how long a builder's claim on a program lasts without
+	// renewal, the most that a builder that died costs the processes that
+	// wait; 0 means 10 seconds (DGEN_CACHE_REMOTE_LEASE).
+	Lease time.Duration
+}
+
+// remoteConfig returns r as the persistent cache's remote configuration.
+func (r RemoteCacheConfig) remoteConfig() diskcache.RemoteConfig {
+	return diskcache.RemoteConfig{URL: r.URL, Mode: r.Mode.String(), Key: r.Key, Unsigned: r.Unsigned, Timeout: r.Timeout, Lease: r.Lease}
 }
 
 // diskConfig returns d as the persistent cache's configuration, its
@@ -105,7 +132,7 @@ type RemoteCacheConfig struct {
 func (d DiskCacheConfig) diskConfig(log *slog.Logger) diskcache.Config {
 	cfg := diskcache.Config{Dir: d.Dir, Persistent: d.Persistent, MaxSize: d.MaxSize, MaxAge: d.MaxAge,
 		EvictionDisabled: d.EvictionDisabled, MinImageSize: d.MinImageSize, MaxImageSize: d.MaxImageSize,
-		BuildWait: d.LockWait, Logger: log}
+		LockTimeout: d.LockTimeout, Logger: log}
 	if d.Trace {
 		cfg.Trace = logWriter{log}
 	}
@@ -116,7 +143,7 @@ func (d DiskCacheConfig) diskConfig(log *slog.Logger) diskcache.Config {
 func diskCacheConfig(c diskcache.Config) DiskCacheConfig {
 	return DiskCacheConfig{Dir: c.Dir, Persistent: c.Persistent, MaxSize: c.MaxSize, MaxAge: c.MaxAge,
 		EvictionDisabled: c.EvictionDisabled, MinImageSize: c.MinImageSize, MaxImageSize: c.MaxImageSize,
-		LockWait: c.BuildWait, Trace: c.Trace != nil}
+		LockTimeout: c.LockTimeout, Trace: c.Trace != nil}
 }
 
 // logWriter is an io.Writer that logs each line written to it at level
@@ -169,98 +196,15 @@ func (w *lineLogger) Flush() {
 	}
 }
 
-// resolveCacheConfig returns *cc, or the environment's configuration
-// when cc is nil.
-func resolveCacheConfig(cc *CacheConfig) (CacheConfig, error) {
-	if cc != nil {
-		if err := checkRemote(cc); err != nil {
-			return *cc, err
-		}
-		return *cc, checkOptions(cc.CompileOptions, optionsFromConfig)
-	}
-	cfg, err := cacheConfigFromEnv(nil)
-	if err == nil {
-		err = checkRemote(&cfg)
-	}
-	return cfg, err
-}
-
-// defaultCacheConfig returns the configuration of an empty environment:
-// in-memory caching on without eviction, and the persistent cache on
-// under the user cache directory. In a test binary (inTestBinary) the
-// persistent cache is off unless DGEN_CACHE_DIR names a directory, so that
-// tests never write to the user's cache.
-func defaultCacheConfig() CacheConfig {
-	cfg, _ := cacheConfigFromEnv(func(string) string { return "" })
-	return cfg
-}
-
-// cacheConfigFromEnv returns the cache configuration that the environment
-// asks for, reading variables through getenv (os.Getenv if nil):
-//
-//	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
-//	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)
-//	DGEN_PROGRAM_COMPILE_OPTIONS          extra build options (default none)
-//
-// and the variables of diskcache.ConfigFromEnv (DGEN_CACHE_DIR,
-// DGEN_CACHE_PERSISTENT, DGEN_CACHE_MAX_SIZE, DGEN_CACHE_THRESHOLD_DAYS,
-// DGEN_CACHE_EVICTION_DISABLE, DGEN_CACHE_MIN_IMAGE_SIZE,
-// DGEN_CACHE_MAX_IMAGE_SIZE, DGEN_CACHE_TRACE) and DGEN_CACHE_REMOTE, the
-// remote tier's store, whose other variables the tier reads when it opens
-// (rt/fleetcache: DGEN_CACHE_REMOTE_MODE, DGEN_CACHE_REMOTE_KEY,
-// DGEN_CACHE_REMOTE_TIMEOUT, DGEN_CACHE_REMOTE_LEASE).
-// A malformed value is an error that names the variable.
-func cacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	disk, derr := diskcache.ConfigFromEnv(getenv)
-	cfg := CacheConfig{InMemory: true, Disk: diskCacheConfig(disk)}
-	var errs []error
-	if derr != nil {
-		errs = append(errs, derr)
-	}
-	if v := strings.TrimSpace(getenv("DGEN_CACHE_REMOTE")); v != "" {
-		cfg.Remote = RemoteCacheConfig{URL: v, Getenv: getenv}
-	}
-	if inTestBinary() && strings.TrimSpace(getenv("DGEN_CACHE_DIR")) == "" {
-		cfg.Disk.Persistent = false
-	}
-	if v := strings.TrimSpace(getenv("DGEN_CACHE_IN_MEM")); v != "" {
-		b, ok := envconf.Bool(v)
-		if !ok {
-			errs = append(errs, fmt.Errorf("DGEN_CACHE_IN_MEM=%q: %s", v, envconf.BoolSyntax))
-		}
-		cfg.InMemory = b || !ok
-	}
-	if v := strings.TrimSpace(getenv("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD")); v != "" {
-		n, err := envconf.Size(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD=%q: %v", v, err))
-		}
-		cfg.EvictionThreshold = n
-	}
-	cfg.CompileOptions = strings.TrimSpace(getenv("DGEN_PROGRAM_COMPILE_OPTIONS"))
-	if err := checkOptions(cfg.CompileOptions, optionsFromEnv); err != nil {
-		errs = append(errs, err)
-	}
-	return cfg, errors.Join(errs...)
-}
-
-// inTestBinary reports whether the program is a test binary built by go
-// test, without importing testing or flag into applications: go test
-// records the package path with a ".test" suffix in the binary's build
-// information. It gives the same answer during package initialization as
-// later (testing registers its flags only once main runs).
-var inTestBinary = sync.OnceValue(func() bool {
-	bi, ok := debug.ReadBuildInfo()
-	return ok && strings.HasSuffix(bi.Path, ".test")
-})
-
-// Config says which backend and devices a context opens, and how. A field
-// left at its zero value is filled from its DGEN_ variable when the
-// context opens (see ConfigFromEnv); a field that is set wins over its
-// variable.
+// Config says which backend and devices a context opens, and how. It
+// means what it says: OpenConfig reads no DGEN_ variable, and the zero
+// Config is the documented defaults (as the zero http.Server or
+// slog.HandlerOptions is), whatever the environment holds. Open reads the
+// environment (ConfigFromEnv), where each field's variable, named in its
+// doc, sets it. Every setting is checked once, whichever it came from: a
+// bad value (a selector that is not one, a negative size) fails Open with
+// an error wrapping ErrInvalidArgument that names the field and its
+// variable, the same error from Go code as from the environment.
 type Config struct {
 	// Backend is the backend to open (DGEN_BACKEND); BackendAuto chooses
 	// one: rt/cuda for an NVIDIA GPU when it is imported (rt/backends)
@@ -282,15 +226,12 @@ type Config struct {
 	// A selector that picks nothing fails Open with an error wrapping
 	// ErrNoDevice.
 	Device string
-	// deviceEnv is the value of DGEN_DEVICE when Device was read from it,
-	// so that errors name the variable while Device still holds its value.
-	deviceEnv string
 	// Profiling turns on device timestamps for every queue of the context
 	// (DGEN_PROFILE). Tracing (Trace or Tracer set) with device-time
 	// sampling turns it on too.
 	Profiling bool
 	// Retune makes SpecConst.Tune time the candidates even where a tuning
-	// record exists, and record the new winner (DGEN_TUNE=force).
+	// record exists, and record the new winner (DGEN_RETUNE=1).
 	Retune bool
 	// SyncLaunches is a debugging setting (DGEN_SYNC_LAUNCHES=1), as
 	// CUDA_LAUNCH_BLOCKING is CUDA's: every kernel launch (and graph
@@ -330,8 +271,8 @@ type Config struct {
 	// Trace selects the built-in trace subscribers and the device-time
 	// sampling, in the form of DGEN_TRACE (see trace.ParseOptions):
 	// "perfetto:PATH", "summary", "log", "device=16", "clock=mono",
-	// comma-separated (DGEN_TRACE_CLOCK=mono adds clock=mono where it
-	// names no clock).
+	// comma-separated (in the environment, DGEN_TRACE_CLOCK=mono adds
+	// clock=mono where DGEN_TRACE names no clock).
 	// Empty means none. It is ignored when Tracer is set. The summary and
 	// log subscribers without a path write through Logger, one Info
 	// record a line.
@@ -339,12 +280,13 @@ type Config struct {
 	// Tracer, if set, is the tracer the context reports to, with the
 	// subscribers Go code gave it; the context does not close it.
 	Tracer *trace.Tracer
-	// Cache configures the kernel/program cache; nil means what the
-	// environment asks for (the cache variables of ConfigFromEnv).
+	// Cache configures the kernel/program cache; nil means the defaults,
+	// DefaultCacheConfig.
 	Cache *CacheConfig
-	// Graphs says what command graphs (Queue.Record) are prepared as:
-	// GraphsAuto (the zero value) asks DGEN_OPENCL_COMMAND_BUFFER and
-	// DGEN_CUDA_GRAPH, GraphsNative and GraphsLoop do not.
+	// Graphs says what command graphs (Queue.Record) are prepared as
+	// (DGEN_GRAPHS): the device API's own graph objects where the backend
+	// has them (GraphsAuto, the zero value), or a loop of prepared
+	// commands (GraphsLoop).
 	Graphs GraphMode
 	// QueuePool bounds the queues of the context's pool at each queue
 	// priority (Context.AcquireQueue, AcquireQueueConfig), which makes
@@ -358,185 +300,51 @@ type Config struct {
 	// trace summary and log without a path (Trace); nil means
 	// slog.Default() at the time of each message.
 	Logger *slog.Logger
+	// CUDALibrary is the CUDA driver library that rt/cuda opens
+	// (DGEN_CUDA_LIBRARY): a path, for a driver outside the loader's path;
+	// empty means libcuda.so.1. rt/cuda loads it once per process, at the
+	// first Open that asks it for devices, which decides.
+	CUDALibrary string
+	// CUPTILibrary is the CUPTI library with which rt/cuda times kernels
+	// when tracing reports every command's device times
+	// (DGEN_CUPTI_LIBRARY): empty means the loader's libcupti.so, then the
+	// CUDA toolkit's; "none" means CUDA events time them. Loaded once per
+	// process, as CUDALibrary is.
+	CUPTILibrary string
 }
 
-// ConfigFromEnv returns the configuration that the environment asks for,
-// reading variables through getenv (os.Getenv if nil): DGEN_DEVICE (a
-// selector), DGEN_BACKEND (auto or a registered backend), DGEN_PROFILE
-// (1 or 0), DGEN_ALLOC_POLICY (full, tagged or bestfit),
-// DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
-// DGEN_MEMORY_LIMIT (a byte count; 0 for no limit: see Config.MemoryLimit),
-// DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
-// Config.Retune), DGEN_SYNC_LAUNCHES (1 or 0: see Config.SyncLaunches) and
-// the cache variables:
-//
-//	DGEN_CACHE_IN_MEM                     1 or 0 (default 1)
-//	DGEN_IN_MEM_CACHE_EVICTION_THRESHOLD  bytes, K/M/G/T suffix allowed (default 0: off)
-//	DGEN_PROGRAM_COMPILE_OPTIONS          extra build options (default none)
-//	DGEN_CACHE_REMOTE                     the shared tier's store (rt/fleetcache, opt-in)
-//
-// and those of DiskCacheConfig's fields (DGEN_CACHE_DIR, DGEN_CACHE_PERSISTENT,
-// ...). In a test binary the persistent cache is off unless DGEN_CACHE_DIR
-// names a directory. A malformed value is an error that names the variable
-// and, for a closed set, its valid values.
-//
-// With Config.Graphs left at GraphsAuto, Open and OpenConfig also read the
-// variables that allow command graphs (Queue.Record) to use the device
-// API's own graph objects:
-//
-//	DGEN_OPENCL_COMMAND_BUFFER            1 or 0 (default 1): OpenCL command buffers
-//	DGEN_CUDA_GRAPH                       1 or 0 (default 1): CUDA graphs
-//
-// With one at 0, graphs on that backend replay as a loop of prepared
-// commands, one backend call per launch.
-func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	return Config{}.withEnv(getenv)
+// cacheConfig returns the cache configuration of cfg: its Cache, or the
+// documented defaults where it has none.
+func (cfg *Config) cacheConfig() CacheConfig {
+	if cfg.Cache != nil {
+		return *cfg.Cache
+	}
+	return defaultCacheConfig()
 }
 
-// withEnv returns cfg with every field that it leaves at its zero value
-// filled from its variable, read through getenv (os.Getenv if nil). This
-// is the one place where rt reads its configuration from the environment.
-func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	env := func(name string, set bool, parse func(v string) error) error {
-		v := strings.TrimSpace(getenv(name))
-		if set || v == "" {
-			return nil
-		}
-		if err := parse(v); err != nil {
-			return fmt.Errorf("%s=%q: %w", name, v, err)
-		}
-		return nil
-	}
-	errs := []error{
-		env("DGEN_BACKEND", cfg.Backend != BackendAuto, func(v string) error { return cfg.Backend.UnmarshalText([]byte(v)) }),
-		env("DGEN_DEVICE", cfg.Device != "", func(v string) error {
-			if err := devsel.Check(v); err != nil {
-				return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
-			}
-			cfg.Device, cfg.deviceEnv = v, v
-			return nil
-		}),
-		env("DGEN_PROFILE", cfg.Profiling, setBool(&cfg.Profiling)),
-		env("DGEN_SYNC_LAUNCHES", cfg.SyncLaunches, setBool(&cfg.SyncLaunches)),
-		env("DGEN_ALLOC_POLICY", cfg.AllocPolicy != AllocFull, func(v string) error { return cfg.AllocPolicy.UnmarshalText([]byte(v)) }),
-		env("DGEN_ALLOC_MAX_HELD", cfg.AllocMaxHeld != 0, func(v string) (err error) {
-			cfg.AllocMaxHeld, err = envconf.Size(v)
-			return err
-		}),
-		env("DGEN_MEMORY_LIMIT", cfg.MemoryLimit != 0, func(v string) (err error) {
-			cfg.MemoryLimit, err = envconf.Size(v)
-			return err
-		}),
-		env("DGEN_TUNE", cfg.Retune, func(v string) error {
-			b, ok := envconf.Bool(v)
-			if strings.EqualFold(v, "force") {
-				b, ok = true, true
-			}
-			if !ok {
-				return errors.New("want force (or 1) to re-tune, 0 to use tuning records")
-			}
-			cfg.Retune = b
-			return nil
-		}),
-		env(trace.EnvVar, cfg.Trace != "" || cfg.Tracer != nil, func(v string) error {
-			if _, err := trace.ParseOptions(v); err != nil {
-				return err
-			}
-			cfg.Trace = v
-			return nil
-		}),
-		// DGEN_TRACE_CLOCK=mono is the item clock=mono of a trace spec
-		// that names no clock.
-		env("DGEN_TRACE_CLOCK", cfg.Trace == "" || strings.Contains(cfg.Trace, "clock="), func(v string) error {
-			if v != "mono" && v != "tsc" {
-				return errors.New("want mono or tsc")
-			}
-			cfg.Trace += ",clock=" + v
-			return nil
-		}),
-	}
-	if cfg.Cache == nil {
-		cc, err := cacheConfigFromEnv(getenv)
-		cfg.Cache = &cc
-		errs = append(errs, err)
-	}
-	return cfg, errors.Join(errs...)
+// driverOptions returns what the backends take of cfg.
+func (cfg *Config) driverOptions() driver.Options {
+	return driver.Options{CUDALibrary: cfg.CUDALibrary, CUPTILibrary: cfg.CUPTILibrary}
 }
 
-// setBool returns the parser of a boolean variable that sets *dst.
-func setBool(dst *bool) func(v string) error {
-	return func(v string) error {
-		b, ok := envconf.Bool(v)
-		if !ok {
-			return errors.New(envconf.BoolSyntax)
-		}
-		*dst = b
-		return nil
-	}
-}
-
-// graphConfig is what the environment allows command graphs (graph.go)
-// to be prepared as, read by every Open and OpenConfig: the device API's
-// own graph objects, each unless its variable is 0:
-//
-//	DGEN_OPENCL_COMMAND_BUFFER  1 or 0 (default 1): OpenCL command buffers (cl_khr_command_buffer)
-//	DGEN_CUDA_GRAPH             1 or 0 (default 1): CUDA graphs
-//
-// Where one is off, or a backend has none, a graph replays as a loop of
-// prepared commands, one backend call per launch of the graph.
+// graphConfig is what command graphs (graph.go) may be prepared as: the
+// device API's own graph objects, where the backend has them, unless
+// Config.Graphs is GraphsLoop. Where one is off, or a backend has none, a
+// graph replays as a loop of prepared commands, one backend call per
+// launch of the graph.
 type graphConfig struct {
 	off [driver.CUDAGraph + 1]bool // by driver.NativeGraph
 }
 
-// graphEnv names the variable that allows each native graph object.
-var graphEnv = [...]string{
-	driver.CommandBuffer: "DGEN_OPENCL_COMMAND_BUFFER",
-	driver.CUDAGraph:     "DGEN_CUDA_GRAPH",
-}
-
-// graphConfigFromEnv reads graphConfig's variables through getenv
-// (os.Getenv if nil). A malformed value is an error that names the
-// variable.
-func graphConfigFromEnv(getenv func(string) string) (graphConfig, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+// graphConfig returns what cfg.Graphs allows.
+func (cfg *Config) graphConfig() graphConfig {
 	var gc graphConfig
-	for k, name := range graphEnv {
-		if name == "" {
-			continue
-		}
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			b, ok := envconf.Bool(v)
-			if !ok {
-				return gc, fmt.Errorf("%s=%q: %s", name, v, envconf.BoolSyntax)
-			}
-			gc.off[k] = !b
-		}
-	}
-	return gc, nil
-}
-
-// graphConfig returns what cfg.Graphs allows, asking the environment
-// through getenv (os.Getenv if nil) for GraphsAuto.
-func (cfg *Config) graphConfig(getenv func(string) string) (graphConfig, error) {
-	var gc graphConfig
-	switch cfg.Graphs {
-	case GraphsAuto:
-		return graphConfigFromEnv(getenv)
-	case GraphsNative:
-	case GraphsLoop:
+	if cfg.Graphs == GraphsLoop {
 		for k := range gc.off {
 			gc.off[k] = true
 		}
-	default:
-		_, err := graphModeNames.parse("graph mode", cfg.Graphs.String())
-		return gc, err
 	}
-	return gc, nil
+	return gc
 }
 
 // allows reports whether graphs may be prepared as the native object n.
@@ -558,9 +366,6 @@ func (cfg *Config) allocConfig() (alloc.Config, error) {
 		_, err := allocPolicyNames.parse("allocator policy", cfg.AllocPolicy.String())
 		return ac, err
 	}
-	if cfg.AllocMaxHeld < 0 {
-		return ac, fmt.Errorf("allocator bound of %d bytes held: %w: negative", cfg.AllocMaxHeld, ErrInvalidArgument)
-	}
 	ac.MaxHeld = cfg.AllocMaxHeld
 	ac.IsOutOfMemory = isOutOfMemory
 	ac.TagName = func(t alloc.Tag) string { return tagName(uint32(t)) }
@@ -571,6 +376,126 @@ func (cfg *Config) allocConfig() (alloc.Config, error) {
 // out of memory: the allocator's alloc.Config.IsOutOfMemory.
 func isOutOfMemory(err error) bool {
 	return errors.Is(err, ErrOutOfMemory) || errors.Is(err, alloc.ErrDeviceOutOfMemory)
+}
+
+// A setting names one setting in the errors of check: its field in
+// rt.Config and its variable, so that a bad value says the same wherever
+// it came from.
+type setting struct{ field, env string }
+
+// The settings that check checks, each with the variable that the table
+// of variables (env.go) gives it.
+var (
+	setBackend        = settingFor("Backend", true)
+	setDevice         = settingFor("Device", true)
+	setAllocPolicy    = settingFor("AllocPolicy", true)
+	setAllocMaxHeld   = settingFor("AllocMaxHeld", true)
+	setMemoryLimit    = settingFor("MemoryLimit", true)
+	setTrace          = settingFor("Trace", true)
+	setGraphs         = settingFor("Graphs", true)
+	setQueuePool      = settingFor("QueuePool", false)
+	setEviction       = settingFor("Cache.EvictionThreshold", true)
+	setMaxSize        = settingFor("Cache.Disk.MaxSize", true)
+	setMaxAge         = settingFor("Cache.Disk.MaxAge", true)
+	setMinImageSize   = settingFor("Cache.Disk.MinImageSize", true)
+	setMaxImageSize   = settingFor("Cache.Disk.MaxImageSize", true)
+	setLockTimeout    = settingFor("Cache.Disk.LockTimeout", true)
+	setRemote         = settingFor("Cache.Remote.URL", true)
+	setRemoteMode     = settingFor("Cache.Remote.Mode", true)
+	setRemoteTimeout  = settingFor("Cache.Remote.Timeout", true)
+	setRemoteLease    = settingFor("Cache.Remote.Lease", true)
+	setCompileOptions = settingFor("Cache.CompileOptions", true)
+)
+
+// String names the setting: "Config.Device (DGEN_DEVICE)", or
+// "Config.QueuePool" for one without a variable.
+func (s setting) String() string {
+	if s.env == "" {
+		return "Config." + s.field
+	}
+	return "Config." + s.field + " (" + s.env + ")"
+}
+
+// bad returns the error of a bad value v of s, wrapping ErrInvalidArgument
+// (and wrapped, if any).
+func (s setting) bad(v any, why string, wrapped ...error) error {
+	if q, ok := v.(string); ok {
+		v = strconv.Quote(q)
+	}
+	err := fmt.Errorf("%w: %v %v: %s", ErrInvalidArgument, s, v, why)
+	for _, w := range wrapped {
+		err = fmt.Errorf("%w (%w)", err, w)
+	}
+	return err
+}
+
+// nonNegative checks a size, count or duration that cannot be negative.
+func (s setting) nonNegative(v int64, show any) error {
+	if v < 0 {
+		return s.bad(show, "negative")
+	}
+	return nil
+}
+
+// check checks every setting of cfg once, whatever it came from (Go code
+// or the environment, whose parsers judge only the syntax of what they
+// read): an error wraps ErrInvalidArgument and names the setting
+// (setting), so that a bad value gives the same error from both.
+// OpenConfig calls it before it opens anything; ConfigFromEnv calls it on
+// what it read. A Config without a Cache has the defaults, which pass.
+func (cfg *Config) check() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !isAuto(*cfg) {
+		name := strings.ToLower(strings.TrimSpace(string(cfg.Backend)))
+		if _, err := driver.Lookup(name); err != nil {
+			add(setBackend.bad(string(cfg.Backend), fmt.Sprintf("want auto or a registered backend (%s); a backend registers when its package is imported, as rt/opencl and rt/cuda are",
+				strings.Join(driver.Backends(), ", ")), ErrNoBackend))
+		}
+	}
+	if err := devsel.Check(cfg.Device); err != nil {
+		add(setDevice.bad(cfg.Device, err.Error()))
+	}
+	if _, err := allocPolicyNames.parse("allocator policy", cfg.AllocPolicy.String()); err != nil {
+		add(setAllocPolicy.bad(cfg.AllocPolicy.String(), "want one of "+strings.Join(allocPolicyNames.valid(), ", ")))
+	}
+	add(setAllocMaxHeld.nonNegative(cfg.AllocMaxHeld, cfg.AllocMaxHeld))
+	add(setMemoryLimit.nonNegative(cfg.MemoryLimit, cfg.MemoryLimit))
+	if cfg.Tracer == nil {
+		if _, err := trace.ParseOptions(cfg.Trace); err != nil {
+			add(fmt.Errorf("%w: %v: %w", ErrInvalidArgument, setTrace, err))
+		}
+	}
+	if _, err := graphModeNames.parse("graph mode", cfg.Graphs.String()); err != nil {
+		add(setGraphs.bad(cfg.Graphs.String(), "want one of "+strings.Join(graphModeNames.valid(), ", ")))
+	}
+	add(setQueuePool.nonNegative(int64(cfg.QueuePool), cfg.QueuePool))
+	if cc := cfg.Cache; cc != nil {
+		add(setEviction.nonNegative(cc.EvictionThreshold, cc.EvictionThreshold))
+		if err := checkOptions(cc.CompileOptions, setCompileOptions.String()); err != nil {
+			add(fmt.Errorf("%w: %w", ErrInvalidArgument, err))
+		}
+		d := &cc.Disk
+		add(setMaxSize.nonNegative(d.MaxSize, d.MaxSize))
+		add(setMaxAge.nonNegative(int64(d.MaxAge), d.MaxAge))
+		add(setMinImageSize.nonNegative(d.MinImageSize, d.MinImageSize))
+		add(setMaxImageSize.nonNegative(d.MaxImageSize, d.MaxImageSize))
+		add(setLockTimeout.nonNegative(int64(d.LockTimeout), d.LockTimeout))
+		r := &cc.Remote
+		if _, err := remoteModeNames.parse("remote mode", r.Mode.String()); err != nil {
+			add(setRemoteMode.bad(r.Mode.String(), "want one of "+strings.Join(remoteModeNames.valid(), ", ")))
+		}
+		add(setRemoteTimeout.nonNegative(int64(r.Timeout), r.Timeout))
+		add(setRemoteLease.nonNegative(int64(r.Lease), r.Lease))
+		if err := checkRemote(cc); err != nil {
+			add(fmt.Errorf("%w: %v: %w", ErrInvalidArgument, setRemote, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // checkRemote fails when cfg names a remote tier (DGEN_CACHE_REMOTE) and
@@ -586,17 +511,14 @@ func checkRemote(cfg *CacheConfig) error {
 		return nil
 	}
 	if !diskcache.RemoteRegistered() {
-		return fmt.Errorf("DGEN_CACHE_REMOTE is set: %w", diskcache.ErrNoRemote)
+		return fmt.Errorf("a remote tier is configured: %w", diskcache.ErrNoRemote)
 	}
-	return diskcache.CheckRemote(diskcache.RemoteConfig{URL: cfg.Remote.URL, Getenv: cfg.Remote.Getenv})
+	return diskcache.CheckRemote(cfg.Remote.remoteConfig())
 }
 
-// The origins of build options, for checkOptions' errors.
-const (
-	optionsFromEnv    = "the environment (DGEN_PROGRAM_COMPILE_OPTIONS)"
-	optionsFromConfig = "the API (CacheConfig.CompileOptions)"
-	optionsFromAPI    = "the API (the options of raw.Build, LoadProgram or ProgramImage)"
-)
+// The origin of the build options of the API, for checkOptions' errors
+// (those of the Config name their setting).
+const optionsFromAPI = "the API (the options of raw.Build, LoadProgram or ProgramImage)"
 
 // clStandards are the values -cl-std= accepts.
 var clStandards = []string{"CL1.0", "CL1.1", "CL1.2", "CL2.0", "CL3.0"}

@@ -35,13 +35,18 @@ func (n enumNames) parse(what, s string) (int, error) {
 			return v, nil
 		}
 	}
+	return 0, fmt.Errorf("%w: %s %q: want one of %s", ErrInvalidArgument, what, s, strings.Join(n.valid(), ", "))
+}
+
+// valid returns the names, in the order of their values.
+func (n enumNames) valid() []string {
 	var valid []string
 	for _, name := range n {
 		if name != "" {
 			valid = append(valid, name)
 		}
 	}
-	return 0, fmt.Errorf("%w: %s %q: want one of %s", ErrInvalidArgument, what, s, strings.Join(valid, ", "))
+	return valid
 }
 
 // ImageKind is the OpenCL C type of an image. The zero ImageKind is none:
@@ -336,10 +341,9 @@ type GraphMode uint8
 // The graph modes.
 const (
 	// GraphsAuto uses the device API's own graph objects (OpenCL command
-	// buffers, CUDA graphs) unless DGEN_OPENCL_COMMAND_BUFFER or
-	// DGEN_CUDA_GRAPH is 0 ("auto").
+	// buffers, CUDA graphs) wherever the backend has them ("auto").
 	GraphsAuto GraphMode = iota
-	// GraphsNative uses them wherever the backend has them ("native").
+	// GraphsNative is GraphsAuto ("native").
 	GraphsNative
 	// GraphsLoop replays every graph as a loop of prepared commands, one
 	// backend call per launch ("loop").
@@ -347,6 +351,37 @@ const (
 )
 
 var graphModeNames = enumNames{GraphsAuto: "auto", GraphsNative: "native", GraphsLoop: "loop"}
+
+// RemoteMode says which way entries flow between a node and the shared
+// tier (RemoteCacheConfig.Mode, DGEN_CACHE_REMOTE_MODE). The zero
+// RemoteMode is RemoteReadWrite.
+type RemoteMode uint8
+
+// The remote modes.
+const (
+	// RemoteReadWrite fetches entries and publishes the programs the node
+	// builds ("read_write").
+	RemoteReadWrite RemoteMode = iota
+	// RemoteRead fetches entries and publishes nothing: a node that runs
+	// code but must not supply it ("read").
+	RemoteRead
+	// RemoteWrite publishes and never fetches: a node that warms the cache
+	// ("write").
+	RemoteWrite
+)
+
+var remoteModeNames = enumNames{RemoteReadWrite: "read_write", RemoteRead: "read", RemoteWrite: "write"}
+
+// String returns "read_write", "read" or "write".
+func (m RemoteMode) String() string { return remoteModeNames.name("RemoteMode", int(m)) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (m RemoteMode) MarshalText() ([]byte, error) { return marshal(m, remoteModeNames, int(m)) }
+
+// UnmarshalText parses "read_write", "read" or "write", in any case.
+func (m *RemoteMode) UnmarshalText(b []byte) error {
+	return unmarshal(m, remoteModeNames, "remote mode", []byte(strings.ToLower(string(b))))
+}
 
 // String returns "auto", "native" or "loop".
 func (m GraphMode) String() string { return graphModeNames.name("GraphMode", int(m)) }

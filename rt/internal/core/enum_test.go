@@ -146,67 +146,6 @@ func TestBackendText(t *testing.T) {
 	}
 }
 
-// TestConfigWinsOverEnv: a field that Config sets wins over its DGEN_
-// variable; a field it leaves unset is filled from the variable; a
-// malformed variable of an unset field is an error naming the variable
-// and the valid values, and one of a set field is not read at all.
-func TestConfigWinsOverEnv(t *testing.T) {
-	env := map[string]string{
-		"DGEN_BACKEND": "opencl", "DGEN_DEVICE": "gpu", "DGEN_PROFILE": "1",
-		"DGEN_ALLOC_POLICY": "tagged", "DGEN_ALLOC_MAX_HELD": "1M", "DGEN_TRACE": "summary",
-		"DGEN_CACHE_IN_MEM": "0",
-	}
-	cc := CacheConfig{InMemory: true}
-	tests := []struct {
-		name string
-		cfg  Config
-		env  map[string]string
-		want Config
-		err  string // a part of the error; "" for none
-	}{
-		{"unset", Config{}, env,
-			Config{Backend: BackendOpenCL, Device: "gpu", deviceEnv: "gpu", Profiling: true, AllocPolicy: AllocTagged, AllocMaxHeld: 1 << 20, Trace: "summary"}, ""},
-		{"set", Config{Backend: "fake", Device: "cpu", AllocPolicy: AllocBestFit, AllocMaxHeld: 4096, Trace: "log", Cache: &cc}, env,
-			Config{Backend: "fake", Device: "cpu", Profiling: true, AllocPolicy: AllocBestFit, AllocMaxHeld: 4096, Trace: "log", Cache: &cc}, ""},
-		{"badUnset", Config{}, map[string]string{"DGEN_ALLOC_POLICY": "lifo"}, Config{}, `DGEN_ALLOC_POLICY="lifo": invalid argument: allocator policy "lifo": want one of full, tagged, bestfit`},
-		{"badBackend", Config{}, map[string]string{"DGEN_BACKEND": "cdua"}, Config{}, `DGEN_BACKEND="cdua"`},
-		{"badSet", Config{AllocPolicy: AllocTagged, Backend: "opencl"}, map[string]string{"DGEN_ALLOC_POLICY": "lifo", "DGEN_BACKEND": "cdua"},
-			Config{AllocPolicy: AllocTagged, Backend: "opencl"}, ""},
-		{"tracer", Config{Tracer: nil, Trace: ""}, map[string]string{"DGEN_TRACE": "bogus"}, Config{}, "DGEN_TRACE"},
-		{"clock", Config{Trace: "log"}, map[string]string{"DGEN_TRACE_CLOCK": "mono"}, Config{Trace: "log,clock=mono"}, ""},
-		{"clockSet", Config{Trace: "log,clock=tsc"}, map[string]string{"DGEN_TRACE_CLOCK": "mono"}, Config{Trace: "log,clock=tsc"}, ""},
-		{"clockNoTrace", Config{}, map[string]string{"DGEN_TRACE_CLOCK": "mono"}, Config{}, ""},
-		{"clockBad", Config{Trace: "log"}, map[string]string{"DGEN_TRACE_CLOCK": "wall"}, Config{}, "DGEN_TRACE_CLOCK"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.cfg.withEnv(func(k string) string { return tt.env[k] })
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("error %v, want one containing %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Cache == nil {
-				t.Fatal("no cache configuration")
-			}
-			if tt.cfg.Cache == nil && tt.env["DGEN_CACHE_IN_MEM"] == "0" && got.Cache.InMemory {
-				t.Error("DGEN_CACHE_IN_MEM=0 did not fill the unset cache configuration")
-			}
-			if tt.cfg.Cache != nil && got.Cache != tt.cfg.Cache {
-				t.Error("the environment replaced the configuration's cache")
-			}
-			got.Cache, tt.want.Cache = nil, nil
-			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-				t.Errorf("got %+v\nwant %+v", got, tt.want)
-			}
-		})
-	}
-}
-
 // TestLoggerWarns: the context's warnings go to Config.Logger as slog
 // records with attributes, and nothing is printed elsewhere; with no
 // Logger they go to slog.Default().
@@ -229,40 +168,22 @@ func TestLoggerWarns(t *testing.T) {
 	}
 }
 
-// TestGraphsWinOverEnv: Config.Graphs set to GraphsNative or GraphsLoop
-// wins over DGEN_OPENCL_COMMAND_BUFFER and DGEN_CUDA_GRAPH, which decide
-// for GraphsAuto.
-func TestGraphsWinOverEnv(t *testing.T) {
-	off := map[string]string{"DGEN_OPENCL_COMMAND_BUFFER": "0", "DGEN_CUDA_GRAPH": "0"}
-	tests := []struct {
-		mode GraphMode
-		env  map[string]string
-		want bool // command buffers and CUDA graphs allowed
-		err  bool
-	}{
-		{GraphsAuto, nil, true, false},
-		{GraphsAuto, off, false, false},
-		{GraphsNative, off, true, false},
-		{GraphsLoop, nil, false, false},
-		{GraphsAuto, map[string]string{"DGEN_CUDA_GRAPH": "maybe"}, false, true},
-		{GraphsNative, map[string]string{"DGEN_CUDA_GRAPH": "maybe"}, true, false},
-		{GraphMode(7), nil, false, true},
-	}
-	for _, tt := range tests {
-		cfg := Config{Graphs: tt.mode}
-		gc, err := cfg.graphConfig(func(k string) string { return tt.env[k] })
-		if (err != nil) != tt.err {
-			t.Errorf("%v with %v: error %v, want one: %v", tt.mode, tt.env, err, tt.err)
-			continue
-		}
-		if err != nil {
-			continue
-		}
+// TestGraphConfig: GraphsAuto and GraphsNative allow the native graph
+// objects, GraphsLoop none; the environment has no say.
+func TestGraphConfig(t *testing.T) {
+	t.Setenv("DGEN_GRAPHS", "loop")
+	t.Setenv("DGEN_CUDA_GRAPH", "0")
+	for mode, want := range map[GraphMode]bool{GraphsAuto: true, GraphsNative: true, GraphsLoop: false} {
+		cfg := Config{Graphs: mode}
+		gc := cfg.graphConfig()
 		for _, n := range []driver.NativeGraph{driver.CommandBuffer, driver.CUDAGraph} {
-			if gc.allows(n) != tt.want {
-				t.Errorf("%v with %v: allows(%v) = %v, want %v", tt.mode, tt.env, n, gc.allows(n), tt.want)
+			if gc.allows(n) != want {
+				t.Errorf("%v: allows(%v) = %v, want %v", mode, n, gc.allows(n), want)
 			}
 		}
+	}
+	if err := (&Config{Graphs: GraphMode(7)}).check(); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("GraphMode(7): %v, want ErrInvalidArgument", err)
 	}
 }
 

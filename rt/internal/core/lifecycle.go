@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,34 +22,36 @@ import (
 // Close safe under concurrent use, the close guard and the queues' gates,
 // is context.go's.
 
-// Open opens a context as the environment says (ConfigFromEnv): on the
-// device that DGEN_DEVICE selects, by default the first GPU, else the
-// first CPU device. It is OpenConfig(Config{}).
-func Open() (*Context, error) { return OpenConfig(Config{}) }
-
-// OpenConfig opens a context as cfg says, with the fields that cfg leaves
-// at their zero value filled from the environment (ConfigFromEnv): a field
-// that cfg sets wins over its DGEN_ variable.
-func OpenConfig(cfg Config) (*Context, error) {
-	cfg, err := cfg.withEnv(nil) // config.go
+// Open opens a context as the environment says: it is OpenConfig of
+// ConfigFromEnv(os.Getenv), on the device that DGEN_DEVICE selects, by
+// default the first GPU, else the first CPU device. A malformed variable
+// fails it with an error that names the variable.
+func Open() (*Context, error) {
+	cfg, err := ConfigFromEnv(os.Getenv) // env.go
 	if err != nil {
+		return nil, fmt.Errorf("open context: %w", err)
+	}
+	return OpenConfig(cfg)
+}
+
+// OpenConfig opens a context as cfg says, and only as it says: it reads
+// no DGEN_ variable, and a field left at its zero value has its documented
+// default, whatever the environment holds (ConfigFromEnv reads that). It
+// checks every setting first: a bad one fails it with an error wrapping
+// ErrInvalidArgument that names the field.
+func OpenConfig(cfg Config) (*Context, error) {
+	// The variables of the driver libraries, which a backend must see as
+	// its library sees them, are read where the backend asks (env.go).
+	if err := cfg.check(); err != nil { // config.go
 		return nil, fmt.Errorf("open context: %w", err)
 	}
 	acfg, err := cfg.allocConfig()
 	if err != nil {
 		return nil, fmt.Errorf("open context: %w", err)
 	}
-	gcfg, err := cfg.graphConfig(nil) // config.go
-	if err != nil {
-		return nil, fmt.Errorf("open context: %w", err)
-	}
-	cc, err := resolveCacheConfig(cfg.Cache)
-	if err != nil {
-		return nil, fmt.Errorf("open context: %w", err)
-	}
-	if cfg.MemoryLimit < 0 {
-		return nil, fmt.Errorf("open context: memory limit of %d bytes: %w: negative", cfg.MemoryLimit, ErrInvalidArgument)
-	}
+	gcfg := cfg.graphConfig()
+	cc := cfg.cacheConfig()
+	driver.Configure(cfg.driverOptions())    // before any backend loads its library
 	name, drv, devs, err := openBackend(cfg) // backend.go
 	if err != nil {
 		return nil, err
@@ -271,17 +274,20 @@ const remoteFlushWait = 2 * time.Second
 
 // closeRemote waits a little for publishes in flight, disconnects, and
 // adds the counters to those recorded in the cache directory, which
-// `dgen cache stat` shows.
+// `dgen cache stat` shows; then it closes the persistent cache, which
+// holds its directory open.
 func (c *Context) closeRemote() {
-	if c.remote == nil {
-		return
-	}
-	c.remote.Close(remoteFlushWait)
-	c.disk.Wait()
-	if c.disk.Enabled() {
-		if err := diskcache.RecordRemote(c.disk.Dir(), c.remote.Stats()); err != nil {
-			c.pc.Logf("%v", err)
+	if c.remote != nil {
+		c.remote.Close(remoteFlushWait)
+		c.disk.Wait()
+		if c.disk.Enabled() {
+			if err := diskcache.RecordRemote(c.disk.Dir(), c.remote.Stats()); err != nil {
+				c.pc.Logf("%v", err)
+			}
 		}
+	}
+	if c.disk != nil {
+		c.disk.Close()
 	}
 }
 

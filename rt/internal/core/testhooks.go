@@ -83,7 +83,15 @@ func (d *Device) ClockError() time.Duration              { return d.clockError()
 func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size) }
 func (c *Context) PersistentCache() *diskcache.Cache     { return c.persistentCache() }
 func (q *Queue) Profiling() bool                         { return q.profilingOn() }
-func (e *Event) Status() (driver.EventStatus, error)     { return e.status() }
+func (c *Context) SyncLaunchesOn() bool                  { return c.syncLaunches }
+func (c *Context) ProfilingOn() bool                     { return c.profiling }
+
+// AllocTaggedOn reports whether the context's allocators have the tagged
+// policy (alloc.SeedPolicy) rather than the full one.
+func (c *Context) AllocTaggedOn() bool {
+	return c.allocCfg.OneBlockPerTag && c.allocCfg.DisableUntaggedPool
+}
+func (e *Event) Status() (driver.EventStatus, error) { return e.status() }
 
 func (c *Context) LoadProgram(name string, binaries [][]byte, options string) (*builtProgram, error) {
 	return c.loadProgram(name, binaries, options)
@@ -97,10 +105,6 @@ func (c *Context) BuildSource(name, source, options string) (*builtProgram, erro
 
 // NilProgram returns a nil program, whose methods return errors.
 func NilProgram() *builtProgram { return nil }
-func CacheConfigFromEnv(getenv func(string) string) (CacheConfig, error) {
-	return cacheConfigFromEnv(getenv)
-}
-func DefaultCacheConfig() CacheConfig { return defaultCacheConfig() }
 
 // DefaultDiskCache returns the default persistent cache configuration
 // in dir.

@@ -105,7 +105,7 @@ type tuneRecordTime struct {
 // Reading a record needs nothing more; timing candidates needs a context
 // that profiles (Config.Profiling, DGEN_PROFILE=1), and Tune fails where
 // there is no record and q does not profile. Config.Retune
-// (DGEN_TUNE=force) re-tunes, ignoring records. A record that cannot be
+// (DGEN_RETUNE=1) re-tunes, ignoring records. A record that cannot be
 // read, or names a value that is not a candidate, is reported by a warning
 // and tuned again; it never chooses a value. A device fault stops the
 // tuning, which records nothing.
