@@ -1,3 +1,5 @@
+//go:build cgo
+
 package cuda
 
 import "github.com/dgen-go/dgen/rt/driver"
