@@ -1,9 +1,11 @@
 package rt_test
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"reflect"
 	"strings"
 	"testing"
@@ -67,6 +69,9 @@ func TestEnvVars(t *testing.T) {
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "zz_generated.facade.go", nil, parser.ParseComments) // the docs as go doc shows them
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("rt's source is not here (a test binary run outside the source tree): the docs of Config's fields cannot be read")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

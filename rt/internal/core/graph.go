@@ -183,7 +183,7 @@ func (g *Graph) finalize() error {
 		c.cur = c.args
 	}
 	g.site = &launchSite{kernel: "graph " + g.name, program: "kernels " + strings.Join(kernels, ", ")}
-	if _, err := g.exec(g.q); err != nil {
+	if _, err := g.exec(g.q, nil); err != nil {
 		g.releaseLocked()
 		return g.ctx.failed(g.q, fmt.Errorf("finalize graph %q: %w", g.name, err))
 	}
@@ -235,8 +235,11 @@ func setArgSampler(k driver.Kernel, i int, s *samplerObject) error {
 }
 
 // exec returns the graph prepared for q, preparing it on q's first
-// launch. Called with g.mu held.
-func (g *Graph) exec(q *Queue) (*graphExec, error) {
+// launch with the buffers of vals, the launch's bindings (nil for none),
+// in place of the recorded ones: a device API that checks a copy's or a
+// fill's buffers when it captures them (CUDA's) must never see a recorded
+// buffer that a parameter let its owner free. Called with g.mu held.
+func (g *Graph) exec(q *Queue, vals []paramVal) (*graphExec, error) {
 	for _, x := range g.execs {
 		if x.q == q {
 			return x, nil
@@ -249,6 +252,11 @@ func (g *Graph) exec(q *Queue) (*graphExec, error) {
 			cmds[i] = driver.GraphCommand{Kind: driver.GraphKernel, Kernel: c.own, Range: c.r.ndrange()}
 		} else {
 			cmds[i] = c.dc
+			if vals != nil && g.hasSites(i) {
+				if err := g.boundCommand(&cmds[i], i, vals); err != nil {
+					return nil, fmt.Errorf("prepare for queue %d of %q: %s: %w", q.id, q.dev.Name, g.describe(i), err)
+				}
+			}
 		}
 	}
 	var x driver.Graph
@@ -334,7 +342,7 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event, vals []paramVal) error {
 	if err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
-	ge, err := g.exec(q)
+	ge, err := g.exec(q, vals)
 	if err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}

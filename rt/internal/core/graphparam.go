@@ -469,6 +469,14 @@ func (g *Graph) updateCmd(x *graphExec, i int, vals []paramVal) error {
 		return fmt.Errorf("%w: the backend's graphs cannot change a %s's buffers", errors.ErrUnsupported, c.name)
 	}
 	dc := c.dc
+	if err := g.boundCommand(&dc, i, vals); err != nil {
+		return err
+	}
+	return cg.SetCommand(i, dc)
+}
+
+// boundCommand sets the buffers of dc, command i's, to those vals bind.
+func (g *Graph) boundCommand(dc *driver.GraphCommand, i int, vals []paramVal) error {
 	var err error
 	if dc.Kind != driver.GraphFill && dc.Kind != driver.GraphWrite {
 		if dc.Src, err = g.boundMem(i, siteSrc, vals).driverBuffer(); err != nil {
@@ -480,7 +488,7 @@ func (g *Graph) updateCmd(x *graphExec, i int, vals []paramVal) error {
 			return err
 		}
 	}
-	return cg.SetCommand(i, dc)
+	return nil
 }
 
 // paramUses records the use of the bound memory by the launch just
