@@ -36,6 +36,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dgen-go/dgen/bench/internal/benchenv"
 	"math"
 	"os"
 	"slices"
@@ -116,17 +117,9 @@ func Run(o Options) (Report, error) {
 	if o.N < 1 || o.LongMS <= 0 || o.Waves < 1 || o.Depth < 1 || o.Gap < 0 {
 		return rep, fmt.Errorf("-n %d -long-ms %v -waves %d -depth %d -gap %v: want positive counts and durations", o.N, o.LongMS, o.Waves, o.Depth, o.Gap)
 	}
-	cfg, err := rt.ConfigFromEnv(os.Getenv)
+	cfg, err := benchenv.Config(o.Backend)
 	if err != nil {
 		return rep, err
-	}
-	switch o.Backend {
-	case "cpu":
-		cfg.Device, cfg.Backend = "cpu", rt.BackendOpenCL
-	case "cuda", "opencl":
-		cfg.Device, cfg.Backend = "gpu", rt.Backend(o.Backend)
-	default:
-		return rep, fmt.Errorf("-backend %q: want cpu, cuda or opencl", o.Backend)
 	}
 	ctx, err := rt.OpenConfig(cfg)
 	if err != nil {

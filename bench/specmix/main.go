@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dgen-go/dgen/bench/internal/benchenv"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -109,17 +110,9 @@ func Run(o Options) (Report, error) {
 		return rep, fmt.Errorf("-g %d -values %d: want at least one goroutine and 1 to %d values", o.G, o.Values, len(primes))
 	}
 	rep.Values = primes[:o.Values]
-	cfg, err := rt.ConfigFromEnv(os.Getenv)
+	cfg, err := benchenv.Config(o.Backend)
 	if err != nil {
 		return rep, err
-	}
-	switch o.Backend {
-	case "cpu":
-		cfg.Device, cfg.Backend = "cpu", rt.BackendOpenCL
-	case "cuda", "opencl":
-		cfg.Device, cfg.Backend = "gpu", rt.Backend(o.Backend)
-	default:
-		return rep, fmt.Errorf("-backend %q: want cpu, cuda or opencl", o.Backend)
 	}
 	if o.Tune {
 		cfg.Profiling, cfg.Retune = true, true // timing needs device timestamps; time every tuning
