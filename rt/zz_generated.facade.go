@@ -328,6 +328,14 @@ type Config struct {
 	// means GOMAXPROCS at Open, and at least 16, since a goroutine that
 	// waits for the device holds no P.
 	QueuePool int
+	// MaxQueueAhead bounds the commands that a queue acquired for a
+	// request (Context.AcquireQueueContext) keeps ahead of the host: an
+	// enqueue past it waits until the device has completed the oldest, or
+	// the request's context is done, so that a cancelled request leaves at
+	// most this many of its commands on the device, and a loop of
+	// launches needs no pacing of its own. A graph launch counts as one
+	// command. 0 means DGEN_QUEUE_AHEAD, else 4.
+	MaxQueueAhead int
 	// Logger receives the context's warnings (a cache directory that
 	// cannot be used, a remote tier that fails, a tuning that cannot be
 	// stored, an NVIDIA GPU opened through NVIDIA's OpenCL because rt/cuda
@@ -339,12 +347,12 @@ type Config struct {
 
 // toCoreConfig returns x as the core takes it.
 func toCoreConfig(x Config) core.Config {
-	return core.Config{Backend: core.Backend(x.Backend), Device: x.Device, Profiling: x.Profiling, Retune: x.Retune, SyncLaunches: x.SyncLaunches, AllocPolicy: core.AllocPolicy(x.AllocPolicy), AllocMaxHeld: x.AllocMaxHeld, Trace: x.Trace, Tracer: x.Tracer, Cache: toCoreCacheConfigPtr(x.Cache), Graphs: core.GraphMode(x.Graphs), QueuePool: x.QueuePool, Logger: x.Logger}
+	return core.Config{Backend: core.Backend(x.Backend), Device: x.Device, Profiling: x.Profiling, Retune: x.Retune, SyncLaunches: x.SyncLaunches, AllocPolicy: core.AllocPolicy(x.AllocPolicy), AllocMaxHeld: x.AllocMaxHeld, Trace: x.Trace, Tracer: x.Tracer, Cache: toCoreCacheConfigPtr(x.Cache), Graphs: core.GraphMode(x.Graphs), QueuePool: x.QueuePool, MaxQueueAhead: x.MaxQueueAhead, Logger: x.Logger}
 }
 
 // fromCoreConfig returns c as rt shows it.
 func fromCoreConfig(c core.Config) Config {
-	return Config{Backend: Backend(c.Backend), Device: c.Device, Profiling: c.Profiling, Retune: c.Retune, SyncLaunches: c.SyncLaunches, AllocPolicy: AllocPolicy(c.AllocPolicy), AllocMaxHeld: c.AllocMaxHeld, Trace: c.Trace, Tracer: c.Tracer, Cache: fromCoreCacheConfigPtr(c.Cache), Graphs: GraphMode(c.Graphs), QueuePool: c.QueuePool, Logger: c.Logger}
+	return Config{Backend: Backend(c.Backend), Device: c.Device, Profiling: c.Profiling, Retune: c.Retune, SyncLaunches: c.SyncLaunches, AllocPolicy: AllocPolicy(c.AllocPolicy), AllocMaxHeld: c.AllocMaxHeld, Trace: c.Trace, Tracer: c.Tracer, Cache: fromCoreCacheConfigPtr(c.Cache), Graphs: GraphMode(c.Graphs), QueuePool: c.QueuePool, MaxQueueAhead: c.MaxQueueAhead, Logger: c.Logger}
 }
 
 // ConfigFromEnv returns the configuration that the environment asks for,
@@ -352,6 +360,7 @@ func fromCoreConfig(c core.Config) Config {
 // selector), DGEN_BACKEND (auto or a registered backend), DGEN_PROFILE
 // (1 or 0), DGEN_ALLOC_POLICY (full, tagged or bestfit),
 // DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
+// DGEN_QUEUE_AHEAD (a count: see Config.MaxQueueAhead),
 // DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
 // Config.Retune), DGEN_SYNC_LAUNCHES (1 or 0: see Config.SyncLaunches) and
 // the cache variables:
@@ -1075,6 +1084,16 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	return (*core.Graph)(g).Launch((*core.Queue)(q), waits(&wl, wait)...)
 }
 
+// LaunchContext is Launch bounded by ctx: when ctx is done, it returns an
+// error wrapping ctx.Err() and enqueues nothing. On a queue bound to a
+// request (Context.AcquireQueueContext), a graph launch counts as one of
+// the commands that it keeps ahead of the host, and the wait for room is
+// bounded by ctx too.
+func (g *Graph) LaunchContext(ctx context.Context, q *Queue, wait ...*Event) error {
+	var wl core.WaitList
+	return (*core.Graph)(g).LaunchContext(ctx, (*core.Queue)(q), waits(&wl, wait)...)
+}
+
 // Update changes the recorded kernel launch n, whose handle Queue.Node
 // returned while g recorded, for the launches that follow: enqueue is
 // called with a recording queue of its own, and must enqueue exactly one
@@ -1447,19 +1466,58 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 // The queue comes from the context's pool: one that no goroutine holds,
 // else a new one while the pool has fewer than Config.QueuePool
 // (at least 16 by default), else the one that the fewest goroutines hold,
-// shared. AcquireQueue never waits. A request's commands on its queue run
-// in order, as on any queue; the next request to get the queue finds them
-// enqueued before its own. The context releases the pool's queues on
-// Close.
+// shared. AcquireQueue never waits. Of the queues that no goroutine
+// holds, it prefers those whose last request's work has completed. A
+// request's commands on its queue run in order, as on any queue; the
+// next request to get the queue finds them enqueued before its own. The
+// context releases the pool's queues on Close.
+//
+// A queue that AcquireQueueContext bound to a request is never shared:
+// when every queue of the pool is so held, AcquireQueue makes one more.
 func (c *Context) AcquireQueue() (*Queue, error) {
 	r0, r1 := (*core.Context)(c).AcquireQueue()
 	return (*Queue)(r0), r1
 }
 
-// ReleaseQueue gives back a queue that AcquireQueue returned, for another
-// goroutine to acquire; the caller must not use it afterwards. A queue
-// that is not the pool's, or that was released more often than acquired,
-// is an error wrapping ErrInvalidArgument.
+// AcquireQueueContext is AcquireQueue for a request bounded by ctx: the
+// queue it returns is the caller's alone and bound to ctx until
+// ReleaseQueue. Once ctx is done, every command enqueued on it (a kernel
+// launch, a graph launch, a transfer, a fill) fails at once with an error
+// wrapping ctx.Err(), and no more of the request's work is handed to the
+// device; the commands already enqueued run on, and there are at most
+// Config.MaxQueueAhead of them (4 by default): an enqueue that would keep
+// more ahead of the host waits until the device has completed the oldest,
+// or ctx is done. So a request that enqueues 500 iterations and then reads
+// their result needs no pacing of its own, and its cancellation leaves the
+// device a few commands' work. A blocking transfer on the queue (Read,
+// Write) is bounded by ctx as its Context form is.
+//
+//	q, err := ctx.AcquireQueueContext(r.Context())
+//	if err != nil {
+//		return err
+//	}
+//	defer ctx.ReleaseQueue(q)
+//	for range 500 {
+//		if err := (&Step{...}).Enqueue(q, rng); err != nil {
+//			return err // wraps r.Context().Err() once the request is cancelled
+//		}
+//	}
+//	return out.Read(q, res)
+//
+// The pool hands the next request a queue whose last request's work has
+// completed while it has one, or may make one. Past Config.QueuePool
+// queues, all held, AcquireQueueContext waits for one to be released, or
+// for ctx to be done (an error wrapping ctx.Err()).
+func (c *Context) AcquireQueueContext(ctx context.Context) (*Queue, error) {
+	r0, r1 := (*core.Context)(c).AcquireQueueContext(ctx)
+	return (*Queue)(r0), r1
+}
+
+// ReleaseQueue gives back a queue that AcquireQueue or
+// AcquireQueueContext returned, for another goroutine to acquire; the
+// caller must not use it afterwards, and the queue is no longer bound to
+// the caller's ctx. A queue that is not the pool's, or that was released
+// more often than acquired, is an error wrapping ErrInvalidArgument.
 func (c *Context) ReleaseQueue(q *Queue) error {
 	return (*core.Context)(c).ReleaseQueue((*core.Queue)(q))
 }

@@ -457,7 +457,10 @@ func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait
 		return err
 	}
 	defer m.doneAll()
-	if ctx != nil { // a Context form
+	if ctx == nil {
+		ctx = q.boundContext() // nil unless a request's context binds q
+	}
+	if ctx != nil { // a Context form, or a bound queue
 		if err := q.waitBefore(ctx, "write buffer", wait); err != nil {
 			return err
 		}
@@ -501,7 +504,10 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 		return err
 	}
 	defer m.doneAll()
-	if ctx != nil { // a Context form
+	if ctx == nil {
+		ctx = q.boundContext() // nil unless a request's context binds q
+	}
+	if ctx != nil { // a Context form, or a bound queue
 		if err := q.waitBefore(ctx, "read buffer", wait); err != nil {
 			return err
 		}
@@ -647,6 +653,10 @@ func (x *xfer) enqueue(q *Queue, dw []driver.Event, blocking bool) (driver.Event
 // enqueues it without blocking and waits for its event. skip is as for
 // beginTask.
 func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
+	b, err := q.admitCommand(nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", x.op, err)
+	}
 	if x.size == 0 {
 		if err := q.enter(); err != nil {
 			return fmt.Errorf("%s: %w", x.op, err)
@@ -663,7 +673,11 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 		return fmt.Errorf("%s: %w", x.op, err)
 	}
 	defer q.exit()
-	return q.transferEntered(x, wait, skip+1)
+	err = q.transferEntered(x, wait, skip+1)
+	if err == nil && b != nil {
+		b.synchronised() // a blocking transfer completes what was enqueued before it
+	}
+	return err
 }
 
 // transferEntered is transfer for a caller inside q's enter (x.size is
@@ -702,6 +716,10 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	if r := q.recorder(); r != nil {
 		return nil, r.refuse(op, "graphs do not record this command")
 	}
+	b, err := q.admitCommand(nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -716,7 +734,11 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	if err != nil {
 		return nil, q.ctx.failed(q, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err))
 	}
-	return q.newTracedEvent(ev, op, tk), nil
+	e := q.newTracedEvent(ev, op, tk)
+	if b != nil {
+		b.enqueued(q)
+	}
+	return e, nil
 }
 
 // View returns a buffer of n elements of b from element off that shares

@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -334,6 +335,14 @@ type Config struct {
 	// means GOMAXPROCS at Open, and at least 16, since a goroutine that
 	// waits for the device holds no P.
 	QueuePool int
+	// MaxQueueAhead bounds the commands that a queue acquired for a
+	// request (Context.AcquireQueueContext) keeps ahead of the host: an
+	// enqueue past it waits until the device has completed the oldest, or
+	// the request's context is done, so that a cancelled request leaves at
+	// most this many of its commands on the device, and a loop of
+	// launches needs no pacing of its own. A graph launch counts as one
+	// command. 0 means DGEN_QUEUE_AHEAD, else 4.
+	MaxQueueAhead int
 	// Logger receives the context's warnings (a cache directory that
 	// cannot be used, a remote tier that fails, a tuning that cannot be
 	// stored, an NVIDIA GPU opened through NVIDIA's OpenCL because rt/cuda
@@ -348,6 +357,7 @@ type Config struct {
 // selector), DGEN_BACKEND (auto or a registered backend), DGEN_PROFILE
 // (1 or 0), DGEN_ALLOC_POLICY (full, tagged or bestfit),
 // DGEN_ALLOC_MAX_HELD (a byte count such as 512MiB; 0 for no bound),
+// DGEN_QUEUE_AHEAD (a count: see Config.MaxQueueAhead),
 // DGEN_TRACE (see Config.Trace), DGEN_TUNE (force, or a boolean: see
 // Config.Retune), DGEN_SYNC_LAUNCHES (1 or 0: see Config.SyncLaunches) and
 // the cache variables:
@@ -407,6 +417,14 @@ func (cfg Config) withEnv(getenv func(string) string) (Config, error) {
 		env("DGEN_ALLOC_MAX_HELD", cfg.AllocMaxHeld != 0, func(v string) (err error) {
 			cfg.AllocMaxHeld, err = envconf.Size(v)
 			return err
+		}),
+		env("DGEN_QUEUE_AHEAD", cfg.MaxQueueAhead != 0, func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return errors.New("want a count of commands, at least 1")
+			}
+			cfg.MaxQueueAhead = n
+			return nil
 		}),
 		env("DGEN_TUNE", cfg.Retune, func(v string) error {
 			b, ok := envconf.Bool(v)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -272,8 +273,29 @@ func (g *Graph) options(caps driver.GraphCaps) driver.GraphOptions {
 // command, and nothing is enqueued. Launch creates no event; Queue.Marker
 // gives one.
 func (g *Graph) Launch(q *Queue, wait ...*Event) error {
+	return g.launch(nil, q, wait)
+}
+
+// LaunchContext is Launch bounded by ctx: when ctx is done, it returns an
+// error wrapping ctx.Err() and enqueues nothing. On a queue bound to a
+// request (Context.AcquireQueueContext), a graph launch counts as one of
+// the commands that it keeps ahead of the host, and the wait for room is
+// bounded by ctx too.
+func (g *Graph) LaunchContext(ctx context.Context, q *Queue, wait ...*Event) error {
+	if ctx == nil {
+		return fmt.Errorf("launch graph: %w: nil context.Context", ErrInvalidArgument)
+	}
+	return g.launch(ctx, q, wait)
+}
+
+// launch is Launch, bounded by ctx where it is not nil.
+func (g *Graph) launch(ctx context.Context, q *Queue, wait []*Event) error {
 	if g == nil {
 		return fmt.Errorf("launch graph: %w: nil graph", ErrInvalidArgument)
+	}
+	b, err := q.admitCommand(ctx)
+	if err != nil {
+		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
@@ -283,8 +305,12 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 		return err
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.launchLocked(q, wait)
+	err = g.launchLocked(q, wait)
+	g.mu.Unlock()
+	if err == nil && b != nil {
+		b.enqueued(q)
+	}
+	return err
 }
 
 // launchable checks that g may be launched on q: a queue of its context
@@ -326,7 +352,7 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event) error {
 		return err
 	}
 	defer g.unlockPins(len(g.pins))
-	lr := q.beginLaunch(g.site, 1) // the user calls rt's Launch, which calls Launch, which calls launchLocked
+	lr := q.beginLaunch(g.site, 2) // the user calls rt's Launch (or LaunchContext), which calls Launch, which calls launch, which calls launchLocked
 	if q.ctx.tr.Enabled() {
 		err = g.tracedLaunch(q, x, dw)
 	} else if _, err = x.Launch(dw, false); err != nil {
@@ -425,7 +451,7 @@ func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error 
 	var whole driver.Event
 	var evs []driver.Event
 	var err error
-	wt := q.tq.Begin(trace.Graph, g.rangeName, 4) // the user: above tracedLaunch, launchLocked, Launch and the facade's frame
+	wt := q.tq.Begin(trace.Graph, g.rangeName, 5) // the user: above tracedLaunch, launchLocked, launch, Launch and the facade's frame
 	if tg, ok := x.(driver.TimedGraph); ok {
 		evs, whole, err = tg.LaunchTimed(dw)
 	} else {

@@ -39,6 +39,10 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 		l.park = true
 	}
 	op := launchOp(event)
+	b, err := q.admitCommand(nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
+	}
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
 	}
@@ -77,6 +81,9 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 		return nil, q.launchFailed(k, r, ev, err, event)
 	}
 	q.recordArgs(k)
+	if b != nil {
+		b.enqueued(q)
+	}
 	switch {
 	case event:
 		return q.newTracedEvent(ev, k.label, tk), nil

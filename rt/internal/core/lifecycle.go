@@ -56,6 +56,10 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if c.pool.max <= 0 {
 		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
 	}
+	c.queueAhead = cfg.MaxQueueAhead
+	if c.queueAhead <= 0 {
+		c.queueAhead = defaultQueueAhead
+	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
 	}
@@ -101,6 +105,7 @@ func (c *Context) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.pool.wakeAll()
 	c.drain()
 	c.mu.Lock()
 	qs := c.queues

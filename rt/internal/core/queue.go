@@ -41,9 +41,9 @@ type Queue struct {
 	//     recording or tuning queue counts in the gate of the queue it was
 	//     made from. A call of the context as a whole counts in the context's
 	//     guard instead.
-	//   - rec, specs and global are atomics; pts and log are atomic counters
-	//     (and log's ring and pcs atomic words); pooled and holders are the
-	//     context's pool's, under its mutex (queuepool.go).
+	//   - rec, specs, global and bind are atomics; pts and log are atomic
+	//     counters (and log's ring and pcs atomic words); pooled, holders and
+	//     busy are the context's pool's, under its mutex (queuepool.go).
 	//   - pend has its own mutex, which only tracing takes; drainTrace holds
 	//     it across the driver calls that read device times. No other lock of
 	//     the queue is held across a driver call.
@@ -57,6 +57,9 @@ type Queue struct {
 	tq       *trace.Queue       // trace handle; see "Tracing in rt" (tracing.go)
 	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	drv      driver.Queue
+	// bind is the context of the request that holds the queue, from
+	// Context.AcquireQueueContext to ReleaseQueue (queuebind.go), or nil.
+	bind atomic.Pointer[queueBind]
 	// specs parks the queue's kernel instances between launches, by a
 	// hash of the spec (instance.go's specSlot): a loop launches the same few
 	// specs again and again, each from an instance of its own.
@@ -74,6 +77,10 @@ type Queue struct {
 	// holders goroutines hold; both are guarded by the pool's mutex.
 	pooled  bool
 	holders int
+	// busy, on an idle queue of the pool, marks the work that its last
+	// request bound to a context may have left on it (queuebind.go), or
+	// is nil; AcquireQueue prefers queues whose busy has completed.
+	busy *Event
 
 	// global is the device global storage that globalMem found last on
 	// this queue's device: a host loop reads and writes one global again
