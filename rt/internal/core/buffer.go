@@ -653,9 +653,11 @@ func (x *xfer) enqueue(q *Queue, dw []driver.Event, blocking bool) (driver.Event
 // enqueues it without blocking and waits for its event. skip is as for
 // beginTask.
 func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
-	b, err := q.admitCommand(nil)
-	if err != nil {
-		return fmt.Errorf("%s: %w", x.op, err)
+	b := q.bound()
+	if b != nil {
+		if err := b.admit(q, nil); err != nil {
+			return fmt.Errorf("%s: %w", x.op, err)
+		}
 	}
 	if x.size == 0 {
 		if err := q.enter(); err != nil {
@@ -673,7 +675,7 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 		return fmt.Errorf("%s: %w", x.op, err)
 	}
 	defer q.exit()
-	err = q.transferEntered(x, wait, skip+1)
+	err := q.transferEntered(x, wait, skip+1)
 	if err == nil && b != nil {
 		b.synchronised() // a blocking transfer completes what was enqueued before it
 	}
@@ -716,9 +718,11 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	if r := q.recorder(); r != nil {
 		return nil, r.refuse(op, "graphs do not record this command")
 	}
-	b, err := q.admitCommand(nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+	b := q.bound()
+	if b != nil {
+		if err := b.admit(q, nil); err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
 	}
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)

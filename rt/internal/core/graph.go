@@ -293,9 +293,12 @@ func (g *Graph) launch(ctx context.Context, q *Queue, wait []*Event) error {
 	if g == nil {
 		return fmt.Errorf("launch graph: %w: nil graph", ErrInvalidArgument)
 	}
-	b, err := q.admitCommand(ctx)
-	if err != nil {
-		return fmt.Errorf("launch graph %q: %w", g.name, err)
+	var b *queueBind
+	if ctx != nil || q.bound() != nil {
+		var err error
+		if b, err = q.admitCommand(ctx); err != nil {
+			return fmt.Errorf("launch graph %q: %w", g.name, err)
+		}
 	}
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
@@ -305,7 +308,7 @@ func (g *Graph) launch(ctx context.Context, q *Queue, wait []*Event) error {
 		return err
 	}
 	g.mu.Lock()
-	err = g.launchLocked(q, wait)
+	err := g.launchLocked(q, wait)
 	g.mu.Unlock()
 	if err == nil && b != nil {
 		b.enqueued(q)

@@ -39,9 +39,11 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 		l.park = true
 	}
 	op := launchOp(event)
-	b, err := q.admitCommand(nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
+	b := q.bound()
+	if b != nil {
+		if err := b.admit(q, nil); err != nil {
+			return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
+		}
 	}
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)

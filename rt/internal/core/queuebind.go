@@ -188,8 +188,7 @@ func (b *queueBind) unbind(q *Queue) *Event {
 // admitCommand admits a command on q, outside q's enter, with ctx a
 // Context form's own (or nil), and returns the binding of q, to be told
 // once the command is enqueued (queueBind.enqueued), or nil. The caller
-// wraps its error with the command. On a queue that no request binds and
-// without a ctx it is a load and a branch.
+// wraps its error with the command.
 func (q *Queue) admitCommand(ctx context.Context) (*queueBind, error) {
 	if q == nil {
 		return nil, nil // enter reports it
@@ -202,6 +201,16 @@ func (q *Queue) admitCommand(ctx context.Context) (*queueBind, error) {
 		return nil, nil
 	}
 	return b, b.admit(q, ctx)
+}
+
+// bound returns the binding of q, or nil: what the launch path, which
+// cannot afford admitCommand's call, checks with one load and a branch
+// before it calls admit. A nil q is enter's to report.
+func (q *Queue) bound() *queueBind {
+	if q == nil {
+		return nil
+	}
+	return q.bind.Load()
 }
 
 // boundContext returns the context that binds q, or nil.
