@@ -57,9 +57,6 @@ type Queue struct {
 	tq       *trace.Queue       // trace handle; see "Tracing in rt" (tracing.go)
 	launcher driver.ArgLauncher // drv, where it sets arguments and launches in one call
 	drv      driver.Queue
-	// bind is the context of the request that holds the queue, from
-	// Context.AcquireQueueContext to ReleaseQueue (queuebind.go), or nil.
-	bind atomic.Pointer[queueBind]
 	// specs parks the queue's kernel instances between launches, by a
 	// hash of the spec (instance.go's specSlot): a loop launches the same few
 	// specs again and again, each from an instance of its own.
@@ -95,6 +92,12 @@ type Queue struct {
 	// one per candidate (speclaunch.go's tuningQueue): their launches run
 	// with the candidate. Nil on every other queue.
 	tune *tuneOverride
+
+	// bind is the context of the request that holds the queue, from
+	// Context.AcquireQueueContext to ReleaseQueue (queuebind.go), or nil.
+	// It comes last, so that the fields a launch reads first keep their
+	// cache lines.
+	bind atomic.Pointer[queueBind]
 }
 
 // tuneOverride is what a tuning queue gives its launches: the candidate
