@@ -428,6 +428,14 @@ type Config struct {
 	// them as requests need them: 0 means GOMAXPROCS at Open, and at least
 	// 16, since a goroutine that waits for the device holds no P.
 	QueuePool int
+	// MaxQueueAhead bounds the commands that a queue acquired for a
+	// request (Context.AcquireQueueContext) keeps ahead of the host: an
+	// enqueue past it waits until the device has completed the oldest, or
+	// the request's context is done, so that a cancelled request leaves at
+	// most this many of its commands on the device, and a loop of
+	// launches needs no pacing of its own. A graph launch counts as one
+	// command (DGEN_QUEUE_AHEAD). 0 means 4.
+	MaxQueueAhead int
 	// Logger receives the context's warnings (a cache directory that
 	// cannot be used, a remote tier that fails, a tuning that cannot be
 	// stored, an NVIDIA GPU opened through NVIDIA's OpenCL because rt/cuda
@@ -450,12 +458,12 @@ type Config struct {
 
 // toCoreConfig returns x as the core takes it.
 func toCoreConfig(x Config) core.Config {
-	return core.Config{Backend: core.Backend(x.Backend), Device: x.Device, Profiling: x.Profiling, Retune: x.Retune, SyncLaunches: x.SyncLaunches, AllocPolicy: core.AllocPolicy(x.AllocPolicy), AllocMaxHeld: x.AllocMaxHeld, MemoryLimit: x.MemoryLimit, Trace: x.Trace, Tracer: x.Tracer, Cache: toCoreCacheConfigPtr(x.Cache), Graphs: core.GraphMode(x.Graphs), QueuePool: x.QueuePool, Logger: x.Logger, CUDALibrary: x.CUDALibrary, CUPTILibrary: x.CUPTILibrary}
+	return core.Config{Backend: core.Backend(x.Backend), Device: x.Device, Profiling: x.Profiling, Retune: x.Retune, SyncLaunches: x.SyncLaunches, AllocPolicy: core.AllocPolicy(x.AllocPolicy), AllocMaxHeld: x.AllocMaxHeld, MemoryLimit: x.MemoryLimit, Trace: x.Trace, Tracer: x.Tracer, Cache: toCoreCacheConfigPtr(x.Cache), Graphs: core.GraphMode(x.Graphs), QueuePool: x.QueuePool, MaxQueueAhead: x.MaxQueueAhead, Logger: x.Logger, CUDALibrary: x.CUDALibrary, CUPTILibrary: x.CUPTILibrary}
 }
 
 // fromCoreConfig returns c as rt shows it.
 func fromCoreConfig(c core.Config) Config {
-	return Config{Backend: Backend(c.Backend), Device: c.Device, Profiling: c.Profiling, Retune: c.Retune, SyncLaunches: c.SyncLaunches, AllocPolicy: AllocPolicy(c.AllocPolicy), AllocMaxHeld: c.AllocMaxHeld, MemoryLimit: c.MemoryLimit, Trace: c.Trace, Tracer: c.Tracer, Cache: fromCoreCacheConfigPtr(c.Cache), Graphs: GraphMode(c.Graphs), QueuePool: c.QueuePool, Logger: c.Logger, CUDALibrary: c.CUDALibrary, CUPTILibrary: c.CUPTILibrary}
+	return Config{Backend: Backend(c.Backend), Device: c.Device, Profiling: c.Profiling, Retune: c.Retune, SyncLaunches: c.SyncLaunches, AllocPolicy: AllocPolicy(c.AllocPolicy), AllocMaxHeld: c.AllocMaxHeld, MemoryLimit: c.MemoryLimit, Trace: c.Trace, Tracer: c.Tracer, Cache: fromCoreCacheConfigPtr(c.Cache), Graphs: GraphMode(c.Graphs), QueuePool: c.QueuePool, MaxQueueAhead: c.MaxQueueAhead, Logger: c.Logger, CUDALibrary: c.CUDALibrary, CUPTILibrary: c.CUPTILibrary}
 }
 
 // Context is an open backend context over one or more devices of one
@@ -1291,6 +1299,16 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 	return (*core.Graph)(g).Launch((*core.Queue)(q), waits(&wl, wait)...)
 }
 
+// LaunchContext is Launch bounded by ctx: when ctx is done, it returns an
+// error wrapping ctx.Err() and enqueues nothing. On a queue bound to a
+// request (Context.AcquireQueueContext), a graph launch counts as one of
+// the commands that it keeps ahead of the host, and the wait for room is
+// bounded by ctx too.
+func (g *Graph) LaunchContext(ctx context.Context, q *Queue, wait ...*Event) error {
+	var wl core.WaitList
+	return (*core.Graph)(g).LaunchContext(ctx, (*core.Queue)(q), waits(&wl, wait)...)
+}
+
 // Update changes the recorded kernel launch n, whose handle Queue.Node
 // returned while g recorded, for the launches that follow: enqueue is
 // called with a recording queue of its own, and must enqueue exactly one
@@ -1804,17 +1822,20 @@ func (q *Queue) Marker(wait ...*Event) (*Event, error) {
 //	// allocate, launch and read on q
 //
 // The queue comes from the context's pool: one that no goroutine holds,
-// else a new one while the pool has fewer than Config.QueuePool
-// (at least 16 by default), else the one that the fewest goroutines hold,
-// shared. AcquireQueue never waits, not even for a kernel that runs on
-// the context's other queues. The pool's queues are on the first device;
-// on another, make a queue with NewQueue and give it back with
+// preferring one whose last request's work has completed, else a new one
+// while the pool has fewer than Config.QueuePool (at least 16 by
+// default), else the one that the fewest goroutines hold, shared; a queue
+// that AcquireQueueContext bound to a request is never shared, and when
+// every queue of the pool is so held, AcquireQueue makes one more.
+// AcquireQueue never waits, not even for a kernel that runs on the
+// context's other queues. The pool's queues are on the first device; on
+// another, make a queue with NewQueue and give it back with
 // Queue.Release. A request's commands on its queue run in order, as on
 // any queue; the next request to get the queue finds them enqueued before
-// its own. The context releases the pool's queues on
-// Close. Once Shutdown has begun, AcquireQueue fails at once with an error
-// wrapping ErrShuttingDown, and the queues held then are the work that
-// Shutdown waits for.
+// its own. The context releases the pool's queues on Close. Once Shutdown
+// has begun, AcquireQueue fails at once with an error wrapping
+// ErrShuttingDown, and the queues held then are the work that Shutdown
+// waits for.
 func (c *Context) AcquireQueue() (*Queue, error) {
 	r0, r1 := (*core.Context)(c).AcquireQueue()
 	return (*Queue)(r0), r1
@@ -1834,11 +1855,47 @@ func (c *Context) AcquireQueueConfig(cfg QueueConfig) (*Queue, error) {
 	return (*Queue)(r0), r1
 }
 
-// ReleaseQueue gives back a queue that AcquireQueue returned, for another
-// goroutine to acquire; the caller must not use it afterwards (once
-// Shutdown has begun, its calls fail with ErrShuttingDown). A queue
-// that is not the pool's, or that was released more often than acquired,
-// is an error wrapping ErrInvalidArgument.
+// AcquireQueueContext is AcquireQueueConfig, with cfg's defaults where
+// cfg is nil, for a request bounded by ctx, as sql.DB.BeginTx begins a
+// transaction: the queue it returns is the caller's alone and bound to
+// ctx until ReleaseQueue. Once ctx is done, every command enqueued on it (a kernel
+// launch, a graph launch, a transfer, a fill) fails at once with an error
+// wrapping ctx.Err(), and no more of the request's work is handed to the
+// device; the commands already enqueued run on, and there are at most
+// Config.MaxQueueAhead of them (4 by default): an enqueue that would keep
+// more ahead of the host waits until the device has completed the oldest,
+// or ctx is done. So a request that enqueues 500 iterations and then reads
+// their result needs no pacing of its own, and its cancellation leaves the
+// device a few commands' work. A blocking transfer on the queue (Read,
+// Write) is bounded by ctx as its Context form is.
+//
+//	q, err := ctx.AcquireQueueContext(r.Context(), nil)
+//	if err != nil {
+//		return err
+//	}
+//	defer ctx.ReleaseQueue(q)
+//	for range 500 {
+//		if err := (&Step{...}).Enqueue(q, rng); err != nil {
+//			return err // wraps r.Context().Err() once the request is cancelled
+//		}
+//	}
+//	return out.Read(q, res)
+//
+// The pool hands the next request a queue whose last request's work has
+// completed while it has one, or may make one. Past Config.QueuePool
+// queues, all held, AcquireQueueContext waits for one to be released, or
+// for ctx to be done (an error wrapping ctx.Err()).
+func (c *Context) AcquireQueueContext(ctx context.Context, cfg *QueueConfig) (*Queue, error) {
+	r0, r1 := (*core.Context)(c).AcquireQueueContext(ctx, toCoreQueueConfigPtr(cfg))
+	return (*Queue)(r0), r1
+}
+
+// ReleaseQueue gives back a queue that AcquireQueue, AcquireQueueConfig
+// or AcquireQueueContext returned, for another goroutine to acquire; the
+// caller must not use it afterwards (once Shutdown has begun, its calls
+// fail with ErrShuttingDown), and the queue is no longer bound to the
+// caller's ctx. A queue that is not the pool's, or that was released more
+// often than acquired, is an error wrapping ErrInvalidArgument.
 func (c *Context) ReleaseQueue(q *Queue) error {
 	return (*core.Context)(c).ReleaseQueue((*core.Queue)(q))
 }
@@ -2029,7 +2086,8 @@ func fromCoreSampler(c core.Sampler) Sampler {
 // the context (Close), which waits for their commands to complete.
 //
 // From the moment Shutdown begins, AcquireQueue and NewQueue fail at once
-// with an error wrapping ErrShuttingDown, and so does every call on a
+// with an error wrapping ErrShuttingDown (an AcquireQueueContext waiting
+// for a queue too), and so does every call on a
 // queue that no goroutine holds from the pool: the default queue, the
 // queues of NewQueue, and a pool queue once given back. Calls on the
 // queues held (and on their recording queues) go on, as do the calls of
@@ -2245,6 +2303,15 @@ func fromCoreEnvVarSlice(c []core.EnvVar) []EnvVar {
 	return s
 }
 
+// fromCoreQueueConfigPtr returns c as rt shows it.
+func fromCoreQueueConfigPtr(c *core.QueueConfig) *QueueConfig {
+	if c == nil {
+		return nil
+	}
+	x := fromCoreQueueConfig(*c)
+	return &x
+}
+
 // funcQueue returns f as the core takes it; nil for nil, which the core refuses.
 func funcQueue(f func(q *Queue) error) func(q *core.Queue) error {
 	if f == nil {
@@ -2308,6 +2375,15 @@ func toCoreEnvVarSlice(s []EnvVar) []core.EnvVar {
 		c[i] = core.EnvVar(e)
 	}
 	return c
+}
+
+// toCoreQueueConfigPtr returns x as the core takes it.
+func toCoreQueueConfigPtr(x *QueueConfig) *core.QueueConfig {
+	if x == nil {
+		return nil
+	}
+	c := toCoreQueueConfig(*x)
+	return &c
 }
 
 // waits returns the wait list wait as the core takes it, in l when it

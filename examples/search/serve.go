@@ -87,7 +87,7 @@ func (s *service) nearest(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 	defer cancel()
-	q, err := s.gpu.AcquireQueue()
+	q, err := s.gpu.AcquireQueueContext(ctx, nil) // the query's commands stop once ctx is done
 	if err != nil {
 		fail(w, err)
 		return

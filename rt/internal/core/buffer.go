@@ -523,7 +523,10 @@ func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait
 		return err
 	}
 	defer m.doneAll()
-	if ctx != nil { // a Context form
+	if ctx == nil {
+		ctx = q.boundContext() // nil unless a request's context binds q
+	}
+	if ctx != nil { // a Context form, or a bound queue
 		if err := q.waitBefore(ctx, "write buffer", wait); err != nil {
 			return m.named("write buffer", err)
 		}
@@ -567,7 +570,10 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 		return err
 	}
 	defer m.doneAll()
-	if ctx != nil { // a Context form
+	if ctx == nil {
+		ctx = q.boundContext() // nil unless a request's context binds q
+	}
+	if ctx != nil { // a Context form, or a bound queue
 		if err := q.waitBefore(ctx, "read buffer", wait); err != nil {
 			return m.named("read buffer", err)
 		}
@@ -738,6 +744,12 @@ func (x *xfer) enqueue(q *Queue, dw []driver.Event, blocking bool) (driver.Event
 // enqueues it without blocking and waits for its event. skip is as for
 // beginTask.
 func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
+	b := q.bound()
+	if b != nil {
+		if err := b.admit(q, nil); err != nil {
+			return fmt.Errorf("%s: %w", x.op, err)
+		}
+	}
 	if x.size == 0 {
 		if err := q.enter(); err != nil {
 			return fmt.Errorf("%s: %w", x.op, err)
@@ -754,7 +766,11 @@ func (q *Queue) transfer(x xfer, wait []*Event, skip int) error {
 		return fmt.Errorf("%s: %w", x.op, err)
 	}
 	defer q.exit()
-	return q.transferEntered(x, wait, skip+1)
+	err := q.transferEntered(x, wait, skip+1)
+	if err == nil && b != nil {
+		b.synchronised() // a blocking transfer completes what was enqueued before it
+	}
+	return err
 }
 
 // transferEntered is transfer for a caller inside q's enter (x.size is
@@ -795,6 +811,12 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	if r := q.recorder(); r != nil {
 		return nil, r.refuse(op, "graphs do not record this command")
 	}
+	b := q.bound()
+	if b != nil {
+		if err := b.admit(q, nil); err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+	}
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -816,6 +838,9 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 			tk.Release()
 		}
 		return nil, q.ctx.failed(q, fmt.Errorf("%s on %q: %w", op, q.dev.Name, err))
+	}
+	if b != nil {
+		b.enqueued(q)
 	}
 	switch {
 	case event:

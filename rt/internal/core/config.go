@@ -293,6 +293,14 @@ type Config struct {
 	// them as requests need them: 0 means GOMAXPROCS at Open, and at least
 	// 16, since a goroutine that waits for the device holds no P.
 	QueuePool int
+	// MaxQueueAhead bounds the commands that a queue acquired for a
+	// request (Context.AcquireQueueContext) keeps ahead of the host: an
+	// enqueue past it waits until the device has completed the oldest, or
+	// the request's context is done, so that a cancelled request leaves at
+	// most this many of its commands on the device, and a loop of
+	// launches needs no pacing of its own. A graph launch counts as one
+	// command (DGEN_QUEUE_AHEAD). 0 means 4.
+	MaxQueueAhead int
 	// Logger receives the context's warnings (a cache directory that
 	// cannot be used, a remote tier that fails, a tuning that cannot be
 	// stored, an NVIDIA GPU opened through NVIDIA's OpenCL because rt/cuda
@@ -394,6 +402,7 @@ var (
 	setTrace          = settingFor("Trace", true)
 	setGraphs         = settingFor("Graphs", true)
 	setQueuePool      = settingFor("QueuePool", false)
+	setQueueAhead     = settingFor("MaxQueueAhead", true)
 	setEviction       = settingFor("Cache.EvictionThreshold", true)
 	setMaxSize        = settingFor("Cache.Disk.MaxSize", true)
 	setMaxAge         = settingFor("Cache.Disk.MaxAge", true)
@@ -474,6 +483,7 @@ func (cfg *Config) check() error {
 		add(setGraphs.bad(cfg.Graphs.String(), "want one of "+strings.Join(graphModeNames.valid(), ", ")))
 	}
 	add(setQueuePool.nonNegative(int64(cfg.QueuePool), cfg.QueuePool))
+	add(setQueueAhead.nonNegative(int64(cfg.MaxQueueAhead), cfg.MaxQueueAhead))
 	if cc := cfg.Cache; cc != nil {
 		add(setEviction.nonNegative(cc.EvictionThreshold, cc.EvictionThreshold))
 		if err := checkOptions(cc.CompileOptions, setCompileOptions.String()); err != nil {

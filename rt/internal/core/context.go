@@ -93,6 +93,9 @@ type Context struct {
 	logger   *slog.Logger         // Config.Logger: nil for slog.Default() (log)
 	disk     *diskcache.Cache     // beneath pc (initCache)
 	remote   diskcache.RemoteTier // beneath disk; nil without DGEN_CACHE_REMOTE
+	// queueAhead is Config.MaxQueueAhead, its default filled in: the
+	// most commands of a bound queue not known complete (queuebind.go).
+	queueAhead int
 
 	// Atomic counters.
 	driverAllocs, driverReleases atomic.Uint64 // memory from the driver, for stats.Alloc (allocator.go)

@@ -91,6 +91,16 @@ var envVars = []envVar{
 		Doc: "A size: the bytes of device memory that a context may hold on each of its devices, as GOMEMLIMIT bounds the heap; past it held blocks are returned, " +
 			"then allocations fail with rt.ErrMemoryLimit (or wait, in the Context forms)."},
 		sizeVar(func(c *Config) *int64 { return &c.MemoryLimit })},
+	{EnvVar{Name: "DGEN_QUEUE_AHEAD", Field: "MaxQueueAhead", Default: "4",
+		Doc: "A count: the most commands that a queue acquired for a request (Context.AcquireQueueContext) keeps ahead of the host; an enqueue past it waits for the oldest to complete, or for the request's context."},
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return errors.New("want a count of commands")
+			}
+			c.MaxQueueAhead = n
+			return nil
+		}},
 	{EnvVar{Name: "DGEN_RETUNE", Field: "Retune", Default: "0",
 		Doc: "A boolean: SpecConst.Tune times the candidates again where a tuning record exists, and records the new winner."},
 		boolVar(func(c *Config) *bool { return &c.Retune })},

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -292,8 +293,33 @@ func (g *Graph) options(caps driver.GraphCaps) driver.GraphOptions {
 // gives one. A graph with parameters (BufferParam, ValueParam) launches
 // with LaunchWith, which binds them; Launch refuses it.
 func (g *Graph) Launch(q *Queue, wait ...*Event) error {
+	return g.launch(nil, q, wait, nil, false)
+}
+
+// LaunchContext is Launch bounded by ctx: when ctx is done, it returns an
+// error wrapping ctx.Err() and enqueues nothing. On a queue bound to a
+// request (Context.AcquireQueueContext), a graph launch counts as one of
+// the commands that it keeps ahead of the host, and the wait for room is
+// bounded by ctx too.
+func (g *Graph) LaunchContext(ctx context.Context, q *Queue, wait ...*Event) error {
+	if ctx == nil {
+		return fmt.Errorf("launch graph: %w: nil context.Context", ErrInvalidArgument)
+	}
+	return g.launch(ctx, q, wait, nil, false)
+}
+
+// launch is Launch, bounded by ctx where it is not nil, or, with, LaunchWith
+// of bind.
+func (g *Graph) launch(ctx context.Context, q *Queue, wait []*Event, bind []Binding, with bool) error {
 	if g == nil {
 		return fmt.Errorf("launch graph: %w: nil graph", ErrInvalidArgument)
+	}
+	var b *queueBind
+	if ctx != nil || q.bound() != nil {
+		var err error
+		if b, err = q.admitCommand(ctx); err != nil {
+			return fmt.Errorf("launch graph %q: %w", g.name, err)
+		}
 	}
 	if err := q.enter(); err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
@@ -303,11 +329,32 @@ func (g *Graph) Launch(q *Queue, wait ...*Event) error {
 		return err
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.params) > 0 && g.state == graphFinal {
-		return fmt.Errorf("launch graph %q: %s: %w: not bound (a graph with parameters launches with LaunchWith)", g.name, g.params[0].describe(), ErrInvalidArgument)
+	err := g.launchBound(q, wait, bind, with)
+	g.mu.Unlock()
+	if err == nil && b != nil {
+		b.enqueued(q)
 	}
-	return g.launchLocked(q, wait, nil)
+	return err
+}
+
+// launchBound is launch's part under g.mu: LaunchWith's bindings
+// resolved, or Launch's check that g has no parameters.
+func (g *Graph) launchBound(q *Queue, wait []*Event, bind []Binding, with bool) error {
+	if !with {
+		if len(g.params) > 0 && g.state == graphFinal {
+			return fmt.Errorf("launch graph %q: %s: %w: not bound (a graph with parameters launches with LaunchWith)", g.name, g.params[0].describe(), ErrInvalidArgument)
+		}
+		return g.launchLocked(q, wait, nil)
+	}
+	if g.state != graphFinal {
+		return g.stateError("launch")
+	}
+	vals, err := g.resolve(q, bind)
+	if err != nil {
+		return fmt.Errorf("launch graph %q: %w", g.name, err)
+	}
+	defer doneVals(vals)
+	return g.launchLocked(q, wait, vals)
 }
 
 // launchable checks that g may be launched on q: a queue of its context
@@ -354,7 +401,7 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event, vals []paramVal) error {
 		return err
 	}
 	defer g.unlockPins(len(g.pins))
-	lr := q.beginLaunch(g.site, 1) // the user calls rt's Launch, which calls Launch, which calls launchLocked
+	lr := q.beginLaunch(g.site, 3) // the user calls rt's Launch (LaunchWith, LaunchContext), which calls the core's, then launch, launchBound and launchLocked
 	if q.ctx.tr.Enabled() {
 		err = g.tracedLaunch(q, x, dw)
 	} else if _, err = x.Launch(dw, false); err != nil {
@@ -454,7 +501,7 @@ func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error 
 	var whole driver.Event
 	var evs []driver.Event
 	var err error
-	wt := q.tq.Begin(trace.Graph, g.rangeName, 4) // the user: above tracedLaunch, launchLocked, Launch and the facade's frame
+	wt := q.tq.Begin(trace.Graph, g.rangeName, 6) // the user: above tracedLaunch, launchLocked, launchBound, launch, Launch (or LaunchWith, LaunchContext) and the facade's frame
 	if tg, ok := x.(driver.TimedGraph); ok {
 		evs, whole, err = tg.LaunchTimed(dw)
 	} else {

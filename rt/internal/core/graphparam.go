@@ -253,27 +253,7 @@ func (p *GraphValue[T]) Bind(v T) Binding {
 // for it, and a launch sets what its bindings change under the graph's
 // lock, which is never held while waiting for the device.
 func (g *Graph) LaunchWith(q *Queue, bind []Binding, wait ...*Event) error {
-	if g == nil {
-		return fmt.Errorf("launch graph: %w: nil graph", ErrInvalidArgument)
-	}
-	if err := q.enter(); err != nil {
-		return fmt.Errorf("launch graph %q: %w", g.name, err)
-	}
-	defer q.exit()
-	if err := g.launchable(q); err != nil {
-		return err
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.state != graphFinal {
-		return g.stateError("launch")
-	}
-	vals, err := g.resolve(q, bind)
-	if err != nil {
-		return fmt.Errorf("launch graph %q: %w", g.name, err)
-	}
-	defer doneVals(vals)
-	return g.launchLocked(q, wait, vals)
+	return g.launch(nil, q, wait, bind, true)
 }
 
 // resolve checks bind against g's parameters and returns the value of

@@ -39,6 +39,12 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 		l.park = true
 	}
 	op := launchOp(event)
+	b := q.bound()
+	if b != nil {
+		if err := b.admit(q, nil); err != nil {
+			return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
+		}
+	}
 	if err := q.enter(); err != nil {
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
 	}
@@ -77,6 +83,9 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 		return nil, q.launchFailed(k, r, ev, err, event)
 	}
 	q.recordArgs(k)
+	if b != nil {
+		b.enqueued(q)
+	}
 	switch {
 	case event:
 		return q.newTracedEvent(ev, k.label, tk), nil

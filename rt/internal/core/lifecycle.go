@@ -62,6 +62,10 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if c.pool.max <= 0 {
 		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
 	}
+	c.queueAhead = cfg.MaxQueueAhead
+	if c.queueAhead <= 0 {
+		c.queueAhead = defaultQueueAhead
+	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
 		c.devices[i].budget.limit = cfg.MemoryLimit
@@ -108,10 +112,8 @@ func (c *Context) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
-	c.pool.mu.Lock()
-	c.pool.wakeLocked() // a Shutdown waiting for the pool's queues
-	c.pool.mu.Unlock()
-	c.wakeBudgets() // allocations waiting for a free
+	c.pool.wakeAll() // AcquireQueueContext's waiters, a Shutdown waiting for the pool's queues
+	c.wakeBudgets()  // allocations waiting for a free
 	c.drain()
 	c.mu.Lock()
 	qs := c.queues

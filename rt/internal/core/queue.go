@@ -46,10 +46,10 @@ type Queue struct {
 	//     recording or tuning queue counts in the gate of the queue it was
 	//     made from. A call of the context as a whole counts in the context's
 	//     guard instead.
-	//   - rec, specs and global are atomics; pts and log are atomic counters
-	//     (and log's ring and pcs atomic words); pooled, and the holders of
-	//     gate, are the context's pool's, written under its mutex
-	//     (queuepool.go).
+	//   - rec, specs, global and bind are atomics; pts and log are atomic
+	//     counters (and log's ring and pcs atomic words); pooled, busy, and
+	//     the holders of gate, are the context's pool's, written under its
+	//     mutex (queuepool.go).
 	//   - pend has its own mutex, which only tracing takes; drainTrace holds
 	//     it across the driver calls that read device times. No other lock of
 	//     the queue is held across a driver call.
@@ -84,6 +84,10 @@ type Queue struct {
 	// pooled marks a queue of the context's pool (queuepool.go), guarded
 	// by the pool's mutex; gate.holders goroutines hold it.
 	pooled bool
+	// busy, on an idle queue of the pool, marks the work that its last
+	// request bound to a context may have left on it (queuebind.go), or
+	// is nil; AcquireQueue prefers queues whose busy has completed.
+	busy *Event
 
 	// prio is the priority the queue runs at, asked the one it was made
 	// at, which keys the pool (priority.go).
@@ -109,6 +113,12 @@ type Queue struct {
 	spec  *queueSpec
 	base  *Queue
 	views queueViews
+
+	// bind is the context of the request that holds the queue, from
+	// Context.AcquireQueueContext to ReleaseQueue (queuebind.go), or nil.
+	// It comes last, so that the fields a launch reads first keep their
+	// cache lines.
+	bind atomic.Pointer[queueBind]
 }
 
 // tuneOverride is what a tuning queue gives its launches: the candidate

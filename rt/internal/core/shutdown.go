@@ -34,7 +34,8 @@ type shutdownState struct {
 // the context (Close), which waits for their commands to complete.
 //
 // From the moment Shutdown begins, AcquireQueue and NewQueue fail at once
-// with an error wrapping ErrShuttingDown, and so does every call on a
+// with an error wrapping ErrShuttingDown (an AcquireQueueContext waiting
+// for a queue too), and so does every call on a
 // queue that no goroutine holds from the pool: the default queue, the
 // queues of NewQueue, and a pool queue once given back. Calls on the
 // queues held (and on their recording queues) go on, as do the calls of
@@ -60,6 +61,7 @@ func (c *Context) Shutdown(ctx context.Context) error {
 		s.done = make(chan struct{})
 		c.pool.mu.Lock()
 		c.draining.Store(true)
+		c.pool.wakeLocked() // AcquireQueueContext's waiters fail now
 		c.pool.mu.Unlock()
 		go func() {
 			c.waitPoolIdle()
