@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/raw"
@@ -475,10 +476,29 @@ func TestGraphOwnsAllocations(t *testing.T) {
 	}
 }
 
-// TestGraphTrace checks that a traced graph launch is one range with its
-// commands inside it, at the lines that recorded them.
+// TestGraphTrace checks that a traced graph launch is one task of kind
+// graph, at the line of the launch, holding its commands' tasks at the
+// lines that recorded them, with device times sampled and without, and
+// that it draws no user range beside it.
 func TestGraphTrace(t *testing.T) {
-	ctx, rec := openTraced(t)
+	for _, sampling := range []int{0, 1} {
+		t.Run(fmt.Sprintf("device=%d", sampling), func(t *testing.T) {
+			tr := trace.New()
+			tr.SetDeviceSampling(sampling)
+			rec := &trace.Recorder{}
+			tr.Subscribe(rec)
+			ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testDevice(), Tracer: tr}))
+			if err != nil {
+				testenv.SkipWithoutDevice(t, err)
+				t.Fatal(err)
+			}
+			defer ctx.Close()
+			testGraphTrace(t, ctx, rec)
+		})
+	}
+}
+
+func testGraphTrace(t *testing.T, ctx *rt.Context, rec *trace.Recorder) {
 	f := newGraphFixture(t, ctx)
 	var file string
 	var line int
@@ -499,33 +519,29 @@ func TestGraphTrace(t *testing.T) {
 	if err := g.Launch(f.q); err != nil { // launchLine+1
 		t.Fatal(err)
 	}
-	var rng *trace.Event
+	var launch []trace.Event
 	var tasks []trace.Event
 	for _, e := range rec.Events() {
 		switch e.Kind {
 		case trace.UserRange:
-			if e.Name == "graph traced" {
-				rng = &e
-			}
-		case trace.TaskBegin:
-			if n := e.Task.Node; n.Kind == trace.Graph { // the launch as a whole, with device times
-				if n.File != file || n.Line != launchLine+1 {
-					t.Errorf("the graph's launch recorded at %s:%d, want %s:%d", n.File, n.Line, file, launchLine+1)
+			t.Errorf("a user range %q beside the graph's task", e.Name)
+		case trace.TaskEnd:
+			if n := e.Task.Node; n.Kind == trace.Graph {
+				launch = append(launch, e)
+				if n.Name != "graph traced" || n.File != file || n.Line != launchLine+1 {
+					t.Errorf("the graph's launch %q recorded at %s:%d, want %q at %s:%d", n.Name, n.File, n.Line, "graph traced", file, launchLine+1)
 				}
 			} else {
 				tasks = append(tasks, e)
 			}
 		}
 	}
-	if rng == nil {
-		t.Fatal("no range for the graph launch")
-	}
-	if len(tasks) != 2 {
-		t.Fatalf("%d tasks, want 2", len(tasks))
+	if len(launch) != 1 || len(tasks) != 2 {
+		t.Fatalf("%d tasks of kind graph and %d others, want 1 and 2", len(launch), len(tasks))
 	}
 	for _, tk := range tasks {
-		if tk.Task.HostBegin < rng.Begin || tk.Task.HostBegin > rng.Time {
-			t.Errorf("task %s outside the range", tk.Task.Node.Name)
+		if l := launch[0].Task; tk.Task.HostBegin < l.HostBegin || tk.Task.HostEnd > l.HostEnd {
+			t.Errorf("task %s outside the graph's", tk.Task.Node.Name)
 		}
 	}
 	if n := tasks[1].Task.Node; n.File != file || n.Line != line+4 || n.Kind != trace.Fill {

@@ -178,11 +178,24 @@ func (g *graph) Launch(wait []driver.Event, wantEvent bool) (driver.Event, error
 }
 
 // LaunchTimed implements driver.TimedGraph: an event per command when the
-// graph replays as a loop, one for the whole command buffer else.
+// graph replays as a loop, one for the whole command buffer else
+// (launchEvent).
 func (g *graph) LaunchTimed(wait []driver.Event) ([]driver.Event, driver.Event, error) {
-	if g.cb != nil || g.n == 0 {
+	if g.n == 0 {
 		ev, err := g.launch(wait, true, nil)
 		return nil, ev, err
+	}
+	if g.cb != nil {
+		before, err := g.q.Marker(wait)
+		if err != nil {
+			return nil, nil, err
+		}
+		ev, err := g.launch(nil, true, nil)
+		if err != nil {
+			before.Release()
+			return nil, nil, err
+		}
+		return nil, launchEvent{before: before.(event), cb: ev.(event)}, nil
 	}
 	evs := make([]C.cl_event, g.n)
 	if _, err := g.launch(wait, false, evs); err != nil {
@@ -238,6 +251,49 @@ func (g *graph) launch(wait []driver.Event, wantEvent bool, evs []C.cl_event) (d
 	}
 	return event{ev}, nil
 }
+
+// launchEvent is the event of a command buffer's launch for its device
+// times: a marker enqueued just before it, and the command buffer's own
+// event. PoCL 3.1 gives clEnqueueCommandBufferKHR the event of a command
+// that runs after the buffer's commands: it starts when they have ended,
+// and its times cover a fraction of a microsecond, whatever the commands
+// took. On an in-order queue the buffer's commands start once the marker
+// has ended, so the launch runs from the marker's end to the end of the
+// buffer's event, on every implementation.
+type launchEvent struct {
+	before, cb event
+}
+
+func (e launchEvent) Wait() error { return e.cb.Wait() }
+
+func (e launchEvent) Status() (driver.EventStatus, error) { return e.cb.Status() }
+
+// Profile returns the marker's queued and submitted times, its end as
+// the start, and the command buffer's end.
+func (e launchEvent) Profile() (driver.Timing, error) {
+	b, err := e.before.Profile()
+	if err != nil {
+		return driver.Timing{}, err
+	}
+	t, err := e.cb.Profile()
+	if err != nil {
+		return driver.Timing{}, err
+	}
+	return driver.Timing{Queued: b.Queued, Submitted: b.Submitted, Started: b.Ended, Ended: t.Ended}, nil
+}
+
+// Span implements driver.Spanner.
+func (e launchEvent) Span() (started, ended uint64, done bool, err error) {
+	_, ended, done, err = e.cb.Span()
+	if !done || err != nil {
+		return 0, 0, done, err
+	}
+	// The queue is in order: the marker has completed too.
+	_, started, _, err = e.before.Span()
+	return started, ended, true, err
+}
+
+func (e launchEvent) Release() error { return errors.Join(e.before.Release(), e.cb.Release()) }
 
 // Update implements driver.Graph.
 func (g *graph) Update(i int, r driver.NDRange) error {
@@ -310,4 +366,5 @@ var (
 	_ driver.Graph        = (*graph)(nil)
 	_ driver.TimedGraph   = (*graph)(nil)
 	_ driver.CommandGraph = (*graph)(nil)
+	_ driver.Spanner      = launchEvent{}
 )

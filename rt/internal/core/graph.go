@@ -37,8 +37,8 @@ import (
 //     command_graph::update(node)); the kernel cannot change.
 //
 // A recorded launch remembers its source location, so that a traced graph
-// launch shows its commands at the lines that recorded them, inside one
-// range named after the graph.
+// launch shows its commands at the lines that recorded them, inside the
+// launch's one task (tracedLaunch).
 
 // Graph is a list of commands recorded on a queue (Queue.Record), replayed
 // with Launch. Its methods are safe for concurrent use.
@@ -477,32 +477,28 @@ func (g *Graph) pinCmd(i int) int {
 	return 0
 }
 
-// tracedLaunch is Launch's enqueue under a trace range named after the
-// graph, with a task per command at its recorded node. Where the context
-// reports device times, the commands report theirs one by one where the
-// backend times them so (driver.TimedGraph), else a task named after the
-// graph reports the launch's.
+// tracedLaunch is Launch's enqueue traced as one task of kind
+// trace.Graph, named after the graph, at the call site of the launch,
+// which holds a task per command at its recorded node: the graph's span,
+// and its commands' spans inside it on the queue's host track. Where the
+// context reports device times, they go where the backend measures them
+// (driver.TimedGraph): to the commands one by one where it times them so
+// (a loop of prepared commands, CUDA with CUPTI), else to the graph's task
+// for the whole launch (a command buffer, a CUDA graph).
 func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error {
-	rg := q.ctx.tr.Range(g.rangeName)
-	defer rg.End()
+	wt := q.tq.Begin(trace.Graph, g.rangeName, 6) // the user: above tracedLaunch, launchLocked, launchBound, launch, Launch (or LaunchWith, LaunchContext) and the facade's frame
+	sampled := q.wantsEvent(wt)
 	tasks := make([]*trace.Task, len(g.cmds))
-	sampled := false
 	for i := range g.cmds {
 		tasks[i] = q.tq.BeginNode(g.cmds[i].node)
 		sampled = sampled || q.wantsEvent(tasks[i])
 	}
-	if !sampled {
-		_, err := x.Launch(dw, false)
-		for _, tk := range tasks {
-			tk.EndRelease()
-		}
-		return g.launchError(q, err)
-	}
 	var whole driver.Event
 	var evs []driver.Event
 	var err error
-	wt := q.tq.Begin(trace.Graph, g.rangeName, 6) // the user: above tracedLaunch, launchLocked, launchBound, launch, Launch (or LaunchWith, LaunchContext) and the facade's frame
-	if tg, ok := x.(driver.TimedGraph); ok {
+	if !sampled {
+		_, err = x.Launch(dw, false)
+	} else if tg, ok := x.(driver.TimedGraph); ok {
 		evs, whole, err = tg.LaunchTimed(dw)
 	} else {
 		whole, err = x.Launch(dw, true)

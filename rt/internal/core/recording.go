@@ -71,13 +71,13 @@ type recording struct {
 // graph recorded a parameter, which each launch binds (Graph.LaunchWith):
 // one graph serves many requests, each with buffers and values of its own.
 //
-// Device times. A launch of a traced graph is a range named after the
-// graph with a task per command, at the line that recorded it. Where the
-// context reports device times (DGEN_TRACE with device= sampling), each
-// command reports its own where the backend can time it alone (a loop of
-// prepared commands; CUDA graphs' kernels through CUPTI), else one task
-// named after the graph reports the launch as a whole (a command buffer,
-// a CUDA graph without CUPTI).
+// Device times. A launch of a traced graph is one task of kind graph,
+// named "graph NAME", at the line of the launch, holding a task per
+// command at the line that recorded it. Where the context reports device
+// times (DGEN_TRACE with device= sampling), each command reports its own
+// where the backend can time it alone (a loop of prepared commands; CUDA
+// graphs' kernels through CUPTI), else the graph's task reports the
+// launch as a whole (a command buffer, a CUDA graph without CUPTI).
 //
 // If record returns an error, Record returns it, wrapped, and no graph.
 // Preparing the graph gives every recorded launch a kernel object of its
