@@ -3,12 +3,14 @@ package rt_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/raw"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -102,11 +104,34 @@ func allocFree(b rt.Buffer[byte], err error) error {
 }
 
 // TestFillCopyEvents: Buffer.Fill and CopyTo hand out no Event (the
-// context holds none after them), FillEvent and CopyToEvent one each; every
-// form does its work, on PoCL.
+// context holds none after them) and ask the backend for none
+// (driver.SubmitQueue), FillEvent and CopyToEvent one each; under tracing
+// with device times every form takes the driver's event, and reports its
+// times; every form does its work, on PoCL.
 func TestFillCopyEvents(t *testing.T) {
-	ctx := openCPU(t)
-	q := ctx.Queue()
+	for _, traced := range []bool{false, true} {
+		t.Run(fmt.Sprintf("traced=%v", traced), func(t *testing.T) {
+			var ctx *rt.Context
+			var rec *trace.Recorder
+			if traced {
+				ctx, rec = openTraced(t)
+			} else {
+				ctx = openCPU(t)
+			}
+			testFillCopyEvents(t, ctx, rec)
+		})
+	}
+}
+
+// testFillCopyEvents is TestFillCopyEvents on ctx, traced to rec with
+// device times when rec is not nil.
+func testFillCopyEvents(t *testing.T, ctx *rt.Context, rec *trace.Recorder) {
+	q, err := ctx.NewQueue(ctx.Devices()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	made := core.CountDriverEvents(cq(q))
 	src, err := rt.NewBuffer[int32](ctx, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -121,16 +146,17 @@ func TestFillCopyEvents(t *testing.T) {
 		name   string
 		fill   int32 // the value src is filled with before the copy
 		events int   // Events that the call hands out
+		driver int64 // driver events its two commands create untraced
 		do     func(v int32) (*rt.Event, error)
 	}{
-		{"Fill and CopyTo", 3, 0, func(v int32) (*rt.Event, error) {
+		{"Fill and CopyTo", 3, 0, 0, func(v int32) (*rt.Event, error) {
 			return nil, errors.Join(src.Fill(q, v), src.CopyTo(q, dst))
 		}},
-		{"FillEvent", 4, 1, func(v int32) (*rt.Event, error) {
+		{"FillEvent", 4, 1, 1, func(v int32) (*rt.Event, error) {
 			ev, err := src.FillEvent(q, v)
 			return ev, errors.Join(err, src.CopyTo(q, dst))
 		}},
-		{"CopyToEvent", 5, 1, func(v int32) (*rt.Event, error) {
+		{"CopyToEvent", 5, 1, 1, func(v int32) (*rt.Event, error) {
 			if err := src.Fill(q, v); err != nil {
 				return nil, err
 			}
@@ -138,13 +164,23 @@ func TestFillCopyEvents(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		before := ctx.Stats().Events
+		before, madeBefore := ctx.Stats().Events, made.Load()
+		if rec != nil {
+			rec.Reset()
+		}
 		ev, err := tt.do(tt.fill)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		if n := ctx.Stats().Events - before; n != tt.events {
 			t.Errorf("%s: the context holds %d more events; want %d", tt.name, n, tt.events)
+		}
+		want := tt.driver
+		if rec != nil {
+			want = 2 // device times need both commands' events
+		}
+		if n := made.Load() - madeBefore; n != want {
+			t.Errorf("%s: the backend made %d events; want %d", tt.name, n, want)
 		}
 		if (ev != nil) != (tt.events > 0) {
 			t.Errorf("%s returned the event %v", tt.name, ev)
@@ -157,6 +193,18 @@ func TestFillCopyEvents(t *testing.T) {
 		got := make([]int32, 4)
 		if err := dst.Read(q, got); err != nil || !slices.Equal(got, []int32{tt.fill, tt.fill, tt.fill, tt.fill}) {
 			t.Errorf("%s: dst holds %v (%v); want %d throughout", tt.name, got, err, tt.fill)
+		}
+		if rec == nil {
+			continue
+		}
+		timed := map[trace.CmdKind]int{}
+		for _, e := range rec.Events() {
+			if e.Kind == trace.TaskComplete && e.Task.DevEnd > e.Task.DevStart {
+				timed[e.Task.Node.Kind]++
+			}
+		}
+		if timed[trace.Fill] != 1 || timed[trace.Copy] != 1 {
+			t.Errorf("%s: device times by kind %v, want a fill's and a copy's", tt.name, timed)
 		}
 	}
 }

@@ -301,6 +301,17 @@ func (q *queue) transfer(call string, kind C.int, b driver.Buffer, blocking bool
 }
 
 func (q *queue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) (driver.Event, error) {
+	return q.fill(b, pattern, offset, size, wait, true)
+}
+
+// SubmitFill implements driver.SubmitQueue.
+func (q *queue) SubmitFill(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) error {
+	_, err := q.fill(b, pattern, offset, size, wait, false)
+	return err
+}
+
+// fill enqueues a fill, with an event when want is set.
+func (q *queue) fill(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event, want bool) (driver.Event, error) {
 	const call = "cuMemsetD32Async"
 	bb, err := asBuffer(call, b)
 	if err != nil {
@@ -314,17 +325,29 @@ func (q *queue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, 
 		return nil, err
 	}
 	var wb [8]C.CUevent
-	nw, wp, start, end, err := q.prologue(&wb, wait, true)
+	nw, wp, start, end, err := q.prologue(&wb, wait, want)
 	if err != nil {
 		return nil, err
 	}
 	var step C.int
 	r := C.dgen_fill(q.d.ctx, q.s, bb.ptr+C.CUdeviceptr(offset), (*C.uchar)(unsafe.Pointer(&pattern[0])), C.size_t(n), C.size_t(size),
 		nw, wp, handle(start), handle(end), &step)
-	return q.finish(call, r, step, start, end, true)
+	return q.finish(call, r, step, start, end, want)
 }
 
 func (q *queue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
+	return q.copyBuffer(src, dst, srcOffset, dstOffset, size, wait, true)
+}
+
+// SubmitCopy implements driver.SubmitQueue.
+func (q *queue) SubmitCopy(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) error {
+	_, err := q.copyBuffer(src, dst, srcOffset, dstOffset, size, wait, false)
+	return err
+}
+
+// copyBuffer enqueues a copy between buffers, with an event when want is
+// set.
+func (q *queue) copyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event, want bool) (driver.Event, error) {
 	const call = "cuMemcpyAsync"
 	s, err := asBuffer(call, src)
 	if err != nil {
@@ -338,15 +361,17 @@ func (q *queue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size in
 		return nil, err
 	}
 	var wb [8]C.CUevent
-	nw, wp, start, end, err := q.prologue(&wb, wait, true)
+	nw, wp, start, end, err := q.prologue(&wb, wait, want)
 	if err != nil {
 		return nil, err
 	}
 	var step C.int
 	r := C.dgen_copy(q.d.ctx, q.s, C.COPY_DTOD, d.ptr+C.CUdeviceptr(dstOffset), s.ptr+C.CUdeviceptr(srcOffset), nil, C.size_t(size),
 		nw, wp, handle(start), handle(end), 0, &step)
-	return q.finish(call, r, step, start, end, true)
+	return q.finish(call, r, step, start, end, want)
 }
+
+var _ driver.SubmitQueue = (*queue)(nil)
 
 // Marker records an event after wait, or after everything enqueued before
 // it: the stream is in order, so both are the stream's point after wait.

@@ -112,6 +112,18 @@ type Queue interface {
 	Release() error
 }
 
+// A SubmitQueue is a Queue that enqueues fills and copies without
+// creating an event, as SubmitKernel launches: rt calls it for the
+// commands whose events nobody asked for (Buffer.Fill, Buffer.CopyTo).
+// Without it rt takes FillBuffer's and CopyBuffer's events and releases
+// them.
+type SubmitQueue interface {
+	// SubmitFill is FillBuffer without an event.
+	SubmitFill(b Buffer, pattern []byte, offset, size int64, wait []Event) error
+	// SubmitCopy is CopyBuffer without an event.
+	SubmitCopy(src, dst Buffer, srcOffset, dstOffset, size int64, wait []Event) error
+}
+
 // Buffer is a region of device memory.
 type Buffer interface {
 	// Release releases the memory.

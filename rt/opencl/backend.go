@@ -506,47 +506,69 @@ func (q queue) transferAsync(call string, read bool, m C.cl_mem, offset, size in
 }
 
 func (q queue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) (driver.Event, error) {
-	m, err := asBuffer("clEnqueueFillBuffer", b)
-	if err != nil {
-		return nil, err
-	}
-	if len(pattern) == 0 {
-		return nil, check("clEnqueueFillBuffer", C.CL_INVALID_VALUE)
-	}
-	var wb [8]C.cl_event
-	wl, wp, err := waitList(wb[:0], wait)
-	if err != nil {
-		return nil, err
-	}
 	var ev C.cl_event
-	code := C.clEnqueueFillBuffer(q.h, m, unsafe.Pointer(&pattern[0]), C.size_t(len(pattern)), C.size_t(offset), C.size_t(size), C.cl_uint(len(wl)), wp, &ev)
-	if err := queueError(q.h, "clEnqueueFillBuffer", code); err != nil {
+	if err := q.fill(b, pattern, offset, size, wait, &ev); err != nil {
 		return nil, err
 	}
 	return event{ev}, nil
 }
 
-func (q queue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
-	s, err := asBuffer("clEnqueueCopyBuffer", src)
+// SubmitFill implements driver.SubmitQueue.
+func (q queue) SubmitFill(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) error {
+	return q.fill(b, pattern, offset, size, wait, nil)
+}
+
+// fill enqueues a fill, storing its event in ev unless ev is nil.
+func (q queue) fill(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event, ev *C.cl_event) error {
+	m, err := asBuffer("clEnqueueFillBuffer", b)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	d, err := asBuffer("clEnqueueCopyBuffer", dst)
-	if err != nil {
-		return nil, err
+	if len(pattern) == 0 {
+		return check("clEnqueueFillBuffer", C.CL_INVALID_VALUE)
 	}
 	var wb [8]C.cl_event
 	wl, wp, err := waitList(wb[:0], wait)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	code := C.clEnqueueFillBuffer(q.h, m, unsafe.Pointer(&pattern[0]), C.size_t(len(pattern)), C.size_t(offset), C.size_t(size), C.cl_uint(len(wl)), wp, ev)
+	return queueError(q.h, "clEnqueueFillBuffer", code)
+}
+
+func (q queue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
 	var ev C.cl_event
-	code := C.clEnqueueCopyBuffer(q.h, s, d, C.size_t(srcOffset), C.size_t(dstOffset), C.size_t(size), C.cl_uint(len(wl)), wp, &ev)
-	if err := queueError(q.h, "clEnqueueCopyBuffer", code); err != nil {
+	if err := q.copyBuffer(src, dst, srcOffset, dstOffset, size, wait, &ev); err != nil {
 		return nil, err
 	}
 	return event{ev}, nil
 }
+
+// SubmitCopy implements driver.SubmitQueue.
+func (q queue) SubmitCopy(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) error {
+	return q.copyBuffer(src, dst, srcOffset, dstOffset, size, wait, nil)
+}
+
+// copyBuffer enqueues a copy, storing its event in ev unless ev is nil.
+func (q queue) copyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event, ev *C.cl_event) error {
+	s, err := asBuffer("clEnqueueCopyBuffer", src)
+	if err != nil {
+		return err
+	}
+	d, err := asBuffer("clEnqueueCopyBuffer", dst)
+	if err != nil {
+		return err
+	}
+	var wb [8]C.cl_event
+	wl, wp, err := waitList(wb[:0], wait)
+	if err != nil {
+		return err
+	}
+	code := C.clEnqueueCopyBuffer(q.h, s, d, C.size_t(srcOffset), C.size_t(dstOffset), C.size_t(size), C.cl_uint(len(wl)), wp, ev)
+	return queueError(q.h, "clEnqueueCopyBuffer", code)
+}
+
+var _ driver.SubmitQueue = queue{}
 
 func (q queue) Marker(wait []driver.Event) (driver.Event, error) {
 	var wb [8]C.cl_event

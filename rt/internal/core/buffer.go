@@ -610,9 +610,13 @@ func (b Buffer[T]) fill(q *Queue, v T, wait []*Event, event bool) (*Event, error
 		dc := driver.GraphCommand{Kind: driver.GraphFill, Dst: drv, Size: size, Data: bytes.Clone(pattern)}
 		return nil, m.named("fill buffer", q.recordOp(r, "fill buffer", trace.Fill, dc, []*Mem{b.mem()}, wait, 1))
 	}
-	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event) (driver.Event, error) {
-		if size == 0 {
-			return q.drv.Marker(dw)
+	ev, err := q.command("fill buffer", trace.Fill, func(dw []driver.Event, event bool) (driver.Event, error) {
+		sq, ok := q.drv.(driver.SubmitQueue)
+		switch {
+		case size == 0:
+			return q.noBytes(dw, event)
+		case ok && !event:
+			return nil, sq.SubmitFill(drv, pattern, 0, size, dw)
 		}
 		return q.drv.FillBuffer(drv, pattern, 0, size, dw)
 	}, wait, event, 1)
@@ -660,9 +664,13 @@ func (b Buffer[T]) copyTo(q *Queue, dst Buffer[T], wait []*Event, event bool) (*
 		dc := driver.GraphCommand{Kind: driver.GraphCopy, Src: src, Dst: d, Size: size}
 		return nil, sm.named("copy buffer", q.recordOp(r, "copy buffer", trace.Copy, dc, []*Mem{b.mem(), dst.mem()}, wait, 1))
 	}
-	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event) (driver.Event, error) {
-		if size == 0 {
-			return q.drv.Marker(dw)
+	ev, err := q.command("copy buffer", trace.Copy, func(dw []driver.Event, event bool) (driver.Event, error) {
+		sq, ok := q.drv.(driver.SubmitQueue)
+		switch {
+		case size == 0:
+			return q.noBytes(dw, event)
+		case ok && !event:
+			return nil, sq.SubmitCopy(src, d, 0, 0, size, dw)
 		}
 		return q.drv.CopyBuffer(src, d, 0, 0, size, dw)
 	}, wait, event, 1)
@@ -803,11 +811,13 @@ func (q *Queue) transferEntered(x xfer, wait []*Event, skip int) error {
 	return nil
 }
 
-// command enqueues one command and wraps its event, where event is set;
-// without, it keeps the driver's event only where tracing samples the
-// command's device times, and returns a nil Event. kind and skip are as
-// for beginTask.
-func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (driver.Event, error), wait []*Event, event bool, skip int) (*Event, error) {
+// command enqueues one command with do and wraps its event, where event
+// is set; without, it keeps the driver's event only where tracing samples
+// the command's device times, and returns a nil Event. do's second
+// argument says whether the command needs its driver event: where it does
+// not, do may enqueue it without one (driver.SubmitQueue) and return nil.
+// kind and skip are as for beginTask.
+func (q *Queue) command(op string, kind trace.CmdKind, do func(dw []driver.Event, event bool) (driver.Event, error), wait []*Event, event bool, skip int) (*Event, error) {
 	if r := q.recorder(); r != nil {
 		return nil, r.refuse(op, "graphs do not record this command")
 	}
@@ -826,8 +836,8 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	tk := q.beginTask(kind, op, skip+1, wait)
-	ev, err := do(dw)
 	want := event || q.wantsEvent(tk)
+	ev, err := do(dw, want)
 	if want {
 		tk.End()
 	} else {
@@ -848,10 +858,20 @@ func (q *Queue) command(op string, kind trace.CmdKind, do func([]driver.Event) (
 	case want:
 		q.addPending(tk, nil, ev)
 		tk.Release()
-	default:
+	case ev != nil:
 		ev.Release()
 	}
 	return nil, nil
+}
+
+// noBytes enqueues a fill or copy of no bytes after dw: a marker where
+// its event is wanted or it has events to wait for (the queue is ordered
+// after them), else nothing.
+func (q *Queue) noBytes(dw []driver.Event, event bool) (driver.Event, error) {
+	if !event && len(dw) == 0 {
+		return nil, nil
+	}
+	return q.drv.Marker(dw)
 }
 
 // View returns a buffer of n elements of b from element off that shares

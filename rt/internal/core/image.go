@@ -855,7 +855,7 @@ func (h *imageHandle) copyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]in
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", op, errNoImages)
 	}
-	ev, err := q.command(op, trace.Copy, func(dw []driver.Event) (driver.Event, error) {
+	ev, err := q.command(op, trace.Copy, func(dw []driver.Event, _ bool) (driver.Event, error) {
 		return iq.CopyImage(m.drv, dm.drv, o, dstOrigin, s, dw)
 	}, wait, true, skip+1)
 	if err == nil {
@@ -903,7 +903,7 @@ func (h *imageHandle) fill(q *Queue, r ImageRegion, color [4]float64, wait []*Ev
 		}
 		binary.NativeEndian.PutUint32(c[4*i:], bits)
 	}
-	ev, err := q.command(op, trace.Fill, func(dw []driver.Event) (driver.Event, error) {
+	ev, err := q.command(op, trace.Fill, func(dw []driver.Event, _ bool) (driver.Event, error) {
 		return iq.FillImage(m.drv, c, o, s, dw)
 	}, wait, true, skip+1)
 	if err == nil {

@@ -222,7 +222,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 	if r := q.recorder(); r != nil {
 		return nil, q.recordPinned(r, op, kind, drv, boff, size, m, &h.pinnedMem, wait)
 	}
-	ev, err := q.command(op, kind, func(dw []driver.Event) (driver.Event, error) {
+	ev, err := q.command(op, kind, func(dw []driver.Event, _ bool) (driver.Event, error) {
 		if size == 0 {
 			return q.drv.Marker(dw)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
@@ -235,4 +236,48 @@ func UseLogLen(m *Mem) int {
 		n = len(x.uses)
 	}
 	return n
+}
+
+// CountDriverEvents has q, a queue that nothing uses yet, count the
+// driver events that its fills, copies and markers create, and returns
+// the count: its driver queue is wrapped in one that counts them, and
+// forwards driver.SubmitQueue to the backend's queue, which must have it.
+func CountDriverEvents(q *Queue) *atomic.Int64 {
+	c := &countingQueue{Queue: q.drv, sq: q.drv.(driver.SubmitQueue)}
+	q.drv = c
+	return &c.n
+}
+
+// countingQueue is the driver queue of CountDriverEvents.
+type countingQueue struct {
+	driver.Queue
+	sq driver.SubmitQueue
+	n  atomic.Int64
+}
+
+func (c *countingQueue) count(ev driver.Event, err error) (driver.Event, error) {
+	if ev != nil {
+		c.n.Add(1)
+	}
+	return ev, err
+}
+
+func (c *countingQueue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) (driver.Event, error) {
+	return c.count(c.Queue.FillBuffer(b, pattern, offset, size, wait))
+}
+
+func (c *countingQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
+	return c.count(c.Queue.CopyBuffer(src, dst, srcOffset, dstOffset, size, wait))
+}
+
+func (c *countingQueue) Marker(wait []driver.Event) (driver.Event, error) {
+	return c.count(c.Queue.Marker(wait))
+}
+
+func (c *countingQueue) SubmitFill(b driver.Buffer, pattern []byte, offset, size int64, wait []driver.Event) error {
+	return c.sq.SubmitFill(b, pattern, offset, size, wait)
+}
+
+func (c *countingQueue) SubmitCopy(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) error {
+	return c.sq.SubmitCopy(src, dst, srcOffset, dstOffset, size, wait)
 }
