@@ -478,19 +478,21 @@ func (g *Graph) pinCmd(i int) int {
 }
 
 // tracedLaunch is Launch's enqueue traced as one task of kind
-// trace.Graph, named after the graph, at the call site of the launch,
-// which holds a task per command at its recorded node: the graph's span,
-// and its commands' spans inside it on the queue's host track. Where the
-// context reports device times, they go where the backend measures them
-// (driver.TimedGraph): to the commands one by one where it times them so
-// (a loop of prepared commands, CUDA with CUPTI), else to the graph's task
-// for the whole launch (a command buffer, a CUDA graph).
+// trace.Graph, named after the graph, at the call site of the launch: the
+// graph's span, which holds a task per command at its recorded node, one
+// after the other at its start (one call enqueues them all), so that they
+// nest in it on the queue's host track. Where the context reports device
+// times, they go where the backend measures them (driver.TimedGraph): to
+// the commands one by one where it times them so (a loop of prepared
+// commands, CUDA with CUPTI), else to the graph's task for the whole
+// launch (a command buffer, a CUDA graph).
 func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error {
 	wt := q.tq.Begin(trace.Graph, g.rangeName, 6) // the user: above tracedLaunch, launchLocked, launchBound, launch, Launch (or LaunchWith, LaunchContext) and the facade's frame
 	sampled := q.wantsEvent(wt)
 	tasks := make([]*trace.Task, len(g.cmds))
 	for i := range g.cmds {
 		tasks[i] = q.tq.BeginNode(g.cmds[i].node)
+		tasks[i].End()
 		sampled = sampled || q.wantsEvent(tasks[i])
 	}
 	var whole driver.Event
@@ -503,29 +505,28 @@ func (g *Graph) tracedLaunch(q *Queue, x driver.Graph, dw []driver.Event) error 
 	} else {
 		whole, err = x.Launch(dw, true)
 	}
+	wt.End()
 	for i, tk := range tasks {
 		var ev driver.Event
 		if i < len(evs) {
 			ev = evs[i]
 		}
-		g.endTask(q, tk, ev)
+		timeTask(q, tk, ev)
 	}
-	g.endTask(q, wt, whole)
+	timeTask(q, wt, whole)
 	return g.launchError(q, err)
 }
 
-// endTask ends tk, the task of a command of a traced graph launch, and
-// keeps it with ev until ev's device times are known (ev nil: none come).
-func (g *Graph) endTask(q *Queue, tk *trace.Task, ev driver.Event) {
-	if ev == nil || !q.wantsEvent(tk) {
-		if ev != nil {
-			ev.Release()
-		}
-		tk.EndRelease()
-		return
+// timeTask keeps tk, the ended task of a traced graph launch or of one of
+// its commands, with ev until ev's device times are known, else releases
+// both (ev nil: none come).
+func timeTask(q *Queue, tk *trace.Task, ev driver.Event) {
+	switch {
+	case ev != nil && q.wantsEvent(tk):
+		q.addPending(tk, nil, ev)
+	case ev != nil:
+		ev.Release()
 	}
-	tk.End()
-	q.addPending(tk, nil, ev)
 	tk.Release()
 }
 
