@@ -112,8 +112,8 @@ type buffers struct {
 	points, centroids, labels, acc rt.Buffer[int32]
 }
 
-// NewService builds the program for each shape and records its
-// iteration, within ctx, for jobs of up to maxPoints points.
+// NewService builds the program of each shape and records its iteration,
+// within ctx, for jobs of up to maxPoints points.
 func NewService(ctx context.Context, gpu *rt.Context, maxPoints int, shapes ...Shape) (*Service, error) {
 	if maxPoints < 1 || maxPoints > MaxPoints {
 		return nil, fmt.Errorf("kmeans: %w: %d points at most, not in [1, %d]", rt.ErrInvalidArgument, maxPoints, MaxPoints)
@@ -121,10 +121,6 @@ func NewService(ctx context.Context, gpu *rt.Context, maxPoints int, shapes ...S
 	s := &Service{gpu: gpu, max: maxPoints, shapes: make(map[Shape]*iteration),
 		r: rt.Range1((maxPoints + group - 1) / group * group).WithLocal(group)}
 	for _, sh := range shapes {
-		if err := KMeans.Build(ctx, gpu, sh.spec()...); err != nil {
-			s.Close()
-			return nil, err
-		}
 		it, err := s.record(ctx, sh)
 		if err != nil {
 			s.Close()
@@ -135,9 +131,13 @@ func NewService(ctx context.Context, gpu *rt.Context, maxPoints int, shapes ...S
 	return s, nil
 }
 
-// record records one iteration of shape sh, with its buffers and the
-// number of points as parameters.
+// record builds shape sh's variant within ctx and records one iteration
+// of it, with its buffers and the number of points (N, argument 3 of
+// assign and accumulate) as parameters.
 func (s *Service) record(ctx context.Context, sh Shape) (*iteration, error) {
+	if err := KMeans.Build(ctx, s.gpu, sh.spec()...); err != nil {
+		return nil, err
+	}
 	q, err := s.gpu.Queue().WithSpec(sh.spec()...)
 	if err != nil {
 		return nil, err
