@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dgen-go/dgen/rt"
 )
@@ -237,10 +238,13 @@ func (s *Service) check(j Job) (*iteration, error) {
 	case j.Iters < 1:
 		return nil, fmt.Errorf("kmeans: %w: %d iterations", rt.ErrInvalidArgument, j.Iters)
 	}
-	for i, c := range j.Points {
-		if c < 0 || c > MaxCoord {
-			return nil, fmt.Errorf("kmeans: %w: coordinate %d of point %d is %d, not in [0, %d]", rt.ErrInvalidArgument, i%j.D, i/j.D, c, MaxCoord)
-		}
+	var bits int32 // every coordinate's, or'd: MaxCoord+1 is a power of 2
+	for _, c := range j.Points {
+		bits |= c
+	}
+	if bits&^MaxCoord != 0 {
+		i := slices.IndexFunc(j.Points, func(c int32) bool { return c < 0 || c > MaxCoord })
+		return nil, fmt.Errorf("kmeans: %w: coordinate %d of point %d is %d, not in [0, %d]", rt.ErrInvalidArgument, i%j.D, i/j.D, j.Points[i], MaxCoord)
 	}
 	return it, nil
 }
