@@ -115,7 +115,7 @@ bench-table: deps
 ## root's need Go), BUNDLE_CMDS=all every example. rt's tests are
 ## rt.test.
 BUNDLE_TESTS ?= rt rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
-BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite examples/search bench/inproc bench/faultloop bench/specmix bench/soak bench/scaling bench/priority
+BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite examples/search examples/kmeans bench/inproc bench/faultloop bench/specmix bench/soak bench/scaling bench/priority
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \
