@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
@@ -150,6 +151,30 @@ func TestClusterMistakes(t *testing.T) {
 	}
 	if _, err := NewService(context.Background(), s.gpu, MaxPoints+1); !errors.Is(err, rt.ErrInvalidArgument) {
 		t.Errorf("NewService of more than MaxPoints points: %v; want rt.ErrInvalidArgument", err)
+	}
+}
+
+// TestClusterCancelled cancels a job of many iterations while it runs: it
+// returns soon with the context's error, and the next job on the pool's
+// queues, reusing its memory, is exact.
+func TestClusterCancelled(t *testing.T) {
+	_, s := openService(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := s.Cluster(ctx, NewJob(shapes[1], maxPoints, 1_000_000, 1)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a job past its deadline: %v; want an error wrapping context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a job with a deadline of 50ms returned after %v", d)
+	}
+	j := NewJob(shapes[1], maxPoints, 10, 2)
+	got, err := s.Cluster(context.Background(), j)
+	if err == nil {
+		err = compare(got, Reference(j))
+	}
+	if err != nil {
+		t.Errorf("the job after the cancelled one: %v", err)
 	}
 }
 
