@@ -36,6 +36,7 @@ type benchConfig struct {
 	Shape
 	n, iters, rounds, perRound int
 	conc                       []int
+	ahead                      int // Config.MaxQueueAhead (0 means 4)
 }
 
 // modes are the ways bench runs a job's iterations: the shape's graph, or
@@ -69,8 +70,8 @@ func bench(ctx context.Context, w io.Writer, s *Service, c benchConfig) error {
 		for m, mode := range modes {
 			slices.Sort(rates[m])
 			med[m] = rates[m][len(rates[m])/2]
-			fmt.Fprintf(w, "kmeans %s conc=%d N=%d D=%d K=%d iters=%d: %.1f jobs/s median (min %.1f, max %.1f) over %d rounds of %d jobs, every job verified\n",
-				mode.name, conc, c.n, c.D, c.K, c.iters, med[m], rates[m][0], rates[m][len(rates[m])-1], c.rounds, c.perRound)
+			fmt.Fprintf(w, "kmeans %s conc=%d N=%d D=%d K=%d iters=%d ahead=%d: %.1f jobs/s median (min %.1f, max %.1f) over %d rounds of %d jobs, every job verified\n",
+				mode.name, conc, c.n, c.D, c.K, c.iters, c.ahead, med[m], rates[m][0], rates[m][len(rates[m])-1], c.rounds, c.perRound)
 		}
 		fmt.Fprintf(w, "kmeans conc=%d: graph/plain %.2fx (medians)\n", conc, med[0]/med[1])
 	}

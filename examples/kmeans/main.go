@@ -38,6 +38,7 @@ var (
 	rounds   = flag.Int("rounds", 5, "with -bench, the rounds of each measurement")
 	perRound = flag.Int("jobs", 200, "with -bench, the jobs of a round")
 	conc     = flag.String("conc", "1,16", "with -bench, the numbers of concurrent requests, comma-separated")
+	ahead    = flag.Int("ahead", 0, "the commands a request may have ahead of the host (Config.MaxQueueAhead; 0: DGEN_QUEUE_AHEAD's)")
 )
 
 func main() {
@@ -49,28 +50,7 @@ func main() {
 }
 
 func run() (err error) {
-	gpu, err := rt.Open()
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, gpu.Close()) }()
-	ctx := context.Background()
-	sh := Shape{D: *d, K: *k}
-	s, err := NewService(ctx, gpu, *n, sh)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if !*doBench {
-		const jobs = 16
-		in, want := benchConfig{Shape: sh, n: *n, iters: *iters}.jobs()
-		if err := runJobs(ctx, s, in, want, jobs, jobs, nil); err != nil {
-			return err
-		}
-		fmt.Printf("kmeans: %d jobs at once of %d points, D=%d K=%d, %d iterations each, on one graph: every one verified against Go\n", jobs, *n, *d, *k, *iters)
-		return nil
-	}
-	c := benchConfig{Shape: sh, n: *n, iters: *iters, rounds: *rounds, perRound: *perRound}
+	c := benchConfig{Shape: Shape{D: *d, K: *k}, n: *n, iters: *iters, rounds: *rounds, perRound: *perRound}
 	for _, f := range strings.Split(*conc, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || v < 1 {
@@ -78,5 +58,36 @@ func run() (err error) {
 		}
 		c.conc = append(c.conc, v)
 	}
-	return bench(ctx, os.Stdout, s, c)
+	if c.n < c.K || c.rounds < 1 || c.perRound < 1 {
+		return fmt.Errorf("-n %d, -k %d, -rounds %d, -jobs %d: want at least -k points, a round and a job", c.n, c.K, c.rounds, c.perRound)
+	}
+	cfg, err := rt.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if *ahead > 0 {
+		cfg.MaxQueueAhead = *ahead
+	}
+	c.ahead = cfg.MaxQueueAhead
+	gpu, err := rt.OpenConfig(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, gpu.Close()) }()
+	ctx := context.Background()
+	s, err := NewService(ctx, gpu, c.n, c.Shape)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if *doBench {
+		return bench(ctx, os.Stdout, s, c)
+	}
+	const jobs = 16
+	in, want := c.jobs()
+	if err := runJobs(ctx, s, in, want, jobs, jobs, nil); err != nil {
+		return err
+	}
+	fmt.Printf("kmeans: %d jobs at once of %d points, D=%d K=%d, %d iterations each, on one graph: every one verified against Go\n", jobs, c.n, c.D, c.K, c.iters)
+	return nil
 }
