@@ -25,7 +25,7 @@ demo: deps
 
 run-demo:
 	@echo "demo: building the examples into $(DEMO_BIN)/ (a first run compiles dgen's runtime with cgo: a minute or two; each package is named as it compiles)"
-	@mkdir -p $(DEMO_BIN) && $(GO) build -v -o $(DEMO_BIN)/ ./examples/quickstart ./examples/rawquickstart ./examples/devglobal ./examples/imaging ./examples/stencil
+	@mkdir -p $(DEMO_BIN) && $(GO) build -v -o $(DEMO_BIN)/ ./examples/quickstart ./examples/rawquickstart ./examples/devglobal ./examples/imaging ./examples/stencil ./examples/kmeans
 	@echo "demo: quickstart: saxpy declared with //dgen: directives (go generate wrote its launch code), verified against Go (a first run compiles the kernel for the device)"
 	@$(DEMO_BIN)/quickstart
 	@echo "demo: rawquickstart: the same saxpy built from source at run time through rt/raw, arguments set by hand"
@@ -36,6 +36,8 @@ run-demo:
 	@$(DEMO_BIN)/imaging
 	@echo "demo: stencil: Rodinia's Hotspot under each allocator policy"
 	@$(DEMO_BIN)/stencil -alloc=all -size 256 -iters 60 -pyramid 2
+	@echo "demo: kmeans: k-means clustering, one recorded graph per (D, K) reused by 16 requests at once"
+	@$(DEMO_BIN)/kmeans
 
 ## test: vet (with dgen's analyzer on the examples too), build and vet for
 ## other systems without cgo (cross), build dgen without cgo, check that
@@ -113,7 +115,7 @@ bench-table: deps
 ## root's need Go), BUNDLE_CMDS=all every example. rt's tests are
 ## rt.test.
 BUNDLE_TESTS ?= rt rt/raw rt/opencl rt/cuda examples/devglobal examples/stencil
-BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite examples/search bench/inproc bench/faultloop bench/specmix bench/soak bench/scaling bench/priority
+BUNDLE_CMDS  ?= cmd/dgen examples/stencil examples/suite examples/search examples/kmeans bench/inproc bench/faultloop bench/specmix bench/soak bench/scaling bench/priority
 gpu-bundle: deps
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	tests="$(BUNDLE_TESTS)"; [ "$$tests" != all ] || tests=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}{{end}}' ./... | \

@@ -59,6 +59,7 @@ func TestMakeDemo(t *testing.T) {
 		{"rawquickstart", "verified against Go"},
 		{"devglobal", "seen by report and the host"},
 		{"stencil", "Hotspot 256x256"},
+		{"kmeans", "verified against Go"},
 	} {
 		at := strings.Index(out, "demo: "+ex.name+":")
 		if at < 0 || at < last {

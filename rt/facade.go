@@ -109,7 +109,9 @@ func BuildVariant(ctx context.Context, c *Context, values ...SpecValue) error {
 // transfer and finish on either. It is one per set of values (the same
 // values give the same view), parks kernel instances of its own, and
 // lives as long as q; give back to the pool (Context.ReleaseQueue) the
-// queue that AcquireQueue returned, not a view of it. A view of a view
+// queue that AcquireQueue returned, not a view of it. A view of a queue
+// that AcquireQueueContext bound to a request is bound as the queue is,
+// and a graph recorded on a view (Queue.Record) keeps the view's values. A view of a view
 // has the values of both, the later in place of the earlier. A zero Spec
 // or two values of one constant is an error wrapping ErrInvalidArgument,
 // a value outside its constant's bounds one wrapping ErrOutOfRange; a

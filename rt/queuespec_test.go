@@ -116,3 +116,60 @@ func TestQueueWithSpecMistakes(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueWithSpecRecordAndBind: a view is its queue with values, in
+// what it records and in what binds it. A graph recorded on a view keeps
+// the view's values, and a view of a queue bound to a request's context
+// refuses its commands once the context is done, as the queue does.
+func TestQueueWithSpecRecordAndBind(t *testing.T) {
+	ctx := openCPU(t)
+	out := lsBuffer(t, ctx)
+	v, err := ctx.Queue().WithSpec(lsScale.Of(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := v.Record("view", func(q *rt.Queue) error { return (&lsPlain{Out: out}).Enqueue(q, rt.Range1(lsN)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	if err := g.Launch(ctx.Queue()); err != nil {
+		t.Fatal(err)
+	}
+	if scale, _, err := lsRead(ctx.Queue(), out); err != nil || scale != 6 {
+		t.Errorf("the graph recorded on the view ran with LSCALE=%d (%v); want the view's 6", scale, err)
+	}
+
+	rctx, cancel := context.WithCancel(context.Background())
+	q, err := ctx.AcquireQueueContext(rctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.ReleaseQueue(q)
+	bv, err := q.WithSpec(lsScale.Of(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scale, _, err := (func() (int32, int32, error) {
+		if err := (&lsPlain{Out: out}).Enqueue(bv, rt.Range1(lsN)); err != nil {
+			return 0, 0, err
+		}
+		return lsRead(bv, out)
+	})(); err != nil || scale != 7 {
+		t.Fatalf("the view of a bound queue ran with LSCALE=%d (%v); want 7", scale, err)
+	}
+	cancel()
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"a launch", func() error { return (&lsPlain{Out: out}).Enqueue(bv, rt.Range1(lsN)) }},
+		{"a graph launch", func() error { return g.Launch(bv) }},
+		{"a fill", func() error { return out.Fill(bv, 0) }},
+		{"a read", func() error { return out.Read(bv, make([]int32, lsN)) }},
+	} {
+		if err := tc.call(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s on the view of a queue whose request is cancelled: %v; want an error wrapping context.Canceled", tc.name, err)
+		}
+	}
+}

@@ -1986,8 +1986,9 @@ func (r Range) String() string {
 //     (scalars, structs) are captured, and Graph.Update changes them;
 //     buffers and samplers are used as they are at each launch. Each
 //     launch keeps the specialization-constant values it was recorded
-//     with, its own or the context's then: a later SpecConst.Set changes
-//     no recorded launch, and traces name each after its values.
+//     with, its own, its queue's (Queue.WithSpec) or the context's then: a
+//     later SpecConst.Set changes no recorded launch, and traces name each
+//     after its values.
 //   - Fill and CopyTo, with Fill's value captured.
 //   - Transfers between a buffer and pinned memory (Buffer.WriteAsync and
 //     ReadAsync with a Pinned): each launch reads the pinned memory anew,

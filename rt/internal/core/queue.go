@@ -115,8 +115,9 @@ type Queue struct {
 	views queueViews
 
 	// bind is the context of the request that holds the queue, from
-	// Context.AcquireQueueContext to ReleaseQueue (queuebind.go), or nil.
-	// It comes last, so that the fields a launch reads first keep their
+	// Context.AcquireQueueContext to ReleaseQueue (queuebind.go), or nil;
+	// a view's is nil, and its queue's binds it (Queue.binding). It comes
+	// last, so that the fields a launch reads first keep their
 	// cache lines.
 	bind atomic.Pointer[queueBind]
 }

@@ -193,7 +193,7 @@ func (q *Queue) admitCommand(ctx context.Context) (*queueBind, error) {
 	if q == nil {
 		return nil, nil // enter reports it
 	}
-	b := q.bind.Load()
+	b := q.binding()
 	if b == nil {
 		if ctx != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -204,11 +204,21 @@ func (q *Queue) admitCommand(ctx context.Context) (*queueBind, error) {
 }
 
 // bound returns the binding of q, or nil: what the launch path, which
-// cannot afford admitCommand's call, checks with one load and a branch
+// cannot afford admitCommand's call, checks with two loads and a branch
 // before it calls admit. A nil q is enter's to report.
 func (q *Queue) bound() *queueBind {
 	if q == nil {
 		return nil
+	}
+	return q.binding()
+}
+
+// binding returns the binding of q, or of the queue that q is a view of
+// (Queue.WithSpec): a view's commands are its queue's, admitted as its
+// queue's are.
+func (q *Queue) binding() *queueBind {
+	if q.base != nil {
+		q = q.base
 	}
 	return q.bind.Load()
 }
@@ -218,7 +228,7 @@ func (q *Queue) boundContext() context.Context {
 	if q == nil {
 		return nil
 	}
-	if b := q.bind.Load(); b != nil {
+	if b := q.binding(); b != nil {
 		return b.ctx
 	}
 	return nil

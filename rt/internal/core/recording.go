@@ -40,8 +40,9 @@ type recording struct {
 //     (scalars, structs) are captured, and Graph.Update changes them;
 //     buffers and samplers are used as they are at each launch. Each
 //     launch keeps the specialization-constant values it was recorded
-//     with, its own or the context's then: a later SpecConst.Set changes
-//     no recorded launch, and traces name each after its values.
+//     with, its own, its queue's (Queue.WithSpec) or the context's then: a
+//     later SpecConst.Set changes no recorded launch, and traces name each
+//     after its values.
 //   - Fill and CopyTo, with Fill's value captured.
 //   - Transfers between a buffer and pinned memory (Buffer.WriteAsync and
 //     ReadAsync with a Pinned): each launch reads the pinned memory anew,
@@ -121,11 +122,12 @@ func (q *Queue) Record(name string, record func(q *Queue) error) (*Graph, error)
 	return g, nil
 }
 
-// recordingQueue returns a queue on q's device that records into r.
+// recordingQueue returns a queue on q's device that records into r, its
+// launches with the values of q where q is a view (Queue.WithSpec).
 // Commands that rt does not record run on q's driver queue: the
 // allocation and zeroing of storage.
 func (q *Queue) recordingQueue(r *recording) *Queue {
-	rq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq, tune: q.tune, prio: q.prio, asked: q.asked}
+	rq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, drv: q.drv, profiling: q.profiling, id: q.id, tq: q.tq, tune: q.tune, prio: q.prio, asked: q.asked, spec: q.spec}
 	rq.rec.Store(r)
 	return rq
 }
