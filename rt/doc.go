@@ -171,3 +171,11 @@
 // ([ErrOutOfMemory], [ErrBuildFailed], [ErrStale], ...). rt holds policy
 // only; the device mechanism lives behind the interfaces of rt/driver.
 package rt
+
+// rt is a facade over rt/internal/core, its implementation, and all of it
+// but this file is generated: mkfacade writes zz_generated.facade.go from
+// the core's exported declarations and their doc comments (go generate
+// ./rt; make test checks that it is fresh). rt's documentation is written
+// there, once.
+
+//go:generate go run ./internal/cmd/mkfacade

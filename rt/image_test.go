@@ -110,6 +110,10 @@ func TestImageRoundTrip(t *testing.T) {
 			rw := img
 			roundTrip(t, q, rw, tt.dims, 4)
 			if tt.name == "1DBuffer" {
+				// Desc gives back the rt.Buffer that the description held.
+				if b, ok := img.Desc().Buffer.(rt.Buffer[byte]); !ok || b != buf {
+					t.Fatalf("Desc().Buffer = %#v, want the rt.Buffer[byte] given", img.Desc().Buffer)
+				}
 				// The image's pixels are the buffer's bytes.
 				got := make([]byte, 4*37)
 				if err := buf.Read(q, got); err != nil {

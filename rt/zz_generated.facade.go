@@ -74,6 +74,11 @@ func (c *Context) ReleaseHeld() error {
 // memory (Pinned).
 type Buffer[T any] core.Buffer[T]
 
+// Memory is device memory of any element type: an rt.Buffer, whichever
+// its T. An Image1DBuffer's ImageDesc.Buffer takes it. Only rt implements
+// it.
+type Memory core.Memory
+
 // NewBuffer allocates a buffer of n elements of T directly from the driver.
 // Past Config.MemoryLimit it returns the blocks held in the free lists of
 // the context's first device, where its memory counts, and, if that is
@@ -1434,12 +1439,12 @@ type ImageDesc struct {
 
 // toCoreImageDesc returns x as the core takes it.
 func toCoreImageDesc(x ImageDesc) core.ImageDesc {
-	return core.ImageDesc{Kind: core.ImageKind(x.Kind), Order: core.ChannelOrder(x.Order), Type: core.ChannelType(x.Type), Width: x.Width, Height: x.Height, Depth: x.Depth, Layers: x.Layers, Access: core.Access(x.Access), Buffer: memOf(x.Buffer), BufferValue: x.Buffer}
+	return core.ImageDesc{Kind: core.ImageKind(x.Kind), Order: core.ChannelOrder(x.Order), Type: core.ChannelType(x.Type), Width: x.Width, Height: x.Height, Depth: x.Depth, Layers: x.Layers, Access: core.Access(x.Access), Buffer: core.Memory(x.Buffer)}
 }
 
 // fromCoreImageDesc returns c as rt shows it.
 func fromCoreImageDesc(c core.ImageDesc) ImageDesc {
-	return ImageDesc{Kind: ImageKind(c.Kind), Order: ChannelOrder(c.Order), Type: ChannelType(c.Type), Width: c.Width, Height: c.Height, Depth: c.Depth, Layers: c.Layers, Access: Access(c.Access), Buffer: memoryOf(c.BufferValue)}
+	return ImageDesc{Kind: ImageKind(c.Kind), Order: ChannelOrder(c.Order), Type: ChannelType(c.Type), Width: c.Width, Height: c.Height, Depth: c.Depth, Layers: c.Layers, Access: Access(c.Access), Buffer: Memory(c.Buffer)}
 }
 
 // Image is an image of any of OpenCL C's six image types (ImageDesc.Kind).
@@ -1708,6 +1713,38 @@ func (q *Queue) Priority() Priority {
 	return Priority((*core.Queue)(q).Priority())
 }
 
+// Build builds the program for every device of c, with its device globals
+// and c's values of its specialization constants, with values in their
+// place, as the first launch of one of its kernel specs with those values
+// would, and keeps it in c's program cache. That first launch may wait for
+// a compile, for another process's build of the same program (up to the
+// persistent cache's build wait) and for the cache's remote tier: Build
+// moves that wait out of it and bounds it by ctx, as a generated
+// EnqueueContext bounds it in the launch. When ctx is done first, Build
+// returns an error wrapping ctx.Err(); the build goes on for whoever else
+// waits for it. With the in-memory cache off (Config.Cache), a launch
+// builds again, from the persistent cache.
+//
+// values are the variant's own values (SpecConst.Of), as a launch gives
+// them in its spec's fields or a queue from Queue.WithSpec gives them: a
+// service builds the variants it will serve before it takes its first
+// request, and their first launches build nothing. A value of a constant
+// that the program does not use, a zero Spec, or two values of one
+// constant are errors wrapping ErrInvalidArgument, a value outside its
+// constant's bounds one wrapping ErrOutOfRange, and nothing is built.
+func (p *Program) Build(ctx context.Context, c *Context, values ...SpecValue) error {
+	return (*core.Program)(p).Build(ctx, (*core.Context)(c), toCoreSpecValueSlice(values)...)
+}
+
+// BuildVariant builds, as Program.Build does, the variant for values of
+// every registered program that uses at least one of their constants:
+// every program whose launches the values may reach. It returns the
+// programs' errors, joined; the programs that built are kept in c's
+// program cache all the same.
+func BuildVariant(ctx context.Context, c *Context, values ...SpecValue) error {
+	return core.BuildVariant(ctx, (*core.Context)(c), toCoreSpecValueSlice(values)...)
+}
+
 // Queue is an in-order command queue on one device. It is safe for
 // concurrent use: commands from several goroutines are ordered as they
 // reach it. Goroutines that launch concurrently scale best with a queue
@@ -1898,6 +1935,33 @@ func (c *Context) AcquireQueueContext(ctx context.Context, cfg *QueueConfig) (*Q
 // often than acquired, is an error wrapping ErrInvalidArgument.
 func (c *Context) ReleaseQueue(q *Queue) error {
 	return (*core.Context)(c).ReleaseQueue((*core.Queue)(q))
+}
+
+// WithSpec returns a view of q whose launches run with values
+// (SpecConst.Of) wherever they give no value of their own: the constants
+// that every launch of a request depends on, given once for the request
+// rather than in every kernel spec of the program and at every launch.
+// A launch takes each specialization-constant value from the first of its
+// own (a kernel spec's Spec field), its queue's (WithSpec), and its
+// context's (SpecConst.Set, else the default); a constant that the
+// launch's program does not use is ignored. The context's values may
+// change while the request runs; the view's never do.
+//
+// The view is a queue over q's commands, in order with them: enqueue,
+// transfer and finish on either. It is one per set of values (the same
+// values give the same view), parks kernel instances of its own, and
+// lives as long as q; give back to the pool (Context.ReleaseQueue) the
+// queue that AcquireQueue returned, not a view of it. A view of a queue
+// that AcquireQueueContext bound to a request is bound as the queue is,
+// and a graph recorded on a view (Queue.Record) keeps the view's values.
+// A view of a view has the values of both, the later in place of the
+// earlier. A zero Spec or two values of one constant is an error wrapping
+// ErrInvalidArgument, a value outside its constant's bounds one wrapping
+// ErrOutOfRange; a queue that records a graph, or that SpecConst.Tune
+// passed its function, has no views (ErrInvalidArgument).
+func (q *Queue) WithSpec(values ...SpecValue) (*Queue, error) {
+	r0, r1 := (*core.Queue)(q).WithSpec(toCoreSpecValueSlice(values)...)
+	return (*Queue)(r0), r1
 }
 
 // Range is an NDRange: the global size in up to three dimensions and,
@@ -2165,6 +2229,11 @@ func (v Spec[T]) Get() (T, bool) {
 	return core.Spec[T](v).Get()
 }
 
+// SpecValue is a value of a specialization constant, as SpecConst.Of makes
+// it: a Spec of any type. Program.Build, BuildVariant and Queue.WithSpec
+// take them. Only rt implements it.
+type SpecValue core.SpecValue
+
 // Value returns the context's value of s: the value that launches on c
 // that give s no value of their own run with from now on, the value set
 // on c (Set or TuneDefault), else the default. Value(nil) returns the
@@ -2313,6 +2382,18 @@ func fromCoreQueueConfigPtr(c *core.QueueConfig) *QueueConfig {
 	return &x
 }
 
+// fromCoreSpecValueSlice returns c as rt shows it.
+func fromCoreSpecValueSlice(c []core.SpecValue) []SpecValue {
+	if c == nil {
+		return nil
+	}
+	s := make([]SpecValue, len(c))
+	for i, e := range c {
+		s[i] = SpecValue(e)
+	}
+	return s
+}
+
 // funcQueue returns f as the core takes it; nil for nil, which the core refuses.
 func funcQueue(f func(q *Queue) error) func(q *core.Queue) error {
 	if f == nil {
@@ -2385,6 +2466,18 @@ func toCoreQueueConfigPtr(x *QueueConfig) *core.QueueConfig {
 	}
 	c := toCoreQueueConfig(*x)
 	return &c
+}
+
+// toCoreSpecValueSlice returns s as the core takes it.
+func toCoreSpecValueSlice(s []SpecValue) []core.SpecValue {
+	if s == nil {
+		return nil
+	}
+	c := make([]core.SpecValue, len(s))
+	for i, e := range s {
+		c[i] = core.SpecValue(e)
+	}
+	return c
 }
 
 // waits returns the wait list wait as the core takes it, in l when it

@@ -318,21 +318,35 @@ var freedMem = func() *Mem {
 // event, and so do ReadAsync and WriteAsync, which copy to and from pinned
 // memory (Pinned).
 type Buffer[T any] struct {
-	// A Buffer is a typed handle on a Mem. gen is the generation of m that
-	// the handle was made in (a Free ends it).
+	// A Buffer is a typed handle on a Mem. Its fields and its mem are
+	// bufferRef's, embedded, so that rt's Buffer, defined over this one,
+	// implements Memory as this one does.
+	bufferRef
+}
+
+// bufferRef is a Buffer's handle on its memory. gen is the generation of
+// m that the handle was made in (a Free ends it).
+type bufferRef struct {
 	m   *Mem
 	n   int
 	gen uint32 // m.gen when the buffer was made
 }
 
+// Memory is device memory of any element type: an rt.Buffer, whichever
+// its T. An Image1DBuffer's ImageDesc.Buffer takes it. Only rt implements
+// it.
+type Memory interface {
+	mem() *Mem
+}
+
 // bufferOver returns a Buffer of n elements over m.
 func bufferOver[T any](m *Mem, n int) Buffer[T] {
-	return Buffer[T]{m: m, n: n, gen: m.gen.Load()}
+	return Buffer[T]{bufferRef{m: m, n: n, gen: m.gen.Load()}}
 }
 
 // mem returns the buffer's memory: nil for the zero Buffer, freedMem once
 // it has been freed.
-func (b Buffer[T]) mem() *Mem {
+func (b bufferRef) mem() *Mem {
 	if b.m != nil && b.m.gen.Load() != b.gen {
 		return freedMem
 	}

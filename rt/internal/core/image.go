@@ -55,11 +55,7 @@ type ImageDesc struct {
 	// Buffer is the memory of an image1d_buffer_t, which lies over a
 	// buffer: its pixels are the buffer's bytes. Set it to the rt.Buffer
 	// itself.
-	Buffer *Mem
-	// BufferValue is what the caller gave for Buffer (rt's
-	// ImageDesc.Buffer, the rt.Buffer), which Desc gives back; rt does not
-	// show it.
-	BufferValue any
+	Buffer Memory
 }
 
 // Image is an image of any of OpenCL C's six image types (ImageDesc.Kind).
@@ -140,6 +136,7 @@ type imageHandle struct {
 	m     *Mem
 	gen   uint32
 	desc  ImageDesc
+	buf   *Mem // the memory of desc.Buffer, as it was when the image was made; nil for none
 	kind  driver.ImageKind
 	dims  [3]int // width, height or layers, depth or layers: the extent of a region
 	px    int64  // bytes per pixel
@@ -202,7 +199,7 @@ func checkImageDesc(d ImageDesc) (*imageHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &imageHandle{desc: d, kind: k, px: px, chans: chans, acc: acc}
+	h := &imageHandle{desc: d, buf: d.buffer(), kind: k, px: px, chans: chans, acc: acc}
 	w, ht, dp, l := d.Width, d.Height, d.Depth, d.Layers
 	var extra []string
 	switch k {
@@ -235,7 +232,7 @@ func checkImageDesc(d ImageDesc) (*imageHandle, error) {
 		}
 		n *= int64(d)
 	}
-	if (k == driver.Image1DBuffer) != (d.buffer() != nil) {
+	if (k == driver.Image1DBuffer) != (h.buf != nil) {
 		return nil, fmt.Errorf("%w: %s: ImageDesc.Buffer is set for an image1d_buffer_t and only for one", ErrInvalidArgument, k)
 	}
 	return h, nil
@@ -243,7 +240,12 @@ func checkImageDesc(d ImageDesc) (*imageHandle, error) {
 
 // buffer returns the memory of d.Buffer; nil for none, and for the zero
 // Buffer.
-func (d ImageDesc) buffer() *Mem { return d.Buffer }
+func (d ImageDesc) buffer() *Mem {
+	if d.Buffer == nil {
+		return nil
+	}
+	return d.Buffer.mem()
+}
 
 // nonzero returns the names of the non-zero values of m, sorted.
 func nonzero(m map[string]int) []string {
@@ -269,7 +271,7 @@ func (h *imageHandle) driverDesc() driver.ImageDesc {
 	d := h.desc
 	dd := driver.ImageDesc{Kind: h.kind, Format: driver.ImageFormat{Order: d.Order.String(), Type: d.Type.String()},
 		Width: d.Width, Height: d.Height, Depth: d.Depth, Layers: d.Layers, Access: h.acc}
-	if m := d.buffer(); m != nil {
+	if m := h.buf; m != nil {
 		dd.Buffer = m.drv
 	}
 	return dd
@@ -346,7 +348,7 @@ func (c *Context) newImageHandle(op string, d ImageDesc) (driver.ImageContext, *
 	if err == nil {
 		err = c.checkImageSize(h)
 	}
-	if err == nil && d.buffer() != nil {
+	if err == nil && h.buf != nil {
 		err = c.checkImageBuffer(h)
 	} else if max := c.maxAlloc(); err == nil && h.bytes() > max {
 		err = fmt.Errorf("%w: %s %s of %d bytes: the device allocates at most %d bytes at once", ErrTooLarge, sizeString(h.dims), h.kind, h.bytes(), max)
@@ -397,7 +399,7 @@ func (c *Context) checkImageSize(h *imageHandle) error {
 
 // checkImageBuffer checks the buffer of an image1d_buffer_t.
 func (c *Context) checkImageBuffer(h *imageHandle) error {
-	m := h.desc.buffer()
+	m := h.buf
 	if _, err := m.driverBuffer(); err != nil {
 		return err
 	}
@@ -433,21 +435,21 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 		return Image{}, err
 	}
 	dev := c.devices[0]
-	if d.buffer() == nil { // an image over a buffer lies in memory counted already
+	if h.buf == nil { // an image over a buffer lies in memory counted already
 		if err := dev.charge(h.bytes()); err != nil {
 			return Image{}, fmt.Errorf("%s %s: %w", op, sizeString(h.dims), err)
 		}
 	}
 	drv, err := ic.NewImage(h.driverDesc())
 	if err != nil {
-		if d.buffer() == nil {
+		if h.buf == nil {
 			dev.refund(h.bytes())
 		}
 		return Image{}, fmt.Errorf("%s %s %s on %s: %w", op, sizeString(h.dims), d.Order.String()+"/"+d.Type.String(), c.deviceLabel(), err)
 	}
 	c.driverAllocs.Add(1)
 	// An image1d_buffer_t is a view of its buffer: freeing the buffer ends it.
-	h.m = &Mem{ctx: c, size: h.bytes(), release: releaseToDriver, parent: d.buffer()}
+	h.m = &Mem{ctx: c, size: h.bytes(), release: releaseToDriver, parent: h.buf}
 	h.m.setDriver(drv)
 	c.live.add(h.m) // live.go
 	c.traceMem(0, memTrace(h.m), true)

@@ -188,8 +188,25 @@ func (c *Context) programWithContext(ctx context.Context, img *progcache.Image, 
 	return &builtProgram{ctx: c, drv: p, name: name}, nil
 }
 
-// Build is rt.Program.Build, which rt declares by hand (rt/facade.go) and
-// documents: it takes rt's SpecValue.
+// Build builds the program for every device of c, with its device globals
+// and c's values of its specialization constants, with values in their
+// place, as the first launch of one of its kernel specs with those values
+// would, and keeps it in c's program cache. That first launch may wait for
+// a compile, for another process's build of the same program (up to the
+// persistent cache's build wait) and for the cache's remote tier: Build
+// moves that wait out of it and bounds it by ctx, as a generated
+// EnqueueContext bounds it in the launch. When ctx is done first, Build
+// returns an error wrapping ctx.Err(); the build goes on for whoever else
+// waits for it. With the in-memory cache off (Config.Cache), a launch
+// builds again, from the persistent cache.
+//
+// values are the variant's own values (SpecConst.Of), as a launch gives
+// them in its spec's fields or a queue from Queue.WithSpec gives them: a
+// service builds the variants it will serve before it takes its first
+// request, and their first launches build nothing. A value of a constant
+// that the program does not use, a zero Spec, or two values of one
+// constant are errors wrapping ErrInvalidArgument, a value outside its
+// constant's bounds one wrapping ErrOutOfRange, and nothing is built.
 func (p *Program) Build(ctx context.Context, c *Context, values ...SpecValue) error {
 	bp, err := p.buildContext(ctx, c, values)
 	if err != nil {
@@ -220,8 +237,11 @@ func (p *Program) buildContext(ctx context.Context, c *Context, values []SpecVal
 	return c.programWithContext(ctx, img, over)
 }
 
-// BuildVariant is rt.BuildVariant (rt/facade.go), as Build is
-// rt.Program.Build.
+// BuildVariant builds, as Program.Build does, the variant for values of
+// every registered program that uses at least one of their constants:
+// every program whose launches the values may reach. It returns the
+// programs' errors, joined; the programs that built are kept in c's
+// program cache all the same.
 func BuildVariant(ctx context.Context, c *Context, values ...SpecValue) error {
 	consts, over, err := specValuesOf(values)
 	if err == nil && len(consts) == 0 {

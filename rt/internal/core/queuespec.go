@@ -37,9 +37,28 @@ type queueViews struct {
 	m  map[string]*Queue
 }
 
-// WithSpec is rt.Queue.WithSpec (rt/facade.go), as Build is
-// rt.Program.Build: it returns the view of q for values, made on first
-// use.
+// WithSpec returns a view of q whose launches run with values
+// (SpecConst.Of) wherever they give no value of their own: the constants
+// that every launch of a request depends on, given once for the request
+// rather than in every kernel spec of the program and at every launch.
+// A launch takes each specialization-constant value from the first of its
+// own (a kernel spec's Spec field), its queue's (WithSpec), and its
+// context's (SpecConst.Set, else the default); a constant that the
+// launch's program does not use is ignored. The context's values may
+// change while the request runs; the view's never do.
+//
+// The view is a queue over q's commands, in order with them: enqueue,
+// transfer and finish on either. It is one per set of values (the same
+// values give the same view), parks kernel instances of its own, and
+// lives as long as q; give back to the pool (Context.ReleaseQueue) the
+// queue that AcquireQueue returned, not a view of it. A view of a queue
+// that AcquireQueueContext bound to a request is bound as the queue is,
+// and a graph recorded on a view (Queue.Record) keeps the view's values.
+// A view of a view has the values of both, the later in place of the
+// earlier. A zero Spec or two values of one constant is an error wrapping
+// ErrInvalidArgument, a value outside its constant's bounds one wrapping
+// ErrOutOfRange; a queue that records a graph, or that SpecConst.Tune
+// passed its function, has no views (ErrInvalidArgument).
 func (q *Queue) WithSpec(values ...SpecValue) (*Queue, error) {
 	if q == nil {
 		return nil, fmt.Errorf("queue with specialization constants: %w: nil queue", ErrInvalidArgument)

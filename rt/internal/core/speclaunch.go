@@ -58,6 +58,13 @@ import (
 // (once, however many goroutines ask); later launches with the same values
 // on a queue cost what a launch without them costs, and allocate nothing.
 type Spec[T any] struct {
+	// Its fields and its specValue are specOf's, embedded, so that rt's
+	// Spec, defined over this one, implements SpecValue as this one does.
+	specOf[T]
+}
+
+// specOf is a Spec's value.
+type specOf[T any] struct {
 	c   *SpecConst[T] // the constant whose Of made the value
 	v   T
 	set bool
@@ -67,21 +74,22 @@ type Spec[T any] struct {
 // field of type Spec[T] tagged dgen:"spec=Name", where Name is s, and that
 // launch, and no other, runs with s=v. A value outside the bounds of s is
 // an error of the launch.
-func (s *SpecConst[T]) Of(v T) Spec[T] { return Spec[T]{c: s, v: v, set: true} }
+func (s *SpecConst[T]) Of(v T) Spec[T] { return Spec[T]{specOf[T]{c: s, v: v, set: true}} }
 
 // Get returns the value and true, or the zero value and false for the zero
 // Spec, which leaves the constant to the context.
 func (v Spec[T]) Get() (T, bool) { return v.v, v.set }
 
-// SpecValue is rt.SpecValue: a Spec of any type, as Program.Build,
-// BuildVariant and Queue.WithSpec take them.
+// SpecValue is a value of a specialization constant, as SpecConst.Of makes
+// it: a Spec of any type. Program.Build, BuildVariant and Queue.WithSpec
+// take them. Only rt implements it.
 type SpecValue interface {
 	// specValue returns the constant and its value as a build sees it
 	// (the canonical literal), checked against the constant's bounds.
 	specValue() (*desc.SpecConst, string, error)
 }
 
-func (v Spec[T]) specValue() (*desc.SpecConst, string, error) {
+func (v specOf[T]) specValue() (*desc.SpecConst, string, error) {
 	if !v.set {
 		return nil, "", fmt.Errorf("%w: the zero Spec gives no value (write C.Of(v))", ErrInvalidArgument)
 	}

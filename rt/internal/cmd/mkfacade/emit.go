@@ -153,11 +153,11 @@ func (g *gen) params(sig *types.Signature, locals map[string]bool) (params, args
 				g.helper("waits", waitsHelper)
 				continue
 			}
-			c, ok := g.mapType(elem)
-			if !ok || !c.same {
-				return nil, nil, nil, fmt.Errorf("a variadic parameter of type %s", elem)
+			c, ok := g.mapType(p.Type())
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("rt does not show the variadic parameter type %s", p.Type())
 			}
-			params, args = append(params, pn+" ..."+c.rt), append(args, pn+"...")
+			params, args = append(params, pn+" ..."+strings.TrimPrefix(c.rt, "[]")), append(args, c.toCore(pn)+"...")
 			continue
 		}
 		c, ok := g.mapType(p.Type())
@@ -270,16 +270,10 @@ func (g *gen) structDecl(tn *types.TypeName, tparams string, st *ast.StructType,
 		if len(names) == 0 {
 			continue
 		}
-		var c conv
-		rule, ruled := fieldRules[name+"."+names[0]]
-		if ruled {
-			c = conv{rt: rule.rtType}
-		} else {
-			var ok bool
-			if c, ok = g.mapType(g.pkg.TypesInfo.TypeOf(f.Type)); !ok {
-				g.errorf(f.Pos(), "rt does not show the type of %s.%s: hide the field or give it a fieldRule", name, names[0])
-				continue
-			}
+		c, ok := g.mapType(g.pkg.TypesInfo.TypeOf(f.Type))
+		if !ok {
+			g.errorf(f.Pos(), "rt does not show the type of %s.%s: hide the field (hidden)", name, names[0])
+			continue
 		}
 		g.comment(f.Doc, "\t")
 		fmt.Fprintf(&g.body, "\t%s %s", strings.Join(names, ", "), c.rt)
@@ -288,10 +282,6 @@ func (g *gen) structDecl(tn *types.TypeName, tparams string, st *ast.StructType,
 		}
 		g.body.WriteString("\n")
 		for _, n := range names {
-			if ruled {
-				to, from = append(to, fmt.Sprintf(rule.toCore, "x."+n)), append(from, n+": "+fmt.Sprintf(rule.fromCore, "c"))
-				continue
-			}
 			to, from = append(to, n+": "+c.toCore("x."+n)), append(from, n+": "+c.fromCore("c."+n))
 		}
 	}

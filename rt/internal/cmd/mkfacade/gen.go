@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -79,6 +80,7 @@ func (g *gen) hiddenObj(obj types.Object) bool {
 // run writes the facade's declarations into g.body.
 func (g *gen) run() error {
 	g.classify()
+	g.sealed()
 	for _, f := range g.files() {
 		if hiddenFiles[g.fileName(f.Pos())] != "" {
 			continue
@@ -118,6 +120,44 @@ func (g *gen) classify() {
 	}
 }
 
+// sealed checks that rt's types implement the interfaces of the core
+// that rt shows as the core's types do. An unexported method of an
+// interface is the core's own, and only a method of a field that the
+// core's type embeds carries over to rt's type defined over it: one
+// declared on the core's type itself would leave rt's type outside the
+// interface, and rt's users unable to pass it.
+func (g *gen) sealed() {
+	var ifaces, others []*types.TypeName
+	for tn, k := range g.kinds {
+		if _, ok := tn.Type().Underlying().(*types.Interface); ok {
+			ifaces = append(ifaces, tn)
+		} else if k != alias {
+			others = append(others, tn)
+		}
+	}
+	byName := func(a, b *types.TypeName) int { return strings.Compare(a.Name(), b.Name()) }
+	slices.SortFunc(ifaces, byName)
+	slices.SortFunc(others, byName)
+	for _, it := range ifaces {
+		iface := it.Type().Underlying().(*types.Interface)
+		for i := range iface.NumMethods() {
+			m := iface.Method(i)
+			if m.Exported() {
+				continue
+			}
+			for _, tn := range others {
+				obj, index, _ := types.LookupFieldOrMethod(tn.Type(), true, g.core, m.Name())
+				if _, ok := obj.(*types.Func); !ok {
+					continue
+				}
+				if k := g.kinds[tn]; len(index) == 1 || (k != handle && k != free) {
+					g.errorf(obj.Pos(), "rt's %s would not implement %s as the core's does: declare %s on the type of a field that %s embeds", tn.Name(), it.Name(), m.Name(), tn.Name())
+				}
+			}
+		}
+	}
+}
+
 // kindOf returns the kind of tn, or 0 where rt does not show it.
 func (g *gen) kindOf(tn *types.TypeName) kind {
 	if a, ok := tn.Type().(*types.Alias); ok {
@@ -135,9 +175,6 @@ func (g *gen) kindOf(tn *types.TypeName) kind {
 		f := st.Field(i)
 		switch {
 		case !f.Exported() || hidden[tn.Name()+"."+f.Name()] != "":
-			all = false
-		case fieldRules[tn.Name()+"."+f.Name()].rtType != "":
-			exported++
 			all = false
 		default:
 			exported++

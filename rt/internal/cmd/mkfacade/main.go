@@ -9,7 +9,7 @@
 // what is for the core's maintainers sits on unexported code or in
 // comments that are not doc comments (a struct's invariants open its body).
 //
-// go generate ./rt runs it (rt/facade.go). With -check it writes nothing
+// go generate ./rt runs it (rt/doc.go). With -check it writes nothing
 // and fails if the file is not what it would write, as dgen -check does:
 // make test runs it.
 //
@@ -18,6 +18,13 @@
 // and rt's tests' hooks) and whatever mentions them or a type of an
 // internal package in its signature. A name that rt declares by hand, in a
 // file of its own, is not generated.
+//
+// An interface of the core whose methods are unexported (SpecValue,
+// Memory) is shown as a type over the core's, as a handle is. A type of rt
+// defined over the core's (type Buffer[T any] core.Buffer[T]) keeps none
+// of its methods but those of the fields it embeds, so the core declares
+// such an interface's methods on the type of an embedded field, never on
+// the shown type itself: mkfacade fails where it does (sealed).
 package main
 
 import (
@@ -46,14 +53,13 @@ const (
 // that rt does not show, each with the reason. Whatever mentions one in
 // its signature is not shown either (Acquire, Submit, BufferMem, ...).
 var hidden = map[string]string{
-	"Kernel":                "the kernel object: rt/codegen's Instance, rt/raw's Kernel",
-	"Mem":                   "device memory, which rt/codegen and rt/raw pass to the setters",
-	"BuiltProgram":          "rt/raw's Program",
-	"SpecArgs":              "a launch's own specialization-constant values, for rt/codegen",
-	"MaxSpecArgs":           "rt/codegen's",
-	"WaitList":              "the facades' wait lists (rt's is in waits)",
-	"Device.Facade":         "rt's *Device for the core's (identities)",
-	"ImageDesc.BufferValue": "what rt's ImageDesc.Buffer held (fieldRules)",
+	"Kernel":        "the kernel object: rt/codegen's Instance, rt/raw's Kernel",
+	"Mem":           "device memory, which rt/codegen and rt/raw pass to the setters",
+	"BuiltProgram":  "rt/raw's Program",
+	"SpecArgs":      "a launch's own specialization-constant values, for rt/codegen",
+	"MaxSpecArgs":   "rt/codegen's",
+	"WaitList":      "the facades' wait lists (rt's is in waits)",
+	"Device.Facade": "rt's *Device for the core's (identities)",
 }
 
 // hiddenFiles are the core's files whose declarations rt does not show.
@@ -65,20 +71,6 @@ var hiddenFiles = map[string]string{
 // core's, kept in the core's field named here: rt hands out one *Device
 // per device.
 var identities = map[string]string{"Device": "Facade"}
-
-// fieldRule is how rt shows a field of a core value type whose type rt
-// does not show.
-type fieldRule struct {
-	rtType   string // rt's type of the field
-	toCore   string // the core struct's keyed elements; %[1]s is rt's field
-	fromCore string // rt's field; %[1]s is the core's struct
-}
-
-// fieldRules are the fields that rt shows in a type of its own, each
-// converted by a function of rt's hand-written facade.go.
-var fieldRules = map[string]fieldRule{
-	"ImageDesc.Buffer": {"Memory", "Buffer: memOf(%[1]s), BufferValue: %[1]s", "memoryOf(%[1]s.BufferValue)"},
-}
 
 func main() {
 	check := flag.Bool("check", false, "write nothing; fail if "+output+" is stale")
