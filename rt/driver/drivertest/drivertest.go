@@ -610,9 +610,9 @@ func testPriorities(t *testing.T, e *env) {
 }
 
 // testMemInfo checks a MemInfoContext: the device's free memory is at
-// most its total, which is at most the device's GlobalMemSize, falls by at least
-// the size of a buffer while it lives, and a device out of range is an
-// error.
+// most its total, which is at most the device's GlobalMemSize, falls by
+// at least the size of a buffer while it lives, and a device out of
+// range is an error.
 func testMemInfo(t *testing.T, e *env) {
 	mc, ok := e.ctx.(driver.MemInfoContext)
 	if !ok {
