@@ -192,12 +192,7 @@ func memoryLimit(t *testing.T, ctx *rt.Context, view *memoryView) {
 // less what Stats still counts then. It skips where the backend has no
 // such query (OpenCL: PoCL, NVIDIA's OpenCL).
 func TestMemoryLimitDriver(t *testing.T) {
-	ctx, err := rt.OpenConfig(withEnv(t, rt.Config{Device: testenv.Device(), MemoryLimit: budgetLimit}))
-	if err != nil {
-		testenv.SkipWithoutDevice(t, err)
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ctx.Close() })
+	ctx := openCPUConfig(t, rt.Config{Device: testenv.Device(), MemoryLimit: budgetLimit})
 	mc, ok := core.DriverContext(cx(ctx)).(driver.MemInfoContext)
 	if !ok {
 		t.Skipf("backend %s on %s has no query of the device's free memory (driver.MemInfoContext: rt/cuda's cuMemGetInfo; OpenCL has none)", ctx.Backend(), ctx.Devices()[0])
