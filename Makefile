@@ -109,7 +109,9 @@ bench-table: deps
 ## and CuPy, device times per kernel from CUPTI through libkerneltime.so),
 ## $(BUNDLE)/fault-gpu.sh for the device-fault figures (with
 ## BUNDLE_TESTS="rt bench/faultloop" it runs the fault loop's
-## GPU test too). The defaults are what those scripts and docs/BENCHMARKS.md run
+## GPU test too), $(BUNDLE)/ops-gpu.sh for issue 54's checks (the memory
+## budget against the driver's free memory, Shutdown in flight, Health
+## after a fault). The defaults are what those scripts and docs/BENCHMARKS.md run
 ## (about 70 MB: compress it to carry it where 64 MiB is the limit); BUNDLE_TESTS=all takes every package whose tests use a
 ## device (they import a backend; cmd/dgen's, golden's and the module
 ## root's need Go), BUNDLE_CMDS=all every example. rt's tests are
@@ -125,7 +127,7 @@ gpu-bundle: deps
 	cmds="$(BUNDLE_CMDS)"; [ "$$cmds" != all ] || cmds="cmd/dgen $$(ls -d examples/*/)"; \
 	for d in $$cmds; do $(GO) build -ldflags="-s -w" -o $(BUNDLE)/$$(basename $$d) ./$$d || exit 1; done
 	cp scripts/gpu-run.sh $(BUNDLE)/run.sh
-	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/fault-gpu.sh scripts/spec-gpu.sh scripts/soak-gpu.sh scripts/gpu-tests.sh $(BUNDLE)/
+	cp scripts/bench-trace.sh scripts/bench-gpu.sh scripts/bench-cuda.sh scripts/bench-graph-gpu.sh scripts/bench-inproc.sh scripts/gpu-multi.sh scripts/fault-gpu.sh scripts/spec-gpu.sh scripts/soak-gpu.sh scripts/gpu-tests.sh scripts/ops-gpu.sh $(BUNDLE)/
 	cc -O2 -Wall -o $(BUNDLE)/rawcl bench/rawcl/rawcl.c -lOpenCL
 	cc -O2 -Wall -o $(BUNDLE)/rawcu bench/rawcu/rawcu.c -lOpenCL -ldl
 	cc -O2 -Wall -o $(BUNDLE)/soakcl bench/soakcl/soakcl.c -lOpenCL -ldl

@@ -8,12 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/core"
 	"github.com/dgen-go/dgen/rt/stats"
 )
 
 // budgetOf returns the account of ctx's first device.
 func budgetOf(ctx *rt.Context) stats.Budget { return ctx.Stats().Alloc.Budgets[0] }
+
+// The budget of TestMemoryLimit and TestMemoryLimitDriver, and what each
+// of their goroutines wants at a time.
+const budgetLimit, budgetWant = 64 << 20, 8 << 20
 
 // TestMemoryLimit: with a budget of 64 MiB, 16 goroutines that each want
 // 8 MiB at a time, again and again, under AllocContext: the bytes in use
@@ -22,9 +29,36 @@ func budgetOf(ctx *rt.Context) stats.Budget { return ctx.Stats().Alloc.Budgets[0
 // a 10 ms deadline fails with ErrMemoryLimit when the deadline passes,
 // and Alloc at once.
 func TestMemoryLimit(t *testing.T) {
-	const limit, want, goroutines, rounds = 64 << 20, 8 << 20, 16, 8
-	ctx := openCPUConfig(t, rt.Config{MemoryLimit: limit})
+	memoryLimit(t, openCPUConfig(t, rt.Config{MemoryLimit: budgetLimit}), nil)
+}
+
+// A memoryView is a second count of the device memory in use, which
+// memoryLimit samples beside Stats.
+type memoryView struct {
+	// start is called once the context and the goroutines' queues exist,
+	// before the goroutines allocate; sample while they run, after each
+	// sample of Stats, b; end once every buffer is freed and the blocks
+	// held in free lists are released.
+	start, end func()
+	sample     func(b stats.Budget)
+}
+
+// memoryLimit is TestMemoryLimit on ctx, whose Config.MemoryLimit is
+// budgetLimit, with view, if not nil, sampled beside Stats.
+func memoryLimit(t *testing.T, ctx *rt.Context, view *memoryView) {
+	const limit, want, goroutines, rounds = budgetLimit, budgetWant, 16, 8
 	n := want / 4
+	queues := make([]*rt.Queue, goroutines)
+	for g := range queues {
+		q, err := ctx.NewQueue(ctx.Devices()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		queues[g] = q
+	}
+	if view != nil {
+		view.start()
+	}
 
 	stop := make(chan struct{})
 	var most atomic.Int64
@@ -40,6 +74,9 @@ func TestMemoryLimit(t *testing.T) {
 			if b.Limit != limit {
 				t.Errorf("Stats reports the limit %d, want %d", b.Limit, limit)
 			}
+			if view != nil {
+				view.sample(b)
+			}
 			samples++
 			select {
 			case <-stop:
@@ -50,11 +87,7 @@ func TestMemoryLimit(t *testing.T) {
 	}()
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
-	for g := range goroutines {
-		q, err := ctx.NewQueue(ctx.Devices()[0])
-		if err != nil {
-			t.Fatal(err)
-		}
+	for g, q := range queues {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -140,6 +173,74 @@ func TestMemoryLimit(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	if view != nil {
+		if err := ctx.ReleaseHeld(); err != nil {
+			t.Fatal(err)
+		}
+		view.end()
+	}
+}
+
+// TestMemoryLimitDriver is TestMemoryLimit on the device that DGEN_DEVICE
+// selects, with the driver's own count of the device's free memory
+// (driver.MemInfoContext: cuMemGetInfo on rt/cuda) sampled beside Stats.
+// The bytes the context holds there as the driver counts them (what
+// Stats counted when the queues existed, plus what free memory fell by
+// since) never exceed the budget by more than the driver's own
+// allocations made meanwhile, measured, not guessed: what free memory
+// fell by once every buffer is freed and every held block released,
+// less what Stats still counts then. It skips where the backend has no
+// such query (OpenCL: PoCL, NVIDIA's OpenCL).
+func TestMemoryLimitDriver(t *testing.T) {
+	ctx := openCPUConfig(t, rt.Config{Device: testenv.Device(), MemoryLimit: budgetLimit})
+	mc, ok := core.DriverContext(cx(ctx)).(driver.MemInfoContext)
+	if !ok {
+		t.Skipf("backend %s on %s has no query of the device's free memory (driver.MemInfoContext: rt/cuda's cuMemGetInfo; OpenCL has none)", ctx.Backend(), ctx.Devices()[0])
+	}
+	memInfo := func() int64 {
+		free, _, err := mc.MemInfo(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return free
+	}
+	var (
+		base, baseUsed int64 // free memory, and Stats' count, when the queues exist
+		mu             sync.Mutex
+		most, mostAt   int64 // the most held by the driver's count, and Stats' count then
+		samples        int
+	)
+	memoryLimit(t, ctx, &memoryView{
+		start: func() { baseUsed, base = budgetOf(ctx).Used, memInfo() },
+		sample: func(b stats.Budget) {
+			free, _, err := mc.MemInfo(0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			samples++
+			if held := baseUsed + base - free; held > most {
+				most, mostAt = held, b.Used
+			}
+		},
+		end: func() {
+			endUsed, free := budgetOf(ctx).Used, memInfo()
+			own := (base - free) - (endUsed - baseUsed)
+			mu.Lock()
+			defer mu.Unlock()
+			t.Logf("%s, backend %s: %d samples of the driver's free memory; the most held by its count %d bytes (Stats then %d), budget %d; "+
+				"the driver's own allocations since the queues existed %d bytes (free %d then, %d at the end; Stats %d then, %d at the end)",
+				ctx.Devices()[0], ctx.Backend(), samples, most, mostAt, budgetLimit, own, base, free, baseUsed, endUsed)
+			if samples == 0 {
+				t.Error("no sample of the driver's free memory")
+			}
+			if most > budgetLimit+max(own, 0) {
+				t.Errorf("the driver counted %d bytes held, past the budget %d and the driver's own %d", most, budgetLimit, own)
+			}
+		},
+	})
 }
 
 // TestMemoryLimitReturnsHeld: an allocation past the limit first returns

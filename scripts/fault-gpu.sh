@@ -11,7 +11,9 @@
 #
 #  1. auto: the service loop under DGEN_BACKEND=auto (rt/cuda first, NVIDIA's
 #     OpenCL after the first fault, then Open fails): faults survived, the
-#     time from the faulting launch to each goroutine's error, Close's time;
+#     time from the faulting launch to each goroutine's error and to the
+#     first Health that reported it (launch_to_unhealthy_ms, polled every
+#     millisecond; the exit status is 1 past a second), Close's time;
 #  2. opencl-first: the same, starting on NVIDIA's OpenCL (rt/cuda second,
 #     loading the program that the prewarm put in the persistent cache);
 #  3. sync: DGEN_SYNC_LAUNCHES=1: the fault names exactly the faulting launch

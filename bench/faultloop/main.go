@@ -8,7 +8,7 @@
 // same configuration and goes on, until Open fails because every backend
 // has lost the device, which it reports with rt's restart message.
 //
-//	faultloop [-g 16] [-every 200] [-n 4096] [-faults 0] [-backend auto] [-first auto] [-sync] [-prewarm=true]
+//	faultloop [-g 16] [-every 200] [-n 4096] [-faults 0] [-backend auto] [-first auto] [-sync] [-prewarm=true] [-probe]
 //
 // Neither NVIDIA backend recovers a faulted device in the same process,
 // but each backend's fault is its own: under automatic selection (the
@@ -21,13 +21,22 @@
 // which the fault names exactly the faulting launch and the line of its
 // Enqueue.
 //
+// Beside the goroutines, a health check polls Context.Health every
+// millisecond, as a readiness probe would, until it reports the fault.
+// With -probe, the goroutine that launched bad makes no call after it
+// until Health reports the fault (or half of -hang passed): with -g 1,
+// nothing but Health's own probe can notice the fault then.
+//
 // Each context ("epoch") prints a JSON line: its backend, the requests it
 // served and verified, the time from the faulting launch to each
 // goroutine's error (median and max), how many got it within a second,
-// how long Close took, and whether the fault named bad (and, with -sync,
-// its line); the last line sums up. The exit status is 0 when every
-// goroutine got the fault within a second, none hung, every request was
-// verified and Close returned the fault; 1 otherwise, 2 on a hang.
+// the time from the faulting launch, and from the first error a goroutine
+// got, to the first Health that reported it, how long Close took, and
+// whether the fault named bad (and, with -sync, its line); the last line
+// sums up. The exit status is 0 when every goroutine got the fault within
+// a second, Health reported it within a second of the faulting launch,
+// none hung, every request was verified and Close returned the fault; 1
+// otherwise, 2 on a hang.
 //
 // On a CPU device (PoCL) an out-of-bounds kernel ends the process: the
 // command refuses to run there unless -allow-cpu.
@@ -58,6 +67,7 @@ type options struct {
 	goroutines, every, n, faults int
 	backend, first               string
 	sync, prewarm, allowCPU      bool
+	probe                        bool
 	hang                         time.Duration
 }
 
@@ -73,6 +83,7 @@ func main() {
 	flag.BoolVar(&o.prewarm, "prewarm", true, "build the program on each backend before the first fault (into the persistent cache)")
 	flag.BoolVar(&o.allowCPU, "allow-cpu", false, "run on a CPU device too, where the faulting kernel ends the process")
 	flag.DurationVar(&o.hang, "hang", 10*time.Second, "a goroutine without an error this long after the fault hangs")
+	flag.BoolVar(&o.probe, "probe", false, "the goroutine that launched the faulting kernel waits for Health to report it (with -g 1: only Health's probe can notice it)")
 	flag.Parse()
 	sum, err := run(o, os.Stdout)
 	if err != nil {
@@ -101,6 +112,14 @@ type epoch struct {
 	Within1s      int     `json:"within_1s"`
 	Goroutines    int     `json:"goroutines"`
 	NoticedMS     float64 `json:"launch_to_noticed_ms"` // from the launch to DeviceFault.Time
+	// UnhealthyMS is the time from the faulting launch to the first
+	// Health that returned the fault (polled every millisecond), and
+	// ErrorToUnhealthyMS from the first error a goroutine got to it
+	// (negative where Health reported the fault first); both omitted
+	// where Health did not report it. HealthPolls counts the Health calls.
+	UnhealthyMS        *float64 `json:"launch_to_unhealthy_ms,omitempty"`
+	ErrorToUnhealthyMS *float64 `json:"first_error_to_unhealthy_ms,omitempty"`
+	HealthPolls        int      `json:"health_polls"`
 	// EnqueueMS is how long the faulting Enqueue took to return: on its
 	// queue's first launch of bad, the kernel object is made then (on
 	// rt/cuda from the functions found when the module loaded: CUDA's
@@ -127,16 +146,36 @@ type summary struct {
 	Hung           bool   `json:"hung"`
 	CloseOK        bool   `json:"close_returned_fault"`
 	Stopped        string `json:"stopped"`
+
+	// UnhealthyMSMax is the longest of the epochs' launch_to_unhealthy_ms,
+	// and UnhealthyWithin1s whether every epoch's Health reported the
+	// fault within a second of the faulting launch.
+	UnhealthyMSMax    float64 `json:"launch_to_unhealthy_ms_max"`
+	UnhealthyWithin1s bool    `json:"unhealthy_within_1s"`
+}
+
+// add sums up epoch ep.
+func (s *summary) add(ep epoch) {
+	s.Faults++
+	s.Requests += ep.Requests
+	s.Failed += ep.Failed
+	s.AllWithin1s = s.AllWithin1s && ep.Within1s == ep.Goroutines
+	s.Hung = s.Hung || ep.Within1s < 0
+	s.CloseOK = s.CloseOK && ep.CloseOK
+	if ep.UnhealthyMS != nil {
+		s.UnhealthyMSMax = max(s.UnhealthyMSMax, *ep.UnhealthyMS)
+	}
+	s.UnhealthyWithin1s = s.UnhealthyWithin1s && ep.UnhealthyMS != nil && *ep.UnhealthyMS <= 1000
 }
 
 // OK reports whether the run showed what it should.
 func (s summary) OK() bool {
-	return s.AllWithin1s && !s.Hung && s.Failed == 0 && s.CloseOK && s.Faults > 0
+	return s.AllWithin1s && s.UnhealthyWithin1s && !s.Hung && s.Failed == 0 && s.CloseOK && s.Faults > 0
 }
 
 // run runs the loop and prints an epoch line per context and the summary.
 func run(o options, out io.Writer) (summary, error) {
-	sum := summary{AllWithin1s: true, CloseOK: true}
+	sum := summary{AllWithin1s: true, UnhealthyWithin1s: true, CloseOK: true}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg, err := rt.ConfigFromEnv(os.Getenv) // DGEN_DEVICE, DGEN_CACHE_DIR, ... as rt.Open reads them
 	if err != nil {
@@ -167,13 +206,8 @@ func run(o options, out io.Writer) (summary, error) {
 		}
 		ep := serve(ctx, o, i)
 		enc.Encode(ep)
-		sum.Faults++
-		sum.Requests += ep.Requests
-		sum.Failed += ep.Failed
-		sum.AllWithin1s = sum.AllWithin1s && ep.Within1s == ep.Goroutines
-		sum.CloseOK = sum.CloseOK && ep.CloseOK
-		if ep.Within1s < 0 { // a goroutine hung: its context cannot be closed
-			sum.Hung = true
+		sum.add(ep)
+		if sum.Hung { // a goroutine hung: its context cannot be closed
 			sum.Stopped = "a goroutine hangs"
 			enc.Encode(sum)
 			return sum, nil
@@ -222,6 +256,7 @@ type state struct {
 	badEnqueue atomic.Int64 // how long its Enqueue took, in nanoseconds
 	badLine    atomic.Int64 // the line of its Enqueue
 	badFile    atomic.Pointer[string]
+	health     *healthWatch
 }
 
 // requests numbers requests across epochs, so that the faulting one is
@@ -234,12 +269,48 @@ type outcome struct {
 	at  time.Time
 }
 
+// healthWatch is an epoch's health check: a goroutine that calls
+// Context.Health every millisecond until it returns an error, or stop is
+// closed.
+type healthWatch struct {
+	done chan struct{} // closed when the goroutine returns
+	// The goroutine writes the following fields before it closes done.
+	at    time.Time // when Health first returned an error; zero if it did not
+	err   error     // that error
+	polls int
+}
+
+// watchHealth starts the health check of ctx.
+func watchHealth(ctx *rt.Context, stop <-chan struct{}) *healthWatch {
+	w := &healthWatch{done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			w.polls++
+			if err := ctx.Health(); err != nil {
+				w.at, w.err = time.Now(), err
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
 // serve runs an epoch on ctx: the goroutines serve until each got an
-// error; then it closes ctx.
+// error, and the health check polls until Health reports it; then it
+// closes ctx.
 func serve(ctx *rt.Context, o options, i int) epoch {
 	d := ctx.Devices()[0]
 	ep := epoch{Epoch: i, Backend: ctx.Backend(), Device: d.String(), Goroutines: o.goroutines}
-	s := &state{o: o}
+	stop := make(chan struct{})
+	s := &state{o: o, health: watchHealth(ctx, stop)}
 	done := make(chan outcome, o.goroutines)
 	for range o.goroutines {
 		go func() { done <- s.worker(ctx) }()
@@ -266,12 +337,15 @@ func serve(ctx *rt.Context, o options, i int) epoch {
 				continue
 			}
 			ep.Within1s = -1
+			close(stop)
 			// Where the goroutines wait says whose wait hangs.
 			fmt.Fprintf(os.Stderr, "faultloop: %d goroutines without an error %v after the faulting launch of epoch %d (launched: %v); every goroutine's stack:\n", o.goroutines-len(outs), now.Sub(from).Round(time.Millisecond), i, s.bad.Load())
 			pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
 			return ep
 		}
 	}
+	close(stop)
+	<-s.health.done
 	ep.Requests, ep.Failed = s.served.Load(), s.failed.Load()
 	ep.EnqueueMS = float64(time.Duration(s.badEnqueue.Load()).Microseconds()) / 1000
 	badAt := time.Unix(0, s.badAt.Load())
@@ -292,6 +366,7 @@ func serve(ctx *rt.Context, o options, i int) epoch {
 		slices.Sort(ms)
 		ep.FaultMSMedian, ep.FaultMSMax = ms[len(ms)/2], ms[len(ms)-1]
 	}
+	ep.health(s.health, badAt, outs)
 	var f *rt.DeviceFault
 	if errors.As(ctx.Err(), &f) {
 		ep.describe(f, s)
@@ -302,6 +377,37 @@ func serve(ctx *rt.Context, o options, i int) epoch {
 	ep.CloseMS = float64(time.Since(t).Microseconds()) / 1000
 	ep.CloseOK = errors.Is(err, rt.ErrDeviceFault)
 	return ep
+}
+
+// health fills in when the health check w reported the fault: after the
+// faulting launch at badAt, and after the first of the goroutines' errors
+// outs.
+func (ep *epoch) health(w *healthWatch, badAt time.Time, outs []outcome) {
+	ep.HealthPolls = w.polls
+	if w.err == nil {
+		fmt.Fprintln(os.Stderr, "faultloop: Health did not report the fault")
+		return
+	}
+	if !errors.Is(w.err, rt.ErrDeviceFault) {
+		fmt.Fprintln(os.Stderr, "faultloop: Health reported an error other than the fault:", w.err)
+		return
+	}
+	ep.UnhealthyMS = msSince(badAt, w.at)
+	var first time.Time
+	for _, r := range outs {
+		if errors.Is(r.err, rt.ErrDeviceFault) && (first.IsZero() || r.at.Before(first)) {
+			first = r.at
+		}
+	}
+	if !first.IsZero() {
+		ep.ErrorToUnhealthyMS = msSince(first, w.at)
+	}
+}
+
+// msSince returns the milliseconds from t to u, to the microsecond.
+func msSince(t, u time.Time) *float64 {
+	ms := float64(u.Sub(t).Microseconds()) / 1000
+	return &ms
 }
 
 // describe fills in what the fault f says of the faulting launch.
@@ -341,6 +447,9 @@ func (s *state) worker(ctx *rt.Context) outcome {
 			if err := s.launchBad(q, buf); err != nil {
 				return outcome{err, time.Now()}
 			}
+			if s.o.probe {
+				return s.awaitHealth(q)
+			}
 		}
 		if err := s.request(q, buf, host, r); err != nil {
 			return outcome{err, time.Now()}
@@ -359,6 +468,21 @@ func (s *state) launchBad(q *rt.Queue, buf rt.Buffer[int32]) error {
 	s.badFile.Store(&file)
 	s.badLine.Store(int64(line + 1))
 	return err
+}
+
+// awaitHealth makes no call after the faulting launch until the health
+// check reports the fault, and returns that as its outcome; after half of
+// -hang without it, it finishes q to notice the fault itself.
+func (s *state) awaitHealth(q *rt.Queue) outcome {
+	t := time.NewTimer(s.o.hang / 2)
+	defer t.Stop()
+	select {
+	case <-s.health.done: // the health check stops only on an error while a goroutine serves
+		return outcome{s.health.err, s.health.at}
+	case <-t.C:
+		fmt.Fprintf(os.Stderr, "faultloop: Health did not report the fault %v after the faulting launch: finishing the queue\n", s.o.hang/2)
+		return outcome{q.Finish(), time.Now()}
+	}
 }
 
 // request serves request r: it writes the buffer, launches inc, reads the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +66,88 @@ func TestFaultLoop(t *testing.T) {
 	}
 	if sum.FaultsSurvived < 1 || !strings.Contains(sum.Stopped, "restart the process") {
 		t.Errorf("survived %d faults, stopped by %q; want at least one (both NVIDIA backends) and the restart message", sum.FaultsSurvived, sum.Stopped)
+	}
+}
+
+// TestHealthWatch: the health check polls a context that serves without
+// an error until stopped, and reports a closed context at once.
+func TestHealthWatch(t *testing.T) {
+	t.Setenv("DGEN_CACHE_DIR", t.TempDir())
+	ctx, err := rt.Open()
+	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
+		t.Fatal(err)
+	}
+	defer ctx.Close()
+	stop := make(chan struct{})
+	w := watchHealth(ctx, stop)
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	<-w.done
+	if w.err != nil || w.polls < 2 {
+		t.Errorf("health check of a serving context: %d polls, error %v; want several and none", w.polls, w.err)
+	}
+
+	w = watchHealth(ctx, make(chan struct{}))
+	closed := time.Now()
+	if err := ctx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the health check does not report a closed context")
+	}
+	if !errors.Is(w.err, rt.ErrClosed) || w.at.Sub(closed) > 100*time.Millisecond {
+		t.Errorf("health check of a closed context: %v, %v after Close; want ErrClosed at once", w.err, w.at.Sub(closed))
+	}
+}
+
+// TestHealthFigures: an epoch's health figures, from the faulting launch
+// and from the first goroutine's error to the first Health that reported
+// the fault, and the summary's verdict on them.
+func TestHealthFigures(t *testing.T) {
+	fault := &rt.DeviceFault{Backend: "cuda", Device: "GPU", Err: errors.New("CUDA_ERROR_ILLEGAL_ADDRESS")}
+	bad := time.Now()
+	ms := func(n float64) time.Time { return bad.Add(time.Duration(n * float64(time.Millisecond))) }
+	tests := []struct {
+		name                 string
+		health               error
+		at                   time.Time
+		outs                 []outcome
+		unhealthy, fromError float64 // -1: omitted
+		within               bool
+	}{
+		{"after the first error", fault, ms(5), []outcome{{fault, ms(3)}, {fault, ms(2)}}, 5, 3, true},
+		{"before any error", fault, ms(2), []outcome{{fault, ms(7)}}, 2, -5, true},
+		{"late", fault, ms(1500), []outcome{{fault, ms(3)}}, 1500, 1497, false},
+		{"no goroutine got the fault", fault, ms(4), []outcome{{errors.New("other"), ms(3)}}, 4, -1, true},
+		{"not reported", nil, time.Time{}, []outcome{{fault, ms(3)}}, -1, -1, false},
+		{"another error", rt.ErrClosed, ms(4), []outcome{{fault, ms(3)}}, -1, -1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ep := epoch{CloseOK: true}
+			ep.health(&healthWatch{at: tt.at, err: tt.health}, bad, tt.outs)
+			got := func(p *float64) float64 {
+				if p == nil {
+					return -1
+				}
+				return *p
+			}
+			if got(ep.UnhealthyMS) != tt.unhealthy || got(ep.ErrorToUnhealthyMS) != tt.fromError {
+				t.Errorf("launch to unhealthy %v ms, first error to unhealthy %v ms; want %v and %v (-1: omitted)",
+					got(ep.UnhealthyMS), got(ep.ErrorToUnhealthyMS), tt.unhealthy, tt.fromError)
+			}
+			sum := summary{AllWithin1s: true, UnhealthyWithin1s: true, CloseOK: true}
+			sum.add(epoch{CloseOK: true, UnhealthyMS: msSince(bad, ms(10))})
+			sum.add(ep)
+			if sum.UnhealthyWithin1s != tt.within || sum.OK() != tt.within {
+				t.Errorf("summary %+v: unhealthy within 1 s %v, OK %v; want %v", sum, sum.UnhealthyWithin1s, sum.OK(), tt.within)
+			}
+			if want := max(10, tt.unhealthy); sum.UnhealthyMSMax != want {
+				t.Errorf("summary's longest launch to unhealthy %v ms, want %v", sum.UnhealthyMSMax, want)
+			}
+		})
 	}
 }

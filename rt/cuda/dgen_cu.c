@@ -56,6 +56,7 @@ static struct {
 	CUresult (*SurfObjectDestroy)(unsigned long long);
 	CUresult (*CtxGetStreamPriorityRange)(int *, int *);
 	CUresult (*StreamCreateWithPriority)(CUstream *, unsigned, int);
+	CUresult (*MemGetInfo)(size_t *, size_t *);
 } cu;
 
 // The symbols in the order of the struct's fields, each a function pointer.
@@ -71,7 +72,7 @@ static const char *dgen_cu_names[] = {
 	"cuEventCreate", "cuEventDestroy_v2", "cuEventRecord", "cuEventQuery", "cuEventSynchronize",
 	"cuEventElapsedTime", "cuArray3DCreate_v2", "cuArrayDestroy", "cuMemcpy3DAsync_v2",
 	"cuTexObjectCreate", "cuTexObjectDestroy", "cuSurfObjectCreate", "cuSurfObjectDestroy",
-	"cuCtxGetStreamPriorityRange", "cuStreamCreateWithPriority",
+	"cuCtxGetStreamPriorityRange", "cuStreamCreateWithPriority", "cuMemGetInfo_v2",
 };
 
 int dgen_cu_count(void) { return sizeof dgen_cu_names / sizeof dgen_cu_names[0]; }
@@ -250,6 +251,12 @@ CUresult dgen_alloc(CUcontext ctx, CUdeviceptr *p, size_t size, int managed) {
 CUresult dgen_free(CUcontext ctx, CUdeviceptr p) {
 	CUresult r = cu.CtxSetCurrent(ctx);
 	return r == 0 ? cu.MemFree(p) : r;
+}
+
+// dgen_mem_info reads the free and total bytes of ctx's device.
+CUresult dgen_mem_info(CUcontext ctx, size_t *free, size_t *total) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	return r == 0 ? cu.MemGetInfo(free, total) : r;
 }
 
 CUresult dgen_host_alloc(CUcontext ctx, void **p, CUdeviceptr *d, size_t size) {

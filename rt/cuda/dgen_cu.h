@@ -77,6 +77,7 @@ CUresult dgen_event_sync(CUcontext ctx, CUevent e);
 CUresult dgen_times(CUcontext ctx, CUevent anchor, CUevent start, CUevent end, float *ms, int *step);
 CUresult dgen_alloc(CUcontext ctx, CUdeviceptr *p, size_t size, int managed);
 CUresult dgen_free(CUcontext ctx, CUdeviceptr p);
+CUresult dgen_mem_info(CUcontext ctx, size_t *free, size_t *total);
 CUresult dgen_host_alloc(CUcontext ctx, void **p, CUdeviceptr *d, size_t size);
 CUresult dgen_host_free(CUcontext ctx, void *p);
 CUresult dgen_module_load(CUcontext ctx, CUmodule *m, const char *ptx, char *log, size_t n, int lineinfo);

@@ -17,6 +17,7 @@ var (
 	_ driver.SubBufferContext  = (*context)(nil)
 	_ driver.HostBufferContext = (*context)(nil)
 	_ driver.MapQueue          = (*queue)(nil)
+	_ driver.MemInfoContext    = (*context)(nil)
 )
 
 // buffer is device memory: an allocation, a view into one (a pointer
@@ -127,3 +128,17 @@ func (q *queue) UnmapBuffer(b driver.Buffer, p unsafe.Pointer) error {
 // device memory at once; managed memory (a context of several devices)
 // is committed where it is first touched.
 func (c *context) BuffersResident() bool { return len(c.devs) == 1 }
+
+// MemInfo implements driver.MemInfoContext: cuMemGetInfo on device dev's
+// primary context, which counts the device's memory of every context and
+// process.
+func (c *context) MemInfo(dev int) (free, total int64, err error) {
+	if dev < 0 || dev >= len(c.devs) {
+		return 0, 0, fmt.Errorf("cuMemGetInfo: device %d of %d", dev, len(c.devs))
+	}
+	var f, t C.size_t
+	if err := cuError("cuMemGetInfo", C.dgen_mem_info(c.devs[dev].ctx, &f, &t)); err != nil {
+		return 0, 0, err
+	}
+	return int64(f), int64(t), nil
+}

@@ -42,3 +42,15 @@ type ResidentContext interface {
 	// BuffersResident reports whether NewBuffer commits memory at once.
 	BuffersResident() bool
 }
+
+// A MemInfoContext is a Context that can ask the driver how much memory
+// a device has free: CUDA's cuMemGetInfo. OpenCL has no such query (not
+// on NVIDIA's OpenCL, nor on PoCL), so rt/opencl does not implement it.
+// rt's tests use it to check the memory budget (Config.MemoryLimit)
+// against the driver's own view.
+type MemInfoContext interface {
+	// MemInfo returns the bytes of device dev's memory that are free and
+	// in all, as the driver counts them: for the whole device, across
+	// every context and process that uses it.
+	MemInfo(dev int) (free, total int64, err error)
+}

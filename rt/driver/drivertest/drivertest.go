@@ -204,6 +204,7 @@ func Run(t *testing.T, b driver.Backend, devs []driver.DeviceInfo) {
 		{"LaunchArgs", testLaunchArgs},
 		{"Images", testImages},
 		{"Priorities", testPriorities},
+		{"MemInfo", testMemInfo},
 	}
 	e := open(t, b, devs, false)
 	for _, tt := range tests {
@@ -605,6 +606,48 @@ func testPriorities(t *testing.T, e *env) {
 		if err := q.Release(); err != nil {
 			t.Errorf("queue Release: %v", err)
 		}
+	}
+}
+
+// testMemInfo checks a MemInfoContext: the device's free memory is at
+// most its total, which is at most the device's GlobalMemSize, falls by
+// at least the size of a buffer while it lives, and a device out of
+// range is an error.
+func testMemInfo(t *testing.T, e *env) {
+	mc, ok := e.ctx.(driver.MemInfoContext)
+	if !ok {
+		t.Skip("the backend has no query of a device's free memory")
+	}
+	free, total, err := mc.MemInfo(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free <= 0 || free > total || total > e.dev.GlobalMemSize {
+		t.Errorf("MemInfo(0) = %d free of %d, want 0 < free <= total <= GlobalMemSize %d", free, total, e.dev.GlobalMemSize)
+	}
+	const size = 64 << 20
+	b, err := e.ctx.NewBuffer(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write(b, size-4, []byte{1, 2, 3, 4}) // a lazy driver commits at first use
+	during, _, err := mc.MemInfo(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(); err != nil {
+		t.Fatal(err)
+	}
+	after, _, err := mc.MemInfo(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("free: %d before a buffer of %d bytes, %d while it lives, %d after (of %d)", free, size, during, after, total)
+	if free-during < size {
+		t.Errorf("free memory fell by %d bytes for a buffer of %d", free-during, size)
+	}
+	if _, _, err := mc.MemInfo(1 << 20); err == nil {
+		t.Error("MemInfo of a device out of range: no error")
 	}
 }
 
