@@ -597,12 +597,12 @@ func (e event) Wait() error {
 			return err
 		}
 	}
-	return check("clWaitForEvents", code)
+	return eventError("clWaitForEvents", code)
 }
 
 func (e event) Status() (driver.EventStatus, error) {
 	var s C.cl_int
-	if err := check("clGetEventInfo", C.clGetEventInfo(e.h, C.CL_EVENT_COMMAND_EXECUTION_STATUS, C.size_t(unsafe.Sizeof(s)), unsafe.Pointer(&s), nil)); err != nil {
+	if err := eventError("clGetEventInfo", C.clGetEventInfo(e.h, C.CL_EVENT_COMMAND_EXECUTION_STATUS, C.size_t(unsafe.Sizeof(s)), unsafe.Pointer(&s), nil)); err != nil {
 		return 0, err
 	}
 	if s < 0 {

@@ -45,7 +45,11 @@ import (
 //     clWaitForEvents' CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) is a
 //     fault: the command ended abnormally on the device (statusError).
 //   - -9999 from clCreateContext on NVIDIA's platform is the lost device
-//     of a process in which NVIDIA's OpenCL faulted (contextError).
+//     of a process in which NVIDIA's OpenCL faulted (contextError), and so
+//     is -9999 from clGetEventInfo on an event rt holds: after a fault on
+//     the context NVIDIA's driver answers the status query of any of its
+//     events so, even one of another queue made after the fault (measured
+//     on an H200: Health's probe; eventError).
 
 // nvidiaLost is the status that NVIDIA's clCreateContext returns in a
 // process whose NVIDIA OpenCL faulted.
@@ -76,6 +80,21 @@ func queueError(q C.cl_command_queue, call string, code C.cl_int) error {
 func statusError(s C.cl_int) error {
 	e := newError("command execution", int32(s), "")
 	e.Kind = driver.ErrDeviceFault
+	return e
+}
+
+// eventError is check for a query of an event that rt holds: NVIDIA's
+// -9999 is the context's device lost to a fault (no standard status is
+// negative beyond -72, so no other driver's error is taken for it).
+func eventError(call string, code C.cl_int) error {
+	if code == C.CL_SUCCESS {
+		return nil
+	}
+	e := newError(call, int32(code), "")
+	if code == nvidiaLost {
+		e.Kind = driver.ErrDeviceFault
+		e.Name += " (NVIDIA's OpenCL answers every event's query so after a kernel of the context faulted)"
+	}
 	return e
 }
 

@@ -35,6 +35,8 @@ func TestFaultMapping(t *testing.T) {
 		{"NVIDIA's lost context", contextError("NVIDIA CUDA", -9999), true, false},
 		{"-9999 elsewhere", contextError("Portable Computing Language", -9999), false, false},
 		{"no device", contextError("NVIDIA CUDA", -33), false, false},
+		{"NVIDIA's event query after a fault", eventError("clGetEventInfo", -9999), true, false},
+		{"an invalid event", eventError("clGetEventInfo", -58), false, false},
 	}
 	for _, tt := range tests {
 		if fault := errors.Is(tt.err, driver.ErrDeviceFault); fault != tt.fault {
