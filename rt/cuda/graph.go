@@ -263,6 +263,12 @@ func (g *graph) issue(nw C.int, wp *C.CUevent, start, end *cuEvent, want bool) (
 // the kernel object's arguments and r in place
 // (cuGraphExecKernelNodeSetParams); where it cannot, the graph is captured
 // anew, once, before the next launch.
+// HoldsArgs implements driver.ArgsGraph: an executable graph copied its
+// kernels' arguments into its nodes, unless it is replayed as a loop or
+// an update left it to be captured again, from the kernel objects, at the
+// next launch.
+func (g *graph) HoldsArgs() bool { return g.x != nil && !g.stale }
+
 func (g *graph) Update(i int, r driver.NDRange) error {
 	if i < 0 || i >= g.n || g.kernels[i] == nil {
 		return fmt.Errorf("update command %d: not a kernel launch of the graph", i)

@@ -123,6 +123,16 @@ type TimedGraph interface {
 	LaunchTimed(wait []Event) (cmds []Event, whole Event, err error)
 }
 
+// An ArgsGraph is a Graph that holds its kernels' arguments itself.
+type ArgsGraph interface {
+	// HoldsArgs reports that the graph took its kernels' arguments at
+	// NewGraph and Update, so that its next untimed Launch reads none of
+	// its kernel objects: rt may set them for another queue's graph while
+	// this one's launch is enqueued. A CUDA executable graph copies them
+	// into its nodes; PoCL's command buffers read them at enqueue.
+	HoldsArgs() bool
+}
+
 // A CommandGraph is a Graph whose copy and fill commands can take other
 // buffers for the launches that follow: rt calls SetCommand when a
 // graph's buffer parameter is bound to another buffer (Graph.LaunchWith).

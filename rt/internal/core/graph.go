@@ -135,9 +135,11 @@ type memUse struct {
 // parameters' values of its last launch (graphparam.go), nil before the
 // first or where unknown.
 type graphExec struct {
-	q    *Queue
+	q   *Queue
+	opt driver.GraphOptions
+
+	mu   sync.Mutex // guards the fields below; taken under the graph's mu, and held across the enqueue of a native graph (launchLocked)
 	drv  driver.Graph
-	opt  driver.GraphOptions
 	last []paramVal
 }
 
@@ -329,28 +331,32 @@ func (g *Graph) launch(ctx context.Context, q *Queue, wait []*Event, bind []Bind
 		return err
 	}
 	g.mu.Lock()
-	err := g.launchBound(q, wait, bind, with)
-	g.mu.Unlock()
+	err := g.launchBound(q, wait, bind, with) // releases g.mu
 	if err == nil && b != nil {
 		b.enqueued(q)
 	}
 	return err
 }
 
-// launchBound is launch's part under g.mu: LaunchWith's bindings
-// resolved, or Launch's check that g has no parameters.
+// launchBound is launch from the moment it holds g.mu, which it releases:
+// LaunchWith's bindings resolved, or Launch's check that g has no
+// parameters, then launchLocked.
 func (g *Graph) launchBound(q *Queue, wait []*Event, bind []Binding, with bool) error {
 	if !with {
 		if len(g.params) > 0 && g.state == graphFinal {
+			g.mu.Unlock()
 			return fmt.Errorf("launch graph %q: %s: %w: not bound (a graph with parameters launches with LaunchWith)", g.name, g.params[0].describe(), ErrInvalidArgument)
 		}
 		return g.launchLocked(q, wait, nil)
 	}
 	if g.state != graphFinal {
-		return g.stateError("launch")
+		err := g.stateError("launch")
+		g.mu.Unlock()
+		return err
 	}
 	vals, err := g.resolve(q, bind)
 	if err != nil {
+		g.mu.Unlock()
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
 	defer doneVals(vals)
@@ -372,19 +378,39 @@ func (g *Graph) launchable(q *Queue) error {
 	return nil
 }
 
-// launchLocked is Launch inside q's enter, with g.mu held, its
-// parameters bound to vals (graphparam.go). Its defers are
+// launchLocked is Launch inside q's enter, from the moment it holds g.mu,
+// which it releases, with its parameters bound to vals (graphparam.go).
+//
+// The graph's bookkeeping (its state, its memory's uses, its pinned
+// memory, the queue's prepared graph and its bindings) is g.mu's; the
+// prepared graph's driver object is its own mu's, taken under g.mu. A
+// native graph that took
+// its kernels' arguments when it was prepared or updated, where the
+// backend says so (driver.ArgsGraph: a CUDA executable graph), so its
+// enqueue runs with g.mu released and only the queue's prepared graph
+// held: launches of one graph on other queues do not wait behind the
+// driver's call. Every other graph reads the graph's kernel objects,
+// which every queue's bindings set, at its enqueue (a loop of prepared
+// commands; PoCL's command buffers), and a traced launch reads the
+// graph's trace nodes: they enqueue under g.mu. Its defers are
 // open-coded (none in a loop, few returns): a defer recorded at run time
 // costs a replay hundreds of instructions, and one in a loop an
 // allocation.
 func (g *Graph) launchLocked(q *Queue, wait []*Event, vals []paramVal) error {
+	held := true
+	defer func() {
+		if held {
+			g.mu.Unlock()
+		}
+	}()
 	if g.state != graphFinal {
 		return g.stateError("launch")
 	}
 	if err := g.useAll(); err != nil {
 		return err
 	}
-	defer g.doneUses(len(g.uses))
+	uses, pins := g.uses, g.pins // what this launch holds, whatever an Update makes of g's
+	defer doneUses(uses)
 	dw, err := q.driverEvents(wait)
 	if err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
@@ -393,6 +419,8 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event, vals []paramVal) error {
 	if err != nil {
 		return fmt.Errorf("launch graph %q: %w", g.name, err)
 	}
+	ge.mu.Lock()
+	defer ge.mu.Unlock()
 	if err := g.bindLocked(ge, vals); err != nil {
 		return g.ctx.failed(q, fmt.Errorf("launch graph %q: %w", g.name, err))
 	}
@@ -400,17 +428,23 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event, vals []paramVal) error {
 	if err := g.lockPins(); err != nil {
 		return err
 	}
-	defer g.unlockPins(len(g.pins))
+	defer unlockPins(pins)
 	lr := q.beginLaunch(g.site, 3) // the user calls rt's Launch (LaunchWith, LaunchContext), which calls the core's, then launch, launchBound and launchLocked
 	if q.ctx.tr.Enabled() {
 		err = g.tracedLaunch(q, x, dw)
-	} else if _, err = x.Launch(dw, false); err != nil {
-		err = fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)
+	} else {
+		if ag, ok := x.(driver.ArgsGraph); ok && ag.HoldsArgs() {
+			g.mu.Unlock()
+			held = false
+		}
+		if _, err = x.Launch(dw, false); err != nil {
+			err = fmt.Errorf("launch graph %q on queue %d of %q: %w", g.name, q.id, q.dev.Name, err)
+		}
 	}
 	if err = q.endLaunch(lr, err); err != nil {
 		return q.ctx.failed(q, err)
 	}
-	g.recordUses(q)
+	recordUses(q, uses, pins)
 	paramUses(q, vals)
 	return nil
 }
@@ -454,15 +488,21 @@ func (g *Graph) lockPins() error {
 }
 
 // unlockPins unlocks g.pins[:n], which lockPins locked.
-func (g *Graph) unlockPins(n int) {
-	for _, p := range g.pins[:n] {
+func (g *Graph) unlockPins(n int) { unlockPins(g.pins[:n]) }
+
+// unlockPins unlocks pins, which lockPins locked.
+func unlockPins(pins []*pinnedMem) {
+	for _, p := range pins {
 		p.mu.Unlock()
 	}
 }
 
 // doneUses ends the use of the memory of g.uses[:n] that Launch holds.
-func (g *Graph) doneUses(n int) {
-	for _, u := range g.uses[:n] {
+func (g *Graph) doneUses(n int) { doneUses(g.uses[:n]) }
+
+// doneUses ends the uses of uses' memory, which useAll began.
+func doneUses(uses []memUse) {
+	for _, u := range uses {
 		u.m.doneAll()
 	}
 }
@@ -541,17 +581,17 @@ func (g *Graph) launchError(q *Queue, err error) error {
 // recordUses records the use of the graph's memory by the launch just
 // enqueued on q: for stream-ordered reuse, and for Pinned.Free, which
 // waits for it (the pinned memory is locked).
-func (g *Graph) recordUses(q *Queue) {
-	if !q.ctx.multiQueue.Load() && len(g.pins) == 0 {
+func recordUses(q *Queue, uses []memUse, pins []*pinnedMem) {
+	if !q.ctx.multiQueue.Load() && len(pins) == 0 {
 		return
 	}
 	p := q.pts.point()
 	if q.ctx.multiQueue.Load() {
-		for _, u := range g.uses {
+		for _, u := range uses {
 			u.m.used(q, p)
 		}
 	}
-	for _, pm := range g.pins {
+	for _, pm := range pins {
 		pm.pending = append(pruneDone(pm.pending), pinnedUse{q: q, pt: p})
 	}
 }
@@ -663,10 +703,12 @@ func (g *Graph) apply(cmd int, upd *graphUpdate) error {
 	c.args, c.cur, c.r, c.mems = nc.args, nc.args, nc.r, nc.mems
 	var errs []error
 	for _, x := range g.execs {
+		x.mu.Lock()
 		x.last = nil // the next launch binds every parameter anew
 		if err := x.drv.Update(cmd, c.r.ndrange()); err != nil {
 			errs = append(errs, fmt.Errorf("queue %d: %w", x.q.id, err))
 		}
+		x.mu.Unlock()
 	}
 	g.collectUses()
 	return errors.Join(errs...)
@@ -727,7 +769,9 @@ func (g *Graph) releaseLocked() error {
 	g.state = graphReleased
 	var errs []error
 	for _, x := range g.execs {
+		x.mu.Lock() // a native launch in flight holds it
 		errs = append(errs, x.drv.Release())
+		x.mu.Unlock()
 	}
 	g.execs = nil
 	for i := range g.cmds {
@@ -791,7 +835,8 @@ func (g *Graph) checkCmd(i int) error {
 // collectUses lists the memory and the pinned memory of every command
 // once, and the sampler arguments of every launch. Called with g.mu held.
 func (g *Graph) collectUses() {
-	g.uses, g.smps, g.pins = g.uses[:0], g.smps[:0], g.pins[:0]
+	// New slices: a launch in flight holds the old ones (launchLocked).
+	g.uses, g.smps, g.pins = nil, nil, nil
 	for i := range g.cmds {
 		if p := g.cmds[i].pin; p != nil && !slices.Contains(g.pins, p) {
 			g.pins = append(g.pins, p)

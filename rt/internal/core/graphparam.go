@@ -26,9 +26,12 @@ import (
 // and tells the queue's prepared graph which commands differ from the
 // bindings it last launched with (an OpenCL command buffer is recorded
 // anew, a CUDA executable graph's nodes are set in place). g.mu is held
-// across those calls and the enqueue, which do not wait for the device;
-// nothing waits for a launch under it. One preparation per queue means
-// that concurrent launches of one graph on their own queues never share
+// across those calls, which do not wait for the device, and the prepared
+// graph's own mutex from them to the end of its enqueue; a CUDA
+// executable graph, which holds its nodes' arguments itself, enqueues
+// with g.mu released (launchLocked), so that launches on other queues do
+// not wait behind it. One preparation per queue means that
+// concurrent launches of one graph on their own queues never share
 // prepared state, and a queue's launches of it run in order.
 
 // graphParam is a parameter of a graph: a buffer (m, the memory the
