@@ -253,18 +253,14 @@ func (h *specHit) unpark() {
 	h.ck.Object().pool.put(h.k)
 }
 
-// newInstance makes an instance of the cached kernel ck, with the
-// prototype's work-group limits, which are the same for every object of
-// the kernel.
+// newInstance makes an instance of the cached kernel ck (spawn) and lists
+// it in the context's instances, which Close releases.
 func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
 	proto := ck.Object()
-	k, err := ck.Spawn(func(p driver.Program) (*Kernel, error) {
-		return (&builtProgram{ctx: c, drv: p, name: proto.prog.name}).kernel(proto.name)
-	})
+	k, err := c.spawn(ck)
 	if err != nil {
 		return nil, err
 	}
-	k.lim.wg = proto.lim.wg
 	c.instances.mu.Lock()
 	if c.instances.m == nil {
 		c.instances.m = make(map[*Kernel]struct{})
@@ -275,6 +271,21 @@ func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
 		c.releaseInstance(k)
 		return nil, fmt.Errorf("new kernel %q: %w", proto.name, c.closedError())
 	}
+	return k, nil
+}
+
+// spawn makes a kernel object of the cached kernel ck from its program,
+// with the prototype's work-group limits, which are the same for every
+// object of the kernel.
+func (c *Context) spawn(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
+	proto := ck.Object()
+	k, err := ck.Spawn(func(p driver.Program) (*Kernel, error) {
+		return (&builtProgram{ctx: c, drv: p, name: proto.prog.name}).kernel(proto.name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	k.lim.wg = proto.lim.wg
 	return k, nil
 }
 

@@ -39,12 +39,28 @@ func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
 	return ck, nil
 }
 
-func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	ck, err := c.pc.Acquire(spec, c.devIndex(q))
+// SpawnKernel returns a kernel object of its own of the cached kernel of
+// spec on q's device, made from the cached program as an instance is
+// (spawn), with the cache's kernel it was made from. The kernel is rt/raw's
+// (raw.go): live in the context until the caller releases it, or Close.
+func (c *Context) SpawnKernel(spec *KernelSpec, q *Queue) (*Kernel, *CachedKernel, error) {
+	ck, err := c.pc.KernelHeld(context.Background(), spec, c.devIndex(q), nil)
 	if err != nil {
-		return nil, c.foreignQueue(spec, q, err)
+		return nil, nil, c.foreignQueue(spec, q, err)
 	}
-	return ck, nil
+	defer c.pc.Unhold(ck)
+	k, err := c.spawn(ck)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.enter(); err != nil {
+		k.Release()
+		return nil, nil, err
+	}
+	defer c.exit()
+	k.raw = true
+	c.live.add(k)
+	return k, ck, nil
 }
 
 // foreignQueue returns err, or for a queue of another context an error
