@@ -62,13 +62,13 @@ func (k *Kernel) SetLocal(i int, size int) error {
 // site is the caller of rt/raw's Launch.
 func Launch[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
 	var w WaitList
-	return q.launch(k, &r, Waits(&w, wait, conv), 0, false, true)
+	return q.launch(k, nil, &r, Waits(&w, wait, conv), launchCall{op: opLaunch})
 }
 
 // Submit is Launch without an event.
 func Submit[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
 	var w WaitList
-	_, err := q.launch(k, &r, Waits(&w, wait, conv), 0, false, false)
+	_, err := q.launch(k, nil, &r, Waits(&w, wait, conv), launchCall{op: opSubmit})
 	return err
 }
 

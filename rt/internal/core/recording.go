@@ -228,8 +228,8 @@ func (r *recording) add(c graphCmd, wait []driver.Event) error {
 }
 
 // recordKernel records a launch of k over r. skip is as for beginTask.
-func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Event, event bool, skip int) error {
-	if event {
+func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Event, op launchOp, skip int) error {
+	if op != opSubmit {
 		return fmt.Errorf("%w: graph %q: a recorded launch has no event (use Enqueue, not EnqueueEvent)", ErrInvalidArgument, r.g.name)
 	}
 	args, mems, err := k.snapshot()

@@ -73,11 +73,11 @@ func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
 }
 
 func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, &r, wait, skip, false, true)
+	return q.launch(k, nil, &r, wait, launchCall{op: opLaunch, skip: skip})
 }
 
 func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
-	_, err := q.launch(k, &r, wait, skip, false, false)
+	_, err := q.launch(k, nil, &r, wait, launchCall{op: opSubmit, skip: skip})
 	return err
 }
 
@@ -203,7 +203,7 @@ func CheckLaunch(q *Queue, k *Kernel, r Range) (Range, error) {
 		return r, err
 	}
 	defer q.exit()
-	_, err := q.checkLaunch(k, &r, nil, "check", false)
+	_, err := q.checkLaunch(k, nil, &r, nil, "check")
 	return r, err
 }
 
