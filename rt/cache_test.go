@@ -475,7 +475,7 @@ func TestCacheChild(t *testing.T) {
 	ctx, err := rt.Open()
 	if err == nil {
 		defer ctx.Close()
-		var k *core.Kernel
+		var k *core.RawKernel
 		spec := core.NewKernelSpec(&core.ProgramImage{ID: "test.Child", Source: src}, "fill")
 		if k, _, err = cx(ctx).SpawnKernel(spec, cq(ctx.Queue())); err == nil {
 			out.Value = runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(k), 4)[3]
@@ -625,7 +625,7 @@ func TestEvictionWhileHoldingKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kB *core.Kernel
+	var kB *core.RawKernel
 	within(t, "SpawnKernel(B) while holding A's object", func() { kB, _, err = cx(ctx).SpawnKernel(b, cq(q)) })
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
@@ -95,20 +96,24 @@ func (b *cacheBuilder) Load(name string, binaries [][]byte, options string) (dri
 	return p.drv, nil
 }
 
-// NewKernel makes the cache's kernel object of (program, name): the
-// prototype of the kernel's instances (instance.go).
-func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*Kernel, error) {
-	k, err := (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).kernel(name)
-	if err == nil {
-		k.pool = new(kernelPool)
+// NewKernel makes the cache's kernel of (program, name): the prototype of
+// the kernel's instances (instance.go).
+func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*prototype, error) {
+	c := (*Context)(b)
+	drv, n, err := (&builtProgram{ctx: c, drv: p, name: program}).driverKernel(name)
+	if err != nil {
+		return nil, err
 	}
-	return k, err
+	return &prototype{drv: drv, prog: program, name: name, nargs: n, wg: make([]atomic.Pointer[wgInfo], len(c.devices))}, nil
 }
 
 // ReleaseKernel releases a prototype and its spare instances.
-func (b *cacheBuilder) ReleaseKernel(k *Kernel) error {
+func (b *cacheBuilder) ReleaseKernel(k *prototype) error {
 	k.pool.kill()
-	return k.Release()
+	if err := k.drv.Release(); err != nil {
+		return fmt.Errorf("release kernel %q: %w", k.name, err)
+	}
+	return nil
 }
 
 // devIndex returns the index of q's device in the context, or -1 when q is

@@ -103,17 +103,17 @@ type Context struct {
 	buildNanos                   atomic.Int64  // the time of the program cache's builds from source, for stats.Cache (cache.go)
 
 	// Parts with locks of their own.
-	launchMu  sync.Mutex               // under syncLaunches, held from a launch until its queue finished (fault.go)
-	allocs    []allocSlot              // by device index; the slice is OpenConfig's, each slot made on first use under mu (allocator.go)
-	pc        progcache.Cache[*Kernel] // the kernel/program cache, configured by OpenConfig (initCache, cache.go)
-	decls     declState                // storage of the device globals of registered declarations (global.go)
-	graphs    graphSet                 // live graphs, which Close releases (graph.go)
-	live      liveSet                  // what the context made for its user to release, which Close releases if the user did not (live.go)
-	instances instanceSet              // kernel instances of generated specs, which Close releases (instance.go)
-	images    imageState               // formats, samplers, images of allocation sites (image.go)
-	pool      queuePool                // the queues of AcquireQueue; max is set by OpenConfig (queuepool.go)
-	shut      shutdownState            // Shutdown's drain (shutdown.go)
-	health    healthProbe              // Health's probe queues (shutdown.go)
+	launchMu  sync.Mutex                  // under syncLaunches, held from a launch until its queue finished (fault.go)
+	allocs    []allocSlot                 // by device index; the slice is OpenConfig's, each slot made on first use under mu (allocator.go)
+	pc        progcache.Cache[*prototype] // the kernel/program cache, configured by OpenConfig (initCache, cache.go)
+	decls     declState                   // storage of the device globals of registered declarations (global.go)
+	graphs    graphSet                    // live graphs, which Close releases (graph.go)
+	live      liveSet                     // what the context made for its user to release, which Close releases if the user did not (live.go)
+	instances instanceSet                 // kernel instances of generated specs, which Close releases (instance.go)
+	images    imageState                  // formats, samplers, images of allocation sites (image.go)
+	pool      queuePool                   // the queues of AcquireQueue; max is set by OpenConfig (queuepool.go)
+	shut      shutdownState               // Shutdown's drain (shutdown.go)
+	health    healthProbe                 // Health's probe queues (shutdown.go)
 }
 
 // Backend returns the name the context's backend is registered under ("cuda",

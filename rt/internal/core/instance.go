@@ -53,7 +53,7 @@ import (
 // that took it from a slot or pool, before it parks it again.
 type specHit struct {
 	d     *desc.Kernel
-	ck    *progcache.Kernel[*Kernel]
+	ck    *progcache.Kernel[*prototype]
 	gen   uint64
 	epoch uint64
 	k     *Kernel
@@ -255,10 +255,9 @@ func (h *specHit) unpark() {
 
 // newInstance makes an instance of the cached kernel ck (spawn) and lists
 // it in the context's instances, which Close releases.
-func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
-	proto := ck.Object()
-	k, err := c.spawn(ck)
-	if err != nil {
+func (c *Context) newInstance(ck *progcache.Kernel[*prototype]) (*Kernel, error) {
+	k := new(Kernel)
+	if err := c.spawn(ck, &k.kernelObject); err != nil {
 		return nil, err
 	}
 	c.instances.mu.Lock()
@@ -269,24 +268,19 @@ func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
 	c.instances.mu.Unlock()
 	if c.closed.Load() { // Close may have released the set before k joined it
 		c.releaseInstance(k)
-		return nil, fmt.Errorf("new kernel %q: %w", proto.name, c.closedError())
+		return nil, fmt.Errorf("new kernel %q: %w", k.name, c.closedError())
 	}
 	return k, nil
 }
 
-// spawn makes a kernel object of the cached kernel ck from its program,
-// with the prototype's work-group limits, which are the same for every
-// object of the kernel.
-func (c *Context) spawn(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
+// spawn makes k a kernel object of the cached kernel ck, from its program,
+// with the prototype's work-group info, which is the same for every object
+// of the kernel.
+func (c *Context) spawn(ck *progcache.Kernel[*prototype], k *kernelObject) error {
 	proto := ck.Object()
-	k, err := ck.Spawn(func(p driver.Program) (*Kernel, error) {
-		return (&builtProgram{ctx: c, drv: p, name: proto.prog.name}).kernel(proto.name)
+	return ck.Spawn(func(p driver.Program) error {
+		return (&builtProgram{ctx: c, drv: p, name: proto.prog}).initObject(k, proto.name, proto.wg)
 	})
-	if err != nil {
-		return nil, err
-	}
-	k.lim.wg = proto.lim.wg
-	return k, nil
 }
 
 // instanceSet is every kernel instance of a context not yet released, for
@@ -301,7 +295,7 @@ func (c *Context) releaseInstance(k *Kernel) {
 	c.instances.mu.Lock()
 	delete(c.instances.m, k)
 	c.instances.mu.Unlock()
-	if err := k.Release(); err != nil {
+	if err := k.release(); err != nil {
 		// No caller waits for an instance's release: log it.
 		c.log().Warn("dgen: release of a kernel instance", "kernel", k.name, "err", err)
 	}

@@ -5,14 +5,15 @@ import (
 	rtrace "runtime/trace"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // The launch path: Queue.launch, which every kernel launch outside a
 // graph takes, a generated spec's (SubmitSpec, LaunchSpec: generated.go)
 // and rt/raw's (raw.go) alike, with its checks and the binding of a spec's
-// hidden device-global arguments. The launch record it hands the driver
-// is kernel.go's.
+// hidden device-global arguments. It takes the kernel object
+// (kernelObject), whose launch record it hands the driver (kernel.go).
 
 // A launchOp is what a launch returns, and how errors name it: opSubmit
 // returns no event (the generated Enqueue, rt/raw's Submit), opLaunch its
@@ -55,7 +56,7 @@ type launchCall struct {
 // open-coded defer (launching.end), which costs next to nothing, where
 // three deferred calls recorded at run time cost a launch 300
 // instructions.
-func (q *Queue) launch(k, inst *Kernel, r *Range, wait []*Event, c launchCall) (*Event, error) {
+func (q *Queue) launch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, c launchCall) (*Event, error) {
 	l := launching{q: q, k: k}
 	defer l.end()
 	if inst != nil {
@@ -65,14 +66,17 @@ func (q *Queue) launch(k, inst *Kernel, r *Range, wait []*Event, c launchCall) (
 		l.inst = inst
 	}
 	op, event, skip := c.op.String(), c.op == opLaunch, c.skip
+	if k == nil {
+		return nil, nilKernel(op)
+	}
 	b := q.bound()
 	if b != nil {
 		if err := b.admit(q, nil); err != nil {
-			return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
+			return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 		}
 	}
 	if err := q.enter(); err != nil {
-		return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 	}
 	l.entered = true
 	dw, err := q.checkLaunch(k, inst, r, wait, op)
@@ -80,14 +84,14 @@ func (q *Queue) launch(k, inst *Kernel, r *Range, wait []*Event, c launchCall) (
 		return nil, err
 	}
 	if rec := q.rec.Load(); rec != nil {
-		return nil, q.recordLaunch(rec, k, r, dw, c.op, skip+1)
+		return nil, q.recordLaunch(rec, k, inst, r, dw, c.op, skip+1)
 	}
 	if err := k.useArgs(op); err != nil {
 		return nil, err
 	}
 	l.used = true
 	if rtrace.IsEnabled() {
-		q.goTraceKernel(k, skip+1)
+		q.goTraceKernel(k, inst, skip+1)
 	}
 	tk := q.beginTask(trace.Kernel, k.label, skip+1, wait)
 	// Without an event of its own, a launch makes one for its device
@@ -127,7 +131,8 @@ func (q *Queue) launch(k, inst *Kernel, r *Range, wait []*Event, c launchCall) (
 // parked again, and its queue's enter.
 type launching struct {
 	q             *Queue
-	k, inst       *Kernel
+	k             *kernelObject
+	inst          *Kernel
 	entered, used bool
 }
 
@@ -153,20 +158,25 @@ func (l *launching) end() {
 
 // launchFailed is the error of a launch of k over r whose enqueue failed
 // with err; it releases ev, if the driver returned one.
-func (q *Queue) launchFailed(k *Kernel, r *Range, ev driver.Event, err error, op launchOp) error {
+func (q *Queue) launchFailed(k *kernelObject, r *Range, ev driver.Event, err error, op launchOp) error {
 	if ev != nil {
 		ev.Release()
 	}
 	return q.ctx.failed(q, fmt.Errorf("%s kernel %q over %v on %q: %w", op, k.name, *r, q.dev.Name, err))
 }
 
-// recordLaunch records a launch of k over r on q, which records into rec;
-// a recorded launch has no event (op opSubmit). skip is as for beginTask.
-func (q *Queue) recordLaunch(rec *recording, k *Kernel, r *Range, dw []driver.Event, op launchOp, skip int) error {
+// recordLaunch records a launch of k (of the instance inst, or nil) over r
+// on q, which records into rec; a recorded launch has no event (op
+// opSubmit). skip is as for beginTask.
+func (q *Queue) recordLaunch(rec *recording, k *kernelObject, inst *Kernel, r *Range, dw []driver.Event, op launchOp, skip int) error {
 	if err := k.recordable(*r); err != nil {
 		return err
 	}
-	if err := rec.recordKernel(q, k, *r, dw, op, skip+1); err != nil {
+	var specs []progcache.SpecValue
+	if inst != nil {
+		specs = inst.specs
+	}
+	if err := rec.recordKernel(q, k, specs, *r, dw, op, skip+1); err != nil {
 		return fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 	}
 	return nil
@@ -177,14 +187,11 @@ func (q *Queue) recordLaunch(rec *recording, k *Kernel, r *Range, dw []driver.Ev
 // inst, if not nil, is the spec's instance of k, whose setters kept their
 // first error and whose hidden arguments it binds (inside q's enter: Close
 // must not free the globals' storage while they are bound); else k is a
-// raw kernel, whose arguments must all have been set, and its buffers not
-// freed since.
+// raw kernel's, whose arguments must all have been set, and their memory
+// not freed since (checkRaw).
 // Where the driver's own choice of work-group size could break the
 // device's limits, it sets r's (Kernel.checkRange).
-func (q *Queue) checkLaunch(k, inst *Kernel, r *Range, wait []*Event, op string) ([]driver.Event, error) {
-	if k == nil {
-		return nil, nilKernel(op)
-	}
+func (q *Queue) checkLaunch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, op string) ([]driver.Event, error) {
 	if inst != nil {
 		if err := inst.prepare(q); err != nil {
 			return nil, err

@@ -263,8 +263,8 @@ func (c *Context) closeInstances() []error {
 	c.instances.mu.Unlock()
 	var errs []error
 	for k := range ks {
-		if err := k.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: %w", err))
+		if err := k.release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: release kernel %q: %w", k.name, err))
 		}
 	}
 	return errs

@@ -274,8 +274,8 @@ func (tq *Queue) endTuning() {
 // variantLabel returns the name of the kernel k as traces and graphs show
 // it: its name, and the specialization-constant values of its program's
 // variant in brackets ("matmul[TILE=16]"); made once per prototype.
-func (k *Kernel) variantLabel(specs []progcache.SpecValue) string {
-	if p := k.labelOnce.Load(); p != nil {
+func (k *prototype) variantLabel(specs []progcache.SpecValue) string {
+	if p := k.label.Load(); p != nil {
 		return *p
 	}
 	s := k.name
@@ -294,6 +294,6 @@ func (k *Kernel) variantLabel(specs []progcache.SpecValue) string {
 		b.WriteByte(']')
 		s = b.String()
 	}
-	k.labelOnce.CompareAndSwap(nil, &s)
-	return *k.labelOnce.Load()
+	k.label.CompareAndSwap(nil, &s)
+	return *k.label.Load()
 }

@@ -21,7 +21,7 @@ import (
 type (
 	ProgramImage   = progcache.Image
 	KernelSpec     = progcache.KernelKey
-	CachedKernel   = progcache.Kernel[*Kernel]
+	CachedKernel   = progcache.Kernel[*prototype]
 	CacheSpecValue = progcache.SpecValue
 )
 
@@ -43,22 +43,21 @@ func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
 // spec on q's device, made from the cached program as an instance is
 // (spawn), with the cache's kernel it was made from. The kernel is rt/raw's
 // (raw.go): live in the context until the caller releases it, or Close.
-func (c *Context) SpawnKernel(spec *KernelSpec, q *Queue) (*Kernel, *CachedKernel, error) {
+func (c *Context) SpawnKernel(spec *KernelSpec, q *Queue) (*RawKernel, *CachedKernel, error) {
 	ck, err := c.pc.KernelHeld(context.Background(), spec, c.devIndex(q), nil)
 	if err != nil {
 		return nil, nil, c.foreignQueue(spec, q, err)
 	}
 	defer c.pc.Unhold(ck)
-	k, err := c.spawn(ck)
-	if err != nil {
+	k := new(RawKernel)
+	if err := c.spawn(ck, &k.kernelObject); err != nil {
 		return nil, nil, err
 	}
 	if err := c.enter(); err != nil {
-		k.Release()
+		k.release()
 		return nil, nil, err
 	}
 	defer c.exit()
-	k.raw = true
 	c.live.add(k)
 	return k, ck, nil
 }
@@ -72,14 +71,17 @@ func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
 	return fmt.Errorf("get kernel %q: %w", spec.Name(), c.sameContext("the queue", q.ctx))
 }
 
-func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, nil, &r, wait, launchCall{op: opLaunch, skip: skip})
+func (q *Queue) LaunchSkip(skip int, k *RawKernel, r Range, wait ...*Event) (*Event, error) {
+	return q.launch(k.object(), nil, &r, wait, launchCall{op: opLaunch, skip: skip})
 }
 
-func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
-	_, err := q.launch(k, nil, &r, wait, launchCall{op: opSubmit, skip: skip})
+func (q *Queue) SubmitSkip(skip int, k *RawKernel, r Range, wait ...*Event) error {
+	_, err := q.launch(k.object(), nil, &r, wait, launchCall{op: opSubmit, skip: skip})
 	return err
 }
+
+// CachedNumArgs returns the number of arguments of the cached kernel ck.
+func CachedNumArgs(ck *CachedKernel) int { return ck.Object().nargs }
 
 // ParkAcquired parks a kernel instance that a registered kernel's Acquire
 // returned, as its Submit and Launch do last.
@@ -198,12 +200,15 @@ func HasSymbols() bool { return len(dataSymbols()) > 0 }
 // before the driver sees it, and returns the range as the driver would
 // receive it (with the work-group size rt chose, if it did), launching
 // nothing.
-func CheckLaunch(q *Queue, k *Kernel, r Range) (Range, error) {
+func CheckLaunch(q *Queue, k *RawKernel, r Range) (Range, error) {
 	if err := q.enter(); err != nil {
 		return r, err
 	}
 	defer q.exit()
-	_, err := q.checkLaunch(k, nil, &r, nil, "check")
+	if k == nil {
+		return r, nilKernel("check")
+	}
+	_, err := q.checkLaunch(&k.kernelObject, nil, &r, nil, "check")
 	return r, err
 }
 

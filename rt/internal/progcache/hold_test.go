@@ -10,12 +10,10 @@ import (
 // spawn makes an instance of ck's kernel through Spawn, as rt's core does,
 // and releases it.
 func spawn(ck *Kernel[*testKernel]) error {
-	k, err := ck.Spawn(func(p driver.Program) (*testKernel, error) {
-		k, err := p.NewKernel("fill")
-		if err != nil {
-			return nil, err
-		}
-		return &testKernel{Kernel: k}, nil
+	var k driver.Kernel
+	err := ck.Spawn(func(p driver.Program) (err error) {
+		k, err = p.NewKernel("fill")
+		return err
 	})
 	if err != nil {
 		return err

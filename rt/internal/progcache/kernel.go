@@ -95,18 +95,17 @@ func (ck *Kernel[K]) Specs() []SpecValue { return ck.entry.specs }
 // serves no new kernel objects.
 func (ck *Kernel[K]) Doomed() bool { return ck.doomed.Load() }
 
-// Spawn makes another kernel object of ck's program, by calling mk with
-// the driver program, for a caller that wants objects of its own (one per
-// queue, so that launches from several goroutines share no object and no
-// lock). It holds a reference to the program during mk, so that an
-// eviction meanwhile cannot release it; once ck is evicted it returns an
-// error wrapping ErrClosed. The object is the caller's: the cache neither
-// tracks nor releases it.
-func (ck *Kernel[K]) Spawn(mk func(p driver.Program) (K, error)) (K, error) {
+// Spawn calls mk with the driver program of ck, for a caller that makes a
+// kernel object of its own of it (one per launching goroutine, so that
+// launches from several goroutines share no object and no lock), and
+// returns mk's error. It holds a reference to the program during mk, so
+// that an eviction meanwhile cannot release it; once ck is evicted it
+// returns an error wrapping ErrClosed and does not call mk. What mk makes
+// is the caller's: the cache neither tracks nor releases it.
+func (ck *Kernel[K]) Spawn(mk func(p driver.Program) error) error {
 	sp := ck.entry.sp
 	if ck.doomed.Load() || !sp.tryRef() {
-		var zero K
-		return zero, fmt.Errorf("new kernel %q: %w: evicted from the cache", ck.name, ErrClosed)
+		return fmt.Errorf("new kernel %q: %w: evicted from the cache", ck.name, ErrClosed)
 	}
 	defer sp.drop()
 	return mk(sp.drv)
