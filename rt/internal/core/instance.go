@@ -144,7 +144,7 @@ func AcquireContext(ctx context.Context, q *Queue, d *desc.Kernel) (*Kernel, err
 func (q *Queue) acquire(ctx context.Context, d *desc.Kernel) (*Kernel, error) {
 	i := q.specSlot(d)
 	h := q.specs[i].Swap(nil)
-	if h != nil && h.d == d && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
+	if h != nil && h.d == d && q.ctx.cache.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 		h.k.setErr = nil
 		return h.k, nil
 	}
@@ -163,7 +163,7 @@ func (q *Queue) acquireMiss(ctx context.Context, d *desc.Kernel, a *SpecArgs, i 
 		q.putBack(i, h)
 	}
 	if h := q.specs[i^1].Swap(nil); h != nil {
-		if h.d == d && h.args == *a && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
+		if h.d == d && h.args == *a && q.ctx.cache.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 			h.k.setErr = nil
 			return h.k, nil
 		}
@@ -175,7 +175,7 @@ func (q *Queue) acquireMiss(ctx context.Context, d *desc.Kernel, a *SpecArgs, i 
 // putBack parks h, taken from slot i by a launch it cannot serve, there
 // again while its prototype is current, and otherwise disposes of it.
 func (q *Queue) putBack(i int, h *specHit) {
-	if q.ctx.pc.Current(h.ck, h.gen) && q.specs[i].CompareAndSwap(nil, h) {
+	if q.ctx.cache.pc.Current(h.ck, h.gen) && q.specs[i].CompareAndSwap(nil, h) {
 		return
 	}
 	h.unpark()
@@ -198,14 +198,14 @@ func (q *Queue) acquireSlow(ctx context.Context, d *desc.Kernel, a *SpecArgs, sl
 	if err != nil {
 		return nil, err
 	}
-	gen, epoch := q.ctx.pc.Gen(), q.ctx.pc.Epoch()
+	gen, epoch := q.ctx.cache.pc.Gen(), q.ctx.cache.pc.Epoch()
 	// Held until the instance exists: another goroutine's build cannot
 	// evict the program and doom its prototype before Spawn.
-	ck, err := q.ctx.pc.KernelHeld(ctx, key, q.dev.index, over)
+	ck, err := q.ctx.cache.pc.KernelHeld(ctx, key, q.dev.index, over)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
 	}
-	defer q.ctx.pc.Unhold(ck)
+	defer q.ctx.cache.pc.Unhold(ck)
 	proto := ck.Object()
 	// Check that the generated code and the image agree.
 	if want := d.Params + len(d.Globals); proto.nargs != want {

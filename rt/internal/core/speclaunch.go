@@ -183,7 +183,7 @@ func AcquireSpecContext(ctx context.Context, q *Queue, d *desc.Kernel, a *SpecAr
 func (q *Queue) acquireSpec(ctx context.Context, d *desc.Kernel, a *SpecArgs) (*Kernel, error) {
 	i := q.specSlotArgs(d, a)
 	h := q.specs[i].Swap(nil)
-	if h != nil && h.d == d && h.args == *a && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
+	if h != nil && h.d == d && h.args == *a && q.ctx.cache.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 		h.k.setErr = nil
 		return h.k, nil
 	}

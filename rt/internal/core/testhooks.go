@@ -32,7 +32,7 @@ func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
 func (c *Context) ProgramFor(img *ProgramImage) (*builtProgram, error) { return c.programFor(img) }
 
 func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	ck, err := c.pc.Kernel(spec, c.devIndex(q))
+	ck, err := c.cache.pc.Kernel(spec, c.devIndex(q))
 	if err != nil {
 		return nil, c.foreignQueue(spec, q, err)
 	}
@@ -44,11 +44,11 @@ func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
 // (spawn), with the cache's kernel it was made from. The kernel is rt/raw's
 // (raw.go): live in the context until the caller releases it, or Close.
 func (c *Context) SpawnKernel(spec *KernelSpec, q *Queue) (*RawKernel, *CachedKernel, error) {
-	ck, err := c.pc.KernelHeld(context.Background(), spec, c.devIndex(q), nil)
+	ck, err := c.cache.pc.KernelHeld(context.Background(), spec, c.devIndex(q), nil)
 	if err != nil {
 		return nil, nil, c.foreignQueue(spec, q, err)
 	}
-	defer c.pc.Unhold(ck)
+	defer c.cache.pc.Unhold(ck)
 	k := new(RawKernel)
 	if err := c.spawn(ck, &k.kernelObject); err != nil {
 		return nil, nil, err
@@ -101,7 +101,7 @@ func (d *Device) ClockError() time.Duration              { return d.clockError()
 func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size) }
 func (c *Context) PersistentCache() *diskcache.Cache     { return c.persistentCache() }
 func (q *Queue) Profiling() bool                         { return q.profilingOn() }
-func (c *Context) SyncLaunchesOn() bool                  { return c.syncLaunches }
+func (c *Context) SyncLaunchesOn() bool                  { return c.fault.syncLaunches }
 func (c *Context) ProfilingOn() bool                     { return c.profiling }
 
 // AllocTaggedOn reports whether the context's allocators have the tagged
@@ -183,7 +183,7 @@ func ForgetLostDevices() {
 // SetLaunchPCs turns on the recording of every launch's Go line, as
 // Config.SyncLaunches does, without the synchronisation: what
 // BenchmarkLaunchPC measures.
-func SetLaunchPCs(c *Context, on bool) { c.launchPCs = on }
+func SetLaunchPCs(c *Context, on bool) { c.fault.launchPCs = on }
 
 // Live returns the number of objects the context made for its user that
 // are not released yet (live.go): what Close would release.
