@@ -190,7 +190,7 @@ func (q *Queue) recordLaunch(rec *recording, k *kernelObject, inst *Kernel, r *R
 // raw kernel's, whose arguments must all have been set, and their memory
 // not freed since (checkRaw).
 // Where the driver's own choice of work-group size could break the
-// device's limits, it sets r's (Kernel.checkRange).
+// device's limits, it sets r's (kernelObject.checkRange).
 func (q *Queue) checkLaunch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, op string) ([]driver.Event, error) {
 	if inst != nil {
 		if err := inst.prepare(q); err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// kernelLimits are what a Kernel knows of its work-group limits: the
+// kernelLimits are what a kernel object knows of its work-group limits: the
 // bytes of its __local arguments as set, and per device the work-group
 // info, asked of the driver once.
 type kernelLimits struct {
@@ -61,7 +61,7 @@ func (k *kernelObject) workGroup(d *Device) (*wgInfo, error) {
 		return nil, fmt.Errorf("work-group info of kernel %q: %w: the device is not one of its context's (%s)", k.name, ErrInvalidArgument, c.deviceLabel())
 	}
 	if k.lim.wg == nil {
-		// Set at creation; a Kernel made otherwise has no cache.
+		// Set at creation; an object made otherwise has no cache.
 		return k.askWorkGroup(d)
 	}
 	if info := k.lim.wg[d.index].Load(); info != nil {
