@@ -30,22 +30,6 @@ func BenchmarkKernelForHit(b *testing.B) {
 	})
 }
 
-// BenchmarkAcquireKernel measures the hit with the kernel's lock taken and
-// released, as a generated Enqueue does around setting arguments.
-func BenchmarkAcquireKernel(b *testing.B) {
-	ctx := openDefault(b)
-	q := ctx.Queue()
-	spec := core.NewKernelSpec(&core.ProgramImage{ID: "bench.Touch", Source: emptySrc}, "touch")
-	b.ReportAllocs()
-	for b.Loop() {
-		ck, err := cx(ctx).AcquireKernel(spec, cq(q))
-		if err != nil {
-			b.Fatal(err)
-		}
-		ck.Unlock()
-	}
-}
-
 // A kernel registered as generated code registers one, for
 // BenchmarkGeneratedAcquire.
 var (

@@ -174,12 +174,15 @@ func TestProgramCacheOneBuild(t *testing.T) {
 					t.Fatalf("goroutine %d got another kernel", i)
 				}
 			}
-			k, err := cks[0].Lock()
+			k, ck, err := cx(ctx).SpawnKernel(spec, cq(ctx.Queue()))
 			if err != nil {
 				t.Fatal(err)
 			}
+			if ck != cks[0] {
+				t.Errorf("SpawnKernel's cached kernel is another than KernelFor's")
+			}
 			got := runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(k), 16)
-			cks[0].Unlock()
+			k.Release()
 			for i, v := range got {
 				if v != 7 {
 					t.Fatalf("out[%d] = %d, want 7", i, v)
@@ -212,12 +215,12 @@ func TestSpecValuesDistinctPrograms(t *testing.T) {
 		} else if err := cx(ctx).SetSpecValue("N", step.value); err != nil {
 			t.Fatal(err)
 		}
-		ck, err := cx(ctx).AcquireKernel(spec, cq(q))
+		k, ck, err := cx(ctx).SpawnKernel(spec, cq(q))
 		if err != nil {
 			t.Fatalf("N=%q: %v", step.value, err)
 		}
-		got := runFill(t, ctx, q, (*raw.Kernel)(ck.Object()), 8)
-		ck.Unlock()
+		got := runFill(t, ctx, q, (*raw.Kernel)(k), 8)
+		k.Release()
 		if got[0] != step.want || got[7] != step.want {
 			t.Errorf("N=%q: %v, want %d", step.value, got, step.want)
 		}
@@ -280,8 +283,9 @@ func TestSpecLiteral(t *testing.T) {
 	}
 }
 
-// TestConcurrentEnqueueOneSpec launches one kernel spec from 64 goroutines
-// over 4 queues, each with its own arguments, and checks every result.
+// TestConcurrentEnqueueOneSpec launches one cached kernel from 64
+// goroutines over 4 queues, each through a kernel object of its own with
+// its own arguments, and checks every result.
 func TestConcurrentEnqueueOneSpec(t *testing.T) {
 	ctx := openCache(t, nil)
 	const scale = `__kernel void scale(__global const int *in, __global int *out, int f) {
@@ -322,19 +326,19 @@ func TestConcurrentEnqueueOneSpec(t *testing.T) {
 					return err
 				}
 				got := make([]int32, n)
+				ck, _, err := cx(ctx).SpawnKernel(spec, cq(q))
+				if err != nil {
+					return err
+				}
+				k := (*raw.Kernel)(ck)
+				defer k.Release()
 				for it := range iters {
 					f := int32(g + it + 1)
-					ck, err := cx(ctx).AcquireKernel(spec, cq(q))
-					if err != nil {
-						return err
-					}
-					k := (*raw.Kernel)(ck.Object())
-					err = errors.Join(raw.SetBuffer(k, 0, in), raw.SetBuffer(k, 1, out), raw.SetArg(k, 2, f))
+					err := errors.Join(raw.SetBuffer(k, 0, in), raw.SetBuffer(k, 1, out), raw.SetArg(k, 2, f))
 					var ev *rt.Event
 					if err == nil {
 						ev, err = raw.Launch(q, k, rt.Range1(n))
 					}
-					ck.Unlock()
 					if err != nil {
 						return err
 					}
@@ -471,11 +475,11 @@ func TestCacheChild(t *testing.T) {
 	ctx, err := rt.Open()
 	if err == nil {
 		defer ctx.Close()
-		var ck *core.CachedKernel
+		var k *core.RawKernel
 		spec := core.NewKernelSpec(&core.ProgramImage{ID: "test.Child", Source: src}, "fill")
-		if ck, err = cx(ctx).AcquireKernel(spec, cq(ctx.Queue())); err == nil {
-			out.Value = runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(ck.Object()), 4)[3]
-			ck.Unlock()
+		if k, _, err = cx(ctx).SpawnKernel(spec, cq(ctx.Queue())); err == nil {
+			out.Value = runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(k), 4)[3]
+			k.Release()
 		}
 		out.Stats = ctx.Stats().Cache
 	}
@@ -604,10 +608,11 @@ func within(t *testing.T, what string, f func()) {
 	}
 }
 
-// TestEvictionWhileHoldingKernel checks that a goroutine holding a kernel
-// can ask the cache for another whose build evicts the first: eviction
-// does not wait on the lock its own caller holds, and the evicted kernel is
-// released when it is unlocked.
+// TestEvictionWhileHoldingKernel checks that a kernel object made from a
+// cached kernel (as a spec's instance is) stays usable when another
+// program's build evicts its program: the cache's kernel is doomed, the
+// object holds its own reference to the program; and that Close releases
+// an object its owner did not.
 func TestEvictionWhileHoldingKernel(t *testing.T) {
 	ctx := openCacheUnclosed(t, func(c *rt.CacheConfig) {
 		c.Disk.Persistent = false
@@ -616,55 +621,36 @@ func TestEvictionWhileHoldingKernel(t *testing.T) {
 	q := ctx.Queue()
 	a := core.NewKernelSpec(&core.ProgramImage{ID: "test.DeadlockA", Source: uniqueSource("1")}, "fill")
 	b := core.NewKernelSpec(&core.ProgramImage{ID: "test.DeadlockB", Source: uniqueSource("2")}, "fill")
-	ckA, err := cx(ctx).AcquireKernel(a, cq(q))
+	kA, ckA, err := cx(ctx).SpawnKernel(a, cq(q))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ckB *core.CachedKernel
-	within(t, "KernelFor(B) while holding A", func() { ckB, err = cx(ctx).KernelFor(b, cq(q)) })
+	var kB *core.RawKernel
+	within(t, "SpawnKernel(B) while holding A's object", func() { kB, _, err = cx(ctx).SpawnKernel(b, cq(q)) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := ctx.Stats().Cache; s.Evictions == 0 {
-		t.Errorf("stats %+v: want A evicted", s)
+	if s := ctx.Stats().Cache; s.Evictions == 0 || !ckA.Doomed() {
+		t.Errorf("stats %+v, A doomed %v: want A evicted", s, ckA.Doomed())
 	}
-	// A is still usable by its holder until it unlocks it.
-	runFill(t, ctx, q, (*raw.Kernel)(ckA.Object()), 4)
-	ckA.Unlock()
-	if _, err := ckA.Lock(); !errors.Is(err, rt.ErrClosed) {
-		t.Errorf("evicted A after unlock: Lock = %v, want ErrClosed", err)
+	if got := runFill(t, ctx, q, (*raw.Kernel)(kA), 4); got[0] != 1 {
+		t.Errorf("A's object after A's eviction computed %v, want 1s", got)
 	}
-	k, err := ckB.Lock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := runFill(t, ctx, q, (*raw.Kernel)(k), 4); got[0] != 2 {
+	if got := runFill(t, ctx, q, (*raw.Kernel)(kB), 4); got[0] != 2 {
 		t.Errorf("B computed %v, want 2s", got)
 	}
-	ckB.Unlock()
+	if err := kA.Release(); err != nil {
+		t.Errorf("release A's object: %v", err)
+	}
 	within(t, "Close", func() { err = ctx.Close() })
 	if err != nil {
 		t.Errorf("close: %v", err)
 	}
-}
-
-// TestCloseWhileHoldingKernel checks that Close does not wait for a kernel
-// that a goroutine holds, and that the holder's unlock releases it.
-func TestCloseWhileHoldingKernel(t *testing.T) {
-	ctx := openCacheUnclosed(t, func(c *rt.CacheConfig) { c.Disk.Persistent = false })
-	q := ctx.Queue()
-	spec := core.NewKernelSpec(&core.ProgramImage{ID: "test.CloseHeld", Source: uniqueSource("3")}, "fill")
-	ck, err := cx(ctx).AcquireKernel(spec, cq(q))
-	if err != nil {
-		t.Fatal(err)
+	if err := kB.Release(); err != nil {
+		t.Errorf("release of B's object, which Close released: %v; want nil", err)
 	}
-	within(t, "Close while a kernel is held", func() { err = ctx.Close() })
-	if err != nil {
-		t.Errorf("close: %v", err)
-	}
-	ck.Unlock()
-	if _, err := ck.Lock(); !errors.Is(err, rt.ErrClosed) {
-		t.Errorf("kernel after Close: Lock = %v, want ErrClosed", err)
+	if err := raw.SetArg((*raw.Kernel)(kB), 0, int32(0)); !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("SetArg on B's object after Close: %v, want ErrClosed", err)
 	}
 }
 

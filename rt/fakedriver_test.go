@@ -415,8 +415,8 @@ func TestFakeProgramCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := ck.Object(); k.NumArgs() != 2 {
-		t.Errorf("kernel k takes %d arguments, want 2", k.NumArgs())
+	if n := core.CachedNumArgs(ck); n != 2 {
+		t.Errorf("kernel k takes %d arguments, want 2", n)
 	}
 	if s := ctx.Stats().Cache; s.Evictions == 0 {
 		t.Errorf("stats %+v: want A evicted under a 1-byte threshold", s)

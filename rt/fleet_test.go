@@ -73,14 +73,14 @@ func TestRemoteTier(t *testing.T) {
 			} {
 				ctx, rec, warn := open()
 				spec := core.NewKernelSpec(img, "fill")
-				ck, err := cx(ctx).AcquireKernel(spec, cq(ctx.Queue()))
+				k, _, err := cx(ctx).SpawnKernel(spec, cq(ctx.Queue()))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(ck.Object()), 4)[3]; got != 7 {
+				if got := runFill(t, ctx, ctx.Queue(), (*raw.Kernel)(k), 4)[3]; got != 7 {
 					t.Errorf("context %d: value %d; want 7", i, got)
 				}
-				ck.Unlock()
+				k.Release()
 				if err := ctx.Close(); err != nil { // waits for the publish
 					t.Fatal(err)
 				}

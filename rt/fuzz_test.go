@@ -222,7 +222,7 @@ func (fx *sizesFixture) launch(t *testing.T, in sizesInput) {
 		}
 	}
 	r := in.rangeOf()
-	cs, err := core.CheckLaunch(cq(fx.q), (*core.Kernel)(fx.k), core.Range(r))
+	cs, err := core.CheckLaunch(cq(fx.q), (*core.RawKernel)(fx.k), core.Range(r))
 	sent := rt.Range(cs)
 	checkSentinel(t, fmt.Sprintf("check of a launch over %v", r), err)
 	n, ok := workItems(r)

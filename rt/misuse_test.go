@@ -113,7 +113,7 @@ func TestNilArguments(t *testing.T) {
 			_, _, _ = nc.Devices(), nc.Queue(), nc.Stats().Alloc
 			_, _ = nc.Stats().Cache, cx(nc).SpecValues()
 			_, _, _ = nq.Context(), nq.Device(), cq(nq).Profiling()
-			_, _ = nk.Name(), (*core.Kernel)(nk).NumArgs()
+			_, _ = nk.Name(), (*core.RawKernel)(nk).NumArgs()
 			_ = np.Name()
 			return nil
 		},

@@ -305,12 +305,12 @@ func line() int {
 
 // launchWrapper and submitWrapper stand for generated kernel methods.
 func launchWrapper(q *rt.Queue, k *raw.Kernel) error {
-	_, err := cq(q).LaunchSkip(0, (*core.Kernel)(k), core.Range1(4))
+	_, err := cq(q).LaunchSkip(0, (*core.RawKernel)(k), core.Range1(4))
 	return err
 }
 
 func submitWrapper(q *rt.Queue, k *raw.Kernel) error {
-	return cq(q).SubmitSkip(0, (*core.Kernel)(k), core.Range1(4))
+	return cq(q).SubmitSkip(0, (*core.RawKernel)(k), core.Range1(4))
 }
 
 func TestTraceEdgesMatchWaitLists(t *testing.T) {

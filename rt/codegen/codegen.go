@@ -156,7 +156,7 @@ func AllocSiteVar[T any](s *rt.AllocSite[T]) Var {
 // code sets its arguments and launches it through the functions below.
 type Instance core.Kernel
 
-// core returns k as the core's kernel.
+// core returns k as the core's kernel instance.
 func (k *Instance) core() *core.Kernel { return (*core.Kernel)(k) }
 
 // Acquire returns an instance of the spec k for q's device, from the

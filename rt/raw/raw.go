@@ -19,9 +19,10 @@
 //	err = raw.SetBuffer(k, 1, x) // x is an rt.Buffer
 //	err = raw.Submit(q, k, rt.Range1(n)) // no event; raw.Launch returns one
 //
-// A Kernel is the same object as the kernel instance that generated code
-// holds (rt's internal core), with the methods of setting its arguments by
-// hand. Its launches go through rt's launch path:
+// A Kernel is a kernel object of its own, with the launch record of the
+// kernel instances that generated code holds (rt's internal core) and the
+// methods of setting its arguments by hand. Its launches go through rt's
+// launch path:
 // they are traced, recorded into a command graph (rt.Queue.Record), count
 // as uses of allocator memory, and are checked against the device's and
 // the kernel's limits, as a generated Enqueue is. Errors wrap rt's
@@ -52,7 +53,6 @@ package raw
 import (
 	"context"
 	"fmt"
-	"reflect"
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/internal/core"
@@ -119,14 +119,13 @@ func nilProgram(op string) error {
 	return fmt.Errorf("%s: %w: nil program", op, rt.ErrInvalidArgument)
 }
 
-// Kernel is a kernel object of a built program with its argument values:
-// the kernel object that generated code holds, with the methods of setting
-// its arguments by hand. Setting arguments changes the Kernel, so one
+// Kernel is a kernel object of a built program with its argument values,
+// which the caller sets by hand. Setting arguments changes the Kernel, so one
 // Kernel must not be set up by two goroutines at once; Launch and Submit
 // capture the arguments, after which they may be changed again. A Kernel
 // holds a prepared launch record: an argument set to the value it had at
 // the last launch costs the driver nothing.
-type Kernel core.Kernel
+type Kernel core.RawKernel
 
 // Name returns the kernel's name.
 func (k *Kernel) Name() string { return k.core().Name() }
@@ -135,8 +134,8 @@ func (k *Kernel) Name() string { return k.core().Name() }
 // nor does releasing it after its context's Close, which released it.
 func (k *Kernel) Release() error { return k.core().Release() }
 
-// core returns k as the core's kernel.
-func (k *Kernel) core() *core.Kernel { return (*core.Kernel)(k) }
+// core returns k as the core's raw kernel.
+func (k *Kernel) core() *core.RawKernel { return (*core.RawKernel)(k) }
 
 // SetArg sets argument i of k to the value v: a number of fixed size
 // (not int, uint or uintptr), or an array or struct of numbers laid out as
@@ -146,11 +145,7 @@ func (k *Kernel) core() *core.Kernel { return (*core.Kernel)(k) }
 // spec sets it: unchanged since the last launch, it costs the launch
 // nothing.
 func SetArg[T any](k *Kernel, i int, v T) error {
-	if err := k.core().CheckArgType(i, reflect.TypeFor[T]()); err != nil {
-		return err
-	}
-	core.SetScalar(k.core(), i, v)
-	return nil
+	return core.SetArg(k.core(), i, v)
 }
 
 // SetBuffer sets argument i of k to the buffer b, of any element type: a

@@ -47,13 +47,13 @@ func (d *devAlloc) Alloc(size int64) (alloc.Block, error) {
 		d.dev.refund(size)
 		return nil, fmt.Errorf("allocate %d bytes on %q: %w", size, d.dev.Name, err)
 	}
-	d.ctx.driverAllocs.Add(1)
+	d.ctx.counters.driverAllocs.Add(1)
 	if !d.resident {
 		var zero uint32
 		// A blocking write creates no event.
 		if _, err := d.q.WriteBuffer(drv, true, 0, 4, unsafe.Pointer(&zero), nil); err != nil {
 			if rerr := drv.Release(); rerr == nil {
-				d.ctx.driverReleases.Add(1)
+				d.ctx.counters.driverReleases.Add(1)
 			}
 			d.dev.refund(size)
 			return nil, fmt.Errorf("make %d bytes resident on %q: %w", size, d.dev.Name, err)
@@ -74,7 +74,7 @@ func (d *devAlloc) Release(b alloc.Block) error {
 	if err != nil {
 		return fmt.Errorf("release buffer on %q: %w", d.dev.Name, err)
 	}
-	d.ctx.driverReleases.Add(1)
+	d.ctx.counters.driverReleases.Add(1)
 	return nil
 }
 

@@ -182,7 +182,7 @@ func (c *Context) newMem(size int64) (*Mem, error) {
 		dev.refund(size)
 		return nil, c.failed(nil, fmt.Errorf("allocate %d bytes on %q: %w", size, c.devices[0].Name, err))
 	}
-	c.driverAllocs.Add(1)
+	c.counters.driverAllocs.Add(1)
 	m.setDriver(drv)
 	c.live.add(m) // live.go
 	c.traceMem(0, memTrace(m), true)
@@ -257,7 +257,7 @@ func (m *Mem) releaseLive() error {
 	if err != nil {
 		return err
 	}
-	m.ctx.driverReleases.Add(1)
+	m.ctx.counters.driverReleases.Add(1)
 	m.ctx.traceMem(0, memTrace(m), false)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgen-go/dgen/rt/diskcache"
@@ -16,6 +17,17 @@ import (
 // this file connects it to the context: it builds through the context's
 // driver and traces through its tracer.
 
+// contextCache is a context's program cache with what lies beneath it.
+// OpenConfig sets it up (initCache): disk and remote are set then and
+// never change; pc is safe for concurrent use; buildNanos is an atomic
+// counter.
+type contextCache struct {
+	pc         progcache.Cache[*prototype] // the kernel/program cache (initCache)
+	disk       *diskcache.Cache            // beneath pc
+	remote     diskcache.RemoteTier        // beneath disk; nil without DGEN_CACHE_REMOTE
+	buildNanos atomic.Int64                // the time of pc's builds from source, for stats.Cache
+}
+
 // persistentCache returns the persistent cache beneath the context's
 // program cache; it is disabled (Enabled false) when the configuration
 // turns it off or its directory cannot be used.
@@ -23,7 +35,7 @@ func (c *Context) persistentCache() *diskcache.Cache {
 	if c == nil {
 		return nil
 	}
-	return c.disk
+	return c.cache.disk
 }
 
 // initCache opens the remote tier and the persistent cache that cfg
@@ -33,7 +45,7 @@ func (c *Context) initCache(cfg CacheConfig) {
 	dcfg := cfg.Disk.diskConfig(c.log())
 	dcfg.Remote = c.openRemote(&cfg, dcfg.Trace)
 	disk, err := diskcache.Open(dcfg)
-	c.disk = disk
+	c.cache.disk = disk
 	if err != nil {
 		c.log().Warn("dgen: persistent program cache off", "dir", disk.Dir(), "err", err)
 	}
@@ -52,7 +64,7 @@ func (c *Context) initCache(cfg CacheConfig) {
 	for _, d := range c.devices {
 		pcfg.Devices = append(pcfg.Devices, diskcache.Device{Platform: d.Platform, Name: d.Name, Version: d.Version, DriverVersion: d.DriverVersion})
 	}
-	c.pc.Init((*cacheBuilder)(c), pcfg)
+	c.cache.pc.Init((*cacheBuilder)(c), pcfg)
 }
 
 // cacheBuilder is the context as the program cache's builder.
@@ -80,7 +92,7 @@ func (b *cacheBuilder) Exit() { (*Context)(b).exit() }
 func (b *cacheBuilder) Build(name, source, options string) (driver.Program, error) {
 	t0 := time.Now()
 	p, err := (*Context)(b).buildDirect(buildRequest{name: name, source: source, options: options})
-	b.buildNanos.Add(int64(time.Since(t0)))
+	b.cache.buildNanos.Add(int64(time.Since(t0)))
 	if err != nil {
 		return nil, err
 	}
@@ -95,20 +107,24 @@ func (b *cacheBuilder) Load(name string, binaries [][]byte, options string) (dri
 	return p.drv, nil
 }
 
-// NewKernel makes the cache's kernel object of (program, name): the
-// prototype of the kernel's instances (instance.go).
-func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*Kernel, error) {
-	k, err := (&builtProgram{ctx: (*Context)(b), drv: p, name: program}).kernel(name)
-	if err == nil {
-		k.pool = new(kernelPool)
+// NewKernel makes the cache's kernel of (program, name): the prototype of
+// the kernel's instances (instance.go).
+func (b *cacheBuilder) NewKernel(p driver.Program, program, name string) (*prototype, error) {
+	c := (*Context)(b)
+	drv, n, err := (&builtProgram{ctx: c, drv: p, name: program}).driverKernel(name)
+	if err != nil {
+		return nil, err
 	}
-	return k, err
+	return &prototype{drv: drv, prog: program, name: name, nargs: n, wg: make([]atomic.Pointer[wgInfo], len(c.devices))}, nil
 }
 
 // ReleaseKernel releases a prototype and its spare instances.
-func (b *cacheBuilder) ReleaseKernel(k *Kernel) error {
+func (b *cacheBuilder) ReleaseKernel(k *prototype) error {
 	k.pool.kill()
-	return k.Release()
+	if err := k.drv.Release(); err != nil {
+		return fmt.Errorf("release kernel %q: %w", k.name, err)
+	}
+	return nil
 }
 
 // devIndex returns the index of q's device in the context, or -1 when q is
@@ -139,7 +155,7 @@ func (c *Context) openRemote(cfg *CacheConfig, trace io.Writer) diskcache.Remote
 		c.log().Warn("dgen: remote program cache off", "err", err)
 		return nil
 	}
-	c.remote = r
+	c.cache.remote = r
 	return r
 }
 

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/dgen-go/dgen/rt/alloc"
-	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/driver"
-	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -33,18 +31,19 @@ type Context struct {
 	//   - Set by OpenConfig before it returns the context, and never changed
 	//     after: they are read without a lock.
 	//   - Atomics: closed, draining and multiQueue go from false to true
-	//     once; fault from nil to the context's *DeviceFault once; the rest
-	//     are counters.
+	//     once; fault.recorded from nil to the context's *DeviceFault once;
+	//     the rest are counters.
 	//   - mu protects queues and the installing of allocators (each of
 	//     allocs' slots is an atomic pointer, read without mu); it is never
 	//     held across a driver call, and while it is held no other lock of
 	//     the context is taken.
-	//   - Parts with locks of their own, described on their types: guard,
-	//     launchMu, pc, decls, graphs, live, instances, images, pool, shut
-	//     and health (shutdown.go). The few held across a driver call, and
-	//     why, are listed in docs/ARCHITECTURE.md ("Concurrency"): none is on
-	//     the path of a request that does not share the object with another
-	//     goroutine, but launchMu, under Config.SyncLaunches.
+	//   - Parts that own their state, each with its invariant on its type:
+	//     guard, fault, cache, counters, decls, graphs, live, instances,
+	//     images, pool, shut and health (shutdown.go). The few locks held
+	//     across a driver call, and why, are listed in docs/ARCHITECTURE.md
+	//     ("Concurrency"): none is on the path of a request that does not
+	//     share the object with another goroutine, but fault.launchMu,
+	//     under Config.SyncLaunches.
 	//
 	// The close guard: every call that uses a driver object runs between an
 	// enter and an exit, the context's (guard) or its queue's (Queue.gate);
@@ -52,8 +51,8 @@ type Context struct {
 	// releases anything, so that no driver object is released under a call,
 	// and a call that enters after Close fails with ErrClosed (closeGuard).
 	//
-	// The fields that a launch reads (closed, draining, fault, syncLaunches,
-	// launchPCs, multiQueue) lie together near the start.
+	// The fields that a launch reads (closed, draining, fault, multiQueue)
+	// lie together near the start.
 	// Set by OpenConfig, never changed after.
 	drv       driver.Context
 	devices   []*Device
@@ -74,46 +73,35 @@ type Context struct {
 	closed atomic.Bool
 	// draining is set once, by Shutdown, under pool.mu: from then on only
 	// the queues that the pool handed out take calls (shutdown.go).
-	draining     atomic.Bool
-	syncLaunches bool // Config.SyncLaunches (fault.go); set by OpenConfig
-	launchPCs    bool // launch logs record the Go line of each launch: set by OpenConfig with syncLaunches (fault.go)
-	// fault is the device fault that the context recorded, once, and
-	// returns from every call after it (fault.go).
-	fault atomic.Pointer[DeviceFault]
-	guard closeGuard // the context's calls in progress, which Close waits for
+	draining atomic.Bool
+	fault    faultState // the device fault and Config.SyncLaunches (fault.go)
+	guard    closeGuard // the context's calls in progress, which Close waits for
 
 	mu     sync.Mutex // protects queues and the creation of allocators
 	queues []*Queue
 	multi  sync.Once // runs startMultiQueue when the second queue is made (queue.go)
 
 	// Set by OpenConfig, never changed after.
-	backend  string               // the backend's registered name
-	allocCfg alloc.Config         // for allocators made on first use (allocator.go)
-	graphCfg graphConfig          // what command graphs may be prepared as (config.go)
-	logger   *slog.Logger         // Config.Logger: nil for slog.Default() (log)
-	disk     *diskcache.Cache     // beneath pc (initCache)
-	remote   diskcache.RemoteTier // beneath disk; nil without DGEN_CACHE_REMOTE
+	backend  string       // the backend's registered name
+	allocCfg alloc.Config // for allocators made on first use (allocator.go)
+	graphCfg graphConfig  // what command graphs may be prepared as (config.go)
+	logger   *slog.Logger // Config.Logger: nil for slog.Default() (log)
 	// queueAhead is Config.MaxQueueAhead, its default filled in: the
 	// most commands of a bound queue not known complete (queuebind.go).
 	queueAhead int
 
-	// Atomic counters.
-	driverAllocs, driverReleases atomic.Uint64 // memory from the driver, for stats.Alloc (allocator.go)
-	tuneTimed, tuneRecords       atomic.Int64  // SpecConst.Tune's (tune.go)
-	buildNanos                   atomic.Int64  // the time of the program cache's builds from source, for stats.Cache (cache.go)
-
-	// Parts with locks of their own.
-	launchMu  sync.Mutex               // under syncLaunches, held from a launch until its queue finished (fault.go)
-	allocs    []allocSlot              // by device index; the slice is OpenConfig's, each slot made on first use under mu (allocator.go)
-	pc        progcache.Cache[*Kernel] // the kernel/program cache, configured by OpenConfig (initCache, cache.go)
-	decls     declState                // storage of the device globals of registered declarations (global.go)
-	graphs    graphSet                 // live graphs, which Close releases (graph.go)
-	live      liveSet                  // what the context made for its user to release, which Close releases if the user did not (live.go)
-	instances instanceSet              // kernel instances of generated specs, which Close releases (instance.go)
-	images    imageState               // formats, samplers, images of allocation sites (image.go)
-	pool      queuePool                // the queues of AcquireQueue; max is set by OpenConfig (queuepool.go)
-	shut      shutdownState            // Shutdown's drain (shutdown.go)
-	health    healthProbe              // Health's probe queues (shutdown.go)
+	// Parts that own their state.
+	counters  contextCounters // stats.go
+	allocs    []allocSlot     // by device index; the slice is OpenConfig's, each slot made on first use under mu (allocator.go)
+	cache     contextCache    // the program cache and the persistent cache and remote tier beneath it (cache.go)
+	decls     declState       // storage of the device globals of registered declarations (global.go)
+	graphs    graphSet        // live graphs, which Close releases (graph.go)
+	live      liveSet         // what the context made for its user to release, which Close releases if the user did not (live.go)
+	instances instanceSet     // kernel instances of generated specs, which Close releases (instance.go)
+	images    imageState      // formats, samplers, images of allocation sites (image.go)
+	pool      queuePool       // the queues of AcquireQueue; max is set by OpenConfig (queuepool.go)
+	shut      shutdownState   // Shutdown's drain (shutdown.go)
+	health    healthProbe     // Health's probe queues (shutdown.go)
 }
 
 // Backend returns the name the context's backend is registered under ("cuda",
@@ -209,7 +197,7 @@ func (c *Context) enter() error {
 		return fmt.Errorf("context: %w: nil context", ErrInvalidArgument)
 	}
 	c.guard.n.Add(1)
-	if c.closed.Load() || c.fault.Load() != nil {
+	if c.closed.Load() || c.fault.recorded.Load() != nil {
 		c.exit()
 		return c.enterError()
 	}
@@ -222,7 +210,7 @@ func (c *Context) enterError() error {
 	if c.closed.Load() {
 		return c.closedError()
 	}
-	if f := c.fault.Load(); f != nil {
+	if f := c.fault.recorded.Load(); f != nil {
 		return f
 	}
 	return c.drainingError()
@@ -232,7 +220,7 @@ func (c *Context) enterError() error {
 // begun: it names the context by its devices, and the fault if one was
 // recorded before; the caller wraps it with the operation and its subject.
 func (c *Context) closedError() error {
-	if f := c.fault.Load(); f != nil {
+	if f := c.fault.recorded.Load(); f != nil {
 		return fmt.Errorf("context on %s %w after a device fault: %w", c.deviceLabel(), ErrClosed, f)
 	}
 	return fmt.Errorf("context on %s %w", c.deviceLabel(), ErrClosed)
@@ -291,7 +279,7 @@ type queueRelease struct {
 func (q *Queue) enter() error {
 	if q != nil {
 		q.gate.n.Add(1)
-		if c := q.ctx; !c.closed.Load() && !c.draining.Load() && c.fault.Load() == nil && q.gate.released.Load() == nil {
+		if c := q.ctx; !c.closed.Load() && !c.draining.Load() && c.fault.recorded.Load() == nil && q.gate.released.Load() == nil {
 			return nil
 		}
 	}
@@ -308,11 +296,11 @@ func (q *Queue) enterFailed() error {
 	}
 	c := q.ctx
 	released := q.gate.released.Load() != nil
-	if !released && !c.closed.Load() && c.fault.Load() == nil && q.gate.holders.Load() > 0 {
+	if !released && !c.closed.Load() && c.fault.recorded.Load() == nil && q.gate.holders.Load() > 0 {
 		return nil
 	}
 	q.exit()
-	if released && !c.closed.Load() && c.fault.Load() == nil {
+	if released && !c.closed.Load() && c.fault.recorded.Load() == nil {
 		return fmt.Errorf("queue %d on %q %w by its Release", q.id, q.dev.Name, ErrClosed)
 	}
 	return c.enterError()

@@ -14,6 +14,23 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
+// faultState is a context's fault state: the device fault it recorded,
+// and the debug setting of Config.SyncLaunches.
+type faultState struct {
+	// recorded is the device fault that the context recorded, once, and
+	// returns from every call after it (failed): it goes from nil to the
+	// fault once.
+	recorded atomic.Pointer[DeviceFault]
+	// syncLaunches is Config.SyncLaunches, and launchPCs whether launch
+	// logs record the Go line of each launch (with syncLaunches): set by
+	// OpenConfig and never changed after.
+	syncLaunches, launchPCs bool
+	// launchMu is held, under syncLaunches, from a launch until its queue
+	// finished (beginLaunch, endLaunch): the one lock of the launch path
+	// held across a driver call.
+	launchMu sync.Mutex
+}
+
 // Device faults: the fault a context records, the launches it names, the
 // debug setting that makes it name exactly one (Config.SyncLaunches), and
 // the process's record of the devices lost to faults, which Open consults.
@@ -47,7 +64,7 @@ func (c *Context) Err() error {
 	if c == nil {
 		return fmt.Errorf("context: %w: nil context", ErrInvalidArgument)
 	}
-	if f := c.fault.Load(); f != nil {
+	if f := c.fault.recorded.Load(); f != nil {
 		return f
 	}
 	if c.closed.Load() {
@@ -65,7 +82,7 @@ func (c *Context) failed(q *Queue, err error) error {
 	if err == nil || !errors.Is(err, ErrDeviceFault) {
 		return err
 	}
-	if f := c.fault.Load(); f != nil {
+	if f := c.fault.recorded.Load(); f != nil {
 		return f
 	}
 	c.mu.Lock()
@@ -80,17 +97,17 @@ func (c *Context) recordFault(qs []*Queue, q *Queue, err error) error {
 	if err == nil || !errors.Is(err, ErrDeviceFault) {
 		return err
 	}
-	if f := c.fault.Load(); f != nil {
+	if f := c.fault.recorded.Load(); f != nil {
 		return f
 	}
 	devs := c.devices
 	if q != nil {
 		devs = []*Device{q.dev}
 	}
-	f := &DeviceFault{Backend: c.backend, Device: deviceLabels(devs), Err: err, Exact: c.syncLaunches, Time: time.Now()}
+	f := &DeviceFault{Backend: c.backend, Device: deviceLabels(devs), Err: err, Exact: c.fault.syncLaunches, Time: time.Now()}
 	f.Launches, f.Omitted = suspects(qs, devs)
-	if !c.fault.CompareAndSwap(nil, f) {
-		return c.fault.Load()
+	if !c.fault.recorded.CompareAndSwap(nil, f) {
+		return c.fault.recorded.Load()
 	}
 	for _, d := range devs {
 		markLost(c.backend, d.info, f)
@@ -101,14 +118,14 @@ func (c *Context) recordFault(qs []*Queue, q *Queue, err error) error {
 
 // faultErr returns the context's fault, or nil.
 func (c *Context) faultErr() error {
-	if f := c.fault.Load(); f != nil {
+	if f := c.fault.recorded.Load(); f != nil {
 		return f
 	}
 	return nil
 }
 
 // faulted reports whether the context recorded a device fault.
-func (c *Context) faulted() bool { return c.fault.Load() != nil }
+func (c *Context) faulted() bool { return c.fault.recorded.Load() != nil }
 
 // deviceLabels names devs as Device.String does, joined.
 func deviceLabels(devs []*Device) string {
@@ -138,7 +155,7 @@ type launchLog struct {
 	ring   [launchLogSize]atomic.Pointer[launchSite]
 	// pcs are the program counters of the Go calls that enqueued the
 	// launches of ring, slot by slot, where the context records them
-	// (Context.launchPCs); zero otherwise.
+	// (faultState.launchPCs); zero otherwise.
 	pcs [launchLogSize]atomic.Uintptr
 }
 
@@ -238,14 +255,14 @@ func callerPC(depth int) uintptr {
 // skip is as for beginTask. Under Config.SyncLaunches it first takes the
 // context's launch lock, which endLaunch releases, so that launches are
 // serialised and one kernel at a time runs, and it records the caller's
-// line (Context.launchPCs), which a fault names.
+// line (faultState.launchPCs), which a fault names.
 func (q *Queue) beginLaunch(site *launchSite, skip int) launchRec {
 	c := q.ctx
-	if !c.launchPCs {
+	if !c.fault.launchPCs {
 		return launchRec{q.log.add(site, 0), site}
 	}
-	if c.syncLaunches {
-		c.launchMu.Lock()
+	if c.fault.syncLaunches {
+		c.fault.launchMu.Lock()
 	}
 	return launchRec{q.log.add(site, callerPC(skip+3)), site} // the user's call: skip frames and the facade's above beginLaunch's caller
 }
@@ -266,10 +283,10 @@ func (q *Queue) endLaunch(r launchRec, err error) error {
 		q.log.drop(r.n, r.site)
 	}
 	c := q.ctx
-	if !c.syncLaunches {
+	if !c.fault.syncLaunches {
 		return err
 	}
-	defer c.launchMu.Unlock()
+	defer c.fault.launchMu.Unlock()
 	if err != nil {
 		return err
 	}

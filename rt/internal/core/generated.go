@@ -88,12 +88,20 @@ func (k *Kernel) SpecLocal(i int, size int) {
 // the caller of the generated Enqueue.
 func SubmitSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
 	var w WaitList
-	_, err := q.launch(k, &r, Waits(&w, wait, conv), 1, true, false)
+	_, err := q.launch(k.object(), k, &r, Waits(&w, wait, conv), launchCall{op: opSubmit, skip: 1})
 	return err
 }
 
 // LaunchSpec is SubmitSpec with an event.
 func LaunchSpec[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
 	var w WaitList
-	return q.launch(k, &r, Waits(&w, wait, conv), 1, true, true)
+	return q.launch(k.object(), k, &r, Waits(&w, wait, conv), launchCall{op: opLaunch, skip: 1})
+}
+
+// object returns the kernel object of the instance k, or nil for a nil k.
+func (k *Kernel) object() *kernelObject {
+	if k == nil {
+		return nil
+	}
+	return &k.kernelObject
 }

@@ -27,15 +27,15 @@ import (
 const goTraceCategory = "dgen"
 
 // goTraceKernel logs a launch of k to Go's execution tracer, with its
-// program and, for a kernel spec's launch, the spec. skip is as for
-// goTrace.
-func (q *Queue) goTraceKernel(k *Kernel, skip int) {
+// program and, for the launch of a spec's instance inst, the spec. skip is
+// as for goTrace.
+func (q *Queue) goTraceKernel(k *kernelObject, inst *Kernel, skip int) {
 	detail := ""
 	if k.prog != nil {
 		detail = " program " + strconv.Quote(k.prog.name)
 	}
-	if k.decl != nil {
-		detail += " spec " + k.decl.ID
+	if inst != nil && inst.decl != nil {
+		detail += " spec " + inst.decl.ID
 	}
 	q.goTrace(trace.Kernel, k.label, detail, skip+1)
 }

@@ -83,7 +83,7 @@ type graphCmd struct {
 	// name, the kernel's label, shows), its arguments, its range, and the
 	// graph's own kernel object (made by finalize) with those arguments
 	// set.
-	kern  *Kernel
+	kern  *kernelObject
 	specs []progcache.SpecValue
 	args  []graphArg
 	r     Range

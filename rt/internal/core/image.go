@@ -447,7 +447,7 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 		}
 		return Image{}, fmt.Errorf("%s %s %s on %s: %w", op, sizeString(h.dims), d.Order.String()+"/"+d.Type.String(), c.deviceLabel(), err)
 	}
-	c.driverAllocs.Add(1)
+	c.counters.driverAllocs.Add(1)
 	// An image1d_buffer_t is a view of its buffer: freeing the buffer ends it.
 	h.m = &Mem{ctx: c, size: h.bytes(), release: releaseToDriver, parent: h.buf}
 	h.m.setDriver(drv)
@@ -497,7 +497,7 @@ func (d *imageDevice) Alloc(size int64) (alloc.Block, error) {
 		d.dev.refund(size)
 		return nil, fmt.Errorf("create %s on %q: %w", d.desc.Kind, d.dev.Name, err)
 	}
-	d.ctx.driverAllocs.Add(1)
+	d.ctx.counters.driverAllocs.Add(1)
 	b := &block{drv: drv, size: size}
 	b.mem.setDriver(drv)
 	return b, nil

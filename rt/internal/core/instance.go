@@ -53,7 +53,7 @@ import (
 // that took it from a slot or pool, before it parks it again.
 type specHit struct {
 	d     *desc.Kernel
-	ck    *progcache.Kernel[*Kernel]
+	ck    *progcache.Kernel[*prototype]
 	gen   uint64
 	epoch uint64
 	k     *Kernel
@@ -144,7 +144,7 @@ func AcquireContext(ctx context.Context, q *Queue, d *desc.Kernel) (*Kernel, err
 func (q *Queue) acquire(ctx context.Context, d *desc.Kernel) (*Kernel, error) {
 	i := q.specSlot(d)
 	h := q.specs[i].Swap(nil)
-	if h != nil && h.d == d && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
+	if h != nil && h.d == d && q.ctx.cache.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 		h.k.setErr = nil
 		return h.k, nil
 	}
@@ -163,7 +163,7 @@ func (q *Queue) acquireMiss(ctx context.Context, d *desc.Kernel, a *SpecArgs, i 
 		q.putBack(i, h)
 	}
 	if h := q.specs[i^1].Swap(nil); h != nil {
-		if h.d == d && h.args == *a && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
+		if h.d == d && h.args == *a && q.ctx.cache.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 			h.k.setErr = nil
 			return h.k, nil
 		}
@@ -175,7 +175,7 @@ func (q *Queue) acquireMiss(ctx context.Context, d *desc.Kernel, a *SpecArgs, i 
 // putBack parks h, taken from slot i by a launch it cannot serve, there
 // again while its prototype is current, and otherwise disposes of it.
 func (q *Queue) putBack(i int, h *specHit) {
-	if q.ctx.pc.Current(h.ck, h.gen) && q.specs[i].CompareAndSwap(nil, h) {
+	if q.ctx.cache.pc.Current(h.ck, h.gen) && q.specs[i].CompareAndSwap(nil, h) {
 		return
 	}
 	h.unpark()
@@ -198,14 +198,14 @@ func (q *Queue) acquireSlow(ctx context.Context, d *desc.Kernel, a *SpecArgs, sl
 	if err != nil {
 		return nil, err
 	}
-	gen, epoch := q.ctx.pc.Gen(), q.ctx.pc.Epoch()
+	gen, epoch := q.ctx.cache.pc.Gen(), q.ctx.cache.pc.Epoch()
 	// Held until the instance exists: another goroutine's build cannot
 	// evict the program and doom its prototype before Spawn.
-	ck, err := q.ctx.pc.KernelHeld(ctx, key, q.dev.index, over)
+	ck, err := q.ctx.cache.pc.KernelHeld(ctx, key, q.dev.index, over)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", d.ID, err)
 	}
-	defer q.ctx.pc.Unhold(ck)
+	defer q.ctx.cache.pc.Unhold(ck)
 	proto := ck.Object()
 	// Check that the generated code and the image agree.
 	if want := d.Params + len(d.Globals); proto.nargs != want {
@@ -253,18 +253,13 @@ func (h *specHit) unpark() {
 	h.ck.Object().pool.put(h.k)
 }
 
-// newInstance makes an instance of the cached kernel ck, with the
-// prototype's work-group limits, which are the same for every object of
-// the kernel.
-func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
-	proto := ck.Object()
-	k, err := ck.Spawn(func(p driver.Program) (*Kernel, error) {
-		return (&builtProgram{ctx: c, drv: p, name: proto.prog.name}).kernel(proto.name)
-	})
-	if err != nil {
+// newInstance makes an instance of the cached kernel ck (spawn) and lists
+// it in the context's instances, which Close releases.
+func (c *Context) newInstance(ck *progcache.Kernel[*prototype]) (*Kernel, error) {
+	k := new(Kernel)
+	if err := c.spawn(ck, &k.kernelObject); err != nil {
 		return nil, err
 	}
-	k.lim.wg = proto.lim.wg
 	c.instances.mu.Lock()
 	if c.instances.m == nil {
 		c.instances.m = make(map[*Kernel]struct{})
@@ -273,9 +268,19 @@ func (c *Context) newInstance(ck *progcache.Kernel[*Kernel]) (*Kernel, error) {
 	c.instances.mu.Unlock()
 	if c.closed.Load() { // Close may have released the set before k joined it
 		c.releaseInstance(k)
-		return nil, fmt.Errorf("new kernel %q: %w", proto.name, c.closedError())
+		return nil, fmt.Errorf("new kernel %q: %w", k.name, c.closedError())
 	}
 	return k, nil
+}
+
+// spawn makes k a kernel object of the cached kernel ck, from its program,
+// with the prototype's work-group info, which is the same for every object
+// of the kernel.
+func (c *Context) spawn(ck *progcache.Kernel[*prototype], k *kernelObject) error {
+	proto := ck.Object()
+	return ck.Spawn(func(p driver.Program) error {
+		return (&builtProgram{ctx: c, drv: p, name: proto.prog}).initObject(k, proto.name, proto.wg)
+	})
 }
 
 // instanceSet is every kernel instance of a context not yet released, for
@@ -290,7 +295,7 @@ func (c *Context) releaseInstance(k *Kernel) {
 	c.instances.mu.Lock()
 	delete(c.instances.m, k)
 	c.instances.mu.Unlock()
-	if err := k.Release(); err != nil {
+	if err := k.release(); err != nil {
 		// No caller waits for an instance's release: log it.
 		c.log().Warn("dgen: release of a kernel instance", "kernel", k.name, "err", err)
 	}

@@ -21,7 +21,7 @@ import (
 // (generated.go).
 
 // mark notes that argument i changed.
-func (k *Kernel) mark(i int) {
+func (k *kernelObject) mark(i int) {
 	if s := &k.args.Slots[i]; !s.Changed {
 		s.Changed = true
 		k.args.Changed++
@@ -29,7 +29,7 @@ func (k *Kernel) mark(i int) {
 }
 
 // setScalar records argument i as a value of size bytes (at most 8).
-func (k *Kernel) setScalar(i int, size uintptr, bits uint64) {
+func (k *kernelObject) setScalar(i int, size uintptr, bits uint64) {
 	s := &k.args.Slots[i]
 	if s.Kind == driver.ArgScalar && uintptr(s.Size) == size && size != 0 {
 		// The common case, a scalar again: the slot holds no buffer and
@@ -46,7 +46,7 @@ func (k *Kernel) setScalar(i int, size uintptr, bits uint64) {
 }
 
 // setBytes records argument i as size bytes at p (more than 8).
-func (k *Kernel) setBytes(i int, p unsafe.Pointer, size uintptr) {
+func (k *kernelObject) setBytes(i int, p unsafe.Pointer, size uintptr) {
 	s := &k.args.Slots[i]
 	v := unsafe.Slice((*byte)(p), size)
 	if s.Kind == driver.ArgScalar && uintptr(s.Size) == size && size > 8 {
@@ -65,7 +65,7 @@ func (k *Kernel) setBytes(i int, p unsafe.Pointer, size uintptr) {
 // setBuffer records argument i as the memory m: a freed buffer is an
 // error wrapping ErrFreed, one of another context an error wrapping
 // ErrInvalidArgument.
-func (k *Kernel) setBuffer(i int, m *Mem) error {
+func (k *kernelObject) setBuffer(i int, m *Mem) error {
 	_, err := m.driverBuffer()
 	if err == nil {
 		err = k.ctx.sameContext("the buffer", m.ctx)
@@ -81,13 +81,13 @@ func (k *Kernel) setBuffer(i int, m *Mem) error {
 // it, and m may still be used: then setting it again changes nothing. (A
 // Mem's driver buffer, and so its id, is the one it was made with, and
 // k.bufs keeps m from being collected and its address reused.)
-func (k *Kernel) holds(i int, m *Mem) bool {
+func (k *kernelObject) holds(i int, m *Mem) bool {
 	return uint(i) < uint(len(k.bufs)) && k.bufs[i] == m && m != nil && m.usable()
 }
 
 // recordBuffer records argument i as the memory m (a buffer or an image),
 // checked by the caller.
-func (k *Kernel) recordBuffer(i int, m *Mem) {
+func (k *kernelObject) recordBuffer(i int, m *Mem) {
 	s := &k.args.Slots[i]
 	if s.Kind != driver.ArgBuffer || k.ids[i] != m.id || s.Size == 0 {
 		if m.drv != nil && !m.native {
@@ -101,7 +101,7 @@ func (k *Kernel) recordBuffer(i int, m *Mem) {
 }
 
 // setLocalArg records argument i as size bytes of local memory.
-func (k *Kernel) setLocalArg(i int, size int) error {
+func (k *kernelObject) setLocalArg(i int, size int) error {
 	switch {
 	case size < 0:
 		return fmt.Errorf("set argument %d of kernel %q: %w: local memory of %d bytes (rt.Local.Len is negative, or its size in bytes overflows an int)", i, k.name, ErrInvalidArgument, size)
@@ -125,7 +125,7 @@ func (k *Kernel) setLocalArg(i int, size int) error {
 
 // bind notes that argument i is now m (nil for no buffer), and not a
 // __local argument unless setLocalArg says so after.
-func (k *Kernel) bind(i int, m *Mem) {
+func (k *kernelObject) bind(i int, m *Mem) {
 	k.setLocal(i, 0)
 	if k.bufs == nil {
 		if m == nil {
@@ -158,7 +158,7 @@ func (k *Kernel) bind(i int, m *Mem) {
 // costs grows with the buffer arguments, not with all of them. Called when
 // an argument becomes a buffer or stops being one, which a loop that
 // launches one kernel again and again does not do.
-func (k *Kernel) indexBufs() {
+func (k *kernelObject) indexBufs() {
 	k.bufArgs = k.bufArgs[:0]
 	for i, m := range k.bufs {
 		if m != nil {
@@ -180,7 +180,7 @@ type heldArg struct {
 // allocator has handed to another buffer through the same Mem. (A
 // generated Enqueue sets every argument at each launch, and setting checks
 // the memory.)
-func (k *Kernel) checkBufs(op string) error {
+func (k *kernelObject) checkBufs(op string) error {
 	for _, i := range k.bufArgs {
 		if m := k.bufs[i]; m.gen.Load() != k.held[i].gen || !m.usable() {
 			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w since the argument was set", op, k.name, i, ErrFreed)
@@ -191,7 +191,7 @@ func (k *Kernel) checkBufs(op string) error {
 
 // checkRaw checks the arguments of a raw launch: every one set
 // (checkSet), and none freed since (checkBufs).
-func (k *Kernel) checkRaw(op string) error {
+func (k *kernelObject) checkRaw(op string) error {
 	if err := k.checkSet(op); err != nil {
 		return err
 	}
@@ -203,14 +203,14 @@ func (k *Kernel) checkRaw(op string) error {
 // argument information, its name: the driver would say only
 // CL_INVALID_KERNEL_ARGS. A raw launch checks it; a generated Enqueue sets
 // every argument. Once every argument has been set, it costs one test.
-func (k *Kernel) checkSet(op string) error {
+func (k *kernelObject) checkSet(op string) error {
 	if k.allSet {
 		return nil
 	}
 	for i := range k.args.Slots {
 		if s := &k.args.Slots[i]; s.Kind == driver.ArgScalar && s.Size == 0 {
 			name := "its name unknown: build the program with -cl-kernel-arg-info to have it"
-			if info, err := k.ArgInfo(i); err == nil && info.Name != "" {
+			if info, err := k.argInfo(i); err == nil && info.Name != "" {
 				name = fmt.Sprintf("%s %s", info.TypeName, info.Name)
 			}
 			return fmt.Errorf("%s kernel %q: %w: argument %d (%s) is not set", op, k.name, ErrInvalidArgument, i, name)
@@ -225,7 +225,7 @@ func (k *Kernel) checkSet(op string) error {
 // that races with the launch then releases the memory after the driver has
 // taken the launch, never under it. A freed argument is an error wrapping
 // ErrFreed, and nothing is registered.
-func (k *Kernel) useArgs(op string) error {
+func (k *kernelObject) useArgs(op string) error {
 	for j, i := range k.bufArgs {
 		if !k.bufs[i].useAll() {
 			for _, u := range k.bufArgs[:j] {
@@ -238,7 +238,7 @@ func (k *Kernel) useArgs(op string) error {
 }
 
 // doneArgs ends the uses that useArgs registered.
-func (k *Kernel) doneArgs() {
+func (k *kernelObject) doneArgs() {
 	for _, i := range k.bufArgs {
 		k.bufs[i].doneAll()
 	}
@@ -247,7 +247,7 @@ func (k *Kernel) doneArgs() {
 // flush sets the changed arguments through the driver's kernel one by
 // one: the launch path of a backend without driver.ArgLauncher, and what
 // the driver must know before it reports work-group info.
-func (k *Kernel) flush() error {
+func (k *kernelObject) flush() error {
 	if k.args.Changed == 0 {
 		return nil
 	}
@@ -283,7 +283,7 @@ func (k *Kernel) flush() error {
 // arguments are): one call where the queue is a driver.ArgLauncher, else
 // the changed arguments one by one and then the launch. It returns a
 // driver event only when event is true.
-func (k *Kernel) enqueue(q *Queue, dw []driver.Event, event bool) (driver.Event, error) {
+func (k *kernelObject) enqueue(q *Queue, dw []driver.Event, event bool) (driver.Event, error) {
 	if q.launcher != nil && k.foreign == 0 {
 		return q.launcher.LaunchArgs(k.drv, &k.args, &k.passed.nd, dw, event)
 	}
@@ -292,7 +292,7 @@ func (k *Kernel) enqueue(q *Queue, dw []driver.Event, event bool) (driver.Event,
 
 // enqueueFlushed is enqueue on a queue that is no driver.ArgLauncher, or
 // for a kernel with a buffer argument that has no native handle.
-func (k *Kernel) enqueueFlushed(q *Queue, dw []driver.Event, event bool) (driver.Event, error) {
+func (k *kernelObject) enqueueFlushed(q *Queue, dw []driver.Event, event bool) (driver.Event, error) {
 	if err := k.flush(); err != nil {
 		return nil, err
 	}
@@ -302,36 +302,46 @@ func (k *Kernel) enqueueFlushed(q *Queue, dw []driver.Event, event bool) (driver
 	return nil, q.drv.SubmitKernel(k.drv, k.passed.nd, dw)
 }
 
-// Kernel is a kernel object of a built program with its prepared launch
-// record: the argument values as last set. rt/codegen calls it Instance:
-// generated code holds one between Acquire and SubmitSpec or LaunchSpec
-// (generated.go); rt/raw's Kernel is the same object, whose arguments the
-// caller sets by hand (raw.go). rt does not export it.
+// The kernel's roles, one type each, as database/sql keeps DB, Conn,
+// driverConn, Stmt and connStmt apart:
+//   - kernelObject: a driver kernel object with its launch record, which
+//     the launch path takes (launch.go). It is embedded in the two kinds of
+//     kernel that are launched:
+//   - Kernel: a spec's instance, which generated code holds between Acquire
+//     and SubmitSpec or LaunchSpec (rt/codegen's Instance; instance.go);
+//   - RawKernel: rt/raw's Kernel, whose arguments the caller sets by hand,
+//     live in its context until released (raw.go);
+//   - prototype: the program cache's kernel of one (program variant,
+//     kernel, device), which is never launched: its instances are made
+//     from it (instance.go).
+//
+// kernelObject has no exported method, so that neither rt/codegen's
+// Instance nor rt/raw's Kernel, defined on the types that embed it, shows
+// one of its own.
+
+// kernelObject is a kernel object of a built program with its prepared
+// launch record: the argument values as last set.
 //
 // Invariants:
-//   - A Kernel has one owner at a time and no lock: an instance belongs to
-//     the goroutine that acquired it until it is parked again (instance.go),
-//     a raw kernel to its caller, who must not set it up from two
-//     goroutines at once. Nothing else writes args, bufs, held, ids or
-//     setErr.
+//   - A kernelObject has one owner at a time and no lock: an instance's
+//     belongs to the goroutine that acquired it until it is parked again
+//     (instance.go), a raw kernel's to its caller, who must not set it up
+//     from two goroutines at once. Nothing else writes args, bufs, held,
+//     ids, samplers or label.
 //   - A launch reads the record (args, with bufs, ids and held for the
 //     memory it uses) only while the driver call lasts, on the owner's
 //     goroutine; the driver copies what it keeps, so the record may change
 //     as soon as the launch returns. A graph records a copy.
-//   - ctx, drv, prog, name, nargs, lim.wg and pool are set when the
-//     kernel is made (an instance shares its prototype's lim.wg, and a
-//     prototype gets its pool: newInstance, cacheBuilder.NewKernel) and
-//     never change; lim.wg's entries (work-group info per device) and
-//     released are atomic. The rest of lim (the bytes of __local
-//     arguments) belongs with the record, to the owner.
-//   - An instance's spec fields (hit, decl, nglobals, hidden, label,
-//     specs) are its owner's too, set by Acquire: an instance serves any
-//     spec of its kernel, one at a time.
+//   - ctx, drv, prog, name, nargs and lim.wg are set when the object is
+//     made (an instance shares its prototype's lim.wg: spawn) and never
+//     change; lim.wg's entries (work-group info per device) and released
+//     are atomic. The rest of lim (the bytes of __local arguments) belongs
+//     with the record, to the owner.
 //
 // The fields that a launch reads come first, in the order it reads them,
 // so that they share few cache lines: between two launches the driver's
 // own work evicts them.
-type Kernel struct {
+type kernelObject struct {
 	// args is the prepared launch record (see "The launch path"): every
 	// argument's value as last set, and which ones changed since the
 	// driver last saw them. SetScalar (generated.go) updates a scalar
@@ -341,23 +351,12 @@ type Kernel struct {
 	foreign    int32    // buffer arguments whose driver buffer has no native handle
 	ctx        *Context // prog's
 	drv        driver.Kernel
-
-	// For kernels of registered specs (instance.go): hit is where the
-	// instance parks between launches; decl is the spec an instance
-	// serves, nglobals the number of its device globals, and hidden
-	// holds, per device index, their storage, bound as hidden arguments;
-	// pool is a prototype's spare instances. Between Acquire and park, an
-	// instance belongs to the one goroutine that acquired it, which alone
-	// reads and writes it.
-	hit    specHit
-	setErr error // the first error of setting an argument since Acquire
-	name   string
+	name       string
 	// label is the name that traces and graphs give the kernel's
-	// launches: name, and for an instance of a spec the
-	// specialization-constant values of its program's variant (specs).
-	// Set by Acquire.
-	label    string
-	nglobals int32
+	// launches: name, and for a spec's instance the
+	// specialization-constant values of its program's variant (Kernel's
+	// specs), set by Acquire.
+	label string
 
 	// The rest of the launch record: for buffer arguments their memory,
 	// whose use launches record.
@@ -367,52 +366,115 @@ type Kernel struct {
 	passed  passedLaunch
 	lim     kernelLimits // local memory and work-group limits
 	ids     []uint64     // by argument: a buffer's Mem.id (a driver may reuse a released handle)
-	decl    *desc.Kernel
-	pool    *kernelPool
-	hidden  [][]*Mem
 
-	prog      *builtProgram
-	nargs     int
-	allSet    bool                   // every argument has been set (checkSet)
-	raw       bool                   // made for rt/raw: live in the context until released (live.go)
-	site      launchSite             // what a queue's launch log keeps of a launch of k (fault.go)
-	labelOnce atomic.Pointer[string] // label of a prototype's instances, made once (variantLabel)
-	specs     []progcache.SpecValue  // the specialization-constant values of the program's variant
-	released  atomic.Bool
-	samplers  []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
+	prog     *builtProgram
+	nargs    int
+	allSet   bool       // every argument has been set since the object was made (checkSet)
+	site     launchSite // what a queue's launch log keeps of a launch of k (fault.go)
+	released atomic.Bool
+	samplers []*samplerObject // by argument: the context's sampler of a sampler argument (sampler.go)
+}
+
+// Kernel is a spec's kernel instance: a kernel object made from the cached
+// program of its prototype (instance.go), which serves any spec of its
+// kernel, one at a time. rt/codegen calls it Instance: generated code holds
+// one between Acquire and SubmitSpec or LaunchSpec (generated.go). rt does
+// not export it.
+//
+// An instance is owned by exactly one of: a queue's slot, where it parks
+// between launches, its prototype's pool, or the goroutine that acquired
+// it, from Acquire until the launch parks it again; only that owner reads
+// or writes it, with no lock. Acquire sets hit, decl, nglobals, hidden and
+// specs for the spec it serves, and clears setErr; the setters write
+// setErr and the launch record.
+//
+// The object comes first, as the setters and the launch path read it; the
+// instance's own fields follow, in the order a launch reads them.
+type Kernel struct {
+	kernelObject
+
+	// hit is where the instance parks between launches (speclaunch.go,
+	// instance.go).
+	hit    specHit
+	setErr error // the first error of setting an argument since Acquire
+	// decl is the spec the instance serves, nglobals the number of its
+	// device globals, and hidden holds, per device index, their storage,
+	// bound as hidden arguments (bindHidden).
+	nglobals int32
+	decl     *desc.Kernel
+	hidden   [][]*Mem
+	specs    []progcache.SpecValue // the specialization-constant values of the program's variant
+}
+
+// RawKernel is rt/raw's Kernel: a kernel object of a built program whose
+// arguments the caller sets by hand, live in its context (live.go) until
+// the caller releases it, or Close does. The caller must not set one up
+// from two goroutines at once; a launch checks that every argument was set
+// and that none was freed since (checkRaw), which a spec's instance, whose
+// setters set every argument at each launch, does not need.
+type RawKernel struct {
+	kernelObject
+}
+
+// object returns the kernel object of k, or nil for a nil k.
+func (k *RawKernel) object() *kernelObject {
+	if k == nil {
+		return nil
+	}
+	return &k.kernelObject
+}
+
+// prototype is the program cache's kernel of one (program variant, kernel,
+// device): what the cache's entry holds (progcache.Kernel.Object), never
+// launched. Its driver kernel, made when the cache first asks for the
+// kernel, tells how many arguments the kernel takes; its instances are
+// made from the cached program (spawn) and given back to its pool.
+//
+// drv, prog, name, nargs and wg are set by cacheBuilder.NewKernel and never
+// change; the cache releases drv and the pool's instances, once, when it
+// evicts the kernel or closes (cacheBuilder.ReleaseKernel). wg's entries,
+// the work-group info per device that every instance shares, and label are
+// atomic; pool has a mutex of its own.
+type prototype struct {
+	drv   driver.Kernel
+	prog  string // the program's name
+	name  string
+	nargs int
+	wg    []atomic.Pointer[wgInfo]
+	pool  kernelPool             // spare instances (instance.go)
+	label atomic.Pointer[string] // the label of its instances, made once (variantLabel)
 }
 
 // Kernel creates the kernel called name for rt/raw: the caller releases
 // it, or the context's Close does (live.go). A name that the program does
 // not define is an error wrapping ErrNoKernel.
-func (p *builtProgram) Kernel(name string) (*Kernel, error) {
-	k, err := p.kernel(name)
-	if err != nil {
+func (p *builtProgram) Kernel(name string) (*RawKernel, error) {
+	k := new(RawKernel)
+	if err := p.initObject(&k.kernelObject, name, nil); err != nil {
 		return nil, err
 	}
 	c := p.ctx
 	if err := c.enter(); err != nil {
-		k.Release()
+		k.release()
 		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
 	}
 	defer c.exit()
-	k.raw = true
 	c.live.add(k)
 	return k, nil
 }
 
-// kernel creates the kernel called name: a raw kernel (Kernel), a
-// prototype of the program cache (cacheBuilder.NewKernel) or an instance
-// (instance.go).
-func (p *builtProgram) kernel(name string) (*Kernel, error) {
+// driverKernel creates the driver's kernel called name of p, and returns
+// it with the number of arguments it takes: for a kernel object
+// (initObject) or a prototype (cacheBuilder.NewKernel).
+func (p *builtProgram) driverKernel(name string) (driver.Kernel, int, error) {
 	if p == nil {
-		return nil, nilProgram(fmt.Sprintf("create kernel %q", name))
+		return nil, 0, nilProgram(fmt.Sprintf("create kernel %q", name))
 	}
 	if p.released.Load() {
-		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, ErrClosed)
+		return nil, 0, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, ErrClosed)
 	}
 	if err := p.ctx.enter(); err != nil {
-		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+		return nil, 0, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
 	}
 	defer p.ctx.exit()
 	drv, err := p.drv.NewKernel(name)
@@ -424,60 +486,73 @@ func (p *builtProgram) kernel(name string) (*Kernel, error) {
 				err = fmt.Errorf("%w (it defines no kernel)", err)
 			}
 		}
-		return nil, p.ctx.failed(nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err))
+		return nil, 0, p.ctx.failed(nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err))
 	}
 	n, err := drv.NumArgs()
 	if err != nil {
 		drv.Release()
-		return nil, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
+		return nil, 0, fmt.Errorf("create kernel %q of program %q: %w", name, p.name, err)
 	}
-	k := &Kernel{prog: p, ctx: p.ctx, drv: drv, name: name, label: name, nargs: n, site: launchSite{kernel: name, program: p.name}}
+	return drv, n, nil
+}
+
+// initObject makes k the kernel object called name of p, with no argument
+// set: rt/raw's (Kernel) or an instance's (spawn). wg is the work-group
+// info to share, an instance's prototype's, or nil for info of k's own.
+func (p *builtProgram) initObject(k *kernelObject, name string, wg []atomic.Pointer[wgInfo]) error {
+	drv, n, err := p.driverKernel(name)
+	if err != nil {
+		return err
+	}
+	if wg == nil {
+		wg = make([]atomic.Pointer[wgInfo], len(p.ctx.devices))
+	}
+	k.prog, k.ctx, k.drv, k.name, k.label, k.nargs = p, p.ctx, drv, name, name, n
+	k.site = launchSite{kernel: name, program: p.name}
 	k.args.Slots = make([]driver.Arg, n)
 	k.ids = make([]uint64, n)
-	k.lim.wg = make([]atomic.Pointer[wgInfo], len(p.ctx.devices))
-	return k, nil
-}
-
-// NumArgs returns the number of arguments the kernel takes.
-func (k *Kernel) NumArgs() int {
-	if k == nil {
-		return 0
-	}
-	return k.nargs
-}
-
-// nilKernel is the error of an operation on a nil *Kernel.
-func nilKernel(op string) error { return fmt.Errorf("%s: %w: nil kernel", op, ErrInvalidArgument) }
-
-// Release is rt/raw's Kernel.Release, which documents it.
-func (k *Kernel) Release() error {
-	if k == nil {
-		return nilKernel("release kernel")
-	}
-	var err error
-	if k.raw {
-		err = k.ctx.ownerRelease(k)
-	} else {
-		err = k.releaseLive()
-	}
-	if err != nil {
-		return fmt.Errorf("release kernel %q: %w", k.name, err)
-	}
+	k.lim.wg = wg
 	return nil
 }
 
-// releaseLive and describe make a raw kernel a liveObject (live.go):
-// rt/raw's kernels are live under their *Kernel until released.
-func (k *Kernel) releaseLive() error {
+// release releases k's driver kernel, once.
+func (k *kernelObject) release() error {
 	if k.released.Swap(true) {
 		return nil
 	}
 	return k.drv.Release()
 }
 
-func (k *Kernel) describe() string { return fmt.Sprintf("kernel %q", k.name) }
+// NumArgs returns the number of arguments the kernel takes.
+func (k *RawKernel) NumArgs() int {
+	if k == nil {
+		return 0
+	}
+	return k.nargs
+}
 
-func (k *Kernel) checkArg(i int) error {
+// nilKernel is the error of an operation on a nil kernel.
+func nilKernel(op string) error { return fmt.Errorf("%s: %w: nil kernel", op, ErrInvalidArgument) }
+
+// Release is rt/raw's Kernel.Release, which documents it.
+func (k *RawKernel) Release() error {
+	if k == nil {
+		return nilKernel("release kernel")
+	}
+	if err := k.ctx.ownerRelease(k); err != nil {
+		return fmt.Errorf("release kernel %q: %w", k.name, err)
+	}
+	return nil
+}
+
+// releaseLive and describe make a raw kernel a liveObject (live.go):
+// rt/raw's kernels are live under their *RawKernel until released.
+func (k *RawKernel) releaseLive() error { return k.release() }
+
+func (k *RawKernel) describe() string { return fmt.Sprintf("kernel %q", k.name) }
+
+// checkArg checks that argument i of the raw kernel k may be set now.
+func (k *RawKernel) checkArg(i int) error {
 	if k == nil {
 		return nilKernel(fmt.Sprintf("set argument %d", i))
 	}

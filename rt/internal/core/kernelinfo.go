@@ -16,7 +16,7 @@ import (
 // SetArgBytes sets argument i of k to the bytes of v, a by-value argument
 // whose size only the caller knows, laid out as the kernel's parameter
 // type is.
-func (k *Kernel) SetArgBytes(i int, v []byte) error {
+func (k *RawKernel) SetArgBytes(i int, v []byte) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (k *Kernel) SetArgBytes(i int, v []byte) error {
 
 // SetNullBuffer sets argument i of k, a pointer to __global or __constant
 // memory, to NULL.
-func (k *Kernel) SetNullBuffer(i int) error {
+func (k *RawKernel) SetNullBuffer(i int) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (k *Kernel) SetNullBuffer(i int) error {
 
 // argBuffer returns the driver buffer of argument i, a buffer argument:
 // nil for NULL (SetNullBuffer).
-func (k *Kernel) argBuffer(i int) driver.Buffer {
+func (k *kernelObject) argBuffer(i int) driver.Buffer {
 	if i < len(k.bufs) && k.bufs[i] != nil {
 		return k.bufs[i].drv
 	}
@@ -64,7 +64,7 @@ func (k *Kernel) argBuffer(i int) driver.Buffer {
 // recordable returns an error when a graph cannot record a launch of k
 // over r: one with a global work offset or a NULL buffer argument, which
 // graphs do not replay.
-func (k *Kernel) recordable(r Range) error {
+func (k *kernelObject) recordable(r Range) error {
 	if r.Offset != [3]int{} {
 		return fmt.Errorf("launch kernel %q over %v: %w: a graph records no global work offset", k.name, r, errors.ErrUnsupported)
 	}
@@ -79,7 +79,7 @@ func (k *Kernel) recordable(r Range) error {
 // describer returns k's driver kernel as a driver.KernelDescriber, inside
 // its context's enter (the caller exits), or an error wrapping
 // errors.ErrUnsupported where the backend has none.
-func (k *Kernel) describer(op string) (driver.KernelDescriber, error) {
+func (k *kernelObject) describer(op string) (driver.KernelDescriber, error) {
 	if k == nil {
 		return nil, nilKernel(op)
 	}
@@ -99,9 +99,9 @@ func (k *Kernel) describer(op string) (driver.KernelDescriber, error) {
 
 // CompileWorkGroupSize returns the work-group size that k's
 // reqd_work_group_size attribute requires on d, all zero for none.
-func (k *Kernel) CompileWorkGroupSize(d *Device) ([3]int, error) {
+func (k *RawKernel) CompileWorkGroupSize(d *Device) ([3]int, error) {
 	const op = "compile work-group size"
-	kd, err := k.describer(op)
+	kd, err := k.object().describer(op)
 	if err != nil {
 		return [3]int{}, err
 	}
@@ -117,8 +117,8 @@ func (k *Kernel) CompileWorkGroupSize(d *Device) ([3]int, error) {
 }
 
 // Attributes returns the attributes that k's source declares.
-func (k *Kernel) Attributes() (string, error) {
-	kd, err := k.describer("attributes")
+func (k *RawKernel) Attributes() (string, error) {
+	kd, err := k.object().describer("attributes")
 	if err != nil {
 		return "", err
 	}
@@ -133,7 +133,10 @@ func (k *Kernel) Attributes() (string, error) {
 // ArgInfo returns what k's source declares of argument i. A program built
 // without -cl-kernel-arg-info is an error wrapping driver.ErrNoArgInfo
 // that names the option.
-func (k *Kernel) ArgInfo(i int) (driver.ArgInfo, error) {
+func (k *RawKernel) ArgInfo(i int) (driver.ArgInfo, error) { return k.object().argInfo(i) }
+
+// argInfo is ArgInfo, for checkSet's errors too.
+func (k *kernelObject) argInfo(i int) (driver.ArgInfo, error) {
 	op := fmt.Sprintf("argument %d info", i)
 	kd, err := k.describer(op)
 	if err != nil {

@@ -5,20 +5,47 @@ import (
 	rtrace "runtime/trace"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
 // The launch path: Queue.launch, which every kernel launch outside a
 // graph takes, a generated spec's (SubmitSpec, LaunchSpec: generated.go)
 // and rt/raw's (raw.go) alike, with its checks and the binding of a spec's
-// hidden device-global arguments. The launch record it hands the driver
-// is kernel.go's.
+// hidden device-global arguments. It takes the kernel object
+// (kernelObject), whose launch record it hands the driver (kernel.go).
 
-// launch enqueues k over r after wait, with an event, which it returns,
-// or without one (event false: the generated Enqueue, rt/raw's Submit);
-// skip is as for beginTask. With spec set, k is a spec's kernel instance,
-// whose hidden arguments it binds first and which it parks again at the
-// end, whatever happens.
+// A launchOp is what a launch returns, and how errors name it: opSubmit
+// returns no event (the generated Enqueue, rt/raw's Submit), opLaunch its
+// event (EnqueueEvent, rt/raw's Launch).
+type launchOp uint8
+
+const (
+	opSubmit launchOp = iota
+	opLaunch
+)
+
+func (op launchOp) String() string {
+	if op == opLaunch {
+		return "launch"
+	}
+	return "submit"
+}
+
+// A launchCall is how a launch was called: op, and skip, the frames
+// between the entry point's caller and the user's code, as for beginTask.
+type launchCall struct {
+	op   launchOp
+	skip int
+}
+
+// launch enqueues the kernel object k over r after wait, as c says: with
+// an event, which it returns, or without one. inst is the spec's instance
+// that k is the kernel object of (SubmitSpec, LaunchSpec), whose setters'
+// first error it returns and whose hidden arguments it binds first, and
+// which it parks again at the end, whatever happens; or nil for rt/raw's
+// kernel (Submit, Launch), whose arguments it checks instead
+// (checkLaunch).
 //
 // It is the launch path of every kernel launch outside a graph, kept
 // short because a loop of small kernels waits for it: the checks of a
@@ -29,39 +56,42 @@ import (
 // open-coded defer (launching.end), which costs next to nothing, where
 // three deferred calls recorded at run time cost a launch 300
 // instructions.
-func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event bool) (*Event, error) {
+func (q *Queue) launch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, c launchCall) (*Event, error) {
 	l := launching{q: q, k: k}
 	defer l.end()
-	if spec {
-		if k == nil || k.hit.k == nil {
+	if inst != nil {
+		if inst.hit.k == nil {
 			return nil, errNoInstance()
 		}
-		l.park = true
+		l.inst = inst
 	}
-	op := launchOp(event)
+	op, event, skip := c.op.String(), c.op == opLaunch, c.skip
+	if k == nil {
+		return nil, nilKernel(op)
+	}
 	b := q.bound()
 	if b != nil {
 		if err := b.admit(q, nil); err != nil {
-			return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
+			return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 		}
 	}
 	if err := q.enter(); err != nil {
-		return nil, fmt.Errorf("%s kernel %q: %w", op, k.Name(), err)
+		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 	}
 	l.entered = true
-	dw, err := q.checkLaunch(k, r, wait, op, spec)
+	dw, err := q.checkLaunch(k, inst, r, wait, op)
 	if err != nil {
 		return nil, err
 	}
 	if rec := q.rec.Load(); rec != nil {
-		return nil, q.recordLaunch(rec, k, r, dw, event, skip+1)
+		return nil, q.recordLaunch(rec, k, inst, r, dw, c.op, skip+1)
 	}
 	if err := k.useArgs(op); err != nil {
 		return nil, err
 	}
 	l.used = true
 	if rtrace.IsEnabled() {
-		q.goTraceKernel(k, skip+1)
+		q.goTraceKernel(k, inst, skip+1)
 	}
 	tk := q.beginTask(trace.Kernel, k.label, skip+1, wait)
 	// Without an event of its own, a launch makes one for its device
@@ -80,7 +110,7 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 		tk.EndRelease()
 	}
 	if err = q.endLaunch(lr, err); err != nil {
-		return nil, q.launchFailed(k, r, ev, err, event)
+		return nil, q.launchFailed(k, r, ev, err, c.op)
 	}
 	q.recordArgs(k)
 	if b != nil {
@@ -97,12 +127,13 @@ func (q *Queue) launch(k *Kernel, r *Range, wait []*Event, skip int, spec, event
 }
 
 // launching is what a launch must undo when it returns: the uses of its
-// buffer arguments (useArgs), the instance of a spec, parked again, and
-// its queue's enter.
+// buffer arguments (useArgs), the instance of a spec (inst, if not nil),
+// parked again, and its queue's enter.
 type launching struct {
-	q                   *Queue
-	k                   *Kernel
-	park, entered, used bool
+	q             *Queue
+	k             *kernelObject
+	inst          *Kernel
+	entered, used bool
 }
 
 // end undoes what l says, in that order. The instance parks inside the
@@ -113,11 +144,11 @@ func (l *launching) end() {
 	if l.used {
 		l.k.doneArgs()
 	}
-	if l.park {
-		if l.entered || l.k.hit.q.gate.released.Load() == nil {
-			l.k.park()
+	if l.inst != nil {
+		if l.entered || l.inst.hit.q.gate.released.Load() == nil {
+			l.inst.park()
 		} else {
-			l.k.hit.unpark()
+			l.inst.hit.unpark()
 		}
 	}
 	if l.entered {
@@ -125,49 +156,44 @@ func (l *launching) end() {
 	}
 }
 
-// launchOp names a launch with an event and one without in errors.
-func launchOp(event bool) string {
-	if event {
-		return "launch"
-	}
-	return "submit"
-}
-
 // launchFailed is the error of a launch of k over r whose enqueue failed
 // with err; it releases ev, if the driver returned one.
-func (q *Queue) launchFailed(k *Kernel, r *Range, ev driver.Event, err error, event bool) error {
+func (q *Queue) launchFailed(k *kernelObject, r *Range, ev driver.Event, err error, op launchOp) error {
 	if ev != nil {
 		ev.Release()
 	}
-	return q.ctx.failed(q, fmt.Errorf("%s kernel %q over %v on %q: %w", launchOp(event), k.name, *r, q.dev.Name, err))
+	return q.ctx.failed(q, fmt.Errorf("%s kernel %q over %v on %q: %w", op, k.name, *r, q.dev.Name, err))
 }
 
-// recordLaunch records a launch of k over r on q, which records into rec.
-// skip is as for beginTask.
-func (q *Queue) recordLaunch(rec *recording, k *Kernel, r *Range, dw []driver.Event, event bool, skip int) error {
+// recordLaunch records a launch of k (of the instance inst, or nil) over r
+// on q, which records into rec; a recorded launch has no event (op
+// opSubmit). skip is as for beginTask.
+func (q *Queue) recordLaunch(rec *recording, k *kernelObject, inst *Kernel, r *Range, dw []driver.Event, op launchOp, skip int) error {
 	if err := k.recordable(*r); err != nil {
 		return err
 	}
-	if err := rec.recordKernel(q, k, *r, dw, event, skip+1); err != nil {
-		return fmt.Errorf("%s kernel %q: %w", launchOp(event), k.name, err)
+	var specs []progcache.SpecValue
+	if inst != nil {
+		specs = inst.specs
+	}
+	if err := rec.recordKernel(q, k, specs, *r, dw, op, skip+1); err != nil {
+		return fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 	}
 	return nil
 }
 
-// checkLaunch checks a launch of k over r on q after wait before the
-// driver sees it, and returns the driver events of wait: with spec set, k
-// is a spec's instance, whose setters kept their first error and whose
-// hidden arguments it binds (inside q's enter: Close must not free the
-// globals' storage while they are bound); else a raw kernel, whose
-// arguments must all have been set, and its buffers not freed since.
+// checkLaunch checks a launch of the kernel object k over r on q after
+// wait before the driver sees it, and returns the driver events of wait:
+// inst, if not nil, is the spec's instance of k, whose setters kept their
+// first error and whose hidden arguments it binds (inside q's enter: Close
+// must not free the globals' storage while they are bound); else k is a
+// raw kernel's, whose arguments must all have been set, and their memory
+// not freed since (checkRaw).
 // Where the driver's own choice of work-group size could break the
-// device's limits, it sets r's (Kernel.checkRange).
-func (q *Queue) checkLaunch(k *Kernel, r *Range, wait []*Event, op string, spec bool) ([]driver.Event, error) {
-	if k == nil {
-		return nil, nilKernel(op)
-	}
-	if spec {
-		if err := k.prepare(q); err != nil {
+// device's limits, it sets r's (kernelObject.checkRange).
+func (q *Queue) checkLaunch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, op string) ([]driver.Event, error) {
+	if inst != nil {
+		if err := inst.prepare(q); err != nil {
 			return nil, err
 		}
 	}
@@ -181,7 +207,7 @@ func (q *Queue) checkLaunch(k *Kernel, r *Range, wait []*Event, op string, spec 
 	if err != nil {
 		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 	}
-	if !spec {
+	if inst == nil {
 		if err := k.checkRaw(op); err != nil {
 			return nil, err
 		}

@@ -57,7 +57,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 		return nil, err
 	}
 	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger,
-		backend: name, syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}
+		backend: name, fault: faultState{syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}}
 	c.pool.max = cfg.QueuePool
 	if c.pool.max <= 0 {
 		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
@@ -142,7 +142,7 @@ func (c *Context) Close() error {
 		}
 	}
 	errs = append(errs, c.closeHealth()...)
-	cacheErrs := c.pc.Close()
+	cacheErrs := c.cache.pc.Close()
 	cacheErrs = append(cacheErrs, c.closeInstances()...)
 	c.closeRemote()
 	for _, err := range cacheErrs {
@@ -155,7 +155,7 @@ func (c *Context) Close() error {
 	if err := c.drv.Release(); err != nil {
 		errs = append(errs, fmt.Errorf("close context: %w", err))
 	}
-	if f := c.fault.Load(); f != nil {
+	if f := c.fault.recorded.Load(); f != nil {
 		return fmt.Errorf("close context: %w", f) // the release errors only repeat it
 	}
 	return errors.Join(errs...)
@@ -263,8 +263,8 @@ func (c *Context) closeInstances() []error {
 	c.instances.mu.Unlock()
 	var errs []error
 	for k := range ks {
-		if err := k.Release(); err != nil {
-			errs = append(errs, fmt.Errorf("close context: %w", err))
+		if err := k.release(); err != nil {
+			errs = append(errs, fmt.Errorf("close context: release kernel %q: %w", k.name, err))
 		}
 	}
 	return errs
@@ -279,17 +279,17 @@ const remoteFlushWait = 2 * time.Second
 // `dgen cache stat` shows; then it closes the persistent cache, which
 // holds its directory open.
 func (c *Context) closeRemote() {
-	if c.remote != nil {
-		c.remote.Close(remoteFlushWait)
-		c.disk.Wait()
-		if c.disk.Enabled() {
-			if err := diskcache.RecordRemote(c.disk.Dir(), c.remote.Stats()); err != nil {
-				c.pc.Logf("%v", err)
+	if c.cache.remote != nil {
+		c.cache.remote.Close(remoteFlushWait)
+		c.cache.disk.Wait()
+		if c.cache.disk.Enabled() {
+			if err := diskcache.RecordRemote(c.cache.disk.Dir(), c.cache.remote.Stats()); err != nil {
+				c.cache.pc.Logf("%v", err)
 			}
 		}
 	}
-	if c.disk != nil {
-		c.disk.Close()
+	if c.cache.disk != nil {
+		c.cache.disk.Close()
 	}
 }
 

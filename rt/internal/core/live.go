@@ -33,7 +33,7 @@ import (
 
 // A liveObject is what Close releases of a live object that its owner did
 // not release. Each kind implements it beside its type: *Mem (buffer.go),
-// *pinnedMem (pinned.go), *Kernel (kernel.go) and *builtProgram
+// *pinnedMem (pinned.go), *RawKernel (kernel.go) and *builtProgram
 // (program.go); events and views are listed apart (addEvent, addView).
 type liveObject interface {
 	// releaseLive releases the object. Its owner calls it once it has

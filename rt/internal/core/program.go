@@ -181,7 +181,7 @@ func (c *Context) programWithContext(ctx context.Context, img *progcache.Image, 
 	if c == nil {
 		return nil, c.enter() // the error of a nil context
 	}
-	p, name, err := c.pc.ProgramWithContext(ctx, img, over)
+	p, name, err := c.cache.pc.ProgramWithContext(ctx, img, over)
 	if err != nil {
 		return nil, err
 	}

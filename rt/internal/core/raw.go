@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/internal/desc"
 )
 
-// What rt/raw calls. raw.Kernel is a *Kernel with the exported methods of
-// this file, kernel.go, kernelinfo.go, sampler.go and workgroup.go;
-// raw.Program wraps a *BuiltProgram. The functions below are raw's entry points into a
-// context.
+// What rt/raw calls. raw.Kernel is a *RawKernel (kernel.go) with the
+// exported methods of this file, kernel.go, kernelinfo.go, sampler.go and
+// workgroup.go; raw.Program wraps a *BuiltProgram. The functions below are
+// raw's entry points into a context.
 
 // BuiltProgram is a program built for every device of its context, as
 // rt/raw's Program holds it.
@@ -33,7 +36,7 @@ func Load(c *Context, name string, binaries [][]byte, options string) (*BuiltPro
 }
 
 // Name returns the kernel's name; "" for a nil kernel.
-func (k *Kernel) Name() string {
+func (k *RawKernel) Name() string {
 	if k == nil {
 		return ""
 	}
@@ -42,7 +45,7 @@ func (k *Kernel) Name() string {
 
 // SetBuffer sets argument i to the memory m, checked: rt/raw's SetBuffer
 // with BufferMem of the caller's buffer.
-func (k *Kernel) SetBuffer(i int, m *Mem) error {
+func (k *RawKernel) SetBuffer(i int, m *Mem) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
@@ -50,7 +53,7 @@ func (k *Kernel) SetBuffer(i int, m *Mem) error {
 }
 
 // SetLocal sets argument i, a __local pointer, to size bytes, checked.
-func (k *Kernel) SetLocal(i int, size int) error {
+func (k *RawKernel) SetLocal(i int, size int) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
@@ -60,21 +63,21 @@ func (k *Kernel) SetLocal(i int, size int) error {
 // Launch enqueues k over r on q after wait, rt/raw's wait list, whose
 // events conv converts (Waits), and returns its event. The trace's call
 // site is the caller of rt/raw's Launch.
-func Launch[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
+func Launch[E any](q *Queue, k *RawKernel, r Range, wait []E, conv func(E) *Event) (*Event, error) {
 	var w WaitList
-	return q.launch(k, &r, Waits(&w, wait, conv), 0, false, true)
+	return q.launch(k.object(), nil, &r, Waits(&w, wait, conv), launchCall{op: opLaunch})
 }
 
 // Submit is Launch without an event.
-func Submit[E any](q *Queue, k *Kernel, r Range, wait []E, conv func(E) *Event) error {
+func Submit[E any](q *Queue, k *RawKernel, r Range, wait []E, conv func(E) *Event) error {
 	var w WaitList
-	_, err := q.launch(k, &r, Waits(&w, wait, conv), 0, false, false)
+	_, err := q.launch(k.object(), nil, &r, Waits(&w, wait, conv), launchCall{op: opSubmit})
 	return err
 }
 
 // DeviceOf returns the device of k's context whose Facade holds dev (rt's
 // *Device, which rt/raw passes on); nil if none does, or k is nil.
-func (k *Kernel) DeviceOf(dev any) *Device {
+func (k *RawKernel) DeviceOf(dev any) *Device {
 	if k == nil || dev == nil {
 		return nil
 	}
@@ -86,9 +89,30 @@ func (k *Kernel) DeviceOf(dev any) *Device {
 	return nil
 }
 
-// CheckArgType checks that argument i of k may be set to a value of type
+// SetArg is rt/raw's SetArg, which documents it: argument i of k set to
+// v, a value of a type that checkArgType passes, as SetScalar sets an
+// instance's.
+func SetArg[T any](k *RawKernel, i int, v T) error {
+	if err := k.checkArgType(i, reflect.TypeFor[T]()); err != nil {
+		return err
+	}
+	if size := unsafe.Sizeof(v); size <= 8 && unsafe.Alignof(v) <= 8 {
+		k.setScalar(i, size, desc.ScalarBits(v))
+	} else {
+		setArgBytes(&k.kernelObject, i, v)
+	}
+	return nil
+}
+
+// setArgBytes is SetArg for a value of more than 8 bytes, checked: a
+// function of its own, as setLarge is, so that only such a value escapes.
+func setArgBytes[T any](k *kernelObject, i int, v T) {
+	k.setBytes(i, unsafe.Pointer(&v), unsafe.Sizeof(v))
+}
+
+// checkArgType checks that argument i of k may be set to a value of type
 // t: a number of fixed size, or an array or struct of them.
-func (k *Kernel) CheckArgType(i int, t reflect.Type) error {
+func (k *RawKernel) checkArgType(i int, t reflect.Type) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}

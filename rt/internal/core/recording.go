@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 	"github.com/dgen-go/dgen/rt/trace"
 )
 
@@ -229,16 +230,17 @@ func (r *recording) add(c graphCmd, wait []driver.Event) error {
 	return nil
 }
 
-// recordKernel records a launch of k over r. skip is as for beginTask.
-func (r *recording) recordKernel(q *Queue, k *Kernel, rg Range, wait []driver.Event, event bool, skip int) error {
-	if event {
+// recordKernel records a launch of k, whose program's variant has the
+// specialization-constant values specs, over r. skip is as for beginTask.
+func (r *recording) recordKernel(q *Queue, k *kernelObject, specs []progcache.SpecValue, rg Range, wait []driver.Event, op launchOp, skip int) error {
+	if op != opSubmit {
 		return fmt.Errorf("%w: graph %q: a recorded launch has no event (use Enqueue, not EnqueueEvent)", ErrInvalidArgument, r.g.name)
 	}
 	args, mems, err := k.snapshot()
 	if err != nil {
 		return fmt.Errorf("graph %q: %w", r.g.name, err)
 	}
-	c := graphCmd{kind: trace.Kernel, name: k.label, kern: k, specs: k.specs, args: args, r: rg, mems: mems}
+	c := graphCmd{kind: trace.Kernel, name: k.label, kern: k, specs: specs, args: args, r: rg, mems: mems}
 	if r.upd != nil {
 		return r.add(c, wait)
 	}
@@ -269,7 +271,7 @@ func (r *recording) refuse(op, why string) error {
 
 // snapshot returns k's arguments as set now, from its launch record, and
 // the memory of its buffer arguments.
-func (k *Kernel) snapshot() ([]graphArg, []*Mem, error) {
+func (k *kernelObject) snapshot() ([]graphArg, []*Mem, error) {
 	args := make([]graphArg, k.nargs)
 	var mems []*Mem
 	for i := range args {

@@ -122,7 +122,7 @@ func (c *Context) sampler(s Sampler) (*samplerObject, error) {
 
 // SetSampler is rt/raw's Kernel.SetSampler: it sets argument i, a
 // sampler_t, to s.
-func (k *Kernel) SetSampler(i int, s Sampler) error {
+func (k *RawKernel) SetSampler(i int, s Sampler) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (k *Kernel) SetSampler(i int, s Sampler) error {
 // the launch record: an ArgSampler slot holding its native handle, or,
 // for a backend whose samplers have none, a slot that flush sets through
 // driver.SamplerKernel.
-func (k *Kernel) setSampler(i int, s Sampler) error {
+func (k *kernelObject) setSampler(i int, s Sampler) error {
 	ds, err := k.prog.ctx.sampler(s)
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (k *Kernel) setSampler(i int, s Sampler) error {
 
 // setArgSampler sets argument i, recorded by setSampler, through the
 // driver's kernel.
-func (k *Kernel) setArgSampler(i int) error {
+func (k *kernelObject) setArgSampler(i int) error {
 	sk, ok := k.drv.(driver.SamplerKernel)
 	if !ok {
 		return fmt.Errorf("%w: the backend's kernels take no samplers", errors.ErrUnsupported)
@@ -191,7 +191,7 @@ func (k *Kernel) SpecSampler(i int, s Sampler) {
 // SetImage is rt/raw's Kernel.SetImage: it sets argument i, an image
 // parameter with the OpenCL C access qualifier access, to img, of any
 // kind.
-func (k *Kernel) SetImage(i int, img Image, access string) error {
+func (k *RawKernel) SetImage(i int, img Image, access string) error {
 	if err := k.checkArg(i); err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (k *Kernel) SetImage(i int, img Image, access string) error {
 
 // setImage records img as argument i; kind, when not empty, is the
 // parameter's OpenCL C image type, which img must be.
-func (k *Kernel) setImage(i int, img Image, kind, access string) error {
+func (k *kernelObject) setImage(i int, img Image, kind, access string) error {
 	h := img.h
 	if h == nil {
 		return fmt.Errorf("%w: zero image", ErrInvalidArgument)

@@ -119,7 +119,7 @@ func (c *Context) Health() error {
 	if c.closed.Load() {
 		return fmt.Errorf("health: %w", c.closedError())
 	}
-	if f := c.fault.Load(); f != nil {
+	if f := c.fault.recorded.Load(); f != nil {
 		return f
 	}
 	if err := c.probe(); err != nil {

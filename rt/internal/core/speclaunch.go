@@ -191,7 +191,7 @@ func AcquireSpecContext(ctx context.Context, q *Queue, d *desc.Kernel, a *SpecAr
 func (q *Queue) acquireSpec(ctx context.Context, d *desc.Kernel, a *SpecArgs) (*Kernel, error) {
 	i := q.specSlotArgs(d, a)
 	h := q.specs[i].Swap(nil)
-	if h != nil && h.d == d && h.args == *a && q.ctx.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
+	if h != nil && h.d == d && h.args == *a && q.ctx.cache.pc.CurrentSince(h.ck, h.gen, &h.epoch) {
 		h.k.setErr = nil
 		return h.k, nil
 	}
@@ -282,8 +282,8 @@ func (tq *Queue) endTuning() {
 // variantLabel returns the name of the kernel k as traces and graphs show
 // it: its name, and the specialization-constant values of its program's
 // variant in brackets ("matmul[TILE=16]"); made once per prototype.
-func (k *Kernel) variantLabel(specs []progcache.SpecValue) string {
-	if p := k.labelOnce.Load(); p != nil {
+func (k *prototype) variantLabel(specs []progcache.SpecValue) string {
+	if p := k.label.Load(); p != nil {
 		return *p
 	}
 	s := k.name
@@ -302,6 +302,6 @@ func (k *Kernel) variantLabel(specs []progcache.SpecValue) string {
 		b.WriteByte(']')
 		s = b.String()
 	}
-	k.labelOnce.CompareAndSwap(nil, &s)
-	return *k.labelOnce.Load()
+	k.label.CompareAndSwap(nil, &s)
+	return *k.label.Load()
 }

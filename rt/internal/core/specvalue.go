@@ -79,7 +79,7 @@ func (c *Context) setSpecValue(name, value string) error {
 	if err != nil {
 		return fmt.Errorf("set specialization constant %s: %w", name, err)
 	}
-	c.pc.SetSpec(name, canon)
+	c.cache.pc.SetSpec(name, canon)
 	return nil
 }
 
@@ -94,7 +94,7 @@ func (c *Context) clearSpecValue(name string) error {
 	if len(specChecks(name)) == 0 {
 		return fmt.Errorf("clear specialization constant %s: %w: no //dgen:specconst declaration registers a constant of that name", name, ErrInvalidArgument)
 	}
-	c.pc.ClearSpec(name)
+	c.cache.pc.ClearSpec(name)
 	return nil
 }
 
@@ -104,7 +104,7 @@ func (c *Context) specValues() []specValue {
 	if c == nil {
 		return nil
 	}
-	set := c.pc.Specs()
+	set := c.cache.pc.Specs()
 	if len(set) == 0 {
 		return nil
 	}
@@ -170,7 +170,7 @@ func (s *SpecConst[T]) Value(c *Context) T {
 	}
 	lit := d.Default
 	if c != nil {
-		for _, sv := range c.pc.Specs() {
+		for _, sv := range c.cache.pc.Specs() {
 			if sv.Name == d.Name {
 				lit = sv.Value
 			}

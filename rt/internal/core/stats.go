@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgen-go/dgen/rt/alloc"
@@ -11,6 +12,13 @@ import (
 // The context's statistics (rt/stats): what its program cache and the
 // remote tier beneath it did, and what its allocators, of buffers and of
 // images, hold and did.
+
+// contextCounters are a context's atomic counters that no part of its own
+// keeps, only ever added to, which Stats reads.
+type contextCounters struct {
+	driverAllocs, driverReleases atomic.Uint64 // memory from the driver, for stats.Alloc (allocator.go)
+	tuneTimed, tuneRecords       atomic.Int64  // SpecConst.Tune's (tune.go)
+}
 
 // Stats returns the context's statistics: what its program cache did
 // (Cache), what its allocators hold and did (Alloc), its queues and its
@@ -47,20 +55,20 @@ func (c *Context) cacheStats() stats.Cache {
 	if c == nil {
 		return stats.Cache{}
 	}
-	s := c.pc.Stats()
+	s := c.cache.pc.Stats()
 	return stats.Cache{
-		Builds: s.Builds, BuildTime: time.Duration(c.buildNanos.Load()), DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
+		Builds: s.Builds, BuildTime: time.Duration(c.cache.buildNanos.Load()), DiskHits: s.DiskHits, MemHits: s.MemHits, BuildErrors: s.BuildErrors,
 		Retries: s.Retries, Evictions: s.Evictions, OOMFlushes: s.OOMFlushes, KernelMisses: s.KernelMisses,
-		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(), Tuned: c.tuneTimed.Load(), TuneRecords: c.tuneRecords.Load(),
+		Programs: s.Programs, Bytes: s.Bytes, Remote: c.remoteStats(), Tuned: c.counters.tuneTimed.Load(), TuneRecords: c.counters.tuneRecords.Load(),
 	}
 }
 
 // remoteStats returns the remote tier's counters; zero without one.
 func (c *Context) remoteStats() stats.Remote {
-	if c.remote == nil {
+	if c.cache.remote == nil {
 		return stats.Remote{}
 	}
-	return stats.Remote(c.remote.Stats())
+	return stats.Remote(c.cache.remote.Stats())
 }
 
 // allocStats returns the context's allocator statistics (Stats).
@@ -75,8 +83,8 @@ func (c *Context) allocStats() stats.Alloc {
 		}
 	}
 	s.Devices = c.addImageStats(s.Devices) // images of allocation sites, below
-	s.DriverAllocs = c.driverAllocs.Load()
-	s.DriverReleases = c.driverReleases.Load()
+	s.DriverAllocs = c.counters.driverAllocs.Load()
+	s.DriverReleases = c.counters.driverReleases.Load()
 	s.Budgets = c.budgetStats() // budget.go
 	return s
 }

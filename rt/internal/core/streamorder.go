@@ -149,7 +149,7 @@ func (q *Queue) record(ms ...*Mem) {
 
 // recordArgs records the use of k's buffer arguments by the command just
 // enqueued on q.
-func (q *Queue) recordArgs(k *Kernel) {
+func (q *Queue) recordArgs(k *kernelObject) {
 	if k.pooledArgs == 0 || !q.ctx.multiQueue.Load() {
 		return
 	}

@@ -22,7 +22,7 @@ import (
 type (
 	ProgramImage   = progcache.Image
 	KernelSpec     = progcache.KernelKey
-	CachedKernel   = progcache.Kernel[*Kernel]
+	CachedKernel   = progcache.Kernel[*prototype]
 	CacheSpecValue = progcache.SpecValue
 )
 
@@ -33,19 +33,34 @@ func NewKernelSpec(img *ProgramImage, name string) *KernelSpec {
 func (c *Context) ProgramFor(img *ProgramImage) (*builtProgram, error) { return c.programFor(img) }
 
 func (c *Context) KernelFor(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	ck, err := c.pc.Kernel(spec, c.devIndex(q))
+	ck, err := c.cache.pc.Kernel(spec, c.devIndex(q))
 	if err != nil {
 		return nil, c.foreignQueue(spec, q, err)
 	}
 	return ck, nil
 }
 
-func (c *Context) AcquireKernel(spec *KernelSpec, q *Queue) (*CachedKernel, error) {
-	ck, err := c.pc.Acquire(spec, c.devIndex(q))
+// SpawnKernel returns a kernel object of its own of the cached kernel of
+// spec on q's device, made from the cached program as an instance is
+// (spawn), with the cache's kernel it was made from. The kernel is rt/raw's
+// (raw.go): live in the context until the caller releases it, or Close.
+func (c *Context) SpawnKernel(spec *KernelSpec, q *Queue) (*RawKernel, *CachedKernel, error) {
+	ck, err := c.cache.pc.KernelHeld(context.Background(), spec, c.devIndex(q), nil)
 	if err != nil {
-		return nil, c.foreignQueue(spec, q, err)
+		return nil, nil, c.foreignQueue(spec, q, err)
 	}
-	return ck, nil
+	defer c.cache.pc.Unhold(ck)
+	k := new(RawKernel)
+	if err := c.spawn(ck, &k.kernelObject); err != nil {
+		return nil, nil, err
+	}
+	if err := c.enter(); err != nil {
+		k.release()
+		return nil, nil, err
+	}
+	defer c.exit()
+	c.live.add(k)
+	return k, ck, nil
 }
 
 // foreignQueue returns err, or for a queue of another context an error
@@ -57,14 +72,17 @@ func (c *Context) foreignQueue(spec *KernelSpec, q *Queue, err error) error {
 	return fmt.Errorf("get kernel %q: %w", spec.Name(), c.sameContext("the queue", q.ctx))
 }
 
-func (q *Queue) LaunchSkip(skip int, k *Kernel, r Range, wait ...*Event) (*Event, error) {
-	return q.launch(k, &r, wait, skip, false, true)
+func (q *Queue) LaunchSkip(skip int, k *RawKernel, r Range, wait ...*Event) (*Event, error) {
+	return q.launch(k.object(), nil, &r, wait, launchCall{op: opLaunch, skip: skip})
 }
 
-func (q *Queue) SubmitSkip(skip int, k *Kernel, r Range, wait ...*Event) error {
-	_, err := q.launch(k, &r, wait, skip, false, false)
+func (q *Queue) SubmitSkip(skip int, k *RawKernel, r Range, wait ...*Event) error {
+	_, err := q.launch(k.object(), nil, &r, wait, launchCall{op: opSubmit, skip: skip})
 	return err
 }
+
+// CachedNumArgs returns the number of arguments of the cached kernel ck.
+func CachedNumArgs(ck *CachedKernel) int { return ck.Object().nargs }
 
 // ParkAcquired parks a kernel instance that a registered kernel's Acquire
 // returned, as its Submit and Launch do last.
@@ -84,7 +102,7 @@ func (d *Device) ClockError() time.Duration              { return d.clockError()
 func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size) }
 func (c *Context) PersistentCache() *diskcache.Cache     { return c.persistentCache() }
 func (q *Queue) Profiling() bool                         { return q.profilingOn() }
-func (c *Context) SyncLaunchesOn() bool                  { return c.syncLaunches }
+func (c *Context) SyncLaunchesOn() bool                  { return c.fault.syncLaunches }
 func (c *Context) ProfilingOn() bool                     { return c.profiling }
 
 // AllocTaggedOn reports whether the context's allocators have the tagged
@@ -166,7 +184,7 @@ func ForgetLostDevices() {
 // SetLaunchPCs turns on the recording of every launch's Go line, as
 // Config.SyncLaunches does, without the synchronisation: what
 // BenchmarkLaunchPC measures.
-func SetLaunchPCs(c *Context, on bool) { c.launchPCs = on }
+func SetLaunchPCs(c *Context, on bool) { c.fault.launchPCs = on }
 
 // Live returns the number of objects the context made for its user that
 // are not released yet (live.go): what Close would release.
@@ -183,12 +201,15 @@ func HasSymbols() bool { return len(dataSymbols()) > 0 }
 // before the driver sees it, and returns the range as the driver would
 // receive it (with the work-group size rt chose, if it did), launching
 // nothing.
-func CheckLaunch(q *Queue, k *Kernel, r Range) (Range, error) {
+func CheckLaunch(q *Queue, k *RawKernel, r Range) (Range, error) {
 	if err := q.enter(); err != nil {
 		return r, err
 	}
 	defer q.exit()
-	_, err := q.checkLaunch(k, &r, nil, "check", false)
+	if k == nil {
+		return r, nilKernel("check")
+	}
+	_, err := q.checkLaunch(&k.kernelObject, nil, &r, nil, "check")
 	return r, err
 }
 

@@ -179,7 +179,7 @@ func (s *SpecConst[T]) tune(ctx context.Context, q *Queue, run func(q *Queue, v 
 	c := q.ctx
 	key := c.tuneKey(d, chk, q)
 	if rec, ok := c.loadTuneRecord(ctx, d, chk, key); ok {
-		c.tuneRecords.Add(1)
+		c.counters.tuneRecords.Add(1)
 		applyRecord(c, d, chk, rec, &res)
 		return res, nil
 	}
@@ -259,7 +259,7 @@ func measure[T any](ctx context.Context, q *Queue, d *desc.SpecConst, chk *specC
 			continue
 		}
 		res.timed++
-		c.tuneTimed.Add(1)
+		c.counters.tuneTimed.Add(1)
 		res.times[i] = t
 		c.tr.Mark(fmt.Sprintf("%s=%s: %v (median of %d device-timed runs)", d.Name, lit, t, n))
 		if best < 0 || t < res.times[best] {
@@ -370,7 +370,7 @@ func (c *Context) tuneKey(d *desc.SpecConst, chk *specCheck, q *Queue) diskcache
 		}
 	}
 	var others []byte
-	for _, v := range c.pc.Specs() {
+	for _, v := range c.cache.pc.Specs() {
 		if v.Name != d.Name {
 			others = binary.AppendUvarint(others, uint64(len(v.Name)))
 			others = append(others, v.Name...)
@@ -403,14 +403,14 @@ func (c *Context) loadTuneRecord(ctx context.Context, d *desc.SpecConst, chk *sp
 		ok bool
 	)
 	switch {
-	case c.disk != nil && c.disk.Enabled():
+	case c.cache.disk != nil && c.cache.disk.Enabled():
 		var err error
-		b, _, ok, err = c.disk.Lookup(key)
+		b, _, ok, err = c.cache.disk.Lookup(key)
 		if err != nil {
 			c.tuneWarn("tuning record of %s unreadable, tuning again: %v", d.ID, err)
 		}
-	case c.remote != nil:
-		b, ok = c.remote.Fetch(ctx, key)
+	case c.cache.remote != nil:
+		b, ok = c.cache.remote.Fetch(ctx, key)
 	}
 	if !ok {
 		return rec, false
@@ -434,11 +434,11 @@ func (c *Context) loadTuneRecord(ctx context.Context, d *desc.SpecConst, chk *sp
 // on the fleet tier.
 func (c *Context) storeTuneRecord(d *desc.SpecConst, key diskcache.Key, rec tuneRecord) {
 	b, err := json.Marshal(rec)
-	if err != nil || c.disk == nil {
+	if err != nil || c.cache.disk == nil {
 		return
 	}
-	if err := c.disk.Put(key, b); err != nil {
-		c.pc.Logf("store tuning record of %s: %v", d.ID, err)
+	if err := c.cache.disk.Put(key, b); err != nil {
+		c.cache.pc.Logf("store tuning record of %s: %v", d.ID, err)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// kernelLimits are what a Kernel knows of its work-group limits: the
+// kernelLimits are what a kernel object knows of its work-group limits: the
 // bytes of its __local arguments as set, and per device the work-group
 // info, asked of the driver once.
 type kernelLimits struct {
@@ -27,7 +27,7 @@ type wgInfo struct {
 
 // setLocal notes that argument i is size bytes of local memory (0: not a
 // __local argument).
-func (k *Kernel) setLocal(i int, size int64) {
+func (k *kernelObject) setLocal(i int, size int64) {
 	if k.lim.locals == nil {
 		if size == 0 {
 			return
@@ -43,7 +43,7 @@ func (k *Kernel) setLocal(i int, size int64) {
 
 // WorkGroupInfo is rt/raw's Kernel.WorkGroupInfo: the limits are asked
 // of the driver once per device.
-func (k *Kernel) WorkGroupInfo(d *Device) (driver.KernelWorkGroupInfo, error) {
+func (k *RawKernel) WorkGroupInfo(d *Device) (driver.KernelWorkGroupInfo, error) {
 	if k == nil {
 		return driver.KernelWorkGroupInfo{}, nilKernel("work-group info")
 	}
@@ -55,13 +55,13 @@ func (k *Kernel) WorkGroupInfo(d *Device) (driver.KernelWorkGroupInfo, error) {
 }
 
 // workGroup returns the kernel's cached work-group info on d.
-func (k *Kernel) workGroup(d *Device) (*wgInfo, error) {
+func (k *kernelObject) workGroup(d *Device) (*wgInfo, error) {
 	c := k.prog.ctx
 	if d == nil || d.index >= len(c.devices) || c.devices[d.index] != d {
 		return nil, fmt.Errorf("work-group info of kernel %q: %w: the device is not one of its context's (%s)", k.name, ErrInvalidArgument, c.deviceLabel())
 	}
 	if k.lim.wg == nil {
-		// Set at creation; a Kernel made otherwise has no cache.
+		// Set at creation; an object made otherwise has no cache.
 		return k.askWorkGroup(d)
 	}
 	if info := k.lim.wg[d.index].Load(); info != nil {
@@ -76,7 +76,7 @@ func (k *Kernel) workGroup(d *Device) (*wgInfo, error) {
 }
 
 // askWorkGroup asks the driver for the kernel's work-group info on d.
-func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
+func (k *kernelObject) askWorkGroup(d *Device) (*wgInfo, error) {
 	if err := k.prog.ctx.enter(); err != nil {
 		return nil, fmt.Errorf("work-group info of kernel %q: %w", k.name, err)
 	}
@@ -106,7 +106,7 @@ func (k *Kernel) askWorkGroup(d *Device) (*wgInfo, error) {
 // the same local memory of arguments: setLocal forgets the last launch
 // when that changes) passes again, with the same work-group size, without
 // a check.
-func (k *Kernel) checkRange(q *Queue, r *Range) error {
+func (k *kernelObject) checkRange(q *Queue, r *Range) error {
 	if ok := &k.passed; ok.dev == q.dev && ok.same(r) {
 		r.Local = ok.nd.Local
 		return nil
@@ -116,7 +116,7 @@ func (k *Kernel) checkRange(q *Queue, r *Range) error {
 
 // checkNewRange is checkRange for a launch unlike the last one that
 // passed.
-func (k *Kernel) checkNewRange(q *Queue, r *Range) error {
+func (k *kernelObject) checkNewRange(q *Queue, r *Range) error {
 	local := r.Local
 	if err := r.check(); err != nil {
 		return err
@@ -149,7 +149,7 @@ func (p *passedLaunch) same(r *Range) bool {
 // kernel or the device allows, other than its reqd_work_group_size, more
 // work-groups than the device runs, or more local memory than the device
 // has, is an error wrapping ErrInvalidArgument that gives the limits.
-func (k *Kernel) checkLaunch(q *Queue, r *Range) error {
+func (k *kernelObject) checkLaunch(q *Queue, r *Range) error {
 	d := q.dev
 	info, err := k.workGroup(d)
 	if err != nil {
@@ -290,7 +290,7 @@ func pickLocal(dims int, global [3]int, budget int64, lim *launchLimits) ([3]int
 // reqd_work_group_size attribute demands (req; zeros for none): a range
 // without that local size fails here, naming it, rather than in the
 // driver as CL_INVALID_WORK_GROUP_SIZE.
-func (k *Kernel) checkRequired(d *Device, r Range, req [3]int) error {
+func (k *kernelObject) checkRequired(d *Device, r Range, req [3]int) error {
 	if req == [3]int{} {
 		return nil
 	}

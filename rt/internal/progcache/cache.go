@@ -25,8 +25,9 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 )
 
-// Object is what the cache keeps of a kernel: rt's *Kernel, which the
-// Builder makes and releases.
+// Object is the value that the cache keeps for a kernel (Kernel.Object):
+// rt's prototype of the kernel's instances, which the Builder makes and
+// releases.
 type Object any
 
 // Builder makes what the cache holds, through the driver: rt implements
@@ -791,8 +792,8 @@ func (c *Cache[K]) unlink(e *entry[K]) {
 	}
 }
 
-// killKernels takes e's kernels out of the cache and releases each once no
-// goroutine holds it, returning the release errors.
+// killKernels takes e's kernels out of the cache and releases them (kill),
+// returning the release errors.
 func (c *Cache[K]) killKernels(e *entry[K]) []error {
 	c.mu.Lock()
 	ks := e.kernels
@@ -809,7 +810,7 @@ func (c *Cache[K]) killKernels(e *entry[K]) []error {
 }
 
 // releaseVictims releases the kernels and programs of unlinked entries,
-// outside mu: a kernel is released once no goroutine holds it.
+// outside mu.
 func (c *Cache[K]) releaseVictims(victims []*entry[K]) {
 	for _, e := range victims {
 		c.killKernels(e)

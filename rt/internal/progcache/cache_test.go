@@ -393,17 +393,16 @@ func TestLRUCascade(t *testing.T) {
 	if s := c.Stats(); s.Evictions != 1 || s.Programs != 2 {
 		t.Fatalf("stats %+v, want 1 eviction and 2 programs", s)
 	}
-	if _, err := ckB.Lock(); !errors.Is(err, ErrClosed) {
-		t.Errorf("evicted B's kernel: Lock = %v, want ErrClosed", err)
+	if !ckB.Doomed() {
+		t.Errorf("evicted B's kernel is not doomed")
 	}
 	if n := ckB.Object().releases.Load(); n != 1 {
 		t.Errorf("evicted B's kernel released %d times, want 1", n)
 	}
 	for name, ck := range map[string]*Kernel[*testKernel]{"A": ckA, "C": ckC} {
-		if _, err := ck.Lock(); err != nil {
-			t.Fatalf("%s: %v", name, err)
+		if ck.Doomed() || ck.Object().releases.Load() != 0 {
+			t.Fatalf("%s: doomed %v, released %d times; want neither", name, ck.Doomed(), ck.Object().releases.Load())
 		}
-		ck.Unlock()
 	}
 	builds := b.builds.Load()
 	if ck, err := c.Kernel(keys["A"], 0); err != nil || ck != ckA {
@@ -456,8 +455,8 @@ func TestOutOfMemoryFlush(t *testing.T) {
 		t.Errorf("stats %+v, want 1 flush, 2 evictions, 1 program left", s)
 	}
 	for i, ck := range cks {
-		if _, err := ck.Lock(); !errors.Is(err, ErrClosed) {
-			t.Errorf("kernel %d survived the flush: %v", i, err)
+		if !ck.Doomed() || ck.Object().releases.Load() != 1 {
+			t.Errorf("kernel %d after the flush: doomed %v, released %d times; want doomed, released once", i, ck.Doomed(), ck.Object().releases.Load())
 		}
 	}
 }
@@ -521,56 +520,24 @@ func TestKernelOutOfMemoryFlush(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kernel after one out-of-memory: %v", err)
 	}
-	if _, err := ck.Lock(); err != nil {
-		t.Fatal(err)
+	if ck.Doomed() {
+		t.Errorf("the kernel made after the flush is doomed")
 	}
-	ck.Unlock()
 	if s := c.Stats(); s.OOMFlushes != 1 || s.Programs != 1 {
 		t.Errorf("stats %+v: want 1 out-of-memory flush and only the kernel's program left", s)
 	}
 }
 
-// TestEvictionWhileHoldingKernel checks that a goroutine holding a kernel
-// can ask the cache for another whose build evicts the first: eviction
-// does not wait on the lock its own caller holds, and the evicted kernel
-// is released when it is unlocked, not before.
-func TestEvictionWhileHoldingKernel(t *testing.T) {
-	c, _ := newCache(t, Config{InMemory: true, EvictionThreshold: 1}, false)
-	a := NewKernelKey(uniqueImage("test.DeadlockA", "1"), "fill")
-	b := NewKernelKey(uniqueImage("test.DeadlockB", "2"), "fill")
-	ckA, err := c.Acquire(a, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ckB *Kernel[*testKernel]
-	within(t, "Kernel(B) while holding A", func() { ckB, err = c.Kernel(b, 0) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := c.Stats(); s.Evictions == 0 {
-		t.Errorf("stats %+v: want A evicted", s)
-	}
-	if n := ckA.Object().releases.Load(); n != 0 {
-		t.Errorf("A released %d times while held, want 0", n)
-	}
-	ckA.Unlock()
-	if n := ckA.Object().releases.Load(); n != 1 {
-		t.Errorf("A released %d times after unlock, want 1", n)
-	}
-	if _, err := ckA.Lock(); !errors.Is(err, ErrClosed) {
-		t.Errorf("evicted A after unlock: Lock = %v, want ErrClosed", err)
-	}
-	if _, err := ckB.Lock(); err != nil {
-		t.Fatal(err)
-	}
-	ckB.Unlock()
-}
-
-// TestCloseWhileHoldingKernel checks that Close does not wait for a kernel
-// that a goroutine holds, and that the holder's unlock releases it.
-func TestCloseWhileHoldingKernel(t *testing.T) {
+// TestCloseReleasesKernels checks that Close does not wait for a kernel
+// that a goroutine holds (KernelHeld), and releases every kernel once, the
+// held one too, which is doomed from then on.
+func TestCloseReleasesKernels(t *testing.T) {
 	c, _ := newCache(t, Config{InMemory: true}, false)
-	ck, err := c.Acquire(NewKernelKey(uniqueImage("test.CloseHeld", "3"), "fill"), 0)
+	ck, err := c.Kernel(NewKernelKey(uniqueImage("test.Close", "3"), "fill"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := c.KernelHeld(t.Context(), NewKernelKey(uniqueImage("test.CloseHeld", "4"), "fill"), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,12 +546,11 @@ func TestCloseWhileHoldingKernel(t *testing.T) {
 	if len(errs) > 0 {
 		t.Errorf("close: %v", errs)
 	}
-	ck.Unlock()
-	if n := ck.Object().releases.Load(); n != 1 {
-		t.Errorf("kernel released %d times after unlock, want 1", n)
-	}
-	if _, err := ck.Lock(); !errors.Is(err, ErrClosed) {
-		t.Errorf("kernel after Close: Lock = %v, want ErrClosed", err)
+	c.Unhold(held)
+	for name, k := range map[string]*Kernel[*testKernel]{"kept": ck, "held": held} {
+		if n := k.Object().releases.Load(); n != 1 || !k.Doomed() {
+			t.Errorf("%s kernel after Close: released %d times, doomed %v; want once, doomed", name, n, k.Doomed())
+		}
 	}
 	if _, _, err := c.Program(uniqueImage("test.AfterClose", "1")); !errors.Is(err, ErrClosed) {
 		t.Errorf("Program after Close: %v, want ErrClosed", err)
@@ -600,12 +566,6 @@ func TestHitAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { c.Kernel(key, 0) }); n != 0 {
 		t.Errorf("hit: %v allocations, want 0", n)
-	}
-	if n := testing.AllocsPerRun(100, func() {
-		ck, _ := c.Acquire(key, 0)
-		ck.Unlock()
-	}); n != 0 {
-		t.Errorf("acquire: %v allocations, want 0", n)
 	}
 	if s := c.Stats(); s.KernelMisses != 1 {
 		t.Errorf("stats %+v, want 1 kernel miss", s)

@@ -15,7 +15,7 @@
 // and making what it came for (a kernel object, an instance through
 // Kernel.Spawn), so that no goroutine's lookup fails because another
 // goroutine's build evicted its program; the last holder evicts what the
-// threshold asks. Eviction and Close never wait for a kernel's lock: a
-// goroutine that holds one kernel and asks for another, which evicts the
+// threshold asks. Eviction and Close never wait for a holder: a goroutine
+// that holds one kernel and asks for another, whose build would evict the
 // first, cannot deadlock.
 package progcache

@@ -4,100 +4,45 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
-// Kernel is a kernel object owned by the cache: one per (program, kernel
-// name, device). It serves in one of two ways.
+// Kernel is the cache's kernel of one (program variant, kernel name,
+// device): the kernel value that the Builder made for it (rt's core: the
+// prototype of the kernel's instances, which is never launched), tied to
+// its program's entry. The cache makes one per key, however many
+// goroutines ask at once, and releases its value once, through the
+// Builder's ReleaseKernel, when the kernel's program is evicted or the
+// cache closed: the kernel is then doomed, and Spawn makes nothing more of
+// it.
 //
-// rt's core uses it as a prototype and never takes its lock: it reads the
-// object through Object for what is fixed once the object is made (the
-// number of arguments, the work-group limits, the pool of spare instances)
-// and launches only instances, kernel objects of its own that Spawn makes
-// from the program, one per launching goroutine, between KernelHeld and
-// Unhold, so that no eviction dooms the kernel meanwhile. The cache's
-// object itself is never given arguments there.
-//
-// A caller that launches the cache's object itself (the tests of the cache
-// and of the core) mutates it by setting arguments: it holds the lock,
-// through Lock or Acquire, from setting the arguments until the launch has
-// been enqueued (the launch captures them), so that concurrent enqueues of
-// one kernel on one device take turns; the lock is held for microseconds,
-// not for the kernel's run.
-//
-// Eviction and Close never wait for the lock: they mark the kernel doomed
-// and release the object at once if no one holds the lock, else at the
-// holder's Unlock. A goroutine that holds one kernel and asks the cache for
-// another, which evicts the first, therefore cannot deadlock, and a test
-// that fails while holding a kernel does not make Close hang. An object
-// read without the lock may be released under its reader: such a reader
-// uses the driver object only while it holds the kernel (KernelHeld) or
-// through a reference of its own (Spawn's objects hold one to the
-// program).
+// A Kernel takes no lock. Its value, read through Object, is the caller's
+// to read for what is fixed once it is made; the driver objects it holds
+// are released when the kernel is doomed, so a caller uses them only while
+// it holds the kernel (KernelHeld to Unhold), which no eviction dooms, or
+// through objects of its own (Spawn's, which hold their own reference to
+// the program). Eviction and Close never wait for a caller: a goroutine
+// that holds one kernel and asks the cache for another, whose build would
+// evict the first, cannot deadlock.
 type Kernel[K Object] struct {
-	mu     sync.Mutex
 	k      K
 	entry  *entry[K]
-	doomed atomic.Bool // evicted or closed: release k once unlocked
-	dead   bool        // k released. Guarded by mu.
+	doomed atomic.Bool // evicted or closed: k is released, once, by the kill that set it
 	name   string
 	rel    func(K) error // the Builder's ReleaseKernel
 }
 
-// Object returns the kernel object. Only the holder of the lock may set
-// its arguments and launch it; see Kernel for what others may do.
+// Object returns the cache's kernel value, the Builder's; see Kernel for
+// what a caller may do with it.
 func (ck *Kernel[K]) Object() K { return ck.k }
 
-// Lock locks ck for setting arguments and launching, and returns its
-// kernel. An evicted kernel is an error wrapping ErrClosed: get a new one
-// from Kernel, or use Acquire, which does.
-func (ck *Kernel[K]) Lock() (K, error) {
-	ck.mu.Lock()
-	if ck.dead || ck.doomed.Load() {
-		ck.Unlock()
-		var zero K
-		return zero, fmt.Errorf("lock kernel %q: %w: evicted from the cache", ck.name, ErrClosed)
-	}
-	return ck.k, nil
-}
-
-// Unlock unlocks ck once its launch has been enqueued, releasing the
-// kernel if it was evicted meanwhile.
-func (ck *Kernel[K]) Unlock() {
-	if ck.doomed.Load() {
-		ck.finish()
-	}
-	ck.mu.Unlock()
-	// kill may have failed to take the lock between the load above and
-	// the unlock: then no one else saw it held and doomed.
-	if ck.doomed.Load() && ck.mu.TryLock() {
-		ck.finish()
-		ck.mu.Unlock()
-	}
-}
-
-// kill takes ck out of use: it releases the kernel now if no goroutine
-// holds it, and otherwise leaves that to the holder's Unlock. It never
-// waits.
+// kill takes ck out of use and releases its value, once.
 func (ck *Kernel[K]) kill() error {
-	ck.doomed.Store(true)
-	if !ck.mu.TryLock() {
+	if ck.doomed.Swap(true) {
 		return nil
 	}
-	err := ck.finish()
-	ck.mu.Unlock()
-	return err
-}
-
-// finish releases the kernel of a doomed ck once. Called with mu held.
-func (ck *Kernel[K]) finish() error {
-	if ck.dead {
-		return nil
-	}
-	ck.dead = true
 	return ck.rel(ck.k)
 }
 
@@ -150,18 +95,17 @@ func (ck *Kernel[K]) Specs() []SpecValue { return ck.entry.specs }
 // serves no new kernel objects.
 func (ck *Kernel[K]) Doomed() bool { return ck.doomed.Load() }
 
-// Spawn makes another kernel object of ck's program, by calling mk with
-// the driver program, for a caller that wants objects of its own (one per
-// queue, so that launches from several goroutines share no object and no
-// lock). It holds a reference to the program during mk, so that an
-// eviction meanwhile cannot release it; once ck is evicted it returns an
-// error wrapping ErrClosed. The object is the caller's: the cache neither
-// tracks nor releases it.
-func (ck *Kernel[K]) Spawn(mk func(p driver.Program) (K, error)) (K, error) {
+// Spawn calls mk with the driver program of ck, for a caller that makes a
+// kernel object of its own of it (one per launching goroutine, so that
+// launches from several goroutines share no object and no lock), and
+// returns mk's error. It holds a reference to the program during mk, so
+// that an eviction meanwhile cannot release it; once ck is evicted it
+// returns an error wrapping ErrClosed and does not call mk. What mk makes
+// is the caller's: the cache neither tracks nor releases it.
+func (ck *Kernel[K]) Spawn(mk func(p driver.Program) error) error {
 	sp := ck.entry.sp
 	if ck.doomed.Load() || !sp.tryRef() {
-		var zero K
-		return zero, fmt.Errorf("new kernel %q: %w: evicted from the cache", ck.name, ErrClosed)
+		return fmt.Errorf("new kernel %q: %w: evicted from the cache", ck.name, ErrClosed)
 	}
 	defer sp.drop()
 	return mk(sp.drv)
@@ -196,10 +140,10 @@ func (c *Cache[K]) countReuse(e *fastEntry[K]) {
 // Kernel returns the kernel of key for device dev under the cache's
 // current specialization-constant values, building its program and
 // creating the kernel on first use. A hit takes no lock and allocates
-// nothing: two atomic loads and an array lookup. The kernel is shared:
-// lock it around setting arguments and launching, or use Acquire. A
-// negative dev (the caller's device is not one of the cache's) is an
-// error wrapping ErrInvalidArgument.
+// nothing: two atomic loads and an array lookup. The kernel is shared,
+// and its value is never launched (see Kernel). A negative dev (the
+// caller's device is not one of the cache's) is an error wrapping
+// ErrInvalidArgument.
 func (c *Cache[K]) Kernel(key *KernelKey, dev int) (*Kernel[K], error) {
 	return c.KernelWithContext(context.Background(), key, dev, nil)
 }
@@ -299,48 +243,10 @@ func (c *Cache[K]) fastKernel(key *KernelKey, dev int, specs *specSet) *Kernel[K
 	return nil
 }
 
-// Acquire returns the kernel of key for device dev, locked: set its
-// arguments, launch it, then Unlock it.
-func (c *Cache[K]) Acquire(key *KernelKey, dev int) (*Kernel[K], error) {
-	var err error
-	for range 4 {
-		var ck *Kernel[K]
-		if ck, err = c.Kernel(key, dev); err != nil {
-			return nil, err
-		}
-		ck.mu.Lock()
-		if !ck.dead && !ck.doomed.Load() {
-			return ck, nil
-		}
-		ck.Unlock()
-		err = fmt.Errorf("acquire kernel %q: %w: evicted from the cache", key.name, ErrClosed)
-	}
-	return nil, err
-}
-
 // Gen returns the generation of the specialization-constant values: read
-// before an Acquire, it is what Reacquire takes with the kernel returned.
+// before the Kernel call whose result a caller keeps, it is what Current
+// and CurrentSince take with the kernel returned.
 func (c *Cache[K]) Gen() uint64 { return c.specGen.Load() }
-
-// Reacquire locks ck again, as Acquire would return it for the same key
-// and device, without looking it up: ck is what such an Acquire returned
-// after Gen returned gen. It locks nothing and reports false when the
-// specialization-constant values have changed since (ck may not be the
-// kernel of the values now) or ck was evicted: then ask Acquire.
-func (c *Cache[K]) Reacquire(ck *Kernel[K], gen uint64) bool {
-	if c.specGen.Load() != gen {
-		return false
-	}
-	ck.mu.Lock()
-	if ck.dead || ck.doomed.Load() {
-		ck.Unlock()
-		return false
-	}
-	if !ck.entry.used.Load() {
-		ck.entry.used.Store(true)
-	}
-	return true
-}
 
 // kernelSlow is the miss path of Kernel and KernelWith under the value set
 // specs, read after the generation gen: the program through getOrBuild,

@@ -53,7 +53,8 @@ const (
 // that rt does not show, each with the reason. Whatever mentions one in
 // its signature is not shown either (Acquire, Submit, BufferMem, ...).
 var hidden = map[string]string{
-	"Kernel":        "the kernel object: rt/codegen's Instance, rt/raw's Kernel",
+	"Kernel":        "a spec's kernel instance: rt/codegen's Instance",
+	"RawKernel":     "rt/raw's Kernel",
 	"Mem":           "device memory, which rt/codegen and rt/raw pass to the setters",
 	"BuiltProgram":  "rt/raw's Program",
 	"SpecArgs":      "a launch's own specialization-constant values, for rt/codegen",
