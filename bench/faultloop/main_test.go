@@ -37,38 +37,6 @@ func TestRequests(t *testing.T) {
 	}
 }
 
-// TestFaultLoop runs the faulting service loop on a GPU (skipped where
-// there is none: on a CPU the faulting kernel ends the process): 16
-// goroutines, a fault every 200 requests, until Open fails. Every
-// goroutine gets the fault within a second, none hangs, Close returns the
-// fault, every request between faults is verified, and the loop ends with
-// the restart message once every backend lost the device.
-func TestFaultLoop(t *testing.T) {
-	t.Setenv("DGEN_CACHE_DIR", t.TempDir())
-	ctx, err := rt.Open()
-	if err != nil {
-		testenv.SkipWithoutDevice(t, err)
-		t.Fatal(err)
-	}
-	gpu := ctx.Devices()[0].Type == rt.DeviceGPU
-	ctx.Close()
-	if !gpu {
-		t.Skip("no GPU: on a CPU (PoCL) the faulting kernel ends the process")
-	}
-	var out bytes.Buffer
-	sum, err := run(options{goroutines: 16, every: 200, n: 4096, backend: "auto", prewarm: true, hang: 10 * time.Second}, &out)
-	t.Logf("faultloop:\n%s", out.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sum.OK() {
-		t.Errorf("summary %+v: want every goroutine's fault within 1 s, no hang, every request verified, Close returning the fault", sum)
-	}
-	if sum.FaultsSurvived < 1 || !strings.Contains(sum.Stopped, "restart the process") {
-		t.Errorf("survived %d faults, stopped by %q; want at least one (both NVIDIA backends) and the restart message", sum.FaultsSurvived, sum.Stopped)
-	}
-}
-
 // TestHealthWatch: the health check polls a context that serves without
 // an error until stopped, and reports a closed context at once.
 func TestHealthWatch(t *testing.T) {
@@ -100,6 +68,40 @@ func TestHealthWatch(t *testing.T) {
 	}
 	if !errors.Is(w.err, rt.ErrClosed) || w.at.Sub(closed) > 100*time.Millisecond {
 		t.Errorf("health check of a closed context: %v, %v after Close; want ErrClosed at once", w.err, w.at.Sub(closed))
+	}
+}
+
+// TestFaultLoop runs the faulting service loop on a GPU (skipped where
+// there is none: on a CPU the faulting kernel ends the process): 16
+// goroutines, a fault every 200 requests, until Open fails. Every
+// goroutine gets the fault within a second, none hangs, Close returns the
+// fault, every request between faults is verified, and the loop ends with
+// the restart message once every backend lost the device. It comes after
+// every other test that opens a device: after it none opens in this
+// process.
+func TestFaultLoop(t *testing.T) {
+	t.Setenv("DGEN_CACHE_DIR", t.TempDir())
+	ctx, err := rt.Open()
+	if err != nil {
+		testenv.SkipWithoutDevice(t, err)
+		t.Fatal(err)
+	}
+	gpu := ctx.Devices()[0].Type == rt.DeviceGPU
+	ctx.Close()
+	if !gpu {
+		t.Skip("no GPU: on a CPU (PoCL) the faulting kernel ends the process")
+	}
+	var out bytes.Buffer
+	sum, err := run(options{goroutines: 16, every: 200, n: 4096, backend: "auto", prewarm: true, hang: 10 * time.Second}, &out)
+	t.Logf("faultloop:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.OK() {
+		t.Errorf("summary %+v: want every goroutine's fault within 1 s, no hang, every request verified, Close returning the fault", sum)
+	}
+	if sum.FaultsSurvived < 1 || !strings.Contains(sum.Stopped, "restart the process") {
+		t.Errorf("survived %d faults, stopped by %q; want at least one (both NVIDIA backends) and the restart message", sum.FaultsSurvived, sum.Stopped)
 	}
 }
 
