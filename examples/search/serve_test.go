@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -253,7 +254,7 @@ func TestServiceQueries(t *testing.T) {
 		t.Fatalf("/metrics: %d %q, %v", scrape.status, scrape.body, err)
 	}
 	families, values := parseScrape(t, scrape.body)
-	if documented := documentedFamilies(t); !slices.Equal(families, documented) {
+	if documented := documentedFamilies(t); documented != nil && !slices.Equal(families, documented) {
 		t.Errorf("the scrape's dgen families:\n\t%s\nrt/metrics documents:\n\t%s", strings.Join(families, "\n\t"), strings.Join(documented, "\n\t"))
 	}
 	st := ts.gpu.Stats()
@@ -313,10 +314,14 @@ func parseScrape(t *testing.T, text string) ([]string, map[string]float64) {
 }
 
 // documentedFamilies returns the families that rt/metrics's package doc
-// lists, sorted.
+// lists, sorted; nil outside the source tree.
 func documentedFamilies(t *testing.T) []string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), "../../rt/metrics/metrics.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Logf("rt/metrics's source is not here (a test binary run outside the source tree): the scrape's families are not compared with its doc")
+		return nil
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
