@@ -231,7 +231,7 @@ func TestAcquireContext(t *testing.T) {
 func TestTransferErrorsNameBuffer(t *testing.T) {
 	ctx := openCPU(t)
 	q := ctx.Queue()
-	plain, err := rt.NewBuffer[float32](ctx, 64)
+	plain, err := rt.NewBuffer[float32](ctx, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestTransferErrorsNameBuffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sited.Free()
-	view, err := plain.View(32, 32)
+	view, err := plain.View(1024, 32) // at byte 4096: aligned for every device (NVIDIA's OpenCL asks 512)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,10 +253,10 @@ func TestTransferErrorsNameBuffer(t *testing.T) {
 		name, want string
 		call       func() error
 	}{
-		{"write", "write buffer (buffer of 256 bytes): ", func() error { return plain.WriteContext(done, q, v) }},
-		{"read", "read buffer (buffer of 256 bytes): ", func() error { return plain.ReadContext(done, q, v) }},
+		{"write", "write buffer (buffer of 8192 bytes): ", func() error { return plain.WriteContext(done, q, v) }},
+		{"read", "read buffer (buffer of 8192 bytes): ", func() error { return plain.ReadContext(done, q, v) }},
 		{"write to a site's", "write buffer (buffer of 128 bytes from siteA): ", func() error { return sited.WriteContext(done, q, v) }},
-		{"read from a view", "read buffer (view of 128 bytes at byte 128 of a buffer of 256 bytes): ", func() error { return view.ReadContext(done, q, v) }},
+		{"read from a view", "read buffer (view of 128 bytes at byte 4096 of a buffer of 8192 bytes): ", func() error { return view.ReadContext(done, q, v) }},
 	}
 	for _, tt := range tests {
 		err := tt.call()
