@@ -43,7 +43,7 @@ import (
 type queuePool struct {
 	max int // the most queues the pool makes at each priority; set at Open
 
-	mu     sync.Mutex              // guards the fields below, and the queues' gate.holders and busy; never held across a driver call
+	mu     sync.Mutex              // guards the fields below, and the queues' gate.holders and busy; never held across a driver call (a busy marker is released after it)
 	queues []*Queue                // every queue of the pool, in the order made
 	idle   [numPriorities][]*Queue // the queues that no goroutine holds, by the priority asked of them
 	making [numPriorities]int      // queues being made, outside mu, by priority
@@ -185,8 +185,9 @@ func (c *Context) takeQueue(cfg QueueConfig, alone bool) (*Queue, <-chan struct{
 		return nil, nil, fmt.Errorf("acquire queue: %w", c.drainingError())
 	}
 	if i := p.settledIdle(prio); i >= 0 {
-		q := p.take(prio, i)
+		q, busy := p.take(prio, i)
 		p.mu.Unlock()
+		busy.Release()
 		return q, nil, nil
 	}
 	shared, n := p.leastHeld(prio)
@@ -209,10 +210,13 @@ func (c *Context) takeQueue(cfg QueueConfig, alone bool) (*Queue, <-chan struct{
 		p.queues = append(p.queues, q)
 		return q, nil, nil
 	}
-	defer p.mu.Unlock()
 	if k := len(p.idle[prio]); k > 0 {
-		return p.take(prio, k-1), nil, nil
+		q, busy := p.take(prio, k-1)
+		p.mu.Unlock()
+		busy.Release()
+		return q, nil, nil
 	}
+	defer p.mu.Unlock()
 	if shared != nil {
 		shared.gate.holders.Add(1)
 		return shared, nil, nil
@@ -253,16 +257,16 @@ func (p *queuePool) settledIdle(prio Priority) int {
 }
 
 // take removes p.idle[prio][i] from the idle queues and returns it, held
-// once. Called with mu held.
-func (p *queuePool) take(prio Priority, i int) *Queue {
+// once, with the marker of its last request's work (or nil), which the
+// caller releases once mu is unlocked: Event.Release is a driver call.
+// Called with mu held.
+func (p *queuePool) take(prio Priority, i int) (*Queue, *Event) {
 	q := p.idle[prio][i]
 	p.idle[prio] = append(p.idle[prio][:i], p.idle[prio][i+1:]...)
 	q.gate.holders.Add(1)
-	if q.busy != nil {
-		q.busy.Release()
-		q.busy = nil
-	}
-	return q
+	busy := q.busy
+	q.busy = nil
+	return q, busy
 }
 
 // makingLocked returns the number of queues being made, at every
@@ -291,24 +295,30 @@ func (c *Context) ReleaseQueue(q *Queue) error {
 	}
 	p := &c.pool
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	drop, err := p.releaseLocked(q, busy) // Event.Release is a driver call: after mu
+	p.mu.Unlock()
+	drop.Release()
+	return err
+}
+
+// releaseLocked gives q back to the pool with busy, the marker of the work
+// its request left, and returns the marker that the caller releases once
+// mu is unlocked (nil for none). Called with mu held.
+func (p *queuePool) releaseLocked(q *Queue, busy *Event) (*Event, error) {
 	if !q.pooled {
-		return fmt.Errorf("release queue %d on %q: %w: not a queue of this context's pool", q.id, q.dev.Name, ErrInvalidArgument)
+		return busy, fmt.Errorf("release queue %d on %q: %w: not a queue of this context's pool", q.id, q.dev.Name, ErrInvalidArgument)
 	}
 	if q.gate.holders.Load() == 0 {
-		return fmt.Errorf("release queue %d on %q: %w: released more often than acquired", q.id, q.dev.Name, ErrInvalidArgument)
+		return busy, fmt.Errorf("release queue %d on %q: %w: released more often than acquired", q.id, q.dev.Name, ErrInvalidArgument)
 	}
-	if q.gate.holders.Add(-1) == 0 {
-		if q.busy != nil {
-			q.busy.Release()
-		}
-		q.busy = busy
-		p.idle[q.asked] = append(p.idle[q.asked], q)
-	} else if busy != nil {
-		busy.Release()
+	defer p.wakeLocked()
+	if q.gate.holders.Add(-1) != 0 {
+		return busy, nil
 	}
-	p.wakeLocked()
-	return nil
+	old := q.busy
+	q.busy = busy
+	p.idle[q.asked] = append(p.idle[q.asked], q)
+	return old, nil
 }
 
 // unbind ends the binding of q to its holder's context, if one binds it,
