@@ -83,7 +83,8 @@ func waitDraining(t *testing.T, ctx *rt.Context) {
 // TestShutdownInFlight: 16 goroutines each acquire a queue of the pool
 // before Shutdown, then serve a request on it while Shutdown drains:
 // every request completes and is verified, Shutdown returns only after
-// the last queue is given back, with the context closed, within its
+// the last request has ended and its queue is being given back (and every
+// ReleaseQueue succeeds), with the context closed, within its
 // deadline; meanwhile AcquireQueue, NewQueue and a call on the default
 // queue fail at once with ErrShuttingDown. It runs on the device that
 // DGEN_DEVICE selects (PoCL here; a GPU in the GPU bundle) and logs its
@@ -99,7 +100,7 @@ func TestShutdownInFlight(t *testing.T) {
 
 	var acquired, done sync.WaitGroup
 	start := make(chan struct{})
-	var released atomic.Int32
+	var releasing atomic.Int32 // requests served, whose ReleaseQueue has begun
 	errs := make([]error, requests)
 	acquired.Add(requests)
 	done.Add(requests)
@@ -114,10 +115,12 @@ func TestShutdownInFlight(t *testing.T) {
 			}
 			<-start
 			errs[i] = serveRequest(q, ks[i], int32(i)<<16, n, rounds)
+			// Counted before the call: Shutdown may return once the
+			// hold is dropped, before ReleaseQueue itself returns.
+			releasing.Add(1)
 			if err := ctx.ReleaseQueue(q); err != nil && errs[i] == nil {
 				errs[i] = err
 			}
-			released.Add(1)
 		}()
 	}
 	acquired.Wait()
@@ -127,11 +130,11 @@ func TestShutdownInFlight(t *testing.T) {
 	defer cancel()
 	began := time.Now()
 	shut := make(chan error, 1)
-	var releasedAtReturn int32
+	var releasingAtReturn int32
 	var returned time.Time
 	go func() {
 		err := ctx.Shutdown(sctx)
-		releasedAtReturn, returned = released.Load(), time.Now()
+		releasingAtReturn, returned = releasing.Load(), time.Now()
 		shut <- err
 	}()
 	waitDraining(t, ctx)
@@ -179,8 +182,8 @@ func TestShutdownInFlight(t *testing.T) {
 	}
 	t.Logf("%s, backend %s: %d requests served in %v while draining; the slowest refusal took %v; Shutdown (with Close) returned %v after it began, %v after the last request, within its deadline of %v",
 		ctx.Devices()[0], ctx.Backend(), requests, last.Sub(served), slowest, took, returned.Sub(last), deadline)
-	if releasedAtReturn != requests {
-		t.Errorf("Shutdown returned when %d of %d queues were given back, want all", releasedAtReturn, requests)
+	if releasingAtReturn != requests {
+		t.Errorf("Shutdown returned when %d of %d requests had ended and were giving their queues back, want all", releasingAtReturn, requests)
 	}
 	if err := ctx.Err(); !errors.Is(err, rt.ErrClosed) {
 		t.Errorf("Err after Shutdown: %v, want ErrClosed", err)
