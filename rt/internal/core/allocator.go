@@ -6,6 +6,7 @@ import (
 	"fmt"
 	rtrace "runtime/trace"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -84,7 +85,7 @@ func (d *devAlloc) MaxAlloc() int64 { return d.dev.MaxAllocSize }
 // allocator returns the allocator of q's device, creating it on first
 // use. The caller is inside q's enter, and q is not nil.
 func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
-	slot := &c.allocs[q.dev.index]
+	slot := &c.allocs.slots[q.dev.index]
 	if d := slot.Load(); d != nil {
 		return d.a, nil
 	}
@@ -99,18 +100,18 @@ func (c *Context) allocator(q *Queue) (*alloc.Allocator, error) {
 	if rc, ok := c.drv.(driver.ResidentContext); ok {
 		d.resident = rc.BuffersResident()
 	}
-	cfg := c.allocCfg
+	cfg := c.settings.alloc
 	cfg.Hook = allocTracer{q.dev.tr}
 	if d.a, err = alloc.New(d, cfg); err != nil {
 		dq.Release()
 		return nil, fmt.Errorf("create allocator on %q: %w", q.dev.Name, err)
 	}
-	c.mu.Lock()
+	c.allocs.mu.Lock()
 	won := slot.Load() == nil && !c.closed.Load()
 	if won {
 		slot.Store(d)
 	}
-	c.mu.Unlock()
+	c.allocs.mu.Unlock()
 	if won {
 		return d.a, nil
 	}
@@ -276,8 +277,8 @@ func (c *Context) ReleaseHeld() error {
 		return fmt.Errorf("release held memory: %w: nil context", ErrInvalidArgument)
 	}
 	var errs []error
-	for i := range c.allocs {
-		if d := c.allocs[i].Load(); d != nil {
+	for i := range c.allocs.slots {
+		if d := c.allocs.slots[i].Load(); d != nil {
 			if err := d.a.ReleaseAll(); err != nil {
 				errs = append(errs, fmt.Errorf("release held memory on %q: %w", d.dev.Name, err))
 			}
@@ -287,6 +288,15 @@ func (c *Context) ReleaseHeld() error {
 }
 
 var _ alloc.Device = (*devAlloc)(nil)
+
+// allocators are a context's allocators, one slot per device, each made
+// on the device's first allocation. A slot goes from nil to its
+// allocator once, under mu, and is read without it; Close takes mu once
+// it has set closed, so that no allocator is installed after it looked.
+type allocators struct {
+	mu    sync.Mutex  // held to install a slot; never across a driver call
+	slots []allocSlot // by device index; the slice is OpenConfig's
+}
 
 // allocSlot is one device's lazily created allocator.
 type allocSlot = atomic.Pointer[devAlloc]

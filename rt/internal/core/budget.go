@@ -190,7 +190,7 @@ func (c *Context) waitForMemory(ctx context.Context, dev *Device, err error, try
 // allocators, of buffers and of images, back to the driver; their errors
 // are the allocators' to report on the next release.
 func (c *Context) releaseHeldOn(dev *Device) {
-	if d := c.allocs[dev.index].Load(); d != nil {
+	if d := c.allocs.slots[dev.index].Load(); d != nil {
 		_ = d.a.ReleaseAll()
 	}
 	c.images.mu.Lock()

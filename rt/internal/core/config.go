@@ -335,6 +335,32 @@ func (cfg *Config) driverOptions() driver.Options {
 	return driver.Options{CUDALibrary: cfg.CUDALibrary, CUPTILibrary: cfg.CUPTILibrary}
 }
 
+// contextSettings are what a context's Config chose, its defaults filled
+// in, beside what other parts keep (faultState's SyncLaunches, the
+// pool's size, a device's budget): set by OpenConfig, never changed after.
+type contextSettings struct {
+	// profiling is Config.Profiling, or device-time tracing: queues
+	// profile their commands.
+	profiling bool
+	retune    bool         // Config.Retune (tune.go)
+	alloc     alloc.Config // for allocators made on first use (allocator.go)
+	graph     graphConfig  // what command graphs may be prepared as
+	logger    *slog.Logger // Config.Logger: nil for slog.Default() (Context.log)
+	// queueAhead is Config.MaxQueueAhead, its default filled in: the
+	// most commands of a bound queue not known complete (queuebind.go).
+	queueAhead int
+}
+
+// settings returns what cfg chose for a context, with the allocators'
+// configuration a and the graphs' g that cfg gave.
+func (cfg *Config) settings(a alloc.Config, g graphConfig) contextSettings {
+	s := contextSettings{profiling: cfg.Profiling, retune: cfg.Retune, alloc: a, graph: g, logger: cfg.Logger, queueAhead: cfg.MaxQueueAhead}
+	if s.queueAhead <= 0 {
+		s.queueAhead = defaultQueueAhead
+	}
+	return s
+}
+
 // graphConfig is what command graphs (graph.go) may be prepared as: the
 // device API's own graph objects, where the backend has them, unless
 // Config.Graphs is GraphsLoop. Where one is off, or a backend has none, a

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dgen-go/dgen/rt/alloc"
 	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/trace"
 )
@@ -26,24 +25,19 @@ import (
 // platform, with a default queue on its first device. It is safe for
 // concurrent use. Close it when done.
 type Context struct {
-	// Invariants. The fields are of four kinds, and each group below says
+	// Invariants. The fields are of three kinds, and each group below says
 	// which:
 	//   - Set by OpenConfig before it returns the context, and never changed
 	//     after: they are read without a lock.
-	//   - Atomics: closed, draining and multiQueue go from false to true
-	//     once; fault.recorded from nil to the context's *DeviceFault once;
-	//     the rest are counters.
-	//   - mu protects queues and the installing of allocators (each of
-	//     allocs' slots is an atomic pointer, read without mu); it is never
-	//     held across a driver call, and while it is held no other lock of
-	//     the context is taken.
+	//   - Atomics: closed and draining go from false to true once.
 	//   - Parts that own their state, each with its invariant on its type:
-	//     guard, fault, cache, counters, decls, graphs, live, instances,
-	//     images, pool, shut and health (shutdown.go). The few locks held
-	//     across a driver call, and why, are listed in docs/ARCHITECTURE.md
-	//     ("Concurrency"): none is on the path of a request that does not
-	//     share the object with another goroutine, but fault.launchMu,
-	//     under Config.SyncLaunches.
+	//     settings, tracing, queues, fault, guard, counters, allocs, cache,
+	//     decls, graphs, live, instances, images, pool, shut and health
+	//     (shutdown.go). No part holds its lock across a driver call but
+	//     the few listed in docs/ARCHITECTURE.md ("Concurrency"), with why:
+	//     none is on the path of a request that does not share the object
+	//     with another goroutine, but fault.launchMu, under
+	//     Config.SyncLaunches.
 	//
 	// The close guard: every call that uses a driver object runs between an
 	// enter and an exit, the context's (guard) or its queue's (Queue.gate);
@@ -51,48 +45,29 @@ type Context struct {
 	// releases anything, so that no driver object is released under a call,
 	// and a call that enters after Close fails with ErrClosed (closeGuard).
 	//
-	// The fields that a launch reads (closed, draining, fault, multiQueue)
-	// lie together near the start.
-	// Set by OpenConfig, never changed after.
-	drv       driver.Context
-	devices   []*Device
-	queue     *Queue // the default queue, on devices[0]
-	profiling bool
-	retune    bool          // Config.Retune (tune.go)
-	tr        *trace.Tracer // never nil; see "Tracing in rt" (tracing.go)
-	ownTracer bool          // tr was made by the context, which closes it
-	traceLog  *lineLogger   // what tr's summary and log without a path write to; nil for none
-	traced    bool          // tracing configured
-	devTimes  bool          // traced with device-time sampling: queues profile
+	// The fields that a launch reads (closed, draining, fault,
+	// queues.multi) lie together near the start.
 
-	nqueues atomic.Int32 // queue ids
-	// multiQueue is set once the context has a second queue: from then on
-	// commands record their uses of allocator memory (streamorder.go).
-	multiQueue atomic.Bool
+	// Set by OpenConfig, never changed after.
+	drv      driver.Context
+	backend  string // the backend's registered name
+	devices  []*Device
+	queue    *Queue          // the default queue, on devices[0]
+	settings contextSettings // what Config chose (config.go)
+	tracing  contextTracing  // the tracer and how it was configured (tracing.go)
+
 	// closed is set once, by Close.
 	closed atomic.Bool
 	// draining is set once, by Shutdown, under pool.mu: from then on only
 	// the queues that the pool handed out take calls (shutdown.go).
 	draining atomic.Bool
 	fault    faultState // the device fault and Config.SyncLaunches (fault.go)
+	queues   queueSet   // every queue that Close releases (queue.go)
 	guard    closeGuard // the context's calls in progress, which Close waits for
-
-	mu     sync.Mutex // protects queues and the creation of allocators
-	queues []*Queue
-	multi  sync.Once // runs startMultiQueue when the second queue is made (queue.go)
-
-	// Set by OpenConfig, never changed after.
-	backend  string       // the backend's registered name
-	allocCfg alloc.Config // for allocators made on first use (allocator.go)
-	graphCfg graphConfig  // what command graphs may be prepared as (config.go)
-	logger   *slog.Logger // Config.Logger: nil for slog.Default() (log)
-	// queueAhead is Config.MaxQueueAhead, its default filled in: the
-	// most commands of a bound queue not known complete (queuebind.go).
-	queueAhead int
 
 	// Parts that own their state.
 	counters  contextCounters // stats.go
-	allocs    []allocSlot     // by device index; the slice is OpenConfig's, each slot made on first use under mu (allocator.go)
+	allocs    allocators      // by device, each made on first use (allocator.go)
 	cache     contextCache    // the program cache and the persistent cache and remote tier beneath it (cache.go)
 	decls     declState       // storage of the device globals of registered declarations (global.go)
 	graphs    graphSet        // live graphs, which Close releases (graph.go)
@@ -132,8 +107,8 @@ func (c *Context) Queue() *Queue {
 
 // log returns the context's logger: Config.Logger, else slog.Default().
 func (c *Context) log() *slog.Logger {
-	if c.logger != nil {
-		return c.logger
+	if c.settings.logger != nil {
+		return c.settings.logger
 	}
 	return slog.Default()
 }

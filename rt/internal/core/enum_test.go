@@ -151,7 +151,7 @@ func TestBackendText(t *testing.T) {
 // Logger they go to slog.Default().
 func TestLoggerWarns(t *testing.T) {
 	var buf bytes.Buffer
-	c := &Context{logger: slog.New(slog.NewTextHandler(&buf, nil))}
+	c := &Context{settings: contextSettings{logger: slog.New(slog.NewTextHandler(&buf, nil))}}
 	cfg := CacheConfig{Disk: DiskCacheConfig{Dir: "/dev/null/cache", Persistent: true}}
 	c.initCache(cfg)
 	out := buf.String()

@@ -102,7 +102,7 @@ func (e *Event) Wait() error {
 	if err := e.wait(); err != nil {
 		return err
 	}
-	if e.task != nil && e.q.ctx.devTimes {
+	if e.task != nil && e.q.ctx.tracing.deviceTimes {
 		e.q.drainTrace(false)
 	}
 	return nil
@@ -163,7 +163,7 @@ func (e *Event) WaitContext(ctx context.Context) error {
 	if bg.err != nil {
 		return bg.err
 	}
-	if e.task != nil && e.q.ctx.devTimes {
+	if e.task != nil && e.q.ctx.tracing.deviceTimes {
 		e.q.drainTrace(false)
 	}
 	return nil

@@ -85,9 +85,7 @@ func (c *Context) failed(q *Queue, err error) error {
 	if f := c.fault.recorded.Load(); f != nil {
 		return f
 	}
-	c.mu.Lock()
-	qs := slices.Clone(c.queues)
-	c.mu.Unlock()
+	qs := c.queues.snapshot()
 	return c.recordFault(qs, q, err)
 }
 

@@ -284,7 +284,7 @@ func (g *Graph) exec(q *Queue, vals []paramVal) (*graphExec, error) {
 // allows it (graphConfig), unless a recorded launch has a sampler argument
 // that the object cannot hold.
 func (g *Graph) options(caps driver.GraphCaps) driver.GraphOptions {
-	return driver.GraphOptions{Native: g.ctx.graphCfg.allows(caps.Native) && (caps.NativeSamplers || len(g.smps) == 0) && (caps.NativeHost || len(g.pins) == 0)}
+	return driver.GraphOptions{Native: g.ctx.settings.graph.allows(caps.Native) && (caps.NativeSamplers || len(g.smps) == 0) && (caps.NativeHost || len(g.pins) == 0)}
 }
 
 // Launch enqueues the graph's commands on q after the events of wait, in
@@ -430,7 +430,7 @@ func (g *Graph) launchLocked(q *Queue, wait []*Event, vals []paramVal) error {
 	}
 	defer unlockPins(pins)
 	lr := q.beginLaunch(g.site, 3) // the user calls rt's Launch (LaunchWith, LaunchContext), which calls the core's, then launch, launchBound and launchLocked
-	if q.ctx.tr.Enabled() {
+	if q.ctx.tracing.tr.Enabled() {
 		err = g.tracedLaunch(q, x, dw)
 	} else {
 		if ag, ok := x.(driver.ArgsGraph); ok && ag.HoldsArgs() {
@@ -582,11 +582,11 @@ func (g *Graph) launchError(q *Queue, err error) error {
 // enqueued on q: for stream-ordered reuse, and for Pinned.Free, which
 // waits for it (the pinned memory is locked).
 func recordUses(q *Queue, uses []memUse, pins []*pinnedMem) {
-	if !q.ctx.multiQueue.Load() && len(pins) == 0 {
+	if !q.ctx.queues.multi.Load() && len(pins) == 0 {
 		return
 	}
 	p := q.pts.point()
-	if q.ctx.multiQueue.Load() {
+	if q.ctx.queues.multi.Load() {
 		for _, u := range uses {
 			u.m.used(q, p)
 		}

@@ -477,7 +477,7 @@ func (g *Graph) boundCommand(dc *driver.GraphCommand, i int, vals []paramVal) er
 // paramUses records the use of the bound memory by the launch just
 // enqueued on q, for stream-ordered reuse (recordUses).
 func paramUses(q *Queue, vals []paramVal) {
-	if !q.ctx.multiQueue.Load() {
+	if !q.ctx.queues.multi.Load() {
 		return
 	}
 	p := q.pts.point()

@@ -518,7 +518,7 @@ func (c *Context) imagePool(q *Queue, ic driver.ImageContext, h *imageHandle) (*
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
-	cfg := c.allocCfg
+	cfg := c.settings.alloc
 	cfg.BestFit = false // one shape per allocator: the tag is the key's last part
 	cfg.Hook = allocTracer{q.dev.tr}
 	a, err := alloc.New(&imageDevice{devAlloc: devAlloc{ctx: c, dev: q.dev}, ic: ic, desc: dd}, cfg)

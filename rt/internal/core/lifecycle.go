@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -56,15 +55,11 @@ func OpenConfig(cfg Config) (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Context{drv: drv, profiling: cfg.Profiling, retune: cfg.Retune, allocCfg: acfg, allocs: make([]allocSlot, len(devs)), graphCfg: gcfg, logger: cfg.Logger,
-		backend: name, fault: faultState{syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}}
+	c := &Context{drv: drv, backend: name, settings: cfg.settings(acfg, gcfg), allocs: allocators{slots: make([]allocSlot, len(devs))},
+		fault: faultState{syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}}
 	c.pool.max = cfg.QueuePool
 	if c.pool.max <= 0 {
 		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
-	}
-	c.queueAhead = cfg.MaxQueueAhead
-	if c.queueAhead <= 0 {
-		c.queueAhead = defaultQueueAhead
 	}
 	for i, d := range devs {
 		c.devices = append(c.devices, newDevice(d, i))
@@ -115,10 +110,7 @@ func (c *Context) Close() error {
 	c.pool.wakeAll() // AcquireQueueContext's waiters, a Shutdown waiting for the pool's queues
 	c.wakeBudgets()  // allocations waiting for a free
 	c.drain()
-	c.mu.Lock()
-	qs := c.queues
-	c.queues = nil
-	c.mu.Unlock()
+	qs := c.queues.takeAll()
 	// Drain the queues before anything they use is released.
 	var errs []error
 	for _, q := range qs {
@@ -167,9 +159,7 @@ func (c *Context) Close() error {
 // (NewQueue enters the context), so the queues are all there are.
 func (c *Context) drain() {
 	c.waitIdle(&c.guard.n)
-	c.mu.Lock()
-	qs := slices.Clone(c.queues)
-	c.mu.Unlock()
+	qs := c.queues.snapshot()
 	for _, q := range qs {
 		c.waitIdle(&q.gate.n)
 	}
@@ -213,11 +203,11 @@ func (c *Context) closeGraphs() []error {
 // closeAllocators releases every allocator's blocks, held or in use, and
 // its queue. Called by Close with c.closed set.
 func (c *Context) closeAllocators() []error {
-	c.mu.Lock() // no allocator is being created
-	c.mu.Unlock()
+	c.allocs.mu.Lock() // no allocator is being installed
+	c.allocs.mu.Unlock()
 	var errs []error
-	for i := range c.allocs {
-		d := c.allocs[i].Load()
+	for i := range c.allocs.slots {
+		d := c.allocs.slots[i].Load()
 		if d == nil {
 			continue
 		}
@@ -312,12 +302,12 @@ func (c *Context) releaseDecls() {
 // closeTracing closes the tracer if the context opened it. Close has
 // drained the queues' pending tasks.
 func (c *Context) closeTracing() error {
-	if !c.ownTracer {
+	if !c.tracing.own {
 		return nil
 	}
-	err := c.tr.Close()
-	if c.traceLog != nil {
-		c.traceLog.Flush()
+	err := c.tracing.tr.Close()
+	if c.tracing.log != nil {
+		c.tracing.log.Flush()
 	}
 	if err != nil {
 		return fmt.Errorf("close context: %w", err)

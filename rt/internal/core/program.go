@@ -71,7 +71,7 @@ func (c *Context) buildDirect(req buildRequest) (*builtProgram, error) {
 		return nil, c.failed(nil, fmt.Errorf("%s program %q for %s: %w", op, req.name, c.deviceLabel(), err))
 	}
 	if req.binaries == nil && t0 != 0 {
-		c.traceCache(0, trace.Cache{Op: trace.Build, Program: req.name, Duration: c.tr.Now() - t0})
+		c.traceCache(0, trace.Cache{Op: trace.Build, Program: req.name, Duration: c.tracing.tr.Now() - t0})
 	}
 	return &builtProgram{ctx: c, drv: drv, name: req.name}, nil
 }

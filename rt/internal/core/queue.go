@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/dgen-go/dgen/rt/alloc"
@@ -139,17 +140,17 @@ type tuneOverride struct {
 // events.
 func (c *Context) newDriverQueue(dev int, prio Priority) (q driver.Queue, timed bool, err error) {
 	if prio != PriorityNormal {
-		o := driver.QueueOptions{Profiling: c.profiling, Priority: driver.Priority(prio)}
+		o := driver.QueueOptions{Profiling: c.settings.profiling, Priority: driver.Priority(prio)}
 		q, err = c.drv.(driver.PriorityContext).NewQueueOptions(dev, o) // queuePriority returns PriorityNormal for other backends
 		return q, false, err
 	}
-	if kt, ok := c.drv.(driver.KernelTimer); ok && c.devTimes && c.tr.DeviceSampling() == 1 {
+	if kt, ok := c.drv.(driver.KernelTimer); ok && c.tracing.deviceTimes && c.tracing.tr.DeviceSampling() == 1 {
 		q, err = kt.NewKernelTimedQueue(dev)
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return q, err == nil, err
 		}
 	}
-	q, err = c.drv.NewQueue(dev, c.profiling)
+	q, err = c.drv.NewQueue(dev, c.settings.profiling)
 	return q, false, err
 }
 
@@ -202,7 +203,7 @@ func (c *Context) newQueue(dev *Device, cfg QueueConfig) (*Queue, error) {
 	if err != nil {
 		return nil, c.failed(nil, fmt.Errorf("create queue on %q: %w", dev.Name, err))
 	}
-	q := &Queue{ctx: c, gate: new(queueGate), dev: dev, drv: dq, profiling: c.profiling, lateTimes: late, id: int(c.nqueues.Add(1) - 1),
+	q := &Queue{ctx: c, gate: new(queueGate), dev: dev, drv: dq, profiling: c.settings.profiling, lateTimes: late, id: int(c.queues.ids.Add(1) - 1),
 		prio: prio, asked: cfg.Priority}
 	q.gate.refs.Store(1)
 	q.launcher, _ = dq.(driver.ArgLauncher)
@@ -213,20 +214,77 @@ func (c *Context) newQueue(dev *Device, cfg QueueConfig) (*Queue, error) {
 		dq.Release()
 		return nil, err
 	}
-	c.mu.Lock()
-	second := len(c.queues) > 0
-	c.mu.Unlock()
-	if second {
+	if c.queues.len() > 0 {
 		var u alloc.Use
-		c.multi.Do(func() { u = c.startMultiQueue() })
+		c.queues.once.Do(func() { u = c.startMultiQueue() })
 		if u.Queue != nil {
 			c.completeAsync(c.queue, u.Point)
 		}
 	}
-	c.mu.Lock()
-	c.queues = append(c.queues, q)
-	c.mu.Unlock()
+	c.queues.add(q)
 	return q, nil
+}
+
+// queueSet is the set of a context's queues that Close releases: the
+// default queue, the pool's, and those NewQueue made and Release did not
+// release. Queues are added once made, and taken away by Release or, all
+// at once, by Close.
+type queueSet struct {
+	// multi is set once, when the context's second queue is made: from
+	// then on commands record their uses of allocator memory
+	// (streamorder.go). Launches read it.
+	multi atomic.Bool
+	once  sync.Once    // runs startMultiQueue when the second queue is made
+	ids   atomic.Int32 // queue ids, from 0
+
+	mu   sync.Mutex // protects list; held for no other call
+	list []*Queue
+}
+
+// add adds q to the set.
+func (s *queueSet) add(q *Queue) {
+	s.mu.Lock()
+	s.list = append(s.list, q)
+	s.mu.Unlock()
+}
+
+// remove takes q out of the set, if it is there.
+func (s *queueSet) remove(q *Queue) {
+	s.mu.Lock()
+	if i := slices.Index(s.list, q); i >= 0 {
+		s.list = slices.Delete(s.list, i, i+1)
+	}
+	s.mu.Unlock()
+}
+
+// contains reports whether q is in the set.
+func (s *queueSet) contains(q *Queue) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.list, q)
+}
+
+// len returns the number of queues in the set.
+func (s *queueSet) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.list)
+}
+
+// snapshot returns a copy of the set's queues.
+func (s *queueSet) snapshot() []*Queue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.list)
+}
+
+// takeAll empties the set and returns what it held (Close).
+func (s *queueSet) takeAll() []*Queue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	qs := s.list
+	s.list = nil
+	return qs
 }
 
 // startMultiQueue makes the context record its commands' uses of
@@ -245,11 +303,11 @@ func (c *Context) newQueue(dev *Device, cfg QueueConfig) (*Queue, error) {
 // after the barriers are set: it calls this through c.multi, whose other
 // callers wait for it (it makes no driver call).
 func (c *Context) startMultiQueue() alloc.Use {
-	c.multiQueue.Store(true)
+	c.queues.multi.Store(true)
 	q0 := c.queue
 	u := alloc.Use{Queue: q0, Point: q0.pts.point()}
-	for i := range c.allocs {
-		if d := c.allocs[i].Load(); d != nil {
+	for i := range c.allocs.slots {
+		if d := c.allocs.slots[i].Load(); d != nil {
 			d.a.Barrier(u)
 		}
 	}
@@ -342,11 +400,7 @@ func (q *Queue) Release() error {
 		// Close releases it, with the context's other queues.
 		return c.failed(q, fmt.Errorf("release queue %d on %q: finish: %w", q.id, q.dev.Name, err))
 	}
-	c.mu.Lock()
-	if i := slices.Index(c.queues, q); i >= 0 {
-		c.queues = slices.Delete(c.queues, i, i+1)
-	}
-	c.mu.Unlock()
+	c.queues.remove(q)
 	q.dropCaches()
 	return q.unref()
 }
@@ -369,10 +423,7 @@ func (c *Context) releasable(q *Queue) error {
 		}
 	}
 	if what == "" {
-		c.mu.Lock()
-		listed := slices.Contains(c.queues, q)
-		c.mu.Unlock()
-		if !listed {
+		if !c.queues.contains(q) {
 			what = "not a queue that NewQueue made"
 		}
 	}

@@ -48,7 +48,7 @@ type queueMark struct {
 
 // bindContext binds q, which the caller holds alone, to ctx.
 func (q *Queue) bindContext(ctx context.Context) {
-	d := q.ctx.queueAhead
+	d := q.ctx.settings.queueAhead
 	q.bind.Store(&queueBind{ctx: ctx, depth: d, stride: max(1, d/2)})
 }
 

@@ -33,9 +33,7 @@ func (c *Context) Stats() stats.Context {
 
 // queueStats returns a snapshot of the context's queues and its pool.
 func (c *Context) queueStats() stats.Queues {
-	c.mu.Lock()
-	s := stats.Queues{Queues: len(c.queues)}
-	c.mu.Unlock()
+	s := stats.Queues{Queues: c.queues.len()}
 	p := &c.pool
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -77,8 +75,8 @@ func (c *Context) allocStats() stats.Alloc {
 	if c == nil {
 		return s
 	}
-	for i := range c.allocs {
-		if d := c.allocs[i].Load(); d != nil {
+	for i := range c.allocs.slots {
+		if d := c.allocs.slots[i].Load(); d != nil {
 			s.Devices = append(s.Devices, stats.DeviceAlloc{Device: d.dev.Name, Index: d.dev.index, Stats: d.a.Stats()})
 		}
 	}

@@ -138,7 +138,7 @@ func (m *Mem) used(q *Queue, p uint64) {
 // block is free, and NewQueue sets the first queue's barrier before a
 // second one can reuse anything.
 func (q *Queue) record(ms ...*Mem) {
-	if !q.ctx.multiQueue.Load() {
+	if !q.ctx.queues.multi.Load() {
 		return
 	}
 	p := q.pts.point()
@@ -150,7 +150,7 @@ func (q *Queue) record(ms ...*Mem) {
 // recordArgs records the use of k's buffer arguments by the command just
 // enqueued on q.
 func (q *Queue) recordArgs(k *kernelObject) {
-	if k.pooledArgs == 0 || !q.ctx.multiQueue.Load() {
+	if k.pooledArgs == 0 || !q.ctx.queues.multi.Load() {
 		return
 	}
 	p := q.pts.point()

@@ -103,12 +103,12 @@ func (c *Context) NewMem(size int64) (*Mem, error)       { return c.newMem(size)
 func (c *Context) PersistentCache() *diskcache.Cache     { return c.persistentCache() }
 func (q *Queue) Profiling() bool                         { return q.profilingOn() }
 func (c *Context) SyncLaunchesOn() bool                  { return c.fault.syncLaunches }
-func (c *Context) ProfilingOn() bool                     { return c.profiling }
+func (c *Context) ProfilingOn() bool                     { return c.settings.profiling }
 
 // AllocTaggedOn reports whether the context's allocators have the tagged
 // policy (alloc.SeedPolicy) rather than the full one.
 func (c *Context) AllocTaggedOn() bool {
-	return c.allocCfg.OneBlockPerTag && c.allocCfg.DisableUntaggedPool
+	return c.settings.alloc.OneBlockPerTag && c.settings.alloc.DisableUntaggedPool
 }
 func (e *Event) Status() (driver.EventStatus, error) { return e.status() }
 
@@ -244,9 +244,7 @@ func TuneRecordKey[T any](q *Queue, s *SpecConst[T]) diskcache.Key {
 // LiveQueues returns the number of the context's queues that Close would
 // release: the default queue, the pool's, and NewQueue's not released.
 func LiveQueues(c *Context) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.queues)
+	return c.queues.len()
 }
 
 // UseLogLen returns the number of queues that m's use log records besides

@@ -81,30 +81,41 @@ import (
 // trace.GlobalRead or trace.GlobalWrite), newTracedEvent and addPending
 // (device times of commands with events).
 
+// contextTracing is a context's tracer and how it was configured: set by
+// openTracing, in OpenConfig, never changed after.
+type contextTracing struct {
+	tr  *trace.Tracer // never nil; see "Tracing in rt" above
+	own bool          // tr was made by the context, which closes it
+	log *lineLogger   // what tr's summary and log without a path write to; nil for none
+	on  bool          // tracing configured (Config.Trace or Config.Tracer)
+	// deviceTimes: traced with device-time sampling, so queues profile.
+	deviceTimes bool
+}
+
 // openTracing sets up the context's tracer and the trace handles of its
 // devices, before any queue is created.
 func (c *Context) openTracing(cfg Config) error {
 	switch {
 	case cfg.Tracer != nil:
-		c.tr = cfg.Tracer
-		c.traced = true
+		c.tracing.tr = cfg.Tracer
+		c.tracing.on = true
 	case cfg.Trace != "":
-		c.traceLog = &lineLogger{l: c.log()}
+		c.tracing.log = &lineLogger{l: c.log()}
 		// A file that another context or process writes is left out, with
 		// one warning: the context opens without it.
-		tr, err := trace.OpenWith(cfg.Trace, trace.OpenConfig{Stderr: c.traceLog, Logger: c.log(), SkipBusy: true})
+		tr, err := trace.OpenWith(cfg.Trace, trace.OpenConfig{Stderr: c.tracing.log, Logger: c.log(), SkipBusy: true})
 		if err != nil {
 			return err
 		}
-		c.tr, c.ownTracer, c.traced = tr, true, true
+		c.tracing.tr, c.tracing.own, c.tracing.on = tr, true, true
 	default:
-		c.tr, c.ownTracer = trace.New(), true
+		c.tracing.tr, c.tracing.own = trace.New(), true
 	}
-	if c.traced && c.tr.DeviceSampling() > 0 {
-		c.profiling, c.devTimes = true, true
+	if c.tracing.on && c.tracing.tr.DeviceSampling() > 0 {
+		c.settings.profiling, c.tracing.deviceTimes = true, true
 	}
 	for _, d := range c.devices {
-		d.tr = c.tr.Device(d.index, d.String()) // "name (platform)": the platform names the backend
+		d.tr = c.tracing.tr.Device(d.index, d.String()) // "name (platform)": the platform names the backend
 	}
 	return nil
 }
@@ -118,7 +129,7 @@ func (c *Context) Tracer() *trace.Tracer {
 	if c == nil {
 		return nil
 	}
-	return c.tr
+	return c.tracing.tr
 }
 
 // initQueueTrace gives a new queue its trace handle and, for the first
@@ -127,7 +138,7 @@ func (c *Context) Tracer() *trace.Tracer {
 func (c *Context) initQueueTrace(q *Queue) error {
 	d := q.dev
 	q.tq = d.tr.Queue(q.id, "queue "+strconv.Itoa(q.id), true)
-	if !c.devTimes || !q.profiling {
+	if !c.tracing.deviceTimes || !q.profiling {
 		return nil
 	}
 	var err error
@@ -151,13 +162,13 @@ func (q *Queue) syncClock() error {
 	best := int64(-1)
 	var host, dev int64
 	for range clockSamples {
-		h0 := q.ctx.tr.Now()
+		h0 := q.ctx.tracing.tr.Now()
 		ev, err := q.drv.Marker(nil)
 		if err != nil {
 			return fmt.Errorf("synchronise clock of %q: %w", d.Name, err)
 		}
 		err = ev.Wait()
-		h1 := q.ctx.tr.Now()
+		h1 := q.ctx.tracing.tr.Now()
 		var t driver.Timing
 		if err == nil {
 			t, err = ev.Profile()
@@ -224,7 +235,7 @@ func (q *Queue) goTrace(kind trace.CmdKind, name, detail string, skip int) {
 // device times (its context opened with device-time sampling, so that its
 // clock is aligned), so that its command needs an event.
 func (q *Queue) wantsEvent(tk *trace.Task) bool {
-	return tk != nil && q.profiling && q.ctx.devTimes && tk.Sampled()
+	return tk != nil && q.profiling && q.ctx.tracing.deviceTimes && tk.Sampled()
 }
 
 // newTracedEvent wraps a command's driver event with its task, which the
@@ -424,8 +435,8 @@ func (c *Context) traceCache(dev int, ev trace.Cache) {
 // traceNow returns the tracer's clock, or 0 when no cache subscriber would
 // use it, so that untraced builds read no clock.
 func (c *Context) traceNow() int64 {
-	if !c.tr.Enabled() {
+	if !c.tracing.tr.Enabled() {
 		return 0
 	}
-	return c.tr.Now()
+	return c.tracing.tr.Now()
 }

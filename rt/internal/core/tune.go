@@ -224,7 +224,7 @@ func applyRecord[T any](c *Context, d *desc.SpecConst, chk *specCheck, rec tuneR
 			}
 		}
 	}
-	c.tr.Mark(fmt.Sprintf("tune %s: %s=%s from a tuning record", d.ID, d.Name, rec.Winner))
+	c.tracing.tr.Mark(fmt.Sprintf("tune %s: %s=%s from a tuning record", d.ID, d.Name, rec.Winner))
 }
 
 // measure times every candidate, each as a per-launch value on a queue of
@@ -232,7 +232,7 @@ func applyRecord[T any](c *Context, d *desc.SpecConst, chk *specCheck, rec tuneR
 // it returns their errors, or ctx's.
 func measure[T any](ctx context.Context, q *Queue, d *desc.SpecConst, chk *specCheck, run func(*Queue, T) error, res *tuning[T]) error {
 	c := q.ctx
-	defer c.tr.Range("tune " + d.ID).End()
+	defer c.tracing.tr.Range("tune " + d.ID).End()
 	res.times = make([]time.Duration, len(chk.tune))
 	res.errs = make([]error, len(chk.tune))
 	best := -1
@@ -241,7 +241,7 @@ func measure[T any](ctx context.Context, q *Queue, d *desc.SpecConst, chk *specC
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("stopped after %d of %d candidates: %w", i, len(chk.tune), err)
 		}
-		r := c.tr.Range(fmt.Sprintf("%s=%s", d.Name, lit))
+		r := c.tracing.tr.Range(fmt.Sprintf("%s=%s", d.Name, lit))
 		tq := q.tuningQueue(d, lit)
 		t, n, err := timeCandidate(ctx, tq, res.values[i], run, share)
 		tq.endTuning()
@@ -254,14 +254,14 @@ func measure[T any](ctx context.Context, q *Queue, d *desc.SpecConst, chk *specC
 		}
 		if err != nil {
 			res.errs[i] = fmt.Errorf("%s=%s: %w", d.Name, lit, err)
-			c.tr.Mark(fmt.Sprintf("%s=%s skipped: %v", d.Name, lit, err))
+			c.tracing.tr.Mark(fmt.Sprintf("%s=%s skipped: %v", d.Name, lit, err))
 			c.tuneWarn("tune %s: candidate %s=%s skipped: %v", d.ID, d.Name, lit, err)
 			continue
 		}
 		res.timed++
 		c.counters.tuneTimed.Add(1)
 		res.times[i] = t
-		c.tr.Mark(fmt.Sprintf("%s=%s: %v (median of %d device-timed runs)", d.Name, lit, t, n))
+		c.tracing.tr.Mark(fmt.Sprintf("%s=%s: %v (median of %d device-timed runs)", d.Name, lit, t, n))
 		if best < 0 || t < res.times[best] {
 			best = i
 		}
@@ -395,7 +395,7 @@ func (c *Context) tuneKey(d *desc.SpecConst, chk *specCheck, q *Queue) diskcache
 // candidate is reported by a warning and ignored.
 func (c *Context) loadTuneRecord(ctx context.Context, d *desc.SpecConst, chk *specCheck, key diskcache.Key) (tuneRecord, bool) {
 	var rec tuneRecord
-	if c.retune {
+	if c.settings.retune {
 		return rec, false
 	}
 	var (
