@@ -1699,11 +1699,6 @@ func toCoreQueueConfig(x QueueConfig) core.QueueConfig {
 	return core.QueueConfig{Priority: core.Priority(x.Priority)}
 }
 
-// fromCoreQueueConfig returns c as rt shows it.
-func fromCoreQueueConfig(c core.QueueConfig) QueueConfig {
-	return QueueConfig{Priority: Priority(c.Priority)}
-}
-
 // Priority returns the priority the queue runs at: the one it was made
 // at (QueueConfig.Priority) where its device has it, else the one the
 // device runs it at instead, PriorityNormal where it has no priorities.
@@ -2134,16 +2129,6 @@ type Sampler struct {
 	Filter FilterMode
 }
 
-// toCoreSampler returns x as the core takes it.
-func toCoreSampler(x Sampler) core.Sampler {
-	return core.Sampler{Normalized: x.Normalized, Address: core.AddressMode(x.Address), Filter: core.FilterMode(x.Filter)}
-}
-
-// fromCoreSampler returns c as rt shows it.
-func fromCoreSampler(c core.Sampler) Sampler {
-	return Sampler{Normalized: c.Normalized, Address: AddressMode(c.Address), Filter: FilterMode(c.Filter)}
-}
-
 // Shutdown shuts the context down without interrupting the work that
 // holds a queue of the pool, as http.Server.Shutdown does a server's
 // connections: it stops handing out queues and taking new work, waits
@@ -2328,18 +2313,6 @@ func (s *SpecConst[T]) TuneDefaultContext(ctx context.Context, q *Queue, run fun
 	return (*core.SpecConst[T])(s).TuneDefaultContext(ctx, (*core.Queue)(q), funcQueueT(run))
 }
 
-// fromCoreBindingSlice returns c as rt shows it.
-func fromCoreBindingSlice(c []core.Binding) []Binding {
-	if c == nil {
-		return nil
-	}
-	s := make([]Binding, len(c))
-	for i, e := range c {
-		s[i] = Binding(e)
-	}
-	return s
-}
-
 // fromCoreCacheConfigPtr returns c as rt shows it.
 func fromCoreCacheConfigPtr(c *core.CacheConfig) *CacheConfig {
 	if c == nil {
@@ -2369,27 +2342,6 @@ func fromCoreEnvVarSlice(c []core.EnvVar) []EnvVar {
 	s := make([]EnvVar, len(c))
 	for i, e := range c {
 		s[i] = EnvVar(e)
-	}
-	return s
-}
-
-// fromCoreQueueConfigPtr returns c as rt shows it.
-func fromCoreQueueConfigPtr(c *core.QueueConfig) *QueueConfig {
-	if c == nil {
-		return nil
-	}
-	x := fromCoreQueueConfig(*c)
-	return &x
-}
-
-// fromCoreSpecValueSlice returns c as rt shows it.
-func fromCoreSpecValueSlice(c []core.SpecValue) []SpecValue {
-	if c == nil {
-		return nil
-	}
-	s := make([]SpecValue, len(c))
-	for i, e := range c {
-		s[i] = SpecValue(e)
 	}
 	return s
 }
@@ -2433,30 +2385,6 @@ func toCoreCacheConfigPtr(x *CacheConfig) *core.CacheConfig {
 	}
 	c := toCoreCacheConfig(*x)
 	return &c
-}
-
-// toCoreDeviceSlice returns s as the core takes it.
-func toCoreDeviceSlice(s []*Device) []*core.Device {
-	if s == nil {
-		return nil
-	}
-	c := make([]*core.Device, len(s))
-	for i, e := range s {
-		c[i] = toCoreDevice(e)
-	}
-	return c
-}
-
-// toCoreEnvVarSlice returns s as the core takes it.
-func toCoreEnvVarSlice(s []EnvVar) []core.EnvVar {
-	if s == nil {
-		return nil
-	}
-	c := make([]core.EnvVar, len(s))
-	for i, e := range s {
-		c[i] = core.EnvVar(e)
-	}
-	return c
 }
 
 // toCoreQueueConfigPtr returns x as the core takes it.

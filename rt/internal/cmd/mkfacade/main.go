@@ -133,7 +133,10 @@ func generate(dir string) ([]byte, error) {
 	if err := g.run(); err != nil {
 		return nil, err
 	}
-	src, err := format.Source(g.file())
+	src, err := prune(g.file())
+	if err == nil {
+		src, err = format.Source(src)
+	}
 	if err != nil {
 		return g.file(), fmt.Errorf("format: %v", err)
 	}

@@ -87,3 +87,40 @@ func checked(t *testing.T, src string) *packages.Package {
 	}
 	return &packages.Package{Fset: fset, Types: pkg, Syntax: []*ast.File{f}, TypesInfo: info}
 }
+
+// TestPrune checks that prune removes the converters nothing calls, and
+// those that only removed ones call, and keeps the rest.
+func TestPrune(t *testing.T) {
+	src := `package rt
+
+// Use calls toCoreA.
+func Use() { _ = toCoreA(0) }
+
+// toCoreA is called by Use.
+func toCoreA(x int) int { return x }
+
+// fromCoreB is called by nothing.
+func fromCoreB(x int) int { return fromCoreC(x) }
+
+// fromCoreC is called by fromCoreB alone.
+func fromCoreC(x int) int { return x }
+
+// helper is not a converter, and stays though unused.
+func helper() {}
+`
+	out, err := prune([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		kept bool
+	}{{"Use", true}, {"toCoreA", true}, {"fromCoreB", false}, {"fromCoreC", false}, {"helper", true}} {
+		if got := strings.Contains(string(out), "func "+tc.name+"("); got != tc.kept {
+			t.Errorf("func %s kept %v, want %v:\n%s", tc.name, got, tc.kept, out)
+		}
+		if !tc.kept && strings.Contains(string(out), "// "+tc.name+" ") {
+			t.Errorf("the doc of %s stays:\n%s", tc.name, out)
+		}
+	}
+}
