@@ -77,6 +77,13 @@ type Queue struct {
 	profiling bool
 	lateTimes bool                    // drv is kernel-timed (driver.KernelTimer): its kernels' times may come after them
 	timer     driver.KernelTimedQueue // drv, where it is kernel-timed and can time a kernel without its event
+	// bind is the context of the request that holds the queue, from
+	// Context.AcquireQueueContext to ReleaseQueue (queuebind.go), or nil;
+	// a view's is nil, and base's binds it (Queue.binding). base is set on
+	// the views that WithSpec returns, the queue they are views of. Every
+	// launch reads both, so they share the line of specs and timer.
+	base *Queue
+	bind atomic.Pointer[queueBind]
 
 	id   int         // the queue's number in its context, from 0
 	pend pendingList // traced commands awaiting their device times
@@ -109,18 +116,10 @@ type Queue struct {
 	tune *tuneOverride
 
 	// spec is set on the views that WithSpec returns (queuespec.go),
-	// with base, the queue they are views of; views holds a queue's
-	// views. Nil on every other queue.
+	// with base (above), the queue they are views of; views holds a
+	// queue's views. Nil on every other queue.
 	spec  *queueSpec
-	base  *Queue
 	views queueViews
-
-	// bind is the context of the request that holds the queue, from
-	// Context.AcquireQueueContext to ReleaseQueue (queuebind.go), or nil;
-	// a view's is nil, and its queue's binds it (Queue.binding). It comes
-	// last, so that the fields a launch reads first keep their
-	// cache lines.
-	bind atomic.Pointer[queueBind]
 }
 
 // tuneOverride is what a tuning queue gives its launches: the candidate
