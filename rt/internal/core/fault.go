@@ -89,8 +89,9 @@ func (c *Context) failed(q *Queue, err error) error {
 	return c.recordFault(qs, q, err)
 }
 
-// recordFault is failed for a caller that holds c.mu or has taken the
-// context's queues away (Close): the launches in flight are those of qs.
+// recordFault is failed given qs, the context's queues: a snapshot
+// (failed), or all of them, which Close took away; the launches in flight
+// are those of qs.
 func (c *Context) recordFault(qs []*Queue, q *Queue, err error) error {
 	if err == nil || !errors.Is(err, ErrDeviceFault) {
 		return err

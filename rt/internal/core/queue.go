@@ -291,11 +291,11 @@ func (s *queueSet) takeAll() []*Queue {
 // returns the barrier it set. The uses of the first queue until then went
 // unrecorded: rather than finish that queue (which would wait for
 // whatever it runs, a kernel that never ends included, and did so under
-// the context's mutex), it takes a point on the first queue that covers
+// the context's mutex once), it takes a point on the first queue that covers
 // every one of them, and makes it a last use of every block of the
 // allocators (alloc.Allocator.Barrier): a reuse on another queue is
 // ordered after it, without blocking, until the point is known complete
-// (completeAsync). A command records its uses if it reads multiQueue set
+// (completeAsync). A command records its uses if it reads queues.multi set
 // after it was enqueued; one that reads it unset was enqueued before this
 // Store, hence before the point. An allocator made after the Store serves
 // commands that record their uses. NewQueue hands out the new queue only
