@@ -376,8 +376,11 @@ func (g *Graph) bindLocked(x *graphExec, vals []paramVal) error {
 		return nil
 	}
 	dirty := make([]bool, len(g.cmds))
+	// x.last is unknown when nil, and stale when a parameter was added
+	// since x's last launch (BufferParam, ValueParam): bind all anew.
+	known := len(x.last) == len(vals)
 	for i, p := range g.params {
-		if x.last != nil && x.last[i] == vals[i] {
+		if known && x.last[i] == vals[i] {
 			continue
 		}
 		for _, s := range p.sites {
