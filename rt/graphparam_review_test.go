@@ -70,3 +70,50 @@ func TestGraphParamAfterLaunch(t *testing.T) {
 		})
 	}
 }
+
+// TestGraphParamUpdateMovesBuffer updates a launch so that the buffer a
+// parameter was made from moves to an argument that the parameter does
+// not stand for: the graph uses that buffer itself again, and a launch
+// after its Free is an error wrapping ErrFreed, not a launch that reads
+// freed memory.
+func TestGraphParamUpdateMovesBuffer(t *testing.T) {
+	for _, mode := range []string{"command-buffer", "loop"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "loop" {
+				loopGraphs(t)
+			}
+			ctx := openCPU(t)
+			f := newGraphFixture(t, ctx)
+			var node *rt.GraphNode
+			g, err := f.q.Record("moves", func(q *rt.Queue) error {
+				var err error
+				node, err = q.Node(func(q *rt.Queue) error { return f.step(q, f.x, f.y, 2, 1) })
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Release()
+			y, err := rt.BufferParam(g, f.y) // argument 1
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Swap the pair: f.y is argument 0 now, which no parameter
+			// stands for.
+			if err := g.Update(node, func(q *rt.Queue) error { return f.step(q, f.y, f.x, 2, 1) }); err != nil {
+				t.Fatal(err)
+			}
+			out, err := rt.NewBuffer[float32](ctx, f.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.y.Free(); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.LaunchWith(f.q, []rt.Binding{y.Bind(out)}); !errors.Is(err, rt.ErrFreed) {
+				t.Fatalf("LaunchWith of a graph whose launch reads a freed buffer: %v, want ErrFreed", err)
+			}
+			f.q.Finish()
+		})
+	}
+}

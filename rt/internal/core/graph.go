@@ -846,11 +846,11 @@ func (g *Graph) collectUses() {
 				g.smps = append(g.smps, smpUse{s: a.smp, cmd: i, arg: j})
 			}
 		}
-		for _, m := range g.cmds[i].mems {
+		for j, m := range g.cmds[i].mems {
 			if m == nil {
 				continue
 			}
-			seen := g.isParam(m)
+			seen := g.boundAt(i, j)
 			for _, u := range g.uses {
 				seen = seen || u.m == m
 			}
