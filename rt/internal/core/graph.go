@@ -695,9 +695,14 @@ func (g *Graph) apply(cmd int, upd *graphUpdate) error {
 	}
 	defer g.ctx.exit()
 	if err := setArgs(c.own, nc.args, c.cur); err != nil {
-		// Some arguments may be set: put the recorded ones back.
-		setArgs(c.own, c.args, nil)
+		// Some arguments may be set: put the recorded ones back. Where
+		// that fails too (a parameter's recorded buffer, which its owner
+		// may free), what the kernel object holds is unknown, and the
+		// next launch sets every argument (bindLocked).
 		c.cur = c.args
+		if setArgs(c.own, c.args, nil) != nil {
+			c.cur = nil
+		}
 		return err
 	}
 	c.args, c.cur, c.r, c.mems = nc.args, nc.args, nc.r, nc.mems
@@ -846,11 +851,11 @@ func (g *Graph) collectUses() {
 				g.smps = append(g.smps, smpUse{s: a.smp, cmd: i, arg: j})
 			}
 		}
-		for _, m := range g.cmds[i].mems {
+		for j, m := range g.cmds[i].mems {
 			if m == nil {
 				continue
 			}
-			seen := g.isParam(m)
+			seen := g.boundAt(i, j)
 			for _, u := range g.uses {
 				seen = seen || u.m == m
 			}

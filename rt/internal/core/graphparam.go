@@ -376,8 +376,11 @@ func (g *Graph) bindLocked(x *graphExec, vals []paramVal) error {
 		return nil
 	}
 	dirty := make([]bool, len(g.cmds))
+	// x.last is unknown when nil, and stale when a parameter was added
+	// since x's last launch (BufferParam, ValueParam): bind all anew.
+	known := len(x.last) == len(vals)
 	for i, p := range g.params {
-		if x.last != nil && x.last[i] == vals[i] {
+		if known && x.last[i] == vals[i] {
 			continue
 		}
 		for _, s := range p.sites {
@@ -488,13 +491,20 @@ func paramUses(q *Queue, vals []paramVal) {
 	}
 }
 
-// isParam reports whether m is the memory of a buffer parameter of g.
-// Called with g.mu held.
-func (g *Graph) isParam(m *Mem) bool {
-	for _, p := range g.params {
-		if p.m == m {
-			return true
+// boundAt reports whether parameters stand for every place where command
+// i uses its j-th memory, so that no launch uses that memory itself: a
+// buffer parameter's sites, fixed when it was made, not the memory it was
+// made from, which an Update may put at another argument. Called with g.mu
+// held.
+func (g *Graph) boundAt(i, j int) bool {
+	for _, s := range memSites(&g.cmds[i], i, j) {
+		found := false
+		for _, p := range g.params {
+			found = found || p.m != nil && slices.Contains(p.sites, s)
+		}
+		if !found {
+			return false
 		}
 	}
-	return false
+	return true
 }
