@@ -1,0 +1,150 @@
+package rt_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// The backend "hookq": the fake backend, with hooks that hold a queue's
+// creation and a marker's release inside the driver, so that a test
+// widens the windows in which the queue pool must keep its invariants.
+func init() { driver.Register("hookq", hookBackend{}) }
+
+// hookNewQueue, if set, is called at the start of every NewQueue after
+// the context's first (its default queue).
+var hookNewQueue atomic.Pointer[func()]
+
+// hookMarkerRelease, if set, is called at the start of the Release of
+// every marker of a queue other than the context's first.
+var hookMarkerRelease atomic.Pointer[func()]
+
+type hookBackend struct{ fakeBackend }
+
+func (b hookBackend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
+	c, err := b.fakeBackend.NewContext(devs)
+	if err != nil {
+		return nil, err
+	}
+	return &hookContext{fakeContext: c.(*fakeContext)}, nil
+}
+
+type hookContext struct {
+	*fakeContext
+	queues atomic.Int32
+}
+
+func (c *hookContext) NewQueue(dev int, profiling bool) (driver.Queue, error) {
+	id := c.queues.Add(1) - 1
+	if h := hookNewQueue.Load(); h != nil && id > 0 {
+		(*h)()
+	}
+	return hookQueue{id: id}, nil
+}
+
+type hookQueue struct {
+	fakeQueue
+	id int32
+}
+
+func (q hookQueue) Marker(wait []driver.Event) (driver.Event, error) {
+	return hookEvent{fakeEvent: newFakeEvent(), queue: q.id}, nil
+}
+
+type hookEvent struct {
+	fakeEvent
+	queue int32
+}
+
+func (e hookEvent) Release() error {
+	if h := hookMarkerRelease.Load(); h != nil && e.queue > 0 {
+		(*h)()
+	}
+	return nil
+}
+
+// openHook opens a context on the hookq backend with cfg.
+func openHook(t *testing.T, cfg rt.Config) *rt.Context {
+	t.Helper()
+	t.Cleanup(func() { hookNewQueue.Store(nil); hookMarkerRelease.Store(nil) })
+	cc := defaultCacheConfig()
+	cc.Disk.Persistent = false
+	cfg.Backend, cfg.Device, cfg.Cache = "hookq", "cpu", &cc
+	ctx, err := rt.OpenConfig(withEnv(t, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctx.Close() })
+	return ctx
+}
+
+// blockOnce returns a hook that, the first time it is called, signals
+// entered and blocks until release is closed; later calls return at once.
+func blockOnce() (hook func(), entered, release chan struct{}) {
+	entered, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	}, entered, release
+}
+
+// TestAcquireBoundNeverShared: a queue that AcquireQueueContext takes
+// from the idle queues is the caller's alone from the moment it is taken:
+// an AcquireQueue while the taker releases the marker of the queue's last
+// request (a driver call) must not share it.
+func TestAcquireBoundNeverShared(t *testing.T) {
+	ctx := openHook(t, rt.Config{QueuePool: 1})
+	buf, err := rt.NewBuffer[int32](ctx, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ctx.AcquireQueueContext(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := buf.Fill(q, 1); err != nil { // leaves work: ReleaseQueue marks it
+		t.Fatal(err)
+	}
+	if err := ctx.ReleaseQueue(q); err != nil {
+		t.Fatal(err)
+	}
+	hook, entered, release := blockOnce()
+	hookMarkerRelease.Store(&hook)
+	type got struct {
+		q   *rt.Queue
+		err error
+	}
+	bound := make(chan got, 1)
+	go func() {
+		q, err := ctx.AcquireQueueContext(context.Background(), nil) // takes q, releases its marker
+		bound <- got{q, err}
+	}()
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("AcquireQueueContext released no marker of the idle queue's last request")
+	}
+	shared, err := ctx.AcquireQueue()
+	close(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := <-bound
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	if shared == b.q {
+		t.Errorf("AcquireQueue shared queue %p, which AcquireQueueContext holds alone", shared)
+	}
+	ctx.ReleaseQueue(shared)
+	ctx.ReleaseQueue(b.q)
+}
