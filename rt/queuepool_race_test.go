@@ -148,3 +148,48 @@ func TestAcquireBoundNeverShared(t *testing.T) {
 	ctx.ReleaseQueue(shared)
 	ctx.ReleaseQueue(b.q)
 }
+
+// TestQueueAheadNoLockAcrossRelease: the pacing of a bound queue releases
+// the marker it waited for with no lock held, so that another goroutine's
+// command on the queue does not wait for that driver call.
+func TestQueueAheadNoLockAcrossRelease(t *testing.T) {
+	ctx := openHook(t, rt.Config{QueuePool: 1, MaxQueueAhead: 2})
+	buf, err := rt.NewBuffer[int32](ctx, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ctx.AcquireQueueContext(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctx.ReleaseQueue(q)
+	for i := range 2 { // a marker after each: two ahead
+		if err := buf.Fill(q, int32(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hook, entered, release := blockOnce()
+	hookMarkerRelease.Store(&hook)
+	third := make(chan error, 1)
+	go func() { third <- buf.Fill(q, 3) }() // waits for the oldest marker, then releases it
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("the third command released no marker")
+	}
+	other := make(chan error, 1)
+	go func() { other <- buf.Fill(q, 4) }()
+	select {
+	case err := <-other:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("a command on the bound queue waited for another's release of a marker (a lock held across Event.Release)")
+	}
+	close(release)
+	if err := <-third; err != nil {
+		t.Error(err)
+	}
+}

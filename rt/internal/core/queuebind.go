@@ -97,7 +97,9 @@ func (b *queueBind) admit(q *Queue, ctx context.Context) error {
 		if len(b.marks) > 0 && b.marks[0] == m {
 			b.marks = b.marks[1:]
 			b.done = max(b.done, m.n)
-			m.e.Release()
+			b.mu.Unlock()
+			m.e.Release() // a driver call: not under mu
+			b.mu.Lock()
 		}
 	}
 }
