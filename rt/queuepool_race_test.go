@@ -9,6 +9,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/driver"
+	"github.com/dgen-go/dgen/rt/internal/core"
 )
 
 // The backend "hookq": the fake backend, with hooks that hold a queue's
@@ -191,5 +192,53 @@ func TestQueueAheadNoLockAcrossRelease(t *testing.T) {
 	close(release)
 	if err := <-third; err != nil {
 		t.Error(err)
+	}
+}
+
+// TestAcquireContextPoolBound: concurrent AcquireQueueContext calls on a
+// pool with no queue yet make no more than Config.QueuePool queues: past
+// it they wait for a release.
+func TestAcquireContextPoolBound(t *testing.T) {
+	ctx := openHook(t, rt.Config{QueuePool: 1})
+	live := core.LiveQueues(cx(ctx))
+	var made atomic.Int32
+	first := make(chan struct{})
+	release := make(chan struct{})
+	hook := func() {
+		if made.Add(1) == 1 {
+			close(first)
+		}
+		<-release
+	}
+	hookNewQueue.Store(&hook)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	acquire := func() {
+		defer wg.Done()
+		q, err := ctx.AcquireQueueContext(context.Background(), nil)
+		if err != nil {
+			errs <- err
+			return
+		}
+		errs <- ctx.ReleaseQueue(q)
+	}
+	wg.Add(1)
+	go acquire()
+	<-first
+	for range 3 {
+		wg.Add(1)
+		go acquire()
+	}
+	time.Sleep(200 * time.Millisecond) // the others reach the pool meanwhile
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got := core.LiveQueues(cx(ctx)) - live; got != 1 {
+		t.Errorf("the pool made %d queues (%d driver queues made), want at most Config.QueuePool = 1", got, made.Load())
 	}
 }

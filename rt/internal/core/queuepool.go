@@ -196,7 +196,7 @@ func (c *Context) takeQueue(cfg QueueConfig, ctx context.Context) (*Queue, <-cha
 	if alone {
 		shared = nil
 	}
-	if n+p.making[prio] < p.max || n == 0 || !alone && shared == nil && len(p.idle[prio]) == 0 {
+	if n+p.making[prio] < p.max || !alone && shared == nil && len(p.idle[prio]) == 0 {
 		p.making[prio]++
 		p.mu.Unlock()
 		q, err := c.newQueue(c.devices[0], cfg)
