@@ -2,6 +2,8 @@ package rt_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -240,5 +242,70 @@ func TestAcquireContextPoolBound(t *testing.T) {
 	}
 	if got := core.LiveQueues(cx(ctx)) - live; got != 1 {
 		t.Errorf("the pool made %d queues (%d driver queues made), want at most Config.QueuePool = 1", got, made.Load())
+	}
+}
+
+// TestAcquireContextWakesOnClose: Close wakes every AcquireQueueContext
+// that waits for a queue of the pool, even one that entered before Close
+// and reached the pool's lock after Close woke the waiters: it returns
+// an error wrapping ErrClosed rather than wait for ever.
+func TestAcquireContextWakesOnClose(t *testing.T) {
+	for iter := range 200 {
+		if t.Failed() {
+			break
+		}
+		func() {
+			ctx := openHook(t, rt.Config{QueuePool: 1})
+			held, err := ctx.AcquireQueue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			share, err := ctx.AcquireQueue() // shares held
+			if err != nil {
+				t.Fatal(err)
+			}
+			const waiters = 64
+			var wg sync.WaitGroup
+			var waiting atomic.Int32
+			errs := make(chan error, waiters)
+			for range waiters {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					waiting.Add(1)
+					q, err := ctx.AcquireQueueContext(context.Background(), nil) // waits: held is the pool's one queue
+					if err == nil {
+						ctx.ReleaseQueue(q)
+						err = fmt.Errorf("AcquireQueueContext got a queue while the pool's one queue was held")
+					} else if !errors.Is(err, rt.ErrClosed) {
+						err = fmt.Errorf("AcquireQueueContext after Close: %w, want ErrClosed", err)
+					} else {
+						err = nil
+					}
+					errs <- err
+				}()
+			}
+			for waiting.Load() < waiters {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(time.Millisecond)
+			ctx.ReleaseQueue(share) // wakes the waiters, which find no queue
+			ctx.Close()
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Errorf("iteration %d: AcquireQueueContext still waits 5s after Close", iter)
+			}
+			ctx.ReleaseQueue(held) // wakes them, if they still wait
+			<-done
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}()
 	}
 }

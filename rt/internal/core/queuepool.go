@@ -229,6 +229,12 @@ func (c *Context) takeQueue(cfg QueueConfig, ctx context.Context) (*Queue, <-cha
 		shared.gate.holders.Add(1)
 		return shared, nil, nil
 	}
+	if c.closed.Load() {
+		// Close, which sets closed before its wakeAll takes mu, may have
+		// woken the waiters already: a channel made now would not be
+		// closed.
+		return nil, nil, fmt.Errorf("acquire queue: %w", c.closedError())
+	}
 	if p.released == nil {
 		p.released = make(chan struct{})
 	}
