@@ -46,7 +46,9 @@ type queueMark struct {
 	n int
 }
 
-// bindContext binds q, which the caller holds alone, to ctx.
+// bindContext binds q, which the caller holds alone, to ctx. takeQueue
+// calls it with the pool's mutex held, as it takes q, so that no
+// AcquireQueue sees q unbound and shares it.
 func (q *Queue) bindContext(ctx context.Context) {
 	d := q.ctx.settings.queueAhead
 	q.bind.Store(&queueBind{ctx: ctx, depth: d, stride: max(1, d/2)})
@@ -95,7 +97,9 @@ func (b *queueBind) admit(q *Queue, ctx context.Context) error {
 		if len(b.marks) > 0 && b.marks[0] == m {
 			b.marks = b.marks[1:]
 			b.done = max(b.done, m.n)
-			m.e.Release()
+			b.mu.Unlock()
+			m.e.Release() // a driver call: not under mu
+			b.mu.Lock()
 		}
 	}
 }

@@ -154,10 +154,7 @@ func (c *Context) acquireQueue(ctx context.Context, cfg QueueConfig) (*Queue, er
 		if err := c.enter(); err != nil {
 			return nil, fmt.Errorf("acquire queue: %w", err)
 		}
-		q, wake, err := c.takeQueue(cfg, ctx != nil)
-		if q != nil && ctx != nil {
-			q.bindContext(ctx)
-		}
+		q, wake, err := c.takeQueue(cfg, ctx)
 		c.exit()
 		if q != nil || err != nil {
 			return q, err
@@ -170,15 +167,17 @@ func (c *Context) acquireQueue(ctx context.Context, cfg QueueConfig) (*Queue, er
 }
 
 // takeQueue takes a queue of the pool asked for cfg.Priority, for a
-// request that holds it alone (a bound queue) or not: an idle one,
-// preferring one whose last request's work has completed; else a new one
-// while the pool may make one; else an idle one still busy; else, not
-// alone, the unbound one that the fewest goroutines hold, shared; else
-// none, and a channel that the next release closes. Called inside c's
-// enter.
-func (c *Context) takeQueue(cfg QueueConfig, alone bool) (*Queue, <-chan struct{}, error) {
+// request that holds it alone, bound to ctx (a bound queue), or not (ctx
+// nil): an idle one, preferring one whose last request's work has
+// completed; else a new one while the pool may make one; else an idle one
+// still busy; else, not alone, the unbound one that the fewest goroutines
+// hold, shared; else none, and a channel that the next release closes. A
+// queue taken alone is bound under mu, before leastHeld can see it
+// unbound and share it. Called inside c's enter.
+func (c *Context) takeQueue(cfg QueueConfig, ctx context.Context) (*Queue, <-chan struct{}, error) {
 	p := &c.pool
 	prio := cfg.Priority
+	alone := ctx != nil
 	p.mu.Lock()
 	if c.draining.Load() {
 		p.mu.Unlock()
@@ -186,6 +185,9 @@ func (c *Context) takeQueue(cfg QueueConfig, alone bool) (*Queue, <-chan struct{
 	}
 	if i := p.settledIdle(prio); i >= 0 {
 		q, busy := p.take(prio, i)
+		if alone {
+			q.bindContext(ctx)
+		}
 		p.mu.Unlock()
 		busy.Release()
 		return q, nil, nil
@@ -194,7 +196,7 @@ func (c *Context) takeQueue(cfg QueueConfig, alone bool) (*Queue, <-chan struct{
 	if alone {
 		shared = nil
 	}
-	if n+p.making[prio] < p.max || n == 0 || !alone && shared == nil && len(p.idle[prio]) == 0 {
+	if n+p.making[prio] < p.max || !alone && shared == nil && len(p.idle[prio]) == 0 {
 		p.making[prio]++
 		p.mu.Unlock()
 		q, err := c.newQueue(c.devices[0], cfg)
@@ -207,11 +209,17 @@ func (c *Context) takeQueue(cfg QueueConfig, alone bool) (*Queue, <-chan struct{
 		}
 		q.pooled = true
 		q.gate.holders.Store(1)
+		if alone {
+			q.bindContext(ctx)
+		}
 		p.queues = append(p.queues, q)
 		return q, nil, nil
 	}
 	if k := len(p.idle[prio]); k > 0 {
 		q, busy := p.take(prio, k-1)
+		if alone {
+			q.bindContext(ctx)
+		}
 		p.mu.Unlock()
 		busy.Release()
 		return q, nil, nil
@@ -220,6 +228,12 @@ func (c *Context) takeQueue(cfg QueueConfig, alone bool) (*Queue, <-chan struct{
 	if shared != nil {
 		shared.gate.holders.Add(1)
 		return shared, nil, nil
+	}
+	if c.closed.Load() {
+		// Close, which sets closed before its wakeAll takes mu, may have
+		// woken the waiters already: a channel made now would not be
+		// closed.
+		return nil, nil, fmt.Errorf("acquire queue: %w", c.closedError())
 	}
 	if p.released == nil {
 		p.released = make(chan struct{})
