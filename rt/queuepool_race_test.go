@@ -27,6 +27,10 @@ var hookNewQueue atomic.Pointer[func()]
 // every marker of a queue other than the context's first.
 var hookMarkerRelease atomic.Pointer[func()]
 
+// hookFinish, if set, is called by the Finish of every queue other than
+// the context's first, and its error is Finish's.
+var hookFinish atomic.Pointer[func() error]
+
 type hookBackend struct{ fakeBackend }
 
 func (b hookBackend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
@@ -55,6 +59,13 @@ type hookQueue struct {
 	id int32
 }
 
+func (q hookQueue) Finish() error {
+	if h := hookFinish.Load(); h != nil && q.id > 0 {
+		return (*h)()
+	}
+	return nil
+}
+
 func (q hookQueue) Marker(wait []driver.Event) (driver.Event, error) {
 	return hookEvent{fakeEvent: newFakeEvent(), queue: q.id}, nil
 }
@@ -74,7 +85,7 @@ func (e hookEvent) Release() error {
 // openHook opens a context on the hookq backend with cfg.
 func openHook(t *testing.T, cfg rt.Config) *rt.Context {
 	t.Helper()
-	t.Cleanup(func() { hookNewQueue.Store(nil); hookMarkerRelease.Store(nil) })
+	t.Cleanup(func() { hookNewQueue.Store(nil); hookMarkerRelease.Store(nil); hookFinish.Store(nil) })
 	cc := defaultCacheConfig()
 	cc.Disk.Persistent = false
 	cfg.Backend, cfg.Device, cfg.Cache = "hookq", "cpu", &cc
@@ -307,5 +318,42 @@ func TestAcquireContextWakesOnClose(t *testing.T) {
 				}
 			}
 		}()
+	}
+}
+
+// TestShutdownWaitsForClose: a Shutdown beside a Close of the user's
+// that is still finishing the queues returns only once that Close has
+// finished, with its error, as each Shutdown promises ("once the context
+// is closed, with Close's error"); before, the Shutdown's own Close
+// returned nil at once, being the second.
+func TestShutdownWaitsForClose(t *testing.T) {
+	ctx := openHook(t, rt.Config{})
+	q, err := ctx.AcquireQueue() // the context's second queue: Finish calls the hook
+	if err != nil {
+		t.Fatal(err)
+	}
+	errFinish := errors.New("finish held by the test")
+	block, entered, release := blockOnce()
+	hook := func() error { block(); return errFinish }
+	hookFinish.Store(&hook)
+	closed := make(chan error, 1)
+	go func() { closed <- ctx.Close() }()
+	<-entered // Close is finishing q
+	shut := make(chan error, 1)
+	go func() { shut <- ctx.Shutdown(context.Background()) }()
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v while Close was still finishing the queues", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-closed; !errors.Is(err, errFinish) {
+		t.Fatalf("Close: %v, want the Finish's error", err)
+	}
+	if err := <-shut; !errors.Is(err, errFinish) {
+		t.Errorf("Shutdown after a concurrent Close: %v, want that Close's error", err)
+	}
+	if err := ctx.ReleaseQueue(q); err != nil && !errors.Is(err, rt.ErrClosed) {
+		t.Errorf("ReleaseQueue after Close: %v", err)
 	}
 }

@@ -1603,7 +1603,9 @@ func OpenConfig(cfg Config) (*Context, error) {
 // the context: it waits for the calls in progress, and every later call
 // returns an error wrapping ErrClosed, but Free and Release of the
 // context's objects, which return nil (Close released them). Close is
-// idempotent; a nil Context is an error wrapping ErrInvalidArgument.
+// idempotent: a later call returns nil at once, though the first may
+// still be releasing (Shutdown waits for it, and returns its error). A nil
+// Context is an error wrapping ErrInvalidArgument.
 //
 // Close of a context that recorded a device fault (Err), or that notices
 // one as it finishes the queues, waits for no device work: it releases

@@ -160,6 +160,11 @@ type closeGuard struct {
 	n    atomic.Int64 // calls inside
 	mu   sync.Mutex
 	idle sync.Cond // signalled when n drops to 0 after Close began; L is mu
+	// done is closed when the first Close has released everything, and
+	// err is what it returned, written before (closeWait); done is made
+	// by OpenConfig.
+	done chan struct{}
+	err  error
 }
 
 // enter registers a call that uses c's driver objects. It fails with an

@@ -56,7 +56,7 @@ func OpenConfig(cfg Config) (*Context, error) {
 		return nil, err
 	}
 	c := &Context{drv: drv, backend: name, settings: cfg.settings(acfg, gcfg), allocs: allocators{slots: make([]allocSlot, len(devs))},
-		fault: faultState{syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}}
+		fault: faultState{syncLaunches: cfg.SyncLaunches, launchPCs: cfg.SyncLaunches}, guard: closeGuard{done: make(chan struct{})}}
 	c.pool.max = cfg.QueuePool
 	if c.pool.max <= 0 {
 		c.pool.max = max(runtime.GOMAXPROCS(0), 16)
@@ -94,7 +94,9 @@ func OpenConfig(cfg Config) (*Context, error) {
 // the context: it waits for the calls in progress, and every later call
 // returns an error wrapping ErrClosed, but Free and Release of the
 // context's objects, which return nil (Close released them). Close is
-// idempotent; a nil Context is an error wrapping ErrInvalidArgument.
+// idempotent: a later call returns nil at once, though the first may
+// still be releasing (Shutdown waits for it, and returns its error). A nil
+// Context is an error wrapping ErrInvalidArgument.
 //
 // Close of a context that recorded a device fault (Err), or that notices
 // one as it finishes the queues, waits for no device work: it releases
@@ -107,6 +109,25 @@ func (c *Context) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	err := c.release()
+	c.guard.err = err
+	close(c.guard.done)
+	return err
+}
+
+// closeWait closes c, or waits until the Close that another goroutine
+// began has finished, and returns the first Close's error: Shutdown's
+// "once the context is closed, with Close's error". A call inside one of
+// c's calls must not make it (the first Close waits for that call).
+func (c *Context) closeWait() error {
+	c.Close()
+	<-c.guard.done
+	return c.guard.err
+}
+
+// release is Close's work, done once, by the first Close: it drains the
+// calls in progress, finishes the queues and releases everything.
+func (c *Context) release() error {
 	c.pool.wakeAll() // AcquireQueueContext's waiters, a Shutdown waiting for the pool's queues
 	c.wakeBudgets()  // allocations waiting for a free
 	c.drain()

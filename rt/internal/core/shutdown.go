@@ -65,7 +65,7 @@ func (c *Context) Shutdown(ctx context.Context) error {
 		c.pool.mu.Unlock()
 		go func() {
 			c.waitPoolIdle()
-			s.err = c.Close()
+			s.err = c.closeWait()
 			close(s.done)
 		}()
 	})
