@@ -151,7 +151,7 @@ func newFlight(cfg FlightRecorderConfig, t *Tracer) (*FlightRecorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace: flight:%s: %w", cfg.Path, err)
 	}
-	return &FlightRecorder{rec: r, path: cfg.Path}, nil
+	return &FlightRecorder{rec: r, path: r.path}, nil
 }
 
 // The bounds of a flight recorder's ring.

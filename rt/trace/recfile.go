@@ -5,6 +5,7 @@ import (
 	"fmt"
 	stdslog "log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -64,8 +65,14 @@ type recFile struct {
 }
 
 // newRecFile locks path and creates the record file there for t (nil for
-// a flight recorder made by NewFlightRecorder).
+// a flight recorder made by NewFlightRecorder). A relative path is made
+// absolute now: the watcher, a new generation, a dump and Close's JSON
+// use the file that was opened, whatever the working directory is later.
 func newRecFile(path string, ring uint64, t *Tracer) (*recFile, error) {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
 	lock, err := lockPath(path)
 	if err != nil {
 		return nil, err
