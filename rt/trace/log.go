@@ -3,7 +3,6 @@ package trace
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"sync"
 )
@@ -12,13 +11,13 @@ import (
 type logger struct {
 	mu     sync.Mutex
 	w      io.Writer
-	f      *os.File
+	tf     *textFile // log:PATH's file, or nil
 	buf    []byte
 	closed bool
 	err    error // the first write error, returned by Close
 }
 
-func newLogger(w io.Writer, f *os.File) *logger { return &logger{w: w, f: f} }
+func newLogger(w io.Writer, tf *textFile) *logger { return &logger{w: w, tf: tf} }
 
 // NewLogger returns a Subscriber that writes one line per event to w. It
 // is the subscriber that the spec "log" selects.
@@ -30,6 +29,10 @@ func (l *logger) HandleEvent(e Event) {
 	defer l.mu.Unlock()
 	if l.closed || l.err != nil {
 		return
+	}
+	if l.tf != nil {
+		l.tf.look() // a file renamed away or removed is opened again
+		l.w = l.tf.f
 	}
 	l.buf = AppendEvent(l.buf[:0], &e)
 	l.buf = append(l.buf, '\n')
@@ -47,8 +50,8 @@ func (l *logger) Close() error {
 		return nil
 	}
 	l.closed = true
-	if l.f != nil {
-		if err := l.f.Close(); err != nil && l.err == nil {
+	if l.tf != nil {
+		if err := l.tf.f.Close(); err != nil && l.err == nil {
 			l.err = err
 		}
 	}

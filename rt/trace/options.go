@@ -3,8 +3,10 @@ package trace
 import (
 	"fmt"
 	"io"
+	stdslog "log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -218,7 +220,7 @@ func (s Builtin) open(stderr io.Writer, t *Tracer) (subCloser, error) {
 		return newFlight(FlightRecorderConfig{Path: s.Path, MaxBytes: s.Size}, t)
 	}
 	var w io.Writer = stderr
-	var f *os.File
+	var tf *textFile
 	if s.Path != "" {
 		lock, err := lockPath(s.Path)
 		if err != nil {
@@ -226,7 +228,11 @@ func (s Builtin) open(stderr io.Writer, t *Tracer) (subCloser, error) {
 		}
 		// Appending: after a truncation (logrotate's copytruncate) lines
 		// go on at the file's new end, not past a hole.
-		f, err = os.OpenFile(s.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o666)
+		path, err := filepath.Abs(s.Path) // the file opened, whatever the working directory later
+		var f *os.File
+		if err == nil {
+			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o666)
+		}
 		if err != nil {
 			lock.release()
 			return nil, fmt.Errorf("trace: %s: %w", s, err)
@@ -234,6 +240,10 @@ func (s Builtin) open(stderr io.Writer, t *Tracer) (subCloser, error) {
 		t.mu.Lock()
 		t.locks = append(t.locks, lock)
 		t.mu.Unlock()
+		tf = &textFile{path: path, f: f, log: t.log}
+		if tf.log == nil {
+			tf.log = stdslog.Default()
+		}
 		w = f
 	}
 	if w == nil {
@@ -241,8 +251,8 @@ func (s Builtin) open(stderr io.Writer, t *Tracer) (subCloser, error) {
 	}
 	switch s.Name {
 	case "summary":
-		return newSummaryWriter(w, f, t), nil
+		return newSummaryWriter(w, tf, t), nil
 	default:
-		return newLogger(w, f), nil
+		return newLogger(w, tf), nil
 	}
 }

@@ -160,13 +160,13 @@ func (c *countWriter) Write(p []byte) (int, error) {
 type summaryWriter struct {
 	Summary
 	w    io.Writer
-	f    *os.File
-	t    *Tracer // for the count of dropped events; may be nil
+	tf   *textFile // summary:PATH's file, or nil
+	t    *Tracer   // for the count of dropped events; may be nil
 	once sync.Once
 }
 
-func newSummaryWriter(w io.Writer, f *os.File, t *Tracer) *summaryWriter {
-	return &summaryWriter{w: w, f: f, t: t}
+func newSummaryWriter(w io.Writer, tf *textFile, t *Tracer) *summaryWriter {
+	return &summaryWriter{w: w, tf: tf, t: t}
 }
 
 func (s *summaryWriter) Close() error {
@@ -177,9 +177,13 @@ func (s *summaryWriter) Close() error {
 			s.Dropped = s.t.Dropped()
 			s.mu.Unlock()
 		}
+		if s.tf != nil {
+			s.tf.check() // a file renamed away or removed is opened again
+			s.w = s.tf.f
+		}
 		_, err = s.WriteTo(s.w)
-		if s.f != nil {
-			if cerr := s.f.Close(); err == nil {
+		if s.tf != nil {
+			if cerr := s.tf.f.Close(); err == nil {
 				err = cerr
 			}
 		}
