@@ -472,7 +472,7 @@ func (c *Cache) Put(key Key, bin []byte) error {
 	defer cancel()
 	tree, err := c.lockTree(ctx, false)
 	if err != nil {
-		return err
+		return c.degradeOn(err) // the root made unreadable (chmod) turns the cache off, saying so
 	}
 	defer tree.unlock()
 	dir := c.keyDir(&key)
@@ -617,7 +617,7 @@ func (c *Cache) GetOrBuild(ctx context.Context, key Key, build func() ([]byte, e
 		if ctx.Err() != nil {
 			return nil, Built, ctx.Err()
 		}
-		c.tracef("build without cache: %v", err)
+		c.tracef("build without cache: %v", c.degradeOn(err))
 		b, err := build()
 		return b, Built, err
 	}

@@ -65,7 +65,7 @@ func (c *Cache) storeFetched(dir string, key *Key, src, bin []byte) {
 		defer cancel()
 		tree, err := c.lockTree(ctx, false)
 		if err != nil {
-			c.tracef("store fetched %s: %v", dir, err)
+			c.tracef("store fetched %s: %v", dir, c.degradeOn(err))
 			return
 		}
 		defer tree.unlock()
