@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/internal/core"
 )
 
 // TestTuneOnViewKeepsViewValues: SpecConst.Tune on a view of a queue
@@ -67,5 +68,39 @@ func TestTuneOnViewKeepsViewValues(t *testing.T) {
 	}
 	if len(wrong) > 0 {
 		t.Errorf("%d launches of the tuning function on a view of LSCALE ran with other values; the first: %s", len(wrong), wrong[0])
+	}
+}
+
+// TestQueueReleaseDropsViewInstances: Release of a queue gives back the
+// kernel instances parked on its views (WithSpec) as it gives back its
+// own: a service that makes a queue and a view per request and releases
+// the queue holds no more instances after a hundred requests than after
+// one.
+func TestQueueReleaseDropsViewInstances(t *testing.T) {
+	ctx := openCPUConfig(t, rt.Config{})
+	out := lsBuffer(t, ctx)
+	request := func() {
+		q, err := ctx.NewQueue(ctx.Devices()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := q.WithSpec(lsBias.Of(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, bias, err := lsRun(v, out, rt.Spec[int32]{}); err != nil || bias != 5 {
+			t.Fatalf("a launch on the view ran with LBIAS=%d (%v); want 5", bias, err)
+		}
+		if err := q.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	request()
+	held := core.Instances(cx(ctx))
+	for range 20 {
+		request()
+	}
+	if n := core.Instances(cx(ctx)); n != held {
+		t.Errorf("%d kernel instances after 20 more requests, want %d: the released queues' views keep theirs", n, held)
 	}
 }
