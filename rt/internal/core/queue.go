@@ -433,16 +433,19 @@ func (c *Context) releasable(q *Queue) error {
 }
 
 // dropCaches drops what the context keeps for q, which Release has
-// finished: the kernel instances parked in its slots go back to their
-// prototypes' pools (or are released, if their prototype was evicted),
-// the device global it found last, the graphs prepared for it, and its
-// trace handle. The records of its uses in blocks and buffers are
-// complete (its points are), and go at the next free or use of each.
+// finished: the kernel instances parked in its slots and in its views'
+// (WithSpec, which share its gate: no launch on one parks any more) go
+// back to their prototypes' pools (or are released, if their prototype
+// was evicted), the device global it found last, the graphs prepared for
+// it, and its trace handle. The records of its uses in blocks and buffers
+// are complete (its points are), and go at the next free or use of each.
 func (q *Queue) dropCaches() {
-	for i := range q.specs {
-		if h := q.specs[i].Swap(nil); h != nil {
-			h.q = nil
-			h.unpark()
+	for _, v := range append(q.viewsOf(), q) {
+		for i := range v.specs {
+			if h := v.specs[i].Swap(nil); h != nil {
+				h.q = nil
+				h.unpark()
+			}
 		}
 	}
 	q.global.Store(nil)

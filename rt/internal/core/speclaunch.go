@@ -260,10 +260,18 @@ func (q *Queue) specOverrides(d *desc.Kernel, a *SpecArgs) ([]progcache.SpecValu
 // tuningQueue returns a queue on q's device, over q's driver queue, whose
 // launches run with d=lit (tuneOverride): the queue that SpecConst.Tune
 // hands its function for one candidate. Other goroutines' launches on q
-// are not affected. endTuning ends it.
+// are not affected. On a view (WithSpec) its launches keep the view's
+// values of the other constants; the candidate takes the place of the
+// view's value of d. endTuning ends it.
 func (q *Queue) tuningQueue(d *desc.SpecConst, lit string) *Queue {
 	tq := &Queue{ctx: q.ctx, gate: q.gate, dev: q.dev, tq: q.tq, launcher: q.launcher, drv: q.drv, profiling: q.profiling,
 		lateTimes: q.lateTimes, timer: q.timer, id: q.id, prio: q.prio, asked: q.asked, tune: &tuneOverride{d: d, lit: lit}}
+	if q.spec != nil {
+		vals := slices.DeleteFunc(slices.Clone(q.spec.vals), func(v progcache.SpecValue) bool { return v.Name == d.Name })
+		if len(vals) > 0 {
+			tq.spec = &queueSpec{vals: vals}
+		}
+	}
 	return tq
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt/diskcache"
 	"github.com/dgen-go/dgen/rt/internal/desc"
+	"github.com/dgen-go/dgen/rt/internal/progcache"
 )
 
 // Tuning: a specialization constant that declares candidates
@@ -358,7 +359,8 @@ func settled(samples []time.Duration) bool {
 
 // tuneKey is the cache key of the tuning record of d for q's device:
 // the constant's id and candidates, the images (with options) of the
-// programs that use it, and the other specialization-constant values set.
+// programs that use it, and the other specialization-constant values set
+// (on the context, and on q where it is a view).
 func (c *Context) tuneKey(d *desc.SpecConst, chk *specCheck, q *Queue) diskcache.Key {
 	h := xxhash.New()
 	for _, p := range desc.ProgramsUsing(d) {
@@ -370,7 +372,19 @@ func (c *Context) tuneKey(d *desc.SpecConst, chk *specCheck, q *Queue) diskcache
 		}
 	}
 	var others []byte
-	for _, v := range c.cache.pc.Specs() {
+	vals := c.cache.pc.Specs()
+	if q.spec != nil { // a view's values come before the context's
+		vals = slices.Clone(vals)
+		for _, v := range q.spec.vals {
+			i, found := slices.BinarySearchFunc(vals, v.Name, func(a progcache.SpecValue, n string) int { return strings.Compare(a.Name, n) })
+			if found {
+				vals[i] = v
+			} else {
+				vals = slices.Insert(vals, i, v)
+			}
+		}
+	}
+	for _, v := range vals {
 		if v.Name != d.Name {
 			others = binary.AppendUvarint(others, uint64(len(v.Name)))
 			others = append(others, v.Name...)
