@@ -1,9 +1,12 @@
 package rt_test
 
 import (
+	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 // TestFreeDuringCommandKeepsUse: a Free of allocator memory while a
@@ -96,6 +99,114 @@ func TestFreeDuringCommandKeepsUse(t *testing.T) {
 			}
 			if got := ctx.Stats().Alloc.Total().Ordered - before; got != 1 {
 				t.Errorf("reuse on queue B of a block that a %s on queue A used, freed during it: %d ordered reuses; want 1", tc.name, got)
+			}
+		})
+	}
+}
+
+// The backend "fakeimageq" is "fakeimages" whose queues have image
+// commands, each of which first calls fakeImageHook, if set: a test holds
+// an image command inside the driver with it.
+func init() { driver.Register("fakeimageq", fakeImageQBackend{}) }
+
+var fakeImageHook atomic.Pointer[func()]
+
+type fakeImageQBackend struct{ fakeImagesBackend }
+
+func (b fakeImageQBackend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
+	c, err := b.fakeImagesBackend.NewContext(devs)
+	return fakeImageQContext{c.(fakeImageContext)}, err
+}
+
+type fakeImageQContext struct{ fakeImageContext }
+
+func (fakeImageQContext) NewQueue(dev int, profiling bool) (driver.Queue, error) {
+	return fakeImageQueue{}, nil
+}
+
+type fakeImageQueue struct{ fakeQueue }
+
+// imageCommand runs the hook, then counts a use of a released image.
+func (fakeImageQueue) imageCommand(imgs ...driver.Buffer) {
+	if h := fakeImageHook.Load(); h != nil {
+		(*h)()
+	}
+	for _, b := range imgs {
+		b.(*fakeBuffer).checkLive()
+	}
+}
+
+func (q fakeImageQueue) ReadImage(img driver.Buffer, blocking bool, r driver.ImageRegion, dst unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
+	q.imageCommand(img)
+	if blocking {
+		return nil, nil
+	}
+	return newFakeEvent(), nil
+}
+
+func (q fakeImageQueue) WriteImage(img driver.Buffer, blocking bool, r driver.ImageRegion, src unsafe.Pointer, wait []driver.Event) (driver.Event, error) {
+	q.imageCommand(img)
+	if blocking {
+		return nil, nil
+	}
+	return newFakeEvent(), nil
+}
+
+func (q fakeImageQueue) CopyImage(src, dst driver.Buffer, srcOrigin, dstOrigin, size [3]int, wait []driver.Event) (driver.Event, error) {
+	q.imageCommand(src, dst)
+	return newFakeEvent(), nil
+}
+
+func (q fakeImageQueue) FillImage(img driver.Buffer, color [16]byte, origin, size [3]int, wait []driver.Event) (driver.Event, error) {
+	q.imageCommand(img)
+	return newFakeEvent(), nil
+}
+
+// TestFreeImageDuringCommand frees an image while a command on it is
+// inside the driver (held there by fakeImageHook): Free returns, and the
+// image is released only after the command returns, never under it, as
+// for buffers (TestFreeDuringDriverCall).
+func TestFreeImageDuringCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		call func(q *rt.Queue, img rt.Image) error
+	}{
+		{"write", func(q *rt.Queue, img rt.Image) error {
+			return img.Write(q, rt.ImageRegion{}, make([]float32, 16))
+		}},
+		{"fill", func(q *rt.Queue, img rt.Image) error {
+			ev, err := img.Fill(q, rt.ImageRegion{}, [4]float64{1})
+			if ev != nil {
+				ev.Release()
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := openFakeBackend(t, "fakeimageq", nil)
+			q := ctx.Queue()
+			img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 4, Height: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			enter, leave := make(chan struct{}), make(chan struct{})
+			h := func() { enter <- struct{}{}; <-leave }
+			fakeImageHook.Store(&h)
+			defer fakeImageHook.Store(nil)
+			before := fakeStats.afterRelease.Load()
+			done := make(chan error, 1)
+			go func() { done <- tc.call(q, img) }()
+			<-enter
+			if err := img.Free(); err != nil {
+				t.Errorf("Free during the command: %v", err)
+			}
+			fakeImageHook.Store(nil)
+			close(leave)
+			if err := <-done; err != nil {
+				t.Errorf("the command: %v", err)
+			}
+			if n := fakeStats.afterRelease.Load() - before; n != 0 {
+				t.Errorf("the driver saw %d uses of a released image", n)
 			}
 		})
 	}
