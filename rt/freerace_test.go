@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"errors"
 	"sync/atomic"
 	"testing"
 	"unsafe"
@@ -209,5 +210,53 @@ func TestFreeImageDuringCommand(t *testing.T) {
 				t.Errorf("the driver saw %d uses of a released image", n)
 			}
 		})
+	}
+}
+
+// NewImage runs fakeImageHook, then counts a use of a released buffer
+// that the image lies over.
+func (c fakeImageQContext) NewImage(d driver.ImageDesc) (driver.Buffer, error) {
+	if h := fakeImageHook.Load(); h != nil {
+		(*h)()
+	}
+	if d.Buffer != nil {
+		d.Buffer.(*fakeBuffer).checkLive()
+	}
+	return c.fakeImageContext.NewImage(d)
+}
+
+// TestFreeBufferDuringNewImage frees a buffer while NewImage makes an
+// image1d_buffer_t over it inside the driver: the buffer is released only
+// once the driver has returned, never under the call.
+func TestFreeBufferDuringNewImage(t *testing.T) {
+	ctx := openFakeBackend(t, "fakeimageq", nil)
+	under, err := rt.NewBuffer[float32](ctx, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enter, leave := make(chan struct{}), make(chan struct{})
+	h := func() { enter <- struct{}{}; <-leave }
+	fakeImageHook.Store(&h)
+	defer fakeImageHook.Store(nil)
+	before := fakeStats.afterRelease.Load()
+	done := make(chan error, 1)
+	go func() {
+		img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.Float, Width: 16, Buffer: under})
+		if err == nil {
+			img.Free()
+		}
+		done <- err
+	}()
+	<-enter
+	if err := under.Free(); err != nil {
+		t.Errorf("Free during NewImage: %v", err)
+	}
+	fakeImageHook.Store(nil)
+	close(leave)
+	if err := <-done; err != nil && !errors.Is(err, rt.ErrFreed) {
+		t.Errorf("NewImage: %v; want nil or ErrFreed", err)
+	}
+	if n := fakeStats.afterRelease.Load() - before; n != 0 {
+		t.Errorf("the driver saw %d uses of a released buffer", n)
 	}
 }

@@ -434,6 +434,14 @@ func NewImage(c *Context, d ImageDesc) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
+	if h.buf != nil {
+		// A Free of the buffer while the driver makes the image over it
+		// must not release the buffer under the call (as Mem.view).
+		if !h.buf.use() {
+			return Image{}, fmt.Errorf("%s: buffer: %w", op, ErrFreed)
+		}
+		defer h.buf.done()
+	}
 	dev := c.devices[0]
 	if h.buf == nil { // an image over a buffer lies in memory counted already
 		if err := dev.charge(h.bytes()); err != nil {
