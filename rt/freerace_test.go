@@ -1,9 +1,11 @@
 package rt_test
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/dgen-go/dgen/rt"
@@ -258,5 +260,39 @@ func TestFreeBufferDuringNewImage(t *testing.T) {
 	}
 	if n := fakeStats.afterRelease.Load() - before; n != 0 {
 		t.Errorf("the driver saw %d uses of a released buffer", n)
+	}
+}
+
+// TestNewBufferContextWaitsForHeld: NewBufferContext waiting past
+// Config.MemoryLimit is ended by a Free of an allocator's buffer, whose
+// block goes to a free list where NewBuffer, which asks the driver,
+// cannot reuse it: the wait must return held blocks again and succeed,
+// not wait until its ctx is done while the budget is held in free lists.
+func TestNewBufferContextWaitsForHeld(t *testing.T) {
+	const limit = 1 << 20
+	ctx := openCPUConfig(t, rt.Config{MemoryLimit: limit})
+	q := ctx.Queue()
+	held, err := rt.Alloc[byte](q, limit/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		b, err := rt.NewBufferContext[byte](wctx, ctx, 3*limit/4)
+		if err == nil {
+			b.Free()
+		}
+		done <- err
+	}()
+	for budgetOf(ctx).Waits == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := held.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("NewBufferContext after the budget's memory went to a free list: %v", err)
 	}
 }
