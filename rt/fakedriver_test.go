@@ -313,7 +313,14 @@ func (fakeQueue) FillBuffer(b driver.Buffer, pattern []byte, offset, size int64,
 	return newFakeEvent(), nil
 }
 
+// fakeCopyHook, if set, is called at the start of every CopyBuffer with
+// its size: a test holds a copy inside the driver with it.
+var fakeCopyHook atomic.Pointer[func(size int64)]
+
 func (fakeQueue) CopyBuffer(src, dst driver.Buffer, srcOffset, dstOffset, size int64, wait []driver.Event) (driver.Event, error) {
+	if h := fakeCopyHook.Load(); h != nil {
+		(*h)(size)
+	}
 	sb, s, err := fakeSpan(src, srcOffset, size)
 	if err != nil {
 		return nil, err

@@ -133,7 +133,8 @@ func (d *Device) tooLarge(size int64) error {
 // waitForMemory is the slow path of an allocation on dev whose first try
 // failed with err, an error wrapping ErrMemoryLimit: it returns the blocks
 // that dev's allocators hold, then, while try fails the same way, waits
-// for a free and tries again, until ctx is done. A nil ctx (the plain
+// for a free and tries again, returning the blocks held again when that
+// try fails, until ctx is done. A nil ctx (the plain
 // forms) does not wait. try enters and exits the context itself, so that
 // a wait holds no call open for Close, which wakes the waiters.
 func (c *Context) waitForMemory(ctx context.Context, dev *Device, err error, try func() error) error {
@@ -172,6 +173,11 @@ func (c *Context) waitForMemory(ctx context.Context, dev *Device, err error, try
 			}
 			select {
 			case <-ch:
+				// The free may have gone to a free list whose block try
+				// cannot reuse (another tag or size, an image's pool, or
+				// NewBuffer, which asks the driver): if try fails again,
+				// return the held blocks again before the next wait.
+				released = false
 				ch = b.watch()
 				err = try()
 				continue

@@ -637,7 +637,9 @@ func (b Buffer[T]) fill(q *Queue, v T, wait []*Event, event bool) (*Event, error
 	if err != nil {
 		return nil, m.named("fill buffer", err)
 	}
-	q.record(b.mem())
+	// m, not b.mem(): a Free that raced the command has ended b's
+	// generation, and the use must reach the log that its release reads.
+	q.record(m)
 	return ev, nil
 }
 
@@ -691,7 +693,7 @@ func (b Buffer[T]) copyTo(q *Queue, dst Buffer[T], wait []*Event, event bool) (*
 	if err != nil {
 		return nil, sm.named("copy buffer", err)
 	}
-	q.record(b.mem(), dst.mem())
+	q.record(sm, dm) // the memory span registered, as fill's record
 	return ev, nil
 }
 

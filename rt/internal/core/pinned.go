@@ -231,7 +231,7 @@ func (b Buffer[T]) async(q *Queue, op string, kind trace.CmdKind, off int, h *Pi
 	if err != nil {
 		return nil, err
 	}
-	q.record(b.mem())
+	q.record(m) // as Buffer.fill's record
 	h.pending = append(pruneDone(h.pending), pinnedUse{q: q, ev: ev, pt: q.pts.point()})
 	return ev, nil
 }
