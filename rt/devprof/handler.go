@@ -70,7 +70,7 @@ func (r *recorder) inUse(c *rt.Context) {
 		}
 		for _, t := range d.Tags {
 			if held := t.InUse + t.Held; held > 0 {
-				r.mem(t.Name, name).inuse = held
+				r.mem(t.Name, name).inuse += held // sites of one name (two packages') add up
 			}
 		}
 	}

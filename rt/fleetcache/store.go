@@ -113,6 +113,9 @@ type httpStore struct {
 
 func (s *httpStore) url(addr string) string { return s.base + "/ac/" + addr }
 
+// shown is the URL of addr for messages, its password hidden.
+func (s *httpStore) shown(addr string) string { return Redact(s.url(addr)) }
+
 // leaseAddr is the address of the lease record of addr.
 func leaseAddr(addr string) string {
 	h := sha256.Sum256([]byte("dgen fleet lease\x00" + addr))
@@ -145,13 +148,13 @@ func (s *httpStore) get(ctx context.Context, addr string, max int64) ([]byte, bo
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, false, nil
 	case resp.StatusCode != http.StatusOK:
-		return nil, false, fmt.Errorf("GET %s: %s", s.url(addr), resp.Status)
+		return nil, false, fmt.Errorf("GET %s: %s", s.shown(addr), resp.Status)
 	case resp.ContentLength > max:
 		return nil, false, &rejection{why: "larger than the maximum entry size"}
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return nil, false, fmt.Errorf("GET %s: %w", s.url(addr), err)
+		return nil, false, fmt.Errorf("GET %s: %w", s.shown(addr), err)
 	}
 	if int64(len(b)) > max {
 		return nil, false, &rejection{why: "larger than the maximum entry size"}
@@ -167,7 +170,7 @@ func (s *httpStore) put(ctx context.Context, addr string, b []byte) error {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("PUT %s: %s", s.url(addr), resp.Status)
+		return fmt.Errorf("PUT %s: %s", s.shown(addr), resp.Status)
 	}
 	return nil
 }

@@ -24,8 +24,9 @@
 // values each: device is the device's index in the context and
 // device_name its name; site is the name of an allocation site (a
 // //dgen:alloc variable, or "untagged"), of which a program has as many as
-// it declares; tier is one of memory, disk, remote and build. A
-// specialization-constant value, a kernel argument or anything else that
+// it declares (sites of one name in different packages are one series:
+// their counts summed, their peaks the larger); tier is one of memory,
+// disk, remote and build. A specialization-constant value, a kernel argument or anything else that
 // varies per launch is never a label.
 //
 // Program cache ([stats.Cache]):
@@ -334,10 +335,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, d := range s.Alloc.Devices {
 		dev := strconv.Itoa(d.Index)
 		ch <- prometheus.MustNewConstMetric(c.oomRetries, counter, float64(d.OOMRetries), dev, d.Device)
-		for j := range d.Tags {
-			t := &d.Tags[j]
+		for _, t := range bySite(d.Tags) {
 			for i, m := range taggeds {
-				ch <- prometheus.MustNewConstMetric(c.taggeds[i], m.typ, m.value(t), dev, d.Device, t.Name)
+				ch <- prometheus.MustNewConstMetric(c.taggeds[i], m.typ, m.value(&t), dev, d.Device, t.Name)
 			}
 		}
 	}
@@ -347,4 +347,21 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.budgets[i], m.typ, m.value(b), strconv.Itoa(b.Index), b.Device)
 		}
 	}
+}
+
+// bySite returns tags with those of one name merged (TagStats.Add), in the
+// order of their first: sites of two packages may share a name, and two
+// series of one label set would fail the whole scrape.
+func bySite(tags []alloc.TagStats) []alloc.TagStats {
+	out := make([]alloc.TagStats, 0, len(tags))
+	at := make(map[string]int, len(tags))
+	for _, t := range tags {
+		if i, ok := at[t.Name]; ok {
+			out[i].Add(t)
+			continue
+		}
+		at[t.Name] = len(out)
+		out = append(out, t)
+	}
+	return out
 }
