@@ -3,6 +3,7 @@ package rt_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -165,5 +166,31 @@ func TestWaitContextAfterRelease(t *testing.T) {
 				t.Errorf("WaitContext after %s = %v, want %v", end, err, want)
 			}
 		})
+	}
+}
+
+// TestTimingReleasedMeanwhile releases an Event while Timing waits for
+// it, as another goroutine may: Timing must not read the times of the
+// driver event that the wait released on its way out.
+func TestTimingReleasedMeanwhile(t *testing.T) {
+	ctx := openGated(t, true)
+	defer ctx.Close()
+	g := newGatedEvent()
+	ev := gatedMarker(t, ctx.Queue(), g)
+	var once sync.Once
+	g.onWait = func() {
+		once.Do(func() {
+			if err := ev.Release(); err != nil {
+				t.Error(err)
+			}
+			close(g.open)
+		})
+	}
+	_, err := ev.Timing()
+	if n := g.afterRelease.Load(); n > 0 {
+		t.Errorf("Timing used the driver event %d times after its release", n)
+	}
+	if !errors.Is(err, rt.ErrReleased) {
+		t.Errorf("Timing of an Event released while it waited = %v, want ErrReleased", err)
 	}
 }

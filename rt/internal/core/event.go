@@ -257,6 +257,11 @@ func (e *Event) Timing() (Timing, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.released {
+		// Released while Wait waited: the wait may have released the
+		// driver event on its way out.
+		return Timing{}, e.releasedError("timing of")
+	}
 	t, err := e.drv.Profile()
 	if err != nil {
 		return Timing{}, fmt.Errorf("timing of %s on %q: %w", e.name, e.q.dev.Name, err)
