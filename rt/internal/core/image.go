@@ -683,7 +683,10 @@ func (h *imageHandle) layout(s [3]int, row, slice int) (int64, int64, int64, err
 	return rp, sp, span, nil
 }
 
-// checkUse checks that the image may be used on q and returns its memory.
+// checkUse checks that the image may be used on q and returns its memory,
+// with a use of it registered (Mem.useAll) that the caller ends with
+// m.doneAll() once the driver call returns, so that a Free that races
+// with the call does not release the image under it.
 func (h *imageHandle) checkUse(q *Queue, what string) (*Mem, error) {
 	if h == nil {
 		return nil, fmt.Errorf("%w: zero %s", ErrInvalidArgument, what)
@@ -697,6 +700,9 @@ func (h *imageHandle) checkUse(q *Queue, what string) (*Mem, error) {
 	}
 	if err := q.ctx.sameContext("the "+what, m.ctx); err != nil {
 		return nil, err
+	}
+	if !m.useAll() {
+		return nil, fmt.Errorf("%s: %w", what, ErrFreed)
 	}
 	return m, nil
 }
@@ -747,6 +753,7 @@ func (h *imageHandle) transfer(ctx context.Context, q *Queue, read bool, r Image
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
+	defer m.doneAll()
 	o, s, err := h.box(r)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -833,11 +840,13 @@ func (h *imageHandle) copyTo(q *Queue, dst Image, r ImageRegion, dstOrigin [3]in
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	defer m.doneAll()
 	dh := dst.h
 	dm, err := dh.checkUse(q, "destination image")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	defer dm.doneAll()
 	o, s, err := h.box(r)
 	if err == nil {
 		_, _, err = dh.box(ImageRegion{Origin: dstOrigin, Size: s})
@@ -884,6 +893,7 @@ func (h *imageHandle) fill(q *Queue, r ImageRegion, color [4]float64, wait []*Ev
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	defer m.doneAll()
 	o, s, err := h.box(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
