@@ -172,33 +172,45 @@ func (q fakeImageQueue) FillImage(img driver.Buffer, color [16]byte, origin, siz
 func TestFreeImageDuringCommand(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		call func(q *rt.Queue, img rt.Image) error
+		call func(q *rt.Queue, img, other rt.Image) (*rt.Event, error)
 	}{
-		{"write", func(q *rt.Queue, img rt.Image) error {
-			return img.Write(q, rt.ImageRegion{}, make([]float32, 16))
+		{"read", func(q *rt.Queue, img, _ rt.Image) (*rt.Event, error) {
+			return nil, img.Read(q, rt.ImageRegion{}, make([]float32, 16))
 		}},
-		{"fill", func(q *rt.Queue, img rt.Image) error {
-			ev, err := img.Fill(q, rt.ImageRegion{}, [4]float64{1})
-			if ev != nil {
-				ev.Release()
-			}
-			return err
+		{"write", func(q *rt.Queue, img, _ rt.Image) (*rt.Event, error) {
+			return nil, img.Write(q, rt.ImageRegion{}, make([]float32, 16))
+		}},
+		{"copy", func(q *rt.Queue, img, other rt.Image) (*rt.Event, error) {
+			return img.CopyTo(q, other, rt.ImageRegion{}, [3]int{})
+		}},
+		{"fill", func(q *rt.Queue, img, _ rt.Image) (*rt.Event, error) {
+			return img.Fill(q, rt.ImageRegion{}, [4]float64{1})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := openFakeBackend(t, "fakeimageq", nil)
 			q := ctx.Queue()
-			img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 4, Height: 4})
+			desc := rt.ImageDesc{Kind: rt.Image2D, Order: rt.OrderR, Type: rt.Float, Width: 4, Height: 4}
+			img, err := rt.NewImage(ctx, desc)
 			if err != nil {
 				t.Fatal(err)
 			}
+			other, err := rt.NewImage(ctx, desc) // CopyTo's destination
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Free()
 			enter, leave := make(chan struct{}), make(chan struct{})
 			h := func() { enter <- struct{}{}; <-leave }
 			fakeImageHook.Store(&h)
 			defer fakeImageHook.Store(nil)
 			before := fakeStats.afterRelease.Load()
 			done := make(chan error, 1)
-			go func() { done <- tc.call(q, img) }()
+			go func() {
+				ev, err := tc.call(q, img, other)
+				ev.Release()
+				done <- err
+			}()
 			<-enter
 			if err := img.Free(); err != nil {
 				t.Errorf("Free during the command: %v", err)

@@ -148,6 +148,14 @@ func (e *Event) WaitContext(ctx context.Context) error {
 	if ctx.Done() == nil {
 		return e.Wait()
 	}
+	// A background wait of an earlier call outlives a Release, or Close:
+	// a released Event is an error here too, as it is for Wait.
+	e.mu.Lock()
+	released := e.released
+	e.mu.Unlock()
+	if released {
+		return e.releasedError("wait for")
+	}
 	if s, err := e.status(); err == nil && s == driver.StatusComplete {
 		return e.Wait() // returns at once
 	}
@@ -249,6 +257,11 @@ func (e *Event) Timing() (Timing, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.released {
+		// Released while Wait waited: the wait may have released the
+		// driver event on its way out.
+		return Timing{}, e.releasedError("timing of")
+	}
 	t, err := e.drv.Profile()
 	if err != nil {
 		return Timing{}, fmt.Errorf("timing of %s on %q: %w", e.name, e.q.dev.Name, err)
