@@ -493,3 +493,71 @@ func TestSpecEvictedSince(t *testing.T) {
 		t.Errorf("cache stats %+v: want touchProg built twice and touch2Prog once, with evictions between", s)
 	}
 }
+
+// TestFillPatternSizes: Fill takes an element of 1, 2, 4, ... 128 bytes as
+// its pattern and fills with it, on PoCL; an element of another size is
+// refused before any backend, with an error wrapping ErrInvalidArgument,
+// directly and in a recorded graph (OpenCL's drivers refused it with a
+// bare CL_INVALID_VALUE, CUDA's took it).
+func TestFillPatternSizes(t *testing.T) {
+	ctx := openCPU(t)
+	q := ctx.Queue()
+	for _, tc := range []struct {
+		name string
+		fill func() error
+		ok   bool
+	}{
+		{"1", func() error { return fillAndCheck(q, uint8(7)) }, true},
+		{"8", func() error { return fillAndCheck(q, [2]float32{1, 2}) }, true},
+		{"16", func() error { return fillAndCheck(q, [4]int32{1, 2, 3, 4}) }, true},
+		{"128", func() error { return fillAndCheck(q, [32]uint32{5: 9}) }, true},
+		{"3", func() error { return fillAndCheck(q, [3]byte{1, 2, 3}) }, false},
+		{"12", func() error { return fillAndCheck(q, [3]float32{1, 2, 3}) }, false},
+		{"256", func() error { return fillAndCheck(q, [256]byte{}) }, false},
+		{"12 recorded", func() error {
+			b, err := rt.NewBuffer[[3]float32](ctx, 4)
+			if err != nil {
+				return err
+			}
+			defer b.Free()
+			g, err := q.Record("fill", func(rq *rt.Queue) error { return b.Fill(rq, [3]float32{}) })
+			if err == nil {
+				g.Release()
+			}
+			return err
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.fill()
+			if tc.ok && err != nil {
+				t.Errorf("Fill: %v", err)
+			}
+			if !tc.ok && !errors.Is(err, rt.ErrInvalidArgument) {
+				t.Errorf("Fill: %v, want an error wrapping ErrInvalidArgument", err)
+			}
+		})
+	}
+}
+
+// fillAndCheck fills a buffer of 5 elements with v on q and checks that
+// each reads back as v.
+func fillAndCheck[T comparable](q *rt.Queue, v T) error {
+	b, err := rt.NewBuffer[T](q.Context(), 5)
+	if err != nil {
+		return err
+	}
+	defer b.Free()
+	if err := b.Fill(q, v); err != nil {
+		return err
+	}
+	got := make([]T, 5)
+	if err := b.Read(q, got); err != nil {
+		return err
+	}
+	for i, g := range got {
+		if g != v {
+			return fmt.Errorf("element %d reads %v after the fill, want %v", i, g, v)
+		}
+	}
+	return nil
+}

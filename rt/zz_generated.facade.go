@@ -172,7 +172,10 @@ func (b Buffer[T]) ReadAtContext(ctx context.Context, q *Queue, off int, dst []T
 }
 
 // Fill sets every element to v. It returns once the command is enqueued,
-// without an event; FillEvent returns one.
+// without an event; FillEvent returns one. The element is the fill
+// pattern, so T's size must be a power of two of at most 128 bytes, as
+// OpenCL's fills ask: every backend refuses another size with an error
+// wrapping ErrInvalidArgument (write the values instead).
 func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) error {
 	var wl core.WaitList
 	return core.Buffer[T](b).Fill((*core.Queue)(q), v, waits(&wl, wait)...)

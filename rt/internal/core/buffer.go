@@ -597,7 +597,10 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 }
 
 // Fill sets every element to v. It returns once the command is enqueued,
-// without an event; FillEvent returns one.
+// without an event; FillEvent returns one. The element is the fill
+// pattern, so T's size must be a power of two of at most 128 bytes, as
+// OpenCL's fills ask: every backend refuses another size with an error
+// wrapping ErrInvalidArgument (write the values instead).
 func (b Buffer[T]) Fill(q *Queue, v T, wait ...*Event) error {
 	_, err := b.fill(q, v, wait, false)
 	return err
@@ -608,9 +611,16 @@ func (b Buffer[T]) FillEvent(q *Queue, v T, wait ...*Event) (*Event, error) {
 	return b.fill(q, v, wait, true)
 }
 
+// maxFillPattern is the largest fill pattern, in bytes: OpenCL's
+// clEnqueueFillBuffer takes 1, 2, 4, ... 128.
+const maxFillPattern = 128
+
 // fill is Fill and FillEvent: event says whether the caller wants the
 // command's event.
 func (b Buffer[T]) fill(q *Queue, v T, wait []*Event, event bool) (*Event, error) {
+	if n := elemSize[T](); n == 0 || n > maxFillPattern || n&(n-1) != 0 {
+		return nil, fmt.Errorf("fill buffer: %w: an element of %d bytes is no fill pattern (a power of two of at most %d bytes)", ErrInvalidArgument, n, maxFillPattern)
+	}
 	m, drv, _, size, err := b.span(q, "fill buffer", 0, b.n)
 	if err != nil {
 		return nil, err
