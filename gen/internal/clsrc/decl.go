@@ -317,6 +317,13 @@ func (p *declParser) declaration() {
 					d.typ.Name = d.name
 				}
 			}
+			if a := max(sp.attrs.align, d.attrs.align); a > d.typ.Align && d.typ.Size > 0 {
+				// An aligned typedef raises the alignment, not the size, as
+				// GCC and clang do; packed on a typedef they ignore.
+				c := *d.typ
+				c.Align = a
+				d.typ = &c
+			}
 			p.u.Typedefs[d.name] = d.typ
 		}
 		if p.at("=") {
@@ -536,6 +543,9 @@ type declarator struct {
 	typ  *Type
 	fn   []KernelParam // the parameters, when it declares a function
 	text string
+	// attrs are the attributes written after the declarator's name
+	// ("int b __attribute__((aligned(16)))"), which apply to what it declares.
+	attrs attrs
 }
 
 // declarator reads a declarator (possibly abstract) for the base type.
@@ -579,7 +589,7 @@ func (p *declParser) declarator(base *Type, addr AddrSpace, cnst bool) declarato
 	t, d.fn = p.suffixes(t)
 	for p.at("__attribute__") || p.at("__attribute") {
 		p.i++
-		p.attributes(attrs{})
+		d.attrs = p.attributes(d.attrs)
 	}
 	if inner != nil {
 		d.name, d.pos = inner.name, inner.pos
@@ -813,9 +823,15 @@ func (p *declParser) members() []Member {
 				p.initializer()
 				typ = &Type{Kind: Opaque, Name: "bit-field " + d.text}
 			}
-			if sp.attrs.align > 0 {
+			// A member's attributes, before its type or after its name:
+			// packed drops its alignment to 1, aligned raises it.
+			packed, align := sp.attrs.packed || d.attrs.packed, max(sp.attrs.align, d.attrs.align)
+			if (packed || align > 0) && typ.Size > 0 {
 				c := *typ
-				c.Align = max(c.Align, sp.attrs.align)
+				if packed {
+					c.Align = 1
+				}
+				c.Align = max(c.Align, align)
 				typ = &c
 			}
 			ms = append(ms, Member{Name: d.name, Type: typ, Pos: d.pos})
