@@ -484,9 +484,24 @@ func (p *declParser) attributes(a attrs) attrs {
 			a.packed = true
 		case "aligned", "__aligned__":
 			n := 16 // the largest alignment of the device's types
-			if i+2 < len(toks) && toks[i+1].Text == "(" {
-				if v, err := strconv.ParseInt(strings.TrimRight(toks[i+2].Text, "uUlL"), 0, 32); err == nil && v > 0 {
-					n = int(v)
+			if i+1 < len(toks) && toks[i+1].Text == "(" {
+				// The whole parenthesized expression: a macro in
+				// parentheses, 2*16; not its first token only.
+				depth, end := 0, len(toks)
+				for j := i + 1; j < len(toks); j++ {
+					if toks[j].Text == "(" {
+						depth++
+					} else if toks[j].Text == ")" {
+						if depth--; depth == 0 {
+							end = j
+							break
+						}
+					}
+				}
+				if v := constInt(toks[i+2 : max(i+2, end)]); v > 0 {
+					n = v
+				} else {
+					p.errorf(t.Pos, "dgen cannot evaluate the alignment %s, so cannot lay out the type", spellTokens(toks[i:min(end+1, len(toks))]))
 				}
 			}
 			a.align = max(a.align, n)

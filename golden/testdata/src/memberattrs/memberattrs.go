@@ -25,3 +25,13 @@ type AlignedTypedef struct{ A, B int32 }
 
 //dgen:kernel program=L name=typedefd
 type Typedefd struct{ P rt.Buffer[AlignedTypedef] }
+
+type Wide struct{ X float32 }
+
+type Wide2 struct{ X float32 }
+
+//dgen:kernel program=L name=wide
+type WideK struct {
+	W  rt.Buffer[Wide]
+	W2 rt.Buffer[Wide2]
+}
