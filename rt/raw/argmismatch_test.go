@@ -46,3 +46,17 @@ func TestArgMismatch(t *testing.T) {
 		k.Release()
 	}
 }
+
+// TestSetArgZeroSize: a value of no bytes (an empty struct, a [0]T) is
+// refused when it is set, as SetArgBytes refuses no bytes, not taken for
+// an argument never set or handed to the driver.
+func TestSetArgZeroSize(t *testing.T) {
+	ctx := open(t)
+	k := kernel(t, build(t, ctx, "zerosize", `__kernel void set(__global int *p, int v) { p[get_global_id(0)] = v; }`, ""), "set")
+	if err := raw.SetArg(k, 1, struct{}{}); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("SetArg(struct{}{}) = %v, want an error wrapping rt.ErrInvalidArgument", err)
+	}
+	if err := raw.SetArg(k, 1, [0]int32{}); !errors.Is(err, rt.ErrInvalidArgument) {
+		t.Errorf("SetArg([0]int32{}) = %v, want an error wrapping rt.ErrInvalidArgument", err)
+	}
+}
