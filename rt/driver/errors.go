@@ -34,6 +34,10 @@ var (
 	// backend decides by the call and the state it can query, and says
 	// how in its documentation.
 	ErrDeviceFault = errors.New("device fault")
+	// ErrInvalidArgument reports an argument that the backend refused as
+	// invalid for the call: a kernel argument of the wrong size or kind
+	// for its parameter (OpenCL's CL_INVALID_ARG_SIZE, ...).
+	ErrInvalidArgument = errors.New("invalid argument")
 )
 
 // Error is an error returned by a backend call: the call, the backend's

@@ -141,8 +141,10 @@ func (c *context) LoadProgram(binaries [][]byte, options string) (driver.Program
 		return nil, fmt.Errorf("clCreateProgramWithBinary: %d binaries for %d devices", n, len(c.devs))
 	}
 	// The array of binary pointers must live in C memory: cgo forbids
-	// passing Go memory that holds Go pointers.
-	ptrs := (*[1 << 20]*C.uchar)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.uchar)(nil)))))[:n:n]
+	// passing Go memory that holds Go pointers. It starts zeroed, so that
+	// the deferred free of a refused binary's pointers frees only those
+	// set (and NULL).
+	ptrs := (*[1 << 20]*C.uchar)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof((*C.uchar)(nil)))))[:n:n]
 	defer func() {
 		for _, p := range ptrs {
 			C.free(unsafe.Pointer(p))

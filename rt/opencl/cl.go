@@ -153,6 +153,10 @@ func kindOf(code int32) error {
 		return driver.ErrInvalidBinary
 	case C.CL_INVALID_KERNEL_NAME:
 		return driver.ErrNoKernel
+	case C.CL_INVALID_ARG_INDEX, C.CL_INVALID_ARG_VALUE, C.CL_INVALID_ARG_SIZE, C.CL_INVALID_KERNEL_ARGS:
+		// A kernel argument that does not fit its parameter, which rt
+		// cannot see without the kernel's declaration (rt/raw).
+		return driver.ErrInvalidArgument
 	}
 	return nil
 }

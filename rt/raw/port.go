@@ -105,7 +105,8 @@ func BuildGeneratedContext(ctx context.Context, c *rt.Context, p *rt.Program) (*
 // Load creates a program from binaries, one per device of c in order, as
 // Program.Binaries returned them (clCreateProgramWithBinary), and builds
 // it with options. Binaries the devices do not accept are an error
-// wrapping rt.ErrInvalidBinary. A program loaded from binaries keeps no
+// wrapping driver.ErrInvalidBinary (package rt/driver; rt has no such
+// sentinel of its own). A program loaded from binaries keeps no
 // argument information on the CUDA backend.
 func Load(c *rt.Context, name string, binaries [][]byte, options string) (*Program, error) {
 	p, err := core.Load((*core.Context)(c), name, binaries, options)

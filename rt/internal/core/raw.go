@@ -122,6 +122,10 @@ func (k *RawKernel) checkArgType(i int, t reflect.Type) error {
 		if err == nil && t.Kind() <= reflect.Complex128 {
 			err = fmt.Errorf("%w: %v has no fixed size on the device; use int32 or int64", ErrInvalidArgument, t)
 		}
+		if err == nil && t.Size() == 0 {
+			// A zero-sized slot is one never set (checkSet).
+			err = fmt.Errorf("%w: %v has no bytes", ErrInvalidArgument, t)
+		}
 		if err == nil {
 			err = checkArgSize(t.Size())
 		}

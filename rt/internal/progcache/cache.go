@@ -22,7 +22,8 @@ var (
 	// evicted.
 	ErrClosed = errors.New("closed")
 	// ErrInvalidArgument reports a nil image or kernel key.
-	ErrInvalidArgument = errors.New("invalid argument")
+	// It is rt/driver's, which a backend's refusal of an argument wraps.
+	ErrInvalidArgument = driver.ErrInvalidArgument
 )
 
 // Object is the value that the cache keeps for a kernel (Kernel.Object):
