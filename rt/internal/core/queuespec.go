@@ -84,16 +84,9 @@ func (q *Queue) WithSpec(values ...SpecValue) (*Queue, error) {
 	var vals []progcache.SpecValue
 	if q.spec != nil {
 		base = q.base
-		vals = slices.Clone(q.spec.vals)
+		vals = q.spec.vals
 	}
-	for _, v := range over {
-		i, found := slices.BinarySearchFunc(vals, v.Name, func(a progcache.SpecValue, n string) int { return strings.Compare(a.Name, n) })
-		if found {
-			vals[i] = v
-		} else {
-			vals = slices.Insert(vals, i, v)
-		}
-	}
+	vals = progcache.Overlay(vals, over)
 	var key strings.Builder
 	for _, v := range vals {
 		fmt.Fprintf(&key, "%d:%s=%s;", len(v.Name), v.Name, v.Value)

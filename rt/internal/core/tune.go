@@ -374,15 +374,7 @@ func (c *Context) tuneKey(d *desc.SpecConst, chk *specCheck, q *Queue) diskcache
 	var others []byte
 	vals := c.cache.pc.Specs()
 	if q.spec != nil { // a view's values come before the context's
-		vals = slices.Clone(vals)
-		for _, v := range q.spec.vals {
-			i, found := slices.BinarySearchFunc(vals, v.Name, func(a progcache.SpecValue, n string) int { return strings.Compare(a.Name, n) })
-			if found {
-				vals[i] = v
-			} else {
-				vals = slices.Insert(vals, i, v)
-			}
-		}
+		vals = progcache.Overlay(vals, q.spec.vals)
 	}
 	for _, v := range vals {
 		if v.Name != d.Name {

@@ -49,6 +49,16 @@ func withValue(vals []SpecValue, v SpecValue) []SpecValue {
 	return slices.Insert(vals, i, v)
 }
 
+// Overlay returns a copy of vals, sorted by name, with the values of over
+// in place of those of their names.
+func Overlay(vals, over []SpecValue) []SpecValue {
+	vals = slices.Clone(vals)
+	for _, v := range over {
+		vals = withValue(vals, v)
+	}
+	return vals
+}
+
 // overlay returns the interned set of base's values with over in their
 // place (a launch's own values, KernelWith). Interned sets live as long as
 // the cache: one per set of values that the cache's values or a launch's
@@ -56,11 +66,7 @@ func withValue(vals []SpecValue, v SpecValue) []SpecValue {
 func (c *Cache[K]) overlay(base *specSet, over []SpecValue) *specSet {
 	c.specMu.Lock()
 	defer c.specMu.Unlock()
-	vals := slices.Clone(base.vals)
-	for _, v := range over {
-		vals = withValue(vals, v)
-	}
-	return c.internSpecs(vals)
+	return c.internSpecs(Overlay(base.vals, over))
 }
 
 // storeSpecs makes set the current values; called with specMu held. A
