@@ -287,11 +287,7 @@ func (fr *FlightRecorder) Dropped() uint64 {
 // linkChecked links from as to after a check that from still names the
 // open file f.
 func linkChecked(f *os.File, from, to string) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if at, err := os.Stat(from); err != nil || !os.SameFile(fi, at) {
+	if !names(from, f) {
 		return fmt.Errorf("link %s as %s: %s is no longer the ring's file", from, to, from)
 	}
 	return os.Link(from, to)

@@ -88,14 +88,7 @@ func (l *pathLock) take() error {
 }
 
 // names reports whether l.name is the open file f.
-func (l *pathLock) names(f *os.File) bool {
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	at, err := os.Stat(l.name)
-	return err == nil && os.SameFile(fi, at)
-}
+func (l *pathLock) names(f *os.File) bool { return names(l.name, f) }
 
 func readHolder(f *os.File) string {
 	buf := make([]byte, 32)

@@ -29,13 +29,19 @@ func (tf *textFile) look() {
 	}
 }
 
-// check opens tf.path again if it no longer names tf.f.
-func (tf *textFile) check() {
-	fi, err := tf.f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return
+// names reports whether path names the open file f.
+func names(path string, f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
 	}
-	if at, err := os.Stat(tf.path); err == nil && os.SameFile(fi, at) {
+	at, err := os.Stat(path)
+	return err == nil && os.SameFile(fi, at)
+}
+
+// check opens tf.path again if it no longer names tf.f, a regular file.
+func (tf *textFile) check() {
+	if fi, err := tf.f.Stat(); err != nil || !fi.Mode().IsRegular() || names(tf.path, tf.f) {
 		return
 	}
 	f, err := os.OpenFile(tf.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o666)
