@@ -26,8 +26,8 @@
 // //dgen:alloc variable, or "untagged"), of which a program has as many as
 // it declares (sites of one name in different packages are one series:
 // their counts summed, their peaks the larger); tier is one of memory,
-// disk, remote and build. A specialization-constant value, a kernel argument or anything else that
-// varies per launch is never a label.
+// disk, remote and build. A specialization-constant value, a kernel
+// argument or anything else that varies per launch is never a label.
 //
 // Program cache ([stats.Cache]):
 //
