@@ -9,6 +9,7 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/driver"
 )
 
 // A program whose kernel reads and counts a device global, registered by
@@ -123,20 +124,23 @@ func TestGlobalFirstUseDeadline(t *testing.T) {
 	if err := (&gwRun{Out: out[1]}).Enqueue(other, rt.Range1(1)); err != nil {
 		t.Fatal(err)
 	}
-	finished := make(chan error, 1)
-	go func() { finished <- other.Finish() }()
-	var finishErr error
-	select {
-	case finishErr = <-finished:
-		t.Errorf("the launch on another queue completed (%v) before the global's zero fill, queued behind the spinning kernel", finishErr)
-		finished = nil
-	case <-time.After(200 * time.Millisecond):
+	// Whether that launch has run is asked of a marker's status, not of a
+	// Finish left waiting: a clFinish in flight on NVIDIA's OpenCL can hold
+	// back the write that stops the spinning kernel.
+	ev, err := other.Marker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Release()
+	if err := other.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if s, err := ce(ev).Status(); err != nil || s == driver.StatusComplete {
+		t.Errorf("the launch on another queue completed (status %v, %v) before the global's zero fill, queued behind the spinning kernel", s, err)
 	}
 	stop()
-	if finished != nil {
-		finishErr = <-finished
-	}
-	if err := errors.Join(finishErr, q.Finish()); err != nil {
+	if err := errors.Join(ev.Wait(), q.Finish()); err != nil {
 		t.Fatal(err)
 	}
 	var got [2]int32

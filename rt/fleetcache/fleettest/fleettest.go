@@ -52,12 +52,20 @@ func lookPath(t testing.TB, prog string) string {
 	return ""
 }
 
-// inSourceTree reports whether the test runs inside dgen's source tree,
-// where scripts/deps.sh installs the servers (make test runs it first). A
-// test binary copied elsewhere (the GPU bundle) skips instead.
+// inSourceTree reports whether the test runs in a package directory of
+// dgen's source tree, where scripts/deps.sh installs the servers (make test
+// runs it first): go test runs a test binary in its package's directory. A
+// test binary run elsewhere (the GPU bundle, even one unpacked inside a
+// checkout) skips instead.
 func inSourceTree() bool {
 	dir, err := os.Getwd()
-	for err == nil {
+	if err != nil {
+		return false
+	}
+	if tests, _ := filepath.Glob(filepath.Join(dir, "*_test.go")); len(tests) == 0 {
+		return false
+	}
+	for {
 		if fileExists(filepath.Join(dir, "scripts", "deps.sh")) && fileExists(filepath.Join(dir, "go.mod")) {
 			return true
 		}
@@ -67,7 +75,6 @@ func inSourceTree() bool {
 		}
 		dir = parent
 	}
-	return false
 }
 
 var debPackage = map[string]string{"redis-server": "redis-server", "nginx": "nginx-light"}
