@@ -4,8 +4,8 @@
 // faults in front of either.
 //
 // A server whose program is missing makes the test fail when it runs as
-// root (make test installs the programs then, see scripts/deps.sh) and skip,
-// saying so, otherwise.
+// root in a package directory of the source tree (make test installs the
+// programs then, see scripts/deps.sh) and skip, saying so, otherwise.
 package fleettest
 
 import (
