@@ -20,25 +20,11 @@ import (
 func TestFreeDuringCommandKeepsUse(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		hold func(h func()) // installs the hook that holds the command (nil: none)
+		hook *atomic.Pointer[func(size int64)] // the fake driver's hook that holds the command
 		call func(ctx *rt.Context, q *rt.Queue, b rt.Buffer[int32]) error
 	}{
-		{"fill", func(h func()) {
-			if h == nil {
-				fakeFillHook.Store(nil)
-				return
-			}
-			f := func(int64) { h() }
-			fakeFillHook.Store(&f)
-		}, func(ctx *rt.Context, q *rt.Queue, b rt.Buffer[int32]) error { return b.Fill(q, 7) }},
-		{"copy from", func(h func()) {
-			if h == nil {
-				fakeCopyHook.Store(nil)
-				return
-			}
-			f := func(int64) { h() }
-			fakeCopyHook.Store(&f)
-		}, func(ctx *rt.Context, q *rt.Queue, b rt.Buffer[int32]) error {
+		{"fill", &fakeFillHook, func(ctx *rt.Context, q *rt.Queue, b rt.Buffer[int32]) error { return b.Fill(q, 7) }},
+		{"copy from", &fakeCopyHook, func(ctx *rt.Context, q *rt.Queue, b rt.Buffer[int32]) error {
 			dst, err := rt.NewBuffer[int32](ctx, b.Len())
 			if err != nil {
 				return err
@@ -46,14 +32,7 @@ func TestFreeDuringCommandKeepsUse(t *testing.T) {
 			defer dst.Free()
 			return b.CopyTo(q, dst)
 		}},
-		{"copy to", func(h func()) {
-			if h == nil {
-				fakeCopyHook.Store(nil)
-				return
-			}
-			f := func(int64) { h() }
-			fakeCopyHook.Store(&f)
-		}, func(ctx *rt.Context, q *rt.Queue, b rt.Buffer[int32]) error {
+		{"copy to", &fakeCopyHook, func(ctx *rt.Context, q *rt.Queue, b rt.Buffer[int32]) error {
 			src, err := rt.NewBuffer[int32](ctx, b.Len())
 			if err != nil {
 				return err
@@ -78,15 +57,16 @@ func TestFreeDuringCommandKeepsUse(t *testing.T) {
 			}
 			block := memOf(b).BlockID()
 			enter, leave := make(chan struct{}), make(chan struct{})
-			tc.hold(func() { enter <- struct{}{}; <-leave })
-			defer tc.hold(nil)
+			hold := func(int64) { enter <- struct{}{}; <-leave }
+			tc.hook.Store(&hold)
+			defer tc.hook.Store(nil)
 			done := make(chan error, 1)
 			go func() { done <- call(ctx, qa, b) }()
 			<-enter
 			if err := b.Free(); err != nil {
 				t.Fatalf("Free during the command: %v", err)
 			}
-			tc.hold(nil)
+			tc.hook.Store(nil)
 			close(leave)
 			if err := <-done; err != nil {
 				t.Fatalf("the command: %v", err)

@@ -21,12 +21,29 @@ type paramGraph struct {
 
 func newParamGraph(t testing.TB, ctx *rt.Context) *paramGraph {
 	t.Helper()
+	p, node, z := recordParamGraph(t, ctx)
+	var err error
+	if p.a, err = rt.ValueParam[float32](node, 2); err != nil {
+		t.Fatal(err)
+	}
+	// The graph no longer uses the buffers it recorded.
+	if err := errors.Join(p.graphFixture.x.Free(), p.graphFixture.y.Free(), z.Free()); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// recordParamGraph records newParamGraph's graph with its buffer
+// parameters and no value parameter; it returns the step's node, from
+// which the caller makes that, and the buffer z that the graph recorded
+// as its output.
+func recordParamGraph(t testing.TB, ctx *rt.Context) (p *paramGraph, node *rt.GraphNode, z rt.Buffer[float32]) {
+	t.Helper()
 	f := newGraphFixture(t, ctx)
 	z, err := rt.NewBuffer[float32](ctx, f.n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var node *rt.GraphNode
 	g, err := f.q.Record("params", func(q *rt.Queue) error {
 		if err := f.y.Fill(q, 7); err != nil {
 			return err
@@ -35,14 +52,13 @@ func newParamGraph(t testing.TB, ctx *rt.Context) *paramGraph {
 		if node, err = q.Node(func(q *rt.Queue) error { return f.step(q, f.x, f.y, 2, 1) }); err != nil {
 			return err
 		}
-		err = f.y.CopyTo(q, z)
-		return err
+		return f.y.CopyTo(q, z)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Release() })
-	p := &paramGraph{graphFixture: f, g: g}
+	p = &paramGraph{graphFixture: f, g: g}
 	if p.x, err = rt.BufferParam(g, f.x); err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +68,7 @@ func newParamGraph(t testing.TB, ctx *rt.Context) *paramGraph {
 	if p.z, err = rt.BufferParam(g, z); err != nil {
 		t.Fatal(err)
 	}
-	if p.a, err = rt.ValueParam[float32](node, 2); err != nil {
-		t.Fatal(err)
-	}
-	// The graph no longer uses the buffers it recorded.
-	if err := errors.Join(f.x.Free(), f.y.Free(), z.Free()); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return p, node, z
 }
 
 // request is one launch's buffers: its input and what it expects.

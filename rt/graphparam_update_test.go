@@ -18,36 +18,8 @@ func TestGraphParamAfterLaunch(t *testing.T) {
 				loopGraphs(t)
 			}
 			ctx := openCPU(t)
-			f := newGraphFixture(t, ctx)
-			z, err := rt.NewBuffer[float32](ctx, f.n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var node *rt.GraphNode
-			g, err := f.q.Record("late", func(q *rt.Queue) error {
-				if err := f.y.Fill(q, 7); err != nil {
-					return err
-				}
-				var err error
-				if node, err = q.Node(func(q *rt.Queue) error { return f.step(q, f.x, f.y, 2, 1) }); err != nil {
-					return err
-				}
-				return f.y.CopyTo(q, z)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Release()
-			p := &paramGraph{graphFixture: f, g: g}
-			if p.x, err = rt.BufferParam(g, f.x); err != nil {
-				t.Fatal(err)
-			}
-			if p.y, err = rt.BufferParam(g, f.y); err != nil {
-				t.Fatal(err)
-			}
-			if p.z, err = rt.BufferParam(g, z); err != nil {
-				t.Fatal(err)
-			}
+			p, node, _ := recordParamGraph(t, ctx)
+			f, g := p.graphFixture, p.g
 			r := newRequest(t, ctx, f.q, f.n, 1)
 			three := []rt.Binding{p.x.Bind(r.x), p.y.Bind(r.y), p.z.Bind(r.z)}
 			if err := g.LaunchWith(f.q, three); err != nil {
@@ -56,6 +28,7 @@ func TestGraphParamAfterLaunch(t *testing.T) {
 			if err := r.check(f.q, 2); err != nil {
 				t.Fatal(err)
 			}
+			var err error
 			if p.a, err = rt.ValueParam[float32](node, 2); err != nil {
 				t.Fatal(err)
 			}

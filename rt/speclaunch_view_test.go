@@ -24,21 +24,7 @@ func TestTuneOnViewKeepsViewValues(t *testing.T) {
 	if _, bias, err := lsRun(v, out, rt.Spec[int32]{}); err != nil || bias != 5 {
 		t.Fatalf("a launch on the view ran with LBIAS=%d (%v); want 5", bias, err)
 	}
-	var wrong []string
-	_, err = lsScale.Tune(v, func(q *rt.Queue, s int32) error {
-		scale, bias, err := lsRun(q, out, rt.Spec[int32]{})
-		if err != nil {
-			return err
-		}
-		if scale != s || bias != 5 {
-			wrong = append(wrong, fmt.Sprintf("LSCALE=%d LBIAS=%d, want %d and the view's 5", scale, bias, s))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(wrong) > 0 {
+	if wrong := tuneOnView(t, v, out); len(wrong) > 0 {
 		t.Errorf("%d launches of the tuning function on a view ran with other values; the first: %s", len(wrong), wrong[0])
 	}
 	// The record of a tuning under the view's values is not the record
@@ -52,8 +38,17 @@ func TestTuneOnViewKeepsViewValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrong = nil
-	_, err = lsScale.Tune(v2, func(q *rt.Queue, s int32) error {
+	if wrong := tuneOnView(t, v2, out); len(wrong) > 0 {
+		t.Errorf("%d launches of the tuning function on a view of LSCALE ran with other values; the first: %s", len(wrong), wrong[0])
+	}
+}
+
+// tuneOnView tunes LSCALE on the view v, whose LBIAS is 5, and returns
+// each launch of the tuning function that ran with a value other than its
+// candidate's LSCALE and the view's LBIAS.
+func tuneOnView(t *testing.T, v *rt.Queue, out rt.Buffer[int32]) (wrong []string) {
+	t.Helper()
+	_, err := lsScale.Tune(v, func(q *rt.Queue, s int32) error {
 		scale, bias, err := lsRun(q, out, rt.Spec[int32]{})
 		if err != nil {
 			return err
@@ -66,9 +61,7 @@ func TestTuneOnViewKeepsViewValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(wrong) > 0 {
-		t.Errorf("%d launches of the tuning function on a view of LSCALE ran with other values; the first: %s", len(wrong), wrong[0])
-	}
+	return wrong
 }
 
 // TestQueueReleaseDropsViewInstances: Release of a queue gives back the
