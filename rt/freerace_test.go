@@ -180,28 +180,19 @@ func TestFreeImageDuringCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer other.Free()
-			enter, leave := make(chan struct{}), make(chan struct{})
-			h := func() { enter <- struct{}{}; <-leave }
-			fakeImageHook.Store(&h)
-			defer fakeImageHook.Store(nil)
-			before := fakeStats.afterRelease.Load()
-			done := make(chan error, 1)
-			go func() {
+			used, err, freeErr := freeInImageCall(func() error {
 				ev, err := tc.call(q, img, other)
 				ev.Release()
-				done <- err
-			}()
-			<-enter
-			if err := img.Free(); err != nil {
-				t.Errorf("Free during the command: %v", err)
+				return err
+			}, img.Free)
+			if freeErr != nil {
+				t.Errorf("Free during the command: %v", freeErr)
 			}
-			fakeImageHook.Store(nil)
-			close(leave)
-			if err := <-done; err != nil {
+			if err != nil {
 				t.Errorf("the command: %v", err)
 			}
-			if n := fakeStats.afterRelease.Load() - before; n != 0 {
-				t.Errorf("the driver saw %d uses of a released image", n)
+			if used != 0 {
+				t.Errorf("the driver saw %d uses of a released image", used)
 			}
 		})
 	}
@@ -228,31 +219,42 @@ func TestFreeBufferDuringNewImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	used, err, freeErr := freeInImageCall(func() error {
+		img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.Float, Width: 16, Buffer: under})
+		if err == nil {
+			img.Free()
+		}
+		return err
+	}, under.Free)
+	if freeErr != nil {
+		t.Errorf("Free during NewImage: %v", freeErr)
+	}
+	if err != nil && !errors.Is(err, rt.ErrFreed) {
+		t.Errorf("NewImage: %v; want nil or ErrFreed", err)
+	}
+	if used != 0 {
+		t.Errorf("the driver saw %d uses of a released buffer", used)
+	}
+}
+
+// freeInImageCall runs call, which makes one image call of the driver
+// ("fakeimageq"), holds it inside the driver while free runs, and then lets
+// it go. It returns how many uses of released memory the driver saw
+// meanwhile, call's error and free's.
+func freeInImageCall(call, free func() error) (used int64, err, freeErr error) {
 	enter, leave := make(chan struct{}), make(chan struct{})
 	h := func() { enter <- struct{}{}; <-leave }
 	fakeImageHook.Store(&h)
 	defer fakeImageHook.Store(nil)
 	before := fakeStats.afterRelease.Load()
 	done := make(chan error, 1)
-	go func() {
-		img, err := rt.NewImage(ctx, rt.ImageDesc{Kind: rt.Image1DBuffer, Order: rt.OrderR, Type: rt.Float, Width: 16, Buffer: under})
-		if err == nil {
-			img.Free()
-		}
-		done <- err
-	}()
+	go func() { done <- call() }()
 	<-enter
-	if err := under.Free(); err != nil {
-		t.Errorf("Free during NewImage: %v", err)
-	}
+	freeErr = free()
 	fakeImageHook.Store(nil)
 	close(leave)
-	if err := <-done; err != nil && !errors.Is(err, rt.ErrFreed) {
-		t.Errorf("NewImage: %v; want nil or ErrFreed", err)
-	}
-	if n := fakeStats.afterRelease.Load() - before; n != 0 {
-		t.Errorf("the driver saw %d uses of a released buffer", n)
-	}
+	err = <-done
+	return fakeStats.afterRelease.Load() - before, err, freeErr
 }
 
 // TestNewBufferContextWaitsForHeld: NewBufferContext waiting past
