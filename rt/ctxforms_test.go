@@ -10,20 +10,29 @@ import (
 
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/raw"
 )
 
 // spinSource's kernel runs until the host sets *flag, from another queue,
-// or, should that never come, for a bounded number of iterations.
+// or for limit iterations.
 const spinSource = `
-__kernel void spin(__global volatile int *flag) {
-	long n = 0;
-	while (flag[0] == 0 && n < 20000000000L) n++;
+__kernel void spin(__global volatile int *flag, ulong limit) {
+	ulong n = 0;
+	while (flag[0] == 0 && n < limit) n++;
 }`
 
-// spinOn launches spinSource's kernel on q and returns the function that
-// ends it, from the queue other.
-func spinOn(t *testing.T, ctx *rt.Context, q, other *rt.Queue) (stop func()) {
+// spinOn launches spinSource's kernel on q, bounded to run for about max,
+// and returns functions that report whether it still runs and that end it
+// from the queue other.
+//
+// On NVIDIA's OpenCL (H200, driver 580) the write that ends the kernel
+// waits for it to end by itself when a kernel object made while it runs
+// is launched behind it on q (as the first launch of a kernel in a fresh
+// context is), so there stop returns after about max. A test that relies
+// on the kernel running checks running afterwards: a bound too short for
+// the machine then fails the test instead of passing it by luck.
+func spinOn(t *testing.T, ctx *rt.Context, q, other *rt.Queue, max time.Duration) (running func() bool, stop func()) {
 	t.Helper()
 	flag, err := rt.NewBuffer[int32](ctx, 1)
 	if err != nil {
@@ -34,17 +43,30 @@ func spinOn(t *testing.T, ctx *rt.Context, q, other *rt.Queue) (stop func()) {
 		t.Fatal(err)
 	}
 	k := kernelOf(t, ctx, spinSource, "spin")
-	if err := errors.Join(raw.SetBuffer(k, 0, flag), raw.Submit(q, k, rt.Range1(1)), q.Flush()); err != nil {
+	if err := raw.SetBuffer(k, 0, flag); err != nil {
 		t.Fatal(err)
 	}
-	return func() {
-		if err := flag.Write(other, []int32{1}); err != nil {
-			t.Error(err)
-		}
-		if err := q.Finish(); err != nil {
+	n := itersFor(t, q, max, func(n uint64) error {
+		return errors.Join(raw.SetArg(k, 1, n), raw.Submit(q, k, rt.Range1(1)))
+	})
+	if err := errors.Join(raw.SetArg(k, 1, n), raw.Submit(q, k, rt.Range1(1)), q.Flush()); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := q.Marker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Release() })
+	running = func() bool {
+		s, err := ce(ev).Status()
+		return err == nil && s != driver.StatusComplete
+	}
+	stop = func() {
+		if err := errors.Join(flag.Write(other, []int32{1}), q.Finish()); err != nil {
 			t.Error(err)
 		}
 	}
+	return running, stop
 }
 
 var (
@@ -97,8 +119,11 @@ func TestContextForms(t *testing.T) {
 		if !images && strings.HasPrefix(tt.name, "Image.") {
 			continue
 		}
-		stop := spinOn(t, ctx, q, other)
+		running, stop := spinOn(t, ctx, q, other, 2*time.Second)
 		cancelMidWait(t, tt.name, tt.call)
+		if !running() {
+			t.Errorf("%s: the spinning kernel ended by itself before the check: its bound is too short for this machine", tt.name)
+		}
 		stop()
 		if !slices.Equal(dst, []int32{-1, -1, -1, -1}) || !slices.Equal(bytes, []byte{9, 9, 9, 9}) {
 			t.Errorf("%s: the host memory changed after the call: %v %v", tt.name, dst, bytes)

@@ -20,8 +20,10 @@ import (
 // TestDeviceEnvNamed opens a context whose device selector matches
 // nothing, or is not one: the error names the setting, the field and its
 // variable, and is the same whether the selector came from DGEN_DEVICE or
-// from Config.
+// from Config. DGEN_BACKEND is cleared, so that both forms try the same
+// backends.
 func TestDeviceEnvNamed(t *testing.T) {
+	t.Setenv("DGEN_BACKEND", "")
 	for _, tc := range []struct {
 		sel  string
 		want error
