@@ -3,6 +3,7 @@ package rt_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/dgen-go/dgen/internal/testenv"
 	"github.com/dgen-go/dgen/rt"
 	"github.com/dgen-go/dgen/rt/codegen"
+	"github.com/dgen-go/dgen/rt/driver"
 	"github.com/dgen-go/dgen/rt/raw"
 )
 
@@ -86,9 +88,12 @@ var (
 // TestNoWaitBehindKernel: while a kernel of a few seconds runs on the
 // default queue of a fresh context (one that has made no second queue)
 // of the device DGEN_DEVICE selects, what a request does to get going
-// (AcquireQueue, NewQueue, Stats, NewBuffer, the first allocation on a
-// new queue and a transfer on it, a Program.Build bounded by a deadline)
-// returns well within the kernel's time. The first extra queue of a
+// (AcquireQueue, NewQueue, Stats, NewBuffer and Free, the first
+// allocation on a new queue and a transfer on it, a Program.Build bounded
+// by a deadline) returns well within the kernel's time. (rt/cuda's
+// cuMemFree waited for the kernel, and the calls of other goroutines
+// behind it: its buffers now come from a CUDA memory pool and free in
+// stream order.) The first extra queue of a
 // context used to finish the default queue while holding the context's
 // mutex: NewQueue and AcquireQueue waited for the kernel, and anything
 // that took the mutex behind them. NVIDIA's drivers (H200, driver 580,
@@ -104,6 +109,10 @@ func TestNoWaitBehindKernel(t *testing.T) {
 	// Calibrating runs on the default queue and makes no other: the
 	// context is still fresh when the long launch starts.
 	k := spinKernel(t, ctx, kernelTime)
+	earlier, err := rt.NewBuffer[float32](ctx, 16<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
 	q := ctx.Queue()
 	start := time.Now()
 	if err := raw.Submit(q, k, rt.Range1(1)); err != nil {
@@ -118,10 +127,6 @@ func TestNoWaitBehindKernel(t *testing.T) {
 		kernelDone <- time.Since(start)
 	}()
 	time.Sleep(50 * time.Millisecond) // the kernel is running
-	// Freed once the kernel has ended: CUDA's cuMemFree waits for the
-	// device's kernels, holding the context's lock (docs/RUNTIME.md).
-	var made rt.Buffer[float32]
-	defer func() { made.Free() }()
 	calls := []struct {
 		name string
 		do   func() error
@@ -135,10 +140,14 @@ func TestNoWaitBehindKernel(t *testing.T) {
 		}},
 		{"NewQueue", func() error { _, err := ctx.NewQueue(ctx.Devices()[0]); return err }},
 		{"Stats", func() error { ctx.Stats(); return nil }},
-		{"NewBuffer", func() (err error) {
-			made, err = rt.NewBuffer[float32](ctx, 1024)
-			return err
+		{"NewBuffer and its Free", func() error {
+			b, err := rt.NewBuffer[float32](ctx, 1024)
+			if err != nil {
+				return err
+			}
+			return b.Free()
 		}},
+		{"Free of a buffer made before the kernel", earlier.Free},
 		{"Program.Build with a deadline of 50 ms", func() error {
 			c, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 			defer cancel()
@@ -188,5 +197,95 @@ func TestNoWaitBehindKernel(t *testing.T) {
 		} else {
 			t.Logf("%s: %v (the kernel: %v)", c.name, took[i].Round(time.Microsecond), kt.Round(time.Millisecond))
 		}
+	}
+}
+
+// spinFillSrc spins as spinSrc does, then writes every element of out.
+const spinFillSrc = `
+__kernel void spinfill(__global uint *out, ulong n, uint len) {
+	uint x = 1u;
+	for (ulong i = 0; i < n; i++) {
+		x = x * 1664525u + 1013904223u;
+	}
+	for (uint i = 0; i < len; i++) {
+		out[i] = x | 1u;
+	}
+}
+`
+
+// TestFreeBehindKernel frees a buffer while a kernel that ends by writing
+// every element of it runs: Free returns well within the kernel's time,
+// and the buffers allocated and zeroed meanwhile, of the same size, still
+// read zero once the kernel has ended, so none of them was the freed
+// memory while the kernel could write it (rt/cuda frees in stream order,
+// after the commands enqueued on every queue; OpenCL releases the memory
+// once the commands that use it have completed).
+func TestFreeBehindKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short: a kernel of seconds")
+	}
+	const kernelTime = 2 * time.Second
+	const bound = kernelTime / 4
+	const n, reallocs = 1 << 20, 8
+	ctx := openCPUConfig(t, rt.Config{Device: testenv.Device()})
+	q := ctx.Queue()
+	other, err := ctx.NewQueue(ctx.Devices()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	freed, err := rt.NewBuffer[uint32](ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kernelOf(t, ctx, spinFillSrc, "spinfill")
+	if err := errors.Join(raw.SetBuffer(k, 0, freed), raw.SetArg(k, 2, uint32(n))); err != nil {
+		t.Fatal(err)
+	}
+	iters := itersFor(t, q, kernelTime, func(i uint64) error {
+		return errors.Join(raw.SetArg(k, 1, i), raw.Submit(q, k, rt.Range1(1)))
+	})
+	if err := errors.Join(raw.SetArg(k, 1, iters), raw.Submit(q, k, rt.Range1(1)), q.Flush()); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := q.Marker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Release()
+	time.Sleep(50 * time.Millisecond) // the kernel is running
+	start := time.Now()
+	if err := freed.Free(); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	bufs := make([]rt.Buffer[uint32], reallocs)
+	for i := range bufs {
+		if bufs[i], err = rt.NewBuffer[uint32](ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		defer bufs[i].Free()
+		if err := bufs[i].Write(other, make([]uint32, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, err := ce(ev).Status(); err != nil || s == driver.StatusComplete {
+		t.Fatalf("the kernel ended (status %v, %v) before the buffers were allocated: the test checked nothing; the bound %v is too short for this machine", s, err, kernelTime)
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range bufs {
+		got := make([]uint32, n)
+		if err := b.Read(other, got); err != nil {
+			t.Fatal(err)
+		}
+		if j := slices.IndexFunc(got, func(v uint32) bool { return v != 0 }); j >= 0 {
+			t.Errorf("buffer %d, allocated after the Free while the kernel ran and zeroed, reads %#x at %d once the kernel has ended: it was the freed memory, and the kernel wrote it", i, got[j], j)
+		}
+	}
+	if took > bound {
+		t.Errorf("Free of a buffer that a running kernel uses took %v (at most %v)", took.Round(time.Millisecond), bound)
+	} else {
+		t.Logf("Free of a buffer that a running kernel uses: %v", took.Round(time.Microsecond))
 	}
 }

@@ -253,6 +253,7 @@ type device struct {
 	plain      eventPool // events without
 	anchor     anchor
 	priorities priorityRange // the context's stream priorities (priority.go)
+	mem        memPool       // the memory of a one-device context (pool.go)
 }
 
 // NewContext retains the primary CUDA context of every device. Each
@@ -292,6 +293,12 @@ func (Backend) NewContext(devs []driver.DeviceInfo) (driver.Context, error) {
 		}
 		d.priorities = priorityRange{least: int(least), greatest: int(greatest)}
 		if err := d.anchor.init(d); err != nil {
+			c.Release()
+			return nil, err
+		}
+	}
+	if len(c.devs) == 1 {
+		if err := c.devs[0].mem.init(c.devs[0]); err != nil {
 			c.Release()
 			return nil, err
 		}
@@ -343,9 +350,9 @@ func (c *context) device(h uintptr) (int, *device, error) {
 	return 0, nil, fmt.Errorf("device handle %d is not one of the context's", h)
 }
 
-// Release releases the compilers, events and primary contexts, then gives
-// the C heap's free memory back to the system (cmalloc.Trim): what the
-// driver freed.
+// Release releases the compilers, memory pools, events and primary
+// contexts, then gives the C heap's free memory back to the system
+// (cmalloc.Trim): what the driver freed.
 func (c *context) Release() error {
 	var errs []error
 	c.mu.Lock()
@@ -355,6 +362,7 @@ func (c *context) Release() error {
 	c.compilers = nil
 	c.mu.Unlock()
 	for _, d := range c.devs {
+		errs = append(errs, d.mem.release(d))
 		d.anchor.release()
 		d.timed.drain()
 		d.plain.drain()

@@ -580,3 +580,100 @@ CUresult dgen_obj_destroy(CUcontext ctx, unsigned long long t, int surface) {
 	if (r != 0) return r;
 	return surface ? cu.SurfObjectDestroy(t) : cu.TexObjectDestroy(t);
 }
+
+// Stream-ordered memory (pool.go): the optional functions of CUDA's memory
+// pools (CUDA 11.2), found by dgen_pool_create.
+static struct {
+	CUresult (*MemPoolCreate)(CUmemoryPool *, const dgen_pool_props *);
+	CUresult (*MemPoolDestroy)(CUmemoryPool);
+	CUresult (*MemPoolSetAttribute)(CUmemoryPool, int, void *);
+	CUresult (*MemPoolTrimTo)(CUmemoryPool, size_t);
+	CUresult (*MemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+	CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
+} cup;
+
+static const char *dgen_cup_names[] = {
+	"cuMemPoolCreate", "cuMemPoolDestroy", "cuMemPoolSetAttribute", "cuMemPoolTrimTo",
+	"cuMemAllocFromPoolAsync", "cuMemFreeAsync",
+};
+
+// dgen_pool_create makes a memory pool on device dev of ctx, whose
+// allocations never wait for a free that has not completed (neither
+// CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES nor
+// CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES), and the streams that
+// order its allocations and frees. It returns CUDA_ERROR_NOT_SUPPORTED
+// where libcuda lacks the functions or the device the pools.
+CUresult dgen_pool_create(CUcontext ctx, CUdevice dev, CUmemoryPool *pool, CUstream *alloc, CUstream *frees) {
+	static int state; // 0: not tried, 1: found, 2: missing
+	if (state == 0) {
+		int found = 1;
+		for (size_t i = 0; i < sizeof dgen_cup_names / sizeof dgen_cup_names[0]; i++) {
+			void *p = dgen_lib ? dlsym(dgen_lib, dgen_cup_names[i]) : NULL;
+			((void **)&cup)[i] = p;
+			if (p == NULL) found = 0;
+		}
+		state = found ? 1 : 2;
+	}
+	int supported = 0;
+	if (state != 1 || cu.DeviceGetAttribute(&supported, 115, dev) != 0 || !supported) // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+		return 801; // CUDA_ERROR_NOT_SUPPORTED
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	dgen_pool_props props;
+	memset(&props, 0, sizeof props);
+	props.allocType = 1;    // CU_MEM_ALLOCATION_TYPE_PINNED
+	props.locationType = 1; // CU_MEM_LOCATION_TYPE_DEVICE
+	props.locationId = dev;
+	if ((r = cup.MemPoolCreate(pool, &props)) != 0) return r;
+	int no = 0;
+	r = cup.MemPoolSetAttribute(*pool, 1, &no); // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+	if (r == 0) r = cup.MemPoolSetAttribute(*pool, 3, &no); // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+	*alloc = *frees = 0;
+	if (r == 0) r = cu.StreamCreateWithPriority(alloc, 1, 0); // CU_STREAM_NON_BLOCKING
+	if (r == 0) r = cu.StreamCreateWithPriority(frees, 1, 0);
+	if (r != 0) dgen_pool_destroy(ctx, *pool, *alloc, *frees);
+	return r;
+}
+
+// dgen_pool_alloc allocates size bytes from pool on stream s and waits
+// for the allocation, so that every stream may use the memory.
+CUresult dgen_pool_alloc(CUcontext ctx, CUmemoryPool pool, CUstream s, CUdeviceptr *p, size_t size) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r == 0) r = cup.MemAllocFromPoolAsync(p, size, pool, s);
+	if (r == 0) r = cu.StreamSynchronize(s);
+	return r;
+}
+
+// dgen_pool_free frees p on stream frees once every command enqueued on
+// the n streams before the call has completed: e is recorded on each in
+// turn, and frees waits for each record.
+CUresult dgen_pool_free(CUcontext ctx, CUstream frees, CUstream *streams, int n, CUevent e, CUdeviceptr p) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	for (int i = 0; r == 0 && i < n; i++) {
+		r = cu.EventRecord(e, streams[i]);
+		if (r == 0) r = cu.StreamWaitEvent(frees, e, 0);
+	}
+	return r == 0 ? cup.MemFreeAsync(p, frees) : r;
+}
+
+// dgen_pool_drain waits for the frees enqueued on frees and gives the
+// pool's unused memory back to the device.
+CUresult dgen_pool_drain(CUcontext ctx, CUmemoryPool pool, CUstream frees) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r == 0) r = cu.StreamSynchronize(frees);
+	return r == 0 ? cup.MemPoolTrimTo(pool, 0) : r;
+}
+
+// dgen_pool_destroy destroys the streams and the pool; the driver frees
+// the pool's memory once the frees still enqueued have run.
+CUresult dgen_pool_destroy(CUcontext ctx, CUmemoryPool pool, CUstream alloc, CUstream frees) {
+	CUresult r = cu.CtxSetCurrent(ctx);
+	if (r != 0) return r;
+	if (alloc) r = cu.StreamDestroy(alloc);
+	if (frees) {
+		CUresult r2 = cu.StreamDestroy(frees);
+		if (r == 0) r = r2;
+	}
+	CUresult r3 = cup.MemPoolDestroy(pool);
+	return r == 0 ? r3 : r;
+}

@@ -85,6 +85,20 @@ CUresult dgen_module_unload(CUcontext ctx, CUmodule m);
 CUresult dgen_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f, int *shared, int *local, int *tpb, int *step);
 CUresult dgen_func_set_attr(CUcontext ctx, CUfunction f, int a, int v);
 
+// Stream-ordered memory (pool.go).
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct {
+	int allocType, handleTypes;
+	int locationType, locationId;
+	void *win32SecurityAttributes;
+	unsigned char reserved[64]; // maxSize and usage in CUDA 12's cuda.h: 0 is the default
+} dgen_pool_props; // CUmemPoolProps
+CUresult dgen_pool_create(CUcontext ctx, CUdevice dev, CUmemoryPool *pool, CUstream *alloc, CUstream *frees);
+CUresult dgen_pool_alloc(CUcontext ctx, CUmemoryPool pool, CUstream s, CUdeviceptr *p, size_t size);
+CUresult dgen_pool_free(CUcontext ctx, CUstream frees, CUstream *streams, int n, CUevent e, CUdeviceptr p);
+CUresult dgen_pool_drain(CUcontext ctx, CUmemoryPool pool, CUstream frees);
+CUresult dgen_pool_destroy(CUcontext ctx, CUmemoryPool pool, CUstream alloc, CUstream frees);
+
 // Images (image.go). The structs are CUDA's, as cuda.h lays them out.
 typedef struct CUarray_st *CUarray;
 typedef struct {

@@ -31,17 +31,22 @@
 // A context holds one CUDA context per device (the device's primary
 // context), a queue is a CUDA stream, an event a CUDA event (two, with
 // timing, on a profiling queue), and a buffer a device pointer: views are
-// pointer offsets. A context over several devices allocates its buffers as
-// managed memory, which every device of the context reaches, as an OpenCL
-// buffer is reached by every device of its context.
+// pointer offsets. A one-device context allocates its buffers from a CUDA
+// memory pool of its own and frees them in stream order, after the commands
+// enqueued so far on its queues, so that a free waits for no kernel
+// (cuMemFree waits for them all: pool.go). A context over several devices
+// allocates its buffers as managed memory, which every device of the
+// context reaches, as an OpenCL buffer is reached by every device of its
+// context.
 //
 // A program's functions are found and loaded with its module, so that
 // making a kernel object calls no driver function. The driver calls that
 // need a device's context to themselves (loading and unloading modules,
-// creating and destroying streams, allocating and freeing memory) close
-// the device's gate while they run, and the commands enqueued meanwhile
-// wait at it for at most 100 ms: CUDA's driver does not take such a call
-// in turn while other goroutines keep the device busy (gate.go).
+// creating and destroying streams, allocating memory and freeing it
+// outside a pool) close the device's gate while they run, and the commands
+// enqueued meanwhile wait at it for at most 100 ms: CUDA's driver does not
+// take such a call in turn while other goroutines keep the device busy
+// (gate.go).
 //
 // A kernel-timed queue (driver.KernelTimer: rt asks for one when tracing
 // reports the device times of every command) takes its kernels' times from

@@ -28,14 +28,23 @@ type buffer struct {
 	size int64
 	host unsafe.Pointer // pinned host memory, nil for device memory
 	view bool
+	pool bool // from the device's memPool (pool.go)
 }
 
 // NewBuffer allocates device memory, behind the gate (gate.go): on the
-// device of a one-device context, and managed memory, which every device
-// reaches, in a context over several (as an OpenCL buffer belongs to its
-// whole context).
+// device of a one-device context, from its memPool where it has one, and
+// managed memory, which every device reaches, in a context over several
+// (as an OpenCL buffer belongs to its whole context).
 func (c *context) NewBuffer(size int64) (driver.Buffer, error) {
 	b := &buffer{c: c, size: size}
+	if d := c.devs[0]; len(c.devs) == 1 && d.mem.h != nil {
+		p, err := d.mem.allocate(d, max(size, 1))
+		if err != nil {
+			return nil, err
+		}
+		b.ptr, b.pool = p, true
+		return b, nil
+	}
 	managed := C.int(0)
 	if len(c.devs) > 1 {
 		managed = 1
@@ -81,11 +90,16 @@ func (c *context) NewHostBuffer(size int64) (driver.Buffer, error) {
 	return b, nil
 }
 
-// Release frees the memory, behind the gate (gate.go); releasing a view
-// does nothing.
+// Release frees the memory: memory of a memPool in stream order, after
+// the commands enqueued so far (pool.go), other memory behind the gate
+// (gate.go), where cuMemFree and cuMemFreeHost wait for the device's
+// kernels. Releasing a view does nothing.
 func (b *buffer) Release() error {
 	if b.view {
 		return nil
+	}
+	if d := b.c.devs[0]; b.pool {
+		return d.mem.free(d, b.ptr)
 	}
 	defer b.c.devs[0].gate.hold()()
 	if b.host != nil {
@@ -131,10 +145,15 @@ func (c *context) BuffersResident() bool { return len(c.devs) == 1 }
 
 // MemInfo implements driver.MemInfoContext: cuMemGetInfo on device dev's
 // primary context, which counts the device's memory of every context and
-// process.
+// process. It first waits for the frees of the device's memPool enqueued
+// so far, which wait for the commands before them, and gives the pool's
+// unused memory back, so that memory released counts as free.
 func (c *context) MemInfo(dev int) (free, total int64, err error) {
 	if dev < 0 || dev >= len(c.devs) {
 		return 0, 0, fmt.Errorf("cuMemGetInfo: device %d of %d", dev, len(c.devs))
+	}
+	if err := c.devs[dev].mem.drain(c.devs[dev]); err != nil {
+		return 0, 0, err
 	}
 	var f, t C.size_t
 	if err := cuError("cuMemGetInfo", C.dgen_mem_info(c.devs[dev].ctx, &f, &t)); err != nil {

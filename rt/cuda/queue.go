@@ -40,6 +40,7 @@ func (c *context) NewQueueOptions(dev int, o driver.QueueOptions) (driver.Queue,
 	if err := q.d.createStream(&q.s, prio); err != nil {
 		return nil, err
 	}
+	q.d.mem.queues.add(q)
 	return q, nil
 }
 
@@ -413,5 +414,6 @@ func (q *queue) Release() error {
 	if q.kt != nil {
 		q.kt.close()
 	}
+	q.d.mem.queues.remove(q)
 	return errors.Join(err, q.d.destroyStream(q.s))
 }

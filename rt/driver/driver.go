@@ -126,7 +126,10 @@ type SubmitQueue interface {
 
 // Buffer is a region of device memory.
 type Buffer interface {
-	// Release releases the memory.
+	// Release releases the memory. Commands enqueued before it may still
+	// use it: the memory is used again only once they have completed
+	// (OpenCL's clReleaseMemObject; rt/cuda's stream-ordered free), and
+	// Release need not wait for them.
 	Release() error
 }
 
