@@ -5,7 +5,12 @@ package cuda
 */
 import "C"
 
-import "sync"
+import (
+	"errors"
+	"sync"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
 
 // A memPool gives a one-device context device memory that is freed in
 // stream order, so that freeing it waits for no kernel.
@@ -25,7 +30,7 @@ import "sync"
 // driver's next synchronisation (its release threshold is 0).
 //
 // Where libcuda or the device has no memory pools, h is nil, and buffers
-// are allocated by cuMemAlloc and freed by cuMemFree as before.
+// are allocated by cuMemAlloc and freed by cuMemFree, which waits.
 type memPool struct {
 	h      C.CUmemoryPool
 	alloc  C.CUstream // allocations are enqueued and waited for on it
@@ -36,8 +41,10 @@ type memPool struct {
 // init makes d's pool; a device without pools leaves it nil.
 func (m *memPool) init(d *device) error {
 	r := C.dgen_pool_create(d.ctx, d.ord, &m.h, &m.alloc, &m.frees)
+	if r != 0 {
+		m.h = nil // dgen_pool_create destroyed what it made
+	}
 	if r == codeNotSupported {
-		m.h = nil
 		return nil
 	}
 	return cuError("cuMemPoolCreate", r)
@@ -52,27 +59,27 @@ const codeNotSupported = 801
 // open, and tries once more.
 func (m *memPool) allocate(d *device, size int64) (C.CUdeviceptr, error) {
 	var p C.CUdeviceptr
-	alloc := func() C.CUresult {
+	alloc := func() error {
 		defer d.gate.hold()()
-		return C.dgen_pool_alloc(d.ctx, m.h, m.alloc, &p, C.size_t(size))
+		return cuError("cuMemAllocFromPoolAsync", C.dgen_pool_alloc(d.ctx, m.h, m.alloc, &p, C.size_t(size)))
 	}
-	r := alloc()
-	if r == codeOutOfMemory {
+	err := alloc()
+	if errors.Is(err, driver.ErrOutOfMemory) {
 		if err := m.drain(d); err != nil {
 			return 0, err
 		}
-		r = alloc()
+		err = alloc()
 	}
-	return p, cuError("cuMemAllocFromPoolAsync", r)
+	return p, err
 }
-
-// codeOutOfMemory is CUDA_ERROR_OUT_OF_MEMORY.
-const codeOutOfMemory = 2
 
 // free enqueues the free of p, after every command enqueued so far on the
 // context's queues of d. It does not close d's gate: its calls are stream
 // commands, as a launch's are.
 func (m *memPool) free(d *device, p C.CUdeviceptr) error {
+	if m.h == nil {
+		return errors.New("cuMemFreeAsync: the context is released")
+	}
 	e, err := d.plain.get()
 	if err != nil {
 		return err
