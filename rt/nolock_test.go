@@ -269,6 +269,12 @@ func TestFreeBehindKernel(t *testing.T) {
 		}
 	}
 	if s, err := ce(ev).Status(); err != nil || s == driver.StatusComplete {
+		if dev := ctx.Devices()[0]; ctx.Backend() == "opencl" && dev.Platform == "NVIDIA CUDA" && took > bound {
+			// Measured on an H200 (driver 580): 1.85 s beside a 2 s kernel, and
+			// with the release moved to a goroutine of its own the next
+			// allocation or transfer waited instead (docs/RUNTIME.md).
+			t.Skipf("NVIDIA's OpenCL: Free of a buffer that a running kernel uses waited %v for the kernel, so no buffer was allocated while it ran: nothing to check", took.Round(time.Millisecond))
+		}
 		t.Fatalf("the kernel ended (status %v, %v) before the buffers were allocated: the test checked nothing; the bound %v is too short for this machine", s, err, kernelTime)
 	}
 	if err := q.Finish(); err != nil {

@@ -128,8 +128,7 @@ type SubmitQueue interface {
 type Buffer interface {
 	// Release releases the memory. Commands enqueued before it may still
 	// use it: the memory is used again only once they have completed
-	// (OpenCL's clReleaseMemObject; rt/cuda's stream-ordered free), and
-	// Release need not wait for them.
+	// (OpenCL's clReleaseMemObject; rt/cuda's stream-ordered free).
 	Release() error
 }
 

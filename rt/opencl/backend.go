@@ -382,9 +382,9 @@ func (k kernel) WorkGroupInfo(device uintptr) (driver.KernelWorkGroupInfo, error
 
 func (k kernel) Release() error { return check("clReleaseKernel", C.clReleaseKernel(k.h)) }
 
-// buffer is a memory object: a buffer, a sub-buffer or an image. Its
-// Release is in release.go.
 type buffer struct{ h C.cl_mem }
+
+func (b buffer) Release() error { return check("clReleaseMemObject", C.clReleaseMemObject(b.h)) }
 
 type queue struct{ h C.cl_command_queue }
 
