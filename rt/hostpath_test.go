@@ -342,8 +342,11 @@ func pollute() {
 	pollSink += s
 }
 
-// BenchmarkHostPathCold is BenchmarkHostPath's "enqueue" and "tagged" with
-// L1 evicted before each: between two launches on a GPU, the driver's work
+// BenchmarkHostPathCold is BenchmarkHostPath's launches with L1 evicted
+// before each, and "swap", the Hotspot step from one of two buffers into
+// the other, swapped at every step as bench/inproc's swap way does (so
+// that two arguments change at every launch, where "enqueue" passes the
+// same ones): between two launches on a GPU, the driver's work
 // evicts rt's data, and a launch costs about what it misses in cache. Its
 // times are the walk's; what it is for is the count of cache lines a
 // launch touches, which scripts/cold-lines.sh reads with callgrind's cache
@@ -373,6 +376,21 @@ func BenchmarkHostPathCold(b *testing.B) {
 			if err := raw.Submit(q, rk, r64); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	b.Run("swap", func(b *testing.B) {
+		spare, err := benchStepSite.Alloc(q, 512*512)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer spare.Free()
+		src, dst := in, spare
+		for b.Loop() {
+			pollute()
+			if err := enqueueBenchStep(q, r, 1, power, src, dst); err != nil {
+				b.Fatal(err)
+			}
+			src, dst = dst, src
 		}
 	})
 	b.Run("tagged", func(b *testing.B) {

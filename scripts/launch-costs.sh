@@ -9,12 +9,13 @@
 # build, where timings on a shared machine are not. Needs valgrind and
 # python3.
 #
-#	sh scripts/launch-costs.sh [touch|raw|enqueue|tagged ...] [TREE]
+#	sh scripts/launch-costs.sh [touch|raw|enqueue|swap|tagged ...] [TREE]
 #
 # touch: the generated Enqueue of a one-buffer kernel (bench/scaling's
 # launch loop); raw: rt/raw's Submit of it; enqueue: the generated Enqueue
-# of a 13-argument kernel; tagged: a Hotspot step with its output from an
-# allocation site. TREE (a directory) measures another checkout with this
+# of a 13-argument kernel; swap: the same with its two temperature
+# buffers swapped at every step (bench/inproc's swap way); tagged: a
+# Hotspot step with its output from an allocation site. TREE (a directory) measures another checkout with this
 # checkout's scripts, for a before and after.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -99,6 +99,7 @@ func (f *floorLoop) steps(n int) (float64, error) {
 		}
 		src = 1 - src
 	}
+	enqueued(start, n)
 	err := f.q.Finish()
 	return perStep(start, n), err
 }

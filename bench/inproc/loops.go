@@ -77,6 +77,7 @@ func (l swapLoop) steps(n int) (float64, error) {
 		}
 		g.in, g.spare = g.spare, g.in
 	}
+	enqueued(start, n)
 	err := g.q.Finish()
 	return perStep(start, n), err
 }
@@ -103,6 +104,7 @@ func (l taggedLoop) steps(n int) (float64, error) {
 		}
 		g.in = out
 	}
+	enqueued(start, n)
 	err := g.q.Finish()
 	return perStep(start, n), err
 }

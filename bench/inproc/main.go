@@ -43,6 +43,15 @@
 //	{"round":3,"family":"hotspot","way":"swap","backend":"opencl","ns_per_step":5312.4}
 //	hotspot swap        / C: 1.041 (1.002–1.097) over 30 rounds
 //
+// Ways that enqueue from Go (cgo, floor, swap, tagged) also record the
+// host's time per step up to their queue's final wait (enq_ns_per_step,
+// and a line "host" per way at the end): where it is close to
+// ns_per_step the host is what the loop waits for, and where it is well
+// below, the GPU. The Hotspot step sits near that edge on an H200, so a
+// way's ratio to C is 1.00 while its host time stays under the GPU's, and
+// grows with it above: which side a way falls on depends on how long the
+// driver's own launch takes in that process (the cgo way's host time).
+//
 // INPROC_FAMILIES="spec,spec-cuda" (names, comma-separated) runs only
 // those families.
 //
@@ -223,6 +232,7 @@ type family struct {
 // run warms every way up, runs the rounds and prints the figures.
 func (f family) run(backend string, steps, rounds int) error {
 	times := make([][]float64, len(f.ways))
+	hosts := make([][]float64, len(f.ways))
 	for _, w := range f.ways { // build, allocate, fill the caches
 		if _, err := w.s.steps(steps); err != nil {
 			return fmt.Errorf("%s %s: %w", f.name, w.name, err)
@@ -234,22 +244,30 @@ func (f family) run(backend string, steps, rounds int) error {
 			if r%2 == 1 {
 				j = len(f.ways) - 1 - j
 			}
+			hostNS = 0
 			ns, err := f.ways[j].s.steps(steps)
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", f.name, f.ways[j].name, err)
 			}
 			times[j] = append(times[j], ns)
+			if hostNS > 0 {
+				hosts[j] = append(hosts[j], hostNS)
+			}
 			out.Encode(struct {
 				Round   int     `json:"round"`
 				Family  string  `json:"family"`
 				Way     string  `json:"way"`
 				Backend string  `json:"backend"`
 				NS      float64 `json:"ns_per_step"`
-			}{r, f.name, f.ways[j].name, backend, ns})
+				Host    float64 `json:"enq_ns_per_step,omitempty"`
+			}{r, f.name, f.ways[j].name, backend, ns, hostNS})
 		}
 	}
 	for j, w := range f.ways {
 		fmt.Printf("%s %-11s %s ns/step\n", f.name, w.name, spread(times[j]))
+		if len(hosts[j]) > 0 {
+			fmt.Printf("%s %-11s host %s ns/step\n", f.name, w.name, spread(hosts[j]))
+		}
 		if j > 0 {
 			ratio := make([]float64, rounds)
 			for r := range ratio {
@@ -260,6 +278,15 @@ func (f family) run(backend string, steps, rounds int) error {
 	}
 	return nil
 }
+
+// hostNS is the host's time per step of the block that ran last, up to
+// its queue's final wait, for the ways that record it (enqueued); 0 for
+// the others.
+var hostNS float64
+
+// enqueued records the host's time per step of a block of n steps since
+// start, once the last step is enqueued.
+func enqueued(start time.Time, n int) { hostNS = perStep(start, n) }
 
 // perStep returns the nanoseconds per step of n steps since start.
 func perStep(start time.Time, n int) float64 {

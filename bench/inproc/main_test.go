@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,11 +46,17 @@ func TestRun(t *testing.T) {
 			var b struct {
 				Family, Way string
 				NS          float64 `json:"ns_per_step"`
+				Host        float64 `json:"enq_ns_per_step"`
 			}
 			if err := json.Unmarshal(line, &b); err != nil || b.NS <= 0 {
 				t.Errorf("block %s: %v (%v ns)", line, err, b.NS)
 			}
-			blocks[b.Family+" "+b.Way]++
+			name := b.Family + " " + b.Way
+			// The ways that enqueue from Go time the host up to the final wait.
+			if enqueues := slices.Contains([]string{"hotspot cgo", "hotspot floor", "hotspot swap", "hotspot tagged"}, name); enqueues != (b.Host > 0) || b.Host > b.NS {
+				t.Errorf("block %s: host time %v ns of %v (want one, at most the block's, exactly for the ways that enqueue from Go)", line, b.Host, b.NS)
+			}
+			blocks[name]++
 		} else if f := strings.Fields(string(line)); len(f) > 3 && f[2] == "/" {
 			ratios = append(ratios, strings.Join(f[:2], " ")+" / "+strings.TrimSuffix(f[3], ":"))
 		}

@@ -42,6 +42,7 @@ func (l clPerCall) steps(n int) (float64, error) {
 	for i := range n {
 		C.cl_hotspot_step(l.h, C.int(i&1), 1)
 	}
+	enqueued(start, n)
 	C.cl_hotspot_finish(l.h)
 	return perStep(start, n), nil
 }

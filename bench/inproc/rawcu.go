@@ -43,6 +43,7 @@ func (l cuPerCall) steps(n int) (float64, error) {
 	for i := range n {
 		C.cu_hotspot_step(l.h, C.int(i&1), 1)
 	}
+	enqueued(start, n)
 	C.cu_hotspot_finish(l.h)
 	return perStep(start, n), nil
 }

@@ -597,25 +597,29 @@ static const char *dgen_cup_names[] = {
 	"cuMemAllocFromPoolAsync", "cuMemFreeAsync",
 };
 
+// dgen_pool_load looks the memory-pool functions up in libcuda, once per
+// process (the Go side calls it under a sync.Once, before any other pool
+// function); it returns 1 if libcuda has them all, else 0.
+int dgen_pool_load(void) {
+	int found = 1;
+	for (size_t i = 0; i < sizeof dgen_cup_names / sizeof dgen_cup_names[0]; i++) {
+		void *p = dgen_lib ? dlsym(dgen_lib, dgen_cup_names[i]) : NULL;
+		((void **)&cup)[i] = p;
+		if (p == NULL) found = 0;
+	}
+	return found;
+}
+
 // dgen_pool_create makes a memory pool on device dev of ctx, whose
 // allocations never wait for a free that has not completed (neither
 // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES nor
 // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES), and the streams that
-// order its allocations and frees. It returns CUDA_ERROR_NOT_SUPPORTED
-// where libcuda lacks the functions or the device the pools.
+// order its allocations and frees, once dgen_pool_load has found the
+// functions. It returns CUDA_ERROR_NOT_SUPPORTED where the device has no
+// pools.
 CUresult dgen_pool_create(CUcontext ctx, CUdevice dev, CUmemoryPool *pool, CUstream *alloc, CUstream *frees) {
-	static int state; // 0: not tried, 1: found, 2: missing
-	if (state == 0) {
-		int found = 1;
-		for (size_t i = 0; i < sizeof dgen_cup_names / sizeof dgen_cup_names[0]; i++) {
-			void *p = dgen_lib ? dlsym(dgen_lib, dgen_cup_names[i]) : NULL;
-			((void **)&cup)[i] = p;
-			if (p == NULL) found = 0;
-		}
-		state = found ? 1 : 2;
-	}
 	int supported = 0;
-	if (state != 1 || cu.DeviceGetAttribute(&supported, 115, dev) != 0 || !supported) // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+	if (cu.DeviceGetAttribute(&supported, 115, dev) != 0 || !supported) // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
 		return 801; // CUDA_ERROR_NOT_SUPPORTED
 	CUresult r = cu.CtxSetCurrent(ctx);
 	if (r != 0) return r;

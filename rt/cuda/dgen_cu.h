@@ -93,6 +93,7 @@ typedef struct {
 	void *win32SecurityAttributes;
 	unsigned char reserved[64]; // maxSize and usage in CUDA 12's cuda.h: 0 is the default
 } dgen_pool_props; // CUmemPoolProps
+int dgen_pool_load(void);
 CUresult dgen_pool_create(CUcontext ctx, CUdevice dev, CUmemoryPool *pool, CUstream *alloc, CUstream *frees);
 CUresult dgen_pool_alloc(CUcontext ctx, CUmemoryPool pool, CUstream s, CUdeviceptr *p, size_t size);
 CUresult dgen_pool_free(CUcontext ctx, CUstream frees, CUstream *streams, int n, CUevent e, CUdeviceptr p);

@@ -38,8 +38,16 @@ type memPool struct {
 	queues streamSet  // the context's queues on the device
 }
 
-// init makes d's pool; a device without pools leaves it nil.
+// poolFuncs reports whether libcuda has the memory-pool functions, looked
+// up once, whichever contexts open at the same time.
+var poolFuncs = sync.OnceValue(func() bool { return C.dgen_pool_load() != 0 })
+
+// init makes d's pool; without pool functions in libcuda, or pools on the
+// device, it leaves it nil.
 func (m *memPool) init(d *device) error {
+	if !poolFuncs() {
+		return nil
+	}
 	r := C.dgen_pool_create(d.ctx, d.ord, &m.h, &m.alloc, &m.frees)
 	if r != 0 {
 		m.h = nil // dgen_pool_create destroyed what it made
