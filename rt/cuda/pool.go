@@ -9,6 +9,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/dgen-go/dgen/internal/holdset"
 	"github.com/dgen-go/dgen/rt/driver"
 )
 
@@ -33,9 +34,9 @@ import (
 // are allocated by cuMemAlloc and freed by cuMemFree, which waits.
 type memPool struct {
 	h      C.CUmemoryPool
-	alloc  C.CUstream // allocations are enqueued and waited for on it
-	frees  C.CUstream // frees are enqueued on it, after streams' commands
-	queues streamSet  // the context's queues on the device
+	alloc  C.CUstream          // allocations are enqueued and waited for on it
+	frees  C.CUstream          // frees are enqueued on it, after streams' commands
+	queues holdset.Set[*queue] // the context's queues on the device, whose streams a free is ordered after
 }
 
 // poolFuncs reports whether libcuda has the memory-pool functions, looked
@@ -93,8 +94,8 @@ func (m *memPool) free(d *device, p C.CUdeviceptr) error {
 		return err
 	}
 	defer e.unref()
-	qs := m.queues.hold()
-	defer m.queues.unhold(qs)
+	qs := m.queues.Hold()
+	defer m.queues.Unhold(qs)
 	streams := make([]C.CUstream, len(qs))
 	for i, q := range qs {
 		streams[i] = q.s
@@ -124,72 +125,4 @@ func (m *memPool) release(d *device) error {
 	err := cuError("cuMemPoolDestroy", C.dgen_pool_destroy(d.ctx, m.h, m.alloc, m.frees))
 	m.h = nil
 	return err
-}
-
-// A streamSet is the queues of a context on a device, whose streams a
-// free is ordered after. A free holds the queues it records on, without
-// the set's lock, and a queue leaves the set only once no free holds it,
-// so that its stream is not destroyed under a free.
-type streamSet struct {
-	mu    sync.Mutex // protects the fields below; held across no driver call
-	list  []*queue
-	holds map[*queue]int // frees recording on each queue now
-	left  *sync.Cond     // signalled when a hold ends; its L is &mu
-}
-
-// add puts q in the set.
-func (s *streamSet) add(q *queue) {
-	s.mu.Lock()
-	s.list = append(s.list, q)
-	s.mu.Unlock()
-}
-
-// remove takes q out of the set and returns once no free holds it.
-func (s *streamSet) remove(q *queue) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, x := range s.list {
-		if x == q {
-			s.list = append(s.list[:i], s.list[i+1:]...)
-			break
-		}
-	}
-	for s.holds[q] > 0 {
-		s.cond().Wait()
-	}
-}
-
-// hold returns the set's queues, held until unhold.
-func (s *streamSet) hold() []*queue {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.holds == nil {
-		s.holds = make(map[*queue]int)
-	}
-	qs := append([]*queue(nil), s.list...)
-	for _, q := range qs {
-		s.holds[q]++
-	}
-	return qs
-}
-
-// unhold ends hold's holds of qs.
-func (s *streamSet) unhold(qs []*queue) {
-	s.mu.Lock()
-	for _, q := range qs {
-		if s.holds[q]--; s.holds[q] == 0 {
-			delete(s.holds, q)
-		}
-	}
-	c := s.cond()
-	s.mu.Unlock()
-	c.Broadcast()
-}
-
-// cond returns left, made on first use; s.mu is held.
-func (s *streamSet) cond() *sync.Cond {
-	if s.left == nil {
-		s.left = sync.NewCond(&s.mu)
-	}
-	return s.left
 }

@@ -40,7 +40,7 @@ func (c *context) NewQueueOptions(dev int, o driver.QueueOptions) (driver.Queue,
 	if err := q.d.createStream(&q.s, prio); err != nil {
 		return nil, err
 	}
-	q.d.mem.queues.add(q)
+	q.d.mem.queues.Add(q)
 	return q, nil
 }
 
@@ -414,6 +414,6 @@ func (q *queue) Release() error {
 	if q.kt != nil {
 		q.kt.close()
 	}
-	q.d.mem.queues.remove(q)
+	q.d.mem.queues.Remove(q)
 	return errors.Join(err, q.d.destroyStream(q.s))
 }

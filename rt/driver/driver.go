@@ -128,7 +128,9 @@ type SubmitQueue interface {
 type Buffer interface {
 	// Release releases the memory. Commands enqueued before it may still
 	// use it: the memory is used again only once they have completed
-	// (OpenCL's clReleaseMemObject; rt/cuda's stream-ordered free).
+	// (OpenCL's clReleaseMemObject, after markers on the context's queues
+	// on NVIDIA's platform; rt/cuda's stream-ordered free). It waits for
+	// no command.
 	Release() error
 }
 

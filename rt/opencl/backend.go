@@ -32,6 +32,7 @@ import (
 	"unsafe"
 
 	"github.com/dgen-go/dgen/internal/cmalloc"
+	"github.com/dgen-go/dgen/internal/holdset"
 	"github.com/dgen-go/dgen/internal/sigsave"
 	"github.com/dgen-go/dgen/rt/driver"
 )
@@ -83,7 +84,8 @@ func (Backend) NewContext(devices []driver.DeviceInfo) (driver.Context, error) {
 	if err := contextError(devices[0].Platform, code); err != nil {
 		return nil, err
 	}
-	c := &context{h: h, devs: devs, pocl: devices[0].Platform == poclPlatform, priorities: make([]bool, len(devices))}
+	c := &context{h: h, devs: devs, pocl: devices[0].Platform == poclPlatform, priorities: make([]bool, len(devices)),
+		deferRelease: devices[0].Platform == nvidiaPlatform}
 	for i, d := range devices {
 		c.priorities[i] = slices.Contains(d.Extensions, "cl_khr_priority_hints")
 	}
@@ -95,7 +97,18 @@ type context struct {
 	devs       []C.cl_device_id
 	pocl       bool   // the platform is PoCL's (see poclQuiet)
 	priorities []bool // by device: it reports cl_khr_priority_hints (priority.go)
+
+	// deferRelease is set on NVIDIA's platform, whose clReleaseMemObject
+	// waits for the kernels that use the object: memory objects are
+	// released by releases once queues' markers have completed
+	// (release.go).
+	deferRelease bool
+	queues       holdset.Set[C.cl_command_queue] // the queues made and not released
+	releases     releaser
 }
+
+// nvidiaPlatform is the name of NVIDIA's OpenCL platform.
+const nvidiaPlatform = "NVIDIA CUDA"
 
 func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
 	var props C.cl_command_queue_properties
@@ -107,16 +120,25 @@ func (c *context) NewQueue(dev int, profiling bool) (driver.Queue, error) {
 	if err := check("clCreateCommandQueue", code); err != nil {
 		return nil, err
 	}
-	return queue{h}, nil
+	return c.newQueue(h), nil
+}
+
+// newQueue returns the queue h, made on c, listed in c's queues.
+func (c *context) newQueue(h C.cl_command_queue) queue {
+	c.queues.Add(h)
+	return queue{h, c}
 }
 
 func (c *context) NewBuffer(size int64) (driver.Buffer, error) {
 	var code C.cl_int
 	h := C.clCreateBuffer(c.h, C.CL_MEM_READ_WRITE, C.size_t(size), nil, &code)
+	if isOutOfMemory(code) && c.drainReleases() {
+		h = C.clCreateBuffer(c.h, C.CL_MEM_READ_WRITE, C.size_t(size), nil, &code)
+	}
 	if err := check("clCreateBuffer", code); err != nil {
 		return nil, err
 	}
-	return buffer{h}, nil
+	return buffer{h, c}, nil
 }
 
 // BuildProgram builds source. The compiler may install signal handlers
@@ -221,6 +243,7 @@ func (c *context) buildLog(h C.cl_program) string {
 // Release releases the context, then gives the C heap's free memory back
 // to the system (cmalloc.Trim): what the driver freed.
 func (c *context) Release() error {
+	c.releases.close()
 	err := check("clReleaseContext", C.clReleaseContext(c.h))
 	cmalloc.Trim()
 	return err
@@ -382,11 +405,22 @@ func (k kernel) WorkGroupInfo(device uintptr) (driver.KernelWorkGroupInfo, error
 
 func (k kernel) Release() error { return check("clReleaseKernel", C.clReleaseKernel(k.h)) }
 
-type buffer struct{ h C.cl_mem }
+// buffer is a memory object of the context c: a buffer, a sub-buffer or
+// an image.
+type buffer struct {
+	h C.cl_mem
+	c *context
+}
 
-func (b buffer) Release() error { return check("clReleaseMemObject", C.clReleaseMemObject(b.h)) }
+// Release releases the memory object, after the commands enqueued so far
+// where its context defers releases (release.go).
+func (b buffer) Release() error { return b.c.release(b.h) }
 
-type queue struct{ h C.cl_command_queue }
+// queue is a command queue of the context c.
+type queue struct {
+	h C.cl_command_queue
+	c *context
+}
 
 // waitList converts wait into OpenCL events in buf (grown if needed).
 func waitList(buf []C.cl_event, wait []driver.Event) ([]C.cl_event, *C.cl_event, error) {
@@ -483,6 +517,10 @@ func (q queue) transfer(read bool, b driver.Buffer, blocking bool, offset, size 
 		r = 1
 	}
 	code := C.dgen_transfer(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(m))), r, C.size_t(offset), C.size_t(size), (*C.uchar)(p), C.cl_uint(len(wl)), wp)
+	if isOutOfMemory(code) && q.c.drainReleases() {
+		// NVIDIA's OpenCL makes a buffer resident at its first use (release.go).
+		code = C.dgen_transfer(C.uintptr_t(uintptr(unsafe.Pointer(q.h))), C.uintptr_t(uintptr(unsafe.Pointer(m))), r, C.size_t(offset), C.size_t(size), (*C.uchar)(p), C.cl_uint(len(wl)), wp)
+	}
 	return nil, queueError(q.h, call, code)
 }
 
@@ -585,9 +623,14 @@ func (q queue) Marker(wait []driver.Event) (driver.Event, error) {
 	return event{ev}, nil
 }
 
-func (q queue) Flush() error   { return queueError(q.h, "clFlush", C.clFlush(q.h)) }
-func (q queue) Finish() error  { return queueError(q.h, "clFinish", C.clFinish(q.h)) }
-func (q queue) Release() error { return check("clReleaseCommandQueue", C.clReleaseCommandQueue(q.h)) }
+func (q queue) Flush() error  { return queueError(q.h, "clFlush", C.clFlush(q.h)) }
+func (q queue) Finish() error { return queueError(q.h, "clFinish", C.clFinish(q.h)) }
+
+// Release releases the queue once no release enqueues a marker on it.
+func (q queue) Release() error {
+	q.c.queues.Remove(q.h)
+	return check("clReleaseCommandQueue", C.clReleaseCommandQueue(q.h))
+}
 
 type event struct{ h C.cl_event }
 

@@ -126,7 +126,7 @@ func (c *context) NewImage(d driver.ImageDesc) (driver.Buffer, error) {
 	if err := check("clCreateImage", code); err != nil {
 		return nil, err
 	}
-	return buffer{h}, nil
+	return buffer{h, c}, nil
 }
 
 type sampler struct{ h C.cl_sampler }

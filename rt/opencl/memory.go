@@ -29,7 +29,7 @@ func (c *context) NewSubBuffer(parent driver.Buffer, offset, size int64) (driver
 	if err := check("clCreateSubBuffer", code); err != nil {
 		return nil, err
 	}
-	return buffer{h}, nil
+	return buffer{h, c}, nil
 }
 
 // NewHostBuffer implements driver.HostBufferContext with a buffer created
@@ -40,7 +40,7 @@ func (c *context) NewHostBuffer(size int64) (driver.Buffer, error) {
 	if err := check("clCreateBuffer", code); err != nil {
 		return nil, err
 	}
-	return buffer{h}, nil
+	return buffer{h, c}, nil
 }
 
 // MapBuffer implements driver.MapQueue with a blocking clEnqueueMapBuffer.

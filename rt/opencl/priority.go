@@ -51,5 +51,5 @@ func (c *context) NewQueueOptions(dev int, o driver.QueueOptions) (driver.Queue,
 	if err := check("clCreateCommandQueueWithProperties", code); err != nil {
 		return nil, err
 	}
-	return queue{h}, nil
+	return c.newQueue(h), nil
 }

@@ -1,0 +1,151 @@
+package opencl
+
+import (
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/dgen-go/dgen/rt/driver"
+)
+
+// spinSource is a kernel that runs for as long as n asks and then adds
+// one to each element of a into b.
+const spinSource = `__kernel void spin(__global const int *a, __global int *b, int n) {
+	size_t i = get_global_id(0);
+	int x = a[i];
+	for (int j = 0; j < n; j++) x = x * 1103515245 + 12345;
+	b[i] = a[i] + 1 + (x == 7 && n < 0);
+}`
+
+// TestDeferredRelease releases a buffer that a running kernel reads on a
+// context that defers releases, as one on NVIDIA's platform does (PoCL's
+// own release would not wait): Release returns at once, the object waits
+// until the kernel has ended, the kernel reads what the buffer held, and
+// the release happens then; drainReleases waits for it; a release
+// pending when the context is released is done by then.
+func TestDeferredRelease(t *testing.T) {
+	c := cpuContext(t)
+	c.deferRelease = true
+	dq, err := c.NewQueue(0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dq.Release()
+	q := dq.(queue)
+	p, err := c.BuildProgram(spinSource, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release()
+	k, err := p.NewKernel("spin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Release()
+	const n = 64
+	in := make([]int32, n)
+	for i := range in {
+		in[i] = int32(i) * 3
+	}
+	// launch runs iters iterations of spin over a copy of in and returns
+	// its buffers.
+	launch := func(iters int32) (a, b driver.Buffer) {
+		t.Helper()
+		if a, err = c.NewBuffer(4 * n); err == nil {
+			b, err = c.NewBuffer(4 * n)
+		}
+		if err == nil {
+			_, err = q.WriteBuffer(a, true, 0, 4*n, unsafe.Pointer(&in[0]), nil)
+		}
+		if err == nil {
+			err = k.SetArgBuffer(0, a)
+		}
+		if err == nil {
+			err = k.SetArgBuffer(1, b)
+		}
+		if err == nil {
+			err = k.SetArgScalar(2, 4, uint64(uint32(iters)))
+		}
+		if err == nil {
+			err = q.SubmitKernel(k, driver.NDRange{Dims: 1, Global: [3]int{n, 1, 1}}, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, b
+	}
+	start := time.Now()
+	a, b := launch(1 << 18)
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	b.Release()
+	drained(t, c)
+	iters := int32(min(float64(1<<18)*float64(300*time.Millisecond)/float64(max(time.Since(start), time.Millisecond)), 1<<30))
+
+	a, b = launch(iters) // runs about 300 ms
+	mark, err := q.Marker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mark.Release()
+	start = time.Now()
+	if err := a.Release(); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if got := c.pendingReleases(); got != 1 {
+		t.Errorf("releases pending while the kernel runs: %d, want 1", got)
+	}
+	if s, err := mark.Status(); err != nil || s == driver.StatusComplete {
+		t.Fatalf("the kernel ended (%v, %v) before the release was looked at: the test checked nothing", s, err)
+	}
+	out := make([]int32, n)
+	if _, err := q.ReadBuffer(b, true, 0, 4*n, unsafe.Pointer(&out[0]), nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range out {
+		if v != in[i]+1 {
+			t.Fatalf("element %d: %d, want %d: the kernel did not read what the released buffer held", i, v, in[i]+1)
+		}
+	}
+	drained(t, c)
+	b.Release()
+	drained(t, c)
+	t.Logf("Release beside a kernel of about 300 ms took %v", took)
+
+	// An allocation that found the device out of memory waits for the
+	// pending releases.
+	if c.drainReleases() {
+		t.Error("drainReleases with no release pending reports one")
+	}
+	a, b = launch(iters)
+	a.Release()
+	if !c.drainReleases() || c.pendingReleases() != 0 {
+		t.Errorf("drainReleases returned with %d releases pending, or reported none", c.pendingReleases())
+	}
+	b.Release()
+
+	a, b = launch(iters)
+	a.Release()
+	b.Release()
+	c.releases.close() // as the context's Release does first
+	if got := c.pendingReleases(); got != 0 {
+		t.Errorf("releases pending once the releaser closed: %d", got)
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// drained waits until c's releases pending now are done: once the
+// commands before them have ended, within 5 s.
+func drained(t *testing.T, c *context) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); c.pendingReleases() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a release still waits 5 s after the commands before it ended")
+		}
+	}
+}
