@@ -79,8 +79,8 @@ func (c *context) release(h C.cl_mem) error {
 // A releaser releases memory objects once their markers have completed,
 // in the order they came, on a goroutine of its own that runs while any
 // are pending. It polls the markers, sleeping between looks, rather than
-// wait in clWaitForEvents, which on NVIDIA's OpenCL spins a CPU for as
-// long as the kernel runs. clReleaseMemObject fails only for an object
+// block in clWaitForEvents, so that a release waiting behind a long
+// kernel holds no thread. clReleaseMemObject fails only for an object
 // that is not one, which rt never passes, so no error is lost.
 type releaser struct {
 	mu       sync.Mutex // protects the fields below; held across no driver call
