@@ -165,7 +165,7 @@ func (r *releaser) run() {
 	}
 }
 
-// drain waits until the objects pending now have been released, and
+// drainReleases waits until the objects pending now have been released, and
 // reports whether there were any: an allocation that found the device
 // out of memory calls it before it tries again, since the memory of a
 // release comes back only once the kernels before it have ended, where

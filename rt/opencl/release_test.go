@@ -128,11 +128,22 @@ func TestDeferredRelease(t *testing.T) {
 	b.Release()
 
 	a, b = launch(iters)
+	last, err := q.Marker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer last.Release()
 	a.Release()
 	b.Release()
+	if got := c.pendingReleases(); got != 2 {
+		t.Fatalf("releases pending before the releaser closed: %d, want 2: the test checks nothing", got)
+	}
 	c.releases.close() // as the context's Release does first
 	if got := c.pendingReleases(); got != 0 {
 		t.Errorf("releases pending once the releaser closed: %d", got)
+	}
+	if s, err := last.Status(); err != nil || s == driver.StatusComplete {
+		t.Errorf("close returned once the kernel had ended (%v, %v): it waited for the markers", s, err)
 	}
 	if err := q.Finish(); err != nil {
 		t.Fatal(err)
