@@ -126,6 +126,7 @@ func TestDeferredRelease(t *testing.T) {
 		t.Errorf("drainReleases returned with %d releases pending, or reported none", c.pendingReleases())
 	}
 	b.Release()
+	drained(t, c)
 
 	a, b = launch(iters)
 	last, err := q.Marker(nil)
