@@ -3,7 +3,8 @@
 # with L1 evicted before each launch (BenchmarkHostPathCold,
 # rt/hostpath_test.go), as the driver's work evicts it on a
 # GPU host: instructions and L1 data lines missed, from callgrind's cache
-# simulation (a 32 KiB 8-way L1 with 64-byte lines), by part
+# simulation (a 32 KiB 8-way L1 with 64-byte lines), and the lines of code
+# executed, which the driver's code evicts as its data evicts rt's, by part
 # (scripts/launch_costs.py names the functions of each). Per launch: the
 # difference of runs of 1,000 and 11,000 launches. Deterministic for a
 # build, where timings on a shared machine are not. Needs valgrind and
@@ -28,7 +29,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$tree" && go test -c -o "$tmp/rt.test" ./rt)
 run() { # N SUB
-	(cd "$tmp" && GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=callgrind --cache-sim=yes \
+	(cd "$tmp" && GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=callgrind --cache-sim=yes --dump-instr=yes \
 		--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64 --callgrind-out-file="$tmp/cg.$1" \
 		./rt.test -test.run '^$' -test.bench "^BenchmarkHostPathCold\$/^$2\$" -test.benchtime "$1x" >/dev/null 2>&1)
 }

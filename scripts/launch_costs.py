@@ -10,8 +10,11 @@ launches once. The difference of the two runs, function by function
 (exclusive costs), over N_LONG - N_SHORT, is one launch: its instructions
 and the L1 data lines it missed (reads and writes), which on a GPU host,
 where the driver's work evicts rt's data between launches, are what a
-launch waits for. Functions are grouped into the parts that
-docs/BENCHMARKS.md accounts for; "other" lists what no part claims."""
+launch waits for; and, from the instruction addresses (--dump-instr=yes),
+the 64-byte lines of code that every launch executes, which the driver's
+own code evicts from the instruction cache between launches as its data
+evicts rt's. Functions are grouped into the parts that docs/BENCHMARKS.md
+accounts for; "other" lists what no part claims."""
 import collections, re, subprocess, sys
 
 # (part, regular expression on callgrind's "file:function"), first match wins.
@@ -52,6 +55,48 @@ def costs(path):
     return res
 
 
+def addresses(path):
+    """Ir by instruction address, and each address's function, read from
+    a callgrind file written with --dump-instr=yes; the cost lines after a
+    calls= line are the call's inclusive cost, which are skipped."""
+    ir, fn_of, names, fn, call = collections.Counter(), {}, {}, None, False
+    for line in open(path):
+        if line.startswith(("fn=", "cfn=")):
+            # A compressed name is given once, as "(id) name", then "(id)".
+            m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", line.strip())
+            name = names.setdefault(m.group(1), m.group(2)) if m else line.split("=", 1)[1].strip()
+            if line[0] == "f":
+                fn = name
+        elif line.startswith("calls="):
+            call = True
+        elif line[:2] == "0x" or line[:1] in "+-*" and line[1:2].isdigit():
+            if call:
+                call = False
+                continue
+            f = line.split()
+            if line[:2] == "0x":
+                addr = int(f[0], 16)
+            elif f[0][0] == "*":
+                pass  # the same address as the line before
+            else:
+                addr += int(f[0])
+            ir[addr] += int(f[2]) if len(f) > 2 else 0
+            fn_of[addr] = fn
+    return ir, fn_of
+
+
+def code_lines(a, na, z, nz):
+    """The 64-byte lines of code that every launch executes, by part."""
+    ia, _ = addresses(a)
+    iz, fn_of = addresses(z)
+    n = nz - na
+    lines = collections.defaultdict(set)
+    for addr, v in iz.items():
+        if (v - ia.get(addr, 0)) / n >= 0.5:
+            lines[part(fn_of[addr] or "")].add(addr >> 6)
+    return lines
+
+
 def part(name):
     for p, rx in PARTS:
         if re.search(rx, name):
@@ -74,10 +119,13 @@ def main():
             if p == "other":
                 other[name][i] += d[i]
     total = [sum(v[i] for p, v in parts.items() if not p.startswith("eviction")) for i in range(2)]
-    print(f"{sub}: {total[0]:.0f} instructions, {total[1]:.1f} L1 data lines missed per launch")
+    code = code_lines(a, na, z, nz)
+    all_code = set().union(*(v for p, v in code.items() if not p.startswith("eviction")))
+    print(f"{sub}: {total[0]:.0f} instructions, {total[1]:.1f} L1 data lines missed, {len(all_code)} lines of code per launch")
+    print(f"  {'part':42s} {'instr':>6s} {'data':>5s} {'code':>5s}")
     for p, _ in PARTS + [("other", "")]:
         if p in parts and not p.startswith("eviction"):
-            print(f"  {p:42s} {parts[p][0]:6.0f} {parts[p][1]:5.1f}")
+            print(f"  {p:42s} {parts[p][0]:6.0f} {parts[p][1]:5.1f} {len(code.get(p, ())):5d}")
     for name, v in sorted(other.items(), key=lambda kv: -kv[1][0])[:8]:
         print(f"    other: {name[:90]} {v[0]:.0f} {v[1]:.1f}")
 

@@ -5,7 +5,11 @@
 //   - launch: the 64-item kernel touch64, launched back to back with no
 //     event (a generated Enqueue, way "rt"; rt/raw's Submit, "raw"; C's
 //     clEnqueueNDRangeKernel or cuLaunchKernel; and the cgo floor, a C
-//     function called once per launch, "floor": floor.go);
+//     function called once per launch, "floor": floor.go); and the
+//     paired ways "rt|floor" and "raw|floor", whose goroutines alternate
+//     blocks of 64 launches through rt and through the floor, timing
+//     each, which resolve a difference of 1% where separate windows
+//     resolve 10% (paired.go);
 //   - request: two buffers of N floats from allocation sites (way "site")
 //     or from rt.Alloc (way "alloc"), a blocking write, axpb, a blocking
 //     read, both buffers freed; C keeps its buffers and does the rest;
@@ -74,6 +78,9 @@ type result struct {
 	counts  []int64   // per worker
 	lat     []float64 // request latencies in µs
 	allocs  uint64    // rt's driver allocations during the window
+	// pairPerSec is a paired way's floor throughput in its own blocks
+	// (paired.go); elapsed is then rt's share of the window.
+	pairPerSec float64
 }
 
 func (r result) total() int64 {
@@ -152,6 +159,8 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 		{"rt", launchLoop, g.launches},
 		{"raw", launchLoop, g.rawLaunches},
 		{"floor", launchLoop, g.floorLaunches},
+		{"rt|floor", launchLoop, g.paired((*goSide).rtLauncher)},
+		{"raw|floor", launchLoop, g.paired((*goSide).rawLauncher)},
 		{"C", requestLoop, func(k int, w time.Duration) (result, error) { return c.run(requestLoop, k, w), nil }},
 		{"site", requestLoop, g.requests(siteAlloc)},
 		{"alloc", requestLoop, g.requests(poolAlloc)},
@@ -216,10 +225,11 @@ type block struct {
 	Fewest   float64 `json:"fewest"` // the fewest a worker did, over the mean
 	Most     float64 `json:"most"`
 	Allocs   uint64  `json:"driver_allocs"`
+	Floor    float64 `json:"floor_per_sec,omitempty"` // a paired way's floor (paired.go)
 }
 
 func (b *block) fill(r result) {
-	b.PerSec = r.perSecond()
+	b.PerSec, b.Floor = r.perSecond(), r.pairPerSec
 	if len(r.lat) > 0 {
 		slices.Sort(r.lat)
 		b.P50, b.P99 = r.lat[len(r.lat)/2], r.lat[len(r.lat)*99/100]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // print writes, per workload and goroutine count, each way's medians over
@@ -14,14 +15,16 @@ func (s *summary) print(w io.Writer, counts []int) {
 	for _, wl := range []string{"launch", "request", "serve"} {
 		fmt.Fprintf(w, "\n%s loop\n\n| G | way | / C (min–max) | / floor (min–max) | per s | p50 µs | p99 µs | fewest–most / mean | driver allocs |\n|---|---|---|---|---|---|---|---|---|\n", wl)
 		for _, g := range counts {
-			for _, name := range []string{"C", "floor", "rt", "raw", "site", "alloc", "pool", "shared"} {
+			for _, name := range []string{"C", "floor", "rt", "raw", "rt|floor", "raw|floor", "site", "alloc", "pool", "shared"} {
 				bs := s.select_(wl, name, g)
 				if len(bs) == 0 {
 					continue
 				}
 				ratio, floor := "1", "–"
-				if name != "C" {
+				if name != "C" && !strings.HasSuffix(name, "|floor") {
 					ratio = s.ratio(wl, name, "C", g)
+				} else if name != "C" {
+					ratio = "–" // a paired way's throughput is of its own blocks
 				}
 				if name != "C" && name != "floor" {
 					floor = s.ratio(wl, name, "floor", g)
@@ -58,12 +61,19 @@ func (s *summary) select_(wl, name string, g int) []block {
 }
 
 // ratio returns the median (min–max) over rounds of way name's throughput
-// over way ref's in the same round ("–" where ref did not run).
+// over way ref's in the same round ("–" where ref did not run); a paired
+// way's over the floor is over the floor's blocks in its own window.
 func (s *summary) ratio(wl, name, ref string, g int) string {
 	cs, ws := s.select_(wl, ref, g), s.select_(wl, name, g)
 	var rs []float64
 	for i := range min(len(cs), len(ws)) {
 		rs = append(rs, ws[i].PerSec/cs[i].PerSec)
+	}
+	if ref == "floor" && len(ws) > 0 && ws[0].Floor > 0 { // a paired way: its own blocks of the floor
+		rs = rs[:0]
+		for _, b := range ws {
+			rs = append(rs, b.PerSec/b.Floor)
+		}
 	}
 	if len(rs) == 0 {
 		return "–"

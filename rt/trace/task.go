@@ -29,11 +29,17 @@ import (
 // by not releasing it. A task that is never released is left to the
 // garbage collector.
 func (q *Queue) Begin(kind CmdKind, name string, skip int) *Task {
-	if q.view.Load() == nil {
+	if !q.Subscribed() {
 		return nil
 	}
 	return q.begin(kind, name, skip)
 }
+
+// Subscribed reports whether q's task stream has a subscriber now, so
+// that Begin may return a task: a runtime whose commands do more than
+// Begin for a traced command asks it first, and leaves that work out of
+// its path while nobody subscribes. q must not be nil.
+func (q *Queue) Subscribed() bool { return q.view.Load() != nil }
 
 func (q *Queue) begin(kind CmdKind, name string, skip int) *Task {
 	// The frames from begin up to the call site key the site cache, as

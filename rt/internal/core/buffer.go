@@ -100,7 +100,15 @@ func (m *Mem) use() bool {
 // done ends a call that use registered, releasing the storage if Free
 // left that to it.
 func (m *Mem) done() {
-	if m.busy.Add(-1) == 0 && m.freed.Load() && m.pending.CompareAndSwap(true, false) {
+	if m.busy.Add(-1) == 0 && m.freed.Load() {
+		m.releaseLeft()
+	}
+}
+
+// releaseLeft releases m's storage if Free left that to the last call
+// that used it, which has ended.
+func (m *Mem) releaseLeft() {
+	if m.pending.CompareAndSwap(true, false) {
 		if err := m.release(m); err != nil && m.ctx != nil {
 			// Free returned already: no caller is left to tell.
 			m.ctx.log().Warn("dgen: release of freed memory", "bytes", m.size, "err", err)

@@ -278,6 +278,15 @@ type launchRec struct {
 // launch (the queue's Finish), marks the log synchronised and releases
 // the launch lock; it returns the error of the wait, or err.
 func (q *Queue) endLaunch(r launchRec, err error) error {
+	if err == nil && !q.ctx.fault.syncLaunches {
+		return nil
+	}
+	return q.endLaunchSlow(r, err)
+}
+
+// endLaunchSlow is endLaunch for a launch that failed, or under
+// Config.SyncLaunches.
+func (q *Queue) endLaunchSlow(r launchRec, err error) error {
 	if err != nil {
 		q.log.drop(r.n, r.site)
 	}

@@ -225,16 +225,22 @@ func (k *kernelObject) checkSet(op string) error {
 // that races with the launch then releases the memory after the driver has
 // taken the launch, never under it. A freed argument is an error wrapping
 // ErrFreed, and nothing is registered.
-func (k *kernelObject) useArgs(op string) error {
+func (k *kernelObject) useArgs(op launchOp) error {
 	for j, i := range k.bufArgs {
 		if !k.bufs[i].useAll() {
-			for _, u := range k.bufArgs[:j] {
-				k.bufs[u].doneAll()
-			}
-			return fmt.Errorf("%s kernel %q: argument %d: buffer: %w", op, k.name, i, ErrFreed)
+			return k.unuseArgs(op, j)
 		}
 	}
 	return nil
+}
+
+// unuseArgs ends the uses that useArgs registered before it found the
+// buffer of argument k.bufArgs[j] freed, and returns the error of that.
+func (k *kernelObject) unuseArgs(op launchOp, j int) error {
+	for _, u := range k.bufArgs[:j] {
+		k.bufs[u].doneAll()
+	}
+	return fmt.Errorf("%s kernel %q: argument %d: buffer: %w", op, k.name, k.bufArgs[j], ErrFreed)
 }
 
 // doneArgs ends the uses that useArgs registered.

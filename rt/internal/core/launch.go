@@ -17,17 +17,22 @@ import (
 
 // A launchOp is what a launch returns, and how errors name it: opSubmit
 // returns no event (the generated Enqueue, rt/raw's Submit), opLaunch its
-// event (EnqueueEvent, rt/raw's Launch).
+// event (EnqueueEvent, rt/raw's Launch); opCheck launches nothing
+// (CheckRange, a test hook).
 type launchOp uint8
 
 const (
 	opSubmit launchOp = iota
 	opLaunch
+	opCheck
 )
 
 func (op launchOp) String() string {
-	if op == opLaunch {
+	switch op {
+	case opLaunch:
 		return "launch"
+	case opCheck:
+		return "check"
 	}
 	return "submit"
 }
@@ -48,48 +53,67 @@ type launchCall struct {
 // (checkLaunch).
 //
 // It is the launch path of every kernel launch outside a graph, kept
-// short because a loop of small kernels waits for it: the checks of a
-// launch like the last one are comparisons (checkLaunch), the record goes
-// to the driver in one call (enqueue), and the rare cases (a recording
-// queue, tracing, an error) leave the path through calls of their own.
-// What it must undo, even if a trace subscriber panics, it undoes in one
-// open-coded defer (launching.end), which costs next to nothing, where
-// three deferred calls recorded at run time cost a launch 300
-// instructions.
+// short because a loop of small kernels waits for it, and a launch's cost
+// beside the driver's is mostly its instructions and the code they are
+// spread over: the checks of a launch like the last one are comparisons
+// (checkLaunch), the record goes to the driver in one call (enqueue), and
+// what is rare (a recording queue, tracing, an error) leaves the path
+// through calls of its own, so that the common path is a few contiguous
+// lines of code. What it must undo, even if a trace subscriber panics, it
+// undoes in one open-coded defer (launching.end), which costs next to
+// nothing, where three deferred calls recorded at run time cost a launch
+// 300 instructions.
 func (q *Queue) launch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, c launchCall) (*Event, error) {
-	l := launching{q: q, k: k}
+	if k == nil || inst != nil && inst.hit.k == nil {
+		return nil, launchMisuse(inst, c.op)
+	}
+	l := launching{q: q, k: k, inst: inst}
 	defer l.end()
-	if inst != nil {
-		if inst.hit.k == nil {
-			return nil, errNoInstance()
-		}
-		l.inst = inst
-	}
-	op, event, skip := c.op.String(), c.op == opLaunch, c.skip
-	if k == nil {
-		return nil, nilKernel(op)
-	}
 	b := q.bound()
 	if b != nil {
 		if err := b.admit(q, nil); err != nil {
-			return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+			return nil, k.failed(c.op, err)
 		}
 	}
 	if err := q.enter(); err != nil {
-		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+		return nil, k.failed(c.op, err)
 	}
 	l.entered = true
-	dw, err := q.checkLaunch(k, inst, r, wait, op)
+	dw, err := q.checkLaunch(k, inst, r, wait, c.op)
 	if err != nil {
 		return nil, err
 	}
 	if rec := q.rec.Load(); rec != nil {
-		return nil, q.recordLaunch(rec, k, inst, r, dw, c.op, skip+1)
+		return nil, q.recordLaunch(rec, k, inst, r, dw, c.op, c.skip+1)
 	}
-	if err := k.useArgs(op); err != nil {
+	if err := k.useArgs(c.op); err != nil {
 		return nil, err
 	}
 	l.used = true
+	if rtrace.IsEnabled() || q.tq.Subscribed() {
+		return q.launchTraced(k, inst, r, wait, dw, b, c)
+	}
+	lr := q.beginLaunch(&k.site, c.skip+1)
+	ev, err := k.enqueue(q, dw, c.op == opLaunch)
+	if err = q.endLaunch(lr, err); err != nil {
+		return nil, q.launchFailed(k, r, ev, err, c.op)
+	}
+	q.recordArgs(k)
+	if b != nil {
+		b.enqueued(q)
+	}
+	if c.op == opLaunch {
+		return newEvent(q, ev, k.label), nil
+	}
+	return nil, nil
+}
+
+// launchTraced is the end of launch, after the uses of k's arguments, on a
+// queue that a trace subscriber or Go's execution tracer watches: the
+// launch's task, and an event for its device times where tracing samples
+// it. Its skip is launch's, one frame deeper.
+func (q *Queue) launchTraced(k *kernelObject, inst *Kernel, r *Range, wait []*Event, dw []driver.Event, b *queueBind, c launchCall) (*Event, error) {
+	skip, event := c.skip+1, c.op == opLaunch
 	if rtrace.IsEnabled() {
 		q.goTraceKernel(k, inst, skip+1)
 	}
@@ -99,6 +123,7 @@ func (q *Queue) launch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, c
 	want := event || q.wantsEvent(tk)
 	lr := q.beginLaunch(&k.site, skip+1)
 	var ev driver.Event
+	var err error
 	if want && !event && q.timer != nil && k.foreign == 0 {
 		ev, err = q.timer.LaunchArgsTimed(k.drv, &k.args, &k.passed.nd, dw) // the event is for the times only
 	} else {
@@ -124,6 +149,21 @@ func (q *Queue) launch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, c
 		tk.Release()
 	}
 	return nil, nil
+}
+
+// launchMisuse is the error of a launch of no kernel object (a nil raw
+// kernel), or of an instance that Acquire did not return.
+func launchMisuse(inst *Kernel, op launchOp) error {
+	if inst != nil {
+		return errNoInstance()
+	}
+	return nilKernel(op.String())
+}
+
+// failed is the error err of a launch of k, as op, before the driver saw
+// it.
+func (k *kernelObject) failed(op launchOp, err error) error {
+	return fmt.Errorf("%s kernel %q: %w", op, k.name, err)
 }
 
 // launching is what a launch must undo when it returns: the uses of its
@@ -191,24 +231,27 @@ func (q *Queue) recordLaunch(rec *recording, k *kernelObject, inst *Kernel, r *R
 // not freed since (checkRaw).
 // Where the driver's own choice of work-group size could break the
 // device's limits, it sets r's (kernelObject.checkRange).
-func (q *Queue) checkLaunch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, op string) ([]driver.Event, error) {
+func (q *Queue) checkLaunch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, op launchOp) ([]driver.Event, error) {
 	if inst != nil {
 		if err := inst.prepare(q); err != nil {
 			return nil, err
 		}
 	}
 	if k.ctx != q.ctx {
-		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, q.ctx.sameContext("the kernel", k.prog.ctx))
+		return nil, k.failed(op, q.ctx.sameContext("the kernel", k.prog.ctx))
 	}
 	if err := k.checkRange(q, r); err != nil {
-		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+		return nil, k.failed(op, err)
 	}
-	dw, err := q.driverEvents(wait)
-	if err != nil {
-		return nil, fmt.Errorf("%s kernel %q: %w", op, k.name, err)
+	var dw []driver.Event
+	if len(wait) > 0 {
+		var err error
+		if dw, err = q.driverEvents(wait); err != nil {
+			return nil, k.failed(op, err)
+		}
 	}
 	if inst == nil {
-		if err := k.checkRaw(op); err != nil {
+		if err := k.checkRaw(op.String()); err != nil {
 			return nil, err
 		}
 	}

@@ -209,7 +209,7 @@ func CheckLaunch(q *Queue, k *RawKernel, r Range) (Range, error) {
 	if k == nil {
 		return r, nilKernel("check")
 	}
-	_, err := q.checkLaunch(&k.kernelObject, nil, &r, nil, "check")
+	_, err := q.checkLaunch(&k.kernelObject, nil, &r, nil, opCheck)
 	return r, err
 }
 
