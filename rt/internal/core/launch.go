@@ -18,7 +18,7 @@ import (
 // A launchOp is what a launch returns, and how errors name it: opSubmit
 // returns no event (the generated Enqueue, rt/raw's Submit), opLaunch its
 // event (EnqueueEvent, rt/raw's Launch); opCheck launches nothing
-// (CheckRange, a test hook).
+// (CheckLaunch, a test hook).
 type launchOp uint8
 
 const (
