@@ -68,27 +68,9 @@ func cgoNoop() int { return int(C.sc_noop(0)) }
 
 // rawLaunches is the launch loop through rt/raw's Submit.
 func (s *goSide) rawLaunches(g int, d time.Duration) (result, error) {
-	if s.raw == nil {
-		p, err := raw.Build(s.ctx, "scaling.cl", source, "")
-		if err != nil {
-			return result{}, err
-		}
-		s.raw = p
-	}
 	return s.window(g, d, func(q *rt.Queue) (work, error) {
-		k, err := s.raw.Kernel("touch64")
+		k, p, err := s.rawTouch(q)
 		if err != nil {
-			return nil, err
-		}
-		p, err := rt.NewBuffer[int32](s.ctx, 64)
-		if err == nil {
-			err = p.Write(q, make([]int32, 64))
-		}
-		if err == nil {
-			err = raw.SetBuffer(k, 0, p)
-		}
-		if err != nil {
-			k.Release()
 			return nil, err
 		}
 		r := rt.Range1(64)
@@ -107,6 +89,35 @@ func (s *goSide) rawLaunches(g int, d time.Duration) (result, error) {
 			return n, lat, q.Finish()
 		}, nil
 	})
+}
+
+// rawTouch returns a raw kernel of touch64, from the loop's program
+// (built on first use), with its argument set to a new buffer of 64
+// zeros written on q: one goroutine's, since a raw kernel is set up by
+// one goroutine at a time. The caller releases both.
+func (s *goSide) rawTouch(q *rt.Queue) (*raw.Kernel, rt.Buffer[int32], error) {
+	if s.raw == nil {
+		p, err := raw.Build(s.ctx, "scaling.cl", source, "")
+		if err != nil {
+			return nil, rt.Buffer[int32]{}, err
+		}
+		s.raw = p
+	}
+	k, err := s.raw.Kernel("touch64")
+	if err != nil {
+		return nil, rt.Buffer[int32]{}, err
+	}
+	p, err := s.touchBuffer(q)
+	if err == nil {
+		if err = raw.SetBuffer(k, 0, p); err != nil {
+			p.Free()
+		}
+	}
+	if err != nil {
+		k.Release()
+		return nil, rt.Buffer[int32]{}, err
+	}
+	return k, p, nil
 }
 
 // launchAllocs returns the Go heap allocations per launch of the

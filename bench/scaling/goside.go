@@ -80,11 +80,8 @@ func (s *goSide) window(g int, d time.Duration, setup func(q *rt.Queue) (work, e
 // between looks at the clock, then the queue finished.
 func (s *goSide) launches(g int, d time.Duration) (result, error) {
 	return s.window(g, d, func(q *rt.Queue) (work, error) {
-		p, err := rt.NewBuffer[int32](s.ctx, 64)
+		p, err := s.touchBuffer(q)
 		if err != nil {
-			return nil, err
-		}
-		if err := p.Write(q, make([]int32, 64)); err != nil {
 			return nil, err
 		}
 		return func(deadline time.Time, lat []float64) (int64, []float64, error) {
@@ -103,6 +100,18 @@ func (s *goSide) launches(g int, d time.Duration) (result, error) {
 			return n, lat, q.Finish()
 		}, nil
 	})
+}
+
+// touchBuffer returns a new buffer of touch64's 64 ints, zeros written on
+// q.
+func (s *goSide) touchBuffer(q *rt.Queue) (rt.Buffer[int32], error) {
+	p, err := rt.NewBuffer[int32](s.ctx, 64)
+	if err == nil {
+		if err = p.Write(q, make([]int32, 64)); err != nil {
+			p.Free()
+		}
+	}
+	return p, err
 }
 
 // allocator is how a request allocates its two buffers.

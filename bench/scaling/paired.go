@@ -34,12 +34,8 @@ type launcher struct {
 
 // rtLauncher launches through Touch's generated Enqueue on q.
 func (s *goSide) rtLauncher(q *rt.Queue) (launcher, error) {
-	p, err := rt.NewBuffer[int32](s.ctx, 64)
+	p, err := s.touchBuffer(q)
 	if err != nil {
-		return launcher{}, err
-	}
-	if err := p.Write(q, make([]int32, 64)); err != nil {
-		p.Free()
 		return launcher{}, err
 	}
 	spec, r := &Touch{P: p}, rt.Range1(64)
@@ -48,26 +44,8 @@ func (s *goSide) rtLauncher(q *rt.Queue) (launcher, error) {
 
 // rawLauncher launches through rt/raw's Submit on q.
 func (s *goSide) rawLauncher(q *rt.Queue) (launcher, error) {
-	if s.raw == nil {
-		p, err := raw.Build(s.ctx, "scaling.cl", source, "")
-		if err != nil {
-			return launcher{}, err
-		}
-		s.raw = p
-	}
-	k, err := s.raw.Kernel("touch64")
+	k, p, err := s.rawTouch(q)
 	if err != nil {
-		return launcher{}, err
-	}
-	p, err := rt.NewBuffer[int32](s.ctx, 64)
-	if err == nil {
-		err = p.Write(q, make([]int32, 64))
-	}
-	if err == nil {
-		err = raw.SetBuffer(k, 0, p)
-	}
-	if err != nil {
-		k.Release()
 		return launcher{}, err
 	}
 	r := rt.Range1(64)
