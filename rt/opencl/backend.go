@@ -626,9 +626,14 @@ func (q queue) Marker(wait []driver.Event) (driver.Event, error) {
 func (q queue) Flush() error  { return queueError(q.h, "clFlush", C.clFlush(q.h)) }
 func (q queue) Finish() error { return queueError(q.h, "clFinish", C.clFinish(q.h)) }
 
-// Release releases the queue once no release enqueues a marker on it.
+// Release releases the queue once no release enqueues a marker on it,
+// and the objects pending release, which its commands may have used,
+// are released (release.go).
 func (q queue) Release() error {
 	q.c.queues.Remove(q.h)
+	if q.c.deferRelease {
+		q.c.releases.flush()
+	}
 	return check("clReleaseCommandQueue", C.clReleaseCommandQueue(q.h))
 }
 

@@ -50,8 +50,15 @@ import (
 // object, have completed: Release enqueues a marker on each queue
 // (holdset: a queue's Release waits for that) and hands the object and
 // the markers to the context's releaser, which releases it once they
-// have completed. Where no queue takes a marker, the object is released
-// at once. An allocation or a blocking write that finds the device out
+// have completed. A queue's Release first releases every object pending
+// (flush), without waiting for the markers (NVIDIA's release then waits
+// for its commands, as it did before), so that no object outlives a queue
+// whose commands used it: NVIDIA's clReleaseMemObject of one whose queue
+// had been released crashed (SIGSEGV at address 8, H200, driver 580, in
+// the releases that a context's Release ran after its queues). Releases
+// happen in the order they were asked for: an object that no queue takes
+// a marker for is released at once only when nothing is pending before
+// it. An allocation or a blocking write that finds the device out
 // of memory waits for the pending releases and tries once more
 // (drainReleases), so that memory freed behind a kernel is used again
 // after the kernel, as when the release waited.
@@ -68,11 +75,14 @@ func (c *context) release(h C.cl_mem) error {
 		evs = make([]C.cl_event, len(qs))
 		evs = evs[:C.dgen_markers(&qs[0], C.int(len(qs)), &evs[0])]
 	}
+	// Queued before the holds end, so that a queue's Release, which waits
+	// for them, then finds it pending (flush).
+	p := pendingRelease{h, evs}
+	queued := c.releases.add(p)
 	c.queues.Unhold(qs)
-	if len(evs) == 0 {
-		return check("clReleaseMemObject", C.clReleaseMemObject(h))
+	if !queued {
+		return p.releaseNow()
 	}
-	c.releases.add(pendingRelease{h, evs})
 	return nil
 }
 
@@ -89,6 +99,7 @@ type releaser struct {
 	released uint64     // of them, objects released
 	running  bool       // a goroutine releases the pending objects
 	closing  bool       // the context is being released: release without waiting
+	hurry    int        // flushes in progress: release without waiting
 	changed  *sync.Cond // broadcast when an object is released or running becomes false; its L is &mu
 }
 
@@ -98,14 +109,15 @@ type pendingRelease struct {
 	markers []C.cl_event
 }
 
-// add queues p and starts the releaser's goroutine if none runs; once the
-// context is being released, it releases p at once.
-func (r *releaser) add(p pendingRelease) {
+// add queues p behind the objects pending and starts the releaser's
+// goroutine if none runs. With nothing pending, it queues nothing and
+// reports false where p need not wait, having no markers or a context
+// that is being released: the caller releases p now.
+func (r *releaser) add(p pendingRelease) bool {
 	r.mu.Lock()
-	if r.closing {
+	if !r.running && (len(p.markers) == 0 || r.closing) {
 		r.mu.Unlock()
-		p.releaseNow()
-		return
+		return false
 	}
 	r.pending = append(r.pending, p)
 	r.added++
@@ -115,14 +127,15 @@ func (r *releaser) add(p pendingRelease) {
 	if start {
 		go r.run()
 	}
+	return true
 }
 
 // releaseNow releases p's markers and its object without waiting.
-func (p pendingRelease) releaseNow() {
+func (p pendingRelease) releaseNow() error {
 	for _, e := range p.markers {
 		C.clReleaseEvent(e)
 	}
-	C.clReleaseMemObject(p.h)
+	return check("clReleaseMemObject", C.clReleaseMemObject(p.h))
 }
 
 // releasePoll is the longest the releaser sleeps between two looks at a
@@ -143,9 +156,9 @@ func (r *releaser) run() {
 			r.mu.Unlock()
 			return
 		}
-		p, closing := r.pending[0], r.closing
+		p, closing := r.pending[0], r.closing || r.hurry > 0
 		r.mu.Unlock()
-		if !closing && C.dgen_markers_done(&p.markers[0], C.int(len(p.markers))) == 0 {
+		if !closing && len(p.markers) > 0 && C.dgen_markers_done(&p.markers[0], C.int(len(p.markers))) == 0 {
 			time.Sleep(sleep)
 			sleep = min(2*sleep, releasePoll)
 			continue
@@ -153,7 +166,7 @@ func (r *releaser) run() {
 		if closing {
 			p.releaseNow()
 		} else {
-			C.clReleaseMemObject(p.h) // dgen_markers_done released the markers
+			C.clReleaseMemObject(p.h) // dgen_markers_done released the markers, if any
 		}
 		sleep = 20 * time.Microsecond
 		r.mu.Lock()
@@ -201,6 +214,20 @@ func (r *releaser) close() {
 	for r.running {
 		r.cond().Wait()
 	}
+}
+
+// flush releases the objects pending now without waiting for their
+// markers, and returns once they are released: a queue's Release calls it
+// before clReleaseCommandQueue.
+func (r *releaser) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	target := r.added
+	r.hurry++
+	for r.released < target && r.running {
+		r.cond().Wait()
+	}
+	r.hurry--
 }
 
 // cond returns changed, made on first use; r.mu is held.

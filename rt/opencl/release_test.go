@@ -21,8 +21,10 @@ const spinSource = `__kernel void spin(__global const int *a, __global int *b, i
 // context that defers releases, as one on NVIDIA's platform does (PoCL's
 // own release would not wait): Release returns at once, the object waits
 // until the kernel has ended, the kernel reads what the buffer held, and
-// the release happens then; drainReleases waits for it; a release
-// pending when the context is released is done by then.
+// the release happens then; drainReleases waits for it; flush, which a
+// queue's Release calls, releases what is pending without waiting, and
+// releases keep their order; a release pending when the context is
+// released is done by then.
 func TestDeferredRelease(t *testing.T) {
 	c := cpuContext(t)
 	c.deferRelease = true
@@ -125,6 +127,66 @@ func TestDeferredRelease(t *testing.T) {
 	if !c.drainReleases() || c.pendingReleases() != 0 {
 		t.Errorf("drainReleases returned with %d releases pending, or reported none", c.pendingReleases())
 	}
+	b.Release()
+	drained(t, c)
+
+	// A queue's Release first releases what is pending, without waiting
+	// for the markers (flush): here another queue's, beside the kernel.
+	other, err := c.NewQueue(0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b = launch(iters)
+	running, err := q.Marker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer running.Release()
+	a.Release()
+	if got := c.pendingReleases(); got != 1 {
+		t.Errorf("releases pending before a queue's Release: %d, want 1", got)
+	}
+	if err := other.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.pendingReleases(); got != 0 {
+		t.Errorf("releases pending once a queue was released: %d", got)
+	}
+	if s, err := running.Status(); err != nil || s == driver.StatusComplete {
+		t.Errorf("the queue's Release returned once the kernel had ended (%v, %v): it waited for the markers", s, err)
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	b.Release()
+	drained(t, c)
+
+	// An object that no queue takes a marker for waits behind those
+	// pending: releases keep their order.
+	a, b = launch(iters)
+	behind, err := q.Marker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer behind.Release()
+	a.Release()
+	c.queues.Remove(q.h) // no queue takes a marker now
+	x, err := c.NewBuffer(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Release()
+	if got := c.pendingReleases(); got != 2 {
+		t.Errorf("releases pending after one without markers behind one with: %d, want 2", got)
+	}
+	if s, err := behind.Status(); err != nil || s == driver.StatusComplete {
+		t.Fatalf("the kernel ended (%v, %v) before the order was looked at: the test checked nothing", s, err)
+	}
+	c.queues.Add(q.h)
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	drained(t, c)
 	b.Release()
 	drained(t, c)
 
