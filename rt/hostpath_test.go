@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -474,4 +475,40 @@ func BenchmarkHostPathSpec(b *testing.B) {
 	}
 	in.Free()
 	power.Free()
+}
+
+// TestFreeBetweenSetAndSubmit frees a spec's buffer argument after it was
+// set and before the launch, as a Free racing a launch from another
+// goroutine may: the launch fails with an error wrapping ErrFreed that
+// names the argument, launches nothing, and leaves the instance and the
+// other arguments' uses as they were, so that the next launch runs.
+func TestFreeBetweenSetAndSubmit(t *testing.T) {
+	ctx := openFakeBackend(t, "null", nil)
+	q, r := ctx.Queue(), rt.Range1(64)
+	buf, err := rt.NewBuffer[int32](ctx, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enqueueTouch64(q, r, buf); err != nil {
+		t.Fatalf("first launch: %v", err)
+	}
+	k, err := codegen.Acquire(q, touchSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codegen.SetBuffer(k, 0, buf)
+	if err := buf.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if err := codegen.Submit(q, k, r, nil); !errors.Is(err, rt.ErrFreed) || !strings.Contains(err.Error(), "argument 0") {
+		t.Fatalf("launch of a buffer freed after it was set: %v, want an error wrapping ErrFreed naming argument 0", err)
+	}
+	next, err := rt.NewBuffer[int32](ctx, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Free()
+	if err := enqueueTouch64(q, r, next); err != nil {
+		t.Fatalf("launch after the failed one: %v", err)
+	}
 }
