@@ -95,12 +95,8 @@ func (q *Queue) launch(k *kernelObject, inst *Kernel, r *Range, wait []*Event, c
 	}
 	lr := q.beginLaunch(&k.site, c.skip+1)
 	ev, err := k.enqueue(q, dw, c.op == opLaunch)
-	if err = q.endLaunch(lr, err); err != nil {
-		return nil, q.launchFailed(k, r, ev, err, c.op)
-	}
-	q.recordArgs(k)
-	if b != nil {
-		b.enqueued(q)
+	if err := q.launched(k, r, b, lr, ev, err, c.op); err != nil {
+		return nil, err
 	}
 	if c.op == opLaunch {
 		return newEvent(q, ev, k.label), nil
@@ -134,12 +130,8 @@ func (q *Queue) launchTraced(k *kernelObject, inst *Kernel, r *Range, wait []*Ev
 	} else {
 		tk.EndRelease()
 	}
-	if err = q.endLaunch(lr, err); err != nil {
-		return nil, q.launchFailed(k, r, ev, err, c.op)
-	}
-	q.recordArgs(k)
-	if b != nil {
-		b.enqueued(q)
+	if err := q.launched(k, r, b, lr, ev, err, c.op); err != nil {
+		return nil, err
 	}
 	switch {
 	case event:
@@ -149,6 +141,21 @@ func (q *Queue) launchTraced(k *kernelObject, inst *Kernel, r *Range, wait []*Ev
 		tk.Release()
 	}
 	return nil, nil
+}
+
+// launched ends the launch of k over r that beginLaunch recorded as lr,
+// whose enqueue returned ev and err: the error of a failed one (ev
+// released), or, once the driver has it, its buffers' uses recorded for
+// stream-ordered reuse and its request binding told.
+func (q *Queue) launched(k *kernelObject, r *Range, b *queueBind, lr launchRec, ev driver.Event, err error, op launchOp) error {
+	if err = q.endLaunch(lr, err); err != nil {
+		return q.launchFailed(k, r, ev, err, op)
+	}
+	q.recordArgs(k)
+	if b != nil {
+		b.enqueued(q)
+	}
+	return nil
 }
 
 // launchMisuse is the error of a launch of no kernel object (a nil raw
