@@ -76,6 +76,25 @@ func TestDeferredRelease(t *testing.T) {
 		}
 		return a, b
 	}
+	// marker returns a marker behind the commands enqueued on q so far,
+	// released before the queue; ended reports whether its status says
+	// they have ended (or the look failed).
+	var marks []driver.Event
+	defer func() {
+		for _, m := range marks {
+			m.Release()
+		}
+	}()
+	marker := func() driver.Event {
+		t.Helper()
+		m, err := q.Marker(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks = append(marks, m)
+		return m
+	}
+	ended := func(s driver.EventStatus, err error) bool { return err != nil || s == driver.StatusComplete }
 	start := time.Now()
 	a, b := launch(1 << 18)
 	if err := q.Finish(); err != nil {
@@ -87,11 +106,7 @@ func TestDeferredRelease(t *testing.T) {
 	iters := int32(min(float64(1<<18)*float64(300*time.Millisecond)/float64(max(time.Since(start), time.Millisecond)), 1<<30))
 
 	a, b = launch(iters) // runs about 300 ms
-	mark, err := q.Marker(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mark.Release()
+	mark := marker()
 	start = time.Now()
 	if err := a.Release(); err != nil {
 		t.Fatal(err)
@@ -100,7 +115,7 @@ func TestDeferredRelease(t *testing.T) {
 	if got := c.pendingReleases(); got != 1 {
 		t.Errorf("releases pending while the kernel runs: %d, want 1", got)
 	}
-	if s, err := mark.Status(); err != nil || s == driver.StatusComplete {
+	if s, err := mark.Status(); ended(s, err) {
 		t.Fatalf("the kernel ended (%v, %v) before the release was looked at: the test checked nothing", s, err)
 	}
 	out := make([]int32, n)
@@ -137,11 +152,7 @@ func TestDeferredRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b = launch(iters)
-	running, err := q.Marker(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer running.Release()
+	running := marker()
 	a.Release()
 	if got := c.pendingReleases(); got != 1 {
 		t.Errorf("releases pending before a queue's Release: %d, want 1", got)
@@ -152,7 +163,7 @@ func TestDeferredRelease(t *testing.T) {
 	if got := c.pendingReleases(); got != 0 {
 		t.Errorf("releases pending once a queue was released: %d", got)
 	}
-	if s, err := running.Status(); err != nil || s == driver.StatusComplete {
+	if s, err := running.Status(); ended(s, err) {
 		t.Errorf("the queue's Release returned once the kernel had ended (%v, %v): it waited for the markers", s, err)
 	}
 	if err := q.Finish(); err != nil {
@@ -164,11 +175,7 @@ func TestDeferredRelease(t *testing.T) {
 	// An object that no queue takes a marker for waits behind those
 	// pending: releases keep their order.
 	a, b = launch(iters)
-	behind, err := q.Marker(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer behind.Release()
+	behind := marker()
 	a.Release()
 	c.queues.Remove(q.h) // no queue takes a marker now
 	x, err := c.NewBuffer(64)
@@ -179,7 +186,7 @@ func TestDeferredRelease(t *testing.T) {
 	if got := c.pendingReleases(); got != 2 {
 		t.Errorf("releases pending after one without markers behind one with: %d, want 2", got)
 	}
-	if s, err := behind.Status(); err != nil || s == driver.StatusComplete {
+	if s, err := behind.Status(); ended(s, err) {
 		t.Fatalf("the kernel ended (%v, %v) before the order was looked at: the test checked nothing", s, err)
 	}
 	c.queues.Add(q.h)
@@ -191,11 +198,7 @@ func TestDeferredRelease(t *testing.T) {
 	drained(t, c)
 
 	a, b = launch(iters)
-	last, err := q.Marker(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer last.Release()
+	last := marker()
 	a.Release()
 	b.Release()
 	if got := c.pendingReleases(); got != 2 {
@@ -205,7 +208,7 @@ func TestDeferredRelease(t *testing.T) {
 	if got := c.pendingReleases(); got != 0 {
 		t.Errorf("releases pending once the releaser closed: %d", got)
 	}
-	if s, err := last.Status(); err != nil || s == driver.StatusComplete {
+	if s, err := last.Status(); ended(s, err) {
 		t.Errorf("close returned once the kernel had ended (%v, %v): it waited for the markers", s, err)
 	}
 	if err := q.Finish(); err != nil {
