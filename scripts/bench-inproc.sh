@@ -14,8 +14,9 @@
 #
 #	P=4 sh bench-inproc.sh old new
 #
-# BACKENDS (default "both cuda") picks the processes' kinds, and
-# INPROC_FAMILIES (inproc's own variable) its families. Every block is a
+# BACKENDS (default "both cuda") picks the processes' kinds,
+# INPROC_FAMILIES (inproc's own variable) its families, and TASKSET a CPU
+# list (taskset -c) to pin every process to. Every block is a
 # JSON line in $OUT/inproc.jsonl; the end prints, per process, the median
 # of the per-round ratios of every way to C (to plain in the spec
 # families, which have no C way).
@@ -40,7 +41,7 @@ while [ "$i" -lt "${P:-5}" ]; do
 	[ $((i % 2)) = 0 ] && order=$rev
 	for d in $order; do
 		for b in ${BACKENDS:-both cuda}; do
-			"$d"/inproc $b hotspot.cl "${SIZE:-512}" "${STEPS:-2000}" "${ROUNDS:-30}" 2>/dev/null |
+			${TASKSET:+taskset -c "$TASKSET"} "$d"/inproc $b hotspot.cl "${SIZE:-512}" "${STEPS:-2000}" "${ROUNDS:-30}" 2>/dev/null |
 				sed -n "s|^{|{\"build\":\"$d\",\"process\":\"$b $i\",|p" >> "$j"
 		done
 	done
