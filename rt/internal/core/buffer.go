@@ -540,21 +540,8 @@ func (b Buffer[T]) WriteAtContext(ctx context.Context, q *Queue, off int, src []
 // writeAt is WriteAt, bounded by ctx where it is not nil; skip is as for
 // beginTask.
 func (b Buffer[T]) writeAt(ctx context.Context, q *Queue, off int, src []T, wait []*Event, skip int) error {
-	m, drv, boff, size, err := b.span(q, "write buffer", off, len(src))
-	if err != nil {
-		return err
-	}
-	defer m.doneAll()
-	if ctx == nil {
-		ctx = q.boundContext() // nil unless a request's context binds q
-	}
-	if ctx != nil { // a Context form, or a bound queue
-		if err := q.waitBefore(ctx, "write buffer", wait); err != nil {
-			return m.named("write buffer", err)
-		}
-	}
-	x := xfer{op: "write buffer", kind: trace.Write, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(src)), mem: m}
-	return m.named("write buffer", q.transfer(x, wait, skip+1))
+	x := xfer{op: "write buffer", kind: trace.Write, host: unsafe.Pointer(unsafe.SliceData(src))}
+	return b.hostCopy(ctx, q, x, off, len(src), wait, skip+1)
 }
 
 // Read copies the first len(dst) elements of the buffer into dst and waits
@@ -587,7 +574,16 @@ func (b Buffer[T]) ReadAtContext(ctx context.Context, q *Queue, off int, dst []T
 // readAt is ReadAt, bounded by ctx where it is not nil; skip is as for
 // beginTask.
 func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait []*Event, skip int) error {
-	m, drv, boff, size, err := b.span(q, "read buffer", off, len(dst))
+	x := xfer{op: "read buffer", kind: trace.Read, host: unsafe.Pointer(unsafe.SliceData(dst))}
+	return b.hostCopy(ctx, q, x, off, len(dst), wait, skip+1)
+}
+
+// hostCopy is writeAt and readAt: it runs x, the copy of n elements from
+// element off between the buffer and x.host, once the buffer's span is
+// checked and held, and, where ctx is not nil or a request's context binds
+// q, once the commands before it have completed within ctx.
+func (b Buffer[T]) hostCopy(ctx context.Context, q *Queue, x xfer, off, n int, wait []*Event, skip int) error {
+	m, drv, boff, size, err := b.span(q, x.op, off, n)
 	if err != nil {
 		return err
 	}
@@ -596,12 +592,12 @@ func (b Buffer[T]) readAt(ctx context.Context, q *Queue, off int, dst []T, wait 
 		ctx = q.boundContext() // nil unless a request's context binds q
 	}
 	if ctx != nil { // a Context form, or a bound queue
-		if err := q.waitBefore(ctx, "read buffer", wait); err != nil {
-			return m.named("read buffer", err)
+		if err := q.waitBefore(ctx, x.op, wait); err != nil {
+			return m.named(x.op, err)
 		}
 	}
-	x := xfer{op: "read buffer", kind: trace.Read, buf: drv, off: boff, size: size, host: unsafe.Pointer(unsafe.SliceData(dst))}
-	return m.named("read buffer", q.transfer(x, wait, skip+1))
+	x.buf, x.off, x.size = drv, boff, size
+	return m.named(x.op, q.transfer(x, wait, skip+1))
 }
 
 // Fill sets every element to v. It returns once the command is enqueued,
@@ -766,7 +762,6 @@ type xfer struct {
 	off  int64
 	size int64
 	host unsafe.Pointer // the host memory read into or written from
-	mem  *Mem           // the memory of buf, for a graph that records x
 }
 
 // read reports whether x copies from the device to the host.

@@ -325,5 +325,5 @@ func copyGlobal(q *Queue, op string, info *desc.Global, off int64, p unsafe.Poin
 	if n == 0 {
 		return q.transfer(xfer{op: name, size: 0}, wait, 2) // waits for wait
 	}
-	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p, mem: m}, wait, 2)
+	return q.transferEntered(xfer{op: name, kind: kind, buf: drv, off: off, size: n, host: p}, wait, 2)
 }

@@ -38,8 +38,8 @@ import (
 // user's call entered through: 0 when the helper is called by that entry
 // point (Queue.Marker calls beginTask(..., 0)); a function that adds a
 // frame between the entry point and the helper passes skip+1 (Buffer.Write
-// and Buffer.WriteAt call writeAt(..., 0), and writeAt calls
-// transfer(..., skip+1)). Every entry point is called by exactly one
+// and Buffer.WriteAt call writeAt(..., 0), writeAt calls
+// hostCopy(..., skip+1), and hostCopy calls transfer(..., skip+1)). Every entry point is called by exactly one
 // frame of a facade between it and the user (rt's generated forwarder,
 // rt/raw's function, rt/codegen's Submit or Launch), which the trace points
 // (beginTask, goTrace, goTraceAlloc, beginLaunch, recording's Site, a
