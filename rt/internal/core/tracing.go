@@ -39,11 +39,12 @@ import (
 // point (Queue.Marker calls beginTask(..., 0)); a function that adds a
 // frame between the entry point and the helper passes skip+1 (Buffer.Write
 // and Buffer.WriteAt call writeAt(..., 0), writeAt calls
-// hostCopy(..., skip+1), and hostCopy calls transfer(..., skip+1)). Every entry point is called by exactly one
-// frame of a facade between it and the user (rt's generated forwarder,
-// rt/raw's function, rt/codegen's Submit or Launch), which the trace points
-// (beginTask, goTrace, goTraceAlloc, beginLaunch, recording's Site, a
-// graph's launch) count on their own. runtime.Callers counts inlined
+// hostCopy(..., skip+1), and hostCopy calls transfer(..., skip+1)). Every
+// entry point is called by exactly one frame of a facade between it and
+// the user (rt's generated forwarder, rt/raw's function, rt/codegen's
+// Submit or Launch), which the trace points (beginTask, goTrace,
+// goTraceAlloc, beginLaunch, recording's Site, a graph's launch) count on
+// their own. runtime.Callers counts inlined
 // frames, so whether the compiler inlines the forwarder changes nothing.
 // rt's tests of call sites (tracing_test.go) check every count. A
 // generated Enqueue reaches q.launch through codegen.Submit and SubmitSpec
