@@ -394,20 +394,19 @@ func goName(t *clsrc.Type) string {
 	return "a Go struct laid out as " + t.String()
 }
 
+// reflectTag returns the value of a struct tag's dgen key, "" where it has
+// none.
 func reflectTag(tag string) string {
-	for tag != "" {
-		i := strings.Index(tag, `dgen:"`)
-		if i < 0 {
-			return ""
-		}
-		rest := tag[i+6:]
-		j := strings.IndexByte(rest, '"')
-		if j < 0 {
-			return ""
-		}
-		return rest[:j]
+	i := strings.Index(tag, `dgen:"`)
+	if i < 0 {
+		return ""
 	}
-	return ""
+	rest := tag[i+6:]
+	j := strings.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return rest[:j]
 }
 
 // checkHostWrites reports writes from Go code to globals the host may not

@@ -238,11 +238,3 @@ func near(what string, got, want []float32, abs, rel float64) error {
 	}
 	return nil
 }
-
-// launch releases the event of a launch that returned one.
-func launch(ev *rt.Event, err error) error {
-	if err != nil {
-		return err
-	}
-	return ev.Release()
-}

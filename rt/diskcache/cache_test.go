@@ -647,14 +647,12 @@ func TestEightProcesses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			const procs, keys = 8, 24
-			var cmds []*os.Process
 			var waits []func() error
 			for id := 0; id < procs; id++ {
 				cmd := helperCmd("hammer", "DC_DIR="+dir, "DC_ID="+itoa(id), "DC_KEYS="+itoa(keys), "DC_ROUNDS=3", "DC_MAX="+itoa(tc.max))
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
-				cmds = append(cmds, cmd.Process)
 				waits = append(waits, cmd.Wait)
 			}
 			for id, w := range waits {

@@ -29,20 +29,6 @@ func (h *hideset) add(name string) *hideset {
 	return &hideset{names: slices.Insert(names, i, name)}
 }
 
-func (h *hideset) union(o *hideset) *hideset {
-	switch {
-	case o == nil || h == o:
-		return h
-	case h == nil:
-		return o
-	}
-	r := h
-	for _, n := range o.names {
-		r = r.add(n)
-	}
-	return r
-}
-
 // hideKey is a hide set and a name added to it, the key of the
 // preprocessor's table of hide sets: a chain of macros expanded a million
 // times makes the same few sets, which are shared rather than copied.

@@ -54,12 +54,6 @@ func (p *Program) registration() (*desc.Program, error) {
 	return d, nil
 }
 
-// build returns the program built for every device of c through the
-// context's program cache (memory, then disk, then a build).
-func (p *Program) build(c *Context) (*builtProgram, error) {
-	return p.buildContext(context.Background(), c, nil)
-}
-
 // SpecConst is a specialization constant declared with //dgen:specconst: the
 // kernel source sees it as a macro of its name. T is a number type.
 //

@@ -253,11 +253,3 @@ func shown(d int, sizes [3]int) int {
 	}
 	return n
 }
-
-// plural returns "s" unless n is 1.
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}

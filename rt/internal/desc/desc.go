@@ -77,8 +77,9 @@ func (h HostAccess) String() string {
 // Source is a file that dgen read to make a program's image: its name
 // relative to the package, the 64-bit xxhash of its content then, and its
 // content now, embedded in the build. A header outside the package, which
-// go:embed cannot hold, is Outside: nothing is embedded, and where Name is
-// an absolute path the file is read again at first use, where it exists.
+// a go:embed directive cannot hold, is Outside: nothing is embedded, and
+// where Name is an absolute path the file is read again at first use,
+// where it exists.
 type Source struct {
 	Name     string
 	Hash     uint64

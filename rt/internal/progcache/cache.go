@@ -389,7 +389,7 @@ func (c *Cache[K]) ProgramWithContext(ctx context.Context, img *Image, over []Sp
 		return nil, "", err
 	}
 	p := ref(e.sp)
-	e.sp.drop() // getOrBuild's reference; the handle holds its own
+	e.sp.drop() // getOrBuildContext's reference; the handle holds its own
 	c.unpin(e)
 	return p, k.name, nil
 }
@@ -507,23 +507,18 @@ func (k *key) buildOptions() string {
 	return b.String()
 }
 
-// getOrBuild returns the done entry for k, building it if no goroutine
-// has, with a reference to its program that the caller drops and a pin
-// (entry.pins) that the caller lets go of with unpin: one goroutine builds,
-// outside the cache's lock, while the others wait on the entry. A build
-// error is stored and every waiter gets it; a failure that is not a build
-// error removes the entry, so that waiters retry (at most maxWaitRetries
-// times). The pin is taken before the build or the wait begins, so that
-// no eviction takes the entry between its build and the caller's use.
-func (c *Cache[K]) getOrBuild(k key) (*entry[K], error) {
-	return c.getOrBuildContext(context.Background(), k)
-}
-
-// getOrBuildContext is getOrBuild bounded by ctx. Where ctx can be done,
-// the build runs on a goroutine of its own, which every waiter (the one
-// that started it among them) waits for: a waiter whose ctx is done
-// returns, and the build goes on for the others; once none waits, its
-// context is cancelled (awaitEntry).
+// getOrBuildContext returns the done entry for k, building it if no
+// goroutine has, with a reference to its program that the caller drops and
+// a pin (entry.pins) that the caller lets go of with unpin: one goroutine
+// builds, outside the cache's lock, while the others wait on the entry. A
+// build error is stored and every waiter gets it; a failure that is not a
+// build error removes the entry, so that waiters retry (at most
+// maxWaitRetries times). The pin is taken before the build or the wait
+// begins, so that no eviction takes the entry between its build and the
+// caller's use. Where ctx can be done, the build runs on a goroutine of its
+// own, which every waiter (the one that started it among them) waits for: a
+// waiter whose ctx is done returns, and the build goes on for the others;
+// once none waits, its context is cancelled (awaitEntry).
 func (c *Cache[K]) getOrBuildContext(ctx context.Context, k key) (*entry[K], error) {
 	for attempt := 0; ; {
 		c.mu.Lock()

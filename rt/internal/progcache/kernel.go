@@ -249,11 +249,11 @@ func (c *Cache[K]) fastKernel(key *KernelKey, dev int, specs *specSet) *Kernel[K
 func (c *Cache[K]) Gen() uint64 { return c.specGen.Load() }
 
 // kernelSlow is the miss path of Kernel and KernelWith under the value set
-// specs, read after the generation gen: the program through getOrBuild,
-// then the kernel of (program, name, device), then a new fast table. It
-// returns the kernel with its entry held (entry.pins) from getOrBuild on,
-// so that no other goroutine's eviction comes between the build and the
-// kernel object; the caller lets go with unpin.
+// specs, read after the generation gen: the program through
+// getOrBuildContext, then the kernel of (program, name, device), then a new
+// fast table. It returns the kernel with its entry held (entry.pins) from
+// getOrBuildContext on, so that no other goroutine's eviction comes between
+// the build and the kernel object; the caller lets go with unpin.
 func (c *Cache[K]) kernelSlow(ctx context.Context, key *KernelKey, dev int, gen uint64, specs *specSet) (*Kernel[K], error) {
 	if key == nil || key.image == nil {
 		return nil, fmt.Errorf("get kernel: %w: nil kernel key", ErrInvalidArgument)

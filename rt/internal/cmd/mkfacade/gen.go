@@ -454,9 +454,9 @@ func (g *gen) mapFunc(t *types.Signature) (conv, bool) {
 		}
 		body = "\t\t" + strings.Join(rs, ", ") + " := " + call + "\n\t\treturn " + strings.Join(outs, ", ") + "\n"
 	}
-	var tps, targs []string
+	var tps []string
 	for _, tp := range tparams {
-		tps, targs = append(tps, tp.Obj().Name()+" "+g.typeString(tp.Constraint())), append(targs, tp.Obj().Name())
+		tps = append(tps, tp.Obj().Name()+" "+g.typeString(tp.Constraint()))
 	}
 	tpDecl := ""
 	if len(tps) > 0 {
