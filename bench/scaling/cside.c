@@ -374,3 +374,80 @@ int sc_floor_sync(uintptr_t h) {
 	}
 	return clFinish(f->q);
 }
+
+/*
+ * The launch loop's submission ring (ring.go): a goroutine writes launch
+ * records into a ring in C memory, with no cgo call, and a thread of the
+ * ring's own makes the driver calls, as a binding whose submissions leave
+ * the goroutine's core would. The record carries the launch's argument,
+ * which the thread copies into the launch.
+ */
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static long futex(uint32_t *w, int op, uint32_t v) { return syscall(SYS_futex, w, op, v, NULL, NULL, 0); }
+
+/* ring_main is a ring's thread: it makes its context current once, then
+ * launches the records as they are published, spins a while when the ring
+ * is empty, then sleeps on tail until the goroutine wakes it. It stores
+ * the first driver error it meets. The rings live as long as the process,
+ * as the floors do. */
+static void *ring_main(void *p) {
+	struct sc_ring *r = p;
+	if (sc.cuda) cu.CtxSetCurrent(sc.cuctx);
+	uint32_t h = 0;
+	for (;;) {
+		uint32_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		for (int i = 0; t == h && i < 20000; i++) {
+			__builtin_ia32_pause();
+			t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		}
+		if (t == h) {
+			if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) return NULL;
+			__atomic_store_n(&r->sleeping, 1, __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&r->tail, __ATOMIC_SEQ_CST) == h && !__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST)) {
+				futex(&r->tail, FUTEX_WAIT_PRIVATE, h);
+			}
+			__atomic_store_n(&r->sleeping, 0, __ATOMIC_SEQ_CST);
+			continue;
+		}
+		for (; h != t; h++) {
+			struct sc_rec *rec = &r->recs[h % SC_RING];
+			CUresult e;
+			if (sc.cuda) {
+				CUdeviceptr a = rec->arg;
+				void *args[1] = {&a};
+				e = cu.LaunchKernel(sc.touch, rec->gx, 1, 1, rec->bx, 1, 1, 0, ((struct floor *)r->f)->s, args, NULL);
+			} else {
+				e = clEnqueueNDRangeKernel(((struct floor *)r->f)->q, ((struct floor *)r->f)->k, 1, NULL, &((struct floor *)r->f)->global, NULL, 0, NULL, NULL);
+			}
+			if (e && !r->err) r->err = e;
+			__atomic_store_n(&r->head, h + 1, __ATOMIC_SEQ_CST);
+			uint32_t w = __atomic_load_n(&r->want, __ATOMIC_SEQ_CST);
+			if (w && (int32_t)(h + 1 - w) >= 0) {
+				__atomic_store_n(&r->want, 0, __ATOMIC_SEQ_CST);
+				futex(&r->head, FUTEX_WAKE_PRIVATE, 1);
+			}
+		}
+	}
+}
+
+struct sc_ring *sc_ring_open(uintptr_t f) {
+	struct sc_ring *r = aligned_alloc(64, (sizeof *r + 63) / 64 * 64);
+	memset(r, 0, sizeof *r);
+	r->f = f;
+	pthread_t th;
+	pthread_create(&th, NULL, ring_main, r);
+	r->th = (uintptr_t)th;
+	return r;
+}
+
+unsigned long long sc_ring_arg(struct sc_ring *r) { return ((struct floor *)r->f)->p; }
+
+/* sc_ring_wait blocks while head is v, until the thread has launched the
+ * records the goroutine wants (want). */
+void sc_ring_wait(struct sc_ring *r, uint32_t v) { futex(&r->head, FUTEX_WAIT_PRIVATE, v); }
+
+/* sc_ring_wake wakes the ring's thread. */
+void sc_ring_wake(struct sc_ring *r) { futex(&r->tail, FUTEX_WAKE_PRIVATE, 1); }

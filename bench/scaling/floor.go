@@ -33,12 +33,14 @@ import (
 var floors []C.uintptr_t
 
 // floorLaunches is the launch loop through the cgo floor.
-func (s *goSide) floorLaunches(g int, d time.Duration) (result, error) {
+func (s *goSide) floorLaunches(g int, d time.Duration) (res result, err error) {
 	for len(floors) < g {
 		floors = append(floors, C.sc_floor_open())
 	}
 	var mu sync.Mutex
 	next := 0
+	c0 := cpuTime()
+	defer func() { cpuReport("floor", g, res, cpuTime()-c0) }()
 	return s.window(g, d, func(*rt.Queue) (work, error) {
 		mu.Lock()
 		f := floors[next] // a floor of its own

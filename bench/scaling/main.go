@@ -9,7 +9,8 @@
 //     paired ways "rt|floor" and "raw|floor", whose goroutines alternate
 //     blocks of 64 launches through rt and through the floor, timing
 //     each, which resolve a difference of 1% where separate windows
-//     resolve 10% (paired.go);
+//     resolve 10% (paired.go); and "ring", whose goroutines write launch
+//     records into a ring that a C thread of its own launches (ring.go);
 //   - request: two buffers of N floats from allocation sites (way "site")
 //     or from rt.Alloc (way "alloc"), a blocking write, axpb, a blocking
 //     read, both buffers freed; C keeps its buffers and does the rest;
@@ -159,6 +160,7 @@ func run(backend, gs string, rounds int, window time.Duration, n int, only strin
 		{"rt", launchLoop, g.launches},
 		{"raw", launchLoop, g.rawLaunches},
 		{"floor", launchLoop, g.floorLaunches},
+		{"ring", launchLoop, g.ringLaunches},
 		{"rt|floor", launchLoop, g.paired((*goSide).rtLauncher)},
 		{"raw|floor", launchLoop, g.paired((*goSide).rawLauncher)},
 		{"C", requestLoop, func(k int, w time.Duration) (result, error) { return c.run(requestLoop, k, w), nil }},

@@ -15,7 +15,7 @@ func (s *summary) print(w io.Writer, counts []int) {
 	for _, wl := range []string{"launch", "request", "serve"} {
 		fmt.Fprintf(w, "\n%s loop\n\n| G | way | / C (min–max) | / floor (min–max) | per s | p50 µs | p99 µs | fewest–most / mean | driver allocs |\n|---|---|---|---|---|---|---|---|---|\n", wl)
 		for _, g := range counts {
-			for _, name := range []string{"C", "floor", "rt", "raw", "rt|floor", "raw|floor", "site", "alloc", "pool", "shared"} {
+			for _, name := range []string{"C", "floor", "ring", "rt", "raw", "rt|floor", "raw|floor", "site", "alloc", "pool", "shared"} {
 				bs := s.select_(wl, name, g)
 				if len(bs) == 0 {
 					continue
