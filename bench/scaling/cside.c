@@ -375,6 +375,20 @@ int sc_floor_sync(uintptr_t h) {
 	return clFinish(f->q);
 }
 
+/* sc_floor_count returns how many launches of touch64 the floor h has
+ * run, which its buffer's first element counts, or -1 on a driver error.
+ * It waits for the floor's stream (queue). */
+long sc_floor_count(uintptr_t h) {
+	struct floor *f = (struct floor *)h;
+	int v;
+	if (sc.cuda) {
+		if (cu.CtxSetCurrent(sc.cuctx) || cu.MemcpyDtoHAsync(&v, f->p, sizeof v, f->s) || cu.StreamSynchronize(f->s)) return -1;
+		return v;
+	}
+	if (clEnqueueReadBuffer(f->q, f->m, CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL)) return -1;
+	return v;
+}
+
 /*
  * The launch loop's submission ring (ring.go): a goroutine writes launch
  * records into a ring in C memory, with no cgo call, and a thread of the
@@ -404,11 +418,8 @@ static void *ring_main(void *p) {
 			t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		}
 		if (t == h) {
-			if (__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) return NULL;
 			__atomic_store_n(&r->sleeping, 1, __ATOMIC_SEQ_CST);
-			if (__atomic_load_n(&r->tail, __ATOMIC_SEQ_CST) == h && !__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST)) {
-				futex(&r->tail, FUTEX_WAIT_PRIVATE, h);
-			}
+			if (__atomic_load_n(&r->tail, __ATOMIC_SEQ_CST) == h) futex(&r->tail, FUTEX_WAIT_PRIVATE, h);
 			__atomic_store_n(&r->sleeping, 0, __ATOMIC_SEQ_CST);
 			continue;
 		}
@@ -438,8 +449,12 @@ struct sc_ring *sc_ring_open(uintptr_t f) {
 	memset(r, 0, sizeof *r);
 	r->f = f;
 	pthread_t th;
-	pthread_create(&th, NULL, ring_main, r);
-	r->th = (uintptr_t)th;
+	int e = pthread_create(&th, NULL, ring_main, r);
+	if (e) {
+		fprintf(stderr, "scaling: pthread_create: %s\n", strerror(e));
+		exit(1);
+	}
+	pthread_detach(th);
 	return r;
 }
 

@@ -6,6 +6,7 @@ uintptr_t sc_floor_open(void);
 int sc_floor_launch(uintptr_t f);
 int sc_floor_sync(uintptr_t f);
 int sc_noop(uintptr_t f);
+long sc_floor_count(uintptr_t f);
 /* The launch loop's submission rings (ring.go), of SC_RING records. */
 #define SC_RING 1024
 struct sc_rec {
@@ -19,12 +20,10 @@ struct sc_ring {
 	uint32_t want; /* the goroutine sleeps on head until it passes want; 0 when it does not */
 	char pad1[56];
 	uint32_t sleeping; /* the thread sleeps on tail */
-	uint32_t stop;
-	int err;
-	char pad2[52];
+	int err;           /* the first driver error the thread met */
+	char pad2[56];
 	struct sc_rec recs[SC_RING];
 	uintptr_t f; /* the floor whose stream it launches on */
-	uintptr_t th;
 };
 struct sc_ring *sc_ring_open(uintptr_t f);
 unsigned long long sc_ring_arg(struct sc_ring *r);

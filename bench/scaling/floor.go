@@ -10,7 +10,6 @@ import "C"
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
@@ -32,20 +31,24 @@ import (
 // run as the Go side keeps its queues.
 var floors []C.uintptr_t
 
-// floorLaunches is the launch loop through the cgo floor.
-func (s *goSide) floorLaunches(g int, d time.Duration) (res result, err error) {
+// openFloors opens floors until there are g.
+func openFloors(g int) {
 	for len(floors) < g {
 		floors = append(floors, C.sc_floor_open())
 	}
-	var mu sync.Mutex
-	next := 0
+}
+
+// floorCount returns how many launches floor i has run, once its stream
+// (queue) is idle, or -1 on a driver error.
+func floorCount(i int) int64 { return int64(C.sc_floor_count(floors[i])) }
+
+// floorLaunches is the launch loop through the cgo floor.
+func (s *goSide) floorLaunches(g int, d time.Duration) (res result, err error) {
+	openFloors(g)
 	c0 := cpuTime()
 	defer func() { cpuReport("floor", g, res, cpuTime()-c0) }()
-	return s.window(g, d, func(*rt.Queue) (work, error) {
-		mu.Lock()
-		f := floors[next] // a floor of its own
-		next++
-		mu.Unlock()
+	return s.window(g, d, func(i int, _ *rt.Queue) (work, error) {
+		f := floors[i] // a floor of its own
 		return func(deadline time.Time, lat []float64) (int64, []float64, error) {
 			var n int64
 			for time.Now().Before(deadline) {
@@ -70,7 +73,7 @@ func cgoNoop() int { return int(C.sc_noop(0)) }
 
 // rawLaunches is the launch loop through rt/raw's Submit.
 func (s *goSide) rawLaunches(g int, d time.Duration) (result, error) {
-	return s.window(g, d, func(q *rt.Queue) (work, error) {
+	return s.window(g, d, func(_ int, q *rt.Queue) (work, error) {
 		k, p, err := s.rawTouch(q)
 		if err != nil {
 			return nil, err

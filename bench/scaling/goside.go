@@ -36,8 +36,8 @@ type work func(deadline time.Time, lat []float64) (int64, []float64, error)
 
 // window runs a loop on g goroutines, each with its queue, from the moment
 // all are set up until the deadline, and reports what they did. setup
-// makes each goroutine's loop before the window opens.
-func (s *goSide) window(g int, d time.Duration, setup func(q *rt.Queue) (work, error)) (result, error) {
+// makes goroutine i's loop on its queue q before the window opens.
+func (s *goSide) window(g int, d time.Duration, setup func(i int, q *rt.Queue) (work, error)) (result, error) {
 	qs, err := s.queues(g)
 	if err != nil {
 		return result{}, err
@@ -53,7 +53,7 @@ func (s *goSide) window(g int, d time.Duration, setup func(q *rt.Queue) (work, e
 		done.Add(1)
 		go func() {
 			defer done.Done()
-			w, err := setup(q)
+			w, err := setup(i, q)
 			ready.Done()
 			<-start
 			if err != nil {
@@ -79,7 +79,7 @@ func (s *goSide) window(g int, d time.Duration, setup func(q *rt.Queue) (work, e
 // launches is the launch loop: Touch's generated Enqueue, 64 at a time
 // between looks at the clock, then the queue finished.
 func (s *goSide) launches(g int, d time.Duration) (result, error) {
-	return s.window(g, d, func(q *rt.Queue) (work, error) {
+	return s.window(g, d, func(_ int, q *rt.Queue) (work, error) {
 		p, err := s.touchBuffer(q)
 		if err != nil {
 			return nil, err
@@ -143,7 +143,7 @@ func (a allocator) alloc(q *rt.Queue, n int) (x, y rt.Buffer[float32], err error
 // launch, a blocking read, free both; each request timed.
 func (s *goSide) requests(a allocator) func(g int, d time.Duration) (result, error) {
 	return func(g int, d time.Duration) (result, error) {
-		return s.window(g, d, func(q *rt.Queue) (work, error) {
+		return s.window(g, d, func(_ int, q *rt.Queue) (work, error) {
 			hx, hy := make([]float32, s.n), make([]float32, s.n)
 			r := rt.Range1(s.n)
 			return func(deadline time.Time, lat []float64) (int64, []float64, error) {

@@ -5,7 +5,6 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/dgen-go/dgen/rt"
@@ -55,18 +54,10 @@ func (s *goSide) rawLauncher(q *rt.Queue) (launcher, error) {
 // paired returns the paired way of the launcher that mk makes.
 func (s *goSide) paired(mk func(*goSide, *rt.Queue) (launcher, error)) func(g int, d time.Duration) (result, error) {
 	return func(g int, d time.Duration) (result, error) {
-		for len(floors) < g {
-			floors = append(floors, C.sc_floor_open())
-		}
-		var mu sync.Mutex
-		next := 0
+		openFloors(g)
 		var spent [2][]time.Duration // per goroutine: rt's blocks, the floor's
 		spent[0], spent[1] = make([]time.Duration, g), make([]time.Duration, g)
-		res, err := s.window(g, d, func(q *rt.Queue) (work, error) {
-			mu.Lock()
-			i := next
-			next++
-			mu.Unlock()
+		res, err := s.window(g, d, func(i int, q *rt.Queue) (work, error) {
 			l, err := mk(s, q)
 			if err != nil {
 				return nil, err

@@ -6,7 +6,6 @@ import "C"
 import (
 	"fmt"
 	"os"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -78,20 +77,12 @@ func cpuTime() time.Duration {
 
 // ringLaunches is the launch loop through the submission rings.
 func (s *goSide) ringLaunches(g int, d time.Duration) (result, error) {
-	for len(floors) < g {
-		floors = append(floors, C.sc_floor_open())
-	}
+	openFloors(g)
 	for len(rings) < g {
 		rings = append(rings, C.sc_ring_open(floors[len(rings)]))
 	}
-	var mu sync.Mutex
-	next := 0
 	c0 := cpuTime()
-	res, err := s.window(g, d, func(*rt.Queue) (work, error) {
-		mu.Lock()
-		i := next
-		next++
-		mu.Unlock()
+	res, err := s.window(g, d, func(i int, _ *rt.Queue) (work, error) {
 		return func(deadline time.Time, lat []float64) (int64, []float64, error) {
 			r := rings[i]
 			p := &ringProducer{r: r}
