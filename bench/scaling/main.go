@@ -7,7 +7,7 @@
 //     clEnqueueNDRangeKernel or cuLaunchKernel; and the cgo floor, a C
 //     function called once per launch, "floor": floor.go); and the
 //     paired ways "rt|floor" and "raw|floor", whose goroutines alternate
-//     blocks of 64 launches through rt and through the floor, timing
+//     blocks of launches (-pair) through rt and through the floor, timing
 //     each, which resolve a difference of 1% where separate windows
 //     resolve 10% (paired.go); and "ring", whose goroutines write launch
 //     records into a ring that a C thread of its own launches (ring.go);
@@ -30,7 +30,7 @@
 // percentiles, the fewest and most requests a goroutine completed as a
 // fraction of the mean, and rt's driver allocations during the windows.
 //
-//	scaling -backend cuda|opencl|cpu [-g 1,2,4,8,16] [-rounds 5] [-window 200ms] [-n 65536]
+//	scaling -backend cuda|opencl|cpu [-g 1,2,4,8,16] [-rounds 5] [-window 200ms] [-n 65536] [-pair 1024]
 //
 // cuda and opencl run on the first NVIDIA GPU (rt/cuda or rt/opencl; C on
 // the CUDA driver API or OpenCL); cpu runs both on PoCL.
@@ -108,6 +108,7 @@ func main() {
 	window := flag.Duration("window", 200*time.Millisecond, "how long each way runs per round")
 	n := flag.Int("n", 65536, "floats per request buffer (65536: 256 KiB)")
 	only := flag.String("only", "", "run only this workload (launch, request or serve)")
+	flag.IntVar(&pairBlock, "pair", pairBlock, "launches per turn in the paired ways (paired.go)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	scrape := flag.Duration("metrics", 0, "register rt/metrics's collector and scrape it this often while the ways run (0: no collector)")
 	flag.Parse()

@@ -12,17 +12,25 @@ import (
 )
 
 // The paired ways of the launch loop, "rt|floor" and "raw|floor": each
-// goroutine alternates blocks of 64 launches through rt (the generated
-// Enqueue, or rt/raw's Submit) with blocks of 64 through the cgo floor,
-// each on its own queue or stream, and times every block. Their ratio is
-// the floor's time per launch over rt's in the same window: what the
-// separate ways measure, but with the two sides a quarter of a
-// millisecond apart instead of a window apart, so that the machine's
-// drift (the floor's own throughput moves by 10–25% from one 200 ms
-// window to the next on the H200's host) falls on both alike.
+// goroutine alternates blocks of pairBlock launches through rt (the
+// generated Enqueue, or rt/raw's Submit) with blocks as long through the
+// cgo floor, each on its own queue or stream, and times every block. Their
+// ratio is the floor's time per launch over rt's in the same window: what
+// the separate ways measure, but with the two sides milliseconds apart
+// instead of a window apart, so that the machine's drift (the floor's own
+// throughput moves by 10–25% from one 200 ms window to the next on the
+// H200's host) falls on both alike.
+//
+// rt's block ends with the queue's Flush, which returns once its launches
+// are in the driver's hands: on CUDA a queue's back-to-back launches are
+// made by a thread of rt's, which would otherwise make them while the
+// floor's block is timed. So each of rt's blocks is a burst that starts
+// with that thread asleep and ends with a wait for it; a block of 1024
+// launches (4 ms at one goroutine) makes that 1% of it, and -pair 64
+// measures short bursts.
 
-// pairBlock is how many launches each side makes in a turn.
-const pairBlock = 64
+// pairBlock is how many launches each side makes in a turn (-pair).
+var pairBlock = 1024
 
 // A launcher makes one launch of touch64 on its goroutine's queue; close
 // releases what it holds.
@@ -73,6 +81,9 @@ func (s *goSide) paired(mk func(*goSide, *rt.Queue) (launcher, error)) func(g in
 							return n, lat, err
 						}
 					}
+					if err := q.Flush(); err != nil {
+						return n, lat, err
+					}
 					u := time.Now()
 					for range pairBlock {
 						if r := C.sc_floor_launch(f); r != 0 {
@@ -82,7 +93,7 @@ func (s *goSide) paired(mk func(*goSide, *rt.Queue) (launcher, error)) func(g in
 					v := time.Now()
 					spent[0][i] += u.Sub(t)
 					spent[1][i] += v.Sub(u)
-					n += pairBlock
+					n += int64(pairBlock)
 					t = v
 				}
 				if r := C.sc_floor_sync(f); r != 0 {

@@ -161,6 +161,13 @@ CUresult dgen_launch_plain(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy
 	return cu.LaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, (void **)params, NULL);
 }
 
+CUresult dgen_ctx_current(CUcontext ctx) { return cu.CtxSetCurrent(ctx); }
+
+CUresult dgen_launch_current(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params) {
+	return cu.LaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+}
+
 CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, unsigned char *host,
 		size_t size, int nwait, CUevent *waits, CUevent start, CUevent end, int sync, int *step) {
 	CUresult r = dgen_pre(ctx, s, nwait, waits, start, step);

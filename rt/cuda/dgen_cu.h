@@ -59,6 +59,12 @@ CUresult dgen_launch(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsi
 // when that fails.
 CUresult dgen_launch_plain(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, uintptr_t params);
+// dgen_ctx_current makes ctx the thread's current context, and
+// dgen_launch_current launches on it: a thread that keeps one context (a
+// submission ring's, dgen_ring.c) sets it once.
+CUresult dgen_ctx_current(CUcontext ctx);
+CUresult dgen_launch_current(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params);
 // dgen_copy's host memory is a byte pointer, not void *, so that cgo does
 // not search the Go memory it points to for Go pointers on every copy.
 CUresult dgen_copy(CUcontext ctx, CUstream s, int kind, CUdeviceptr dst, CUdeviceptr src, unsigned char *host,

@@ -48,6 +48,19 @@
 // take such a call in turn while other goroutines keep the device busy
 // (gate.go).
 //
+// A queue's launches that come back to back, without a wait list or an
+// event (a loop's), are written as records into the queue's submission
+// ring, in C memory and with no cgo call, and a thread of the queue's own
+// makes the driver calls, in order, on its stream: rt's Go-side work for
+// the next launch then runs while the driver makes this one, which brings
+// a launch loop to the throughput of a C loop calling cuLaunchKernel. The
+// thread starts with the queue's first back-to-back launches, spins for
+// 50 µs when the ring is empty, then sleeps; a lone launch is made
+// directly. Every other command of the queue, Flush and Finish first wait
+// for the records written before them, and a launch that fails on the
+// thread fails the queue's next command, its error wrapping the driver's
+// (ring.go).
+//
 // A kernel-timed queue (driver.KernelTimer: rt asks for one when tracing
 // reports the device times of every command) takes its kernels' times from
 // CUPTI's activity records where libcupti loads (DGEN_CUPTI_LIBRARY names

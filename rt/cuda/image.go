@@ -181,6 +181,7 @@ func (m *image) Release() error {
 	m.texs = nil
 	m.mu.Unlock()
 	liveImages.Delete(m.id)
+	m.d.settleRings() // a record may take one of the image's objects
 	var errs []error
 	for _, t := range texs {
 		errs = append(errs, cuError("cuTexObjectDestroy", C.dgen_obj_destroy(m.d.ctx, t, 0)))

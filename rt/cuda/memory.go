@@ -101,6 +101,9 @@ func (b *buffer) Release() error {
 	if d := b.c.devs[0]; b.pool {
 		return d.mem.free(d, b.ptr)
 	}
+	for _, d := range b.c.devs {
+		d.settleRings()
+	}
 	defer b.c.devs[0].gate.hold()()
 	if b.host != nil {
 		return cuError("cuMemFreeHost", C.dgen_host_free(b.c.devs[0].ctx, b.host))

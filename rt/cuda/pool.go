@@ -98,6 +98,7 @@ func (m *memPool) free(d *device, p C.CUdeviceptr) error {
 	defer m.queues.Unhold(qs)
 	streams := make([]C.CUstream, len(qs))
 	for i, q := range qs {
+		q.settle() // the free follows the launches still in q's ring
 		streams[i] = q.s
 	}
 	var first *C.CUstream

@@ -236,6 +236,7 @@ func (p *program) unload() error {
 	var errs []error
 	for i, m := range p.mods {
 		d := p.c.devs[i]
+		d.settleRings() // a record may name one of the module's functions
 		reopen := d.gate.hold()
 		errs = append(errs, cuError("cuModuleUnload", C.dgen_module_unload(d.ctx, m)))
 		reopen()
@@ -277,6 +278,7 @@ type kernel struct {
 
 	slots   unsafe.Pointer // C memory of the argument values
 	offs    []uintptr      // slot offsets
+	ring    ringSlots      // the slots as a ring's record carries them (ring.go)
 	localSz []int          // bytes of local memory by parameter
 
 	// The image and sampler arguments, by parameter (objects.go).
@@ -333,6 +335,7 @@ func (k *kernel) allocArgs() {
 	size = (size + 7) &^ 7
 	k.offs = append(k.offs, size) // the work dimension
 	size += 8
+	k.ring = newRingSlots(k.offs, size)
 	n += len(k.entry.Hidden)
 	k.slots = C.calloc(1, C.size_t(size))
 	k.params = (*unsafe.Pointer)(C.malloc(C.size_t(n+1) * C.size_t(unsafe.Sizeof(uintptr(0)))))

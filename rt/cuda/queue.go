@@ -86,6 +86,7 @@ type queue struct {
 	s         C.CUstream
 	profiling bool
 	kt        *kernelTimes // kernel times from CUPTI, or nil
+	ring      submitRing   // the queue's back-to-back launches (ring.go)
 }
 
 // waitEvents is the CUDA events of a wait list in buf (grown if needed),
@@ -134,6 +135,9 @@ func (q *queue) events(want bool) (start, end *cuEvent, err error) {
 // the events the command records (events). It first passes the device's
 // gate, as every command does.
 func (q *queue) prologue(wb *[8]C.CUevent, wait []driver.Event, want bool) (nw C.int, first *C.CUevent, start, end *cuEvent, err error) {
+	if err := q.ring.drain(); err != nil {
+		return 0, nil, nil, nil, err
+	}
 	q.d.gate.pass()
 	wl, first, err := waitEvents(wb[:0], wait)
 	if err != nil {
@@ -221,12 +225,7 @@ func (q *queue) launchKernel(k *kernel, r *driver.NDRange, wait []driver.Event, 
 	}
 	if mode == noEvent && len(wait) == 0 {
 		q.d.gate.pass()
-		res := C.dgen_launch_plain(q.d.ctx, k.fns[q.dev], l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-			l.shared, q.s, k.paramArray())
-		if res != 0 {
-			return nil, plainError(res)
-		}
-		return nil, nil
+		return nil, q.launchPlain(k, &l)
 	}
 	want := mode != noEvent
 	var wb [8]C.CUevent
@@ -377,6 +376,9 @@ var _ driver.SubmitQueue = (*queue)(nil)
 // Marker records an event after wait, or after everything enqueued before
 // it: the stream is in order, so both are the stream's point after wait.
 func (q *queue) Marker(wait []driver.Event) (driver.Event, error) {
+	if err := q.ring.drain(); err != nil {
+		return nil, err
+	}
 	q.d.gate.pass()
 	var wb [8]C.CUevent
 	wl, wp, err := waitEvents(wb[:0], wait)
@@ -396,24 +398,29 @@ func (q *queue) Marker(wait []driver.Event) (driver.Event, error) {
 	return q.finish("cuEventRecord", r, step, nil, end, true)
 }
 
-// Flush does nothing: CUDA submits work as it is enqueued.
-func (q *queue) Flush() error { return nil }
+// Flush returns once the launches written to the queue's ring have been
+// made: CUDA submits every other command as it is enqueued.
+func (q *queue) Flush() error { return q.ring.drain() }
 
 // Finish waits for the stream (and, on a kernel-timed queue, for the
 // records of its kernels).
 func (q *queue) Finish() error {
+	if err := q.ring.drain(); err != nil {
+		return err
+	}
 	if q.kt != nil {
 		return q.kt.finish()
 	}
 	return cuError("cuStreamSynchronize", C.dgen_sync(q.d.ctx, q.s))
 }
 
-// Release waits for the stream and destroys it.
+// Release waits for the stream and destroys it, and its ring.
 func (q *queue) Release() error {
 	err := q.Finish()
 	if q.kt != nil {
 		q.kt.close()
 	}
 	q.d.mem.queues.Remove(q)
+	q.ring.close()
 	return errors.Join(err, q.d.destroyStream(q.s))
 }
