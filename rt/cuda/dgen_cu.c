@@ -158,7 +158,7 @@ CUresult dgen_launch_plain(CUcontext ctx, CUfunction f, unsigned gx, unsigned gy
 		unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s, uintptr_t params) {
 	CUresult r = cu.CtxSetCurrent(ctx);
 	if (r != 0) return -r;
-	return cu.LaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, (void **)params, NULL);
+	return dgen_launch_current(f, gx, gy, gz, bx, by, bz, shmem, s, (void **)params);
 }
 
 CUresult dgen_ctx_current(CUcontext ctx) { return cu.CtxSetCurrent(ctx); }

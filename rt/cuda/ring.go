@@ -50,7 +50,7 @@ import (
 // next command (its error wraps the driver's, with its kind), which is not
 // made.
 type submitRing struct {
-	mu    sync.Mutex    // serialises the producers; protects the fields below; held across no driver call
+	mu    sync.Mutex    // serialises the producers; protects the fields below; held across no driver call or wait
 	r     *C.dgen_ring  // nil until the queue's launches first come back to back
 	off   bool          // the ring's thread did not start, or the queue is released: launch directly
 	tail  uint32        // records written
@@ -95,6 +95,10 @@ func (q *queue) launchPlain(k *kernel, l *launchShape) error {
 		rg.open(q)
 	}
 	if r := rg.r; r != nil && k.ring.offs != nil && rg.takes(r, soon, now) {
+		if !rg.room(r) {
+			rg.mu.Unlock()
+			return fmt.Errorf("cuLaunchKernel: kernel %s: the queue was released during the launch", k.name)
+		}
 		if err := ringErr(r); err != nil {
 			rg.mu.Unlock()
 			return err
@@ -148,17 +152,32 @@ const ringWake = 200 * time.Microsecond
 // word is a 32-bit word of a ring, for sync/atomic.
 func word(w *C.uint32_t) *uint32 { return (*uint32)(unsafe.Pointer(w)) }
 
-// push writes the launch of f, k's function on the queue's device, with
-// shape l as the next record, once there is room, and publishes it. rg.mu
-// is held.
-func (rg *submitRing) push(f C.CUfunction, k *kernel, l *launchShape) {
-	r := rg.r
-	if rg.tail-rg.head >= C.DGEN_RING {
-		if rg.head = atomic.LoadUint32(word(&r.head)); rg.tail-rg.head >= C.DGEN_RING {
-			C.dgen_ring_wait(r, C.uint32_t(rg.tail-C.DGEN_RING/2))
-			rg.head = atomic.LoadUint32(word(&r.head))
+// room returns once ring r has room for a record, with rg.mu held as on
+// entry; it waits for the thread to launch half the ring with rg.mu
+// released, so that a producer waiting for the thread holds up no other
+// caller of the queue's ring (a free's settle, another command's drain).
+// It reports false where the queue's Release closed r meanwhile.
+func (rg *submitRing) room(r *C.dgen_ring) bool {
+	for rg.tail-rg.head >= C.DGEN_RING {
+		if rg.head = atomic.LoadUint32(word(&r.head)); rg.tail-rg.head < C.DGEN_RING {
+			break
+		}
+		want := rg.tail - C.DGEN_RING/2
+		rg.mu.Unlock()
+		C.dgen_ring_wait(r, C.uint32_t(want))
+		rg.mu.Lock()
+		if rg.r != r {
+			return false
 		}
 	}
+	return true
+}
+
+// push writes the launch of f, k's function on the queue's device, with
+// shape l as the next record of the ring, which has room, and publishes
+// it. rg.mu is held.
+func (rg *submitRing) push(f C.CUfunction, k *kernel, l *launchShape) {
+	r := rg.r
 	rec := &r.recs[rg.tail%C.DGEN_RING]
 	rec.f = f
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&rec.args[0])), k.ring.size), unsafe.Slice((*byte)(k.slots), k.ring.size))
